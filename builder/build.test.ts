@@ -1,0 +1,155 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { PROBLEMS } from '../contract/index.ts';
+import { ROOT } from '../testing/cli.ts';
+import { type BuildOptions, buildCatalog } from './build.ts';
+import { InvalidRowsError, SourceError } from './errors.ts';
+import { Catalog, DEFAULT_LINKS } from './model.ts';
+import type { PlanSource } from './source.ts';
+import { FileSource } from './sources/file.ts';
+
+const openapiTemplate = readFileSync(`${ROOT}/openapi.yaml`, 'utf8');
+const fixture = (name: string) => `${ROOT}/fixtures/${name}`;
+
+function options(overrides: Partial<BuildOptions> = {}): BuildOptions {
+  return {
+    links: DEFAULT_LINKS,
+    skipInvalid: false,
+    now: new Date('2026-11-21T08:00:00.000Z'),
+    openapiTemplate,
+    ...overrides,
+  };
+}
+
+/** A source over rows in memory, delivered in the given batches. */
+function memorySource(...batches: unknown[][]): PlanSource {
+  return {
+    name: 'memory',
+    async *batches() {
+      yield* batches;
+    },
+  };
+}
+
+const text = (result: Awaited<ReturnType<typeof buildCatalog>>, key: string) =>
+  result.files.find((f) => f.key === key)?.body.toString('utf8') ?? '';
+
+describe('a build of the fixtures', () => {
+  it('produces the five origin files in upload order with their metadata', async () => {
+    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
+    expect(result.files.map((f) => [f.key, f.contentType, f.cacheControl])).toEqual([
+      ['catalog-strength.json', 'application/json; charset=utf-8', 'public, max-age=300'],
+      ['catalog-running.json', 'application/json; charset=utf-8', 'public, max-age=300'],
+      ['catalog.json', 'application/json; charset=utf-8', 'public, max-age=300'],
+      ['openapi.yaml', 'application/yaml; charset=utf-8', 'public, max-age=300'],
+      ['errors/500.json', 'application/problem+json', 'no-store'],
+    ]);
+  });
+
+  it('writes catalogs that are valid against the model and split by discipline', async () => {
+    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
+    const all = Catalog.parse(JSON.parse(text(result, 'catalog.json')));
+    const running = Catalog.parse(JSON.parse(text(result, 'catalog-running.json')));
+    const strength = Catalog.parse(JSON.parse(text(result, 'catalog-strength.json')));
+    expect(all.plans.length).toBeGreaterThanOrEqual(40);
+    expect(running.plans.every((p) => p.discipline === 'running')).toBe(true);
+    expect(strength.plans.every((p) => p.discipline === 'strength')).toBe(true);
+    expect([...running.plans, ...strength.plans]).toEqual(all.plans);
+    expect(result.counts).toEqual({ running: running.plans.length, strength: strength.plans.length });
+    expect(new Set([all.generatedAt, running.generatedAt, strength.generatedAt])).toEqual(
+      new Set(['2026-11-21T08:00:00.000Z']),
+    );
+    expect(result.skipped).toEqual({ unpublished: 3, unapproved: 2 });
+    expect(result.total).toBe(all.plans.length + 5);
+  });
+
+  it('gives byte-identical plans and the same plans hash across two builds of the same rows', async () => {
+    const first = await buildCatalog(new FileSource(fixture('plans.json')), options());
+    const second = await buildCatalog(
+      new FileSource(fixture('plans.json')),
+      options({ now: new Date('2027-01-01T00:00:00.000Z') }),
+    );
+    const plansOf = (r: typeof first) => text(r, 'catalog.json').replace(/^\{"generatedAt":"[^"]*",/, '');
+    expect(plansOf(second)).toBe(plansOf(first));
+    expect(text(second, 'catalog.json')).not.toBe(text(first, 'catalog.json'));
+    expect(second.plansHash).toBe(first.plansHash);
+  });
+
+  it('changes the plans hash when any plan changes', async () => {
+    const rows = JSON.parse(readFileSync(fixture('plans.json'), 'utf8')) as Record<string, unknown>[];
+    const first = await buildCatalog(memorySource(rows), options());
+    const changed = rows.map((r, i) => (i === 0 ? { ...r, weeks_count: 99 } : r));
+    expect((await buildCatalog(memorySource(changed), options())).plansHash).not.toBe(first.plansHash);
+  });
+
+  it('serves an openapi.yaml whose server is the configured base URL', async () => {
+    const result = await buildCatalog(
+      new FileSource(fixture('plans.json')),
+      options({ links: { baseUrl: 'https://plans.example.com', appScheme: 'tp' } }),
+    );
+    const document = parse(text(result, 'openapi.yaml')) as { openapi: string; servers: { url: string }[] };
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.servers.map((s) => s.url)).toEqual(['https://plans.example.com']);
+    const plan = JSON.parse(text(result, 'catalog.json')).plans[0];
+    expect(plan.webUrl).toBe(`https://plans.example.com/plans/${plan.id}`);
+    expect(plan.appUrl).toBe(`tp://plan/${plan.id}`);
+  });
+
+  it('writes the 500 page as an RFC 9457 problem document', async () => {
+    const result = await buildCatalog(memorySource([]), options());
+    expect(JSON.parse(text(result, 'errors/500.json'))).toEqual({
+      type: PROBLEMS.internal.type,
+      title: 'Internal Server Error',
+      status: 500,
+      detail: PROBLEMS.internal.detail,
+    });
+  });
+});
+
+describe('invalid input', () => {
+  const rows = JSON.parse(readFileSync(fixture('invalid/weeks-count-zero.json'), 'utf8')) as unknown[];
+
+  it('fails by default, listing every invalid row', async () => {
+    const bad = [
+      ...rows,
+      { ...(rows[1] as object), id: '9d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77', level: 'pro' },
+    ];
+    const error = await buildCatalog(memorySource(bad), options()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidRowsError);
+    expect((error as InvalidRowsError).lines()).toEqual([
+      'row 2 (id "7d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77"): weeks_count must be an integer ≥ 1 (got 0)',
+      'row 3 (id "9d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77"): level must be one of none, beginner, intermediate, advanced (or empty) (got "pro")',
+      'row 3 (id "9d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77"): weeks_count must be an integer ≥ 1 (got 0)',
+    ]);
+    expect((error as Error).message).toBe(
+      'source memory: 2 invalid rows; nothing was written (--skip-invalid publishes the valid rows)',
+    );
+  });
+
+  it('publishes the valid rows with --skip-invalid and returns the invalid ones as warnings', async () => {
+    const result = await buildCatalog(memorySource(rows), options({ skipInvalid: true }));
+    expect(result.counts).toEqual({ running: 1, strength: 0 });
+    expect(result.warnings.map((w) => w.field)).toEqual(['weeks_count']);
+  });
+
+  it('names the source and the row when an element is not an object', async () => {
+    const error = await buildCatalog(memorySource([{ published: false }], ['oops']), options()).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SourceError);
+    expect((error as Error).message).toBe('source memory: row 2 is not an object (got a string)');
+  });
+
+  it.each([
+    ['broken/not-json.json', /is not valid JSON/],
+    ['broken/not-an-array.json', /must be a JSON array of rows \(got object\)/],
+    ['does-not-exist.json', /cannot be read \(no such file\)/],
+    ['invalid', /cannot be read \(is a directory\)/],
+  ])('refuses the file source %s with a reason naming it', async (name, reason) => {
+    const error = await buildCatalog(new FileSource(fixture(name)), options()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SourceError);
+    expect((error as Error).message).toContain(`source ${fixture(name)}: `);
+    expect((error as Error).message).toMatch(reason);
+  });
+});

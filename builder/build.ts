@@ -1,0 +1,103 @@
+/**
+ * One build, in memory: read the source, validate every row, order, render the three catalogs and the
+ * companion objects (openapi.yaml, errors/500.json). Writing them (a directory, or S3) is the caller's job.
+ */
+import { type Discipline, HEADER_VALUES, ORIGIN_FILES, PROBLEMS } from '../contract/index.ts';
+import { renderCatalogs, sortPlans } from './catalog.ts';
+import { type InvalidRow, InvalidRowsError, SourceError, SourceRowError } from './errors.ts';
+import type { LinkConfig } from './model.ts';
+import { renderOpenApi } from './openapi.ts';
+import { RowValidator, type SkippedRows } from './rows.ts';
+import type { PlanSource } from './source.ts';
+
+/** One object of the origin, with the metadata it is served with. */
+export interface OriginFile {
+  /** Object key / path relative to the origin root, e.g. `catalog.json` or `errors/500.json`. */
+  readonly key: string;
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly cacheControl: string;
+}
+
+export interface BuildOptions {
+  readonly links: LinkConfig;
+  /** Publish the valid rows and return the invalid ones as warnings, instead of failing. */
+  readonly skipInvalid: boolean;
+  /** The build time, stamped as `generatedAt` in all three catalogs. */
+  readonly now: Date;
+  /** The repository's openapi.yaml; its `servers` are set to the base URL. */
+  readonly openapiTemplate: string;
+}
+
+export interface BuildResult {
+  readonly generatedAt: string;
+  /** In upload order: the per-discipline catalogs, then catalog.json, openapi.yaml and errors/500.json. */
+  readonly files: readonly OriginFile[];
+  readonly counts: Readonly<Record<Discipline, number>>;
+  readonly skipped: SkippedRows;
+  /** Invalid rows left out because of `skipInvalid` (empty otherwise: invalid rows fail the build). */
+  readonly warnings: readonly InvalidRow[];
+  /** Rows read from the source. */
+  readonly total: number;
+  /** SHA-256 (hex) of the catalog's plans, independent of `generatedAt`: equal hashes mean equal content. */
+  readonly plansHash: string;
+}
+
+/** The RFC 9457 document CloudFront (and the local edge) serve with a 500. */
+export function errorPageBody(): string {
+  const { type, title, status, detail } = PROBLEMS.internal;
+  return JSON.stringify({ type, title, status, detail });
+}
+
+/**
+ * Runs a build. Throws `SourceError` when the source cannot be read or is not an array of objects, and
+ * `InvalidRowsError` (listing every invalid row) when a row is invalid and `skipInvalid` is off.
+ */
+export async function buildCatalog(source: PlanSource, options: BuildOptions): Promise<BuildResult> {
+  const validator = new RowValidator(options.links);
+  try {
+    for await (const batch of source.batches()) validator.add(batch);
+  } catch (error) {
+    if (error instanceof SourceRowError) throw new SourceError(source.name, error.message, { cause: error });
+    throw error;
+  }
+  const report = validator.finish();
+  if (report.invalid.length > 0 && !options.skipInvalid)
+    throw new InvalidRowsError(source.name, report.invalid);
+
+  const sorted = sortPlans(report.plans);
+  const catalogs = renderCatalogs(sorted, options.now);
+
+  const json = (key: string, body: Buffer): OriginFile => ({
+    key,
+    body,
+    contentType: HEADER_VALUES.json,
+    cacheControl: HEADER_VALUES.cacheable,
+  });
+  const files: OriginFile[] = [
+    json(ORIGIN_FILES.strength, catalogs.byDiscipline.strength),
+    json(ORIGIN_FILES.running, catalogs.byDiscipline.running),
+    json(ORIGIN_FILES.all, catalogs.all),
+    {
+      key: ORIGIN_FILES.openapi,
+      body: Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl)),
+      contentType: HEADER_VALUES.yaml,
+      cacheControl: HEADER_VALUES.cacheable,
+    },
+    {
+      key: ORIGIN_FILES.errorPage,
+      body: Buffer.from(errorPageBody()),
+      contentType: HEADER_VALUES.problem,
+      cacheControl: HEADER_VALUES.noStore,
+    },
+  ];
+  return {
+    generatedAt: catalogs.generatedAt,
+    files,
+    counts: catalogs.counts,
+    skipped: report.skipped,
+    warnings: report.invalid,
+    total: report.total,
+    plansHash: catalogs.plansHash,
+  };
+}

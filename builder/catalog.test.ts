@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { comparePlans, renderCatalogs, sortPlans } from './catalog.ts';
+import { Catalog, type Plan } from './model.ts';
+
+let counter = 0;
+function plan(title: string, discipline: 'running' | 'strength', id?: string): Plan {
+  counter += 1;
+  const planId = id ?? `00000000-0000-4000-8000-${String(counter).padStart(12, '0')}`;
+  return {
+    id: planId,
+    title,
+    summary: null,
+    coverUrl: null,
+    level: 'none',
+    discipline,
+    disciplineLabel: discipline === 'running' ? 'Outdoor' : 'Workouts',
+    weeksCount: 4,
+    daysPerWeek: null,
+    estMinutesPerSession: null,
+    webUrl: `http://127.0.0.1:8787/plans/${planId}`,
+    appUrl: `trainingplans://plan/${planId}`,
+  };
+}
+
+describe('catalog order', () => {
+  it('puts running before strength, whatever the titles', () => {
+    const sorted = sortPlans([plan('A', 'strength'), plan('Z', 'running')]);
+    expect(sorted.map((p) => p.discipline)).toEqual(['running', 'strength']);
+  });
+
+  it('orders titles with the English collator: digits first, case and accents as a reader expects', () => {
+    const titles = [
+      'Zone 2',
+      'élan',
+      'Easy',
+      'couch to 5K',
+      'Couch to 5K',
+      '10K Builder',
+      '5K Speed',
+      'Ångström',
+      'apple',
+    ];
+    const sorted = sortPlans(titles.map((t) => plan(t, 'running'))).map((p) => p.title);
+    expect(sorted).toEqual([
+      '10K Builder',
+      '5K Speed',
+      'Ångström',
+      'apple',
+      'couch to 5K',
+      'Couch to 5K',
+      'Easy',
+      'élan',
+      'Zone 2',
+    ]);
+  });
+
+  it('breaks ties between identical titles by id, by code point', () => {
+    const b = plan('Same', 'strength', 'bbbbbbbb-0000-4000-8000-000000000000');
+    const a = plan('Same', 'strength', 'aaaaaaaa-0000-4000-8000-000000000000');
+    expect(sortPlans([b, a]).map((p) => p.id)).toEqual([a.id, b.id]);
+    expect(comparePlans(a, a)).toBe(0);
+  });
+
+  it('gives the same order whatever the input order', () => {
+    const plans = ['b', 'B', 'a', 'á', 'A', 'b'].flatMap((t) => [plan(t, 'running'), plan(t, 'strength')]);
+    const once = sortPlans(plans).map((p) => p.id);
+    expect(sortPlans([...plans].reverse()).map((p) => p.id)).toEqual(once);
+  });
+});
+
+describe('rendered catalogs', () => {
+  const now = new Date('2026-11-21T10:11:12.013Z');
+  const sorted = sortPlans([plan('Run', 'running'), plan('Lift', 'strength'), plan('Jog', 'running')]);
+  const rendered = renderCatalogs(sorted, now);
+
+  it('are exactly JSON.stringify of the catalog objects, compact', () => {
+    const running = sorted.filter((p) => p.discipline === 'running');
+    const strength = sorted.filter((p) => p.discipline === 'strength');
+    expect(rendered.all.toString()).toBe(
+      JSON.stringify({ generatedAt: '2026-11-21T10:11:12.013Z', plans: sorted }),
+    );
+    expect(rendered.byDiscipline.running.toString()).toBe(
+      JSON.stringify({ generatedAt: '2026-11-21T10:11:12.013Z', plans: running }),
+    );
+    expect(rendered.byDiscipline.strength.toString()).toBe(
+      JSON.stringify({ generatedAt: '2026-11-21T10:11:12.013Z', plans: strength }),
+    );
+    expect(rendered.counts).toEqual({ running: 2, strength: 1 });
+  });
+
+  it('hash the plans alone: the same plans at another time give the same hash, other plans another', () => {
+    const later = renderCatalogs(sorted, new Date('2030-01-01T00:00:00.000Z'));
+    expect(later.plansHash).toBe(rendered.plansHash);
+    expect(later.plansHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(renderCatalogs(sorted.slice(1), now).plansHash).not.toBe(rendered.plansHash);
+  });
+
+  it('share one generatedAt with milliseconds and Z', () => {
+    for (const text of [rendered.all, rendered.byDiscipline.running, rendered.byDiscipline.strength]) {
+      const parsed = Catalog.parse(JSON.parse(text.toString()));
+      expect(parsed.generatedAt).toBe('2026-11-21T10:11:12.013Z');
+    }
+  });
+
+  it('render an empty discipline as an empty list', () => {
+    const onlyRunning = renderCatalogs([plan('Run', 'running')], now);
+    expect(JSON.parse(onlyRunning.byDiscipline.strength.toString())).toEqual({
+      generatedAt: '2026-11-21T10:11:12.013Z',
+      plans: [],
+    });
+    expect(JSON.parse(onlyRunning.all.toString()).plans).toHaveLength(1);
+    expect(JSON.parse(renderCatalogs([], now).all.toString())).toEqual({
+      generatedAt: '2026-11-21T10:11:12.013Z',
+      plans: [],
+    });
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * Ordering and rendering of the catalog: pure functions from validated plans to the bytes of the three
+ * catalog files (contract §2).
+ */
+import { createHash } from 'node:crypto';
+import { DISCIPLINES, type Discipline } from '../contract/index.ts';
+import type { Plan } from './model.ts';
+
+const titleCollator = new Intl.Collator('en');
+
+/**
+ * A fast path for sorting: for titles made only of the characters below (each a single collation element
+ * with no accent), `Intl.Collator('en')` compares the sequence of primary weights (letters ignoring case,
+ * digits, spaces, punctuation) and, when those are equal, the case of each character, lowercase first.
+ * Such a title gets a sort key encoding exactly that, and two keys compare as plain strings, several times
+ * faster than the collator. Titles with other characters (accents, say) are compared by the collator
+ * itself. The weights are read from the collator at load time rather than written down, and the test suite
+ * checks the key order against the collator on every string of a large generated set.
+ */
+const FAST_ALPHABET = " -,;:!?.'()&/#+0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/** Primary and tertiary weights by character code (0 = not in the fast alphabet). */
+function weightTables(): { primary: Uint8Array; tertiary: Uint8Array } {
+  const primaryCollator = new Intl.Collator('en', { sensitivity: 'base' });
+  const chars = [...FAST_ALPHABET].sort(titleCollator.compare);
+  const primary = new Uint8Array(128);
+  const tertiary = new Uint8Array(128);
+  let primaryRank = 0;
+  let tertiaryRank = 0;
+  chars.forEach((char, index) => {
+    const previous = chars[index - 1];
+    if (previous === undefined || primaryCollator.compare(previous, char) !== 0) {
+      primaryRank += 1;
+      tertiaryRank = 1;
+    } else {
+      tertiaryRank += 1;
+    }
+    primary[char.charCodeAt(0)] = primaryRank;
+    tertiary[char.charCodeAt(0)] = tertiaryRank;
+  });
+  return { primary, tertiary };
+}
+
+const WEIGHTS = weightTables();
+
+/**
+ * The sort key of a plan whose title is made of the fast alphabet only, else null (compare it with the
+ * collator): the title's primary weights, a 0, its tertiary weights, a 0, then the id, so that two keys
+ * compare as plain strings exactly as {@link comparePlans} compares the plans within one discipline.
+ */
+export function planSortKey(title: string, id: string): string | null {
+  const length = title.length;
+  const codes = new Array<number>(length * 2 + 2);
+  codes[length] = 0;
+  codes[length * 2 + 1] = 0;
+  for (let i = 0; i < length; i += 1) {
+    const code = title.charCodeAt(i);
+    const primary = code < 128 ? (WEIGHTS.primary[code] ?? 0) : 0;
+    if (primary === 0) return null;
+    codes[i] = primary;
+    codes[length + 1 + i] = WEIGHTS.tertiary[code] ?? 0;
+  }
+  return String.fromCharCode(...codes) + id;
+}
+
+function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  return a < b ? -1 : 1;
+}
+
+/**
+ * The catalog order: discipline ascending, then title by `Intl.Collator('en')`, then id by code point, so two
+ * builds of the same rows give byte-identical output.
+ */
+export function comparePlans(a: Plan, b: Plan): number {
+  if (a.discipline !== b.discipline) return compareStrings(a.discipline, b.discipline);
+  return comparePlanTitles(a, b);
+}
+
+function comparePlanTitles(a: Plan, b: Plan): number {
+  return titleCollator.compare(a.title, b.title) || compareStrings(a.id, b.id);
+}
+
+/** Sorts one discipline's plans: sort keys where titles allow them, the collator for the rest, then a merge. */
+function sortDiscipline(plans: readonly Plan[]): Plan[] {
+  const byKey = new Map<string, Plan>();
+  const others: Plan[] = [];
+  for (const plan of plans) {
+    const key = planSortKey(plan.title, plan.id);
+    if (key === null) others.push(plan);
+    else byKey.set(key, plan);
+  }
+  // Keys end with the (unique) id, so they are unique; the default sort compares strings by code unit.
+  const keyed = [...byKey.keys()].sort().map((key) => byKey.get(key) as Plan);
+  if (others.length === 0) return keyed;
+  others.sort(comparePlanTitles);
+  const merged: Plan[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < keyed.length && j < others.length) {
+    const a = keyed[i] as Plan;
+    const b = others[j] as Plan;
+    if (comparePlanTitles(a, b) <= 0) {
+      merged.push(a);
+      i += 1;
+    } else {
+      merged.push(b);
+      j += 1;
+    }
+  }
+  for (; i < keyed.length; i += 1) merged.push(keyed[i] as Plan);
+  for (; j < others.length; j += 1) merged.push(others[j] as Plan);
+  return merged;
+}
+
+/** Returns the plans in catalog order (a new array): the order of {@link comparePlans}, computed faster. */
+export function sortPlans(plans: readonly Plan[]): Plan[] {
+  const groups = new Map<string, Plan[]>(DISCIPLINES.map((d) => [d, []]));
+  for (const plan of plans) groups.get(plan.discipline)?.push(plan);
+  return DISCIPLINES.flatMap((d) => sortDiscipline(groups.get(d) ?? []));
+}
+
+/** The three catalog documents of one build, as compact UTF-8 JSON sharing one `generatedAt`. */
+export interface RenderedCatalogs {
+  readonly generatedAt: string;
+  /** `catalog.json`: every plan. */
+  readonly all: Buffer;
+  /** `catalog-<discipline>.json`, keyed by discipline. */
+  readonly byDiscipline: Readonly<Record<Discipline, Buffer>>;
+  /** Number of plans per discipline. */
+  readonly counts: Readonly<Record<Discipline, number>>;
+  /** SHA-256 (hex) of the plans of `all`, independent of `generatedAt`: equal hashes mean equal content. */
+  readonly plansHash: string;
+}
+
+/**
+ * Renders sorted plans into the three catalogs, byte for byte `JSON.stringify({ generatedAt, plans })`. Each
+ * discipline's plans are serialised and encoded once; `catalog.json` is assembled from those bytes, which
+ * halves the work of a large build.
+ */
+export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): RenderedCatalogs {
+  const stamp = generatedAt.toISOString();
+  const head = `{"generatedAt":${JSON.stringify(stamp)},"plans":`;
+  const headBytes = Buffer.byteLength(head);
+  const groups: Record<Discipline, Plan[]> = { running: [], strength: [] };
+  for (const plan of sorted) groups[plan.discipline].push(plan);
+
+  const byDiscipline = {} as Record<Discipline, Buffer>;
+  const counts = {} as Record<Discipline, number>;
+  /** The plans of `all` as bytes: `[`, each non-empty discipline's items (sliced out of its file), `]`. */
+  const plans: Buffer[] = [Buffer.from('[')];
+  for (const discipline of DISCIPLINES) {
+    const file = Buffer.from(`${head}${JSON.stringify(groups[discipline])}}`);
+    byDiscipline[discipline] = file;
+    counts[discipline] = groups[discipline].length;
+    if (counts[discipline] === 0) continue;
+    if (plans.length > 1) plans.push(Buffer.from(','));
+    plans.push(file.subarray(headBytes + 1, -2));
+  }
+  plans.push(Buffer.from(']'));
+  const hash = createHash('sha256');
+  for (const part of plans) hash.update(part);
+  return {
+    generatedAt: stamp,
+    all: Buffer.concat([Buffer.from(head), ...plans, Buffer.from('}')]),
+    byDiscipline,
+    counts,
+    plansHash: hash.digest('hex'),
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * The failures a user of the builder must act on. Each names the failing input in its message, which the
+ * command line prints as its one-line reason.
+ */
+
+/** One broken rule of one row. `row` is 1-based, in source order. */
+export interface InvalidRow {
+  readonly row: number;
+  /** The row's id as given, or null when it has none that is a string. */
+  readonly id: string | null;
+  readonly field: string;
+  readonly reason: string;
+}
+
+/** Formats one invalid row as the one-line entry of the report. */
+export function formatInvalidRow(problem: InvalidRow): string {
+  const id = problem.id === null ? 'no id' : `id ${JSON.stringify(problem.id)}`;
+  return `row ${problem.row} (${id}): ${problem.field} ${problem.reason}`;
+}
+
+/** Base class: an expected failure with a message fit for an operator. */
+export class CatalogError extends Error {
+  override name = 'CatalogError';
+}
+
+/** A flag, environment variable or setting has a bad value. */
+export class ConfigError extends CatalogError {
+  override name = 'ConfigError';
+}
+
+/** The source cannot be read, or is not an array of objects. `source` is redacted (no password or token). */
+export class SourceError extends CatalogError {
+  override name = 'SourceError';
+  readonly source: string;
+  constructor(source: string, reason: string, options?: ErrorOptions) {
+    super(`source ${source}: ${reason}`, options);
+    this.source = source;
+  }
+}
+
+/** One element of the source is not an object; the source reader adds its name with {@link SourceError}. */
+export class SourceRowError extends CatalogError {
+  override name = 'SourceRowError';
+  readonly row: number;
+  constructor(row: number, reason: string) {
+    super(`row ${row} ${reason}`);
+    this.row = row;
+  }
+}
+
+/** The build found invalid rows and was not told to skip them: nothing is written or published. */
+export class InvalidRowsError extends CatalogError {
+  override name = 'InvalidRowsError';
+  readonly invalid: readonly InvalidRow[];
+  constructor(source: string, invalid: readonly InvalidRow[]) {
+    const rows = new Set(invalid.map((problem) => problem.row)).size;
+    super(
+      `source ${source}: ${rows} invalid ${rows === 1 ? 'row' : 'rows'}; nothing was written (--skip-invalid publishes the valid rows)`,
+    );
+    this.invalid = invalid;
+  }
+
+  /** Every problem, one line each, in source order. */
+  lines(): string[] {
+    return this.invalid.map(formatInvalidRow);
+  }
+}
+
+/** Writing the output failed; the previous output is untouched. */
+export class OutputError extends CatalogError {
+  override name = 'OutputError';
+}

@@ -1,0 +1,229 @@
+/**
+ * The catalog model, defined once with zod: what a source row must be (contract §1), what a published Plan is,
+ * and the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
+ */
+import { z } from 'zod';
+import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS } from '../contract/index.ts';
+
+// ---------------------------------------------------------------------------------------------------------
+// Source rows (contract §1). Messages are the "rule broken" of the invalid-row report, so they read as rules.
+
+const required = (what: string) => (issue: { input: unknown }) =>
+  issue.input === undefined ? 'is required' : `must be ${what}`;
+
+/** A nullable string field: missing, null or empty after trimming is null. */
+const nullableText = z
+  .string({ error: 'must be a string or null' })
+  .nullish()
+  .transform((value) => {
+    const trimmed = value?.trim();
+    return trimmed ? trimmed : null;
+  });
+
+const INTEGER_STRING = /^[+-]?\d+$/;
+
+/**
+ * An integer, or a string holding only an integer (databases return bigint and numeric as strings).
+ * Returns null for "no value" so the caller decides whether null is allowed.
+ */
+function toInteger(value: unknown): number | null | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    if (trimmed === '') return null;
+    if (!INTEGER_STRING.test(trimmed)) return undefined;
+    const parsed = Number(trimmed);
+    return Number.isSafeInteger(parsed) ? parsed : undefined;
+  }
+  if (value === null || value === undefined) return null;
+  return undefined;
+}
+
+/** Checks an integer field; returns the integer, null for "no value" when `nullable`, or a rule message. */
+function checkInteger(value: unknown, min: number, max: number | undefined, nullable: boolean) {
+  const parsed = toInteger(value);
+  if (parsed === null && nullable) return { value: null };
+  if (parsed === null || parsed === undefined || parsed < min || (max !== undefined && parsed > max)) {
+    const rule = max === undefined ? `an integer ≥ ${min}` : `an integer from ${min} to ${max}`;
+    return { message: value === undefined ? 'is required' : `must be ${rule}${nullable ? ' or null' : ''}` };
+  }
+  return { value: parsed };
+}
+
+/** A required integer ≥ `min`. */
+function integerField(min: number) {
+  return z
+    .unknown()
+    .optional()
+    .transform((value, ctx): number => {
+      const checked = checkInteger(value, min, undefined, false);
+      if (checked.message !== undefined || checked.value === undefined || checked.value === null) {
+        ctx.addIssue({ code: 'custom', message: checked.message ?? 'is required' });
+        return z.NEVER;
+      }
+      return checked.value;
+    });
+}
+
+/** An integer from `min` to `max` (if given), or null when missing, null or empty. */
+function nullableIntegerField(min: number, max?: number) {
+  return z
+    .unknown()
+    .optional()
+    .transform((value, ctx): number | null => {
+      const checked = checkInteger(value, min, max, true);
+      if (checked.message !== undefined || checked.value === undefined) {
+        ctx.addIssue({ code: 'custom', message: checked.message ?? 'is required' });
+        return z.NEVER;
+      }
+      return checked.value;
+    });
+}
+
+const HTTPS_URL = /^https:\/\//i;
+const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** A string field whose trimmed value must be one of `values`; `fallback` (if given) stands for empty/missing. */
+function oneOf<const T extends string>(values: readonly T[], message: string, fallback?: T) {
+  const allowed = new Set<string>(values);
+  return z
+    .string({ error: fallback === undefined ? required('a string') : 'must be a string or null' })
+    .nullish()
+    .transform((value, ctx): T => {
+      const trimmed = value?.trim() ?? '';
+      if (trimmed === '' && fallback !== undefined) return fallback;
+      if (allowed.has(trimmed)) return trimmed as T;
+      ctx.addIssue({
+        code: 'custom',
+        message: value === undefined || value === null ? 'is required' : message,
+      });
+      return z.NEVER;
+    });
+}
+
+/** The publication gate: both must be booleans; only rows with both true are validated further. */
+export const SourceRowGate = z.object({
+  published: z.boolean({ error: required('a boolean') }),
+  approved: z.boolean({ error: required('a boolean') }),
+});
+
+/**
+ * One published, approved source row (contract §1), validated and normalised: trimmed strings, lowercase id,
+ * empty nullable fields as null, `level` defaulting to `none`, integers from numbers or integer strings.
+ * Unknown extra columns are ignored. (Written as single transforms rather than pipes: a build validates
+ * every row, and this is its hot path.)
+ */
+export const SourceRow = z.object({
+  id: z
+    .string({ error: required('a string') })
+    .trim()
+    .regex(GUID, { error: 'must be a UUID' })
+    .transform((id) => id.toLowerCase()),
+  title: z
+    .string({ error: required('a string') })
+    .trim()
+    .min(1, { error: 'must not be empty' }),
+  summary: nullableText,
+  cover_url: nullableText.refine((url) => url === null || (HTTPS_URL.test(url) && URL.canParse(url)), {
+    error: 'must be an absolute https: URL or empty',
+  }),
+  level: oneOf(LEVELS, `must be one of ${LEVELS.join(', ')} (or empty)`, 'none'),
+  discipline: oneOf(DISCIPLINES, `must be exactly ${DISCIPLINES.join(' or ')}`),
+  weeks_count: integerField(1),
+  days_per_week: nullableIntegerField(1, 7),
+  est_minutes_per_session: nullableIntegerField(1),
+});
+export type SourceRow = z.output<typeof SourceRow>;
+
+// ---------------------------------------------------------------------------------------------------------
+// The published model (what partners receive).
+
+export const Discipline = z
+  .enum(DISCIPLINES)
+  .meta({ id: 'Discipline', description: 'The discipline of a plan.' });
+
+export const Level = z.enum(LEVELS).meta({
+  id: 'Level',
+  description: 'Closed enum, never null. A plan without a level is reported as `none`.',
+});
+
+export const Plan = z
+  .object({
+    id: z.guid().meta({ description: 'UUID in lowercase. Stable; safe to store as a foreign key.' }),
+    title: z.string().min(1),
+    summary: z.string().nullable().meta({ description: 'One- or two-sentence description.' }),
+    coverUrl: z
+      .url({ protocol: /^https$/ })
+      .nullable()
+      .meta({
+        description: 'Public image URL; null when the plan has no cover, and clients render a fallback.',
+      }),
+    level: Level,
+    discipline: Discipline,
+    disciplineLabel: z.enum([DISCIPLINE_LABELS.strength, DISCIPLINE_LABELS.running]).meta({
+      description:
+        'Display name of the discipline: "Workouts" for strength, "Outdoor" for running. Use this rather than capitalising `discipline`.',
+    }),
+    weeksCount: z.int().min(1).meta({ description: 'Programme length in weeks.' }),
+    daysPerWeek: z.int().min(1).max(7).nullable(),
+    estMinutesPerSession: z.int().min(1).nullable().meta({ description: 'Estimated minutes per session.' }),
+    webUrl: z.url().meta({ description: '`{base_url}/plans/{id}`. Always safe to render as a link.' }),
+    appUrl: z.string().meta({
+      description:
+        '`{app_scheme}://plan/{id}`: a deep link that works only where the companion app is installed. Link with `webUrl` unless you know the app is installed.',
+    }),
+  })
+  .meta({ id: 'Plan', description: 'One published, approved training plan.' });
+export type Plan = z.output<typeof Plan>;
+
+export const Catalog = z
+  .object({
+    generatedAt: z.iso.datetime().meta({
+      description:
+        'ISO 8601 UTC time at which the origin built this response. Not a freshness signal: a CDN copy can be about 25 hours old; never use it to decide that your cache is stale.',
+    }),
+    plans: z.array(Plan).meta({
+      description:
+        'The full matching set, no pagination, ordered by discipline ascending, then title ascending (stable).',
+    }),
+  })
+  .meta({ id: 'Catalog', description: 'The catalog response.' });
+export type Catalog = z.output<typeof Catalog>;
+
+// ---------------------------------------------------------------------------------------------------------
+// Build configuration (contract §2).
+
+/** `http(s)://host[:port]` with no path, query or fragment; a trailing `/` is dropped. */
+export const BaseUrl = z.string().transform((value, ctx) => {
+  const rule = 'must be http(s)://host[:port] with no path, query or fragment';
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  const bare = value.replace(/\/$/, '');
+  if (
+    !url ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.pathname !== '/' ||
+    bare.includes('?') ||
+    bare.includes('#') ||
+    /^https?:\/\/[^/]*\//i.test(bare)
+  ) {
+    ctx.addIssue({ code: 'custom', message: rule });
+    return z.NEVER;
+  }
+  return url.origin;
+});
+
+/** An RFC 3986 scheme name. */
+export const AppScheme = z.string().regex(/^[A-Za-z][A-Za-z0-9+.-]*$/, {
+  error: 'must be an RFC 3986 scheme name (a letter, then letters, digits, +, . or -)',
+});
+
+/** Where webUrl and appUrl point. */
+export interface LinkConfig {
+  readonly baseUrl: string;
+  readonly appScheme: string;
+}
+
+/** Defaults of the local stack (contract §2). */
+export const DEFAULT_LINKS: LinkConfig = { baseUrl: 'http://127.0.0.1:8787', appScheme: 'trainingplans' };

@@ -1,0 +1,65 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scratchDir } from '../testing/cli.ts';
+import type { OriginFile } from './build.ts';
+import { OutputError } from './errors.ts';
+import { writeOriginDir } from './output.ts';
+
+const file = (key: string, body: string): OriginFile => ({
+  key,
+  body: Buffer.from(body),
+  contentType: 'application/json; charset=utf-8',
+  cacheControl: 'public, max-age=300',
+});
+
+async function listAll(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true });
+  return entries.map(String).sort();
+}
+
+describe('writing the origin directory', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, remove } = await scratchDir());
+  });
+  afterEach(() => remove());
+
+  it('creates the directory and nested folders and leaves no temporary files', async () => {
+    const out = join(dir, 'a', 'origin');
+    await writeOriginDir(out, [file('catalog.json', '{"n":1}'), file('errors/500.json', '{}')]);
+    expect(await listAll(out)).toEqual(['catalog.json', 'errors', 'errors/500.json']);
+    expect(await readFile(join(out, 'catalog.json'), 'utf8')).toBe('{"n":1}');
+  });
+
+  it('replaces previous files', async () => {
+    await writeOriginDir(dir, [file('catalog.json', 'old')]);
+    await writeOriginDir(dir, [file('catalog.json', 'new')]);
+    expect(await readFile(join(dir, 'catalog.json'), 'utf8')).toBe('new');
+  });
+
+  it('leaves the previous output untouched when a write fails midway', async () => {
+    await writeOriginDir(dir, [file('catalog-running.json', 'old running'), file('catalog.json', 'old all')]);
+    // `errors` is a plain file, so the third file cannot be written after two were staged.
+    await writeFile(join(dir, 'errors'), 'in the way');
+    const failing = writeOriginDir(dir, [
+      file('catalog-running.json', 'new running'),
+      file('catalog.json', 'new all'),
+      file('errors/500.json', '{}'),
+    ]);
+    await expect(failing).rejects.toThrow(OutputError);
+    await expect(failing).rejects.toThrow(/the previous output is untouched/);
+    expect(await readFile(join(dir, 'catalog-running.json'), 'utf8')).toBe('old running');
+    expect(await readFile(join(dir, 'catalog.json'), 'utf8')).toBe('old all');
+    expect(await listAll(dir)).toEqual(['catalog-running.json', 'catalog.json', 'errors']);
+  });
+
+  it('fails with a clear error when the target is not a directory', async () => {
+    await mkdir(join(dir, 'x'));
+    await writeFile(join(dir, 'file'), '');
+    await expect(writeOriginDir(join(dir, 'file'), [file('catalog.json', '{}')])).rejects.toThrow(
+      /cannot write/,
+    );
+  });
+});

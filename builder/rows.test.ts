@@ -1,0 +1,318 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../testing/cli.ts';
+import { SourceRowError } from './errors.ts';
+import { DEFAULT_LINKS } from './model.ts';
+import { RowValidator, validateRows } from './rows.ts';
+
+const links = { baseUrl: 'https://catalog.example.com', appScheme: 'trainingplans' };
+
+/** A valid, published, approved row; tests change one field at a time. */
+function row(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: '0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+    title: 'Couch to 5K',
+    summary: 'Walk-run intervals.',
+    cover_url: 'https://images.example.com/c25k.jpg',
+    level: 'beginner',
+    discipline: 'running',
+    weeks_count: 9,
+    days_per_week: 3,
+    est_minutes_per_session: 30,
+    published: true,
+    approved: true,
+    ...overrides,
+  };
+}
+
+function without(field: string): Record<string, unknown> {
+  const copy = row();
+  delete copy[field];
+  return copy;
+}
+
+function problemsOf(...rows: unknown[]) {
+  return validateRows(rows, links).invalid.map((p) => ({ row: p.row, field: p.field, reason: p.reason }));
+}
+
+describe('a valid row', () => {
+  it('maps to a plan with exactly the spec fields in the spec order', () => {
+    const { plans, invalid } = validateRows([row()], links);
+    expect(invalid).toEqual([]);
+    expect(plans).toHaveLength(1);
+    expect(Object.keys(plans[0] ?? {})).toEqual([
+      'id',
+      'title',
+      'summary',
+      'coverUrl',
+      'level',
+      'discipline',
+      'disciplineLabel',
+      'weeksCount',
+      'daysPerWeek',
+      'estMinutesPerSession',
+      'webUrl',
+      'appUrl',
+    ]);
+    expect(plans[0]).toEqual({
+      id: '0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+      title: 'Couch to 5K',
+      summary: 'Walk-run intervals.',
+      coverUrl: 'https://images.example.com/c25k.jpg',
+      level: 'beginner',
+      discipline: 'running',
+      disciplineLabel: 'Outdoor',
+      weeksCount: 9,
+      daysPerWeek: 3,
+      estMinutesPerSession: 30,
+      webUrl: 'https://catalog.example.com/plans/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+      appUrl: 'trainingplans://plan/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+    });
+  });
+
+  it('labels strength plans "Workouts" and running plans "Outdoor"', () => {
+    const { plans } = validateRows(
+      [row({ discipline: 'strength' }), row({ id: '1b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10' })],
+      links,
+    );
+    expect(plans.map((p) => [p.discipline, p.disciplineLabel])).toEqual([
+      ['strength', 'Workouts'],
+      ['running', 'Outdoor'],
+    ]);
+  });
+
+  it('lowercases an upper-case id and trims strings', () => {
+    const { plans } = validateRows(
+      [row({ id: ' 0B6E8A8E-6C1E-4B8E-9A4E-6F7C3F1D2A10 ', title: '  Couch to 5K\t', summary: ' Walk. ' })],
+      links,
+    );
+    expect(plans[0]?.id).toBe('0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10');
+    expect(plans[0]?.title).toBe('Couch to 5K');
+    expect(plans[0]?.summary).toBe('Walk.');
+    expect(plans[0]?.webUrl).toBe('https://catalog.example.com/plans/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10');
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['null', null],
+    ['empty', ''],
+    ['blank', '   '],
+  ])('reports a %s level as none', (_label, level) => {
+    const input = level === undefined ? without('level') : row({ level });
+    expect(validateRows([input], links).plans[0]?.level).toBe('none');
+  });
+
+  it.each(['summary', 'cover_url', 'days_per_week', 'est_minutes_per_session'])(
+    'turns a missing, null or empty %s into null',
+    (field) => {
+      const camel =
+        { summary: 'summary', cover_url: 'coverUrl', days_per_week: 'daysPerWeek' }[field] ??
+        'estMinutesPerSession';
+      for (const input of [without(field), row({ [field]: null }), row({ [field]: '  ' })]) {
+        const { plans, invalid } = validateRows([input], links);
+        expect(invalid).toEqual([]);
+        expect((plans[0] as Record<string, unknown> | undefined)?.[camel]).toBeNull();
+      }
+    },
+  );
+
+  it('accepts integers given as strings, as databases return bigint and numeric', () => {
+    const { plans } = validateRows(
+      [row({ weeks_count: '12', days_per_week: ' 7 ', est_minutes_per_session: '+45' })],
+      links,
+    );
+    expect(plans[0]).toMatchObject({ weeksCount: 12, daysPerWeek: 7, estMinutesPerSession: 45 });
+  });
+
+  it('ignores unknown extra columns', () => {
+    const { plans } = validateRows([row({ author_email: 'x@example.com', internal_notes: 'secret' })], links);
+    expect(plans[0]).not.toHaveProperty('author_email');
+    expect(JSON.stringify(plans)).not.toContain('secret');
+  });
+});
+
+describe('the publication gate', () => {
+  it('leaves out unpublished and unapproved rows without validating them', () => {
+    const report = validateRows(
+      [
+        row({ published: false, weeks_count: 0, level: 'expert' }),
+        row({ approved: false, title: '' }),
+        row({ published: false, approved: false }),
+        row(),
+      ],
+      links,
+    );
+    expect(report.invalid).toEqual([]);
+    expect(report.plans).toHaveLength(1);
+    expect(report.skipped).toEqual({ unpublished: 2, unapproved: 1 });
+    expect(report.total).toBe(4);
+  });
+
+  it('rejects a published or approved flag that is not a boolean', () => {
+    expect(problemsOf(row({ published: 'true' }), row({ approved: 1 }), without('approved'))).toEqual([
+      { row: 1, field: 'published', reason: 'must be a boolean (got "true")' },
+      { row: 2, field: 'approved', reason: 'must be a boolean (got 1)' },
+      { row: 3, field: 'approved', reason: 'is required' },
+    ]);
+  });
+});
+
+describe('invalid rows (one rule each)', () => {
+  it.each([
+    ['a missing id', without('id'), 'id', 'is required'],
+    ['an id that is not a UUID', row({ id: 'plan-42' }), 'id', 'must be a UUID (got "plan-42")'],
+    ['an empty title', row({ title: '   ' }), 'title', 'must not be empty (got "   ")'],
+    ['a title that is not a string', row({ title: 7 }), 'title', 'must be a string (got 7)'],
+    ['a summary that is not a string', row({ summary: 42 }), 'summary', 'must be a string or null (got 42)'],
+    [
+      'a cover_url over http',
+      row({ cover_url: 'http://images.example.com/x.jpg' }),
+      'cover_url',
+      'must be an absolute https: URL or empty (got "http://images.example.com/x.jpg")',
+    ],
+    [
+      'a relative cover_url',
+      row({ cover_url: '/x.jpg' }),
+      'cover_url',
+      'must be an absolute https: URL or empty (got "/x.jpg")',
+    ],
+    [
+      'an unknown level',
+      row({ level: 'expert' }),
+      'level',
+      'must be one of none, beginner, intermediate, advanced (or empty) (got "expert")',
+    ],
+    [
+      'a level in the wrong case',
+      row({ level: 'Beginner' }),
+      'level',
+      'must be one of none, beginner, intermediate, advanced (or empty) (got "Beginner")',
+    ],
+    [
+      'an unknown discipline',
+      row({ discipline: 'cycling' }),
+      'discipline',
+      'must be exactly running or strength (got "cycling")',
+    ],
+    [
+      'a discipline in the wrong case',
+      row({ discipline: 'Running' }),
+      'discipline',
+      'must be exactly running or strength (got "Running")',
+    ],
+    ['a missing weeks_count', without('weeks_count'), 'weeks_count', 'is required'],
+    ['a weeks_count of 0', row({ weeks_count: 0 }), 'weeks_count', 'must be an integer ≥ 1 (got 0)'],
+    [
+      'a fractional weeks_count string',
+      row({ weeks_count: '12.5' }),
+      'weeks_count',
+      'must be an integer ≥ 1 (got "12.5")',
+    ],
+    ['an empty weeks_count', row({ weeks_count: '' }), 'weeks_count', 'must be an integer ≥ 1 (got "")'],
+    [
+      'days_per_week of 8',
+      row({ days_per_week: 8 }),
+      'days_per_week',
+      'must be an integer from 1 to 7 or null (got 8)',
+    ],
+    [
+      'days_per_week of 0',
+      row({ days_per_week: '0' }),
+      'days_per_week',
+      'must be an integer from 1 to 7 or null (got "0")',
+    ],
+    [
+      'a fractional est_minutes_per_session',
+      row({ est_minutes_per_session: 42.5 }),
+      'est_minutes_per_session',
+      'must be an integer ≥ 1 or null (got 42.5)',
+    ],
+    [
+      'a boolean est_minutes_per_session',
+      row({ est_minutes_per_session: true }),
+      'est_minutes_per_session',
+      'must be an integer ≥ 1 or null (got true)',
+    ],
+  ])('rejects %s', (_label, input, field, reason) => {
+    expect(problemsOf(input)).toEqual([{ row: 1, field, reason }]);
+  });
+
+  it('reports every broken rule of a row, not only the first', () => {
+    const fields = problemsOf(row({ title: '', level: 'pro', weeks_count: -1 })).map((p) => p.field);
+    expect(fields).toEqual(['title', 'level', 'weeks_count']);
+  });
+
+  it('rejects both rows that share an id, compared in lowercase', () => {
+    const upper = row({ id: '0B6E8A8E-6C1E-4B8E-9A4E-6F7C3F1D2A10', title: 'Other' });
+    const other = row({ id: '2b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10' });
+    const report = validateRows([row(), other, upper], links);
+    expect(report.plans.map((p) => p.id)).toEqual(['2b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10']);
+    expect(report.invalid).toEqual([
+      {
+        row: 1,
+        id: '0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+        field: 'id',
+        reason: 'is duplicated (also in row 3)',
+      },
+      {
+        row: 3,
+        id: '0B6E8A8E-6C1E-4B8E-9A4E-6F7C3F1D2A10',
+        field: 'id',
+        reason: 'is duplicated (also in row 1)',
+      },
+    ]);
+  });
+
+  it('finds duplicates across batches', () => {
+    const validator = new RowValidator(links);
+    validator.add([row()]);
+    validator.add([row({ title: 'Again' })]);
+    const report = validator.finish();
+    expect(report.plans).toEqual([]);
+    expect(report.invalid.map((p) => p.row)).toEqual([1, 2]);
+  });
+
+  it('throws a source error for an element that is not an object', () => {
+    expect(() => validateRows([row(), 'not a row'], links)).toThrow(SourceRowError);
+    expect(() => validateRows([row(), [1, 2]], links)).toThrow('row 2 is not an object (got an array)');
+    expect(() => validateRows([null], links)).toThrow('row 1 is not an object (got null)');
+  });
+});
+
+describe('the invalid fixtures', () => {
+  const cases: [string, string][] = [
+    ['id-missing', 'id'],
+    ['id-not-uuid', 'id'],
+    ['title-empty', 'title'],
+    ['title-missing', 'title'],
+    ['summary-not-string', 'summary'],
+    ['cover-url-not-https', 'cover_url'],
+    ['cover-url-not-absolute', 'cover_url'],
+    ['level-unknown', 'level'],
+    ['level-wrong-case', 'level'],
+    ['discipline-unknown', 'discipline'],
+    ['discipline-missing', 'discipline'],
+    ['weeks-count-zero', 'weeks_count'],
+    ['weeks-count-not-integer', 'weeks_count'],
+    ['weeks-count-missing', 'weeks_count'],
+    ['days-per-week-out-of-range', 'days_per_week'],
+    ['est-minutes-zero', 'est_minutes_per_session'],
+    ['est-minutes-fraction', 'est_minutes_per_session'],
+    ['published-not-boolean', 'published'],
+    ['approved-not-boolean', 'approved'],
+  ];
+  it.each(cases)('%s.json breaks exactly the %s rule of its second row', (name, field) => {
+    const rows = JSON.parse(readFileSync(`${ROOT}/fixtures/invalid/${name}.json`, 'utf8')) as unknown[];
+    const report = validateRows(rows, DEFAULT_LINKS);
+    expect(report.invalid.map((p) => [p.row, p.field])).toEqual([[2, field]]);
+    expect(report.plans).toHaveLength(1);
+  });
+
+  it('id-duplicate.json makes both rows invalid', () => {
+    const rows = JSON.parse(readFileSync(`${ROOT}/fixtures/invalid/id-duplicate.json`, 'utf8')) as unknown[];
+    expect(validateRows(rows, DEFAULT_LINKS).invalid.map((p) => [p.row, p.field])).toEqual([
+      [1, 'id'],
+      [2, 'id'],
+    ]);
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * Validation of source rows (contract §1): the pure core of the build. Rows arrive in batches (a file is one
+ * batch, a database cursor many); every problem is collected, none stops the scan.
+ */
+import { DISCIPLINE_LABELS } from '../contract/index.ts';
+import { type InvalidRow, SourceRowError } from './errors.ts';
+import { type LinkConfig, type Plan, SourceRow, SourceRowGate } from './model.ts';
+
+/** Rows left out of the catalog without being an error. */
+export interface SkippedRows {
+  /** `published` is false. */
+  readonly unpublished: number;
+  /** `published` is true but `approved` is false. */
+  readonly unapproved: number;
+}
+
+/** The outcome of validating a whole source. */
+export interface RowReport {
+  /** Valid plans, in source order (not yet sorted). */
+  readonly plans: Plan[];
+  readonly invalid: InvalidRow[];
+  readonly skipped: SkippedRows;
+  /** Rows read from the source. */
+  readonly total: number;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+function shown(value: unknown): string {
+  if (value === undefined) return '';
+  const text = JSON.stringify(value) ?? String(value);
+  return ` (got ${text.length > 80 ? `${text.slice(0, 77)}...` : text})`;
+}
+
+/**
+ * Validates rows batch by batch. Create one per build, `add` every batch in source order, then `finish`.
+ * Duplicate ids (compared in lowercase canonical form) make every row carrying them invalid.
+ */
+export class RowValidator {
+  readonly #links: LinkConfig;
+  readonly #plans: Plan[] = [];
+  /** Source row number and id as given of each plan in #plans (parallel arrays), for the duplicate report. */
+  readonly #planRows: number[] = [];
+  readonly #planRawIds: string[] = [];
+  readonly #invalid: InvalidRow[] = [];
+  /** Canonical id → row of its first occurrence; ids seen again → every row carrying them. */
+  readonly #firstRow = new Map<string, number>();
+  readonly #duplicates = new Map<string, number[]>();
+  #unpublished = 0;
+  #unapproved = 0;
+  #total = 0;
+
+  constructor(links: LinkConfig) {
+    this.#links = links;
+  }
+
+  /**
+   * Validates the next batch. Throws {@link SourceRowError} when an element is not an object: the source
+   * itself is broken, which no flag can skip.
+   */
+  add(batch: readonly unknown[]): void {
+    for (const raw of batch) {
+      this.#total += 1;
+      const rowNumber = this.#total;
+      if (!isRecord(raw)) throw new SourceRowError(rowNumber, `is not an object (got ${describe(raw)})`);
+      this.#addRow(raw, rowNumber);
+    }
+  }
+
+  #addRow(raw: Record<string, unknown>, rowNumber: number): void {
+    const rawId = typeof raw.id === 'string' ? raw.id.trim() : null;
+    if (raw.published === true && raw.approved === true) {
+      this.#addPublished(raw, rawId, rowNumber);
+      return;
+    }
+    const gate = SourceRowGate.safeParse(raw);
+    if (!gate.success) {
+      for (const issue of gate.error.issues) {
+        const field = String(issue.path[0]);
+        this.#invalid.push({ row: rowNumber, id: rawId, field, reason: issue.message + shown(raw[field]) });
+      }
+      return;
+    }
+    if (!gate.data.published) {
+      this.#unpublished += 1;
+      return;
+    }
+    if (!gate.data.approved) this.#unapproved += 1;
+  }
+
+  #addPublished(raw: Record<string, unknown>, rawId: string | null, rowNumber: number): void {
+    const parsed = SourceRow.safeParse(raw);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        const field = String(issue.path[0]);
+        this.#invalid.push({ row: rowNumber, id: rawId, field, reason: issue.message + shown(raw[field]) });
+      }
+      return;
+    }
+    const row = parsed.data;
+    const first = this.#firstRow.get(row.id);
+    if (first === undefined) this.#firstRow.set(row.id, rowNumber);
+    else {
+      const rows = this.#duplicates.get(row.id);
+      if (rows) rows.push(rowNumber);
+      else this.#duplicates.set(row.id, [first, rowNumber]);
+    }
+    const { baseUrl, appScheme } = this.#links;
+    this.#plans.push({
+      id: row.id,
+      title: row.title,
+      summary: row.summary,
+      coverUrl: row.cover_url,
+      level: row.level,
+      discipline: row.discipline,
+      disciplineLabel: DISCIPLINE_LABELS[row.discipline],
+      weeksCount: row.weeks_count,
+      daysPerWeek: row.days_per_week,
+      estMinutesPerSession: row.est_minutes_per_session,
+      webUrl: `${baseUrl}/plans/${row.id}`,
+      appUrl: `${appScheme}://plan/${row.id}`,
+    });
+    this.#planRows.push(rowNumber);
+    this.#planRawIds.push(rawId ?? row.id);
+  }
+
+  /** Ends the scan: removes duplicated ids and returns the report, invalid rows in source order. */
+  finish(): RowReport {
+    let plans = this.#plans;
+    let invalid = this.#invalid;
+    if (this.#duplicates.size > 0) {
+      plans = [];
+      invalid = [...this.#invalid];
+      this.#plans.forEach((plan, index) => {
+        const rows = this.#duplicates.get(plan.id);
+        if (!rows) {
+          plans.push(plan);
+          return;
+        }
+        const row = this.#planRows[index] ?? 0;
+        const others = rows.filter((r) => r !== row);
+        const where = `${others.length > 1 ? 'rows' : 'row'} ${others.join(', ')}`;
+        const id = this.#planRawIds[index] ?? plan.id;
+        invalid.push({ row, id, field: 'id', reason: `is duplicated (also in ${where})` });
+      });
+      invalid.sort((a, b) => a.row - b.row);
+    }
+    return {
+      plans,
+      invalid,
+      skipped: { unpublished: this.#unpublished, unapproved: this.#unapproved },
+      total: this.#total,
+    };
+  }
+}
+
+/** Validates a whole source held in memory. */
+export function validateRows(rows: readonly unknown[], links: LinkConfig): RowReport {
+  const validator = new RowValidator(links);
+  validator.add(rows);
+  return validator.finish();
+}

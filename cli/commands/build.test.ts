@@ -1,0 +1,164 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Catalog } from '../../builder/model.ts';
+import { runCatalog, scratchDir } from '../../testing/cli.ts';
+
+describe('catalog build', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, remove } = await scratchDir());
+  });
+  afterEach(() => remove());
+
+  const read = (name: string) => readFile(join(dir, name), 'utf8');
+
+  it('writes the three catalogs, openapi.yaml and errors/500.json from the fixtures', async () => {
+    const result = await runCatalog(['build', '--out', dir]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('');
+    expect((await readdir(dir, { recursive: true })).map(String).sort()).toEqual([
+      'catalog-running.json',
+      'catalog-strength.json',
+      'catalog.json',
+      'errors',
+      'errors/500.json',
+      'openapi.yaml',
+    ]);
+    const all = Catalog.parse(JSON.parse(await read('catalog.json')));
+    const running = Catalog.parse(JSON.parse(await read('catalog-running.json')));
+    const strength = Catalog.parse(JSON.parse(await read('catalog-strength.json')));
+    expect(all.plans).toHaveLength(44);
+    expect(running.plans.length + strength.plans.length).toBe(44);
+    expect(all.plans[0]?.webUrl).toMatch(/^http:\/\/127\.0\.0\.1:8787\/plans\/[0-9a-f-]{36}$/);
+    expect(all.plans[0]?.appUrl).toMatch(/^trainingplans:\/\/plan\/[0-9a-f-]{36}$/);
+    expect(await read('catalog.json')).not.toContain('\n');
+    expect(JSON.parse(await read('errors/500.json'))).toMatchObject({ status: 500 });
+    expect(result.stderr).toContain('built 44 plans (running 22, strength 22) from 49 rows into');
+    expect(result.stderr).toContain('skipped: 3 not published, 2 published but not approved, 0 invalid');
+  });
+
+  it('takes the base URL and app scheme from the environment, and a flag over the environment', async () => {
+    const env = {
+      CATALOG_BASE_URL: 'https://env.example.com/',
+      CATALOG_APP_SCHEME: 'envapp',
+      CATALOG_OUT: dir,
+    };
+    expect((await runCatalog(['build', '--app-scheme', 'flagapp'], { env })).code).toBe(0);
+    const plan = JSON.parse(await read('catalog.json')).plans[0];
+    expect(plan.webUrl).toBe(`https://env.example.com/plans/${plan.id}`);
+    expect(plan.appUrl).toBe(`flagapp://plan/${plan.id}`);
+  });
+
+  it.each([
+    [
+      ['--base-url', 'https://x.example.com/api'],
+      '--base-url "https://x.example.com/api": must be http(s)://host[:port]',
+    ],
+    [
+      ['--base-url', 'ftp://x.example.com'],
+      '--base-url "ftp://x.example.com": must be http(s)://host[:port]',
+    ],
+    [['--app-scheme', '9app'], '--app-scheme "9app": must be an RFC 3986 scheme name'],
+    [['--source', ' '], '--source " ": must not be empty'],
+  ])('refuses %j naming the flag, the value and the rule', async (args, message) => {
+    const result = await runCatalog(['build', '--out', dir, ...args]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`catalog: ${message}`);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('names the environment variable when the bad value came from it', async () => {
+    const result = await runCatalog(['build', '--out', dir], { env: { CATALOG_BASE_URL: 'not a url' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('catalog: CATALOG_BASE_URL "not a url": must be');
+  });
+
+  it('fails on invalid rows, lists each one and writes nothing', async () => {
+    const result = await runCatalog([
+      'build',
+      '--out',
+      dir,
+      '--source',
+      'fixtures/invalid/cover-url-not-https.json',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'invalid row 2 (id "7d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77"): cover_url must be an absolute https: URL or empty (got "http://images.example/cover.jpg")',
+    );
+    expect(result.stderr).toMatch(
+      /catalog: source fixtures\/invalid\/cover-url-not-https.json: 1 invalid row; nothing was written/,
+    );
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('publishes the valid rows with --skip-invalid (or CATALOG_SKIP_INVALID=1) and warns', async () => {
+    for (const [args, env] of [
+      [['--skip-invalid'], {}],
+      [[], { CATALOG_SKIP_INVALID: '1' }],
+    ] as const) {
+      const result = await runCatalog(
+        ['build', '--out', dir, '--source', 'fixtures/invalid/level-unknown.json', ...args],
+        {
+          env,
+        },
+      );
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain(
+        'warning: invalid row 2 (id "7d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77"): level must be one of',
+      );
+      expect(JSON.parse(await read('catalog.json')).plans).toHaveLength(1);
+    }
+  });
+
+  it('keeps the previous output when a later build fails', async () => {
+    expect((await runCatalog(['build', '--out', dir])).code).toBe(0);
+    const before = await read('catalog.json');
+    for (const source of [
+      'fixtures/broken/not-json.json',
+      'fixtures/invalid/id-duplicate.json',
+      'missing.json',
+    ]) {
+      const result = await runCatalog(['build', '--out', dir, '--source', source]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`source ${source}`);
+    }
+    expect(await read('catalog.json')).toBe(before);
+  });
+
+  it('keeps the previous output when writing fails midway', async () => {
+    expect((await runCatalog(['build', '--out', dir])).code).toBe(0);
+    const before = await read('catalog.json');
+    const { rm } = await import('node:fs/promises');
+    await rm(join(dir, 'errors'), { recursive: true });
+    await writeFile(join(dir, 'errors'), 'a file where the errors folder should be');
+    const result = await runCatalog(['build', '--out', dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^catalog: cannot write .*the previous output is untouched\n$/);
+    expect(await read('catalog.json')).toBe(before);
+    expect((await readdir(dir)).filter((name) => name.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('explains itself with --help', async () => {
+    const result = await runCatalog(['build', '--help']);
+    expect(result.code).toBe(0);
+    for (const flag of [
+      '--source',
+      '--out',
+      '--base-url',
+      '--app-scheme',
+      '--skip-invalid',
+      'CATALOG_BASE_URL',
+    ]) {
+      expect(result.stdout).toContain(flag);
+    }
+  });
+
+  it('rejects an unknown option', async () => {
+    const result = await runCatalog(['build', '--out', dir, '--sauce', 'x']);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("unknown option '--sauce'");
+  });
+});

@@ -1,0 +1,28 @@
+/**
+ * The `catalog` command line (contract §5). Each command lives in `commands/` and loads its heavy modules only
+ * when it runs, so `catalog --help` and the local commands start fast.
+ */
+import { Command, CommanderError } from 'commander';
+import { CatalogError } from '../builder/errors.ts';
+import { registerBuild } from './commands/build.ts';
+
+const program = new Command('catalog')
+  .description('Build, serve and publish the training plan catalog.')
+  .showHelpAfterError('(add --help for usage)')
+  .exitOverride();
+
+registerBuild(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Commander has printed its message (or the help) already.
+    process.exitCode = error.exitCode;
+  } else {
+    const message = error instanceof CatalogError ? error.message : `unexpected error: ${String(error)}`;
+    process.stderr.write(`catalog: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+    if (!(error instanceof CatalogError) && process.env.CATALOG_DEBUG) console.error(error);
+    process.exitCode = 1;
+  }
+}

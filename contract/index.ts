@@ -1,0 +1,97 @@
+/**
+ * The names every part of the service agrees on: disciplines, file names, paths, header values, problem types
+ * and the key-value store layout. This module has no dependencies because the CloudFront Functions bundle it
+ * (esbuild keeps only what a function references), so keep it to plain constants.
+ */
+
+/** Disciplines in catalog order: `running` sorts before `strength`. */
+export const DISCIPLINES = ['running', 'strength'] as const;
+export type Discipline = (typeof DISCIPLINES)[number];
+
+/** Display names partners render instead of capitalising `discipline`. */
+export const DISCIPLINE_LABELS = { running: 'Outdoor', strength: 'Workouts' } as const;
+
+/** The closed `level` enum; a plan without a level is `none`. */
+export const LEVELS = ['none', 'beginner', 'intermediate', 'advanced'] as const;
+export type Level = (typeof LEVELS)[number];
+
+/** Object names at the origin (the S3 bucket, or the local origin directory). */
+export const ORIGIN_FILES = {
+  all: 'catalog.json',
+  running: 'catalog-running.json',
+  strength: 'catalog-strength.json',
+  openapi: 'openapi.yaml',
+  errorPage: 'errors/500.json',
+} as const;
+
+/** The only two paths the gateway serves. */
+export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml' } as const;
+
+/** Header values the gateway sets (contract §3). */
+export const HEADER_VALUES = {
+  json: 'application/json; charset=utf-8',
+  yaml: 'application/yaml; charset=utf-8',
+  problem: 'application/problem+json',
+  cacheable: 'public, max-age=300',
+  noStore: 'no-store',
+  allow: 'GET, OPTIONS',
+  corsMethods: 'GET, OPTIONS',
+  corsHeaders: 'X-Api-Key',
+  corsMaxAgeSeconds: '600',
+} as const;
+
+/**
+ * RFC 9457 problem types of the error answers. The `type` URIs are stable identifiers (tag URIs, RFC 4151):
+ * they are not meant to be fetched, and partners may switch on them.
+ */
+export const PROBLEMS = {
+  notFound: {
+    type: 'tag:training-plan-catalog,2026:problem:not-found',
+    title: 'Not Found',
+    status: 404,
+    detail: 'The only resources are GET /api/plans and GET /openapi.yaml.',
+  },
+  methodNotAllowed: {
+    type: 'tag:training-plan-catalog,2026:problem:method-not-allowed',
+    title: 'Method Not Allowed',
+    status: 405,
+    detail: 'Only GET and OPTIONS are accepted.',
+  },
+  unauthorized: {
+    type: 'tag:training-plan-catalog,2026:problem:unauthorized',
+    title: 'Unauthorized',
+    status: 401,
+    detail: 'Send exactly one valid API key in the X-Api-Key header.',
+  },
+  invalidDiscipline: {
+    type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
+    title: 'Bad Request',
+    status: 400,
+    detail: 'The discipline parameter, when present, must be exactly strength or running, once.',
+  },
+  internal: {
+    type: 'tag:training-plan-catalog,2026:problem:internal-error',
+    title: 'Internal Server Error',
+    status: 500,
+    detail: 'The catalog could not be served. Keep using your last good copy and retry later.',
+  },
+} as const;
+export type ProblemName = keyof typeof PROBLEMS;
+
+/**
+ * Key-value store layout (CloudFront KeyValueStore, or its import-format file locally). An API key is stored
+ * only as the SHA-256 hex digest of the key, under `KVS_KEY_PREFIX + digest`; the value is a JSON
+ * {@link KeyRecord}. The one CORS origin lives under `KVS_CORS_ORIGIN`.
+ */
+export const KVS_KEY_PREFIX = 'key:';
+export const KVS_CORS_ORIGIN = 'cors:origin';
+
+/** The value stored for one API key. Times are ISO 8601 UTC. */
+export interface KeyRecord {
+  readonly partner: string;
+  readonly created: string;
+  readonly expires?: string;
+}
+
+/** Request header the viewer-request function sets on a request it lets through (for access logs). */
+export const PARTNER_HEADER = 'x-catalog-partner';
