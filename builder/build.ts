@@ -2,7 +2,13 @@
  * One build, in memory: read the source, validate every row, order, render the three catalogs and the
  * companion objects (openapi.yaml, errors/500.json). Writing them (a directory, or S3) is the caller's job.
  */
-import { type Discipline, HEADER_VALUES, ORIGIN_FILES, PROBLEMS } from '../contract/index.ts';
+import {
+  type Discipline,
+  HEADER_VALUES,
+  ORIGIN_FILES,
+  PROBLEM_INTERNAL,
+  problemDocument,
+} from '../contract/index.ts';
 import { renderCatalogs, sortPlans } from './catalog.ts';
 import { type InvalidRow, InvalidRowsError, SourceError, SourceRowError } from './errors.ts';
 import type { LinkConfig } from './model.ts';
@@ -43,12 +49,6 @@ export interface BuildResult {
   readonly plansHash: string;
 }
 
-/** The RFC 9457 document CloudFront (and the local edge) serve with a 500. */
-export function errorPageBody(): string {
-  const { type, title, status, detail } = PROBLEMS.internal;
-  return JSON.stringify({ type, title, status, detail });
-}
-
 /**
  * Runs a build. Throws `SourceError` when the source cannot be read or is not an array of objects, and
  * `InvalidRowsError` (listing every invalid row) when a row is invalid and `skipInvalid` is off.
@@ -86,7 +86,7 @@ export async function buildCatalog(source: PlanSource, options: BuildOptions): P
     },
     {
       key: ORIGIN_FILES.errorPage,
-      body: Buffer.from(errorPageBody()),
+      body: Buffer.from(problemDocument(PROBLEM_INTERNAL)),
       contentType: HEADER_VALUES.problem,
       cacheControl: HEADER_VALUES.noStore,
     },

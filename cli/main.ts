@@ -4,7 +4,10 @@
  */
 import { Command, CommanderError } from 'commander';
 import { CatalogError } from '../builder/errors.ts';
-import { registerBuild } from './commands/build.ts';
+import { DEFAULT_OUT, registerBuild } from './commands/build.ts';
+import { registerKeys } from './commands/keys.ts';
+import { registerServe } from './commands/serve.ts';
+import { registerStart } from './commands/start.ts';
 
 const program = new Command('catalog')
   .description('Build, serve and publish the training plan catalog.')
@@ -12,6 +15,9 @@ const program = new Command('catalog')
   .exitOverride();
 
 registerBuild(program);
+registerServe(program, DEFAULT_OUT);
+registerKeys(program);
+registerStart(program);
 
 try {
   await program.parseAsync(process.argv);

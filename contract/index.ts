@@ -40,41 +40,65 @@ export const HEADER_VALUES = {
   corsMaxAgeSeconds: '600',
 } as const;
 
-/**
- * RFC 9457 problem types of the error answers. The `type` URIs are stable identifiers (tag URIs, RFC 4151):
- * they are not meant to be fetched, and partners may switch on them.
- */
+/** An RFC 9457 problem type: the body of an error answer is `{ type, title, status, detail }`. */
+export interface ProblemType {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+}
+
+// The `type` URIs are stable identifiers (tag URIs, RFC 4151): not meant to be fetched; partners may switch on
+// them. Each is its own export so a function bundles only the ones it answers with.
+
+export const PROBLEM_NOT_FOUND: ProblemType = {
+  type: 'tag:training-plan-catalog,2026:problem:not-found',
+  title: 'Not Found',
+  status: 404,
+  detail: 'The only resources are GET /api/plans and GET /openapi.yaml.',
+};
+export const PROBLEM_METHOD_NOT_ALLOWED: ProblemType = {
+  type: 'tag:training-plan-catalog,2026:problem:method-not-allowed',
+  title: 'Method Not Allowed',
+  status: 405,
+  detail: 'Only GET and OPTIONS are accepted.',
+};
+export const PROBLEM_UNAUTHORIZED: ProblemType = {
+  type: 'tag:training-plan-catalog,2026:problem:unauthorized',
+  title: 'Unauthorized',
+  status: 401,
+  detail: 'Send exactly one valid API key in the X-Api-Key header.',
+};
+export const PROBLEM_INVALID_DISCIPLINE: ProblemType = {
+  type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
+  title: 'Bad Request',
+  status: 400,
+  detail: 'The discipline parameter, when present, must be exactly strength or running, once.',
+};
+export const PROBLEM_INTERNAL: ProblemType = {
+  type: 'tag:training-plan-catalog,2026:problem:internal-error',
+  title: 'Internal Server Error',
+  status: 500,
+  detail: 'The catalog could not be served. Keep using your last good copy and retry later.',
+};
+
+/** The RFC 9457 body of an error answer: exactly `type`, `title`, `status` and `detail`, as compact JSON. */
+export function problemDocument(problem: ProblemType): string {
+  return JSON.stringify({
+    type: problem.type,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+  });
+}
+
+/** Every problem type the service answers with, by name. */
 export const PROBLEMS = {
-  notFound: {
-    type: 'tag:training-plan-catalog,2026:problem:not-found',
-    title: 'Not Found',
-    status: 404,
-    detail: 'The only resources are GET /api/plans and GET /openapi.yaml.',
-  },
-  methodNotAllowed: {
-    type: 'tag:training-plan-catalog,2026:problem:method-not-allowed',
-    title: 'Method Not Allowed',
-    status: 405,
-    detail: 'Only GET and OPTIONS are accepted.',
-  },
-  unauthorized: {
-    type: 'tag:training-plan-catalog,2026:problem:unauthorized',
-    title: 'Unauthorized',
-    status: 401,
-    detail: 'Send exactly one valid API key in the X-Api-Key header.',
-  },
-  invalidDiscipline: {
-    type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
-    title: 'Bad Request',
-    status: 400,
-    detail: 'The discipline parameter, when present, must be exactly strength or running, once.',
-  },
-  internal: {
-    type: 'tag:training-plan-catalog,2026:problem:internal-error',
-    title: 'Internal Server Error',
-    status: 500,
-    detail: 'The catalog could not be served. Keep using your last good copy and retry later.',
-  },
+  notFound: PROBLEM_NOT_FOUND,
+  methodNotAllowed: PROBLEM_METHOD_NOT_ALLOWED,
+  unauthorized: PROBLEM_UNAUTHORIZED,
+  invalidDiscipline: PROBLEM_INVALID_DISCIPLINE,
+  internal: PROBLEM_INTERNAL,
 } as const;
 export type ProblemName = keyof typeof PROBLEMS;
 

@@ -1,0 +1,237 @@
+/**
+ * Bundling and checking of the CloudFront Functions. The output must be a plain script for cloudfront-js-2.0:
+ * a top-level `handler`, no import but `cloudfront`, `require` only of crypto, querystring or buffer, only
+ * the syntax the runtime supports (checked on the syntax tree, not by a regular expression), at most 10 KB.
+ */
+import { Parser } from 'acorn';
+import { full } from 'acorn-walk';
+import { type BuildOptions, build, transform } from 'esbuild';
+
+/** CloudFront's limit on function code, in bytes (not adjustable). */
+export const FUNCTION_SIZE_LIMIT = 10 * 1024;
+/** What we aim for, leaving room to grow. */
+export const FUNCTION_SIZE_TARGET = 4 * 1024;
+
+const MODULES = new Set(['crypto', 'querystring', 'buffer']);
+
+/** ES5 nodes, plus what cloudfront-js-2.0 adds (let/const, arrows, templates, rest parameters, await). */
+const ALLOWED = new Set([
+  'Program',
+  'ExpressionStatement',
+  'BlockStatement',
+  'EmptyStatement',
+  'ReturnStatement',
+  'LabeledStatement',
+  'BreakStatement',
+  'ContinueStatement',
+  'IfStatement',
+  'SwitchStatement',
+  'SwitchCase',
+  'ThrowStatement',
+  'TryStatement',
+  'CatchClause',
+  'WhileStatement',
+  'DoWhileStatement',
+  'ForStatement',
+  'ForInStatement',
+  'FunctionDeclaration',
+  'FunctionExpression',
+  'ArrowFunctionExpression',
+  'VariableDeclaration',
+  'VariableDeclarator',
+  'ThisExpression',
+  'ArrayExpression',
+  'ObjectExpression',
+  'Property',
+  'UnaryExpression',
+  'UpdateExpression',
+  'BinaryExpression',
+  'AssignmentExpression',
+  'LogicalExpression',
+  'MemberExpression',
+  'ConditionalExpression',
+  'CallExpression',
+  'NewExpression',
+  'SequenceExpression',
+  'Identifier',
+  'Literal',
+  'TemplateLiteral',
+  'TemplateElement',
+  'RestElement',
+  'AwaitExpression',
+  'ImportDeclaration',
+  'ImportDefaultSpecifier',
+]);
+
+interface AnyNode {
+  type: string;
+  start: number;
+  [key: string]: unknown;
+}
+
+/**
+ * Returns every reason the code cannot run as a cloudfront-js-2.0 function (empty when it can): syntax outside
+ * the runtime's list, imports other than `cloudfront`, requires other than crypto/querystring/buffer, no
+ * top-level `handler`, or a size over the limit.
+ */
+export function checkFunctionCode(code: string): string[] {
+  const problems: string[] = [];
+  const bytes = Buffer.byteLength(code);
+  if (bytes > FUNCTION_SIZE_LIMIT)
+    problems.push(`${bytes} bytes is over CloudFront's ${FUNCTION_SIZE_LIMIT}-byte limit`);
+  let program: AnyNode;
+  try {
+    program = Parser.parse(code, { ecmaVersion: 2022, sourceType: 'module' }) as unknown as AnyNode;
+  } catch (error) {
+    return [...problems, `does not parse: ${(error as Error).message}`];
+  }
+  const at = (node: AnyNode) => `at offset ${node.start}`;
+  const topLevel = new Set(program.body as AnyNode[]);
+  full(program as never, (raw) => {
+    const node = raw as unknown as AnyNode;
+    if (!ALLOWED.has(node.type)) {
+      problems.push(`${node.type} ${at(node)} is not supported by cloudfront-js-2.0`);
+      return;
+    }
+    switch (node.type) {
+      case 'FunctionDeclaration':
+      case 'FunctionExpression':
+      case 'ArrowFunctionExpression':
+        if (node.generator) problems.push(`a generator ${at(node)} is not supported`);
+        if (node.async && !topLevel.has(node))
+          problems.push(`an async function that is not top-level ${at(node)} is not supported`);
+        for (const param of node.params as AnyNode[]) {
+          if (param.type !== 'Identifier' && param.type !== 'RestElement') {
+            problems.push(`a ${param.type} parameter ${at(param)} is not supported`);
+          }
+        }
+        break;
+      case 'LogicalExpression':
+        if (node.operator === '??') problems.push(`?? ${at(node)} is not supported`);
+        break;
+      case 'AssignmentExpression':
+        if (['??=', '||=', '&&='].includes(String(node.operator)))
+          problems.push(`${node.operator} ${at(node)} is not supported`);
+        break;
+      case 'Property':
+        if (node.method || node.shorthand || node.computed) {
+          problems.push(`a method, shorthand or computed property ${at(node)} is not supported`);
+        }
+        break;
+      case 'CatchClause':
+        if (!node.param) problems.push(`catch without a binding ${at(node)} is not supported`);
+        break;
+      case 'Literal':
+        if (typeof node.bigint === 'string') problems.push(`a BigInt literal ${at(node)} is not supported`);
+        break;
+      case 'ImportDeclaration': {
+        const source = (node.source as AnyNode).value;
+        const specifiers = node.specifiers as AnyNode[];
+        if (
+          source !== 'cloudfront' ||
+          specifiers.length !== 1 ||
+          specifiers[0]?.type !== 'ImportDefaultSpecifier'
+        ) {
+          problems.push(
+            `import of ${JSON.stringify(source)} ${at(node)}: only "import cf from 'cloudfront'" is allowed`,
+          );
+        }
+        break;
+      }
+      case 'CallExpression': {
+        const callee = node.callee as AnyNode;
+        if (callee.type === 'Identifier' && callee.name === 'eval')
+          problems.push(`eval ${at(node)} is not available`);
+        if (callee.type === 'Identifier' && callee.name === 'require') {
+          const args = node.arguments as AnyNode[];
+          const name = args.length === 1 && args[0]?.type === 'Literal' ? args[0].value : undefined;
+          if (typeof name !== 'string' || !MODULES.has(name)) {
+            problems.push(
+              `require(${args.map((a) => JSON.stringify(a.value ?? a.type)).join(', ')}) ${at(node)}: only crypto, querystring and buffer`,
+            );
+          }
+        }
+        break;
+      }
+      case 'NewExpression': {
+        const callee = node.callee as AnyNode;
+        if (callee.type === 'Identifier' && callee.name === 'Function')
+          problems.push(`the Function constructor ${at(node)} is not available`);
+        break;
+      }
+    }
+  });
+  const handler = (program.body as AnyNode[]).some(
+    (statement) =>
+      statement.type === 'FunctionDeclaration' && (statement.id as AnyNode | null)?.name === 'handler',
+  );
+  if (!handler) problems.push('no top-level function named handler');
+  return problems;
+}
+
+/** Thrown when a function bundle cannot be deployed; the message lists every reason. */
+export class FunctionBundleError extends Error {
+  override name = 'FunctionBundleError';
+}
+
+const IMPORT_OF_MODULE = /import\s*(\w+)\s*from\s*"(crypto|querystring|buffer)";/g;
+const EXPORT_TAIL = /export\s*\{\s*handler\s*\};?\s*$/;
+
+/** Output syntax for cloudfront-js-2.0, shared by both esbuild passes. */
+const SYNTAX: Pick<BuildOptions, 'target' | 'minifyWhitespace' | 'minifySyntax' | 'supported'> = {
+  target: 'es2017',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  // What cloudfront-js-2.0 lacks: esbuild lowers it where it can (e.g. `{ headers }` → `{ headers: headers }`)
+  // and fails the build where it cannot; checkFunctionCode then verifies the result.
+  supported: {
+    'object-extensions': false,
+    'optional-catch-binding': false,
+    'object-rest-spread': false,
+    'for-of': false,
+    class: false,
+    generator: false,
+    destructuring: false,
+    'default-argument': false,
+    'nullish-coalescing': false,
+    'optional-chain': false,
+    'async-generator': false,
+  },
+};
+
+/**
+ * Bundles one function entry (a module exporting `handler`) into the runtime's script form: esbuild output,
+ * module imports turned into `require` calls, the `export { handler };` tail removed (the build fails when
+ * esbuild had to rename `handler`). Throws {@link FunctionBundleError} when the result fails
+ * {@link checkFunctionCode}.
+ */
+export async function bundleFunction(entry: string): Promise<string> {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    external: ['cloudfront', 'crypto', 'querystring', 'buffer'],
+    legalComments: 'none',
+    charset: 'utf8',
+    logLevel: 'silent',
+    ...SYNTAX,
+  });
+  let code = result.outputFiles?.[0]?.text ?? '';
+  if (!EXPORT_TAIL.test(code)) {
+    throw new FunctionBundleError(
+      `${entry}: the bundle must end with "export { handler };" (is handler renamed or missing?)`,
+    );
+  }
+  code = code.replace(EXPORT_TAIL, '\n').replace(IMPORT_OF_MODULE, 'var $1=require("$2");');
+  // Second pass, on the body as a plain script: local names are shortened while top-level names (handler,
+  // the constants) stay readable in the CloudFront console. The one import goes first, as in AWS's examples.
+  const importOfCloudfront = /import\s*\w+\s*from\s*"cloudfront";/.exec(code);
+  const body = importOfCloudfront ? code.replace(importOfCloudfront[0], '') : code;
+  const minified = await transform(body, { minifyIdentifiers: true, ...SYNTAX });
+  code = importOfCloudfront ? `${importOfCloudfront[0]}\n${minified.code}` : minified.code;
+  const problems = checkFunctionCode(code);
+  if (problems.length > 0) throw new FunctionBundleError(`${entry}: ${problems.join('; ')}`);
+  return code;
+}

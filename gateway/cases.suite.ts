@@ -1,0 +1,110 @@
+/**
+ * Runs the request-case table against one implementation of the edge (the bundle in the local runtime, or
+ * `catalog serve` over HTTP). Each case asserts status, the headers that must and must not be there, and
+ * the body; every answer is also checked for the rules that hold for all of them.
+ */
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HEADER_VALUES, PROBLEMS, problemDocument } from '../contract/index.ts';
+import { REQUEST_CASES, type RequestCase } from './cases.ts';
+import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
+
+/** An answer as a client sees it; header names lowercase, repeated headers joined with ", ". */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+export type Send = (request: ReturnType<typeof resolveCase>, store: 'plain' | 'cors') => Promise<Answer>;
+
+export interface Implementation {
+  send: Send;
+  close(): Promise<void>;
+}
+
+function decoded(answer: Answer): Buffer {
+  const encoding = answer.headers['content-encoding'];
+  if (encoding === 'gzip') return gunzipSync(answer.body);
+  if (encoding === 'br') return brotliDecompressSync(answer.body);
+  return answer.body;
+}
+
+/** Asserts one answer against its case and the rules every answer obeys. */
+export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWorld): void {
+  const { headers } = answer;
+  expect(answer.status, 'status').toBe(testCase.status);
+  for (const [name, value] of Object.entries(testCase.headersPresent ?? {}))
+    expect(headers[name], name).toBe(value);
+  for (const name of testCase.headersAbsent ?? []) expect(headers[name], name).toBeUndefined();
+
+  const body = decoded(answer);
+  switch (testCase.body) {
+    case 'empty':
+      expect(body.length, 'body length').toBe(0);
+      break;
+    case 'all':
+    case 'running':
+    case 'strength':
+    case 'openapi':
+      expect(body.equals(world.objects[testCase.body]), `body is ${testCase.body}`).toBe(true);
+      break;
+    default:
+      expect(JSON.parse(body.toString('utf8'))).toEqual(JSON.parse(problemDocument(PROBLEMS[testCase.body])));
+  }
+
+  // Rules for every answer.
+  for (const name of Object.keys(headers)) {
+    expect(name.startsWith('x-amz-'), `no ${name}`).toBe(false);
+    if (!testCase.cors) expect(name.startsWith('access-control-'), `no ${name} without CORS`).toBe(false);
+  }
+  expect(headers.server, 'no Server header').toBeUndefined();
+  for (const secret of Object.values(world.keys))
+    expect(body.toString('utf8').includes(secret), 'key echoed').toBe(false);
+  if (testCase.cors && testCase.status !== 304)
+    expect(headers['access-control-allow-origin']).toBe(testCase.cors);
+  if (testCase.status >= 400) {
+    expect(headers['content-type']).toBe(HEADER_VALUES.problem);
+    expect(headers['x-content-type-options']).toBe('nosniff');
+    expect(headers['cache-control']).toBe(HEADER_VALUES.noStore);
+  }
+  if (testCase.status === 200 && testCase.body !== 'openapi') {
+    expect(headers['content-type']).toBe(HEADER_VALUES.json);
+    expect(headers['x-content-type-options']).toBe('nosniff');
+    expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
+    expect(headers.vary).toBe('X-Api-Key');
+    expect(headers.etag).toMatch(/^(W\/)?"[0-9a-f]{32}"$/);
+  }
+  if (testCase.body === 'openapi') {
+    expect(headers['content-type']).toBe(HEADER_VALUES.yaml);
+    expect(headers['x-content-type-options']).toBe('nosniff');
+    expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
+  }
+}
+
+/** Declares one test per case of the table against the implementation `start` returns. */
+export function describeCaseTable(label: string, start: (world: TestWorld) => Promise<Implementation>): void {
+  describe(label, () => {
+    let world: TestWorld;
+    let implementation: Implementation;
+    beforeAll(async () => {
+      world = await createTestWorld();
+      implementation = await start(world);
+    });
+    afterAll(async () => {
+      await implementation?.close();
+      await world?.remove();
+    });
+
+    it.each(REQUEST_CASES.map((c) => [`${c.status} ${c.name}`, c] as const))(
+      '%s',
+      async (_name, testCase) => {
+        const answer = await implementation.send(
+          resolveCase(testCase, world),
+          testCase.cors ? 'cors' : 'plain',
+        );
+        checkAnswer(testCase, answer, world);
+      },
+    );
+  });
+}

@@ -1,0 +1,323 @@
+/**
+ * The gateway's request-case table: contract §3 row by row, with its edge cases. One table drives the local
+ * runtime tests, the HTTP tests against `catalog serve`, the njs run, the OpenAPI checks and
+ * `catalog verify-function` against a deployed function.
+ *
+ * Header values may name a key of the test world with a placeholder: `{valid}` (partner `acme`), `{other}`
+ * (partner `globex`), `{expiring}` (expires in the future), `{expired}`, `{revoked}` (issued, then removed),
+ * `{forged}` (the right prefix and length, never issued), and `{etag:<file>}` for the ETag of an origin file.
+ */
+import type { ProblemName } from '../contract/index.ts';
+
+/** What the body of the answer must be. */
+export type ExpectedBody = 'all' | 'running' | 'strength' | 'openapi' | 'empty' | ProblemName;
+
+export interface RequestCase {
+  readonly name: string;
+  readonly method: string;
+  /** The request target exactly as sent: path and raw query string. */
+  readonly target: string;
+  readonly headers?: readonly (readonly [string, string])[];
+  /** The CORS origin configured in the store for this case (none when absent). */
+  readonly cors?: string;
+  readonly status: number;
+  readonly body: ExpectedBody;
+  /** Headers that must be present with exactly these values (names lowercase). */
+  readonly headersPresent?: Readonly<Record<string, string>>;
+  /** Headers that must be absent (names lowercase). */
+  readonly headersAbsent?: readonly string[];
+  /** For a 304: the origin object the request is served from (a 200 names it in `body`). */
+  readonly object?: OriginObjectName;
+}
+
+export type OriginObjectName = 'all' | 'running' | 'strength' | 'openapi';
+
+/** The one origin partners may be allowed in the CORS cases. */
+export const PARTNER_ORIGIN = 'https://partner.example';
+
+const key = (placeholder: string): [string, string] => ['X-Api-Key', `{${placeholder}}`];
+const VALID = key('valid');
+
+const notFound = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
+  name,
+  method: 'GET',
+  target,
+  headers: [VALID],
+  status: 404,
+  body: 'notFound',
+  ...extra,
+});
+const notAllowed = (
+  name: string,
+  method: string,
+  target: string,
+  extra: Partial<RequestCase> = {},
+): RequestCase => ({
+  name,
+  method,
+  target,
+  headers: [VALID],
+  status: 405,
+  body: method === 'HEAD' ? 'empty' : 'methodNotAllowed',
+  headersPresent: { allow: 'GET, OPTIONS' },
+  ...extra,
+});
+const unauthorized = (
+  name: string,
+  target: string,
+  headers: RequestCase['headers'],
+  extra: Partial<RequestCase> = {},
+) =>
+  ({
+    name,
+    method: 'GET',
+    target,
+    headers,
+    status: 401,
+    body: 'unauthorized',
+    ...extra,
+  }) satisfies RequestCase;
+const badDiscipline = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
+  name,
+  method: 'GET',
+  target,
+  headers: [VALID],
+  status: 400,
+  body: 'invalidDiscipline',
+  ...extra,
+});
+const ok = (
+  name: string,
+  target: string,
+  body: 'all' | 'running' | 'strength',
+  extra: Partial<RequestCase> = {},
+) => ({ name, method: 'GET', target, headers: [VALID], status: 200, body, ...extra }) satisfies RequestCase;
+
+const CORS_PREFLIGHT = {
+  'access-control-allow-origin': PARTNER_ORIGIN,
+  'access-control-allow-methods': 'GET, OPTIONS',
+  'access-control-allow-headers': 'X-Api-Key',
+  'access-control-max-age': '600',
+};
+
+export const REQUEST_CASES: readonly RequestCase[] = [
+  // 1. Path: anything but exactly /api/plans or /openapi.yaml is 404, before any other rule.
+  notFound('root path', '/'),
+  notFound('trailing slash', '/api/plans/'),
+  notFound('upper-case path', '/API/plans'),
+  notFound('wrong-case last segment', '/api/Plans'),
+  notFound('the catalog object directly', '/catalog.json'),
+  notFound('a discipline catalog object directly', '/catalog-running.json'),
+  notFound('the error page object', '/errors/500.json'),
+  notFound('an extension on the path', '/api/plans.json'),
+  notFound('the parent path', '/api'),
+  notFound('a sub-path', '/api/plans/123'),
+  notFound('a percent-encoded path', '/api/%70lans'),
+  notFound('a doubled slash', '//api/plans'),
+  notFound('a path parameter', '/api/plans;x'),
+  notFound('a dot segment', '/api/plans/..'),
+  notFound('a yml spelling', '/openapi.yml'),
+  notFound('openapi with a trailing slash', '/openapi.yaml/'),
+  notFound('a wrong path with a wrong method', '/catalog.json', { method: 'POST' }),
+  notFound('a wrong path without a key', '/nope', { headers: [] }),
+
+  // 2. Method: anything but GET and OPTIONS is 405 with Allow, before the key.
+  notAllowed('HEAD', 'HEAD', '/api/plans'),
+  notAllowed('POST', 'POST', '/api/plans'),
+  notAllowed('PUT', 'PUT', '/api/plans'),
+  notAllowed('PATCH', 'PATCH', '/api/plans'),
+  notAllowed('DELETE', 'DELETE', '/api/plans'),
+  notAllowed('POST to openapi.yaml', 'POST', '/openapi.yaml'),
+  notAllowed('HEAD of openapi.yaml', 'HEAD', '/openapi.yaml'),
+  notAllowed('POST without a key', 'POST', '/api/plans', { headers: [] }),
+  notAllowed('DELETE with a bad discipline', 'DELETE', '/api/plans?discipline=walking'),
+
+  // 3. OPTIONS: 204, no key needed, CORS headers only when an origin is configured.
+  {
+    name: 'OPTIONS without CORS',
+    method: 'OPTIONS',
+    target: '/api/plans',
+    status: 204,
+    body: 'empty',
+    headersAbsent: ['content-type'],
+  },
+  {
+    name: 'OPTIONS preflight with CORS',
+    method: 'OPTIONS',
+    target: '/api/plans',
+    headers: [
+      ['Origin', PARTNER_ORIGIN],
+      ['Access-Control-Request-Method', 'GET'],
+      ['Access-Control-Request-Headers', 'x-api-key'],
+    ],
+    cors: PARTNER_ORIGIN,
+    status: 204,
+    body: 'empty',
+    headersPresent: CORS_PREFLIGHT,
+  },
+  { name: 'OPTIONS of openapi.yaml', method: 'OPTIONS', target: '/openapi.yaml', status: 204, body: 'empty' },
+  {
+    name: 'OPTIONS ignores a bad discipline and a missing key',
+    method: 'OPTIONS',
+    target: '/api/plans?discipline=walking',
+    status: 204,
+    body: 'empty',
+  },
+  {
+    name: 'OPTIONS with an unknown key and CORS',
+    method: 'OPTIONS',
+    target: '/api/plans',
+    headers: [key('forged')],
+    cors: PARTNER_ORIGIN,
+    status: 204,
+    body: 'empty',
+    headersPresent: CORS_PREFLIGHT,
+  },
+
+  // 4. openapi.yaml: no key needed.
+  { name: 'openapi.yaml', method: 'GET', target: '/openapi.yaml', status: 200, body: 'openapi' },
+  {
+    name: 'openapi.yaml ignores the query',
+    method: 'GET',
+    target: '/openapi.yaml?x=1&discipline=walking',
+    status: 200,
+    body: 'openapi',
+  },
+  {
+    name: 'openapi.yaml ignores a wrong key',
+    method: 'GET',
+    target: '/openapi.yaml',
+    headers: [key('forged')],
+    status: 200,
+    body: 'openapi',
+  },
+  {
+    name: 'openapi.yaml with CORS',
+    method: 'GET',
+    target: '/openapi.yaml',
+    cors: PARTNER_ORIGIN,
+    status: 200,
+    body: 'openapi',
+    headersPresent: { 'access-control-allow-origin': PARTNER_ORIGIN },
+  },
+
+  // 5. Key: missing, unknown, revoked, expired or repeated is 401 — before the discipline check.
+  unauthorized('no key', '/api/plans', []),
+  unauthorized('an empty key', '/api/plans', [['X-Api-Key', '']]),
+  unauthorized('an unknown key', '/api/plans', [['X-Api-Key', 'not-a-key']]),
+  unauthorized('a forged key with the right shape', '/api/plans', [key('forged')]),
+  unauthorized('a revoked key', '/api/plans', [key('revoked')]),
+  unauthorized('an expired key', '/api/plans', [key('expired')]),
+  unauthorized('two X-Api-Key headers, both valid', '/api/plans', [VALID, key('other')]),
+  unauthorized('the key in the query string', '/api/plans?api_key={valid}', []),
+  unauthorized('the key as a bearer token', '/api/plans', [['Authorization', 'Bearer {valid}']]),
+  unauthorized('a conditional GET without a key', '/api/plans?discipline=running', [
+    ['If-None-Match', '{etag:running}'],
+  ]),
+  unauthorized('no key and a bad discipline', '/api/plans?discipline=walking', []),
+  unauthorized('an expired key and a bad discipline', '/api/plans?discipline=walking', [key('expired')]),
+
+  // 6. discipline present in any form, and not exactly one of strength or running: 400.
+  badDiscipline('an empty discipline', '/api/plans?discipline='),
+  badDiscipline('discipline without =', '/api/plans?discipline'),
+  badDiscipline('a capitalised value', '/api/plans?discipline=Strength'),
+  badDiscipline('an upper-case value', '/api/plans?discipline=RUNNING'),
+  badDiscipline('an unknown value', '/api/plans?discipline=walking'),
+  badDiscipline('a repeated parameter, same value', '/api/plans?discipline=running&discipline=running'),
+  badDiscipline('a repeated parameter, two values', '/api/plans?discipline=running&discipline=strength'),
+  badDiscipline('a malformed escape', '/api/plans?discipline=%ZZ'),
+  badDiscipline('an encoded name with a bad value', '/api/plans?%64iscipline=walking'),
+  badDiscipline('an encoded NUL after the value', '/api/plans?discipline=running%00'),
+  badDiscipline('a plus after the value', '/api/plans?discipline=running+'),
+  badDiscipline('a leading encoded space', '/api/plans?discipline=%20running'),
+  badDiscipline('a plain and an encoded name together', '/api/plans?discipline=running&%64iscipline=running'),
+  badDiscipline('a comma list', '/api/plans?discipline=running,strength'),
+
+  // 7. Otherwise 200 with the right file; other parameters are ignored.
+  ok('the whole catalog', '/api/plans', 'all', {
+    headersPresent: {
+      'content-type': 'application/json; charset=utf-8',
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'public, max-age=300',
+      vary: 'X-Api-Key',
+    },
+  }),
+  ok('running plans', '/api/plans?discipline=running', 'running'),
+  ok('strength plans', '/api/plans?discipline=strength', 'strength'),
+  ok('a percent-encoded value', '/api/plans?discipline=%73trength', 'strength'),
+  ok('a percent-encoded name', '/api/plans?%64iscipline=running', 'running'),
+  ok('a differently-cased name is an unknown parameter', '/api/plans?Discipline=walking', 'all'),
+  ok('a bracketed name is an unknown parameter', '/api/plans?discipline[]=walking', 'all'),
+  ok(
+    'unknown parameters around the discipline',
+    '/api/plans?foo=bar&discipline=running&cachebuster=123',
+    'running',
+  ),
+  ok('an empty query string', '/api/plans?', 'all'),
+  ok('a key of another partner', '/api/plans', 'all', { headers: [key('other')] }),
+  ok('a key that expires later', '/api/plans?discipline=strength', 'strength', {
+    headers: [key('expiring')],
+  }),
+  ok('an upper-case header name', '/api/plans', 'all', { headers: [['X-API-KEY', '{valid}']] }),
+  ok('CORS on a catalog answer', '/api/plans?discipline=running', 'running', {
+    headers: [VALID, ['Origin', PARTNER_ORIGIN]],
+    cors: PARTNER_ORIGIN,
+    headersPresent: { 'access-control-allow-origin': PARTNER_ORIGIN, vary: 'X-Api-Key' },
+  }),
+  ok('a non-matching If-None-Match', '/api/plans?discipline=running', 'running', {
+    headers: [VALID, ['If-None-Match', '"0123456789abcdef0123456789abcdef"']],
+  }),
+  {
+    name: 'a matching If-None-Match',
+    method: 'GET',
+    target: '/api/plans?discipline=running',
+    headers: [VALID, ['If-None-Match', '{etag:running}']],
+    status: 304,
+    body: 'empty',
+    object: 'running',
+  },
+  {
+    name: 'If-None-Match: *',
+    method: 'GET',
+    target: '/api/plans',
+    headers: [VALID, ['If-None-Match', '*']],
+    status: 304,
+    body: 'empty',
+    object: 'all',
+  },
+  ok('gzip when accepted', '/api/plans', 'all', {
+    headers: [VALID, ['Accept-Encoding', 'gzip']],
+    headersPresent: { 'content-encoding': 'gzip' },
+  }),
+  ok('brotli preferred when both are accepted', '/api/plans?discipline=strength', 'strength', {
+    headers: [VALID, ['Accept-Encoding', 'gzip, deflate, br']],
+    headersPresent: { 'content-encoding': 'br' },
+  }),
+  ok('no compression when refused', '/api/plans', 'all', {
+    headers: [VALID, ['Accept-Encoding', 'gzip;q=0, br;q=0']],
+    headersAbsent: ['content-encoding'],
+  }),
+
+  // CORS on generated answers: every answer the function produces carries the origin when one is set.
+  notFound('404 with CORS', '/catalog.json', { cors: PARTNER_ORIGIN }),
+  notAllowed('405 with CORS', 'POST', '/api/plans', { cors: PARTNER_ORIGIN }),
+  unauthorized('401 with CORS', '/api/plans', [key('expired')], { cors: PARTNER_ORIGIN }),
+  badDiscipline('400 with CORS', '/api/plans?discipline=', { cors: PARTNER_ORIGIN }),
+];
+
+/** What the viewer-request function alone must do: answer with a status, or pass the request to `uri`. */
+export type ViewerRequestOutcome = { readonly status: number } | { readonly uri: string };
+
+const OBJECT_URIS: Readonly<Record<OriginObjectName, string>> = {
+  all: '/catalog.json',
+  running: '/catalog-running.json',
+  strength: '/catalog-strength.json',
+  openapi: '/openapi.yaml',
+};
+
+/** The viewer-request outcome a case implies (for runs of the function alone: njs, TestFunction). */
+export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
+  const object = testCase.body in OBJECT_URIS ? (testCase.body as OriginObjectName) : testCase.object;
+  if ((testCase.status === 200 || testCase.status === 304) && object) return { uri: OBJECT_URIS[object] };
+  return { status: testCase.status };
+}

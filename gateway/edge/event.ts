@@ -1,0 +1,99 @@
+/**
+ * Builds CloudFront Functions events from raw HTTP requests exactly as CloudFront shapes them: lowercase
+ * header names, repeats collapsed into `multiValue` (the first value also in `value`), cookies apart, and
+ * query-string names and values exactly as sent (still percent-encoded; `?a` gives an empty value).
+ */
+import type { CloudFrontEvent, CloudFrontResponse, Field, Fields } from '../functions/event.ts';
+
+/** A request as it came off the wire. */
+export interface RawRequest {
+  readonly method: string;
+  /** The request target as sent (origin-form `/path?query`, or absolute-form). */
+  readonly target: string;
+  /** Alternating names and values, as Node's `rawHeaders`. */
+  readonly rawHeaders: readonly string[];
+  readonly remoteAddress: string;
+}
+
+function add(fields: Fields, name: string, value: string): void {
+  const existing = fields[name];
+  if (!existing) {
+    fields[name] = { value };
+    return;
+  }
+  existing.multiValue ??= [{ value: existing.value }];
+  existing.multiValue.push({ value });
+}
+
+/** Splits a request target into the path and the raw query string. */
+export function splitTarget(target: string): { uri: string; query: string } {
+  let pathAndQuery = target;
+  if (/^https?:\/\//i.test(target)) {
+    const afterScheme = target.indexOf('//') + 2;
+    const slash = target.indexOf('/', afterScheme);
+    const question = target.indexOf('?', afterScheme);
+    const start = slash === -1 ? question : question === -1 ? slash : Math.min(slash, question);
+    pathAndQuery = start === -1 ? '/' : target.slice(start);
+    if (pathAndQuery.startsWith('?')) pathAndQuery = `/${pathAndQuery}`;
+  }
+  const question = pathAndQuery.indexOf('?');
+  if (question === -1) return { uri: pathAndQuery, query: '' };
+  return { uri: pathAndQuery.slice(0, question), query: pathAndQuery.slice(question + 1) };
+}
+
+/** Parses a raw query string into CloudFront's `querystring` object (names and values not decoded). */
+export function parseQuery(query: string): Fields {
+  const fields: Fields = {};
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const equals = part.indexOf('=');
+    if (equals === -1) add(fields, part, '');
+    else add(fields, part.slice(0, equals), part.slice(equals + 1));
+  }
+  return fields;
+}
+
+function parseCookies(fields: Fields, header: string): void {
+  for (const pair of header.split(';')) {
+    const trimmed = pair.trim();
+    if (trimmed === '') continue;
+    const equals = trimmed.indexOf('=');
+    if (equals === -1) add(fields, trimmed, '');
+    else add(fields, trimmed.slice(0, equals), trimmed.slice(equals + 1));
+  }
+}
+
+/** The viewer-request event for a raw request. */
+export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFrontEvent {
+  const { uri, query } = splitTarget(raw.target);
+  const headers: Fields = {};
+  const cookies: Fields = {};
+  for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
+    const name = (raw.rawHeaders[i] as string).toLowerCase();
+    const value = raw.rawHeaders[i + 1] as string;
+    if (name === 'cookie') parseCookies(cookies, value);
+    else add(headers, name, value);
+  }
+  return {
+    version: '1.0',
+    context: {
+      distributionDomainName: 'localhost',
+      distributionId: 'LOCAL',
+      eventType: 'viewer-request',
+      requestId,
+    },
+    viewer: { ip: raw.remoteAddress },
+    request: { method: raw.method, uri, querystring: parseQuery(query), headers, cookies },
+  };
+}
+
+/** The viewer-response event: the request as the viewer-request function left it, and the origin's answer. */
+export function viewerResponseEvent(request: CloudFrontEvent, response: CloudFrontResponse): CloudFrontEvent {
+  return { ...request, context: { ...request.context, eventType: 'viewer-response' }, response };
+}
+
+/** The first value of a field, or all of its values. */
+export function values(field: Field | undefined): string[] {
+  if (!field) return [];
+  return field.multiValue ? field.multiValue.map((v) => v.value) : [field.value];
+}

@@ -1,0 +1,38 @@
+/**
+ * Helpers shared by the two CloudFront Functions. This code runs in cloudfront-js-2.0: no destructuring,
+ * spread, classes, for-of, optional chaining or `??` (the bundle check refuses them), and it must stay small.
+ */
+import cf from 'cloudfront';
+import { HEADER_VALUES, KVS_CORS_ORIGIN } from '../../contract/index.ts';
+import type { Fields } from './event.ts';
+
+const kvs = cf.kvs();
+
+/** Reads a key from the store; a missing key (the store rejects) or a failing read gives null. */
+export async function read(key: string): Promise<string | null> {
+  try {
+    return await kvs.get(key);
+  } catch (_error) {
+    return null;
+  }
+}
+
+/** The one allowed CORS origin, or null when CORS is off. */
+export function corsOrigin(): Promise<string | null> {
+  return read(KVS_CORS_ORIGIN);
+}
+
+/** Adds `Access-Control-Allow-Origin` when an origin is configured. */
+export function addCors(headers: Fields, origin: string | null): Fields {
+  if (origin) headers['access-control-allow-origin'] = { value: origin };
+  return headers;
+}
+
+/** The headers of every error answer: a problem document that no cache may keep. */
+export function problemHeaders(): Fields {
+  return {
+    'content-type': { value: HEADER_VALUES.problem },
+    'x-content-type-options': { value: 'nosniff' },
+    'cache-control': { value: HEADER_VALUES.noStore },
+  };
+}

@@ -1,0 +1,35 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigError } from '../builder/errors.ts';
+import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from './build.ts';
+import { type KeyValueReader, loadFunction, type SandboxedFunction } from './runtime/sandbox.ts';
+
+/**
+ * Loads a built function from `<root>/dist/gateway` into the local runtime. Fails with a clear reason when
+ * the bundle is missing; `onStale` hears when the function's source is newer than its bundle.
+ */
+export async function loadBuiltFunction(
+  root: string,
+  name: GatewayFunctionName,
+  options: { kvs: KeyValueReader; log?: (line: string) => void; onStale?: (message: string) => void },
+): Promise<SandboxedFunction> {
+  const path = join(root, GATEWAY_DIST, `${name}.js`);
+  let code: string;
+  try {
+    code = await readFile(path, 'utf8');
+  } catch {
+    throw new ConfigError(`${path} is missing: run npm run build first`);
+  }
+  const [built, source] = await Promise.all([
+    stat(path),
+    stat(join(root, GATEWAY_FUNCTIONS[name])).catch(() => null),
+  ]);
+  if (source && source.mtimeMs > built.mtimeMs) {
+    options.onStale?.(`${path} is older than its source: run npm run build to serve the current code`);
+  }
+  return loadFunction(code, {
+    kvs: options.kvs,
+    filename: path,
+    ...(options.log ? { log: options.log } : {}),
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * The world the gateway tests run in, made with the real builder and key store: an origin directory built
+ * from the fixtures, and two store files (without and with a CORS origin) holding the keys the case table
+ * names. Test support only.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildCatalog } from '../builder/build.ts';
+import { DEFAULT_LINKS } from '../builder/model.ts';
+import { writeOriginDir } from '../builder/output.ts';
+import { FileSource } from '../builder/sources/file.ts';
+import { KVS_CORS_ORIGIN, ORIGIN_FILES } from '../contract/index.ts';
+import { FileKeyValueStore } from '../keys/file-store.ts';
+import { generateKey, hashKey, storeKeyOf } from '../keys/keys.ts';
+import { issueKey } from '../keys/manage.ts';
+import { ROOT, scratchDir } from '../testing/cli.ts';
+import { type OriginObjectName, PARTNER_ORIGIN, type RequestCase } from './cases.ts';
+
+export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | 'forged';
+
+export interface TestWorld {
+  readonly dir: string;
+  readonly originDir: string;
+  /** Store files: `plain` has no CORS origin, `cors` allows {@link PARTNER_ORIGIN}. */
+  readonly stores: { readonly plain: string; readonly cors: string };
+  readonly keys: Readonly<Record<KeyName, string>>;
+  readonly objects: Readonly<Record<OriginObjectName, Buffer>>;
+  remove(): Promise<void>;
+}
+
+const OBJECT_FILES: Record<OriginObjectName, string> = {
+  all: ORIGIN_FILES.all,
+  running: ORIGIN_FILES.running,
+  strength: ORIGIN_FILES.strength,
+  openapi: ORIGIN_FILES.openapi,
+};
+
+/** Builds the fixtures' origin and the key stores in a scratch directory. */
+export async function createTestWorld(): Promise<TestWorld> {
+  const { dir, remove } = await scratchDir('catalog-gateway-');
+  const originDir = join(dir, 'origin');
+  const result = await buildCatalog(new FileSource(join(ROOT, 'fixtures/plans.json')), {
+    links: DEFAULT_LINKS,
+    skipInvalid: false,
+    now: new Date(),
+    openapiTemplate: await readFile(join(ROOT, 'openapi.yaml'), 'utf8'),
+  });
+  await writeOriginDir(originDir, result.files);
+
+  const plain = new FileKeyValueStore(join(dir, 'kvs.json'));
+  const now = new Date();
+  const hour = 3_600_000;
+  const valid = (await issueKey(plain, { partner: 'acme', now })).key;
+  const other = (await issueKey(plain, { partner: 'globex', now })).key;
+  const expiring = (
+    await issueKey(plain, { partner: 'initech', now, expires: new Date(now.getTime() + hour) })
+  ).key;
+  const expired = (
+    await issueKey(plain, {
+      partner: 'umbrella',
+      now: new Date(now.getTime() - 2 * hour),
+      expires: new Date(now.getTime() - hour),
+    })
+  ).key;
+  const revoked = (await issueKey(plain, { partner: 'hooli', now })).key;
+  await plain.update((entries) => {
+    entries.delete(storeKeyOf(hashKey(revoked)));
+  });
+  const cors = new FileKeyValueStore(join(dir, 'kvs-cors.json'));
+  const entries = await plain.read();
+  await cors.update((target) => {
+    for (const [k, v] of entries) target.set(k, v);
+    target.set(KVS_CORS_ORIGIN, PARTNER_ORIGIN);
+  });
+
+  const objects = {} as Record<OriginObjectName, Buffer>;
+  for (const [name, file] of Object.entries(OBJECT_FILES)) {
+    objects[name as OriginObjectName] = await readFile(join(originDir, file));
+  }
+  return {
+    dir,
+    originDir,
+    stores: { plain: plain.name, cors: cors.name },
+    keys: { valid, other, expiring, expired, revoked, forged: generateKey() },
+    objects,
+    remove,
+  };
+}
+
+/** The strong ETag of an origin object, as S3 (and the local origin) compute it. */
+export function etagOf(body: Buffer): string {
+  return `"${createHash('md5').update(body).digest('hex')}"`;
+}
+
+/** Replaces the placeholders of a case (`{valid}`, `{etag:running}`…) with the world's values. */
+export function resolvePlaceholders(text: string, world: TestWorld): string {
+  return text.replace(/\{(etag:)?([a-z]+)\}/g, (match, etag: string | undefined, name: string) => {
+    if (etag) return etagOf(world.objects[name as OriginObjectName]);
+    return (world.keys as Record<string, string>)[name] ?? match;
+  });
+}
+
+/** A case's request with its placeholders resolved. */
+export function resolveCase(testCase: RequestCase, world: TestWorld) {
+  return {
+    method: testCase.method,
+    target: resolvePlaceholders(testCase.target, world),
+    headers: (testCase.headers ?? []).map(
+      ([name, value]) => [name, resolvePlaceholders(value, world)] as const,
+    ),
+  };
+}
