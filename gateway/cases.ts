@@ -65,18 +65,17 @@ const notAllowed = (
 const unauthorized = (
   name: string,
   target: string,
-  headers: RequestCase['headers'],
+  headers: readonly (readonly [string, string])[],
   extra: Partial<RequestCase> = {},
-) =>
-  ({
-    name,
-    method: 'GET',
-    target,
-    headers,
-    status: 401,
-    body: 'unauthorized',
-    ...extra,
-  }) satisfies RequestCase;
+): RequestCase => ({
+  name,
+  method: 'GET',
+  target,
+  headers,
+  status: 401,
+  body: 'unauthorized',
+  ...extra,
+});
 const badDiscipline = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
   name,
   method: 'GET',
@@ -91,7 +90,7 @@ const ok = (
   target: string,
   body: 'all' | 'running' | 'strength',
   extra: Partial<RequestCase> = {},
-) => ({ name, method: 'GET', target, headers: [VALID], status: 200, body, ...extra }) satisfies RequestCase;
+): RequestCase => ({ name, method: 'GET', target, headers: [VALID], status: 200, body, ...extra });
 
 const CORS_PREFLIGHT = {
   'access-control-allow-origin': PARTNER_ORIGIN,

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../testing/cli.ts';
 import { type Answer, describeCaseTable } from '../cases.suite.ts';
 import { loadFunction } from '../runtime/sandbox.ts';
@@ -32,7 +31,7 @@ describeCaseTable('the request-case table against the bundles in the local runti
   const edges = { plain: await edgeFor(world, 'plain'), cors: await edgeFor(world, 'cors') };
   return {
     async send(request, store) {
-      const rawHeaders = request.headers.flatMap(([name, value]) => [name, value]);
+      const rawHeaders = request.headers.flat();
       const response = await edges[store].handle({
         method: request.method,
         target: request.target,
