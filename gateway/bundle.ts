@@ -4,7 +4,7 @@
  * the syntax the runtime supports (checked on the syntax tree, not by a regular expression), at most 10 KB.
  */
 import { Parser } from 'acorn';
-import { full } from 'acorn-walk';
+import { fullAncestor } from 'acorn-walk';
 import { type BuildOptions, build, transform } from 'esbuild';
 
 /** CloudFront's limit on function code, in bytes (not adjustable). */
@@ -87,8 +87,9 @@ export function checkFunctionCode(code: string): string[] {
   }
   const at = (node: AnyNode) => `at offset ${node.start}`;
   const topLevel = new Set(program.body as AnyNode[]);
-  full(program as never, (raw) => {
+  fullAncestor(program as never, (raw, _state, ancestors) => {
     const node = raw as unknown as AnyNode;
+    const parent = ancestors[ancestors.length - 2] as unknown as AnyNode | undefined;
     if (!ALLOWED.has(node.type)) {
       problems.push(`${node.type} ${at(node)} is not supported by cloudfront-js-2.0`);
       return;
@@ -151,6 +152,26 @@ export function checkFunctionCode(code: string): string[] {
             );
           }
         }
+        break;
+      }
+      case 'AwaitExpression':
+        if (
+          (parent?.type === 'CallExpression' || parent?.type === 'NewExpression') &&
+          parent.callee !== raw
+        ) {
+          problems.push(`await inside call arguments ${at(node)} is refused by njs`);
+        }
+        break;
+      case 'Identifier': {
+        // `require` may only be called directly with a module name; any other use (typeof require,
+        // require.apply, passing it around) is how a bundler's dynamic-require shim looks.
+        if (node.name !== 'require' || !parent) break;
+        const isKey =
+          (parent.type === 'MemberExpression' && parent.property === raw && !parent.computed) ||
+          (parent.type === 'Property' && parent.key === raw && !parent.computed);
+        const isDirectCall = parent.type === 'CallExpression' && parent.callee === raw;
+        if (!isKey && !isDirectCall)
+          problems.push(`a reference to require ${at(node)} that is not a require("module") call`);
         break;
       }
       case 'NewExpression': {
@@ -217,6 +238,9 @@ export async function bundleFunction(entry: string): Promise<string> {
     charset: 'utf8',
     logLevel: 'silent',
     ...SYNTAX,
+  }).catch((error: { errors?: { text: string }[] }) => {
+    const reasons = error.errors?.map((e) => e.text).join('; ') ?? String(error);
+    throw new FunctionBundleError(`${entry}: ${reasons}`, { cause: error });
   });
   let code = result.outputFiles?.[0]?.text ?? '';
   if (!EXPORT_TAIL.test(code)) {

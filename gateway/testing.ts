@@ -15,7 +15,12 @@ import { FileKeyValueStore } from '../keys/file-store.ts';
 import { generateKey, hashKey, storeKeyOf } from '../keys/keys.ts';
 import { issueKey } from '../keys/manage.ts';
 import { ROOT, scratchDir } from '../testing/cli.ts';
+import type { Answer } from './cases.suite.ts';
 import { type OriginObjectName, PARTNER_ORIGIN, type RequestCase } from './cases.ts';
+import { Edge, type EdgeResponse } from './edge/edge.ts';
+import { DirectoryOrigin } from './edge/origin.ts';
+import { WatchedKeyValueStore } from './edge/store.ts';
+import { loadFunction } from './runtime/sandbox.ts';
 
 export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | 'forged';
 
@@ -110,4 +115,24 @@ export function resolveCase(testCase: RequestCase, world: TestWorld) {
       ([name, value]) => [name, resolvePlaceholders(value, world)] as const,
     ),
   };
+}
+
+/** The built bundles (npm run build), loaded into the local runtime over a world's store. */
+export async function edgeFor(world: TestWorld, store: 'plain' | 'cors'): Promise<Edge> {
+  const kvs = new WatchedKeyValueStore(world.stores[store]);
+  await kvs.load();
+  const code = (name: string) => readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
+  return new Edge({
+    viewerRequest: loadFunction(await code('viewer-request'), { kvs }),
+    viewerResponse: loadFunction(await code('viewer-response'), { kvs }),
+    origin: new DirectoryOrigin(world.originDir),
+  });
+}
+
+/** An edge response as a client would see it (multiple values joined). */
+export function toAnswer(response: EdgeResponse): Answer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers))
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  return { status: response.status, headers, body: response.body };
 }

@@ -1,6 +1,7 @@
 /** Test helpers: run the real `catalog` command and make scratch directories. */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,4 +56,112 @@ export async function scratchDir(
 ): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A running `catalog serve` child process. */
+export interface ServeProcess {
+  /** `http://127.0.0.1:PORT` */
+  readonly url: string;
+  /** Every stderr line so far (access log lines are JSON). */
+  readonly lines: string[];
+  /** Stops the server with SIGTERM and resolves with its exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `catalog serve …args --port 0` and resolves once it listens. Rejects (and kills the child) if it
+ * exits or has not announced its address within `timeoutMs`.
+ */
+export function startServe(
+  args: readonly string[],
+  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CATALOG_BIN, 'serve', '--port', '0', ...args], {
+    cwd: ROOT,
+    env: cleanEnv(options.env ?? {}),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`catalog serve did not start: ${lines.join('\n')}`));
+    }, options.timeoutMs ?? 20_000);
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const line of parts) {
+        lines.push(line);
+        const match = /listening on (http:\/\/\S+)/.exec(line);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve({
+            url: match[1],
+            lines,
+            stop: async () => {
+              if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`catalog serve exited with ${code}: ${lines.join('\n')}${buffered}`));
+    });
+  });
+}
+
+/** An HTTP answer as a client sees it: header names lowercase, repeated headers joined with ", ". */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+/**
+ * Sends one request with `node:http`, the target exactly as given (raw path and query) and the headers in
+ * the given order and case (repeats allowed). No redirects, no decompression.
+ */
+export function httpRequest(
+  baseUrl: string,
+  request: {
+    method: string;
+    target: string;
+    headers?: readonly (readonly [string, string])[];
+    agent?: import('node:http').Agent;
+  },
+): Promise<HttpAnswer> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpModule.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: request.method,
+        path: request.target,
+        // With raw (array) headers Node adds no Host header of its own.
+        headers: [['Host', url.host] as const, ...(request.headers ?? [])].flat() as string[],
+        ...(request.agent ? { agent: request.agent } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks) });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -80,6 +80,14 @@ export function pickEncoding(acceptEncoding: string): 'br' | 'gzip' | null {
   return null;
 }
 
+/** Request ids: unique per process without a random draw per request. */
+const ID_PREFIX = randomBytes(6).toString('hex').toUpperCase();
+let idCounter = 0;
+function nextId(): string {
+  idCounter += 1;
+  return `${ID_PREFIX}${idCounter.toString(16).toUpperCase().padStart(8, '0')}`;
+}
+
 /** The local edge; one per server, reused across requests like a warm CloudFront function. */
 export class Edge {
   readonly #options: EdgeOptions;
@@ -91,7 +99,7 @@ export class Edge {
   }
 
   async handle(raw: RawRequest): Promise<EdgeResponse> {
-    const event = viewerRequestEvent(raw, randomBytes(12).toString('base64url'));
+    const event = viewerRequestEvent(raw, nextId());
     let result: CloudFrontRequest | CloudFrontResponse;
     try {
       result = await this.#options.viewerRequest.run(event);
@@ -127,7 +135,7 @@ export class Edge {
         'last-modified': { value: object.lastModified.toUTCString() },
         'accept-ranges': { value: 'bytes' },
         server: { value: 'AmazonS3' },
-        'x-amz-request-id': { value: randomBytes(8).toString('hex').toUpperCase() },
+        'x-amz-request-id': { value: nextId() },
       },
     };
     if (object.cacheControl) originResponse.headers['cache-control'] = { value: object.cacheControl };

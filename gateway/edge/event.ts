@@ -1,6 +1,7 @@
 /**
  * Builds CloudFront Functions events from raw HTTP requests exactly as CloudFront shapes them: lowercase
- * header names, repeats collapsed into `multiValue` (the first value also in `value`), cookies apart, and
+ * header names, repeats collapsed into `multiValue` (the first value also in `value`), cookies apart,
+ * hop-by-hop headers left out, and
  * query-string names and values exactly as sent (still percent-encoded; `?a` gives an empty value).
  */
 import type { CloudFrontEvent, CloudFrontResponse, Field, Fields } from '../functions/event.ts';
@@ -14,6 +15,17 @@ export interface RawRequest {
   readonly rawHeaders: readonly string[];
   readonly remoteAddress: string;
 }
+
+/** Hop-by-hop headers: they concern one connection, and CloudFront does not pass them to functions. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 function add(fields: Fields, name: string, value: string): void {
   const existing = fields[name];
@@ -72,7 +84,7 @@ export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFro
     const name = (raw.rawHeaders[i] as string).toLowerCase();
     const value = raw.rawHeaders[i + 1] as string;
     if (name === 'cookie') parseCookies(cookies, value);
-    else add(headers, name, value);
+    else if (!HOP_BY_HOP.has(name)) add(headers, name, value);
   }
   return {
     version: '1.0',

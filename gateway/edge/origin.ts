@@ -29,18 +29,26 @@ const CONTENT_TYPES: Record<string, string> = {
   '.yaml': HEADER_VALUES.yaml,
 };
 
-/** A directory of files, cached in memory until a file's size, time or inode changes. */
+/**
+ * A directory of files, cached in memory until a file's size, time or inode changes. A file is looked at
+ * (one `stat`) at most every `recheckMs`, so a new build or a removed file shows within that time while a
+ * busy edge does not pay a system call per request.
+ */
 export class DirectoryOrigin implements Origin {
   readonly name: string;
   readonly #root: string;
-  readonly #cache = new Map<string, { version: string; object: OriginObject }>();
+  readonly #recheckMs: number;
+  readonly #cache = new Map<string, { version: string; object: OriginObject; checkedAt: number }>();
 
-  constructor(root: string) {
+  constructor(root: string, options: { recheckMs?: number } = {}) {
     this.#root = resolve(root);
     this.name = root;
+    this.#recheckMs = options.recheckMs ?? 100;
   }
 
   async get(key: string): Promise<OriginObject | null> {
+    const recent = this.#cache.get(key);
+    if (recent && performance.now() - recent.checkedAt < this.#recheckMs) return recent.object;
     const path = resolve(this.#root, key);
     if (!path.startsWith(this.#root + sep)) return null;
     let info: Awaited<ReturnType<typeof stat>>;
@@ -55,10 +63,16 @@ export class DirectoryOrigin implements Origin {
       }
       throw error;
     }
-    if (!info.isFile()) return null;
+    if (!info.isFile()) {
+      this.#cache.delete(key);
+      return null;
+    }
     const version = `${info.mtimeMs}:${info.size}:${info.ino}`;
     const cached = this.#cache.get(key);
-    if (cached?.version === version) return cached.object;
+    if (cached?.version === version) {
+      cached.checkedAt = performance.now();
+      return cached.object;
+    }
     let body: Buffer;
     try {
       body = await readFile(path);
@@ -76,7 +90,7 @@ export class DirectoryOrigin implements Origin {
       contentType,
       cacheControl: contentType === HEADER_VALUES.problem ? HEADER_VALUES.noStore : HEADER_VALUES.cacheable,
     };
-    this.#cache.set(key, { version, object });
+    this.#cache.set(key, { version, object, checkedAt: performance.now() });
     return object;
   }
 }

@@ -28,9 +28,17 @@ export interface EdgeServerOptions {
 }
 
 /** Title-cases a header name the way CloudFront writes them (`content-type` → `Content-Type`; `ETag`). */
+const headerNames = new Map<string, string>([['etag', 'ETag']]);
 function headerName(name: string): string {
-  if (name === 'etag') return 'ETag';
-  return name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+  let written = headerNames.get(name);
+  if (written === undefined) {
+    written = name.replace(
+      /(^|-)([a-z])/g,
+      (_m, dash: string, letter: string) => dash + letter.toUpperCase(),
+    );
+    if (headerNames.size < 256) headerNames.set(name, written);
+  }
+  return written;
 }
 
 function send(res: ServerResponse, answer: EdgeResponse, head: boolean): void {

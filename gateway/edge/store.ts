@@ -64,11 +64,16 @@ export class WatchedKeyValueStore implements KeyValueReader {
     return this.#loading;
   }
 
-  async get(key: string): Promise<string> {
-    await this.#refresh();
-    const value = this.#entries.get(key);
-    if (value === undefined) throw new Error(`key not found: ${key}`);
-    return value;
+  get(key: string): Promise<string> {
+    const lookup = () => {
+      const value = this.#entries.get(key);
+      return value === undefined
+        ? Promise.reject(new Error(`key not found: ${key}`))
+        : Promise.resolve(value);
+    };
+    // Most calls need no check of the file: answer from memory without an extra await.
+    if (Date.now() - this.#checkedAt < this.#checkIntervalMs) return lookup();
+    return this.#refresh().then(lookup);
   }
 
   async exists(key: string): Promise<boolean> {

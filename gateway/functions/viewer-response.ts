@@ -8,6 +8,8 @@ import type { CloudFrontEvent, CloudFrontResponse } from './event.ts';
 import { addCors, corsOrigin } from './shared.ts';
 
 export async function handler(event: CloudFrontEvent): Promise<CloudFrontResponse> {
+  // Read the store first: njs (and so, likely, the CloudFront runtime) refuses `await` inside call arguments.
+  const origin = await corsOrigin();
   const response = event.response as CloudFrontResponse;
   const headers = response.headers;
   const names = Object.keys(headers);
@@ -25,6 +27,6 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRespons
     headers['content-type'] = { value: HEADER_VALUES.json };
     headers.vary = { value: 'X-Api-Key' };
   }
-  addCors(headers, await corsOrigin());
+  addCors(headers, origin);
   return response;
 }

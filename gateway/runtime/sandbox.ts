@@ -203,14 +203,17 @@ function checkResult(result: unknown, event: CloudFrontEvent): CloudFrontRequest
   if (viewerResponse && !isResponse) throw new FunctionError('viewer-response must return a response');
   const headers = ((result as { headers?: unknown }).headers ?? {}) as Record<string, unknown>;
   checkFields(headers, 'header');
-  for (const name of Object.keys(headers)) {
-    if (isDisallowed(name)) throw new FunctionError(`the function set the disallowed header "${name}"`);
-  }
   const original =
     (viewerResponse ? event.response?.headers : isResponse ? undefined : event.request.headers) ?? {};
+  for (const name of Object.keys(headers)) {
+    if (isDisallowed(name) && !sameField(headers[name], original[name])) {
+      throw new FunctionError(`the function set the disallowed header "${name}"`);
+    }
+  }
   for (const name of viewerResponse ? READ_ONLY_IN_RESPONSE : isResponse ? [] : READ_ONLY_IN_REQUEST) {
-    if (!sameField(headers[name], original[name]))
+    if (!sameField(headers[name], original[name])) {
       throw new FunctionError(`the function changed the read-only header "${name}"`);
+    }
   }
   if (isResponse) {
     const response = result as CloudFrontResponse;

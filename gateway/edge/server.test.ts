@@ -1,0 +1,190 @@
+import { copyFile, rename, rm, writeFile } from 'node:fs/promises';
+import { Agent } from 'node:http';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileKeyValueStore } from '../../keys/file-store.ts';
+import { issueKey } from '../../keys/manage.ts';
+import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
+import { describeCaseTable } from '../cases.suite.ts';
+import { createTestWorld, type TestWorld } from '../testing.ts';
+
+describeCaseTable('the request-case table over HTTP against catalog serve', async (world) => {
+  const servers = {
+    plain: await startServe(['--origin', world.originDir, '--store', world.stores.plain]),
+    cors: await startServe(['--origin', world.originDir, '--store', world.stores.cors]),
+  };
+  return {
+    send: (request, store) => httpRequest(servers[store].url, request),
+    async close() {
+      await Promise.all([servers.plain.stop(), servers.cors.stop()]);
+    },
+  };
+});
+
+/** Polls `check` until it returns true or `ms` pass; returns the time it took. */
+async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < ms) {
+    if (await check()) return Date.now() - started;
+    await sleep(25);
+  }
+  throw new Error(`not within ${ms} ms`);
+}
+
+describe('catalog serve', () => {
+  let world: TestWorld;
+  let server: ServeProcess;
+  let storePath: string;
+  beforeAll(async () => {
+    world = await createTestWorld();
+    storePath = join(world.dir, 'live-kvs.json');
+    await copyFile(world.stores.plain, storePath);
+    server = await startServe(['--origin', world.originDir, '--store', storePath]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await world?.remove();
+  });
+
+  const get = (target: string, key?: string) =>
+    httpRequest(server.url, {
+      method: 'GET',
+      target,
+      headers: key === undefined ? [] : [['X-Api-Key', key]],
+    });
+
+  it('logs one JSON line per request with the partner label and never the key', async () => {
+    const before = server.lines.length;
+    expect((await get('/api/plans?discipline=running', world.keys.valid)).status).toBe(200);
+    expect((await get('/api/plans?discipline=walking', world.keys.other)).status).toBe(400);
+    await within(2000, async () => server.lines.length >= before + 2);
+    const entries = server.lines.slice(before).map((line) => JSON.parse(line));
+    expect(entries).toMatchObject([
+      {
+        method: 'GET',
+        path: '/api/plans',
+        status: 200,
+        partner: 'acme',
+        bytes: world.objects.running.length,
+      },
+      { method: 'GET', path: '/api/plans', status: 400, partner: null },
+    ]);
+    expect(typeof entries[0].ms).toBe('number');
+    const log = server.lines.join('\n');
+    for (const key of Object.values(world.keys)) expect(log).not.toContain(key);
+  });
+
+  it('accepts a key issued while it runs within a second', async () => {
+    const issued = await issueKey(new FileKeyValueStore(storePath), { partner: 'newcomer', now: new Date() });
+    const took = await within(1000, async () => (await get('/api/plans', issued.key)).status === 200);
+    expect(took).toBeLessThan(1000);
+  });
+
+  it('keeps the last good key store when the file is replaced with garbage, and logs the error', async () => {
+    const good = `${storePath}.good`;
+    await copyFile(storePath, good);
+    await writeFile(`${storePath}.new`, '{"data": [ this is not json');
+    await rename(`${storePath}.new`, storePath);
+    // The store is checked when requests come in: keep asking until the error shows in the log.
+    await within(2000, async () => {
+      expect((await get('/api/plans', world.keys.valid)).status).toBe(200);
+      return server.lines.some((line) => line.includes('keeping the last good key store'));
+    });
+    expect((await get('/api/plans', world.keys.valid)).status).toBe(200);
+    expect((await get('/api/plans', world.keys.forged)).status).toBe(401);
+    await rename(good, storePath);
+  });
+
+  it('answers 500 with the problem page while an origin object is missing, and 200 again once it is back', async () => {
+    const file = join(world.originDir, 'catalog-strength.json');
+    await rename(file, `${file}.away`);
+    try {
+      // The origin looks at a file at most every 100 ms.
+      let missing = await get('/api/plans?discipline=strength', world.keys.valid);
+      await within(1000, async () => {
+        missing = await get('/api/plans?discipline=strength', world.keys.valid);
+        return missing.status !== 200;
+      });
+      expect(missing.status).toBe(500);
+      expect(missing.headers['content-type']).toBe('application/problem+json');
+      expect(missing.headers['cache-control']).toBe('no-store');
+      expect(missing.headers['x-content-type-options']).toBe('nosniff');
+      expect(JSON.parse(missing.body.toString())).toMatchObject({
+        status: 500,
+        title: 'Internal Server Error',
+      });
+    } finally {
+      await rename(`${file}.away`, file);
+    }
+    let back = await get('/api/plans?discipline=strength', world.keys.valid);
+    await within(1000, async () => {
+      back = await get('/api/plans?discipline=strength', world.keys.valid);
+      return back.status === 200;
+    });
+    expect(back.status).toBe(200);
+    expect(back.body.equals(world.objects.strength)).toBe(true);
+  });
+
+  it('serves the built-in problem document when even errors/500.json is missing', async () => {
+    const page = join(world.originDir, 'errors/500.json');
+    const catalog = join(world.originDir, 'catalog.json');
+    await rename(page, `${page}.away`);
+    await rename(catalog, `${catalog}.away`);
+    try {
+      let answer = await get('/api/plans', world.keys.valid);
+      await within(1000, async () => {
+        answer = await get('/api/plans', world.keys.valid);
+        return answer.status !== 200;
+      });
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(answer.body.toString())).toMatchObject({ status: 500 });
+    } finally {
+      await rename(`${page}.away`, page);
+      await rename(`${catalog}.away`, catalog);
+    }
+  });
+
+  it('keeps connections alive across requests', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) {
+        answers.push(await httpRequest(server.url, { method: 'GET', target: '/openapi.yaml', agent }));
+      }
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      expect(answers[0]?.headers.connection).toBe('keep-alive');
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('answers 431 to an oversized header and 4xx to an oversized URL, and keeps serving', async () => {
+    const big = await httpRequest(server.url, {
+      method: 'GET',
+      target: '/api/plans',
+      headers: [['X-Filler', 'x'.repeat(64 * 1024)]],
+    });
+    expect(big.status).toBe(431);
+    const long = await httpRequest(server.url, {
+      method: 'GET',
+      target: `/api/plans?q=${'y'.repeat(1024 * 1024)}`,
+    });
+    expect(long.status).toBeGreaterThanOrEqual(400);
+    expect(long.status).toBeLessThan(500);
+    expect((await get('/openapi.yaml')).status).toBe(200);
+  });
+});
+
+describe('stopping catalog serve', () => {
+  it('exits cleanly on SIGTERM', async () => {
+    const world = await createTestWorld();
+    try {
+      const server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
+      expect((await httpRequest(server.url, { method: 'GET', target: '/openapi.yaml' })).status).toBe(200);
+      expect(await server.stop()).toBe(0);
+    } finally {
+      await rm(world.dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * Runs both built functions under Debian's njs — a second, stricter JavaScript engine — on the events of the
+ * request-case table, and checks that njs and the local runtime give exactly the same results, which are the
+ * ones the table expects. `.ci/run` installs njs; this suite runs in `npm run test:system`.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../testing/cli.ts';
+import { REQUEST_CASES, viewerRequestOutcome } from './cases.ts';
+import { viewerRequestEvent, viewerResponseEvent } from './edge/event.ts';
+import { WatchedKeyValueStore } from './edge/store.ts';
+import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from './functions/event.ts';
+import { loadFunction } from './runtime/sandbox.ts';
+import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
+
+const run = promisify(execFile);
+
+/** The `cloudfront` module for njs: a KeyValueStore over fixed data, rejecting missing keys like the real one. */
+function cloudfrontStub(entries: Map<string, string>): string {
+  return `var DATA = ${JSON.stringify(Object.fromEntries(entries))};
+export default { kvs: function () { return {
+  get: function (k) { return Object.prototype.hasOwnProperty.call(DATA, k) ? Promise.resolve(DATA[k]) : Promise.reject(new Error('key not found')); },
+  exists: function (k) { return Promise.resolve(Object.prototype.hasOwnProperty.call(DATA, k)); }
+}; } };
+`;
+}
+
+/** Runs a bundle under njs on each event, in order; returns what each call resolved to (or its error). */
+async function runUnderNjs(
+  dir: string,
+  bundle: string,
+  events: CloudFrontEvent[],
+  store: Map<string, string>,
+) {
+  const stubs = join(dir, `stubs-${Math.random().toString(36).slice(2)}`);
+  await mkdir(stubs);
+  await writeFile(join(stubs, 'cloudfront'), cloudfrontStub(store));
+  const script = join(dir, `drive-${Math.random().toString(36).slice(2)}.mjs`);
+  await writeFile(
+    script,
+    `${bundle}
+var EVENTS = ${JSON.stringify(events)};
+var i = 0;
+function next() {
+  if (i >= EVENTS.length) return;
+  handler(EVENTS[i++]).then(function (r) { console.log(JSON.stringify(r)); next(); },
+    function (e) { console.log(JSON.stringify({ njsError: String(e) })); next(); });
+}
+next();
+`,
+  );
+  const { stdout } = await run('njs', ['-t', 'module', '-p', stubs, script], { maxBuffer: 64 * 1024 * 1024 });
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe('the built functions under njs', () => {
+  let world: TestWorld;
+  const bundles: Record<string, string> = {};
+  const stores: Record<'plain' | 'cors', Map<string, string>> = { plain: new Map(), cors: new Map() };
+  beforeAll(async () => {
+    world = await createTestWorld();
+    for (const name of ['viewer-request', 'viewer-response']) {
+      bundles[name] = await readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
+    }
+    stores.plain = new Map(
+      JSON.parse(await readFile(world.stores.plain, 'utf8')).data.map((e: { key: string; value: string }) => [
+        e.key,
+        e.value,
+      ]),
+    );
+    stores.cors = new Map(
+      JSON.parse(await readFile(world.stores.cors, 'utf8')).data.map((e: { key: string; value: string }) => [
+        e.key,
+        e.value,
+      ]),
+    );
+  });
+  afterAll(() => world?.remove());
+
+  /** The cases of one store, with their viewer-request events. */
+  function eventsFor(store: 'plain' | 'cors') {
+    const cases = REQUEST_CASES.filter((c) => (c.cors ? 'cors' : 'plain') === store);
+    const events = cases.map((c, i) => {
+      const r = resolveCase(c, world);
+      return viewerRequestEvent(
+        { method: r.method, target: r.target, rawHeaders: r.headers.flat(), remoteAddress: '203.0.113.9' },
+        `req-${i}`,
+      );
+    });
+    return { cases, events };
+  }
+
+  for (const store of ['plain', 'cors'] as const) {
+    it(`viewer-request gives the table's outcomes, exactly as the local runtime (${store} store)`, async () => {
+      const { cases, events } = eventsFor(store);
+      const kvs = new WatchedKeyValueStore(world.stores[store]);
+      await kvs.load();
+      const sandbox = loadFunction(bundles['viewer-request'] as string, { kvs });
+      const expected = await Promise.all(events.map((e) => sandbox.run(e)));
+      const actual = await runUnderNjs(world.dir, bundles['viewer-request'] as string, events, stores[store]);
+      expect(actual).toHaveLength(events.length);
+      cases.forEach((testCase, i) => {
+        const got = actual[i] as Record<string, unknown>;
+        expect(got.njsError, testCase.name).toBeUndefined();
+        expect(got, testCase.name).toEqual(JSON.parse(JSON.stringify(expected[i])));
+        const outcome = viewerRequestOutcome(testCase);
+        if ('status' in outcome) expect(got.statusCode, testCase.name).toBe(outcome.status);
+        else expect((got as unknown as CloudFrontRequest).uri, testCase.name).toBe(outcome.uri);
+      });
+    });
+
+    it(`viewer-response sets the same headers under njs as in the local runtime (${store} store)`, async () => {
+      const { cases, events } = eventsFor(store);
+      const kvs = new WatchedKeyValueStore(world.stores[store]);
+      await kvs.load();
+      const request = loadFunction(bundles['viewer-request'] as string, { kvs });
+      const response = loadFunction(bundles['viewer-response'] as string, { kvs });
+      const passed: CloudFrontEvent[] = [];
+      for (const [i, event] of events.entries()) {
+        const result = await request.run(event);
+        if ('statusCode' in result) continue;
+        const origin: CloudFrontResponse = {
+          statusCode: 200,
+          statusDescription: 'OK',
+          headers: {
+            'content-type': { value: 'application/octet-stream' },
+            etag: { value: `"${i}"` },
+            server: { value: 'AmazonS3' },
+            'x-amz-request-id': { value: 'ABC' },
+            'x-amz-meta-plans-hash': { value: 'f00' },
+            'access-control-allow-origin': { value: '*' },
+          },
+        };
+        passed.push(viewerResponseEvent({ ...event, request: result }, origin));
+      }
+      expect(passed.length).toBeGreaterThan(cases.length / 5);
+      const expected = await Promise.all(passed.map((e) => response.run(e)));
+      const actual = await runUnderNjs(
+        world.dir,
+        bundles['viewer-response'] as string,
+        passed,
+        stores[store],
+      );
+      expect(actual).toEqual(JSON.parse(JSON.stringify(expected)));
+      for (const answer of actual) {
+        const headers = answer.headers as Record<string, { value: string }>;
+        expect(headers.server).toBeUndefined();
+        expect(Object.keys(headers).some((h) => h.startsWith('x-amz-'))).toBe(false);
+        expect(headers['x-content-type-options']?.value).toBe('nosniff');
+        if (store === 'plain') expect(headers['access-control-allow-origin']).toBeUndefined();
+      }
+    });
+  }
+});

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+/** `npm run test:system`: suites that need programs beyond npm packages (njs, Chromium) or run long. */
+export default defineConfig({
+  test: {
+    include: ['**/*.system.test.ts'],
+    exclude: ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 1,
+  },
+});
