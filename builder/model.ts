@@ -3,7 +3,7 @@
  * and the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
  */
 import { z } from 'zod';
-import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS } from '../contract/index.ts';
+import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PROBLEMS } from '../contract/index.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Source rows (contract §1). Messages are the "rule broken" of the invalid-row report, so they read as rules.
@@ -124,8 +124,12 @@ export const SourceRow = z.object({
     .trim()
     .min(1, { error: 'must not be empty' }),
   summary: nullableText,
-  cover_url: nullableText.refine((url) => url === null || (HTTPS_URL.test(url) && URL.canParse(url)), {
-    error: 'must be an absolute https: URL or empty',
+  // Normalised to the URL's serialisation, so non-ASCII characters arrive percent-encoded (a valid URI).
+  cover_url: nullableText.transform((url, ctx) => {
+    if (url === null) return null;
+    if (HTTPS_URL.test(url) && URL.canParse(url)) return new URL(url).href;
+    ctx.addIssue({ code: 'custom', message: 'must be an absolute https: URL or empty' });
+    return z.NEVER;
   }),
   level: oneOf(LEVELS, `must be one of ${LEVELS.join(', ')} (or empty)`, 'none'),
   discipline: oneOf(DISCIPLINES, `must be exactly ${DISCIPLINES.join(' or ')}`),
@@ -149,11 +153,16 @@ export const Level = z.enum(LEVELS).meta({
 
 export const Plan = z
   .object({
-    id: z.guid().meta({ description: 'UUID in lowercase. Stable; safe to store as a foreign key.' }),
+    id: z
+      .string()
+      .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+      .meta({ format: 'uuid', description: 'UUID in lowercase. Stable; safe to store as a foreign key.' }),
     title: z.string().min(1),
     summary: z.string().nullable().meta({ description: 'One- or two-sentence description.' }),
     coverUrl: z
-      .url({ protocol: /^https$/ })
+      .string()
+      .regex(/^https:\/\/\S+$/)
+      .meta({ format: 'uri' })
       .nullable()
       .meta({
         description: 'Public image URL; null when the plan has no cover, and clients render a fallback.',
@@ -189,6 +198,25 @@ export const Catalog = z
   })
   .meta({ id: 'Catalog', description: 'The catalog response.' });
 export type Catalog = z.output<typeof Catalog>;
+
+const PROBLEM_TYPES = Object.values(PROBLEMS).map((p) => p.type) as [string, ...string[]];
+
+/** The body of every error answer: RFC 9457 problem details. */
+export const Problem = z
+  .object({
+    type: z.enum(PROBLEM_TYPES).meta({
+      description:
+        'Stable identifier of the kind of error (a tag URI, not meant to be fetched); switch on it.',
+    }),
+    title: z.string().meta({ description: 'Short summary of the kind of error.' }),
+    status: z.int().min(400).max(599).meta({ description: 'The HTTP status of the answer.' }),
+    detail: z.string().meta({ description: 'What went wrong in this case; never contains the key.' }),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details, `application/problem+json`.' });
+export type Problem = z.output<typeof Problem>;
+
+/** The schemas published in openapi.yaml (`components.schemas`), by name. */
+export const API_SCHEMAS = { Catalog, Plan, Level, Discipline, Problem } as const;
 
 // ---------------------------------------------------------------------------------------------------------
 // Build configuration (contract §2).

@@ -316,3 +316,13 @@ describe('the invalid fixtures', () => {
     ]);
   });
 });
+
+describe('cover URLs', () => {
+  it('are published as valid URIs: non-ASCII characters percent-encoded, the host lowercased', () => {
+    const { plans } = validateRows(
+      [row({ cover_url: ' https://Images.Example.com/covers/élan strength.jpg ' })],
+      links,
+    );
+    expect(plans[0]?.coverUrl).toBe('https://images.example.com/covers/%C3%A9lan%20strength.jpg');
+  });
+});

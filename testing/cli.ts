@@ -144,8 +144,13 @@ export function httpRequest(
         port: url.port,
         method: request.method,
         path: request.target,
-        // With raw (array) headers Node adds no Host header of its own.
-        headers: [['Host', url.host] as const, ...(request.headers ?? [])].flat() as string[],
+        // With raw (array) headers Node adds no Host header of its own; and like curl, a bodiless POST/PUT/PATCH
+        // says Content-Length: 0 rather than Node's default chunked encoding.
+        headers: [
+          ['Host', url.host] as const,
+          ...(['POST', 'PUT', 'PATCH'].includes(request.method) ? [['Content-Length', '0'] as const] : []),
+          ...(request.headers ?? []),
+        ].flat() as string[],
         ...(request.agent ? { agent: request.agent } : {}),
       },
       (res) => {

@@ -178,7 +178,9 @@ export class Edge {
       etag !== '' &&
       ifNoneMatchMatches(ifNoneMatch, etag)
     ) {
+      // A 304 carries the validators and caching headers, not the description of a body it does not have.
       delete headers['content-encoding'];
+      delete headers['content-type'];
       return { status: 304, headers, body: Buffer.alloc(0) };
     }
     return { status: response.statusCode, headers, body };

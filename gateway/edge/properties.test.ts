@@ -68,7 +68,10 @@ describe('the gateway under random requests', () => {
       fc.asyncProperty(request, async (r) => {
         const rawHeaders: string[] = [];
         for (const k of r.keys) {
-          rawHeaders.push('X-Api-Key', Object.hasOwn(world.keys, k) ? world.keys[k as keyof typeof world.keys] : k);
+          rawHeaders.push(
+            'X-Api-Key',
+            Object.hasOwn(world.keys, k) ? world.keys[k as keyof typeof world.keys] : k,
+          );
         }
         if (r.ifNoneMatch) rawHeaders.push('If-None-Match', r.ifNoneMatch);
         if (r.acceptEncoding) rawHeaders.push('Accept-Encoding', r.acceptEncoding);

@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROBLEMS } from '../contract/index.ts';
+import { ROOT, runCatalog, scratchDir } from '../testing/cli.ts';
+import { schemaErrors } from '../testing/openapi.ts';
+import { partnerTypes, syncOpenApi } from './openapi-schemas.ts';
+
+const CATALOG = ['components', 'schemas', 'Catalog'];
+
+describe('openapi.yaml and the model', () => {
+  it('publishes exactly the schemas of the zod model (run npm run openapi:sync after changing the model)', async () => {
+    const text = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
+    expect(syncOpenApi(text)).toBe(text);
+  });
+
+  it('ships partner types that are what openapi-typescript generates from it (npm run openapi:sync)', async () => {
+    const committed = await readFile(join(ROOT, 'partner/api.ts'), 'utf8');
+    expect(await partnerTypes(join(ROOT, 'openapi.yaml'))).toBe(committed);
+  });
+
+  it('lists every problem type the service answers with', async () => {
+    const text = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
+    for (const problem of Object.values(PROBLEMS)) expect(text).toContain(problem.type);
+  });
+});
+
+describe('the builder output against the published Catalog schema', () => {
+  it('validates all three catalog files of a fixtures build', async () => {
+    const { dir, remove } = await scratchDir();
+    try {
+      expect((await runCatalog(['build', '--out', dir])).code).toBe(0);
+      for (const file of ['catalog.json', 'catalog-running.json', 'catalog-strength.json']) {
+        const catalog = JSON.parse(await readFile(join(dir, file), 'utf8'));
+        expect(schemaErrors(CATALOG, catalog), file).toEqual([]);
+      }
+    } finally {
+      await remove();
+    }
+  });
+
+  it('rejects a catalog that breaks the contract', async () => {
+    const plan = {
+      id: '0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+      title: 'x',
+      summary: null,
+      coverUrl: null,
+      level: 'none',
+      discipline: 'running',
+      disciplineLabel: 'Outdoor',
+      weeksCount: 1,
+      daysPerWeek: null,
+      estMinutesPerSession: null,
+      webUrl: 'http://127.0.0.1:8787/plans/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+      appUrl: 'trainingplans://plan/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10',
+    };
+    const generatedAt = '2026-11-21T08:00:00.000Z';
+    expect(schemaErrors(CATALOG, { generatedAt, plans: [plan] })).toEqual([]);
+    expect(schemaErrors(CATALOG, { generatedAt, plans: [{ ...plan, level: 'expert' }] })).not.toEqual([]);
+    expect(
+      schemaErrors(CATALOG, { generatedAt, plans: [{ ...plan, coverUrl: 'http://x.example/a.jpg' }] }),
+    ).not.toEqual([]);
+    expect(schemaErrors(CATALOG, { generatedAt: 'yesterday', plans: [] })).not.toEqual([]);
+    const { daysPerWeek: _omitted, ...missing } = plan;
+    expect(schemaErrors(CATALOG, { generatedAt, plans: [missing] })).not.toEqual([]);
+  });
+});

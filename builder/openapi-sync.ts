@@ -1,0 +1,25 @@
+/**
+ * npm run openapi:sync — writes the model's schemas into openapi.yaml (see openapi-schemas.ts), then the types a
+ * partner generates from it into partner/api.ts.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { repoRoot } from '../cli/paths.ts';
+import { partnerTypes, syncOpenApi } from './openapi-schemas.ts';
+
+const root = repoRoot();
+const path = join(root, 'openapi.yaml');
+const before = await readFile(path, 'utf8');
+const after = syncOpenApi(before);
+if (after === before) console.log('openapi.yaml already matches the model');
+else {
+  await writeFile(path, after);
+  console.log('openapi.yaml: components.schemas rewritten from the model');
+}
+
+const typesPath = join(root, 'partner', 'api.ts');
+const types = await partnerTypes(path);
+if (types !== (await readFile(typesPath, 'utf8').catch(() => ''))) {
+  await writeFile(typesPath, types);
+  console.log('partner/api.ts regenerated');
+}

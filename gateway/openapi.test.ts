@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpRequest, type ServeProcess, startServe } from '../testing/cli.ts';
+import { conformanceProblems } from '../testing/openapi.ts';
+import { REQUEST_CASES } from './cases.ts';
+import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
+
+/** The path a request names, as OpenAPI sees it (no query string). */
+const pathOf = (target: string) => target.split('?')[0] ?? target;
+
+describe('every answer of catalog serve conforms to openapi.yaml', () => {
+  let world: TestWorld;
+  let servers: Record<'plain' | 'cors', ServeProcess>;
+  beforeAll(async () => {
+    world = await createTestWorld();
+    servers = {
+      plain: await startServe(['--origin', world.originDir, '--store', world.stores.plain]),
+      cors: await startServe(['--origin', world.originDir, '--store', world.stores.cors]),
+    };
+  });
+  afterAll(async () => {
+    await Promise.all([servers?.plain.stop(), servers?.cors.stop()]);
+    await world?.remove();
+  });
+
+  it.each(REQUEST_CASES.map((c) => [`${c.status} ${c.name}`, c] as const))('%s', async (_name, testCase) => {
+    const request = resolveCase(testCase, world);
+    const answer = await httpRequest(servers[testCase.cors ? 'cors' : 'plain'].url, request);
+    expect(answer.status).toBe(testCase.status);
+    expect(conformanceProblems(request.method, pathOf(request.target), answer)).toEqual([]);
+  });
+
+  it('documents the 500 answer the edge gives when the catalog is missing', async () => {
+    const { rename } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const file = join(world.originDir, 'catalog-running.json');
+    await rename(file, `${file}.away`);
+    try {
+      let answer = await httpRequest(servers.plain.url, {
+        method: 'GET',
+        target: '/api/plans?discipline=running',
+        headers: [['X-Api-Key', world.keys.valid]],
+      });
+      for (let i = 0; i < 20 && answer.status === 200; i += 1) {
+        await new Promise((r) => setTimeout(r, 50));
+        answer = await httpRequest(servers.plain.url, {
+          method: 'GET',
+          target: '/api/plans?discipline=running',
+          headers: [['X-Api-Key', world.keys.valid]],
+        });
+      }
+      expect(answer.status).toBe(500);
+      expect(conformanceProblems('GET', '/api/plans', answer)).toEqual([]);
+    } finally {
+      await rename(`${file}.away`, file);
+    }
+  });
+
+  it('would notice an answer that breaks the document', () => {
+    const catalog = {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{"plans":[]}'),
+    };
+    const problems = conformanceProblems('GET', '/api/plans', catalog);
+    expect(problems.join('\n')).toMatch(/required header Cache-Control is missing/);
+    expect(problems.join('\n')).toMatch(/generatedAt/);
+    expect(conformanceProblems('GET', '/api/plans', { ...catalog, status: 418 })).toEqual([
+      'status 418 is not documented for GET /api/plans',
+    ]);
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * Prism (`prism proxy --errors`) in front of `catalog serve`: Prism checks every answer against openapi.yaml and
+ * turns any that breaks it into a 500 with the violations in `sl-violations`. A sample of the request-case
+ * table goes through it — the requests Prism itself accepts as valid (it answers invalid ones on its own, e.g.
+ * a bad `discipline` with 422 and a missing key with 401).
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpRequest, ROOT, type ServeProcess, startServe } from '../testing/cli.ts';
+import { REQUEST_CASES, type RequestCase } from './cases.ts';
+import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
+
+const DOCUMENTED = new Set(['/api/plans', '/openapi.yaml']);
+
+/** Cases whose request is valid per the document, so that Prism forwards it to the edge. */
+function forwarded(testCase: RequestCase): boolean {
+  const [path, query = ''] = testCase.target.split('?');
+  if (!DOCUMENTED.has(path ?? '') || testCase.cors) return false;
+  if (testCase.method === 'HEAD') return false;
+  if (testCase.method === 'GET' && path === '/api/plans') {
+    const keys = (testCase.headers ?? []).filter(([name]) => name.toLowerCase() === 'x-api-key');
+    if (keys.length !== 1 || keys[0]?.[1] === '') return false;
+    // Prism matches parameter names case-insensitively and refuses repeats itself: keep only plain queries
+    // whose discipline, if any, is valid once.
+    const names = query.split('&').filter(Boolean).map((part) => (part.split('=')[0] ?? '').toLowerCase());
+    const disciplines = query.split('&').filter((part) => part.split('=')[0]?.toLowerCase() === 'discipline');
+    if (query.includes('%') || names.includes('discipline[]')) return false;
+    if (disciplines.length > 1) return false;
+    if (disciplines.length === 1 && !/^discipline=(running|strength)$/.test(disciplines[0] ?? '')) return false;
+  }
+  return true;
+}
+
+function startPrism(upstream: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(
+    join(ROOT, 'node_modules/.bin/prism'),
+    ['proxy', '--errors', join(ROOT, 'openapi.yaml'), upstream, '--host', '127.0.0.1', '--port', '0'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`prism did not start: ${output}`));
+    }, 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Prism is listening on (http:\/\/\S+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({ url: match[1], stop: () => child.kill() });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`prism exited ${code}: ${output}`)));
+  });
+}
+
+describe('catalog serve behind Prism', () => {
+  let world: TestWorld;
+  let edge: ServeProcess;
+  let prism: { url: string; stop: () => void };
+  beforeAll(async () => {
+    world = await createTestWorld();
+    edge = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
+    prism = await startPrism(edge.url);
+  });
+  afterAll(async () => {
+    prism?.stop();
+    await edge?.stop();
+    await world?.remove();
+  });
+
+  const sample = REQUEST_CASES.filter(forwarded);
+
+  it('forwards a real sample of the table', () => {
+    expect(sample.length).toBeGreaterThanOrEqual(20);
+    expect(new Set(sample.map((c) => c.status))).toEqual(new Set([200, 204, 304, 401, 405]));
+  });
+
+  it.each(sample.map((c) => [`${c.status} ${c.name}`, c] as const))('%s: no violation', async (_name, testCase) => {
+    const answer = await httpRequest(prism.url, resolveCase(testCase, world));
+    expect(answer.headers['sl-violations'], answer.headers['sl-violations']).toBeUndefined();
+    expect(answer.status, answer.body.toString()).toBe(testCase.status);
+    expect(answer.status).toBe(testCase.status);
+  });
+});

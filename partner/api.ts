@@ -1,0 +1,546 @@
+/**
+ * Generated from openapi.yaml by openapi-typescript (npm run openapi:sync). Do not edit.
+ */
+
+export interface paths {
+    "/api/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every published, approved training plan
+         * @description Returns the full catalog, or the plans of one discipline. Any query parameter other than `discipline`
+         *     is ignored and does not bypass the cache. A conditional request (`If-None-Match`) still needs a valid
+         *     key: without one the answer is 401, never 304.
+         */
+        get: operations["listPlans"];
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        /**
+         * CORS preflight
+         * @description Always 204 with no body and no key needed. The CORS headers are there only when the operator has allowed an origin.
+         */
+        options: operations["preflightPlans"];
+        /**
+         * Refused (405, no body)
+         * @description HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
+         */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Refused. */
+                405: {
+                    headers: {
+                        Allow: components["headers"]["Allow"];
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This OpenAPI 3.1 description
+         * @description No key needed. Use it to generate a client.
+         */
+        get: operations["getOpenApi"];
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        /** CORS preflight */
+        options: operations["preflightOpenApi"];
+        /**
+         * Refused (405, no body)
+         * @description HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
+         */
+        head: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Refused. */
+                405: {
+                    headers: {
+                        Allow: components["headers"]["Allow"];
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        /**
+         * Refused (405)
+         * @description Only GET and OPTIONS are accepted.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                405: components["responses"]["MethodNotAllowed"];
+            };
+        };
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /** @description The catalog response. */
+        Catalog: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC time at which the origin built this response. Not a freshness signal: a CDN copy can be about 25 hours old; never use it to decide that your cache is stale.
+             */
+            generatedAt: string;
+            /** @description The full matching set, no pagination, ordered by discipline ascending, then title ascending (stable). */
+            plans: components["schemas"]["Plan"][];
+        };
+        /**
+         * @description The discipline of a plan.
+         * @enum {string}
+         */
+        Discipline: "running" | "strength";
+        /**
+         * @description Closed enum, never null. A plan without a level is reported as `none`.
+         * @enum {string}
+         */
+        Level: "none" | "beginner" | "intermediate" | "advanced";
+        /** @description One published, approved training plan. */
+        Plan: {
+            /**
+             * Format: uuid
+             * @description UUID in lowercase. Stable; safe to store as a foreign key.
+             */
+            id: string;
+            title: string;
+            /** @description One- or two-sentence description. */
+            summary: string | null;
+            /** @description Public image URL; null when the plan has no cover, and clients render a fallback. */
+            coverUrl: string | null;
+            level: components["schemas"]["Level"];
+            discipline: components["schemas"]["Discipline"];
+            /**
+             * @description Display name of the discipline: "Workouts" for strength, "Outdoor" for running. Use this rather than capitalising `discipline`.
+             * @enum {string}
+             */
+            disciplineLabel: "Workouts" | "Outdoor";
+            /** @description Programme length in weeks. */
+            weeksCount: number;
+            daysPerWeek: number | null;
+            /** @description Estimated minutes per session. */
+            estMinutesPerSession: number | null;
+            /**
+             * Format: uri
+             * @description `{base_url}/plans/{id}`. Always safe to render as a link.
+             */
+            webUrl: string;
+            /** @description `{app_scheme}://plan/{id}`: a deep link that works only where the companion app is installed. Link with `webUrl` unless you know the app is installed. */
+            appUrl: string;
+        };
+        /** @description RFC 9457 problem details, `application/problem+json`. */
+        Problem: {
+            /**
+             * @description Stable identifier of the kind of error (a tag URI, not meant to be fetched); switch on it.
+             * @enum {string}
+             */
+            type: "tag:training-plan-catalog,2026:problem:not-found" | "tag:training-plan-catalog,2026:problem:method-not-allowed" | "tag:training-plan-catalog,2026:problem:unauthorized" | "tag:training-plan-catalog,2026:problem:invalid-discipline" | "tag:training-plan-catalog,2026:problem:internal-error";
+            /** @description Short summary of the kind of error. */
+            title: string;
+            /** @description The HTTP status of the answer. */
+            status: number;
+            /** @description What went wrong in this case; never contains the key. */
+            detail: string;
+        };
+    };
+    responses: {
+        /** @description No body. CORS headers only when an origin is allowed. */
+        Preflight: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                "Access-Control-Allow-Methods": components["headers"]["AccessControlAllowMethods"];
+                "Access-Control-Allow-Headers": components["headers"]["AccessControlAllowHeaders"];
+                "Access-Control-Max-Age": components["headers"]["AccessControlMaxAge"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `discipline` is present and not exactly one `strength` or `running`. */
+        InvalidDiscipline: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @constant */
+                    type?: "tag:training-plan-catalog,2026:problem:invalid-discipline";
+                    /** @constant */
+                    status?: 400;
+                };
+            };
+        };
+        /** @description The `X-Api-Key` header is missing, or its value is wrong, revoked or expired, or it was sent more than once. */
+        Unauthorized: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @constant */
+                    type?: "tag:training-plan-catalog,2026:problem:unauthorized";
+                    /** @constant */
+                    status?: 401;
+                };
+            };
+        };
+        /** @description Any path other than exactly `/api/plans` and `/openapi.yaml` (for example `/api/plans/` or `/catalog.json`), whatever the method. */
+        NotFound: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @constant */
+                    type?: "tag:training-plan-catalog,2026:problem:not-found";
+                    /** @constant */
+                    status?: 404;
+                };
+            };
+        };
+        /** @description Only GET and OPTIONS are accepted (HEAD included in the refusal; a HEAD answer has no body). */
+        MethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @constant */
+                    type?: "tag:training-plan-catalog,2026:problem:method-not-allowed";
+                    /** @constant */
+                    status?: 405;
+                };
+            };
+        };
+        /** @description A server-side failure. Keep serving your last good copy and retry later. (This answer comes from the CDN's error page and carries no CORS header.) */
+        InternalError: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @constant */
+                    type?: "tag:training-plan-catalog,2026:problem:internal-error";
+                    /** @constant */
+                    status?: 500;
+                };
+            };
+        };
+    };
+    parameters: {
+        /**
+         * @description Filters the catalog to one discipline; omitted means everything. The parameter name is matched after
+         *     percent-decoding and case-sensitively (`Discipline` is an unknown parameter and is ignored). When present
+         *     it must occur once with exactly `strength` or `running` (percent-encoding allowed); anything else — empty,
+         *     repeated, another case, a malformed escape — gets 400.
+         */
+        discipline: components["schemas"]["Discipline"];
+        /** @description An `ETag` from an earlier answer; a match gets 304. */
+        ifNoneMatch: string;
+    };
+    requestBodies: never;
+    headers: {
+        /** @description Shared caches may keep the answer for 300 seconds. */
+        CacheControlPublic: "public, max-age=300";
+        /** @description Error answers are never cached. */
+        CacheControlNoStore: "no-store";
+        /** @description The answer varies by key. */
+        VaryApiKey: "X-Api-Key";
+        /** @description Entity tag of this copy (weak when the body is compressed); send it back in `If-None-Match`. */
+        ETag: string;
+        /** @description When this copy of the file was written. */
+        LastModified: string;
+        NoSniff: "nosniff";
+        /** @description The methods this resource accepts. */
+        Allow: "GET, OPTIONS";
+        /** @description The one origin the operator allowed; absent when CORS is off (the default). */
+        AccessControlAllowOrigin: string;
+        /** @description Present only when an origin is allowed. */
+        AccessControlAllowMethods: "GET, OPTIONS";
+        /** @description Present only when an origin is allowed. */
+        AccessControlAllowHeaders: "X-Api-Key";
+        /** @description Present only when an origin is allowed; seconds a browser may cache the preflight. */
+        AccessControlMaxAge: "600";
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    listPlans: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Filters the catalog to one discipline; omitted means everything. The parameter name is matched after
+                 *     percent-decoding and case-sensitively (`Discipline` is an unknown parameter and is ignored). When present
+                 *     it must occur once with exactly `strength` or `running` (percent-encoding allowed); anything else — empty,
+                 *     repeated, another case, a malformed escape — gets 400.
+                 */
+                discipline?: components["parameters"]["discipline"];
+            };
+            header?: {
+                /** @description An `ETag` from an earlier answer; a match gets 304. */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalog (or one discipline's part of it). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPublic"];
+                    Vary: components["headers"]["VaryApiKey"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "X-Content-Type-Options": components["headers"]["NoSniff"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "generatedAt": "2026-11-21T08:00:00.000Z",
+                     *       "plans": [
+                     *         {
+                     *           "id": "0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10",
+                     *           "title": "Couch to 5K",
+                     *           "summary": "Walk-run intervals that build to thirty minutes of continuous running.",
+                     *           "coverUrl": "https://images.trainingplans.example/covers/couch-to-5k.jpg",
+                     *           "level": "beginner",
+                     *           "discipline": "running",
+                     *           "disciplineLabel": "Outdoor",
+                     *           "weeksCount": 9,
+                     *           "daysPerWeek": 3,
+                     *           "estMinutesPerSession": 30,
+                     *           "webUrl": "http://127.0.0.1:8787/plans/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10",
+                     *           "appUrl": "trainingplans://plan/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Catalog"];
+                };
+            };
+            /** @description Not modified since the copy whose `ETag` was sent in `If-None-Match` (a valid key is still required). */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPublic"];
+                    Vary: components["headers"]["VaryApiKey"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidDiscipline"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    preflightPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    getOpenApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document, with `servers` naming this deployment. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPublic"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "X-Content-Type-Options": components["headers"]["NoSniff"];
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    preflightOpenApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+}
