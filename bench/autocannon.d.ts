@@ -7,7 +7,17 @@ declare module 'autocannon' {
       headers?: Record<string, string>;
       connections?: number;
       duration?: number;
-      requests?: { method?: string; path?: string; headers?: Record<string, string> }[];
+      requests?: {
+        method?: string;
+        path?: string;
+        headers?: Record<string, string>;
+        onResponse?: (
+          status: number,
+          body: string,
+          context: unknown,
+          headers: Record<string, string>,
+        ) => void;
+      }[];
     }
     interface Histogram {
       average: number;
@@ -29,6 +39,9 @@ declare module 'autocannon' {
       [key: string]: unknown;
     }
   }
-  function autocannon(options: autocannon.Options, callback: (error: Error | null, result: autocannon.Result) => void): void;
+  function autocannon(
+    options: autocannon.Options,
+    callback: (error: Error | null, result: autocannon.Result) => void,
+  ): void;
   export default autocannon;
 }

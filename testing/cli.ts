@@ -64,6 +64,8 @@ export interface ServeProcess {
   readonly url: string;
   /** Every stderr line so far (access log lines are JSON). */
   readonly lines: string[];
+  /** The process id (to read its memory, or signal it). */
+  readonly pid: number;
   /** Stops the server with SIGTERM and resolves with its exit code. */
   stop(): Promise<number | null>;
 }
@@ -101,6 +103,7 @@ export function startServe(
           resolve({
             url: match[1],
             lines,
+            pid: child.pid ?? 0,
             stop: async () => {
               if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
               return exited;

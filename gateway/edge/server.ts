@@ -101,8 +101,14 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
         });
     },
   );
-  // A connection that breaks or sends garbage must never take the server down.
+  // A connection that breaks or sends garbage must never take the server down. The parser reports an error
+  // again for every further chunk of a bad request: answer once. Then linger — read and discard what the
+  // client still sends, end when it ends, cut after two seconds — so that closing does not reset the
+  // connection and destroy the answer before the client has read it.
+  const rejected = new WeakSet<object>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (rejected.has(socket)) return;
+    rejected.add(socket);
     if (!socket.writable) {
       socket.destroy();
       return;
@@ -111,7 +117,15 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
       error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const reason =
       status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    socket.on('data', () => {});
+    socket.once('end', () => socket.end());
+    socket.resume();
+    setTimeout(() => socket.destroy(), 2_000).unref();
+  });
+  // CONNECT is not an HTTP method this edge (or CloudFront) serves: answer 400 as CloudFront does.
+  server.on('connect', (_req, socket) => {
+    socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   return server;
 }
