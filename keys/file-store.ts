@@ -1,50 +1,84 @@
+/**
+ * The local backend of {@link KeyValueStore}: a file in the KeyValueStore import format, the file `catalog
+ * serve` reads (and re-reads when it changes).
+ */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CatalogError } from '../builder/errors.ts';
 import { parseKvsFile, serializeKvsFile } from './kvs-file.ts';
+import { type KeyValueStore, planWrite, StoreError, type StoreOptions } from './store.ts';
 
-/** A store that can be read and changed atomically: the local file, or CloudFront KeyValueStore. */
-export interface KeyValueStore {
-  /** A human name for messages (a path, or the KVS ARN). */
-  readonly name: string;
-  /** Every entry now. */
-  read(): Promise<Map<string, string>>;
+export { type KeyValueStore, StoreError } from './store.ts';
+
+/** Options of {@link FileKeyValueStore}. */
+export interface FileStoreOptions extends StoreOptions {
   /**
-   * Reads the entries, lets `change` edit a copy, and writes the result as one atomic change. Concurrent
-   * updates never lose each other's entries. Returns what `change` returned.
+   * A lock older than this is taken over even if its holder seems alive (a hung command, or one on another
+   * host). A lock whose holder process is gone (same host) is taken over at once. Default: 10 000 ms.
    */
-  update<T>(change: (entries: Map<string, string>) => T | Promise<T>): Promise<T>;
+  readonly staleLockMs?: number;
+  /** How long to wait for a live holder before giving up. Default: `staleLockMs` + 5 000 ms. */
+  readonly lockTimeoutMs?: number;
 }
 
-/** Thrown when the store cannot be read or written; nothing was changed. */
-export class StoreError extends CatalogError {
-  override name = 'StoreError';
+/** Our lock was taken over while we held it (we looked hung): the write is abandoned and retried. */
+class LockLostError extends StoreError {
+  override name = 'LockLostError';
 }
+
+interface HeldLock {
+  /** Throws {@link LockLostError} when the lock file is no longer ours. */
+  assertHeld(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** True when process `pid` exists on this host (EPERM: it exists, owned by someone else). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 /**
- * The local store: a file in the KeyValueStore import format. Writes go to a temporary file that is renamed
- * over the old one, under an exclusive lock file, so two commands at once never lose an entry and a failed
- * write leaves the old file whole. A lock older than `staleLockMs` (a crashed command) is taken over.
+ * The local store: a file in the KeyValueStore import format. Each update holds an exclusive lock file
+ * (`<file>.lock`, created with its content in one step by `link`), reads the file, and writes the result to a
+ * temporary file that is flushed and renamed over the old one, so two commands at once never lose an entry
+ * and a failed write leaves the old file whole. A lock whose holder has exited is taken over at once; one
+ * older than `staleLockMs` too. The takeover renames the stale lock aside and checks it moved the lock it
+ * judged stale, so two commands taking over at once cannot both win; a holder checks its lock is still its
+ * own just before it renames, and starts over if not.
  */
 export class FileKeyValueStore implements KeyValueStore {
   readonly name: string;
   readonly #path: string;
+  readonly #lockPath: string;
   readonly #staleLockMs: number;
+  readonly #lockTimeoutMs: number;
+  readonly #onWarning: (message: string) => void;
 
-  constructor(path: string, options: { staleLockMs?: number } = {}) {
+  constructor(path: string, options: FileStoreOptions = {}) {
     this.#path = path;
+    this.#lockPath = `${path}.lock`;
     this.name = path;
     this.#staleLockMs = options.staleLockMs ?? 10_000;
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? this.#staleLockMs + 5_000;
+    this.#onWarning = options.onWarning ?? (() => {});
   }
 
+  /** Every entry; a missing file is an empty store. A corrupt file is an error (never read as empty). */
   async read(): Promise<Map<string, string>> {
     let text: string;
     try {
       text = await readFile(this.#path, 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+      if (errorCode(error) === 'ENOENT') return new Map();
       throw new StoreError(`cannot read ${this.#path}: ${(error as Error).message}`, { cause: error });
     }
     try {
@@ -57,52 +91,145 @@ export class FileKeyValueStore implements KeyValueStore {
   }
 
   async update<T>(change: (entries: Map<string, string>) => T | Promise<T>): Promise<T> {
-    const release = await this.#lock();
-    try {
-      const entries = await this.read();
-      const result = await change(entries);
-      const temp = `${this.#path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    for (let attempt = 1; ; attempt += 1) {
+      const lock = await this.#lock();
       try {
-        await writeFile(temp, serializeKvsFile(entries), { mode: 0o600, flush: true });
-        await rename(temp, this.#path);
+        const plan = await planWrite(this.name, await this.read(), change);
+        if (plan.empty) return plan.result;
+        await this.#write(plan.after, lock);
+        for (const warning of plan.warnings) this.#onWarning(`${this.name}: ${warning}`);
+        return plan.result;
       } catch (error) {
-        await rm(temp, { force: true });
-        throw new StoreError(
-          `cannot write ${this.#path}: ${(error as Error).message}; the store is unchanged`,
-          {
-            cause: error,
-          },
-        );
+        if (!(error instanceof LockLostError) || attempt >= 3) throw error;
+      } finally {
+        await lock.release();
       }
-      return result;
-    } finally {
-      await release();
     }
   }
 
-  async #lock(): Promise<() => Promise<void>> {
-    const lockPath = `${this.#path}.lock`;
-    await mkdir(dirname(this.#path), { recursive: true });
-    const deadline = Date.now() + this.#staleLockMs + 5_000;
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const handle = await open(lockPath, 'wx');
-        await handle.writeFile(String(process.pid));
-        await handle.close();
-        return () => rm(lockPath, { force: true });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-          throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
-        }
-      }
-      const age = await stat(lockPath).then(
-        (info) => Date.now() - info.mtimeMs,
-        () => 0,
+  async #write(entries: ReadonlyMap<string, string>, lock: HeldLock): Promise<void> {
+    const temp = `${this.#path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const mode = await stat(this.#path).then(
+      (info) => info.mode & 0o777,
+      () => 0o600,
+    );
+    try {
+      await writeFile(temp, serializeKvsFile(entries), { mode, flush: true });
+      await lock.assertHeld();
+      await rename(temp, this.#path);
+    } catch (error) {
+      await rm(temp, { force: true });
+      if (error instanceof LockLostError) throw error;
+      throw new StoreError(
+        `cannot write ${this.#path}: ${(error as Error).message}; the store is unchanged`,
+        {
+          cause: error,
+        },
       );
-      if (age > this.#staleLockMs) await rm(lockPath, { force: true });
-      if (Date.now() > deadline)
-        throw new StoreError(`${this.#path} is locked by another command (${lockPath})`);
-      await sleep(Math.min(10 * 2 ** Math.min(attempt, 5), 200));
+    }
+    // Make the rename itself durable; some file systems refuse to sync a directory, which is harmless.
+    await open(dirname(this.#path), 'r')
+      .then(async (dir) => {
+        await dir.sync().catch(() => {});
+        await dir.close();
+      })
+      .catch(() => {});
+  }
+
+  async #lock(): Promise<HeldLock> {
+    const lockPath = this.#lockPath;
+    try {
+      await mkdir(dirname(this.#path), { recursive: true });
+    } catch (error) {
+      throw new StoreError(`cannot create the folder of ${this.#path}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const content = `${process.pid} ${hostname()} ${randomBytes(8).toString('hex')}\n`;
+    const mine = `${lockPath}.${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      await writeFile(mine, content, { mode: 0o600 });
+    } catch (error) {
+      throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
+    }
+    const deadline = Date.now() + this.#lockTimeoutMs;
+    let holder = '';
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          // link() creates the lock with its content in one step, and fails if any lock exists.
+          await link(mine, lockPath);
+          return {
+            assertHeld: async () => {
+              const now = await readFile(lockPath, 'utf8').catch(() => '');
+              if (now !== content) throw new LockLostError(`${lockPath} was taken over`);
+            },
+            release: async () => {
+              const now = await readFile(lockPath, 'utf8').catch(() => '');
+              if (now === content) await rm(lockPath, { force: true });
+            },
+          };
+        } catch (error) {
+          if (errorCode(error) !== 'EEXIST') {
+            throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
+          }
+        }
+        const found = await this.#inspectLock();
+        if (found === undefined) continue; // released meanwhile: try again at once
+        holder = found.content.split(' ')[0] ?? '';
+        if (found.stale) {
+          await this.#takeOver(found.content);
+          continue;
+        }
+        if (Date.now() > deadline) {
+          throw new StoreError(
+            `${this.#path} is locked by another command (process ${holder || 'unknown'}, ${lockPath}); nothing was changed`,
+          );
+        }
+        await sleep(Math.min(5 * 2 ** Math.min(attempt, 6), 100));
+      }
+    } finally {
+      await rm(mine, { force: true });
+    }
+  }
+
+  /** The current lock's content and whether it is stale, or undefined when there is no lock. */
+  async #inspectLock(): Promise<{ content: string; stale: boolean } | undefined> {
+    let content: string;
+    let mtimeMs: number;
+    try {
+      [content, { mtimeMs }] = await Promise.all([readFile(this.#lockPath, 'utf8'), stat(this.#lockPath)]);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return undefined;
+      throw new StoreError(`cannot read the lock ${this.#lockPath}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const [pid, host] = content.split(' ');
+    const holderGone = host === hostname() && /^\d+$/.test(pid ?? '') && !isAlive(Number(pid));
+    return { content, stale: holderGone || Date.now() - mtimeMs > this.#staleLockMs };
+  }
+
+  /**
+   * Removes a stale lock whose content is `staleContent`. The lock is renamed aside first (only one command
+   * can move a given file); if what moved is not the stale lock (another command took the lock in between),
+   * it is put back.
+   */
+  async #takeOver(staleContent: string): Promise<void> {
+    const aside = `${this.#lockPath}.stale-${randomBytes(4).toString('hex')}`;
+    try {
+      await rename(this.#lockPath, aside);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return;
+      throw new StoreError(`cannot take over the stale lock ${this.#lockPath}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    try {
+      const moved = await readFile(aside, 'utf8');
+      if (moved !== staleContent) await link(aside, this.#lockPath).catch(() => {});
+    } finally {
+      await rm(aside, { force: true });
     }
   }
 }

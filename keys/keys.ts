@@ -42,3 +42,20 @@ export function storeKeyOf(hash: string): string {
 export function keyId(hash: string): string {
   return hash.slice(0, 12);
 }
+
+/** A key record read back from the store, or undefined when the value is not a valid record. */
+export function parseKeyRecord(value: string): KeyRecord | undefined {
+  try {
+    const parsed = KeyRecord.safeParse(JSON.parse(value));
+    return parsed.success ? (parsed.data as KeyRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `--key-id`: the 12 hex digits `keys list` shows, or a longer prefix of the hash up to all 64. */
+export const KeyIdInput = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[0-9a-f]{12,64}$/, { error: 'must be a key id as keys list shows it (12 hex digits)' });

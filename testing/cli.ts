@@ -85,7 +85,15 @@ export function startServe(
   });
   const lines: string[] = [];
   let buffered = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // Never outlive the test process, whatever happens to the test that started it.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      process.off('exit', killOnExit);
+      resolve(code);
+    }),
+  );
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

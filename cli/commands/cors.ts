@@ -1,0 +1,62 @@
+/**
+ * `catalog cors set ORIGIN | clear | show` (contract §3, §5): the one origin the gateway allows, on the local
+ * store file or on CloudFront KeyValueStore. Setting an origin replaces the earlier one.
+ */
+import type { Command } from 'commander';
+import { ConfigError } from '../../builder/errors.ts';
+import { originProblem } from '../../keys/cors.ts';
+import { addStoreOptions, openStore } from './keys.ts';
+
+const note = (line: string) => process.stderr.write(`${line}\n`);
+
+export function registerCors(program: Command): void {
+  const cors = program
+    .command('cors')
+    .description('Manage the one origin browsers may read the API from (off unless set).');
+
+  const set = addStoreOptions(
+    cors
+      .command('set')
+      .description('Allow one origin, replacing any earlier one. The key still never goes into browser code.')
+      .argument('<origin>', 'exactly scheme://host[:port], such as https://partner.example'),
+  );
+  set.action(async (origin: string) => {
+    const problem = originProblem(origin);
+    if (problem !== undefined) throw new ConfigError(`ORIGIN ${JSON.stringify(origin)}: ${problem}`);
+    const { store, takesEffect } = await openStore(set);
+    const { setCorsOrigin } = await import('../../keys/cors.ts');
+    const previous = await setCorsOrigin(store, origin);
+    if (previous === origin) {
+      note(`CORS origin already ${origin} in ${store.name}; nothing was changed`);
+      return;
+    }
+    note(`CORS origin set to ${origin}${previous ? ` (replacing ${previous})` : ''} in ${store.name}`);
+    note(`${takesEffect}.`);
+  });
+
+  const clear = addStoreOptions(
+    cors.command('clear').description('Turn CORS off: no Access-Control-* headers.'),
+  );
+  clear.action(async () => {
+    const { store, takesEffect } = await openStore(clear);
+    const { clearCorsOrigin } = await import('../../keys/cors.ts');
+    const previous = await clearCorsOrigin(store);
+    if (previous === undefined) {
+      note(`CORS is already off in ${store.name}; nothing was changed`);
+      return;
+    }
+    note(`CORS turned off (was ${previous}) in ${store.name}`);
+    note(`${takesEffect}.`);
+  });
+
+  const show = addStoreOptions(
+    cors.command('show').description('Print the allowed origin on stdout; nothing when CORS is off.'),
+  );
+  show.action(async () => {
+    const { store } = await openStore(show);
+    const { showCorsOrigin } = await import('../../keys/cors.ts');
+    const origin = await showCorsOrigin(store);
+    if (origin === undefined) note(`CORS is off: no origin is set in ${store.name}`);
+    else process.stdout.write(`${origin}\n`);
+  });
+}

@@ -1,0 +1,106 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scratchDir } from '../testing/cli.ts';
+import { clearCorsOrigin, originProblem, setCorsOrigin, showCorsOrigin } from './cors.ts';
+import { FileKeyValueStore } from './file-store.ts';
+import { StoreLimitError } from './store.ts';
+
+describe('a CORS origin', () => {
+  it.each([
+    'https://partner.example',
+    'http://localhost:3000',
+    'https://app.partner.example:8443',
+    'http://127.0.0.1:8080',
+    'http://[::1]:8080',
+    'https://xn--bcher-kva.example',
+  ])('accepts %s', (origin) => {
+    expect(originProblem(origin)).toBeUndefined();
+  });
+
+  it.each([
+    ['*', 'must be one exact origin; * (any origin) is never allowed'],
+    ['null', 'the null origin (sandboxed pages, files) is never allowed'],
+    ['https://partner.example/', 'must not end with a slash: https://partner.example'],
+    [
+      'https://partner.example/app',
+      'must be scheme://host[:port] with no path, query or fragment: https://partner.example',
+    ],
+    [
+      'https://partner.example?x=1',
+      'must be scheme://host[:port] with no path, query or fragment: https://partner.example',
+    ],
+    [
+      'https://partner.example#top',
+      'must be scheme://host[:port] with no path, query or fragment: https://partner.example',
+    ],
+    ['ftp://partner.example', 'must start with https:// or http://'],
+    ['https://user:pw@partner.example', 'must not hold a user name or password'],
+    ['partner.example', 'must be an origin: scheme://host[:port], such as https://partner.example'],
+    ['', 'must be an origin: scheme://host[:port], such as https://partner.example'],
+    [
+      'https://Partner.Example',
+      'must be written exactly as browsers send it (lowercase, no default port, punycode host): https://partner.example',
+    ],
+    [
+      'https://partner.example:443',
+      'must be written exactly as browsers send it (lowercase, no default port, punycode host): https://partner.example',
+    ],
+    [
+      'https://bücher.example',
+      'must be written exactly as browsers send it (lowercase, no default port, punycode host): https://xn--bcher-kva.example',
+    ],
+  ])('refuses %j: %s', (origin, problem) => {
+    expect(originProblem(origin)).toBe(problem);
+  });
+});
+
+describe('the CORS origin in a store', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, remove } = await scratchDir('catalog-cors-'));
+  });
+  afterEach(() => remove());
+
+  it('is set, replaced by the next one, shown, and cleared', async () => {
+    const store = new FileKeyValueStore(join(dir, 'kvs.json'));
+    expect(await showCorsOrigin(store)).toBeUndefined();
+    expect(await setCorsOrigin(store, 'https://a.example')).toBeUndefined();
+    expect(await setCorsOrigin(store, 'https://b.example')).toBe('https://a.example');
+    expect(await store.read()).toEqual(new Map([['cors:origin', 'https://b.example']]));
+    expect(await showCorsOrigin(store)).toBe('https://b.example');
+    expect(await clearCorsOrigin(store)).toBe('https://b.example');
+    expect(await clearCorsOrigin(store)).toBeUndefined();
+    expect(await store.read()).toEqual(new Map());
+  });
+
+  it('refuses an invalid origin before touching the store', async () => {
+    const store = new FileKeyValueStore(join(dir, 'kvs.json'));
+    await expect(setCorsOrigin(store, 'https://a.example/')).rejects.toThrow(
+      'origin "https://a.example/": must not end with a slash: https://a.example',
+    );
+    await expect(readFile(join(dir, 'kvs.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('refuses an origin over the 1 KB value limit, warns from 80%, and writes nothing when refusing', async () => {
+    const warnings: string[] = [];
+    const path = join(dir, 'kvs.json');
+    const store = new FileKeyValueStore(path, { onWarning: (message) => warnings.push(message) });
+    // Hostnames of 49-letter labels: `https://` + 900 characters is 908 bytes, 88% of 1 KB.
+    const origin = (length: number) =>
+      `https://${'a'
+        .repeat(49)
+        .concat('.')
+        .repeat(30)
+        .slice(0, length - 1)}a`;
+    await setCorsOrigin(store, origin(900));
+    expect(warnings).toEqual([`${path}: the value of cors:origin is 908 bytes, 88% of the 1 KB limit`]);
+    const before = await readFile(path, 'utf8');
+    await expect(setCorsOrigin(store, origin(1100))).rejects.toThrow(StoreLimitError);
+    await expect(setCorsOrigin(store, origin(1100))).rejects.toThrow(
+      /over the 1 KB \(1024-byte\) limit \(CloudFront KeyValueStore limits\); nothing was changed$/,
+    );
+    expect(await readFile(path, 'utf8')).toBe(before);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * The one CORS origin (contract §3): stored under `cors:origin`, echoed by the gateway in
+ * `Access-Control-Allow-Origin`. A browser compares that header with its `Origin` byte for byte, so the
+ * origin must be written exactly as a browser sends it: `scheme://host[:port]`, lowercase, no default port,
+ * no path or trailing slash, never `*` or `null`.
+ */
+import { z } from 'zod';
+import { ConfigError } from '../builder/errors.ts';
+import { KVS_CORS_ORIGIN } from '../contract/index.ts';
+import type { KeyValueStore } from './store.ts';
+
+/** Why `text` is not an origin the gateway may allow, or undefined when it is one. */
+export function originProblem(text: string): string | undefined {
+  if (text === '*') return 'must be one exact origin; * (any origin) is never allowed';
+  if (text.toLowerCase() === 'null') return 'the null origin (sandboxed pages, files) is never allowed';
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an origin: scheme://host[:port], such as https://partner.example';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must start with https:// or http://';
+  if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
+  const scheme = `${url.protocol}//`;
+  if (text.slice(0, scheme.length).toLowerCase() === scheme) {
+    const rest = text.slice(scheme.length);
+    const tail = rest.slice(Math.max(0, rest.search(/[/?#]/)));
+    if (tail === '/') return `must not end with a slash: ${url.origin}`;
+    if (/^[/?#]/.test(tail))
+      return `must be scheme://host[:port] with no path, query or fragment: ${url.origin}`;
+  }
+  if (text !== url.origin) {
+    return `must be written exactly as browsers send it (lowercase, no default port, punycode host): ${url.origin}`;
+  }
+  return undefined;
+}
+
+/** A CORS origin, validated by {@link originProblem}. */
+export const CorsOrigin = z.string().superRefine((text, context) => {
+  const problem = originProblem(text);
+  if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+});
+
+/** Sets the one allowed origin, replacing any earlier one. Returns the origin it replaced, if any. */
+export async function setCorsOrigin(store: KeyValueStore, origin: string): Promise<string | undefined> {
+  const problem = originProblem(origin);
+  if (problem !== undefined) throw new ConfigError(`origin ${JSON.stringify(origin)}: ${problem}`);
+  return store.update((entries) => {
+    const previous = entries.get(KVS_CORS_ORIGIN);
+    entries.set(KVS_CORS_ORIGIN, origin);
+    return previous;
+  });
+}
+
+/** Turns CORS off. Returns the origin that was allowed, or undefined when CORS was already off. */
+export async function clearCorsOrigin(store: KeyValueStore): Promise<string | undefined> {
+  return store.update((entries) => {
+    const previous = entries.get(KVS_CORS_ORIGIN);
+    entries.delete(KVS_CORS_ORIGIN);
+    return previous;
+  });
+}
+
+/** The allowed origin, or undefined when CORS is off. */
+export async function showCorsOrigin(store: KeyValueStore): Promise<string | undefined> {
+  return (await store.read()).get(KVS_CORS_ORIGIN);
+}

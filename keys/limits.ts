@@ -1,0 +1,97 @@
+/**
+ * The CloudFront KeyValueStore limits, checked before any write to either backend (the local file seeds the
+ * real store, so it keeps to the same limits): a write that would pass them is refused, and one that reaches
+ * {@link WARN_RATIO} of a limit is written with a warning. Pure functions over entry maps.
+ */
+import { KVS_LIMITS } from './kvs-file.ts';
+
+/** A write that brings a value or the store to this share of its limit gets a warning. */
+export const WARN_RATIO = 0.8;
+
+/** The puts and deletes that turn one set of entries into another. */
+export interface StoreChange {
+  readonly puts: ReadonlyMap<string, string>;
+  readonly deletes: readonly string[];
+}
+
+/** What a write would do to the limits: `problems` refuse it, `warnings` are printed and it goes ahead. */
+export interface LimitReport {
+  readonly problems: readonly string[];
+  readonly warnings: readonly string[];
+}
+
+/** The size KeyValueStore counts for one entry: key and value, in UTF-8 bytes. */
+export function entryBytes(key: string, value: string): number {
+  return Buffer.byteLength(key) + Buffer.byteLength(value);
+}
+
+/** The total size of a store's entries, as KeyValueStore counts it. */
+export function storeBytes(entries: ReadonlyMap<string, string>): number {
+  let total = 0;
+  for (const [key, value] of entries) total += entryBytes(key, value);
+  return total;
+}
+
+/** The puts (new or changed values) and deletes (keys gone) from `before` to `after`, sorted by key. */
+export function diffEntries(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+): StoreChange {
+  const puts = new Map<string, string>();
+  for (const key of [...after.keys()].sort()) {
+    const value = after.get(key) as string;
+    if (before.get(key) !== value) puts.set(key, value);
+  }
+  const deletes = [...before.keys()].filter((key) => !after.has(key)).sort();
+  return { puts, deletes };
+}
+
+/** True when the change does nothing. */
+export function isEmptyChange(change: StoreChange): boolean {
+  return change.puts.size === 0 && change.deletes.length === 0;
+}
+
+function percent(part: number, whole: number): string {
+  return `${Math.floor((part / whole) * 100)}%`;
+}
+
+/**
+ * Checks the entries a write puts, and the whole store after it, against the KeyValueStore limits (key 512
+ * bytes, value 1 KB, store 5 MB). Only what the write puts is checked entry by entry, so an existing entry
+ * never blocks an unrelated change.
+ */
+export function checkLimits(after: ReadonlyMap<string, string>, change: StoreChange): LimitReport {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  for (const [key, value] of change.puts) {
+    const keyBytes = Buffer.byteLength(key);
+    const valueBytes = Buffer.byteLength(value);
+    if (keyBytes > KVS_LIMITS.keyBytes) {
+      problems.push(
+        `the key ${key.slice(0, 40)}… is ${keyBytes} bytes, over the ${KVS_LIMITS.keyBytes}-byte limit`,
+      );
+    }
+    if (valueBytes > KVS_LIMITS.valueBytes) {
+      problems.push(
+        `the value of ${key} is ${valueBytes} bytes, over the 1 KB (${KVS_LIMITS.valueBytes}-byte) limit`,
+      );
+    } else if (valueBytes >= KVS_LIMITS.valueBytes * WARN_RATIO) {
+      warnings.push(
+        `the value of ${key} is ${valueBytes} bytes, ${percent(valueBytes, KVS_LIMITS.valueBytes)} of the 1 KB limit`,
+      );
+    }
+  }
+  if (change.puts.size > 0) {
+    const total = storeBytes(after);
+    if (total > KVS_LIMITS.storeBytes) {
+      problems.push(
+        `the store would hold ${total} bytes, over the 5 MB (${KVS_LIMITS.storeBytes}-byte) limit`,
+      );
+    } else if (total >= KVS_LIMITS.storeBytes * WARN_RATIO) {
+      warnings.push(
+        `the store holds ${total} bytes, ${percent(total, KVS_LIMITS.storeBytes)} of the 5 MB limit: revoke keys that are no longer needed (expired keys stay until revoked)`,
+      );
+    }
+  }
+  return { problems, warnings };
+}
