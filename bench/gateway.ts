@@ -36,7 +36,12 @@ async function perCall(run: () => Promise<unknown>): Promise<number> {
 function load(url: string, key: string): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon(
-      { url: `${url}/api/plans?discipline=running`, headers: { 'x-api-key': key }, connections: 10, duration: SECONDS },
+      {
+        url: `${url}/api/plans?discipline=running`,
+        headers: { 'x-api-key': key },
+        connections: 10,
+        duration: SECONDS,
+      },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
   });
@@ -66,7 +71,12 @@ const { dir, remove } = await scratchDir('catalog-bench-gateway-');
 try {
   // A 1,000-plan catalog and a key.
   const rows = [...generateRows(1_060, 7)];
-  const source: PlanSource = { name: 'generated', batches: async function* () { yield rows; } };
+  const source: PlanSource = {
+    name: 'generated',
+    batches: async function* () {
+      yield rows;
+    },
+  };
   const result = await buildCatalog(source, {
     links: DEFAULT_LINKS,
     skipInvalid: false,
@@ -81,7 +91,8 @@ try {
 
   // 1. Bundle sizes.
   const bundles: Record<string, string> = {};
-  for (const name of ['viewer-request', 'viewer-response']) bundles[name] = await readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
+  for (const name of ['viewer-request', 'viewer-response'])
+    bundles[name] = await readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
 
   // 2. viewer-request in the local runtime, against a do-nothing handler.
   const kvs = new WatchedKeyValueStore(storePath);
@@ -89,7 +100,12 @@ try {
   const fn = loadFunction(bundles['viewer-request'] as string, { kvs });
   const nothing = loadFunction('async function handler(event) { return event.request; }', { kvs });
   const event = viewerRequestEvent(
-    { method: 'GET', target: '/api/plans?discipline=running', rawHeaders: ['Host', 'x', 'X-Api-Key', key], remoteAddress: '127.0.0.1' },
+    {
+      method: 'GET',
+      target: '/api/plans?discipline=running',
+      rawHeaders: ['Host', 'x', 'X-Api-Key', key],
+      remoteAddress: '127.0.0.1',
+    },
     'bench',
   );
   const fnUs = await perCall(() => fn.run(event));
@@ -104,14 +120,21 @@ try {
   await edge.stop();
 
   const mb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
-  console.log(`bench:gateway — ${process.version}, ${plans} plans (catalog-running.json ${mb(result.files[1]?.body.length ?? 0)})`);
-  for (const [name, code] of Object.entries(bundles)) console.log(`  bundle ${name}.js: ${Buffer.byteLength(code)} bytes (limit 10240, aim 4096)`);
-  console.log(`  viewer-request, valid key: ${fnUs.toFixed(1)} µs/call; do-nothing handler: ${nothingUs.toFixed(1)} µs/call; ratio ${(fnUs / nothingUs).toFixed(2)}`);
+  console.log(
+    `bench:gateway — ${process.version}, ${plans} plans (catalog-running.json ${mb(result.files[1]?.body.length ?? 0)})`,
+  );
+  for (const [name, code] of Object.entries(bundles))
+    console.log(`  bundle ${name}.js: ${Buffer.byteLength(code)} bytes (limit 10240, aim 4096)`);
+  console.log(
+    `  viewer-request, valid key: ${fnUs.toFixed(1)} µs/call; do-nothing handler: ${nothingUs.toFixed(1)} µs/call; ratio ${(fnUs / nothingUs).toFixed(2)}`,
+  );
   const line = (label: string, r: autocannon.Result) =>
     `  ${label}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`;
   console.log(line('bare node:http', bareResult));
   console.log(line('catalog serve ', edgeResult));
-  console.log(`  edge / bare: ${(edgeResult.requests.average / bareResult.requests.average).toFixed(2)} (target ≥ 0.5), ${SECONDS} s each, 10 connections`);
+  console.log(
+    `  edge / bare: ${(edgeResult.requests.average / bareResult.requests.average).toFixed(2)} (target ≥ 0.5), ${SECONDS} s each, 10 connections`,
+  );
 } finally {
   await remove();
 }

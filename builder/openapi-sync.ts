@@ -1,10 +1,11 @@
 /**
  * npm run openapi:sync — writes the model's schemas into openapi.yaml (see openapi-schemas.ts), then the types a
- * partner generates from it into partner/api.ts.
+ * partner generates from it into partner/api.ts, and the copy the builder Lambda embeds.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { repoRoot } from '../cli/paths.ts';
+import { writeOpenApiModule } from '../publish/bundle.ts';
 import { partnerTypes, syncOpenApi } from './openapi-schemas.ts';
 
 const root = repoRoot();
@@ -23,3 +24,4 @@ if (types !== (await readFile(typesPath, 'utf8').catch(() => ''))) {
   await writeFile(typesPath, types);
   console.log('partner/api.ts regenerated');
 }
+if (await writeOpenApiModule(root)) console.log('publish/openapi.generated.ts regenerated');

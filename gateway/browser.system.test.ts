@@ -70,8 +70,9 @@ describe('a browser calling the API from another origin', () => {
           try {
             // no-store: both pages share one HTTP-cache partition here (same site), and a copy cached under the
             // previous setting would otherwise be read for its 300 s lifetime.
-            const response = await fetch(url, { headers: { 'X-Api-Key': key }, cache: 'no-store' });
-            const body = await response.json();
+            const init = { headers: { 'X-Api-Key': key }, cache: 'no-store' } as RequestInit;
+            const response = await fetch(url, init);
+            const body = (await response.json()) as { plans: unknown[] };
             return { ok: true as const, plans: body.plans.length as number };
           } catch (error) {
             return { ok: false as const, error: String(error) };

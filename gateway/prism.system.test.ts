@@ -23,11 +23,15 @@ function forwarded(testCase: RequestCase): boolean {
     if (keys.length !== 1 || keys[0]?.[1] === '') return false;
     // Prism matches parameter names case-insensitively and refuses repeats itself: keep only plain queries
     // whose discipline, if any, is valid once.
-    const names = query.split('&').filter(Boolean).map((part) => (part.split('=')[0] ?? '').toLowerCase());
+    const names = query
+      .split('&')
+      .filter(Boolean)
+      .map((part) => (part.split('=')[0] ?? '').toLowerCase());
     const disciplines = query.split('&').filter((part) => part.split('=')[0]?.toLowerCase() === 'discipline');
     if (query.includes('%') || names.includes('discipline[]')) return false;
     if (disciplines.length > 1) return false;
-    if (disciplines.length === 1 && !/^discipline=(running|strength)$/.test(disciplines[0] ?? '')) return false;
+    if (disciplines.length === 1 && !/^discipline=(running|strength)$/.test(disciplines[0] ?? ''))
+      return false;
   }
   return true;
 }
@@ -80,10 +84,13 @@ describe('catalog serve behind Prism', () => {
     expect(new Set(sample.map((c) => c.status))).toEqual(new Set([200, 204, 304, 401, 405]));
   });
 
-  it.each(sample.map((c) => [`${c.status} ${c.name}`, c] as const))('%s: no violation', async (_name, testCase) => {
-    const answer = await httpRequest(prism.url, resolveCase(testCase, world));
-    expect(answer.headers['sl-violations'], answer.headers['sl-violations']).toBeUndefined();
-    expect(answer.status, answer.body.toString()).toBe(testCase.status);
-    expect(answer.status).toBe(testCase.status);
-  });
+  it.each(sample.map((c) => [`${c.status} ${c.name}`, c] as const))(
+    '%s: no violation',
+    async (_name, testCase) => {
+      const answer = await httpRequest(prism.url, resolveCase(testCase, world));
+      expect(answer.headers['sl-violations'], answer.headers['sl-violations']).toBeUndefined();
+      expect(answer.status, answer.body.toString()).toBe(testCase.status);
+      expect(answer.status).toBe(testCase.status);
+    },
+  );
 });

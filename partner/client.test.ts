@@ -18,11 +18,16 @@ describe('a partner client typed from openapi.yaml', () => {
       const first = await client.plans('running');
       expect(first.stale).toBe(false);
       expect(JSON.stringify(first.catalog)).toBe(world.objects.running.toString('utf8'));
-      expect(first.catalog.plans.every((plan) => plan.discipline === 'running' && plan.disciplineLabel === 'Outdoor')).toBe(true);
+      expect(
+        first.catalog.plans.every(
+          (plan) => plan.discipline === 'running' && plan.disciplineLabel === 'Outdoor',
+        ),
+      ).toBe(true);
 
       const second = await client.plans('running');
       expect(second).toEqual({ catalog: first.catalog, stale: false });
-      const statuses = () => server.lines.filter((l) => l.startsWith('{"time"')).map((l) => JSON.parse(l).status);
+      const statuses = () =>
+        server.lines.filter((l) => l.startsWith('{"time"')).map((l) => JSON.parse(l).status);
       for (let i = 0; i < 40 && statuses().length < 2; i += 1) await new Promise((r) => setTimeout(r, 25));
       expect(statuses()).toEqual([200, 304]);
 
@@ -42,7 +47,9 @@ describe('a partner client typed from openapi.yaml', () => {
     const server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
     try {
       const client = new CatalogClient(server.url, world.keys.expired);
-      await expect(client.plans()).rejects.toThrow('no catalog yet: 401 tag:training-plan-catalog,2026:problem:unauthorized');
+      await expect(client.plans()).rejects.toThrow(
+        'no catalog yet: 401 tag:training-plan-catalog,2026:problem:unauthorized',
+      );
     } finally {
       await server.stop();
     }

@@ -1,0 +1,442 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCatalog, scratchDir } from '../../testing/cli.ts';
+import { freePort } from '../../testing/postgres.ts';
+import { ConfigError, SourceError } from '../errors.ts';
+import { Catalog } from '../model.ts';
+import {
+  contentTypeProblem,
+  decideRetry,
+  HttpSource,
+  type HttpSourceOptions,
+  parseRows,
+  type RetryPolicy,
+  retryAfterMs,
+} from './http.ts';
+
+const TOKEN = 'tok_9f8e7d6c5b4a3928';
+
+const ROW = {
+  id: '5f0c6a9e-3b1d-4c2e-9a7f-1d2e3f4a5b6c',
+  title: 'Tempo Builder',
+  summary: null,
+  cover_url: null,
+  level: 'intermediate',
+  discipline: 'running',
+  weeks_count: 6,
+  days_per_week: 4,
+  est_minutes_per_session: '45',
+  published: true,
+  approved: true,
+};
+
+type Handler = (request: IncomingMessage, response: ServerResponse, attempt: number) => void;
+
+/** A real HTTP server on 127.0.0.1: each path has a handler; every request is recorded. */
+const routes = new Map<string, Handler>();
+const seen: { path: string; authorization: string | undefined; accept: string | undefined }[] = [];
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    const path = request.url ?? '/';
+    seen.push({ path, authorization: request.headers.authorization, accept: request.headers.accept });
+    const handler = routes.get(path.split('?')[0] ?? path);
+    const attempt = seen.filter((s) => s.path === path).length;
+    if (handler) handler(request, response, attempt);
+    else response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => {
+  seen.length = 0;
+  routes.clear();
+});
+
+const json = (response: ServerResponse, status: number, body: unknown, type = 'application/json') => {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) }).end(text);
+};
+
+/** Short timeouts and backoff, so the failure cases take milliseconds. */
+const FAST: HttpSourceOptions = {
+  token: TOKEN,
+  connectTimeoutMs: 1_000,
+  headersTimeoutMs: 1_000,
+  bodyTimeoutMs: 1_000,
+  retries: 2,
+  retryBaseDelayMs: 10,
+  retryMaxDelayMs: 2_000,
+};
+
+/** Reads a path of the test server, or any absolute URL. */
+async function read(path: string, options: HttpSourceOptions = FAST): Promise<unknown[]> {
+  const rows: unknown[] = [];
+  const url = path.startsWith('/') ? `${base}${path}` : path;
+  for await (const batch of new HttpSource(url, options).batches()) rows.push(...batch);
+  return rows;
+}
+
+/** The SourceError a read fails with; its message never holds the token. */
+async function failure(path: string, options: HttpSourceOptions = FAST): Promise<SourceError> {
+  const error = await read(path, options).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SourceError);
+  const message = (error as Error).message;
+  expect(message).not.toContain(TOKEN);
+  expect(message.split('\n')).toHaveLength(1);
+  return error as SourceError;
+}
+
+describe('an HTTP source', () => {
+  it('reads a JSON array of rows, sending the token as a bearer token', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, [ROW]));
+    expect(await read('/plans')).toEqual([ROW]);
+    expect(seen).toEqual([{ path: '/plans', authorization: `Bearer ${TOKEN}`, accept: 'application/json' }]);
+  });
+
+  it('sends no Authorization header without a token', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, []));
+    expect(await read('/plans', { ...FAST, token: undefined })).toEqual([]);
+    expect(seen[0]?.authorization).toBeUndefined();
+  });
+
+  it('accepts a +json content type with parameters', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, [ROW], 'application/vnd.plans+json; charset=utf-8'));
+    expect(await read('/plans')).toEqual([ROW]);
+  });
+
+  it('retries a 500 and succeeds', async () => {
+    routes.set('/plans', (_req, res, attempt) =>
+      attempt === 1 ? json(res, 500, { error: 'boom' }) : json(res, 200, [ROW]),
+    );
+    expect(await read('/plans')).toEqual([ROW]);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('waits as long as a 429 Retry-After asks before retrying', async () => {
+    routes.set('/plans', (_req, res, attempt) => {
+      if (attempt === 1) res.writeHead(429, { 'retry-after': '1' }).end();
+      else json(res, 200, [ROW]);
+    });
+    const started = performance.now();
+    expect(await read('/plans')).toEqual([ROW]);
+    // The backoff alone would be 10 ms.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('fails at once when Retry-After asks for longer than a build waits', async () => {
+    routes.set('/plans', (_req, res) => res.writeHead(429, { 'retry-after': '120' }).end());
+    const error = await failure('/plans');
+    expect(error.message).toBe(
+      `source ${base}/plans: answered 429 Too Many Requests and asked to retry after 120 s, longer than the 2 s a build waits`,
+    );
+    expect(seen).toHaveLength(1);
+  });
+
+  it('gives up after the configured retries', async () => {
+    routes.set('/plans', (_req, res) => res.writeHead(503).end('down'));
+    const error = await failure('/plans');
+    expect(error.message).toBe(`source ${base}/plans: answered 503 Service Unavailable after 3 attempts`);
+    expect(seen).toHaveLength(3);
+  });
+
+  it('fails on 401 without retrying, without showing the token', async () => {
+    routes.set('/plans', (_req, res) => res.writeHead(401, { 'www-authenticate': 'Bearer' }).end());
+    const error = await failure('/plans');
+    expect(error.message).toBe(
+      `source ${base}/plans: refused the credentials (401 Unauthorized; check CATALOG_SOURCE_TOKEN)`,
+    );
+    expect(seen).toHaveLength(1);
+  });
+
+  it('says so when a 401 answers a request that had no token', async () => {
+    routes.set('/plans', (_req, res) => res.writeHead(401).end());
+    const error = await failure('/plans', { ...FAST, token: undefined });
+    expect(error.message).toContain(
+      'answered 401 Unauthorized (no token was sent: set CATALOG_SOURCE_TOKEN)',
+    );
+  });
+
+  it('fails on 404 without retrying', async () => {
+    const error = await failure('/missing');
+    expect(error.message).toBe(`source ${base}/missing: answered 404 Not Found`);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not follow a redirect', async () => {
+    routes.set('/plans', (_req, res) =>
+      res.writeHead(302, { location: 'https://elsewhere.example/plans?token=abcd1234' }).end(),
+    );
+    const error = await failure('/plans');
+    expect(error.message).toContain(
+      'answered 302 Found to https://elsewhere.example/plans?token=*** (redirects are not followed',
+    );
+    expect(seen).toHaveLength(1);
+  });
+
+  it('fails when the body stalls past the body timeout', async () => {
+    routes.set('/plans', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[{"id":');
+      // …and nothing more.
+    });
+    const started = performance.now();
+    const error = await failure('/plans', { ...FAST, bodyTimeoutMs: 200 });
+    expect(error.message).toBe(`source ${base}/plans: stopped sending the body for 200 ms (body timeout)`);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('fails when no headers arrive within the headers timeout', async () => {
+    routes.set('/plans', () => {
+      // Never answers.
+    });
+    const error = await failure('/plans', { ...FAST, headersTimeoutMs: 200 });
+    expect(error.message).toBe(`source ${base}/plans: sent no response headers within 200 ms`);
+  });
+
+  it('refuses a body whose Content-Length passes the limit, without reading it', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, [{ ...ROW, summary: 'x'.repeat(5_000) }]));
+    const error = await failure('/plans', { ...FAST, maxBodyBytes: 1024 });
+    expect(error.message).toMatch(
+      /answered a body larger than the limit of 1KiB \(declares \d+ bytes; raise --source-max-bytes\)$/,
+    );
+  });
+
+  it('refuses a streamed body as soon as it passes the limit', async () => {
+    let written = 0;
+    routes.set('/plans', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      const timer = setInterval(() => {
+        if (res.destroyed || written > 1_000_000) {
+          clearInterval(timer);
+          res.end(']');
+          return;
+        }
+        written += 10_000;
+        res.write(`${JSON.stringify(ROW)},`.repeat(40).slice(0, 10_000));
+      }, 5);
+    });
+    const error = await failure('/plans', { ...FAST, maxBodyBytes: 64 * 1024 });
+    expect(error.message).toContain(
+      'answered a body larger than the limit of 64KiB (sent more; raise --source-max-bytes)',
+    );
+    expect(written).toBeLessThan(1_000_000);
+  });
+
+  it('refuses malformed JSON', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, '[{"id": "x",'));
+    const error = await failure('/plans');
+    expect(error.message).toMatch(
+      new RegExp(`^source ${base}/plans: answered a body that is not valid JSON \\(`),
+    );
+  });
+
+  it('refuses JSON that is not an array', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, { plans: [ROW] }));
+    const error = await failure('/plans');
+    expect(error.message).toBe(`source ${base}/plans: must answer a JSON array of rows (got an object)`);
+  });
+
+  it('refuses a content type that is not JSON', async () => {
+    routes.set('/plans', (_req, res) =>
+      json(res, 200, '<html>maintenance</html>', 'text/html; charset=utf-8'),
+    );
+    const error = await failure('/plans');
+    expect(error.message).toBe(
+      `source ${base}/plans: answered "text/html", not JSON (expected Content-Type application/json)`,
+    );
+  });
+
+  it('retries a refused connection, then fails', async () => {
+    const port = await freePort();
+    const error = await failure(`http://127.0.0.1:${port}/plans`);
+    expect(error.message).toBe(
+      `source http://127.0.0.1:${port}/plans: cannot connect (connection refused after 3 attempts)`,
+    );
+  });
+
+  it('names the source with secret query values redacted', async () => {
+    const error = await failure('/missing?access_token=querysecret123&page=2');
+    expect(error.message).toBe(`source ${base}/missing?access_token=***&page=2: answered 404 Not Found`);
+  });
+});
+
+describe('an HTTP source refuses before connecting', () => {
+  it('a URL with credentials, without showing them', () => {
+    expect(() => new HttpSource('https://user:pa55word@example.com/plans')).toThrow(ConfigError);
+    expect(() => new HttpSource('https://user:pa55word@example.com/plans')).toThrow(
+      'source https://user:***@example.com/plans: credentials in the URL are not sent; give a bearer token in CATALOG_SOURCE_TOKEN',
+    );
+  });
+
+  it.each([
+    [`Bearer ${TOKEN}`, 'give the token alone, without "Bearer "'],
+    [`${TOKEN}\r\nX-Injected: 1`, 'must be printable ASCII without spaces'],
+  ])('a token that cannot be sent (%#), without showing it', (token, reason) => {
+    let message = '';
+    try {
+      new HttpSource(`${base}/plans`, { token });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain(`CATALOG_SOURCE_TOKEN: ${reason}`);
+    expect(message).not.toContain(TOKEN);
+  });
+});
+
+describe('retry decisions', () => {
+  const policy: RetryPolicy = { retries: 3, baseDelayMs: 100, maxDelayMs: 1_000 };
+  const now = Date.parse('2026-11-21T08:00:00Z');
+
+  it('backs off exponentially up to the longest wait, then stops', () => {
+    expect([1, 2, 3].map((attempt) => decideRetry({ statusCode: 502 }, attempt, policy, now))).toEqual([
+      { retry: true, delayMs: 100 },
+      { retry: true, delayMs: 200 },
+      { retry: true, delayMs: 400 },
+    ]);
+    expect(decideRetry({ statusCode: 502 }, 4, policy, now)).toEqual({ retry: false });
+    expect(decideRetry({ code: 'ECONNRESET' }, 3, { ...policy, baseDelayMs: 800 }, now)).toEqual({
+      retry: true,
+      delayMs: 1_000,
+    });
+  });
+
+  it.each([400, 401, 403, 404, 501, 505])('does not retry status %i', (statusCode) => {
+    expect(decideRetry({ statusCode }, 1, policy, now)).toEqual({ retry: false });
+  });
+
+  it.each(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_RES_EXCEEDED_MAX_SIZE'])(
+    'does not retry %s',
+    (code) => {
+      expect(decideRetry({ code }, 1, policy, now)).toEqual({ retry: false });
+    },
+  );
+
+  it('honours Retry-After in seconds and as a date', () => {
+    expect(decideRetry({ statusCode: 429, retryAfter: '1' }, 1, policy, now)).toEqual({
+      retry: true,
+      delayMs: 1_000,
+    });
+    expect(retryAfterMs('Sat, 21 Nov 2026 08:00:00 GMT', now - 500)).toBe(500);
+    expect(retryAfterMs('yesterday-ish', now)).toBeUndefined();
+    expect(decideRetry({ statusCode: 503, retryAfter: '2' }, 1, policy, now)).toEqual({
+      retry: false,
+      reason: 'asked to retry after 2 s, longer than the 1 s a build waits',
+    });
+  });
+});
+
+describe('body checks', () => {
+  it.each([
+    ['application/json', null],
+    ['Application/JSON; charset=utf-8', null],
+    ['application/problem+json', null],
+    ['text/json', 'answered "text/json", not JSON'],
+    ['application/jsonp', 'answered "application/jsonp", not JSON'],
+    [undefined, 'answered without a Content-Type'],
+  ])('content type %s', (type, problem) => {
+    const found = contentTypeProblem(type);
+    if (problem === null) expect(found).toBeNull();
+    else expect(found).toContain(problem);
+  });
+
+  it('parses an array, allowing a byte order mark', () => {
+    expect(parseRows('\ufeff[1]')).toEqual([1]);
+    expect(parseRows('null')).toBe('must answer a JSON array of rows (got null)');
+    expect(parseRows('"rows"')).toBe('must answer a JSON array of rows (got a string)');
+  });
+});
+
+describe('catalog build --source http://…', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, remove } = await scratchDir());
+  });
+  afterEach(() => remove());
+
+  it('builds from the endpoint with the token from CATALOG_SOURCE_TOKEN', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, [ROW]));
+    const result = await runCatalog(['build', '--out', dir, '--source', `${base}/plans`], {
+      env: { CATALOG_SOURCE_TOKEN: TOKEN },
+    });
+    expect(result.stderr).toContain('built 1 plans (running 1, strength 0) from 1 rows');
+    expect(result.code).toBe(0);
+    expect(seen.map((s) => s.authorization)).toEqual([`Bearer ${TOKEN}`]);
+    const catalog = Catalog.parse(JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')));
+    expect(catalog.plans[0]?.estMinutesPerSession).toBe(45);
+  });
+
+  it('fails with one line, writes nothing and never prints the token', async () => {
+    routes.set('/plans', (_req, res) => res.writeHead(401).end());
+    const result = await runCatalog(
+      ['build', '--out', dir, '--source', `${base}/plans`, '--source-retries', '0'],
+      {
+        env: { CATALOG_SOURCE_TOKEN: TOKEN },
+      },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `catalog: source ${base}/plans: refused the credentials (401 Unauthorized; check CATALOG_SOURCE_TOKEN)\n`,
+    );
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('takes the limits from flags and the environment', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, [ROW, ROW, ROW]));
+    const result = await runCatalog(['build', '--out', dir, '--source', `${base}/plans`], {
+      env: { CATALOG_SOURCE_MAX_BYTES: '100B' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('answered a body larger than the limit of 100B');
+  });
+
+  it.each([
+    [['--source-retries', '11'], '--source-retries "11": must be a whole number from 0 to 10'],
+    [['--source-body-timeout', '5'], '--source-body-timeout "5": must be a number and a unit ms, s, m or h'],
+    [['--source-max-bytes', '1GiB'], '--source-max-bytes "1GiB": must be at most 500MiB'],
+    [['--source-relation', 'plans;drop'], '--source-relation "plans;drop": must be a table or view name'],
+  ])('refuses %j naming the flag and the value', async (args, message) => {
+    const result = await runCatalog(['build', '--out', dir, ...args]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`catalog: ${message}`);
+  });
+
+  it('lists the source settings and the token variable in --help', async () => {
+    const result = await runCatalog(['build', '--help']);
+    for (const text of [
+      '--source-relation',
+      '--source-retries',
+      'CATALOG_SOURCE_MAX_BYTES',
+      'CATALOG_SOURCE_TOKEN',
+    ])
+      expect(result.stdout).toContain(text);
+    expect(result.stdout).not.toContain('--source-token');
+  });
+
+  it('names the environment variable of a bad setting', async () => {
+    const result = await runCatalog(['build', '--out', dir], {
+      env: { CATALOG_SOURCE_CONNECT_TIMEOUT: '10 s' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'catalog: CATALOG_SOURCE_CONNECT_TIMEOUT "10 s": must be a number and a unit',
+    );
+  });
+});

@@ -1,0 +1,222 @@
+/**
+ * A PostgreSQL source: the published, approved rows of one relation whose columns are the row contract,
+ * read in a read-only transaction through a server-side cursor, a batch at a time, so memory stays bounded
+ * however many rows the relation holds. TLS follows the URL's `sslmode` (as libpq reads it).
+ */
+import pg from 'pg';
+import { ConfigError, SourceError } from '../errors.ts';
+import type { PlanSource } from '../source.ts';
+import { SOURCE_DEFAULTS } from './options.ts';
+import { redactUrl, scrub, urlSecrets } from './redact.ts';
+import { parseRelationName, type RelationName, relationLabel, relationSql } from './relation.ts';
+
+/** The columns read: the row contract (contract §1). Other columns of the relation are never fetched. */
+export const SOURCE_COLUMNS = [
+  'id',
+  'title',
+  'summary',
+  'cover_url',
+  'level',
+  'discipline',
+  'weeks_count',
+  'days_per_week',
+  'est_minutes_per_session',
+  'published',
+  'approved',
+] as const;
+
+export interface PostgresSourceOptions {
+  /** Table or view to read, optionally schema-qualified. Default `catalog_source_plans`. */
+  readonly relation?: string | undefined;
+  /** `statement_timeout` of every statement of the read, each FETCH included. Default 60 s. */
+  readonly statementTimeoutMs?: number | undefined;
+  /** How long to wait for the connection and its startup. Default 10 s. */
+  readonly connectTimeoutMs?: number | undefined;
+  /** Rows per FETCH. At most two batches are held at once (one is read ahead). Default 2,000. */
+  readonly batchRows?: number | undefined;
+}
+
+const CURSOR = 'catalog_source_rows';
+const DEFAULT_BATCH_ROWS = 2_000;
+
+/** The statements of one read, in order (the FETCH repeats until it returns fewer than `batchRows`). */
+export function readStatements(relation: RelationName, statementTimeoutMs: number, batchRows: number) {
+  if (!Number.isSafeInteger(statementTimeoutMs) || statementTimeoutMs < 1)
+    throw new RangeError(`statement timeout must be a positive integer of ms (got ${statementTimeoutMs})`);
+  if (!Number.isSafeInteger(batchRows) || batchRows < 1)
+    throw new RangeError(`batch rows must be a positive integer (got ${batchRows})`);
+  return {
+    begin: 'BEGIN READ ONLY',
+    timeout: `SET LOCAL statement_timeout = ${statementTimeoutMs}`,
+    declare: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR SELECT ${SOURCE_COLUMNS.join(', ')} FROM ${relationSql(
+      relation,
+    )} WHERE published AND approved`,
+    fetch: `FETCH FORWARD ${batchRows} FROM ${CURSOR}`,
+    end: 'COMMIT',
+  };
+}
+
+/** Network error codes of a failed connection, as an operator reads them. */
+const CONNECT_ERRORS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found (DNS lookup failed)',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+interface Failure {
+  readonly code: string | undefined;
+  readonly message: string;
+}
+
+function failureOf(error: unknown): Failure {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: typeof code === 'string' ? code : undefined, message };
+}
+
+/**
+ * The one-line reason for a driver or server error (SQLSTATE codes from PostgreSQL's errcodes), without the
+ * source name. Pure, so each mapping is tested without a server.
+ */
+export function describePostgresError(
+  error: unknown,
+  context: {
+    stage: 'connect' | 'read';
+    relation: string;
+    connectTimeoutMs: number;
+    statementTimeoutMs: number;
+  },
+): string {
+  const { code, message } = failureOf(error);
+  const detail = message || code || 'unknown error';
+  if (code !== undefined && CONNECT_ERRORS[code] !== undefined)
+    return `cannot connect (${CONNECT_ERRORS[code]}${message ? `: ${message}` : ''})`;
+  switch (code) {
+    case '28P01':
+    case '28000':
+      return `refused the credentials (${detail})`;
+    case '3D000':
+      return `cannot connect (${detail})`;
+    case '42P01':
+    case '3F000':
+      return `${detail}; set --source-relation or CATALOG_SOURCE_RELATION, or create the view (builder/sql)`;
+    case '42703':
+      return `relation ${context.relation} lacks a column of the row contract (${detail})`;
+    case '42804':
+    case '42883':
+      return `relation ${context.relation} has a column of the wrong type (${detail})`;
+    case '42501':
+      return `${detail}; grant SELECT on ${context.relation} to the source's user`;
+    case '57014':
+      return /statement timeout/i.test(message)
+        ? `the read timed out after ${context.statementTimeoutMs} ms (statement_timeout; raise --source-statement-timeout)`
+        : `the read was cancelled (${detail})`;
+    case '57P01':
+    case '57P02':
+    case '57P03':
+      return `the server is shutting down or starting (${detail})`;
+  }
+  if (/timeout/i.test(message) && context.stage === 'connect')
+    return `cannot connect (no answer within ${context.connectTimeoutMs} ms)`;
+  if (/query read timeout/i.test(message))
+    return `the server did not answer within the statement timeout (${context.statementTimeoutMs} ms)`;
+  if (context.stage === 'connect') return `cannot connect (${detail})`;
+  return `cannot be read (${detail}${code && !message.includes(code) ? `, SQLSTATE ${code}` : ''})`;
+}
+
+/** The rows of one relation of a PostgreSQL database. The connection lives only while `batches` runs. */
+export class PostgresSource implements PlanSource {
+  readonly name: string;
+  readonly #url: string;
+  readonly #relation: RelationName;
+  readonly #statementTimeoutMs: number;
+  readonly #connectTimeoutMs: number;
+  readonly #batchRows: number;
+
+  /** Throws `ConfigError` for a relation name that is not one. Opens no connection. */
+  constructor(url: string, options: PostgresSourceOptions = {}) {
+    this.#url = url;
+    this.name = redactUrl(url);
+    const relationText = options.relation ?? SOURCE_DEFAULTS.relation;
+    const relation = parseRelationName(relationText);
+    if (typeof relation === 'string')
+      throw new ConfigError(`relation ${JSON.stringify(relationText)}: ${relation}`);
+    this.#relation = relation;
+    this.#statementTimeoutMs = options.statementTimeoutMs ?? SOURCE_DEFAULTS.statementTimeoutMs;
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? SOURCE_DEFAULTS.connectTimeoutMs;
+    this.#batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
+    // Fails early (as a programming error) on a bad timeout or batch size.
+    readStatements(this.#relation, this.#statementTimeoutMs, this.#batchRows);
+  }
+
+  /** The relation read, as messages name it. */
+  get relation(): string {
+    return relationLabel(this.#relation);
+  }
+
+  async *batches(): AsyncGenerator<readonly unknown[]> {
+    const sql = readStatements(this.#relation, this.#statementTimeoutMs, this.#batchRows);
+    const secrets = urlSecrets(this.#url);
+    let stage: 'connect' | 'read' = 'connect';
+    let client: pg.Client | undefined;
+    let lost: unknown;
+    const fail = (error: unknown): SourceError => {
+      const reason = describePostgresError(lost ?? error, {
+        stage,
+        relation: this.relation,
+        connectTimeoutMs: this.#connectTimeoutMs,
+        statementTimeoutMs: this.#statementTimeoutMs,
+      });
+      // The driver's errors never carry the password; scrub anyway, and keep the raw error out of `cause`
+      // when it could hold it.
+      const safe = scrub(reason, secrets);
+      return new SourceError(this.name, safe, safe === reason ? { cause: error } : undefined);
+    };
+    try {
+      client = new pg.Client({
+        connectionString: this.#url,
+        connectionTimeoutMillis: this.#connectTimeoutMs,
+        // A backstop for a server that stops answering without closing the connection.
+        query_timeout: this.#statementTimeoutMs + this.#connectTimeoutMs,
+        keepAlive: true,
+        application_name: 'catalog-build',
+      });
+      const password = client.password;
+      if (typeof password === 'string' && password !== '') secrets.push(password);
+      // Without a listener, a connection lost between two FETCHes would crash the process.
+      client.on('error', (error) => {
+        lost ??= error;
+      });
+      await client.connect();
+      stage = 'read';
+      await client.query(sql.begin);
+      await client.query(sql.timeout);
+      await client.query(sql.declare);
+      // One batch is read ahead while the caller validates the last: the server's work and the transfer overlap
+      // the validation, and at most two batches are held at once.
+      const fetchBatch = (c: pg.Client) => {
+        const next = c.query(sql.fetch);
+        next.catch(() => undefined); // awaited below; ending early must not leave it unhandled
+        return next;
+      };
+      let next = fetchBatch(client);
+      for (;;) {
+        const result = await next;
+        const more = result.rows.length === this.#batchRows;
+        if (more) next = fetchBatch(client);
+        if (result.rows.length > 0) yield result.rows;
+        if (!more) break;
+      }
+      await client.query(sql.end);
+    } catch (error) {
+      throw fail(error);
+    } finally {
+      // Ending the connection also ends the transaction and its cursor, when the read stopped early.
+      await client?.end().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,216 @@
+import { spawn } from 'node:child_process';
+import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { renderOpenApi } from '../builder/openapi.ts';
+import { ROOT, scratchDir } from '../testing/cli.ts';
+import { bundleLambda } from './bundle.ts';
+import { PublishRefusedError } from './errors.ts';
+import { createHandler, type LambdaClients } from './lambda.ts';
+import { OPENAPI_TEMPLATE } from './openapi.generated.ts';
+import { OPENAPI_MODULE, openapiModuleSource } from './openapi-module.ts';
+import {
+  invalidationAnswer,
+  type RecordedRequest,
+  type Recorder,
+  S3RVER_CREDENTIALS,
+  startRecorder,
+  startS3,
+  TEST_AWS_ENV,
+  type TestS3,
+} from './testing.ts';
+
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog-source-AbCdEf';
+const FIXTURES = join(ROOT, 'fixtures', 'plans.json');
+const BASE_URL = 'https://plans.example.com';
+
+let recorder: Recorder;
+let s3: TestS3;
+let clients: LambdaClients;
+let scratch: { dir: string; remove: () => Promise<void> };
+/** What the fake Secrets Manager answers as the secret string. */
+let secretString: string;
+
+function answer(request: RecordedRequest, n: number) {
+  if (request.headers['x-amz-target'] === 'secretsmanager.GetSecretValue')
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/x-amz-json-1.1' },
+      body: JSON.stringify({ ARN: SECRET_ARN, Name: 'catalog-source', SecretString: secretString }),
+    };
+  return invalidationAnswer(request, n);
+}
+
+beforeAll(async () => {
+  recorder = await startRecorder();
+  recorder.answerWith((request) => answer(request, recorder.requests.length));
+});
+afterAll(() => recorder.close());
+
+beforeEach(async () => {
+  s3 = await startS3();
+  scratch = await scratchDir('catalog-lambda-');
+  recorder.requests.length = 0;
+  const aws = {
+    region: 'eu-west-1',
+    endpoint: recorder.url,
+    credentials: S3RVER_CREDENTIALS,
+    maxAttempts: 1,
+  };
+  clients = { s3: s3.client, cloudfront: new CloudFrontClient(aws), secrets: new SecretsManagerClient(aws) };
+});
+afterEach(async () => {
+  clients.cloudfront.destroy();
+  clients.secrets.destroy();
+  await s3.stop();
+  await scratch.remove();
+});
+
+function environment(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CATALOG_BUCKET: s3.bucket,
+    CATALOG_DISTRIBUTION_ID: 'E2TESTDIST',
+    CATALOG_BASE_URL: BASE_URL,
+    CATALOG_SOURCE: FIXTURES,
+    ...extra,
+  };
+}
+
+describe('the builder Lambda', () => {
+  it('publishes from its environment, logging one JSON line per run', async () => {
+    const lines: string[] = [];
+    const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+    const first = await handler({});
+    expect(first).toMatchObject({
+      result: 'uploaded',
+      plans: 44,
+      invalidatedPaths: ['/api/plans', '/catalog*', '/openapi.yaml'],
+    });
+    expect(JSON.parse((await s3.body('catalog.json'))?.toString('utf8') ?? '{}').plans[0].webUrl).toMatch(
+      /^https:\/\/plans\.example\.com\/plans\//,
+    );
+    const second = await handler({ source: 'aws.scheduler' });
+    expect(second).toMatchObject({ result: 'skipped', previousBuildId: first.buildId });
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+      level: 'info',
+      result: 'uploaded',
+      buildId: first.buildId,
+    });
+    expect(JSON.parse(lines[1] ?? '')).toMatchObject({ level: 'info', result: 'skipped' });
+    expect(recorder.invalidations()).toHaveLength(1);
+  });
+
+  it('throws on a refused run, logging the reason, and publishes with force from the event', async () => {
+    const few = join(scratch.dir, 'few.json');
+    const rows = JSON.parse(await readFile(FIXTURES, 'utf8')) as unknown[];
+    await writeFile(few, JSON.stringify(rows.slice(0, 10)));
+    const lines: string[] = [];
+    const log = (line: string) => lines.push(line);
+    await createHandler({ env: environment(), clients, log })({});
+    const shrunk = createHandler({ env: environment({ CATALOG_SOURCE: few }), clients, log });
+    await expect(shrunk({})).rejects.toThrow(PublishRefusedError);
+    expect(JSON.parse(lines[1] ?? '')).toMatchObject({
+      level: 'error',
+      error: 'PublishRefusedError',
+      message: expect.stringMatching(
+        /^refused: the new catalog has \d+ plans, fewer than 0.5 × the 44 plans/,
+      ),
+    });
+    await expect(shrunk({ force: 'yes' })).rejects.toThrow('event force: must be true or false');
+    expect(await shrunk({ force: true })).toMatchObject({ result: 'uploaded' });
+  });
+
+  it('reads the source from a Secrets Manager secret on every run and never logs it', async () => {
+    const secretPath = join(scratch.dir, 'secret-location-7f3a.json');
+    await copyFile(FIXTURES, secretPath);
+    secretString = JSON.stringify({ source: secretPath });
+    const lines: string[] = [];
+    const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
+    delete env.CATALOG_SOURCE;
+    const handler = createHandler({ env, clients, log: (line) => lines.push(line) });
+    expect(await handler({})).toMatchObject({ result: 'uploaded', plans: 44 });
+
+    secretString = join(scratch.dir, 'secret-location-7f3a-gone.json');
+    const failure = await handler({}).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).toContain('<source from secret>');
+    expect(failure?.message).not.toContain('secret-location');
+    expect(failure?.stack).not.toContain('secret-location');
+    const secretReads = recorder.requests.filter(
+      (r) => r.headers['x-amz-target'] === 'secretsmanager.GetSecretValue',
+    );
+    expect(secretReads.map((r) => JSON.parse(r.body))).toEqual([
+      { SecretId: SECRET_ARN },
+      { SecretId: SECRET_ARN },
+    ]);
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[1] ?? '')).toMatchObject({ level: 'error', error: 'SourceError' });
+    for (const line of lines) expect(line).not.toContain('secret-location');
+  });
+
+  it('fails naming every bad variable, without echoing the source', async () => {
+    const lines: string[] = [];
+    const handler = createHandler({
+      env: { CATALOG_BUCKET: 'Bad_Bucket', CATALOG_SOURCE: 'postgres://u:pw@db/x', CATALOG_MIN_RATIO: '2' },
+      clients,
+      log: (line) => lines.push(line),
+    });
+    const expected =
+      'CATALOG_BUCKET "Bad_Bucket": must be an S3 bucket name (3–63 of a-z, 0-9, . and -); CATALOG_DISTRIBUTION_ID: is required; CATALOG_BASE_URL: is required; CATALOG_MIN_RATIO "2": must be a number from 0 to 1';
+    await expect(handler({})).rejects.toThrow(expected);
+    expect(lines[0]).not.toContain('pw');
+    const both = createHandler({
+      env: environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN }),
+      clients,
+      log: () => {},
+    });
+    await expect(both({})).rejects.toThrow('set exactly one of CATALOG_SOURCE and CATALOG_SOURCE_SECRET_ARN');
+  });
+});
+
+describe('the Lambda bundle', () => {
+  it('carries the current openapi.yaml (run npm run build:lambda after editing openapi.yaml)', async () => {
+    const yaml = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
+    expect(OPENAPI_TEMPLATE, `${OPENAPI_MODULE} is stale`).toBe(yaml);
+    expect(await readFile(join(ROOT, OPENAPI_MODULE), 'utf8')).toBe(openapiModuleSource(yaml));
+  });
+
+  it('is one self-contained file that publishes with the endpoint variables, openapi.yaml included', async () => {
+    const outfile = join(scratch.dir, 'index.mjs');
+    await bundleLambda(ROOT, outfile);
+    expect(await readdir(scratch.dir)).toEqual(['index.mjs']);
+    const script =
+      "const { handler } = await import('./index.mjs'); process.stdout.write(JSON.stringify(await handler({})));";
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      ...TEST_AWS_ENV,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_ENDPOINT_URL_CLOUDFRONT: recorder.url,
+      CATALOG_S3_PATH_STYLE: '1',
+      CATALOG_MAX_ATTEMPTS: '1',
+      ...environment(),
+    };
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: scratch.dir, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(0);
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(2); // the handler's log line, then the script's output
+    expect(JSON.parse(lines[1] ?? '')).toMatchObject({ result: 'uploaded', plans: 44 });
+    const yaml = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
+    expect((await s3.body('openapi.yaml'))?.toString('utf8')).toBe(renderOpenApi(yaml, BASE_URL));
+    expect(recorder.invalidations()).toHaveLength(1);
+  });
+});

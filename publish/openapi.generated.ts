@@ -1,0 +1,493 @@
+// Generated from openapi.yaml by `npm run build:lambda` (publish/bundle.ts). Do not edit: edit openapi.yaml.
+
+/** The repository's openapi.yaml: the template of the served document, for the Lambda bundle. */
+export const OPENAPI_TEMPLATE = `openapi: 3.1.0
+info:
+  title: Training Plan Catalog API
+  version: 1.0.0
+  summary: The catalog of published, approved training plans, for partner servers.
+  description: |
+    A read-only catalog of published, approved training plans, served as JSON from one endpoint,
+    \`GET /api/plans\`, with an optional \`discipline\` filter.
+
+    **Who calls it.** Partner servers, each holding an API key sent in the \`X-Api-Key\` header. Keys are issued by
+    the operator on request through <CONTACT_ADDRESS>; there is no self-serve signup. Keep the key on your server:
+    never put it in browser code.
+
+    **Browsers.** Browsers are not an intended client. Cross-origin access is off by default: the service sends
+    no \`Access-Control-Allow-Origin\`, so a browser refuses to expose the response (the preflight still succeeds).
+    The operator can allow exactly one origin for the whole API on request; allowing one replaces any earlier
+    one, and it never removes the need to keep the key out of browser code. A partner that needs the data in a
+    browser runs its own server-side proxy that holds the key, calls this service, caches the result and serves
+    its own frontend.
+
+    **Caching.** Responses are cacheable by shared caches for 300 seconds and vary by \`X-Api-Key\`. They may come
+    from a CDN and be much older than that: \`generatedAt\` can be about 25 hours old and is not a freshness
+    signal. Cache the catalog on your server rather than calling per page view; on a failed call (any non-2xx
+    answer) keep serving your last good copy rather than an empty catalog. A proxy with nothing cached answers
+    502 to its own frontend.
+
+    **Order and size.** Plans are sorted by discipline ascending, then title ascending; the order is stable and
+    may be relied on. There is no pagination: the full matching set is always returned.
+
+    **Errors.** Error answers are RFC 9457 problem details (\`application/problem+json\`) with a stable \`type\`:
+    400 \`…:invalid-discipline\`, 401 \`…:unauthorized\`, 404 \`…:not-found\` (any path other than \`/api/plans\` and
+    \`/openapi.yaml\`, for any method), 405 \`…:method-not-allowed\` (any method other than GET and OPTIONS, HEAD
+    included — HEAD is not a health check; \`GET /api/plans?discipline=running\` is a cheap, CDN-cached liveness
+    probe), 500 \`…:internal-error\`. A method the HTTP parser cannot read at all (an unknown or lowercase verb)
+    gets a plain 400 from the CDN before this API sees it.
+
+    **Versioning.** The path has no version segment. Plan \`id\` values are stable, and the \`level\` enum is closed.
+servers:
+  - url: http://127.0.0.1:8787
+    description: The local stack (\`npm start\`). The served copy of this document names its own deployment.
+security:
+  - apiKey: []
+tags:
+  - name: catalog
+    description: The training plan catalog.
+  - name: meta
+    description: This description.
+paths:
+  /api/plans:
+    get:
+      tags: [ catalog ]
+      operationId: listPlans
+      summary: List every published, approved training plan
+      description: |
+        Returns the full catalog, or the plans of one discipline. Any query parameter other than \`discipline\`
+        is ignored and does not bypass the cache. A conditional request (\`If-None-Match\`) still needs a valid
+        key: without one the answer is 401, never 304.
+      security:
+        - apiKey: []
+      parameters:
+        - $ref: '#/components/parameters/discipline'
+        - $ref: '#/components/parameters/ifNoneMatch'
+      responses:
+        '200':
+          description: The catalog (or one discipline's part of it).
+          headers:
+            Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+            Vary: { $ref: '#/components/headers/VaryApiKey' }
+            ETag: { $ref: '#/components/headers/ETag' }
+            Last-Modified: { $ref: '#/components/headers/LastModified' }
+            X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+            Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+          content:
+            application/json:
+              schema: { $ref: '#/components/schemas/Catalog' }
+              example:
+                generatedAt: '2026-11-21T08:00:00.000Z'
+                plans:
+                  - id: 0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10
+                    title: Couch to 5K
+                    summary: Walk-run intervals that build to thirty minutes of continuous running.
+                    coverUrl: https://images.trainingplans.example/covers/couch-to-5k.jpg
+                    level: beginner
+                    discipline: running
+                    disciplineLabel: Outdoor
+                    weeksCount: 9
+                    daysPerWeek: 3
+                    estMinutesPerSession: 30
+                    webUrl: http://127.0.0.1:8787/plans/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10
+                    appUrl: trainingplans://plan/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10
+        '304':
+          description: Not modified since the copy whose \`ETag\` was sent in \`If-None-Match\` (a valid key is still required).
+          headers:
+            Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+            Vary: { $ref: '#/components/headers/VaryApiKey' }
+            ETag: { $ref: '#/components/headers/ETag' }
+        '400': { $ref: '#/components/responses/InvalidDiscipline' }
+        '401': { $ref: '#/components/responses/Unauthorized' }
+        '500': { $ref: '#/components/responses/InternalError' }
+    options:
+      tags: [ catalog ]
+      operationId: preflightPlans
+      summary: CORS preflight
+      description: Always 204 with no body and no key needed. The CORS headers are there only when the operator has allowed an origin.
+      security: []
+      responses:
+        '204': { $ref: '#/components/responses/Preflight' }
+    head:
+      tags: [ catalog ]
+      summary: Refused (405, no body)
+      description: HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
+      security: []
+      responses:
+        '405':
+          description: Refused.
+          headers:
+            Allow: { $ref: '#/components/headers/Allow' }
+    post:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+    put:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+    patch:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+    delete:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+  /openapi.yaml:
+    get:
+      tags: [ meta ]
+      operationId: getOpenApi
+      summary: This OpenAPI 3.1 description
+      description: No key needed. Use it to generate a client.
+      security: []
+      responses:
+        '200':
+          description: The OpenAPI document, with \`servers\` naming this deployment.
+          headers:
+            Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+            ETag: { $ref: '#/components/headers/ETag' }
+            Last-Modified: { $ref: '#/components/headers/LastModified' }
+            X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+            Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+          content:
+            application/yaml:
+              schema: { type: string }
+        '500': { $ref: '#/components/responses/InternalError' }
+    options:
+      tags: [ meta ]
+      operationId: preflightOpenApi
+      summary: CORS preflight
+      security: []
+      responses:
+        '204': { $ref: '#/components/responses/Preflight' }
+    head:
+      tags: [ catalog ]
+      summary: Refused (405, no body)
+      description: HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
+      security: []
+      responses:
+        '405':
+          description: Refused.
+          headers:
+            Allow: { $ref: '#/components/headers/Allow' }
+    post:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+    put:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+    patch:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+    delete:
+      tags: [ catalog ]
+      summary: Refused (405)
+      description: Only GET and OPTIONS are accepted.
+      security: []
+      responses:
+        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+components:
+  securitySchemes:
+    apiKey:
+      type: apiKey
+      in: header
+      name: X-Api-Key
+      description: |
+        A key issued by the operator (\`tpc_\` followed by 43 characters). Send exactly one \`X-Api-Key\` header;
+        a missing, unknown, revoked or expired key, or more than one, gets 401. Keep it on your server.
+  parameters:
+    discipline:
+      name: discipline
+      in: query
+      required: false
+      description: |
+        Filters the catalog to one discipline; omitted means everything. The parameter name is matched after
+        percent-decoding and case-sensitively (\`Discipline\` is an unknown parameter and is ignored). When present
+        it must occur once with exactly \`strength\` or \`running\` (percent-encoding allowed); anything else — empty,
+        repeated, another case, a malformed escape — gets 400.
+      schema: { $ref: '#/components/schemas/Discipline' }
+    ifNoneMatch:
+      name: If-None-Match
+      in: header
+      required: false
+      description: An \`ETag\` from an earlier answer; a match gets 304.
+      schema: { type: string }
+  headers:
+    CacheControlPublic:
+      description: Shared caches may keep the answer for 300 seconds.
+      required: true
+      schema: { type: string, const: 'public, max-age=300' }
+    CacheControlNoStore:
+      description: Error answers are never cached.
+      required: true
+      schema: { type: string, const: no-store }
+    VaryApiKey:
+      description: The answer varies by key.
+      required: true
+      schema: { type: string, const: X-Api-Key }
+    ETag:
+      description: Entity tag of this copy (weak when the body is compressed); send it back in \`If-None-Match\`.
+      required: true
+      schema: { type: string }
+    LastModified:
+      description: When this copy of the file was written.
+      required: false
+      schema: { type: string }
+    NoSniff:
+      required: true
+      schema: { type: string, const: nosniff }
+    Allow:
+      description: The methods this resource accepts.
+      required: true
+      schema: { type: string, const: 'GET, OPTIONS' }
+    AccessControlAllowOrigin:
+      description: The one origin the operator allowed; absent when CORS is off (the default).
+      required: false
+      schema: { type: string, format: uri }
+    AccessControlAllowMethods:
+      description: Present only when an origin is allowed.
+      required: false
+      schema: { type: string, const: 'GET, OPTIONS' }
+    AccessControlAllowHeaders:
+      description: Present only when an origin is allowed.
+      required: false
+      schema: { type: string, const: X-Api-Key }
+    AccessControlMaxAge:
+      description: Present only when an origin is allowed; seconds a browser may cache the preflight.
+      required: false
+      schema: { type: string, const: '600' }
+  responses:
+    Preflight:
+      description: No body. CORS headers only when an origin is allowed.
+      headers:
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+        Access-Control-Allow-Methods: { $ref: '#/components/headers/AccessControlAllowMethods' }
+        Access-Control-Allow-Headers: { $ref: '#/components/headers/AccessControlAllowHeaders' }
+        Access-Control-Max-Age: { $ref: '#/components/headers/AccessControlMaxAge' }
+    InvalidDiscipline:
+      description: '\`discipline\` is present and not exactly one \`strength\` or \`running\`.'
+      headers:
+        Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type: { const: 'tag:training-plan-catalog,2026:problem:invalid-discipline' }
+                  status: { const: 400 }
+    Unauthorized:
+      description: The \`X-Api-Key\` header is missing, or its value is wrong, revoked or expired, or it was sent more than once.
+      headers:
+        Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type: { const: 'tag:training-plan-catalog,2026:problem:unauthorized' }
+                  status: { const: 401 }
+    NotFound:
+      description: Any path other than exactly \`/api/plans\` and \`/openapi.yaml\` (for example \`/api/plans/\` or \`/catalog.json\`), whatever the method.
+      headers:
+        Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type: { const: 'tag:training-plan-catalog,2026:problem:not-found' }
+                  status: { const: 404 }
+    MethodNotAllowed:
+      description: Only GET and OPTIONS are accepted (HEAD included in the refusal; a HEAD answer has no body).
+      headers:
+        Allow: { $ref: '#/components/headers/Allow' }
+        Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type: { const: 'tag:training-plan-catalog,2026:problem:method-not-allowed' }
+                  status: { const: 405 }
+    InternalError:
+      description: A server-side failure. Keep serving your last good copy and retry later. (This answer comes from the CDN's error page and carries no CORS header.)
+      headers:
+        Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type: { const: 'tag:training-plan-catalog,2026:problem:internal-error' }
+                  status: { const: 500 }
+  schemas:
+    Catalog:
+      type: object
+      properties:
+        generatedAt:
+          type: string
+          format: date-time
+          pattern: ^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z))$
+          description: "ISO 8601 UTC time at which the origin built this response. Not a freshness signal: a CDN copy can be about 25 hours old; never use it to decide that your cache is stale."
+        plans:
+          type: array
+          items:
+            $ref: "#/components/schemas/Plan"
+          description: The full matching set, no pagination, ordered by discipline ascending, then title ascending (stable).
+      required:
+        - generatedAt
+        - plans
+      description: The catalog response.
+    Discipline:
+      type: string
+      enum:
+        - running
+        - strength
+      description: The discipline of a plan.
+    Level:
+      type: string
+      enum:
+        - none
+        - beginner
+        - intermediate
+        - advanced
+      description: Closed enum, never null. A plan without a level is reported as \`none\`.
+    Plan:
+      type: object
+      properties:
+        id:
+          type: string
+          pattern: ^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
+          format: uuid
+          description: UUID in lowercase. Stable; safe to store as a foreign key.
+        title:
+          type: string
+          minLength: 1
+        summary:
+          description: One- or two-sentence description.
+          type:
+            - string
+            - "null"
+        coverUrl:
+          anyOf:
+            - type: string
+              pattern: ^https:\\/\\/\\S+$
+              format: uri
+            - type: "null"
+          description: Public image URL; null when the plan has no cover, and clients render a fallback.
+        level:
+          $ref: "#/components/schemas/Level"
+        discipline:
+          $ref: "#/components/schemas/Discipline"
+        disciplineLabel:
+          type: string
+          enum:
+            - Workouts
+            - Outdoor
+          description: 'Display name of the discipline: "Workouts" for strength, "Outdoor" for running. Use this rather than capitalising \`discipline\`.'
+        weeksCount:
+          type: integer
+          minimum: 1
+          description: Programme length in weeks.
+        daysPerWeek:
+          anyOf:
+            - type: integer
+              minimum: 1
+              maximum: 7
+            - type: "null"
+        estMinutesPerSession:
+          anyOf:
+            - type: integer
+              minimum: 1
+            - type: "null"
+          description: Estimated minutes per session.
+        webUrl:
+          type: string
+          format: uri
+          description: "\`{base_url}/plans/{id}\`. Always safe to render as a link."
+        appUrl:
+          type: string
+          description: "\`{app_scheme}://plan/{id}\`: a deep link that works only where the companion app is installed. Link with \`webUrl\` unless you know the app is installed."
+      required:
+        - id
+        - title
+        - summary
+        - coverUrl
+        - level
+        - discipline
+        - disciplineLabel
+        - weeksCount
+        - daysPerWeek
+        - estMinutesPerSession
+        - webUrl
+        - appUrl
+      description: One published, approved training plan.
+    Problem:
+      type: object
+      properties:
+        type:
+          type: string
+          enum:
+            - tag:training-plan-catalog,2026:problem:not-found
+            - tag:training-plan-catalog,2026:problem:method-not-allowed
+            - tag:training-plan-catalog,2026:problem:unauthorized
+            - tag:training-plan-catalog,2026:problem:invalid-discipline
+            - tag:training-plan-catalog,2026:problem:internal-error
+          description: Stable identifier of the kind of error (a tag URI, not meant to be fetched); switch on it.
+        title:
+          type: string
+          description: Short summary of the kind of error.
+        status:
+          type: integer
+          minimum: 400
+          maximum: 599
+          description: The HTTP status of the answer.
+        detail:
+          type: string
+          description: What went wrong in this case; never contains the key.
+      required:
+        - type
+        - title
+        - status
+        - detail
+      description: RFC 9457 problem details, \`application/problem+json\`.
+`;

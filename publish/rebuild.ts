@@ -1,0 +1,62 @@
+/**
+ * `catalog rebuild`: the operator's manual rebuild. Invokes the deployed builder function synchronously and
+ * returns its publish summary; a function error, or an answer that is not a summary, is a {@link RebuildError}.
+ */
+import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from '@aws-sdk/client-lambda';
+import { z } from 'zod';
+import { causeText, RebuildError } from './errors.ts';
+
+/** The part of a publish summary the command relies on; the rest is printed as the function returned it. */
+const SummaryShape = z.looseObject({
+  command: z.literal('publish'),
+  result: z.enum(['uploaded', 'skipped']),
+  buildId: z.string(),
+});
+
+/** What a function error's payload holds. */
+const ErrorPayload = z.looseObject({ errorType: z.string().optional(), errorMessage: z.string().optional() });
+
+/** Invokes `functionName` with `event` and waits for it; returns the summary object it answered. */
+export async function invokeBuilder(
+  client: LambdaClient,
+  functionName: string,
+  event: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  let answer: InvokeCommandOutput;
+  try {
+    answer = await client.send(
+      new InvokeCommand({
+        FunctionName: functionName,
+        InvocationType: 'RequestResponse',
+        Payload: new TextEncoder().encode(JSON.stringify(event)),
+      }),
+    );
+  } catch (error) {
+    throw new RebuildError(`invoking function ${functionName} failed (${causeText(error)})`, {
+      cause: error,
+    });
+  }
+  const text = answer.Payload ? new TextDecoder().decode(answer.Payload) : '';
+  let payload: unknown;
+  try {
+    payload = text === '' ? null : JSON.parse(text);
+  } catch {
+    payload = text;
+  }
+  if (answer.FunctionError) {
+    const details = ErrorPayload.safeParse(payload);
+    const what =
+      details.success && (details.data.errorType || details.data.errorMessage)
+        ? [details.data.errorType, details.data.errorMessage].filter(Boolean).join(': ')
+        : text.slice(0, 500);
+    throw new RebuildError(`function ${functionName} failed (${answer.FunctionError}): ${what}`);
+  }
+  if (answer.StatusCode !== undefined && answer.StatusCode !== 200)
+    throw new RebuildError(`function ${functionName} answered status ${answer.StatusCode}`);
+  const summary = SummaryShape.safeParse(payload);
+  if (!summary.success)
+    throw new RebuildError(
+      `function ${functionName} answered no publish summary: ${text.slice(0, 500) || '(empty)'}`,
+    );
+  return summary.data;
+}

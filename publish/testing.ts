@@ -1,0 +1,267 @@
+/**
+ * Test peers of the publish tests, all on 127.0.0.1 and ephemeral ports: s3rver (a real S3-protocol server,
+ * in-process, in its own temp dir), a recorder standing in for the CloudFront, Lambda and Secrets Manager
+ * APIs (they have no local peer), and a proxy that plays an S3 server stopping mid-publish.
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import S3rver from 's3rver';
+import type { BuildResult } from '../builder/build.ts';
+import { buildCatalog } from '../builder/build.ts';
+import { FileSource } from '../builder/sources/file.ts';
+import { ROOT, scratchDir } from '../testing/cli.ts';
+import { OPENAPI_TEMPLATE } from './openapi.generated.ts';
+
+/** The credentials s3rver accepts (it checks signatures). */
+export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+
+/** Environment a child `catalog` process needs to talk to the test peers (plus the endpoints). */
+export const TEST_AWS_ENV = {
+  AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+  AWS_REGION: 'us-east-1',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+} as const;
+
+/** An S3 client for a test endpoint, with the settings s3rver needs (see shared/notes/tooling.md). */
+export function testS3Client(endpoint: string, maxAttempts = 2): S3Client {
+  return new S3Client({
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    credentials: S3RVER_CREDENTIALS,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts,
+    retryMode: 'standard',
+  });
+}
+
+export interface TestS3 {
+  readonly endpoint: string;
+  readonly bucket: string;
+  readonly client: S3Client;
+  /** The object's bytes, or null when missing. */
+  body(key: string): Promise<Buffer | null>;
+  /** Every key of the bucket, sorted. */
+  keys(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts s3rver with one empty bucket, in a temp dir removed by `stop`. */
+export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
+  const { dir, remove } = await scratchDir('catalog-s3rver-');
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: bucket }],
+  });
+  const address = await server.run();
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  const client = testS3Client(endpoint);
+  return {
+    endpoint,
+    bucket,
+    client,
+    async body(key) {
+      try {
+        const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        return Buffer.from((await answer.Body?.transformToByteArray()) ?? []);
+      } catch (error) {
+        if ((error as { name?: string }).name === 'NoSuchKey') return null;
+        throw error;
+      }
+    },
+    async keys() {
+      const answer = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+      return (answer.Contents ?? []).map((item) => item.Key ?? '').sort();
+    },
+    async stop() {
+      client.destroy();
+      await server.close();
+      await remove();
+    },
+  };
+}
+
+/** One request as the recorder received it. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** How the recorder answers one request. */
+export interface RecordedAnswer {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+  readonly body: string;
+}
+
+export interface Recorder {
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  /** The CloudFront invalidation requests recorded so far, parsed. */
+  invalidations(): { distributionId: string; paths: string[]; callerReference: string }[];
+  /** Replaces the answer for the requests that follow. */
+  answerWith(answer: (request: RecordedRequest) => RecordedAnswer): void;
+  close(): Promise<void>;
+}
+
+/** CloudFront's answer to CreateInvalidation: 201 with the invalidation (id `I<n>`). */
+export function invalidationAnswer(request: RecordedRequest, n: number): RecordedAnswer {
+  const batch = /<InvalidationBatch[^>]*>([\s\S]*)<\/InvalidationBatch>/.exec(request.body)?.[1] ?? '';
+  return {
+    status: 201,
+    headers: { 'content-type': 'text/xml', location: `https://cloudfront.amazonaws.com/I${n}` },
+    body: `<?xml version="1.0" encoding="UTF-8"?><Invalidation xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Id>I${n}</Id><Status>InProgress</Status><CreateTime>2026-01-01T00:00:00Z</CreateTime><InvalidationBatch>${batch}</InvalidationBatch></Invalidation>`,
+  };
+}
+
+/**
+ * Starts an HTTP listener that records every request. By default it answers CloudFront CreateInvalidation
+ * with 201 and anything else with 404.
+ */
+export async function startRecorder(): Promise<Recorder> {
+  const requests: RecordedRequest[] = [];
+  let answer = (request: RecordedRequest): RecordedAnswer =>
+    /\/distribution\/[^/]+\/invalidation$/.test(request.url)
+      ? invalidationAnswer(request, requests.length)
+      : { status: 404, body: '' };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const request = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      requests.push(request);
+      const reply = answer(request);
+      res.writeHead(reply.status, reply.headers ?? {});
+      res.end(reply.body);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    invalidations() {
+      return requests
+        .filter((request) => request.method === 'POST' && request.url.endsWith('/invalidation'))
+        .map((request) => ({
+          distributionId: /\/distribution\/([^/]+)\/invalidation$/.exec(request.url)?.[1] ?? '',
+          paths: [...request.body.matchAll(/<Path>([^<]*)<\/Path>/g)].map((match) => match[1] ?? ''),
+          callerReference: /<CallerReference>([^<]*)<\/CallerReference>/.exec(request.body)?.[1] ?? '',
+        }));
+    },
+    answerWith(next) {
+      answer = next;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface CutProxy {
+  readonly url: string;
+  /** Whether the proxy has stopped. */
+  readonly cut: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * A proxy to `target` that stops (closes its port and drops every connection, as a stopped server does) right
+ * after it has relayed the answer to the first request matching `stopAfter`. Requests then fail to connect.
+ */
+export async function startCutProxy(
+  target: string,
+  stopAfter: (request: http.IncomingMessage) => boolean,
+): Promise<CutProxy> {
+  const upstream = new URL(target);
+  let cut = false;
+  const server = http.createServer((req, res) => {
+    if (cut) {
+      req.socket.destroy();
+      return;
+    }
+    const forward = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => req.socket.destroy());
+    req.pipe(forward);
+    res.on('finish', () => {
+      if (cut || !stopAfter(req) || (res.statusCode ?? 0) >= 300) return;
+      cut = true;
+      server.close();
+      setTimeout(() => server.closeAllConnections(), 20);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get cut() {
+      return cut;
+    },
+    async close() {
+      server.closeAllConnections();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Whether a request is the upload (not a copy) of a live object `key` of `bucket`, path-style. */
+export function isUploadOf(bucket: string, key: string): (request: http.IncomingMessage) => boolean {
+  return (request) =>
+    request.method === 'PUT' &&
+    request.url?.split('?')[0] === `/${bucket}/${key}` &&
+    request.headers['x-amz-copy-source'] === undefined;
+}
+
+/** Builds in memory from raw rows, as the Lambda does (the bundled openapi template). */
+export async function buildRows(rows: readonly unknown[], now: Date): Promise<BuildResult> {
+  const source = {
+    name: 'test rows',
+    async *batches() {
+      yield rows;
+    },
+  };
+  return buildCatalog(source, {
+    links: { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans' },
+    skipInvalid: false,
+    now,
+    openapiTemplate: OPENAPI_TEMPLATE,
+  });
+}
+
+/** The rows of fixtures/plans.json (49 rows, 44 published and approved plans: 22 running, 22 strength). */
+export async function fixtureRows(): Promise<unknown[]> {
+  const rows: unknown[] = [];
+  for await (const batch of new FileSource(join(ROOT, 'fixtures', 'plans.json')).batches())
+    rows.push(...batch);
+  return rows;
+}
