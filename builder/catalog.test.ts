@@ -1,26 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { comparePlans, renderCatalogs, sortPlans } from './catalog.ts';
-import { Catalog, type Plan } from './model.ts';
+import { Catalog } from './model.ts';
+import { testPlan } from './testing.ts';
 
-let counter = 0;
-function plan(title: string, discipline: 'running' | 'strength', id?: string): Plan {
-  counter += 1;
-  const planId = id ?? `00000000-0000-4000-8000-${String(counter).padStart(12, '0')}`;
-  return {
-    id: planId,
-    title,
-    summary: null,
-    coverUrl: null,
-    level: 'none',
-    discipline,
-    disciplineLabel: discipline === 'running' ? 'Outdoor' : 'Workouts',
-    weeksCount: 4,
-    daysPerWeek: null,
-    estMinutesPerSession: null,
-    webUrl: `http://127.0.0.1:8787/plans/${planId}`,
-    appUrl: `trainingplans://plan/${planId}`,
-  };
-}
+const plan = testPlan;
 
 describe('catalog order', () => {
   it('puts running before strength, whatever the titles', () => {

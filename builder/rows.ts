@@ -83,10 +83,7 @@ export class RowValidator {
     }
     const gate = SourceRowGate.safeParse(raw);
     if (!gate.success) {
-      for (const issue of gate.error.issues) {
-        const field = String(issue.path[0]);
-        this.#invalid.push({ row: rowNumber, id: rawId, field, reason: issue.message + shown(raw[field]) });
-      }
+      this.#report(gate.error.issues, raw, rawId, rowNumber);
       return;
     }
     if (!gate.data.published) {
@@ -96,13 +93,23 @@ export class RowValidator {
     if (!gate.data.approved) this.#unapproved += 1;
   }
 
+  /** Records each broken rule of a row: its field, the rule, and the value given. */
+  #report(
+    issues: readonly { path: readonly PropertyKey[]; message: string }[],
+    raw: Record<string, unknown>,
+    id: string | null,
+    row: number,
+  ): void {
+    for (const issue of issues) {
+      const field = String(issue.path[0]);
+      this.#invalid.push({ row, id, field, reason: issue.message + shown(raw[field]) });
+    }
+  }
+
   #addPublished(raw: Record<string, unknown>, rawId: string | null, rowNumber: number): void {
     const parsed = SourceRow.safeParse(raw);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        const field = String(issue.path[0]);
-        this.#invalid.push({ row: rowNumber, id: rawId, field, reason: issue.message + shown(raw[field]) });
-      }
+      this.#report(parsed.error.issues, raw, rawId, rowNumber);
       return;
     }
     const row = parsed.data;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { comparePlans, planSortKey, sortPlans } from './catalog.ts';
-import type { Plan } from './model.ts';
+import { testPlan } from './testing.ts';
 
 const collator = new Intl.Collator('en');
 const FAST = " -,;:!?.'()&/#+0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -15,22 +15,8 @@ const anyTitle = fc.oneof(
 );
 const uuid = fc.uuid().map((u) => u.toLowerCase());
 
-function plan(title: string, id: string, discipline: 'running' | 'strength'): Plan {
-  return {
-    id,
-    title,
-    summary: null,
-    coverUrl: null,
-    level: 'none',
-    discipline,
-    disciplineLabel: discipline === 'running' ? 'Outdoor' : 'Workouts',
-    weeksCount: 1,
-    daysPerWeek: null,
-    estMinutesPerSession: null,
-    webUrl: `http://127.0.0.1:8787/plans/${id}`,
-    appUrl: `trainingplans://plan/${id}`,
-  };
-}
+const plan = (title: string, id: string, discipline: 'running' | 'strength') =>
+  testPlan(title, discipline, id);
 
 describe('the sort-key fast path', () => {
   it('orders any two titles of the fast alphabet exactly as Intl.Collator("en") does', () => {

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../builder/openapi.ts';
-import { ROOT, scratchDir } from '../testing/cli.ts';
+import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
 import { bundleLambda } from './bundle.ts';
 import { PublishRefusedError } from './errors.ts';
 import { createHandler, type LambdaClients } from './lambda.ts';
@@ -195,16 +194,14 @@ describe('the Lambda bundle', () => {
       CATALOG_MAX_ATTEMPTS: '1',
       ...environment(),
     };
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: scratch.dir, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const { code, stdout, stderr } = await runProcess(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      {
+        cwd: scratch.dir,
+        env,
+      },
+    );
     expect(code, stderr).toBe(0);
     const lines = stdout.trim().split('\n');
     expect(lines).toHaveLength(2); // the handler's log line, then the script's output

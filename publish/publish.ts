@@ -139,15 +139,42 @@ async function lastInvalidated(bucket: CatalogBucket): Promise<string | null> {
   }
 }
 
-/** Records that `buildId`'s invalidation was accepted; a failure is returned as a warning, not thrown. */
-async function recordInvalidated(bucket: CatalogBucket, buildId: string): Promise<string[]> {
+/**
+ * Invalidates the paths of `buildId`, now live, and records it in {@link INVALIDATED_MARKER}. A failed
+ * invalidation throws {@link InvalidationError} with `hint`; a failed record is returned as a warning (the
+ * next run then invalidates once more, which is harmless).
+ */
+async function invalidateLive(
+  clients: PublishClients,
+  bucket: CatalogBucket,
+  target: {
+    distributionId: string;
+    buildId: string;
+    paths: readonly string[];
+    callerReference: string;
+    hint: string;
+  },
+): Promise<{ invalidationId: string; warnings: string[] }> {
+  let invalidationId: string;
   try {
-    await bucket.putText(INVALIDATED_MARKER, buildId);
-    return [];
+    invalidationId = await invalidate(
+      clients.cloudfront,
+      target.distributionId,
+      target.paths,
+      target.callerReference,
+    );
   } catch (error) {
-    return [
-      `recording the invalidation of ${buildId} in s3://${bucket.name}/${INVALIDATED_MARKER} failed: ${causeText(error)}`,
-    ];
+    throw new InvalidationError(target.distributionId, target.buildId, { cause: error, hint: target.hint });
+  }
+  try {
+    await bucket.putText(INVALIDATED_MARKER, target.buildId);
+    return { invalidationId, warnings: [] };
+  } catch (error) {
+    const where = `s3://${bucket.name}/${INVALIDATED_MARKER}`;
+    return {
+      invalidationId,
+      warnings: [`recording the invalidation of ${target.buildId} in ${where} failed: ${causeText(error)}`],
+    };
   }
 }
 
@@ -254,26 +281,19 @@ export async function publishBuild(
       return summary({ result: 'skipped', reason: decision.reason });
     }
     const paths = invalidationPaths(true);
-    let invalidationId: string;
-    try {
-      invalidationId = await invalidate(
-        clients.cloudfront,
-        options.distributionId,
-        paths,
-        `${publishCallerReference(live.buildId)}-again-${Date.now()}`,
-      );
-    } catch (error) {
-      throw new InvalidationError(options.distributionId, live.buildId, {
-        cause: error,
-        hint: 'run publish again to invalidate',
-      });
-    }
+    const { invalidationId, warnings } = await invalidateLive(clients, bucket, {
+      distributionId: options.distributionId,
+      buildId: live.buildId,
+      paths,
+      callerReference: `${publishCallerReference(live.buildId)}-again-${Date.now()}`,
+      hint: 'run publish again to invalidate',
+    });
     return summary({
       result: 'skipped',
       reason: `${decision.reason}; its invalidation had not been made, so it was made now`,
       invalidationId,
       invalidatedPaths: paths,
-      warnings: await recordInvalidated(bucket, live.buildId),
+      warnings,
       durations: { invalidate: ms(read, performance.now()) },
     });
   }
@@ -302,23 +322,15 @@ export async function publishBuild(
   const uploaded = performance.now();
 
   const paths = invalidationPaths(decision.openapiChanged);
-  let invalidationId: string;
-  try {
-    invalidationId = await invalidate(
-      clients.cloudfront,
-      options.distributionId,
-      paths,
-      publishCallerReference(stamp.buildId),
-    );
-  } catch (error) {
-    throw new InvalidationError(options.distributionId, stamp.buildId, {
-      cause: error,
-      hint: 'the new build is live; run publish again to invalidate',
-    });
-  }
+  const { invalidationId, warnings } = await invalidateLive(clients, bucket, {
+    distributionId: options.distributionId,
+    buildId: stamp.buildId,
+    paths,
+    callerReference: publishCallerReference(stamp.buildId),
+    hint: 'the new build is live; run publish again to invalidate',
+  });
   const invalidated = performance.now();
 
-  const warnings: string[] = await recordInvalidated(bucket, stamp.buildId);
   let pruned: string[] = [];
   try {
     pruned = await prune(bucket, options.keep);
@@ -428,21 +440,13 @@ export async function rollback(clients: PublishClients, options: RollbackOptions
   const openapiChanged =
     liveOpenapi === null || restored.openapi === null || liveOpenapi !== restored.openapi;
   const paths = invalidationPaths(openapiChanged);
-  let invalidationId: string;
-  try {
-    invalidationId = await invalidate(
-      clients.cloudfront,
-      options.distributionId,
-      paths,
-      rollbackCallerReference(id, options.now),
-    );
-  } catch (error) {
-    throw new InvalidationError(options.distributionId, id, {
-      cause: error,
-      hint: `run rollback --to ${id} again to invalidate`,
-    });
-  }
-  const warnings = await recordInvalidated(bucket, id);
+  const { invalidationId, warnings } = await invalidateLive(clients, bucket, {
+    distributionId: options.distributionId,
+    buildId: id,
+    paths,
+    callerReference: rollbackCallerReference(id, options.now),
+    hint: `run rollback --to ${id} again to invalidate`,
+  });
   return {
     command: 'rollback',
     buildId: id,

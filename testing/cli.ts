@@ -25,15 +25,16 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Runs `catalog …args` to completion in the repository root. */
-export function runCatalog(
+/** Runs a program to completion with exactly the given environment, collecting its output. */
+export function runProcess(
+  command: string,
   args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string; input?: string } = {},
+  options: { env: NodeJS.ProcessEnv; cwd: string; input?: string },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CATALOG_BIN, ...args], {
-      cwd: options.cwd ?? ROOT,
-      env: cleanEnv(options.env ?? {}),
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -47,6 +48,18 @@ export function runCatalog(
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Runs `catalog …args` to completion in the repository root. */
+export function runCatalog(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; input?: string } = {},
+): Promise<CliResult> {
+  return runProcess(process.execPath, [CATALOG_BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: cleanEnv(options.env ?? {}),
+    ...(options.input !== undefined ? { input: options.input } : {}),
   });
 }
 
