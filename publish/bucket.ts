@@ -40,7 +40,11 @@ export class CatalogBucket {
   async head(key: string): Promise<StoredObject | null> {
     try {
       const answer = await this.client.send(new HeadObjectCommand({ Bucket: this.name, Key: key }));
-      return { metadata: answer.Metadata ?? {}, lastModified: answer.LastModified ?? null };
+      return {
+        metadata: answer.Metadata ?? {},
+        lastModified: answer.LastModified ?? null,
+        etag: answer.ETag?.replaceAll('"', '') ?? null,
+      };
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   BUILD_ID,
+  buildMetadata,
   buildsToPrune,
   type Candidate,
   compactTime,
@@ -14,7 +16,6 @@ import {
   type LiveState,
   META,
   newBuildId,
-  objectMetadata,
   publishCallerReference,
   rollbackCallerReference,
   rollbackTarget,
@@ -33,13 +34,25 @@ function stamped(buildId: string | null, extra: Record<string, string> = {}): St
     metadata[META.countStrength] = '22';
     metadata[META.generatedAt] = '2026-03-01T10:00:00.000Z';
   }
-  return { metadata, lastModified: new Date('2026-03-01T10:00:01.500Z') };
+  return { metadata, lastModified: new Date('2026-03-01T10:00:01.500Z'), etag: 'etag-of-object' };
 }
 
+/** A whole live build as S3 describes it: the served objects stamped, the error page bare with its MD5 ETag. */
 function wholeLive(buildId: string, sha: Record<string, string> = {}): Record<string, StoredObject | null> {
-  return Object.fromEntries(
+  const objects = Object.fromEntries(
     LIVE_KEYS.map((key) => [key, stamped(buildId, sha[key] ? { [META.sha256]: sha[key] } : {})]),
   );
+  const catalog = objects['catalog.json'] as StoredObject;
+  objects['catalog.json'] = {
+    ...catalog,
+    metadata: {
+      ...catalog.metadata,
+      [META.errorPageMd5]: 'md5-500',
+      [META.errorPageSha256]: sha[ERROR_PAGE] ?? 'none',
+    },
+  };
+  objects[ERROR_PAGE] = { metadata: {}, lastModified: catalog.lastModified, etag: 'md5-500' };
+  return objects;
 }
 
 const options: GuardOptions = { force: false, allowEmpty: false, minRatio: 0.5 };
@@ -60,24 +73,42 @@ describe('build ids', () => {
     expect(() => compactTime('2026-03-01T10:15:00Z')).toThrow('"2026-03-01T10:15:00Z"');
   });
 
-  it('stamps every object with the build, the plans hash, the counts and its own SHA-256', () => {
-    const metadata = objectMetadata(
-      {
-        buildId: 'b1',
-        generatedAt: '2026-03-01T10:00:00.000Z',
-        counts: { running: 3, strength: 4 },
-        plansHash: 'h',
-      },
-      Buffer.from('abc'),
-    );
-    expect(metadata).toEqual({
+  it('stamps every served object with the build, the plans hash, the counts and its own SHA-256', () => {
+    const stamp = {
+      buildId: 'b1',
+      generatedAt: '2026-03-01T10:00:00.000Z',
+      counts: { running: 3, strength: 4 },
+      plansHash: 'h',
+    };
+    const metadata = buildMetadata(stamp, [
+      { key: 'catalog-running.json', body: Buffer.from('abc') },
+      { key: 'catalog.json', body: Buffer.from('abc') },
+      { key: ERROR_PAGE, body: Buffer.from('oops') },
+    ]);
+    const common = {
       'build-id': 'b1',
       'generated-at': '2026-03-01T10:00:00.000Z',
       'plans-hash': 'h',
       'count-running': '3',
       'count-strength': '4',
       sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    };
+    expect(metadata['catalog-running.json']).toEqual(common);
+    expect(metadata['catalog.json']).toEqual({
+      ...common,
+      'error-page-sha256': createHash('sha256').update('oops').digest('hex'),
+      'error-page-md5': createHash('md5').update('oops').digest('hex'),
     });
+  });
+
+  it('puts no metadata on the error page, which CloudFront serves without any function', () => {
+    const stamp = {
+      buildId: 'b1',
+      generatedAt: '2026-03-01T10:00:00.000Z',
+      counts: { running: 0, strength: 0 },
+      plansHash: 'h',
+    };
+    expect(buildMetadata(stamp, [{ key: ERROR_PAGE, body: Buffer.from('{}') }])[ERROR_PAGE]).toEqual({});
   });
 });
 
@@ -103,6 +134,12 @@ describe('what the live objects say', () => {
       complete: false,
       archiveId: '20260301T100001500Z-legacy',
     });
+  });
+
+  it('does not take an error page of another build for this build', () => {
+    const objects = wholeLive('b1');
+    objects[ERROR_PAGE] = { metadata: {}, lastModified: null, etag: 'md5-of-another-page' };
+    expect(describeLive(objects)).toMatchObject({ buildId: 'b1', complete: false, archiveId: null });
   });
 
   it('names the missing objects of an empty bucket', () => {

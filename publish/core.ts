@@ -26,16 +26,27 @@ export const HISTORY_PREFIX = 'history/';
  */
 export const INVALIDATED_MARKER = 'state/invalidated-build';
 
-/** User metadata stamped on every uploaded object (sent as `x-amz-meta-<name>`). */
+/**
+ * User metadata stamped on the served objects (sent by S3 as `x-amz-meta-<name>`; the viewer-response
+ * function strips them). The error page carries none: CloudFront serves it as the 500 answer without any
+ * function, so its metadata would reach clients. catalog.json records the error page's digests instead.
+ */
 export const META = {
   buildId: 'build-id',
   generatedAt: 'generated-at',
   plansHash: 'plans-hash',
   countRunning: 'count-running',
   countStrength: 'count-strength',
-  /** SHA-256 of the object's own bytes: tells whether openapi.yaml or the error page changed. */
+  /** SHA-256 of the object's own bytes: tells whether openapi.yaml changed. */
   sha256: 'sha256',
+  /** On catalog.json: SHA-256 of the error page of the same build (whether it changed). */
+  errorPageSha256: 'error-page-sha256',
+  /** On catalog.json: MD5 of the error page, which S3 reports as its ETag (whether the live page is this build's). */
+  errorPageMd5: 'error-page-md5',
 } as const;
+
+/** The live objects that carry the build's metadata: all but the error page. */
+export const STAMPED_KEYS: readonly string[] = LIVE_KEYS.filter((key) => key !== ORIGIN_FILES.errorPage);
 
 /** Plans per discipline. */
 export type Counts = Readonly<Record<Discipline, number>>;
@@ -74,22 +85,45 @@ export function sha256Hex(body: Uint8Array): string {
   return createHash('sha256').update(body).digest('hex');
 }
 
-/** The user metadata of one object of a build. */
-export function objectMetadata(stamp: BuildStamp, body: Uint8Array): Record<string, string> {
-  return {
-    [META.buildId]: stamp.buildId,
-    [META.generatedAt]: stamp.generatedAt,
-    [META.plansHash]: stamp.plansHash,
-    [META.countRunning]: String(stamp.counts.running),
-    [META.countStrength]: String(stamp.counts.strength),
-    [META.sha256]: sha256Hex(body),
-  };
+/**
+ * The user metadata of each object of a build, by key: the stamp on every served object, the error page's
+ * digests on catalog.json, and nothing on the error page itself.
+ */
+export function buildMetadata(
+  stamp: BuildStamp,
+  files: readonly { readonly key: string; readonly body: Uint8Array }[],
+): Record<string, Record<string, string>> {
+  const errorPage = files.find((file) => file.key === ORIGIN_FILES.errorPage);
+  const result: Record<string, Record<string, string>> = {};
+  for (const file of files) {
+    if (file.key === ORIGIN_FILES.errorPage) {
+      result[file.key] = {};
+      continue;
+    }
+    result[file.key] = {
+      [META.buildId]: stamp.buildId,
+      [META.generatedAt]: stamp.generatedAt,
+      [META.plansHash]: stamp.plansHash,
+      [META.countRunning]: String(stamp.counts.running),
+      [META.countStrength]: String(stamp.counts.strength),
+      [META.sha256]: sha256Hex(file.body),
+      ...(file.key === ORIGIN_FILES.all && errorPage
+        ? {
+            [META.errorPageSha256]: sha256Hex(errorPage.body),
+            [META.errorPageMd5]: createHash('md5').update(errorPage.body).digest('hex'),
+          }
+        : {}),
+    };
+  }
+  return result;
 }
 
 /** An object as a HEAD request describes it. */
 export interface StoredObject {
   readonly metadata: Readonly<Record<string, string>>;
   readonly lastModified: Date | null;
+  /** The entity tag S3 reports (quotes removed): the MD5 of a single-part upload. */
+  readonly etag: string | null;
 }
 
 /** Reads the per-discipline counts from an object's metadata, or null when they are missing or malformed. */
@@ -134,16 +168,25 @@ export function describeLive(objects: Readonly<Record<string, StoredObject | nul
   const buildIdOf = (key: string) => objects[key]?.metadata[META.buildId] ?? null;
   const missing = LIVE_KEYS.filter((key) => !objects[key]);
   const buildId = catalog?.metadata[META.buildId] ?? null;
+  const errorPage = objects[ORIGIN_FILES.errorPage] ?? null;
+  const recordedMd5 = catalog?.metadata[META.errorPageMd5] ?? null;
+  const errorPageOfBuild = errorPage !== null && recordedMd5 !== null && errorPage.etag === recordedMd5;
   const complete =
-    missing.length === 0 && buildId !== null && LIVE_KEYS.every((key) => buildIdOf(key) === buildId);
-  const unstamped = missing.length === 0 && LIVE_KEYS.every((key) => buildIdOf(key) === null);
+    missing.length === 0 &&
+    buildId !== null &&
+    STAMPED_KEYS.every((key) => buildIdOf(key) === buildId) &&
+    errorPageOfBuild;
+  const unstamped = missing.length === 0 && STAMPED_KEYS.every((key) => buildIdOf(key) === null);
   let archiveId: string | null = null;
   if (complete) archiveId = buildId;
   else if (unstamped)
     archiveId = `${compactTime((catalog?.lastModified ?? new Date(0)).toISOString())}-legacy`;
   const counts = catalog ? countsFromMetadata(catalog.metadata) : null;
   const sha256: Record<string, string | null> = {};
-  for (const key of LIVE_KEYS) sha256[key] = objects[key]?.metadata[META.sha256] ?? null;
+  for (const key of STAMPED_KEYS) sha256[key] = objects[key]?.metadata[META.sha256] ?? null;
+  sha256[ORIGIN_FILES.errorPage] = errorPageOfBuild
+    ? (catalog?.metadata[META.errorPageSha256] ?? null)
+    : null;
   return {
     exists: catalog !== null,
     buildId,

@@ -10,6 +10,7 @@ import type { BuildResult } from '../builder/build.ts';
 import { ORIGIN_FILES } from '../contract/index.ts';
 import { CatalogBucket } from './bucket.ts';
 import {
+  buildMetadata,
   buildsToPrune,
   type Counts,
   countPlans,
@@ -27,7 +28,6 @@ import {
   META,
   ms,
   newBuildId,
-  objectMetadata,
   publishCallerReference,
   rollbackCallerReference,
   rollbackTarget,
@@ -302,9 +302,10 @@ export async function publishBuild(
   const archivedAt = performance.now();
 
   const written: string[] = [];
+  const metadata = buildMetadata(stamp, build.files);
   for (const [index, file] of build.files.entries()) {
     try {
-      await bucket.put(file, objectMetadata(stamp, file.body));
+      await bucket.put(file, metadata[file.key] ?? {});
     } catch (error) {
       throw new UploadError(
         `uploading build ${stamp.buildId} to s3://${bucket.name}`,
