@@ -11,7 +11,8 @@ import { writeOpenApiModule } from './publish/bundle.ts';
 const root = repoRoot();
 try {
   const sizes = await buildGateway(root);
-  if (await writeOpenApiModule(root)) console.log('publish/openapi.generated.ts regenerated from openapi.yaml');
+  if (await writeOpenApiModule(root))
+    console.log('publish/openapi.generated.ts regenerated from openapi.yaml');
   await build({
     absWorkingDir: root,
     entryPoints: ['cli/main.ts'],

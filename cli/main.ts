@@ -10,6 +10,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerPublish } from './commands/publish.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerStart } from './commands/start.ts';
+import { registerVerifyFunction } from './commands/verify-function.ts';
 
 // Node 20 is a supported runtime of this project (engines >= 20.19): the AWS SDK's multi-line notice about it
 // would break the one-line-reason rule of the command line. Set before any SDK module loads (they load lazily).
@@ -26,6 +27,7 @@ registerKeys(program);
 registerCors(program);
 registerStart(program);
 registerPublish(program);
+registerVerifyFunction(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,315 @@
+/**
+ * `catalog verify-function` end to end: the real command against a local stand-in for CloudFront's API
+ * (node:http on 127.0.0.1, reached through AWS_ENDPOINT_URL_CLOUDFRONT). The stand-in records every
+ * DescribeFunction and TestFunction request and answers TestFunction by running the real built bundle in the
+ * local runtime on the event it received, so the happy path is what the real runtime should say.
+ */
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { REQUEST_CASES, viewerRequestOutcome } from '../../gateway/cases.ts';
+import { viewerRequestEvent } from '../../gateway/edge/event.ts';
+import { WatchedKeyValueStore } from '../../gateway/edge/store.ts';
+import type { CloudFrontRequest, CloudFrontResponse } from '../../gateway/functions/event.ts';
+import { loadFunction, type SandboxedFunction } from '../../gateway/runtime/sandbox.ts';
+import { createTestWorld, type TestWorld } from '../../gateway/testing.ts';
+import { PLACEHOLDER_ETAG } from '../../gateway/verify-function.ts';
+import { ROOT, runCatalog } from '../../testing/cli.ts';
+
+const FUNCTION_NAME = 'TrainingPlanCatalog-viewer-request';
+const ETAG = 'E2QWRUHEXAMPLE';
+const KEY = /tpc_[A-Za-z0-9_-]{43}/g;
+
+interface Recorded {
+  readonly method: string;
+  readonly path: string;
+  readonly ifMatch: string | undefined;
+  readonly stage: string | undefined;
+  /** The decoded EventObject of a TestFunction request. */
+  readonly event: Record<string, unknown> | undefined;
+}
+
+const xmlEscape = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+const NS = 'http://cloudfront.amazonaws.com/doc/2020-05-31/';
+
+function functionSummary(stage: string): string {
+  return `<FunctionSummary><Name>${FUNCTION_NAME}</Name><Status>DEPLOYED</Status><FunctionConfig><Comment>gateway</Comment><Runtime>cloudfront-js-2.0</Runtime><KeyValueStoreAssociations><Quantity>1</Quantity><Items><KeyValueStoreAssociation><KeyValueStoreARN>arn:aws:cloudfront::123456789012:key-value-store/0f2b1c3d-1111-2222-3333-444455556666</KeyValueStoreARN></KeyValueStoreAssociation></Items></KeyValueStoreAssociations></FunctionConfig><FunctionMetadata><FunctionARN>arn:aws:cloudfront::123456789012:function/${FUNCTION_NAME}</FunctionARN><Stage>${stage}</Stage><CreatedTime>2026-01-01T00:00:00Z</CreatedTime><LastModifiedTime>2026-01-01T00:00:00Z</LastModifiedTime></FunctionMetadata></FunctionSummary>`;
+}
+
+/** The stand-in CloudFront API. `tamper` may rewrite the function's result before it is returned. */
+class FakeCloudFront {
+  readonly recorded: Recorded[] = [];
+  tamper: (result: CloudFrontRequest | CloudFrontResponse) => CloudFrontRequest | CloudFrontResponse = (r) =>
+    r;
+  readonly #server: http.Server;
+
+  constructor(readonly fn: SandboxedFunction) {
+    this.#server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        this.#answer(req, Buffer.concat(chunks).toString('utf8')).then(
+          ({ status, headers, body }) => {
+            res.writeHead(status, { 'content-type': 'text/xml', ...headers });
+            res.end(body);
+          },
+          (error: unknown) => {
+            res.writeHead(500, { 'content-type': 'text/plain' });
+            res.end(String(error));
+          },
+        );
+      });
+    });
+  }
+
+  async #answer(req: http.IncomingMessage, body: string) {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const match = /^\/2020-05-31\/function\/([^/]+)\/(describe|test)$/.exec(url.pathname);
+    const stageInBody = /<Stage>([^<]*)<\/Stage>/.exec(body)?.[1];
+    const blob = /<EventObject>([^<]*)<\/EventObject>/.exec(body)?.[1];
+    const event = blob
+      ? (JSON.parse(Buffer.from(blob, 'base64').toString('utf8')) as Record<string, unknown>)
+      : undefined;
+    this.recorded.push({
+      method: req.method ?? '',
+      path: url.pathname,
+      ifMatch: req.headers['if-match'],
+      stage: url.searchParams.get('Stage') ?? stageInBody,
+      event,
+    });
+    if (!match || decodeURIComponent(match[1] ?? '') !== FUNCTION_NAME) {
+      return {
+        status: 404,
+        headers: {},
+        body: `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>NoSuchFunctionExists</Code><Message>The function does not exist.</Message></Error><RequestId>r-1</RequestId></ErrorResponse>`,
+      };
+    }
+    const stage = url.searchParams.get('Stage') ?? stageInBody ?? 'DEVELOPMENT';
+    if (match[2] === 'describe')
+      return {
+        status: 200,
+        headers: { etag: ETAG },
+        body: `<?xml version="1.0"?>${functionSummary(stage).replace('<FunctionSummary>', `<FunctionSummary xmlns="${NS}">`)}`,
+      };
+    if (req.headers['if-match'] !== ETAG)
+      return {
+        status: 412,
+        headers: {},
+        body: `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>PreconditionFailed</Code><Message>If-Match</Message></Error></ErrorResponse>`,
+      };
+    const result = this.tamper(await this.fn.run(event as never));
+    const output = JSON.stringify('statusCode' in result ? { response: result } : { request: result });
+    return {
+      status: 200,
+      headers: {},
+      body: `<?xml version="1.0"?><TestResult xmlns="${NS}">${functionSummary(stage)}<ComputeUtilization>14</ComputeUtilization><FunctionExecutionLogs></FunctionExecutionLogs><FunctionOutput>${xmlEscape(output)}</FunctionOutput></TestResult>`,
+    };
+  }
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+describe('catalog verify-function against a local TestFunction API', () => {
+  let world: TestWorld;
+  let api: FakeCloudFront;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    world = await createTestWorld();
+    const kvs = new WatchedKeyValueStore(world.stores.plain);
+    await kvs.load();
+    const code = await readFile(join(ROOT, 'dist/gateway/viewer-request.js'), 'utf8');
+    api = new FakeCloudFront(loadFunction(code, { kvs }));
+    env = {
+      AWS_ENDPOINT_URL_CLOUDFRONT: await api.start(),
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_EC2_METADATA_DISABLED: 'true',
+    };
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await world?.remove();
+  });
+  beforeEach(() => {
+    api.recorded.length = 0;
+    api.tamper = (r) => r;
+  });
+
+  /** Every key of the world as the command's flags. */
+  const allKeys = () => [
+    '--key',
+    world.keys.valid,
+    '--key',
+    world.keys.other,
+    '--expired-key',
+    world.keys.expired,
+    '--revoked-key',
+    world.keys.revoked,
+  ];
+
+  it("passes every case, sends the table's events with the function's ETag, and reports the compute utilization", async () => {
+    const result = await runCatalog(['verify-function', '--name', FUNCTION_NAME, ...allKeys()], { env });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+
+    const describe = api.recorded.filter((r) => r.path.endsWith('/describe'));
+    expect(describe).toEqual([expect.objectContaining({ method: 'GET', stage: 'LIVE' })]);
+    const tests = api.recorded.filter((r) => r.path.endsWith('/test'));
+    expect(tests).toHaveLength(REQUEST_CASES.length);
+    for (const request of tests) {
+      expect(request.method).toBe('POST');
+      expect(request.ifMatch).toBe(ETAG);
+      expect(request.stage).toBe('LIVE');
+    }
+
+    // The events are the table's: built here from the cases with the same keys, independently of the command.
+    const known: Record<string, string> = {
+      valid: world.keys.valid,
+      expiring: world.keys.valid,
+      other: world.keys.other,
+      expired: world.keys.expired,
+      revoked: world.keys.revoked,
+    };
+    const forged = new Set<string>();
+    const fill = (text: string) =>
+      text.replace(/\{(etag:)?([a-z]+)\}/g, (m, etag: string | undefined, name: string) =>
+        etag ? PLACEHOLDER_ETAG : (known[name] ?? (name === 'forged' ? 'FORGED' : m)),
+      );
+    const expected = REQUEST_CASES.map((c) => {
+      const event = viewerRequestEvent(
+        {
+          method: c.method,
+          target: fill(c.target),
+          rawHeaders: (c.headers ?? []).flatMap(([n, v]) => [n, fill(v)]),
+          remoteAddress: '203.0.113.9',
+        },
+        'x',
+      );
+      return JSON.stringify({ ...event, context: { eventType: 'viewer-request' } });
+    }).sort();
+    const knownKeys = new Set(Object.values(known));
+    const sent = tests
+      .map((r) =>
+        JSON.stringify(r.event).replace(KEY, (key) => {
+          if (knownKeys.has(key)) return key;
+          forged.add(key);
+          return 'FORGED';
+        }),
+      )
+      .sort();
+    expect(sent).toEqual(expected);
+    expect(forged.size).toBe(1);
+
+    const lines = result.stdout.trim().split('\n');
+    for (const testCase of REQUEST_CASES) {
+      const line = lines.find((l) => l.includes(`  ${testCase.name}  `) && l.startsWith('PASS'));
+      expect(line, testCase.name).toBeDefined();
+      expect(line).toContain('cu 14');
+    }
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^${REQUEST_CASES.length} passed, 0 failed, 0 skipped of ${REQUEST_CASES.length} cases; compute utilization median 14, max 14`,
+        'm',
+      ),
+    );
+    expect(result.stdout).toContain(
+      `${FUNCTION_NAME} (LIVE, ETag ${ETAG}, cloudfront-js-2.0, key value store arn:aws:cloudfront::`,
+    );
+    // No key is ever printed.
+    expect(result.stdout.match(KEY)).toBeNull();
+  });
+
+  it('fails with a clear report when the function answers one case differently', async () => {
+    const victim = REQUEST_CASES.find((c) => c.name === 'the whole catalog');
+    expect(victim && viewerRequestOutcome(victim)).toEqual({ uri: '/catalog.json' });
+    // The deployed function "forgets" to rewrite the whole catalog: it passes /api/plans on unchanged.
+    api.tamper = (r) => ('uri' in r && r.uri === '/catalog.json' ? { ...r, uri: '/api/plans' } : r);
+    const result = await runCatalog(
+      ['verify-function', '--name', FUNCTION_NAME, ...allKeys(), '--stage', 'development'],
+      {
+        env,
+      },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /^FAIL {2}the whole catalog +GET \/api\/plans {2}expected → \/catalog\.json, got → \/api\/plans {2}cu 14$/m,
+    );
+    const failing = result.stdout.split('\n').filter((l) => l.startsWith('FAIL'));
+    // Every case served from /catalog.json fails, nothing else.
+    const served = REQUEST_CASES.filter(
+      (c) => JSON.stringify(viewerRequestOutcome(c)) === '{"uri":"/catalog.json"}',
+    );
+    expect(failing).toHaveLength(served.length);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^catalog: ${served.length} of ${REQUEST_CASES.length} cases failed against ${FUNCTION_NAME} \\(DEVELOPMENT\\): "the whole catalog", `,
+      ),
+    );
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(api.recorded.every((r) => r.stage === 'DEVELOPMENT')).toBe(true);
+  });
+
+  it('fails when the function answers with a status where the table expects another', async () => {
+    api.tamper = (r) => ('statusCode' in r && r.statusCode === 405 ? { ...r, statusCode: 403 } : r);
+    const result = await runCatalog(['verify-function', '--name', FUNCTION_NAME, ...allKeys()], { env });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^FAIL {2}POST +POST \/api\/plans {2}expected 405, got 403/m);
+  });
+
+  it('skips the cases whose keys were not given, and says which flag they need', async () => {
+    const result = await runCatalog(['verify-function', '--name', FUNCTION_NAME], {
+      env: { ...env, CATALOG_VERIFY_KEYS: world.keys.valid },
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^SKIP {2}a revoked key +GET \/api\/plans {2}needs a revoked key \(--revoked-key\)$/m,
+    );
+    expect(result.stdout).toMatch(
+      /^SKIP {2}an expired key +GET \/api\/plans {2}needs an expired key \(--expired-key\)$/m,
+    );
+    expect(result.stdout).toMatch(/^PASS {2}a key of another partner .*\{other\} is the first --key/m);
+    const skipped = result.stdout.split('\n').filter((l) => l.startsWith('SKIP')).length;
+    expect(skipped).toBe(REQUEST_CASES.filter((c) => /\{(expired|revoked)\}/.test(JSON.stringify(c))).length);
+    expect(api.recorded.filter((r) => r.path.endsWith('/test'))).toHaveLength(REQUEST_CASES.length - skipped);
+  });
+
+  it('fails naming the function when it does not exist', async () => {
+    const result = await runCatalog(['verify-function', '--name', 'nope'], { env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('catalog: no CloudFront function "nope" in stage LIVE\n');
+  });
+
+  it('fails on a malformed key without echoing it, before any request', async () => {
+    const result = await runCatalog(
+      ['verify-function', '--name', FUNCTION_NAME, '--key', 'tpc_short-secret'],
+      { env },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'catalog: --key #1: is not an API key (tpc_ and 43 base64url characters); the value is not shown\n',
+    );
+    expect(api.recorded).toHaveLength(0);
+  });
+
+  it('fails naming the flag and value for a bad stage or a missing name', async () => {
+    const stage = await runCatalog(['verify-function', '--name', FUNCTION_NAME, '--stage', 'prod'], { env });
+    expect(stage.code).toBe(1);
+    expect(stage.stderr).toBe('catalog: --stage "prod": must be DEVELOPMENT or LIVE\n');
+    const name = await runCatalog(['verify-function'], { env });
+    expect(name.code).toBe(1);
+    expect(name.stderr).toBe('catalog: --name: is required\n');
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * The pure core of `catalog verify-function`: planning the table's cases with an operator's keys, reading
+ * TestFunction's output, judging and reporting. The command against a TestFunction stand-in:
+ * cli/commands/verify-function.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { REQUEST_CASES, type RequestCase } from './cases.ts';
+import {
+  forgedKey,
+  formatReport,
+  judge,
+  observe,
+  PLACEHOLDER_ETAG,
+  planCases,
+  summarize,
+  type VerifyReport,
+} from './verify-function.ts';
+
+const KEY_A = `tpc_${'A'.repeat(43)}`;
+const KEY_B = `tpc_${'B'.repeat(43)}`;
+const EXPIRED = `tpc_${'E'.repeat(43)}`;
+const REVOKED = `tpc_${'R'.repeat(43)}`;
+const FORGED = `tpc_${'F'.repeat(43)}`;
+
+const byName = (name: string) => {
+  const found = REQUEST_CASES.find((c) => c.name === name);
+  if (!found) throw new Error(`no case ${name}`);
+  return found;
+};
+
+describe('planCases', () => {
+  it('fills every placeholder with the keys given, and sends each case as a test event', () => {
+    const planned = planCases(REQUEST_CASES, {
+      valid: [KEY_A, KEY_B],
+      expired: EXPIRED,
+      revoked: REVOKED,
+      forged: FORGED,
+    });
+    expect(planned.every((p) => 'event' in p)).toBe(true);
+    const headersOf = (name: string) => {
+      const p = planned.find((x) => x.testCase.name === name);
+      if (!p || !('event' in p)) throw new Error(name);
+      return p.event.request.headers;
+    };
+    expect(headersOf('two X-Api-Key headers, both valid')['x-api-key']).toEqual({
+      value: KEY_A,
+      multiValue: [{ value: KEY_A }, { value: KEY_B }],
+    });
+    expect(headersOf('an expired key')['x-api-key']).toEqual({ value: EXPIRED });
+    expect(headersOf('a revoked key')['x-api-key']).toEqual({ value: REVOKED });
+    expect(headersOf('a forged key with the right shape')['x-api-key']).toEqual({ value: FORGED });
+    expect(headersOf('a matching If-None-Match')['if-none-match']).toEqual({ value: PLACEHOLDER_ETAG });
+    expect(JSON.stringify(planned.map((p) => ('event' in p ? p.event : null)))).not.toMatch(
+      /\{(valid|other|expiring|expired|revoked|forged|etag:[a-z]+)\}/,
+    );
+  });
+
+  it('builds events as TestFunction takes them: no distribution or request id, lowercase names, raw query', () => {
+    const [planned] = planCases([byName('a percent-encoded name')], { valid: [KEY_A] });
+    expect(planned && 'event' in planned ? planned.event : null).toEqual({
+      version: '1.0',
+      context: { eventType: 'viewer-request' },
+      viewer: { ip: '203.0.113.9' },
+      request: {
+        method: 'GET',
+        uri: '/api/plans',
+        querystring: { '%64iscipline': { value: 'running' } },
+        headers: { 'x-api-key': { value: KEY_A } },
+        cookies: {},
+      },
+    });
+  });
+
+  it('skips the cases whose key is missing, saying which flag to give', () => {
+    const planned = planCases(REQUEST_CASES, { valid: [] });
+    const skipped = (name: string) => {
+      const p = planned.find((x) => x.testCase.name === name);
+      return p && 'skip' in p ? p.skip : undefined;
+    };
+    expect(skipped('the whole catalog')).toBe('needs a valid key (--key)');
+    expect(skipped('an expired key')).toBe('needs an expired key (--expired-key)');
+    expect(skipped('a revoked key')).toBe('needs a revoked key (--revoked-key)');
+    expect(skipped('no key')).toBeUndefined();
+    expect(skipped('a forged key with the right shape')).toBeUndefined();
+    expect(skipped('root path')).toBe('needs a valid key (--key)');
+  });
+
+  it('notes the stand-ins it uses for {other} and {expiring}', () => {
+    const planned = planCases([byName('a key of another partner'), byName('a key that expires later')], {
+      valid: [KEY_A],
+    });
+    expect(planned.map((p) => ('notes' in p ? p.notes : []))).toEqual([
+      ['{other} is the first --key (give a second --key to vary it)'],
+      ['{expiring} is the first --key (any valid key gives this outcome)'],
+    ]);
+  });
+
+  it('makes a fresh forged key in the service format each time', () => {
+    expect(forgedKey()).toMatch(/^tpc_[A-Za-z0-9_-]{43}$/);
+    expect(forgedKey()).not.toBe(forgedKey());
+  });
+});
+
+describe('observe and judge', () => {
+  const okCase = byName('the whole catalog');
+  const notFoundCase = byName('root path');
+
+  it('reads a generated response and a passed-on request, wrapped or bare', () => {
+    expect(observe({ functionOutput: '{"response":{"statusCode":404,"headers":{}}}' })).toEqual({
+      status: 404,
+    });
+    expect(observe({ functionOutput: '{"request":{"uri":"/catalog.json","method":"GET"}}' })).toEqual({
+      uri: '/catalog.json',
+    });
+    expect(observe({ functionOutput: '{"statusCode":"401"}' })).toEqual({ status: 401 });
+    expect(observe({ functionOutput: '{"uri":"/openapi.yaml"}' })).toEqual({ uri: '/openapi.yaml' });
+  });
+
+  it('reports a runtime error, a missing or unreadable output', () => {
+    expect(observe({ functionErrorMessage: 'TypeError: x is undefined', functionOutput: '' })).toEqual({
+      error: 'the function failed: TypeError: x is undefined',
+    });
+    expect(observe({})).toEqual({ error: 'TestFunction returned no FunctionOutput' });
+    expect(observe({ functionOutput: 'nope' })).toEqual({ error: 'FunctionOutput is not JSON: nope' });
+    expect(observe({ functionOutput: '{"request":{}}' })).toMatchObject({
+      error: expect.stringMatching(/^FunctionOutput is neither a response nor a request/),
+    });
+  });
+
+  it('passes only the exact status or URI of the table', () => {
+    const request = (uri: string) => ({
+      functionOutput: JSON.stringify({ request: { uri } }),
+      computeUtilization: '21',
+    });
+    expect(judge(okCase, request('/catalog.json'))).toMatchObject({
+      verdict: 'pass',
+      actual: '→ /catalog.json',
+      computeUtilization: 21,
+    });
+    expect(judge(okCase, request('/catalog-running.json'))).toMatchObject({
+      verdict: 'fail',
+      expected: '→ /catalog.json',
+      actual: '→ /catalog-running.json',
+    });
+    expect(judge(okCase, { functionOutput: '{"response":{"statusCode":401}}' })).toMatchObject({
+      verdict: 'fail',
+    });
+    expect(judge(notFoundCase, { functionOutput: '{"response":{"statusCode":404}}' }).verdict).toBe('pass');
+    expect(judge(notFoundCase, { functionOutput: '{"request":{"uri":"/"}}' }).verdict).toBe('fail');
+    expect(judge(notFoundCase, { functionErrorMessage: 'boom' })).toMatchObject({
+      verdict: 'fail',
+      actual: 'the function failed: boom',
+      computeUtilization: null,
+    });
+  });
+});
+
+describe('report', () => {
+  const testCase: RequestCase = byName('the key in the query string');
+  const report = (utilizations: number[]): VerifyReport => ({
+    name: 'Catalog-viewer-request',
+    stage: 'LIVE',
+    etag: 'E1',
+    runtime: 'cloudfront-js-2.0',
+    keyValueStores: ['arn:aws:cloudfront::123456789012:key-value-store/x'],
+    cases: utilizations.map((cu, i) =>
+      judge(
+        { ...testCase, name: `case ${i}` },
+        {
+          functionOutput: `{"response":{"statusCode":${i === 0 ? 200 : 401}}}`,
+          computeUtilization: String(cu),
+        },
+      ),
+    ),
+  });
+
+  it('counts the verdicts and gives the median and maximum compute utilization', () => {
+    expect(summarize(report([30, 10, 20, 50]))).toEqual({
+      passed: 3,
+      failed: 1,
+      skipped: 0,
+      maxUtilization: 50,
+      medianUtilization: 30,
+    });
+  });
+
+  it('prints one line per case with the placeholders, never a key, and warns over the throttling limit', () => {
+    const text = formatReport(report([12, 75]));
+    expect(text).toContain('FAIL  case 0  GET /api/plans?api_key={valid}  expected 401, got 200  cu 12');
+    expect(text).toContain('PASS  case 1  GET /api/plans?api_key={valid}  401  cu 75');
+    expect(text).toContain('1 passed, 1 failed, 0 skipped of 2 cases; compute utilization median 75, max 75');
+    expect(text).toContain('warning: a case used 75% of the compute budget');
+    expect(formatReport(report([12]))).not.toContain('warning');
+  });
+});

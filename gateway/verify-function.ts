@@ -1,0 +1,358 @@
+/**
+ * `catalog verify-function`: runs the gateway's request-case table through CloudFront's TestFunction API
+ * against a deployed viewer-request function — the real cloudfront-js-2.0 runtime and the real KeyValueStore —
+ * and compares each result with the outcome the table implies (`viewerRequestOutcome`: a status, or the
+ * rewritten URI). Pure planning and judging, plus one I/O function taking the SDK client.
+ *
+ * Keys: the table's placeholders name keys of a test world; against a deployed store the operator supplies
+ * them. `valid[0]` stands for `{valid}` and `{expiring}` (any valid key gives those cases' outcome),
+ * `valid[1]` (or `valid[0]`) for `{other}`; `{expired}` and `{revoked}` need their own keys, and their cases
+ * are skipped without them; `{forged}` is a fresh random key that was never issued. Cases that need a valid
+ * key are skipped when none is given. `{etag:…}` becomes a fixed ETag: the viewer-request function never
+ * compares it. The CORS origin of a case is not set up (the deployed store has whatever it has); it changes
+ * headers, never the status or URI compared here.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type CloudFrontClient,
+  DescribeFunctionCommand,
+  type DescribeFunctionCommandOutput,
+  type FunctionStage,
+  TestFunctionCommand,
+  type TestFunctionCommandOutput,
+} from '@aws-sdk/client-cloudfront';
+import { CatalogError } from '../builder/errors.ts';
+import { type RequestCase, type ViewerRequestOutcome, viewerRequestOutcome } from './cases.ts';
+import { viewerRequestEvent } from './edge/event.ts';
+import type { CloudFrontEvent } from './functions/event.ts';
+
+/** The keys an operator gives for the placeholders of the table. */
+export interface VerifyKeys {
+  /** Valid keys of the deployed store: the first is `{valid}` and `{expiring}`, the second `{other}`. */
+  readonly valid: readonly string[];
+  /** A key whose expiry has passed (still in the store). */
+  readonly expired?: string;
+  /** A key that was issued and then revoked. */
+  readonly revoked?: string;
+  /** The never-issued key of `{forged}` (default: a fresh random one). */
+  readonly forged?: string;
+}
+
+/** The ETag `{etag:…}` stands for (the viewer-request function does not read If-None-Match). */
+export const PLACEHOLDER_ETAG = '"00000000000000000000000000000000"';
+
+/** The viewer address of every test event (TEST-NET-3, RFC 5737). */
+export const TEST_VIEWER_IP = '203.0.113.9';
+
+/** One case of the table, ready to send, or skipped with the reason. */
+export type PlannedCase =
+  | { readonly testCase: RequestCase; readonly event: CloudFrontEvent; readonly notes: readonly string[] }
+  | { readonly testCase: RequestCase; readonly skip: string };
+
+/** A fresh key in the service's format that no store holds. */
+export function forgedKey(): string {
+  return `tpc_${randomBytes(32).toString('base64url')}`;
+}
+
+/**
+ * The event TestFunction takes for a raw request: CloudFront's viewer-request event without the fields a
+ * test event omits (distribution name and id, request id).
+ */
+export function testEvent(method: string, target: string, headers: readonly (readonly [string, string])[]) {
+  const event = viewerRequestEvent(
+    { method, target, rawHeaders: headers.flat(), remoteAddress: TEST_VIEWER_IP },
+    'test',
+  );
+  return { ...event, context: { eventType: 'viewer-request' } } satisfies CloudFrontEvent;
+}
+
+/** Resolves the placeholders of every case with the operator's keys; a case missing a key is skipped. */
+export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): PlannedCase[] {
+  const forged = keys.forged ?? forgedKey();
+  const valid = keys.valid[0];
+  const values: Record<string, { value?: string | undefined; missing: string; note?: string }> = {
+    valid: { value: valid, missing: 'needs a valid key (--key)' },
+    expiring: {
+      value: valid,
+      missing: 'needs a valid key (--key)',
+      note: '{expiring} is the first --key (any valid key gives this outcome)',
+    },
+    other: {
+      value: keys.valid[1] ?? valid,
+      missing: 'needs a valid key (--key)',
+      ...(keys.valid.length < 2
+        ? { note: '{other} is the first --key (give a second --key to vary it)' }
+        : {}),
+    },
+    expired: { value: keys.expired, missing: 'needs an expired key (--expired-key)' },
+    revoked: { value: keys.revoked, missing: 'needs a revoked key (--revoked-key)' },
+    forged: { value: forged, missing: '' },
+  };
+  return cases.map((testCase): PlannedCase => {
+    const notes = new Set<string>();
+    let skip: string | undefined;
+    const resolve = (text: string) =>
+      text.replace(/\{(etag:)?([a-z]+)\}/g, (match, etag: string | undefined, name: string) => {
+        if (etag) return PLACEHOLDER_ETAG;
+        const entry = values[name];
+        if (!entry) return match;
+        if (entry.value === undefined) {
+          skip ??= entry.missing;
+          return match;
+        }
+        if (entry.note) notes.add(entry.note);
+        return entry.value;
+      });
+    const target = resolve(testCase.target);
+    const headers = (testCase.headers ?? []).map(([name, value]) => [name, resolve(value)] as const);
+    if (skip !== undefined) return { testCase, skip };
+    return { testCase, event: testEvent(testCase.method, target, headers), notes: [...notes] };
+  });
+}
+
+/** What TestFunction answered for one event. */
+export interface FunctionTestResult {
+  readonly functionOutput?: string | undefined;
+  readonly functionErrorMessage?: string | undefined;
+  readonly computeUtilization?: string | undefined;
+  readonly logs?: readonly string[] | undefined;
+}
+
+/** What the function did: answered with a status, passed the request on to a URI, or failed. */
+export type Observed = { readonly status: number } | { readonly uri: string } | { readonly error: string };
+
+/**
+ * Reads TestFunction's FunctionOutput: the event object the function returned, `{"request": {…}}` or
+ * `{"response": {…}}` (a bare request or response is accepted too).
+ */
+export function observe(result: FunctionTestResult): Observed {
+  if (result.functionErrorMessage) return { error: `the function failed: ${result.functionErrorMessage}` };
+  if (!result.functionOutput) return { error: 'TestFunction returned no FunctionOutput' };
+  let output: unknown;
+  try {
+    output = JSON.parse(result.functionOutput);
+  } catch {
+    return { error: `FunctionOutput is not JSON: ${result.functionOutput.slice(0, 200)}` };
+  }
+  const record = (output ?? {}) as Record<string, unknown>;
+  const inner = (record.response ?? record.request ?? record) as Record<string, unknown>;
+  if (typeof inner.statusCode === 'number') return { status: inner.statusCode };
+  if (typeof inner.statusCode === 'string' && /^\d{3}$/.test(inner.statusCode))
+    return { status: Number(inner.statusCode) };
+  if (typeof inner.uri === 'string') return { uri: inner.uri };
+  return {
+    error: `FunctionOutput is neither a response nor a request: ${result.functionOutput.slice(0, 200)}`,
+  };
+}
+
+/** Shows an outcome the way the report prints it: `404`, or `→ /catalog.json`. */
+export function describeOutcome(outcome: ViewerRequestOutcome | Observed): string {
+  if ('status' in outcome) return String(outcome.status);
+  if ('uri' in outcome) return `→ ${outcome.uri}`;
+  return outcome.error;
+}
+
+/** The verdict on one case. */
+export interface CaseReport {
+  readonly name: string;
+  /** Method and target as the table writes them (placeholders, never a key). */
+  readonly request: string;
+  readonly verdict: 'pass' | 'fail' | 'skip';
+  readonly expected: string;
+  /** What the function did, or why the case was skipped. */
+  readonly actual: string;
+  readonly computeUtilization: number | null;
+  readonly notes: readonly string[];
+}
+
+/** Compares one observed result with the case's outcome. */
+export function judge(
+  testCase: RequestCase,
+  result: FunctionTestResult,
+  notes: readonly string[] = [],
+): CaseReport {
+  const expected = viewerRequestOutcome(testCase);
+  const observed = observe(result);
+  const pass =
+    ('status' in expected && 'status' in observed && expected.status === observed.status) ||
+    ('uri' in expected && 'uri' in observed && expected.uri === observed.uri);
+  const cu = Number.parseFloat(result.computeUtilization ?? '');
+  return {
+    name: testCase.name,
+    request: `${testCase.method} ${testCase.target}`,
+    verdict: pass ? 'pass' : 'fail',
+    expected: describeOutcome(expected),
+    actual: describeOutcome(observed),
+    computeUtilization: Number.isFinite(cu) ? cu : null,
+    notes,
+  };
+}
+
+/** Compute utilization above this is throttled when sustained (DG/cloudfront-limits.html). */
+export const COMPUTE_UTILIZATION_LIMIT = 70;
+
+/** The whole run. */
+export interface VerifyReport {
+  readonly name: string;
+  readonly stage: FunctionStage;
+  readonly etag: string;
+  readonly runtime: string | undefined;
+  readonly keyValueStores: readonly string[];
+  readonly cases: readonly CaseReport[];
+}
+
+/** Counts of a report. */
+export function summarize(report: VerifyReport) {
+  const count = (verdict: CaseReport['verdict']) => report.cases.filter((c) => c.verdict === verdict).length;
+  const utilizations = report.cases
+    .map((c) => c.computeUtilization)
+    .filter((cu): cu is number => cu !== null)
+    .sort((a, b) => a - b);
+  return {
+    passed: count('pass'),
+    failed: count('fail'),
+    skipped: count('skip'),
+    maxUtilization: utilizations.at(-1) ?? null,
+    medianUtilization: utilizations.length
+      ? (utilizations[Math.floor(utilizations.length / 2)] as number)
+      : null,
+  };
+}
+
+/** The report as text: one line per case, then the summary. Never contains a key. */
+export function formatReport(report: VerifyReport): string {
+  const width = Math.min(48, Math.max(...report.cases.map((c) => c.name.length), 4));
+  const lines = report.cases.map((c) => {
+    const verdict = c.verdict.toUpperCase().padEnd(4);
+    const cu = c.computeUtilization === null ? '' : `  cu ${c.computeUtilization}`;
+    const body =
+      c.verdict === 'skip'
+        ? c.actual
+        : c.verdict === 'pass'
+          ? `${c.actual}${cu}`
+          : `expected ${c.expected}, got ${c.actual}${cu}`;
+    const notes = c.notes.length > 0 ? `  (${c.notes.join('; ')})` : '';
+    return `${verdict}  ${c.name.padEnd(width)}  ${c.request}  ${body}${notes}`;
+  });
+  const s = summarize(report);
+  lines.push(
+    '',
+    `${report.name} (${report.stage}, ETag ${report.etag}, ${report.runtime ?? 'runtime unknown'}, ` +
+      `key value store ${report.keyValueStores.join(', ') || 'none'})`,
+    `${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped of ${report.cases.length} cases; ` +
+      `compute utilization median ${s.medianUtilization ?? '-'}, max ${s.maxUtilization ?? '-'} ` +
+      `(throttled when sustained over ${COMPUTE_UTILIZATION_LIMIT})`,
+  );
+  if (s.maxUtilization !== null && s.maxUtilization > COMPUTE_UTILIZATION_LIMIT)
+    lines.push(`warning: a case used ${s.maxUtilization}% of the compute budget`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Options of {@link verifyFunction}. */
+export interface VerifyOptions {
+  readonly name: string;
+  readonly stage: FunctionStage;
+  readonly cases: readonly RequestCase[];
+  readonly keys: VerifyKeys;
+  /** TestFunction calls in flight at once. Default 4. */
+  readonly concurrency?: number;
+}
+
+function awsMessage(error: unknown): string {
+  const e = error as { name?: string; message?: string; code?: string };
+  return [e.name, e.code, e.message].filter(Boolean).join(': ') || String(error);
+}
+
+/**
+ * Describes the function (for its ETag, which TestFunction requires as If-Match), then tests every planned
+ * case. Throws {@link CatalogError} when the function cannot be described or a call fails; a case whose
+ * result differs is a failed case in the report, not an exception.
+ */
+export async function verifyFunction(
+  client: CloudFrontClient,
+  options: VerifyOptions,
+): Promise<VerifyReport> {
+  let described: DescribeFunctionCommandOutput;
+  try {
+    described = await client.send(new DescribeFunctionCommand({ Name: options.name, Stage: options.stage }));
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === 'NoSuchFunctionExists')
+      throw new CatalogError(
+        `no CloudFront function ${JSON.stringify(options.name)} in stage ${options.stage}`,
+        {
+          cause: error,
+        },
+      );
+    throw new CatalogError(`DescribeFunction ${options.name} failed (${awsMessage(error)})`, {
+      cause: error,
+    });
+  }
+  const etag = described.ETag;
+  if (!etag) throw new CatalogError(`DescribeFunction ${options.name} returned no ETag`);
+  const config = described.FunctionSummary?.FunctionConfig;
+
+  const planned = planCases(options.cases, options.keys);
+  const reports: CaseReport[] = new Array(planned.length);
+  let next = 0;
+  let stopped = false;
+  const worker = async () => {
+    while (!stopped) {
+      const index = next++;
+      const item = planned[index];
+      if (!item) return;
+      if ('skip' in item) {
+        reports[index] = {
+          name: item.testCase.name,
+          request: `${item.testCase.method} ${item.testCase.target}`,
+          verdict: 'skip',
+          expected: describeOutcome(viewerRequestOutcome(item.testCase)),
+          actual: item.skip,
+          computeUtilization: null,
+          notes: [],
+        };
+        continue;
+      }
+      let answer: TestFunctionCommandOutput;
+      try {
+        answer = await client.send(
+          new TestFunctionCommand({
+            Name: options.name,
+            IfMatch: etag,
+            Stage: options.stage,
+            EventObject: new TextEncoder().encode(JSON.stringify(item.event)),
+          }),
+        );
+      } catch (error) {
+        stopped = true;
+        throw new CatalogError(
+          `TestFunction ${options.name} failed on case "${item.testCase.name}" (${awsMessage(error)})`,
+          { cause: error },
+        );
+      }
+      const result = answer.TestResult ?? {};
+      reports[index] = judge(
+        item.testCase,
+        {
+          functionOutput: result.FunctionOutput,
+          functionErrorMessage: result.FunctionErrorMessage,
+          computeUtilization: result.ComputeUtilization,
+          logs: result.FunctionExecutionLogs,
+        },
+        item.notes,
+      );
+    }
+  };
+  const workers = Math.max(1, Math.min(options.concurrency ?? 4, planned.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  return {
+    name: options.name,
+    stage: options.stage,
+    etag,
+    runtime: config?.Runtime,
+    keyValueStores: (config?.KeyValueStoreAssociations?.Items ?? []).flatMap((item) =>
+      item.KeyValueStoreARN ? [item.KeyValueStoreARN] : [],
+    ),
+    cases: reports,
+  };
+}

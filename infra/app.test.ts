@@ -1,0 +1,115 @@
+/**
+ * The app's configuration: CDK context (strings from `-c`, or JSON values from cdk.json) to stack props, and
+ * the app entry itself run as the CDK CLI runs it (CDK_OUTDIR, CDK_CONTEXT_JSON), with bundling skipped.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../testing/cli.ts';
+import { configFromContext, DEFAULT_STACK_NAME } from './config.ts';
+
+const run = promisify(execFile);
+
+describe('configFromContext', () => {
+  const from = (context: Record<string, unknown>) => configFromContext((key) => context[key], '/work/infra');
+
+  it('gives the default stack name and no props for an empty context', () => {
+    expect(from({})).toEqual({ stackName: DEFAULT_STACK_NAME, props: {} });
+  });
+
+  it('parses the strings of -c into numbers, booleans, durations, lists and absolute paths', () => {
+    const { stackName, props } = from({
+      stackName: 'CatalogStaging',
+      buildRateMinutes: '15',
+      builderTimeoutSeconds: '120',
+      builderMemoryMiB: '512',
+      errorCachingMinTtlSeconds: '5',
+      accessLogging: 'true',
+      skipInvalid: 'false',
+      minRatio: '0.8',
+      priceClass: 'All',
+      vpcId: 'vpc-0abc1234',
+      subnetIds: 'subnet-0aaa1111, subnet-0bbb2222',
+      kvsSeedFile: 'seed.json',
+    });
+    expect(stackName).toBe('CatalogStaging');
+    expect(props.buildRate?.toMinutes()).toBe(15);
+    expect(props.builderTimeout?.toSeconds()).toBe(120);
+    expect(props.errorCachingMinTtl?.toSeconds()).toBe(5);
+    expect(props).toMatchObject({
+      builderMemoryMiB: 512,
+      accessLogging: true,
+      skipInvalid: false,
+      minRatio: 0.8,
+      priceClass: 'All',
+      builderVpc: { vpcId: 'vpc-0abc1234', subnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'] },
+      keyValueStoreSeedFile: '/work/infra/seed.json',
+    });
+  });
+
+  it('takes JSON values from cdk.json as they are', () => {
+    const { props } = from({
+      buildRateMinutes: 30,
+      accessLogging: true,
+      subnetIds: ['subnet-0aaa1111'],
+      vpcId: 'vpc-0abc1234',
+    });
+    expect(props.buildRate?.toMinutes()).toBe(30);
+    expect(props.accessLogging).toBe(true);
+    expect(props.builderVpc?.subnetIds).toEqual(['subnet-0aaa1111']);
+  });
+
+  it('fails naming every bad key and value, but never a source value', () => {
+    expect(() => from({ buildRateMinutes: 'hourly', accessLogging: 'yes', priceClass: '300' })).toThrow(
+      'context priceClass "300": must be 100, 200 or All; context accessLogging "yes": must be true or false; context buildRateMinutes "hourly": must be a number',
+    );
+    expect(() => from({ source: 3 })).toThrow(/^context source: /);
+  });
+
+  it('fails subnets without a VPC', () => {
+    expect(() => from({ subnetIds: 'subnet-0aaa1111' })).toThrow(
+      'context subnetIds/securityGroupIds need vpcId',
+    );
+  });
+});
+
+describe('the app entry (as the CDK CLI runs it)', () => {
+  let outdir: string;
+  beforeAll(async () => {
+    outdir = await mkdtemp(join(tmpdir(), 'catalog-app-'));
+  });
+  afterAll(() => rm(outdir, { recursive: true, force: true }));
+
+  const app = (context: Record<string, unknown>) =>
+    run(join(ROOT, 'node_modules/.bin/tsx'), ['app.ts'], {
+      cwd: join(ROOT, 'infra'),
+      env: {
+        PATH: process.env.PATH ?? '',
+        CDK_OUTDIR: outdir,
+        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }),
+      },
+    });
+
+  it('synthesizes the stack named by the context, with its settings, with no credentials', async () => {
+    await app({ stackName: 'CatalogAppTest', buildRateMinutes: '15' });
+    const template = JSON.parse(await readFile(join(outdir, 'CatalogAppTest.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
+    const schedule = Object.values(template.Resources).find((r) => r.Type === 'AWS::Scheduler::Schedule');
+    expect(schedule?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
+  });
+
+  it('fails with one line naming the bad setting', async () => {
+    const failure = await app({ buildRateMinutes: '2' }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toBe(
+      'infra: invalid CatalogStack props: buildRate 2 minutes: must be whole minutes, at least 5 minutes (each run reads the whole source)\n',
+    );
+  });
+});

@@ -1,0 +1,430 @@
+/**
+ * The default stack, synthesized once (with the builder really bundled by the local esbuild) into a scratch
+ * directory: each part of issue 7 asserted by its properties. Other settings: stack-options.test.ts.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ORIGIN_FILES } from '../contract/index.ts';
+import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from '../gateway/build.ts';
+import { bundleFunction } from '../gateway/bundle.ts';
+import { parseLambdaEnv } from '../publish/config.ts';
+import { ROOT } from '../testing/cli.ts';
+import { logicalId, type Synthesized, synthStack } from './testing.ts';
+
+const run = promisify(execFile);
+
+const SEVEN_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'];
+
+let synth: Synthesized;
+let template: Template;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  synth = await synthStack();
+  template = synth.template;
+  ids.bucket = logicalId(template, 'AWS::S3::Bucket', 'Origin');
+  ids.kvs = logicalId(template, 'AWS::CloudFront::KeyValueStore', 'Keys');
+  ids.viewerRequest = logicalId(template, 'AWS::CloudFront::Function', 'ViewerRequest');
+  ids.viewerResponse = logicalId(template, 'AWS::CloudFront::Function', 'ViewerResponse');
+  ids.distribution = logicalId(template, 'AWS::CloudFront::Distribution', 'Distribution');
+  ids.cachePolicy = logicalId(template, 'AWS::CloudFront::CachePolicy', 'CachePolicy');
+  ids.headersPolicy = logicalId(template, 'AWS::CloudFront::ResponseHeadersPolicy', 'ResponseHeaders');
+  ids.builder = logicalId(template, 'AWS::Lambda::Function', 'Builder');
+  ids.builderRole = logicalId(template, 'AWS::IAM::Role', 'BuilderRole');
+  ids.secret = logicalId(template, 'AWS::SecretsManager::Secret', 'SourceSecret');
+  ids.topic = logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic');
+});
+afterAll(() => synth?.remove());
+
+/** The one resource of a logical id. */
+const resource = (id: string | undefined) =>
+  (template.toJSON().Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>)[
+    id ?? ''
+  ] as { Type: string; Properties: Record<string, unknown> };
+
+const distributionConfig = () =>
+  resource(ids.distribution).Properties.DistributionConfig as Record<string, unknown>;
+const defaultBehavior = () => distributionConfig().DefaultCacheBehavior as Record<string, unknown>;
+
+/** Every IAM statement of the policies attached to a role. */
+function statementsOf(roleId: string): Record<string, unknown>[] {
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+}
+
+describe('synthesis', () => {
+  it('reports no warnings or errors', () => {
+    const annotations = Annotations.fromStack(synth.stack);
+    expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
+    expect(annotations.findError('*', Match.anyValue())).toEqual([]);
+  });
+});
+
+describe('construct ids (a contract: renaming one replaces its resource)', () => {
+  it('keeps the logical ids of the bucket, store, functions, distribution and builder', () => {
+    expect(ids.bucket).toMatch(/^Origin[0-9A-F]{8}$/);
+    expect(ids.kvs).toMatch(/^Keys[0-9A-F]{8}$/);
+    expect(ids.distribution).toMatch(/^Distribution[0-9A-F]{8}$/);
+    expect(ids.builder).toMatch(/^Builder[0-9A-F]{8}$/);
+  });
+});
+
+describe('origin bucket', () => {
+  it('is private, SSE-S3, versioned, and expires noncurrent versions', () => {
+    template.resourceCountIs('AWS::S3::Bucket', 1);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      VersioningConfiguration: { Status: 'Enabled' },
+      OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
+        ]),
+      },
+    });
+    expect(resource(ids.bucket)).toMatchObject({ DeletionPolicy: 'Retain' });
+  });
+
+  it('refuses every request without TLS', () => {
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: ids.bucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Principal: { AWS: '*' },
+            Action: 's3:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('is readable only by this distribution, through Origin Access Control', () => {
+    const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
+    expect(policies).toHaveLength(1);
+    const allows = (
+      (policies[0]?.Properties.PolicyDocument.Statement ?? []) as Record<string, unknown>[]
+    ).filter((s) => s.Effect === 'Allow');
+    expect(allows).toEqual([
+      {
+        Effect: 'Allow',
+        Principal: { Service: 'cloudfront.amazonaws.com' },
+        Action: 's3:GetObject',
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, '/*']] },
+        Condition: {
+          StringEquals: {
+            'AWS:SourceArn': {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':cloudfront::',
+                  { Ref: 'AWS::AccountId' },
+                  ':distribution/',
+                  { Ref: ids.distribution },
+                ],
+              ],
+            },
+          },
+        },
+      },
+    ]);
+    template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: {
+        OriginAccessControlOriginType: 's3',
+        SigningBehavior: 'always',
+        SigningProtocol: 'sigv4',
+      },
+    });
+    const origins = distributionConfig().Origins as Record<string, unknown>[];
+    expect(origins).toHaveLength(1);
+    expect(origins[0]).toMatchObject({
+      DomainName: { 'Fn::GetAtt': [ids.bucket, 'RegionalDomainName'] },
+      OriginAccessControlId: { 'Fn::GetAtt': [expect.stringMatching(/OriginAccessControl/), 'Id'] },
+      S3OriginConfig: { OriginAccessIdentity: '' },
+    });
+  });
+});
+
+describe('key-value store and functions', () => {
+  it('creates one store, empty unless a seed file is given', () => {
+    template.resourceCountIs('AWS::CloudFront::KeyValueStore', 1);
+    template.hasResourceProperties('AWS::CloudFront::KeyValueStore', { ImportSource: Match.absent() });
+  });
+
+  for (const [id, name] of [
+    ['viewerRequest', 'viewer-request'],
+    ['viewerResponse', 'viewer-response'],
+  ] as const) {
+    it(`${name} runs cloudfront-js-2.0 with the store, published, from the current bundle`, async () => {
+      const props = resource(ids[id]).Properties;
+      expect(props).toMatchObject({
+        Name: `TrainingPlanCatalog-${name}`,
+        AutoPublish: true,
+        FunctionConfig: {
+          Runtime: 'cloudfront-js-2.0',
+          KeyValueStoreAssociations: [{ KeyValueStoreARN: { 'Fn::GetAtt': [ids.kvs, 'Arn'] } }],
+        },
+      });
+      const dist = readFileSync(join(ROOT, GATEWAY_DIST, `${name}.js`), 'utf8');
+      expect(props.FunctionCode, `${GATEWAY_DIST}/${name}.js`).toBe(dist);
+      // …and that file is the bundle of the current source (else: run npm run build).
+      const fresh = await bundleFunction(join(ROOT, GATEWAY_FUNCTIONS[name as GatewayFunctionName]));
+      expect(props.FunctionCode, `${name}: dist is stale, run npm run build`).toBe(fresh);
+    });
+  }
+
+  it('associates viewer-request and viewer-response with the default behavior', () => {
+    expect(defaultBehavior().FunctionAssociations).toEqual([
+      { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [ids.viewerRequest, 'FunctionARN'] } },
+      { EventType: 'viewer-response', FunctionARN: { 'Fn::GetAtt': [ids.viewerResponse, 'FunctionARN'] } },
+    ]);
+  });
+});
+
+describe('cache and response headers policies', () => {
+  it('keys the cache on the rewritten path only, honours max-age=300, and compresses with gzip and brotli', () => {
+    template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
+      CachePolicyConfig: {
+        MinTTL: 0,
+        DefaultTTL: 300,
+        MaxTTL: Match.anyValue(),
+        ParametersInCacheKeyAndForwardedToOrigin: {
+          QueryStringsConfig: { QueryStringBehavior: 'none' },
+          HeadersConfig: { HeaderBehavior: 'none' },
+          CookiesConfig: { CookieBehavior: 'none' },
+          EnableAcceptEncodingGzip: true,
+          EnableAcceptEncodingBrotli: true,
+        },
+      },
+    });
+    const config = resource(ids.cachePolicy).Properties.CachePolicyConfig as { MaxTTL: number };
+    expect(config.MaxTTL).toBeGreaterThanOrEqual(300);
+    expect(defaultBehavior()).toMatchObject({ CachePolicyId: { Ref: ids.cachePolicy }, Compress: true });
+  });
+
+  it('adds nosniff to every answer and removes Server', () => {
+    template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: {
+        SecurityHeadersConfig: Match.objectEquals({ ContentTypeOptions: { Override: true } }),
+        RemoveHeadersConfig: { Items: Match.arrayWith([{ Header: 'Server' }]) },
+        CorsConfig: Match.absent(),
+      },
+    });
+    expect(defaultBehavior().ResponseHeadersPolicyId).toEqual({ Ref: ids.headersPolicy });
+  });
+});
+
+describe('distribution', () => {
+  it('allows all seven methods, caches GET and HEAD, serves HTTPS only over HTTP/2 and HTTP/3', () => {
+    expect([...(defaultBehavior().AllowedMethods as string[])].sort()).toEqual([...SEVEN_METHODS].sort());
+    expect(defaultBehavior().CachedMethods).toEqual(['GET', 'HEAD']);
+    expect(defaultBehavior().ViewerProtocolPolicy).toBe('https-only');
+    expect(distributionConfig()).toMatchObject({
+      HttpVersion: 'http2and3',
+      IPV6Enabled: true,
+      Enabled: true,
+    });
+  });
+
+  it('serves from North America and Europe by default, with no custom domain or logs', () => {
+    expect(distributionConfig()).toMatchObject({ PriceClass: 'PriceClass_100' });
+    expect(distributionConfig().Aliases).toBeUndefined();
+    expect(distributionConfig().ViewerCertificate).toBeUndefined();
+    expect(distributionConfig().Logging).toBeUndefined();
+  });
+
+  it('answers 403, 404, 500, 502, 503 and 504 from the origin with the 500 page, cached 10 seconds', () => {
+    expect(distributionConfig().CustomErrorResponses).toEqual(
+      [403, 404, 500, 502, 503, 504].map((code) => ({
+        ErrorCode: code,
+        ResponseCode: 500,
+        ResponsePagePath: `/${ORIGIN_FILES.errorPage}`,
+        ErrorCachingMinTTL: 10,
+      })),
+    );
+  });
+});
+
+describe('builder Lambda', () => {
+  it('runs on Node.js 22, one at a time, with the default timeout and memory, never retried at once', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Handler: 'index.handler',
+      ReservedConcurrentExecutions: 1,
+      Timeout: 300,
+      MemorySize: 1024,
+      Role: { 'Fn::GetAtt': [ids.builderRole, 'Arn'] },
+      VpcConfig: Match.absent(),
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: ids.builder },
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 3600,
+    });
+  });
+
+  it('is configured through an environment the handler accepts: this bucket, this distribution, the secret', () => {
+    const variables = (resource(ids.builder).Properties.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    expect(variables).toEqual({
+      CATALOG_BUCKET: { Ref: ids.bucket },
+      CATALOG_DISTRIBUTION_ID: { Ref: ids.distribution },
+      CATALOG_BASE_URL: {
+        'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [ids.distribution, 'DomainName'] }]],
+      },
+      CATALOG_SOURCE_SECRET_ARN: { Ref: ids.secret },
+    });
+    // Deployed values in place of the references: the handler's own parser must accept them.
+    const deployed: Record<string, string> = {
+      [`${ids.bucket}`]: 'trainingplancatalog-origin-1a2b3c',
+      [`${ids.distribution}`]: 'E2QWRUHEXAMPLE',
+      [`${ids.distribution}.DomainName`]: 'd111111abcdef8.cloudfront.net',
+      [`${ids.secret}`]: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:SourceSecret-AbCdEf',
+    };
+    const resolve = (value: unknown): string => {
+      if (typeof value === 'string') return value;
+      const v = value as { Ref?: string; 'Fn::GetAtt'?: [string, string]; 'Fn::Join'?: [string, unknown[]] };
+      if (v.Ref) return deployed[v.Ref] ?? `unresolved ${v.Ref}`;
+      if (v['Fn::GetAtt']) return deployed[v['Fn::GetAtt'].join('.')] ?? 'unresolved';
+      if (v['Fn::Join']) return v['Fn::Join'][1].map(resolve).join(v['Fn::Join'][0]);
+      return 'unresolved';
+    };
+    const env = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolve(v)]));
+    const config = parseLambdaEnv({ ...env, AWS_REGION: 'eu-west-1' });
+    expect(config).toMatchObject({
+      bucket: 'trainingplancatalog-origin-1a2b3c',
+      distributionId: 'E2QWRUHEXAMPLE',
+      baseUrl: 'https://d111111abcdef8.cloudfront.net',
+      source: { secretArn: deployed[ids.secret ?? ''] },
+    });
+  });
+
+  it('may touch only this bucket, this distribution, its own logs and that secret', () => {
+    const statements = statementsOf(ids.builderRole ?? '');
+    const bucketArn = { 'Fn::GetAtt': [ids.bucket, 'Arn'] };
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+          Resource: { 'Fn::Join': ['', [bucketArn, '/*']] },
+        }),
+        expect.objectContaining({ Effect: 'Allow', Action: 's3:ListBucket', Resource: bucketArn }),
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: 'cloudfront:CreateInvalidation',
+          Resource: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':cloudfront::',
+                { Ref: 'AWS::AccountId' },
+                ':distribution/',
+                { Ref: ids.distribution },
+              ],
+            ],
+          },
+        }),
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: 'secretsmanager:GetSecretValue',
+          Resource: { Ref: ids.secret },
+        }),
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^BuilderLogs/), 'Arn'] },
+        }),
+      ]),
+    );
+    expect(statements).toHaveLength(5);
+    for (const statement of statements) {
+      expect(JSON.stringify(statement.Resource)).not.toMatch(/"\*"|":\*"/);
+      expect(JSON.stringify(statement.Action)).not.toContain('*');
+    }
+    expect(resource(ids.builderRole).Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('is bundled by the local esbuild into one ES module that exports the handler', async () => {
+    const code = resource(ids.builder).Properties.Code as { S3Key: string };
+    const assetDir = join(synth.outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    expect(existsSync(join(assetDir, 'index.mjs'))).toBe(true);
+    // Loaded by plain Node as Lambda would (module top level only: no configuration is read until a run).
+    const { stdout } = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(join(assetDir, 'index.mjs'))}); console.log(typeof m.handler);`,
+      ],
+      { env: { PATH: process.env.PATH ?? '' } },
+    );
+    expect(stdout.trim()).toBe('function');
+  });
+});
+
+describe('schedule and alarm', () => {
+  it('runs the builder every hour with EventBridge Scheduler, through a role that may invoke only it', () => {
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'rate(1 hour)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: { Arn: { 'Fn::GetAtt': [ids.builder, 'Arn'] }, Input: '{}' },
+    });
+    const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule'))[0];
+    const roleArn = schedule?.Properties.Target.RoleArn as { 'Fn::GetAtt': [string, string] } | undefined;
+    const roleId = roleArn?.['Fn::GetAtt'][0] ?? 'missing';
+    const statements = statementsOf(roleId);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Effect: 'Allow' });
+    expect(JSON.stringify(statements[0]?.Resource)).toContain(`"${ids.builder}"`);
+  });
+
+  it('alarms on any builder error to the SNS topic', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: ids.builder } }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: ids.topic }],
+    });
+  });
+});
+
+describe('outputs', () => {
+  it('gives the values the catalog commands take', () => {
+    template.hasOutput('DistributionDomainName', {
+      Value: { 'Fn::GetAtt': [ids.distribution, 'DomainName'] },
+    });
+    template.hasOutput('DistributionId', { Value: { Ref: ids.distribution } });
+    template.hasOutput('BucketName', { Value: { Ref: ids.bucket } });
+    template.hasOutput('KeyValueStoreArn', { Value: { 'Fn::GetAtt': [ids.kvs, 'Arn'] } });
+    template.hasOutput('BuilderFunctionName', { Value: { Ref: ids.builder } });
+    template.hasOutput('ViewerRequestFunctionName', { Value: 'TrainingPlanCatalog-viewer-request' });
+    template.hasOutput('SourceSecretArn', { Value: { Ref: ids.secret } });
+    template.hasOutput('AlarmTopicArn', { Value: { Ref: ids.topic } });
+  });
+});

@@ -1,0 +1,439 @@
+/**
+ * The production stack: the private origin bucket, the KeyValueStore of key hashes and the CORS origin, the two
+ * CloudFront Functions built by `npm run build`, the distribution, and the scheduled builder Lambda with its
+ * alarm. Construct ids are a contract: renaming one replaces its resource (a new bucket, a new, EMPTY key
+ * store), so never rename them. See infra/README.md.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Annotations, CfnOutput, Duration, Fn, Stack } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { HEADER_VALUES, ORIGIN_FILES } from '../contract/index.ts';
+import { GATEWAY_DIST } from '../gateway/build.ts';
+import { OPENAPI_MODULE, openapiModuleSource } from '../publish/openapi-module.ts';
+import { type CatalogStackProps, type ResolvedSettings, resolveSettings } from './props.ts';
+
+export type { BuilderVpcProps, CatalogStackProps, PriceClassName } from './props.ts';
+export { CatalogStackPropsError } from './props.ts';
+
+/** The repository root (this file is `<root>/infra/stack.ts`). */
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The builder Lambda's source: `publish/lambda.ts`, export `handler`. */
+export const BUILDER_ENTRY = 'publish/lambda.ts';
+
+/** Origin statuses CloudFront turns into the 500 problem page (no function runs on them). */
+export const ERROR_STATUSES = [403, 404, 500, 502, 503, 504] as const;
+
+/** Origin headers the response headers policy removes (it is all that runs on the error page). */
+export const REMOVED_HEADERS = [
+  'Server',
+  'x-amz-id-2',
+  'x-amz-request-id',
+  'x-amz-version-id',
+  'x-amz-server-side-encryption',
+] as const;
+
+/** The 300 s freshness every catalog object carries (`Cache-Control: public, max-age=300`). */
+const ORIGIN_MAX_AGE_SECONDS = Number(/max-age=(\d+)/.exec(HEADER_VALUES.cacheable)?.[1]);
+
+const PRICE_CLASSES = {
+  '100': cloudfront.PriceClass.PRICE_CLASS_100,
+  '200': cloudfront.PriceClass.PRICE_CLASS_200,
+  All: cloudfront.PriceClass.PRICE_CLASS_ALL,
+} as const;
+
+/** The whole service in one stack. */
+export class CatalogStack extends Stack {
+  /** The private origin: the three catalogs, openapi.yaml, errors/500.json and `history/`. */
+  readonly bucket: s3.Bucket;
+  /** Key hashes and the CORS origin, read by both functions. */
+  readonly keyValueStore: cloudfront.KeyValueStore;
+  readonly viewerRequest: cloudfront.Function;
+  readonly viewerResponse: cloudfront.Function;
+  readonly distribution: cloudfront.Distribution;
+  /** The scheduled builder (`publish/lambda.ts`). */
+  readonly builder: NodejsFunction;
+  /** The API's public base URL (possibly a token). */
+  readonly baseUrl: string;
+
+  constructor(scope: Construct, id: string, props: CatalogStackProps = {}) {
+    super(scope, id, props);
+    const settings = resolveSettings(props, this.stackName, join(REPO_ROOT, GATEWAY_DIST));
+    checkOpenApiModule();
+
+    this.bucket = new s3.Bucket(this, 'Origin', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: true,
+      lifecycleRules: [
+        {
+          id: 'expire-old-versions',
+          noncurrentVersionExpiration: Duration.days(settings.noncurrentVersionExpiryDays),
+          expiredObjectDeleteMarker: true,
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+    });
+
+    this.keyValueStore = new cloudfront.KeyValueStore(this, 'Keys', {
+      comment: 'Training plan catalog: SHA-256 hashes of API keys, and the CORS origin',
+      ...(props.keyValueStoreSeedFile
+        ? { source: cloudfront.ImportSource.fromAsset(props.keyValueStoreSeedFile) }
+        : {}),
+    });
+
+    const gatewayFunction = (id: string, name: 'viewer-request' | 'viewer-response', comment: string) =>
+      new cloudfront.Function(this, id, {
+        functionName: `${this.stackName}-${name}`,
+        comment,
+        code: cloudfront.FunctionCode.fromFile({ filePath: join(settings.gatewayBundleDir, `${name}.js`) }),
+        runtime: cloudfront.FunctionRuntime.JS_2_0,
+        keyValueStore: this.keyValueStore,
+        autoPublish: true,
+      });
+    this.viewerRequest = gatewayFunction(
+      'ViewerRequest',
+      'viewer-request',
+      'Catalog gateway: path, method, key and discipline checks; rewrites to the catalog object',
+    );
+    this.viewerResponse = gatewayFunction(
+      'ViewerResponse',
+      'viewer-response',
+      'Catalog gateway: the response headers of the spec, CORS origin',
+    );
+
+    const cachePolicy = new cloudfront.CachePolicy(this, 'CachePolicy', {
+      comment: 'Catalog: key is the rewritten path only; honours the origin max-age',
+      queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
+      headerBehavior: cloudfront.CacheHeaderBehavior.none(),
+      cookieBehavior: cloudfront.CacheCookieBehavior.none(),
+      // An object's own Cache-Control decides within [min, max]; min 0 lets `no-store` (the error page) through.
+      minTtl: Duration.seconds(0),
+      defaultTtl: Duration.seconds(ORIGIN_MAX_AGE_SECONDS),
+      maxTtl: Duration.days(1),
+      enableAcceptEncodingGzip: true,
+      enableAcceptEncodingBrotli: true,
+    });
+
+    const responseHeadersPolicy = new cloudfront.ResponseHeadersPolicy(this, 'ResponseHeaders', {
+      comment: 'Catalog: nosniff on every answer (error pages too); no origin server headers',
+      // Only what the contract asks for: the functions set every other header of the answers they make.
+      securityHeadersBehavior: { contentTypeOptions: { override: true } },
+      removeHeaders: [...REMOVED_HEADERS],
+    });
+
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: `Training plan catalog (${this.stackName})`,
+      defaultBehavior: {
+        origin: origins.S3BucketOrigin.withOriginAccessControl(asIBucket(this.bucket), {
+          originAccessLevels: [cloudfront.AccessLevel.READ],
+        }),
+        // All seven, so the viewer-request function (not CloudFront's 403) answers 405 to the others.
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
+        // HTTPS only, not a redirect: a client that sent its key over plain HTTP has leaked it already, and
+        // a redirect would hide that mistake; an error makes the partner fix the URL.
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        compress: true,
+        cachePolicy,
+        responseHeadersPolicy,
+        functionAssociations: [
+          { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequest },
+          { eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE, function: this.viewerResponse },
+        ],
+      },
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      enableIpv6: true,
+      priceClass: PRICE_CLASSES[settings.priceClass],
+      errorResponses: ERROR_STATUSES.map((httpStatus) => ({
+        httpStatus,
+        responseHttpStatus: 500,
+        responsePagePath: `/${ORIGIN_FILES.errorPage}`,
+        ttl: Duration.seconds(settings.errorCachingMinTtlSeconds),
+      })),
+      ...(props.domainName && props.certificateArn
+        ? {
+            domainNames: [props.domainName],
+            certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn),
+            minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+            sslSupportMethod: cloudfront.SSLMethod.SNI,
+          }
+        : {}),
+      ...this.accessLogging(props, settings),
+    });
+
+    this.baseUrl =
+      props.baseUrl?.replace(/\/$/, '') ??
+      `https://${props.domainName ?? this.distribution.distributionDomainName}`;
+    this.builder = this.createBuilder(props, settings);
+    this.scheduleAndAlarm(props, settings);
+
+    new CfnOutput(this, 'ApiUrl', { value: this.baseUrl, description: 'The API base URL (GET /api/plans)' });
+    new CfnOutput(this, 'DistributionDomainName', {
+      value: this.distribution.distributionDomainName,
+      description: 'Point the custom domain (CNAME / alias) here',
+    });
+    new CfnOutput(this, 'DistributionId', {
+      value: this.distribution.distributionId,
+      description: 'catalog publish|rollback --distribution (CATALOG_DISTRIBUTION_ID)',
+    });
+    new CfnOutput(this, 'BucketName', {
+      value: this.bucket.bucketName,
+      description: 'catalog publish|builds|rollback --bucket (CATALOG_BUCKET)',
+    });
+    new CfnOutput(this, 'KeyValueStoreArn', {
+      value: this.keyValueStore.keyValueStoreArn,
+      description: 'catalog keys|cors --kvs-arn (CATALOG_KVS_ARN)',
+    });
+    new CfnOutput(this, 'BuilderFunctionName', {
+      value: this.builder.functionName,
+      description: 'catalog rebuild --function (CATALOG_FUNCTION_NAME)',
+    });
+    new CfnOutput(this, 'ViewerRequestFunctionName', {
+      value: this.viewerRequest.functionName,
+      description: 'catalog verify-function --name',
+    });
+  }
+
+  /** Standard access logs, to the named bucket or to a new private one whose logs expire. */
+  private accessLogging(
+    props: CatalogStackProps,
+    settings: ResolvedSettings,
+  ): Partial<cloudfront.DistributionProps> {
+    if (!props.accessLogging) return {};
+    const logBucket: s3.IBucket = props.accessLogBucketName
+      ? s3.Bucket.fromBucketName(this, 'AccessLogBucket', props.accessLogBucketName)
+      : asIBucket(
+          new s3.Bucket(this, 'AccessLogs', {
+            blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+            enforceSSL: true,
+            encryption: s3.BucketEncryption.S3_MANAGED,
+            // CloudFront standard logging writes with an ACL grant.
+            objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+            lifecycleRules: [
+              { id: 'expire-logs', expiration: Duration.days(settings.accessLogRetentionDays) },
+            ],
+          }),
+        );
+    return { enableLogging: true, logBucket, logFilePrefix: 'cloudfront/', logIncludesCookies: false };
+  }
+
+  /** The builder Lambda: bundled by the local esbuild, one run at a time, least-privilege IAM. */
+  private createBuilder(props: CatalogStackProps, settings: ResolvedSettings): NodejsFunction {
+    let sourceEnvironment: Record<string, string>;
+    let secretArn: string | undefined;
+    if (props.source !== undefined) {
+      sourceEnvironment = { CATALOG_SOURCE: props.source };
+    } else if (props.sourceSecretArn !== undefined) {
+      secretArn = props.sourceSecretArn;
+      sourceEnvironment = { CATALOG_SOURCE_SECRET_ARN: secretArn };
+    } else {
+      const secret = new secretsmanager.Secret(this, 'SourceSecret', {
+        description:
+          'Training plan catalog: the builder source (postgres://… or http(s)://…, or {"source","token"}). Replace the random placeholder.',
+      });
+      secretArn = secret.secretArn;
+      sourceEnvironment = { CATALOG_SOURCE_SECRET_ARN: secretArn };
+      new CfnOutput(this, 'SourceSecretArn', {
+        value: secretArn,
+        description: 'Put the builder source here: aws secretsmanager put-secret-value --secret-id …',
+      });
+    }
+
+    const environment: Record<string, string> = {
+      CATALOG_BUCKET: this.bucket.bucketName,
+      CATALOG_DISTRIBUTION_ID: this.distribution.distributionId,
+      CATALOG_BASE_URL: this.baseUrl,
+      ...sourceEnvironment,
+      ...(props.appScheme !== undefined ? { CATALOG_APP_SCHEME: props.appScheme } : {}),
+      ...(props.skipInvalid ? { CATALOG_SKIP_INVALID: 'true' } : {}),
+      ...(props.minRatio !== undefined ? { CATALOG_MIN_RATIO: String(props.minRatio) } : {}),
+      ...(props.keepBuilds !== undefined ? { CATALOG_KEEP: String(props.keepBuilds) } : {}),
+    };
+
+    const network = props.builderVpc ? this.builderNetwork(props.builderVpc) : {};
+    const rate = Duration.minutes(settings.buildRateMinutes);
+    const logGroup = new logs.LogGroup(this, 'BuilderLogs', { retention: logs.RetentionDays.THREE_MONTHS });
+    // An explicit role instead of AWSLambdaBasicExecutionRole (which may write to every log group).
+    const role = new iam.Role(this, 'BuilderRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Catalog builder: its own log group, the origin bucket, invalidations, the source secret',
+      ...(props.builderVpc
+        ? {
+            managedPolicies: [
+              iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
+            ],
+          }
+        : {}),
+    });
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'OwnLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    const builder = new NodejsFunction(this, 'Builder', {
+      description: 'Training plan catalog builder: source → S3 → invalidation (publish/lambda.ts)',
+      entry: join(REPO_ROOT, BUILDER_ENTRY),
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: settings.builderMemoryMiB,
+      timeout: Duration.seconds(settings.builderTimeoutSeconds),
+      // One run at a time: two builds never upload over each other.
+      reservedConcurrentExecutions: 1,
+      // A failed run is not retried at once (the next scheduled run is the retry), and a run that waited in
+      // the queue longer than one interval is dropped: the next one is due.
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(Math.min(Math.max(rate.toSeconds(), 60), 6 * 3600)),
+      environment,
+      role,
+      logGroup,
+      ...network,
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        platform: 'node',
+        mainFields: ['module', 'main'],
+        // Bundled CommonJS dependencies call require() for Node built-ins.
+        banner:
+          "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+        // The SDK is bundled (not taken from the runtime): the function runs the SDK version the tests ran.
+        bundleAwsSDK: true,
+        externalModules: ['pg-native'],
+        minify: true,
+        sourceMap: false,
+        logLevel: LogLevel.WARNING,
+        forceDockerBundling: false,
+      },
+    });
+
+    builder.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'CatalogObjects',
+        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        resources: [this.bucket.arnForObjects('*')],
+      }),
+    );
+    builder.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'CatalogListing',
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+      }),
+    );
+    builder.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'Invalidate',
+        actions: ['cloudfront:CreateInvalidation'],
+        resources: [this.distribution.distributionArn],
+      }),
+    );
+    if (secretArn !== undefined)
+      builder.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'ReadSource',
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [secretArn],
+        }),
+      );
+    return builder;
+  }
+
+  private builderNetwork(vpcProps: NonNullable<CatalogStackProps['builderVpc']>) {
+    const vpc = ec2.Vpc.fromVpcAttributes(this, 'BuilderVpc', {
+      vpcId: vpcProps.vpcId,
+      // Only the explicit subnets below are used; the zones are resolved at deploy time, not looked up.
+      availabilityZones: Fn.getAzs(),
+    });
+    Annotations.of(vpc).acknowledgeWarning(
+      '@aws-cdk/aws-ec2:vpcAttributeIsListTokenavailabilityZones',
+      'the builder uses only the explicit subnets',
+    );
+    const subnets = vpcProps.subnetIds.map((id) => {
+      const subnet = ec2.Subnet.fromSubnetId(this, `Subnet-${id}`, id);
+      Annotations.of(subnet).acknowledgeWarning(
+        '@aws-cdk/aws-ec2:noSubnetRouteTableId',
+        'no route table is read',
+      );
+      return subnet;
+    });
+    const securityGroups = vpcProps.securityGroupIds?.map((id) =>
+      ec2.SecurityGroup.fromSecurityGroupId(this, `SecurityGroup-${id}`, id),
+    );
+    return { vpc, vpcSubnets: { subnets }, ...(securityGroups ? { securityGroups } : {}) };
+  }
+
+  /** EventBridge Scheduler runs the builder; an alarm tells the topic when a run fails. */
+  private scheduleAndAlarm(props: CatalogStackProps, settings: ResolvedSettings): void {
+    const rate = Duration.minutes(settings.buildRateMinutes);
+    new scheduler.Schedule(this, 'BuildSchedule', {
+      description: `Training plan catalog: build and publish every ${rate.toHumanString()}`,
+      schedule: scheduler.ScheduleExpression.rate(rate),
+      target: new schedulerTargets.LambdaInvoke(this.builder, {
+        input: scheduler.ScheduleTargetInput.fromObject({}),
+        retryAttempts: 2,
+        maxEventAge: Duration.seconds(Math.max(rate.toSeconds(), 60)),
+      }),
+    });
+
+    const topic = props.alarmTopicArn
+      ? sns.Topic.fromTopicArn(this, 'AlarmTopicImport', props.alarmTopicArn)
+      : new sns.Topic(this, 'AlarmTopic', { displayName: 'Training plan catalog alarms', enforceSSL: true });
+    if (!props.alarmTopicArn)
+      new CfnOutput(this, 'AlarmTopicArn', {
+        value: topic.topicArn,
+        description: 'Subscribe to builder alarms: aws sns subscribe --topic-arn … --protocol email',
+      });
+
+    const alarm = new cloudwatch.Alarm(this, 'BuilderErrors', {
+      alarmDescription:
+        'A catalog build failed (source, invalid rows, a guard, upload or invalidation): the live catalog is unchanged. See the builder log.',
+      metric: this.builder.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(new cloudwatchActions.SnsAction(topic));
+  }
+}
+
+/** aws-cdk-lib's `Bucket` declares `isWebsite?: boolean`, which `exactOptionalPropertyTypes` refuses as `IBucket`. */
+function asIBucket(bucket: s3.Bucket): s3.IBucket {
+  return bucket as unknown as s3.IBucket;
+}
+
+/**
+ * The builder bundles `publish/openapi.generated.ts`, generated from openapi.yaml: refuse to deploy a Lambda
+ * that would publish an outdated document.
+ */
+function checkOpenApiModule(): void {
+  const modulePath = join(REPO_ROOT, OPENAPI_MODULE);
+  const expected = openapiModuleSource(readFileSync(join(REPO_ROOT, 'openapi.yaml'), 'utf8'));
+  if (!existsSync(modulePath) || readFileSync(modulePath, 'utf8') !== expected)
+    throw new Error(`${OPENAPI_MODULE} is missing or older than openapi.yaml: run npm run build:lambda`);
+}
