@@ -133,7 +133,6 @@ export class Edge {
         'content-type': { value: object.contentType },
         etag: { value: object.etag },
         'last-modified': { value: object.lastModified.toUTCString() },
-        'accept-ranges': { value: 'bytes' },
         server: { value: 'AmazonS3' },
         'x-amz-request-id': { value: nextId() },
       },
