@@ -3,6 +3,8 @@
  * command line into dist/cli, and the openapi.yaml module the builder Lambda embeds (publish/openapi.generated.ts)
  * brought up to date. Prints the function sizes. Fails with the reasons when a bundle is refused.
  */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 import { repoRoot } from './cli/paths.ts';
 import { buildGateway, describeSizes } from './gateway/build.ts';
@@ -13,10 +15,16 @@ try {
   const sizes = await buildGateway(root);
   if (await writeOpenApiModule(root))
     console.log('publish/openapi.generated.ts regenerated from openapi.yaml');
+  // Split at every dynamic import, so a command loads only its own packages (pg, undici, the AWS SDK…):
+  // a single file would hoist every package import to the top and load them all on every start.
+  await rm(join(root, 'dist/cli'), { recursive: true, force: true });
   await build({
     absWorkingDir: root,
-    entryPoints: ['cli/main.ts'],
-    outfile: 'dist/cli/catalog.mjs',
+    entryPoints: { catalog: 'cli/main.ts' },
+    outdir: 'dist/cli',
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
     platform: 'node',
     format: 'esm',

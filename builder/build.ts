@@ -20,9 +20,35 @@ import type { PlanSource } from './source.ts';
 export interface OriginFile {
   /** Object key / path relative to the origin root, e.g. `catalog.json` or `errors/500.json`. */
   readonly key: string;
+  /** The bytes, contiguous (joined from `chunks` on first use, then kept). */
   readonly body: Buffer;
+  /** The bytes as the build made them: write these to avoid a copy of a large catalog. */
+  readonly chunks: readonly Buffer[];
+  /** Size in bytes. */
+  readonly size: number;
   readonly contentType: string;
   readonly cacheControl: string;
+}
+
+/** An origin file from its chunks; `body` joins them only when asked for. */
+export function originFile(
+  key: string,
+  chunks: readonly Buffer[],
+  contentType: string,
+  cacheControl: string,
+): OriginFile {
+  let joined: Buffer | undefined;
+  return {
+    key,
+    chunks,
+    size: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+    contentType,
+    cacheControl,
+    get body() {
+      joined ??= chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
+      return joined;
+    },
+  };
 }
 
 export interface BuildOptions {
@@ -68,28 +94,24 @@ export async function buildCatalog(source: PlanSource, options: BuildOptions): P
   const sorted = sortPlans(report.plans);
   const catalogs = renderCatalogs(sorted, options.now);
 
-  const json = (key: string, body: Buffer): OriginFile => ({
-    key,
-    body,
-    contentType: HEADER_VALUES.json,
-    cacheControl: HEADER_VALUES.cacheable,
-  });
+  const json = (key: string, chunks: readonly Buffer[]) =>
+    originFile(key, chunks, HEADER_VALUES.json, HEADER_VALUES.cacheable);
   const files: OriginFile[] = [
     json(ORIGIN_FILES.strength, catalogs.byDiscipline.strength),
     json(ORIGIN_FILES.running, catalogs.byDiscipline.running),
     json(ORIGIN_FILES.all, catalogs.all),
-    {
-      key: ORIGIN_FILES.openapi,
-      body: Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl)),
-      contentType: HEADER_VALUES.yaml,
-      cacheControl: HEADER_VALUES.cacheable,
-    },
-    {
-      key: ORIGIN_FILES.errorPage,
-      body: Buffer.from(problemDocument(PROBLEM_INTERNAL)),
-      contentType: HEADER_VALUES.problem,
-      cacheControl: HEADER_VALUES.noStore,
-    },
+    originFile(
+      ORIGIN_FILES.openapi,
+      [Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl))],
+      HEADER_VALUES.yaml,
+      HEADER_VALUES.cacheable,
+    ),
+    originFile(
+      ORIGIN_FILES.errorPage,
+      [Buffer.from(problemDocument(PROBLEM_INTERNAL))],
+      HEADER_VALUES.problem,
+      HEADER_VALUES.noStore,
+    ),
   ];
   return {
     generatedAt: catalogs.generatedAt,

@@ -59,13 +59,13 @@ describe('rendered catalogs', () => {
   it('are exactly JSON.stringify of the catalog objects, compact', () => {
     const running = sorted.filter((p) => p.discipline === 'running');
     const strength = sorted.filter((p) => p.discipline === 'strength');
-    expect(rendered.all.toString()).toBe(
+    expect(Buffer.concat(rendered.all).toString()).toBe(
       JSON.stringify({ generatedAt: '2026-11-21T10:11:12.013Z', plans: sorted }),
     );
-    expect(rendered.byDiscipline.running.toString()).toBe(
+    expect(Buffer.concat(rendered.byDiscipline.running).toString()).toBe(
       JSON.stringify({ generatedAt: '2026-11-21T10:11:12.013Z', plans: running }),
     );
-    expect(rendered.byDiscipline.strength.toString()).toBe(
+    expect(Buffer.concat(rendered.byDiscipline.strength).toString()).toBe(
       JSON.stringify({ generatedAt: '2026-11-21T10:11:12.013Z', plans: strength }),
     );
     expect(rendered.counts).toEqual({ running: 2, strength: 1 });
@@ -80,19 +80,35 @@ describe('rendered catalogs', () => {
 
   it('share one generatedAt with milliseconds and Z', () => {
     for (const text of [rendered.all, rendered.byDiscipline.running, rendered.byDiscipline.strength]) {
-      const parsed = Catalog.parse(JSON.parse(text.toString()));
+      const parsed = Catalog.parse(JSON.parse(Buffer.concat(text).toString()));
       expect(parsed.generatedAt).toBe('2026-11-21T10:11:12.013Z');
+    }
+  });
+
+  it('are exactly JSON.stringify for catalogs of many chunks (thousands of plans, accents included)', () => {
+    const many = sortPlans(
+      Array.from({ length: 4601 }, (_, i) =>
+        plan(`${i % 7 === 0 ? 'Élan' : 'Plan'} ${i}`, i % 3 === 0 ? 'strength' : 'running'),
+      ),
+    );
+    const big = renderCatalogs(many, now);
+    const stamp = '2026-11-21T10:11:12.013Z';
+    expect(Buffer.concat(big.all).toString()).toBe(JSON.stringify({ generatedAt: stamp, plans: many }));
+    for (const discipline of ['running', 'strength'] as const) {
+      expect(Buffer.concat(big.byDiscipline[discipline]).toString()).toBe(
+        JSON.stringify({ generatedAt: stamp, plans: many.filter((p) => p.discipline === discipline) }),
+      );
     }
   });
 
   it('render an empty discipline as an empty list', () => {
     const onlyRunning = renderCatalogs([plan('Run', 'running')], now);
-    expect(JSON.parse(onlyRunning.byDiscipline.strength.toString())).toEqual({
+    expect(JSON.parse(Buffer.concat(onlyRunning.byDiscipline.strength).toString())).toEqual({
       generatedAt: '2026-11-21T10:11:12.013Z',
       plans: [],
     });
-    expect(JSON.parse(onlyRunning.all.toString()).plans).toHaveLength(1);
-    expect(JSON.parse(renderCatalogs([], now).all.toString())).toEqual({
+    expect(JSON.parse(Buffer.concat(onlyRunning.all).toString()).plans).toHaveLength(1);
+    expect(JSON.parse(Buffer.concat(renderCatalogs([], now).all).toString())).toEqual({
       generatedAt: '2026-11-21T10:11:12.013Z',
       plans: [],
     });

@@ -120,13 +120,16 @@ export function sortPlans(plans: readonly Plan[]): Plan[] {
   return DISCIPLINES.flatMap((d) => sortDiscipline(groups.get(d) ?? []));
 }
 
-/** The three catalog documents of one build, as compact UTF-8 JSON sharing one `generatedAt`. */
+/**
+ * The three catalog documents of one build, as compact UTF-8 JSON sharing one `generatedAt`. Each is a list of
+ * chunks whose concatenation is the file; the three share their plan chunks, so a large catalog is held once.
+ */
 export interface RenderedCatalogs {
   readonly generatedAt: string;
   /** `catalog.json`: every plan. */
-  readonly all: Buffer;
+  readonly all: readonly Buffer[];
   /** `catalog-<discipline>.json`, keyed by discipline. */
-  readonly byDiscipline: Readonly<Record<Discipline, Buffer>>;
+  readonly byDiscipline: Readonly<Record<Discipline, readonly Buffer[]>>;
   /** Number of plans per discipline. */
   readonly counts: Readonly<Record<Discipline, number>>;
   /** SHA-256 (hex) of the plans of `all`, independent of `generatedAt`: equal hashes mean equal content. */
@@ -134,37 +137,53 @@ export interface RenderedCatalogs {
 }
 
 /**
- * Renders sorted plans into the three catalogs, byte for byte `JSON.stringify({ generatedAt, plans })`. Each
- * discipline's plans are serialised and encoded once; `catalog.json` is assembled from those bytes, which
- * halves the work of a large build.
+ * Renders sorted plans into the three catalogs, byte for byte `JSON.stringify({ generatedAt, plans })`. The
+ * plans are serialised and encoded once, a chunk at a time (no string of the whole catalog ever exists), and
+ * the three files are assembled from those bytes, which halves the work and the memory of a large build.
  */
 export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): RenderedCatalogs {
   const stamp = generatedAt.toISOString();
-  const head = `{"generatedAt":${JSON.stringify(stamp)},"plans":`;
-  const headBytes = Buffer.byteLength(head);
+  const head = Buffer.from(`{"generatedAt":${JSON.stringify(stamp)},"plans":`);
   const groups: Record<Discipline, Plan[]> = { running: [], strength: [] };
   for (const plan of sorted) groups[plan.discipline].push(plan);
 
-  const byDiscipline = {} as Record<Discipline, Buffer>;
+  const open = Buffer.from('[');
+  const comma = Buffer.from(',');
+  const close = Buffer.from(']');
+  const end = Buffer.from('}');
+  const byDiscipline = {} as Record<Discipline, Buffer[]>;
   const counts = {} as Record<Discipline, number>;
-  /** The plans of `all` as bytes: `[`, each non-empty discipline's items (sliced out of its file), `]`. */
-  const plans: Buffer[] = [Buffer.from('[')];
+  /** Every plan of `all` as JSON array items, comma-separated, in catalog order. */
+  const allItems: Buffer[] = [];
   for (const discipline of DISCIPLINES) {
-    const file = Buffer.from(`${head}${JSON.stringify(groups[discipline])}}`);
-    byDiscipline[discipline] = file;
+    const items = encodeItems(groups[discipline]);
+    byDiscipline[discipline] = [head, open, ...items, close, end];
     counts[discipline] = groups[discipline].length;
-    if (counts[discipline] === 0) continue;
-    if (plans.length > 1) plans.push(Buffer.from(','));
-    plans.push(file.subarray(headBytes + 1, -2));
+    if (items.length === 0) continue;
+    if (allItems.length > 0) allItems.push(comma);
+    allItems.push(...items);
   }
-  plans.push(Buffer.from(']'));
   const hash = createHash('sha256');
-  for (const part of plans) hash.update(part);
+  for (const part of [open, ...allItems, close]) hash.update(part);
   return {
     generatedAt: stamp,
-    all: Buffer.concat([Buffer.from(head), ...plans, Buffer.from('}')]),
+    all: [head, open, ...allItems, close, end],
     byDiscipline,
     counts,
     plansHash: hash.digest('hex'),
   };
+}
+
+/** Plans per JSON.stringify call: large enough to be fast, small enough to keep no huge string alive. */
+const ITEMS_PER_CHUNK = 2000;
+
+/** The plans as UTF-8 JSON array items (`{…},{…}`), in chunks with the separating commas, no brackets. */
+function encodeItems(plans: readonly Plan[]): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK) {
+    const json = JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK));
+    if (chunks.length > 0) chunks.push(Buffer.from(','));
+    chunks.push(Buffer.from(json.slice(1, -1)));
+  }
+  return chunks;
 }

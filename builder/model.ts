@@ -127,7 +127,13 @@ export const SourceRow = z.object({
   // Normalised to the URL's serialisation, so non-ASCII characters arrive percent-encoded (a valid URI).
   cover_url: nullableText.transform((url, ctx) => {
     if (url === null) return null;
-    if (HTTPS_URL.test(url) && URL.canParse(url)) return new URL(url).href;
+    if (HTTPS_URL.test(url)) {
+      try {
+        return new URL(url).href;
+      } catch {
+        // not a URL: reported below
+      }
+    }
     ctx.addIssue({ code: 'custom', message: 'must be an absolute https: URL or empty' });
     return z.NEVER;
   }),

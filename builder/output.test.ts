@@ -2,16 +2,12 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scratchDir } from '../testing/cli.ts';
-import type { OriginFile } from './build.ts';
+import { type OriginFile, originFile } from './build.ts';
 import { OutputError } from './errors.ts';
 import { writeOriginDir } from './output.ts';
 
-const file = (key: string, body: string): OriginFile => ({
-  key,
-  body: Buffer.from(body),
-  contentType: 'application/json; charset=utf-8',
-  cacheControl: 'public, max-age=300',
-});
+const file = (key: string, body: string): OriginFile =>
+  originFile(key, [Buffer.from(body)], 'application/json; charset=utf-8', 'public, max-age=300');
 
 async function listAll(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true });
@@ -31,6 +27,12 @@ describe('writing the origin directory', () => {
     await writeOriginDir(out, [file('catalog.json', '{"n":1}'), file('errors/500.json', '{}')]);
     expect(await listAll(out)).toEqual(['catalog.json', 'errors', 'errors/500.json']);
     expect(await readFile(join(out, 'catalog.json'), 'utf8')).toBe('{"n":1}');
+  });
+
+  it('writes a file given in many chunks as their concatenation', async () => {
+    const chunks = Array.from({ length: 2500 }, (_, i) => Buffer.from(`${i},`));
+    await writeOriginDir(dir, [originFile('catalog.json', chunks, 'application/json', 'no-store')]);
+    expect(await readFile(join(dir, 'catalog.json'))).toEqual(Buffer.concat(chunks));
   });
 
   it('replaces previous files', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { OriginFile } from './build.ts';
 import { OutputError } from './errors.ts';
@@ -19,7 +19,13 @@ export async function writeOriginDir(dir: string, files: readonly OriginFile[]):
       const temp = target + suffix;
       await mkdir(dirname(target), { recursive: true });
       staged.push({ temp, target });
-      await writeFile(temp, file.body, { flush: true });
+      const handle = await open(temp, 'w');
+      try {
+        await handle.writev([...file.chunks]);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
     }
   } catch (error) {
     await Promise.all(staged.map(({ temp }) => rm(temp, { force: true })));

@@ -254,7 +254,7 @@ export async function publishBuild(
     generatedAt: stamp.generatedAt,
     counts: stamp.counts,
     plans,
-    bytes: build.files.reduce((sum, file) => sum + file.body.length, 0),
+    bytes: build.files.reduce((sum, file) => sum + file.size, 0),
     plansHash: stamp.plansHash,
     previousBuildId: live.buildId,
     ...(rest.reason !== undefined ? { reason: rest.reason } : {}),

@@ -195,13 +195,13 @@ export async function runBuild(flags: BuildFlags, now: Date = new Date()): Promi
 /** The one human summary of a build, for stderr. */
 export function describeBuild(result: BuildResult, where: string, ms: number): string {
   const plans = result.counts.running + result.counts.strength;
-  const bytes = result.files.reduce((sum, file) => sum + file.body.length, 0);
+  const bytes = result.files.reduce((sum, file) => sum + file.size, 0);
   const { unpublished, unapproved } = result.skipped;
   const invalidRows = new Set(result.warnings.map((w) => w.row)).size;
   return [
     `built ${plans} plans (running ${result.counts.running}, strength ${result.counts.strength}) from ${result.total} rows into ${where}`,
     `  skipped: ${unpublished} not published, ${unapproved} published but not approved, ${invalidRows} invalid`,
-    `  files: ${result.files.map((f) => `${f.key} ${f.body.length} B`).join(', ')}; ${bytes} B in all`,
+    `  files: ${result.files.map((f) => `${f.key} ${f.size} B`).join(', ')}; ${bytes} B in all`,
     `  generatedAt ${result.generatedAt}, ${ms.toFixed(0)} ms`,
   ].join('\n');
 }
