@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { scratchDir } from '../testing/cli.ts';
+import { useScratchDir } from '../testing/scratch.ts';
 import { type OriginFile, originFile } from './build.ts';
 import { OutputError } from './errors.ts';
 import { writeOriginDir } from './output.ts';
@@ -15,15 +15,10 @@ async function listAll(dir: string): Promise<string[]> {
 }
 
 describe('writing the origin directory', () => {
-  let dir: string;
-  let remove: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, remove } = await scratchDir());
-  });
-  afterEach(() => remove());
+  const scratch = useScratchDir();
 
   it('creates the directory and nested folders and leaves no temporary files', async () => {
-    const out = join(dir, 'a', 'origin');
+    const out = join(scratch.dir, 'a', 'origin');
     await writeOriginDir(out, [file('catalog.json', '{"n":1}'), file('errors/500.json', '{}')]);
     expect(await listAll(out)).toEqual(['catalog.json', 'errors', 'errors/500.json']);
     expect(await readFile(join(out, 'catalog.json'), 'utf8')).toBe('{"n":1}');
@@ -31,36 +26,39 @@ describe('writing the origin directory', () => {
 
   it('writes a file given in many chunks as their concatenation', async () => {
     const chunks = Array.from({ length: 2500 }, (_, i) => Buffer.from(`${i},`));
-    await writeOriginDir(dir, [originFile('catalog.json', chunks, 'application/json', 'no-store')]);
-    expect(await readFile(join(dir, 'catalog.json'))).toEqual(Buffer.concat(chunks));
+    await writeOriginDir(scratch.dir, [originFile('catalog.json', chunks, 'application/json', 'no-store')]);
+    expect(await readFile(join(scratch.dir, 'catalog.json'))).toEqual(Buffer.concat(chunks));
   });
 
   it('replaces previous files', async () => {
-    await writeOriginDir(dir, [file('catalog.json', 'old')]);
-    await writeOriginDir(dir, [file('catalog.json', 'new')]);
-    expect(await readFile(join(dir, 'catalog.json'), 'utf8')).toBe('new');
+    await writeOriginDir(scratch.dir, [file('catalog.json', 'old')]);
+    await writeOriginDir(scratch.dir, [file('catalog.json', 'new')]);
+    expect(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')).toBe('new');
   });
 
   it('leaves the previous output untouched when a write fails midway', async () => {
-    await writeOriginDir(dir, [file('catalog-running.json', 'old running'), file('catalog.json', 'old all')]);
+    await writeOriginDir(scratch.dir, [
+      file('catalog-running.json', 'old running'),
+      file('catalog.json', 'old all'),
+    ]);
     // `errors` is a plain file, so the third file cannot be written after two were staged.
-    await writeFile(join(dir, 'errors'), 'in the way');
-    const failing = writeOriginDir(dir, [
+    await writeFile(join(scratch.dir, 'errors'), 'in the way');
+    const failing = writeOriginDir(scratch.dir, [
       file('catalog-running.json', 'new running'),
       file('catalog.json', 'new all'),
       file('errors/500.json', '{}'),
     ]);
     await expect(failing).rejects.toThrow(OutputError);
     await expect(failing).rejects.toThrow(/the previous output is untouched/);
-    expect(await readFile(join(dir, 'catalog-running.json'), 'utf8')).toBe('old running');
-    expect(await readFile(join(dir, 'catalog.json'), 'utf8')).toBe('old all');
-    expect(await listAll(dir)).toEqual(['catalog-running.json', 'catalog.json', 'errors']);
+    expect(await readFile(join(scratch.dir, 'catalog-running.json'), 'utf8')).toBe('old running');
+    expect(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')).toBe('old all');
+    expect(await listAll(scratch.dir)).toEqual(['catalog-running.json', 'catalog.json', 'errors']);
   });
 
   it('fails with a clear error when the target is not a directory', async () => {
-    await mkdir(join(dir, 'x'));
-    await writeFile(join(dir, 'file'), '');
-    await expect(writeOriginDir(join(dir, 'file'), [file('catalog.json', '{}')])).rejects.toThrow(
+    await mkdir(join(scratch.dir, 'x'));
+    await writeFile(join(scratch.dir, 'file'), '');
+    await expect(writeOriginDir(join(scratch.dir, 'file'), [file('catalog.json', '{}')])).rejects.toThrow(
       /cannot write/,
     );
   });

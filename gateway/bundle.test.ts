@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, scratchDir } from '../testing/cli.ts';
+import { ROOT } from '../testing/cli.ts';
+import { useScratchDir } from '../testing/scratch.ts';
 import { bundleFunction, checkFunctionCode, FUNCTION_SIZE_LIMIT, FunctionBundleError } from './bundle.ts';
 
 const wrap = (body: string) =>
@@ -56,15 +57,10 @@ describe('the function bundle check', () => {
 });
 
 describe('bundling a function', () => {
-  let dir: string;
-  let remove: () => Promise<void>;
-  beforeAll(async () => {
-    ({ dir, remove } = await scratchDir());
-  });
-  afterAll(() => remove());
+  const scratch = useScratchDir({ each: false });
 
   async function bundle(source: string) {
-    const file = join(dir, `fn-${Math.random().toString(36).slice(2)}.ts`);
+    const file = join(scratch.dir, `fn-${Math.random().toString(36).slice(2)}.ts`);
     await writeFile(file, source);
     return bundleFunction(file);
   }

@@ -6,6 +6,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEADER_VALUES, PROBLEMS, problemDocument } from '../contract/index.ts';
+import { httpRequest, type ServeProcess, startServe } from '../testing/cli.ts';
 import { REQUEST_CASES, type RequestCase } from './cases.ts';
 import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
 
@@ -107,4 +108,31 @@ export function describeCaseTable(label: string, start: (world: TestWorld) => Pr
       },
     );
   });
+}
+
+/**
+ * A test world and a `catalog serve` over it (plain store) for the suites of the enclosing `describe`: made
+ * before them, stopped and removed after. Read `.world` and `.server` inside a test.
+ */
+export function useServedWorld(): { readonly world: TestWorld; readonly server: ServeProcess } {
+  let world: TestWorld | undefined;
+  let server: ServeProcess | undefined;
+  beforeAll(async () => {
+    world = await createTestWorld();
+    server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await world?.remove();
+  });
+  return {
+    get world() {
+      if (!world) throw new Error('useServedWorld: read .world inside a test');
+      return world;
+    },
+    get server() {
+      if (!server) throw new Error('useServedWorld: read .server inside a test');
+      return server;
+    },
+  };
 }

@@ -51,6 +51,21 @@ const distributionConfig = () =>
 const defaultBehavior = () => distributionConfig().DefaultCacheBehavior as Record<string, unknown>;
 
 /** Every IAM statement of the policies attached to a role. */
+/** The template's expression for this distribution's ARN. */
+const distributionArn = () => ({
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':cloudfront::',
+      { Ref: 'AWS::AccountId' },
+      ':distribution/',
+      { Ref: ids.distribution },
+    ],
+  ],
+});
+
 function statementsOf(roleId: string): Record<string, unknown>[] {
   return Object.values(template.findResources('AWS::IAM::Policy'))
     .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
@@ -128,19 +143,7 @@ describe('origin bucket', () => {
         Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, '/*']] },
         Condition: {
           StringEquals: {
-            'AWS:SourceArn': {
-              'Fn::Join': [
-                '',
-                [
-                  'arn:',
-                  { Ref: 'AWS::Partition' },
-                  ':cloudfront::',
-                  { Ref: 'AWS::AccountId' },
-                  ':distribution/',
-                  { Ref: ids.distribution },
-                ],
-              ],
-            },
+            'AWS:SourceArn': distributionArn(),
           },
         },
       },
@@ -330,19 +333,7 @@ describe('builder Lambda', () => {
         expect.objectContaining({
           Effect: 'Allow',
           Action: 'cloudfront:CreateInvalidation',
-          Resource: {
-            'Fn::Join': [
-              '',
-              [
-                'arn:',
-                { Ref: 'AWS::Partition' },
-                ':cloudfront::',
-                { Ref: 'AWS::AccountId' },
-                ':distribution/',
-                { Ref: ids.distribution },
-              ],
-            ],
-          },
+          Resource: distributionArn(),
         }),
         expect.objectContaining({
           Effect: 'Allow',

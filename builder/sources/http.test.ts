@@ -3,8 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCatalog, scratchDir } from '../../testing/cli.ts';
+import { runCatalog } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
 import { ConfigError, SourceError } from '../errors.ts';
 import { Catalog } from '../model.ts';
 import {
@@ -364,29 +365,24 @@ describe('body checks', () => {
 });
 
 describe('catalog build --source http://…', () => {
-  let dir: string;
-  let remove: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, remove } = await scratchDir());
-  });
-  afterEach(() => remove());
+  const scratch = useScratchDir();
 
   it('builds from the endpoint with the token from CATALOG_SOURCE_TOKEN', async () => {
     routes.set('/plans', (_req, res) => json(res, 200, [ROW]));
-    const result = await runCatalog(['build', '--out', dir, '--source', `${base}/plans`], {
+    const result = await runCatalog(['build', '--out', scratch.dir, '--source', `${base}/plans`], {
       env: { CATALOG_SOURCE_TOKEN: TOKEN },
     });
     expect(result.stderr).toContain('built 1 plans (running 1, strength 0) from 1 rows');
     expect(result.code).toBe(0);
     expect(seen.map((s) => s.authorization)).toEqual([`Bearer ${TOKEN}`]);
-    const catalog = Catalog.parse(JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')));
+    const catalog = Catalog.parse(JSON.parse(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')));
     expect(catalog.plans[0]?.estMinutesPerSession).toBe(45);
   });
 
   it('fails with one line, writes nothing and never prints the token', async () => {
     routes.set('/plans', (_req, res) => res.writeHead(401).end());
     const result = await runCatalog(
-      ['build', '--out', dir, '--source', `${base}/plans`, '--source-retries', '0'],
+      ['build', '--out', scratch.dir, '--source', `${base}/plans`, '--source-retries', '0'],
       {
         env: { CATALOG_SOURCE_TOKEN: TOKEN },
       },
@@ -395,12 +391,12 @@ describe('catalog build --source http://…', () => {
     expect(result.stderr).toBe(
       `catalog: source ${base}/plans: refused the credentials (401 Unauthorized; check CATALOG_SOURCE_TOKEN)\n`,
     );
-    expect(await readdir(dir)).toEqual([]);
+    expect(await readdir(scratch.dir)).toEqual([]);
   });
 
   it('takes the limits from flags and the environment', async () => {
     routes.set('/plans', (_req, res) => json(res, 200, [ROW, ROW, ROW]));
-    const result = await runCatalog(['build', '--out', dir, '--source', `${base}/plans`], {
+    const result = await runCatalog(['build', '--out', scratch.dir, '--source', `${base}/plans`], {
       env: { CATALOG_SOURCE_MAX_BYTES: '100B' },
     });
     expect(result.code).toBe(1);
@@ -413,7 +409,7 @@ describe('catalog build --source http://…', () => {
     [['--source-max-bytes', '1GiB'], '--source-max-bytes "1GiB": must be at most 500MiB'],
     [['--source-relation', 'plans;drop'], '--source-relation "plans;drop": must be a table or view name'],
   ])('refuses %j naming the flag and the value', async (args, message) => {
-    const result = await runCatalog(['build', '--out', dir, ...args]);
+    const result = await runCatalog(['build', '--out', scratch.dir, ...args]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`catalog: ${message}`);
   });
@@ -431,7 +427,7 @@ describe('catalog build --source http://…', () => {
   });
 
   it('names the environment variable of a bad setting', async () => {
-    const result = await runCatalog(['build', '--out', dir], {
+    const result = await runCatalog(['build', '--out', scratch.dir], {
       env: { CATALOG_SOURCE_CONNECT_TIMEOUT: '10 s' },
     });
     expect(result.code).toBe(1);

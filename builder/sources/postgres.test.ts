@@ -3,8 +3,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ROOT, runCatalog, scratchDir } from '../../testing/cli.ts';
+import { ROOT, runCatalog } from '../../testing/cli.ts';
 import { freePort, startPostgres, type TestPostgres } from '../../testing/postgres.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
 import { type BuildOptions, buildCatalog } from '../build.ts';
 import { InvalidRowsError, SourceError } from '../errors.ts';
 import { Catalog, DEFAULT_LINKS } from '../model.ts';
@@ -305,18 +306,13 @@ describe('failures name the source without its password', () => {
 });
 
 describe('catalog build --source postgres://…', () => {
-  let dir: string;
-  let remove: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, remove } = await scratchDir());
-  });
-  afterEach(() => remove());
+  const scratch = useScratchDir();
 
   it('builds from the example view', async () => {
     const result = await runCatalog([
       'build',
       '--out',
-      dir,
+      scratch.dir,
       '--source',
       server.url(),
       '--source-relation',
@@ -324,24 +320,24 @@ describe('catalog build --source postgres://…', () => {
     ]);
     expect(result.stderr).toContain('built 2 plans (running 1, strength 1) from 2 rows into');
     expect(result.code).toBe(0);
-    const catalog = Catalog.parse(JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')));
+    const catalog = Catalog.parse(JSON.parse(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')));
     expect(catalog.plans.map((p) => p.id)).toEqual([ID.running, ID.strength]);
     expect(result.stderr).not.toContain(server.reader.password);
   });
 
   it('fails with one line naming the redacted source, and writes nothing, on a wrong password', async () => {
-    const result = await runCatalog(['build', '--out', dir], {
+    const result = await runCatalog(['build', '--out', scratch.dir], {
       env: { CATALOG_SOURCE: server.url({ password: 'wrong-password-cli' }) },
     });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `catalog: source postgres://catalog:***@127.0.0.1:${server.port}/plans: refused the credentials (password authentication failed for user "catalog")\n`,
     );
-    expect(await readdir(dir)).toEqual([]);
+    expect(await readdir(scratch.dir)).toEqual([]);
   });
 
   it('takes the statement timeout and relation from the environment', async () => {
-    const result = await runCatalog(['build', '--out', dir, '--source', server.url()], {
+    const result = await runCatalog(['build', '--out', scratch.dir, '--source', server.url()], {
       env: { CATALOG_SOURCE_STATEMENT_TIMEOUT: '300ms', CATALOG_SOURCE_RELATION: 'catalog_source_slow' },
     });
     expect(result.code).toBe(1);
@@ -349,7 +345,7 @@ describe('catalog build --source postgres://…', () => {
       /^catalog: source postgres:\/\/catalog:\*\*\*@.*: the read timed out after 300 ms/,
     );
     expect(result.stderr).not.toContain(server.reader.password);
-    expect(await readdir(dir)).toEqual([]);
+    expect(await readdir(scratch.dir)).toEqual([]);
   });
 });
 

@@ -2,23 +2,19 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Catalog } from '../../builder/model.ts';
-import { runCatalog, scratchDir } from '../../testing/cli.ts';
+import { runCatalog } from '../../testing/cli.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
 
 describe('catalog build', () => {
-  let dir: string;
-  let remove: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, remove } = await scratchDir());
-  });
-  afterEach(() => remove());
+  const scratch = useScratchDir();
 
-  const read = (name: string) => readFile(join(dir, name), 'utf8');
+  const read = (name: string) => readFile(join(scratch.dir, name), 'utf8');
 
   it('writes the three catalogs, openapi.yaml and errors/500.json from the fixtures', async () => {
-    const result = await runCatalog(['build', '--out', dir]);
+    const result = await runCatalog(['build', '--out', scratch.dir]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('');
-    expect((await readdir(dir, { recursive: true })).map(String).sort()).toEqual([
+    expect((await readdir(scratch.dir, { recursive: true })).map(String).sort()).toEqual([
       'catalog-running.json',
       'catalog-strength.json',
       'catalog.json',
@@ -43,7 +39,7 @@ describe('catalog build', () => {
     const env = {
       CATALOG_BASE_URL: 'https://env.example.com/',
       CATALOG_APP_SCHEME: 'envapp',
-      CATALOG_OUT: dir,
+      CATALOG_OUT: scratch.dir,
     };
     expect((await runCatalog(['build', '--app-scheme', 'flagapp'], { env })).code).toBe(0);
     const plan = JSON.parse(await read('catalog.json')).plans[0];
@@ -63,15 +59,17 @@ describe('catalog build', () => {
     [['--app-scheme', '9app'], '--app-scheme "9app": must be an RFC 3986 scheme name'],
     [['--source', ' '], '--source " ": must not be empty'],
   ])('refuses %j naming the flag, the value and the rule', async (args, message) => {
-    const result = await runCatalog(['build', '--out', dir, ...args]);
+    const result = await runCatalog(['build', '--out', scratch.dir, ...args]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`catalog: ${message}`);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(await readdir(dir)).toEqual([]);
+    expect(await readdir(scratch.dir)).toEqual([]);
   });
 
   it('names the environment variable when the bad value came from it', async () => {
-    const result = await runCatalog(['build', '--out', dir], { env: { CATALOG_BASE_URL: 'not a url' } });
+    const result = await runCatalog(['build', '--out', scratch.dir], {
+      env: { CATALOG_BASE_URL: 'not a url' },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('catalog: CATALOG_BASE_URL "not a url": must be');
   });
@@ -80,7 +78,7 @@ describe('catalog build', () => {
     const result = await runCatalog([
       'build',
       '--out',
-      dir,
+      scratch.dir,
       '--source',
       'fixtures/invalid/cover-url-not-https.json',
     ]);
@@ -91,7 +89,7 @@ describe('catalog build', () => {
     expect(result.stderr).toMatch(
       /catalog: source fixtures\/invalid\/cover-url-not-https.json: 1 invalid row; nothing was written/,
     );
-    expect(await readdir(dir)).toEqual([]);
+    expect(await readdir(scratch.dir)).toEqual([]);
   });
 
   it('publishes the valid rows with --skip-invalid (or CATALOG_SKIP_INVALID=1) and warns', async () => {
@@ -100,7 +98,7 @@ describe('catalog build', () => {
       [[], { CATALOG_SKIP_INVALID: '1' }],
     ] as const) {
       const result = await runCatalog(
-        ['build', '--out', dir, '--source', 'fixtures/invalid/level-unknown.json', ...args],
+        ['build', '--out', scratch.dir, '--source', 'fixtures/invalid/level-unknown.json', ...args],
         {
           env,
         },
@@ -114,14 +112,14 @@ describe('catalog build', () => {
   });
 
   it('keeps the previous output when a later build fails', async () => {
-    expect((await runCatalog(['build', '--out', dir])).code).toBe(0);
+    expect((await runCatalog(['build', '--out', scratch.dir])).code).toBe(0);
     const before = await read('catalog.json');
     for (const source of [
       'fixtures/broken/not-json.json',
       'fixtures/invalid/id-duplicate.json',
       'missing.json',
     ]) {
-      const result = await runCatalog(['build', '--out', dir, '--source', source]);
+      const result = await runCatalog(['build', '--out', scratch.dir, '--source', source]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`source ${source}`);
     }
@@ -129,16 +127,16 @@ describe('catalog build', () => {
   });
 
   it('keeps the previous output when writing fails midway', async () => {
-    expect((await runCatalog(['build', '--out', dir])).code).toBe(0);
+    expect((await runCatalog(['build', '--out', scratch.dir])).code).toBe(0);
     const before = await read('catalog.json');
     const { rm } = await import('node:fs/promises');
-    await rm(join(dir, 'errors'), { recursive: true });
-    await writeFile(join(dir, 'errors'), 'a file where the errors folder should be');
-    const result = await runCatalog(['build', '--out', dir]);
+    await rm(join(scratch.dir, 'errors'), { recursive: true });
+    await writeFile(join(scratch.dir, 'errors'), 'a file where the errors folder should be');
+    const result = await runCatalog(['build', '--out', scratch.dir]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^catalog: cannot write .*the previous output is untouched\n$/);
     expect(await read('catalog.json')).toBe(before);
-    expect((await readdir(dir)).filter((name) => name.includes('.tmp-'))).toEqual([]);
+    expect((await readdir(scratch.dir)).filter((name) => name.includes('.tmp-'))).toEqual([]);
   });
 
   it('explains itself with --help', async () => {
@@ -157,7 +155,7 @@ describe('catalog build', () => {
   });
 
   it('rejects an unknown option', async () => {
-    const result = await runCatalog(['build', '--out', dir, '--sauce', 'x']);
+    const result = await runCatalog(['build', '--out', scratch.dir, '--sauce', 'x']);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain("unknown option '--sauce'");
   });

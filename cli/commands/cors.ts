@@ -5,9 +5,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../builder/errors.ts';
 import { originProblem } from '../../keys/cors.ts';
-import { addStoreOptions, openStore } from './keys.ts';
-
-const note = (line: string) => process.stderr.write(`${line}\n`);
+import { addStoreOptions, note, openStore } from './keys.ts';
 
 export function registerCors(program: Command): void {
   const cors = program

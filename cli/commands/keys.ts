@@ -73,7 +73,8 @@ export async function openStore(command: Command): Promise<OpenedStore> {
   };
 }
 
-const note = (line: string) => process.stderr.write(`${line}\n`);
+/** Writes one line to stderr: what a command did (stdout is kept for keys and listings). */
+export const note = (line: string) => process.stderr.write(`${line}\n`);
 
 /** `2026-11-21T13:25:56.123Z` → `2026-11-21T13:25:56Z`: the listing's readable form of a stored time. */
 function shortTime(iso: string | null): string {

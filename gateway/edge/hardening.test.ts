@@ -6,27 +6,18 @@
 
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
+import { describe, expect, it } from 'vitest';
+import { httpRequest } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
-import { createTestWorld, type TestWorld } from '../testing.ts';
+import { useServedWorld } from '../cases.suite.ts';
 
 describe('catalog serve against adversarial requests', () => {
-  let world: TestWorld;
-  let server: ServeProcess;
-  beforeAll(async () => {
-    world = await createTestWorld();
-    server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
-  });
-  afterAll(async () => {
-    await server?.stop();
-    await world?.remove();
-  });
+  const served = useServedWorld();
 
-  const withKey = (target: string, key = world.keys.valid) =>
-    httpRequest(server.url, { method: 'GET', target, headers: [['X-Api-Key', key]] });
+  const withKey = (target: string, key = served.world.keys.valid) =>
+    httpRequest(served.server.url, { method: 'GET', target, headers: [['X-Api-Key', key]] });
   const raw = (head: string) =>
-    rawRequest(server.url, `${head}\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`);
+    rawRequest(served.server.url, `${head}\r\nHost: x\r\nX-Api-Key: ${served.world.keys.valid}\r\n\r\n`);
 
   it.each([
     '/api/plans/..',
@@ -51,9 +42,9 @@ describe('catalog serve against adversarial requests', () => {
 
   it('refuses raw non-ASCII and NUL bytes in the path before any function runs', async () => {
     expect((await raw('GET /api/pl\u00e4ns HTTP/1.1')).status).toBeGreaterThanOrEqual(400);
-    expect((await rawRequest(server.url, 'GET /api/plans\u0000 HTTP/1.1\r\nHost: x\r\n\r\n')).status).toBe(
-      400,
-    );
+    expect(
+      (await rawRequest(served.server.url, 'GET /api/plans\u0000 HTTP/1.1\r\nHost: x\r\n\r\n')).status,
+    ).toBe(400);
   });
 
   it.each([
@@ -71,32 +62,32 @@ describe('catalog serve against adversarial requests', () => {
   it('answers 401 to two X-Api-Key headers, a right-shaped forged key, and a key in another header', async () => {
     const attempts = [
       [
-        ['X-Api-Key', world.keys.valid],
-        ['X-Api-Key', world.keys.valid],
+        ['X-Api-Key', served.world.keys.valid],
+        ['X-Api-Key', served.world.keys.valid],
       ],
       [['X-Api-Key', `tpc_${'A'.repeat(43)}`]],
-      [['X-Api-Key', world.keys.valid.slice(0, -1)]],
-      [['X-Api-Key', `${world.keys.valid}x`]],
-      [['X-Api-Key', world.keys.valid.toUpperCase()]],
-      [['X-Api-Keys', world.keys.valid]],
-      [['Cookie', `x-api-key=${world.keys.valid}`]],
+      [['X-Api-Key', served.world.keys.valid.slice(0, -1)]],
+      [['X-Api-Key', `${served.world.keys.valid}x`]],
+      [['X-Api-Key', served.world.keys.valid.toUpperCase()]],
+      [['X-Api-Keys', served.world.keys.valid]],
+      [['Cookie', `x-api-key=${served.world.keys.valid}`]],
     ] as const;
     for (const headers of attempts) {
-      const answer = await httpRequest(server.url, { method: 'GET', target: '/api/plans', headers });
+      const answer = await httpRequest(served.server.url, { method: 'GET', target: '/api/plans', headers });
       expect(answer.status, JSON.stringify(headers)).toBe(401);
     }
   });
 
   it('treats whitespace around the key as HTTP does (not part of the value)', async () => {
     const answer = await rawRequest(
-      server.url,
-      `GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: \t ${world.keys.valid} \t\r\n\r\n`,
+      served.server.url,
+      `GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: \t ${served.world.keys.valid} \t\r\n\r\n`,
     );
     expect(answer.status).toBe(200);
   });
 
   it('answers 431 to a 1 MB key and keeps serving', async () => {
-    const answer = await httpRequest(server.url, {
+    const answer = await httpRequest(served.server.url, {
       method: 'GET',
       target: '/api/plans',
       headers: [['X-Api-Key', 'k'.repeat(1024 * 1024)]],
@@ -116,7 +107,7 @@ describe('catalog serve against adversarial requests', () => {
   ] as const)('answers the query trick %s with %i', async (query, status, body) => {
     const answer = await withKey(`/api/plans?${query}`);
     expect(answer.status).toBe(status);
-    if (body) expect(answer.body.equals(world.objects[body])).toBe(true);
+    if (body) expect(answer.body.equals(served.world.objects[body])).toBe(true);
   });
 
   it('ignores 1,000 unknown parameters around a valid discipline', async () => {
@@ -124,7 +115,7 @@ describe('catalog serve against adversarial requests', () => {
     noise.splice(500, 0, 'discipline=running');
     const answer = await withKey(`/api/plans?${noise.join('&')}`);
     expect(answer.status).toBe(200);
-    expect(answer.body.equals(world.objects.running)).toBe(true);
+    expect(answer.body.equals(served.world.objects.running)).toBe(true);
   });
 
   it('never hands out a catalog without a valid key, whatever the trick', async () => {
@@ -138,19 +129,19 @@ describe('catalog serve against adversarial requests', () => {
     const headerSets: (readonly (readonly [string, string])[])[] = [
       [],
       [['X-Api-Key', '']],
-      [['X-Api-Key', world.keys.expired]],
-      [['X-Api-Key', world.keys.revoked]],
-      [['Authorization', `Bearer ${world.keys.valid}`]],
+      [['X-Api-Key', served.world.keys.expired]],
+      [['X-Api-Key', served.world.keys.revoked]],
+      [['Authorization', `Bearer ${served.world.keys.valid}`]],
       [['X-Api-Key', 'null']],
       [['X-Api-Key', '*']],
     ];
-    const catalogs = [world.objects.all, world.objects.running, world.objects.strength];
+    const catalogs = [served.world.objects.all, served.world.objects.running, served.world.objects.strength];
     for (const target of targets) {
       for (const headers of headerSets) {
         for (const method of ['GET', 'POST', 'OPTIONS']) {
-          const answer = await httpRequest(server.url, {
+          const answer = await httpRequest(served.server.url, {
             method,
-            target: target.replace('{valid}', world.keys.valid),
+            target: target.replace('{valid}', served.world.keys.valid),
             headers,
           });
           expect(answer.status, `${method} ${target} ${JSON.stringify(headers)}`).not.toBe(200);
@@ -162,24 +153,16 @@ describe('catalog serve against adversarial requests', () => {
 });
 
 describe('catalog serve under connection faults', () => {
-  let world: TestWorld;
-  let server: ServeProcess;
-  beforeAll(async () => {
-    world = await createTestWorld();
-    server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
-  });
-  afterAll(async () => {
-    await server?.stop();
-    await world?.remove();
-  });
+  const served = useServedWorld();
 
-  const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1]);
+  const rssKiB = () =>
+    Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${served.server.pid}/status`, 'utf8'))?.[1]);
 
   it('keeps answering after thousands of connections opened and dropped mid-request', async () => {
-    const url = new URL(server.url);
+    const url = new URL(served.server.url);
     const partial = [
       'GET /api/plans HTTP/1.1\r\nHost: x\r\n',
-      `GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`,
+      `GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${served.world.keys.valid}\r\n\r\n`,
       'GET /api/pl',
       'POST /api/plans HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nabc',
     ];
@@ -202,29 +185,29 @@ describe('catalog serve under connection faults', () => {
         ),
       );
     }
-    const answer = await httpRequest(server.url, {
+    const answer = await httpRequest(served.server.url, {
       method: 'GET',
       target: '/api/plans?discipline=strength',
-      headers: [['X-Api-Key', world.keys.valid]],
+      headers: [['X-Api-Key', served.world.keys.valid]],
     });
     expect(answer.status).toBe(200);
-    expect(answer.body.equals(world.objects.strength)).toBe(true);
+    expect(answer.body.equals(served.world.objects.strength)).toBe(true);
     expect(rssKiB()).toBeLessThan(before + 100 * 1024);
   });
 
   it('answers a 64 KB header with 431 and a 10 MB URL with a 4xx, and keeps serving', async () => {
     const header = await rawRequest(
-      server.url,
+      served.server.url,
       `GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(64 * 1024)}\r\n\r\n`,
     );
     expect(header.status).toBe(431);
     const url = await rawRequest(
-      server.url,
+      served.server.url,
       `GET /api/plans?q=${'b'.repeat(10 * 1024 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`,
     );
     expect(url.status).toBeGreaterThanOrEqual(400);
     expect(url.status).toBeLessThan(500);
-    const after = await httpRequest(server.url, { method: 'GET', target: '/openapi.yaml' });
+    const after = await httpRequest(served.server.url, { method: 'GET', target: '/openapi.yaml' });
     expect(after.status).toBe(200);
   });
 });
