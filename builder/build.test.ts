@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { settingRef } from '../contract/errors.ts';
 import { PROBLEMS } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
 import { type BuildOptions, buildCatalog } from './build.ts';
@@ -123,7 +124,7 @@ describe('invalid input', () => {
       'row 3 (id "9d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77"): weeks_count must be an integer ≥ 1 (got 0)',
     ]);
     expect((error as Error).message).toBe(
-      'source memory: 2 invalid rows; nothing was written (--skip-invalid publishes the valid rows)',
+      `source memory: 2 invalid rows; nothing was written (${settingRef('skipInvalid')} publishes the valid rows)`,
     );
   });
 

@@ -1,7 +1,11 @@
 /**
- * The failures a user of the builder must act on. Each names the failing input in its message, which the
- * command line prints as its one-line reason.
+ * The failures of a build a user must act on. Each names the failing input in its message, which the command
+ * line prints as its one-line reason. The base classes are in contract/errors.ts.
  */
+import { CatalogError, settingRef } from '../contract/errors.ts';
+
+// The classes every layer shares, re-exported for the modules that import them from here.
+export { CatalogError, ConfigError, SourceError } from '../contract/errors.ts';
 
 /** One broken rule of one row. `row` is 1-based, in source order. */
 export interface InvalidRow {
@@ -16,26 +20,6 @@ export interface InvalidRow {
 export function formatInvalidRow(problem: InvalidRow): string {
   const id = problem.id === null ? 'no id' : `id ${JSON.stringify(problem.id)}`;
   return `row ${problem.row} (${id}): ${problem.field} ${problem.reason}`;
-}
-
-/** Base class: an expected failure with a message fit for an operator. */
-export class CatalogError extends Error {
-  override name = 'CatalogError';
-}
-
-/** A flag, environment variable or setting has a bad value. */
-export class ConfigError extends CatalogError {
-  override name = 'ConfigError';
-}
-
-/** The source cannot be read, or is not an array of objects. `source` is redacted (no password or token). */
-export class SourceError extends CatalogError {
-  override name = 'SourceError';
-  readonly source: string;
-  constructor(source: string, reason: string, options?: ErrorOptions) {
-    super(`source ${source}: ${reason}`, options);
-    this.source = source;
-  }
 }
 
 /** One element of the source is not an object; the source reader adds its name with {@link SourceError}. */
@@ -55,7 +39,7 @@ export class InvalidRowsError extends CatalogError {
   constructor(source: string, invalid: readonly InvalidRow[]) {
     const rows = new Set(invalid.map((problem) => problem.row)).size;
     super(
-      `source ${source}: ${rows} invalid ${rows === 1 ? 'row' : 'rows'}; nothing was written (--skip-invalid publishes the valid rows)`,
+      `source ${source}: ${rows} invalid ${rows === 1 ? 'row' : 'rows'}; nothing was written (${settingRef('skipInvalid')} publishes the valid rows)`,
     );
     this.invalid = invalid;
   }

@@ -1,19 +1,19 @@
 /**
- * The `catalog` command line (contract §5). Each command lives in `commands/` and loads its heavy modules only
- * when it runs, so `catalog --help` and the local commands start fast.
+ * The `catalog` command line. Each command lives in `commands/`; its options are generated from the settings
+ * (app/settings) and it loads its heavy modules only when it runs, so `catalog --help` and the local commands
+ * start fast. Operations run in the application layer (app/run.ts, app/local.ts).
  */
 import { Command, CommanderError } from 'commander';
-import { CatalogError } from '../builder/errors.ts';
-import { DEFAULT_OUT, registerBuild } from './commands/build.ts';
+import { CatalogError } from '../contract/errors.ts';
+import { registerBuild } from './commands/build.ts';
 import { registerCors } from './commands/cors.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerPublish } from './commands/publish.ts';
-import { registerServe } from './commands/serve.ts';
-import { registerStart } from './commands/start.ts';
+import { registerServe, registerStart } from './commands/serve.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
 
-// Node 20 is a supported runtime of this project (engines >= 20.19): the AWS SDK's multi-line notice about it
-// would break the one-line-reason rule of the command line. Set before any SDK module loads (they load lazily).
+// Node 20 is a supported runtime of this project: the AWS SDK's multi-line notice about it would break the
+// one-line-reason rule of the command line. Set before any SDK module loads (they load lazily).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const program = new Command('catalog')
@@ -22,7 +22,7 @@ const program = new Command('catalog')
   .exitOverride();
 
 registerBuild(program);
-registerServe(program, DEFAULT_OUT);
+registerServe(program);
 registerKeys(program);
 registerCors(program);
 registerStart(program);
@@ -36,8 +36,11 @@ try {
     // Commander has printed its message (or the help) already.
     process.exitCode = error.exitCode;
   } else {
-    const message = error instanceof CatalogError ? error.message : `unexpected error: ${String(error)}`;
-    process.stderr.write(`catalog: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+    const { renderMessage } = await import('../app/settings/index.ts');
+    const { describeCause } = await import('../contract/errors.ts');
+    const message =
+      error instanceof CatalogError ? error.message : `unexpected error: ${describeCause(error)}`;
+    process.stderr.write(`catalog: ${renderMessage(message, 'cli').replace(/\s*\n\s*/g, ' ')}\n`);
     if (!(error instanceof CatalogError) && process.env.CATALOG_DEBUG) console.error(error);
     process.exitCode = 1;
   }

@@ -1,50 +1,95 @@
 /**
- * Option parsing shared by the commands: commander reads flags and their environment variables (the flag
- * wins), zod validates the result once, and every failure names the flag or variable, the value and the rule.
+ * The command line's options, generated from the settings declared in app/settings: each setting a command
+ * reads becomes a flag with its environment variable (the flag wins) and its default in `--help`; a secret
+ * setting has only its variable. Parsing goes through the settings' own rules, and every failure names the
+ * flag or the variable the user typed.
  */
-import type { Command } from 'commander';
-import type { z } from 'zod';
-import { ConfigError } from '../builder/errors.ts';
+import { type Command, Option } from 'commander';
+import {
+  type CommandName,
+  envOf,
+  flagOf,
+  formatSetting,
+  modeIn,
+  namesIn,
+  parseSettings,
+  type RawValue,
+  type SettingName,
+  type SettingsIn,
+  specFor,
+} from '../app/settings/index.ts';
 
-const TRUE = new Set(['1', 'true', 'yes', 'on']);
-const FALSE = new Set(['', '0', 'false', 'no', 'off']);
+/** The attribute commander stores a flag's value under (`--source-relation` → `sourceRelation`). */
+function attributeOf(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, letter: string) => letter.toUpperCase());
+}
 
-/** The name a user typed: the environment variable when the value came from it, else the long flag. */
-function optionLabel(command: Command, key: string): string {
-  const option = command.options.find((o) => o.attributeName() === key);
-  if (!option) return key;
-  if (command.getOptionValueSource(key) === 'env' && option.envVar) return option.envVar;
-  return option.long ?? key;
+/** Adds the options of every setting `context` reads to `command`, with help texts and variables. */
+export function addSettings(command: Command, context: CommandName): Command {
+  const envOnly: string[] = [];
+  for (const name of namesIn(context)) {
+    const spec = specFor(name);
+    const flag = flagOf(name);
+    const env = envOf(name);
+    if (flag === undefined) {
+      if (env !== undefined) envOnly.push(`  ${env}  ${spec.description}`);
+      continue;
+    }
+    const mode = modeIn(name, context);
+    const valueName = spec.kind.valueName;
+    const option = new Option(
+      valueName === undefined ? flag : `${flag} <${valueName}>`,
+      mode === 'required' ? `${spec.description} (required)` : spec.description,
+    );
+    if (env !== undefined) option.env(env);
+    if (spec.repeatable)
+      option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    if (mode === 'default' && spec.default !== undefined && valueName !== undefined) {
+      const text = formatSetting(name, spec.default as never);
+      if (text !== '') option.default(spec.repeatable ? undefined : text, text);
+    }
+    command.addOption(option);
+  }
+  if (envOnly.length > 0) command.addHelpText('after', `\nEnvironment:\n${envOnly.join('\n')}`);
+  return command;
+}
+
+/** The raw value of a setting as the user gave it: a flag, its variable, or nothing. */
+function rawValue(command: Command, name: SettingName, env: NodeJS.ProcessEnv): RawValue | undefined {
+  const flag = flagOf(name);
+  const variable = envOf(name);
+  if (flag === undefined) {
+    const value = variable === undefined ? undefined : env[variable];
+    return value === undefined || value === '' ? undefined : { value, from: 'env' };
+  }
+  const key = attributeOf(flag);
+  const source = command.getOptionValueSource(key);
+  if (source === 'env' && variable !== undefined) return { value: env[variable], from: 'env' };
+  if (source !== 'cli') return undefined;
+  const value = command.getOptionValue(key);
+  return { value: Array.isArray(value) ? value.join(',') : value, from: 'flag' };
 }
 
 /**
- * Validates a command's options with `schema`. Boolean flags that have an environment variable accept
- * 1/true/yes/on and 0/false/no/off there (commander alone would treat any value, even `0`, as true).
+ * Parses the settings of `context` from a command's flags and the environment (a flag beats its variable),
+ * with the declared defaults. Throws one ConfigError naming every bad or missing setting.
  */
-export function parseOptions<S extends z.ZodType>(
+export function parseCommand<C extends CommandName>(
   command: Command,
-  schema: S,
+  context: C,
   env: NodeJS.ProcessEnv = process.env,
-): z.output<S> {
-  const raw: Record<string, unknown> = { ...command.opts() };
-  for (const option of command.options) {
-    const key = option.attributeName();
-    if (!option.isBoolean() || !option.envVar || command.getOptionValueSource(key) !== 'env') continue;
-    const text = (env[option.envVar] ?? '').trim().toLowerCase();
-    if (TRUE.has(text)) raw[key] = true;
-    else if (FALSE.has(text)) raw[key] = false;
-    else
-      throw new ConfigError(
-        `${option.envVar} ${JSON.stringify(env[option.envVar])}: must be 1/true/yes or 0/false/no`,
-      );
-  }
-  const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  const reasons = result.error.issues.map((issue) => {
-    const key = String(issue.path[0] ?? '');
-    const value = raw[key];
-    const shown = value === undefined ? '' : ` ${JSON.stringify(value)}`;
-    return `${optionLabel(command, key)}${shown}: ${issue.message}`;
-  });
-  throw new ConfigError(reasons.join('; '));
+): SettingsIn<C> {
+  return parseSettings(
+    context,
+    (name) => rawValue(command, name, env),
+    (name) => flagOf(name) ?? envOf(name) ?? name,
+  );
+}
+
+/** Whether the user gave a setting at all (a flag or its variable), and which one; undefined when neither. */
+export function givenBy(command: Command, name: SettingName): 'flag' | 'env' | undefined {
+  const flag = flagOf(name);
+  if (flag === undefined) return envOf(name) && process.env[envOf(name) ?? ''] ? 'env' : undefined;
+  const source = command.getOptionValueSource(attributeOf(flag));
+  return source === 'cli' ? 'flag' : source === 'env' ? 'env' : undefined;
 }

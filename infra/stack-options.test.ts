@@ -5,9 +5,9 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Duration } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { type CatalogStackProps, CatalogStackPropsError } from './stack.ts';
 import { constructStack, logicalId, type Synthesized, synthStack } from './testing.ts';
 
@@ -92,7 +92,7 @@ describe('optional settings', () => {
   it('uses the price class, error TTL and version expiry it is given', async () => {
     const s = await synth({
       priceClass: 'All',
-      errorCachingMinTtl: Duration.seconds(0),
+      errorCachingMinTtlSeconds: 0,
       noncurrentVersionExpiryDays: 7,
     });
     expect(distributionConfig(s).PriceClass).toBe('PriceClass_All');
@@ -109,7 +109,7 @@ describe('optional settings', () => {
     const seed = join(scratch, 'seed.json');
     const content = `${JSON.stringify({ data: [{ key: 'cors:origin', value: 'https://partner.example' }] })}\n`;
     await writeFile(seed, content);
-    const s = await synth({ keyValueStoreSeedFile: seed });
+    const s = await synth({ kvsSeedFile: seed });
     s.template.hasResourceProperties('AWS::CloudFront::KeyValueStore', {
       ImportSource: { SourceType: 'S3', SourceArn: Match.anyValue() },
     });
@@ -147,9 +147,9 @@ describe('optional settings', () => {
       skipInvalid: true,
       minRatio: 0.8,
       keepBuilds: 5,
-      builderTimeout: Duration.minutes(2),
+      builderTimeoutSeconds: 120,
       builderMemoryMiB: 512,
-      buildRate: Duration.minutes(15),
+      buildRateMinutes: 15,
     });
     expect(builderVariables(s)).toMatchObject({
       CATALOG_BASE_URL: 'https://plans.example.com',
@@ -163,13 +163,53 @@ describe('optional settings', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 900 });
   });
 
+  it('configures the deployed builder with every source setting, which its own parser then reads', async () => {
+    const s = await synth({
+      sourceSecretArn: SECRET,
+      sourceRelation: 'reporting.published_plans',
+      sourceStatementTimeout: '2m',
+      sourceConnectTimeout: '3s',
+      sourceHeadersTimeout: '20s',
+      sourceBodyTimeout: '40s',
+      sourceMaxBytes: '32MiB',
+      sourceRetries: 6,
+    });
+    const variables = builderVariables(s);
+    expect(variables).toMatchObject({
+      CATALOG_SOURCE_RELATION: 'reporting.published_plans',
+      CATALOG_SOURCE_STATEMENT_TIMEOUT: '2m',
+      CATALOG_SOURCE_RETRIES: '6',
+    });
+    // The stack's references (bucket, distribution) stand for deployed values the parser checks as text.
+    const deployed = Object.fromEntries(
+      Object.entries(variables).map(([name, value]) => [
+        name,
+        typeof value === 'string'
+          ? value
+          : ({
+              CATALOG_BUCKET: 'catalog-origin',
+              CATALOG_DISTRIBUTION_ID: 'E2X',
+              CATALOG_BASE_URL: 'https://d1.cloudfront.net',
+            }[name] ?? ''),
+      ]),
+    );
+    expect(parseLambdaEnvironment(deployed)).toMatchObject({
+      sourceSecretArn: SECRET,
+      sourceRelation: 'reporting.published_plans',
+      sourceStatementTimeout: 120_000,
+      sourceConnectTimeout: 3_000,
+      sourceHeadersTimeout: 20_000,
+      sourceBodyTimeout: 40_000,
+      sourceMaxBytes: 32 * 1024 * 1024,
+      sourceRetries: 6,
+    });
+  });
+
   it('places the builder in the given subnets, with the ENI permissions Lambda needs there', async () => {
     const s = await synth({
-      builderVpc: {
-        vpcId: 'vpc-0abc1234',
-        subnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
-        securityGroupIds: ['sg-0ccc3333'],
-      },
+      vpcId: 'vpc-0abc1234',
+      subnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
+      securityGroupIds: ['sg-0ccc3333'],
     });
     expect(builderOf(s).VpcConfig).toEqual({
       SubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
@@ -182,7 +222,7 @@ describe('optional settings', () => {
   });
 
   it('creates a security group for the builder when none is given, and synthesizes without warnings', async () => {
-    const s = await synth({ builderVpc: { vpcId: 'vpc-0abc1234', subnetIds: ['subnet-0aaa1111'] } });
+    const s = await synth({ vpcId: 'vpc-0abc1234', subnetIds: ['subnet-0aaa1111'] });
     s.template.hasResourceProperties('AWS::EC2::SecurityGroup', { VpcId: 'vpc-0abc1234' });
     const annotations = Annotations.fromStack(s.stack);
     expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
@@ -209,13 +249,15 @@ describe('invalid props', () => {
   }
 
   it('fails a schedule under 5 minutes', () => {
-    expect(failure({ buildRate: Duration.minutes(4) })).toContain(
-      'buildRate 4 minutes: must be whole minutes, at least 5 minutes',
+    expect(failure({ buildRateMinutes: 4 })).toContain(
+      'buildRateMinutes 4: must be a whole number from 5 to 1440',
     );
   });
 
   it('fails a schedule that is not whole minutes', () => {
-    expect(failure({ buildRate: Duration.seconds(330) })).toContain('buildRate 5 minutes 30 seconds');
+    expect(failure({ buildRateMinutes: 5.5 })).toContain(
+      'buildRateMinutes 5.5: must be a whole number from 5 to 1440',
+    );
   });
 
   it('fails a certificate without a domain', () => {
@@ -243,17 +285,17 @@ describe('invalid props', () => {
 
   it('fails memory out of range', () => {
     expect(failure({ builderMemoryMiB: 64 })).toContain(
-      'builderMemoryMiB 64: must be a whole number, 128–10240',
+      'builderMemoryMiB 64: must be a whole number from 128 to 10240',
     );
     expect(failure({ builderMemoryMiB: 20_000 })).toContain('builderMemoryMiB 20000');
   });
 
   it('fails a timeout not shorter than the schedule, or over 15 minutes', () => {
-    expect(failure({ buildRate: Duration.minutes(10), builderTimeout: Duration.minutes(10) })).toContain(
-      'builderTimeout 10 minutes: must be shorter than buildRate (10 minutes)',
+    expect(failure({ buildRateMinutes: 10, builderTimeoutSeconds: 600 })).toContain(
+      'builderTimeoutSeconds 600: must be shorter than buildRateMinutes (10 minutes)',
     );
-    expect(failure({ builderTimeout: Duration.minutes(20) })).toContain(
-      'builderTimeout 20 minutes: must be whole seconds, 10 seconds–15 minutes',
+    expect(failure({ builderTimeoutSeconds: 1200 })).toContain(
+      'builderTimeoutSeconds 1200: must be a whole number from 10 to 900',
     );
   });
 
@@ -294,8 +336,8 @@ describe('invalid props', () => {
   });
 
   it('fails a long error-caching TTL', () => {
-    expect(failure({ errorCachingMinTtl: Duration.minutes(10) })).toContain(
-      'errorCachingMinTtl 10 minutes: must be whole seconds, 0–300',
+    expect(failure({ errorCachingMinTtlSeconds: 600 })).toContain(
+      'errorCachingMinTtlSeconds 600: must be a whole number from 0 to 300',
     );
   });
 
@@ -308,15 +350,18 @@ describe('invalid props', () => {
   it('fails a shrink ratio over 1 and zero kept builds', () => {
     const message = failure({ minRatio: 1.5, keepBuilds: 0 });
     expect(message).toContain('minRatio 1.5: must be a number from 0 to 1');
-    expect(message).toContain('keepBuilds 0: must be a whole number, 1–1000');
+    expect(message).toContain('keepBuilds 0: must be a whole number from 1 to 1000');
   });
 
   it('fails malformed VPC ids', () => {
-    const message = failure({ builderVpc: { vpcId: 'vpc1', subnetIds: ['subnet-0aaa1111', 'sub-2'] } });
-    expect(message).toContain('builderVpc.vpcId "vpc1": must be vpc-…');
-    expect(message).toContain('builderVpc.subnetIds "sub-2": must be subnet-…');
-    expect(failure({ builderVpc: { vpcId: 'vpc-0abc1234', subnetIds: [] } })).toContain(
-      'builderVpc.subnetIds: name at least one private subnet',
+    const message = failure({ vpcId: 'vpc1', subnetIds: ['subnet-0aaa1111', 'sub-2'] });
+    expect(message).toContain('vpcId "vpc1": must be vpc-…');
+    expect(message).toContain('subnetIds ["subnet-0aaa1111","sub-2"]: must be subnet-…');
+    expect(failure({ vpcId: 'vpc-0abc1234', subnetIds: [] })).toContain(
+      'vpcId "vpc-0abc1234": name at least one private subnet in subnetIds',
+    );
+    expect(failure({ subnetIds: ['subnet-0aaa1111'] })).toContain(
+      'subnetIds and securityGroupIds need vpcId',
     );
   });
 
@@ -334,13 +379,13 @@ describe('invalid props', () => {
   });
 
   it('fails a seed file that is missing or not in the import format', async () => {
-    expect(failure({ keyValueStoreSeedFile: join(scratch, 'none.json') })).toContain(
-      `keyValueStoreSeedFile "${join(scratch, 'none.json')}": no such file`,
+    expect(failure({ kvsSeedFile: join(scratch, 'none.json') })).toContain(
+      `kvsSeedFile "${join(scratch, 'none.json')}": no such file`,
     );
     const bad = join(scratch, 'bad-seed.json');
     await writeFile(bad, '{"data":[{"key":"k"}]}');
-    expect(failure({ keyValueStoreSeedFile: bad })).toContain(
-      `keyValueStoreSeedFile: ${bad} is not in the KeyValueStore import format`,
+    expect(failure({ kvsSeedFile: bad })).toContain(
+      `kvsSeedFile: ${bad} is not in the KeyValueStore import format`,
     );
   });
 
@@ -352,7 +397,7 @@ describe('invalid props', () => {
   it('fails listing every problem at once', () => {
     const error = (() => {
       try {
-        constructStack({ buildRate: Duration.minutes(1), builderMemoryMiB: 1, certificateArn: CERT });
+        constructStack({ buildRateMinutes: 1, builderMemoryMiB: 1, certificateArn: CERT });
       } catch (e) {
         return e as CatalogStackPropsError;
       }

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { ORIGIN_FILES } from '../contract/index.ts';
 import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from '../gateway/build.ts';
 import { bundleFunction } from '../gateway/bundle.ts';
-import { parseLambdaEnv } from '../publish/config.ts';
 import { ROOT } from '../testing/cli.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
@@ -310,12 +310,12 @@ describe('builder Lambda', () => {
       return 'unresolved';
     };
     const env = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolve(v)]));
-    const config = parseLambdaEnv({ ...env, AWS_REGION: 'eu-west-1' });
+    const config = parseLambdaEnvironment({ ...env, AWS_REGION: 'eu-west-1' });
     expect(config).toMatchObject({
       bucket: 'trainingplancatalog-origin-1a2b3c',
-      distributionId: 'E2QWRUHEXAMPLE',
+      distribution: 'E2QWRUHEXAMPLE',
       baseUrl: 'https://d111111abcdef8.cloudfront.net',
-      source: { secretArn: deployed[ids.secret ?? ''] },
+      sourceSecretArn: deployed[ids.secret ?? ''],
     });
   });
 

@@ -24,19 +24,19 @@ import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
+import { SETTINGS } from '../app/settings/index.ts';
 import { HEADER_VALUES, ORIGIN_FILES } from '../contract/index.ts';
 import { GATEWAY_DIST } from '../gateway/build.ts';
-import { OPENAPI_MODULE, openapiModuleSource } from '../publish/openapi-module.ts';
-import { type CatalogStackProps, type ResolvedSettings, resolveSettings } from './props.ts';
+import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
+import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
+import { type CatalogStackProps, resolveSettings, type StackSettings } from './props.ts';
 
-export type { BuilderVpcProps, CatalogStackProps, PriceClassName } from './props.ts';
+export type { CatalogStackProps } from './props.ts';
 export { CatalogStackPropsError } from './props.ts';
 
 /** The repository root (this file is `<root>/infra/stack.ts`). */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The builder Lambda's source: `publish/lambda.ts`, export `handler`. */
-export const BUILDER_ENTRY = 'publish/lambda.ts';
 
 /** Origin statuses CloudFront turns into the 500 problem page (no function runs on them). */
 export const ERROR_STATUSES = [403, 404, 500, 502, 503, 504] as const;
@@ -52,6 +52,9 @@ export const REMOVED_HEADERS = [
 
 /** The 300 s freshness every catalog object carries (`Cache-Control: public, max-age=300`). */
 const ORIGIN_MAX_AGE_SECONDS = Number(/max-age=(\d+)/.exec(HEADER_VALUES.cacheable)?.[1]);
+
+/** The access-log retention when none is given (the setting's declared default). */
+const ACCESS_LOG_RETENTION_DAYS = SETTINGS.accessLogRetentionDays.default as number;
 
 const PRICE_CLASSES = {
   '100': cloudfront.PriceClass.PRICE_CLASS_100,
@@ -97,9 +100,7 @@ export class CatalogStack extends Stack {
 
     this.keyValueStore = new cloudfront.KeyValueStore(this, 'Keys', {
       comment: 'Training plan catalog: SHA-256 hashes of API keys, and the CORS origin',
-      ...(props.keyValueStoreSeedFile
-        ? { source: cloudfront.ImportSource.fromAsset(props.keyValueStoreSeedFile) }
-        : {}),
+      ...(settings.kvsSeedFile ? { source: cloudfront.ImportSource.fromAsset(settings.kvsSeedFile) } : {}),
     });
 
     const gatewayFunction = (id: string, name: 'viewer-request' | 'viewer-response', comment: string) =>
@@ -171,22 +172,21 @@ export class CatalogStack extends Stack {
         responsePagePath: `/${ORIGIN_FILES.errorPage}`,
         ttl: Duration.seconds(settings.errorCachingMinTtlSeconds),
       })),
-      ...(props.domainName && props.certificateArn
+      ...(settings.domainName && settings.certificateArn
         ? {
-            domainNames: [props.domainName],
-            certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn),
+            domainNames: [settings.domainName],
+            certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', settings.certificateArn),
             minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
             sslSupportMethod: cloudfront.SSLMethod.SNI,
           }
         : {}),
-      ...this.accessLogging(props, settings),
+      ...this.accessLogging(settings),
     });
 
     this.baseUrl =
-      props.baseUrl?.replace(/\/$/, '') ??
-      `https://${props.domainName ?? this.distribution.distributionDomainName}`;
-    this.builder = this.createBuilder(props, settings);
-    this.scheduleAndAlarm(props, settings);
+      settings.baseUrl ?? `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
+    this.builder = this.createBuilder(settings);
+    this.scheduleAndAlarm(settings);
 
     new CfnOutput(this, 'ApiUrl', { value: this.baseUrl, description: 'The API base URL (GET /api/plans)' });
     new CfnOutput(this, 'DistributionDomainName', {
@@ -216,13 +216,10 @@ export class CatalogStack extends Stack {
   }
 
   /** Standard access logs, to the named bucket or to a new private one whose logs expire. */
-  private accessLogging(
-    props: CatalogStackProps,
-    settings: ResolvedSettings,
-  ): Partial<cloudfront.DistributionProps> {
-    if (!props.accessLogging) return {};
-    const logBucket: s3.IBucket = props.accessLogBucketName
-      ? s3.Bucket.fromBucketName(this, 'AccessLogBucket', props.accessLogBucketName)
+  private accessLogging(settings: StackSettings): Partial<cloudfront.DistributionProps> {
+    if (!settings.accessLogging) return {};
+    const logBucket: s3.IBucket = settings.accessLogBucketName
+      ? s3.Bucket.fromBucketName(this, 'AccessLogBucket', settings.accessLogBucketName)
       : asIBucket(
           new s3.Bucket(this, 'AccessLogs', {
             blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -231,7 +228,10 @@ export class CatalogStack extends Stack {
             // CloudFront standard logging writes with an ACL grant.
             objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
             lifecycleRules: [
-              { id: 'expire-logs', expiration: Duration.days(settings.accessLogRetentionDays) },
+              {
+                id: 'expire-logs',
+                expiration: Duration.days(settings.accessLogRetentionDays ?? ACCESS_LOG_RETENTION_DAYS),
+              },
             ],
           }),
         );
@@ -239,46 +239,49 @@ export class CatalogStack extends Stack {
   }
 
   /** The builder Lambda: bundled by the local esbuild, one run at a time, least-privilege IAM. */
-  private createBuilder(props: CatalogStackProps, settings: ResolvedSettings): NodejsFunction {
-    let sourceEnvironment: Record<string, string>;
-    let secretArn: string | undefined;
-    if (props.source !== undefined) {
-      sourceEnvironment = { CATALOG_SOURCE: props.source };
-    } else if (props.sourceSecretArn !== undefined) {
-      secretArn = props.sourceSecretArn;
-      sourceEnvironment = { CATALOG_SOURCE_SECRET_ARN: secretArn };
-    } else {
+  private createBuilder(settings: StackSettings): NodejsFunction {
+    let secretArn = settings.sourceSecretArn;
+    if (settings.source === undefined && secretArn === undefined) {
       const secret = new secretsmanager.Secret(this, 'SourceSecret', {
         description:
           'Training plan catalog: the builder source (postgres://… or http(s)://…, or {"source","token"}). Replace the random placeholder.',
       });
       secretArn = secret.secretArn;
-      sourceEnvironment = { CATALOG_SOURCE_SECRET_ARN: secretArn };
       new CfnOutput(this, 'SourceSecretArn', {
         value: secretArn,
         description: 'Put the builder source here: aws secretsmanager put-secret-value --secret-id …',
       });
     }
 
-    const environment: Record<string, string> = {
-      CATALOG_BUCKET: this.bucket.bucketName,
-      CATALOG_DISTRIBUTION_ID: this.distribution.distributionId,
-      CATALOG_BASE_URL: this.baseUrl,
-      ...sourceEnvironment,
-      ...(props.appScheme !== undefined ? { CATALOG_APP_SCHEME: props.appScheme } : {}),
-      ...(props.skipInvalid ? { CATALOG_SKIP_INVALID: 'true' } : {}),
-      ...(props.minRatio !== undefined ? { CATALOG_MIN_RATIO: String(props.minRatio) } : {}),
-      ...(props.keepBuilds !== undefined ? { CATALOG_KEEP: String(props.keepBuilds) } : {}),
+    // Every setting the Lambda reads that this stack knows: its own resources, and the CDK settings.
+    const values: LambdaValues = {
+      bucket: this.bucket.bucketName,
+      distribution: this.distribution.distributionId,
+      baseUrl: this.baseUrl,
+      source: settings.source,
+      sourceSecretArn: secretArn,
+      appScheme: settings.appScheme,
+      skipInvalid: settings.skipInvalid,
+      minRatio: settings.minRatio,
+      keepBuilds: settings.keepBuilds,
+      sourceRelation: settings.sourceRelation,
+      sourceStatementTimeout: settings.sourceStatementTimeout,
+      sourceConnectTimeout: settings.sourceConnectTimeout,
+      sourceHeadersTimeout: settings.sourceHeadersTimeout,
+      sourceBodyTimeout: settings.sourceBodyTimeout,
+      sourceMaxBytes: settings.sourceMaxBytes,
+      sourceRetries: settings.sourceRetries,
     };
+    const environment = lambdaEnvironment(values);
 
-    const network = props.builderVpc ? this.builderNetwork(props.builderVpc) : {};
+    const network = settings.vpcId !== undefined ? this.builderNetwork(settings) : {};
     const rate = Duration.minutes(settings.buildRateMinutes);
     const logGroup = new logs.LogGroup(this, 'BuilderLogs', { retention: logs.RetentionDays.THREE_MONTHS });
     // An explicit role instead of AWSLambdaBasicExecutionRole (which may write to every log group).
     const role = new iam.Role(this, 'BuilderRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: 'Catalog builder: its own log group, the origin bucket, invalidations, the source secret',
-      ...(props.builderVpc
+      ...(settings.vpcId !== undefined
         ? {
             managedPolicies: [
               iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
@@ -294,12 +297,12 @@ export class CatalogStack extends Stack {
       }),
     );
     const builder = new NodejsFunction(this, 'Builder', {
-      description: 'Training plan catalog builder: source → S3 → invalidation (publish/lambda.ts)',
-      entry: join(REPO_ROOT, BUILDER_ENTRY),
-      handler: 'handler',
+      description: `Training plan catalog builder: source → S3 → invalidation (${LAMBDA_BUNDLE.entry})`,
+      entry: join(REPO_ROOT, LAMBDA_BUNDLE.entry),
+      handler: LAMBDA_BUNDLE.handler,
       projectRoot: REPO_ROOT,
       depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: builderRuntime(),
       architecture: lambda.Architecture.ARM_64,
       memorySize: settings.builderMemoryMiB,
       timeout: Duration.seconds(settings.builderTimeoutSeconds),
@@ -313,18 +316,16 @@ export class CatalogStack extends Stack {
       role,
       logGroup,
       ...network,
+      // The same bundle as `npm run build:lambda`, which the tests run (lambda/bundling.ts).
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
-        platform: 'node',
-        mainFields: ['module', 'main'],
-        // Bundled CommonJS dependencies call require() for Node built-ins.
-        banner:
-          "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-        // The SDK is bundled (not taken from the runtime): the function runs the SDK version the tests ran.
+        target: LAMBDA_BUNDLE.target,
+        platform: LAMBDA_BUNDLE.platform,
+        mainFields: [...LAMBDA_BUNDLE.mainFields],
+        banner: LAMBDA_BUNDLE.banner,
         bundleAwsSDK: true,
-        externalModules: ['pg-native'],
-        minify: true,
+        externalModules: [...LAMBDA_BUNDLE.external],
+        minify: LAMBDA_BUNDLE.minify,
         sourceMap: false,
         logLevel: LogLevel.WARNING,
         forceDockerBundling: false,
@@ -363,9 +364,9 @@ export class CatalogStack extends Stack {
     return builder;
   }
 
-  private builderNetwork(vpcProps: NonNullable<CatalogStackProps['builderVpc']>) {
+  private builderNetwork(settings: StackSettings) {
     const vpc = ec2.Vpc.fromVpcAttributes(this, 'BuilderVpc', {
-      vpcId: vpcProps.vpcId,
+      vpcId: settings.vpcId as string,
       // Only the explicit subnets below are used; the zones are resolved at deploy time, not looked up.
       availabilityZones: Fn.getAzs(),
     });
@@ -373,7 +374,7 @@ export class CatalogStack extends Stack {
       '@aws-cdk/aws-ec2:vpcAttributeIsListTokenavailabilityZones',
       'the builder uses only the explicit subnets',
     );
-    const subnets = vpcProps.subnetIds.map((id) => {
+    const subnets = (settings.subnetIds ?? []).map((id) => {
       const subnet = ec2.Subnet.fromSubnetId(this, `Subnet-${id}`, id);
       Annotations.of(subnet).acknowledgeWarning(
         '@aws-cdk/aws-ec2:noSubnetRouteTableId',
@@ -381,14 +382,14 @@ export class CatalogStack extends Stack {
       );
       return subnet;
     });
-    const securityGroups = vpcProps.securityGroupIds?.map((id) =>
+    const securityGroups = settings.securityGroupIds?.map((id) =>
       ec2.SecurityGroup.fromSecurityGroupId(this, `SecurityGroup-${id}`, id),
     );
     return { vpc, vpcSubnets: { subnets }, ...(securityGroups ? { securityGroups } : {}) };
   }
 
   /** EventBridge Scheduler runs the builder; an alarm tells the topic when a run fails. */
-  private scheduleAndAlarm(props: CatalogStackProps, settings: ResolvedSettings): void {
+  private scheduleAndAlarm(settings: StackSettings): void {
     const rate = Duration.minutes(settings.buildRateMinutes);
     new scheduler.Schedule(this, 'BuildSchedule', {
       description: `Training plan catalog: build and publish every ${rate.toHumanString()}`,
@@ -400,10 +401,10 @@ export class CatalogStack extends Stack {
       }),
     });
 
-    const topic = props.alarmTopicArn
-      ? sns.Topic.fromTopicArn(this, 'AlarmTopicImport', props.alarmTopicArn)
+    const topic = settings.alarmTopicArn
+      ? sns.Topic.fromTopicArn(this, 'AlarmTopicImport', settings.alarmTopicArn)
       : new sns.Topic(this, 'AlarmTopic', { displayName: 'Training plan catalog alarms', enforceSSL: true });
-    if (!props.alarmTopicArn)
+    if (!settings.alarmTopicArn)
       new CfnOutput(this, 'AlarmTopicArn', {
         value: topic.topicArn,
         description: 'Subscribe to builder alarms: aws sns subscribe --topic-arn … --protocol email',
@@ -422,6 +423,13 @@ export class CatalogStack extends Stack {
   }
 }
 
+/** The Lambda runtime lambda/bundling.ts names (its bundle targets it). */
+function builderRuntime(): lambda.Runtime {
+  const runtime = lambda.Runtime.ALL.find((candidate) => candidate.name === LAMBDA_BUNDLE.runtime);
+  if (!runtime) throw new Error(`unknown Lambda runtime ${LAMBDA_BUNDLE.runtime} in lambda/bundling.ts`);
+  return runtime;
+}
+
 /** aws-cdk-lib's `Bucket` declares `isWebsite?: boolean`, which `exactOptionalPropertyTypes` refuses as `IBucket`. */
 function asIBucket(bucket: s3.Bucket): s3.IBucket {
   return bucket as unknown as s3.IBucket;
@@ -435,5 +443,5 @@ function checkOpenApiModule(): void {
   const modulePath = join(REPO_ROOT, OPENAPI_MODULE);
   const expected = openapiModuleSource(readFileSync(join(REPO_ROOT, 'openapi.yaml'), 'utf8'));
   if (!existsSync(modulePath) || readFileSync(modulePath, 'utf8') !== expected)
-    throw new Error(`${OPENAPI_MODULE} is missing or older than openapi.yaml: run npm run build:lambda`);
+    throw new Error(`${OPENAPI_MODULE} is missing or older than openapi.yaml: run npm run build`);
 }

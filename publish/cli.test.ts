@@ -45,6 +45,8 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
     CATALOG_BUCKET: s3.bucket,
     CATALOG_DISTRIBUTION_ID: DISTRIBUTION,
     CATALOG_MAX_ATTEMPTS: '2',
+    CATALOG_SOURCE: join(ROOT, 'fixtures', 'plans.json'),
+    CATALOG_BASE_URL: 'https://plans.example.com',
     ...extra,
   };
 }
@@ -124,7 +126,7 @@ describe('catalog publish', () => {
 
   it.each([
     [['--min-ratio', '2'], 'catalog: --min-ratio "2": must be a number from 0 to 1'],
-    [['--keep', '0'], 'catalog: --keep "0": must be a whole number ≥ 1'],
+    [['--keep', '0'], 'catalog: --keep "0": must be a whole number from 1 to 1000'],
     [['--bucket', 'Not_A_Bucket'], 'catalog: --bucket "Not_A_Bucket": must be an S3 bucket name'],
   ])('refuses %j naming the flag, the value and the rule', async (args, message) => {
     const result = await runCatalog(['publish', ...args], { env: env() });
@@ -133,10 +135,28 @@ describe('catalog publish', () => {
     expect(await s3.keys()).toEqual([]);
   });
 
-  it('names the missing bucket and distribution', async () => {
+  it('names the missing source, base URL, bucket and distribution: publishing has no local defaults', async () => {
     const result = await runCatalog(['publish'], { env: { ...TEST_AWS_ENV } });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('catalog: --bucket: is required; --distribution: is required\n');
+    expect(result.stderr).toBe(
+      'catalog: --source: is required; --base-url: is required; --bucket: is required; --distribution: is required\n',
+    );
+    expect(await s3.keys()).toEqual([]);
+  });
+
+  it('refuses a base URL that is not https, from the flag or the environment', async () => {
+    const flag = await runCatalog(['publish', '--base-url', 'http://127.0.0.1:8787'], { env: env() });
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toBe(
+      'catalog: --base-url "http://127.0.0.1:8787": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)\n',
+    );
+    const variable = await runCatalog(['publish'], {
+      env: env({ CATALOG_BASE_URL: 'http://plans.example.com' }),
+    });
+    expect(variable.stderr).toMatch(
+      /^catalog: CATALOG_BASE_URL "http:\/\/plans.example.com": must be https:\/\//,
+    );
+    expect(await s3.keys()).toEqual([]);
   });
 
   it('exits non-zero when the store stops after the first upload, invalidates nothing, and a re-run converges', async () => {
@@ -162,6 +182,66 @@ describe('catalog publish', () => {
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(summaryOf(rerun.stdout)).toMatchObject({ result: 'uploaded', plans: 44 });
     expect(recorder.invalidations()).toHaveLength(2);
+  });
+});
+
+describe('AWS regions', () => {
+  /** The region each recorded request was signed for (SigV4 credential scope). */
+  const signedRegions = () =>
+    recorder.requests.map(
+      (request) => /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(String(request.headers.authorization))?.[1],
+    );
+  const readOnly = (extra: Record<string, string>) =>
+    runCatalog(['builds'], {
+      env: {
+        AWS_ACCESS_KEY_ID: 'S3RVER',
+        AWS_SECRET_ACCESS_KEY: 'S3RVER',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        AWS_ENDPOINT_URL_S3: recorder.url,
+        AWS_CONFIG_FILE: join(scratch.dir, 'no-config'),
+        CATALOG_S3_PATH_STYLE: '1',
+        CATALOG_BUCKET: 'catalog-origin',
+        CATALOG_MAX_ATTEMPTS: '1',
+        ...extra,
+      },
+    });
+
+  it("follow the SDK's chain: AWS_REGION, else the profile's region, else --region when given", async () => {
+    recorder.answerWith(() => ({ status: 404, body: '' }));
+    await readOnly({ AWS_REGION: 'eu-west-1' });
+    expect(new Set(signedRegions())).toEqual(new Set(['eu-west-1']));
+
+    recorder.requests.length = 0;
+    const config = join(scratch.dir, 'aws-config');
+    await writeFile(config, '[default]\nregion = ap-southeast-2\n');
+    await readOnly({ AWS_CONFIG_FILE: config });
+    expect(new Set(signedRegions())).toEqual(new Set(['ap-southeast-2']));
+
+    recorder.requests.length = 0;
+    await runCatalog(['builds', '--region', 'sa-east-1'], {
+      env: {
+        ...TEST_AWS_ENV,
+        AWS_ENDPOINT_URL_S3: recorder.url,
+        CATALOG_S3_PATH_STYLE: '1',
+        CATALOG_BUCKET: 'b-1',
+      },
+    });
+    expect(new Set(signedRegions())).toEqual(new Set(['sa-east-1']));
+  });
+
+  it('name a missing region clearly', async () => {
+    const result = await readOnly({});
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^catalog: .*no AWS region: set AWS_REGION, a profile region or --region/);
+  });
+
+  it('sign CloudFront for us-east-1 whatever the region of the rest', async () => {
+    const published = await runCatalog(['publish'], { env: env({ AWS_REGION: 'eu-west-1' }) });
+    expect(published.code, published.stderr).toBe(0);
+    const invalidation = recorder.requests.find((request) => request.url.endsWith('/invalidation'));
+    expect(/Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(String(invalidation?.headers.authorization))?.[1]).toBe(
+      'us-east-1',
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID,
   buildMetadata,
@@ -155,8 +156,7 @@ describe('guards', () => {
     expect(decide(candidate(0), live, 44, options)).toEqual({
       action: 'refuse',
       guard: 'empty',
-      reason:
-        'refused: the new catalog has 0 plans (live build b1 has 44); --allow-empty publishes an empty catalog',
+      reason: `refused: the new catalog has 0 plans (live build b1 has 44); ${settingRef('allowEmpty')} publishes an empty catalog`,
     });
   });
 
@@ -164,8 +164,7 @@ describe('guards', () => {
     expect(decide(candidate(21), live, 44, options)).toEqual({
       action: 'refuse',
       guard: 'shrink',
-      reason:
-        'refused: the new catalog has 21 plans, fewer than 0.5 × the 44 plans of live build b1 (22); --force publishes it anyway',
+      reason: `refused: the new catalog has 21 plans, fewer than 0.5 × the 44 plans of live build b1 (22); ${settingRef('force')} publishes it anyway`,
     });
   });
 
@@ -261,8 +260,7 @@ describe('history', () => {
       error: expect.stringContaining('no such build in the history'),
     });
     expect(rollbackTarget(builds, null, '20260201T000000000Z-bbbbbb')).toEqual({
-      error:
-        '--to "20260201T000000000Z-bbbbbb": the history build is incomplete (missing catalog-strength.json, catalog-running.json, openapi.yaml, errors/500.json)',
+      error: `${settingRef('to')} "20260201T000000000Z-bbbbbb": the history build is incomplete (missing catalog-strength.json, catalog-running.json, openapi.yaml, errors/500.json)`,
     });
   });
 });

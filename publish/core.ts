@@ -4,6 +4,7 @@
  * pipeline in `publish.ts` reads the bucket, asks these functions what to do, and does it.
  */
 import { createHash } from 'node:crypto';
+import { settingRef } from '../contract/errors.ts';
 import { type Discipline, ORIGIN_FILES, PATHS } from '../contract/index.ts';
 import type { GuardName } from './errors.ts';
 
@@ -252,7 +253,7 @@ export function decide(
     return {
       action: 'refuse',
       guard: 'empty',
-      reason: `refused: the new catalog has 0 plans${now}; --allow-empty publishes an empty catalog`,
+      reason: `refused: the new catalog has 0 plans${now}; ${settingRef('allowEmpty')} publishes an empty catalog`,
     };
   }
   if (livePlans !== null && candidate.plans < options.minRatio * livePlans && !options.force) {
@@ -260,7 +261,7 @@ export function decide(
     return {
       action: 'refuse',
       guard: 'shrink',
-      reason: `refused: the new catalog has ${candidate.plans} plans, fewer than ${options.minRatio} × the ${livePlans} plans of ${liveName} (${threshold}); --force publishes it anyway`,
+      reason: `refused: the new catalog has ${candidate.plans} plans, fewer than ${options.minRatio} × the ${livePlans} plans of ${liveName} (${threshold}); ${settingRef('force')} publishes it anyway`,
     };
   }
   const openapiChanged = live.sha256[ORIGIN_FILES.openapi] !== candidate.sha256[ORIGIN_FILES.openapi];
@@ -272,7 +273,7 @@ export function decide(
   if (identical && !options.force) {
     return {
       action: 'skip',
-      reason: `identical to ${liveName} (plans hash ${candidate.plansHash.slice(0, 12)}…); --force publishes it anyway`,
+      reason: `identical to ${liveName} (plans hash ${candidate.plansHash.slice(0, 12)}…); ${settingRef('force')} publishes it anyway`,
     };
   }
   return { action: 'upload', openapiChanged };
@@ -335,12 +336,12 @@ export function rollbackTarget(
     if (!build) {
       const known =
         builds.length > 0 ? `; history: ${builds.map((b) => b.id).join(', ')}` : '; history is empty';
-      return { error: `--to ${JSON.stringify(to)}: no such build in the history${known}` };
+      return { error: `${settingRef('to')} ${JSON.stringify(to)}: no such build in the history${known}` };
     }
     if (!build.complete) {
       const missing = LIVE_KEYS.filter((key) => !build.keys.includes(key));
       return {
-        error: `--to ${JSON.stringify(to)}: the history build is incomplete (missing ${missing.join(', ')})`,
+        error: `${settingRef('to')} ${JSON.stringify(to)}: the history build is incomplete (missing ${missing.join(', ')})`,
       };
     }
     return { id: build.id };

@@ -2,7 +2,7 @@
  * The failures of publishing an operator must act on. Each is a `CatalogError`, so the command line prints its
  * message as the one-line reason, and each names the numbers, build ids or keys involved.
  */
-import { CatalogError } from '../builder/errors.ts';
+import { CatalogError, describeCause, StoreError } from '../contract/errors.ts';
 
 /** Which guard refused a publish. */
 export type GuardName = 'empty' | 'shrink';
@@ -34,7 +34,7 @@ export class UploadError extends CatalogError {
   ) {
     const done = written.length > 0 ? written.join(', ') : 'nothing';
     super(
-      `${what} failed at ${failedKey} (${causeText(options.cause)}): written ${done}; not written ${notWritten.join(', ')}; no invalidation was made; ${options.hint}`,
+      `${what} failed at ${failedKey} (${describeCause(options.cause)}): written ${done}; not written ${notWritten.join(', ')}; no invalidation was made; ${options.hint}`,
       options,
     );
     this.written = written;
@@ -42,14 +42,13 @@ export class UploadError extends CatalogError {
   }
 }
 
-/** Reading, listing or archiving the bucket failed; no live object was replaced. */
-export class StoreError extends CatalogError {
-  override name = 'StoreError';
-  /** `what` failed because of `options.cause`; `readOnly` commands do not mention the live objects. */
-  constructor(what: string, options: ErrorOptions & { readOnly?: boolean }) {
-    const tail = options.readOnly ? '' : '; no live object was replaced';
-    super(`${what} (${causeText(options.cause)})${tail}`, options);
-  }
+/**
+ * Reading, listing or archiving the bucket failed: `what` failed because of `options.cause`. A command that
+ * writes says that no live object was replaced; a `readOnly` one does not mention them.
+ */
+export function storeFailure(what: string, options: ErrorOptions & { readOnly?: boolean }): StoreError {
+  const tail = options.readOnly ? '' : '; no live object was replaced';
+  return new StoreError(`${what} (${describeCause(options.cause)})${tail}`, options);
 }
 
 /** The objects were written but the CloudFront invalidation failed. */
@@ -57,7 +56,7 @@ export class InvalidationError extends CatalogError {
   override name = 'InvalidationError';
   constructor(distributionId: string, buildId: string, options: ErrorOptions & { hint: string }) {
     super(
-      `build ${buildId} is live but the invalidation of distribution ${distributionId} failed (${causeText(options.cause)}); ${options.hint}`,
+      `build ${buildId} is live but the invalidation of distribution ${distributionId} failed (${describeCause(options.cause)}); ${options.hint}`,
       options,
     );
   }
@@ -66,24 +65,4 @@ export class InvalidationError extends CatalogError {
 /** The history has no such build, or the build is incomplete. */
 export class HistoryError extends CatalogError {
   override name = 'HistoryError';
-}
-
-/** The deployed builder function failed, or answered something that is not a publish summary. */
-export class RebuildError extends CatalogError {
-  override name = 'RebuildError';
-}
-
-/** A short, one-line description of an SDK (or other) error. */
-export function causeText(cause: unknown): string {
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    const status = (cause as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    const parts = [cause.name !== 'Error' ? cause.name : '', typeof code === 'string' ? code : '']
-      .filter((part, index, all) => part !== '' && all.indexOf(part) === index)
-      .join(' ');
-    const message = cause.message.replace(/\s*\n\s*/g, ' ').trim();
-    const head = [parts, status !== undefined ? `HTTP ${status}` : ''].filter(Boolean).join(', ');
-    return head && message ? `${head}: ${message}` : head || message || 'unknown error';
-  }
-  return String(cause);
 }

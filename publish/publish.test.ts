@@ -3,6 +3,7 @@ import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildResult } from '../builder/build.ts';
+import { settingRef } from '../contract/errors.ts';
 import { INVALIDATED_MARKER, LIVE_KEYS } from './core.ts';
 import { HistoryError, PublishRefusedError, UploadError } from './errors.ts';
 import { listBuilds, type PublishClients, type PublishOptions, publishBuild, rollback } from './publish.ts';
@@ -218,7 +219,7 @@ describe('publish', () => {
   it('refuses an empty catalog unless allowed', async () => {
     const empty = await build([]);
     await expect(publishBuild(empty, clients, options())).rejects.toThrow(
-      'refused: the new catalog has 0 plans; --allow-empty publishes an empty catalog',
+      `refused: the new catalog has 0 plans; ${settingRef('allowEmpty')} publishes an empty catalog`,
     );
     expect(await s3.keys()).toEqual([]);
     expect((await publishBuild(empty, clients, options({ allowEmpty: true }))).plans).toBe(0);
@@ -334,7 +335,9 @@ describe('rollback', () => {
         to: '20200101T000000000Z-abcdef',
         now,
       }),
-    ).rejects.toThrow('--to "20200101T000000000Z-abcdef": no such build in the history; history is empty');
+    ).rejects.toThrow(
+      `${settingRef('to')} "20200101T000000000Z-abcdef": no such build in the history; history is empty`,
+    );
     expect(await liveBodies()).toEqual(bodiesOf(only));
     expect(recorder.invalidations()).toHaveLength(1);
   });

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { type CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { BuildResult } from '../builder/build.ts';
+import { describeCause, settingRef } from '../contract/errors.ts';
 import { ORIGIN_FILES } from '../contract/index.ts';
 import { CatalogBucket } from './bucket.ts';
 import {
@@ -33,14 +34,7 @@ import {
   rollbackTarget,
   sha256Hex,
 } from './core.ts';
-import {
-  causeText,
-  HistoryError,
-  InvalidationError,
-  PublishRefusedError,
-  StoreError,
-  UploadError,
-} from './errors.ts';
+import { HistoryError, InvalidationError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 
 /** The clients the pipeline uses, created by the entry point. */
 export interface PublishClients {
@@ -126,7 +120,7 @@ async function readLive(bucket: CatalogBucket): Promise<{ live: LiveState; liveP
     }
     return { live, livePlans };
   } catch (error) {
-    throw new StoreError(`reading the live objects of s3://${bucket.name} failed`, { cause: error });
+    throw storeFailure(`reading the live objects of s3://${bucket.name} failed`, { cause: error });
   }
 }
 
@@ -135,7 +129,7 @@ async function lastInvalidated(bucket: CatalogBucket): Promise<string | null> {
   try {
     return (await bucket.read(INVALIDATED_MARKER))?.toString('utf8').trim() || null;
   } catch (error) {
-    throw new StoreError(`reading ${INVALIDATED_MARKER} of s3://${bucket.name} failed`, { cause: error });
+    throw storeFailure(`reading ${INVALIDATED_MARKER} of s3://${bucket.name} failed`, { cause: error });
   }
 }
 
@@ -173,7 +167,9 @@ async function invalidateLive(
     const where = `s3://${bucket.name}/${INVALIDATED_MARKER}`;
     return {
       invalidationId,
-      warnings: [`recording the invalidation of ${target.buildId} in ${where} failed: ${causeText(error)}`],
+      warnings: [
+        `recording the invalidation of ${target.buildId} in ${where} failed: ${describeCause(error)}`,
+      ],
     };
   }
 }
@@ -191,7 +187,7 @@ async function archiveLive(bucket: CatalogBucket, live: LiveState): Promise<stri
     for (const key of LIVE_KEYS) await bucket.copy(key, historyKey(id, key));
     return id;
   } catch (error) {
-    throw new StoreError(`archiving live build ${id} to s3://${bucket.name}/${HISTORY_PREFIX}${id}/ failed`, {
+    throw storeFailure(`archiving live build ${id} to s3://${bucket.name}/${HISTORY_PREFIX}${id}/ failed`, {
       cause: error,
     });
   }
@@ -336,7 +332,7 @@ export async function publishBuild(
   try {
     pruned = await prune(bucket, options.keep);
   } catch (error) {
-    warnings.push(`pruning the history of s3://${bucket.name} failed: ${causeText(error)}`);
+    warnings.push(`pruning the history of s3://${bucket.name} failed: ${describeCause(error)}`);
   }
   return summary({
     result: 'uploaded',
@@ -392,7 +388,7 @@ export async function rollback(clients: PublishClients, options: RollbackOptions
       bucket.list(HISTORY_PREFIX),
     ]);
   } catch (error) {
-    throw new StoreError(`reading s3://${options.bucket} failed`, { cause: error });
+    throw storeFailure(`reading s3://${options.bucket} failed`, { cause: error });
   }
   const target = rollbackTarget(groupHistory(historyKeys), live.buildId, options.to);
   if ('error' in target) throw new HistoryError(`s3://${options.bucket}: ${target.error}`);
@@ -415,7 +411,7 @@ export async function rollback(clients: PublishClients, options: RollbackOptions
       generatedAt: catalog?.metadata[META.generatedAt] ?? null,
     };
   } catch (error) {
-    throw new StoreError(`reading history build ${id} of s3://${options.bucket} failed`, { cause: error });
+    throw storeFailure(`reading history build ${id} of s3://${options.bucket} failed`, { cause: error });
   }
 
   const written: string[] = [];
@@ -430,7 +426,7 @@ export async function rollback(clients: PublishClients, options: RollbackOptions
         LIVE_KEYS.slice(index),
         {
           cause: error,
-          hint: `run rollback --to ${id} again to converge`,
+          hint: `run rollback ${settingRef('to')} ${id} again to converge`,
         },
       );
     }
@@ -446,7 +442,7 @@ export async function rollback(clients: PublishClients, options: RollbackOptions
     buildId: id,
     paths,
     callerReference: rollbackCallerReference(id, options.now),
-    hint: `run rollback --to ${id} again to invalidate`,
+    hint: `run rollback ${settingRef('to')} ${id} again to invalidate`,
   });
   return {
     command: 'rollback',
@@ -511,6 +507,6 @@ export async function listBuilds(s3: S3Client, bucketName: string): Promise<Buil
     }
     return rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   } catch (error) {
-    throw new StoreError(`listing the builds of s3://${bucketName} failed`, { cause: error, readOnly: true });
+    throw storeFailure(`listing the builds of s3://${bucketName} failed`, { cause: error, readOnly: true });
   }
 }

@@ -9,11 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { buildFrom } from '../app/run.ts';
 import type { BuildResult } from '../builder/build.ts';
-import { buildCatalog } from '../builder/build.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from '../testing/cli.ts';
-import { OPENAPI_TEMPLATE } from './openapi.generated.ts';
 
 /** The credentials s3rver accepts (it checks signatures). */
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
@@ -250,12 +249,12 @@ export async function buildRows(rows: readonly unknown[], now: Date): Promise<Bu
       yield rows;
     },
   };
-  return buildCatalog(source, {
-    links: { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans' },
-    skipInvalid: false,
+  return buildFrom(
+    source,
+    { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans', skipInvalid: false },
     now,
-    openapiTemplate: OPENAPI_TEMPLATE,
-  });
+    () => {},
+  );
 }
 
 /** The rows of fixtures/plans.json (49 rows, 44 published and approved plans: 22 running, 22 strength). */

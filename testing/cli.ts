@@ -91,8 +91,22 @@ export function startServe(
   args: readonly string[],
   options: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CATALOG_BIN, 'serve', '--port', '0', ...args], {
-    cwd: ROOT,
+  return startCatalog(['serve', '--port', '0', ...args], {
+    ...options,
+    ready: /listening on (http:\/\/\S+)/,
+  });
+}
+
+/**
+ * Starts a long-running `catalog …args` (serve, start, proxy) and resolves once a stderr line matches `ready`,
+ * whose first group is the URL. Rejects (and kills the child) if it exits first or takes over `timeoutMs`.
+ */
+export function startCatalog(
+  args: readonly string[],
+  options: { ready: RegExp; env?: Record<string, string>; cwd?: string; timeoutMs?: number },
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CATALOG_BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
     env: cleanEnv(options.env ?? {}),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -110,7 +124,7 @@ export function startServe(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`catalog serve did not start: ${lines.join('\n')}`));
+      reject(new Error(`catalog ${args[0]} did not start: ${lines.join('\n')}`));
     }, options.timeoutMs ?? 20_000);
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
@@ -118,7 +132,7 @@ export function startServe(
       buffered = parts.pop() ?? '';
       for (const line of parts) {
         lines.push(line);
-        const match = /listening on (http:\/\/\S+)/.exec(line);
+        const match = options.ready.exec(line);
         if (match?.[1]) {
           clearTimeout(timer);
           resolve({
@@ -135,7 +149,7 @@ export function startServe(
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`catalog serve exited with ${code}: ${lines.join('\n')}${buffered}`));
+      reject(new Error(`catalog ${args[0]} exited with ${code}: ${lines.join('\n')}${buffered}`));
     });
   });
 }

@@ -2,21 +2,14 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { settingRef } from '../../contract/errors.ts';
 import { runCatalog } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { ConfigError, SourceError } from '../errors.ts';
 import { Catalog } from '../model.ts';
-import {
-  contentTypeProblem,
-  decideRetry,
-  HttpSource,
-  type HttpSourceOptions,
-  parseRows,
-  type RetryPolicy,
-  retryAfterMs,
-} from './http.ts';
+import { contentTypeProblem, HttpSource, type HttpSourceOptions, parseRows } from './http.ts';
 
 const TOKEN = 'tok_9f8e7d6c5b4a3928';
 
@@ -128,25 +121,53 @@ describe('an HTTP source', () => {
     expect(seen).toHaveLength(2);
   });
 
-  it('waits as long as a 429 Retry-After asks before retrying', async () => {
+  it('backs off exponentially between attempts, up to the longest wait', async () => {
+    const arrivals: number[] = [];
+    routes.set('/plans', (_req, res) => {
+      arrivals.push(performance.now());
+      res.writeHead(502).end();
+    });
+    await failure('/plans', { ...FAST, retries: 4, retryBaseDelayMs: 100, retryMaxDelayMs: 200 });
+    const waits = arrivals.slice(1).map((at, i) => at - (arrivals[i] ?? at));
+    expect(waits).toHaveLength(4);
+    // 100, 200, then capped at 200 (a timer may fire a millisecond early).
+    for (const [i, least] of [100, 200, 200, 200].entries())
+      expect(waits[i]).toBeGreaterThanOrEqual(least - 5);
+    // Without the cap the last wait would be 800 ms.
+    expect(waits[3]).toBeLessThan(800);
+  });
+
+  it.each([
+    ['in seconds', () => '1'],
+    ['as an HTTP date', () => new Date(Date.now() + 2_000).toUTCString()],
+  ])('waits as long as a 429 Retry-After %s asks before retrying', async (_how, retryAfter) => {
     routes.set('/plans', (_req, res, attempt) => {
-      if (attempt === 1) res.writeHead(429, { 'retry-after': '1' }).end();
+      if (attempt === 1) res.writeHead(429, { 'retry-after': retryAfter() }).end();
       else json(res, 200, [ROW]);
     });
     const started = performance.now();
     expect(await read('/plans')).toEqual([ROW]);
-    // The backoff alone would be 10 ms.
+    // The backoff alone would be 10 ms; the date, to the second, is 1 to 2 s ahead.
     expect(performance.now() - started).toBeGreaterThanOrEqual(950);
     expect(seen).toHaveLength(2);
   });
 
-  it('fails at once when Retry-After asks for longer than a build waits', async () => {
+  it('backs off as usual after a Retry-After it cannot read', async () => {
+    routes.set('/plans', (_req, res, attempt) => {
+      if (attempt === 1) res.writeHead(503, { 'retry-after': 'soon-ish' }).end();
+      else json(res, 200, [ROW]);
+    });
+    expect(await read('/plans')).toEqual([ROW]);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('waits no longer than the longest wait when Retry-After asks for more, and quotes it', async () => {
     routes.set('/plans', (_req, res) => res.writeHead(429, { 'retry-after': '120' }).end());
-    const error = await failure('/plans');
+    const error = await failure('/plans', { ...FAST, retryMaxDelayMs: 100 });
     expect(error.message).toBe(
-      `source ${base}/plans: answered 429 Too Many Requests and asked to retry after 120 s, longer than the 2 s a build waits`,
+      `source ${base}/plans: answered 429 Too Many Requests after 3 attempts (Retry-After: 120; a build waits at most 100ms between attempts)`,
     );
-    expect(seen).toHaveLength(1);
+    expect(seen).toHaveLength(3);
   });
 
   it('gives up after the configured retries', async () => {
@@ -160,7 +181,7 @@ describe('an HTTP source', () => {
     routes.set('/plans', (_req, res) => res.writeHead(401, { 'www-authenticate': 'Bearer' }).end());
     const error = await failure('/plans');
     expect(error.message).toBe(
-      `source ${base}/plans: refused the credentials (401 Unauthorized; check CATALOG_SOURCE_TOKEN)`,
+      `source ${base}/plans: refused the credentials (401 Unauthorized; check ${settingRef('sourceToken')})`,
     );
     expect(seen).toHaveLength(1);
   });
@@ -169,13 +190,21 @@ describe('an HTTP source', () => {
     routes.set('/plans', (_req, res) => res.writeHead(401).end());
     const error = await failure('/plans', { ...FAST, token: undefined });
     expect(error.message).toContain(
-      'answered 401 Unauthorized (no token was sent: set CATALOG_SOURCE_TOKEN)',
+      `answered 401 Unauthorized (no token was sent: set ${settingRef('sourceToken')})`,
     );
   });
 
   it('fails on 404 without retrying', async () => {
     const error = await failure('/missing');
     expect(error.message).toBe(`source ${base}/missing: answered 404 Not Found`);
+    expect(seen).toHaveLength(1);
+  });
+
+  it.each([400, 403, 501, 505])('does not retry status %i', async (status) => {
+    routes.set('/plans', (_req, res) => res.writeHead(status).end());
+    const error = await failure('/plans');
+    expect(error.message).toContain(`${status} `);
+    expect(error.message).not.toContain('attempts');
     expect(seen).toHaveLength(1);
   });
 
@@ -200,6 +229,7 @@ describe('an HTTP source', () => {
     const error = await failure('/plans', { ...FAST, bodyTimeoutMs: 200 });
     expect(error.message).toBe(`source ${base}/plans: stopped sending the body for 200 ms (body timeout)`);
     expect(performance.now() - started).toBeLessThan(2_000);
+    expect(seen).toHaveLength(1);
   });
 
   it('fails when no headers arrive within the headers timeout', async () => {
@@ -208,14 +238,18 @@ describe('an HTTP source', () => {
     });
     const error = await failure('/plans', { ...FAST, headersTimeoutMs: 200 });
     expect(error.message).toBe(`source ${base}/plans: sent no response headers within 200 ms`);
+    expect(seen).toHaveLength(1);
   });
 
   it('refuses a body whose Content-Length passes the limit, without reading it', async () => {
     routes.set('/plans', (_req, res) => json(res, 200, [{ ...ROW, summary: 'x'.repeat(5_000) }]));
     const error = await failure('/plans', { ...FAST, maxBodyBytes: 1024 });
     expect(error.message).toMatch(
-      /answered a body larger than the limit of 1KiB \(declares \d+ bytes; raise --source-max-bytes\)$/,
+      new RegExp(
+        `answered a body larger than the limit of 1KiB \\(declares \\d+ bytes; raise ${settingRef('sourceMaxBytes')}\\)$`,
+      ),
     );
+    expect(seen).toHaveLength(1);
   });
 
   it('refuses a streamed body as soon as it passes the limit', async () => {
@@ -235,9 +269,50 @@ describe('an HTTP source', () => {
     });
     const error = await failure('/plans', { ...FAST, maxBodyBytes: 64 * 1024 });
     expect(error.message).toContain(
-      'answered a body larger than the limit of 64KiB (sent more; raise --source-max-bytes)',
+      `answered a body larger than the limit of 64KiB (sent more; raise ${settingRef('sourceMaxBytes')})`,
     );
     expect(written).toBeLessThan(1_000_000);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('resumes a body the network cuts short with a Range request', async () => {
+    const body = JSON.stringify([ROW, ROW]);
+    const half = Math.floor(body.length / 2);
+    const asked: (string | undefined)[] = [];
+    routes.set('/plans', (req, res, attempt) => {
+      if (attempt === 1) {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': body.length,
+          etag: '"v1"',
+        });
+        res.write(body.slice(0, half), () => res.socket?.destroy());
+        return;
+      }
+      asked.push(req.headers.range, req.headers['if-match']);
+      res
+        .writeHead(206, {
+          'content-type': 'application/json',
+          'content-range': `bytes ${half}-${body.length - 1}/${body.length}`,
+          'content-length': body.length - half,
+          etag: '"v1"',
+        })
+        .end(body.slice(half));
+    });
+    expect(await read('/plans')).toEqual([ROW, ROW]);
+    expect(asked).toEqual([`bytes=${half}-${body.length - 1}`, '"v1"']);
+  });
+
+  it('fails when the network cuts a body short and the server cannot resume it', async () => {
+    routes.set('/plans', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1_000 });
+      res.write(`[${' '.repeat(99)}`, () => res.socket?.destroy());
+    });
+    const error = await failure('/plans');
+    expect(error.message).toBe(
+      `source ${base}/plans: closed the connection before the body was complete and another attempt could not resume it (answered 200 OK: server does not support the range header and the payload was partially consumed)`,
+    );
+    expect(seen).toHaveLength(2);
   });
 
   it('refuses malformed JSON', async () => {
@@ -282,7 +357,7 @@ describe('an HTTP source refuses before connecting', () => {
   it('a URL with credentials, without showing them', () => {
     expect(() => new HttpSource('https://user:pa55word@example.com/plans')).toThrow(ConfigError);
     expect(() => new HttpSource('https://user:pa55word@example.com/plans')).toThrow(
-      'source https://user:***@example.com/plans: credentials in the URL are not sent; give a bearer token in CATALOG_SOURCE_TOKEN',
+      `source https://user:***@example.com/plans: credentials in the URL are not sent; give a bearer token in ${settingRef('sourceToken')}`,
     );
   });
 
@@ -296,50 +371,8 @@ describe('an HTTP source refuses before connecting', () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    expect(message).toContain(`CATALOG_SOURCE_TOKEN: ${reason}`);
+    expect(message).toContain(`${settingRef('sourceToken')}: ${reason}`);
     expect(message).not.toContain(TOKEN);
-  });
-});
-
-describe('retry decisions', () => {
-  const policy: RetryPolicy = { retries: 3, baseDelayMs: 100, maxDelayMs: 1_000 };
-  const now = Date.parse('2026-11-21T08:00:00Z');
-
-  it('backs off exponentially up to the longest wait, then stops', () => {
-    expect([1, 2, 3].map((attempt) => decideRetry({ statusCode: 502 }, attempt, policy, now))).toEqual([
-      { retry: true, delayMs: 100 },
-      { retry: true, delayMs: 200 },
-      { retry: true, delayMs: 400 },
-    ]);
-    expect(decideRetry({ statusCode: 502 }, 4, policy, now)).toEqual({ retry: false });
-    expect(decideRetry({ code: 'ECONNRESET' }, 3, { ...policy, baseDelayMs: 800 }, now)).toEqual({
-      retry: true,
-      delayMs: 1_000,
-    });
-  });
-
-  it.each([400, 401, 403, 404, 501, 505])('does not retry status %i', (statusCode) => {
-    expect(decideRetry({ statusCode }, 1, policy, now)).toEqual({ retry: false });
-  });
-
-  it.each(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_RES_EXCEEDED_MAX_SIZE'])(
-    'does not retry %s',
-    (code) => {
-      expect(decideRetry({ code }, 1, policy, now)).toEqual({ retry: false });
-    },
-  );
-
-  it('honours Retry-After in seconds and as a date', () => {
-    expect(decideRetry({ statusCode: 429, retryAfter: '1' }, 1, policy, now)).toEqual({
-      retry: true,
-      delayMs: 1_000,
-    });
-    expect(retryAfterMs('Sat, 21 Nov 2026 08:00:00 GMT', now - 500)).toBe(500);
-    expect(retryAfterMs('yesterday-ish', now)).toBeUndefined();
-    expect(decideRetry({ statusCode: 503, retryAfter: '2' }, 1, policy, now)).toEqual({
-      retry: false,
-      reason: 'asked to retry after 2 s, longer than the 1 s a build waits',
-    });
   });
 });
 

@@ -1,14 +1,25 @@
 /**
- * An HTTP source: one GET of a URL answering a JSON array of rows (contract §1). Connect, headers and body
- * timeouts; a body size limit enforced while reading; a bounded number of retries with exponential backoff on
- * 5xx, 429 and network errors, honouring Retry-After (undici's RetryAgent); an optional bearer token that
- * never appears in a name or a message. Redirects are not followed.
+ * An HTTP source: one GET of a URL answering a JSON array of rows. Connect, headers and body timeouts; a body
+ * size limit; an optional bearer token that never appears in a name or a message. Redirects are not followed.
+ *
+ * Retries are undici's RetryAgent, given the policy as options: up to `retries` more attempts on 429, on every
+ * 5xx but 501 and 505, and on a network error before an answer; the first retry after `retryBaseDelayMs`, each
+ * next one after twice as long, never more than `retryMaxDelayMs`. A Retry-After (seconds or an HTTP date)
+ * replaces that wait but is cut to `retryMaxDelayMs` too: a build tries again sooner rather than stall, and if
+ * the server still refuses, the message quotes its Retry-After. A headers or body timeout and a body over the
+ * limit are not retried. A body the network cuts short is asked for again from where it stopped (a Range
+ * request, with If-Match when the response had a strong ETag); a server that cannot resume it fails the read.
+ * Messages count the attempts: undici counts them for a status; a network error ends only once every retry of
+ * the policy is used.
+ *
+ * The body limit is undici's `maxResponseSize`, which counts the bytes as they arrive; a Content-Length over it
+ * is refused before reading, which undici does not do.
  */
 import { STATUS_CODES } from 'node:http';
-import { Agent, type Dispatcher, RetryAgent, request } from 'undici';
-import { ConfigError, SourceError } from '../errors.ts';
+import { Agent, errors, RetryAgent, type RetryHandler, request } from 'undici';
+import { ConfigError, NETWORK_ERROR_CODES, SourceError, settingRef } from '../../contract/errors.ts';
 import type { PlanSource } from '../source.ts';
-import { formatBytes, SOURCE_DEFAULTS } from './options.ts';
+import { formatBytes, formatMs, SOURCE_DEFAULTS } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 
 export interface HttpSourceOptions {
@@ -26,85 +37,12 @@ export interface HttpSourceOptions {
   readonly retries?: number | undefined;
   /** Wait before the first retry; doubles with each retry. Default 500 ms. */
   readonly retryBaseDelayMs?: number | undefined;
-  /** The longest wait before a retry. A Retry-After asking for longer fails the read at once. Default 30 s. */
+  /** The longest wait before a retry, also when a Retry-After asks for longer. Default 30 s. */
   readonly retryMaxDelayMs?: number | undefined;
 }
 
-/** Network error codes worth another attempt (the connection never got as far as a response). */
-const RETRIED_ERRORS = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETDOWN',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'EHOSTUNREACH',
-  'ETIMEDOUT',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/** 429 and every 5xx except those that another attempt cannot change. */
-const RETRIED_STATUSES = [
-  429,
-  ...Array.from({ length: 100 }, (_, i) => 500 + i).filter((s) => s !== 501 && s !== 505),
-];
-
-export interface RetryPolicy {
-  readonly retries: number;
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
-}
-
-/** What failed in one attempt: an HTTP status (with its Retry-After), or a network error code. */
-export interface AttemptFailure {
-  readonly statusCode?: number | undefined;
-  readonly code?: string | undefined;
-  readonly retryAfter?: string | undefined;
-}
-
-export type RetryDecision =
-  | { readonly retry: true; readonly delayMs: number }
-  | { readonly retry: false; readonly reason?: string };
-
-/** Retry-After as milliseconds from `now`: delay-seconds or an HTTP date; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1_000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
-/**
- * Whether attempt number `attempt` (1-based) that failed with `failure` is tried again, and after how long:
- * up to `retries` times, on a retried status or network error, after Retry-After when the server sent one
- * (a longer wait than `maxDelayMs` is refused with a reason), else after `baseDelayMs` doubled per retry.
- */
-export function decideRetry(
-  failure: AttemptFailure,
-  attempt: number,
-  policy: RetryPolicy,
-  now: number,
-): RetryDecision {
-  const retried =
-    failure.statusCode !== undefined
-      ? RETRIED_STATUSES.includes(failure.statusCode)
-      : failure.code !== undefined && RETRIED_ERRORS.has(failure.code);
-  if (!retried || attempt > policy.retries) return { retry: false };
-  const asked = retryAfterMs(failure.retryAfter, now);
-  if (asked !== undefined) {
-    if (asked > policy.maxDelayMs)
-      return {
-        retry: false,
-        reason: `asked to retry after ${Math.ceil(asked / 1_000)} s, longer than the ${Math.ceil(policy.maxDelayMs / 1_000)} s a build waits`,
-      };
-    return { retry: true, delayMs: asked };
-  }
-  return { retry: true, delayMs: Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs) };
-}
+/** Network errors before an answer, where another attempt may get through (undici names two of its own). */
+const RETRIED_ERRORS = [...Object.keys(NETWORK_ERROR_CODES), 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'];
 
 /**
  * Why a Content-Type is not JSON, or null when it is: `application/json` or `application/<anything>+json`,
@@ -149,7 +87,7 @@ export class HttpSource implements PlanSource {
   readonly #headersTimeoutMs: number;
   readonly #bodyTimeoutMs: number;
   readonly #maxBodyBytes: number;
-  readonly #policy: RetryPolicy;
+  readonly #retry: RetryHandler.RetryOptions & { readonly maxRetries: number; readonly maxTimeout: number };
 
   /** Throws `ConfigError` for a URL that is not http(s), carries credentials, or a token that cannot be sent. */
   constructor(url: string, options: HttpSourceOptions = {}) {
@@ -160,16 +98,16 @@ export class HttpSource implements PlanSource {
       throw new ConfigError(`source ${this.name}: is not a valid http(s):// URL`);
     if (parsed.username !== '' || parsed.password !== '')
       throw new ConfigError(
-        `source ${this.name}: credentials in the URL are not sent; give a bearer token in CATALOG_SOURCE_TOKEN`,
+        `source ${this.name}: credentials in the URL are not sent; give a bearer token in ${settingRef('sourceToken')}`,
       );
     this.#url = parsed;
     const token = options.token?.trim();
     if (token !== undefined && token !== '') {
       if (/^bearer\s/i.test(token))
-        throw new ConfigError('CATALOG_SOURCE_TOKEN: give the token alone, without "Bearer "');
+        throw new ConfigError(`${settingRef('sourceToken')}: give the token alone, without "Bearer "`);
       if (!TOKEN.test(token))
         throw new ConfigError(
-          'CATALOG_SOURCE_TOKEN: must be printable ASCII without spaces (value not shown)',
+          `${settingRef('sourceToken')}: must be printable ASCII without spaces (value not shown)`,
         );
       this.#token = token;
       this.#secrets.push(token);
@@ -178,10 +116,18 @@ export class HttpSource implements PlanSource {
     this.#headersTimeoutMs = options.headersTimeoutMs ?? SOURCE_DEFAULTS.headersTimeoutMs;
     this.#bodyTimeoutMs = options.bodyTimeoutMs ?? SOURCE_DEFAULTS.bodyTimeoutMs;
     this.#maxBodyBytes = options.maxBodyBytes ?? SOURCE_DEFAULTS.maxBodyBytes;
-    this.#policy = {
-      retries: options.retries ?? SOURCE_DEFAULTS.retries,
-      baseDelayMs: options.retryBaseDelayMs ?? 500,
-      maxDelayMs: options.retryMaxDelayMs ?? 30_000,
+    this.#retry = {
+      maxRetries: options.retries ?? SOURCE_DEFAULTS.retries,
+      minTimeout: options.retryBaseDelayMs ?? 500,
+      maxTimeout: options.retryMaxDelayMs ?? 30_000,
+      timeoutFactor: 2,
+      retryAfter: true,
+      methods: ['GET'],
+      statusCodes: [
+        429,
+        ...Array.from({ length: 100 }, (_, i) => 500 + i).filter((s) => s !== 501 && s !== 505),
+      ],
+      errorCodes: RETRIED_ERRORS,
     };
   }
 
@@ -190,73 +136,35 @@ export class HttpSource implements PlanSource {
   }
 
   async #read(): Promise<unknown[]> {
-    /** The attempt last reported to the retry callback, and why it stopped retrying, if it said. */
-    const tries = { attempts: 1, reason: undefined as string | undefined, responded: false };
     const agent = new Agent({
       connect: { timeout: this.#connectTimeoutMs },
       headersTimeout: this.#headersTimeoutMs,
       bodyTimeout: this.#bodyTimeoutMs,
       maxResponseSize: this.#maxBodyBytes,
     });
-    const dispatcher = new RetryAgent(agent, {
-      maxRetries: this.#policy.retries,
-      methods: ['GET'],
-      statusCodes: RETRIED_STATUSES,
-      errorCodes: [...RETRIED_ERRORS],
-      retry: (error, { state }, callback) => {
-        tries.attempts = state.counter;
-        // Once the body has begun, another attempt would splice two responses: never retry then.
-        if (tries.responded) return callback(error);
-        const failure = error as Error & {
-          statusCode?: number;
-          code?: string;
-          headers?: Record<string, unknown>;
-        };
-        const retryAfter = failure.headers?.['retry-after'];
-        const decision = decideRetry(
-          {
-            statusCode: failure.statusCode,
-            code: failure.code,
-            retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-          },
-          state.counter,
-          this.#policy,
-          Date.now(),
-        );
-        if (!decision.retry) {
-          tries.reason = decision.reason;
-          return callback(error);
-        }
-        tries.attempts = state.counter + 1;
-        setTimeout(() => callback(null), decision.delayMs);
-      },
-    });
+    const dispatcher = new RetryAgent(agent, this.#retry);
+    /** Whether the response headers arrived: an error after that is in the body. */
+    let responded = false;
     try {
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'catalog-build' };
       if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
       const response = await request(this.#url, { dispatcher, method: 'GET', headers });
-      tries.responded = true;
-      const refusal = this.#statusProblem(response, tries.attempts);
-      if (refusal !== null) {
-        discard(response.body);
-        throw new Refused(refusal);
+      responded = true;
+      const declared = Number(header(response.headers['content-length']));
+      const problem =
+        this.#statusProblem(response.statusCode, header(response.headers.location)) ??
+        contentTypeProblem(header(response.headers['content-type'])) ??
+        (declared > this.#maxBodyBytes ? this.#tooLarge(`declares ${declared} bytes`) : null);
+      if (problem !== null) {
+        // Stop reading a refused body; the abort error this raises on the stream is expected.
+        response.body.on('error', () => undefined).destroy();
+        throw new Refused(problem);
       }
-      const typeProblem = contentTypeProblem(header(response.headers['content-type']));
-      if (typeProblem !== null) {
-        discard(response.body);
-        throw new Refused(typeProblem);
-      }
-      const declared = Number(header(response.headers['content-length']) ?? Number.NaN);
-      if (declared > this.#maxBodyBytes) {
-        discard(response.body);
-        throw new Refused(this.#tooLarge(`declares ${declared} bytes`));
-      }
-      const text = await this.#readBody(response.body);
-      const rows = parseRows(text);
+      const rows = parseRows(await response.body.text());
       if (typeof rows === 'string') throw new Refused(rows);
       return rows;
     } catch (error) {
-      const reason = error instanceof Refused ? error.message : this.#describe(error, tries);
+      const reason = error instanceof Refused ? error.message : this.#describe(error, responded);
       const safe = scrub(reason, this.#secrets);
       throw new SourceError(
         this.name,
@@ -268,55 +176,39 @@ export class HttpSource implements PlanSource {
     }
   }
 
-  /** Reads the whole body as UTF-8, refusing it as soon as it passes the size limit. */
-  async #readBody(body: Dispatcher.ResponseData['body']): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > this.#maxBodyBytes) {
-        discard(body);
-        throw new Refused(this.#tooLarge('sent more'));
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks, size).toString('utf8');
-  }
-
   #tooLarge(what: string): string {
-    return `answered a body larger than the limit of ${formatBytes(this.#maxBodyBytes)} (${what}; raise --source-max-bytes)`;
+    return `answered a body larger than the limit of ${formatBytes(this.#maxBodyBytes)} (${what}; raise ${settingRef('sourceMaxBytes')})`;
   }
 
-  /** Why a response status is refused, or null for a 2xx. */
-  #statusProblem(response: Dispatcher.ResponseData, attempts: number): string | null {
-    const status = response.statusCode;
+  /** Why a status that undici did not retry is refused, or null for a 2xx. */
+  #statusProblem(status: number, location: string | undefined): string | null {
     if (status >= 200 && status < 300) return null;
-    const answered = `answered ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd();
     if (status === 401 || status === 403)
       return this.#token === undefined
-        ? `${answered} (no token was sent: set CATALOG_SOURCE_TOKEN)`
-        : `refused the credentials (${answered.replace('answered ', '')}; check CATALOG_SOURCE_TOKEN)`;
-    if (status >= 300 && status < 400) {
-      const location = header(response.headers.location);
-      return `${answered}${location ? ` to ${redactUrl(location)}` : ''} (redirects are not followed: use the final URL)`;
-    }
-    return `${answered}${attempts > 1 ? ` after ${attempts} attempts` : ''}`;
+        ? `${answered(status)} (no token was sent: set ${settingRef('sourceToken')})`
+        : `refused the credentials (${answered(status).replace('answered ', '')}; check ${settingRef('sourceToken')})`;
+    if (status >= 300 && status < 400)
+      return `${answered(status)}${location ? ` to ${redactUrl(location)}` : ''} (redirects are not followed: use the final URL)`;
+    return answered(status);
   }
 
-  /** The reason for an error of undici or the network. */
-  #describe(
-    error: unknown,
-    tries: { attempts: number; reason: string | undefined; responded: boolean },
-  ): string {
-    const failure = error as { code?: unknown; statusCode?: unknown; message?: unknown };
-    const code = typeof failure.code === 'string' ? failure.code : undefined;
-    const message = typeof failure.message === 'string' ? failure.message : String(error);
-    const after = tries.attempts > 1 ? ` after ${tries.attempts} attempts` : '';
-    if (code === 'UND_ERR_REQ_RETRY' && typeof failure.statusCode === 'number') {
-      const status = failure.statusCode;
-      const answered = `answered ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd();
-      return tries.reason ? `${answered}${after} and ${tries.reason}` : `${answered}${after}`;
+  /** The reason for an error of undici or the network; `responded` when it came after the response headers. */
+  #describe(error: unknown, responded: boolean): string {
+    if (error instanceof errors.RequestRetryError) {
+      const status = answered(error.statusCode);
+      if (responded)
+        return `closed the connection before the body was complete and another attempt could not resume it (${status}: ${error.message})`;
+      const retryAfter = header(error.headers['retry-after']);
+      const asked = retryAfter
+        ? ` (Retry-After: ${retryAfter.slice(0, 40)}; a build waits at most ${formatMs(this.#retry.maxTimeout)} between attempts)`
+        : '';
+      return `${status}${attempts(error.data.count)}${asked}`;
     }
+    const failure = error as { code?: unknown; message?: unknown };
+    const code = typeof failure.code === 'string' ? failure.code : '';
+    const message = typeof failure.message === 'string' ? failure.message : String(error);
+    // undici gives up on a retried network error only once every retry is used.
+    const after = !responded && RETRIED_ERRORS.includes(code) ? attempts(this.#retry.maxRetries + 1) : '';
     switch (code) {
       case 'ECONNREFUSED':
         return `cannot connect (connection refused${after})`;
@@ -333,19 +225,23 @@ export class HttpSource implements PlanSource {
         return this.#tooLarge('sent more');
       case 'UND_ERR_SOCKET':
       case 'ECONNRESET':
-        return tries.responded
+        return responded
           ? `closed the connection before the body was complete (${message})`
           : `closed the connection without answering (${message}${after})`;
     }
-    if (code !== undefined && /CERT|TLS|SSL/i.test(code)) return `cannot connect (TLS: ${message})`;
+    if (/CERT|TLS|SSL/i.test(code)) return `cannot connect (TLS: ${message})`;
     return `cannot be read (${message || code || 'unknown error'}${after})`;
   }
 }
 
-/** Stops reading a body that is refused; the abort error this raises on the stream is expected. */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
+/** `answered 503 Service Unavailable`. */
+function answered(status: number): string {
+  return `answered ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd();
+}
+
+/** ` after 3 attempts`, or nothing for one attempt. */
+function attempts(count: number): string {
+  return count > 1 ? ` after ${count} attempts` : '';
 }
 
 function header(value: string | string[] | undefined): string | undefined {

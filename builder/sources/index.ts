@@ -1,11 +1,11 @@
-import { ConfigError } from '../errors.ts';
+import { ConfigError, settingRef } from '../../contract/errors.ts';
 import type { PlanSource } from '../source.ts';
 import { FileSource } from './file.ts';
 import type { SourceOptions } from './options.ts';
 
 export { SOURCE_DEFAULTS, type SourceOptions } from './options.ts';
 
-/** Which kind of source a `--source` value names. */
+/** Which kind of source a source spec names. */
 export function sourceKind(spec: string): 'postgres' | 'http' | 'file' {
   if (/^postgres(ql)?:\/\//i.test(spec)) return 'postgres';
   if (/^https?:\/\//i.test(spec)) return 'http';
@@ -19,7 +19,7 @@ export function sourceKind(spec: string): 'postgres' | 'http' | 'file' {
  * source connects when its batches are read. The PostgreSQL and HTTP clients load only when used.
  */
 export async function openSource(spec: string, options: SourceOptions = {}): Promise<PlanSource> {
-  if (spec.trim() === '') throw new ConfigError('--source must not be empty');
+  if (spec.trim() === '') throw new ConfigError(`${settingRef('source')} must not be empty`);
   switch (sourceKind(spec)) {
     case 'postgres': {
       const { PostgresSource } = await import('./postgres.ts');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ByteSize, formatBytes, formatMs, Retries, TimeoutMs } from './options.ts';
+import { ByteSize, formatBytes, formatMs, TimeoutMs } from './options.ts';
 
 describe('source settings', () => {
   it.each([
@@ -26,13 +26,6 @@ describe('source settings', () => {
 
   it.each(['0', '64MB', '1GiB', '1.5MiB'])('refuses the size %j', (text) => {
     expect(ByteSize.safeParse(text).success).toBe(false);
-  });
-
-  it('reads retries from 0 to 10', () => {
-    expect(Retries.parse('0')).toBe(0);
-    expect(Retries.parse('10')).toBe(10);
-    expect(Retries.safeParse('11').success).toBe(false);
-    expect(Retries.safeParse('-1').success).toBe(false);
   });
 
   it('formats durations and sizes exactly and briefly', () => {

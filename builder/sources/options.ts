@@ -67,14 +67,6 @@ export const ByteSize = z
   })
   .refine((bytes) => bytes <= MAX_BODY_BYTES, { error: 'must be at most 500MiB' });
 
-/** A number of retries: a whole number from 0 to 10. */
-export const Retries = z
-  .string()
-  .trim()
-  .regex(/^\d+$/, { error: 'must be a whole number from 0 to 10' })
-  .transform(Number)
-  .refine((n) => n <= 10, { error: 'must be a whole number from 0 to 10' });
-
 /** A PostgreSQL relation name, optionally schema-qualified; kept as typed (the source parses it again). */
 export const RelationNameText = z
   .string()

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { settingRef } from '../../contract/errors.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
 import { freePort, startPostgres, type TestPostgres } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
@@ -136,7 +137,7 @@ describe('the example schema and view', () => {
     );
     expect(invalid).toHaveLength(3);
     expect((error as Error).message).toBe(
-      `source postgres://catalog:***@127.0.0.1:${server.port}/plans: 3 invalid rows; nothing was written (--skip-invalid publishes the valid rows)`,
+      `source postgres://catalog:***@127.0.0.1:${server.port}/plans: 3 invalid rows; nothing was written (${settingRef('skipInvalid')} publishes the valid rows)`,
     );
   });
 
@@ -274,7 +275,7 @@ describe('failures name the source without its password', () => {
   it('fails on a missing relation, naming it', async () => {
     const error = await failure(new PostgresSource(server.url(), { relation: 'reporting.no_such_view' }));
     expect(error.message).toContain(
-      'relation "reporting.no_such_view" does not exist; set --source-relation or CATALOG_SOURCE_RELATION',
+      `relation "reporting.no_such_view" does not exist; set ${settingRef('sourceRelation')}, or create the view`,
     );
   });
 
@@ -371,7 +372,12 @@ describe('the read', () => {
   it.each([
     ['ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.1:5432', 'connect', 'cannot connect (connection refused'],
     ['28P01', 'password authentication failed for user "x"', 'connect', 'refused the credentials'],
-    ['42P01', 'relation "v" does not exist', 'read', 'relation "v" does not exist; set --source-relation'],
+    [
+      '42P01',
+      'relation "v" does not exist',
+      'read',
+      `relation "v" does not exist; set ${settingRef('sourceRelation')}`,
+    ],
     ['42703', 'column "cover_url" does not exist', 'read', 'lacks a column of the row contract'],
     ['57014', 'canceling statement due to statement timeout', 'read', 'timed out after 900 ms'],
     [undefined, 'Connection terminated due to connection timeout', 'connect', 'no answer within 100 ms'],

@@ -4,7 +4,7 @@
  * however many rows the relation holds. TLS follows the URL's `sslmode` (as libpq reads it).
  */
 import pg from 'pg';
-import { ConfigError, SourceError } from '../errors.ts';
+import { ConfigError, NETWORK_ERROR_CODES, SourceError, settingRef } from '../../contract/errors.ts';
 import type { PlanSource } from '../source.ts';
 import { SOURCE_DEFAULTS } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
@@ -56,17 +56,6 @@ export function readStatements(relation: RelationName, statementTimeoutMs: numbe
   };
 }
 
-/** Network error codes of a failed connection, as an operator reads them. */
-const CONNECT_ERRORS: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host not found (DNS lookup failed)',
-  ETIMEDOUT: 'timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-};
-
 interface Failure {
   readonly code: string | undefined;
   readonly message: string;
@@ -93,8 +82,8 @@ export function describePostgresError(
 ): string {
   const { code, message } = failureOf(error);
   const detail = message || code || 'unknown error';
-  if (code !== undefined && CONNECT_ERRORS[code] !== undefined)
-    return `cannot connect (${CONNECT_ERRORS[code]}${message ? `: ${message}` : ''})`;
+  if (code !== undefined && NETWORK_ERROR_CODES[code] !== undefined)
+    return `cannot connect (${NETWORK_ERROR_CODES[code]}${message ? `: ${message}` : ''})`;
   switch (code) {
     case '28P01':
     case '28000':
@@ -103,7 +92,7 @@ export function describePostgresError(
       return `cannot connect (${detail})`;
     case '42P01':
     case '3F000':
-      return `${detail}; set --source-relation or CATALOG_SOURCE_RELATION, or create the view (builder/sql)`;
+      return `${detail}; set ${settingRef('sourceRelation')}, or create the view (builder/sql)`;
     case '42703':
       return `relation ${context.relation} lacks a column of the row contract (${detail})`;
     case '42804':
@@ -113,7 +102,7 @@ export function describePostgresError(
       return `${detail}; grant SELECT on ${context.relation} to the source's user`;
     case '57014':
       return /statement timeout/i.test(message)
-        ? `the read timed out after ${context.statementTimeoutMs} ms (statement_timeout; raise --source-statement-timeout)`
+        ? `the read timed out after ${context.statementTimeoutMs} ms (statement_timeout; raise ${settingRef('sourceStatementTimeout')})`
         : `the read was cancelled (${detail})`;
     case '57P01':
     case '57P02':

@@ -3,25 +3,28 @@
  * store file or on CloudFront KeyValueStore. Setting an origin replaces the earlier one.
  */
 import type { Command } from 'commander';
-import { ConfigError } from '../../builder/errors.ts';
+import { ConfigError } from '../../contract/errors.ts';
 import { originProblem } from '../../keys/cors.ts';
-import { addStoreOptions, note, openStore } from './keys.ts';
+import { addSettings } from '../options.ts';
+import { note } from './build.ts';
+import { openStore } from './keys.ts';
 
 export function registerCors(program: Command): void {
   const cors = program
     .command('cors')
     .description('Manage the one origin browsers may read the API from (off unless set).');
 
-  const set = addStoreOptions(
+  const set = addSettings(
     cors
       .command('set')
       .description('Allow one origin, replacing any earlier one. The key still never goes into browser code.')
       .argument('<origin>', 'exactly scheme://host[:port], such as https://partner.example'),
+    'cors-set',
   );
   set.action(async (origin: string) => {
     const problem = originProblem(origin);
     if (problem !== undefined) throw new ConfigError(`ORIGIN ${JSON.stringify(origin)}: ${problem}`);
-    const { store, takesEffect } = await openStore(set);
+    const { store, takesEffect } = await openStore(set, 'cors-set');
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store, origin);
     if (previous === origin) {
@@ -32,11 +35,12 @@ export function registerCors(program: Command): void {
     note(`${takesEffect}.`);
   });
 
-  const clear = addStoreOptions(
+  const clear = addSettings(
     cors.command('clear').description('Turn CORS off: no Access-Control-* headers.'),
+    'cors-clear',
   );
   clear.action(async () => {
-    const { store, takesEffect } = await openStore(clear);
+    const { store, takesEffect } = await openStore(clear, 'cors-clear');
     const { clearCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await clearCorsOrigin(store);
     if (previous === undefined) {
@@ -47,11 +51,12 @@ export function registerCors(program: Command): void {
     note(`${takesEffect}.`);
   });
 
-  const show = addStoreOptions(
+  const show = addSettings(
     cors.command('show').description('Print the allowed origin on stdout; nothing when CORS is off.'),
+    'cors-show',
   );
   show.action(async () => {
-    const { store } = await openStore(show);
+    const { store } = await openStore(show, 'cors-show');
     const { showCorsOrigin } = await import('../../keys/cors.ts');
     const origin = await showCorsOrigin(store);
     if (origin === undefined) note(`CORS is off: no origin is set in ${store.name}`);

@@ -3,53 +3,28 @@
  * KeyValueStore. A key is printed once, alone on stdout, when it is issued; everything else goes to stderr,
  * except the listing (which never shows a key, only its id).
  */
-import { type Command, Option } from 'commander';
-import { z } from 'zod';
-import { ConfigError } from '../../builder/errors.ts';
-import { KEY_PREFIX, KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
+import type { Command } from 'commander';
+import type { CommandName } from '../../app/settings/index.ts';
+import { ConfigError } from '../../contract/errors.ts';
+import { KEY_PREFIX } from '../../keys/keys.ts';
 import type { ExpiryChange, KeyListing } from '../../keys/rules.ts';
-import { type KeyValueStore, KvsArn } from '../../keys/store.ts';
-import { Duration, When } from '../../keys/time.ts';
-import { parseOptions } from '../options.ts';
-import { DEFAULT_STORE } from './serve.ts';
-
-/** The flags every key and CORS command takes to pick its store. */
-const StoreFlags = z.object({
-  store: z.string().trim().min(1, { error: 'must be a file path' }),
-  kvsArn: KvsArn.optional(),
-});
-
-/** Adds `--store FILE` and `--kvs-arn ARN` (with their environment variables) to a command. */
-export function addStoreOptions(command: Command): Command {
-  return command
-    .addOption(
-      new Option('--store <file>', 'local key-value store file, the one catalog serve reads')
-        .env('CATALOG_STORE')
-        .default(DEFAULT_STORE),
-    )
-    .addOption(
-      new Option('--kvs-arn <arn>', 'CloudFront KeyValueStore ARN, instead of --store').env(
-        'CATALOG_KVS_ARN',
-      ),
-    );
-}
-
-/** An open store, and how soon the gateway sees a change to it. */
-export interface OpenedStore {
-  readonly store: KeyValueStore;
-  /** Said after a change: when the gateway applies it. */
-  readonly takesEffect: string;
-}
+import type { KeyValueStore } from '../../keys/store.ts';
+import { parseWhen } from '../../keys/time.ts';
+import { addSettings, givenBy, parseCommand } from '../options.ts';
+import { note } from './build.ts';
 
 /**
- * Opens the store the flags name. A flag beats an environment variable, which beats the default file; the
- * same level naming both a file and a KVS ARN is an error. The KVS client is built here, once.
+ * Opens the store a command's settings name. A flag beats an environment variable, which beats the default
+ * file; the same level naming both a file and a KVS ARN is an error. The KVS client is built here, once.
  */
-export async function openStore(command: Command): Promise<OpenedStore> {
-  const flags = parseOptions(command, StoreFlags);
+export async function openStore(command: Command, context: CommandName & `${'keys' | 'cors'}-${string}`) {
+  const settings = parseCommand(command, context) as { store: string; kvsArn?: string | undefined };
   const warn = (message: string) => process.stderr.write(`catalog: warning: ${message}\n`);
-  if (flags.kvsArn !== undefined) {
-    const rank = (key: string) => ({ cli: 2, env: 1 })[command.getOptionValueSource(key) as string] ?? 0;
+  if (settings.kvsArn !== undefined) {
+    const rank = (name: 'store' | 'kvsArn') => {
+      const given = givenBy(command, name);
+      return given === 'flag' ? 2 : given === 'env' ? 1 : 0;
+    };
     const [storeRank, arnRank] = [rank('store'), rank('kvsArn')];
     if (storeRank === arnRank) {
       throw new ConfigError(
@@ -61,20 +36,19 @@ export async function openStore(command: Command): Promise<OpenedStore> {
     if (arnRank > storeRank) {
       const { CloudFrontKeyValueStore, createKvsClient } = await import('../../keys/kvs-store.ts');
       return {
-        store: new CloudFrontKeyValueStore(createKvsClient(), flags.kvsArn, { onWarning: warn }),
+        store: new CloudFrontKeyValueStore(createKvsClient(), settings.kvsArn, {
+          onWarning: warn,
+        }) as KeyValueStore,
         takesEffect: 'CloudFront edges apply it within about a minute',
       };
     }
   }
   const { FileKeyValueStore } = await import('../../keys/file-store.ts');
   return {
-    store: new FileKeyValueStore(flags.store, { onWarning: warn }),
+    store: new FileKeyValueStore(settings.store, { onWarning: warn }) as KeyValueStore,
     takesEffect: 'catalog serve applies it within a second',
   };
 }
-
-/** Writes one line to stderr: what a command did (stdout is kept for keys and listings). */
-export const note = (line: string) => process.stderr.write(`${line}\n`);
 
 /** `2026-11-21T13:25:56.123Z` → `2026-11-21T13:25:56Z`: the listing's readable form of a stored time. */
 function shortTime(iso: string | null): string {
@@ -110,13 +84,20 @@ export function formatKeyTable(rows: readonly KeyListing[]): string {
     .join('\n');
 }
 
-const partnerOption = () =>
-  new Option('--partner <label>', 'partner label: a-z, 0-9 and -, up to 64').env('CATALOG_PARTNER');
+/** ` (from CATALOG_X)` when a value came from the environment: a command says whose keys it touches. */
+function fromEnv(command: Command, name: 'partner' | 'keyId'): string {
+  return givenBy(command, name) === 'env'
+    ? ` (from ${name === 'partner' ? 'CATALOG_PARTNER' : 'CATALOG_KEY_ID'})`
+    : '';
+}
 
-/** ` (from CATALOG_X)` when an option's value came from the environment: a command says whose keys it touches. */
-function fromEnv(command: Command, key: string): string {
-  const option = command.options.find((o) => o.attributeName() === key);
-  return command.getOptionValueSource(key) === 'env' && option?.envVar ? ` (from ${option.envVar})` : '';
+/** `--expires WHEN` relative to now: a time in the future, or a duration from now. */
+function expiryOf(command: Command, text: string | undefined, now: Date): Date | undefined {
+  if (text === undefined) return undefined;
+  const when = parseWhen(text, now);
+  if (typeof when !== 'string') return when;
+  const label = givenBy(command, 'expires') === 'env' ? 'CATALOG_EXPIRES' : '--expires';
+  throw new ConfigError(`${label} ${JSON.stringify(text)}: ${when}`);
 }
 
 export function registerKeys(program: Command): void {
@@ -124,109 +105,78 @@ export function registerKeys(program: Command): void {
     .command('keys')
     .description('Manage partner API keys (only their SHA-256 hashes are stored).');
 
-  const issue = addStoreOptions(
-    keys
-      .command('issue')
-      .description('Issue a key for a partner and print it, alone, on stdout. It is shown only this once.')
-      .addOption(partnerOption().makeOptionMandatory())
-      .addOption(
-        new Option('--expires <when>', 'ISO 8601 time, or a duration from now such as 90d').env(
-          'CATALOG_EXPIRES',
-        ),
-      ),
-  );
-  issue.action(async () => {
+  const issue = keys
+    .command('issue')
+    .description('Issue a key for a partner and print it, alone, on stdout. It is shown only this once.');
+  addSettings(issue, 'keys-issue').action(async () => {
     const now = new Date();
-    const flags = parseOptions(issue, z.object({ partner: PartnerLabel, expires: When(now).optional() }));
-    const { store, takesEffect } = await openStore(issue);
+    const settings = parseCommand(issue, 'keys-issue');
+    const expires = expiryOf(issue, settings.expires, now);
+    const { store, takesEffect } = await openStore(issue, 'keys-issue');
     const { issueKey } = await import('../../keys/manage.ts');
     const issued = await issueKey(store, {
-      partner: flags.partner,
+      partner: settings.partner,
       now,
-      ...(flags.expires ? { expires: flags.expires } : {}),
+      ...(expires ? { expires } : {}),
     });
     process.stdout.write(`${issued.key}\n`);
-    const expiring = flags.expires ? `, expiring ${shortTime(flags.expires.toISOString())}` : '';
+    const expiring = expires ? `, expiring ${shortTime(expires.toISOString())}` : '';
     note(
-      `issued key ${issued.id} for ${flags.partner}${fromEnv(issue, 'partner')}${expiring} in ${store.name}; it is not shown again`,
+      `issued key ${issued.id} for ${settings.partner}${fromEnv(issue, 'partner')}${expiring} in ${store.name}; it is not shown again`,
     );
     note(`${takesEffect}.`);
   });
 
-  const rotate = addStoreOptions(
-    keys
-      .command('rotate')
-      .description(
-        "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
-      )
-      .addOption(partnerOption().makeOptionMandatory())
-      .addOption(
-        new Option('--grace <duration>', 'how long the old keys keep working, such as 7d')
-          .env('CATALOG_GRACE')
-          .makeOptionMandatory(),
-      ),
-  );
-  rotate.action(async () => {
-    const flags = parseOptions(rotate, z.object({ partner: PartnerLabel, grace: Duration }));
+  const rotate = keys
+    .command('rotate')
+    .description(
+      "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
+    );
+  addSettings(rotate, 'keys-rotate').action(async () => {
+    const settings = parseCommand(rotate, 'keys-rotate');
     const now = new Date();
-    const { store, takesEffect } = await openStore(rotate);
+    const { store, takesEffect } = await openStore(rotate, 'keys-rotate');
     const { rotateKey } = await import('../../keys/manage.ts');
-    const rotated = await rotateKey(store, { partner: flags.partner, graceMs: flags.grace, now });
+    const rotated = await rotateKey(store, { partner: settings.partner, graceMs: settings.grace, now });
     process.stdout.write(`${rotated.issued.key}\n`);
     note(
-      `issued key ${rotated.issued.id} for ${flags.partner}${fromEnv(rotate, 'partner')} in ${store.name}; it is not shown again`,
+      `issued key ${rotated.issued.id} for ${settings.partner}${fromEnv(rotate, 'partner')} in ${store.name}; it is not shown again`,
     );
     for (const change of rotated.old) note(describeExpiry(change));
     note(`${takesEffect}.`);
   });
 
-  const revoke = addStoreOptions(
-    keys
-      .command('revoke')
-      .description("Revoke all of a partner's keys, or one key by id: now, or after a delay.")
-      .addOption(partnerOption().conflicts('keyId'))
-      .addOption(
-        new Option('--key-id <id>', 'the key id keys list shows (never the key itself)').env(
-          'CATALOG_KEY_ID',
-        ),
-      )
-      .addOption(
-        new Option('--after <duration>', 'keep the keys working this long, such as 1h').env('CATALOG_AFTER'),
-      ),
-  );
-  revoke.action(async () => {
-    const raw = revoke.opts() as { keyId?: unknown };
+  const revoke = keys
+    .command('revoke')
+    .description("Revoke all of a partner's keys, or one key by id: now, or after a delay.");
+  addSettings(revoke, 'keys-revoke').action(async () => {
+    const raw = revoke.opts() as { keyId?: unknown; partner?: unknown };
     if (typeof raw.keyId === 'string' && raw.keyId.includes(KEY_PREFIX)) {
       // Never echo it: this is a key. Its id is the first 12 hex digits of its SHA-256.
       throw new ConfigError(
         '--key-id: that is a key, not a key id; never put a key on a command line. Its id is the first 12 hex digits of its SHA-256 (see keys/README.md)',
       );
     }
-    const flags = parseOptions(
-      revoke,
-      z.object({
-        partner: PartnerLabel.optional(),
-        keyId: KeyIdInput.optional(),
-        after: Duration.optional(),
-      }),
-    );
-    if (flags.partner === undefined && flags.keyId === undefined) {
+    if (givenBy(revoke, 'partner') === 'flag' && givenBy(revoke, 'keyId') === 'flag')
+      throw new ConfigError("option '--partner <label>' cannot be used with option '--key-id <id>'");
+    const settings = parseCommand(revoke, 'keys-revoke');
+    if (settings.partner === undefined && settings.keyId === undefined) {
       throw new ConfigError('give --partner LABEL or --key-id ID');
     }
     const now = new Date();
-    const { store, takesEffect } = await openStore(revoke);
+    const { store, takesEffect } = await openStore(revoke, 'keys-revoke');
     const { revokeKeys } = await import('../../keys/manage.ts');
-    const source = flags.partner !== undefined ? fromEnv(revoke, 'partner') : fromEnv(revoke, 'keyId');
+    const source = settings.partner !== undefined ? fromEnv(revoke, 'partner') : fromEnv(revoke, 'keyId');
     if (source)
       note(
-        `revoking ${flags.partner !== undefined ? `partner ${flags.partner}` : `key ${flags.keyId}`}${source}`,
+        `revoking ${settings.partner !== undefined ? `partner ${settings.partner}` : `key ${settings.keyId}`}${source}`,
       );
     const target =
-      flags.partner !== undefined ? { partner: flags.partner } : { keyId: flags.keyId as string };
+      settings.partner !== undefined ? { partner: settings.partner } : { keyId: settings.keyId as string };
     const outcome = await revokeKeys(store, {
       target,
       now,
-      ...(flags.after !== undefined ? { afterMs: flags.after } : {}),
+      ...(settings.after !== undefined ? { afterMs: settings.after } : {}),
     });
     for (const key of outcome.removed) {
       note(
@@ -241,18 +191,15 @@ export function registerKeys(program: Command): void {
     }
   });
 
-  const list = addStoreOptions(
-    keys
-      .command('list')
-      .description('List the keys: partner, key id, created, expires, status. Never shows a key.')
-      .addOption(new Option('--json', 'print a JSON array instead of a table')),
-  );
-  list.action(async () => {
-    const flags = parseOptions(list, z.object({ json: z.boolean().optional() }));
-    const { store } = await openStore(list);
+  const list = keys
+    .command('list')
+    .description('List the keys: partner, key id, created, expires, status. Never shows a key.');
+  addSettings(list, 'keys-list').action(async () => {
+    const settings = parseCommand(list, 'keys-list');
+    const { store } = await openStore(list, 'keys-list');
     const { listKeys } = await import('../../keys/manage.ts');
     const rows = await listKeys(store, new Date());
-    if (flags.json) {
+    if (settings.json) {
       process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     } else if (rows.length === 0) {
       note(`no keys in ${store.name}`);

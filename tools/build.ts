@@ -1,20 +1,19 @@
 /**
  * npm run build: the CloudFront Functions bundles (checked: size, syntax, modules) into dist/gateway, the
- * command line into dist/cli, and the openapi.yaml module the builder Lambda embeds (publish/openapi.generated.ts)
- * brought up to date. Prints the function sizes. Fails with the reasons when a bundle is refused.
+ * command line into dist/cli, and the openapi.yaml module every build embeds brought up to date. Prints the
+ * function sizes. Fails with the reasons when a bundle is refused.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { repoRoot } from './cli/paths.ts';
-import { buildGateway, describeSizes } from './gateway/build.ts';
-import { writeOpenApiModule } from './publish/bundle.ts';
+import { repoRoot } from '../app/paths.ts';
+import { buildGateway, describeSizes } from '../gateway/build.ts';
+import { OPENAPI_MODULE, writeOpenApiModule } from './openapi-module.ts';
 
 const root = repoRoot();
 try {
   const sizes = await buildGateway(root);
-  if (await writeOpenApiModule(root))
-    console.log('publish/openapi.generated.ts regenerated from openapi.yaml');
+  if (await writeOpenApiModule(root)) console.log(`${OPENAPI_MODULE} regenerated from openapi.yaml`);
   // Split at every dynamic import, so a command loads only its own packages (pg, undici, the AWS SDK…):
   // a single file would hoist every package import to the top and load them all on every start.
   await rm(join(root, 'dist/cli'), { recursive: true, force: true });

@@ -4,12 +4,8 @@ import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../builder/openapi.ts';
-import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
-import { bundleLambda } from './bundle.ts';
-import { PublishRefusedError } from './errors.ts';
-import { createHandler, type LambdaClients } from './lambda.ts';
-import { OPENAPI_TEMPLATE } from './openapi.generated.ts';
-import { OPENAPI_MODULE, openapiModuleSource } from './openapi-module.ts';
+import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
+import { PublishRefusedError } from '../publish/errors.ts';
 import {
   invalidationAnswer,
   type RecordedRequest,
@@ -19,7 +15,11 @@ import {
   startS3,
   TEST_AWS_ENV,
   type TestS3,
-} from './testing.ts';
+} from '../publish/testing.ts';
+import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
+import { bundleLambda } from '../tools/build-lambda.ts';
+import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
+import { createHandler, type LambdaClients } from './handler.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog-source-AbCdEf';
 const FIXTURES = join(ROOT, 'fixtures', 'plans.json');
@@ -160,7 +160,7 @@ describe('the builder Lambda', () => {
       log: (line) => lines.push(line),
     });
     const expected =
-      'CATALOG_BUCKET "Bad_Bucket": must be an S3 bucket name (3–63 of a-z, 0-9, . and -); CATALOG_DISTRIBUTION_ID: is required; CATALOG_BASE_URL: is required; CATALOG_MIN_RATIO "2": must be a number from 0 to 1';
+      'CATALOG_BASE_URL: is required; CATALOG_BUCKET "Bad_Bucket": must be an S3 bucket name (3–63 of a-z, 0-9, . and -); CATALOG_DISTRIBUTION_ID: is required; CATALOG_MIN_RATIO "2": must be a number from 0 to 1';
     await expect(handler({})).rejects.toThrow(expected);
     expect(lines[0]).not.toContain('pw');
     const both = createHandler({
@@ -173,7 +173,7 @@ describe('the builder Lambda', () => {
 });
 
 describe('the Lambda bundle', () => {
-  it('carries the current openapi.yaml (run npm run build:lambda after editing openapi.yaml)', async () => {
+  it('carries the current openapi.yaml (run npm run build after editing openapi.yaml)', async () => {
     const yaml = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
     expect(OPENAPI_TEMPLATE, `${OPENAPI_MODULE} is stale`).toBe(yaml);
     expect(await readFile(join(ROOT, OPENAPI_MODULE), 'utf8')).toBe(openapiModuleSource(yaml));

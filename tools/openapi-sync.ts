@@ -1,12 +1,12 @@
 /**
- * npm run openapi:sync — writes the model's schemas into openapi.yaml (see openapi-schemas.ts), then the types a
- * partner generates from it into partner/api.ts, and the copy the builder Lambda embeds.
+ * `npm run openapi:sync`: writes the model's schemas into openapi.yaml (builder/openapi-schemas.ts), then the
+ * types a partner generates from it into partner/api.ts, and the template module every build embeds.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot } from '../cli/paths.ts';
-import { writeOpenApiModule } from '../publish/bundle.ts';
-import { partnerTypes, syncOpenApi } from './openapi-schemas.ts';
+import { repoRoot } from '../app/paths.ts';
+import { partnerTypes, syncOpenApi } from '../builder/openapi-schemas.ts';
+import { OPENAPI_MODULE, writeOpenApiModule } from './openapi-module.ts';
 
 const root = repoRoot();
 const path = join(root, 'openapi.yaml');
@@ -17,11 +17,10 @@ else {
   await writeFile(path, after);
   console.log('openapi.yaml: components.schemas rewritten from the model');
 }
-
 const typesPath = join(root, 'partner', 'api.ts');
 const types = await partnerTypes(path);
 if (types !== (await readFile(typesPath, 'utf8').catch(() => ''))) {
   await writeFile(typesPath, types);
   console.log('partner/api.ts regenerated');
 }
-if (await writeOpenApiModule(root)) console.log('publish/openapi.generated.ts regenerated');
+if (await writeOpenApiModule(root)) console.log(`${OPENAPI_MODULE} regenerated`);

@@ -15,3 +15,13 @@ export function repoRoot(from: string = import.meta.url): string {
     dir = parent;
   }
 }
+
+/** Where the local stack keeps its state, relative to the working directory (the repository root). */
+export const LOCAL_STACK = {
+  /** The origin directory `catalog build` writes and `catalog serve` reads by default. */
+  origin: '.catalog/origin',
+  /** The key-value store file (keys, CORS origin). */
+  store: '.catalog/kvs.json',
+  /** The dev key `npm start` prints, in clear: local only. */
+  devKey: '.catalog/dev-key',
+} as const;

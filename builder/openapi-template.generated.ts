@@ -1,6 +1,6 @@
-// Generated from openapi.yaml by `npm run build:lambda` (publish/bundle.ts). Do not edit: edit openapi.yaml.
+// Generated from openapi.yaml by `npm run build` (tools/openapi-module.ts). Do not edit: edit openapi.yaml.
 
-/** The repository's openapi.yaml: the template of the served document, for the Lambda bundle. */
+/** The repository's openapi.yaml: the template of the served document. */
 export const OPENAPI_TEMPLATE = `openapi: 3.1.0
 info:
   title: Training Plan Catalog API

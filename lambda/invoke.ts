@@ -4,7 +4,12 @@
  */
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from '@aws-sdk/client-lambda';
 import { z } from 'zod';
-import { causeText, RebuildError } from './errors.ts';
+import { CatalogError, describeCause } from '../contract/errors.ts';
+
+/** The deployed builder function failed, or answered something that is not a publish summary. */
+export class RebuildError extends CatalogError {
+  override name = 'RebuildError';
+}
 
 /** The part of a publish summary the command relies on; the rest is printed as the function returned it. */
 const SummaryShape = z.looseObject({
@@ -32,7 +37,7 @@ export async function invokeBuilder(
       }),
     );
   } catch (error) {
-    throw new RebuildError(`invoking function ${functionName} failed (${causeText(error)})`, {
+    throw new RebuildError(`invoking function ${functionName} failed (${describeCause(error)})`, {
       cause: error,
     });
   }

@@ -1,0 +1,135 @@
+/**
+ * The local stack: the local edge (the built CloudFront Functions in front of an origin directory or bucket,
+ * keys and CORS from the store file) and the dev key `npm start` prints. The command line's `serve` and
+ * `start` call these.
+ */
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { ConfigError } from '../contract/errors.ts';
+import { LOCAL_STACK, repoRoot } from './paths.ts';
+import type { BuildSettings } from './run.ts';
+import { parseSettings } from './settings/index.ts';
+
+export { LOCAL_STACK } from './paths.ts';
+
+/** Where the local edge listens and what it serves. */
+export interface LocalEdgeSettings {
+  /** A directory, or `s3://bucket`. */
+  readonly origin: string;
+  /** An S3-compatible endpoint for an `s3://` origin. */
+  readonly endpoint?: string | undefined;
+  readonly store: string;
+  readonly port: number;
+  readonly host: string;
+}
+
+/** A running local edge. */
+export interface RunningEdge {
+  /** `http://127.0.0.1:8787` */
+  readonly url: string;
+  /** Stops accepting, lets requests in flight finish, then resolves. */
+  close(): Promise<void>;
+}
+
+/** One log entry (the command line writes each as a JSON line on stderr). */
+export type LogEntry = object;
+
+/**
+ * Refuses, before anything is built or written, a port that is taken: a second `npm start` must not rebuild
+ * the origin under a running server and then die.
+ */
+export async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new ConfigError(
+              `${host}:${port} is in use (is the local stack already running?); stop it, or pass another port`,
+            )
+          : new ConfigError(`cannot listen on ${host}:${port}: ${error.message}`),
+      );
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
+/** Starts the local edge and resolves once it listens. */
+export async function serveLocal(
+  settings: LocalEdgeSettings,
+  log: (entry: LogEntry) => void,
+): Promise<RunningEdge> {
+  const [{ Edge }, { WatchedKeyValueStore }, { DirectoryOrigin, S3Origin }, server, { loadBuiltFunction }] =
+    await Promise.all([
+      import('../gateway/edge/edge.ts'),
+      import('../gateway/edge/store.ts'),
+      import('../gateway/edge/origin.ts'),
+      import('../gateway/edge/server.ts'),
+      import('../gateway/load.ts'),
+    ]);
+  const time = () => new Date().toISOString();
+  const kvs = new WatchedKeyValueStore(settings.store, {
+    onError: (message) => log({ time: time(), level: 'error', message }),
+  });
+  await kvs.load();
+  const root = repoRoot();
+  const functionLog = (line: string) => log({ time: time(), function: line });
+  const onStale = (message: string) => log({ time: time(), level: 'warning', message });
+  const [viewerRequest, viewerResponse] = await Promise.all([
+    loadBuiltFunction(root, 'viewer-request', { kvs, log: functionLog, onStale }),
+    loadBuiltFunction(root, 'viewer-response', { kvs, log: functionLog, onStale }),
+  ]);
+  const bucket = /^s3:\/\/([^/]+)\/?$/.exec(settings.origin)?.[1];
+  let origin: InstanceType<typeof DirectoryOrigin> | InstanceType<typeof S3Origin>;
+  if (bucket) {
+    const { createS3Client } = await import('./clients.ts');
+    // A local S3-compatible store ignores the region; without an endpoint the SDK's chain decides it.
+    const client = createS3Client({
+      maxAttempts: 3,
+      ...(settings.endpoint ? { region: 'us-east-1', s3PathStyle: true, s3Endpoint: settings.endpoint } : {}),
+    });
+    origin = new S3Origin(client, bucket);
+  } else {
+    origin = new DirectoryOrigin(settings.origin);
+  }
+  const edge = new Edge({ viewerRequest, viewerResponse, origin });
+  const http = server.createEdgeServer({ edge, log });
+  const address = await server.listen(http, settings.port, settings.host);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { url: `http://${host}:${address.port}`, close: () => server.shutdown(http) };
+}
+
+/**
+ * The build settings of the local stack: every default, the repository's fixtures (wherever it is started
+ * from), and webUrl on the address it serves, so a plan's link opens on it.
+ */
+export function devBuildSettings(host: string, port: number): BuildSettings {
+  const defaults = parseSettings('build', () => undefined, String);
+  const baseUrl = port === 0 ? defaults.baseUrl : `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return { ...defaults, source: join(repoRoot(), defaults.source), baseUrl };
+}
+
+/** The clear dev key of the local stack, kept so `npm start` can print it again. Local only, never deployed. */
+export const DEV_KEY_FILE = LOCAL_STACK.devKey;
+export const DEV_PARTNER = 'dev';
+
+/** Reuses the saved dev key while the store still accepts it; otherwise issues a new one and saves it. */
+export async function ensureDevKey(storePath: string, now: Date): Promise<string> {
+  const [{ FileKeyValueStore }, { issueKey, lookupKey }] = await Promise.all([
+    import('../keys/file-store.ts'),
+    import('../keys/manage.ts'),
+  ]);
+  const store = new FileKeyValueStore(storePath);
+  const saved = (await readFile(DEV_KEY_FILE, 'utf8').catch(() => '')).trim();
+  if (saved !== '') {
+    const record = await lookupKey(store, saved);
+    if (record && (!record.expires || Date.parse(record.expires) > now.getTime())) return saved;
+  }
+  const issued = await issueKey(store, { partner: DEV_PARTNER, now });
+  await mkdir(dirname(DEV_KEY_FILE), { recursive: true });
+  await writeFile(DEV_KEY_FILE, `${issued.key}\n`, { mode: 0o600 });
+  await chmod(DEV_KEY_FILE, 0o600);
+  return issued.key;
+}

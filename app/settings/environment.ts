@@ -1,0 +1,79 @@
+/**
+ * The builder Lambda's environment, both ways: the stack writes it from setting values
+ * ({@link lambdaEnvironment}), the handler reads it back ({@link parseLambdaEnvironment}). Both go through the
+ * one declaration of each setting, so whatever the stack can set, the handler accepts.
+ */
+import { ConfigError } from '../../contract/errors.ts';
+import {
+  envOf,
+  formatSetting,
+  type NamesIn,
+  namesIn,
+  parseSettings,
+  type SettingName,
+  type SettingsIn,
+  type SettingValue,
+} from './index.ts';
+
+/** The settings the Lambda reads, with their values. */
+export type LambdaSettings = SettingsIn<'lambda'>;
+
+/** Setting values for the Lambda, as the stack has them (undefined: not set, the handler's default applies). */
+export type LambdaValues = { readonly [K in NamesIn<'lambda'>]?: SettingValue<K> | undefined };
+
+/** The variables the Lambda reads, by name. */
+function lambdaVariables(): Map<string, SettingName> {
+  const variables = new Map<string, SettingName>();
+  for (const name of namesIn('lambda')) {
+    const env = envOf(name);
+    if (env !== undefined) variables.set(env, name);
+  }
+  return variables;
+}
+
+/**
+ * Parses the Lambda's environment. Refuses, by name, a `CATALOG_*` variable the Lambda does not read (a typo,
+ * or a setting that only the command line has), requires exactly one of the source and the source secret,
+ * and throws one {@link ConfigError} naming every problem.
+ */
+export function parseLambdaEnvironment(env: Readonly<Record<string, string | undefined>>): LambdaSettings {
+  const variables = lambdaVariables();
+  const unknown = Object.keys(env)
+    .filter((name) => name.startsWith('CATALOG_') && !variables.has(name))
+    .sort()
+    .map((name) => `${name}: is not a setting of the builder Lambda`);
+  let settings: LambdaSettings | undefined;
+  let problems: string[] = [];
+  try {
+    settings = parseSettings(
+      'lambda',
+      (name) => {
+        const variable = envOf(name);
+        const value = variable === undefined ? undefined : env[variable];
+        return value === undefined ? undefined : { value, from: 'env' };
+      },
+      (name) => envOf(name) ?? name,
+    );
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems = [error.message];
+  }
+  const sources = [envOf('source'), envOf('sourceSecretArn')];
+  if (sources.filter((name) => name !== undefined && env[name] !== undefined).length !== 1)
+    problems.push(`set exactly one of ${sources.join(' and ')}`);
+  if (unknown.length > 0 || problems.length > 0 || settings === undefined)
+    throw new ConfigError([...problems, ...unknown].join('; '));
+  return settings;
+}
+
+/** The Lambda's environment for the given values: each set value as its variable, in canonical text. */
+export function lambdaEnvironment(values: LambdaValues): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const name of namesIn('lambda')) {
+    const value = values[name as NamesIn<'lambda'>];
+    const variable = envOf(name);
+    if (value === undefined || variable === undefined) continue;
+    environment[variable] = formatSetting(name, value as never);
+  }
+  return environment;
+}

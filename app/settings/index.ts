@@ -1,0 +1,199 @@
+/**
+ * Reading the settings declared in registry.ts, for any context: which settings a command, the Lambda or the
+ * CDK app reads, their typed values, and messages that name a setting the way the reader typed it. The entry
+ * points (cli/options.ts, the Lambda's environment, infra/) call these; nothing else parses a setting.
+ */
+import { ConfigError, renderSettingRefs } from '../../contract/errors.ts';
+import type { KindOutput } from './kinds.ts';
+import {
+  type CommandName,
+  type Context,
+  type Mode,
+  PRODUCTION_CONTEXTS,
+  type Registry,
+  SETTINGS,
+  type SettingName,
+  type SettingSpec,
+} from './registry.ts';
+
+export { COMMANDS, type CommandName, type Context, SETTINGS, type SettingName } from './registry.ts';
+
+/** The parsed value of a setting. */
+export type SettingValue<K extends SettingName> = KindOutput<Registry[K]['kind']>;
+/** What a CDK prop of a setting may hold (text as from `cdk -c`, or a typed value as from cdk.json). */
+export type SettingInput<K extends SettingName> = Registry[K]['kind'] extends { readonly input?: infer I }
+  ? Exclude<I, undefined>
+  : never;
+
+/** The settings a context reads. */
+export type NamesIn<C extends Context> = {
+  [K in SettingName]: C extends keyof Registry[K]['use'] ? K : never;
+}[SettingName];
+
+type ModeOf<K extends SettingName, C extends Context> = C extends keyof Registry[K]['use']
+  ? Registry[K]['use'][C]
+  : never;
+
+/** The typed settings of a context: a setting in `optional` mode may be undefined, the others never are. */
+export type SettingsIn<C extends Context> = {
+  readonly [K in NamesIn<C>]: ModeOf<K, C> extends 'optional' ? SettingValue<K> | undefined : SettingValue<K>;
+};
+
+const specOf = (name: SettingName): SettingSpec => SETTINGS[name] as SettingSpec;
+
+/** The names of the settings a context reads, in declaration order. */
+export function namesIn(context: Context): SettingName[] {
+  return (Object.keys(SETTINGS) as SettingName[]).filter((name) => specOf(name).use[context] !== undefined);
+}
+
+/** How a context treats a setting. */
+export function modeIn(name: SettingName, context: Context): Mode | undefined {
+  return specOf(name).use[context];
+}
+
+const kebab = (name: string) => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase();
+
+/** The flag of a setting (`--source-relation`), or undefined when it has none. */
+export function flagOf(name: SettingName): string | undefined {
+  const flag = specOf(name).flag;
+  if (flag === false) return undefined;
+  return flag ?? `--${kebab(name)}`;
+}
+
+/** The environment variable of a setting (`CATALOG_SOURCE_RELATION`), or undefined when it has none. */
+export function envOf(name: SettingName): string | undefined {
+  const env = specOf(name).env;
+  if (env === false) return undefined;
+  return env ?? `CATALOG_${snake(name)}`;
+}
+
+/** Where a raw value came from: how the message names it. */
+export type ValueOrigin = 'flag' | 'env' | 'context' | 'prop' | 'default';
+
+/** A raw value and where it came from. */
+export interface RawValue {
+  readonly value: unknown;
+  readonly from: ValueOrigin;
+}
+
+/** The entry points, which each name a setting their own way in messages. */
+export type Entry = 'cli' | 'lambda' | 'cdk';
+
+/** How `entry` names a setting: the flag (else the variable), the variable, or the context key. */
+export function settingLabel(name: string, entry: Entry): string {
+  if (!(name in SETTINGS)) return name;
+  const key = name as SettingName;
+  const label = specOf(key).labels?.[entry];
+  if (label !== undefined) return label;
+  if (entry === 'cli') return flagOf(key) ?? envOf(key) ?? name;
+  if (entry === 'lambda') return envOf(key) ?? name;
+  return name;
+}
+
+/** A message with every setting reference rendered for `entry` (see contract/errors.ts settingRef). */
+export function renderMessage(message: string, entry: Entry): string {
+  return renderSettingRefs(message, (name) => settingLabel(name, entry));
+}
+
+function labelOf(name: SettingName, from: ValueOrigin): string {
+  switch (from) {
+    case 'env':
+      return envOf(name) ?? name;
+    case 'flag':
+    case 'default':
+      return flagOf(name) ?? envOf(name) ?? name;
+    case 'context':
+      return `context ${name}`;
+    case 'prop':
+      return name;
+  }
+}
+
+/** A value as a message shows it: quoted, cut to a sane length; nothing for a secret. */
+function shown(name: SettingName, value: unknown): string {
+  const spec = specOf(name);
+  if (spec.secret || value === undefined) return '';
+  if (spec.redact && typeof value !== 'string') return '';
+  const raw = typeof value === 'string' && spec.redact ? spec.redact(value) : value;
+  const text = JSON.stringify(raw) ?? String(raw);
+  return ` ${text.length > 120 ? `${text.slice(0, 117)}...` : text}`;
+}
+
+/** The outcome of reading the settings of a context: the values that parsed, and a line per problem. */
+export interface SettingsReading<C extends Context> {
+  readonly values: Partial<SettingsIn<C>>;
+  readonly problems: readonly string[];
+}
+
+/**
+ * Reads the settings of `context` from `read(name)` (the raw value and its origin, or undefined when none
+ * was given): applies defaults, requires what the context requires, applies the production rules in
+ * publishing contexts. Every problem names the setting the way the user gave it (`--base-url "…": must be …`,
+ * `CATALOG_BUCKET: is required`, `context minRatio "2": …`); `missingLabel` names a setting not given at all.
+ */
+export function readSettings<C extends Context>(
+  context: C,
+  read: (name: SettingName) => RawValue | undefined,
+  missingLabel: (name: SettingName) => string,
+): SettingsReading<C> {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  const production = PRODUCTION_CONTEXTS.includes(context);
+  for (const name of namesIn(context)) {
+    const spec = specOf(name);
+    const mode = spec.use[context];
+    const raw = read(name);
+    if (raw === undefined || raw.value === undefined) {
+      if (mode === 'required') problems.push(`${missingLabel(name)}: is required`);
+      else if (mode === 'default') values[name] = spec.default;
+      continue;
+    }
+    const result = spec.kind.schema.safeParse(raw.value);
+    const label = labelOf(name, raw.from);
+    if (!result.success) {
+      problems.push(`${label}${shown(name, raw.value)}: ${result.error.issues[0]?.message ?? 'is invalid'}`);
+      continue;
+    }
+    const refusal = production ? spec.production?.(result.data) : undefined;
+    if (refusal !== undefined) {
+      problems.push(`${label}${shown(name, raw.value)}: ${refusal}`);
+      continue;
+    }
+    values[name] = result.data;
+  }
+  return { values: values as Partial<SettingsIn<C>>, problems };
+}
+
+/** {@link readSettings}, throwing one {@link ConfigError} that lists every problem. */
+export function parseSettings<C extends Context>(
+  context: C,
+  read: (name: SettingName) => RawValue | undefined,
+  missingLabel: (name: SettingName) => string,
+): SettingsIn<C> {
+  const { values, problems } = readSettings(context, read, missingLabel);
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return values as SettingsIn<C>;
+}
+
+/** Whether a setting is secret (never echoed, never logged). */
+export function isSecret(name: SettingName): boolean {
+  return specOf(name).secret === true;
+}
+
+/** The canonical text of a parsed value (what a flag or variable would hold). */
+export function formatSetting<K extends SettingName>(name: K, value: SettingValue<K>): string {
+  return specOf(name).kind.format(value);
+}
+
+/** A setting's declaration (for the command line's generated options and the docs). */
+export function specFor(name: SettingName): SettingSpec {
+  return specOf(name);
+}
+
+/** The contexts in which a command-line setting is read (for the docs' table). */
+export function commandsUsing(name: SettingName): CommandName[] {
+  return (Object.keys(specOf(name).use) as Context[]).filter(
+    (context): context is CommandName => context !== 'lambda' && context !== 'cdk',
+  );
+}

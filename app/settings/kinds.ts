@@ -1,0 +1,120 @@
+/**
+ * Kinds of setting values. A kind reads a value the way every entry point receives it — text from a flag, an
+ * environment variable or `cdk -c`, or a typed value from cdk.json or a stack prop — and writes it back as the
+ * canonical text a flag or variable would hold (the stack writes the builder Lambda's environment that way).
+ */
+import { z } from 'zod';
+
+/**
+ * How one kind of value is read and written. `I` is what a CDK prop may hold, `O` the parsed value.
+ * `schema` accepts `I` (and text), and its messages read as rules ("must be …").
+ */
+export interface Kind<I, O> {
+  readonly schema: z.ZodType<O, unknown>;
+  /** The canonical text of a value (for the Lambda's environment, help texts and `--help` defaults). */
+  format(value: O): string;
+  /** The placeholder in `--help` (`<duration>`); absent for a switch, which takes no value. */
+  readonly valueName?: string;
+  /** Phantom: the type a CDK prop of this kind has. */
+  readonly input?: I;
+}
+
+export type KindInput<K> = K extends Kind<infer I, unknown> ? I : never;
+export type KindOutput<K> = K extends Kind<unknown, infer O> ? O : never;
+
+const isBlank = (value: unknown) => value === undefined || (typeof value === 'string' && value.trim() === '');
+
+/** Text, trimmed, not empty; `inner` (a schema over the trimmed text) checks and transforms it. */
+export function text<O = string>(valueName: string, inner?: z.ZodType<O, string>): Kind<string, O> {
+  const base = z.string({ error: 'must be text' }).trim().min(1, { error: 'must not be empty' });
+  return {
+    schema: (inner ? base.pipe(inner) : base) as z.ZodType<O, unknown>,
+    format: (value) => String(value),
+    valueName,
+  };
+}
+
+/** One of a closed list of words. */
+export function oneOf<const T extends string>(values: readonly T[], valueName: string): Kind<T, T> {
+  return {
+    schema: z.preprocess(
+      (value) => (typeof value === 'string' ? value.trim() : value),
+      z.enum(values as unknown as [T, ...T[]], {
+        error: `must be ${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`,
+      }),
+    ) as z.ZodType<T, unknown>,
+    format: (value) => value,
+    valueName,
+  };
+}
+
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+
+/** A switch: a flag without a value, or 1/true/yes/on and 0/false/no/off in a variable or context. */
+export const boolean: Kind<boolean | string, boolean> = {
+  schema: z.preprocess(
+    (value) => {
+      if (typeof value !== 'string') return value;
+      const word = value.trim().toLowerCase();
+      if (TRUE.includes(word)) return true;
+      if (FALSE.includes(word) || word === '') return false;
+      return value;
+    },
+    z.boolean({ error: 'must be 1/true/yes/on or 0/false/no/off' }),
+  ) as z.ZodType<boolean, unknown>,
+  format: (value) => (value ? 'true' : 'false'),
+};
+
+/** A whole number from `min` to `max` (text of digits, or a number). */
+export function integer(min: number, max: number, valueName = 'n'): Kind<number | string, number> {
+  const rule = `must be a whole number from ${min} to ${max}`;
+  return {
+    schema: z.preprocess(
+      (value) => (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : value),
+      z.number({ error: rule }).int({ error: rule }).min(min, { error: rule }).max(max, { error: rule }),
+    ) as z.ZodType<number, unknown>,
+    format: String,
+    valueName,
+  };
+}
+
+/** A number from `min` to `max` (text or a number). */
+export function decimal(min: number, max: number, valueName = 'n'): Kind<number | string, number> {
+  const rule = `must be a number from ${min} to ${max}`;
+  return {
+    schema: z.preprocess(
+      (value) => (typeof value === 'string' && !isBlank(value) ? Number(value) : value),
+      z.number({ error: rule }).min(min, { error: rule }).max(max, { error: rule }),
+    ) as z.ZodType<number, unknown>,
+    format: String,
+    valueName,
+  };
+}
+
+/** A comma-separated list (or an array), each item checked by `item`. */
+export function list(item: z.ZodType<string, string>, valueName: string): Kind<string | string[], string[]> {
+  return {
+    schema: z.preprocess(
+      (value) =>
+        typeof value === 'string'
+          ? value
+              .split(',')
+              .map((part) => part.trim())
+              .filter((part) => part !== '')
+          : value,
+      z.array(z.string({ error: 'must be text' }).pipe(item), { error: 'must be a comma-separated list' }),
+    ) as z.ZodType<string[], unknown>,
+    format: (value) => value.join(','),
+    valueName,
+  };
+}
+
+/** A value given as text whose parsed form is not text (`30s` → 30000); `format` writes it back. */
+export function parsed<O>(
+  valueName: string,
+  inner: z.ZodType<O, string>,
+  format: (value: O) => string,
+): Kind<string, O> {
+  return { schema: text(valueName, inner).schema, format, valueName };
+}

@@ -1,0 +1,553 @@
+/**
+ * Every setting of the service, declared once: its kind (how it is read and written), default, description,
+ * whether it is secret, and where it is used — which `catalog` commands take it as a flag and environment
+ * variable, whether the builder Lambda reads it from its environment, whether it is a CDK context key / stack
+ * prop. The command line, the Lambda and the CDK app are generated from (or checked against) this table; see
+ * docs/settings.md.
+ */
+import { z } from 'zod';
+import { AppScheme, BaseUrl, DEFAULT_LINKS } from '../../builder/model.ts';
+import {
+  ByteSize,
+  formatBytes,
+  formatMs,
+  RelationNameText,
+  SOURCE_DEFAULTS,
+  TimeoutMs,
+} from '../../builder/sources/options.ts';
+import { redactUrl } from '../../builder/sources/redact.ts';
+import { KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
+import { KvsArn } from '../../keys/store.ts';
+import { Duration } from '../../keys/time.ts';
+import { BUILD_ID } from '../../publish/core.ts';
+import { LOCAL_STACK } from '../paths.ts';
+import { boolean, decimal, integer, type Kind, list, oneOf, parsed, text } from './kinds.ts';
+
+/** The `catalog` commands (`keys issue` is `keys-issue` here). */
+export const COMMANDS = [
+  'build',
+  'serve',
+  'start',
+  'publish',
+  'builds',
+  'rollback',
+  'rebuild',
+  'keys-issue',
+  'keys-rotate',
+  'keys-revoke',
+  'keys-list',
+  'cors-set',
+  'cors-clear',
+  'cors-show',
+  'verify-function',
+] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+/** Where a setting is read: a command of the command line, the builder Lambda, or the CDK app. */
+export type Context = CommandName | 'lambda' | 'cdk';
+
+/**
+ * How a context treats a setting: `required` (no value is an error), `default` (no value takes the
+ * setting's default), `optional` (no value stays undefined: a later layer decides).
+ */
+export type Mode = 'required' | 'default' | 'optional';
+
+/** Contexts that publish for real: a value that only suits the local stack is refused there. */
+export const PRODUCTION_CONTEXTS: readonly Context[] = ['publish', 'lambda', 'cdk'];
+
+export interface SettingSpec<I = unknown, O = unknown> {
+  readonly kind: Kind<I, O>;
+  /** One line: what the setting does (help texts, docs/settings.md). */
+  readonly description: string;
+  /** The value when none is given, where the context's mode is `default`. */
+  readonly default?: NoInfer<O>;
+  /** The flag, `--kebab-name` by default; `false`: none (a secret is never a flag: flags show in `ps`). */
+  readonly flag?: string | false;
+  /** The environment variable, `CATALOG_SNAKE_NAME` by default; `false`: none. */
+  readonly env?: string | false;
+  /** Never echoed in a message, never logged. */
+  readonly secret?: boolean;
+  /** How a message shows a value that may hold a secret (a source URL's password is shown as `***`). */
+  readonly redact?: (text: string) => string;
+  /** A flag that may be repeated (values add up); its variable holds a comma- or space-separated list. */
+  readonly repeatable?: boolean;
+  /** How a message names the setting where the default (flag, variable, context key) would be wrong advice. */
+  readonly labels?: Readonly<Partial<Record<'cli' | 'lambda' | 'cdk', string>>>;
+  /** The contexts that read the setting, and how. */
+  readonly use: Readonly<Partial<Record<Context, Mode>>>;
+  /** A further rule in {@link PRODUCTION_CONTEXTS}: returns why the value does not suit production. */
+  readonly production?: (value: NoInfer<O>) => string | undefined;
+}
+
+/** Declares a setting, keeping the literal types of `use` (the typed values of each context derive from them). */
+function setting<I, O, const U extends Readonly<Partial<Record<Context, Mode>>>>(
+  spec: Omit<SettingSpec<I, O>, 'use'> & { readonly use: U },
+): Omit<SettingSpec<I, O>, 'use'> & { readonly use: U } {
+  return spec;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Value rules used only here (the domain rules live with their modules and are imported above).
+
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const bucketName = z.string().regex(BUCKET_NAME, {
+  error: 'must be an S3 bucket name (3–63 of a-z, 0-9, . and -)',
+});
+const arn = (service: string, pattern: RegExp, what: string) =>
+  z.string().regex(pattern, { error: `must be ${what} (arn:aws:${service}:…)` });
+
+/** Source settings: the commands that build and the Lambda take them; CDK writes them into the Lambda. */
+const sourceUse = { build: 'default', publish: 'default', lambda: 'default', cdk: 'optional' } as const;
+/** The commands that read or change the key-value store, with the default local file. */
+const storeUse = {
+  'keys-issue': 'default',
+  'keys-rotate': 'default',
+  'keys-revoke': 'default',
+  'keys-list': 'default',
+  'cors-set': 'default',
+  'cors-clear': 'default',
+  'cors-show': 'default',
+} as const;
+
+// ---------------------------------------------------------------------------------------------------------
+
+export const SETTINGS = {
+  // The build (source, links, validation).
+  source: setting({
+    kind: text('source'),
+    description: 'plans source: a JSON file path, postgres://… or http(s)://…',
+    default: 'fixtures/plans.json',
+    redact: redactUrl,
+    use: { build: 'default', publish: 'required', lambda: 'optional', cdk: 'optional' },
+  }),
+  sourceSecretArn: setting({
+    kind: text(
+      'arn',
+      arn(
+        'secretsmanager',
+        /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/,
+        'the complete ARN of a Secrets Manager secret, ending in -XXXXXX',
+      ),
+    ),
+    description: 'Secrets Manager secret holding the source (or {"source","token"}), read on every run',
+    flag: false,
+    use: { lambda: 'optional', cdk: 'optional' },
+  }),
+  sourceToken: setting({
+    kind: text('token'),
+    description: 'bearer token sent to an http(s) source (never shown or logged)',
+    flag: false,
+    secret: true,
+    use: { build: 'optional', publish: 'optional' },
+  }),
+  baseUrl: setting({
+    kind: text('url', z.string().pipe(BaseUrl)),
+    description: 'base of webUrl and of the served openapi.yaml: http(s)://host[:port]',
+    default: DEFAULT_LINKS.baseUrl,
+    use: { build: 'default', publish: 'required', lambda: 'required', cdk: 'optional' },
+    production: (url) =>
+      url.startsWith('https://')
+        ? undefined
+        : 'must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)',
+  }),
+  appScheme: setting({
+    kind: text('scheme', AppScheme),
+    description: 'scheme of appUrl deep links',
+    default: DEFAULT_LINKS.appScheme,
+    use: sourceUse,
+  }),
+  skipInvalid: setting({
+    kind: boolean,
+    description: 'publish the valid rows and report the invalid ones as warnings',
+    default: false,
+    use: sourceUse,
+  }),
+  sourceRelation: setting({
+    kind: text('name', RelationNameText),
+    description: 'postgres: table or view to read, optionally schema-qualified',
+    default: SOURCE_DEFAULTS.relation,
+    use: sourceUse,
+  }),
+  sourceStatementTimeout: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description: 'postgres: statement_timeout of each statement of the read, e.g. 30s',
+    default: SOURCE_DEFAULTS.statementTimeoutMs,
+    use: sourceUse,
+  }),
+  sourceConnectTimeout: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description: 'postgres and http(s): time to connect',
+    default: SOURCE_DEFAULTS.connectTimeoutMs,
+    use: sourceUse,
+  }),
+  sourceHeadersTimeout: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description: 'http(s): time to the response headers',
+    default: SOURCE_DEFAULTS.headersTimeoutMs,
+    use: sourceUse,
+  }),
+  sourceBodyTimeout: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description: 'http(s): longest pause while the body arrives',
+    default: SOURCE_DEFAULTS.bodyTimeoutMs,
+    use: sourceUse,
+  }),
+  sourceMaxBytes: setting({
+    kind: parsed('size', ByteSize, formatBytes),
+    description: 'http(s): largest body accepted, e.g. 64MiB',
+    default: SOURCE_DEFAULTS.maxBodyBytes,
+    use: sourceUse,
+  }),
+  sourceRetries: setting({
+    kind: integer(0, 10),
+    description: 'http(s): retries on 5xx, 429 and network errors, with backoff',
+    default: SOURCE_DEFAULTS.retries,
+    use: sourceUse,
+  }),
+  out: setting({
+    kind: text('dir'),
+    description: 'output directory',
+    default: LOCAL_STACK.origin,
+    use: { build: 'default' },
+  }),
+
+  // Publishing.
+  bucket: setting({
+    kind: text('name', bucketName),
+    description: 'the origin S3 bucket',
+    use: { publish: 'required', builds: 'required', rollback: 'required', lambda: 'required' },
+  }),
+  distribution: setting({
+    kind: text(
+      'id',
+      z.string().regex(/^[A-Z0-9]{1,64}$/, { error: 'must be a CloudFront distribution id (A-Z and 0-9)' }),
+    ),
+    description: 'the CloudFront distribution id',
+    env: 'CATALOG_DISTRIBUTION_ID',
+    use: { publish: 'required', rollback: 'required', lambda: 'required' },
+  }),
+  force: setting({
+    kind: boolean,
+    description: 'publish even when the catalog shrank, or is identical to the live one',
+    default: false,
+    labels: { lambda: 'an invocation with the event {"force": true} (catalog rebuild --force)' },
+    use: { publish: 'default', rebuild: 'default' },
+  }),
+  allowEmpty: setting({
+    kind: boolean,
+    description: 'publish a catalog with no plans',
+    default: false,
+    use: { publish: 'default', lambda: 'default' },
+  }),
+  minRatio: setting({
+    kind: decimal(0, 1, 'ratio'),
+    description: 'refuse fewer plans than this share of the live count (0–1)',
+    default: 0.5,
+    use: { publish: 'default', lambda: 'default', cdk: 'optional' },
+  }),
+  keepBuilds: setting({
+    kind: integer(1, 1000),
+    description: 'earlier builds kept for rollback',
+    default: 20,
+    flag: '--keep',
+    env: 'CATALOG_KEEP',
+    use: { publish: 'default', lambda: 'default', cdk: 'optional' },
+  }),
+  s3PathStyle: setting({
+    kind: boolean,
+    description: 'path-style S3 addressing (S3-compatible stores, test servers)',
+    default: false,
+    use: { publish: 'default', builds: 'default', rollback: 'default', lambda: 'default' },
+  }),
+  region: setting({
+    kind: text(
+      'region',
+      z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, { error: 'must be an AWS region such as eu-west-1' }),
+    ),
+    description: "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region)",
+    env: false,
+    use: { publish: 'optional', builds: 'optional', rollback: 'optional', rebuild: 'optional' },
+  }),
+  maxAttempts: setting({
+    kind: integer(1, 10),
+    description: 'attempts per AWS request (retries back off on throttling and 5xx)',
+    default: 5,
+    use: {
+      publish: 'default',
+      builds: 'default',
+      rollback: 'default',
+      rebuild: 'default',
+      'verify-function': 'default',
+      lambda: 'default',
+    },
+  }),
+  to: setting({
+    kind: text('build', z.string().regex(BUILD_ID, { error: 'must be a build id (see catalog builds)' })),
+    description: 'the build to restore (default: the one before the live build)',
+    env: 'CATALOG_ROLLBACK_TO',
+    use: { rollback: 'optional' },
+  }),
+  function: setting({
+    kind: text(
+      'name',
+      z.string().regex(/^[A-Za-z0-9_:.$-]{1,170}$/, { error: 'must be a Lambda function name or ARN' }),
+    ),
+    description: 'the builder function name or ARN',
+    env: 'CATALOG_FUNCTION_NAME',
+    use: { rebuild: 'required' },
+  }),
+
+  // The local edge and the key-value store.
+  origin: setting({
+    kind: text('dir|s3://bucket'),
+    description: 'origin: a directory, or an S3 bucket (s3://name)',
+    default: LOCAL_STACK.origin,
+    use: { serve: 'default' },
+  }),
+  endpoint: setting({
+    kind: text('url', z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
+    description: 'S3-compatible endpoint for an s3:// origin',
+    env: 'CATALOG_S3_ENDPOINT',
+    use: { serve: 'optional' },
+  }),
+  store: setting({
+    kind: text('file'),
+    description: 'local key-value store file (keys and CORS), the one catalog serve reads',
+    default: LOCAL_STACK.store,
+    use: { serve: 'default', ...storeUse },
+  }),
+  kvsArn: setting({
+    kind: text('arn', KvsArn),
+    description: 'CloudFront KeyValueStore ARN, instead of --store',
+    use: {
+      'keys-issue': 'optional',
+      'keys-rotate': 'optional',
+      'keys-revoke': 'optional',
+      'keys-list': 'optional',
+      'cors-set': 'optional',
+      'cors-clear': 'optional',
+      'cors-show': 'optional',
+    },
+  }),
+  port: setting({
+    kind: integer(0, 65535, 'n'),
+    description: 'port (0 picks a free one)',
+    default: 8787,
+    use: { serve: 'default', start: 'default' },
+  }),
+  host: setting({
+    kind: text('host'),
+    description: 'interface to listen on',
+    default: '127.0.0.1',
+    use: { serve: 'default', start: 'default' },
+  }),
+
+  // Keys.
+  partner: setting({
+    kind: text('label', PartnerLabel),
+    description: 'partner label: a-z, 0-9 and -, up to 64',
+    use: { 'keys-issue': 'required', 'keys-rotate': 'required', 'keys-revoke': 'optional' },
+  }),
+  expires: setting({
+    kind: text('when'),
+    description: 'ISO 8601 time, or a duration from now such as 90d',
+    use: { 'keys-issue': 'optional' },
+  }),
+  grace: setting({
+    kind: parsed('duration', z.string().pipe(Duration), (ms) => `${Math.round(ms / 1000)}s`),
+    description: 'how long the old keys keep working, such as 7d',
+    use: { 'keys-rotate': 'required' },
+  }),
+  keyId: setting({
+    kind: text('id', KeyIdInput),
+    description: 'the key id keys list shows (never the key itself)',
+    use: { 'keys-revoke': 'optional' },
+  }),
+  after: setting({
+    kind: parsed('duration', z.string().pipe(Duration), (ms) => `${Math.round(ms / 1000)}s`),
+    description: 'keep the keys working this long, such as 1h',
+    use: { 'keys-revoke': 'optional' },
+  }),
+  json: setting({
+    kind: boolean,
+    description: 'print JSON instead of a table',
+    default: false,
+    use: { 'keys-list': 'default' },
+  }),
+
+  // verify-function (keys are checked by the command, never echoed).
+  viewerRequestFunction: setting({
+    kind: text(
+      'name',
+      z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
+        error: 'must be a CloudFront function name (1–64 of A-Z, a-z, 0-9, - and _)',
+      }),
+    ),
+    description: 'the viewer-request function (stack output ViewerRequestFunctionName)',
+    flag: '--name',
+    use: { 'verify-function': 'required' },
+  }),
+  stage: setting({
+    kind: text(
+      'stage',
+      z
+        .string()
+        .transform((value) => value.toUpperCase())
+        .pipe(z.enum(['DEVELOPMENT', 'LIVE'], { error: 'must be DEVELOPMENT or LIVE' })),
+    ),
+    description: 'DEVELOPMENT or LIVE (the stage serving traffic)',
+    default: 'LIVE',
+    env: 'CATALOG_FUNCTION_STAGE',
+    use: { 'verify-function': 'default' },
+  }),
+  key: setting({
+    kind: list(z.string(), 'key'),
+    description:
+      'a valid key of the deployed store; repeat for a second partner. Prefer the variable: arguments show in ps and shell history',
+    env: 'CATALOG_VERIFY_KEYS',
+    secret: true,
+    repeatable: true,
+    default: [],
+    use: { 'verify-function': 'default' },
+  }),
+  expiredKey: setting({
+    kind: text('key'),
+    description: 'a key whose expiry has passed (else its cases are skipped)',
+    env: 'CATALOG_VERIFY_EXPIRED_KEY',
+    secret: true,
+    use: { 'verify-function': 'optional' },
+  }),
+  revokedKey: setting({
+    kind: text('key'),
+    description: 'a key that was revoked (else its cases are skipped)',
+    env: 'CATALOG_VERIFY_REVOKED_KEY',
+    secret: true,
+    use: { 'verify-function': 'optional' },
+  }),
+
+  // The stack (CDK context keys; see infra/README.md).
+  stackName: setting({
+    kind: text(
+      'name',
+      z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,47}$/, {
+        error: 'must be a CloudFormation stack name of at most 48 characters (letters, digits, -)',
+      }),
+    ),
+    description: 'the stack name (function names derive from it)',
+    default: 'TrainingPlanCatalog',
+    use: { cdk: 'default' },
+  }),
+  domainName: setting({
+    kind: text(
+      'host',
+      z.string().regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, {
+        error: 'must be one lowercase host name such as catalog.example.com',
+      }),
+    ),
+    description: 'custom domain name of the API (needs certificateArn)',
+    use: { cdk: 'optional' },
+  }),
+  certificateArn: setting({
+    kind: text(
+      'arn',
+      arn(
+        'acm',
+        /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]{36}$/,
+        'an ACM certificate ARN',
+      ),
+    ),
+    description: 'ACM certificate in us-east-1 covering domainName',
+    use: { cdk: 'optional' },
+    production: (value) =>
+      /:acm:us-east-1:/.test(value)
+        ? undefined
+        : `is in ${value.split(':')[3]}; CloudFront only uses certificates in us-east-1`,
+  }),
+  priceClass: setting({
+    kind: oneOf(['100', '200', 'All'], 'class'),
+    description: 'edge locations: 100 (North America, Europe), 200 (adds most of Asia), All',
+    default: '100',
+    use: { cdk: 'default' },
+  }),
+  accessLogging: setting({
+    kind: boolean,
+    description: 'write CloudFront standard access logs',
+    default: false,
+    use: { cdk: 'default' },
+  }),
+  accessLogBucketName: setting({
+    kind: text('name', bucketName),
+    description: 'existing bucket (ACLs enabled) for the access logs, with accessLogging',
+    use: { cdk: 'optional' },
+  }),
+  accessLogRetentionDays: setting({
+    kind: integer(1, 3650, 'days'),
+    description: 'days the access logs are kept in the bucket this stack creates for them (default 90)',
+    // Optional, so a value given with accessLogBucketName (where it cannot apply) is refused.
+    default: 90,
+    use: { cdk: 'optional' },
+  }),
+  errorCachingMinTtlSeconds: setting({
+    kind: integer(0, 300, 'seconds'),
+    description: 'how long an edge keeps an error answer (a long TTL hides a recovered origin)',
+    default: 10,
+    use: { cdk: 'default' },
+  }),
+  noncurrentVersionExpiryDays: setting({
+    kind: integer(1, 3650, 'days'),
+    description: 'days an overwritten or deleted object version is kept in the origin bucket',
+    default: 30,
+    use: { cdk: 'default' },
+  }),
+  kvsSeedFile: setting({
+    kind: text('file'),
+    description:
+      'KeyValueStore import file seeding the store when it is CREATED (never change it afterwards)',
+    use: { cdk: 'optional' },
+  }),
+  buildRateMinutes: setting({
+    kind: integer(5, 1440, 'minutes'),
+    description:
+      'how often the scheduler runs the builder, in whole minutes (each run reads the whole source)',
+    default: 60,
+    use: { cdk: 'default' },
+  }),
+  builderTimeoutSeconds: setting({
+    kind: integer(10, 900, 'seconds'),
+    description: 'the builder timeout, shorter than the build rate',
+    default: 300,
+    use: { cdk: 'default' },
+  }),
+  builderMemoryMiB: setting({
+    kind: integer(128, 10240, 'MiB'),
+    description: 'the builder memory (and so CPU)',
+    default: 1024,
+    use: { cdk: 'default' },
+  }),
+  vpcId: setting({
+    kind: text('id', z.string().regex(/^vpc-[0-9a-f]{8,17}$/, { error: 'must be vpc-…' })),
+    description: 'run the builder in this VPC (with subnetIds), e.g. to reach a private PostgreSQL',
+    use: { cdk: 'optional' },
+  }),
+  subnetIds: setting({
+    kind: list(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, { error: 'must be subnet-…' }), 'ids'),
+    description: 'private subnets of the builder, with a NAT route (CloudFront has no VPC endpoint)',
+    use: { cdk: 'optional' },
+  }),
+  securityGroupIds: setting({
+    kind: list(z.string().regex(/^sg-[0-9a-f]{8,17}$/, { error: 'must be sg-…' }), 'ids'),
+    description: 'security groups of the builder (default: a new one, all outbound, no inbound)',
+    use: { cdk: 'optional' },
+  }),
+  alarmTopicArn: setting({
+    kind: text(
+      'arn',
+      arn('sns', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN'),
+    ),
+    description: 'SNS topic the alarms notify (default: a new topic AlarmTopic)',
+    use: { cdk: 'optional' },
+  }),
+} as const;
+
+export type Registry = typeof SETTINGS;
+export type SettingName = keyof Registry;

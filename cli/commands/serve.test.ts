@@ -1,0 +1,65 @@
+import { stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { httpRequest, runCatalog, startCatalog } from '../../testing/cli.ts';
+import { freePort } from '../../testing/postgres.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
+
+const READY = /Local stack ready on (http:\/\/\S+)/;
+
+describe('catalog start (npm start)', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-start-' });
+
+  it('refuses a port in use with one clear line, before building or writing anything', async () => {
+    const taken: Server = createServer();
+    const port = await new Promise<number>((resolve) =>
+      taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)),
+    );
+    try {
+      const result = await runCatalog(['start', '--port', String(port)], { cwd: scratch.dir });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `catalog: 127.0.0.1:${port} is in use (is the local stack already running?); stop it, or pass another port\n`,
+      );
+      await expect(stat(join(scratch.dir, '.catalog'))).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it('serves on the port and host it is given (or CATALOG_PORT), and a second start leaves the first untouched', async () => {
+    const port = await freePort();
+    const first = await startCatalog(['start'], {
+      ready: READY,
+      cwd: scratch.dir,
+      env: { CATALOG_PORT: String(port) },
+    });
+    try {
+      expect(first.url).toBe(`http://127.0.0.1:${port}`);
+      const key = /dev key[^:]*: (tpc_\S+)/.exec(first.lines.join('\n'))?.[1] ?? '';
+      const catalog = await httpRequest(first.url, {
+        method: 'GET',
+        target: '/api/plans?discipline=running',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(catalog.status).toBe(200);
+      const plan = JSON.parse(catalog.body.toString('utf8')).plans[0];
+      expect(plan.webUrl).toBe(`http://127.0.0.1:${port}/plans/${plan.id}`);
+      const built = (await stat(join(scratch.dir, '.catalog/origin/catalog.json'))).mtimeMs;
+
+      const second = await runCatalog(['start', '--port', String(port)], { cwd: scratch.dir });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`127.0.0.1:${port} is in use`);
+      expect((await stat(join(scratch.dir, '.catalog/origin/catalog.json'))).mtimeMs).toBe(built);
+      const still = await httpRequest(first.url, {
+        method: 'GET',
+        target: '/api/plans?discipline=running',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(still.status).toBe(200);
+    } finally {
+      await first.stop();
+    }
+  });
+});

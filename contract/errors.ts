@@ -1,0 +1,118 @@
+/**
+ * The error vocabulary every part shares: one base class for the failures an operator must act on, one class
+ * per meaning below it, the one describer of a failed AWS or network call, and how a message names a setting.
+ * No dependencies, so any layer may import it.
+ */
+
+/**
+ * Base class: an expected failure with a one-line message fit for an operator. The command line prints the
+ * message as its reason, the builder Lambda logs and throws it, the CDK app prints it. A message may name a
+ * setting with {@link settingRef}; each entry point renders that name its own way (see docs/settings.md).
+ */
+export class CatalogError extends Error {
+  override name = 'CatalogError';
+}
+
+/** A flag, environment variable, CDK context value or other setting has a bad value, or is missing. */
+export class ConfigError extends CatalogError {
+  override name = 'ConfigError';
+}
+
+/** The plans source cannot be read, or is not an array of objects. `source` is redacted (no password or token). */
+export class SourceError extends CatalogError {
+  override name = 'SourceError';
+  readonly source: string;
+  constructor(source: string, reason: string, options?: ErrorOptions) {
+    super(`source ${source}: ${reason}`, options);
+    this.source = source;
+  }
+}
+
+/**
+ * A store cannot be read or written: the key-value store (local file or CloudFront KeyValueStore), or the
+ * origin (local directory or S3 bucket). The message says whether anything changed.
+ */
+export class StoreError extends CatalogError {
+  override name = 'StoreError';
+}
+
+/** A write would pass a CloudFront KeyValueStore limit; nothing was written. */
+export class StoreLimitError extends StoreError {
+  override name = 'StoreLimitError';
+}
+
+/** The marker a message uses for a setting, rendered by the entry point (`--source-relation`, `CATALOG_…`). */
+const SETTING_MARK = /\u2039setting:([A-Za-z0-9]+)\u203a/g;
+
+/**
+ * Names a setting inside an error message, e.g. `raise ${settingRef('sourceMaxBytes')}`. The command line
+ * shows it as `--source-max-bytes`, the builder Lambda as `CATALOG_SOURCE_MAX_BYTES`, CDK as `sourceMaxBytes`:
+ * advice that fits where the message is read.
+ */
+export function settingRef(name: string): string {
+  return `\u2039setting:${name}\u203a`;
+}
+
+/** Replaces every {@link settingRef} in `text` with `render(name)`. */
+export function renderSettingRefs(text: string, render: (name: string) => string): string {
+  return text.replace(SETTING_MARK, (_mark, name: string) => render(name));
+}
+
+/** The setting names a message refers to (tests check that each one is declared). */
+export function settingRefsIn(text: string): string[] {
+  return [...text.matchAll(SETTING_MARK)].map((match) => match[1] ?? '');
+}
+
+/**
+ * Network error codes of a connection that never got as far as an answer: another attempt may succeed. The one
+ * list the HTTP source's retries, the PostgreSQL source's messages and the AWS error describer share.
+ */
+export const NETWORK_ERROR_CODES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found (DNS lookup failed)',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  EHOSTDOWN: 'host down',
+  ENETUNREACH: 'network unreachable',
+  ENETDOWN: 'network down',
+  EPIPE: 'connection closed while writing',
+};
+
+/** The shape of an AWS SDK error, as far as the describer reads it. */
+interface SdkErrorShape {
+  readonly name?: unknown;
+  readonly code?: unknown;
+  readonly message?: unknown;
+  readonly $metadata?: { readonly httpStatusCode?: number };
+}
+
+/** The HTTP status of a failed AWS call, when the service answered at all. */
+export function httpStatusOf(error: unknown): number | undefined {
+  return (error as SdkErrorShape | null)?.$metadata?.httpStatusCode;
+}
+
+/**
+ * One line describing why a call failed: `NoSuchBucket, HTTP 404: The specified bucket does not exist`,
+ * `cannot reach the service (connection refused: connect ECONNREFUSED 127.0.0.1:4569)`, or `no AWS credentials
+ * (…)`. The one describer of AWS SDK and network errors.
+ */
+export function describeCause(cause: unknown): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const shape = cause as SdkErrorShape;
+  const message = cause.message.replace(/\s*\n\s*/g, ' ').trim();
+  const code =
+    typeof shape.code === 'string' ? shape.code : /\b(E[A-Z]{3,}[A-Z_]*)\b/.exec(cause.message)?.[1];
+  if (code !== undefined && NETWORK_ERROR_CODES[code] !== undefined)
+    return `cannot reach the service (${NETWORK_ERROR_CODES[code]}${message ? `: ${message}` : ''})`;
+  if (cause.name === 'CredentialsProviderError') return `no AWS credentials (${message})`;
+  if (/^Region is missing/.test(message))
+    return 'no AWS region: set AWS_REGION, a profile region or --region';
+  const status = httpStatusOf(cause);
+  const parts = [cause.name !== 'Error' && cause.name !== 'Unknown' ? cause.name : '', code ?? '']
+    .filter((part, index, all) => part !== '' && all.indexOf(part) === index)
+    .join(' ');
+  const head = [parts, status !== undefined ? `HTTP ${status}` : ''].filter(Boolean).join(', ');
+  return head && message ? `${head}: ${message}` : head || message || 'unknown error';
+}

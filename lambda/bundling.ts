@@ -1,0 +1,48 @@
+/**
+ * How the builder Lambda is bundled, declared once: `npm run build:lambda` (tools/build-lambda.ts, whose bundle
+ * the tests run) and the CDK stack's NodejsFunction (infra/stack.ts) both read it, so the tests run what is
+ * deployed. One self-contained ES module: the AWS SDK is bundled rather than taken from the runtime, so the
+ * function runs the SDK version the tests ran.
+ */
+import type { BuildOptions } from 'esbuild';
+
+/** The bundle's settings, in the terms both esbuild and CDK's NodejsFunction take. */
+export const LAMBDA_BUNDLE = {
+  /** The handler module, relative to the repository root; its export `handler` is the entry point. */
+  entry: 'lambda/handler.ts',
+  handler: 'handler',
+  /** The Lambda runtime the stack deploys, and the esbuild target that matches it. */
+  runtime: 'nodejs22.x',
+  target: 'node22',
+  format: 'esm',
+  platform: 'node',
+  mainFields: ['module', 'main'],
+  // Bundled CommonJS packages (the AWS SDK's dependencies) call require() for Node built-ins.
+  banner:
+    "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  // pg's optional native binding is never used.
+  external: ['pg-native'],
+  minify: true,
+} as const;
+
+/** Where `npm run build:lambda` writes the bundle, relative to the repository root (handler `index.handler`). */
+export const LAMBDA_OUTFILE = 'dist/lambda/index.mjs';
+
+/** The esbuild options of the bundle, for `absWorkingDir` = the repository root. */
+export function lambdaBuildOptions(root: string, outfile: string = LAMBDA_OUTFILE): BuildOptions {
+  return {
+    absWorkingDir: root,
+    entryPoints: [LAMBDA_BUNDLE.entry],
+    outfile,
+    bundle: true,
+    platform: LAMBDA_BUNDLE.platform,
+    format: LAMBDA_BUNDLE.format,
+    target: LAMBDA_BUNDLE.target,
+    mainFields: [...LAMBDA_BUNDLE.mainFields],
+    external: [...LAMBDA_BUNDLE.external],
+    banner: { js: LAMBDA_BUNDLE.banner },
+    minify: LAMBDA_BUNDLE.minify,
+    legalComments: 'none',
+    logLevel: 'warning',
+  };
+}

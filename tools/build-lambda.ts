@@ -1,0 +1,28 @@
+/**
+ * `npm run build:lambda`: regenerates the openapi.yaml module the builder embeds, then bundles the builder
+ * Lambda (lambda/bundling.ts) into `dist/lambda/index.mjs` and prints its size.
+ */
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { build } from 'esbuild';
+import { repoRoot } from '../app/paths.ts';
+import { LAMBDA_OUTFILE, lambdaBuildOptions } from '../lambda/bundling.ts';
+import { OPENAPI_MODULE, writeOpenApiModule } from './openapi-module.ts';
+
+/** Bundles the handler into `outfile` (absolute, or relative to `root`) and returns its size in bytes. */
+export async function bundleLambda(root: string, outfile: string = LAMBDA_OUTFILE): Promise<number> {
+  await build(lambdaBuildOptions(root, outfile));
+  return (await stat(resolve(root, outfile))).size;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+  const root = repoRoot();
+  try {
+    if (await writeOpenApiModule(root)) console.log(`regenerated ${OPENAPI_MODULE} from openapi.yaml`);
+    const bytes = await bundleLambda(root);
+    console.log(`${LAMBDA_OUTFILE}: ${bytes} bytes (handler index.handler)`);
+  } catch (error) {
+    console.error(`build:lambda failed: ${(error as Error).message}`);
+    process.exitCode = 1;
+  }
+}
