@@ -21,9 +21,12 @@ info:
     browser runs its own server-side proxy that holds the key, calls this service, caches the result and serves
     its own frontend.
 
-    **Caching.** Responses are cacheable by shared caches for 300 seconds and vary by \`X-Api-Key\`. They may come
-    from a CDN and be much older than that: \`generatedAt\` can be about 25 hours old and is not a freshness
-    signal. Cache the catalog on your server rather than calling per page view; on a failed call (any non-2xx
+    **Caching.** Responses are cacheable by shared caches for 300 seconds and vary by \`X-Api-Key\` and
+    \`Accept-Encoding\` (the body is sent brotli- or gzip-compressed when you accept it). They may come from a CDN
+    and be much older than that: \`generatedAt\` can be about 25 hours old and is not a freshness signal.
+    Conditional requests work as a CDN answers them: send the \`ETag\` back in \`If-None-Match\`, or the
+    \`Last-Modified\` date in \`If-Modified-Since\`, and an unchanged copy gets 304 with no body (\`If-None-Match\`
+    wins when both are sent). A \`Range\` header is ignored: the answer is always the whole document. Cache the catalog on your server rather than calling per page view; on a failed call (any non-2xx
     answer) keep serving your last good copy rather than an empty catalog. A proxy with nothing cached answers
     502 to its own frontend.
 
@@ -56,21 +59,23 @@ paths:
       summary: List every published, approved training plan
       description: |
         Returns the full catalog, or the plans of one discipline. Any query parameter other than \`discipline\`
-        is ignored and does not bypass the cache. A conditional request (\`If-None-Match\`) still needs a valid
-        key: without one the answer is 401, never 304.
+        is ignored and does not bypass the cache. A conditional request (\`If-None-Match\` or
+        \`If-Modified-Since\`) still needs a valid key: without one the answer is 401, never 304.
       security:
         - apiKey: []
       parameters:
         - $ref: '#/components/parameters/discipline'
         - $ref: '#/components/parameters/ifNoneMatch'
+        - $ref: '#/components/parameters/ifModifiedSince'
       responses:
         '200':
           description: The catalog (or one discipline's part of it).
           headers:
             Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
-            Vary: { $ref: '#/components/headers/VaryApiKey' }
+            Vary: { $ref: '#/components/headers/VaryPlans' }
             ETag: { $ref: '#/components/headers/ETag' }
             Last-Modified: { $ref: '#/components/headers/LastModified' }
+            Content-Encoding: { $ref: '#/components/headers/ContentEncoding' }
             X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
             Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
           content:
@@ -92,11 +97,14 @@ paths:
                     webUrl: http://127.0.0.1:8787/plans/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10
                     appUrl: trainingplans://plan/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10
         '304':
-          description: Not modified since the copy whose \`ETag\` was sent in \`If-None-Match\` (a valid key is still required).
+          description: |
+            Not modified: the \`ETag\` sent in \`If-None-Match\` matches, or (without \`If-None-Match\`) the
+            \`If-Modified-Since\` date is not older than \`Last-Modified\`. No body; a valid key is still required.
           headers:
             Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
-            Vary: { $ref: '#/components/headers/VaryApiKey' }
+            Vary: { $ref: '#/components/headers/VaryPlans' }
             ETag: { $ref: '#/components/headers/ETag' }
+            Last-Modified: { $ref: '#/components/headers/LastModified' }
         '400': { $ref: '#/components/responses/InvalidDiscipline' }
         '401': { $ref: '#/components/responses/Unauthorized' }
         '500': { $ref: '#/components/responses/InternalError' }
@@ -151,13 +159,17 @@ paths:
       tags: [ meta ]
       operationId: getOpenApi
       summary: This OpenAPI 3.1 description
-      description: No key needed. Use it to generate a client.
+      description: No key needed. Use it to generate a client. Conditional requests get 304 as on \`/api/plans\`.
       security: []
+      parameters:
+        - $ref: '#/components/parameters/ifNoneMatch'
+        - $ref: '#/components/parameters/ifModifiedSince'
       responses:
         '200':
-          description: The OpenAPI document, with \`servers\` naming this deployment.
+          description: The OpenAPI document, with \`servers\` naming this deployment (never compressed).
           headers:
             Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+            Vary: { $ref: '#/components/headers/VaryAcceptEncoding' }
             ETag: { $ref: '#/components/headers/ETag' }
             Last-Modified: { $ref: '#/components/headers/LastModified' }
             X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
@@ -165,6 +177,15 @@ paths:
           content:
             application/yaml:
               schema: { type: string }
+        '304':
+          description: |
+            Not modified: the \`ETag\` sent in \`If-None-Match\` matches, or (without \`If-None-Match\`) the
+            \`If-Modified-Since\` date is not older than \`Last-Modified\`. No body.
+          headers:
+            Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+            Vary: { $ref: '#/components/headers/VaryAcceptEncoding' }
+            ETag: { $ref: '#/components/headers/ETag' }
+            Last-Modified: { $ref: '#/components/headers/LastModified' }
         '500': { $ref: '#/components/responses/InternalError' }
     options:
       tags: [ meta ]
@@ -235,7 +256,16 @@ components:
       name: If-None-Match
       in: header
       required: false
-      description: An \`ETag\` from an earlier answer; a match gets 304.
+      description: An \`ETag\` from an earlier answer (or \`*\`); a match gets 304. When sent, \`If-Modified-Since\` is ignored.
+      schema: { type: string }
+    ifModifiedSince:
+      name: If-Modified-Since
+      in: header
+      required: false
+      description: |
+        The \`Last-Modified\` date of an earlier answer (an HTTP-date such as \`Sun, 06 Nov 1994 08:49:37 GMT\`).
+        When the copy has not changed since, the answer is 304. Ignored when \`If-None-Match\` is sent, and when
+        it is not a valid HTTP-date.
       schema: { type: string }
   headers:
     CacheControlPublic:
@@ -246,10 +276,22 @@ components:
       description: Error answers are never cached.
       required: true
       schema: { type: string, const: no-store }
-    VaryApiKey:
-      description: The answer varies by key.
+    VaryPlans:
+      description: The answer varies by key, and its encoding by \`Accept-Encoding\`.
       required: true
-      schema: { type: string, const: X-Api-Key }
+      schema: { type: string, const: 'X-Api-Key, Accept-Encoding' }
+    VaryAcceptEncoding:
+      description: The encoding of the answer varies by \`Accept-Encoding\`.
+      required: true
+      schema: { type: string, const: Accept-Encoding }
+    ContentEncoding:
+      description: Present when the body is compressed (you sent \`Accept-Encoding\` with \`br\` or \`gzip\`).
+      required: false
+      schema: { type: string, enum: [ br, gzip ] }
+    WWWAuthenticate:
+      description: The authentication challenge (RFC 9110) naming the header the key goes in.
+      required: true
+      schema: { type: string, const: 'ApiKey realm="catalog", header="X-Api-Key"' }
     ETag:
       description: Entity tag of this copy (weak when the body is compressed); send it back in \`If-None-Match\`.
       required: true
@@ -306,6 +348,7 @@ components:
     Unauthorized:
       description: The \`X-Api-Key\` header is missing, or its value is wrong, revoked or expired, or it was sent more than once.
       headers:
+        WWW-Authenticate: { $ref: '#/components/headers/WWWAuthenticate' }
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
         Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }

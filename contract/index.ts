@@ -27,18 +27,34 @@ export const ORIGIN_FILES = {
 /** The only two paths the gateway serves. */
 export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml' } as const;
 
-/** Header values the gateway sets (contract §3). */
-export const HEADER_VALUES = {
-  json: 'application/json; charset=utf-8',
-  yaml: 'application/yaml; charset=utf-8',
+/**
+ * Header values of the answers the viewer-request function generates (errors, preflights). Kept apart from
+ * {@link SERVED_HEADERS} so that each function bundles only the strings it sends.
+ */
+export const GENERATED_HEADERS = {
   problem: 'application/problem+json',
-  cacheable: 'public, max-age=300',
   noStore: 'no-store',
   allow: 'GET, OPTIONS',
   corsMethods: 'GET, OPTIONS',
   corsHeaders: 'X-Api-Key',
   corsMaxAgeSeconds: '600',
+  /** The challenge every 401 carries (RFC 9110 requires one): the scheme, and the header the key goes in. */
+  wwwAuthenticate: 'ApiKey realm="catalog", header="X-Api-Key"',
 } as const;
+
+/** Header values of the objects served from the origin (set by the viewer-response function). */
+export const SERVED_HEADERS = {
+  json: 'application/json; charset=utf-8',
+  yaml: 'application/yaml; charset=utf-8',
+  cacheable: 'public, max-age=300',
+  /** `Vary` of the catalog: the answer depends on the key, and its encoding on `Accept-Encoding`. */
+  varyPlans: 'X-Api-Key, Accept-Encoding',
+  /** `Vary` of openapi.yaml: no key, but a shared cache must still keep encodings apart. */
+  varyOpenapi: 'Accept-Encoding',
+} as const;
+
+/** Every header value the gateway sets. */
+export const HEADER_VALUES = /* @__PURE__ */ Object.assign({}, GENERATED_HEADERS, SERVED_HEADERS);
 
 /** An RFC 9457 problem type: the body of an error answer is `{ type, title, status, detail }`. */
 export interface ProblemType {

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROOT } from '../testing/cli.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { bundleFunction, checkFunctionCode, FUNCTION_SIZE_LIMIT, FunctionBundleError } from './bundle.ts';

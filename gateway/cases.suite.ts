@@ -6,7 +6,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEADER_VALUES, PROBLEMS, problemDocument } from '../contract/index.ts';
-import { httpRequest, type ServeProcess, startServe } from '../testing/cli.ts';
+import { type ServeProcess, startServe } from '../testing/cli.ts';
 import { REQUEST_CASES, type RequestCase } from './cases.ts';
 import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
 
@@ -69,17 +69,32 @@ export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWo
     expect(headers['x-content-type-options']).toBe('nosniff');
     expect(headers['cache-control']).toBe(HEADER_VALUES.noStore);
   }
+  // Every 401 carries the challenge; no other answer does.
+  if (testCase.status === 401) expect(headers['www-authenticate']).toBe(HEADER_VALUES.wwwAuthenticate);
+  else expect(headers['www-authenticate'], 'WWW-Authenticate outside a 401').toBeUndefined();
+  // What is served from the origin: the whole object, validators, and a Vary that names Accept-Encoding.
+  const served = testCase.status === 200 || testCase.status === 304;
+  const object = testCase.status === 304 ? testCase.object : testCase.body;
+  if (served && object !== undefined && object !== 'openapi') {
+    expect(headers.vary, 'Vary of the catalog').toBe(HEADER_VALUES.varyPlans);
+    expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
+    expect(headers.etag).toMatch(/^(W\/)?"[0-9a-f]{32}"$/);
+    expect(headers['last-modified']).toBe(world.modified[object as keyof TestWorld['modified']]);
+  }
+  if (served && object === 'openapi') {
+    expect(headers.vary, 'Vary of openapi.yaml').toBe(HEADER_VALUES.varyOpenapi);
+    expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
+    expect(headers['last-modified']).toBe(world.modified.openapi);
+  }
   if (testCase.status === 200 && testCase.body !== 'openapi') {
     expect(headers['content-type']).toBe(HEADER_VALUES.json);
     expect(headers['x-content-type-options']).toBe('nosniff');
-    expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
-    expect(headers.vary).toBe('X-Api-Key');
-    expect(headers.etag).toMatch(/^(W\/)?"[0-9a-f]{32}"$/);
   }
+  if (testCase.status === 200 || testCase.status === 304) expect(headers['content-range']).toBeUndefined();
   if (testCase.body === 'openapi') {
     expect(headers['content-type']).toBe(HEADER_VALUES.yaml);
     expect(headers['x-content-type-options']).toBe('nosniff');
-    expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
+    expect(headers['content-encoding'], 'openapi.yaml is not compressed').toBeUndefined();
   }
 }
 

@@ -5,7 +5,8 @@
  *
  * Header values may name a key of the test world with a placeholder: `{valid}` (partner `acme`), `{other}`
  * (partner `globex`), `{expiring}` (expires in the future), `{expired}`, `{revoked}` (issued, then removed),
- * `{forged}` (the right prefix and length, never issued), and `{etag:<file>}` for the ETag of an origin file.
+ * `{forged}` (the right prefix and length, never issued), `{etag:<file>}` for the ETag of an origin file and
+ * `{modified:<file>}` for its Last-Modified date.
  */
 import type { ProblemName } from '../contract/index.ts';
 
@@ -37,6 +38,26 @@ export const PARTNER_ORIGIN = 'https://partner.example';
 
 const key = (placeholder: string): [string, string] => ['X-Api-Key', `{${placeholder}}`];
 const VALID = key('valid');
+
+/** The headers every 200 and 304 of the catalog carries, exactly. */
+const CATALOG_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'public, max-age=300',
+  vary: 'X-Api-Key, Accept-Encoding',
+};
+/** The headers every 200 of openapi.yaml carries, exactly. */
+const OPENAPI_HEADERS = {
+  'content-type': 'application/yaml; charset=utf-8',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'public, max-age=300',
+  vary: 'Accept-Encoding',
+};
+/** The validators and caching headers of a 304 (no Content-Type: it describes no body). */
+const notModified304 = (vary: string) => ({ 'cache-control': 'public, max-age=300', vary });
+/** An HTTP-date long before any build, and one long after. */
+const LONG_AGO = 'Sun, 06 Nov 1994 08:49:37 GMT';
+const FAR_AHEAD = 'Thu, 31 Dec 2099 23:59:59 GMT';
 
 const notFound = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
   name,
@@ -74,6 +95,7 @@ const unauthorized = (
   headers,
   status: 401,
   body: 'unauthorized',
+  headersPresent: { 'www-authenticate': 'ApiKey realm="catalog", header="X-Api-Key"' },
   ...extra,
 });
 const badDiscipline = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
@@ -174,7 +196,61 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
 
   // 4. openapi.yaml: no key needed.
-  { name: 'openapi.yaml', method: 'GET', target: '/openapi.yaml', status: 200, body: 'openapi' },
+  {
+    name: 'openapi.yaml',
+    method: 'GET',
+    target: '/openapi.yaml',
+    status: 200,
+    body: 'openapi',
+    headersPresent: OPENAPI_HEADERS,
+  },
+  {
+    name: 'openapi.yaml is never compressed (application/yaml is not a type CloudFront compresses)',
+    method: 'GET',
+    target: '/openapi.yaml',
+    headers: [['Accept-Encoding', 'gzip, br']],
+    status: 200,
+    body: 'openapi',
+    headersPresent: OPENAPI_HEADERS,
+    headersAbsent: ['content-encoding'],
+  },
+  {
+    name: 'openapi.yaml with a matching If-None-Match',
+    method: 'GET',
+    target: '/openapi.yaml',
+    headers: [['If-None-Match', '{etag:openapi}']],
+    status: 304,
+    body: 'empty',
+    object: 'openapi',
+    headersPresent: notModified304('Accept-Encoding'),
+  },
+  {
+    name: 'openapi.yaml with If-Modified-Since its Last-Modified',
+    method: 'GET',
+    target: '/openapi.yaml',
+    headers: [['If-Modified-Since', '{modified:openapi}']],
+    status: 304,
+    body: 'empty',
+    object: 'openapi',
+    headersPresent: notModified304('Accept-Encoding'),
+  },
+  {
+    name: 'openapi.yaml with an older If-Modified-Since',
+    method: 'GET',
+    target: '/openapi.yaml',
+    headers: [['If-Modified-Since', LONG_AGO]],
+    status: 200,
+    body: 'openapi',
+  },
+  {
+    name: 'openapi.yaml ignores Range',
+    method: 'GET',
+    target: '/openapi.yaml',
+    headers: [['Range', 'bytes=0-9']],
+    status: 200,
+    body: 'openapi',
+    headersAbsent: ['content-range'],
+  },
   {
     name: 'openapi.yaml ignores the query',
     method: 'GET',
@@ -213,6 +289,13 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   unauthorized('a conditional GET without a key', '/api/plans?discipline=running', [
     ['If-None-Match', '{etag:running}'],
   ]),
+  unauthorized('an If-Modified-Since GET without a key', '/api/plans?discipline=running', [
+    ['If-Modified-Since', FAR_AHEAD],
+  ]),
+  unauthorized('a conditional GET with a forged key', '/api/plans', [
+    key('forged'),
+    ['If-None-Match', '{etag:all}'],
+  ]),
   unauthorized('no key and a bad discipline', '/api/plans?discipline=walking', []),
   unauthorized('an expired key and a bad discipline', '/api/plans?discipline=walking', [key('expired')]),
 
@@ -233,14 +316,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   badDiscipline('a comma list', '/api/plans?discipline=running,strength'),
 
   // 7. Otherwise 200 with the right file; other parameters are ignored.
-  ok('the whole catalog', '/api/plans', 'all', {
-    headersPresent: {
-      'content-type': 'application/json; charset=utf-8',
-      'x-content-type-options': 'nosniff',
-      'cache-control': 'public, max-age=300',
-      vary: 'X-Api-Key',
-    },
-  }),
+  ok('the whole catalog', '/api/plans', 'all', { headersPresent: CATALOG_HEADERS }),
   ok('running plans', '/api/plans?discipline=running', 'running'),
   ok('strength plans', '/api/plans?discipline=strength', 'strength'),
   ok('a percent-encoded value', '/api/plans?discipline=%73trength', 'strength'),
@@ -261,7 +337,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   ok('CORS on a catalog answer', '/api/plans?discipline=running', 'running', {
     headers: [VALID, ['Origin', PARTNER_ORIGIN]],
     cors: PARTNER_ORIGIN,
-    headersPresent: { 'access-control-allow-origin': PARTNER_ORIGIN, vary: 'X-Api-Key' },
+    headersPresent: { ...CATALOG_HEADERS, 'access-control-allow-origin': PARTNER_ORIGIN },
   }),
   ok('a non-matching If-None-Match', '/api/plans?discipline=running', 'running', {
     headers: [VALID, ['If-None-Match', '"0123456789abcdef0123456789abcdef"']],
@@ -274,6 +350,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     status: 304,
     body: 'empty',
     object: 'running',
+    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
   },
   {
     name: 'If-None-Match: *',
@@ -283,18 +360,89 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     status: 304,
     body: 'empty',
     object: 'all',
+    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
+  },
+  {
+    name: 'If-Modified-Since equal to Last-Modified',
+    method: 'GET',
+    target: '/api/plans?discipline=strength',
+    headers: [VALID, ['If-Modified-Since', '{modified:strength}']],
+    status: 304,
+    body: 'empty',
+    object: 'strength',
+    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
+  },
+  {
+    name: 'If-Modified-Since later than Last-Modified',
+    method: 'GET',
+    target: '/api/plans',
+    headers: [VALID, ['If-Modified-Since', FAR_AHEAD]],
+    status: 304,
+    body: 'empty',
+    object: 'all',
+  },
+  ok('If-Modified-Since older than Last-Modified', '/api/plans?discipline=running', 'running', {
+    headers: [VALID, ['If-Modified-Since', LONG_AGO]],
+  }),
+  ok('a garbage If-Modified-Since is ignored', '/api/plans?discipline=running', 'running', {
+    headers: [VALID, ['If-Modified-Since', 'yesterday, around noon']],
+  }),
+  ok('an If-Modified-Since that is not an HTTP-date is ignored', '/api/plans', 'all', {
+    headers: [VALID, ['If-Modified-Since', '2999']],
+  }),
+  ok(
+    'a non-matching If-None-Match wins over a fresh If-Modified-Since',
+    '/api/plans?discipline=strength',
+    'strength',
+    {
+      headers: [
+        VALID,
+        ['If-None-Match', '"0123456789abcdef0123456789abcdef"'],
+        ['If-Modified-Since', FAR_AHEAD],
+      ],
+    },
+  ),
+  {
+    name: 'a matching If-None-Match wins over an old If-Modified-Since',
+    method: 'GET',
+    target: '/api/plans?discipline=running',
+    headers: [VALID, ['If-None-Match', '{etag:running}'], ['If-Modified-Since', LONG_AGO]],
+    status: 304,
+    body: 'empty',
+    object: 'running',
   },
   ok('gzip when accepted', '/api/plans', 'all', {
     headers: [VALID, ['Accept-Encoding', 'gzip']],
-    headersPresent: { 'content-encoding': 'gzip' },
+    headersPresent: { ...CATALOG_HEADERS, 'content-encoding': 'gzip' },
   }),
   ok('brotli preferred when both are accepted', '/api/plans?discipline=strength', 'strength', {
     headers: [VALID, ['Accept-Encoding', 'gzip, deflate, br']],
-    headersPresent: { 'content-encoding': 'br' },
+    headersPresent: { ...CATALOG_HEADERS, 'content-encoding': 'br' },
   }),
   ok('no compression when refused', '/api/plans', 'all', {
     headers: [VALID, ['Accept-Encoding', 'gzip;q=0, br;q=0']],
+    headersPresent: CATALOG_HEADERS,
     headersAbsent: ['content-encoding'],
+  }),
+  {
+    name: 'a 304 of a compressed copy',
+    method: 'GET',
+    target: '/api/plans',
+    headers: [VALID, ['Accept-Encoding', 'br'], ['If-None-Match', 'W/{etag:all}']],
+    status: 304,
+    body: 'empty',
+    object: 'all',
+    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
+    headersAbsent: ['content-encoding', 'content-type'],
+  },
+  ok('a Range request gets the whole catalog', '/api/plans', 'all', {
+    headers: [VALID, ['Range', 'bytes=0-9']],
+    headersPresent: CATALOG_HEADERS,
+    headersAbsent: ['content-range'],
+  }),
+  ok('a Range with If-Range gets the whole catalog', '/api/plans?discipline=running', 'running', {
+    headers: [VALID, ['Range', 'bytes=-5'], ['If-Range', '{etag:running}']],
+    headersAbsent: ['content-range'],
   }),
 
   // CORS on generated answers: every answer the function produces carries the origin when one is set.

@@ -4,7 +4,7 @@
  * names. Test support only.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildCatalog } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
@@ -31,6 +31,8 @@ export interface TestWorld {
   readonly stores: { readonly plain: string; readonly cors: string };
   readonly keys: Readonly<Record<KeyName, string>>;
   readonly objects: Readonly<Record<OriginObjectName, Buffer>>;
+  /** The Last-Modified date the edge sends for each object (its file's time, as an HTTP-date). */
+  readonly modified: Readonly<Record<OriginObjectName, string>>;
   remove(): Promise<void>;
 }
 
@@ -80,8 +82,10 @@ export async function createTestWorld(): Promise<TestWorld> {
   });
 
   const objects = {} as Record<OriginObjectName, Buffer>;
+  const modified = {} as Record<OriginObjectName, string>;
   for (const [name, file] of Object.entries(OBJECT_FILES)) {
     objects[name as OriginObjectName] = await readFile(join(originDir, file));
+    modified[name as OriginObjectName] = (await stat(join(originDir, file))).mtime.toUTCString();
   }
   return {
     dir,
@@ -89,6 +93,7 @@ export async function createTestWorld(): Promise<TestWorld> {
     stores: { plain: plain.name, cors: cors.name },
     keys: { valid, other, expiring, expired, revoked, forged: generateKey() },
     objects,
+    modified,
     remove,
   };
 }
@@ -98,11 +103,12 @@ export function etagOf(body: Buffer): string {
   return `"${createHash('md5').update(body).digest('hex')}"`;
 }
 
-/** Replaces the placeholders of a case (`{valid}`, `{etag:running}`…) with the world's values. */
+/** Replaces the placeholders of a case (`{valid}`, `{etag:running}`, `{modified:all}`…) with the world's values. */
 export function resolvePlaceholders(text: string, world: TestWorld): string {
-  return text.replace(/\{(etag:)?([a-z]+)\}/g, (match, etag: string | undefined, name: string) => {
-    if (etag) return etagOf(world.objects[name as OriginObjectName]);
-    return (world.keys as Record<string, string>)[name] ?? match;
+  return text.replace(/\{(etag:|modified:)?([a-z]+)\}/g, (match, kind: string | undefined, name: string) => {
+    if (kind === 'etag:') return etagOf(world.objects[name as OriginObjectName]);
+    if (kind === 'modified:') return world.modified[name as OriginObjectName];
+    return Object.hasOwn(world.keys, name) ? ((world.keys as Record<string, string>)[name] ?? match) : match;
   });
 }
 

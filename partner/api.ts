@@ -13,8 +13,8 @@ export interface paths {
         /**
          * List every published, approved training plan
          * @description Returns the full catalog, or the plans of one discipline. Any query parameter other than `discipline`
-         *     is ignored and does not bypass the cache. A conditional request (`If-None-Match`) still needs a valid
-         *     key: without one the answer is 401, never 304.
+         *     is ignored and does not bypass the cache. A conditional request (`If-None-Match` or
+         *     `If-Modified-Since`) still needs a valid key: without one the answer is 401, never 304.
          */
         get: operations["listPlans"];
         /**
@@ -120,7 +120,7 @@ export interface paths {
         };
         /**
          * This OpenAPI 3.1 description
-         * @description No key needed. Use it to generate a client.
+         * @description No key needed. Use it to generate a client. Conditional requests get 304 as on `/api/plans`.
          */
         get: operations["getOpenApi"];
         /**
@@ -317,6 +317,7 @@ export interface components {
         /** @description The `X-Api-Key` header is missing, or its value is wrong, revoked or expired, or it was sent more than once. */
         Unauthorized: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Content-Type-Options": components["headers"]["NoSniff"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
@@ -391,8 +392,14 @@ export interface components {
          *     repeated, another case, a malformed escape — gets 400.
          */
         discipline: components["schemas"]["Discipline"];
-        /** @description An `ETag` from an earlier answer; a match gets 304. */
+        /** @description An `ETag` from an earlier answer (or `*`); a match gets 304. When sent, `If-Modified-Since` is ignored. */
         ifNoneMatch: string;
+        /**
+         * @description The `Last-Modified` date of an earlier answer (an HTTP-date such as `Sun, 06 Nov 1994 08:49:37 GMT`).
+         *     When the copy has not changed since, the answer is 304. Ignored when `If-None-Match` is sent, and when
+         *     it is not a valid HTTP-date.
+         */
+        ifModifiedSince: string;
     };
     requestBodies: never;
     headers: {
@@ -400,8 +407,14 @@ export interface components {
         CacheControlPublic: "public, max-age=300";
         /** @description Error answers are never cached. */
         CacheControlNoStore: "no-store";
-        /** @description The answer varies by key. */
-        VaryApiKey: "X-Api-Key";
+        /** @description The answer varies by key, and its encoding by `Accept-Encoding`. */
+        VaryPlans: "X-Api-Key, Accept-Encoding";
+        /** @description The encoding of the answer varies by `Accept-Encoding`. */
+        VaryAcceptEncoding: "Accept-Encoding";
+        /** @description Present when the body is compressed (you sent `Accept-Encoding` with `br` or `gzip`). */
+        ContentEncoding: "br" | "gzip";
+        /** @description The authentication challenge (RFC 9110) naming the header the key goes in. */
+        WWWAuthenticate: "ApiKey realm=\"catalog\", header=\"X-Api-Key\"";
         /** @description Entity tag of this copy (weak when the body is compressed); send it back in `If-None-Match`. */
         ETag: string;
         /** @description When this copy of the file was written. */
@@ -434,8 +447,14 @@ export interface operations {
                 discipline?: components["parameters"]["discipline"];
             };
             header?: {
-                /** @description An `ETag` from an earlier answer; a match gets 304. */
+                /** @description An `ETag` from an earlier answer (or `*`); a match gets 304. When sent, `If-Modified-Since` is ignored. */
                 "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+                /**
+                 * @description The `Last-Modified` date of an earlier answer (an HTTP-date such as `Sun, 06 Nov 1994 08:49:37 GMT`).
+                 *     When the copy has not changed since, the answer is 304. Ignored when `If-None-Match` is sent, and when
+                 *     it is not a valid HTTP-date.
+                 */
+                "If-Modified-Since"?: components["parameters"]["ifModifiedSince"];
             };
             path?: never;
             cookie?: never;
@@ -446,9 +465,10 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPublic"];
-                    Vary: components["headers"]["VaryApiKey"];
+                    Vary: components["headers"]["VaryPlans"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
+                    "Content-Encoding": components["headers"]["ContentEncoding"];
                     "X-Content-Type-Options": components["headers"]["NoSniff"];
                     "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                     [name: string]: unknown;
@@ -478,12 +498,16 @@ export interface operations {
                     "application/json": components["schemas"]["Catalog"];
                 };
             };
-            /** @description Not modified since the copy whose `ETag` was sent in `If-None-Match` (a valid key is still required). */
+            /**
+             * @description Not modified: the `ETag` sent in `If-None-Match` matches, or (without `If-None-Match`) the
+             *     `If-Modified-Since` date is not older than `Last-Modified`. No body; a valid key is still required.
+             */
             304: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPublic"];
-                    Vary: components["headers"]["VaryApiKey"];
+                    Vary: components["headers"]["VaryPlans"];
                     ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -508,16 +532,26 @@ export interface operations {
     getOpenApi: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or `*`); a match gets 304. When sent, `If-Modified-Since` is ignored. */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+                /**
+                 * @description The `Last-Modified` date of an earlier answer (an HTTP-date such as `Sun, 06 Nov 1994 08:49:37 GMT`).
+                 *     When the copy has not changed since, the answer is 304. Ignored when `If-None-Match` is sent, and when
+                 *     it is not a valid HTTP-date.
+                 */
+                "If-Modified-Since"?: components["parameters"]["ifModifiedSince"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The OpenAPI document, with `servers` naming this deployment. */
+            /** @description The OpenAPI document, with `servers` naming this deployment (never compressed). */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlPublic"];
+                    Vary: components["headers"]["VaryAcceptEncoding"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "X-Content-Type-Options": components["headers"]["NoSniff"];
@@ -527,6 +561,20 @@ export interface operations {
                 content: {
                     "application/yaml": string;
                 };
+            };
+            /**
+             * @description Not modified: the `ETag` sent in `If-None-Match` matches, or (without `If-None-Match`) the
+             *     `If-Modified-Since` date is not older than `Last-Modified`. No body.
+             */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlPublic"];
+                    Vary: components["headers"]["VaryAcceptEncoding"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             500: components["responses"]["InternalError"];
         };

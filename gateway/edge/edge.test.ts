@@ -1,5 +1,14 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../testing/cli.ts';
 import { describeCaseTable } from '../cases.suite.ts';
-import { edgeFor, toAnswer } from '../testing.ts';
+import { loadFunction } from '../runtime/sandbox.ts';
+import { createTestWorld, edgeFor, type TestWorld, toAnswer } from '../testing.ts';
+import { Edge } from './edge.ts';
+import { viewerRequestEvent } from './event.ts';
+import { DirectoryOrigin } from './origin.ts';
+import { WatchedKeyValueStore } from './store.ts';
 
 describeCaseTable('the request-case table against the bundles in the local runtime', async (world) => {
   const edges = { plain: await edgeFor(world, 'plain'), cors: await edgeFor(world, 'cors') };
@@ -17,4 +26,64 @@ describeCaseTable('the request-case table against the bundles in the local runti
     },
     close: async () => {},
   };
+});
+
+describe('Range at the local edge', () => {
+  let world: TestWorld;
+  let passThrough: Edge;
+  let built: Edge;
+  beforeAll(async () => {
+    world = await createTestWorld();
+    built = await edgeFor(world, 'plain');
+    // Functions that let every request through to catalog.json, Range included: what CloudFront would then do.
+    const kvs = new WatchedKeyValueStore(world.stores.plain);
+    passThrough = new Edge({
+      viewerRequest: loadFunction(
+        'function handler(event) { event.request.uri = "/catalog.json"; return event.request; }',
+        { kvs },
+      ),
+      viewerResponse: loadFunction('function handler(event) { return event.response; }', { kvs }),
+      origin: new DirectoryOrigin(world.originDir),
+    });
+  });
+  afterAll(() => world.remove());
+
+  const get = (edge: Edge, headers: string[]) =>
+    edge.handle({ method: 'GET', target: '/api/plans', rawHeaders: headers, remoteAddress: '127.0.0.1' });
+
+  it('answers 206 with the slice when a function lets Range through, as CloudFront does', async () => {
+    const length = world.objects.all.length;
+    const first = await get(passThrough, ['Range', 'bytes=0-9']);
+    expect(first.status).toBe(206);
+    expect(first.headers['content-range']).toBe(`bytes 0-9/${length}`);
+    expect(first.body.equals(world.objects.all.subarray(0, 10))).toBe(true);
+    const last = await get(passThrough, ['Range', 'bytes=-5']);
+    expect(last.status).toBe(206);
+    expect(last.body.equals(world.objects.all.subarray(length - 5))).toBe(true);
+    expect((await get(passThrough, ['Range', `bytes=${length}-`])).status).toBe(416);
+    expect((await get(passThrough, ['Range', 'bytes=0-9', 'If-Range', '"other"'])).status).toBe(200);
+  });
+
+  it('gets the whole catalog through the built functions, which drop Range and If-Range', async () => {
+    const answer = await get(built, ['X-Api-Key', world.keys.valid, 'Range', 'bytes=0-9']);
+    expect(answer.status).toBe(200);
+    expect(answer.body.equals(world.objects.all)).toBe(true);
+    const kvs = new WatchedKeyValueStore(world.stores.plain);
+    await kvs.load();
+    const code = await readFile(join(ROOT, 'dist/gateway/viewer-request.js'), 'utf8');
+    const request = await loadFunction(code, { kvs }).run(
+      viewerRequestEvent(
+        {
+          method: 'GET',
+          target: '/openapi.yaml',
+          rawHeaders: ['Range', 'bytes=0-9', 'If-Range', '"x"'],
+          remoteAddress: '127.0.0.1',
+        },
+        'range',
+      ),
+    );
+    expect('uri' in request && request.uri).toBe('/openapi.yaml');
+    expect(Object.keys(request.headers)).not.toContain('range');
+    expect(Object.keys(request.headers)).not.toContain('if-range');
+  });
 });

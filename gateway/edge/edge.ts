@@ -2,9 +2,10 @@
  * The local edge: what CloudFront does around the two functions, without the network. A request goes through
  * viewer-request; a response it generates is sent as is. Otherwise the object is fetched from the origin; a
  * missing object or a failing origin gets the custom error page (500, `errors/500.json`, no viewer-response);
- * an object gets viewer-response, then `304` for a matching `If-None-Match`, and gzip or brotli for
- * 1,000–10,000,000-byte bodies when the viewer accepts them. A function that throws or sets a forbidden header
- * gets CloudFront's 502.
+ * an object gets viewer-response, then gzip or brotli for 1,000–10,000,000-byte bodies of a type CloudFront
+ * compresses when the viewer accepts them, `304` for a matching `If-None-Match` (or, without one, an
+ * `If-Modified-Since` not older than `Last-Modified`), and `206` for a `Range` the function let through.
+ * A function that throws or sets a forbidden header gets CloudFront's 502.
  */
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -18,7 +19,7 @@ import {
 } from '../../contract/index.ts';
 import type { CloudFrontRequest, CloudFrontResponse, Fields } from '../functions/event.ts';
 import { FunctionError, type SandboxedFunction } from '../runtime/sandbox.ts';
-import { type RawRequest, values, viewerRequestEvent, viewerResponseEvent } from './event.ts';
+import { fieldOf, type RawRequest, values, viewerRequestEvent, viewerResponseEvent } from './event.ts';
 import type { Origin, OriginObject } from './origin.ts';
 
 const brotli = promisify(brotliCompress);
@@ -26,6 +27,63 @@ const gzipAsync = promisify(gzip);
 
 /** CloudFront compresses objects from 1,000 to 10,000,000 bytes (DG/ServingCompressedFiles.html). */
 export const COMPRESSIBLE_BYTES = { min: 1000, max: 10_000_000 } as const;
+
+/**
+ * The media types CloudFront compresses (CloudFront Developer Guide, "Serve compressed files", "File types
+ * that CloudFront compresses"). `application/json` is there; `application/yaml` is not, so openapi.yaml goes out as it is.
+ */
+export const COMPRESSED_TYPES: ReadonlySet<string> = new Set([
+  'application/dash+xml',
+  'application/eot',
+  'application/font',
+  'application/font-sfnt',
+  'application/javascript',
+  'application/json',
+  'application/opentype',
+  'application/otf',
+  'application/pkcs7-mime',
+  'application/protobuf',
+  'application/rss+xml',
+  'application/truetype',
+  'application/ttf',
+  'application/vnd.apple.mpegurl',
+  'application/vnd.ms-fontobject',
+  'application/xhtml+xml',
+  'application/xml',
+  'application/x-font-opentype',
+  'application/x-font-truetype',
+  'application/x-font-ttf',
+  'application/x-httpd-cgi',
+  'application/x-javascript',
+  'application/x-mpegurl',
+  'application/x-opentype',
+  'application/x-otf',
+  'application/x-perl',
+  'application/x-ttf',
+  'font/eot',
+  'font/opentype',
+  'font/otf',
+  'font/ttf',
+  'image/svg+xml',
+  'text/css',
+  'text/csv',
+  'text/html',
+  'text/javascript',
+  'text/js',
+  'text/plain',
+  'text/richtext',
+  'text/tab-separated-values',
+  'text/xml',
+  'text/x-component',
+  'text/x-java-source',
+  'text/x-script',
+  'vnd.apple.mpegurl',
+]);
+
+/** The media type of a Content-Type value: lowercase, without parameters. */
+function mediaType(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
+}
 
 /** What the edge answers. Header names are lowercase; a name may carry several values. */
 export interface EdgeResponse {
@@ -44,10 +102,12 @@ export interface EdgeOptions {
   readonly origin: Origin;
 }
 
+/** A function's field map as response headers (own properties only; several values become an array). */
 function flatten(fields: Fields): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, field] of Object.entries(fields)) {
-    headers[name] = field.multiValue ? field.multiValue.map((v) => v.value) : field.value;
+  const headers = Object.create(null) as Record<string, string | string[]>;
+  for (const name of Object.keys(fields)) {
+    const all = values(fields, name);
+    headers[name] = all.length === 1 ? (all[0] as string) : all;
   }
   return headers;
 }
@@ -64,6 +124,68 @@ export function ifNoneMatchMatches(header: string, etag: string): boolean {
   const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
   if (header.trim() === '*') return true;
   return header.split(',').some((candidate) => opaque(candidate) === opaque(etag));
+}
+
+const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
+const HTTP_DATES = [
+  new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (${MONTHS}) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$`),
+  new RegExp(
+    `^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-(${MONTHS})-\\d{2} \\d{2}:\\d{2}:\\d{2} GMT$`,
+  ),
+];
+const ASCTIME = new RegExp(
+  `^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) ( \\d|\\d{2}) \\d{2}:\\d{2}:\\d{2} \\d{4}$`,
+);
+
+/** The time of an HTTP-date (RFC 9110 §5.6.7: IMF-fixdate or one of the two obsolete forms), else null. */
+export function parseHttpDate(text: string): number | null {
+  const value = text.trim();
+  let time = Number.NaN;
+  if (HTTP_DATES.some((form) => form.test(value))) time = Date.parse(value);
+  else if (ASCTIME.test(value)) time = Date.parse(`${value} GMT`);
+  return Number.isNaN(time) ? null : time;
+}
+
+/**
+ * Whether a 200 becomes a 304, as CloudFront decides from its cache: a matching `If-None-Match`; or, only
+ * when there is no `If-None-Match`, an `If-Modified-Since` date (exactly one, a valid HTTP-date) not older
+ * than `Last-Modified`. Anything else (a garbage date, two dates) is ignored.
+ */
+export function notModified(
+  request: Fields,
+  validators: { etag: string; lastModified: string | undefined },
+): boolean {
+  const ifNoneMatch = values(request, 'if-none-match').join(',');
+  if (ifNoneMatch.trim() !== '')
+    return validators.etag !== '' && ifNoneMatchMatches(ifNoneMatch, validators.etag);
+  const ifModifiedSince = values(request, 'if-modified-since');
+  if (ifModifiedSince.length !== 1 || validators.lastModified === undefined) return false;
+  const since = parseHttpDate(ifModifiedSince[0] as string);
+  const modified = parseHttpDate(validators.lastModified);
+  return since !== null && modified !== null && modified <= since;
+}
+
+/**
+ * The byte range a `Range` header asks for in a body of `length` bytes: one `bytes=first-last`,
+ * `bytes=first-` or `bytes=-suffix` range. `null` means serve the whole body (no range, a form this edge does
+ * not split, or several ranges); `'unsatisfiable'` means 416.
+ */
+export function byteRange(
+  header: string,
+  length: number,
+): { start: number; end: number } | 'unsatisfiable' | null {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return null;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, length - suffix), end: length - 1 };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === '' ? length - 1 : Math.min(Number(match[2]), length - 1);
+  if (match[2] !== '' && Number(match[2]) < start) return null;
+  if (start >= length) return 'unsatisfiable';
+  return { start, end };
 }
 
 /** The encoding CloudFront would pick: brotli when the viewer accepts it, else gzip, else none. */
@@ -114,7 +236,7 @@ export class Edge {
         partner: null,
       };
     }
-    const partner = result.headers[PARTNER_HEADER]?.value ?? null;
+    const partner = fieldOf(result.headers, PARTNER_HEADER)?.value ?? null;
     let object: OriginObject | null;
     let failure: string | undefined;
     try {
@@ -146,10 +268,11 @@ export class Edge {
     } catch (error) {
       return { ...badGateway('viewer-response', error), partner };
     }
-    return { ...(await this.#deliver(response, object, event.request.headers)), partner };
+    // CloudFront acts on the request as the function left it (a header the function removed is gone).
+    return { ...(await this.#deliver(response, object, result.headers)), partner };
   }
 
-  /** Conditional GET and compression, after viewer-response, as CloudFront serves from its cache. */
+  /** Compression, conditional GET and ranges, after viewer-response, as CloudFront serves from its cache. */
   async #deliver(
     response: CloudFrontResponse,
     object: OriginObject,
@@ -157,32 +280,47 @@ export class Edge {
   ): Promise<Omit<EdgeResponse, 'partner'>> {
     const headers = responseHeadersPolicy(flatten(response.headers));
     let body = response.body === undefined ? object.body : bodyOf(response);
-    const encoding = pickEncoding(values(requestHeaders['accept-encoding']).join(','));
+    const encoding = pickEncoding(values(requestHeaders, 'accept-encoding').join(','));
     const compressible =
       response.body === undefined &&
       encoding !== null &&
       body.length >= COMPRESSIBLE_BYTES.min &&
       body.length <= COMPRESSIBLE_BYTES.max &&
-      /json|yaml/.test(String(headers['content-type']));
+      COMPRESSED_TYPES.has(mediaType(String(headers['content-type'] ?? '')));
     if (compressible && encoding) {
       body = await this.#compress(encoding, object);
       headers['content-encoding'] = encoding;
       headers.etag = `W/${object.etag}`;
     }
-    const ifNoneMatch = values(requestHeaders['if-none-match']).join(',');
-    const etag = String(headers.etag ?? '');
-    if (
-      response.statusCode === 200 &&
-      ifNoneMatch !== '' &&
-      etag !== '' &&
-      ifNoneMatchMatches(ifNoneMatch, etag)
-    ) {
+    if (response.statusCode !== 200) return { status: response.statusCode, headers, body };
+    const lastModified = headers['last-modified'];
+    const validators = {
+      etag: String(headers.etag ?? ''),
+      lastModified: typeof lastModified === 'string' ? lastModified : undefined,
+    };
+    if (notModified(requestHeaders, validators)) {
       // A 304 carries the validators and caching headers, not the description of a body it does not have.
       delete headers['content-encoding'];
       delete headers['content-type'];
       return { status: 304, headers, body: Buffer.alloc(0) };
     }
-    return { status: response.statusCode, headers, body };
+    const range = values(requestHeaders, 'range');
+    const ifRange = values(requestHeaders, 'if-range')[0];
+    const rangeApplies =
+      range.length === 1 &&
+      (ifRange === undefined ||
+        (!ifRange.startsWith('W/') && ifRange === validators.etag) ||
+        ifRange === validators.lastModified);
+    const wanted = rangeApplies ? byteRange(range[0] as string, body.length) : null;
+    if (wanted === 'unsatisfiable') {
+      headers['content-range'] = `bytes */${body.length}`;
+      return { status: 416, headers, body: Buffer.alloc(0) };
+    }
+    if (wanted) {
+      headers['content-range'] = `bytes ${wanted.start}-${wanted.end}/${body.length}`;
+      return { status: 206, headers, body: body.subarray(wanted.start, wanted.end + 1) };
+    }
+    return { status: 200, headers, body };
   }
 
   #compress(encoding: 'br' | 'gzip', object: OriginObject): Promise<Buffer> {

@@ -3,6 +3,9 @@
  * header names, repeats collapsed into `multiValue` (the first value also in `value`), cookies apart,
  * hop-by-hop headers left out, and
  * query-string names and values exactly as sent (still percent-encoded; `?a` gives an empty value).
+ *
+ * Names come from the client, so every field map has a null prototype and is read through own properties
+ * only: `__proto__`, `constructor` or `toString` are names like any other and never reach a built-in object.
  */
 import type { CloudFrontEvent, CloudFrontResponse, Field, Fields } from '../functions/event.ts';
 
@@ -27,14 +30,28 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
+/** An empty field map with no prototype, so that any name is just a key. */
+export function emptyFields(): Fields {
+  return Object.create(null) as Fields;
+}
+
+/** The field of that name, if the map has one of its own. */
+export function fieldOf(fields: Fields, name: string): Field | undefined {
+  return Object.hasOwn(fields, name) ? fields[name] : undefined;
+}
+
 function add(fields: Fields, name: string, value: string): void {
-  const existing = fields[name];
+  const existing = fieldOf(fields, name);
   if (!existing) {
     fields[name] = { value };
     return;
   }
-  existing.multiValue ??= [{ value: existing.value }];
-  existing.multiValue.push({ value });
+  let multiValue = Object.hasOwn(existing, 'multiValue') ? existing.multiValue : undefined;
+  if (!multiValue) {
+    multiValue = [{ value: existing.value }];
+    existing.multiValue = multiValue;
+  }
+  multiValue.push({ value });
 }
 
 /** Splits a request target into the path and the raw query string. */
@@ -55,7 +72,7 @@ export function splitTarget(target: string): { uri: string; query: string } {
 
 /** Parses a raw query string into CloudFront's `querystring` object (names and values not decoded). */
 export function parseQuery(query: string): Fields {
-  const fields: Fields = {};
+  const fields = emptyFields();
   for (const part of query.split('&')) {
     if (part === '') continue;
     const equals = part.indexOf('=');
@@ -78,8 +95,8 @@ function parseCookies(fields: Fields, header: string): void {
 /** The viewer-request event for a raw request. */
 export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFrontEvent {
   const { uri, query } = splitTarget(raw.target);
-  const headers: Fields = {};
-  const cookies: Fields = {};
+  const headers = emptyFields();
+  const cookies = emptyFields();
   for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
     const name = (raw.rawHeaders[i] as string).toLowerCase();
     const value = raw.rawHeaders[i + 1] as string;
@@ -104,8 +121,10 @@ export function viewerResponseEvent(request: CloudFrontEvent, response: CloudFro
   return { ...request, context: { ...request.context, eventType: 'viewer-response' }, response };
 }
 
-/** The first value of a field, or all of its values. */
-export function values(field: Field | undefined): string[] {
+/** Every value of the named field (none when the map has no such field of its own). */
+export function values(fields: Fields, name: string): string[] {
+  const field = fieldOf(fields, name);
   if (!field) return [];
-  return field.multiValue ? field.multiValue.map((v) => v.value) : [field.value];
+  const multiValue = Object.hasOwn(field, 'multiValue') ? field.multiValue : undefined;
+  return multiValue ? multiValue.map((v) => v.value) : [field.value];
 }

@@ -1,3 +1,5 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestWorld, edgeFor, type TestWorld } from '../testing.ts';
@@ -94,5 +96,131 @@ describe('the gateway under random requests', () => {
       }),
       { numRuns: 1500 },
     );
+  });
+});
+
+/**
+ * Every name `Object.prototype` carries (and `__proto__`), sent as a query name, a header name and a cookie
+ * name: the gateway must treat them as ordinary names. Field maps built on plain objects let `__proto__` reach
+ * `Object.prototype` (after which every valid key got 401) and let `constructor`, `toString`, `valueOf` hang
+ * growing arrays on built-in functions.
+ */
+describe('the gateway under requests naming Object.prototype properties', () => {
+  let world: TestWorld;
+  let edge: Edge;
+  beforeAll(async () => {
+    world = await createTestWorld();
+    edge = await edgeFor(world, 'plain');
+  });
+  afterAll(() => world.remove());
+
+  const NAMES = [...new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__'])];
+  const PLACES = ['query', 'header', 'cookie'] as const;
+
+  /** A request whose query, headers and cookies repeat the given names `times` times. */
+  function request(
+    target: string,
+    names: readonly { name: string; place: (typeof PLACES)[number] }[],
+    times: number,
+    key?: string,
+  ) {
+    const query: string[] = [];
+    const cookies: string[] = [];
+    const rawHeaders: string[] = key === undefined ? [] : ['X-Api-Key', key];
+    for (let i = 0; i < times; i += 1) {
+      for (const { name, place } of names) {
+        if (place === 'query') query.push(`${name}=v${i}`);
+        else if (place === 'cookie') cookies.push(`${name}=v${i}`);
+        else rawHeaders.push(name, `v${i}`);
+      }
+    }
+    if (cookies.length > 0) rawHeaders.push('Cookie', cookies.join('; '));
+    return {
+      method: 'GET',
+      target: query.length > 0 ? `${target}?${query.join('&')}` : target,
+      rawHeaders,
+      remoteAddress: '127.0.0.1',
+    };
+  }
+
+  /** The exact headers of a plain 200 (no Accept-Encoding, so no compression). */
+  async function expectCleanAnswers(): Promise<void> {
+    const plans = await edge.handle(request('/api/plans', [], 0, world.keys.valid));
+    expect(plans.status, plans.error).toBe(200);
+    expect(plans.body.equals(world.objects.all)).toBe(true);
+    expect(Object.keys(plans.headers).sort()).toEqual([
+      'cache-control',
+      'content-type',
+      'etag',
+      'last-modified',
+      'vary',
+      'x-content-type-options',
+    ]);
+    for (const value of Object.values(plans.headers)) expect(typeof value).toBe('string');
+    expect(plans.headers.vary).toBe('X-Api-Key, Accept-Encoding');
+    const openapi = await edge.handle(request('/openapi.yaml', [], 0));
+    expect(openapi.status).toBe(200);
+    expect(openapi.body.equals(world.objects.openapi)).toBe(true);
+    expect(openapi.headers.etag).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(Number.isNaN(Date.parse(String(openapi.headers['last-modified'])))).toBe(false);
+    expect(String(openapi.headers['last-modified'])).toMatch(/GMT$/);
+  }
+
+  it('keeps every valid key working and every answer clean after any of those names in any place', async () => {
+    const before = Object.getOwnPropertyNames(Object.prototype).sort();
+    const name = fc.record({ name: fc.constantFrom(...NAMES), place: fc.constantFrom(...PLACES) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(name, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.constantFrom('/api/plans', '/openapi.yaml', '/x'),
+        fc.boolean(),
+        async (names, times, path, withKey) => {
+          const answer = await edge.handle(
+            request(path, names, times, withKey ? world.keys.valid : undefined),
+          );
+          // The names are unknown parameters, headers and cookies: the answer is the one without them.
+          const expected = path === '/x' ? 404 : path === '/openapi.yaml' || withKey ? 200 : 401;
+          expect(answer.status, answer.error).toBe(expected);
+          await expectCleanAnswers();
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // Every name on its own, in every place, once more: nothing leaks into the host realm.
+    for (const one of NAMES) {
+      for (const place of PLACES) await edge.handle(request('/x', [{ name: one, place }], 2));
+    }
+    await expectCleanAnswers();
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(before);
+    for (const builtIn of [Object, Function, Object.prototype.toString, Object.prototype.valueOf]) {
+      expect(Object.hasOwn(builtIn, 'multiValue'), String(builtIn.name)).toBe(false);
+    }
+  });
+
+  it('keeps memory flat under thousands of those names, as under ordinary ones', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const heap = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const flood = async (names: readonly string[]) => {
+      const places = names.flatMap((n) => PLACES.map((place) => ({ name: n, place })));
+      for (let i = 0; i < 300; i += 1) await edge.handle(request('/api/plans', places, 50, world.keys.valid));
+    };
+    const prototypeNames = ['constructor', 'toString', 'valueOf', '__proto__', 'hasOwnProperty'];
+    const ordinaryNames = ['alpha', 'bravo', 'charlie', 'delta', 'echo'];
+    await flood(ordinaryNames); // warm up caches and compiled code
+    const start = heap();
+    await flood(ordinaryNames);
+    const ordinary = heap() - start;
+    const middle = heap();
+    await flood(prototypeNames);
+    const prototype = heap() - middle;
+    // 300 requests × 750 fields each: kept, that is tens of MB; not kept, noise.
+    const MiB = 1024 * 1024;
+    expect(prototype, `ordinary names: +${ordinary} bytes`).toBeLessThan(Math.max(3 * ordinary, 0) + 4 * MiB);
   });
 });

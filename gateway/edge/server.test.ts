@@ -1,13 +1,17 @@
 import { copyFile, rename, rm, writeFile } from 'node:fs/promises';
-import { Agent } from 'node:http';
+import { Agent, type Server } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { issueKey } from '../../keys/manage.ts';
 import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
+import { rawRequest } from '../../testing/raw.ts';
 import { describeCaseTable } from '../cases.suite.ts';
 import { createTestWorld, type TestWorld } from '../testing.ts';
+import type { EdgeResponse } from './edge.ts';
+import type { RawRequest } from './event.ts';
+import { type AccessLogEntry, createEdgeServer, listen, shutdown } from './server.ts';
 
 describeCaseTable('the request-case table over HTTP against catalog serve', async (world) => {
   const servers = {
@@ -159,20 +163,97 @@ describe('catalog serve', () => {
     }
   });
 
-  it('answers 431 to an oversized header and 4xx to an oversized URL, and keeps serving', async () => {
+  it('answers 413 to an oversized header and an oversized URL, as CloudFront does, and keeps serving', async () => {
     const big = await httpRequest(server.url, {
       method: 'GET',
       target: '/api/plans',
       headers: [['X-Filler', 'x'.repeat(64 * 1024)]],
     });
-    expect(big.status).toBe(431);
+    expect(big.status).toBe(413);
     const long = await httpRequest(server.url, {
       method: 'GET',
       target: `/api/plans?q=${'y'.repeat(1024 * 1024)}`,
     });
-    expect(long.status).toBeGreaterThanOrEqual(400);
-    expect(long.status).toBeLessThan(500);
+    expect(long.status).toBe(413);
     expect((await get('/openapi.yaml')).status).toBe(200);
+  });
+
+  describe("CloudFront's request limits, byte for byte", () => {
+    const KEY_LINE = () => `X-Api-Key: ${world.keys.valid}\r\n`;
+
+    it('serves a URL of exactly 8,192 bytes (https://, host and target) and refuses one byte more with 413', async () => {
+      // The URL CloudFront builds: "https://" + "x" (the Host) + the target.
+      const target = (bytes: number) => {
+        const prefix = '/api/plans?q=';
+        return prefix + 'a'.repeat(bytes - 'https://x'.length - prefix.length);
+      };
+      const at = await rawRequest(server.url, `GET ${target(8192)} HTTP/1.1\r\nHost: x\r\n${KEY_LINE()}\r\n`);
+      expect(at.status).toBe(200);
+      const over = await rawRequest(
+        server.url,
+        `GET ${target(8193)} HTTP/1.1\r\nHost: x\r\n${KEY_LINE()}\r\n`,
+      );
+      expect(over.status).toBe(413);
+      expect(over.head).toMatch(/\r\nConnection: close\r\n/i);
+    });
+
+    it('serves a request head of exactly 20,480 bytes and refuses one byte more with 413', async () => {
+      const head = (bytes: number) => {
+        const start = `GET /api/plans HTTP/1.1\r\nHost: x\r\n${KEY_LINE()}`;
+        const fillerLine = (n: number) => `X-Filler: ${'f'.repeat(n)}\r\n`;
+        const n = bytes - Buffer.byteLength(`${start}${fillerLine(0)}\r\n`);
+        return `${start}${fillerLine(n)}\r\n`;
+      };
+      expect(Buffer.byteLength(head(20_480))).toBe(20_480);
+      expect((await rawRequest(server.url, head(20_480))).status).toBe(200);
+      const over = await rawRequest(server.url, head(20_481));
+      expect(over.status).toBe(413);
+      expect(over.head).toMatch(/\r\nConnection: close\r\n/i);
+      expect((await get('/api/plans', world.keys.valid)).status).toBe(200);
+    });
+  });
+});
+
+describe('the edge server when sending an answer fails', () => {
+  /** An edge that answers with a header value HTTP cannot carry for `/bad`, and a plain 200 otherwise. */
+  const edge = {
+    handle: async (raw: RawRequest): Promise<EdgeResponse> =>
+      raw.target === '/bad'
+        ? {
+            status: 200,
+            headers: { 'access-control-allow-origin': 'https://partner.example\u0007', 'x-ok': 'yes' },
+            body: Buffer.from('should never be sent'),
+            partner: 'acme',
+          }
+        : {
+            status: 200,
+            headers: { 'content-type': 'text/plain' },
+            body: Buffer.from('fine'),
+            partner: null,
+          },
+  };
+  let server: Server;
+  let url: string;
+  const entries: AccessLogEntry[] = [];
+  beforeAll(async () => {
+    server = createEdgeServer({ edge, log: (entry) => entries.push(entry) });
+    const address = await listen(server, 0, '127.0.0.1');
+    url = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(() => shutdown(server, 100));
+
+  it('answers 502 for that request, logs why, and keeps serving the next ones', async () => {
+    const bad = await httpRequest(url, { method: 'GET', target: '/bad' });
+    expect(bad.status).toBe(502);
+    expect(bad.headers['x-ok']).toBeUndefined();
+    expect(bad.headers['access-control-allow-origin']).toBeUndefined();
+    expect(bad.body.toString()).not.toContain('should never be sent');
+    const entry = entries.find((e) => e.path === '/bad');
+    expect(entry?.status).toBe(502);
+    expect(entry?.error).toMatch(/Invalid character|ERR_INVALID_CHAR|sending the 200 failed/);
+    const good = await httpRequest(url, { method: 'GET', target: '/good' });
+    expect(good.status).toBe(200);
+    expect(good.body.toString()).toBe('fine');
   });
 });
 

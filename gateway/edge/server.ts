@@ -1,13 +1,41 @@
 /**
- * `catalog serve`: the local edge on node:http. Keep-alive, bounded header size (a larger request gets 431, as
- * a too-long URL does), one JSON access-log line per request (never the key), graceful shutdown.
+ * `catalog serve`: the local edge on node:http. Keep-alive, CloudFront's request limits (a URL over 8,192 bytes
+ * or a request head over 20,480 bytes gets 413 and the connection closed), one JSON access-log line per
+ * request (never the key), graceful shutdown. A failure while sending ends that one request (a 502, or a cut
+ * connection once the head is out), never the process.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Edge, EdgeResponse } from './edge.ts';
 
-/** Largest request head accepted, in bytes (Node answers 431 beyond it). CloudFront allows about 20 KB. */
-export const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * CloudFront's limits on a viewer request: the URL it builds from the request (`https://`, the host, the path
+ * and the query string) at most 8,192 bytes; the whole request without its body (request line and headers)
+ * at most 20,480 bytes. Beyond either it answers 413 and closes the connection.
+ */
+export const REQUEST_LIMITS = { urlBytes: 8192, requestBytes: 20_480 } as const;
+
+/** The status CloudFront gives a request over either limit. */
+export const TOO_LARGE_STATUS = 413;
+
+/** The bytes of the request head as sent in its usual form: request line, `Name: value` lines, blank line. */
+export function requestHeadBytes(
+  method: string,
+  target: string,
+  httpVersion: string,
+  rawHeaders: readonly string[],
+): number {
+  let bytes = Buffer.byteLength(`${method} ${target} HTTP/${httpVersion}\r\n\r\n`);
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    bytes += Buffer.byteLength(rawHeaders[i] as string) + Buffer.byteLength(rawHeaders[i + 1] as string) + 4;
+  }
+  return bytes;
+}
+
+/** The bytes of the URL CloudFront builds: `https://`, the Host header and the request target. */
+export function urlBytes(host: string | undefined, target: string): number {
+  return Buffer.byteLength(`https://${host ?? ''}`) + Buffer.byteLength(target);
+}
 
 /** One access-log entry. */
 export interface AccessLogEntry {
@@ -22,7 +50,8 @@ export interface AccessLogEntry {
 }
 
 export interface EdgeServerOptions {
-  readonly edge: Edge;
+  /** The edge that answers requests (only its `handle` is used). */
+  readonly edge: Pick<Edge, 'handle'>;
   /** Receives one entry per request (the CLI writes it as a JSON line to stderr). */
   readonly log: (entry: AccessLogEntry) => void;
 }
@@ -49,6 +78,47 @@ function send(res: ServerResponse, answer: EdgeResponse, head: boolean): void {
   res.end(noBody || head ? undefined : answer.body);
 }
 
+/** CloudFront's answer when it cannot use what it got: a plain 502 that no cache keeps. */
+function badGatewayAnswer(reason: string): EdgeResponse {
+  return {
+    status: 502,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+    body: Buffer.from('502 Bad Gateway: the request could not be satisfied.\n'),
+    partner: null,
+    error: reason,
+  };
+}
+
+/**
+ * Sends an answer; if that throws (a header value HTTP cannot carry, a closed socket), sends a 502 instead
+ * while the head is not out yet, or cuts the connection once it is. Returns what the client was given.
+ */
+function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): EdgeResponse {
+  try {
+    send(res, answer, head);
+    return answer;
+  } catch (error) {
+    const reason = `sending the ${answer.status} failed: ${(error as Error).message}`;
+    if (res.headersSent) {
+      res.destroy();
+      return { ...answer, error: reason };
+    }
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    const fallback = { ...badGatewayAnswer(reason), partner: answer.partner };
+    try {
+      send(res, fallback, head);
+    } catch {
+      res.destroy();
+    }
+    return fallback;
+  }
+}
+
+function tooLarge(res: ServerResponse): void {
+  res.writeHead(TOO_LARGE_STATUS, { 'Content-Length': 0, Connection: 'close' });
+  res.end();
+}
+
 /** The path for the log: without the query string, cut to a sane length. */
 function logPath(url: string): string {
   const path = url.split('?')[0] ?? '';
@@ -59,7 +129,9 @@ function logPath(url: string): string {
 export function createEdgeServer(options: EdgeServerOptions): Server {
   const server = createServer(
     {
-      maxHeaderSize: MAX_HEADER_BYTES,
+      // Node counts the target, names and values against this (less than the head's bytes): anything it
+      // refuses is over CloudFront's limit too, and the handler checks the exact count.
+      maxHeaderSize: REQUEST_LIMITS.requestBytes,
       keepAliveTimeout: 5_000,
       requestTimeout: 30_000,
       headersTimeout: 10_000,
@@ -74,30 +146,36 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
         rawHeaders: req.rawHeaders,
         remoteAddress: req.socket.remoteAddress ?? '',
       };
+      const log = (answer: EdgeResponse) =>
+        options.log({
+          time: new Date().toISOString(),
+          method: raw.method,
+          path: logPath(raw.target),
+          status: answer.status,
+          bytes: answer.status === 304 ? 0 : answer.body.length,
+          ms: Math.round((performance.now() - started) * 100) / 100,
+          partner: answer.partner,
+          ...(answer.error ? { error: answer.error } : {}),
+        });
+      if (
+        urlBytes(req.headers.host, raw.target) > REQUEST_LIMITS.urlBytes ||
+        requestHeadBytes(raw.method, raw.target, req.httpVersion, raw.rawHeaders) >
+          REQUEST_LIMITS.requestBytes
+      ) {
+        tooLarge(res);
+        log({ status: TOO_LARGE_STATUS, headers: {}, body: Buffer.alloc(0), partner: null });
+        return;
+      }
       options.edge
         .handle(raw)
-        .catch(
-          (error: unknown): EdgeResponse => ({
-            status: 502,
-            headers: { 'content-type': 'text/plain; charset=utf-8' },
-            body: Buffer.from('502 Bad Gateway\n'),
-            partner: null,
-            error: `edge failure: ${String(error)}`,
-          }),
-        )
+        .catch((error: unknown): EdgeResponse => badGatewayAnswer(`edge failure: ${String(error)}`))
         .then((answer) => {
           if (res.destroyed) return;
-          send(res, answer, req.method === 'HEAD');
-          options.log({
-            time: new Date().toISOString(),
-            method: raw.method,
-            path: logPath(raw.target),
-            status: answer.status,
-            bytes: answer.status === 304 ? 0 : answer.body.length,
-            ms: Math.round((performance.now() - started) * 100) / 100,
-            partner: answer.partner,
-            ...(answer.error ? { error: answer.error } : {}),
-          });
+          log(sendSafely(res, answer, req.method === 'HEAD'));
+        })
+        .catch(() => {
+          // Only the access log can still fail here; the answer has been sent or the connection cut.
+          if (!res.destroyed && !res.writableEnded) res.destroy();
         });
     },
   );
@@ -114,9 +192,17 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
       return;
     }
     const status =
-      error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? TOO_LARGE_STATUS
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 408
+          : 400;
     const reason =
-      status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+      status === TOO_LARGE_STATUS
+        ? 'Request Entity Too Large'
+        : status === 408
+          ? 'Request Timeout'
+          : 'Bad Request';
     socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
     socket.on('data', () => {});
     socket.once('end', () => socket.end());

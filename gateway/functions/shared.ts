@@ -3,7 +3,7 @@
  * spread, classes, for-of, optional chaining or `??` (the bundle check refuses them), and it must stay small.
  */
 import cf from 'cloudfront';
-import { HEADER_VALUES, KVS_CORS_ORIGIN } from '../../contract/index.ts';
+import { GENERATED_HEADERS, KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import type { Fields } from './event.ts';
 
 const kvs = cf.kvs();
@@ -31,8 +31,8 @@ export function addCors(headers: Fields, origin: string | null): Fields {
 /** The headers of every error answer: a problem document that no cache may keep. */
 export function problemHeaders(): Fields {
   return {
-    'content-type': { value: HEADER_VALUES.problem },
+    'content-type': { value: GENERATED_HEADERS.problem },
     'x-content-type-options': { value: 'nosniff' },
-    'cache-control': { value: HEADER_VALUES.noStore },
+    'cache-control': { value: GENERATED_HEADERS.noStore },
   };
 }

@@ -1,13 +1,14 @@
 /**
- * Viewer-request function: decides every request before the cache (contract §3, in this order): path → method
+ * Viewer-request function: decides every request before the cache, in this order: path → method
  * → OPTIONS → openapi.yaml → key → discipline. A valid catalog request is rewritten to the catalog file and
- * loses its query string, so unknown parameters never reach the cache key or the origin. Every answer this
- * function generates carries all its headers: CloudFront does not run viewer-response on it.
+ * loses its query string, so unknown parameters never reach the cache key or the origin; it also loses any
+ * `Range`/`If-Range`, so the answer is always the whole document. Every answer this function generates carries
+ * all its headers (a 401 its `WWW-Authenticate` challenge): CloudFront does not run viewer-response on it.
  */
 // biome-ignore lint/style/useNodejsImportProtocol: the runtime's module is `crypto`; the build turns this into require('crypto')
 import crypto from 'crypto';
 import {
-  HEADER_VALUES,
+  GENERATED_HEADERS,
   KVS_KEY_PREFIX,
   ORIGIN_FILES,
   PARTNER_HEADER,
@@ -95,25 +96,32 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   const origin = await corsOrigin();
   if (request.uri !== PATHS.plans && request.uri !== PATHS.openapi) return problem(PROBLEM_NOT_FOUND, origin);
   if (request.method !== 'GET' && request.method !== 'OPTIONS') {
-    return problem(PROBLEM_METHOD_NOT_ALLOWED, origin, { allow: { value: HEADER_VALUES.allow } });
+    return problem(PROBLEM_METHOD_NOT_ALLOWED, origin, { allow: { value: GENERATED_HEADERS.allow } });
   }
   if (request.method === 'OPTIONS') {
     const headers: Fields = {};
     if (origin) {
       headers['access-control-allow-origin'] = { value: origin };
-      headers['access-control-allow-methods'] = { value: HEADER_VALUES.corsMethods };
-      headers['access-control-allow-headers'] = { value: HEADER_VALUES.corsHeaders };
-      headers['access-control-max-age'] = { value: HEADER_VALUES.corsMaxAgeSeconds };
+      headers['access-control-allow-methods'] = { value: GENERATED_HEADERS.corsMethods };
+      headers['access-control-allow-headers'] = { value: GENERATED_HEADERS.corsHeaders };
+      headers['access-control-max-age'] = { value: GENERATED_HEADERS.corsMaxAgeSeconds };
     }
     return { statusCode: 204, statusDescription: 'No Content', headers: headers };
   }
+  // Always the whole document: CloudFront would answer a Range with 206 and a slice of the JSON.
+  delete request.headers.range;
+  delete request.headers['if-range'];
   if (request.uri === PATHS.openapi) {
     request.querystring = {};
     return request;
   }
 
   const partner = await partnerOf(request);
-  if (partner === null) return problem(PROBLEM_UNAUTHORIZED, origin);
+  if (partner === null) {
+    return problem(PROBLEM_UNAUTHORIZED, origin, {
+      'www-authenticate': { value: GENERATED_HEADERS.wwwAuthenticate },
+    });
+  }
   const file = catalogFile(request.querystring);
   if (!file) return problem(PROBLEM_INVALID_DISCIPLINE, origin);
   request.uri = `/${file}`;

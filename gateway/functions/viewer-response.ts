@@ -1,9 +1,9 @@
 /**
  * Viewer-response function: runs on cache hits and origin answers below 400. Sets the spec's headers
- * exactly (contract §3), removes what S3 adds (`x-amz-*`, `Server`, any
+ * exactly (`Vary` names `Accept-Encoding` too), removes what S3 adds (`x-amz-*`, `Server`, any
  * `Access-Control-*`), and adds the CORS origin when one is set.
  */
-import { HEADER_VALUES, PATHS } from '../../contract/index.ts';
+import { PATHS, SERVED_HEADERS } from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontResponse } from './event.ts';
 import { addCors, corsOrigin } from './shared.ts';
 
@@ -20,12 +20,15 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRespons
     }
   }
   headers['x-content-type-options'] = { value: 'nosniff' };
-  headers['cache-control'] = { value: HEADER_VALUES.cacheable };
+  headers['cache-control'] = { value: SERVED_HEADERS.cacheable };
+  // The body's encoding depends on Accept-Encoding: without it in Vary, a shared cache in front would hand
+  // a brotli body to a client that asked for gzip.
   if (event.request.uri === PATHS.openapi) {
-    headers['content-type'] = { value: HEADER_VALUES.yaml };
+    headers['content-type'] = { value: SERVED_HEADERS.yaml };
+    headers.vary = { value: SERVED_HEADERS.varyOpenapi };
   } else {
-    headers['content-type'] = { value: HEADER_VALUES.json };
-    headers.vary = { value: 'X-Api-Key' };
+    headers['content-type'] = { value: SERVED_HEADERS.json };
+    headers.vary = { value: SERVED_HEADERS.varyPlans };
   }
   addCors(headers, origin);
   return response;

@@ -70,6 +70,34 @@ describe('the local cloudfront-js-2.0 runtime', () => {
     await expect(evaluate('require("crypto").createHash("sha512")')).rejects.toThrow(/not supported hash/);
   });
 
+  it('offers the buffer module, TextEncoder/TextDecoder, atob/btoa and querystring with the results of Node', async () => {
+    const b = 'require("buffer").Buffer';
+    expect(await evaluate(`${b}.from("héllo").toString("base64")`)).toBe(
+      Buffer.from('héllo').toString('base64'),
+    );
+    expect(await evaluate(`${b}.from("aGk=", "base64").toString()`)).toBe('hi');
+    expect(await evaluate(`${b}.from("ff00", "hex").length`)).toBe(2);
+    expect(await evaluate(`${b}.concat([${b}.from("a"), ${b}.from("bc")]).toString("hex")`)).toBe('616263');
+    expect(await evaluate(`${b}.byteLength("é")`)).toBe(2);
+    expect(await evaluate(`${b}.isBuffer(${b}.alloc(3))`)).toBe(true);
+    expect(await evaluate(`${b}.from("abc").equals(${b}.from([97, 98, 99]))`)).toBe(true);
+    expect(await evaluate(`${b}.from("abcdef").slice(1, 3).toString()`)).toBe('bc');
+    expect(
+      await evaluate('require("crypto").createHash("sha256").update("abc").digest().toString("hex")'),
+    ).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(await evaluate('new TextEncoder().encode("é").length')).toBe(2);
+    expect(await evaluate('new TextDecoder().decode(new TextEncoder().encode("añb"))')).toBe('añb');
+    expect(await evaluate('atob(btoa("hi"))')).toBe('hi');
+    expect(await evaluate('require("querystring").parse("a=1&a=2&b=%20")')).toEqual({
+      a: ['1', '2'],
+      b: ' ',
+    });
+    expect(await evaluate('require("querystring").stringify({ a: ["1", "2"], b: " " })')).toBe(
+      'a=1&a=2&b=%20',
+    );
+    await expect(evaluate(`${b}.from("x", "nope")`)).rejects.toThrow(/Unknown encoding/);
+  });
+
   it('allows console.log with one argument only', async () => {
     const lines: string[] = [];
     const fn = loadFunction(
@@ -140,6 +168,16 @@ describe('the local cloudfront-js-2.0 runtime', () => {
       /not an HTTP status/,
     ],
     [
+      'a header value HTTP cannot carry',
+      'function handler(event) { return { statusCode: 200, headers: { "access-control-allow-origin": { value: "https://a.example\\u0007" } } }; }',
+      /cannot be sent over HTTP/,
+    ],
+    [
+      'a header name HTTP cannot carry',
+      'function handler(event) { return { statusCode: 200, headers: { "a b": { value: "x" } } }; }',
+      /cannot be sent over HTTP/,
+    ],
+    [
       'a uri without a slash',
       'function handler(event) { event.request.uri = "x"; return event.request; }',
       /uri must start/,
@@ -164,5 +202,124 @@ describe('the local cloudfront-js-2.0 runtime', () => {
   it('refuses code without a top-level handler', () => {
     expect(() => loadFunction('function other() {}', { kvs: emptyStore })).toThrow(/no top-level handler/);
     expect(() => loadFunction('function handler( {', { kvs: emptyStore })).toThrow(/does not load/);
+  });
+});
+
+describe('the boundary between a function and the Node process', () => {
+  const store: KeyValueReader = {
+    get: async (key) => {
+      if (key === 'present') return 'value';
+      throw new Error('missing');
+    },
+    exists: async (key) => key === 'present',
+  };
+
+  /** Runs `body` (which sets `value`) in a handler; answers "escaped" when `value` leads to the host. */
+  async function reachesHost(body: string): Promise<string> {
+    const fn = loadFunction(
+      `import cf from "cloudfront";
+async function handler(event) {
+  var value;
+  ${body}
+  var outcome = "contained";
+  var makers = [];
+  if (typeof value === "function") makers.push(value.constructor);
+  if (value !== null && value !== undefined) {
+    if (value.constructor) makers.push(value.constructor.constructor);
+    var proto = Object.getPrototypeOf(value);
+    if (proto && proto.constructor) makers.push(proto.constructor.constructor);
+  }
+  for (var i = 0; i < makers.length; i++) {
+    try {
+      var found = makers[i]("return typeof process === 'object' ? process : null")();
+      if (found && typeof found.pid === "number") outcome = "escaped";
+    } catch (e) {}
+  }
+  return { statusCode: 200, headers: {}, body: outcome };
+}`,
+      { kvs: store },
+    );
+    return ((await fn.run(event())) as { body: string }).body;
+  }
+
+  it.each([
+    ['the event', 'value = event;'],
+    ['the request', 'value = event.request;'],
+    ['a header map', 'value = event.request.headers;'],
+    ['a header field', 'value = event.request.headers.host;'],
+    ['the event context', 'value = event.context;'],
+    ['cf', 'value = cf;'],
+    ['cf.kvs', 'value = cf.kvs;'],
+    ['the key-value store', 'value = cf.kvs();'],
+    ['its get method', 'value = cf.kvs().get;'],
+    ['a promise it returns', 'value = cf.kvs().get("present");'],
+    ['its rejection', 'try { await cf.kvs().get("absent"); } catch (e) { value = e; }'],
+    ['require', 'value = require;'],
+    ['the error of a refused require', 'try { require("fs"); } catch (e) { value = e; }'],
+    ['the crypto module', 'value = require("crypto");'],
+    ['createHash', 'value = require("crypto").createHash;'],
+    ['a hash', 'value = require("crypto").createHash("sha256");'],
+    ['a digest without encoding', 'value = require("crypto").createHash("sha256").update("a").digest();'],
+    ['an unsupported hash error', 'try { require("crypto").createHash("sha512"); } catch (e) { value = e; }'],
+    ['querystring.parse', 'value = require("querystring").parse;'],
+    ['a parsed query string', 'value = require("querystring").parse("a=1&a=2");'],
+    ['Buffer', 'value = require("buffer").Buffer;'],
+    ['a buffer', 'value = require("buffer").Buffer.from("abc");'],
+    ['console.log', 'value = console.log;'],
+    ['console', 'value = console;'],
+    ['a console.log error', 'try { console.log(1, 2); } catch (e) { value = e; }'],
+    ['TextEncoder', 'value = TextEncoder;'],
+    ['an encoded string', 'value = new TextEncoder().encode("a");'],
+    ['TextDecoder', 'value = new TextDecoder();'],
+    ['atob', 'value = atob;'],
+    ['an atob error', 'try { atob("%%%"); } catch (e) { value = e; }'],
+    ['btoa', 'value = btoa;'],
+    ['Date', 'value = Date;'],
+    ['the global object', 'value = globalThis;'],
+  ])('does not let the function reach the host through %s', async (_name, body) => {
+    expect(await reachesHost(body)).toBe('contained');
+  });
+
+  it('hands the function only objects of its own realm', async () => {
+    const fn = loadFunction(
+      `import cf from "cloudfront";
+async function handler(event) {
+  var roots = [["globalThis", globalThis], ["event", event], ["cf", cf], ["kvs", cf.kvs()],
+    ["crypto", require("crypto")], ["querystring", require("querystring")], ["buffer", require("buffer")],
+    ["hash", require("crypto").createHash("md5")], ["hmac", require("crypto").createHmac("sha1", "k")],
+    ["digest", require("crypto").createHash("md5").update("x").digest()],
+    ["parsed", require("querystring").parse("a=1")], ["buf", require("buffer").Buffer.from("x")],
+    ["encoded", new TextEncoder().encode("x")], ["decoder", new TextDecoder()],
+    ["promise", cf.kvs().get("present")], ["exists", cf.kvs().exists("present")]];
+  try { await cf.kvs().get("absent"); } catch (e) { roots.push(["rejection", e]); }
+  try { require("fs"); } catch (e) { roots.push(["requireError", e]); }
+  var seen = [];
+  var foreign = [];
+  var queue = roots.slice();
+  while (queue.length > 0 && seen.length < 20000) {
+    var item = queue.shift();
+    var path = item[0];
+    var value = item[1];
+    if ((typeof value !== "object" && typeof value !== "function") || value === null) continue;
+    if (seen.indexOf(value) !== -1) continue;
+    seen.push(value);
+    var proto = Object.getPrototypeOf(value);
+    if (proto !== null && !(value instanceof Object)) { foreign.push(path); continue; }
+    queue.push([path + ".__proto__", proto]);
+    var names = Object.getOwnPropertyNames(value);
+    for (var i = 0; i < names.length; i++) {
+      var d = Object.getOwnPropertyDescriptor(value, names[i]);
+      if (typeof value === "function" && (names[i] === "caller" || names[i] === "arguments")) continue;
+      queue.push([path + "." + names[i], d.value]);
+      if (d.get) queue.push([path + ".get " + names[i], d.get]);
+      if (d.set) queue.push([path + ".set " + names[i], d.set]);
+    }
+  }
+  return { statusCode: 200, headers: {}, body: JSON.stringify(foreign) };
+}`,
+      { kvs: store },
+    );
+    const result = (await fn.run(event())) as { body: string };
+    expect(JSON.parse(result.body)).toEqual([]);
   });
 });

@@ -3,10 +3,18 @@
  * source) in a `node:vm` context that offers what the runtime offers and nothing more — `require` of crypto
  * (createHash, createHmac), querystring and buffer; `cf.kvs()` over a local store; a one-argument
  * `console.log`; a `Date` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
- * Results are checked as CloudFront checks them: an exception or a header a function may not set gives the
- * 502 CloudFront would answer.
+ *
+ * As on CloudFront, nothing the function can reach belongs to the Node process: the event goes in as JSON and
+ * is parsed inside the context, the result comes out as JSON, and every object of the runtime (modules, the
+ * store and its promises, errors) is made by code running in the context, so `x.constructor.constructor` is
+ * always the context's `Function`, which cannot compile strings. (This guards against hostile requests, not
+ * against hostile function code: the bundles are ours.)
+ *
+ * Results are checked as CloudFront checks them: an exception, a header a function may not set, or a header
+ * HTTP cannot carry gives the 502 CloudFront would answer.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import querystring from 'node:querystring';
 import vm from 'node:vm';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from '../functions/event.ts';
@@ -45,51 +53,377 @@ function isDisallowed(name: string): boolean {
   return DISALLOWED.some((rule) => (rule.endsWith('-') ? name.startsWith(rule) : name === rule));
 }
 
-const HASHES = new Set(['md5', 'sha1', 'sha256']);
-const DIGESTS = new Set(['hex', 'base64', 'base64url']);
+/**
+ * The runtime as the function sees it, built inside the function's own context so that every object it can
+ * reach (the event, `cf.kvs()` and its promises, the modules, `console`, errors) belongs to that context:
+ * nothing leads back to the Node process (`x.constructor.constructor` is the context's `Function`, which
+ * cannot compile strings). It talks to the host only through `bridge`, a closure variable no function code
+ * can reach, and only in strings, numbers and booleans. Evaluates to a function of (bridge, cf name) that
+ * installs the globals and returns the context-side controls.
+ */
+const RUNTIME = `(function (bridge, cfName) {
+  'use strict';
+  var parse = JSON.parse;
+  var stringify = JSON.stringify;
+  var P = Promise;
+  var U8 = Uint8Array;
+  var fromCharCode = String.fromCharCode;
+  var hasOwn = Object.prototype.hasOwnProperty;
+  var ERRORS = { TypeError: TypeError, RangeError: RangeError, SyntaxError: SyntaxError };
 
-/** The runtime's `crypto` module: hashes and HMACs with hex/base64/base64url digests, nothing else. */
-function runtimeCrypto() {
-  const wrap = (hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>) => {
-    const api = {
-      update(data: string) {
-        hash.update(String(data));
+  /** Calls the host; a host error becomes an error of this context carrying only its name and message. */
+  function host(fn, args) {
+    try {
+      return fn.apply(undefined, args);
+    } catch (e) {
+      var name = e && typeof e.name === 'string' ? e.name : 'Error';
+      var message = e && typeof e.message === 'string' ? e.message : String(e);
+      var error = new (hasOwn.call(ERRORS, name) ? ERRORS[name] : Error)(message);
+      if (!hasOwn.call(ERRORS, name) && name !== 'Error') error.name = name;
+      throw error;
+    }
+  }
+
+  // Bytes cross the boundary as latin1 strings (one character per byte).
+  function bytesToLatin1(bytes) {
+    var out = '';
+    for (var i = 0; i < bytes.length; i += 8192) {
+      out += fromCharCode.apply(undefined, Array.prototype.slice.call(bytes, i, i + 8192));
+    }
+    return out;
+  }
+  function latin1Into(target, text) {
+    for (var i = 0; i < text.length; i++) target[i] = text.charCodeAt(i);
+    return target;
+  }
+  function bytesOf(value) {
+    if (value instanceof U8) return value;
+    if (value instanceof ArrayBuffer) return new U8(value);
+    if (ArrayBuffer.isView(value)) return new U8(value.buffer, value.byteOffset, value.byteLength);
+    throw new TypeError('expected a string, Buffer, TypedArray, DataView or ArrayBuffer');
+  }
+
+  /** The buffer module's Buffer, on this context's Uint8Array (the common subset of Node's). */
+  class Buffer extends U8 {
+    static from(value, encoding, length) {
+      if (typeof value === 'string') {
+        var text = host(bridge.encode, [value, encoding === undefined ? 'utf8' : String(encoding)]);
+        return latin1Into(new Buffer(text.length), text);
+      }
+      if (value instanceof ArrayBuffer) return new Buffer(value, encoding || 0, length);
+      if (Array.isArray(value) || ArrayBuffer.isView(value)) {
+        var source = Array.isArray(value) ? value : bytesOf(value);
+        var copy = new Buffer(source.length);
+        for (var i = 0; i < source.length; i++) copy[i] = source[i] & 255;
+        return copy;
+      }
+      throw new TypeError('The first argument must be a string, Buffer, ArrayBuffer, Array or array-like object');
+    }
+    static alloc(size, fill, encoding) {
+      var buffer = new Buffer(size);
+      if (fill !== undefined && fill !== 0) buffer.fill(fill, 0, size, encoding);
+      return buffer;
+    }
+    static allocUnsafe(size) {
+      return new Buffer(size);
+    }
+    static byteLength(value, encoding) {
+      if (typeof value === 'string') return Buffer.from(value, encoding).length;
+      return bytesOf(value).byteLength;
+    }
+    static isBuffer(value) {
+      return value instanceof Buffer;
+    }
+    static isEncoding(encoding) {
+      return typeof encoding === 'string' && host(bridge.isEncoding, [encoding]) === true;
+    }
+    static concat(list, totalLength) {
+      var total = 0;
+      for (var i = 0; i < list.length; i++) total += list[i].length;
+      var out = Buffer.alloc(totalLength === undefined ? total : totalLength);
+      var at = 0;
+      for (var j = 0; j < list.length && at < out.length; j++) {
+        var part = bytesOf(list[j]);
+        out.set(part.subarray(0, out.length - at), at);
+        at += part.length;
+      }
+      return out;
+    }
+    static compare(a, b) {
+      return Buffer.prototype.compare.call(a, b);
+    }
+    fill(value, offset, end, encoding) {
+      if (typeof value === 'string') {
+        var pattern = Buffer.from(value, encoding);
+        var from = offset || 0;
+        var to = end === undefined ? this.length : end;
+        for (var i = from; i < to && pattern.length > 0; i++) this[i] = pattern[(i - from) % pattern.length];
+        return this;
+      }
+      return super.fill(value, offset, end);
+    }
+    toString(encoding, start, end) {
+      var part = this.subarray(start || 0, end === undefined ? this.length : end);
+      return host(bridge.decode, [bytesToLatin1(part), encoding === undefined ? 'utf8' : String(encoding)]);
+    }
+    toJSON() {
+      return { type: 'Buffer', data: Array.prototype.slice.call(this) };
+    }
+    equals(other) {
+      return this.compare(other) === 0;
+    }
+    compare(other) {
+      var b = bytesOf(other);
+      var n = Math.min(this.length, b.length);
+      for (var i = 0; i < n; i++) if (this[i] !== b[i]) return this[i] < b[i] ? -1 : 1;
+      return this.length === b.length ? 0 : this.length < b.length ? -1 : 1;
+    }
+    slice(start, end) {
+      return this.subarray(start, end);
+    }
+    write(text, offset) {
+      var bytes = Buffer.from(String(text));
+      var at = offset || 0;
+      var n = Math.min(bytes.length, this.length - at);
+      for (var i = 0; i < n; i++) this[at + i] = bytes[i];
+      return n;
+    }
+  }
+
+  class TextEncoder {
+    get encoding() {
+      return 'utf-8';
+    }
+    encode(text) {
+      var bytes = host(bridge.encode, [text === undefined ? '' : String(text), 'utf8']);
+      return latin1Into(new U8(bytes.length), bytes);
+    }
+  }
+  class TextDecoder {
+    constructor(label, options) {
+      var name = label === undefined ? 'utf-8' : String(label).trim().toLowerCase();
+      if (name !== 'utf-8' && name !== 'utf8' && name !== 'unicode-1-1-utf-8') {
+        throw new RangeError('The "' + label + '" encoding is not supported');
+      }
+      this._fatal = !!(options && options.fatal);
+      this._ignoreBOM = !!(options && options.ignoreBOM);
+    }
+    get encoding() {
+      return 'utf-8';
+    }
+    decode(input) {
+      if (input === undefined) return '';
+      return host(bridge.decodeUtf8, [bytesToLatin1(bytesOf(input)), this._fatal, this._ignoreBOM]);
+    }
+  }
+
+  var HASHES = ['md5', 'sha1', 'sha256'];
+  var DIGESTS = ['hex', 'base64', 'base64url'];
+  function hasher(algorithm, key) {
+    if (HASHES.indexOf(algorithm) === -1) {
+      throw new TypeError('not supported hash algorithm: "' + algorithm + '"');
+    }
+    var chunks = [];
+    var done = false;
+    var api = {
+      update: function update(data) {
+        if (done) throw new Error('Digest already called');
+        chunks.push(String(data));
         return api;
       },
-      digest(encoding?: string) {
-        if (encoding === undefined) return hash.digest();
-        if (!DIGESTS.has(encoding)) throw new TypeError(`unknown digest encoding "${encoding}"`);
-        return hash.digest(encoding as 'hex');
+      digest: function digest(encoding) {
+        if (done) throw new Error('Digest already called');
+        if (encoding !== undefined && DIGESTS.indexOf(encoding) === -1) {
+          throw new TypeError('unknown digest encoding "' + encoding + '"');
+        }
+        done = true;
+        var text = host(bridge.digest, [algorithm, key, chunks.join(''), encoding === undefined ? 'base64' : encoding]);
+        return encoding === undefined ? Buffer.from(text, 'base64') : text;
       },
     };
     return api;
-  };
-  const check = (algorithm: string) => {
-    if (!HASHES.has(algorithm)) throw new TypeError(`not supported hash algorithm: "${algorithm}"`);
-  };
-  return {
-    createHash(algorithm: string) {
-      check(algorithm);
-      return wrap(createHash(algorithm));
+  }
+  var crypto = {
+    createHash: function createHash(algorithm) {
+      return hasher(algorithm, null);
     },
-    createHmac(algorithm: string, key: string) {
-      check(algorithm);
-      return wrap(createHmac(algorithm, key));
+    createHmac: function createHmac(algorithm, key) {
+      return hasher(algorithm, String(key));
+    },
+  };
+
+  var querystring = {
+    parse: function parse_(text, sep, eq, options) {
+      var maxKeys = options && typeof options.maxKeys === 'number' ? options.maxKeys : 1000;
+      return parse(host(bridge.qsParse, [String(text), sep === undefined ? '&' : String(sep), eq === undefined ? '=' : String(eq), maxKeys]));
+    },
+    stringify: function stringify_(object, sep, eq) {
+      return host(bridge.qsStringify, [stringify(object === undefined ? {} : object), sep === undefined ? '&' : String(sep), eq === undefined ? '=' : String(eq)]);
+    },
+    escape: function escape(text) {
+      return host(bridge.qsEscape, [String(text)]);
+    },
+    unescape: function unescape(text) {
+      return host(bridge.qsUnescape, [String(text)]);
+    },
+  };
+  querystring.decode = querystring.parse;
+  querystring.encode = querystring.stringify;
+
+  var modules = { crypto: crypto, querystring: querystring, buffer: { Buffer: Buffer } };
+
+  var store = {
+    get: function get(key, options) {
+      return new P(function (resolve, reject) {
+        bridge.kvsGet(
+          String(key),
+          function (value) {
+            if (options && options.format === 'json') {
+              try {
+                resolve(parse(value));
+              } catch (e) {
+                reject(e);
+              }
+            } else resolve(String(value));
+          },
+          function (message) {
+            reject(new Error(String(message)));
+          },
+        );
+      });
+    },
+    exists: function exists(key) {
+      return new P(function (resolve, reject) {
+        bridge.kvsExists(
+          String(key),
+          function (found) {
+            resolve(found === true);
+          },
+          function (message) {
+            reject(new Error(String(message)));
+          },
+        );
+      });
+    },
+  };
+
+  globalThis[cfName] = {
+    kvs: function kvs() {
+      return store;
+    },
+  };
+  globalThis.require = function require(name) {
+    if (typeof name !== 'string' || !hasOwn.call(modules, name)) {
+      throw new Error('Cannot find module "' + String(name) + '"');
+    }
+    return modules[name];
+  };
+  globalThis.console = {
+    log: function log(value) {
+      if (arguments.length !== 1) throw new TypeError('console.log takes exactly one argument in cloudfront-js-2.0');
+      host(bridge.log, [typeof value === 'string' ? value : String(stringify(value))]);
+    },
+  };
+  globalThis.TextEncoder = TextEncoder;
+  globalThis.TextDecoder = TextDecoder;
+  globalThis.atob = function atob(text) {
+    return host(bridge.atob, [String(text)]);
+  };
+  globalThis.btoa = function btoa(text) {
+    return host(bridge.btoa, [String(text)]);
+  };
+
+  // A Date whose "now" is fixed per call.
+  var RealDate = Date;
+  var fixed = RealDate.now();
+  class FixedDate extends RealDate {
+    constructor(...args) {
+      if (args.length === 0) super(fixed);
+      else super(...args);
+    }
+    static now() {
+      return fixed;
+    }
+  }
+  globalThis.Date = new Proxy(FixedDate, {
+    apply: function () {
+      return new RealDate(fixed).toString();
+    },
+  });
+
+  var handler;
+  return {
+    setNow: function setNow(time) {
+      fixed = time;
+    },
+    /** Finds the top-level handler once the function's code has run. */
+    bind: function bind() {
+      handler = globalThis.handler;
+      return typeof handler === 'function';
+    },
+    /** Runs the handler on an event given as JSON; resolves with the result as JSON. */
+    run: function run(eventJson) {
+      var event = parse(eventJson);
+      return P.resolve()
+        .then(function () {
+          return handler(event);
+        })
+        .then(function (result) {
+          return result === undefined ? undefined : stringify(result);
+        });
+    },
+  };
+})`;
+
+/** The host side of the bridge: primitives in, primitives out. */
+function hostBridge(options: { kvs: KeyValueReader; log: (line: string) => void }) {
+  const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  return {
+    encode: (text: string, encoding: string) => {
+      if (!Buffer.isEncoding(encoding)) throw new TypeError(`Unknown encoding: ${encoding}`);
+      return Buffer.from(text, encoding as BufferEncoding).toString('latin1');
+    },
+    decode: (bytes: string, encoding: string) => {
+      if (!Buffer.isEncoding(encoding)) throw new TypeError(`Unknown encoding: ${encoding}`);
+      return Buffer.from(bytes, 'latin1').toString(encoding as BufferEncoding);
+    },
+    isEncoding: (encoding: string) => Buffer.isEncoding(encoding),
+    decodeUtf8: (bytes: string, fatal: boolean, ignoreBOM: boolean) =>
+      new TextDecoder('utf-8', { fatal, ignoreBOM }).decode(Buffer.from(bytes, 'latin1')),
+    digest: (algorithm: string, key: string | null, data: string, encoding: string) =>
+      (key === null ? createHash(algorithm) : createHmac(algorithm, key))
+        .update(data)
+        .digest(encoding as 'hex' | 'base64' | 'base64url'),
+    qsParse: (text: string, sep: string, eq: string, maxKeys: number) =>
+      JSON.stringify(querystring.parse(text, sep, eq, { maxKeys })),
+    qsStringify: (json: string, sep: string, eq: string) =>
+      querystring.stringify(JSON.parse(json) as querystring.ParsedUrlQueryInput, sep, eq),
+    qsEscape: (text: string) => querystring.escape(text),
+    qsUnescape: (text: string) => querystring.unescape(text),
+    atob: (text: string) => atob(text),
+    btoa: (text: string) => btoa(text),
+    log: (line: string) => options.log(line),
+    kvsGet: (key: string, resolve: (value: string) => void, reject: (message: string) => void) => {
+      options.kvs.get(key).then(
+        (value) => resolve(String(value)),
+        (error: unknown) => reject(message(error)),
+      );
+    },
+    kvsExists: (key: string, resolve: (found: boolean) => void, reject: (message: string) => void) => {
+      options.kvs.exists(key).then(
+        (found) => resolve(found === true),
+        (error: unknown) => reject(message(error)),
+      );
     },
   };
 }
 
-/** Prepares a `Date` whose "now" is fixed per call, and returns the function that fixes it. */
-const FIXED_DATE = `(() => {
-  const RealDate = Date;
-  let fixed = RealDate.now();
-  class FixedDate extends RealDate {
-    constructor(...args) { if (args.length === 0) super(fixed); else super(...args); }
-    static now() { return fixed; }
-  }
-  globalThis.Date = new Proxy(FixedDate, { apply() { return new RealDate(fixed).toString(); } });
-  return (time) => { fixed = time; };
-})()`;
+/** The controls RUNTIME returns (functions of the function's context). */
+interface ContextControls {
+  setNow(time: number): void;
+  bind(): boolean;
+  run(eventJson: string): PromiseLike<string | undefined>;
+}
 
 /** The one import a function may have, as the build writes it. */
 const CLOUDFRONT_IMPORT = /^import\s*(\w+)\s*from\s*"cloudfront";\n?/;
@@ -110,49 +444,38 @@ export interface SandboxedFunction {
   run(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse>;
 }
 
+/** The message of something thrown, whichever realm it comes from. */
+function messageOf(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const message = (error as { message?: unknown }).message;
+    if (typeof message === 'string') return message;
+  }
+  return String(error);
+}
+
+/** JSON.parse reviver: every object of the result gets a null prototype, so no name reaches a built-in. */
+function withoutPrototype(_key: string, value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value))
+    Object.setPrototypeOf(value, null);
+  return value;
+}
+
 /**
  * Loads a built function bundle. Throws {@link FunctionError} when the code does not compile or has no
  * top-level `handler`.
  */
 export function loadFunction(code: string, options: SandboxOptions): SandboxedFunction {
-  const log = options.log ?? (() => {});
   const now = options.now ?? Date.now;
   const match = CLOUDFRONT_IMPORT.exec(code);
   const cfName = match?.[1] ?? 'cf';
   const script = match ? code.slice(match[0].length) : code;
-  const modules: Record<string, unknown> = {
-    crypto: runtimeCrypto(),
-    querystring: {
-      parse: querystring.parse,
-      stringify: querystring.stringify,
-      escape: querystring.escape,
-      unescape: querystring.unescape,
-    },
-    buffer: { Buffer },
-  };
-  const sandbox: Record<string, unknown> = {
-    [cfName]: { kvs: () => options.kvs },
-    require(name: string) {
-      if (!Object.hasOwn(modules, name)) throw new Error(`Cannot find module "${name}"`);
-      return modules[name];
-    },
-    console: {
-      log(...args: unknown[]) {
-        if (args.length !== 1)
-          throw new TypeError('console.log takes exactly one argument in cloudfront-js-2.0');
-        log(typeof args[0] === 'string' ? args[0] : JSON.stringify(args[0]));
-      },
-    },
-    TextEncoder,
-    TextDecoder,
-    atob,
-    btoa,
-  };
-  const context = vm.createContext(sandbox, {
+  // A null-prototype global: names the function looks up on the global object never reach the host's objects.
+  const context = vm.createContext(Object.create(null) as object, {
     name: options.filename ?? 'cloudfront-function',
     codeGeneration: { strings: false, wasm: false },
   });
-  const setNow = vm.runInContext(FIXED_DATE, context) as (time: number) => void;
+  const install = vm.runInContext(RUNTIME, context) as (bridge: object, cfName: string) => ContextControls;
+  const controls = install(hostBridge({ kvs: options.kvs, log: options.log ?? (() => {}) }), cfName);
   try {
     new vm.Script(`"use strict";${script}`, { filename: options.filename ?? 'function.js' }).runInContext(
       context,
@@ -161,32 +484,60 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
       },
     );
   } catch (error) {
-    throw new FunctionError(`the function does not load: ${(error as Error).message}`, { cause: error });
+    throw new FunctionError(`the function does not load: ${messageOf(error)}`, { cause: error });
   }
-  const handler = (context as { handler?: unknown }).handler;
-  if (typeof handler !== 'function') throw new FunctionError('the function has no top-level handler');
-  const call = handler as (event: CloudFrontEvent) => unknown;
+  if (!controls.bind()) throw new FunctionError('the function has no top-level handler');
 
   return {
     async run(event) {
-      setNow(now());
-      let result: unknown;
+      controls.setNow(now());
+      let text: string | undefined;
       try {
-        result = await call(structuredClone(event));
+        text = await controls.run(JSON.stringify(event));
       } catch (error) {
-        throw new FunctionError(`the function threw: ${(error as Error).message}`, { cause: error });
+        throw new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error });
       }
-      return checkResult(result, event);
+      if (typeof text !== 'string') throw new FunctionError('the function returned no object');
+      return checkResult(JSON.parse(text, withoutPrototype), event);
     },
   };
 }
 
-function checkFields(fields: unknown, what: string): void {
+/** A field of a map, read as an own property only. */
+function own(fields: object | undefined, name: string): unknown {
+  return fields !== undefined && Object.hasOwn(fields, name)
+    ? (fields as Record<string, unknown>)[name]
+    : undefined;
+}
+
+/**
+ * Checks a field map a function returned: lowercase names, a string `value`, and a `multiValue` (when there)
+ * of `{ value: string }`. Header names and values must also be ones HTTP can carry, or CloudFront would
+ * refuse the result (a 502) — and a server would throw while sending them.
+ */
+function checkFields(fields: unknown, what: 'header' | 'query parameter'): void {
   if (typeof fields !== 'object' || fields === null) throw new FunctionError(`${what} must be an object`);
   for (const [name, field] of Object.entries(fields)) {
     if (name !== name.toLowerCase()) throw new FunctionError(`${what} name "${name}" must be lowercase`);
-    const value = (field as { value?: unknown } | null)?.value;
+    const value = own(field ?? undefined, 'value');
     if (typeof value !== 'string') throw new FunctionError(`${what} "${name}" must have a string value`);
+    const multiValue = own(field ?? undefined, 'multiValue');
+    const all: unknown[] = [value];
+    if (multiValue !== undefined) {
+      if (!Array.isArray(multiValue))
+        throw new FunctionError(`${what} "${name}" multiValue must be an array`);
+      for (const entry of multiValue) all.push(own(entry ?? undefined, 'value'));
+    }
+    if (what !== 'header') continue;
+    try {
+      validateHeaderName(name);
+      for (const one of all) {
+        if (typeof one !== 'string') throw new TypeError('a multiValue entry has no string value');
+        validateHeaderValue(name, one);
+      }
+    } catch (error) {
+      throw new FunctionError(`header "${name}" cannot be sent over HTTP: ${messageOf(error)}`);
+    }
   }
 }
 
@@ -201,17 +552,16 @@ function checkResult(result: unknown, event: CloudFrontEvent): CloudFrontRequest
   const isResponse = 'statusCode' in result;
   const viewerResponse = event.context.eventType === 'viewer-response';
   if (viewerResponse && !isResponse) throw new FunctionError('viewer-response must return a response');
-  const headers = ((result as { headers?: unknown }).headers ?? {}) as Record<string, unknown>;
+  const headers = (own(result, 'headers') ?? Object.create(null)) as Record<string, unknown>;
   checkFields(headers, 'header');
-  const original =
-    (viewerResponse ? event.response?.headers : isResponse ? undefined : event.request.headers) ?? {};
+  const original = viewerResponse ? event.response?.headers : isResponse ? undefined : event.request.headers;
   for (const name of Object.keys(headers)) {
-    if (isDisallowed(name) && !sameField(headers[name], original[name])) {
+    if (isDisallowed(name) && !sameField(headers[name], own(original, name))) {
       throw new FunctionError(`the function set the disallowed header "${name}"`);
     }
   }
   for (const name of viewerResponse ? READ_ONLY_IN_RESPONSE : isResponse ? [] : READ_ONLY_IN_REQUEST) {
-    if (!sameField(headers[name], original[name])) {
+    if (!sameField(own(headers, name), own(original, name))) {
       throw new FunctionError(`the function changed the read-only header "${name}"`);
     }
   }
@@ -237,6 +587,6 @@ function checkResult(result: unknown, event: CloudFrontEvent): CloudFrontRequest
     throw new FunctionError('the function changed the read-only method');
   if (typeof request.uri !== 'string' || !request.uri.startsWith('/'))
     throw new FunctionError('uri must start with /');
-  checkFields(request.querystring ?? {}, 'query parameter');
+  checkFields(own(request, 'querystring') ?? Object.create(null), 'query parameter');
   return request;
 }
