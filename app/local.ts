@@ -63,11 +63,11 @@ export async function serveLocal(
 ): Promise<RunningEdge> {
   const [{ Edge }, { WatchedKeyValueStore }, { DirectoryOrigin, S3Origin }, server, { loadBuiltFunction }] =
     await Promise.all([
-      import('../gateway/edge/edge.ts'),
-      import('../gateway/edge/store.ts'),
-      import('../gateway/edge/origin.ts'),
-      import('../gateway/edge/server.ts'),
-      import('../gateway/load.ts'),
+      import('../gateway/local/edge.ts'),
+      import('../gateway/local/store.ts'),
+      import('../gateway/local/origin.ts'),
+      import('../gateway/local/server.ts'),
+      import('../gateway/local/load.ts'),
     ]);
   const time = () => new Date().toISOString();
   const kvs = new WatchedKeyValueStore(settings.store, {

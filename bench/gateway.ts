@@ -11,14 +11,14 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { buildCatalog } from '../builder/build.ts';
+import { buildFrom } from '../app/run.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { writeOriginDir } from '../builder/output.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { generateRows } from '../fixtures/generate.ts';
-import { viewerRequestEvent } from '../gateway/edge/event.ts';
-import { WatchedKeyValueStore } from '../gateway/edge/store.ts';
-import { loadFunction } from '../gateway/runtime/sandbox.ts';
+import { viewerRequestEvent } from '../gateway/local/event.ts';
+import { loadFunction } from '../gateway/local/sandbox.ts';
+import { WatchedKeyValueStore } from '../gateway/local/store.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
 import { ROOT, scratchDir, startServe } from '../testing/cli.ts';
@@ -77,12 +77,7 @@ try {
       yield rows;
     },
   };
-  const result = await buildCatalog(source, {
-    links: DEFAULT_LINKS,
-    skipInvalid: false,
-    now: new Date(),
-    openapiTemplate: await readFile(join(ROOT, 'openapi.yaml'), 'utf8'),
-  });
+  const result = await buildFrom(source, { ...DEFAULT_LINKS, skipInvalid: false }, new Date(), () => {});
   const origin = join(dir, 'origin');
   await writeOriginDir(origin, result.files);
   const storePath = join(dir, 'kvs.json');

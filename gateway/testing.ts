@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildCatalog } from '../builder/build.ts';
+import { buildFrom } from '../app/run.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { writeOriginDir } from '../builder/output.ts';
 import { FileSource } from '../builder/sources/file.ts';
@@ -17,10 +17,10 @@ import { issueKey } from '../keys/manage.ts';
 import { ROOT, scratchDir } from '../testing/cli.ts';
 import type { Answer } from './cases.suite.ts';
 import { type OriginObjectName, PARTNER_ORIGIN, type RequestCase } from './cases.ts';
-import { Edge, type EdgeResponse } from './edge/edge.ts';
-import { DirectoryOrigin } from './edge/origin.ts';
-import { WatchedKeyValueStore } from './edge/store.ts';
-import { loadFunction } from './runtime/sandbox.ts';
+import { Edge, type EdgeResponse } from './local/edge.ts';
+import { DirectoryOrigin } from './local/origin.ts';
+import { loadFunction } from './local/sandbox.ts';
+import { WatchedKeyValueStore } from './local/store.ts';
 
 export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | 'forged';
 
@@ -47,12 +47,12 @@ const OBJECT_FILES: Record<OriginObjectName, string> = {
 export async function createTestWorld(): Promise<TestWorld> {
   const { dir, remove } = await scratchDir('catalog-gateway-');
   const originDir = join(dir, 'origin');
-  const result = await buildCatalog(new FileSource(join(ROOT, 'fixtures/plans.json')), {
-    links: DEFAULT_LINKS,
-    skipInvalid: false,
-    now: new Date(),
-    openapiTemplate: await readFile(join(ROOT, 'openapi.yaml'), 'utf8'),
-  });
+  const result = await buildFrom(
+    new FileSource(join(ROOT, 'fixtures/plans.json')),
+    { ...DEFAULT_LINKS, skipInvalid: false },
+    new Date(),
+    () => {},
+  );
   await writeOriginDir(originDir, result.files);
 
   const plain = new FileKeyValueStore(join(dir, 'kvs.json'));

@@ -10,8 +10,12 @@ import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { ORIGIN_FILES } from '../contract/index.ts';
-import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from '../gateway/build.ts';
-import { bundleFunction } from '../gateway/bundle.ts';
+import {
+  bundleFunction,
+  GATEWAY_DIST,
+  GATEWAY_FUNCTIONS,
+  type GatewayFunctionName,
+} from '../gateway/functions/bundle.ts';
 import { ROOT } from '../testing/cli.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
 

@@ -26,8 +26,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
-import { HEADER_VALUES, ORIGIN_FILES } from '../contract/index.ts';
-import { GATEWAY_DIST } from '../gateway/build.ts';
+import { DISTRIBUTION } from '../gateway/distribution.ts';
+import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
 import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { type CatalogStackProps, resolveSettings, type StackSettings } from './props.ts';
@@ -38,20 +38,26 @@ export { CatalogStackPropsError } from './props.ts';
 /** The repository root (this file is `<root>/infra/stack.ts`). */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** Origin statuses CloudFront turns into the 500 problem page (no function runs on them). */
-export const ERROR_STATUSES = [403, 404, 500, 502, 503, 504] as const;
-
-/** Origin headers the response headers policy removes (it is all that runs on the error page). */
-export const REMOVED_HEADERS = [
-  'Server',
-  'x-amz-id-2',
-  'x-amz-request-id',
-  'x-amz-version-id',
-  'x-amz-server-side-encryption',
-] as const;
-
-/** The 300 s freshness every catalog object carries (`Cache-Control: public, max-age=300`). */
-const ORIGIN_MAX_AGE_SECONDS = Number(/max-age=(\d+)/.exec(HEADER_VALUES.cacheable)?.[1]);
+/** The distribution's method sets, as CDK names them (the table lists the methods). */
+function methodSet<T>(methods: readonly string[], choices: readonly [readonly string[], T][]): T {
+  const wanted = [...methods].sort().join();
+  const match = choices.find(([set]) => [...set].sort().join() === wanted);
+  if (!match) throw new Error(`CloudFront offers no method set ${methods.join(', ')}`);
+  return match[1];
+}
+const ALLOWED_METHODS = methodSet(DISTRIBUTION.allowedMethods, [
+  [['GET', 'HEAD'], cloudfront.AllowedMethods.ALLOW_GET_HEAD],
+  [['GET', 'HEAD', 'OPTIONS'], cloudfront.AllowedMethods.ALLOW_GET_HEAD_OPTIONS],
+  [['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'], cloudfront.AllowedMethods.ALLOW_ALL],
+]);
+const CACHED_METHODS = methodSet(DISTRIBUTION.cachedMethods, [
+  [['GET', 'HEAD'], cloudfront.CachedMethods.CACHE_GET_HEAD],
+  [['GET', 'HEAD', 'OPTIONS'], cloudfront.CachedMethods.CACHE_GET_HEAD_OPTIONS],
+]);
+const VIEWER_PROTOCOLS = {
+  'https-only': cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+  'redirect-to-https': cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+} as const;
 
 /** The access-log retention when none is given (the setting's declared default). */
 const ACCESS_LOG_RETENTION_DAYS = SETTINGS.accessLogRetentionDays.default as number;
@@ -123,39 +129,47 @@ export class CatalogStack extends Stack {
       'Catalog gateway: the response headers of the spec, CORS origin',
     );
 
+    // The cache policy, response headers policy and behaviour follow gateway/distribution.ts, which the local
+    // edge follows too.
+    const { cacheKey, ttlSeconds, compression, responseHeaders } = DISTRIBUTION;
+    if (cacheKey.queryStrings !== 'none' || cacheKey.headers !== 'none' || cacheKey.cookies !== 'none')
+      throw new Error('gateway/distribution.ts: only a cache key of the path alone is built');
     const cachePolicy = new cloudfront.CachePolicy(this, 'CachePolicy', {
       comment: 'Catalog: key is the rewritten path only; honours the origin max-age',
       queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
       headerBehavior: cloudfront.CacheHeaderBehavior.none(),
       cookieBehavior: cloudfront.CacheCookieBehavior.none(),
       // An object's own Cache-Control decides within [min, max]; min 0 lets `no-store` (the error page) through.
-      minTtl: Duration.seconds(0),
-      defaultTtl: Duration.seconds(ORIGIN_MAX_AGE_SECONDS),
-      maxTtl: Duration.days(1),
-      enableAcceptEncodingGzip: true,
-      enableAcceptEncodingBrotli: true,
+      minTtl: Duration.seconds(ttlSeconds.min),
+      defaultTtl: Duration.seconds(ttlSeconds.default),
+      maxTtl: Duration.seconds(ttlSeconds.max),
+      enableAcceptEncodingGzip: compression.enabled && compression.encodings.includes('gzip'),
+      enableAcceptEncodingBrotli: compression.enabled && compression.encodings.includes('br'),
     });
 
     const responseHeadersPolicy = new cloudfront.ResponseHeadersPolicy(this, 'ResponseHeaders', {
       comment: 'Catalog: nosniff on every answer (error pages too); no origin server headers',
       // Only what the contract asks for: the functions set every other header of the answers they make.
-      securityHeadersBehavior: { contentTypeOptions: { override: true } },
-      removeHeaders: [...REMOVED_HEADERS],
+      securityHeadersBehavior: {
+        contentTypeOptions: { override: responseHeaders.contentTypeOptions === 'nosniff' },
+      },
+      removeHeaders: [...responseHeaders.remove],
     });
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Training plan catalog (${this.stackName})`,
       defaultBehavior: {
         origin: origins.S3BucketOrigin.withOriginAccessControl(asIBucket(this.bucket), {
-          originAccessLevels: [cloudfront.AccessLevel.READ],
+          // Read only: a missing object is then S3's 403, which the error responses map.
+          originAccessLevels:
+            DISTRIBUTION.origin.access === 'read'
+              ? [cloudfront.AccessLevel.READ]
+              : [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
         }),
-        // All seven, so the viewer-request function (not CloudFront's 403) answers 405 to the others.
-        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
-        cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
-        // HTTPS only, not a redirect: a client that sent its key over plain HTTP has leaked it already, and
-        // a redirect would hide that mistake; an error makes the partner fix the URL.
-        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-        compress: true,
+        allowedMethods: ALLOWED_METHODS,
+        cachedMethods: CACHED_METHODS,
+        viewerProtocolPolicy: VIEWER_PROTOCOLS[DISTRIBUTION.viewerProtocol],
+        compress: compression.enabled,
         cachePolicy,
         responseHeadersPolicy,
         functionAssociations: [
@@ -166,10 +180,10 @@ export class CatalogStack extends Stack {
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       enableIpv6: true,
       priceClass: PRICE_CLASSES[settings.priceClass],
-      errorResponses: ERROR_STATUSES.map((httpStatus) => ({
-        httpStatus,
-        responseHttpStatus: 500,
-        responsePagePath: `/${ORIGIN_FILES.errorPage}`,
+      errorResponses: DISTRIBUTION.errorResponses.map((response) => ({
+        httpStatus: response.originStatus,
+        responseHttpStatus: response.status,
+        responsePagePath: response.page,
         ttl: Duration.seconds(settings.errorCachingMinTtlSeconds),
       })),
       ...(settings.domainName && settings.certificateArn

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { repoRoot } from '../app/paths.ts';
-import { buildGateway, describeSizes } from '../gateway/build.ts';
+import { buildGateway, describeSizes } from './build-functions.ts';
 import { OPENAPI_MODULE, writeOpenApiModule } from './openapi-module.ts';
 
 const root = repoRoot();

@@ -197,3 +197,38 @@ export function commandsUsing(name: SettingName): CommandName[] {
     (context): context is CommandName => context !== 'lambda' && context !== 'cdk',
   );
 }
+
+const ENTRY_CONTEXTS: readonly Context[] = ['lambda', 'cdk'];
+
+/**
+ * The settings as a Markdown table (docs/settings.md is this table, kept current by `npm run docs`): each
+ * setting once, with its flag, variable, default, which commands read it, and whether the Lambda and CDK do.
+ */
+export function settingsTable(): string {
+  const rows = (Object.keys(SETTINGS) as SettingName[]).map((name) => {
+    const spec = specOf(name);
+    const contexts = Object.keys(spec.use) as Context[];
+    const commands = contexts
+      .filter((context) => !ENTRY_CONTEXTS.includes(context))
+      .map((context) => context.replace(/^(keys|cors)-/, '$1 '));
+    const shownDefault =
+      spec.default === undefined ? '' : `\`${spec.kind.format(spec.default as never) || '(none)'}\``;
+    const cell = (text: string | undefined) => (text ? `\`${text}\`` : '');
+    return [
+      `\`${name}\``,
+      cell(flagOf(name)),
+      cell(envOf(name)),
+      shownDefault,
+      commands.join(', '),
+      spec.use.lambda ?? '',
+      spec.use.cdk ?? '',
+      `${spec.description.replaceAll('|', '\\|')}${spec.secret ? ' (secret: never shown)' : ''}`,
+    ];
+  });
+  const header = ['setting / CDK key', 'flag', 'variable', 'default', 'commands', 'Lambda', 'CDK', 'what'];
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
+}

@@ -135,7 +135,7 @@ export const SETTINGS = {
   }),
   sourceToken: setting({
     kind: text('token'),
-    description: 'bearer token sent to an http(s) source (never shown or logged)',
+    description: 'bearer token sent to an http(s) source',
     flag: false,
     secret: true,
     use: { build: 'optional', publish: 'optional' },

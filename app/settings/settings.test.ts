@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { settingRefsIn } from '../../contract/errors.ts';
 import { configFromContext } from '../../infra/config.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
+import { withCurrentTable } from '../../tools/docs.ts';
 import { lambdaEnvironment, parseLambdaEnvironment } from './environment.ts';
 import {
   COMMANDS,
@@ -184,6 +185,14 @@ describe('messages that name a setting', () => {
     }
     expect(named.size).toBeGreaterThan(5);
     for (const name of named) expect(Object.keys(SETTINGS), name).toContain(name as SettingName);
+  });
+});
+
+describe('docs/settings.md', () => {
+  it('lists every setting as declared (npm run docs rewrites it)', async () => {
+    const markdown = await readFile(join(ROOT, 'docs', 'settings.md'), 'utf8');
+    expect(withCurrentTable(markdown)).toBe(markdown);
+    for (const name of Object.keys(SETTINGS)) expect(markdown).toContain(`| \`${name}\` |`);
   });
 });
 

@@ -10,12 +10,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REQUEST_CASES, viewerRequestOutcome } from '../../gateway/cases.ts';
-import { viewerRequestEvent } from '../../gateway/edge/event.ts';
-import { WatchedKeyValueStore } from '../../gateway/edge/store.ts';
+import { viewerRequestEvent } from '../../gateway/local/event.ts';
+import { WatchedKeyValueStore } from '../../gateway/local/store.ts';
 import type { CloudFrontRequest, CloudFrontResponse } from '../../gateway/functions/event.ts';
-import { loadFunction, type SandboxedFunction } from '../../gateway/runtime/sandbox.ts';
+import { loadFunction, type SandboxedFunction } from '../../gateway/local/sandbox.ts';
 import { createTestWorld, type TestWorld } from '../../gateway/testing.ts';
-import { PLACEHOLDER_ETAG } from '../../gateway/verify-function.ts';
+import { PLACEHOLDER_ETAG } from '../../infra/verify-function.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
 
 const FUNCTION_NAME = 'TrainingPlanCatalog-viewer-request';

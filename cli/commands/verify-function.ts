@@ -41,7 +41,7 @@ export function registerVerifyFunction(program: Command): void {
     const [{ createCloudFrontClient }, { REQUEST_CASES }, verify] = await Promise.all([
       import('../../app/clients.ts'),
       import('../../gateway/cases.ts'),
-      import('../../gateway/verify-function.ts'),
+      import('../../infra/verify-function.ts'),
     ]);
     const client = createCloudFrontClient(flags);
     try {

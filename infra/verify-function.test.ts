@@ -4,7 +4,7 @@
  * cli/commands/verify-function.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { REQUEST_CASES, type RequestCase } from './cases.ts';
+import { REQUEST_CASES, type RequestCase } from '../gateway/cases.ts';
 import {
   forgedKey,
   formatReport,

@@ -6,17 +6,16 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DISTRIBUTION } from '../distribution.ts';
 import type { Edge, EdgeResponse } from './edge.ts';
 
 /**
- * CloudFront's limits on a viewer request: the URL it builds from the request (`https://`, the host, the path
- * and the query string) at most 8,192 bytes; the whole request without its body (request line and headers)
- * at most 20,480 bytes. Beyond either it answers 413 and closes the connection.
+ * CloudFront's limits on a viewer request (the distribution table): the URL it builds from the request
+ * (`https://`, the host, the path and the query string), and the whole request without its body (request
+ * line and headers). Beyond either it answers 413 and closes the connection.
  */
-export const REQUEST_LIMITS = { urlBytes: 8192, requestBytes: 20_480 } as const;
-
-/** The status CloudFront gives a request over either limit. */
-export const TOO_LARGE_STATUS = 413;
+const REQUEST_LIMITS = DISTRIBUTION.requestLimits;
+const TOO_LARGE_STATUS = DISTRIBUTION.requestLimits.status;
 
 /** The bytes of the request head as sent in its usual form: request line, `Name: value` lines, blank line. */
 export function requestHeadBytes(

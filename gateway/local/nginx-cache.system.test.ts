@@ -13,8 +13,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type HttpAnswer, httpRequest, type ServeProcess, scratchDir, startServe } from '../testing/cli.ts';
-import { createTestWorld, type TestWorld } from './testing.ts';
+import {
+  type HttpAnswer,
+  httpRequest,
+  type ServeProcess,
+  scratchDir,
+  startServe,
+} from '../../testing/cli.ts';
+import { createTestWorld, type TestWorld } from '../testing.ts';
 
 const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../testing/cli.ts';
 import { describeCaseTable } from '../cases.suite.ts';
-import { loadFunction } from '../runtime/sandbox.ts';
 import { createTestWorld, edgeFor, type TestWorld, toAnswer } from '../testing.ts';
 import { Edge } from './edge.ts';
 import { viewerRequestEvent } from './event.ts';
 import { DirectoryOrigin } from './origin.ts';
+import { loadFunction } from './sandbox.ts';
 import { WatchedKeyValueStore } from './store.ts';
 
 describeCaseTable('the request-case table against the bundles in the local runtime', async (world) => {

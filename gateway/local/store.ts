@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { KvsFileError, parseKvsFile } from '../../keys/kvs-file.ts';
-import type { KeyValueReader } from '../runtime/sandbox.ts';
+import type { KeyValueReader } from './sandbox.ts';
 
 /**
  * The local KeyValueStore behind `cf.kvs()`: the store file, re-read when it changes (checked at most every

@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError } from '../builder/errors.ts';
-import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from './build.ts';
-import { type KeyValueReader, loadFunction, type SandboxedFunction } from './runtime/sandbox.ts';
+import { ConfigError } from '../../builder/errors.ts';
+import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from '../functions/bundle.ts';
+import { type KeyValueReader, loadFunction, type SandboxedFunction } from './sandbox.ts';
 
 /**
  * Loads a built function from `<root>/dist/gateway` into the local runtime. Fails with a clear reason when

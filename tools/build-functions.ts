@@ -1,16 +1,14 @@
+/** Bundling both CloudFront Functions for `npm run build` (tools/build.ts). */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bundleFunction, FUNCTION_SIZE_LIMIT, FUNCTION_SIZE_TARGET } from './bundle.ts';
-
-/** The two functions: source entry → output file name. */
-export const GATEWAY_FUNCTIONS = {
-  'viewer-request': 'gateway/functions/viewer-request.ts',
-  'viewer-response': 'gateway/functions/viewer-response.ts',
-} as const;
-export type GatewayFunctionName = keyof typeof GATEWAY_FUNCTIONS;
-
-/** Where `npm run build` writes the bundles, relative to the repository root. */
-export const GATEWAY_DIST = 'dist/gateway';
+import {
+  bundleFunction,
+  FUNCTION_SIZE_LIMIT,
+  FUNCTION_SIZE_TARGET,
+  GATEWAY_DIST,
+  GATEWAY_FUNCTIONS,
+  type GatewayFunctionName,
+} from '../gateway/functions/bundle.ts';
 
 /**
  * Bundles and checks both functions into `<root>/dist/gateway/<name>.js` and returns their sizes in bytes.

@@ -8,13 +8,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../testing/cli.ts';
-import { REQUEST_CASES, viewerRequestOutcome } from './cases.ts';
-import { viewerRequestEvent, viewerResponseEvent } from './edge/event.ts';
-import { WatchedKeyValueStore } from './edge/store.ts';
-import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from './functions/event.ts';
-import { loadFunction } from './runtime/sandbox.ts';
-import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
+import { ROOT } from '../../testing/cli.ts';
+import { REQUEST_CASES, viewerRequestOutcome } from '../cases.ts';
+import { viewerRequestEvent, viewerResponseEvent } from '../local/event.ts';
+import { loadFunction } from '../local/sandbox.ts';
+import { WatchedKeyValueStore } from '../local/store.ts';
+import { createTestWorld, resolveCase, type TestWorld } from '../testing.ts';
+import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from './event.ts';
 
 const run = promisify(execFile);
 

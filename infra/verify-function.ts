@@ -21,10 +21,11 @@ import {
   TestFunctionCommand,
   type TestFunctionCommandOutput,
 } from '@aws-sdk/client-cloudfront';
-import { CatalogError } from '../builder/errors.ts';
-import { type RequestCase, type ViewerRequestOutcome, viewerRequestOutcome } from './cases.ts';
-import { viewerRequestEvent } from './edge/event.ts';
-import type { CloudFrontEvent } from './functions/event.ts';
+import pLimit from 'p-limit';
+import { CatalogError, describeCause } from '../contract/errors.ts';
+import { type RequestCase, type ViewerRequestOutcome, viewerRequestOutcome } from '../gateway/cases.ts';
+import type { CloudFrontEvent } from '../gateway/functions/event.ts';
+import { viewerRequestEvent } from '../gateway/local/event.ts';
 
 /** The keys an operator gives for the placeholders of the table. */
 export interface VerifyKeys {
@@ -258,11 +259,6 @@ export interface VerifyOptions {
   readonly concurrency?: number;
 }
 
-function awsMessage(error: unknown): string {
-  const e = error as { name?: string; message?: string; code?: string };
-  return [e.name, e.code, e.message].filter(Boolean).join(': ') || String(error);
-}
-
 /**
  * Describes the function (for its ETag, which TestFunction requires as If-Match), then tests every planned
  * case. Throws {@link CatalogError} when the function cannot be described or a call fails; a case whose
@@ -284,7 +280,7 @@ export async function verifyFunction(
           cause: error,
         },
       );
-    throw new CatalogError(`DescribeFunction ${options.name} failed (${awsMessage(error)})`, {
+    throw new CatalogError(`DescribeFunction ${options.name} failed (${describeCause(error)})`, {
       cause: error,
     });
   }
@@ -293,58 +289,52 @@ export async function verifyFunction(
   const config = described.FunctionSummary?.FunctionConfig;
 
   const planned = planCases(options.cases, options.keys);
-  const reports: CaseReport[] = new Array(planned.length);
-  let next = 0;
-  let stopped = false;
-  const worker = async () => {
-    while (!stopped) {
-      const index = next++;
-      const item = planned[index];
-      if (!item) return;
-      if ('skip' in item) {
-        reports[index] = {
-          name: item.testCase.name,
-          request: `${item.testCase.method} ${item.testCase.target}`,
-          verdict: 'skip',
-          expected: describeOutcome(viewerRequestOutcome(item.testCase)),
-          actual: item.skip,
-          computeUtilization: null,
-          notes: [],
-        };
-        continue;
-      }
-      let answer: TestFunctionCommandOutput;
-      try {
-        answer = await client.send(
-          new TestFunctionCommand({
-            Name: options.name,
-            IfMatch: etag,
-            Stage: options.stage,
-            EventObject: new TextEncoder().encode(JSON.stringify(item.event)),
-          }),
+  // A few TestFunction calls at a time; the first failing call fails the run (the rest are not started).
+  const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+  const reports = await Promise.all(
+    planned.map((item) =>
+      limit(async (): Promise<CaseReport> => {
+        if ('skip' in item)
+          return {
+            name: item.testCase.name,
+            request: `${item.testCase.method} ${item.testCase.target}`,
+            verdict: 'skip',
+            expected: describeOutcome(viewerRequestOutcome(item.testCase)),
+            actual: item.skip,
+            computeUtilization: null,
+            notes: [],
+          };
+        let answer: TestFunctionCommandOutput;
+        try {
+          answer = await client.send(
+            new TestFunctionCommand({
+              Name: options.name,
+              IfMatch: etag,
+              Stage: options.stage,
+              EventObject: new TextEncoder().encode(JSON.stringify(item.event)),
+            }),
+          );
+        } catch (error) {
+          limit.clearQueue();
+          throw new CatalogError(
+            `TestFunction ${options.name} failed on case "${item.testCase.name}" (${describeCause(error)})`,
+            { cause: error },
+          );
+        }
+        const result = answer.TestResult ?? {};
+        return judge(
+          item.testCase,
+          {
+            functionOutput: result.FunctionOutput,
+            functionErrorMessage: result.FunctionErrorMessage,
+            computeUtilization: result.ComputeUtilization,
+            logs: result.FunctionExecutionLogs,
+          },
+          item.notes,
         );
-      } catch (error) {
-        stopped = true;
-        throw new CatalogError(
-          `TestFunction ${options.name} failed on case "${item.testCase.name}" (${awsMessage(error)})`,
-          { cause: error },
-        );
-      }
-      const result = answer.TestResult ?? {};
-      reports[index] = judge(
-        item.testCase,
-        {
-          functionOutput: result.FunctionOutput,
-          functionErrorMessage: result.FunctionErrorMessage,
-          computeUtilization: result.ComputeUtilization,
-          logs: result.FunctionExecutionLogs,
-        },
-        item.notes,
-      );
-    }
-  };
-  const workers = Math.max(1, Math.min(options.concurrency ?? 4, planned.length));
-  await Promise.all(Array.from({ length: workers }, worker));
+      }),
+    ),
+  );
   return {
     name: options.name,
     stage: options.stage,

@@ -17,73 +17,14 @@ import {
   PROBLEM_INTERNAL,
   problemDocument,
 } from '../../contract/index.ts';
+import { compressible, DISTRIBUTION, errorResponseFor } from '../distribution.ts';
 import type { CloudFrontRequest, CloudFrontResponse, Fields } from '../functions/event.ts';
-import { FunctionError, type SandboxedFunction } from '../runtime/sandbox.ts';
 import { fieldOf, type RawRequest, values, viewerRequestEvent, viewerResponseEvent } from './event.ts';
 import type { Origin, OriginObject } from './origin.ts';
+import { FunctionError, type SandboxedFunction } from './sandbox.ts';
 
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
-
-/** CloudFront compresses objects from 1,000 to 10,000,000 bytes (DG/ServingCompressedFiles.html). */
-export const COMPRESSIBLE_BYTES = { min: 1000, max: 10_000_000 } as const;
-
-/**
- * The media types CloudFront compresses (CloudFront Developer Guide, "Serve compressed files", "File types
- * that CloudFront compresses"). `application/json` is there; `application/yaml` is not, so openapi.yaml goes out as it is.
- */
-export const COMPRESSED_TYPES: ReadonlySet<string> = new Set([
-  'application/dash+xml',
-  'application/eot',
-  'application/font',
-  'application/font-sfnt',
-  'application/javascript',
-  'application/json',
-  'application/opentype',
-  'application/otf',
-  'application/pkcs7-mime',
-  'application/protobuf',
-  'application/rss+xml',
-  'application/truetype',
-  'application/ttf',
-  'application/vnd.apple.mpegurl',
-  'application/vnd.ms-fontobject',
-  'application/xhtml+xml',
-  'application/xml',
-  'application/x-font-opentype',
-  'application/x-font-truetype',
-  'application/x-font-ttf',
-  'application/x-httpd-cgi',
-  'application/x-javascript',
-  'application/x-mpegurl',
-  'application/x-opentype',
-  'application/x-otf',
-  'application/x-perl',
-  'application/x-ttf',
-  'font/eot',
-  'font/opentype',
-  'font/otf',
-  'font/ttf',
-  'image/svg+xml',
-  'text/css',
-  'text/csv',
-  'text/html',
-  'text/javascript',
-  'text/js',
-  'text/plain',
-  'text/richtext',
-  'text/tab-separated-values',
-  'text/xml',
-  'text/x-component',
-  'text/x-java-source',
-  'text/x-script',
-  'vnd.apple.mpegurl',
-]);
-
-/** The media type of a Content-Type value: lowercase, without parameters. */
-function mediaType(contentType: string): string {
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
-}
 
 /** What the edge answers. Header names are lowercase; a name may carry several values. */
 export interface EdgeResponse {
@@ -246,7 +187,12 @@ export class Edge {
       object = null;
       failure = `the origin ${this.#options.origin.name} failed: ${(error as Error).message}`;
     }
-    if (!object) return { ...(await this.#errorPage()), partner, error: failure ?? 'origin error' };
+    if (!object) {
+      const status = failure?.startsWith('the origin')
+        ? DISTRIBUTION.originFailureStatus
+        : DISTRIBUTION.origin.missingObjectStatus;
+      return { ...(await this.#errorPage(status)), partner, error: failure ?? 'origin error' };
+    }
 
     const originResponse: CloudFrontResponse = {
       statusCode: 200,
@@ -281,13 +227,12 @@ export class Edge {
     const headers = responseHeadersPolicy(flatten(response.headers));
     let body = response.body === undefined ? object.body : bodyOf(response);
     const encoding = pickEncoding(values(requestHeaders, 'accept-encoding').join(','));
-    const compressible =
+    if (
       response.body === undefined &&
       encoding !== null &&
-      body.length >= COMPRESSIBLE_BYTES.min &&
-      body.length <= COMPRESSIBLE_BYTES.max &&
-      COMPRESSED_TYPES.has(mediaType(String(headers['content-type'] ?? '')));
-    if (compressible && encoding) {
+      headers['content-encoding'] === undefined &&
+      compressible(String(headers['content-type'] ?? ''), body.length)
+    ) {
       body = await this.#compress(encoding, object);
       headers['content-encoding'] = encoding;
       headers.etag = `W/${object.etag}`;
@@ -343,11 +288,15 @@ export class Edge {
     return pending;
   }
 
-  /** CloudFront's custom error response: the origin's errors/500.json with status 500. */
-  async #errorPage(): Promise<Omit<EdgeResponse, 'partner'>> {
+  /**
+   * CloudFront's custom error response for an origin status: the page the distribution names, with its status
+   * and the object's own headers (no function runs). Without a page for the status, the origin's answer.
+   */
+  async #errorPage(originStatus: number): Promise<Omit<EdgeResponse, 'partner'>> {
+    const response = errorResponseFor(originStatus);
     let page: OriginObject | null = null;
     try {
-      page = await this.#options.origin.get(ORIGIN_FILES.errorPage);
+      page = response ? await this.#options.origin.get(objectKey(response.page)) : null;
     } catch {
       page = null;
     }
@@ -355,16 +304,20 @@ export class Edge {
       'content-type': page?.contentType ?? HEADER_VALUES.problem,
       'cache-control': page?.cacheControl ?? HEADER_VALUES.noStore,
     });
-    return { status: 500, headers, body: page?.body ?? Buffer.from(problemDocument(PROBLEM_INTERNAL)) };
+    return {
+      status: response?.status ?? originStatus,
+      headers,
+      body: page?.body ?? Buffer.from(problemDocument(PROBLEM_INTERNAL)),
+    };
   }
 }
 
-/** The distribution's response headers policy, on what comes from the cache or origin: nosniff, no Server. */
+/** The distribution's response headers policy, on what comes from the cache or origin. */
 function responseHeadersPolicy(
   headers: Record<string, string | string[]>,
 ): Record<string, string | string[]> {
-  delete headers.server;
-  headers['x-content-type-options'] = 'nosniff';
+  for (const name of DISTRIBUTION.responseHeaders.remove) delete headers[name.toLowerCase()];
+  headers['x-content-type-options'] = DISTRIBUTION.responseHeaders.contentTypeOptions;
   return headers;
 }
 

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../testing/cli.ts';
-import { useScratchDir } from '../testing/scratch.ts';
+import { ROOT } from '../../testing/cli.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
 import { bundleFunction, checkFunctionCode, FUNCTION_SIZE_LIMIT, FunctionBundleError } from './bundle.ts';
 
 const wrap = (body: string) =>

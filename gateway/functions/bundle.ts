@@ -7,6 +7,16 @@ import { Parser } from 'acorn';
 import { fullAncestor } from 'acorn-walk';
 import { type BuildOptions, build, transform } from 'esbuild';
 
+/** The two functions: source entry → output file name. */
+export const GATEWAY_FUNCTIONS = {
+  'viewer-request': 'gateway/functions/viewer-request.ts',
+  'viewer-response': 'gateway/functions/viewer-response.ts',
+} as const;
+export type GatewayFunctionName = keyof typeof GATEWAY_FUNCTIONS;
+
+/** Where `npm run build` writes the bundles, relative to the repository root. */
+export const GATEWAY_DIST = 'dist/gateway';
+
 /** CloudFront's limit on function code, in bytes (not adjustable). */
 export const FUNCTION_SIZE_LIMIT = 10 * 1024;
 /** What we aim for, leaving room to grow. */
