@@ -1,4 +1,4 @@
-import { type BigIntStats, statSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import { KvsFileError, parseKvsFile, screenEntries } from '../../keys/kvs-file.ts';
@@ -8,8 +8,8 @@ import type { KeyValueReader } from '../runtime/sandbox.ts';
 const MISSING = 'missing';
 
 /** What tells one version of the file from the next: a new file (inode), or an edit in place (size, times). */
-function versionOf(info: BigIntStats): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+function versionOf(info: Stats): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
 }
 
 /**
@@ -94,7 +94,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
   /** The file's version now, or undefined (reported) when it cannot be looked at. */
   #look(): string | undefined {
     try {
-      const info = statSync(this.#path, { bigint: true, throwIfNoEntry: false });
+      const info = statSync(this.#path, { throwIfNoEntry: false });
       return info === undefined ? MISSING : versionOf(info);
     } catch (error) {
       this.#report(
@@ -123,7 +123,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
     }
     try {
       // The version of what is read, taken before reading: a change during the read is seen by the next look.
-      const version = versionOf(await handle.stat({ bigint: true }));
+      const version = versionOf(await handle.stat());
       let parsed: Map<string, string>;
       try {
         parsed = parseKvsFile(await handle.readFile('utf8'), this.#path);
