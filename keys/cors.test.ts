@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { scratchDir } from '../testing/cli.ts';
+import { runCatalog, scratchDir } from '../testing/cli.ts';
 import { clearCorsOrigin, originProblem, setCorsOrigin, showCorsOrigin } from './cors.ts';
 import { FileKeyValueStore } from './file-store.ts';
 import { StoreLimitError } from './store.ts';
@@ -49,6 +49,42 @@ describe('a CORS origin', () => {
     [
       'https://bücher.example',
       'must be written exactly as browsers send it (lowercase, no default port, punycode host): https://xn--bcher-kva.example',
+    ],
+    [
+      'https://*.a.com',
+      'must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from',
+    ],
+    [
+      'https://a.*.com',
+      'must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from',
+    ],
+    [
+      'https://*',
+      'must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from',
+    ],
+    [
+      'https://*.a.com/',
+      'must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from',
+    ],
+    ['https://a.com.', 'must not end the host with a dot (browsers send the name without it): https://a.com'],
+    [
+      'https://a.com..',
+      'must not end the host with a dot (browsers send the name without it): https://a.com',
+    ],
+    [
+      'https://A.com.:8443',
+      'must not end the host with a dot (browsers send the name without it): https://a.com:8443',
+    ],
+    [
+      'https://a.com./',
+      'must not end the host with a dot (browsers send the name without it): https://a.com',
+    ],
+    ['https://a..com', 'must have a host name with no empty label (no two dots in a row, no leading dot)'],
+    ['https://.a.com', 'must have a host name with no empty label (no two dots in a row, no leading dot)'],
+    ['https://a.ex\u0001ample', 'must be an origin: scheme://host[:port], such as https://partner.example'],
+    [
+      'https://a.example\u0001',
+      'must be written exactly as browsers send it (lowercase, no default port, punycode host): https://a.example',
     ],
   ])('refuses %j: %s', (origin, problem) => {
     expect(originProblem(origin)).toBe(problem);
@@ -102,5 +138,30 @@ describe('the CORS origin in a store', () => {
       /over the 1 KB \(1024-byte\) limit \(CloudFront KeyValueStore limits\); nothing was changed$/,
     );
     expect(await readFile(path, 'utf8')).toBe(before);
+  });
+});
+
+describe('catalog cors set', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, remove } = await scratchDir('catalog-cors-cli-'));
+  });
+  afterEach(() => remove());
+
+  it.each([
+    [
+      'https://a.com.',
+      'catalog: ORIGIN "https://a.com.": must not end the host with a dot (browsers send the name without it): https://a.com\n',
+    ],
+    [
+      'https://*.a.com',
+      'catalog: ORIGIN "https://*.a.com": must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from\n',
+    ],
+  ])('refuses %s with exit code 1 and one line, and writes nothing', async (origin, message) => {
+    const store = join(dir, 'kvs.json');
+    const result = await runCatalog(['cors', 'set', origin, '--store', store]);
+    expect(result).toEqual({ code: 1, stdout: '', stderr: message });
+    await expect(readFile(store)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

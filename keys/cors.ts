@@ -2,7 +2,7 @@
  * The one CORS origin (contract §3): stored under `cors:origin`, echoed by the gateway in
  * `Access-Control-Allow-Origin`. A browser compares that header with its `Origin` byte for byte, so the
  * origin must be written exactly as a browser sends it: `scheme://host[:port]`, lowercase, no default port,
- * no path or trailing slash, never `*` or `null`.
+ * no path or trailing slash, never `*` or `null`, no wildcard in the host and no dot at its end.
  */
 import { z } from 'zod';
 import { ConfigError } from '../builder/errors.ts';
@@ -21,6 +21,18 @@ export function originProblem(text: string): string | undefined {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must start with https:// or http://';
   if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
+  const host = url.hostname;
+  if (host.includes('*')) {
+    return 'must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from';
+  }
+  const bare = host.replace(/\.+$/, '');
+  if (bare === '' || bare.startsWith('.') || bare.includes('..')) {
+    return 'must have a host name with no empty label (no two dots in a row, no leading dot)';
+  }
+  if (bare !== host) {
+    const port = url.port === '' ? '' : `:${url.port}`;
+    return `must not end the host with a dot (browsers send the name without it): ${new URL(`${url.protocol}//${bare}${port}`).origin}`;
+  }
   const scheme = `${url.protocol}//`;
   if (text.slice(0, scheme.length).toLowerCase() === scheme) {
     const rest = text.slice(scheme.length);

@@ -4,22 +4,48 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { CatalogError } from '../builder/errors.ts';
 import { type KeyRecord as ContractKeyRecord, KVS_KEY_PREFIX } from '../contract/index.ts';
 
 /** The prefix lets secret scanners recognise a leaked key. */
 export const KEY_PREFIX = 'tpc_';
 export const KEY_PATTERN = /^tpc_[A-Za-z0-9_-]{43}$/;
 
-/** A partner label: lowercase letters, digits and hyphens, 1 to 64 characters. */
-export const PartnerLabel = z
+/**
+ * A partner label, as a command takes it: lowercase letters, digits and hyphens, 1 to 64 characters,
+ * starting and ending with a letter or digit (`acme`, `globex-eu`, `a--b`; not `-acme` or `---`).
+ */
+export const PartnerLabel = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, {
+  error: 'must be 1–64 lowercase letters, digits or hyphens, starting and ending with a letter or digit',
+});
+
+/**
+ * A partner label as stored in a key record: any label the commands have ever accepted (lowercase letters,
+ * digits and hyphens, 1 to 64), so a key issued before the first and last character had to be a letter or
+ * digit still reads, lists and revokes as it did.
+ */
+const StoredPartnerLabel = z
   .string()
   .regex(/^[a-z0-9-]{1,64}$/, { error: 'must be 1–64 lowercase letters, digits or hyphens' });
 
-/** A stored key record (the KVS value), validated when read back. */
+/**
+ * A time in a key record: ISO 8601 UTC with milliseconds, exactly as `Date#toISOString` writes it
+ * (`2026-12-01T00:00:00.000Z`). Only this one form is stored, because it is the form every JavaScript
+ * runtime's `Date.parse` must read the same way, CloudFront's included.
+ */
+export const RecordTime = z.string().refine(
+  (text) => {
+    const time = Date.parse(text);
+    return Number.isFinite(time) && new Date(time).toISOString() === text;
+  },
+  { error: 'must be ISO 8601 UTC exactly as the commands write it (2026-12-01T00:00:00.000Z)' },
+);
+
+/** A stored key record (the KVS value): validated when written and when read back. */
 export const KeyRecord = z.object({
-  partner: PartnerLabel,
-  created: z.iso.datetime(),
-  expires: z.iso.datetime().exactOptional(),
+  partner: StoredPartnerLabel,
+  created: RecordTime,
+  expires: RecordTime.exactOptional(),
 });
 export type KeyRecord = z.output<typeof KeyRecord> & ContractKeyRecord;
 
@@ -43,6 +69,28 @@ export function keyId(hash: string): string {
   return hash.slice(0, 12);
 }
 
+/**
+ * Why a stored value is not a key record the commands write (the first problem, naming the field), or
+ * undefined when it is one.
+ */
+export function keyRecordProblem(value: string): string | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    return 'is not JSON';
+  }
+  return recordProblem(json);
+}
+
+/** The first problem of a key record as a phrase naming the field, or undefined when there is none. */
+function recordProblem(record: unknown): string | undefined {
+  const parsed = KeyRecord.safeParse(record);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0];
+  return issue?.path.length ? `${issue.path.join('.')} ${issue.message}` : 'is not a key record';
+}
+
 /** A key record read back from the store, or undefined when the value is not a valid record. */
 export function parseKeyRecord(value: string): KeyRecord | undefined {
   try {
@@ -51,6 +99,20 @@ export function parseKeyRecord(value: string): KeyRecord | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The stored form of a key record. Throws a {@link CatalogError} when the record breaks {@link KeyRecord} (a
+ * time not in the one stored form, say), so nothing else is ever written.
+ */
+export function serializeKeyRecord(record: KeyRecord): string {
+  const problem = recordProblem(record);
+  if (problem !== undefined) throw new CatalogError(`refusing to store a key record: ${problem}`);
+  return JSON.stringify({
+    partner: record.partner,
+    created: record.created,
+    ...(record.expires !== undefined ? { expires: record.expires } : {}),
+  });
 }
 
 /** `--key-id`: the 12 hex digits `keys list` shows, or a longer prefix of the hash up to all 64. */

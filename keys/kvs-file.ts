@@ -4,6 +4,9 @@
  */
 import { z } from 'zod';
 import { CatalogError } from '../builder/errors.ts';
+import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX } from '../contract/index.ts';
+import { originProblem } from './cors.ts';
+import { keyId, keyRecordProblem } from './keys.ts';
 
 /** CloudFront KeyValueStore limits (DG/cloudfront-limits.html). */
 export const KVS_LIMITS = { keyBytes: 512, valueBytes: 1024, storeBytes: 5 * 1024 * 1024 } as const;
@@ -42,6 +45,44 @@ export function parseKvsFile(text: string, name = 'store'): Map<string, string> 
     );
   }
   return new Map(parsed.data.data.map((entry) => [entry.key, entry.value]));
+}
+
+/** An entry the gateway must not be given, and why (a sentence naming the entry, never a key). */
+export interface RefusedEntry {
+  readonly key: string;
+  readonly problem: string;
+}
+
+/**
+ * Splits a store's entries into those the gateway may read and those it must refuse:
+ * - a `cors:origin` that is not an origin {@link originProblem} accepts (a hand-edited value with a control
+ *   character would otherwise reach the response headers): CORS is then off;
+ * - a `key:` record that is not one the commands write (a partner label, `created` and an optional `expires`
+ *   in ISO 8601 UTC with milliseconds, `2026-12-01T00:00:00.000Z`; a hand-written `"Dec 1 2026"` might be
+ *   read differently, or not at all, by CloudFront's runtime): that key is then refused, as an unknown key is.
+ *
+ * Only the bad entry is left out; every other entry stays in force, so a bad hand edit never holds back a
+ * revocation or any other change made after it, and the bad entry itself fails closed.
+ */
+export function screenEntries(entries: ReadonlyMap<string, string>): {
+  entries: Map<string, string>;
+  refused: RefusedEntry[];
+} {
+  const kept = new Map<string, string>();
+  const refused: RefusedEntry[] = [];
+  for (const [key, value] of entries) {
+    let problem: string | undefined;
+    if (key === KVS_CORS_ORIGIN) {
+      const why = originProblem(value);
+      if (why !== undefined) problem = `cors:origin ${JSON.stringify(value)}: ${why}`;
+    } else if (key.startsWith(KVS_KEY_PREFIX)) {
+      const why = keyRecordProblem(value);
+      if (why !== undefined) problem = `key ${keyId(key.slice(KVS_KEY_PREFIX.length))}: ${why}`;
+    }
+    if (problem === undefined) kept.set(key, value);
+    else refused.push({ key, problem });
+  }
+  return { entries: kept, refused };
 }
 
 /** Serialises entries in the import format, sorted by key so diffs stay readable. */

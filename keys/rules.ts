@@ -5,7 +5,7 @@
  */
 import { CatalogError } from '../builder/errors.ts';
 import { KVS_KEY_PREFIX } from '../contract/index.ts';
-import { type KeyRecord, keyId, parseKeyRecord, storeKeyOf } from './keys.ts';
+import { type KeyRecord, keyId, parseKeyRecord, serializeKeyRecord, storeKeyOf } from './keys.ts';
 
 /** `active`: no expiry; `expiring`: an expiry still ahead; `expired`: refused by the gateway. */
 export type KeyStatus = 'active' | 'expiring' | 'expired';
@@ -63,11 +63,14 @@ export interface ExpiryChange {
   readonly after: string;
 }
 
-/** Adds a key's record under its hash. Refuses a hash that is already stored (a key is issued once). */
+/**
+ * Adds a key's record under its hash. Refuses a hash that is already stored (a key is issued once), and a
+ * record whose times are not in the one stored form (ISO 8601 UTC with milliseconds).
+ */
 export function applyIssue(entries: Map<string, string>, hash: string, record: KeyRecord): void {
   const name = storeKeyOf(hash);
   if (entries.has(name)) throw new KeyRuleError(`key ${keyId(hash)} is already in the store`);
-  entries.set(name, JSON.stringify(record));
+  entries.set(name, serializeKeyRecord(record));
 }
 
 /** Brings each key's expiry forward to `at` (never later); returns one entry per key looked at. */
@@ -76,7 +79,7 @@ function capExpiries(entries: Map<string, string>, keys: readonly StoredKey[], a
   for (const key of keys) {
     if (key.record === null) continue;
     const capped = withExpiryAtMost(key.record, at);
-    if (capped !== key.record) entries.set(storeKeyOf(key.hash), JSON.stringify(capped));
+    if (capped !== key.record) entries.set(storeKeyOf(key.hash), serializeKeyRecord(capped));
     changes.push({
       id: key.id,
       partner: key.record.partner,

@@ -1,67 +1,54 @@
-import { readFile, stat } from 'node:fs/promises';
-import { KvsFileError, parseKvsFile } from '../../keys/kvs-file.ts';
+import { type Stats, statSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
+import { KvsFileError, parseKvsFile, screenEntries } from '../../keys/kvs-file.ts';
 import type { KeyValueReader } from './sandbox.ts';
 
+/** The version of a missing file (an empty store). */
+const MISSING = 'missing';
+
+/** What tells one version of the file from the next: a new file (inode), or an edit in place (size, times). */
+function versionOf(info: Stats): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
 /**
- * The local KeyValueStore behind `cf.kvs()`: the store file, re-read when it changes (checked at most every
- * `checkIntervalMs`, so a key issued while the edge runs works within a second). An unreadable or corrupt file
- * keeps the last good contents and reports the error; it never makes a key valid that cannot be verified.
- * A missing file is an empty store.
+ * The local KeyValueStore behind `cf.kvs()`: the store file, as it is when each lookup is made.
+ *
+ * Every `get()`/`exists()` first looks at the file (one `stat`). When it has changed, the lookup waits for
+ * the file to be read again, and so does every lookup that arrives while that read is in flight; one that
+ * arrives during a read of an older version waits for it and then looks again. So a change is seen by the
+ * first request that arrives after the command that made it has finished: a key issued works, and a revoked
+ * key is refused, from that request on, with no window. The look is a synchronous `stat` of a local file,
+ * a few µs per lookup (two or three lookups a request): an asynchronous one would put a thread-pool round
+ * trip (about 45 µs) in front of every lookup, a check interval leaves a window in which a revoked key still
+ * works, and `fs.watch` cannot promise that its event is handled before a request that arrives just after
+ * the change.
+ *
+ * A missing file is an empty store. A file that cannot be read or is not in the import format keeps the last
+ * good contents and is reported once per change; it never makes a key valid that cannot be verified. Entries
+ * the gateway must not see (a `cors:origin` that is not an origin, a key record not in the form the commands
+ * write: see {@link screenEntries}) are left out one by one and reported; the rest of the file is used.
  */
 export class WatchedKeyValueStore implements KeyValueReader {
   readonly #path: string;
-  readonly #checkIntervalMs: number;
   readonly #onError: (message: string) => void;
   #entries = new Map<string, string>();
+  /** The version of the file `#entries` came from ('' before the first read). */
   #version = '';
-  #checkedAt = 0;
-  #loading: Promise<void> | undefined;
+  /** The read in flight, if any: one at a time, so an older read never lands after a newer one. */
+  #reading: Promise<void> | undefined;
+  /** The last problem reported, so a file that stays unreadable is reported once, not on every request. */
+  #reported = '';
 
-  constructor(path: string, options: { checkIntervalMs?: number; onError?: (message: string) => void } = {}) {
+  constructor(path: string, options: { onError?: (message: string) => void } = {}) {
     this.#path = path;
-    this.#checkIntervalMs = options.checkIntervalMs ?? 250;
     this.#onError = options.onError ?? (() => {});
   }
 
-  /** Reads the file now (at start, and in tests). */
-  async load(): Promise<void> {
-    this.#checkedAt = Date.now();
-    let version: string;
-    try {
-      const info = await stat(this.#path);
-      version = `${info.mtimeMs}:${info.size}:${info.ino}`;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        if (this.#version !== 'missing') this.#entries = new Map();
-        this.#version = 'missing';
-        return;
-      }
-      this.#onError(
-        `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
-      );
-      return;
-    }
-    if (version === this.#version) return;
-    try {
-      this.#entries = parseKvsFile(await readFile(this.#path, 'utf8'), this.#path);
-      this.#version = version;
-    } catch (error) {
-      // Remember the bad version so the error is reported once per change, not on every check.
-      this.#version = version;
-      const reason =
-        error instanceof KvsFileError
-          ? error.message
-          : `cannot read ${this.#path}: ${(error as Error).message}`;
-      this.#onError(`${reason}; keeping the last good key store`);
-    }
-  }
-
-  #refresh(): Promise<void> {
-    if (Date.now() - this.#checkedAt < this.#checkIntervalMs) return Promise.resolve();
-    this.#loading ??= this.load().finally(() => {
-      this.#loading = undefined;
-    });
-    return this.#loading;
+  /** Brings the contents up to date with the file now (at start, and in tests). */
+  load(): Promise<void> {
+    return this.#settle();
   }
 
   get(key: string): Promise<string> {
@@ -71,13 +58,108 @@ export class WatchedKeyValueStore implements KeyValueReader {
         ? Promise.reject(new Error(`key not found: ${key}`))
         : Promise.resolve(value);
     };
-    // Most calls need no check of the file: answer from memory without an extra await.
-    if (Date.now() - this.#checkedAt < this.#checkIntervalMs) return lookup();
-    return this.#refresh().then(lookup);
+    // Most lookups find the file unchanged: answer from memory without an extra await.
+    return this.#isCurrent() ? lookup() : this.#settle().then(lookup);
   }
 
   async exists(key: string): Promise<boolean> {
-    await this.#refresh();
+    if (!this.#isCurrent()) await this.#settle();
     return this.#entries.has(key);
+  }
+
+  /** True when no read is in flight and the file is the version already in memory (or cannot be looked at). */
+  #isCurrent(): boolean {
+    if (this.#reading !== undefined) return false;
+    const version = this.#look();
+    return version === undefined || version === this.#version;
+  }
+
+  /**
+   * Waits until the contents are those of a read that started after this call: a read in flight may have
+   * opened the file before a change this caller must see, so after it the file is looked at again.
+   */
+  async #settle(): Promise<void> {
+    if (this.#reading !== undefined) await this.#reading;
+    const version = this.#look();
+    if (version === undefined || version === this.#version) return;
+    if (this.#reading === undefined) {
+      const reading = this.#read().finally(() => {
+        if (this.#reading === reading) this.#reading = undefined;
+      });
+      this.#reading = reading;
+    }
+    await this.#reading;
+  }
+
+  /** The file's version now, or undefined (reported) when it cannot be looked at. */
+  #look(): string | undefined {
+    try {
+      const info = statSync(this.#path, { throwIfNoEntry: false });
+      return info === undefined ? MISSING : versionOf(info);
+    } catch (error) {
+      this.#report(
+        `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
+      );
+      return undefined;
+    }
+  }
+
+  /** Reads the file into `#entries`. Never rejects: a problem is reported and the last good contents stay. */
+  async #read(): Promise<void> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.#path, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.#entries = new Map();
+        this.#version = MISSING;
+        this.#reported = '';
+        return;
+      }
+      this.#report(
+        `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
+      );
+      return;
+    }
+    try {
+      // The version of what is read, taken before reading: a change during the read is seen by the next look.
+      const version = versionOf(await handle.stat());
+      let parsed: Map<string, string>;
+      try {
+        parsed = parseKvsFile(await handle.readFile('utf8'), this.#path);
+      } catch (error) {
+        // Remember the bad version so the error is reported once per change, not on every lookup.
+        this.#version = version;
+        this.#reported = '';
+        const reason =
+          error instanceof KvsFileError
+            ? error.message
+            : `cannot read ${this.#path}: ${(error as Error).message}`;
+        this.#onError(`${reason}; keeping the last good key store`);
+        return;
+      }
+      const { entries, refused } = screenEntries(parsed);
+      this.#entries = entries;
+      this.#version = version;
+      this.#reported = '';
+      for (const { key, problem } of refused) {
+        const effect =
+          key === KVS_CORS_ORIGIN ? 'CORS stays off until it is fixed' : 'the key gets 401 until it is fixed';
+        this.#onError(`${this.#path}: refusing ${problem}; ${effect}`);
+      }
+    } catch (error) {
+      this.#report(
+        `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
+      );
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  /** Reports a problem with reading the file, once for as long as it stays the same. */
+  #report(message: string): void {
+    if (message === this.#reported) return;
+    this.#reported = message;
+    this.#onError(message);
   }
 }
