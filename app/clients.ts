@@ -5,7 +5,13 @@
  * KeyValueStore data plane) are pinned to us-east-1. Endpoints come from the SDK's own variables
  * (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_CLOUDFRONT`, …); credentials from its default chain.
  */
+// Registers the SigV4A signer the KeyValueStore API needs (requests signed for every region).
+import '@aws-sdk/signature-v4a';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import {
+  CloudFrontKeyValueStoreClient,
+  type CloudFrontKeyValueStoreClientConfig,
+} from '@aws-sdk/client-cloudfront-keyvaluestore';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -61,4 +67,20 @@ export function createLambdaClient(settings: AwsSettings): LambdaClient {
 /** A Secrets Manager client, for the Lambda's source secret. */
 export function createSecretsClient(settings: AwsSettings): SecretsManagerClient {
   return new SecretsManagerClient(common(settings));
+}
+
+/**
+ * A CloudFront KeyValueStore client (the data-plane API: keys, the CORS origin, the live build). The store
+ * is global and requests are signed with SigV4A for all regions; `config` lets tests point it elsewhere.
+ */
+export function createKvsClient(
+  settings: Pick<AwsSettings, 'maxAttempts'>,
+  config: CloudFrontKeyValueStoreClientConfig = {},
+): CloudFrontKeyValueStoreClient {
+  return new CloudFrontKeyValueStoreClient({
+    region: CLOUDFRONT_REGION,
+    maxAttempts: settings.maxAttempts,
+    retryMode: 'standard',
+    ...config,
+  });
 }

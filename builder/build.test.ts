@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { settingRef } from '../contract/errors.ts';
+import { SourceError, settingRef } from '../contract/errors.ts';
 import { PROBLEMS } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
 import { type BuildOptions, buildCatalog } from './build.ts';
-import { InvalidRowsError, SourceError } from './errors.ts';
+import { InvalidRowsError } from './errors.ts';
 import { Catalog, DEFAULT_LINKS } from './model.ts';
 import type { PlanSource } from './source.ts';
 import { FileSource } from './sources/file.ts';

@@ -2,6 +2,8 @@
  * One build, in memory: read the source, validate every row, order, render the three catalogs and the
  * companion objects (openapi.yaml, errors/500.json). Writing them (a directory, or S3) is the caller's job.
  */
+
+import { SourceError } from '../contract/errors.ts';
 import {
   type Discipline,
   HEADER_VALUES,
@@ -10,7 +12,7 @@ import {
   problemDocument,
 } from '../contract/index.ts';
 import { renderCatalogs, sortPlans } from './catalog.ts';
-import { type InvalidRow, InvalidRowsError, SourceError, SourceRowError } from './errors.ts';
+import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
 import type { LinkConfig } from './model.ts';
 import { renderOpenApi } from './openapi.ts';
 import { RowValidator, type SkippedRows } from './rows.ts';

@@ -1,6 +1,6 @@
 /**
  * Ordering and rendering of the catalog: pure functions from validated plans to the bytes of the three
- * catalog files (contract §2).
+ * catalog files (docs/decisions.md#catalog-files).
  */
 import { createHash } from 'node:crypto';
 import { DISCIPLINES, type Discipline } from '../contract/index.ts';

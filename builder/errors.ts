@@ -4,9 +4,6 @@
  */
 import { CatalogError, settingRef } from '../contract/errors.ts';
 
-// The classes every layer shares, re-exported for the modules that import them from here.
-export { CatalogError, ConfigError, SourceError } from '../contract/errors.ts';
-
 /** One broken rule of one row. `row` is 1-based, in source order. */
 export interface InvalidRow {
   readonly row: number;

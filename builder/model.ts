@@ -1,12 +1,12 @@
 /**
- * The catalog model, defined once with zod: what a source row must be (contract §1), what a published Plan is,
+ * The catalog model, defined once with zod: what a source row must be (docs/decisions.md#source-rows), what a published Plan is,
  * and the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
  */
 import { z } from 'zod';
 import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PROBLEMS } from '../contract/index.ts';
 
 // ---------------------------------------------------------------------------------------------------------
-// Source rows (contract §1). Messages are the "rule broken" of the invalid-row report, so they read as rules.
+// Source rows (docs/decisions.md#source-rows). Messages are the "rule broken" of the invalid-row report, so they read as rules.
 
 const required = (what: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? 'is required' : `must be ${what}`;
@@ -108,7 +108,7 @@ export const SourceRowGate = z.object({
 });
 
 /**
- * One published, approved source row (contract §1), validated and normalised: trimmed strings, lowercase id,
+ * One published, approved source row (docs/decisions.md#source-rows), validated and normalised: trimmed strings, lowercase id,
  * empty nullable fields as null, `level` defaulting to `none`, integers from numbers or integer strings.
  * Unknown extra columns are ignored. (Written as single transforms rather than pipes: a build validates
  * every row, and this is its hot path.)
@@ -225,7 +225,7 @@ export type Problem = z.output<typeof Problem>;
 export const API_SCHEMAS = { Catalog, Plan, Level, Discipline, Problem } as const;
 
 // ---------------------------------------------------------------------------------------------------------
-// Build configuration (contract §2).
+// Build configuration (docs/decisions.md#catalog-files).
 
 /** `http(s)://host[:port]` with no path, query or fragment; a trailing `/` is dropped. */
 export const BaseUrl = z.string().transform((value, ctx) => {
@@ -259,5 +259,5 @@ export interface LinkConfig {
   readonly appScheme: string;
 }
 
-/** Defaults of the local stack (contract §2). */
+/** Defaults of the local stack (docs/decisions.md#catalog-files). */
 export const DEFAULT_LINKS: LinkConfig = { baseUrl: 'http://127.0.0.1:8787', appScheme: 'trainingplans' };

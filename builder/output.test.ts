@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useScratchDir } from '../testing/scratch.ts';
 import { type OriginFile, originFile } from './build.ts';
 import { OutputError } from './errors.ts';

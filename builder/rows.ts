@@ -1,5 +1,5 @@
 /**
- * Validation of source rows (contract §1): the pure core of the build. Rows arrive in batches (a file is one
+ * Validation of source rows (docs/decisions.md#source-rows): the pure core of the build. Rows arrive in batches (a file is one
  * batch, a database cursor many); every problem is collected, none stops the scan.
  */
 import { DISCIPLINE_LABELS } from '../contract/index.ts';

@@ -1,5 +1,5 @@
 /**
- * The gateway's request-case table: contract §3 row by row, with its edge cases. One table drives the local
+ * The gateway's request-case table: docs/decisions.md#gateway row by row, with its edge cases. One table drives the local
  * runtime tests, the HTTP tests against `catalog serve`, the njs run, the OpenAPI checks and
  * `catalog verify-function` against a deployed function.
  *

@@ -20,6 +20,10 @@ const one = (type: string) => {
 };
 const sorted = (values: readonly unknown[]) => [...values].map(String).sort();
 
+/** A nested property of a template value, by its path (a template is JSON: anything can be anything). */
+const at = (value: unknown, ...path: string[]): unknown =>
+  path.reduce<unknown>((inner, key) => (inner as Record<string, unknown> | undefined)?.[key], value);
+
 describe('the distribution in the template follows the table', () => {
   it('passes the methods the table allows and caches the ones it caches, over HTTPS only', () => {
     const config = one('AWS::CloudFront::Distribution').DistributionConfig as Record<string, unknown>;
@@ -31,17 +35,19 @@ describe('the distribution in the template follows the table', () => {
   });
 
   it('keys the cache on the path alone, within the table TTLs, with the encodings it compresses', () => {
-    const policy = one('AWS::CloudFront::CachePolicy').CachePolicyConfig as Record<string, any>;
-    const key = policy.ParametersInCacheKeyAndForwardedToOrigin;
+    const policy = at(one('AWS::CloudFront::CachePolicy'), 'CachePolicyConfig');
+    const key = at(policy, 'ParametersInCacheKeyAndForwardedToOrigin');
     expect({
-      queryStrings: key.QueryStringsConfig.QueryStringBehavior,
-      headers: key.HeadersConfig.HeaderBehavior,
-      cookies: key.CookiesConfig.CookieBehavior,
+      queryStrings: at(key, 'QueryStringsConfig', 'QueryStringBehavior'),
+      headers: at(key, 'HeadersConfig', 'HeaderBehavior'),
+      cookies: at(key, 'CookiesConfig', 'CookieBehavior'),
     }).toEqual(DISTRIBUTION.cacheKey);
-    expect({ min: policy.MinTTL, default: policy.DefaultTTL, max: policy.MaxTTL }).toEqual(
-      DISTRIBUTION.ttlSeconds,
-    );
-    expect({ br: key.EnableAcceptEncodingBrotli, gzip: key.EnableAcceptEncodingGzip }).toEqual({
+    expect({
+      min: at(policy, 'MinTTL'),
+      default: at(policy, 'DefaultTTL'),
+      max: at(policy, 'MaxTTL'),
+    }).toEqual(DISTRIBUTION.ttlSeconds);
+    expect({ br: at(key, 'EnableAcceptEncodingBrotli'), gzip: at(key, 'EnableAcceptEncodingGzip') }).toEqual({
       br: DISTRIBUTION.compression.encodings.includes('br'),
       gzip: DISTRIBUTION.compression.encodings.includes('gzip'),
     });
@@ -64,16 +70,15 @@ describe('the distribution in the template follows the table', () => {
       string,
       any
     >;
-    expect(sorted(policy.RemoveHeadersConfig.Items.map((item: { Header: string }) => item.Header))).toEqual(
-      sorted(DISTRIBUTION.responseHeaders.remove),
-    );
-    expect(policy.SecurityHeadersConfig.ContentTypeOptions).toEqual({
+    const removed = at(policy, 'RemoveHeadersConfig', 'Items') as { Header: string }[];
+    expect(sorted(removed.map((item) => item.Header))).toEqual(sorted(DISTRIBUTION.responseHeaders.remove));
+    expect(at(policy, 'SecurityHeadersConfig', 'ContentTypeOptions')).toEqual({
       Override: DISTRIBUTION.responseHeaders.contentTypeOptions === 'nosniff',
     });
   });
 
   it('lets CloudFront read the bucket and list it only if the table says a missing object is a 404', () => {
-    const document = one('AWS::S3::BucketPolicy').PolicyDocument as { Statement: Record<string, any>[] };
+    const document = one('AWS::S3::BucketPolicy').PolicyDocument as { Statement: Record<string, unknown>[] };
     const forCloudFront = document.Statement.filter((statement) =>
       JSON.stringify(statement.Principal ?? '').includes('cloudfront.amazonaws.com'),
     );

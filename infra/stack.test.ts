@@ -1,6 +1,6 @@
 /**
  * The default stack, synthesized once (with the builder really bundled by the local esbuild) into a scratch
- * directory: each part of issue 7 asserted by its properties. Other settings: stack-options.test.ts.
+ * directory: each part of the stack asserted by its properties. Other settings: stack-options.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

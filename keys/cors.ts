@@ -1,11 +1,11 @@
 /**
- * The one CORS origin (contract §3): stored under `cors:origin`, echoed by the gateway in
+ * The one CORS origin (docs/decisions.md#gateway): stored under `cors:origin`, echoed by the gateway in
  * `Access-Control-Allow-Origin`. A browser compares that header with its `Origin` byte for byte, so the
  * origin must be written exactly as a browser sends it: `scheme://host[:port]`, lowercase, no default port,
  * no path or trailing slash, never `*` or `null`, no wildcard in the host and no dot at its end.
  */
 import { z } from 'zod';
-import { ConfigError } from '../builder/errors.ts';
+import { ConfigError } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
 import type { KeyValueStore } from './store.ts';
 

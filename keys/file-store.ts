@@ -7,8 +7,9 @@ import { link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:f
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { StoreError } from '../contract/errors.ts';
 import { parseKvsFile, serializeKvsFile } from './kvs-file.ts';
-import { type KeyValueStore, planWrite, StoreError, type StoreOptions } from './store.ts';
+import { type KeyValueStore, planWrite, type StoreOptions } from './store.ts';
 
 export { type KeyValueStore, StoreError } from './store.ts';
 

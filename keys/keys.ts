@@ -1,10 +1,10 @@
 /**
- * API keys (contract §4): `tpc_` + 43 base64url characters (32 random bytes). Only the SHA-256 hex digest of
+ * API keys (docs/decisions.md#keys): `tpc_` + 43 base64url characters (32 random bytes). Only the SHA-256 hex digest of
  * a key is ever stored, under `key:<digest>`, with the partner label, creation time and optional expiry.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { CatalogError } from '../builder/errors.ts';
+import { CatalogError } from '../contract/errors.ts';
 import { type KeyRecord as ContractKeyRecord, KVS_KEY_PREFIX } from '../contract/index.ts';
 
 /** The prefix lets secret scanners recognise a leaked key. */

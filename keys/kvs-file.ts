@@ -1,9 +1,9 @@
 /**
  * The local key-value store file: the CloudFront KeyValueStore import format, `{"data":[{"key","value"}]}`
- * (contract §4). The same file can seed the real store when the stack is created.
+ * (docs/decisions.md#keys). The same file can seed the real store when the stack is created.
  */
 import { z } from 'zod';
-import { CatalogError } from '../builder/errors.ts';
+import { StoreError } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX } from '../contract/index.ts';
 import { originProblem } from './cors.ts';
 import { keyId, keyRecordProblem } from './keys.ts';
@@ -25,7 +25,7 @@ export const KvsFile = z.object({
 export type KvsFile = z.output<typeof KvsFile>;
 
 /** Thrown when a store file is not valid JSON in the import format; the message says where. */
-export class KvsFileError extends CatalogError {
+export class KvsFileError extends StoreError {
   override name = 'KvsFileError';
 }
 

@@ -2,10 +2,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createKvsClient } from '../app/clients.ts';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
 import { clearCorsOrigin, setCorsOrigin } from './cors.ts';
 import { hashKey, storeKeyOf } from './keys.ts';
-import { CloudFrontKeyValueStore, createKvsClient } from './kvs-store.ts';
+import { CloudFrontKeyValueStore } from './kvs-store.ts';
 import { issueKey, listKeys, revokeKeys, rotateKey } from './manage.ts';
 import { StoreError, StoreLimitError } from './store.ts';
 
@@ -123,10 +124,16 @@ class FakeKvs {
  * to 127.0.0.1 instead (the signed Host header stays as it was).
  */
 function clientFor(port: number): CloudFrontKeyValueStoreClient {
-  const client = createKvsClient({
-    endpoint: `http://kvs.test:${port}`,
-    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
-  });
+  const client = createKvsClient(
+    { maxAttempts: 3 },
+    {
+      endpoint: `http://kvs.test:${port}`,
+      credentials: {
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+      },
+    },
+  );
   type Middleware = Parameters<typeof client.middlewareStack.addRelativeTo>[0];
   const toLocalListener =
     (next: (args: { request: unknown }) => Promise<unknown>) => (args: { request: unknown }) => {
@@ -272,7 +279,7 @@ describe('the CloudFront KeyValueStore backend', () => {
   it('does not retry a refusal that is not a conflict, and says nothing was changed', async () => {
     fake.failUpdatesWith = { status: 403, type: 'AccessDeniedException' };
     await expect(setCorsOrigin(store, 'https://partner.example')).rejects.toThrow(
-      `KeyValueStore ${ARN}: AccessDeniedException (HTTP 403): AccessDeniedException from the fake; nothing was changed`,
+      `KeyValueStore ${ARN}: AccessDeniedException, HTTP 403: AccessDeniedException from the fake; nothing was changed`,
     );
     expect(fake.calls()).toEqual(['describe', 'list', 'update']);
   });
@@ -298,7 +305,7 @@ describe('the CloudFront KeyValueStore backend', () => {
     await expect(issuing).rejects.toThrow(StoreError);
     await expect(issuing).rejects.toThrow(
       new RegExp(
-        `^KeyValueStore ${ARN}: cannot reach the KeyValueStore API \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${closedPort}\\); nothing was changed$`,
+        `^KeyValueStore ${ARN}: cannot reach the service \\(connection refused: connect ECONNREFUSED 127\\.0\\.0\\.1:${closedPort}\\); nothing was changed$`,
       ),
     );
     expect(fake.requests).toEqual([]);

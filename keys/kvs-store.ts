@@ -4,33 +4,21 @@
  * (DescribeKeyValueStore) BEFORE listing the entries (ListKeys), so any write between the two makes our
  * UpdateKeys fail its IfMatch instead of being lost; it then re-reads and retries, a bounded number of times.
  */
-// Registers the SigV4A signer: KVS requests are signed for every region (X-Amz-Region-Set: *).
-import '@aws-sdk/signature-v4a';
 import {
-  CloudFrontKeyValueStoreClient,
-  type CloudFrontKeyValueStoreClientConfig,
+  type CloudFrontKeyValueStoreClient,
   DescribeKeyValueStoreCommand,
-  ListKeysCommand,
+  paginateListKeys,
   UpdateKeysCommand,
   type UpdateKeysCommandInput,
 } from '@aws-sdk/client-cloudfront-keyvaluestore';
-import { type KeyValueStore, planWrite, StoreError, type StoreOptions } from './store.ts';
+import { describeCause, httpStatusOf, StoreError } from '../contract/errors.ts';
+import { type KeyValueStore, planWrite, type StoreOptions } from './store.ts';
 
 /** UpdateKeys takes at most this many puts and deletes together (the service's default quota). */
 export const MAX_BATCH = 50;
 
 /** ListKeys page size (the API's maximum). */
 const PAGE_SIZE = 50;
-
-/**
- * The KVS client the commands use. KeyValueStore is global: the region only picks the partition, and
- * requests are signed with SigV4A for all regions. Credentials come from the usual AWS chain.
- */
-export function createKvsClient(
-  config: CloudFrontKeyValueStoreClientConfig = {},
-): CloudFrontKeyValueStoreClient {
-  return new CloudFrontKeyValueStoreClient({ region: 'us-east-1', maxAttempts: 3, ...config });
-}
 
 /** Options of {@link CloudFrontKeyValueStore}. */
 export interface KvsStoreOptions extends StoreOptions {
@@ -40,55 +28,14 @@ export interface KvsStoreOptions extends StoreOptions {
   readonly retryDelayMs?: number;
 }
 
-interface SdkError {
-  name?: string;
-  message?: string;
-  code?: string;
-  $metadata?: { httpStatusCode?: number };
-}
-
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-]);
-
-/** The HTTP status of an SDK error, when the service answered at all. */
-function statusOf(error: unknown): number | undefined {
-  return (error as SdkError).$metadata?.httpStatusCode;
-}
-
 /** True for an IfMatch failure: the store changed since we read its ETag. */
 function isConflict(error: unknown): boolean {
-  const status = statusOf(error);
-  return status === 412 || status === 409 || (error as SdkError).name === 'ConflictException';
-}
-
-/** A one-line reason for an SDK failure. */
-function reasonOf(error: unknown): string {
-  const e = error as SdkError;
-  const code = e.code ?? /\b(E[A-Z_]{3,})\b/.exec(e.message ?? '')?.[1];
-  if (code !== undefined && NETWORK_CODES.has(code)) {
-    return `cannot reach the KeyValueStore API (${e.message?.includes(code) ? e.message : code})`;
-  }
-  if (e.name === 'CredentialsProviderError') return `no AWS credentials (${e.message})`;
-  const status = statusOf(error);
-  const what = [
-    e.name && e.name !== 'Unknown' && e.name !== 'Error' ? e.name : '',
-    status ? `(HTTP ${status})` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
-  return [what, e.message].filter(Boolean).join(': ') || String(error);
+  const status = httpStatusOf(error);
+  return status === 412 || status === 409 || (error as { name?: unknown }).name === 'ConflictException';
 }
 
 /**
- * The real store. Takes a client built once at the entry point (see {@link createKvsClient}). Writes are
+ * The real store. Takes a client built once at the entry point (app/clients.ts). Writes are
  * one UpdateKeys batch, all or nothing, guarded by IfMatch; changes larger than {@link MAX_BATCH} entries
  * are refused rather than split, so a rotation can never land half-way.
  */
@@ -113,7 +60,7 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
     try {
       return await this.#list();
     } catch (error) {
-      throw new StoreError(`KeyValueStore ${this.#arn}: ${reasonOf(error)}`, { cause: error });
+      throw new StoreError(`KeyValueStore ${this.#arn}: ${describeCause(error)}`, { cause: error });
     }
   }
 
@@ -125,7 +72,7 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
         etag = await this.#etag();
         before = await this.#list();
       } catch (error) {
-        throw new StoreError(`KeyValueStore ${this.#arn}: ${reasonOf(error)}; nothing was changed`, {
+        throw new StoreError(`KeyValueStore ${this.#arn}: ${describeCause(error)}; nothing was changed`, {
           cause: error,
         });
       }
@@ -156,12 +103,14 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
           );
         }
         // A 4xx answer rejected the whole batch; without an answer (or on a 5xx) it may have been applied.
-        const status = statusOf(error);
+        const status = httpStatusOf(error);
         const outcome =
           status !== undefined && status < 500
             ? 'nothing was changed'
             : 'the change may or may not have been applied: check with catalog keys list / cors show';
-        throw new StoreError(`KeyValueStore ${this.#arn}: ${reasonOf(error)}; ${outcome}`, { cause: error });
+        throw new StoreError(`KeyValueStore ${this.#arn}: ${describeCause(error)}; ${outcome}`, {
+          cause: error,
+        });
       }
       for (const warning of plan.warnings) this.#onWarning(`${this.name}: ${warning}`);
       return plan.result;
@@ -176,25 +125,15 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
 
   async #list(): Promise<Map<string, string>> {
     const entries = new Map<string, string>();
-    const seen = new Set<string>();
-    let token: string | undefined;
-    do {
-      const page = await this.#client.send(
-        new ListKeysCommand({
-          KvsARN: this.#arn,
-          MaxResults: PAGE_SIZE,
-          ...(token !== undefined ? { NextToken: token } : {}),
-        }),
-      );
+    const pages = paginateListKeys(
+      { client: this.#client, pageSize: PAGE_SIZE, stopOnSameToken: true },
+      { KvsARN: this.#arn },
+    );
+    for await (const page of pages) {
       for (const item of page.Items ?? []) {
         if (item.Key !== undefined && item.Value !== undefined) entries.set(item.Key, item.Value);
       }
-      token = page.NextToken || undefined;
-      if (token !== undefined) {
-        if (seen.has(token)) throw new Error(`ListKeys repeated the page token ${token}`);
-        seen.add(token);
-      }
-    } while (token !== undefined);
+    }
     return entries;
   }
 }

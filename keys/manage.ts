@@ -1,5 +1,5 @@
 /**
- * Key management on any {@link KeyValueStore} (contract §4): issue, rotate, revoke, list. Each command is one
+ * Key management on any {@link KeyValueStore} (docs/decisions.md#keys): issue, rotate, revoke, list. Each command is one
  * atomic store update running a rule from rules.ts. The functions take the clock and the store; they never
  * log or return a key except the one just issued.
  */

@@ -1,9 +1,9 @@
 /**
- * The key rules (contract §4) as pure functions over the store's entries: which keys a partner has, their
+ * The key rules (docs/decisions.md#keys) as pure functions over the store's entries: which keys a partner has, their
  * status, and what issuing, rotating and revoking change. The store shell (manage.ts) runs them inside one
  * atomic update; nothing here does I/O, reads the clock or sees a key, only hashes.
  */
-import { CatalogError } from '../builder/errors.ts';
+import { CatalogError } from '../contract/errors.ts';
 import { KVS_KEY_PREFIX } from '../contract/index.ts';
 import { type KeyRecord, keyId, parseKeyRecord, serializeKeyRecord, storeKeyOf } from './keys.ts';
 

@@ -4,7 +4,7 @@
  * {@link planWrite}, so the limits and the "nothing to write" case behave the same everywhere.
  */
 import { z } from 'zod';
-import { CatalogError } from '../builder/errors.ts';
+import { StoreLimitError } from '../contract/errors.ts';
 import { checkLimits, diffEntries, isEmptyChange, type StoreChange } from './limits.ts';
 
 /** A store that can be read and changed atomically: the local file, or CloudFront KeyValueStore. */
@@ -28,15 +28,8 @@ export interface StoreOptions {
   readonly onWarning?: (message: string) => void;
 }
 
-/** Thrown when the store cannot be read or written. The message says whether anything changed. */
-export class StoreError extends CatalogError {
-  override name = 'StoreError';
-}
-
-/** Thrown when a write would pass a KeyValueStore limit; nothing was written. */
-export class StoreLimitError extends StoreError {
-  override name = 'StoreLimitError';
-}
+// The store's failures are the shared ones: a store that cannot be read or written, a limit passed.
+export { StoreError, StoreLimitError } from '../contract/errors.ts';
 
 /** A change ready to write: what `change` returned, the entries after it, and the puts and deletes. */
 export interface PlannedWrite<T> {

@@ -1,4 +1,4 @@
-/** Durations (`90s`, `15m`, `12h`, `7d`) and times (ISO 8601) as the key commands take them (contract §4). */
+/** Durations (`90s`, `15m`, `12h`, `7d`) and times (ISO 8601) as the key commands take them (docs/decisions.md#keys). */
 import { z } from 'zod';
 
 const UNITS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

@@ -25,7 +25,7 @@ export const TEST_AWS_ENV = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 } as const;
 
-/** An S3 client for a test endpoint, with the settings s3rver needs (see shared/notes/tooling.md). */
+/** An S3 client for a test endpoint, with the settings s3rver needs (forcePathStyle, and checksums only when required: aws-chunked bodies are stored raw). */
 export function testS3Client(endpoint: string, maxAttempts = 2): S3Client {
   return new S3Client({
     region: 'us-east-1',

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { SourceError } from '../errors.ts';
+import { SourceError } from '../../contract/errors.ts';
 import type { PlanSource } from '../source.ts';
 
 /** A JSON file holding an array of rows. */

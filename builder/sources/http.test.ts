@@ -3,11 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { settingRef } from '../../contract/errors.ts';
+import { ConfigError, SourceError, settingRef } from '../../contract/errors.ts';
 import { runCatalog } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
-import { ConfigError, SourceError } from '../errors.ts';
 import { Catalog } from '../model.ts';
 import { contentTypeProblem, HttpSource, type HttpSourceOptions, parseRows } from './http.ts';
 

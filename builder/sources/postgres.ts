@@ -10,7 +10,7 @@ import { SOURCE_DEFAULTS } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 import { parseRelationName, type RelationName, relationLabel, relationSql } from './relation.ts';
 
-/** The columns read: the row contract (contract §1). Other columns of the relation are never fetched. */
+/** The columns read: the row contract (docs/decisions.md#source-rows). Other columns of the relation are never fetched. */
 export const SOURCE_COLUMNS = [
   'id',
   'title',

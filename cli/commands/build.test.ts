@@ -1,6 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../builder/model.ts';
 import { runCatalog } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';

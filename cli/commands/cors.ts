@@ -1,5 +1,5 @@
 /**
- * `catalog cors set ORIGIN | clear | show` (contract §3, §5): the one origin the gateway allows, on the local
+ * `catalog cors set ORIGIN | clear | show` (docs/decisions.md#gateway, #command-line): the one origin the gateway allows, on the local
  * store file or on CloudFront KeyValueStore. Setting an origin replaces the earlier one.
  */
 import type { Command } from 'commander';

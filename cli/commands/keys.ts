@@ -1,5 +1,5 @@
 /**
- * `catalog keys issue | rotate | revoke | list` (contract §5), on the local store file or on CloudFront
+ * `catalog keys issue | rotate | revoke | list` (docs/decisions.md#command-line), on the local store file or on CloudFront
  * KeyValueStore. A key is printed once, alone on stdout, when it is issued; everything else goes to stderr,
  * except the listing (which never shows a key, only its id).
  */
@@ -34,9 +34,12 @@ export async function openStore(command: Command, context: CommandName & `${'key
       );
     }
     if (arnRank > storeRank) {
-      const { CloudFrontKeyValueStore, createKvsClient } = await import('../../keys/kvs-store.ts');
+      const [{ CloudFrontKeyValueStore }, { createKvsClient }] = await Promise.all([
+        import('../../keys/kvs-store.ts'),
+        import('../../app/clients.ts'),
+      ]);
       return {
-        store: new CloudFrontKeyValueStore(createKvsClient(), settings.kvsArn, {
+        store: new CloudFrontKeyValueStore(createKvsClient({ maxAttempts: 3 }), settings.kvsArn, {
           onWarning: warn,
         }) as KeyValueStore,
         takesEffect: 'CloudFront edges apply it within about a minute',
@@ -46,7 +49,7 @@ export async function openStore(command: Command, context: CommandName & `${'key
   const { FileKeyValueStore } = await import('../../keys/file-store.ts');
   return {
     store: new FileKeyValueStore(settings.store, { onWarning: warn }) as KeyValueStore,
-    takesEffect: 'catalog serve applies it within a second',
+    takesEffect: 'catalog serve applies it from the next request',
   };
 }
 

@@ -12,7 +12,6 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import {
   HEADER_VALUES,
-  ORIGIN_FILES,
   PARTNER_HEADER,
   PROBLEM_INTERNAL,
   problemDocument,

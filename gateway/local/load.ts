@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError } from '../../builder/errors.ts';
+import { ConfigError } from '../../contract/errors.ts';
 import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from '../functions/bundle.ts';
 import { type KeyValueReader, loadFunction, type SandboxedFunction } from './sandbox.ts';
 
