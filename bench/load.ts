@@ -9,8 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { createTestWorld, etagOf } from '../gateway/testing.ts';
 import { startServe } from '../testing/cli.ts';
+import { createTestWorld, etagOf } from '../testing/world.ts';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '60' } },

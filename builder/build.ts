@@ -11,7 +11,7 @@ import {
   PROBLEM_INTERNAL,
   problemDocument,
 } from '../contract/index.ts';
-import { renderCatalogs, sortPlans } from './catalog.ts';
+import { renderCatalogs, sortPlans } from './catalogs.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
 import type { LinkConfig } from './model.ts';
 import { renderOpenApi } from './openapi.ts';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { comparePlans, planSortKey, sortPlans } from './catalog.ts';
+import { comparePlans, planSortKey, sortPlans } from './catalogs.ts';
 import { testPlan } from './testing.ts';
 
 const collator = new Intl.Collator('en');

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRequest, type ServeProcess, startServe } from '../testing/cli.ts';
 import { conformanceProblems } from '../testing/openapi.ts';
+import { createTestWorld, resolveCase, type TestWorld } from '../testing/world.ts';
 import { REQUEST_CASES } from './cases.ts';
-import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
 
 /** The path a request names, as OpenAPI sees it (no query string). */
 const pathOf = (target: string) => target.split('?')[0] ?? target;

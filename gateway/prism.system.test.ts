@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRequest, ROOT, type ServeProcess, startServe } from '../testing/cli.ts';
+import { createTestWorld, resolveCase, type TestWorld } from '../testing/world.ts';
 import { REQUEST_CASES, type RequestCase } from './cases.ts';
-import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
 
 const DOCUMENTED = new Set(['/api/plans', '/openapi.yaml']);
 

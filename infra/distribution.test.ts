@@ -66,10 +66,7 @@ describe('the distribution in the template follows the table', () => {
   });
 
   it('adds and removes the headers of the table on every answer from the cache or origin', () => {
-    const policy = one('AWS::CloudFront::ResponseHeadersPolicy').ResponseHeadersPolicyConfig as Record<
-      string,
-      any
-    >;
+    const policy = at(one('AWS::CloudFront::ResponseHeadersPolicy'), 'ResponseHeadersPolicyConfig');
     const removed = at(policy, 'RemoveHeadersConfig', 'Items') as { Header: string }[];
     expect(sorted(removed.map((item) => item.Header))).toEqual(sorted(DISTRIBUTION.responseHeaders.remove));
     expect(at(policy, 'SecurityHeadersConfig', 'ContentTypeOptions')).toEqual({

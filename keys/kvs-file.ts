@@ -7,9 +7,7 @@ import { StoreError } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX } from '../contract/index.ts';
 import { originProblem } from './cors.ts';
 import { keyId, keyRecordProblem } from './keys.ts';
-
-/** CloudFront KeyValueStore limits (DG/cloudfront-limits.html). */
-export const KVS_LIMITS = { keyBytes: 512, valueBytes: 1024, storeBytes: 5 * 1024 * 1024 } as const;
+import { KVS_LIMITS } from './limits.ts';
 
 export const KvsFile = z.object({
   data: z.array(

@@ -3,7 +3,9 @@
  * real store, so it keeps to the same limits): a write that would pass them is refused, and one that reaches
  * {@link WARN_RATIO} of a limit is written with a warning. Pure functions over entry maps.
  */
-import { KVS_LIMITS } from './kvs-file.ts';
+
+/** CloudFront KeyValueStore limits: key 512 bytes, value 1 KB, store 5 MB (CloudFront quotas). */
+export const KVS_LIMITS = { keyBytes: 512, valueBytes: 1024, storeBytes: 5 * 1024 * 1024 } as const;
 
 /** A write that brings a value or the store to this share of its limit gets a warning. */
 export const WARN_RATIO = 0.8;

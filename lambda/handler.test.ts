@@ -15,7 +15,7 @@ import {
   startS3,
   TEST_AWS_ENV,
   type TestS3,
-} from '../publish/testing.ts';
+} from '../testing/aws.ts';
 import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
 import { bundleLambda } from '../tools/build-lambda.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestWorld, type TestWorld } from '../gateway/testing.ts';
 import { startServe } from '../testing/cli.ts';
+import { createTestWorld, type TestWorld } from '../testing/world.ts';
 import { CatalogClient, NoCatalogError } from './client.ts';
 
 describe('a partner client typed from openapi.yaml', () => {

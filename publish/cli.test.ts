@@ -1,8 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { httpRequest, ROOT, runCatalog, scratchDir, startServe } from '../testing/cli.ts';
-import { INVALIDATED_MARKER, LIVE_KEYS } from './core.ts';
 import {
   invalidationAnswer,
   isUploadOf,
@@ -12,7 +10,9 @@ import {
   startS3,
   TEST_AWS_ENV,
   type TestS3,
-} from './testing.ts';
+} from '../testing/aws.ts';
+import { httpRequest, ROOT, runCatalog, scratchDir, startServe } from '../testing/cli.ts';
+import { INVALIDATED_MARKER, LIVE_KEYS } from './core.ts';
 
 const DISTRIBUTION = 'E2TESTDIST';
 

@@ -4,9 +4,6 @@ import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
-import { INVALIDATED_MARKER, LIVE_KEYS } from './core.ts';
-import { HistoryError, PublishRefusedError, UploadError } from './errors.ts';
-import { listBuilds, type PublishClients, type PublishOptions, publishBuild, rollback } from './publish.ts';
 import {
   buildRows,
   fixtureRows,
@@ -19,7 +16,10 @@ import {
   startS3,
   type TestS3,
   testS3Client,
-} from './testing.ts';
+} from '../testing/aws.ts';
+import { INVALIDATED_MARKER, LIVE_KEYS } from './core.ts';
+import { HistoryError, PublishRefusedError, UploadError } from './errors.ts';
+import { listBuilds, type PublishClients, type PublishOptions, publishBuild, rollback } from './publish.ts';
 
 let recorder: Recorder;
 let cloudfront: CloudFrontClient;

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCatalog } from '../../testing/cli.ts';
 import {
   type Answer,
   corsHeaders,
@@ -7,8 +8,7 @@ import {
   type LocalEdge,
   send,
   startLocalEdge,
-} from '../../keys/testing.ts';
-import { runCatalog } from '../../testing/cli.ts';
+} from '../../testing/keys.ts';
 
 const A = 'https://a.partner.example';
 const B = 'http://127.0.0.1:5173';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, type LocalEdge, startLocalEdge, statusFor } from '../../keys/testing.ts';
 import { runCatalog } from '../../testing/cli.ts';
+import { eventually, type LocalEdge, startLocalEdge, statusFor } from '../../testing/keys.ts';
 
 const KEY_LINE = /^tpc_[A-Za-z0-9_-]{43}\n$/;
 

@@ -14,9 +14,9 @@ import type { CloudFrontRequest, CloudFrontResponse } from '../../gateway/functi
 import { viewerRequestEvent } from '../../gateway/local/event.ts';
 import { loadFunction, type SandboxedFunction } from '../../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../../gateway/local/store.ts';
-import { createTestWorld, type TestWorld } from '../../gateway/testing.ts';
 import { PLACEHOLDER_ETAG } from '../../infra/verify-function.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
+import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const FUNCTION_NAME = 'TrainingPlanCatalog-viewer-request';
 const ETAG = 'E2QWRUHEXAMPLE';

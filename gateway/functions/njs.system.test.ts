@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../testing/cli.ts';
+import { createTestWorld, resolveCase, type TestWorld } from '../../testing/world.ts';
 import { REQUEST_CASES, viewerRequestOutcome } from '../cases.ts';
 import { viewerRequestEvent, viewerResponseEvent } from '../local/event.ts';
 import { loadFunction } from '../local/sandbox.ts';
 import { WatchedKeyValueStore } from '../local/store.ts';
-import { createTestWorld, resolveCase, type TestWorld } from '../testing.ts';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from './event.ts';
 
 const run = promisify(execFile);

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCatalog, type ServeProcess, scratchDir, startServe } from '../../testing/cli.ts';
-import { createTestWorld, type TestWorld } from '../testing.ts';
+import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 /** A page server: any path answers the same small page; its origin is `http://127.0.0.1:<port>`. */
 async function pageServer(): Promise<{ origin: string; server: Server }> {

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeCaseTable } from '../../testing/cases.suite.ts';
 import { ROOT } from '../../testing/cli.ts';
-import { describeCaseTable } from '../cases.suite.ts';
-import { createTestWorld, edgeFor, type TestWorld, toAnswer } from '../testing.ts';
+import { createTestWorld, edgeFor, type TestWorld, toAnswer } from '../../testing/world.ts';
 import { Edge } from './edge.ts';
 import { viewerRequestEvent } from './event.ts';
 import { DirectoryOrigin } from './origin.ts';

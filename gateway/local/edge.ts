@@ -10,12 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import {
-  HEADER_VALUES,
-  PARTNER_HEADER,
-  PROBLEM_INTERNAL,
-  problemDocument,
-} from '../../contract/index.ts';
+import { HEADER_VALUES, PARTNER_HEADER, PROBLEM_INTERNAL, problemDocument } from '../../contract/index.ts';
 import { compressible, DISTRIBUTION, errorResponseFor } from '../distribution.ts';
 import type { CloudFrontRequest, CloudFrontResponse, Fields } from '../functions/event.ts';
 import { fieldOf, type RawRequest, values, viewerRequestEvent, viewerResponseEvent } from './event.ts';

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { useServedWorld } from '../../testing/cases.suite.ts';
 import { httpRequest } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
-import { useServedWorld } from '../cases.suite.ts';
 
 describe('catalog serve against adversarial requests', () => {
   const served = useServedWorld();

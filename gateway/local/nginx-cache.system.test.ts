@@ -20,7 +20,7 @@ import {
   scratchDir,
   startServe,
 } from '../../testing/cli.ts';
-import { createTestWorld, type TestWorld } from '../testing.ts';
+import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 

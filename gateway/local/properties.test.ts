@@ -2,7 +2,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestWorld, edgeFor, type TestWorld } from '../testing.ts';
+import { createTestWorld, edgeFor, type TestWorld } from '../../testing/world.ts';
 import type { Edge } from './edge.ts';
 
 const CONTRACT_STATUSES = new Set([200, 204, 304, 400, 401, 404, 405]);

@@ -10,7 +10,7 @@ import { hashKey, storeKeyOf } from '../../keys/keys.ts';
 import { issueKey, revokeKeys } from '../../keys/manage.ts';
 import { httpRequest, runCatalog, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
-import { createTestWorld, type TestWorld } from '../testing.ts';
+import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 import { WatchedKeyValueStore } from './store.ts';
 
 /** A store file in the import format holding `entries`, written in place. */

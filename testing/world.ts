@@ -11,16 +11,22 @@ import { DEFAULT_LINKS } from '../builder/model.ts';
 import { writeOriginDir } from '../builder/output.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { KVS_CORS_ORIGIN, ORIGIN_FILES } from '../contract/index.ts';
+import { type OriginObjectName, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
+import { Edge, type EdgeResponse } from '../gateway/local/edge.ts';
+import { DirectoryOrigin } from '../gateway/local/origin.ts';
+import { loadFunction } from '../gateway/local/sandbox.ts';
+import { WatchedKeyValueStore } from '../gateway/local/store.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { generateKey, hashKey, storeKeyOf } from '../keys/keys.ts';
 import { issueKey } from '../keys/manage.ts';
-import { ROOT, scratchDir } from '../testing/cli.ts';
-import type { Answer } from './cases.suite.ts';
-import { type OriginObjectName, PARTNER_ORIGIN, type RequestCase } from './cases.ts';
-import { Edge, type EdgeResponse } from './local/edge.ts';
-import { DirectoryOrigin } from './local/origin.ts';
-import { loadFunction } from './local/sandbox.ts';
-import { WatchedKeyValueStore } from './local/store.ts';
+import { ROOT, scratchDir } from './cli.ts';
+
+/** An answer as a client sees it; header names lowercase, repeated headers joined with ", ". */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
 
 export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | 'forged';
 

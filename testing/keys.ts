@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CATALOG_BIN, ROOT, runCatalog, scratchDir } from '../testing/cli.ts';
+import { CATALOG_BIN, ROOT, runCatalog, scratchDir } from './cli.ts';
 
 export interface LocalEdge {
   readonly url: string;

@@ -6,16 +6,11 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEADER_VALUES, PROBLEMS, problemDocument } from '../contract/index.ts';
-import { type ServeProcess, startServe } from '../testing/cli.ts';
-import { REQUEST_CASES, type RequestCase } from './cases.ts';
-import { createTestWorld, resolveCase, type TestWorld } from './testing.ts';
+import { REQUEST_CASES, type RequestCase } from '../gateway/cases.ts';
+import { type ServeProcess, startServe } from './cli.ts';
+import { type Answer, createTestWorld, resolveCase, type TestWorld } from './world.ts';
 
-/** An answer as a client sees it; header names lowercase, repeated headers joined with ", ". */
-export interface Answer {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer;
-}
+export type { Answer } from './world.ts';
 
 export type Send = (request: ReturnType<typeof resolveCase>, store: 'plain' | 'cors') => Promise<Answer>;
 

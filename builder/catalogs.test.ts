@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { comparePlans, renderCatalogs, sortPlans } from './catalog.ts';
+import { comparePlans, renderCatalogs, sortPlans } from './catalogs.ts';
 import { Catalog } from './model.ts';
 import { testPlan } from './testing.ts';
 

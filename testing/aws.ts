@@ -12,7 +12,7 @@ import S3rver from 's3rver';
 import { buildFrom } from '../app/run.ts';
 import type { BuildResult } from '../builder/build.ts';
 import { FileSource } from '../builder/sources/file.ts';
-import { ROOT, scratchDir } from '../testing/cli.ts';
+import { ROOT, scratchDir } from './cli.ts';
 
 /** The credentials s3rver accepts (it checks signatures). */
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
