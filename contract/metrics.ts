@@ -1,0 +1,38 @@
+/**
+ * The metrics the builder emits (CloudWatch embedded metric format, one set per run) and the alarms and
+ * dashboard of the stack read: one namespace, one dimension, and the metric names with their units.
+ */
+
+/** The CloudWatch namespace of the builder's metrics. */
+export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
+
+/** The one dimension every metric carries: the service (`catalog`), so the stack can name each metric exactly. */
+export const METRICS_SERVICE = 'catalog';
+
+/** The outcome of a builder run, as the last-run record and the metrics say it. */
+export const RUN_OUTCOMES = ['published', 'skipped-identical', 'skipped-pinned', 'refused', 'failed'] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+/** Whether an outcome counts as a successful run (the catalog is as it should be). */
+export function isSuccessfulOutcome(outcome: RunOutcome): boolean {
+  return outcome === 'published' || outcome === 'skipped-identical' || outcome === 'skipped-pinned';
+}
+
+/** The builder's metrics: name and CloudWatch unit. */
+export const METRICS = {
+  /** 1 for a run that left the catalog as it should be (published, identical, or pinned), else absent. */
+  runSucceeded: { name: 'RunSucceeded', unit: 'Count' },
+  /** 1 for a run refused by a guard or failed, else absent. */
+  runFailed: { name: 'RunFailed', unit: 'Count' },
+  /** How long the build and publish took. */
+  buildDuration: { name: 'BuildDuration', unit: 'Milliseconds' },
+  /** Plans in the catalog, per discipline. */
+  plansRunning: { name: 'PlansRunning', unit: 'Count' },
+  plansStrength: { name: 'PlansStrength', unit: 'Count' },
+  /** Invalid rows found (left out with skipInvalid, or the reason the run failed). */
+  invalidRows: { name: 'InvalidRows', unit: 'Count' },
+  /** Seconds since the live build's generatedAt, after the run. */
+  catalogAge: { name: 'CatalogAge', unit: 'Seconds' },
+  /** Seconds from the pointer move until the distribution served the new build (when measured). */
+  propagation: { name: 'PropagationSeconds', unit: 'Seconds' },
+} as const;
