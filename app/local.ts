@@ -7,9 +7,10 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../contract/errors.ts';
+import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import { LOCAL_STACK, repoRoot } from './paths.ts';
-import type { BuildSettings } from './run.ts';
-import { parseSettings } from './settings/index.ts';
+import type { BuildSettings, PublishSettings } from './run.ts';
+import { defaultOf, parseSettings } from './settings/index.ts';
 
 export { LOCAL_STACK } from './paths.ts';
 
@@ -61,14 +62,13 @@ export async function serveLocal(
   settings: LocalEdgeSettings,
   log: (entry: LogEntry) => void,
 ): Promise<RunningEdge> {
-  const [{ Edge }, { WatchedKeyValueStore }, { DirectoryOrigin, S3Origin }, server, { loadBuiltFunction }] =
-    await Promise.all([
-      import('../gateway/local/edge.ts'),
-      import('../gateway/local/store.ts'),
-      import('../gateway/local/origin.ts'),
-      import('../gateway/local/server.ts'),
-      import('../gateway/local/load.ts'),
-    ]);
+  const [{ Edge }, { WatchedKeyValueStore }, { EdgeOrigin }, server, { loadBuiltFunction }] = await Promise.all([
+    import('../gateway/local/edge.ts'),
+    import('../gateway/local/store.ts'),
+    import('../gateway/local/origin.ts'),
+    import('../gateway/local/server.ts'),
+    import('../gateway/local/load.ts'),
+  ]);
   const time = () => new Date().toISOString();
   const kvs = new WatchedKeyValueStore(settings.store, {
     onError: (message) => log({ time: time(), level: 'error', message }),
@@ -81,19 +81,24 @@ export async function serveLocal(
     loadBuiltFunction(root, 'viewer-request', { kvs, log: functionLog, onStale }),
     loadBuiltFunction(root, 'viewer-response', { kvs, log: functionLog, onStale }),
   ]);
-  const bucket = /^s3:\/\/([^/]+)\/?$/.exec(settings.origin)?.[1];
-  let origin: InstanceType<typeof DirectoryOrigin> | InstanceType<typeof S3Origin>;
+  const bucket = bucketOf(settings.origin);
+  let store: OriginStore;
   if (bucket) {
-    const { createS3Client } = await import('./clients.ts');
+    const [{ createS3Client }, { S3Origin }] = await Promise.all([
+      import('./clients.ts'),
+      import('../publish/s3-origin.ts'),
+    ]);
     // A local S3-compatible store ignores the region; without an endpoint the SDK's chain decides it.
     const client = createS3Client({
       maxAttempts: 3,
       ...(settings.endpoint ? { region: 'us-east-1', s3PathStyle: true, s3Endpoint: settings.endpoint } : {}),
     });
-    origin = new S3Origin(client, bucket);
+    store = new S3Origin(client, bucket);
   } else {
-    origin = new DirectoryOrigin(settings.origin);
+    const { DirectoryOrigin } = await import('../publish/dir-origin.ts');
+    store = new DirectoryOrigin(settings.origin);
   }
+  const origin = new EdgeOrigin(store);
   const edge = new Edge({ viewerRequest, viewerResponse, origin });
   const http = server.createEdgeServer({ edge, log });
   const address = await server.listen(http, settings.port, settings.host);
@@ -109,6 +114,19 @@ export function devBuildSettings(host: string, port: number): BuildSettings {
   const defaults = parseSettings('build', () => undefined, String);
   const baseUrl = port === 0 ? defaults.baseUrl : `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return { ...defaults, source: join(repoRoot(), defaults.source), baseUrl };
+}
+
+/**
+ * The publish settings of the local stack: {@link devBuildSettings}, the default guards, but no shrink guard
+ * (fixtures edited down are the developer's business; an empty catalog is still refused).
+ */
+export function devPublishSettings(host: string, port: number): PublishSettings {
+  return {
+    ...devBuildSettings(host, port),
+    allowEmpty: defaultOf('allowEmpty'),
+    minRatio: 0,
+    keepBuilds: defaultOf('keepBuilds'),
+  };
 }
 
 /** The clear dev key of the local stack, kept so `npm start` can print it again. Local only, never deployed. */

@@ -11,9 +11,8 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { buildFrom } from '../app/run.ts';
+import { buildFrom, writeFlatBuild } from '../app/run.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
-import { writeOriginDir } from '../builder/output.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { generateRows } from '../fixtures/generate.ts';
 import { viewerRequestEvent } from '../gateway/local/event.ts';
@@ -79,7 +78,7 @@ try {
   };
   const result = await buildFrom(source, { ...DEFAULT_LINKS, skipInvalid: false }, new Date(), () => {});
   const origin = join(dir, 'origin');
-  await writeOriginDir(origin, result.files);
+  await writeFlatBuild(origin, result);
   const storePath = join(dir, 'kvs.json');
   const { key } = await issueKey(new FileKeyValueStore(storePath), { partner: 'bench', now: new Date() });
   const plans = result.counts.running + result.counts.strength;
@@ -116,7 +115,7 @@ try {
 
   const mb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
   console.log(
-    `bench:gateway — ${process.version}, ${plans} plans (catalog-running.json ${mb(result.files[1]?.body.length ?? 0)})`,
+    `bench:gateway — ${process.version}, ${plans} plans (catalog-running.json ${mb(result.objects.find((o) => o.key === 'catalog-running.json')?.size ?? 0)})`,
   );
   for (const [name, code] of Object.entries(bundles))
     console.log(`  bundle ${name}.js: ${Buffer.byteLength(code)} bytes (limit 10240, aim 4096)`);

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SourceError, settingRef } from '../contract/errors.ts';
@@ -34,18 +36,86 @@ function memorySource(...batches: unknown[][]): PlanSource {
 }
 
 const text = (result: Awaited<ReturnType<typeof buildCatalog>>, key: string) =>
-  result.files.find((f) => f.key === key)?.body.toString('utf8') ?? '';
+  [...result.objects, ...result.root].find((f) => f.key === key)?.body.toString('utf8') ?? '';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const YAML_TYPE = 'application/yaml; charset=utf-8';
 
 describe('a build of the fixtures', () => {
-  it('produces the five origin files in upload order with their metadata', async () => {
-    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
-    expect(result.files.map((f) => [f.key, f.contentType, f.cacheControl])).toEqual([
-      ['catalog-strength.json', 'application/json; charset=utf-8', 'public, max-age=300'],
-      ['catalog-running.json', 'application/json; charset=utf-8', 'public, max-age=300'],
-      ['catalog.json', 'application/json; charset=utf-8', 'public, max-age=300'],
-      ['openapi.yaml', 'application/yaml; charset=utf-8', 'public, max-age=300'],
+  it('holds each catalog and openapi.yaml with its brotli and gzip variants, then its manifest', async () => {
+    const result = await buildCatalog(
+      new FileSource(fixture('plans.json')),
+      options({ buildIdSuffix: 'a1b2c3d4' }),
+    );
+    expect(result.buildId).toBe('20261121T080000Z-a1b2c3d4');
+    expect(result.objects.map((f) => [f.key, f.contentType, f.contentEncoding])).toEqual([
+      ...['catalog.json', 'catalog-running.json', 'catalog-strength.json'].flatMap((key) => [
+        [key, JSON_TYPE, undefined],
+        [`${key}.br`, JSON_TYPE, 'br'],
+        [`${key}.gz`, JSON_TYPE, 'gzip'],
+      ]),
+      ['openapi.yaml', YAML_TYPE, undefined],
+      ['openapi.yaml.br', YAML_TYPE, 'br'],
+      ['openapi.yaml.gz', YAML_TYPE, 'gzip'],
+      ['manifest.json', JSON_TYPE, undefined],
+    ]);
+    expect(result.root.map((f) => [f.key, f.contentType, f.cacheControl])).toEqual([
       ['errors/500.json', 'application/problem+json', 'no-store'],
     ]);
+  });
+
+  it('stores variants that decode to the very bytes of the object, brotli at quality 11 and gzip at level 9', async () => {
+    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
+    const body = (key: string) => result.objects.find((f) => f.key === key)?.body ?? Buffer.alloc(0);
+    for (const key of ['catalog.json', 'catalog-running.json', 'openapi.yaml']) {
+      expect(brotliDecompressSync(body(`${key}.br`)).equals(body(key)), key).toBe(true);
+      expect(gunzipSync(body(`${key}.gz`)).equals(body(key)), key).toBe(true);
+      const q11 = brotliCompressSync(body(key), {
+        params: {
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          [constants.BROTLI_PARAM_QUALITY]: 11,
+          [constants.BROTLI_PARAM_LGWIN]: 24,
+          [constants.BROTLI_PARAM_SIZE_HINT]: body(key).length,
+        },
+      });
+      expect(body(`${key}.br`).equals(q11), `${key}.br is brotli q11`).toBe(true);
+      expect(
+        body(`${key}.gz`)
+          .subarray(10)
+          .equals(gzipSync(body(key), { level: 9 }).subarray(10)),
+        `${key}.gz`,
+      ).toBe(true);
+    }
+  });
+
+  it('lists every object in the manifest with its size, digests and encoding', async () => {
+    const result = await buildCatalog(
+      new FileSource(fixture('plans.json')),
+      options({ buildIdSuffix: '0000ffff' }),
+    );
+    const manifest = JSON.parse(text(result, 'manifest.json'));
+    expect(manifest).toEqual(JSON.parse(JSON.stringify(result.manifest)));
+    expect(manifest).toMatchObject({
+      buildId: '20261121T080000Z-0000ffff',
+      generatedAt: '2026-11-21T08:00:00.000Z',
+      counts: result.counts,
+      plans: result.counts.running + result.counts.strength,
+      plansHash: result.plansHash,
+      source: fixture('plans.json'),
+      tool: { name: 'training-plan-catalog' },
+    });
+    const served = result.objects.filter((f) => f.key !== 'manifest.json');
+    expect(Object.keys(manifest.objects)).toEqual(served.map((f) => f.key));
+    for (const object of served) {
+      expect(manifest.objects[object.key]).toEqual({
+        size: object.body.length,
+        sha256: createHash('sha256').update(object.body).digest('hex'),
+        md5: createHash('md5').update(object.body).digest('hex'),
+        contentType: object.contentType,
+        ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
+      });
+    }
+    expect(Object.keys(manifest.root)).toEqual(['errors/500.json']);
   });
 
   it('writes catalogs that are valid against the model and split by discipline', async () => {

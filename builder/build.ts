@@ -1,15 +1,20 @@
 /**
  * One build, in memory: read the source, validate every row, order, render the three catalogs and the
- * companion objects (openapi.yaml, errors/500.json). Writing them (a directory, or S3) is the caller's job.
+ * companion objects (openapi.yaml, the plan pages, the error page), their precompressed variants and the
+ * manifest that lists them all. Writing them (a directory, or S3) is the caller's job.
  */
-
+import { createHash, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
 import { SourceError } from '../contract/errors.ts';
 import {
   type Discipline,
   HEADER_VALUES,
+  MANIFEST,
   ORIGIN_FILES,
   PROBLEM_INTERNAL,
   problemDocument,
+  VARIANTS,
 } from '../contract/index.ts';
 import { renderCatalogs, sortPlans } from './catalogs.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
@@ -17,40 +22,130 @@ import type { LinkConfig } from './model.ts';
 import { renderOpenApi } from './openapi.ts';
 import { RowValidator, type SkippedRows } from './rows.ts';
 import type { PlanSource } from './source.ts';
+import { TOOL } from './tool.ts';
 
-/** One object of the origin, with the metadata it is served with. */
-export interface OriginFile {
-  /** Object key / path relative to the origin root, e.g. `catalog.json` or `errors/500.json`. */
-  readonly key: string;
-  /** The bytes, contiguous (joined from `chunks` on first use, then kept). */
-  readonly body: Buffer;
-  /** The bytes as the build made them: write these to avoid a copy of a large catalog. */
-  readonly chunks: readonly Buffer[];
-  /** Size in bytes. */
-  readonly size: number;
+const brotli = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+/** How an object is stored: its type and, for a precompressed variant, its encoding. */
+export interface ObjectMetadata {
   readonly contentType: string;
-  readonly cacheControl: string;
+  readonly contentEncoding?: 'br' | 'gzip';
+  /** The object's own Cache-Control when it does not depend on where it is written (the error page). */
+  readonly cacheControl?: string;
 }
 
-/** An origin file from its chunks; `body` joins them only when asked for. */
-export function originFile(
-  key: string,
-  chunks: readonly Buffer[],
-  contentType: string,
-  cacheControl: string,
-): OriginFile {
+/** One object of a build, with what it is stored with and its digests. */
+export interface BuildObject extends ObjectMetadata {
+  /** The key relative to the build (or, for a root object, to the origin's root): `catalog.json.br`. */
+  readonly key: string;
+  /** The bytes as the build made them: write these to avoid a copy of a large catalog. */
+  readonly chunks: readonly Buffer[];
+  /** The bytes, contiguous (joined from `chunks` on first use, then kept). */
+  readonly body: Buffer;
+  readonly size: number;
+  /** SHA-256 of the bytes, hex. */
+  readonly sha256: string;
+  /** MD5 of the bytes, hex: what S3 reports as the ETag of an object uploaded in one part. */
+  readonly md5: string;
+}
+
+/** An object as the manifest lists it. */
+export interface ManifestEntry extends ObjectMetadata {
+  readonly size: number;
+  readonly sha256: string;
+  readonly md5: string;
+}
+
+/** `manifest.json`: what a build is, and every object it holds. */
+export interface Manifest {
+  readonly buildId: string;
+  readonly generatedAt: string;
+  readonly counts: Readonly<Record<Discipline, number>>;
+  readonly plans: number;
+  /** SHA-256 of the plans, independent of `generatedAt`: equal fingerprints mean equal plans. */
+  readonly plansHash: string;
+  /** The source, as named in messages (no password or token). */
+  readonly source: string;
+  readonly tool: { readonly name: string; readonly version: string };
+  /** The build's objects (the manifest aside), by key relative to the build. */
+  readonly objects: Readonly<Record<string, ManifestEntry>>;
+  /** The objects written at the origin's root with the build (the error page), by key. */
+  readonly root: Readonly<Record<string, ManifestEntry>>;
+}
+
+/** A build object from its bytes and metadata; `body` joins the chunks only when asked for. */
+export function buildObject(key: string, chunks: readonly Buffer[], metadata: ObjectMetadata): BuildObject {
   let joined: Buffer | undefined;
+  const sha256 = createHash('sha256');
+  const md5 = createHash('md5');
+  let size = 0;
+  for (const chunk of chunks) {
+    sha256.update(chunk);
+    md5.update(chunk);
+    size += chunk.length;
+  }
   return {
     key,
     chunks,
-    size: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
-    contentType,
-    cacheControl,
+    size,
+    sha256: sha256.digest('hex'),
+    md5: md5.digest('hex'),
+    ...metadata,
     get body() {
       joined ??= chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
       return joined;
     },
   };
+}
+
+/** The manifest entry of an object. */
+export function manifestEntry(object: BuildObject): ManifestEntry {
+  return {
+    size: object.size,
+    sha256: object.sha256,
+    md5: object.md5,
+    contentType: object.contentType,
+    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
+    ...(object.cacheControl ? { cacheControl: object.cacheControl } : {}),
+  };
+}
+
+/**
+ * The object and its brotli (quality 11, the largest window) and gzip (level 9) variants. The compression runs
+ * in libuv's thread pool, so the variants of all objects are made at once.
+ */
+async function withVariants(
+  key: string,
+  chunks: readonly Buffer[],
+  contentType: string,
+): Promise<BuildObject[]> {
+  const plain = buildObject(key, chunks, { contentType });
+  const [br, gz] = await Promise.all([
+    brotli(plain.body, {
+      params: {
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+        [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_MAX_WINDOW_BITS,
+        [constants.BROTLI_PARAM_SIZE_HINT]: plain.size,
+      },
+    }),
+    gzipAsync(plain.body, { level: 9 }),
+  ]);
+  return [
+    plain,
+    buildObject(`${key}${VARIANTS.br}`, [br], { contentType, contentEncoding: 'br' }),
+    buildObject(`${key}${VARIANTS.gzip}`, [gz], { contentType, contentEncoding: 'gzip' }),
+  ];
+}
+
+/** A new build id: the build's UTC second, compacted, and 8 random hex digits (`20260301T101500Z-a1b2c3d4`). */
+export function newBuildId(generatedAt: Date, suffix: string = randomBytes(4).toString('hex')): string {
+  const stamp = generatedAt
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
+  return `${stamp}-${suffix}`;
 }
 
 export interface BuildOptions {
@@ -61,12 +156,18 @@ export interface BuildOptions {
   readonly now: Date;
   /** The repository's openapi.yaml; its `servers` are set to the base URL. */
   readonly openapiTemplate: string;
+  /** The random part of the build id (tests fix it). */
+  readonly buildIdSuffix?: string;
 }
 
 export interface BuildResult {
+  readonly buildId: string;
   readonly generatedAt: string;
-  /** In upload order: the per-discipline catalogs, then catalog.json, openapi.yaml and errors/500.json. */
-  readonly files: readonly OriginFile[];
+  /** The build's objects, keyed relative to the build; the manifest is the last. */
+  readonly objects: readonly BuildObject[];
+  /** Objects written at the origin's root along with the build (the error page CloudFront serves). */
+  readonly root: readonly BuildObject[];
+  readonly manifest: Manifest;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly skipped: SkippedRows;
   /** Invalid rows left out because of `skipInvalid` (empty otherwise: invalid rows fail the build). */
@@ -95,29 +196,45 @@ export async function buildCatalog(source: PlanSource, options: BuildOptions): P
 
   const sorted = sortPlans(report.plans);
   const catalogs = renderCatalogs(sorted, options.now);
+  const buildId = newBuildId(options.now, options.buildIdSuffix);
 
-  const json = (key: string, chunks: readonly Buffer[]) =>
-    originFile(key, chunks, HEADER_VALUES.json, HEADER_VALUES.cacheable);
-  const files: OriginFile[] = [
-    json(ORIGIN_FILES.strength, catalogs.byDiscipline.strength),
-    json(ORIGIN_FILES.running, catalogs.byDiscipline.running),
-    json(ORIGIN_FILES.all, catalogs.all),
-    originFile(
+  const served = await Promise.all([
+    withVariants(ORIGIN_FILES.all, catalogs.all, HEADER_VALUES.json),
+    withVariants(ORIGIN_FILES.running, catalogs.byDiscipline.running, HEADER_VALUES.json),
+    withVariants(ORIGIN_FILES.strength, catalogs.byDiscipline.strength, HEADER_VALUES.json),
+    withVariants(
       ORIGIN_FILES.openapi,
       [Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl))],
       HEADER_VALUES.yaml,
-      HEADER_VALUES.cacheable,
     ),
-    originFile(
-      ORIGIN_FILES.errorPage,
-      [Buffer.from(problemDocument(PROBLEM_INTERNAL))],
-      HEADER_VALUES.problem,
-      HEADER_VALUES.noStore,
-    ),
+  ]);
+  const objects = served.flat();
+  const root = [
+    buildObject(ORIGIN_FILES.errorPage, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
+      contentType: HEADER_VALUES.problem,
+      cacheControl: HEADER_VALUES.noStore,
+    }),
   ];
-  return {
+  const manifest: Manifest = {
+    buildId,
     generatedAt: catalogs.generatedAt,
-    files,
+    counts: catalogs.counts,
+    plans: catalogs.counts.running + catalogs.counts.strength,
+    plansHash: catalogs.plansHash,
+    source: source.name,
+    tool: TOOL,
+    objects: Object.fromEntries(objects.map((object) => [object.key, manifestEntry(object)])),
+    root: Object.fromEntries(root.map((object) => [object.key, manifestEntry(object)])),
+  };
+  const manifestObject = buildObject(MANIFEST, [Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)], {
+    contentType: HEADER_VALUES.json,
+  });
+  return {
+    buildId,
+    generatedAt: catalogs.generatedAt,
+    objects: [...objects, manifestObject],
+    root,
+    manifest,
     counts: catalogs.counts,
     skipped: report.skipped,
     warnings: report.invalid,

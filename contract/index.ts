@@ -24,6 +24,23 @@ export const ORIGIN_FILES = {
   errorPage: 'errors/500.json',
 } as const;
 
+/**
+ * A build's objects live under `builds/<build id>/` and are never overwritten; the live build is the one the
+ * key-value store's `build:live` names. A build id sorts by time and is unique: the build's UTC second, then 8
+ * random lowercase hex digits.
+ */
+export const BUILDS_PREFIX = 'builds/';
+export const BUILD_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{8}$/;
+
+/** Every build lists its objects, their sizes and digests in this object, written last. */
+export const MANIFEST = 'manifest.json';
+
+/**
+ * The precompressed variants of a served object: `<name>.br` (brotli) and `<name>.gz` (gzip), each stored with
+ * the matching `Content-Encoding`. The viewer-request function picks one from `Accept-Encoding`.
+ */
+export const VARIANTS = { br: '.br', gzip: '.gz' } as const;
+
 /** The only two paths the gateway serves. */
 export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml' } as const;
 
@@ -125,6 +142,10 @@ export type ProblemName = keyof typeof PROBLEMS;
  */
 export const KVS_KEY_PREFIX = 'key:';
 export const KVS_CORS_ORIGIN = 'cors:origin';
+/** The id of the live build. Without it the gateway serves the objects at the origin's root (a flat build). */
+export const KVS_LIVE_BUILD = 'build:live';
+/** Set by a rollback: a JSON `{"build","at","by","reason"}`; while it is there, publishing moves nothing. */
+export const KVS_PIN = 'build:pin';
 
 /** The value stored for one API key. Times are ISO 8601 UTC. */
 export interface KeyRecord {

@@ -5,8 +5,8 @@
  *
  * Header values may name a key of the test world with a placeholder: `{valid}` (partner `acme`), `{other}`
  * (partner `globex`), `{expiring}` (expires in the future), `{expired}`, `{revoked}` (issued, then removed),
- * `{forged}` (the right prefix and length, never issued), `{etag:<file>}` for the ETag of an origin file and
- * `{modified:<file>}` for its Last-Modified date.
+ * `{forged}` (the right prefix and length, never issued), `{etag:<object>}` for the ETag of an object of the
+ * live build (`{etag:all}`, or a variant: `{etag:all.br}`) and `{modified:<object>}` for its Last-Modified date.
  */
 import type { ProblemName } from '../contract/index.ts';
 
@@ -29,6 +29,8 @@ export interface RequestCase {
   readonly headersAbsent?: readonly string[];
   /** For a 304: the origin object the request is served from (a 200 names it in `body`). */
   readonly object?: OriginObjectName;
+  /** The stored variant the request is served from (its `Content-Encoding`); none: the object itself. */
+  readonly encoding?: 'br' | 'gzip';
 }
 
 export type OriginObjectName = 'all' | 'running' | 'strength' | 'openapi';
@@ -205,14 +207,14 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     headersPresent: OPENAPI_HEADERS,
   },
   {
-    name: 'openapi.yaml is never compressed (application/yaml is not a type CloudFront compresses)',
+    name: 'openapi.yaml in the encoding asked for (stored precompressed, whatever CloudFront compresses)',
     method: 'GET',
     target: '/openapi.yaml',
     headers: [['Accept-Encoding', 'gzip, br']],
     status: 200,
     body: 'openapi',
-    headersPresent: OPENAPI_HEADERS,
-    headersAbsent: ['content-encoding'],
+    encoding: 'br',
+    headersPresent: { ...OPENAPI_HEADERS, 'content-encoding': 'br' },
   },
   {
     name: 'openapi.yaml with a matching If-None-Match',
@@ -411,30 +413,56 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     body: 'empty',
     object: 'running',
   },
-  ok('gzip when accepted', '/api/plans', 'all', {
-    headers: [VALID, ['Accept-Encoding', 'gzip']],
-    headersPresent: { ...CATALOG_HEADERS, 'content-encoding': 'gzip' },
-  }),
-  ok('brotli preferred when both are accepted', '/api/plans?discipline=strength', 'strength', {
-    headers: [VALID, ['Accept-Encoding', 'gzip, deflate, br']],
+  // Accept-Encoding picks the stored variant: brotli, then gzip, then the object itself (always acceptable).
+  ...(
+    [
+      ['no Accept-Encoding', null, undefined],
+      ['gzip', 'gzip', 'gzip'],
+      ['br', 'br', 'br'],
+      ['gzip, deflate, br: brotli first', 'gzip, deflate, br', 'br'],
+      ['br;q=0, gzip: no brotli', 'br;q=0, gzip', 'gzip'],
+      ['gzip, br;q=0: no brotli wherever it is named', 'gzip, br;q=0', 'gzip'],
+      ['*: anything, so brotli', '*', 'br'],
+      ['*;q=0: nothing, but the object itself is always acceptable', '*;q=0', undefined],
+      ['br;q=0, *: anything but brotli', 'br;q=0, *', 'gzip'],
+      ['identity', 'identity', undefined],
+      ['upper case', 'GZIP, BR;Q=1', 'br'],
+      ['spaces around the parameters', 'br ; q=0.5', 'br'],
+      ['a q-value that is not a number counts as 0', 'br;q=high, gzip', 'gzip'],
+      ['gzip;q=0, br;q=0: neither', 'gzip;q=0, br;q=0', undefined],
+      ['codings it does not store', 'zstd, compress, deflate', undefined],
+      ['garbage', ';;,=q, @@', undefined],
+    ] as const
+  ).map(([label, value, encoding]) =>
+    ok(`Accept-Encoding ${label}`, '/api/plans?discipline=running', 'running', {
+      headers: value === null ? [VALID] : [VALID, ['Accept-Encoding', value]],
+      ...(encoding ? { encoding } : {}),
+      headersPresent: encoding ? { ...CATALOG_HEADERS, 'content-encoding': encoding } : CATALOG_HEADERS,
+      ...(encoding ? {} : { headersAbsent: ['content-encoding'] }),
+    }),
+  ),
+  ok('the whole catalog in brotli', '/api/plans', 'all', {
+    headers: [VALID, ['Accept-Encoding', 'br']],
+    encoding: 'br',
     headersPresent: { ...CATALOG_HEADERS, 'content-encoding': 'br' },
   }),
-  ok('no compression when refused', '/api/plans', 'all', {
-    headers: [VALID, ['Accept-Encoding', 'gzip;q=0, br;q=0']],
-    headersPresent: CATALOG_HEADERS,
-    headersAbsent: ['content-encoding'],
-  }),
   {
-    name: 'a 304 of a compressed copy',
+    name: 'a 304 of a variant, by its own ETag',
     method: 'GET',
     target: '/api/plans',
-    headers: [VALID, ['Accept-Encoding', 'br'], ['If-None-Match', 'W/{etag:all}']],
+    headers: [VALID, ['Accept-Encoding', 'br'], ['If-None-Match', '{etag:all.br}']],
     status: 304,
     body: 'empty',
     object: 'all',
+    encoding: 'br',
     headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
     headersAbsent: ['content-encoding', 'content-type'],
   },
+  ok("a gzip client with the brotli variant's ETag gets the gzip variant", '/api/plans', 'all', {
+    headers: [VALID, ['Accept-Encoding', 'gzip'], ['If-None-Match', '{etag:all.br}']],
+    encoding: 'gzip',
+    headersPresent: { ...CATALOG_HEADERS, 'content-encoding': 'gzip' },
+  }),
   ok('a Range request gets the whole catalog', '/api/plans', 'all', {
     headers: [VALID, ['Range', 'bytes=0-9']],
     headersPresent: CATALOG_HEADERS,
@@ -462,9 +490,20 @@ const OBJECT_URIS: Readonly<Record<OriginObjectName, string>> = {
   openapi: '/openapi.yaml',
 };
 
-/** The viewer-request outcome a case implies (for runs of the function alone: njs, TestFunction). */
+const SUFFIXES = { br: '.br', gzip: '.gz' } as const;
+
+/**
+ * The viewer-request outcome a case implies (for runs of the function alone: njs, TestFunction): a status, or
+ * the object's path within the live build (`/catalog.json.br`; compare with {@link withinBuild}).
+ */
 export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
   const object = testCase.body in OBJECT_URIS ? (testCase.body as OriginObjectName) : testCase.object;
-  if ((testCase.status === 200 || testCase.status === 304) && object) return { uri: OBJECT_URIS[object] };
+  if ((testCase.status === 200 || testCase.status === 304) && object)
+    return { uri: `${OBJECT_URIS[object]}${testCase.encoding ? SUFFIXES[testCase.encoding] : ''}` };
   return { status: testCase.status };
+}
+
+/** A rewritten URI without the live build's prefix: `/builds/<id>/catalog.json.br` → `/catalog.json.br`. */
+export function withinBuild(uri: string): string {
+  return uri.replace(/^\/builds\/[^/]+/, '');
 }

@@ -77,11 +77,17 @@ export const DISTRIBUTION = {
   viewerProtocol: 'https-only',
   /** The cache key is the path the viewer-request function rewrote to, and nothing else. */
   cacheKey: { queryStrings: 'none', headers: 'none', cookies: 'none' },
-  /** The objects' own Cache-Control decides within these bounds (0 lets `no-store` through). */
-  ttlSeconds: { min: 0, default: 300, max: 86_400 },
-  /** CloudFront compresses on the fly: these encodings, bodies of this size, these media types. */
+  /**
+   * The objects' own Cache-Control decides within these bounds: 0 lets `no-store` (the error page) through,
+   * a year lets a build's objects, which never change, stay cached (partners are still told 300 s).
+   */
+  ttlSeconds: { min: 0, default: 300, max: 31_536_000 },
+  /**
+   * CloudFront's own compression. Off: every catalog and openapi.yaml is stored precompressed (br, gzip) and
+   * the viewer-request function picks the variant, at any size (CloudFront compresses only up to 10 MB).
+   */
   compression: {
-    enabled: true,
+    enabled: false,
     encodings: ['br', 'gzip'],
     minBytes: 1_000,
     maxBytes: 10_000_000,

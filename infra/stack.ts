@@ -209,15 +209,15 @@ export class CatalogStack extends Stack {
     });
     new CfnOutput(this, 'DistributionId', {
       value: this.distribution.distributionId,
-      description: 'catalog publish|rollback --distribution (CATALOG_DISTRIBUTION_ID)',
+      description: 'The distribution (CloudWatch metrics, catalog verify-function)',
     });
     new CfnOutput(this, 'BucketName', {
       value: this.bucket.bucketName,
-      description: 'catalog publish|builds|rollback --bucket (CATALOG_BUCKET)',
+      description: 'catalog publish|builds|rollback|unpin|status --bucket (CATALOG_BUCKET)',
     });
     new CfnOutput(this, 'KeyValueStoreArn', {
       value: this.keyValueStore.keyValueStoreArn,
-      description: 'catalog keys|cors --kvs-arn (CATALOG_KVS_ARN)',
+      description: 'catalog keys|cors|publish|builds|rollback|unpin|status --kvs-arn (CATALOG_KVS_ARN)',
     });
     new CfnOutput(this, 'BuilderFunctionName', {
       value: this.builder.functionName,
@@ -270,7 +270,7 @@ export class CatalogStack extends Stack {
     // Every setting the Lambda reads that this stack knows: its own resources, and the CDK settings.
     const values: LambdaValues = {
       bucket: this.bucket.bucketName,
-      distribution: this.distribution.distributionId,
+      kvsArn: this.keyValueStore.keyValueStoreArn,
       baseUrl: this.baseUrl,
       source: settings.source,
       sourceSecretArn: secretArn,
@@ -294,7 +294,8 @@ export class CatalogStack extends Stack {
     // An explicit role instead of AWSLambdaBasicExecutionRole (which may write to every log group).
     const role = new iam.Role(this, 'BuilderRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Catalog builder: its own log group, the origin bucket, invalidations, the source secret',
+      description:
+        'Catalog builder: its own log group, the origin bucket, the key-value store, the source secret',
       ...(settings.vpcId !== undefined
         ? {
             managedPolicies: [
@@ -311,7 +312,7 @@ export class CatalogStack extends Stack {
       }),
     );
     const builder = new NodejsFunction(this, 'Builder', {
-      description: `Training plan catalog builder: source → S3 → invalidation (${LAMBDA_BUNDLE.entry})`,
+      description: `Training plan catalog builder: source → a build in S3 → the live pointer (${LAMBDA_BUNDLE.entry})`,
       entry: join(REPO_ROOT, LAMBDA_BUNDLE.entry),
       handler: LAMBDA_BUNDLE.handler,
       projectRoot: REPO_ROOT,
@@ -360,11 +361,18 @@ export class CatalogStack extends Stack {
         resources: [this.bucket.bucketArn],
       }),
     );
+    // The live pointer lives in the key-value store: a publish reads it and moves it with one conditional
+    // UpdateKeys. No invalidation: a new build has new cache keys.
     builder.addToRolePolicy(
       new iam.PolicyStatement({
-        sid: 'Invalidate',
-        actions: ['cloudfront:CreateInvalidation'],
-        resources: [this.distribution.distributionArn],
+        sid: 'LivePointer',
+        actions: [
+          'cloudfront-keyvaluestore:DescribeKeyValueStore',
+          'cloudfront-keyvaluestore:ListKeys',
+          'cloudfront-keyvaluestore:GetKey',
+          'cloudfront-keyvaluestore:UpdateKeys',
+        ],
+        resources: [this.keyValueStore.keyValueStoreArn],
       }),
     );
     if (secretArn !== undefined)
@@ -426,7 +434,7 @@ export class CatalogStack extends Stack {
 
     const alarm = new cloudwatch.Alarm(this, 'BuilderErrors', {
       alarmDescription:
-        'A catalog build failed (source, invalid rows, a guard, upload or invalidation): the live catalog is unchanged. See the builder log.',
+        'A catalog build failed (source, invalid rows, a guard, the upload or the pointer move): the live catalog is unchanged. See the builder log.',
       metric: this.builder.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

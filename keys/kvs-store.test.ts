@@ -1,9 +1,8 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKvsClient } from '../app/clients.ts';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
+import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { clearCorsOrigin, setCorsOrigin } from './cors.ts';
 import { hashKey, storeKeyOf } from './keys.ts';
 import { CloudFrontKeyValueStore } from './kvs-store.ts';
@@ -15,147 +14,14 @@ const STORE_PATH = `/key-value-stores/${encodeURIComponent(ARN)}`;
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 const DAY = 86_400_000;
 
-interface Recorded {
-  readonly method: string;
-  readonly path: string;
-  readonly query: URLSearchParams;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/**
- * A stand-in for the KeyValueStore data-plane API on 127.0.0.1: the same paths, JSON bodies and ETag
- * headers, ListKeys in pages of two, and IfMatch enforced with 412. It records every request.
- */
-class FakeKvs {
-  entries = new Map<string, string>();
-  version = 1;
-  requests: Recorded[] = [];
-  /** Called before an UpdateKeys is applied: a test can play another writer here. */
-  beforeUpdate: (() => void) | undefined;
-  /** Answer every UpdateKeys with this status and error type instead. */
-  failUpdatesWith: { status: number; type: string } | undefined;
-  readonly server: Server;
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8').on('data', (chunk: string) => {
-        body += chunk;
-      });
-      req.on('end', () => {
-        const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-        this.requests.push({
-          method: req.method ?? '',
-          path: url.pathname,
-          query: url.searchParams,
-          headers: req.headers,
-          body,
-        });
-        const answer = (status: number, json: object, headers: Record<string, string> = {}) => {
-          res.writeHead(status, { 'content-type': 'application/json', ...headers });
-          res.end(JSON.stringify(json));
-        };
-        const etag = `ETAG${this.version}`;
-        if (req.method === 'GET' && url.pathname === STORE_PATH) {
-          return answer(
-            200,
-            { KvsARN: ARN, ItemCount: this.entries.size, TotalSizeInBytes: 0, Created: 1_700_000_000 },
-            { etag },
-          );
-        }
-        if (req.method === 'GET' && url.pathname === `${STORE_PATH}/keys`) {
-          const all = [...this.entries].sort(([a], [b]) => (a < b ? -1 : 1));
-          const start = Number(url.searchParams.get('NextToken') ?? '0');
-          const items = all.slice(start, start + 2).map(([Key, Value]) => ({ Key, Value }));
-          return answer(200, {
-            Items: items,
-            ...(start + 2 < all.length ? { NextToken: String(start + 2) } : {}),
-          });
-        }
-        if (req.method === 'POST' && url.pathname === `${STORE_PATH}/keys`) {
-          this.beforeUpdate?.();
-          this.beforeUpdate = undefined;
-          if (this.failUpdatesWith) {
-            const { status, type } = this.failUpdatesWith;
-            return answer(status, { message: `${type} from the fake` }, { 'x-amzn-errortype': type });
-          }
-          if (req.headers['if-match'] !== `ETAG${this.version}`) {
-            return answer(
-              412,
-              { message: 'The ETag does not match' },
-              { 'x-amzn-errortype': 'PreconditionFailed' },
-            );
-          }
-          const parsed = JSON.parse(body) as {
-            Puts?: { Key: string; Value: string }[];
-            Deletes?: { Key: string }[];
-          };
-          for (const put of parsed.Puts ?? []) this.entries.set(put.Key, put.Value);
-          for (const del of parsed.Deletes ?? []) this.entries.delete(del.Key);
-          this.version += 1;
-          return answer(
-            200,
-            { ItemCount: this.entries.size, TotalSizeInBytes: 0 },
-            { etag: `ETAG${this.version}` },
-          );
-        }
-        return answer(404, { message: 'no such route' }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
-      });
-    });
-  }
-
-  /** The UpdateKeys bodies received, parsed. */
-  updates(): unknown[] {
-    return this.requests.filter((r) => r.method === 'POST').map((r) => JSON.parse(r.body));
-  }
-
-  /** The sequence of calls: describe, list, update. */
-  calls(): string[] {
-    return this.requests.map((r) =>
-      r.method === 'POST' ? 'update' : r.path.endsWith('/keys') ? 'list' : 'describe',
-    );
-  }
-}
-
-/**
- * The production client, pointed at a local port. The SDK puts the account id in front of the endpoint's
- * host (123456789012.kvs.test), so the endpoint is a name, and a step after signing sends the signed request
- * to 127.0.0.1 instead (the signed Host header stays as it was).
- */
-function clientFor(port: number): CloudFrontKeyValueStoreClient {
-  const client = createKvsClient(
-    { maxAttempts: 3 },
-    {
-      endpoint: `http://kvs.test:${port}`,
-      credentials: {
-        accessKeyId: 'AKIDEXAMPLE',
-        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
-      },
-    },
-  );
-  type Middleware = Parameters<typeof client.middlewareStack.addRelativeTo>[0];
-  const toLocalListener =
-    (next: (args: { request: unknown }) => Promise<unknown>) => (args: { request: unknown }) => {
-      (args.request as { hostname: string }).hostname = '127.0.0.1';
-      return next(args);
-    };
-  client.middlewareStack.addRelativeTo(toLocalListener as unknown as Middleware, {
-    relation: 'after',
-    toMiddleware: 'httpSigningMiddleware',
-    name: 'toLocalListener',
-  });
-  return client;
-}
-
 describe('the CloudFront KeyValueStore backend', () => {
-  const fake = new FakeKvs();
+  const fake = new FakeKvs(ARN);
   let port: number;
   let store: CloudFrontKeyValueStore;
   beforeAll(async () => {
     await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
     port = (fake.server.address() as AddressInfo).port;
-    store = new CloudFrontKeyValueStore(clientFor(port), ARN, { retryDelayMs: 10 });
+    store = new CloudFrontKeyValueStore(kvsClientFor(port), ARN, { retryDelayMs: 10 });
   });
   afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
   beforeEach(() => {
@@ -164,6 +30,7 @@ describe('the CloudFront KeyValueStore backend', () => {
     fake.requests = [];
     fake.beforeUpdate = undefined;
     fake.failUpdatesWith = undefined;
+    fake.conflict = { status: 409, type: 'ConflictException' };
   });
 
   it('signs every request with SigV4A for all regions', async () => {
@@ -250,6 +117,7 @@ describe('the CloudFront KeyValueStore backend', () => {
   });
 
   it('on a 412 conflict re-reads the store and retries, keeping the other writer’s change', async () => {
+    fake.conflict = { status: 412, type: 'PreconditionFailed' };
     fake.beforeUpdate = () => {
       fake.entries.set(KVS_CORS_ORIGIN, 'https://other-writer.example');
       fake.version += 1;
@@ -300,7 +168,7 @@ describe('the CloudFront KeyValueStore backend', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const unreachable = new CloudFrontKeyValueStore(clientFor(closedPort), ARN);
+    const unreachable = new CloudFrontKeyValueStore(kvsClientFor(closedPort), ARN);
     const issuing = issueKey(unreachable, { partner: 'acme', now: NOW });
     await expect(issuing).rejects.toThrow(StoreError);
     await expect(issuing).rejects.toThrow(

@@ -7,16 +7,16 @@
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
-import { createCloudFrontClient, createS3Client, createSecretsClient } from '../app/clients.ts';
-import { publish } from '../app/run.ts';
+import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
+import { openTarget, publish, type TargetClients } from '../app/run.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause } from '../contract/errors.ts';
-import type { PublishClients, PublishSummary } from '../publish/publish.ts';
+import type { PublishSummary, PublishTarget } from '../publish/publish.ts';
 
 /** The clients of the handler; tests pass their own. */
-export interface LambdaClients extends PublishClients {
+export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
 }
 
@@ -93,7 +93,7 @@ function redact(text: string, secret: SecretSource | null): string {
 export function createHandler(options: HandlerOptions): (event: unknown) => Promise<PublishSummary> {
   const log = options.log ?? ((line: string) => console.log(line));
   const clock = options.now ?? (() => new Date());
-  let ready: { settings: LambdaSettings; clients: LambdaClients } | undefined;
+  let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
   return async (event: unknown): Promise<PublishSummary> => {
     const started = performance.now();
@@ -101,16 +101,14 @@ export function createHandler(options: HandlerOptions): (event: unknown) => Prom
     try {
       if (!ready) {
         const settings = parseLambdaEnvironment(options.env);
-        ready = {
-          settings,
-          clients: options.clients ?? {
-            s3: createS3Client(settings),
-            cloudfront: createCloudFrontClient(settings),
-            secrets: createSecretsClient(settings),
-          },
+        const clients = options.clients ?? {
+          s3: createS3Client(settings),
+          kvs: createKvsClient(settings),
+          secrets: createSecretsClient(settings),
         };
+        ready = { settings, clients, target: await openTarget(settings, () => clients) };
       }
-      const { settings, clients } = ready;
+      const { settings, clients, target } = ready;
       const request = LambdaEvent.safeParse(event);
       if (!request.success) {
         const issue = request.error.issues[0];
@@ -122,7 +120,7 @@ export function createHandler(options: HandlerOptions): (event: unknown) => Prom
       const from: SecretSource = secret ?? { spec: settings.source as string };
       const { summary, invalidRows: invalid } = await publish(
         { ...settings, source: from.spec, sourceToken: from.token },
-        clients,
+        target,
         // The one log line carries the invalid rows; nothing else is reported line by line.
         { now: clock(), force: request.data.force ?? false, report: () => {} },
       );

@@ -1,280 +1,215 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { Manifest, ManifestEntry } from '../builder/build.ts';
+import { newBuildId } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
+import { BUILD_ID_PATTERN } from '../contract/index.ts';
 import {
-  BUILD_ID,
-  buildMetadata,
+  buildKey,
   buildsToPrune,
   type Candidate,
-  compactTime,
+  damageOf,
   decide,
-  describeLive,
-  type GuardOptions,
-  groupHistory,
-  historyKey,
-  invalidationPaths,
-  LIVE_KEYS,
-  type LiveState,
-  META,
-  newBuildId,
-  publishCallerReference,
-  rollbackCallerReference,
+  groupBuilds,
+  type LiveCatalog,
   rollbackTarget,
-  type StoredObject,
 } from './core.ts';
 
-const OPENAPI = 'openapi.yaml';
-const ERROR_PAGE = 'errors/500.json';
+const entry = (sha256: string, size = 10): ManifestEntry => ({
+  size,
+  sha256,
+  md5: `md5-of-${sha256}`,
+  contentType: 'application/json; charset=utf-8',
+});
 
-function stamped(buildId: string | null, extra: Record<string, string> = {}): StoredObject {
-  const metadata: Record<string, string> = { ...extra };
-  if (buildId !== null) {
-    metadata[META.buildId] = buildId;
-    metadata[META.plansHash] = 'hash-a';
-    metadata[META.countRunning] = '22';
-    metadata[META.countStrength] = '22';
-    metadata[META.generatedAt] = '2026-03-01T10:00:00.000Z';
-  }
-  return { metadata, lastModified: new Date('2026-03-01T10:00:01.500Z'), etag: 'etag-of-object' };
-}
-
-/** A whole live build as S3 describes it: the served objects stamped, the error page bare with its MD5 ETag. */
-function wholeLive(buildId: string, sha: Record<string, string> = {}): Record<string, StoredObject | null> {
-  const objects = Object.fromEntries(
-    LIVE_KEYS.map((key) => [key, stamped(buildId, sha[key] ? { [META.sha256]: sha[key] } : {})]),
-  );
-  const catalog = objects['catalog.json'] as StoredObject;
-  objects['catalog.json'] = {
-    ...catalog,
-    metadata: {
-      ...catalog.metadata,
-      [META.errorPageMd5]: 'md5-500',
-      [META.errorPageSha256]: sha[ERROR_PAGE] ?? 'none',
-    },
+function manifest(
+  id: string,
+  plans: number,
+  objects: Record<string, ManifestEntry> = { 'catalog.json': entry('a') },
+): Manifest {
+  return {
+    buildId: id,
+    generatedAt: '2026-03-01T10:00:00.000Z',
+    counts: { running: Math.floor(plans / 2), strength: plans - Math.floor(plans / 2) },
+    plans,
+    plansHash: `plans-${plans}`,
+    source: 'fixtures/plans.json',
+    tool: { name: 'training-plan-catalog', version: '0.1.0' },
+    objects,
+    root: { 'errors/500.json': entry('e') },
   };
-  objects[ERROR_PAGE] = { metadata: {}, lastModified: catalog.lastModified, etag: 'md5-500' };
-  return objects;
 }
 
-const options: GuardOptions = { force: false, allowEmpty: false, minRatio: 0.5 };
-const sha = { [OPENAPI]: 'sha-openapi', [ERROR_PAGE]: 'sha-500' };
-const candidate = (plans: number, plansHash = 'hash-b'): Candidate => ({ plans, plansHash, sha256: sha });
+const LIVE = '20260301T100000Z-aaaaaaaa';
+const whole = (plans: number, objects?: Record<string, ManifestEntry>): LiveCatalog => ({
+  kind: 'build',
+  id: LIVE,
+  manifest: manifest(LIVE, plans, objects),
+  damage: [],
+});
+const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate => ({
+  plans,
+  plansHash: `plans-${plans}`,
+  objects: { 'catalog.json': entry('a') },
+  root: { 'errors/500.json': entry('e') },
+  ...overrides,
+});
+const guards = { force: false, allowEmpty: false, minRatio: 0.5 };
 
-describe('build ids', () => {
-  it('compacts generatedAt so ids sort by build time, with a random suffix', () => {
-    expect(compactTime('2026-03-01T10:15:00.123Z')).toBe('20260301T101500123Z');
-    const early = newBuildId('2026-03-01T09:59:59.999Z', 'ffffff');
-    const late = newBuildId('2026-03-01T10:00:00.000Z', '000000');
-    expect(early).toBe('20260301T095959999Z-ffffff');
-    expect(early < late).toBe(true);
-    expect(BUILD_ID.test(late)).toBe(true);
+describe('build ids and keys', () => {
+  it('are the UTC second and 8 random hex digits, sorting by time', () => {
+    const id = newBuildId(new Date('2026-03-01T10:15:00.123Z'));
+    expect(id).toMatch(BUILD_ID_PATTERN);
+    expect(id.startsWith('20260301T101500Z-')).toBe(true);
+    expect(newBuildId(new Date('2026-03-01T10:15:00.000Z'), 'a1b2c3d4')).toBe('20260301T101500Z-a1b2c3d4');
+    expect(
+      newBuildId(new Date('2026-03-01T10:15:01Z'), '00000000') >
+        newBuildId(new Date('2026-03-01T10:15:00Z'), 'ffffffff'),
+    ).toBe(true);
+    expect(new Set(Array.from({ length: 50 }, () => newBuildId(new Date(0)))).size).toBe(50);
   });
 
-  it('fails on a time that is not ISO 8601 UTC with milliseconds', () => {
-    expect(() => compactTime('2026-03-01T10:15:00Z')).toThrow('"2026-03-01T10:15:00Z"');
+  it('put a build under its own prefix', () => {
+    expect(buildKey(LIVE, 'catalog.json.br')).toBe(`builds/${LIVE}/catalog.json.br`);
+  });
+});
+
+describe('whether a build is whole', () => {
+  const objects = { 'catalog.json': entry('a', 100), 'catalog.json.br': entry('b', 20) };
+  const stored = (changes: Record<string, { size: number; md5: string } | null> = {}) =>
+    new Map(
+      Object.entries({
+        'catalog.json': { size: 100, md5: 'md5-of-a' },
+        'catalog.json.br': { size: 20, md5: 'md5-of-b' },
+        ...changes,
+      }).filter((pair): pair is [string, { size: number; md5: string }] => pair[1] !== null),
+    );
+
+  it('is whole when every object is stored with its size and MD5', () => {
+    expect(damageOf({ objects }, stored())).toEqual([]);
   });
 
-  it('stamps every served object with the build, the plans hash, the counts and its own SHA-256', () => {
-    const stamp = {
-      buildId: 'b1',
-      generatedAt: '2026-03-01T10:00:00.000Z',
-      counts: { running: 3, strength: 4 },
-      plansHash: 'h',
-    };
-    const metadata = buildMetadata(stamp, [
-      { key: 'catalog-running.json', body: Buffer.from('abc') },
-      { key: 'catalog.json', body: Buffer.from('abc') },
-      { key: ERROR_PAGE, body: Buffer.from('oops') },
+  it('names each object that is missing, truncated or has other bytes', () => {
+    expect(
+      damageOf({ objects }, stored({ 'catalog.json': { size: 40, md5: 'x' }, 'catalog.json.br': null })),
+    ).toEqual(['catalog.json has 40 bytes, not 100', 'catalog.json.br is missing']);
+    expect(damageOf({ objects }, stored({ 'catalog.json': { size: 100, md5: 'other' } }))).toEqual([
+      'catalog.json has other bytes (MD5 other)',
     ]);
-    const common = {
-      'build-id': 'b1',
-      'generated-at': '2026-03-01T10:00:00.000Z',
-      'plans-hash': 'h',
-      'count-running': '3',
-      'count-strength': '4',
-      sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
-    };
-    expect(metadata['catalog-running.json']).toEqual(common);
-    expect(metadata['catalog.json']).toEqual({
-      ...common,
-      'error-page-sha256': createHash('sha256').update('oops').digest('hex'),
-      'error-page-md5': createHash('md5').update('oops').digest('hex'),
-    });
-  });
-
-  it('puts no metadata on the error page, which CloudFront serves without any function', () => {
-    const stamp = {
-      buildId: 'b1',
-      generatedAt: '2026-03-01T10:00:00.000Z',
-      counts: { running: 0, strength: 0 },
-      plansHash: 'h',
-    };
-    expect(buildMetadata(stamp, [{ key: ERROR_PAGE, body: Buffer.from('{}') }])[ERROR_PAGE]).toEqual({});
   });
 });
 
-describe('what the live objects say', () => {
-  it('recognises one whole build and archives it under its id', () => {
-    const live = describeLive(wholeLive('b1'));
-    expect(live).toMatchObject({ exists: true, buildId: 'b1', plans: 44, complete: true, archiveId: 'b1' });
-  });
-
-  it('does not archive a half-finished upload (objects of two builds)', () => {
-    const objects = wholeLive('b1');
-    objects['catalog-strength.json'] = stamped('b2');
-    const live = describeLive(objects);
-    expect(live).toMatchObject({ buildId: 'b1', complete: false, archiveId: null });
-  });
-
-  it('archives objects uploaded by hand (no metadata) under a legacy id from their time', () => {
-    const objects = Object.fromEntries(LIVE_KEYS.map((key) => [key, stamped(null)]));
-    expect(describeLive(objects)).toMatchObject({
-      exists: true,
-      buildId: null,
-      plans: null,
-      complete: false,
-      archiveId: '20260301T100001500Z-legacy',
-    });
-  });
-
-  it('does not take an error page of another build for this build', () => {
-    const objects = wholeLive('b1');
-    objects[ERROR_PAGE] = { metadata: {}, lastModified: null, etag: 'md5-of-another-page' };
-    expect(describeLive(objects)).toMatchObject({ buildId: 'b1', complete: false, archiveId: null });
-  });
-
-  it('names the missing objects of an empty bucket', () => {
-    const live = describeLive(Object.fromEntries(LIVE_KEYS.map((key) => [key, null])));
-    expect(live).toMatchObject({ exists: false, complete: false, archiveId: null, missing: LIVE_KEYS });
-  });
-});
-
-describe('guards', () => {
-  const live: LiveState = describeLive(wholeLive('b1', sha));
-
-  it('refuses an empty catalog, naming the live count and the flag', () => {
-    expect(decide(candidate(0), live, 44, options)).toEqual({
+describe('the guards', () => {
+  it('refuse an empty catalog, naming the live count and the setting', () => {
+    expect(decide(candidate(0), whole(44), guards)).toEqual({
       action: 'refuse',
       guard: 'empty',
-      reason: `refused: the new catalog has 0 plans (live build b1 has 44); ${settingRef('allowEmpty')} publishes an empty catalog`,
+      reason: `refused: the new catalog has 0 plans (live build ${LIVE} has 44); ${settingRef('allowEmpty')} publishes an empty catalog`,
     });
   });
 
-  it('refuses a catalog below the ratio of the live plans, naming the numbers', () => {
-    expect(decide(candidate(21), live, 44, options)).toEqual({
+  it('refuse a catalog below the ratio of the live plans, naming the numbers', () => {
+    expect(decide(candidate(21), whole(44), guards)).toEqual({
       action: 'refuse',
       guard: 'shrink',
-      reason: `refused: the new catalog has 21 plans, fewer than 0.5 × the 44 plans of live build b1 (22); ${settingRef('force')} publishes it anyway`,
+      reason: `refused: the new catalog has 21 plans, fewer than 0.5 × the 44 plans of live build ${LIVE} (22); ${settingRef('force')} publishes it anyway`,
     });
   });
 
-  it('accepts exactly the ratio, and less with --force', () => {
-    expect(decide(candidate(22), live, 44, options).action).toBe('upload');
-    expect(decide(candidate(1), live, 44, { ...options, force: true }).action).toBe('upload');
+  it('accept exactly the ratio, and less with force', () => {
+    expect(decide(candidate(22), whole(44), guards).action).toBe('publish');
+    expect(decide(candidate(5), whole(44), { ...guards, force: true }).action).toBe('publish');
   });
 
-  it('needs both --allow-empty and --force to empty a live catalog', () => {
-    expect(decide(candidate(0), live, 44, { ...options, allowEmpty: true })).toMatchObject({
+  it('need both allowEmpty and force to empty a live catalog', () => {
+    expect(decide(candidate(0), whole(44), { ...guards, allowEmpty: true })).toMatchObject({
       guard: 'shrink',
     });
-    expect(decide(candidate(0), live, 44, { ...options, allowEmpty: true, force: true }).action).toBe(
-      'upload',
+    expect(decide(candidate(0), whole(44), { ...guards, allowEmpty: true, force: true }).action).toBe(
+      'publish',
     );
   });
 
-  it('has no shrink guard without a live catalog', () => {
-    expect(decide(candidate(1), describeLive({}), null, options)).toEqual({
-      action: 'upload',
-      openapiChanged: true,
-    });
+  it('measure a shrink against the flat catalog of a bucket from before builds', () => {
+    expect(decide(candidate(10), { kind: 'flat', plans: 44 }, guards)).toMatchObject({ guard: 'shrink' });
+    expect(decide(candidate(10), { kind: 'none' }, guards).action).toBe('publish');
+    expect(
+      decide(candidate(10), { kind: 'unreadable', id: LIVE, reason: 'no manifest' }, guards).action,
+    ).toBe('publish');
   });
 
-  it('skips content identical to the live build, unless forced', () => {
-    expect(decide(candidate(44, 'hash-a'), live, 44, options)).toMatchObject({
+  it('skip content identical to a whole live build, unless forced', () => {
+    expect(decide(candidate(44), whole(44), guards)).toEqual({
       action: 'skip',
-      reason: expect.stringContaining('identical to live build b1'),
+      reason: `identical to live build ${LIVE} (plans plans-44…); ${settingRef('force')} publishes it anyway`,
     });
-    expect(decide(candidate(44, 'hash-a'), live, 44, { ...options, force: true })).toEqual({
-      action: 'upload',
-      openapiChanged: false,
-    });
+    expect(decide(candidate(44), whole(44), { ...guards, force: true }).action).toBe('publish');
   });
 
-  it('uploads the same plans when openapi.yaml or the error page changed', () => {
-    const otherOpenapi = { ...candidate(44, 'hash-a'), sha256: { ...sha, [OPENAPI]: 'new' } };
-    expect(decide(otherOpenapi, live, 44, options)).toEqual({ action: 'upload', openapiChanged: true });
-    const otherPage = { ...candidate(44, 'hash-a'), sha256: { ...sha, [ERROR_PAGE]: 'new' } };
-    expect(decide(otherPage, live, 44, options)).toEqual({ action: 'upload', openapiChanged: false });
+  it('publish the same plans when openapi.yaml or the error page changed', () => {
+    expect(
+      decide(candidate(44, { objects: { 'catalog.json': entry('other') } }), whole(44), guards).action,
+    ).toBe('publish');
+    expect(
+      decide(candidate(44, { root: { 'errors/500.json': entry('new') } }), whole(44), guards).action,
+    ).toBe('publish');
   });
 
-  it('uploads the same plans over a half-finished upload, so a re-run converges', () => {
-    const objects = wholeLive('b1', sha);
-    objects[ERROR_PAGE] = null;
-    expect(decide(candidate(44, 'hash-a'), describeLive(objects), 44, options).action).toBe('upload');
+  it('replace an identical live build that is damaged, saying why', () => {
+    const damaged: LiveCatalog = {
+      ...(whole(44) as Extract<LiveCatalog, { kind: 'build' }>),
+      damage: ['catalog.json has 40 bytes, not 100'],
+    };
+    expect(decide(candidate(44), damaged, guards)).toEqual({
+      action: 'publish',
+      note: `live build ${LIVE} is damaged (catalog.json has 40 bytes, not 100): a fresh build replaces it`,
+    });
   });
 });
 
-describe('history', () => {
-  const keys = [
-    ...LIVE_KEYS.map((key) => historyKey('20260101T000000000Z-aaaaaa', key)),
-    ...LIVE_KEYS.map((key) => historyKey('20260301T000000000Z-cccccc', key)),
-    historyKey('20260201T000000000Z-bbbbbb', 'catalog.json'),
-    'history/stray.txt',
-    'history/20260201T000000000Z-bbbbbb/other.txt',
+describe('the builds at an origin', () => {
+  const ids = [
+    '20260101T000000Z-00000001',
+    '20260201T000000Z-00000002',
+    '20260301T000000Z-00000003',
+    '20260401T000000Z-00000004',
   ];
+  const listing = [
+    ...ids.flatMap((id) => [`builds/${id}/catalog.json`, `builds/${id}/manifest.json`]),
+    'builds/20260501T000000Z-00000005/catalog.json',
+    'builds/not-a-build/catalog.json',
+    'catalog.json',
+    'errors/500.json',
+  ].map((key) => ({ key }));
+  const builds = groupBuilds(listing);
 
-  it('groups keys into builds, newest first, marking incomplete ones', () => {
-    expect(groupHistory(keys).map((build) => [build.id, build.complete])).toEqual([
-      ['20260301T000000000Z-cccccc', true],
-      ['20260201T000000000Z-bbbbbb', false],
-      ['20260101T000000000Z-aaaaaa', true],
-    ]);
+  it('are grouped by build id; other keys are ignored', () => {
+    expect([...builds.keys()].sort()).toEqual([...ids, '20260501T000000Z-00000005']);
+    expect(builds.get(ids[0] as string)).toEqual(['catalog.json', 'manifest.json']);
   });
 
-  it('prunes all but the newest builds', () => {
-    expect(buildsToPrune(groupHistory(keys), 1)).toEqual([
-      '20260201T000000000Z-bbbbbb',
-      '20260101T000000000Z-aaaaaa',
-    ]);
-    expect(buildsToPrune(groupHistory(keys), 20)).toEqual([]);
+  it('are pruned to the newest, never the live, the pinned or the one before the live build', () => {
+    expect(buildsToPrune(builds, 2, { live: null, pinned: null })).toEqual([ids[2], ids[1], ids[0]]);
+    expect(buildsToPrune(builds, 2, { live: ids[2] as string, pinned: null })).toEqual([ids[0]]);
+    expect(buildsToPrune(builds, 1, { live: ids[3] as string, pinned: ids[0] as string })).toEqual([ids[1]]);
   });
 
-  it('rolls back to the newest complete build older than the live one by default', () => {
-    const builds = groupHistory(keys);
-    expect(rollbackTarget(builds, '20260401T000000000Z-dddddd', undefined)).toEqual({
-      id: '20260301T000000000Z-cccccc',
-    });
-    // The live build is itself in the history (after a rollback): go one further back, skipping incomplete.
-    expect(rollbackTarget(builds, '20260301T000000000Z-cccccc', undefined)).toEqual({
-      id: '20260101T000000000Z-aaaaaa',
-    });
-    expect(rollbackTarget(builds, '20260101T000000000Z-aaaaaa', undefined)).toEqual({
-      error:
-        'no complete build older than live build 20260101T000000000Z-aaaaaa in the history (3 builds there)',
-    });
+  it('give a rollback the newest complete build older than the live one, or the one named', () => {
+    expect(rollbackTarget(builds, '20260501T000000Z-00000005', undefined)).toEqual({ id: ids[3] });
+    expect(rollbackTarget(builds, ids[3] as string, undefined)).toEqual({ id: ids[2] });
+    expect(rollbackTarget(builds, ids[3] as string, ids[0])).toEqual({ id: ids[0] });
   });
 
-  it('fails to roll back to an unknown or incomplete build, saying why', () => {
-    const builds = groupHistory(keys);
-    expect(rollbackTarget(builds, null, '20250101T000000000Z-zzzzzz')).toMatchObject({
-      error: expect.stringContaining('no such build in the history'),
+  it('refuse a rollback to an unknown or incomplete build, or when there is nothing older', () => {
+    expect(rollbackTarget(builds, ids[3] as string, '20250101T000000Z-ffffffff')).toEqual({
+      error: expect.stringMatching(
+        new RegExp(`^${settingRef('to')} "20250101T000000Z-ffffffff": no such build \\(builds: `),
+      ),
     });
-    expect(rollbackTarget(builds, null, '20260201T000000000Z-bbbbbb')).toEqual({
-      error: `${settingRef('to')} "20260201T000000000Z-bbbbbb": the history build is incomplete (missing catalog-strength.json, catalog-running.json, openapi.yaml, errors/500.json)`,
+    expect(rollbackTarget(builds, ids[3] as string, '20260501T000000Z-00000005')).toEqual({
+      error: `${settingRef('to')} "20260501T000000Z-00000005": the build is incomplete (no manifest.json)`,
     });
-  });
-});
-
-describe('invalidation', () => {
-  it('invalidates the viewer path and the rewritten catalogs, and openapi.yaml only when it changed', () => {
-    expect(invalidationPaths(false)).toEqual(['/api/plans', '/catalog*']);
-    expect(invalidationPaths(true)).toEqual(['/api/plans', '/catalog*', '/openapi.yaml']);
-  });
-
-  it('derives caller references from the build id', () => {
-    expect(publishCallerReference('20260301T000000000Z-cccccc')).toBe('publish-20260301T000000000Z-cccccc');
-    expect(rollbackCallerReference('20260301T000000000Z-cccccc', new Date('2026-03-02T08:00:00.000Z'))).toBe(
-      'rollback-20260301T000000000Z-cccccc-20260302T080000000Z',
-    );
+    expect(rollbackTarget(builds, ids[0] as string, undefined)).toEqual({
+      error: `no complete build older than live build ${ids[0]} (5 builds at the origin)`,
+    });
   });
 });

@@ -1,13 +1,13 @@
 /**
- * The failures of publishing an operator must act on. Each is a `CatalogError`, so the command line prints its
- * message as the one-line reason, and each names the numbers, build ids or keys involved.
+ * The failures of publishing an operator must act on. Each is a `CatalogError` (contract/errors.ts), so the
+ * command line prints its message as the one-line reason, and each names the builds and objects involved.
  */
 import { CatalogError, describeCause, StoreError } from '../contract/errors.ts';
 
 /** Which guard refused a publish. */
 export type GuardName = 'empty' | 'shrink';
 
-/** A guard refused the new catalog; the live catalog is untouched. The message names the flag that overrides. */
+/** A guard refused the new catalog; the live catalog is untouched. The message names the setting that overrides. */
 export class PublishRefusedError extends CatalogError {
   override name = 'PublishRefusedError';
   readonly guard: GuardName;
@@ -18,51 +18,23 @@ export class PublishRefusedError extends CatalogError {
 }
 
 /**
- * Writing the live objects (an upload, or a rollback's copy) failed part-way. Nothing was invalidated; the
- * objects in `notWritten` are still the previous ones, and running the command again converges.
+ * Writing a build failed part-way, or the written build does not match its manifest. The pointer was not
+ * moved: the live build is unchanged, and running the command again converges.
  */
 export class UploadError extends CatalogError {
   override name = 'UploadError';
-  readonly written: readonly string[];
-  readonly notWritten: readonly string[];
-  constructor(
-    what: string,
-    failedKey: string,
-    written: readonly string[],
-    notWritten: readonly string[],
-    options: ErrorOptions & { hint: string },
-  ) {
-    const done = written.length > 0 ? written.join(', ') : 'nothing';
-    super(
-      `${what} failed at ${failedKey} (${describeCause(options.cause)}): written ${done}; not written ${notWritten.join(', ')}; no invalidation was made; ${options.hint}`,
-      options,
-    );
-    this.written = written;
-    this.notWritten = notWritten;
-  }
 }
 
 /**
- * Reading, listing or archiving the bucket failed: `what` failed because of `options.cause`. A command that
- * writes says that no live object was replaced; a `readOnly` one does not mention them.
+ * Reading or listing the origin or the key-value store failed: `what` failed because of `options.cause`. A
+ * command that writes says that the live build was not changed; a `readOnly` one does not mention it.
  */
 export function storeFailure(what: string, options: ErrorOptions & { readOnly?: boolean }): StoreError {
-  const tail = options.readOnly ? '' : '; no live object was replaced';
+  const tail = options.readOnly ? '' : '; the live build was not changed';
   return new StoreError(`${what} (${describeCause(options.cause)})${tail}`, options);
 }
 
-/** The objects were written but the CloudFront invalidation failed. */
-export class InvalidationError extends CatalogError {
-  override name = 'InvalidationError';
-  constructor(distributionId: string, buildId: string, options: ErrorOptions & { hint: string }) {
-    super(
-      `build ${buildId} is live but the invalidation of distribution ${distributionId} failed (${describeCause(options.cause)}); ${options.hint}`,
-      options,
-    );
-  }
-}
-
-/** The history has no such build, or the build is incomplete. */
+/** There is no such build, or it is incomplete or damaged. */
 export class HistoryError extends CatalogError {
   override name = 'HistoryError';
 }

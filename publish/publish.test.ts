@@ -1,57 +1,46 @@
-import { createHash } from 'node:crypto';
-import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+/**
+ * Publishing against real peers: a directory origin and s3rver (a real S3-protocol server), the live pointer
+ * in the local store file, and on CloudFront KeyValueStore's API stand-in (it has no local peer) where the
+ * exact requests are asserted.
+ */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
+import { KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
+import { FileKeyValueStore } from '../keys/file-store.ts';
+import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
+import { buildRows, fixtureRows, startS3, type TestS3, testS3Client } from '../testing/aws.ts';
+import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
+import { useScratchDir } from '../testing/scratch.ts';
+import { buildKey, IMMUTABLE } from './core.ts';
+import { DirectoryOrigin } from './dir-origin.ts';
+import { HistoryError, PublishRefusedError } from './errors.ts';
+import type { OriginStore } from './origin.ts';
+import { PointerMovedError, readPointer } from './pointer.ts';
 import {
-  buildRows,
-  fixtureRows,
-  invalidationAnswer,
-  isUploadOf,
-  type Recorder,
-  S3RVER_CREDENTIALS,
-  startCutProxy,
-  startRecorder,
-  startS3,
-  type TestS3,
-  testS3Client,
-} from '../testing/aws.ts';
-import { INVALIDATED_MARKER, LIVE_KEYS } from './core.ts';
-import { HistoryError, PublishRefusedError, UploadError } from './errors.ts';
-import { listBuilds, type PublishClients, type PublishOptions, publishBuild, rollback } from './publish.ts';
+  listBuilds,
+  type PublishOptions,
+  type PublishTarget,
+  publishBuild,
+  rollback,
+  unpin,
+} from './publish.ts';
+import { S3Origin } from './s3-origin.ts';
 
-let recorder: Recorder;
-let cloudfront: CloudFrontClient;
-beforeAll(async () => {
-  recorder = await startRecorder();
-  cloudfront = new CloudFrontClient({
-    region: 'us-east-1',
-    endpoint: recorder.url,
-    credentials: S3RVER_CREDENTIALS,
-    maxAttempts: 1,
-  });
-});
-afterAll(async () => {
-  cloudfront.destroy();
-  await recorder.close();
-});
-
-let s3: TestS3;
-let clients: PublishClients;
 let rows: unknown[];
-beforeEach(async () => {
-  s3 = await startS3();
-  clients = { s3: s3.client, cloudfront };
-  recorder.requests.length = 0;
+beforeAll(async () => {
   rows = await fixtureRows();
 });
-afterEach(() => s3.stop());
 
-const DISTRIBUTION = 'E2TESTDIST';
+let clock = Date.parse('2026-03-01T10:00:00.000Z');
+/** A build of `subset` at a new time (a minute after the previous one, so build ids sort). */
+async function build(subset: readonly unknown[] = rows): Promise<BuildResult> {
+  clock += 60_000;
+  return buildRows(subset, new Date(clock));
+}
+
 const options = (extra: Partial<PublishOptions> = {}): PublishOptions => ({
-  bucket: s3.bucket,
-  distributionId: DISTRIBUTION,
   force: false,
   allowEmpty: false,
   minRatio: 0.5,
@@ -59,335 +48,378 @@ const options = (extra: Partial<PublishOptions> = {}): PublishOptions => ({
   ...extra,
 });
 
-let clock = Date.parse('2026-03-01T10:00:00.000Z');
-/** A build of `subset` at a new time (a minute after the previous one). */
-async function build(subset: readonly unknown[] = rows): Promise<BuildResult> {
-  clock += 60_000;
-  return buildRows(subset, new Date(clock));
+/** The keys of the objects under a prefix. */
+async function keys(origin: OriginStore, prefix = ''): Promise<string[]> {
+  return (await origin.list(prefix)).map((object) => object.key).sort();
 }
 
-async function head(key: string) {
-  return s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key }));
-}
+const ORIGINS = ['a directory', 's3rver'] as const;
 
-/** The live bodies, by key. */
-async function liveBodies(): Promise<Record<string, string | undefined>> {
-  const bodies: Record<string, string | undefined> = {};
-  for (const key of LIVE_KEYS) bodies[key] = (await s3.body(key))?.toString('utf8');
-  return bodies;
-}
+describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind) => {
+  const scratch = useScratchDir({ prefix: 'catalog-publish-' });
+  let s3: TestS3 | undefined;
+  let target: PublishTarget;
+  beforeEach(async () => {
+    const kvs = new FileKeyValueStore(`${scratch.dir}/kvs.json`);
+    if (kind === 's3rver') {
+      s3 = await startS3();
+      target = { origin: new S3Origin(s3.client, s3.bucket), kvs };
+    } else {
+      target = { origin: new DirectoryOrigin(`${scratch.dir}/origin`), kvs };
+    }
+  });
+  afterEach(async () => {
+    await s3?.stop();
+    s3 = undefined;
+  });
 
-function bodiesOf(result: BuildResult): Record<string, string> {
-  return Object.fromEntries(result.files.map((file) => [file.key, file.body.toString('utf8')]));
-}
-
-describe('publish', () => {
-  it('uploads every object with exact bytes and metadata, then invalidates with the build id', async () => {
+  it('uploads every object under the build prefix with its bytes and metadata, the manifest, then moves the pointer', async () => {
     const result = await build();
-    const summary = await publishBuild(result, clients, options({ suffix: 'a1b2c3' }));
-    const buildId = `${result.generatedAt.replace(/[-:.]/g, '')}-a1b2c3`;
+    const summary = await publishBuild(result, target, options());
     expect(summary).toMatchObject({
       command: 'publish',
-      result: 'uploaded',
-      buildId,
-      generatedAt: result.generatedAt,
-      counts: { running: 22, strength: 22 },
-      plans: 44,
-      bytes: result.files.reduce((sum, file) => sum + file.body.length, 0),
+      result: 'published',
+      buildId: result.buildId,
       previousBuildId: null,
-      archived: null,
-      pruned: [],
-      invalidationId: 'I1',
-      invalidatedPaths: ['/api/plans', '/catalog*', '/openapi.yaml'],
+      plans: 44,
+      counts: { running: 22, strength: 22 },
     });
-    expect(Object.keys(summary.durationsMs)).toEqual([
-      'build',
-      'read',
-      'archive',
-      'upload',
-      'invalidate',
-      'prune',
-      'total',
-    ]);
-    expect(await s3.keys()).toEqual([...LIVE_KEYS, INVALIDATED_MARKER].sort());
-    expect((await s3.body(INVALIDATED_MARKER))?.toString()).toBe(buildId);
-    const errorPage = result.files.find((file) => file.key === 'errors/500.json')?.body ?? Buffer.alloc(0);
-    for (const file of result.files) {
-      expect((await s3.body(file.key))?.equals(file.body)).toBe(true);
-      const meta = await head(file.key);
-      expect(meta.ContentType).toBe(file.contentType);
-      expect(meta.CacheControl).toBe(file.cacheControl);
-      if (file.key === 'errors/500.json') {
-        // Served by CloudFront as the 500 answer with no function to strip headers: no x-amz-meta-* at all.
-        expect(meta.Metadata).toEqual({});
-        continue;
-      }
-      expect(meta.Metadata).toEqual({
-        'build-id': buildId,
-        'generated-at': result.generatedAt,
-        'plans-hash': result.plansHash,
-        'count-running': '22',
-        'count-strength': '22',
-        sha256: createHash('sha256').update(file.body).digest('hex'),
-        ...(file.key === 'catalog.json'
-          ? {
-              'error-page-sha256': createHash('sha256').update(errorPage).digest('hex'),
-              'error-page-md5': createHash('md5').update(errorPage).digest('hex'),
-            }
-          : {}),
+    expect(await readPointer(target.kvs)).toEqual({ live: result.buildId, pin: null });
+    expect(await keys(target.origin)).toEqual(
+      [...result.objects.map((object) => buildKey(result.buildId, object.key)), 'errors/500.json'].sort(),
+    );
+    for (const object of result.objects) {
+      const stored = await target.origin.get(buildKey(result.buildId, object.key));
+      expect(stored?.body.equals(object.body), object.key).toBe(true);
+      expect(stored, object.key).toMatchObject({
+        contentType: object.contentType,
+        contentEncoding: object.contentEncoding,
+        cacheControl: IMMUTABLE,
+        md5: object.md5,
       });
     }
-    expect((await head('errors/500.json')).ContentType).toBe('application/problem+json');
-    expect((await head('errors/500.json')).CacheControl).toBe('no-store');
-    expect((await head('openapi.yaml')).ContentType).toBe('application/yaml; charset=utf-8');
-    expect((await head('catalog.json')).CacheControl).toBe('public, max-age=300');
-    expect(recorder.invalidations()).toEqual([
-      {
-        distributionId: DISTRIBUTION,
-        paths: ['/api/plans', '/catalog*', '/openapi.yaml'],
-        callerReference: `publish-${buildId}`,
-      },
-    ]);
-  });
-
-  it('skips an unchanged catalog: no upload, no invalidation', async () => {
-    const first = await publishBuild(await build(), clients, options());
-    const second = await publishBuild(await build(), clients, options());
-    expect(second).toMatchObject({
-      result: 'skipped',
-      previousBuildId: first.buildId,
-      invalidationId: null,
-      reason: expect.stringContaining(`identical to live build ${first.buildId}`),
+    expect(await target.origin.get('errors/500.json')).toMatchObject({
+      contentType: 'application/problem+json',
+      cacheControl: 'no-store',
     });
-    expect(recorder.invalidations()).toHaveLength(1);
-    expect((await head('catalog.json')).Metadata?.['build-id']).toBe(first.buildId);
-    expect(await s3.keys()).toEqual([...LIVE_KEYS, INVALIDATED_MARKER].sort());
   });
 
-  it('makes the invalidation a failed run missed on the next run, even when nothing changed', async () => {
-    recorder.answerWith(() => ({ status: 503, body: '<Error><Code>ServiceUnavailable</Code></Error>' }));
-    const failing = publishBuild(await build(), clients, options({ suffix: 'f00f00' }));
-    await expect(failing).rejects.toThrow(/is live but the invalidation of distribution E2TESTDIST failed/);
-    const live = (await head('catalog.json')).Metadata?.['build-id'];
-    expect(await s3.body(INVALIDATED_MARKER)).toBeNull();
-
-    recorder.answerWith((request) => invalidationAnswer(request, recorder.requests.length));
-    const retried = await publishBuild(await build(), clients, options());
-    expect(retried).toMatchObject({
-      result: 'skipped',
-      reason: expect.stringContaining('its invalidation had not been made, so it was made now'),
-      invalidatedPaths: ['/api/plans', '/catalog*', '/openapi.yaml'],
-    });
-    expect(retried.invalidationId).not.toBeNull();
-    const made = recorder.invalidations().at(-1);
-    expect(made?.callerReference).toMatch(new RegExp(`^publish-${live}-again-\\d+$`));
-    expect((await s3.body(INVALIDATED_MARKER))?.toString()).toBe(live);
-
-    const calm = await publishBuild(await build(), clients, options());
-    expect(calm).toMatchObject({ result: 'skipped', invalidationId: null });
-    expect(recorder.invalidations()).toHaveLength(2);
+  it('skips a build identical to the live one, uploading nothing, and publishes it with force', async () => {
+    const first = await publishBuild(await build(), target, options());
+    const before = await keys(target.origin);
+    const again = await publishBuild(await build(), target, options());
+    expect(again).toMatchObject({ result: 'skipped-identical', previousBuildId: first.buildId });
+    expect(again.reason).toMatch(/^identical to live build /);
+    expect(await keys(target.origin)).toEqual(before);
+    expect((await readPointer(target.kvs)).live).toBe(first.buildId);
+    const forced = await publishBuild(await build(), target, options({ force: true }));
+    expect(forced.result).toBe('published');
+    expect((await readPointer(target.kvs)).live).toBe(forced.buildId);
   });
 
-  it('publishes an unchanged catalog with force, and leaves openapi.yaml out of the invalidation', async () => {
-    await publishBuild(await build(), clients, options());
-    const forced = await publishBuild(await build(), clients, options({ force: true }));
-    expect(forced.result).toBe('uploaded');
-    expect(recorder.invalidations()[1]?.paths).toEqual(['/api/plans', '/catalog*']);
-    expect(recorder.invalidations()[1]?.callerReference).toBe(`publish-${forced.buildId}`);
-  });
-
-  it('refuses a catalog below half of the live plans, naming the numbers, and changes nothing', async () => {
-    const first = await build();
-    await publishBuild(first, clients, options());
-    const shrunk = await build(rows.slice(0, 20));
-    const attempt = publishBuild(shrunk, clients, options());
-    await expect(attempt).rejects.toThrow(PublishRefusedError);
-    await expect(attempt).rejects.toThrow(/the new catalog has \d+ plans, fewer than 0.5 × the 44 plans/);
-    expect(await liveBodies()).toEqual(bodiesOf(first));
-    expect(recorder.invalidations()).toHaveLength(1);
-    expect((await publishBuild(shrunk, clients, options({ force: true }))).result).toBe('uploaded');
-  });
-
-  it('honours a configured ratio', async () => {
-    await publishBuild(await build(), clients, options());
-    const fewer = await build(rows.slice(0, 30));
-    await expect(publishBuild(fewer, clients, options({ minRatio: 0.9 }))).rejects.toThrow(
-      /fewer than 0.9 × the 44 plans .* \(40\)/,
+  it('refuses a shrunken or empty catalog, uploading nothing and moving nothing', async () => {
+    const first = await publishBuild(await build(), target, options());
+    const before = await keys(target.origin);
+    const few = await build(rows.slice(0, 10));
+    const plans = few.counts.running + few.counts.strength;
+    await expect(publishBuild(few, target, options())).rejects.toThrow(
+      new PublishRefusedError(
+        'shrink',
+        `refused: the new catalog has ${plans} plans, fewer than 0.5 × the 44 plans of live build ${first.buildId} (22); ${settingRef('force')} publishes it anyway`,
+      ),
     );
-  });
-
-  it('refuses an empty catalog unless allowed', async () => {
-    const empty = await build([]);
-    await expect(publishBuild(empty, clients, options())).rejects.toThrow(
-      `refused: the new catalog has 0 plans; ${settingRef('allowEmpty')} publishes an empty catalog`,
+    await expect(publishBuild(await build([]), target, options({ force: true }))).rejects.toThrow(
+      /has 0 plans/,
     );
-    expect(await s3.keys()).toEqual([]);
-    expect((await publishBuild(empty, clients, options({ allowEmpty: true }))).plans).toBe(0);
+    expect(await keys(target.origin)).toEqual(before);
+    expect((await readPointer(target.kvs)).live).toBe(first.buildId);
   });
 
-  it('archives the live build before replacing it and keeps only the newest builds', async () => {
-    const builds: BuildResult[] = [];
-    const ids: string[] = [];
-    for (const subset of [rows, rows.slice(0, 40), rows.slice(0, 35), rows.slice(0, 30)]) {
-      const result = await build(subset);
-      builds.push(result);
-      ids.push((await publishBuild(result, clients, options({ keep: 2 }))).buildId);
+  it('repairs a live build whose object was damaged: the same content is published as a fresh build', async () => {
+    const first = await publishBuild(await build(), target, options());
+    const key = buildKey(first.buildId, 'catalog-running.json.gz');
+    const stored = await target.origin.get(key);
+    const truncated = stored?.body.subarray(0, 100) ?? Buffer.alloc(0);
+    if (s3) await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: truncated }));
+    else {
+      const { truncate } = await import('node:fs/promises');
+      await truncate(`${scratch.dir}/origin/${key}`, 100);
     }
-    const keys = await s3.keys();
-    const historyIds = [...new Set(keys.filter((k) => k.startsWith('history/')).map((k) => k.split('/')[1]))];
-    // Builds 1–3 were archived in turn; keeping 2 pruned the first.
-    expect(historyIds.sort()).toEqual([ids[1], ids[2]]);
-    for (const [index, id] of [ids[1], ids[2]].entries()) {
-      const archived = builds[index + 1] as BuildResult;
-      for (const file of archived.files) {
-        expect((await s3.body(`history/${id}/${file.key}`))?.equals(file.body)).toBe(true);
-        const meta = await head(`history/${id}/${file.key}`);
-        expect([meta.ContentType, meta.CacheControl, meta.Metadata?.['build-id']]).toEqual([
-          file.contentType,
-          file.cacheControl,
-          file.key === 'errors/500.json' ? undefined : id,
-        ]);
-      }
-    }
-    expect(await listBuilds(s3.client, s3.bucket)).toEqual([
-      {
-        id: ids[3],
-        generatedAt: builds[3]?.generatedAt,
-        counts: builds[3]?.counts,
-        live: true,
-        inHistory: false,
-        complete: true,
-      },
-      {
-        id: ids[2],
-        generatedAt: builds[2]?.generatedAt,
-        counts: builds[2]?.counts,
-        live: false,
-        inHistory: true,
-        complete: true,
-      },
-      {
-        id: ids[1],
-        generatedAt: builds[1]?.generatedAt,
-        counts: builds[1]?.counts,
-        live: false,
-        inHistory: true,
-        complete: true,
-      },
+    const repaired = await publishBuild(await build(), target, options());
+    expect(repaired.result).toBe('published');
+    expect(repaired.warnings).toEqual([
+      expect.stringContaining(
+        `live build ${first.buildId} is damaged (catalog-running.json.gz has 100 bytes, not`,
+      ),
     ]);
+    expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
   });
-});
 
-describe('rollback', () => {
-  it('restores the previous build byte for byte, with its metadata, and invalidates', async () => {
-    const first = await build(rows.slice(0, 40));
-    const firstSummary = await publishBuild(first, clients, options());
-    const second = await build();
-    const secondSummary = await publishBuild(second, clients, options());
-    const summary = await rollback(clients, {
-      bucket: s3.bucket,
-      distributionId: DISTRIBUTION,
-      now: new Date('2026-03-02T08:00:00.000Z'),
-    });
-    expect(summary).toMatchObject({
+  it('rolls back by moving the pointer and pinning it; a publish while pinned moves nothing until unpin', async () => {
+    const first = await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const second = await publishBuild(await build(), target, options());
+    const rolled = await rollback(target, { now: new Date('2026-03-02T00:00:00.000Z') });
+    expect(rolled).toMatchObject({
       command: 'rollback',
-      buildId: firstSummary.buildId,
-      generatedAt: first.generatedAt,
-      counts: first.counts,
-      previousBuildId: secondSummary.buildId,
-      invalidatedPaths: ['/api/plans', '/catalog*'],
+      buildId: first.buildId,
+      previousBuildId: second.buildId,
     });
-    expect(await liveBodies()).toEqual(bodiesOf(first));
-    for (const file of first.files) {
-      const meta = await head(file.key);
-      expect([meta.ContentType, meta.CacheControl, meta.Metadata?.['build-id']]).toEqual([
-        file.contentType,
-        file.cacheControl,
-        file.key === 'errors/500.json' ? undefined : firstSummary.buildId,
-      ]);
-    }
-    expect(recorder.invalidations().at(-1)).toEqual({
-      distributionId: DISTRIBUTION,
-      paths: ['/api/plans', '/catalog*'],
-      callerReference: `rollback-${firstSummary.buildId}-20260302T080000000Z`,
+    expect(await readPointer(target.kvs)).toEqual({
+      live: first.buildId,
+      pin: {
+        build: first.buildId,
+        at: '2026-03-02T00:00:00.000Z',
+        by: 'rollback',
+        reason: `rolled back from ${second.buildId}`,
+      },
     });
-    // The replaced build was archived, so the rollback can be undone.
-    await rollback(clients, {
-      bucket: s3.bucket,
-      distributionId: DISTRIBUTION,
-      to: secondSummary.buildId,
-      now: new Date(),
-    });
-    expect(await liveBodies()).toEqual(bodiesOf(second));
+    const before = await keys(target.origin);
+    const pinned = await publishBuild(await build(rows.slice(0, 45)), target, options());
+    expect(pinned).toMatchObject({ result: 'skipped-pinned', previousBuildId: first.buildId });
+    expect(pinned.reason).toBe(
+      `pinned to ${first.buildId} since 2026-03-02T00:00:00.000Z by rollback; not published`,
+    );
+    expect(await keys(target.origin)).toEqual(before);
+    expect((await readPointer(target.kvs)).live).toBe(first.buildId);
+
+    expect(await unpin(target)).toMatchObject({ command: 'unpin', unpinned: { build: first.buildId } });
+    const after = await publishBuild(await build(rows.slice(0, 45)), target, options());
+    expect(after.result).toBe('published');
+    expect(await readPointer(target.kvs)).toEqual({ live: after.buildId, pin: null });
   });
 
-  it('fails with no earlier build, or an unknown one, and changes nothing', async () => {
-    const only = await build();
-    await publishBuild(only, clients, options());
-    const now = new Date();
-    await expect(rollback(clients, { bucket: s3.bucket, distributionId: DISTRIBUTION, now })).rejects.toThrow(
-      HistoryError,
+  it('unpins and publishes in one run when asked to', async () => {
+    await publishBuild(await build(rows.slice(0, 40)), target, options());
+    await publishBuild(await build(), target, options());
+    await rollback(target, { now: new Date() });
+    const published = await publishBuild(await build(rows.slice(0, 45)), target, options({ unpin: true }));
+    expect(published.result).toBe('published');
+    expect(published.warnings[0]).toMatch(/^unpinned /);
+    expect((await readPointer(target.kvs)).pin).toBeNull();
+  });
+
+  it('refuses to roll back to an unknown build, or when there is no earlier one', async () => {
+    const only = await publishBuild(await build(), target, options());
+    await expect(rollback(target, { now: new Date() })).rejects.toThrow(HistoryError);
+    await expect(rollback(target, { now: new Date(), to: '20200101T000000Z-00000000' })).rejects.toThrow(
+      /no such build/,
     );
-    await expect(
-      rollback(clients, {
-        bucket: s3.bucket,
-        distributionId: DISTRIBUTION,
-        to: '20200101T000000000Z-abcdef',
-        now,
-      }),
-    ).rejects.toThrow(
-      `${settingRef('to')} "20200101T000000000Z-abcdef": no such build in the history; history is empty`,
+    expect(await readPointer(target.kvs)).toEqual({ live: only.buildId, pin: null });
+  });
+
+  it('does not move a pointer that moved while it ran: it names the winner and leaves its build unreferenced', async () => {
+    await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const mine = await build();
+    const winner = '20990101T000000Z-feedbeef';
+    const racing: PublishTarget = {
+      origin: target.origin,
+      kvs: {
+        name: target.kvs.name,
+        read: () => target.kvs.read(),
+        // Another publish moves the pointer just before this one tries to.
+        update: async (change) => {
+          await target.kvs.update((entries) => entries.set(KVS_LIVE_BUILD, winner));
+          return target.kvs.update(change);
+        },
+      },
+    };
+    const failed = publishBuild(mine, racing, options());
+    await expect(failed).rejects.toThrow(PointerMovedError);
+    await expect(failed).rejects.toThrow(
+      new RegExp(`to ${winner} while this publish ran; ${winner} stays live`),
     );
-    expect(await liveBodies()).toEqual(bodiesOf(only));
-    expect(recorder.invalidations()).toHaveLength(1);
+    expect((await readPointer(target.kvs)).live).toBe(winner);
+    expect(await keys(target.origin, buildKey(mine.buildId, ''))).toContain(
+      buildKey(mine.buildId, 'manifest.json'),
+    );
+  });
+
+  it('keeps the newest builds, never pruning the live, pinned or previous one', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1)
+      ids.push(
+        (await publishBuild(await build(rows.slice(0, 40 + i)), target, options({ keep: 2 }))).buildId,
+      );
+    const listed = await listBuilds(target);
+    expect(listed.builds.map((row) => row.id)).toEqual([ids[4], ids[3]]);
+    expect(listed.builds[0]).toMatchObject({
+      live: true,
+      pinned: false,
+      complete: true,
+      counts: expect.any(Object),
+    });
+  });
+
+  it('publishes over the flat objects of a bucket from before builds, leaving them, and lists them', async () => {
+    const flat = await build(rows.slice(0, 40));
+    for (const object of [...flat.objects, ...flat.root])
+      await target.origin.put({ ...object, cacheControl: 'public, max-age=300' }, { overwrite: true });
+    const refused = publishBuild(await build(rows.slice(0, 10)), target, options());
+    const flatPlans = flat.counts.running + flat.counts.strength;
+    await expect(refused).rejects.toThrow(`fewer than 0.5 × the ${flatPlans} plans of the live catalog`);
+    const published = await publishBuild(await build(), target, options());
+    expect(published).toMatchObject({ result: 'published', previousBuildId: null });
+    expect(await target.origin.get('catalog.json')).not.toBeNull();
+    expect((await listBuilds(target)).flat).toEqual([
+      'catalog.json',
+      'catalog-running.json',
+      'catalog-strength.json',
+      'openapi.yaml',
+    ]);
   });
 });
 
-describe('a store that stops mid-publish', () => {
-  it('leaves the unreplaced objects as the last good build, invalidates nothing, and a re-run converges', async () => {
-    const good = await build(rows.slice(0, 40));
-    const goodSummary = await publishBuild(good, clients, options());
-    const invalidationsBefore = recorder.invalidations().length;
+describe('a publish cut after two uploads (s3rver through a proxy that stops)', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-cut-' });
+  let s3: TestS3;
+  beforeEach(async () => {
+    s3 = await startS3();
+  });
+  afterEach(() => s3.stop());
 
-    const proxy = await startCutProxy(s3.endpoint, isUploadOf(s3.bucket, 'catalog-strength.json'));
-    const dying = testS3Client(proxy.url, 2);
-    const next = await build();
-    const error = await publishBuild(next, { s3: dying, cloudfront }, options()).then(
-      () => null,
-      (caught: unknown) => caught,
+  it('leaves every variant on the old build, its own objects unreferenced, and a rerun completes and flips', async () => {
+    const { startCutProxy } = await import('../testing/aws.ts');
+    const kvs = new FileKeyValueStore(`${scratch.dir}/kvs.json`);
+    const a = await publishBuild(
+      await build(rows.slice(0, 40)),
+      { origin: new S3Origin(s3.client, s3.bucket), kvs },
+      options(),
     );
-    dying.destroy();
-    await proxy.close();
+    let uploads = 0;
+    const proxy = await startCutProxy(s3.endpoint, (request) => request.method === 'PUT' && ++uploads === 2);
+    const client = testS3Client(proxy.url, 1);
+    const b = await build();
+    try {
+      await expect(
+        publishBuild(b, { origin: new S3Origin(client, s3.bucket), kvs }, options({ concurrency: 1 })),
+      ).rejects.toThrow(
+        new RegExp(
+          `^uploading build ${b.buildId} to s3://catalog-origin failed at \\S+ \\(.*\\): 2 of ${b.objects.length} objects written; the live build is still ${a.buildId}`,
+        ),
+      );
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
     expect(proxy.cut).toBe(true);
-    expect(error).toBeInstanceOf(UploadError);
-    expect((error as UploadError).written).toEqual(['catalog-strength.json']);
-    expect((error as UploadError).notWritten).toEqual([
-      'catalog-running.json',
-      'catalog.json',
-      'openapi.yaml',
-      'errors/500.json',
-    ]);
-    expect((error as Error).message).toMatch(
-      /failed at catalog-running\.json .*: written catalog-strength\.json; not written catalog-running\.json, catalog\.json, openapi\.yaml, errors\/500\.json; no invalidation was made; run publish again to converge/,
-    );
-    expect(recorder.invalidations()).toHaveLength(invalidationsBefore);
-    const live = await liveBodies();
-    expect(live['catalog-strength.json']).toBe(bodiesOf(next)['catalog-strength.json']);
-    for (const key of LIVE_KEYS.slice(1)) expect(live[key]).toBe(bodiesOf(good)[key]);
+    expect((await readPointer(kvs)).live).toBe(a.buildId);
+    const origin = new S3Origin(s3.client, s3.bucket);
+    expect((await origin.list(buildKey(b.buildId, ''))).length).toBe(2);
 
-    const rerun = await build();
-    const summary = await publishBuild(rerun, clients, options());
-    expect(summary).toMatchObject({
-      result: 'uploaded',
-      previousBuildId: goodSummary.buildId,
-      archived: null,
+    // Partners see A, every variant of it, through the local edge over the bucket and the store.
+    const { serveLocal } = await import('../app/local.ts');
+    const { issueKey } = await import('../keys/manage.ts');
+    const { httpRequest } = await import('../testing/cli.ts');
+    const { key } = await issueKey(kvs, { partner: 'p', now: new Date() });
+    process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
+    process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+    const edge = await serveLocal(
+      { origin: `s3://${s3.bucket}`, endpoint: s3.endpoint, store: kvs.name, port: 0, host: '127.0.0.1' },
+      () => {},
+    );
+    try {
+      const { brotliDecompressSync, gunzipSync } = await import('node:zlib');
+      const stamps = new Set<string>();
+      for (const target of ['/api/plans', '/api/plans?discipline=running', '/api/plans?discipline=strength'])
+        for (const encoding of ['br', 'gzip', 'identity']) {
+          const answer = await httpRequest(edge.url, {
+            method: 'GET',
+            target,
+            headers: [
+              ['X-Api-Key', key],
+              ['Accept-Encoding', encoding],
+            ],
+          });
+          expect(answer.status).toBe(200);
+          const body =
+            encoding === 'br'
+              ? brotliDecompressSync(answer.body)
+              : encoding === 'gzip'
+                ? gunzipSync(answer.body)
+                : answer.body;
+          stamps.add(JSON.parse(body.toString('utf8')).generatedAt);
+        }
+      expect([...stamps]).toEqual([a.generatedAt]);
+    } finally {
+      await edge.close();
+    }
+
+    const rerun = await publishBuild(await build(), { origin, kvs }, options());
+    expect(rerun.result).toBe('published');
+    expect((await readPointer(kvs)).live).toBe(rerun.buildId);
+  });
+});
+
+describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () => {
+  const ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
+  const scratch = useScratchDir({ prefix: 'catalog-kvs-pointer-' });
+  const fake = new FakeKvs(ARN);
+  let kvs: CloudFrontKeyValueStore;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    kvs = new CloudFrontKeyValueStore(kvsClientFor((fake.server.address() as { port: number }).port), ARN, {
+      retryDelayMs: 5,
     });
-    expect(await liveBodies()).toEqual(bodiesOf(rerun));
-    expect(recorder.invalidations()).toHaveLength(invalidationsBefore + 1);
-    // The history holds the last good build whole, and nothing of the half-finished one.
-    const history = (await listBuilds(s3.client, s3.bucket)).filter((row) => row.inHistory);
-    expect(history.map((row) => [row.id, row.complete])).toEqual([[goodSummary.buildId, true]]);
-    for (const file of good.files)
-      expect((await s3.body(`history/${goodSummary.buildId}/${file.key}`))?.equals(file.body)).toBe(true);
+  });
+  afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
+  beforeEach(() => {
+    fake.entries = new Map([['key:abc', '{"partner":"p","created":"2026-01-01T00:00:00.000Z"}']]);
+    fake.version = 1;
+    fake.requests = [];
+    fake.beforeUpdate = undefined;
+  });
+
+  it('moves it with exactly one conditional UpdateKeys, writing only the pointer', async () => {
+    const origin = new DirectoryOrigin(`${scratch.dir}/origin`);
+    const result = await build();
+    await publishBuild(result, { origin, kvs }, options());
+    const updates = fake.requests.filter((request) => request.method === 'POST');
+    expect(updates).toHaveLength(1);
+    expect(updates[0]?.headers['if-match']).toBe('ETAG1');
+    expect(fake.updates()).toEqual([{ Puts: [{ Key: KVS_LIVE_BUILD, Value: result.buildId }] }]);
+    expect(fake.entries.get(KVS_LIVE_BUILD)).toBe(result.buildId);
+  });
+
+  it.each([
+    [409, 'ConflictException'],
+    [412, 'PreconditionFailed'],
+  ])(
+    'on a %i conflict re-reads the pointer and, when another publish won, moves nothing and names it',
+    async (status, type) => {
+      fake.conflict = { status, type };
+      const winner = '20990101T000000Z-0badcafe';
+      fake.beforeUpdate = () => {
+        fake.entries.set(KVS_LIVE_BUILD, winner);
+        fake.version += 1;
+      };
+      const failed = publishBuild(
+        await build(),
+        { origin: new DirectoryOrigin(`${scratch.dir}/origin`), kvs },
+        options(),
+      );
+      await expect(failed).rejects.toThrow(PointerMovedError);
+      await expect(failed).rejects.toThrow(new RegExp(`${winner} stays live`));
+      expect(fake.calls().filter((call) => call === 'update')).toHaveLength(1);
+      expect(fake.entries.get(KVS_LIVE_BUILD)).toBe(winner);
+    },
+  );
+
+  it('pins with one UpdateKeys that moves the pointer and writes the pin', async () => {
+    const origin = new DirectoryOrigin(`${scratch.dir}/origin`);
+    const first = await publishBuild(await build(rows.slice(0, 40)), { origin, kvs }, options());
+    await publishBuild(await build(), { origin, kvs }, options());
+    fake.requests = [];
+    await rollback({ origin, kvs }, { now: new Date('2026-03-02T00:00:00.000Z') });
+    expect(fake.requests.filter((request) => request.method === 'POST')[0]?.headers['if-match']).toMatch(
+      /^ETAG\d+$/,
+    );
+    expect(fake.updates()).toEqual([
+      {
+        Puts: [
+          { Key: KVS_LIVE_BUILD, Value: first.buildId },
+          { Key: KVS_PIN, Value: expect.stringContaining(`"build":"${first.buildId}"`) },
+        ],
+      },
+    ]);
   });
 });

@@ -1,512 +1,431 @@
 /**
- * The publish pipeline and its siblings (rollback, history listing): read the live objects, decide with the
- * pure core, archive, write, invalidate, prune. The S3 and CloudFront clients are parameters; nothing here
- * reads the environment.
+ * Putting a build live, and its siblings (rollback, unpin, the list of builds), on an origin (S3 or a
+ * directory) and a key-value store (CloudFront KeyValueStore or the local file). A publish uploads every
+ * object of the build under its own prefix, verifies them, then moves the live pointer with one conditional
+ * write: until that moment partners see the old build, after it every object comes from the new one. The
+ * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
  */
-import { randomBytes } from 'node:crypto';
-import { type CloudFrontClient, CreateInvalidationCommand } from '@aws-sdk/client-cloudfront';
-import type { S3Client } from '@aws-sdk/client-s3';
-import type { BuildResult } from '../builder/build.ts';
-import { describeCause, settingRef } from '../contract/errors.ts';
-import { ORIGIN_FILES } from '../contract/index.ts';
-import { CatalogBucket } from './bucket.ts';
+import pLimit from 'p-limit';
+import type { BuildObject, BuildResult, Manifest } from '../builder/build.ts';
+import { describeCause, StoreError } from '../contract/errors.ts';
+import { type Discipline, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
+import type { KeyValueStore } from '../keys/store.ts';
 import {
-  buildMetadata,
+  buildKey,
   buildsToPrune,
-  type Counts,
   countPlans,
-  countsFromMetadata,
+  damageOf,
   decide,
-  describeLive,
+  FLAT_OBJECTS,
   type GuardOptions,
-  groupHistory,
-  HISTORY_PREFIX,
-  historyKey,
-  INVALIDATED_MARKER,
-  invalidationPaths,
-  LIVE_KEYS,
-  type LiveState,
-  META,
+  groupBuilds,
+  hasManifest,
+  IMMUTABLE,
+  type LiveCatalog,
   ms,
-  newBuildId,
-  publishCallerReference,
-  rollbackCallerReference,
   rollbackTarget,
-  sha256Hex,
 } from './core.ts';
-import { HistoryError, InvalidationError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
+import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
+import type { ObjectToWrite, OriginStore } from './origin.ts';
+import {
+  movePointer,
+  type Pin,
+  PinnedError,
+  type Pointer,
+  pinPointer,
+  readPointer,
+  unpinPointer,
+} from './pointer.ts';
 
-/** The clients the pipeline uses, created by the entry point. */
-export interface PublishClients {
-  readonly s3: S3Client;
-  readonly cloudfront: CloudFrontClient;
+/** Where a build goes live: the origin that stores it, and the store that holds the live pointer. */
+export interface PublishTarget {
+  readonly origin: OriginStore;
+  readonly kvs: KeyValueStore;
 }
 
-/** Where to publish and how the guards behave. */
+/** How the guards behave, and how many builds are kept. */
 export interface PublishOptions extends GuardOptions {
-  readonly bucket: string;
-  readonly distributionId: string;
-  /** How many earlier builds the history keeps (the newest); older ones are deleted after a publish. */
+  /** How many builds to keep (the newest); older ones are deleted after a publish. */
   readonly keep: number;
+  /** Remove a rollback's pin first, so this publish may move the pointer again. */
+  readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
-  /** The random part of the build id (default: 6 random hex digits). */
-  readonly suffix?: string;
+  /** Uploads at once (default 8). */
+  readonly concurrency?: number;
 }
+
+/** What a publish did. */
+export type PublishResult = 'published' | 'skipped-identical' | 'skipped-pinned';
 
 /** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
 export interface PublishSummary {
   readonly command: 'publish';
-  readonly result: 'uploaded' | 'skipped';
+  readonly result: PublishResult;
   readonly buildId: string;
   readonly generatedAt: string;
-  readonly counts: Counts;
+  readonly counts: Readonly<Record<Discipline, number>>;
   readonly plans: number;
-  /** Bytes of the five objects. */
+  /** Bytes of the build's objects. */
   readonly bytes: number;
   readonly plansHash: string;
-  /** The build that was live before this run (null: none, or unstamped). */
+  /** The build that was live when the publish started (null: none). */
   readonly previousBuildId: string | null;
-  /** Why the upload was skipped (`result: skipped`). */
+  /** Why nothing was published (`skipped-*`). */
   readonly reason?: string;
-  /** The history id the live objects were copied to before being replaced (null: nothing whole to archive). */
-  readonly archived: string | null;
-  /** History builds deleted because they were beyond `keep`. */
+  /** The pin that held the pointer (`skipped-pinned`), or the one `unpin` removed. */
+  readonly pin?: Pin;
+  /** Builds deleted because they were beyond `keep`. */
   readonly pruned: readonly string[];
-  readonly invalidationId: string | null;
-  readonly invalidatedPaths: readonly string[];
-  /** Problems that did not fail the run (e.g. pruning). */
+  /** Problems that did not fail the run (a damaged live build replaced, a failed prune). */
   readonly warnings: readonly string[];
   readonly durationsMs: {
     readonly build: number;
     readonly read: number;
-    readonly archive: number;
     readonly upload: number;
-    readonly invalidate: number;
+    readonly verify: number;
+    readonly flip: number;
     readonly prune: number;
     readonly total: number;
   };
 }
 
-/** Creates an invalidation and returns its id. */
-export async function invalidate(
-  client: CloudFrontClient,
-  distributionId: string,
-  paths: readonly string[],
-  callerReference: string,
-): Promise<string> {
-  const answer = await client.send(
-    new CreateInvalidationCommand({
-      DistributionId: distributionId,
-      InvalidationBatch: {
-        CallerReference: callerReference,
-        Paths: { Quantity: paths.length, Items: [...paths] },
-      },
-    }),
+/** Reads a build's manifest; null when it is missing or not a manifest. */
+async function readManifest(origin: OriginStore, buildId: string): Promise<Manifest | null> {
+  const object = await origin.get(buildKey(buildId, MANIFEST));
+  if (!object) return null;
+  try {
+    const manifest = JSON.parse(object.body.toString('utf8')) as Manifest;
+    return manifest.buildId === buildId && typeof manifest.objects === 'object' ? manifest : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What is wrong with a build's stored objects against its manifest (empty: whole). */
+async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Manifest): Promise<string[]> {
+  const prefix = buildKey(buildId, '');
+  const stored = new Map(
+    (await origin.list(prefix)).map((object) => [object.key.slice(prefix.length), object]),
   );
-  const id = answer.Invalidation?.Id;
-  if (!id) throw new Error('CloudFront answered without an invalidation id');
-  return id;
+  return damageOf(manifest, stored);
 }
 
-/** Reads the live objects; `plans` falls back to counting catalog.json's body when its metadata is missing. */
-async function readLive(bucket: CatalogBucket): Promise<{ live: LiveState; livePlans: number | null }> {
-  try {
-    const live = describeLive(await bucket.headAll(LIVE_KEYS));
-    let livePlans = live.plans;
-    if (live.exists && livePlans === null) {
-      const body = await bucket.read(ORIGIN_FILES.all);
-      livePlans = body ? countPlans(body) : null;
-    }
-    return { live, livePlans };
-  } catch (error) {
-    throw storeFailure(`reading the live objects of s3://${bucket.name} failed`, { cause: error });
+/** The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. */
+export async function readLive(origin: OriginStore, live: string | null): Promise<LiveCatalog> {
+  if (live !== null) {
+    const manifest = await readManifest(origin, live);
+    if (!manifest)
+      return { kind: 'unreadable', id: live, reason: `${buildKey(live, MANIFEST)} is missing or unreadable` };
+    return { kind: 'build', id: live, manifest, damage: await damageOfBuild(origin, live, manifest) };
   }
+  const flat = await origin.get(ORIGIN_FILES.all);
+  return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
 }
 
-/** The build whose invalidation CloudFront last accepted (see {@link INVALIDATED_MARKER}); null if none. */
-async function lastInvalidated(bucket: CatalogBucket): Promise<string | null> {
-  try {
-    return (await bucket.read(INVALIDATED_MARKER))?.toString('utf8').trim() || null;
-  } catch (error) {
-    throw storeFailure(`reading ${INVALIDATED_MARKER} of s3://${bucket.name} failed`, { cause: error });
-  }
+/** A build object as it is written under its build's prefix. */
+function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
+  return { ...object, key: buildKey(buildId, object.key), cacheControl: object.cacheControl ?? IMMUTABLE };
 }
 
-/**
- * Invalidates the paths of `buildId`, now live, and records it in {@link INVALIDATED_MARKER}. A failed
- * invalidation throws {@link InvalidationError} with `hint`; a failed record is returned as a warning (the
- * next run then invalidates once more, which is harmless).
- */
-async function invalidateLive(
-  clients: PublishClients,
-  bucket: CatalogBucket,
-  target: {
-    distributionId: string;
-    buildId: string;
-    paths: readonly string[];
-    callerReference: string;
-    hint: string;
-  },
-): Promise<{ invalidationId: string; warnings: string[] }> {
-  let invalidationId: string;
-  try {
-    invalidationId = await invalidate(
-      clients.cloudfront,
-      target.distributionId,
-      target.paths,
-      target.callerReference,
+/** Writes the build's objects (the manifest last) without overwriting; throws {@link UploadError}. */
+async function upload(
+  origin: OriginStore,
+  build: BuildResult,
+  previous: string | null,
+  concurrency: number,
+): Promise<void> {
+  const manifest = build.objects.find((object) => object.key === MANIFEST);
+  const rest = build.objects.filter((object) => object.key !== MANIFEST);
+  let written = 0;
+  const fail = (key: string, error: unknown) =>
+    new UploadError(
+      `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${build.objects.length} objects written; the live build is still ${previous ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
+      { cause: error },
     );
-  } catch (error) {
-    throw new InvalidationError(target.distributionId, target.buildId, { cause: error, hint: target.hint });
-  }
-  try {
-    await bucket.putText(INVALIDATED_MARKER, target.buildId);
-    return { invalidationId, warnings: [] };
-  } catch (error) {
-    const where = `s3://${bucket.name}/${INVALIDATED_MARKER}`;
-    return {
-      invalidationId,
-      warnings: [
-        `recording the invalidation of ${target.buildId} in ${where} failed: ${describeCause(error)}`,
-      ],
-    };
-  }
-}
-
-/**
- * Copies the live objects to `history/<id>/` when they form one whole build that the history does not hold
- * yet. Returns the history id, or null when there was nothing whole to archive.
- */
-async function archiveLive(bucket: CatalogBucket, live: LiveState): Promise<string | null> {
-  const id = live.archiveId;
-  if (id === null) return null;
-  try {
-    const held = groupHistory(await bucket.list(`${HISTORY_PREFIX}${id}/`))[0];
-    if (held?.complete) return id;
-    for (const key of LIVE_KEYS) await bucket.copy(key, historyKey(id, key));
-    return id;
-  } catch (error) {
-    throw storeFailure(`archiving live build ${id} to s3://${bucket.name}/${HISTORY_PREFIX}${id}/ failed`, {
-      cause: error,
-    });
+  const limit = pLimit(concurrency);
+  await Promise.all(
+    rest.map((object) =>
+      limit(async () => {
+        try {
+          await origin.put(toWrite(build.buildId, object), { overwrite: false });
+          written += 1;
+        } catch (error) {
+          limit.clearQueue();
+          throw fail(object.key, error);
+        }
+      }),
+    ),
+  );
+  if (manifest) {
+    try {
+      await origin.put(toWrite(build.buildId, manifest), { overwrite: false });
+    } catch (error) {
+      throw fail(MANIFEST, error);
+    }
   }
 }
 
-/** Deletes the history builds beyond the newest `keep`; returns their ids. */
-async function prune(bucket: CatalogBucket, keep: number): Promise<string[]> {
-  const keys = await bucket.list(HISTORY_PREFIX);
-  const doomed = buildsToPrune(groupHistory(keys), keep);
-  const prefixes = doomed.map((id) => `${HISTORY_PREFIX}${id}/`);
-  await bucket.delete(keys.filter((key) => prefixes.some((prefix) => key.startsWith(prefix))));
+/** Writes the root objects (the error page) whose stored bytes differ from the build's. */
+async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void> {
+  for (const object of build.root) {
+    const stored = await origin.get(object.key);
+    if (stored && stored.md5 === object.md5 && stored.size === object.size) continue;
+    await origin.put({ ...object, cacheControl: object.cacheControl ?? IMMUTABLE }, { overwrite: true });
+  }
+}
+
+/** Deletes the builds beyond `keep` (never the live, pinned or previous one); returns their ids. */
+async function prune(
+  origin: OriginStore,
+  keep: number,
+  live: string | null,
+  pinned: string | null,
+): Promise<string[]> {
+  const listing = await origin.list('builds/');
+  const builds = groupBuilds(listing);
+  const doomed = buildsToPrune(builds, keep, { live, pinned });
+  const prefixes = doomed.map((id) => buildKey(id, ''));
+  await origin.delete(
+    listing.map((object) => object.key).filter((key) => prefixes.some((prefix) => key.startsWith(prefix))),
+  );
   return doomed;
 }
 
+const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
+
 /**
- * Publishes a build: guards (refusals throw {@link PublishRefusedError}), archives the live build under
- * `history/`, uploads the files in order with their metadata, invalidates, prunes the history. An upload
- * failure throws {@link UploadError} naming what was and was not written, with no invalidation made; running
- * again converges (a half-finished upload is never archived nor taken for identical content).
+ * Publishes a build: reads the pointer and the live build, checks the guards (refusals throw
+ * {@link PublishRefusedError}), uploads every object under `builds/<id>/` (never overwriting), verifies them,
+ * writes the error page, then moves the pointer from the build it started from — a pointer that moved meanwhile
+ * throws {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run
+ * `skipped-pinned`. Finally prunes old builds. A failure before the move leaves the live build as it was.
  */
 export async function publishBuild(
   build: BuildResult,
-  clients: PublishClients,
+  target: PublishTarget,
   options: PublishOptions,
 ): Promise<PublishSummary> {
   const started = performance.now();
-  const keys = build.files.map((file) => file.key);
-  if (keys.join() !== LIVE_KEYS.join()) throw new Error(`unexpected build files ${keys.join(', ')}`);
-  const bucket = new CatalogBucket(clients.s3, options.bucket);
-  const stamp = {
-    buildId: newBuildId(build.generatedAt, options.suffix ?? randomBytes(3).toString('hex')),
-    generatedAt: build.generatedAt,
-    counts: build.counts,
-    plansHash: build.plansHash,
-  };
-  const plans = build.counts.running + build.counts.strength;
-  const sha256 = Object.fromEntries(build.files.map((file) => [file.key, sha256Hex(file.body)]));
-
-  const [{ live, livePlans }, invalidatedBuild] = await Promise.all([
-    readLive(bucket),
-    lastInvalidated(bucket),
-  ]);
-  const read = performance.now();
-  const decision = decide({ plans, plansHash: build.plansHash, sha256 }, live, livePlans, options);
-  if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
-
-  const summary = (rest: {
-    result: PublishSummary['result'];
-    reason?: string;
-    archived?: string | null;
-    pruned?: readonly string[];
-    invalidationId?: string | null;
-    invalidatedPaths?: readonly string[];
-    warnings?: readonly string[];
-    durations?: Partial<PublishSummary['durationsMs']>;
-  }): PublishSummary => ({
-    command: 'publish',
-    result: rest.result,
-    buildId: stamp.buildId,
-    generatedAt: stamp.generatedAt,
-    counts: stamp.counts,
-    plans,
-    bytes: build.files.reduce((sum, file) => sum + file.size, 0),
-    plansHash: stamp.plansHash,
-    previousBuildId: live.buildId,
-    ...(rest.reason !== undefined ? { reason: rest.reason } : {}),
-    archived: rest.archived ?? null,
-    pruned: rest.pruned ?? [],
-    invalidationId: rest.invalidationId ?? null,
-    invalidatedPaths: rest.invalidatedPaths ?? [],
-    warnings: rest.warnings ?? [],
-    durationsMs: {
-      build: Math.round(options.buildMs ?? 0),
-      read: ms(started, read),
-      archive: 0,
-      upload: 0,
-      invalidate: 0,
-      prune: 0,
-      ...rest.durations,
-      total: ms(started, performance.now()) + Math.round(options.buildMs ?? 0),
-    },
-  });
-  if (decision.action === 'skip') {
-    // Unchanged content, but the live build's invalidation never went through: make it now. A fresh caller
-    // reference: the build's own may belong to an earlier, accepted request for other paths.
-    if (live.buildId === null || invalidatedBuild === live.buildId) {
-      return summary({ result: 'skipped', reason: decision.reason });
-    }
-    const paths = invalidationPaths(true);
-    const { invalidationId, warnings } = await invalidateLive(clients, bucket, {
-      distributionId: options.distributionId,
-      buildId: live.buildId,
-      paths,
-      callerReference: `${publishCallerReference(live.buildId)}-again-${Date.now()}`,
-      hint: 'run publish again to invalidate',
-    });
-    return summary({
-      result: 'skipped',
-      reason: `${decision.reason}; its invalidation had not been made, so it was made now`,
-      invalidationId,
-      invalidatedPaths: paths,
+  const times: Partial<Record<keyof PublishSummary['durationsMs'], number>> = {};
+  const warnings: string[] = [];
+  const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>, pointer: Pointer) =>
+    ({
+      command: 'publish',
+      buildId: build.buildId,
+      generatedAt: build.generatedAt,
+      counts: build.counts,
+      plans: build.counts.running + build.counts.strength,
+      bytes: bytesOf(build),
+      plansHash: build.plansHash,
+      previousBuildId: pointer.live,
+      pruned: [],
       warnings,
-      durations: { invalidate: ms(read, performance.now()) },
+      ...rest,
+      durationsMs: {
+        build: Math.round(options.buildMs ?? 0),
+        read: 0,
+        upload: 0,
+        verify: 0,
+        flip: 0,
+        prune: 0,
+        ...times,
+        total: ms(started, performance.now()) + Math.round(options.buildMs ?? 0),
+      },
+    }) satisfies PublishSummary;
+
+  let pointer: Pointer;
+  let live: LiveCatalog;
+  try {
+    pointer = await readPointer(target.kvs);
+    if (options.unpin && pointer.pin) {
+      const removed = await unpinPointer(target.kvs);
+      if (removed) warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
+      pointer = { ...pointer, pin: null };
+    }
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    throw storeFailure(`reading the live build from ${target.kvs.name} failed`, { cause: error });
+  }
+  if (pointer.pin) {
+    return summary(
+      { result: 'skipped-pinned', reason: new PinnedError(pointer.pin).message, pin: pointer.pin },
+      pointer,
+    );
+  }
+  try {
+    live = await readLive(target.origin, pointer.live);
+  } catch (error) {
+    throw storeFailure(`reading live build ${pointer.live ?? ''} from ${target.origin.name} failed`, {
+      cause: error,
     });
   }
+  times.read = ms(started, performance.now());
 
-  const archived = await archiveLive(bucket, live);
-  const archivedAt = performance.now();
+  const decision = decide(
+    {
+      plans: build.counts.running + build.counts.strength,
+      plansHash: build.plansHash,
+      objects: build.manifest.objects,
+      root: build.manifest.root,
+    },
+    live,
+    options,
+  );
+  if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
+  if (decision.action === 'skip')
+    return summary({ result: 'skipped-identical', reason: decision.reason }, pointer);
+  if (decision.note) warnings.push(decision.note);
+  if (live.kind === 'unreadable')
+    warnings.push(`live build ${live.id}: ${live.reason}; a fresh build replaces it`);
 
-  const written: string[] = [];
-  const metadata = buildMetadata(stamp, build.files);
-  for (const [index, file] of build.files.entries()) {
-    try {
-      await bucket.put(file, metadata[file.key] ?? {});
-    } catch (error) {
-      throw new UploadError(
-        `uploading build ${stamp.buildId} to s3://${bucket.name}`,
-        file.key,
-        written,
-        keys.slice(index),
-        {
-          cause: error,
-          hint: 'run publish again to converge',
-        },
-      );
-    }
-    written.push(file.key);
+  const uploadStarted = performance.now();
+  await upload(target.origin, build, pointer.live, options.concurrency ?? 8);
+  times.upload = ms(uploadStarted, performance.now());
+
+  const verifyStarted = performance.now();
+  let damage: string[];
+  try {
+    damage = await damageOfBuild(target.origin, build.buildId, build.manifest);
+    if (damage.length === 0) await writeRoot(target.origin, build);
+  } catch (error) {
+    throw storeFailure(`verifying build ${build.buildId} at ${target.origin.name} failed`, { cause: error });
   }
-  const uploaded = performance.now();
+  if (damage.length > 0)
+    throw new UploadError(
+      `build ${build.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${pointer.live ?? '(none)'}; run publish again`,
+    );
+  times.verify = ms(verifyStarted, performance.now());
 
-  const paths = invalidationPaths(decision.openapiChanged);
-  const { invalidationId, warnings } = await invalidateLive(clients, bucket, {
-    distributionId: options.distributionId,
-    buildId: stamp.buildId,
-    paths,
-    callerReference: publishCallerReference(stamp.buildId),
-    hint: 'the new build is live; run publish again to invalidate',
-  });
-  const invalidated = performance.now();
+  const flipStarted = performance.now();
+  try {
+    await movePointer(target.kvs, pointer.live, build.buildId);
+  } catch (error) {
+    if (error instanceof PinnedError)
+      return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
+    throw error;
+  }
+  times.flip = ms(flipStarted, performance.now());
 
+  const pruneStarted = performance.now();
   let pruned: string[] = [];
   try {
-    pruned = await prune(bucket, options.keep);
+    pruned = await prune(target.origin, options.keep, build.buildId, null);
   } catch (error) {
-    warnings.push(`pruning the history of s3://${bucket.name} failed: ${describeCause(error)}`);
+    warnings.push(`pruning old builds of ${target.origin.name} failed: ${describeCause(error)}`);
   }
-  return summary({
-    result: 'uploaded',
-    archived,
-    pruned,
-    invalidationId,
-    invalidatedPaths: paths,
-    warnings,
-    durations: {
-      archive: ms(read, archivedAt),
-      upload: ms(archivedAt, uploaded),
-      invalidate: ms(uploaded, invalidated),
-      prune: ms(invalidated, performance.now()),
-    },
-  });
-}
-
-export interface RollbackOptions {
-  readonly bucket: string;
-  readonly distributionId: string;
-  /** The history build to restore (default: the newest complete build older than the live one). */
-  readonly to?: string;
-  readonly now: Date;
+  times.prune = ms(pruneStarted, performance.now());
+  return summary({ result: 'published', pruned }, pointer);
 }
 
 /** The one JSON line `catalog rollback` prints. */
 export interface RollbackSummary {
   readonly command: 'rollback';
-  /** The restored build, now live. */
+  /** The build now live, and pinned there. */
   readonly buildId: string;
-  readonly generatedAt: string | null;
-  readonly counts: Counts | null;
+  readonly generatedAt: string;
+  readonly counts: Readonly<Record<Discipline, number>>;
   readonly previousBuildId: string | null;
-  readonly archived: string | null;
-  readonly invalidationId: string;
-  readonly invalidatedPaths: readonly string[];
-  readonly warnings: readonly string[];
-  readonly durationsMs: { readonly total: number };
+  readonly pin: Pin;
 }
 
 /**
- * Copies a history build back over the live objects (same bytes and metadata) and invalidates. The live
- * build is archived first when the history does not hold it, so a rollback can itself be undone.
+ * Makes an earlier build live and pins it there (publishing then moves nothing until `catalog unpin`): `to`
+ * when given, else the newest complete build older than the live one. The build must be whole. One write to
+ * the key-value store; nothing is copied.
  */
-export async function rollback(clients: PublishClients, options: RollbackOptions): Promise<RollbackSummary> {
-  const started = performance.now();
-  const bucket = new CatalogBucket(clients.s3, options.bucket);
-  let live: LiveState;
-  let historyKeys: string[];
+export async function rollback(
+  target: PublishTarget,
+  options: { readonly to?: string; readonly now: Date },
+): Promise<RollbackSummary> {
+  let pointer: Pointer;
+  let builds: Map<string, string[]>;
   try {
-    [live, historyKeys] = await Promise.all([
-      bucket.headAll(LIVE_KEYS).then(describeLive),
-      bucket.list(HISTORY_PREFIX),
+    [pointer, builds] = await Promise.all([
+      readPointer(target.kvs),
+      target.origin.list('builds/').then(groupBuilds),
     ]);
   } catch (error) {
-    throw storeFailure(`reading s3://${options.bucket} failed`, { cause: error });
+    throw storeFailure(`reading the builds of ${target.origin.name} failed`, {
+      cause: error,
+      readOnly: true,
+    });
   }
-  const target = rollbackTarget(groupHistory(historyKeys), live.buildId, options.to);
-  if ('error' in target) throw new HistoryError(`s3://${options.bucket}: ${target.error}`);
-  const id = target.id;
-
-  const archived = id === live.archiveId ? null : await archiveLive(bucket, live);
-  let restored: {
-    openapi: string | null;
-    catalog: ReturnType<typeof countsFromMetadata>;
-    generatedAt: string | null;
+  const chosen = rollbackTarget(builds, pointer.live, options.to);
+  if ('error' in chosen) throw new HistoryError(`${target.origin.name}: ${chosen.error}`);
+  const manifest = await readManifest(target.origin, chosen.id);
+  if (!manifest) throw new HistoryError(`${target.origin.name}: build ${chosen.id} has no readable manifest`);
+  const damage = await damageOfBuild(target.origin, chosen.id, manifest);
+  if (damage.length > 0)
+    throw new HistoryError(
+      `build ${chosen.id} is damaged (${damage.slice(0, 3).join('; ')}); the live build is unchanged`,
+    );
+  const pin: Pin = {
+    build: chosen.id,
+    at: options.now.toISOString(),
+    by: 'rollback',
+    reason: `rolled back from ${pointer.live ?? '(none)'}`,
   };
-  try {
-    const [openapi, catalog] = await Promise.all([
-      bucket.head(historyKey(id, ORIGIN_FILES.openapi)),
-      bucket.head(historyKey(id, ORIGIN_FILES.all)),
-    ]);
-    restored = {
-      openapi: openapi?.metadata[META.sha256] ?? null,
-      catalog: catalog ? countsFromMetadata(catalog.metadata) : null,
-      generatedAt: catalog?.metadata[META.generatedAt] ?? null,
-    };
-  } catch (error) {
-    throw storeFailure(`reading history build ${id} of s3://${options.bucket} failed`, { cause: error });
-  }
-
-  const written: string[] = [];
-  for (const [index, key] of LIVE_KEYS.entries()) {
-    try {
-      await bucket.copy(historyKey(id, key), key);
-    } catch (error) {
-      throw new UploadError(
-        `restoring build ${id} in s3://${bucket.name}`,
-        key,
-        written,
-        LIVE_KEYS.slice(index),
-        {
-          cause: error,
-          hint: `run rollback ${settingRef('to')} ${id} again to converge`,
-        },
-      );
-    }
-    written.push(key);
-  }
-
-  const liveOpenapi = live.sha256[ORIGIN_FILES.openapi] ?? null;
-  const openapiChanged =
-    liveOpenapi === null || restored.openapi === null || liveOpenapi !== restored.openapi;
-  const paths = invalidationPaths(openapiChanged);
-  const { invalidationId, warnings } = await invalidateLive(clients, bucket, {
-    distributionId: options.distributionId,
-    buildId: id,
-    paths,
-    callerReference: rollbackCallerReference(id, options.now),
-    hint: `run rollback ${settingRef('to')} ${id} again to invalidate`,
-  });
+  const before = await pinPointer(target.kvs, pin);
   return {
     command: 'rollback',
-    buildId: id,
-    generatedAt: restored.generatedAt,
-    counts: restored.catalog,
-    previousBuildId: live.buildId,
-    archived,
-    invalidationId,
-    invalidatedPaths: paths,
-    warnings,
-    durationsMs: { total: ms(started, performance.now()) },
+    buildId: chosen.id,
+    generatedAt: manifest.generatedAt,
+    counts: manifest.counts,
+    previousBuildId: before.live,
+    pin,
   };
+}
+
+/** Removes a rollback's pin: the next publish may move the pointer again. Returns the pin removed, if any. */
+export async function unpin(
+  target: Pick<PublishTarget, 'kvs'>,
+): Promise<{ command: 'unpin'; unpinned: Pin | null }> {
+  return { command: 'unpin', unpinned: await unpinPointer(target.kvs) };
 }
 
 /** One row of `catalog builds`. */
 export interface BuildListing {
   readonly id: string;
   readonly generatedAt: string | null;
-  readonly counts: Counts | null;
-  /** Whether this build is the one live now. */
+  readonly counts: Readonly<Record<Discipline, number>> | null;
   readonly live: boolean;
-  /** Whether the history holds it (false for a live build not archived yet). */
-  readonly inHistory: boolean;
-  /** Whether the history copy holds every object (only complete builds can be restored). */
+  readonly pinned: boolean;
+  /** Whether its manifest is there (the upload finished). */
   readonly complete: boolean;
 }
 
-/** The live build and the history, newest first. */
-export async function listBuilds(s3: S3Client, bucketName: string): Promise<BuildListing[]> {
-  const bucket = new CatalogBucket(s3, bucketName);
+/** The builds at an origin (newest first), and the flat objects from before builds still at its root. */
+export async function listBuilds(
+  target: PublishTarget,
+): Promise<{ readonly builds: BuildListing[]; readonly flat: string[]; readonly pointer: Pointer }> {
   try {
-    const [liveObjects, keys] = await Promise.all([bucket.headAll(LIVE_KEYS), bucket.list(HISTORY_PREFIX)]);
-    const live = describeLive(liveObjects);
-    const history = groupHistory(keys);
-    const heads = await Promise.all(
-      history.map((build) =>
-        build.keys.includes(ORIGIN_FILES.all) ? bucket.head(historyKey(build.id, ORIGIN_FILES.all)) : null,
-      ),
+    const [pointer, listing, root] = await Promise.all([
+      readPointer(target.kvs),
+      target.origin.list('builds/'),
+      Promise.all(FLAT_OBJECTS.map(async (key) => ((await target.origin.get(key)) ? key : null))),
+    ]);
+    const grouped = groupBuilds(listing);
+    const ids = [...grouped.keys()].sort().reverse();
+    const manifests = await Promise.all(
+      ids.map((id) => (hasManifest(grouped.get(id) ?? []) ? readManifest(target.origin, id) : null)),
     );
-    const rows: BuildListing[] = history.map((build, index) => {
-      const metadata = heads[index]?.metadata ?? {};
+    const builds = ids.map((id, index) => {
+      const manifest = manifests[index] ?? null;
       return {
-        id: build.id,
-        generatedAt: metadata[META.generatedAt] ?? null,
-        counts: countsFromMetadata(metadata),
-        live: build.id === live.buildId,
-        inHistory: true,
-        complete: build.complete,
+        id,
+        generatedAt: manifest?.generatedAt ?? null,
+        counts: manifest?.counts ?? null,
+        live: id === pointer.live,
+        pinned: id === pointer.pin?.build,
+        complete: manifest !== null,
       };
     });
-    const liveCatalog = liveObjects[ORIGIN_FILES.all];
-    if (liveCatalog && live.buildId !== null && !history.some((build) => build.id === live.buildId)) {
-      rows.push({
-        id: live.buildId,
-        generatedAt: live.generatedAt,
-        counts: countsFromMetadata(liveCatalog.metadata),
-        live: true,
-        inHistory: false,
-        complete: live.complete,
-      });
-    }
-    return rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return { builds, flat: root.filter((key): key is string => key !== null), pointer };
   } catch (error) {
-    throw storeFailure(`listing the builds of s3://${bucketName} failed`, { cause: error, readOnly: true });
+    throw storeFailure(`listing the builds of ${target.origin.name} failed`, {
+      cause: error,
+      readOnly: true,
+    });
   }
 }

@@ -1,24 +1,26 @@
 /**
- * The world the gateway tests run in, made with the real builder and key store: an origin directory built
- * from the fixtures, and two store files (without and with a CORS origin) holding the keys the case table
- * names. Test support only.
+ * The world the gateway tests run in, made with the real builder, publisher and key store: the fixtures
+ * published into an origin directory (a build under `builds/<id>/`, the live pointer in the store) — or, with
+ * `flat`, built flat into it with no pointer, as `catalog build --out` does — and two store files (without
+ * and with a CORS origin) holding the keys the case table names. Test support only.
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildFrom } from '../app/run.ts';
+import { buildFrom, writeFlatBuild } from '../app/run.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
-import { writeOriginDir } from '../builder/output.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { KVS_CORS_ORIGIN, ORIGIN_FILES } from '../contract/index.ts';
 import { type OriginObjectName, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
 import { Edge, type EdgeResponse } from '../gateway/local/edge.ts';
-import { DirectoryOrigin } from '../gateway/local/origin.ts';
+import { EdgeOrigin } from '../gateway/local/origin.ts';
 import { loadFunction } from '../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../gateway/local/store.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { generateKey, hashKey, storeKeyOf } from '../keys/keys.ts';
 import { issueKey } from '../keys/manage.ts';
+import { DirectoryOrigin } from '../publish/dir-origin.ts';
+import { publishBuild } from '../publish/publish.ts';
 import { ROOT, scratchDir } from './cli.ts';
 
 /** An answer as a client sees it; header names lowercase, repeated headers joined with ", ". */
@@ -33,12 +35,16 @@ export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | '
 export interface TestWorld {
   readonly dir: string;
   readonly originDir: string;
+  /** The live build (null in a flat world). */
+  readonly buildId: string | null;
   /** Store files: `plain` has no CORS origin, `cors` allows {@link PARTNER_ORIGIN}. */
   readonly stores: { readonly plain: string; readonly cors: string };
   readonly keys: Readonly<Record<KeyName, string>>;
   readonly objects: Readonly<Record<OriginObjectName, Buffer>>;
   /** The Last-Modified date the edge sends for each object (its file's time, as an HTTP-date). */
   readonly modified: Readonly<Record<OriginObjectName, string>>;
+  /** The ETag the edge sends for each stored object of the live build: `all`, and its variants `all.br`, `all.gz`. */
+  readonly etags: Readonly<Record<string, string>>;
   remove(): Promise<void>;
 }
 
@@ -49,8 +55,8 @@ const OBJECT_FILES: Record<OriginObjectName, string> = {
   openapi: ORIGIN_FILES.openapi,
 };
 
-/** Builds the fixtures' origin and the key stores in a scratch directory. */
-export async function createTestWorld(): Promise<TestWorld> {
+/** Publishes (or, with `flat`, builds flat) the fixtures and makes the key stores, in a scratch directory. */
+export async function createTestWorld(options: { readonly flat?: boolean } = {}): Promise<TestWorld> {
   const { dir, remove } = await scratchDir('catalog-gateway-');
   const originDir = join(dir, 'origin');
   const result = await buildFrom(
@@ -59,9 +65,16 @@ export async function createTestWorld(): Promise<TestWorld> {
     new Date(),
     () => {},
   );
-  await writeOriginDir(originDir, result.files);
-
   const plain = new FileKeyValueStore(join(dir, 'kvs.json'));
+  if (options.flat) await writeFlatBuild(originDir, result);
+  else
+    await publishBuild(
+      result,
+      { origin: new DirectoryOrigin(originDir), kvs: plain },
+      { force: false, allowEmpty: false, minRatio: 0, keep: 20 },
+    );
+  const objectDir = options.flat ? originDir : join(originDir, 'builds', result.buildId);
+
   const now = new Date();
   const hour = 3_600_000;
   const valid = (await issueKey(plain, { partner: 'acme', now })).key;
@@ -90,16 +103,24 @@ export async function createTestWorld(): Promise<TestWorld> {
   const objects = {} as Record<OriginObjectName, Buffer>;
   const modified = {} as Record<OriginObjectName, string>;
   for (const [name, file] of Object.entries(OBJECT_FILES)) {
-    objects[name as OriginObjectName] = await readFile(join(originDir, file));
-    modified[name as OriginObjectName] = (await stat(join(originDir, file))).mtime.toUTCString();
+    objects[name as OriginObjectName] = await readFile(join(objectDir, file));
+    modified[name as OriginObjectName] = (await stat(join(objectDir, file))).mtime.toUTCString();
+  }
+  const etags: Record<string, string> = {};
+  for (const [name, file] of Object.entries(OBJECT_FILES)) {
+    etags[name] = etagOf(objects[name as OriginObjectName]);
+    etags[`${name}.br`] = etagOf(await readFile(join(objectDir, `${file}.br`)));
+    etags[`${name}.gz`] = etagOf(await readFile(join(objectDir, `${file}.gz`)));
   }
   return {
     dir,
     originDir,
+    buildId: options.flat ? null : result.buildId,
     stores: { plain: plain.name, cors: cors.name },
     keys: { valid, other, expiring, expired, revoked, forged: generateKey() },
     objects,
     modified,
+    etags,
     remove,
   };
 }
@@ -111,8 +132,8 @@ export function etagOf(body: Buffer): string {
 
 /** Replaces the placeholders of a case (`{valid}`, `{etag:running}`, `{modified:all}`…) with the world's values. */
 export function resolvePlaceholders(text: string, world: TestWorld): string {
-  return text.replace(/\{(etag:|modified:)?([a-z]+)\}/g, (match, kind: string | undefined, name: string) => {
-    if (kind === 'etag:') return etagOf(world.objects[name as OriginObjectName]);
+  return text.replace(/\{(etag:|modified:)?([a-z.]+)\}/g, (match, kind: string | undefined, name: string) => {
+    if (kind === 'etag:') return world.etags[name] ?? match;
     if (kind === 'modified:') return world.modified[name as OriginObjectName];
     return Object.hasOwn(world.keys, name) ? ((world.keys as Record<string, string>)[name] ?? match) : match;
   });
@@ -137,7 +158,7 @@ export async function edgeFor(world: TestWorld, store: 'plain' | 'cors'): Promis
   return new Edge({
     viewerRequest: loadFunction(await code('viewer-request'), { kvs }),
     viewerResponse: loadFunction(await code('viewer-response'), { kvs }),
-    origin: new DirectoryOrigin(world.originDir),
+    origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
   });
 }
 

@@ -176,6 +176,13 @@ export function parseSettings<C extends Context>(
   return values as SettingsIn<C>;
 }
 
+/** A setting's declared default; throws for a setting without one (a programming error). */
+export function defaultOf<K extends SettingName>(name: K): SettingValue<K> {
+  const value = specOf(name).default;
+  if (value === undefined) throw new Error(`setting ${name} has no default`);
+  return value as SettingValue<K>;
+}
+
 /** Whether a setting is secret (never echoed, never logged). */
 export function isSecret(name: SettingName): boolean {
   return specOf(name).secret === true;

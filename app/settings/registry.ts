@@ -16,10 +16,10 @@ import {
   TimeoutMs,
 } from '../../builder/sources/options.ts';
 import { redactUrl } from '../../builder/sources/redact.ts';
+import { BUILD_ID_PATTERN } from '../../contract/index.ts';
 import { KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
 import { Duration } from '../../keys/time.ts';
-import { BUILD_ID } from '../../publish/core.ts';
 import { LOCAL_STACK } from '../paths.ts';
 import { boolean, decimal, integer, type Kind, list, oneOf, parsed, text } from './kinds.ts';
 
@@ -31,6 +31,7 @@ export const COMMANDS = [
   'publish',
   'builds',
   'rollback',
+  'unpin',
   'rebuild',
   'keys-issue',
   'keys-rotate',
@@ -214,17 +215,14 @@ export const SETTINGS = {
   // Publishing.
   bucket: setting({
     kind: text('name', bucketName),
-    description: 'the origin S3 bucket',
-    use: { publish: 'required', builds: 'required', rollback: 'required', lambda: 'required' },
+    description: 'the origin S3 bucket (with --kvs-arn; or --origin and --store for a local origin)',
+    use: { publish: 'optional', builds: 'optional', rollback: 'optional', unpin: 'optional', lambda: 'required' },
   }),
-  distribution: setting({
-    kind: text(
-      'id',
-      z.string().regex(/^[A-Z0-9]{1,64}$/, { error: 'must be a CloudFront distribution id (A-Z and 0-9)' }),
-    ),
-    description: 'the CloudFront distribution id',
-    env: 'CATALOG_DISTRIBUTION_ID',
-    use: { publish: 'required', rollback: 'required', lambda: 'required' },
+  unpin: setting({
+    kind: boolean,
+    description: 'remove a rollback\'s pin first, so this publish goes live again',
+    default: false,
+    use: { publish: 'default' },
   }),
   force: setting({
     kind: boolean,
@@ -257,7 +255,7 @@ export const SETTINGS = {
     kind: boolean,
     description: 'path-style S3 addressing (S3-compatible stores, test servers)',
     default: false,
-    use: { publish: 'default', builds: 'default', rollback: 'default', lambda: 'default' },
+    use: { publish: 'default', builds: 'default', rollback: 'default', unpin: 'default', lambda: 'default' },
   }),
   region: setting({
     kind: text(
@@ -266,7 +264,13 @@ export const SETTINGS = {
     ),
     description: "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region)",
     env: false,
-    use: { publish: 'optional', builds: 'optional', rollback: 'optional', rebuild: 'optional' },
+    use: {
+      publish: 'optional',
+      builds: 'optional',
+      rollback: 'optional',
+      unpin: 'optional',
+      rebuild: 'optional',
+    },
   }),
   maxAttempts: setting({
     kind: integer(1, 10),
@@ -276,14 +280,15 @@ export const SETTINGS = {
       publish: 'default',
       builds: 'default',
       rollback: 'default',
+      unpin: 'default',
       rebuild: 'default',
       'verify-function': 'default',
       lambda: 'default',
     },
   }),
   to: setting({
-    kind: text('build', z.string().regex(BUILD_ID, { error: 'must be a build id (see catalog builds)' })),
-    description: 'the build to restore (default: the one before the live build)',
+    kind: text('build', z.string().regex(BUILD_ID_PATTERN, { error: 'must be a build id (see catalog builds)' })),
+    description: 'the build to make live and pin (default: the one before the live build)',
     env: 'CATALOG_ROLLBACK_TO',
     use: { rollback: 'optional' },
   }),
@@ -300,9 +305,9 @@ export const SETTINGS = {
   // The local edge and the key-value store.
   origin: setting({
     kind: text('dir|s3://bucket'),
-    description: 'origin: a directory, or an S3 bucket (s3://name)',
+    description: 'origin: a directory (publishing: with --store), or an S3 bucket (s3://name) to serve',
     default: LOCAL_STACK.origin,
-    use: { serve: 'default' },
+    use: { serve: 'default', publish: 'optional', builds: 'optional', rollback: 'optional', unpin: 'optional' },
   }),
   endpoint: setting({
     kind: text('url', z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
@@ -314,12 +319,24 @@ export const SETTINGS = {
     kind: text('file'),
     description: 'local key-value store file (keys and CORS), the one catalog serve reads',
     default: LOCAL_STACK.store,
-    use: { serve: 'default', ...storeUse },
+    use: {
+      serve: 'default',
+      ...storeUse,
+      publish: 'optional',
+      builds: 'optional',
+      rollback: 'optional',
+      unpin: 'optional',
+    },
   }),
   kvsArn: setting({
     kind: text('arn', KvsArn),
-    description: 'CloudFront KeyValueStore ARN, instead of --store',
+    description: 'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
     use: {
+      publish: 'optional',
+      builds: 'optional',
+      rollback: 'optional',
+      unpin: 'optional',
+      lambda: 'required',
       'keys-issue': 'optional',
       'keys-rotate': 'optional',
       'keys-revoke': 'optional',

@@ -145,7 +145,7 @@ describe('the example schema and view', () => {
     const source = await openSource(server.url());
     const result = await buildCatalog(source, buildOptions({ skipInvalid: true }));
     const catalog = Catalog.parse(
-      JSON.parse(result.files.find((f) => f.key === 'catalog.json')?.body.toString() ?? ''),
+      JSON.parse(result.objects.find((f) => f.key === 'catalog.json')?.body.toString() ?? ''),
     );
     expect(catalog.plans).toEqual([
       {

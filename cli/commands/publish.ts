@@ -1,8 +1,11 @@
 /**
- * `catalog publish`, `catalog builds`, `catalog rollback` and `catalog rebuild`: production publishing. The
- * AWS clients are built here, once per command (app/clients.ts), and the operation runs in app/run.ts.
+ * `catalog publish`, `catalog builds`, `catalog rollback`, `catalog unpin` and `catalog rebuild`: production
+ * publishing, on AWS (`--bucket` and `--kvs-arn`) or on a local origin (`--origin` and `--store`), through the
+ * same code. The AWS clients are built here, once per command (app/clients.ts); the operations run in
+ * app/run.ts.
  */
 import type { Command } from 'commander';
+import type { TargetSettings } from '../../app/run.ts';
 import { addSettings, parseCommand } from '../options.ts';
 import { note } from './build.ts';
 
@@ -19,62 +22,90 @@ export function table(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
+/** Opens the target of a command's settings, building the AWS clients only for an AWS target. */
+async function targetOf(
+  settings: TargetSettings & { region?: string | undefined; maxAttempts: number; s3PathStyle: boolean },
+) {
+  const run = await import('../../app/run.ts');
+  return run.openTarget(settings, async () => {
+    const aws = await import('../../app/clients.ts');
+    return { s3: aws.createS3Client(settings), kvs: aws.createKvsClient(settings) };
+  });
+}
+
 export function registerPublish(program: Command): void {
   const publish = program
     .command('publish')
     .description(
-      'Build from the source, check the guards, archive the live build, upload to S3 and invalidate CloudFront. Prints one JSON summary line.',
+      'Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line.',
     );
   addSettings(publish, 'publish').action(async () => {
     const settings = parseCommand(publish, 'publish');
-    const [run, aws] = await Promise.all([import('../../app/run.ts'), import('../../app/clients.ts')]);
-    const clients = { s3: aws.createS3Client(settings), cloudfront: aws.createCloudFrontClient(settings) };
-    const { summary } = await run.publish(settings, clients, {
+    const target = await targetOf(settings);
+    const run = await import('../../app/run.ts');
+    const { summary } = await run.publish(settings, target, {
       now: new Date(),
       force: settings.force,
+      unpin: settings.unpin,
       report: note,
     });
+    if (summary.reason) note(`${summary.result}: ${summary.reason}`);
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   });
 
   const builds = program
     .command('builds')
-    .description('List the live build and the history of a bucket, newest first.');
+    .description('List the builds at the origin, newest first, marking the live and the pinned one.');
   addSettings(builds, 'builds').action(async () => {
     const settings = parseCommand(builds, 'builds');
-    const [run, aws] = await Promise.all([import('../../app/run.ts'), import('../../app/clients.ts')]);
-    const rows = await run.builds(settings, { s3: aws.createS3Client(settings) });
-    if (rows.length === 0) {
-      note(`s3://${settings.bucket} holds no build`);
-      return;
+    const run = await import('../../app/run.ts');
+    const target = await targetOf(settings);
+    const { builds: rows, flat } = await run.builds(target);
+    if (rows.length === 0) note(`${target.origin.name} holds no build`);
+    else {
+      const notes = (row: (typeof rows)[number]) =>
+        [row.live ? 'live' : '', row.pinned ? 'pinned' : '', row.complete ? '' : 'incomplete']
+          .filter(Boolean)
+          .join(', ');
+      const lines = [
+        ['BUILD', 'GENERATED AT', 'RUNNING', 'STRENGTH', 'NOTE'],
+        ...rows.map((row) => [
+          row.id,
+          row.generatedAt ?? '-',
+          row.counts ? String(row.counts.running) : '-',
+          row.counts ? String(row.counts.strength) : '-',
+          notes(row),
+        ]),
+      ];
+      process.stdout.write(`${table(lines)}\n`);
     }
-    const notes = (row: (typeof rows)[number]) =>
-      [row.live ? 'live' : '', row.inHistory ? '' : 'not archived yet', row.complete ? '' : 'incomplete']
-        .filter(Boolean)
-        .join(', ');
-    const lines = [
-      ['BUILD', 'GENERATED AT', 'RUNNING', 'STRENGTH', 'NOTE'],
-      ...rows.map((row) => [
-        row.id,
-        row.generatedAt ?? '-',
-        row.counts ? String(row.counts.running) : '-',
-        row.counts ? String(row.counts.strength) : '-',
-        notes(row),
-      ]),
-    ];
-    process.stdout.write(`${table(lines)}\n`);
+    if (flat.length > 0)
+      note(
+        `${target.origin.name} also holds flat objects from before builds (${flat.join(', ')}): nothing serves them while a build is live; remove them when you no longer need them`,
+      );
   });
 
   const rollback = program
     .command('rollback')
     .description(
-      'Copy a build from the history back over the live objects and invalidate. Prints one JSON line.',
+      'Make an earlier build live (seconds, no copying) and pin it there until catalog unpin. Prints one JSON line.',
     );
   addSettings(rollback, 'rollback').action(async () => {
     const settings = parseCommand(rollback, 'rollback');
-    const [run, aws] = await Promise.all([import('../../app/run.ts'), import('../../app/clients.ts')]);
-    const clients = { s3: aws.createS3Client(settings), cloudfront: aws.createCloudFrontClient(settings) };
-    const summary = await run.rollback(settings, clients, new Date());
+    const run = await import('../../app/run.ts');
+    const summary = await run.rollback(settings, await targetOf(settings), new Date());
+    note(`${summary.buildId} is live and pinned: publishing moves nothing until catalog unpin`);
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  });
+
+  const unpin = program
+    .command('unpin')
+    .description("Remove a rollback's pin, so the next publish goes live again. Prints one JSON line.");
+  addSettings(unpin, 'unpin').action(async () => {
+    const settings = parseCommand(unpin, 'unpin');
+    const run = await import('../../app/run.ts');
+    const summary = await run.unpin(await targetOf(settings));
+    note(summary.unpinned ? `unpinned ${summary.unpinned.build}` : 'nothing was pinned');
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   });
 

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { RunningEdge } from '../../app/local.ts';
 import { addSettings, parseCommand } from '../options.ts';
-import { describeBuild, note } from './build.ts';
+import { note } from './build.ts';
 
 const logLine = (entry: object) => process.stderr.write(`${JSON.stringify(entry)}\n`);
 
@@ -40,16 +40,23 @@ export function registerStart(program: Command): void {
   addSettings(command, 'start').action(async () => {
     const started = performance.now();
     const { port, host } = parseCommand(command, 'start');
-    const [local, run, { writeOriginDir }] = await Promise.all([
-      import('../../app/local.ts'),
-      import('../../app/run.ts'),
-      import('../../builder/output.ts'),
-    ]);
+    const [local, run] = await Promise.all([import('../../app/local.ts'), import('../../app/run.ts')]);
     await local.checkPortFree(host, port);
     const { origin, store } = local.LOCAL_STACK;
-    const result = await run.build(local.devBuildSettings(host, port), new Date(), note);
-    await writeOriginDir(origin, result.files);
-    note(describeBuild(result, origin, performance.now() - started));
+    // The fixtures go live the way production publishes: a build under builds/, then the pointer in the store.
+    const target = await run.openTarget({ origin, store }, () => {
+      throw new Error('the local stack needs no AWS client');
+    });
+    const { summary } = await run.publish(local.devPublishSettings(host, port), target, {
+      now: new Date(),
+      force: false,
+      report: note,
+    });
+    note(
+      summary.result === 'published'
+        ? `published build ${summary.buildId} (${summary.plans} plans) to ${origin} in ${Math.round(performance.now() - started)} ms`
+        : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
+    );
     const key = await local.ensureDevKey(store, new Date());
     const edge = await local.serveLocal({ origin, store, port, host }, logLine);
     note(

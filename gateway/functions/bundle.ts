@@ -5,7 +5,7 @@
  */
 import { Parser } from 'acorn';
 import { fullAncestor } from 'acorn-walk';
-import { type BuildOptions, build, transform } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 /** The two functions: source entry → output file name. */
 export const GATEWAY_FUNCTIONS = {
@@ -206,7 +206,8 @@ export class FunctionBundleError extends Error {
 }
 
 const IMPORT_OF_MODULE = /import\s*(\w+)\s*from\s*"(crypto|querystring|buffer)";/g;
-const EXPORT_TAIL = /export\s*\{\s*handler\s*\};?\s*$/;
+/** The bundle's last statement: the handler's export, under whatever name the minifier gave its function. */
+const EXPORT_TAIL = /export\s*\{\s*(?:([\w$]+)\s+as\s+)?handler\s*\};?\s*$/;
 
 /** Output syntax for cloudfront-js-2.0, shared by both esbuild passes. */
 const SYNTAX: Pick<BuildOptions, 'target' | 'minifyWhitespace' | 'minifySyntax' | 'supported'> = {
@@ -247,24 +248,29 @@ export async function bundleFunction(entry: string): Promise<string> {
     legalComments: 'none',
     charset: 'utf8',
     logLevel: 'silent',
+    // Every name is shortened, the module's top level too (it is not the script's global scope yet): the
+    // 10 KB limit counts bytes. `handler` keeps its name through the wrapper below.
+    minifyIdentifiers: true,
     ...SYNTAX,
   }).catch((error: { errors?: { text: string }[] }) => {
     const reasons = error.errors?.map((e) => e.text).join('; ') ?? String(error);
     throw new FunctionBundleError(`${entry}: ${reasons}`, { cause: error });
   });
   let code = result.outputFiles?.[0]?.text ?? '';
-  if (!EXPORT_TAIL.test(code)) {
+  const tail = EXPORT_TAIL.exec(code);
+  if (!tail) {
     throw new FunctionBundleError(
-      `${entry}: the bundle must end with "export { handler };" (is handler renamed or missing?)`,
+      `${entry}: the bundle must end with the export of handler (is it missing?)`,
     );
   }
-  code = code.replace(EXPORT_TAIL, '\n').replace(IMPORT_OF_MODULE, 'var $1=require("$2");');
-  // Second pass, on the body as a plain script: local names are shortened while top-level names (handler,
-  // the constants) stay readable in the CloudFront console. The one import goes first, as in AWS's examples.
+  // The runtime calls a top-level `handler`: the minified function is called through one of that name.
+  const renamed = tail[1];
+  code = code.slice(0, tail.index) + (renamed ? `\nasync function handler(e){return ${renamed}(e)}\n` : '\n');
+  code = code.replace(IMPORT_OF_MODULE, 'var $1=require("$2");');
+  // The one import goes first, as in AWS's examples.
   const importOfCloudfront = /import\s*\w+\s*from\s*"cloudfront";/.exec(code);
-  const body = importOfCloudfront ? code.replace(importOfCloudfront[0], '') : code;
-  const minified = await transform(body, { minifyIdentifiers: true, ...SYNTAX });
-  code = importOfCloudfront ? `${importOfCloudfront[0]}\n${minified.code}` : minified.code;
+  if (importOfCloudfront)
+    code = `${importOfCloudfront[0]}\n${code.replace(importOfCloudfront[0], '').trim()}\n`;
   const problems = checkFunctionCode(code);
   if (problems.length > 0) throw new FunctionBundleError(`${entry}: ${problems.join('; ')}`);
   return code;

@@ -1,15 +1,19 @@
 /**
  * Viewer-request function: decides every request before the cache, in this order: path → method
- * → OPTIONS → openapi.yaml → key → discipline. A valid catalog request is rewritten to the catalog file and
- * loses its query string, so unknown parameters never reach the cache key or the origin; it also loses any
- * `Range`/`If-Range`, so the answer is always the whole document. Every answer this function generates carries
- * all its headers (a 401 its `WWW-Authenticate` challenge): CloudFront does not run viewer-response on it.
+ * → OPTIONS → openapi.yaml → key → discipline (docs/decisions.md#gateway). A valid request is rewritten to
+ * the object of the live build (`/builds/<id>/catalog.json.br`, from `build:live` in the key-value store; the
+ * origin's root when there is none) in the encoding `Accept-Encoding` prefers, and loses its query string, so
+ * unknown parameters never reach the cache key or the origin; it also loses any `Range`/`If-Range`, so the
+ * answer is always the whole document. Every answer this function generates carries all its headers (a 401
+ * its `WWW-Authenticate` challenge): CloudFront does not run viewer-response on it.
  */
 // biome-ignore lint/style/useNodejsImportProtocol: the runtime's module is `crypto`; the build turns this into require('crypto')
 import crypto from 'crypto';
 import {
+  BUILD_ID_PATTERN,
   GENERATED_HEADERS,
   KVS_KEY_PREFIX,
+  KVS_LIVE_BUILD,
   ORIGIN_FILES,
   PARTNER_HEADER,
   PATHS,
@@ -19,6 +23,7 @@ import {
   PROBLEM_UNAUTHORIZED,
   type ProblemType,
   problemDocument,
+  VARIANTS,
 } from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse, Fields } from './event.ts';
 import { addCors, corsOrigin, problemHeaders, read } from './shared.ts';
@@ -91,6 +96,36 @@ function catalogFile(querystring: Fields): string | null {
   return null;
 }
 
+/**
+ * The weight `Accept-Encoding` gives a coding: its q-value when named, else the `*` one, else 0. A q-value
+ * that is not a number counts as 0.
+ */
+function weight(accepted: string[], coding: string): number {
+  let star = 0;
+  for (let i = 0; i < accepted.length; i++) {
+    const parts = (accepted[i] as string).split(';');
+    const name = (parts[0] as string).trim();
+    let q = 1;
+    for (let j = 1; j < parts.length; j++) {
+      const param = (parts[j] as string).trim();
+      if (param.indexOf('q=') === 0)
+        q = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(param) ? Number(param.slice(2)) : 0;
+    }
+    if (name === coding) return q;
+    if (name === '*') star = q;
+  }
+  return star;
+}
+
+/** The stored variant the viewer accepts best: brotli, then gzip, then the object itself (always acceptable). */
+function variant(request: CloudFrontRequest): string {
+  const field = request.headers['accept-encoding'];
+  const accepted = field ? field.value.toLowerCase().split(',') : [];
+  if (weight(accepted, 'br') > 0) return VARIANTS.br;
+  if (weight(accepted, 'gzip') > 0) return VARIANTS.gzip;
+  return '';
+}
+
 export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse> {
   const request = event.request;
   const origin = await corsOrigin();
@@ -111,22 +146,25 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   // Always the whole document: CloudFront would answer a Range with 206 and a slice of the JSON.
   delete request.headers.range;
   delete request.headers['if-range'];
-  if (request.uri === PATHS.openapi) {
-    request.querystring = {};
-    return request;
+  // Only this function names the partner (for the access log), never the viewer.
+  delete request.headers[PARTNER_HEADER];
+  let file: string | null = ORIGIN_FILES.openapi;
+  if (request.uri === PATHS.plans) {
+    const partner = await partnerOf(request);
+    if (partner === null) {
+      return problem(PROBLEM_UNAUTHORIZED, origin, {
+        'www-authenticate': { value: GENERATED_HEADERS.wwwAuthenticate },
+      });
+    }
+    file = catalogFile(request.querystring);
+    if (!file) return problem(PROBLEM_INVALID_DISCIPLINE, origin);
+    delete request.headers['x-api-key'];
+    request.headers[PARTNER_HEADER] = { value: partner };
   }
-
-  const partner = await partnerOf(request);
-  if (partner === null) {
-    return problem(PROBLEM_UNAUTHORIZED, origin, {
-      'www-authenticate': { value: GENERATED_HEADERS.wwwAuthenticate },
-    });
-  }
-  const file = catalogFile(request.querystring);
-  if (!file) return problem(PROBLEM_INVALID_DISCIPLINE, origin);
-  request.uri = `/${file}`;
+  // The live build's object; a pointer that is not a build id leads nowhere (the origin's miss is a 500).
+  const live = await read(KVS_LIVE_BUILD);
+  const prefix = live === null ? '' : BUILD_ID_PATTERN.test(live) ? `/builds/${live}` : '/builds/-';
+  request.uri = `${prefix}/${file}${variant(request)}`;
   request.querystring = {};
-  delete request.headers['x-api-key'];
-  request.headers[PARTNER_HEADER] = { value: partner };
   return request;
 }

@@ -1,9 +1,10 @@
 /**
  * Viewer-response function: runs on cache hits and origin answers below 400. Sets the spec's headers
- * exactly (`Vary` names `Accept-Encoding` too), removes what S3 adds (`x-amz-*`, `Server`, any
- * `Access-Control-*`), and adds the CORS origin when one is set.
+ * exactly (`Vary` names `Accept-Encoding` too; the object's `Content-Encoding` stays), removes what S3 adds
+ * (`x-amz-*`, `Server`, any `Access-Control-*`), and adds the CORS origin when one is set. A build's objects
+ * are stored to be cached for a long time; partners are told `max-age=300` all the same.
  */
-import { PATHS, SERVED_HEADERS } from '../../contract/index.ts';
+import { ORIGIN_FILES, SERVED_HEADERS } from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontResponse } from './event.ts';
 import { addCors, corsOrigin } from './shared.ts';
 
@@ -23,7 +24,8 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRespons
   headers['cache-control'] = { value: SERVED_HEADERS.cacheable };
   // The body's encoding depends on Accept-Encoding: without it in Vary, a shared cache in front would hand
   // a brotli body to a client that asked for gzip.
-  if (event.request.uri === PATHS.openapi) {
+  // The request as viewer-request left it: the live build's object, e.g. /builds/<id>/openapi.yaml.br.
+  if (event.request.uri.indexOf(ORIGIN_FILES.openapi) !== -1) {
     headers['content-type'] = { value: SERVED_HEADERS.yaml };
     headers.vary = { value: SERVED_HEADERS.varyOpenapi };
   } else {

@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DirectoryOrigin } from '../../publish/dir-origin.ts';
 import { describeCaseTable } from '../../testing/cases.suite.ts';
 import { ROOT } from '../../testing/cli.ts';
 import { createTestWorld, edgeFor, type TestWorld, toAnswer } from '../../testing/world.ts';
 import { Edge } from './edge.ts';
 import { viewerRequestEvent } from './event.ts';
-import { DirectoryOrigin } from './origin.ts';
+import { EdgeOrigin } from './origin.ts';
 import { loadFunction } from './sandbox.ts';
 import { WatchedKeyValueStore } from './store.ts';
 
@@ -33,7 +34,7 @@ describe('Range at the local edge', () => {
   let passThrough: Edge;
   let built: Edge;
   beforeAll(async () => {
-    world = await createTestWorld();
+    world = await createTestWorld({ flat: true });
     built = await edgeFor(world, 'plain');
     // Functions that let every request through to catalog.json, Range included: what CloudFront would then do.
     const kvs = new WatchedKeyValueStore(world.stores.plain);
@@ -43,7 +44,7 @@ describe('Range at the local edge', () => {
         { kvs },
       ),
       viewerResponse: loadFunction('function handler(event) { return event.response; }', { kvs }),
-      origin: new DirectoryOrigin(world.originDir),
+      origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
     });
   });
   afterAll(() => world.remove());

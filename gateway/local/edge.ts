@@ -200,6 +200,8 @@ export class Edge {
       },
     };
     if (object.cacheControl) originResponse.headers['cache-control'] = { value: object.cacheControl };
+    if (object.contentEncoding)
+      originResponse.headers['content-encoding'] = { value: object.contentEncoding };
     let response: CloudFrontResponse;
     try {
       response = (await this.#options.viewerResponse.run(

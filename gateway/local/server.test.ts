@@ -36,12 +36,12 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
   throw new Error(`not within ${ms} ms`);
 }
 
-describe('catalog serve', () => {
+describe("catalog serve over a flat build (no live pointer: the origin's root)", () => {
   let world: TestWorld;
   let server: ServeProcess;
   let storePath: string;
   beforeAll(async () => {
-    world = await createTestWorld();
+    world = await createTestWorld({ flat: true });
     storePath = join(world.dir, 'live-kvs.json');
     await copyFile(world.stores.plain, storePath);
     server = await startServe(['--origin', world.originDir, '--store', storePath]);

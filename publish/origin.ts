@@ -1,0 +1,58 @@
+/**
+ * The origin: where the gateway's objects are stored — an S3 bucket on AWS (s3-origin.ts), a directory on one
+ * machine (dir-origin.ts). Publishing writes builds through this interface and the local edge reads through
+ * it, so the local stack runs the same code path as production.
+ */
+import type { ObjectMetadata } from '../builder/build.ts';
+
+/** An object to write: its bytes, what it is stored with, and its digests. */
+export interface ObjectToWrite extends ObjectMetadata {
+  /** The key at the origin: `builds/<id>/catalog.json.br`, `errors/500.json`. */
+  readonly key: string;
+  readonly chunks: readonly Buffer[];
+  readonly size: number;
+  /** SHA-256 (hex), sent as the upload's checksum: a store refuses a body damaged on the way. */
+  readonly sha256: string;
+  /** MD5 (hex). */
+  readonly md5: string;
+  readonly cacheControl: string;
+}
+
+/** What the origin says about a stored object. */
+export interface StoredObject {
+  readonly key: string;
+  readonly size: number;
+  /** MD5 of the stored bytes (hex) — S3's ETag of an object uploaded in one part. */
+  readonly md5: string;
+  readonly lastModified: Date;
+}
+
+/** A stored object with its bytes and metadata. */
+export interface FetchedObject extends StoredObject {
+  readonly body: Buffer;
+  readonly contentType: string | undefined;
+  readonly contentEncoding: string | undefined;
+  readonly cacheControl: string | undefined;
+}
+
+/** One store of objects. Keys are `/`-separated; reads resolve null for a missing object, reject on failure. */
+export interface OriginStore {
+  /** How messages name it: `s3://bucket`, or the directory. */
+  readonly name: string;
+  /**
+   * Writes one object. With `overwrite: false` an existing object is left as it is and the answer is
+   * `exists` (a build's objects are written once, never replaced).
+   */
+  put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
+  /** The object with its bytes and metadata, or null. */
+  get(key: string): Promise<FetchedObject | null>;
+  /** Every object under `prefix`, with its size and MD5. */
+  list(prefix: string): Promise<StoredObject[]>;
+  /** Deletes objects (missing ones are no error). */
+  delete(keys: readonly string[]): Promise<void>;
+}
+
+/** `s3://bucket` names a bucket; anything else is a directory. */
+export function bucketOf(origin: string): string | undefined {
+  return /^s3:\/\/([^/]+)\/?$/.exec(origin)?.[1];
+}

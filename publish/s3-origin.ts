@@ -1,0 +1,113 @@
+/**
+ * The origin as an S3 bucket (or an S3-compatible store). The client is built by the entry point
+ * (app/clients.ts) and passed in. Uploads are conditional (`If-None-Match: *`) where no overwrite is wanted,
+ * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way.
+ */
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  paginateListObjectsV2,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { httpStatusOf } from '../contract/errors.ts';
+import type { FetchedObject, ObjectToWrite, OriginStore, StoredObject } from './origin.ts';
+
+function isMissing(error: unknown): boolean {
+  const name = (error as { name?: unknown }).name;
+  return name === 'NoSuchKey' || name === 'NotFound' || httpStatusOf(error) === 404;
+}
+
+/** S3's ETag of an object uploaded in one part is its MD5, quoted. */
+const md5Of = (etag: string | undefined) => etag?.replaceAll('"', '') ?? '';
+
+/** One bucket. */
+export class S3Origin implements OriginStore {
+  readonly name: string;
+  readonly #client: S3Client;
+  readonly #bucket: string;
+
+  constructor(client: S3Client, bucket: string) {
+    this.#client = client;
+    this.#bucket = bucket;
+    this.name = `s3://${bucket}`;
+  }
+
+  async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
+    const body =
+      object.chunks.length === 1 && object.chunks[0] ? object.chunks[0] : Buffer.concat(object.chunks);
+    try {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: object.key,
+          Body: body,
+          ContentType: object.contentType,
+          CacheControl: object.cacheControl,
+          ...(object.contentEncoding ? { ContentEncoding: object.contentEncoding } : {}),
+          ContentMD5: Buffer.from(object.md5, 'hex').toString('base64'),
+          ChecksumSHA256: Buffer.from(object.sha256, 'hex').toString('base64'),
+          ...(options.overwrite ? {} : { IfNoneMatch: '*' }),
+        }),
+      );
+      return 'written';
+    } catch (error) {
+      if (!options.overwrite && httpStatusOf(error) === 412) return 'exists';
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<FetchedObject | null> {
+    try {
+      const answer = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      const body = Buffer.from((await answer.Body?.transformToByteArray()) ?? []);
+      return {
+        key,
+        body,
+        size: body.length,
+        md5: md5Of(answer.ETag),
+        lastModified: answer.LastModified ?? new Date(0),
+        contentType: answer.ContentType,
+        contentEncoding: answer.ContentEncoding,
+        cacheControl: answer.CacheControl,
+      };
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  async list(prefix: string): Promise<StoredObject[]> {
+    const objects: StoredObject[] = [];
+    for await (const page of paginateListObjectsV2(
+      { client: this.#client, pageSize: 1000 },
+      { Bucket: this.#bucket, Prefix: prefix },
+    )) {
+      for (const item of page.Contents ?? []) {
+        if (item.Key === undefined) continue;
+        objects.push({
+          key: item.Key,
+          size: item.Size ?? 0,
+          md5: md5Of(item.ETag),
+          lastModified: item.LastModified ?? new Date(0),
+        });
+      }
+    }
+    return objects;
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (let start = 0; start < keys.length; start += 1000) {
+      const batch = keys.slice(start, start + 1000);
+      const answer = await this.#client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.#bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+      const failed = answer.Errors?.[0];
+      if (failed)
+        throw new Error(`cannot delete ${failed.Key}: ${failed.Code} ${failed.Message ?? ''}`.trim());
+    }
+  }
+}
