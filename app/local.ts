@@ -62,13 +62,14 @@ export async function serveLocal(
   settings: LocalEdgeSettings,
   log: (entry: LogEntry) => void,
 ): Promise<RunningEdge> {
-  const [{ Edge }, { WatchedKeyValueStore }, { EdgeOrigin }, server, { loadBuiltFunction }] = await Promise.all([
-    import('../gateway/local/edge.ts'),
-    import('../gateway/local/store.ts'),
-    import('../gateway/local/origin.ts'),
-    import('../gateway/local/server.ts'),
-    import('../gateway/local/load.ts'),
-  ]);
+  const [{ Edge }, { WatchedKeyValueStore }, { EdgeOrigin }, server, { loadBuiltFunction }] =
+    await Promise.all([
+      import('../gateway/local/edge.ts'),
+      import('../gateway/local/store.ts'),
+      import('../gateway/local/origin.ts'),
+      import('../gateway/local/server.ts'),
+      import('../gateway/local/load.ts'),
+    ]);
   const time = () => new Date().toISOString();
   const kvs = new WatchedKeyValueStore(settings.store, {
     onError: (message) => log({ time: time(), level: 'error', message }),

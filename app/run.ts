@@ -4,8 +4,9 @@
  * of them opens a source, runs a build or publishes on its own. Clients are built by the caller (see
  * clients.ts) and passed in; progress and warnings go to the caller's `report`.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { type BuildResult, buildCatalog } from '../builder/build.ts';
 import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
@@ -98,7 +99,10 @@ export async function writeFlatBuild(dir: string, result: BuildResult): Promise<
   const { writeFlat } = await import('../publish/dir-origin.ts');
   await writeFlat(dir, [
     ...result.objects.map((object) => ({ ...object, cacheControl: HEADER_VALUES.cacheable })),
-    ...result.root.map((object) => ({ ...object, cacheControl: object.cacheControl ?? HEADER_VALUES.noStore })),
+    ...result.root.map((object) => ({
+      ...object,
+      cacheControl: object.cacheControl ?? HEADER_VALUES.noStore,
+    })),
   ]);
 }
 
@@ -117,14 +121,21 @@ export function targetKind(settings: TargetSettings): 'aws' | 'local' {
   const forms = `${settingRef('bucket')} with ${settingRef('kvsArn')} (AWS), or ${settingRef('origin')} with ${settingRef('store')} (a local origin)`;
   if (aws && local) throw new ConfigError(`give one target, not both: ${forms}`);
   if (aws) {
-    if (settings.bucket === undefined) throw new ConfigError(`${settingRef('bucket')}: is required with ${settingRef('kvsArn')}`);
-    if (settings.kvsArn === undefined) throw new ConfigError(`${settingRef('kvsArn')}: is required with ${settingRef('bucket')}`);
+    if (settings.bucket === undefined)
+      throw new ConfigError(`${settingRef('bucket')}: is required with ${settingRef('kvsArn')}`);
+    if (settings.kvsArn === undefined)
+      throw new ConfigError(`${settingRef('kvsArn')}: is required with ${settingRef('bucket')}`);
     return 'aws';
   }
   if (local) {
-    if (settings.origin === undefined) throw new ConfigError(`${settingRef('origin')}: is required with ${settingRef('store')}`);
-    if (settings.store === undefined) throw new ConfigError(`${settingRef('store')}: is required with ${settingRef('origin')}`);
-    if (bucketOf(settings.origin)) throw new ConfigError(`${settingRef('origin')}: publishing to a bucket takes ${settingRef('bucket')} and ${settingRef('kvsArn')}`);
+    if (settings.origin === undefined)
+      throw new ConfigError(`${settingRef('origin')}: is required with ${settingRef('store')}`);
+    if (settings.store === undefined)
+      throw new ConfigError(`${settingRef('store')}: is required with ${settingRef('origin')}`);
+    if (bucketOf(settings.origin))
+      throw new ConfigError(
+        `${settingRef('origin')}: publishing to a bucket takes ${settingRef('bucket')} and ${settingRef('kvsArn')}`,
+      );
     return 'local';
   }
   throw new ConfigError(`no target: give ${forms}`);
@@ -140,7 +151,10 @@ export interface TargetClients {
  * Opens the target the settings name (see {@link targetKind}). `clients` is called only for an AWS target, so
  * a local one never loads the AWS SDK.
  */
-export async function openTarget(settings: TargetSettings, clients: () => Promise<TargetClients> | TargetClients): Promise<PublishTarget> {
+export async function openTarget(
+  settings: TargetSettings,
+  clients: () => Promise<TargetClients> | TargetClients,
+): Promise<PublishTarget> {
   if (targetKind(settings) === 'aws') {
     const [{ S3Origin }, { CloudFrontKeyValueStore }, aws] = await Promise.all([
       import('../publish/s3-origin.ts'),
@@ -156,7 +170,10 @@ export async function openTarget(settings: TargetSettings, clients: () => Promis
     import('../publish/dir-origin.ts'),
     import('../keys/file-store.ts'),
   ]);
-  return { origin: new DirectoryOrigin(settings.origin as string), kvs: new FileKeyValueStore(settings.store as string) };
+  return {
+    origin: new DirectoryOrigin(settings.origin as string),
+    kvs: new FileKeyValueStore(settings.store as string),
+  };
 }
 
 /** The settings a publish reads, beyond the build's. */

@@ -139,8 +139,15 @@ async function withVariants(
   ];
 }
 
-/** A new build id: the build's UTC second, compacted, and 8 random hex digits (`20260301T101500Z-a1b2c3d4`). */
-export function newBuildId(generatedAt: Date, suffix: string = randomBytes(4).toString('hex')): string {
+/**
+ * A new build id: the build's UTC second, compacted, and 8 lowercase hex digits (`20260301T101500Z-1f4a2b3c`)
+ * — the millisecond (3 digits) then 5 random ones, so ids sort by build time to the millisecond and are unique.
+ */
+export function newBuildId(
+  generatedAt: Date,
+  suffix: string = generatedAt.getUTCMilliseconds().toString(16).padStart(3, '0') +
+    randomBytes(3).toString('hex').slice(0, 5),
+): string {
   const stamp = generatedAt
     .toISOString()
     .replace(/\.\d{3}Z$/, 'Z')

@@ -10,7 +10,13 @@ export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
 export const METRICS_SERVICE = 'catalog';
 
 /** The outcome of a builder run, as the last-run record and the metrics say it. */
-export const RUN_OUTCOMES = ['published', 'skipped-identical', 'skipped-pinned', 'refused', 'failed'] as const;
+export const RUN_OUTCOMES = [
+  'published',
+  'skipped-identical',
+  'skipped-pinned',
+  'refused',
+  'failed',
+] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 
 /** Whether an outcome counts as a successful run (the catalog is as it should be). */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KVS_LIVE_BUILD } from '../contract/index.ts';
 import { httpRequest, type ServeProcess, startServe } from '../testing/cli.ts';
 import { conformanceProblems } from '../testing/openapi.ts';
 import { createTestWorld, resolveCase, type TestWorld } from '../testing/world.ts';
@@ -29,29 +30,32 @@ describe('every answer of catalog serve conforms to openapi.yaml', () => {
     expect(conformanceProblems(request.method, pathOf(request.target), answer)).toEqual([]);
   });
 
-  it('documents the 500 answer the edge gives when the catalog is missing', async () => {
-    const { rename } = await import('node:fs/promises');
+  it('documents the 500 answer the edge gives when the live build names an object that is missing', async () => {
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const file = join(world.originDir, 'catalog-running.json');
-    await rename(file, `${file}.away`);
+    // A store whose pointer names a build the origin does not hold: every catalog request misses at the origin.
+    const dir = await mkdtemp(join(tmpdir(), 'catalog-openapi-'));
+    const { readFile } = await import('node:fs/promises');
+    const store = JSON.parse(await readFile(world.stores.plain, 'utf8'));
+    const file = join(dir, 'store.json');
+    const missing = '20260101T000000Z-0000abcd';
+    const data = store.data.map((entry: { key: string; value: string }) =>
+      entry.key === KVS_LIVE_BUILD ? { ...entry, value: missing } : entry,
+    );
+    await writeFile(file, JSON.stringify({ ...store, data }));
+    const server = await startServe(['--origin', world.originDir, '--store', file]);
     try {
-      let answer = await httpRequest(servers.plain.url, {
+      const answer = await httpRequest(server.url, {
         method: 'GET',
         target: '/api/plans?discipline=running',
         headers: [['X-Api-Key', world.keys.valid]],
       });
-      for (let i = 0; i < 20 && answer.status === 200; i += 1) {
-        await new Promise((r) => setTimeout(r, 50));
-        answer = await httpRequest(servers.plain.url, {
-          method: 'GET',
-          target: '/api/plans?discipline=running',
-          headers: [['X-Api-Key', world.keys.valid]],
-        });
-      }
       expect(answer.status).toBe(500);
       expect(conformanceProblems('GET', '/api/plans', answer)).toEqual([]);
     } finally {
-      await rename(`${file}.away`, file);
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

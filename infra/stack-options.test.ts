@@ -180,7 +180,7 @@ describe('optional settings', () => {
       CATALOG_SOURCE_STATEMENT_TIMEOUT: '2m',
       CATALOG_SOURCE_RETRIES: '6',
     });
-    // The stack's references (bucket, distribution) stand for deployed values the parser checks as text.
+    // The stack's references (bucket, key-value store) stand for deployed values the parser checks as text.
     const deployed = Object.fromEntries(
       Object.entries(variables).map(([name, value]) => [
         name,
@@ -188,7 +188,8 @@ describe('optional settings', () => {
           ? value
           : ({
               CATALOG_BUCKET: 'catalog-origin',
-              CATALOG_DISTRIBUTION_ID: 'E2X',
+              CATALOG_KVS_ARN:
+                'arn:aws:cloudfront::123456789012:key-value-store/0123abcd-4567-89ab-cdef-0123456789ab',
               CATALOG_BASE_URL: 'https://d1.cloudfront.net',
             }[name] ?? ''),
       ]),

@@ -206,24 +206,22 @@ describe('key-value store and functions', () => {
 });
 
 describe('cache and response headers policies', () => {
-  it('keys the cache on the rewritten path only, honours max-age=300, and compresses with gzip and brotli', () => {
+  it('keys the cache on the rewritten path only (the variant is in it), keeps build objects up to a year, compresses nothing', () => {
     template.hasResourceProperties('AWS::CloudFront::CachePolicy', {
       CachePolicyConfig: {
         MinTTL: 0,
         DefaultTTL: 300,
-        MaxTTL: Match.anyValue(),
+        MaxTTL: 31_536_000,
         ParametersInCacheKeyAndForwardedToOrigin: {
           QueryStringsConfig: { QueryStringBehavior: 'none' },
           HeadersConfig: { HeaderBehavior: 'none' },
           CookiesConfig: { CookieBehavior: 'none' },
-          EnableAcceptEncodingGzip: true,
-          EnableAcceptEncodingBrotli: true,
+          EnableAcceptEncodingGzip: false,
+          EnableAcceptEncodingBrotli: false,
         },
       },
     });
-    const config = resource(ids.cachePolicy).Properties.CachePolicyConfig as { MaxTTL: number };
-    expect(config.MaxTTL).toBeGreaterThanOrEqual(300);
-    expect(defaultBehavior()).toMatchObject({ CachePolicyId: { Ref: ids.cachePolicy }, Compress: true });
+    expect(defaultBehavior()).toMatchObject({ CachePolicyId: { Ref: ids.cachePolicy }, Compress: false });
   });
 
   it('adds nosniff to every answer and removes Server', () => {
@@ -287,12 +285,12 @@ describe('builder Lambda', () => {
     });
   });
 
-  it('is configured through an environment the handler accepts: this bucket, this distribution, the secret', () => {
+  it('is configured through an environment the handler accepts: this bucket, this key-value store, the secret', () => {
     const variables = (resource(ids.builder).Properties.Environment as { Variables: Record<string, unknown> })
       .Variables;
     expect(variables).toEqual({
       CATALOG_BUCKET: { Ref: ids.bucket },
-      CATALOG_DISTRIBUTION_ID: { Ref: ids.distribution },
+      CATALOG_KVS_ARN: { 'Fn::GetAtt': [ids.kvs, 'Arn'] },
       CATALOG_BASE_URL: {
         'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [ids.distribution, 'DomainName'] }]],
       },
@@ -301,7 +299,8 @@ describe('builder Lambda', () => {
     // Deployed values in place of the references: the handler's own parser must accept them.
     const deployed: Record<string, string> = {
       [`${ids.bucket}`]: 'trainingplancatalog-origin-1a2b3c',
-      [`${ids.distribution}`]: 'E2QWRUHEXAMPLE',
+      [`${ids.kvs}.Arn`]:
+        'arn:aws:cloudfront::123456789012:key-value-store/0123abcd-4567-89ab-cdef-0123456789ab',
       [`${ids.distribution}.DomainName`]: 'd111111abcdef8.cloudfront.net',
       [`${ids.secret}`]: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:SourceSecret-AbCdEf',
     };
@@ -317,13 +316,13 @@ describe('builder Lambda', () => {
     const config = parseLambdaEnvironment({ ...env, AWS_REGION: 'eu-west-1' });
     expect(config).toMatchObject({
       bucket: 'trainingplancatalog-origin-1a2b3c',
-      distribution: 'E2QWRUHEXAMPLE',
+      kvsArn: 'arn:aws:cloudfront::123456789012:key-value-store/0123abcd-4567-89ab-cdef-0123456789ab',
       baseUrl: 'https://d111111abcdef8.cloudfront.net',
       sourceSecretArn: deployed[ids.secret ?? ''],
     });
   });
 
-  it('may touch only this bucket, this distribution, its own logs and that secret', () => {
+  it('may touch only this bucket, the live pointer in this key-value store, its own logs and that secret; no invalidation', () => {
     const statements = statementsOf(ids.builderRole ?? '');
     const bucketArn = { 'Fn::GetAtt': [ids.bucket, 'Arn'] };
     expect(statements).toEqual(
@@ -336,8 +335,13 @@ describe('builder Lambda', () => {
         expect.objectContaining({ Effect: 'Allow', Action: 's3:ListBucket', Resource: bucketArn }),
         expect.objectContaining({
           Effect: 'Allow',
-          Action: 'cloudfront:CreateInvalidation',
-          Resource: distributionArn(),
+          Action: [
+            'cloudfront-keyvaluestore:DescribeKeyValueStore',
+            'cloudfront-keyvaluestore:ListKeys',
+            'cloudfront-keyvaluestore:GetKey',
+            'cloudfront-keyvaluestore:UpdateKeys',
+          ],
+          Resource: { 'Fn::GetAtt': [ids.kvs, 'Arn'] },
         }),
         expect.objectContaining({
           Effect: 'Allow',
@@ -352,6 +356,7 @@ describe('builder Lambda', () => {
       ]),
     );
     expect(statements).toHaveLength(5);
+    expect(JSON.stringify(statements)).not.toContain('CreateInvalidation');
     for (const statement of statements) {
       expect(JSON.stringify(statement.Resource)).not.toMatch(/"\*"|":\*"/);
       expect(JSON.stringify(statement.Action)).not.toContain('*');

@@ -10,7 +10,6 @@ import { issueKey, listKeys, revokeKeys, rotateKey } from './manage.ts';
 import { StoreError, StoreLimitError } from './store.ts';
 
 const ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
-const STORE_PATH = `/key-value-stores/${encodeURIComponent(ARN)}`;
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 const DAY = 86_400_000;
 

@@ -125,8 +125,12 @@ export function createHandler(options: HandlerOptions): (event: unknown) => Prom
         { now: clock(), force: request.data.force ?? false, report: () => {} },
       );
       const invalidRows = invalid.slice(0, MAX_LOGGED_ROWS).map(formatInvalidRow);
-      log(JSON.stringify({ level: 'info', ...summary, ...(invalidRows.length > 0 ? { invalidRows } : {}) }));
-      return summary;
+      // A skip's reason names settings as this function takes them.
+      const rendered = (
+        summary.reason ? { ...summary, reason: renderMessage(summary.reason, 'lambda') } : summary
+      ) as PublishSummary;
+      log(JSON.stringify({ level: 'info', ...rendered, ...(invalidRows.length > 0 ? { invalidRows } : {}) }));
+      return rendered;
     } catch (error) {
       const message =
         error instanceof CatalogError ? renderMessage(error.message, 'lambda') : describeCause(error);

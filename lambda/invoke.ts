@@ -14,7 +14,7 @@ export class RebuildError extends CatalogError {
 /** The part of a publish summary the command relies on; the rest is printed as the function returned it. */
 const SummaryShape = z.looseObject({
   command: z.literal('publish'),
-  result: z.enum(['uploaded', 'skipped']),
+  result: z.enum(['published', 'skipped-identical', 'skipped-pinned']),
   buildId: z.string(),
 });
 

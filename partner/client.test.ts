@@ -27,7 +27,11 @@ describe('a partner client typed from openapi.yaml', () => {
       const second = await client.plans('running');
       expect(second).toEqual({ catalog: first.catalog, stale: false });
       const statuses = () =>
-        server.lines.filter((l) => l.startsWith('{"time"')).map((l) => JSON.parse(l).status);
+        server.lines
+          .filter((l) => l.startsWith('{"time"'))
+          .map((l) => JSON.parse(l))
+          .filter((entry) => 'method' in entry)
+          .map((entry) => entry.status);
       for (let i = 0; i < 40 && statuses().length < 2; i += 1) await new Promise((r) => setTimeout(r, 25));
       expect(statuses()).toEqual([200, 304]);
 

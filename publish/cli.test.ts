@@ -1,50 +1,22 @@
+/**
+ * `catalog publish`, `builds`, `rollback`, `unpin` and `rebuild` as an operator runs them: real processes, on
+ * a local origin directory and store file (the same code path as S3 and KeyValueStore, which publish.test.ts
+ * and the Lambda's tests run in-process), plus a recorder standing in for the APIs with no local peer.
+ */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  invalidationAnswer,
-  isUploadOf,
-  type Recorder,
-  startCutProxy,
-  startRecorder,
-  startS3,
-  TEST_AWS_ENV,
-  type TestS3,
-} from '../testing/aws.ts';
-import { httpRequest, ROOT, runCatalog, scratchDir, startServe } from '../testing/cli.ts';
-import { INVALIDATED_MARKER, LIVE_KEYS } from './core.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
+import { httpRequest, ROOT, runCatalog, startServe } from '../testing/cli.ts';
+import { useScratchDir } from '../testing/scratch.ts';
 
-const DISTRIBUTION = 'E2TESTDIST';
+const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
 
-let recorder: Recorder;
-beforeAll(async () => {
-  recorder = await startRecorder();
-});
-afterAll(() => recorder.close());
-
-let s3: TestS3;
-let scratch: { dir: string; remove: () => Promise<void> };
-beforeEach(async () => {
-  s3 = await startS3();
-  scratch = await scratchDir('catalog-publish-cli-');
-  recorder.requests.length = 0;
-  recorder.answerWith((request) => invalidationAnswer(request, recorder.requests.length));
-});
-afterEach(async () => {
-  await s3.stop();
-  await scratch.remove();
-});
-
-/** The environment of a `catalog` child that publishes into the test S3 and CloudFront. */
+/** The environment of a `catalog` child that publishes into the scratch origin and store. */
 function env(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    ...TEST_AWS_ENV,
-    AWS_ENDPOINT_URL_S3: s3.endpoint,
-    AWS_ENDPOINT_URL_CLOUDFRONT: recorder.url,
-    CATALOG_S3_PATH_STYLE: '1',
-    CATALOG_BUCKET: s3.bucket,
-    CATALOG_DISTRIBUTION_ID: DISTRIBUTION,
-    CATALOG_MAX_ATTEMPTS: '2',
+    CATALOG_ORIGIN: join(scratch.dir, 'origin'),
+    CATALOG_STORE: join(scratch.dir, 'kvs.json'),
     CATALOG_SOURCE: join(ROOT, 'fixtures', 'plans.json'),
     CATALOG_BASE_URL: 'https://plans.example.com',
     ...extra,
@@ -65,63 +37,71 @@ function summaryOf(stdout: string): Record<string, unknown> {
   return JSON.parse(lines[0] ?? '') as Record<string, unknown>;
 }
 
+/** The live pointer in the store file. */
+async function pointer(): Promise<{ live?: string; pin?: string }> {
+  const { data } = JSON.parse(await readFile(join(scratch.dir, 'kvs.json'), 'utf8')) as {
+    data: { key: string; value: string }[];
+  };
+  const live = data.find((entry) => entry.key === 'build:live')?.value;
+  const pin = data.find((entry) => entry.key === 'build:pin')?.value;
+  return { ...(live ? { live } : {}), ...(pin ? { pin } : {}) };
+}
+
 describe('catalog publish', () => {
-  it('publishes with its settings from the environment and prints one JSON summary line', async () => {
+  it('publishes with its settings from the environment and prints one JSON summary line; again, it skips', async () => {
     const result = await runCatalog(['publish'], { env: env() });
     expect(result.code, result.stderr).toBe(0);
     const summary = summaryOf(result.stdout);
     expect(summary).toMatchObject({
       command: 'publish',
-      result: 'uploaded',
+      result: 'published',
       counts: { running: 22, strength: 22 },
-      invalidationId: 'I1',
     });
-    expect(await s3.keys()).toEqual([...LIVE_KEYS, INVALIDATED_MARKER].sort());
-    expect(recorder.invalidations()).toEqual([
-      {
-        distributionId: DISTRIBUTION,
-        paths: ['/api/plans', '/catalog*', '/openapi.yaml'],
-        callerReference: `publish-${summary.buildId}`,
-      },
-    ]);
-
+    expect(await pointer()).toEqual({ live: summary.buildId });
     const again = await runCatalog(['publish'], { env: env() });
     expect(again.code, again.stderr).toBe(0);
-    expect(summaryOf(again.stdout)).toMatchObject({ result: 'skipped', invalidationId: null });
-    expect(recorder.invalidations()).toHaveLength(1);
+    expect(summaryOf(again.stdout)).toMatchObject({
+      result: 'skipped-identical',
+      previousBuildId: summary.buildId,
+    });
+    expect(again.stderr).toMatch(
+      /^skipped-identical: identical to live build \S+ \(plans [0-9a-f]{12}…\); --force publishes it anyway\n$/,
+    );
   });
 
   it('takes a flag over its environment variable', async () => {
-    const result = await runCatalog(['publish', '--bucket', s3.bucket], {
-      env: env({ CATALOG_BUCKET: 'some-other-bucket' }),
+    const result = await runCatalog(['publish', '--origin', join(scratch.dir, 'other')], {
+      env: env(),
     });
     expect(result.code, result.stderr).toBe(0);
-    expect(await s3.keys()).toContain('catalog.json');
+    expect(
+      await readFile(
+        join(scratch.dir, 'other', 'builds', String(summaryOf(result.stdout).buildId), 'manifest.json'),
+        'utf8',
+      ),
+    ).toContain('"plans": 44');
   });
 
-  it('refuses a shrunken catalog with a one-line reason naming the numbers', async () => {
-    expect((await runCatalog(['publish'], { env: env() })).code).toBe(0);
-    const before = (await s3.body('catalog.json'))?.toString('utf8');
+  it('refuses a shrunken catalog with a one-line reason naming the numbers, and an empty one unless --allow-empty', async () => {
+    const first = await runCatalog(['publish'], { env: env() });
     const result = await runCatalog(['publish', '--source', await fewerRows(10)], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
       /^catalog: refused: the new catalog has \d+ plans, fewer than 0\.5 × the 44 plans of live build \S+ \(22\); --force publishes it anyway\n$/,
     );
-    expect((await s3.body('catalog.json'))?.toString('utf8')).toBe(before);
-    expect(recorder.invalidations()).toHaveLength(1);
-  });
-
-  it('refuses an empty catalog unless --allow-empty', async () => {
     const empty = join(ROOT, 'fixtures', 'empty.json');
-    const refused = await runCatalog(['publish', '--source', empty], { env: env() });
-    expect(refused.code).toBe(1);
+    const refused = await runCatalog(['publish', '--source', empty, '--force'], { env: env() });
     expect(refused.stderr).toBe(
-      'catalog: refused: the new catalog has 0 plans; --allow-empty publishes an empty catalog\n',
+      'catalog: refused: the new catalog has 0 plans (live build ' +
+        `${summaryOf(first.stdout).buildId} has 44); --allow-empty publishes an empty catalog\n`,
     );
-    const allowed = await runCatalog(['publish', '--source', empty, '--allow-empty'], { env: env() });
+    expect(await pointer()).toEqual({ live: summaryOf(first.stdout).buildId });
+    const allowed = await runCatalog(['publish', '--source', empty, '--allow-empty', '--force'], {
+      env: env(),
+    });
     expect(allowed.code, allowed.stderr).toBe(0);
-    expect(summaryOf(allowed.stdout)).toMatchObject({ result: 'uploaded', plans: 0 });
+    expect(summaryOf(allowed.stdout)).toMatchObject({ result: 'published', plans: 0 });
   });
 
   it.each([
@@ -132,16 +112,32 @@ describe('catalog publish', () => {
     const result = await runCatalog(['publish', ...args], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(message);
-    expect(await s3.keys()).toEqual([]);
+    expect(await pointer().catch(() => 'no store')).toBe('no store');
   });
 
-  it('names the missing source, base URL, bucket and distribution: publishing has no local defaults', async () => {
+  it('names the missing source and base URL: publishing has no local defaults', async () => {
     const result = await runCatalog(['publish'], { env: { ...TEST_AWS_ENV } });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(
-      'catalog: --source: is required; --base-url: is required; --bucket: is required; --distribution: is required\n',
+    expect(result.stderr).toBe('catalog: --source: is required; --base-url: is required\n');
+  });
+
+  it('names what is missing of a target', async () => {
+    const source = {
+      CATALOG_SOURCE: env().CATALOG_SOURCE as string,
+      CATALOG_BASE_URL: 'https://plans.example.com',
+    };
+    expect((await runCatalog(['publish'], { env: source })).stderr).toBe(
+      'catalog: no target: give --bucket with --kvs-arn (AWS), or --origin with --store (a local origin)\n',
     );
-    expect(await s3.keys()).toEqual([]);
+    expect((await runCatalog(['publish', '--bucket', 'catalog-origin'], { env: source })).stderr).toBe(
+      'catalog: --kvs-arn: is required with --bucket\n',
+    );
+    expect((await runCatalog(['publish', '--origin', scratch.dir], { env: source })).stderr).toBe(
+      'catalog: --store: is required with --origin\n',
+    );
+    expect((await runCatalog(['publish', '--bucket', 'catalog-origin'], { env: env() })).stderr).toBe(
+      'catalog: give one target, not both: --bucket with --kvs-arn (AWS), or --origin with --store (a local origin)\n',
+    );
   });
 
   it('refuses a base URL that is not https, from the flag or the environment', async () => {
@@ -156,138 +152,172 @@ describe('catalog publish', () => {
     expect(variable.stderr).toMatch(
       /^catalog: CATALOG_BASE_URL "http:\/\/plans.example.com": must be https:\/\//,
     );
-    expect(await s3.keys()).toEqual([]);
-  });
-
-  it('exits non-zero when the store stops after the first upload, invalidates nothing, and a re-run converges', async () => {
-    const good = await runCatalog(['publish', '--source', await fewerRows(40)], { env: env() });
-    expect(good.code, good.stderr).toBe(0);
-    const goodBodies = await Promise.all(LIVE_KEYS.map((key) => s3.body(key)));
-    const proxy = await startCutProxy(s3.endpoint, isUploadOf(s3.bucket, 'catalog-strength.json'));
-    const failed = await runCatalog(['publish'], { env: env({ AWS_ENDPOINT_URL_S3: proxy.url }) });
-    await proxy.close();
-    expect(proxy.cut).toBe(true);
-    expect(failed.code).toBe(1);
-    expect(failed.stdout).toBe('');
-    expect(failed.stderr).toMatch(
-      /^catalog: uploading build \S+ to s3:\/\/catalog-origin failed at catalog-running\.json \(.*ECONNREFUSED.*\): written catalog-strength\.json; not written catalog-running\.json, catalog\.json, openapi\.yaml, errors\/500\.json; no invalidation was made; run publish again to converge\n$/,
-    );
-    expect(recorder.invalidations()).toHaveLength(1);
-    const afterFailure = await Promise.all(LIVE_KEYS.map((key) => s3.body(key)));
-    expect(afterFailure[0]?.equals(goodBodies[0] ?? Buffer.alloc(0))).toBe(false);
-    for (const index of [1, 2, 3, 4])
-      expect(afterFailure[index]?.equals(goodBodies[index] ?? Buffer.alloc(0))).toBe(true);
-
-    const rerun = await runCatalog(['publish'], { env: env() });
-    expect(rerun.code, rerun.stderr).toBe(0);
-    expect(summaryOf(rerun.stdout)).toMatchObject({ result: 'uploaded', plans: 44 });
-    expect(recorder.invalidations()).toHaveLength(2);
   });
 });
 
-describe('AWS regions', () => {
-  /** The region each recorded request was signed for (SigV4 credential scope). */
-  const signedRegions = () =>
-    recorder.requests.map(
-      (request) => /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(String(request.headers.authorization))?.[1],
+describe('catalog builds, rollback and unpin', () => {
+  it('list the builds, roll back by pinning the earlier one, hold it through a publish, and unpin', async () => {
+    const first = summaryOf(
+      (await runCatalog(['publish', '--source', await fewerRows(40)], { env: env() })).stdout,
     );
-  const readOnly = (extra: Record<string, string>) =>
-    runCatalog(['builds'], {
-      env: {
-        AWS_ACCESS_KEY_ID: 'S3RVER',
-        AWS_SECRET_ACCESS_KEY: 'S3RVER',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        AWS_ENDPOINT_URL_S3: recorder.url,
-        AWS_CONFIG_FILE: join(scratch.dir, 'no-config'),
-        CATALOG_S3_PATH_STYLE: '1',
-        CATALOG_BUCKET: 'catalog-origin',
-        CATALOG_MAX_ATTEMPTS: '1',
-        ...extra,
-      },
-    });
-
-  it("follow the SDK's chain: AWS_REGION, else the profile's region, else --region when given", async () => {
-    recorder.answerWith(() => ({ status: 404, body: '' }));
-    await readOnly({ AWS_REGION: 'eu-west-1' });
-    expect(new Set(signedRegions())).toEqual(new Set(['eu-west-1']));
-
-    recorder.requests.length = 0;
-    const config = join(scratch.dir, 'aws-config');
-    await writeFile(config, '[default]\nregion = ap-southeast-2\n');
-    await readOnly({ AWS_CONFIG_FILE: config });
-    expect(new Set(signedRegions())).toEqual(new Set(['ap-southeast-2']));
-
-    recorder.requests.length = 0;
-    await runCatalog(['builds', '--region', 'sa-east-1'], {
-      env: {
-        ...TEST_AWS_ENV,
-        AWS_ENDPOINT_URL_S3: recorder.url,
-        CATALOG_S3_PATH_STYLE: '1',
-        CATALOG_BUCKET: 'b-1',
-      },
-    });
-    expect(new Set(signedRegions())).toEqual(new Set(['sa-east-1']));
-  });
-
-  it('name a missing region clearly', async () => {
-    const result = await readOnly({});
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^catalog: .*no AWS region: set AWS_REGION, a profile region or --region/);
-  });
-
-  it('sign CloudFront for us-east-1 whatever the region of the rest', async () => {
-    const published = await runCatalog(['publish'], { env: env({ AWS_REGION: 'eu-west-1' }) });
-    expect(published.code, published.stderr).toBe(0);
-    const invalidation = recorder.requests.find((request) => request.url.endsWith('/invalidation'));
-    expect(/Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(String(invalidation?.headers.authorization))?.[1]).toBe(
-      'us-east-1',
-    );
-  });
-});
-
-describe('catalog builds and catalog rollback', () => {
-  it('lists the history and restores the previous build', async () => {
-    const first = await runCatalog(['publish', '--source', await fewerRows(40)], { env: env() });
-    const firstId = summaryOf(first.stdout).buildId as string;
-    const firstBody = await s3.body('catalog.json');
-    const second = await runCatalog(['publish'], { env: env() });
-    const secondId = summaryOf(second.stdout).buildId as string;
+    const second = summaryOf((await runCatalog(['publish'], { env: env() })).stdout);
 
     const listed = await runCatalog(['builds'], { env: env() });
     expect(listed.code, listed.stderr).toBe(0);
     const lines = listed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^BUILD\s+GENERATED AT\s+RUNNING\s+STRENGTH\s+NOTE$/);
-    expect(lines[1]).toMatch(new RegExp(`^${secondId}\\s+\\S+Z\\s+22\\s+22\\s+live, not archived yet$`));
-    expect(lines[2]).toMatch(new RegExp(`^${firstId}\\s+\\S+Z\\s+\\d+\\s+\\d+$`));
+    expect(lines[1]).toMatch(new RegExp(`^${second.buildId}\\s+\\S+Z\\s+22\\s+22\\s+live$`));
+    expect(lines[2]).toMatch(new RegExp(`^${first.buildId}\\s+\\S+Z\\s+\\d+\\s+\\d+$`));
     expect(lines).toHaveLength(3);
 
     const rolled = await runCatalog(['rollback'], { env: env() });
     expect(rolled.code, rolled.stderr).toBe(0);
     expect(summaryOf(rolled.stdout)).toMatchObject({
       command: 'rollback',
-      buildId: firstId,
-      previousBuildId: secondId,
+      buildId: first.buildId,
+      previousBuildId: second.buildId,
     });
-    expect((await s3.body('catalog.json'))?.equals(firstBody ?? Buffer.alloc(0))).toBe(true);
-    expect(recorder.invalidations().at(-1)?.callerReference).toMatch(
-      new RegExp(`^rollback-${firstId}-\\d{8}T\\d{9}Z$`),
+    expect(rolled.stderr).toBe(
+      `${first.buildId} is live and pinned: publishing moves nothing until catalog unpin\n`,
     );
+    expect((await runCatalog(['builds'], { env: env() })).stdout).toMatch(
+      new RegExp(`${first.buildId}.*live, pinned`),
+    );
+
+    const held = await runCatalog(['publish', '--source', await fewerRows(45)], { env: env() });
+    expect(held.code, held.stderr).toBe(0);
+    expect(summaryOf(held.stdout)).toMatchObject({ result: 'skipped-pinned' });
+    expect(held.stderr).toMatch(
+      new RegExp(`^skipped-pinned: pinned to ${first.buildId} since \\S+ by rollback; not published\\n$`),
+    );
+    expect((await pointer()).live).toBe(first.buildId);
+
+    const unpinned = await runCatalog(['unpin'], { env: env() });
+    expect(summaryOf(unpinned.stdout)).toMatchObject({
+      command: 'unpin',
+      unpinned: { build: first.buildId },
+    });
+    const after = await runCatalog(['publish', '--source', await fewerRows(45)], { env: env() });
+    expect(summaryOf(after.stdout)).toMatchObject({ result: 'published' });
+    expect(await pointer()).toEqual({ live: summaryOf(after.stdout).buildId });
 
     const unknown = await runCatalog(['rollback', '--to', 'nonsense'], { env: env() });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('catalog: --to "nonsense": must be a build id (see catalog builds)\n');
   });
+
+  it('say when flat objects from before builds are still at the origin', async () => {
+    expect((await runCatalog(['build', '--out', join(scratch.dir, 'origin')], { env: {} })).code).toBe(0);
+    const published = await runCatalog(['publish'], { env: env() });
+    expect(published.code, published.stderr).toBe(0);
+    const listed = await runCatalog(['builds'], { env: env() });
+    expect(listed.stderr).toBe(
+      `${join(scratch.dir, 'origin')} also holds flat objects from before builds (catalog.json, catalog-running.json, catalog-strength.json, openapi.yaml): nothing serves them while a build is live; remove them when you no longer need them\n`,
+    );
+  });
+});
+
+describe('the published catalog end to end', () => {
+  it('is what catalog serve answers over the same origin and store', async () => {
+    const published = summaryOf((await runCatalog(['publish'], { env: env() })).stdout);
+    const issued = await runCatalog(['keys', 'issue', '--partner', 'p'], { env: env() });
+    const key = issued.stdout.trim();
+    const server = await startServe([
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      join(scratch.dir, 'kvs.json'),
+    ]);
+    try {
+      const all = await httpRequest(server.url, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(all.status).toBe(200);
+      const body = await readFile(
+        join(scratch.dir, 'origin', 'builds', String(published.buildId), 'catalog.json'),
+      );
+      expect(all.body.equals(body)).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('AWS regions', () => {
+  let recorder: Recorder;
+  beforeAll(async () => {
+    recorder = await startRecorder();
+  });
+  afterAll(() => recorder.close());
+  beforeEach(() => {
+    recorder.requests.length = 0;
+    recorder.answerWith(() => ({ status: 404, body: '' }));
+  });
+
+  /** The regions the recorded S3 requests were signed for (SigV4 credential scope). */
+  const signedRegions = () =>
+    new Set(
+      recorder.requests.map(
+        (request) => /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(String(request.headers.authorization))?.[1],
+      ),
+    );
+  const listBuilds = (extra: Record<string, string>, args: string[] = []) =>
+    runCatalog(['builds', ...args], {
+      env: {
+        AWS_ACCESS_KEY_ID: 'S3RVER',
+        AWS_SECRET_ACCESS_KEY: 'S3RVER',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        AWS_ENDPOINT_URL_S3: recorder.url,
+        AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE: 'http://127.0.0.1:9',
+        AWS_CONFIG_FILE: join(scratch.dir, 'no-config'),
+        CATALOG_S3_PATH_STYLE: '1',
+        CATALOG_BUCKET: 'catalog-origin',
+        CATALOG_KVS_ARN:
+          'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
+        CATALOG_MAX_ATTEMPTS: '1',
+        ...extra,
+      },
+    });
+
+  it("follow the SDK's chain for S3: AWS_REGION, else the profile's region, else --region", async () => {
+    await listBuilds({ AWS_REGION: 'eu-west-1' });
+    expect(signedRegions()).toEqual(new Set(['eu-west-1']));
+    recorder.requests.length = 0;
+    const config = join(scratch.dir, 'aws-config');
+    await writeFile(config, '[default]\nregion = ap-southeast-2\n');
+    await listBuilds({ AWS_CONFIG_FILE: config });
+    expect(signedRegions()).toEqual(new Set(['ap-southeast-2']));
+    recorder.requests.length = 0;
+    await listBuilds({ AWS_REGION: 'eu-west-1' }, ['--region', 'sa-east-1']);
+    expect(signedRegions()).toEqual(new Set(['sa-east-1']));
+  });
+
+  it('name a missing region clearly', async () => {
+    const result = await listBuilds({});
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^catalog: .*no AWS region: set AWS_REGION, a profile region or --region/);
+  });
 });
 
 describe('catalog rebuild', () => {
+  let recorder: Recorder;
+  beforeAll(async () => {
+    recorder = await startRecorder();
+  });
+  afterAll(() => recorder.close());
+  beforeEach(() => {
+    recorder.requests.length = 0;
+  });
   const invocations = () => recorder.requests.filter((request) => request.url.endsWith('/invocations'));
   const lambdaEnv = () => ({ ...TEST_AWS_ENV, AWS_ENDPOINT_URL_LAMBDA: recorder.url });
 
   it('invokes the builder synchronously and prints its summary', async () => {
     const summary = {
       command: 'publish',
-      result: 'uploaded',
-      buildId: '20260301T100000000Z-abcdef',
+      result: 'published',
+      buildId: '20260301T100000Z-abcdef12',
       plans: 44,
     };
     recorder.answerWith(() => ({
@@ -334,41 +364,5 @@ describe('catalog rebuild', () => {
     expect(result.stderr).toBe(
       'catalog: function catalog-builder answered no publish summary: {"ok":false}\n',
     );
-  });
-});
-
-describe('end to end', () => {
-  it('serves the published catalog from the bucket through the local edge', async () => {
-    const published = await runCatalog(['publish'], { env: env() });
-    expect(published.code, published.stderr).toBe(0);
-    const store = join(scratch.dir, 'kvs.json');
-    const issued = await runCatalog(['keys', 'issue', '--partner', 'p', '--store', store]);
-    expect(issued.code, issued.stderr).toBe(0);
-    const key = issued.stdout.trim();
-    const server = await startServe(
-      ['--origin', `s3://${s3.bucket}`, '--endpoint', s3.endpoint, '--store', store],
-      {
-        env: { ...TEST_AWS_ENV },
-      },
-    );
-    try {
-      const all = await httpRequest(server.url, {
-        method: 'GET',
-        target: '/api/plans',
-        headers: [['X-Api-Key', key]],
-      });
-      expect(all.status).toBe(200);
-      expect(all.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(all.body.equals((await s3.body('catalog.json')) ?? Buffer.alloc(0))).toBe(true);
-      expect(JSON.parse(all.body.toString('utf8')).plans).toHaveLength(44);
-      const running = await httpRequest(server.url, {
-        method: 'GET',
-        target: '/api/plans?discipline=running',
-        headers: [['X-Api-Key', key]],
-      });
-      expect(running.body.equals((await s3.body('catalog-running.json')) ?? Buffer.alloc(0))).toBe(true);
-    } finally {
-      await server.stop();
-    }
   });
 });

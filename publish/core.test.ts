@@ -24,7 +24,7 @@ const entry = (sha256: string, size = 10): ManifestEntry => ({
 function manifest(
   id: string,
   plans: number,
-  objects: Record<string, ManifestEntry> = { 'catalog.json': entry('a') },
+  objects: Record<string, ManifestEntry> = { 'catalog.json': entry('a'), 'openapi.yaml': entry('o') },
 ): Manifest {
   return {
     buildId: id,
@@ -49,7 +49,7 @@ const whole = (plans: number, objects?: Record<string, ManifestEntry>): LiveCata
 const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate => ({
   plans,
   plansHash: `plans-${plans}`,
-  objects: { 'catalog.json': entry('a') },
+  objects: { 'catalog.json': entry('a'), 'openapi.yaml': entry('o') },
   root: { 'errors/500.json': entry('e') },
   ...overrides,
 });
@@ -59,7 +59,7 @@ describe('build ids and keys', () => {
   it('are the UTC second and 8 random hex digits, sorting by time', () => {
     const id = newBuildId(new Date('2026-03-01T10:15:00.123Z'));
     expect(id).toMatch(BUILD_ID_PATTERN);
-    expect(id.startsWith('20260301T101500Z-')).toBe(true);
+    expect(id.startsWith('20260301T101500Z-07b')).toBe(true);
     expect(newBuildId(new Date('2026-03-01T10:15:00.000Z'), 'a1b2c3d4')).toBe('20260301T101500Z-a1b2c3d4');
     expect(
       newBuildId(new Date('2026-03-01T10:15:01Z'), '00000000') >
@@ -145,10 +145,18 @@ describe('the guards', () => {
     expect(decide(candidate(44), whole(44), { ...guards, force: true }).action).toBe('publish');
   });
 
-  it('publish the same plans when openapi.yaml or the error page changed', () => {
-    expect(
-      decide(candidate(44, { objects: { 'catalog.json': entry('other') } }), whole(44), guards).action,
-    ).toBe('publish');
+  it('publish the same plans when openapi.yaml or the error page changed, but not for a new generatedAt', () => {
+    const changed = (key: string) => ({
+      'catalog.json': entry('a'),
+      'openapi.yaml': entry('o'),
+      [key]: entry('other'),
+    });
+    expect(decide(candidate(44, { objects: changed('openapi.yaml') }), whole(44), guards).action).toBe(
+      'publish',
+    );
+    expect(decide(candidate(44, { objects: changed('catalog.json') }), whole(44), guards).action).toBe(
+      'skip',
+    );
     expect(
       decide(candidate(44, { root: { 'errors/500.json': entry('new') } }), whole(44), guards).action,
     ).toBe('publish');

@@ -400,9 +400,9 @@ export async function listBuilds(
   target: PublishTarget,
 ): Promise<{ readonly builds: BuildListing[]; readonly flat: string[]; readonly pointer: Pointer }> {
   try {
-    const [pointer, listing, root] = await Promise.all([
+    const listing = await target.origin.list('builds/');
+    const [pointer, root] = await Promise.all([
       readPointer(target.kvs),
-      target.origin.list('builds/'),
       Promise.all(FLAT_OBJECTS.map(async (key) => ((await target.origin.get(key)) ? key : null))),
     ]);
     const grouped = groupBuilds(listing);

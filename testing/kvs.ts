@@ -29,10 +29,7 @@ export class FakeKvs {
   readonly server: Server;
   /** The status an UpdateKeys with a stale IfMatch gets: 409 ConflictException, as the service answers. */
   conflict: { status: number; type: string } = { status: 409, type: 'ConflictException' };
-  readonly #arn: string;
-
   constructor(arn: string) {
-    this.#arn = arn;
     const STORE_PATH = `/key-value-stores/${encodeURIComponent(arn)}`;
     const ARN = arn;
     this.server = createServer((req, res) => {

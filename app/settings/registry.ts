@@ -216,11 +216,17 @@ export const SETTINGS = {
   bucket: setting({
     kind: text('name', bucketName),
     description: 'the origin S3 bucket (with --kvs-arn; or --origin and --store for a local origin)',
-    use: { publish: 'optional', builds: 'optional', rollback: 'optional', unpin: 'optional', lambda: 'required' },
+    use: {
+      publish: 'optional',
+      builds: 'optional',
+      rollback: 'optional',
+      unpin: 'optional',
+      lambda: 'required',
+    },
   }),
   unpin: setting({
     kind: boolean,
-    description: 'remove a rollback\'s pin first, so this publish goes live again',
+    description: "remove a rollback's pin first, so this publish goes live again",
     default: false,
     use: { publish: 'default' },
   }),
@@ -287,7 +293,10 @@ export const SETTINGS = {
     },
   }),
   to: setting({
-    kind: text('build', z.string().regex(BUILD_ID_PATTERN, { error: 'must be a build id (see catalog builds)' })),
+    kind: text(
+      'build',
+      z.string().regex(BUILD_ID_PATTERN, { error: 'must be a build id (see catalog builds)' }),
+    ),
     description: 'the build to make live and pin (default: the one before the live build)',
     env: 'CATALOG_ROLLBACK_TO',
     use: { rollback: 'optional' },
@@ -307,7 +316,13 @@ export const SETTINGS = {
     kind: text('dir|s3://bucket'),
     description: 'origin: a directory (publishing: with --store), or an S3 bucket (s3://name) to serve',
     default: LOCAL_STACK.origin,
-    use: { serve: 'default', publish: 'optional', builds: 'optional', rollback: 'optional', unpin: 'optional' },
+    use: {
+      serve: 'default',
+      publish: 'optional',
+      builds: 'optional',
+      rollback: 'optional',
+      unpin: 'optional',
+    },
   }),
   endpoint: setting({
     kind: text('url', z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
@@ -330,7 +345,8 @@ export const SETTINGS = {
   }),
   kvsArn: setting({
     kind: text('arn', KvsArn),
-    description: 'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
+    description:
+      'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
     use: {
       publish: 'optional',
       builds: 'optional',

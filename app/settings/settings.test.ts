@@ -48,7 +48,7 @@ describe('the command line', () => {
 describe('the builder Lambda', () => {
   const required = {
     CATALOG_BUCKET: 'catalog-origin',
-    CATALOG_DISTRIBUTION_ID: 'E2X',
+    CATALOG_KVS_ARN: 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
     CATALOG_BASE_URL: 'https://plans.example.com',
     CATALOG_SOURCE: 'https://source.example.com/plans',
   };
@@ -81,7 +81,7 @@ describe('the builder Lambda', () => {
   it('reads back every value the stack can write, exactly', () => {
     const written = lambdaEnvironment({
       bucket: 'catalog-origin',
-      distribution: 'E2X',
+      kvsArn: 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
       baseUrl: 'https://plans.example.com',
       source: 'postgres://db.internal/plans',
       appScheme: 'myapp',

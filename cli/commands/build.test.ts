@@ -1,5 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../builder/model.ts';
 import { runCatalog } from '../../testing/cli.ts';
@@ -10,18 +11,45 @@ describe('catalog build', () => {
 
   const read = (name: string) => readFile(join(scratch.dir, name), 'utf8');
 
-  it('writes the three catalogs, openapi.yaml and errors/500.json from the fixtures', async () => {
+  it('writes one build flat: the three catalogs, openapi.yaml, their variants, errors/500.json and the manifest', async () => {
     const result = await runCatalog(['build', '--out', scratch.dir]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('');
-    expect((await readdir(scratch.dir, { recursive: true })).map(String).sort()).toEqual([
+    const files = (await readdir(scratch.dir, { recursive: true })).map(String).sort();
+    const visible = files.filter((name) => !name.startsWith('.meta'));
+    expect(visible).toEqual([
       'catalog-running.json',
+      'catalog-running.json.br',
+      'catalog-running.json.gz',
       'catalog-strength.json',
+      'catalog-strength.json.br',
+      'catalog-strength.json.gz',
       'catalog.json',
+      'catalog.json.br',
+      'catalog.json.gz',
       'errors',
       'errors/500.json',
+      'manifest.json',
       'openapi.yaml',
+      'openapi.yaml.br',
+      'openapi.yaml.gz',
     ]);
+    // what S3 keeps as metadata (type, encoding) is kept beside each file
+    expect(files.filter((name) => name.endsWith('.json') && name.startsWith('.meta/'))).toHaveLength(
+      visible.filter((name) => name !== 'errors').length,
+    );
+    expect(brotliDecompressSync(await readFile(join(scratch.dir, 'catalog.json.br'))).toString()).toBe(
+      await read('catalog.json'),
+    );
+    expect(gunzipSync(await readFile(join(scratch.dir, 'catalog.json.gz'))).toString()).toBe(
+      await read('catalog.json'),
+    );
+    const manifest = JSON.parse(await read('manifest.json'));
+    expect(manifest).toMatchObject({ plans: 44, counts: { running: 22, strength: 22 } });
+    expect(Object.keys(manifest.objects).sort()).toEqual(
+      visible.filter((name) => !['errors', 'errors/500.json', 'manifest.json'].includes(name)),
+    );
+    expect(Object.keys(manifest.root)).toEqual(['errors/500.json']);
     const all = Catalog.parse(JSON.parse(await read('catalog.json')));
     const running = Catalog.parse(JSON.parse(await read('catalog-running.json')));
     const strength = Catalog.parse(JSON.parse(await read('catalog-strength.json')));

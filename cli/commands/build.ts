@@ -24,7 +24,9 @@ export function describeBuild(result: BuildResult, where: string, ms: number): s
 export function registerBuild(program: Command): void {
   const command = program
     .command('build')
-    .description('Build one build flat into a directory: the three catalogs, openapi.yaml, their br and gz variants, the manifest and errors/500.json.');
+    .description(
+      'Build one build flat into a directory: the three catalogs, openapi.yaml, their br and gz variants, the manifest and errors/500.json.',
+    );
   addSettings(command, 'build').action(async () => {
     const started = performance.now();
     const settings = parseCommand(command, 'build');

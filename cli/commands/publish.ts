@@ -49,8 +49,9 @@ export function registerPublish(program: Command): void {
       unpin: settings.unpin,
       report: note,
     });
-    if (summary.reason) note(`${summary.result}: ${summary.reason}`);
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    const { renderMessage } = await import('../../app/settings/index.ts');
+    if (summary.reason) note(renderMessage(`${summary.result}: ${summary.reason}`, 'cli'));
+    process.stdout.write(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
   });
 
   const builds = program

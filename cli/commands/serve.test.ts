@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -46,12 +46,15 @@ describe('catalog start (npm start)', () => {
       expect(catalog.status).toBe(200);
       const plan = JSON.parse(catalog.body.toString('utf8')).plans[0];
       expect(plan.webUrl).toBe(`http://127.0.0.1:${port}/plans/${plan.id}`);
-      const built = (await stat(join(scratch.dir, '.catalog/origin/catalog.json'))).mtimeMs;
+      const builds = await readdir(join(scratch.dir, '.catalog/origin/builds'));
+      expect(builds).toHaveLength(1);
+      const store = await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8');
 
       const second = await runCatalog(['start', '--port', String(port)], { cwd: scratch.dir });
       expect(second.code).toBe(1);
       expect(second.stderr).toContain(`127.0.0.1:${port} is in use`);
-      expect((await stat(join(scratch.dir, '.catalog/origin/catalog.json'))).mtimeMs).toBe(built);
+      expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
+      expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
       const still = await httpRequest(first.url, {
         method: 'GET',
         target: '/api/plans?discipline=running',

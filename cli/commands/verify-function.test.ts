@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { REQUEST_CASES, viewerRequestOutcome } from '../../gateway/cases.ts';
+import { REQUEST_CASES, viewerRequestOutcome, withinBuild } from '../../gateway/cases.ts';
 import type { CloudFrontRequest, CloudFrontResponse } from '../../gateway/functions/event.ts';
 import { viewerRequestEvent } from '../../gateway/local/event.ts';
 import { loadFunction, type SandboxedFunction } from '../../gateway/local/sandbox.ts';
@@ -235,7 +235,8 @@ describe('catalog verify-function against a local TestFunction API', () => {
     const victim = REQUEST_CASES.find((c) => c.name === 'the whole catalog');
     expect(victim && viewerRequestOutcome(victim)).toEqual({ uri: '/catalog.json' });
     // The deployed function "forgets" to rewrite the whole catalog: it passes /api/plans on unchanged.
-    api.tamper = (r) => ('uri' in r && r.uri === '/catalog.json' ? { ...r, uri: '/api/plans' } : r);
+    api.tamper = (r) =>
+      'uri' in r && withinBuild(r.uri) === '/catalog.json' ? { ...r, uri: '/api/plans' } : r;
     const result = await runCatalog(
       ['verify-function', '--name', FUNCTION_NAME, ...allKeys(), '--stage', 'development'],
       {
