@@ -156,3 +156,57 @@ export interface KeyRecord {
 
 /** Request header the viewer-request function sets on a request it lets through (for access logs). */
 export const PARTNER_HEADER = 'x-catalog-partner';
+
+// ---------------------------------------------------------------------------------------------------------
+// Plan pages: `webUrl` (`{base_url}/plans/<id>`) is a static HTML page for people (docs/decisions.md#plan-pages).
+
+/** The path prefix of a plan page; the rest of the path is the plan's id (a UUID, in any case). */
+export const PAGE_PATH_PREFIX = '/plans/';
+
+/** Object key of a plan's page within a build (or a flat output directory): `plans/<lowercase id>.html`. */
+export const PAGE_OBJECT_PREFIX = 'plans/';
+export const PAGE_OBJECT_SUFFIX = '.html';
+
+/** The object key of a plan's page, from its lowercase id. */
+export function planPageKey(id: string): string {
+  return PAGE_OBJECT_PREFIX + id + PAGE_OBJECT_SUFFIX;
+}
+
+/** Object key of the page answered for a plan path that is not in the live build (outside the builds). */
+export const NOT_FOUND_PAGE = 'errors/404.html';
+
+/**
+ * The SHA-256 of the pages' one inline stylesheet, as a CSP source. A test recomputes it from the stylesheet
+ * the builder writes: change the two together.
+ */
+export const PAGE_STYLE_HASH = "'sha256-NwyYBLuE0n2F86pZdmdntCKLeJZNVKzzsc22yWSZO8k='";
+
+/**
+ * The Content-Security-Policy of a page answer: nothing is allowed but the inline stylesheet (by its hash) and
+ * https: images (covers). No script of any kind, no fonts, no connections, no plugins; no framing, no
+ * `<base>`, no form submission. A plain string, not built from {@link PAGE_STYLE_HASH}, so that a function
+ * bundle that does not send it leaves it out; a test checks that it names exactly that hash.
+ */
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'sha256-NwyYBLuE0n2F86pZdmdntCKLeJZNVKzzsc22yWSZO8k='; img-src https:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/**
+ * The security headers every page answer carries, found (200) or not (404), by lowercase header name: the
+ * viewer-response function sets them on a served page, the distribution's response headers policy on the
+ * not-found page.
+ */
+export const PAGE_SECURITY_HEADERS = {
+  'content-security-policy': PAGE_CSP,
+  'x-content-type-options': 'nosniff',
+  /** Pages load covers from other hosts and link to the app: none of them needs to know the page. */
+  'referrer-policy': 'no-referrer',
+  /** Framing refused for browsers older than CSP's `frame-ancestors`. */
+  'x-frame-options': 'DENY',
+} as const;
+
+/** Header values of a page answer besides the security headers. */
+export const PAGE_HEADERS = {
+  html: 'text/html; charset=utf-8',
+  /** A found page, as the catalog: five minutes in any cache. */
+  cacheable: 'public, max-age=300',
+} as const;

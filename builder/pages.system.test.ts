@@ -1,0 +1,405 @@
+/**
+ * The plan pages as a person's browser sees them: Debian's Chromium (driven by playwright-core) loads pages
+ * from a small HTTP server on 127.0.0.1 that sends them with the page answer's headers (contract/index.ts).
+ * Hostile titles and summaries show as text and no script runs, with and without the
+ * Content-Security-Policy; the policy blocks nothing of our own markup; axe-core finds no accessibility
+ * violation in light and dark mode; screenshots at 375 and 1280 px go to test-output/plan-pages/ for a person
+ * to look at. Cover images are answered inside the browser (no request leaves the machine). Runs in
+ * `npm run test:system`.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { createServer, type OutgoingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../contract/index.ts';
+import { ROOT, scratchDir } from '../testing/cli.ts';
+import type { Plan } from './model.ts';
+import { HOSTILE_TEXT, hostileRows, planFrom, plansFrom, shownText, typicalPlan } from './pages.testing.ts';
+import { renderNotFoundPage, renderPlanPage } from './pages.ts';
+
+/**
+ * The few browser globals the page callbacks use (the project compiles without the DOM library). Callbacks
+ * run in the page, so each reads them from its own `globalThis`.
+ */
+interface PageElement {
+  readonly tagName: string;
+  readonly textContent: string | null;
+  readonly attributes: Iterable<{ readonly name: string }>;
+  getAttribute(name: string): string | null;
+}
+interface PageGlobals {
+  readonly document: {
+    readonly title: string;
+    readonly body: PageElement;
+    readonly documentElement: { readonly scrollWidth: number };
+    querySelector(selector: string): PageElement | null;
+    querySelectorAll(selector: string): Iterable<PageElement> & { readonly length: number };
+    addEventListener(
+      type: 'securitypolicyviolation',
+      listener: (event: { readonly violatedDirective: string; readonly blockedURI: string }) => void,
+    ): void;
+  };
+  getComputedStyle(element: PageElement | null): {
+    readonly margin: string;
+    readonly textDecorationLine: string;
+  };
+  __violations?: string[];
+}
+
+/** Where the screenshots go (ignored by git). */
+const SHOTS = join(ROOT, 'test-output', 'plan-pages');
+const WIDTHS = [375, 1280] as const;
+
+/** A stand-in cover, answered by the browser itself for any https: image. */
+const COVER_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 160 90"><defs><linearGradient id="g" x2="1" y2="1"><stop offset="0" stop-color="#e8743b"/><stop offset="1" stop-color="#7b2d8b"/></linearGradient></defs><rect width="160" height="90" fill="url(#g)"/><circle cx="120" cy="30" r="14" fill="#ffd66b"/><path d="M0 90 50 45l30 25 25-20 55 40z" fill="#2c1b4d" fill-opacity=".6"/></svg>';
+
+const SECURE: OutgoingHttpHeaders = { ...PAGE_SECURITY_HEADERS };
+const WITHOUT_CSP: OutgoingHttpHeaders = { ...PAGE_SECURITY_HEADERS, 'content-security-policy': undefined };
+
+interface Served {
+  readonly status: number;
+  readonly body: string;
+  readonly headers: OutgoingHttpHeaders;
+}
+
+/** Serves `routes` (path → answer) on 127.0.0.1; anything else is a bare 404. */
+async function pageServer(routes: ReadonlyMap<string, Served>): Promise<{ origin: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const served = routes.get(req.url ?? '');
+    if (!served) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such test page');
+      return;
+    }
+    const headers: OutgoingHttpHeaders = { 'content-type': PAGE_HEADERS.html };
+    for (const [name, value] of Object.entries(served.headers))
+      if (value !== undefined) headers[name] = value;
+    if (served.status === 200) headers['cache-control'] = PAGE_HEADERS.cacheable;
+    res.writeHead(served.status, headers).end(served.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** What happened while a page loaded. */
+interface Visit {
+  readonly page: Page;
+  readonly status: number | undefined;
+  readonly bodyBytes: number;
+  readonly headers: Record<string, string>;
+  readonly dialogs: string[];
+  readonly pageErrors: string[];
+  readonly consoleErrors: string[];
+  readonly violations: string[];
+  /** Every request the page made except its own document, as `METHOD url`. */
+  readonly requests: string[];
+}
+
+describe('plan pages in Chromium', () => {
+  const typical = typicalPlan();
+  const fallbackRunning = planFrom({ cover_url: null, summary: null, level: null, days_per_week: null });
+  const fallbackStrength = planFrom({
+    id: '7a2b3c4d-0000-4000-8000-000000000001',
+    title: 'Strong Start',
+    cover_url: null,
+    discipline: 'strength',
+    est_minutes_per_session: null,
+  });
+  const longTitle = planFrom({
+    id: '7a2b3c4d-0000-4000-8000-000000000002',
+    title: `Ultra${'marathon'.repeat(20)} with a title longer than any phone is wide`,
+  });
+  const hostile = plansFrom(hostileRows());
+  const canary =
+    '<!doctype html><html lang="en"><title>canary</title><p style="color:red">canary</p><script>alert("canary")</script>';
+
+  const routes = new Map<string, Served>();
+  const pagePath = (plan: Plan) => `/plans/${plan.id}`;
+  for (const plan of [typical, fallbackRunning, fallbackStrength, longTitle, ...hostile])
+    routes.set(pagePath(plan), { status: 200, body: renderPlanPage(plan), headers: SECURE });
+  for (const plan of hostile)
+    routes.set(`/bare${pagePath(plan)}`, { status: 200, body: renderPlanPage(plan), headers: WITHOUT_CSP });
+  const notFound = '/plans/00000000-0000-4000-8000-00000000dead';
+  routes.set(notFound, {
+    status: 404,
+    body: renderNotFoundPage({ appScheme: 'trainingplans' }),
+    headers: SECURE,
+  });
+  routes.set('/canary/secure', { status: 200, body: canary, headers: SECURE });
+  routes.set('/canary/bare', { status: 200, body: canary, headers: WITHOUT_CSP });
+
+  let origin: string;
+  let server: Server;
+  let context: BrowserContext;
+  let profile: { dir: string; remove: () => Promise<void> };
+
+  beforeAll(async () => {
+    ({ origin, server } = await pageServer(routes));
+    await mkdir(SHOTS, { recursive: true });
+    profile = await scratchDir('catalog-pages-chromium-');
+    context = await chromium.launchPersistentContext(profile.dir, {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    // Nothing leaves the machine: https: images are answered here, anything else not local is refused.
+    await context.route(
+      (url) => url.origin !== origin,
+      (route) =>
+        route.request().url().startsWith('https://') && route.request().resourceType() === 'image'
+          ? route.fulfill({ status: 200, contentType: 'image/svg+xml', body: COVER_SVG })
+          : route.abort('blockedbyclient'),
+    );
+    // Reports what the Content-Security-Policy blocked. Injected by the test driver, which the policy does not
+    // govern; the page's own markup has no script.
+    await context.addInitScript(() => {
+      const page = globalThis as unknown as PageGlobals;
+      page.document.addEventListener('securitypolicyviolation', (event) => {
+        page.__violations = [...(page.__violations ?? []), `${event.violatedDirective} ${event.blockedURI}`];
+      });
+    });
+  });
+  afterAll(async () => {
+    await context?.close();
+    server?.close();
+    await profile?.remove();
+  });
+
+  async function visit(path: string, options: { width?: number; dark?: boolean } = {}): Promise<Visit> {
+    const page = await context.newPage();
+    await page.setViewportSize({ width: options.width ?? 375, height: 800 });
+    await page.emulateMedia({ colorScheme: options.dark ? 'dark' : 'light' });
+    const dialogs: string[] = [];
+    const pageErrors: string[] = [];
+    const consoleErrors: string[] = [];
+    const requests: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('request', (request) => {
+      if (request.url() !== origin + path) requests.push(`${request.method()} ${request.url()}`);
+    });
+    const response = await page.goto(origin + path, { waitUntil: 'load' });
+    // Violation events are queued as tasks: let the page run the ones already queued.
+    const violations = await page.evaluate(
+      () =>
+        new Promise<string[]>((resolve) =>
+          setTimeout(() => resolve((globalThis as unknown as PageGlobals).__violations ?? []), 0),
+        ),
+    );
+    return {
+      page,
+      status: response?.status(),
+      bodyBytes: (await response?.body())?.length ?? 0,
+      headers: response?.headers() ?? {},
+      dialogs,
+      pageErrors,
+      consoleErrors,
+      violations,
+      requests,
+    };
+  }
+
+  /** Text the page shows, and traces any script or handler in the document would leave. */
+  const inspect = (page: Page) =>
+    page.evaluate(() => {
+      const { document } = globalThis as unknown as PageGlobals;
+      return {
+        title: document.title,
+        heading: document.querySelector('h1')?.textContent ?? null,
+        summary: document.querySelector('.summary')?.textContent ?? null,
+        scripts: document.querySelectorAll('script, iframe, object, embed, base').length,
+        handlers: [...document.querySelectorAll('*')].flatMap((element) =>
+          [...element.attributes]
+            .filter((attribute) => attribute.name.startsWith('on'))
+            .map((attribute) => `${element.tagName} ${attribute.name}`),
+        ),
+        links: [...document.querySelectorAll('a[href]')].map((a) => a.getAttribute('href')),
+        images: [...document.querySelectorAll('img')].map((img) => img.getAttribute('src')),
+      };
+    });
+
+  it('notices a script and a blocked inline style when they are there (the detectors below can fail)', async () => {
+    const secure = await visit('/canary/secure');
+    expect(secure.dialogs).toEqual([]);
+    expect(secure.violations).toEqual(expect.arrayContaining([expect.stringMatching(/^script-src/)]));
+    expect(secure.violations).toEqual(expect.arrayContaining([expect.stringMatching(/^style-src/)]));
+    expect(secure.consoleErrors.join('\n')).toMatch(/Content Security Policy/);
+    const bare = await visit('/canary/bare');
+    expect(bare.dialogs).toEqual(['canary']);
+    await secure.page.close();
+    await bare.page.close();
+  });
+
+  it('serves a typical plan page with its headers, styled, with nothing blocked and nothing logged', async () => {
+    const seen = await visit(pagePath(typical));
+    expect(seen.status).toBe(200);
+    expect(seen.headers).toMatchObject({
+      'content-type': PAGE_HEADERS.html,
+      'cache-control': PAGE_HEADERS.cacheable,
+      ...PAGE_SECURITY_HEADERS,
+    });
+    expect({ violations: seen.violations, errors: seen.consoleErrors, pageErrors: seen.pageErrors }).toEqual({
+      violations: [],
+      errors: [],
+      pageErrors: [],
+    });
+    // The stylesheet applied: the policy let it through by its hash.
+    const styled = await seen.page.evaluate(() => {
+      const { document, getComputedStyle } = globalThis as unknown as PageGlobals;
+      return {
+        margin: getComputedStyle(document.body).margin,
+        button: getComputedStyle(document.querySelector('a.open')).textDecorationLine,
+      };
+    });
+    expect(styled).toEqual({ margin: '0px', button: 'none' });
+    expect(seen.requests).toEqual([`GET ${typical.coverUrl}`]);
+    const shown = await inspect(seen.page);
+    expect(shown).toMatchObject({ title: typical.title, heading: typical.title, summary: typical.summary });
+    expect(shown.links).toEqual([typical.appUrl]);
+    await seen.page.close();
+  });
+
+  it('weighs at most 15 KB before compression for a typical plan', async () => {
+    const seen = await visit(pagePath(typical));
+    expect(seen.bodyBytes).toBeGreaterThan(1000);
+    expect(seen.bodyBytes).toBeLessThanOrEqual(15 * 1024);
+    await seen.page.close();
+  });
+
+  it('draws the fallback cover without any request, for both disciplines', async () => {
+    for (const plan of [fallbackRunning, fallbackStrength]) {
+      const seen = await visit(pagePath(plan));
+      expect(seen.requests).toEqual([]);
+      expect(seen.violations).toEqual([]);
+      expect(seen.consoleErrors).toEqual([]);
+      const box = await seen.page.locator('.fallback').boundingBox();
+      expect(box?.height).toBeGreaterThan(100);
+      await seen.page.close();
+    }
+  });
+
+  it('shows hostile titles and summaries as text and runs no script, with the policy', async () => {
+    for (const [index, plan] of hostile.entries()) {
+      const text = HOSTILE_TEXT[index];
+      const seen = await visit(pagePath(plan));
+      expect(seen.dialogs).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+      expect(seen.consoleErrors).toEqual([]);
+      expect(seen.violations).toEqual([]);
+      const shown = await inspect(seen.page);
+      expect(shown).toMatchObject({
+        // document.title strips and collapses ASCII whitespace only
+        title: shownText(text?.title ?? '')
+          .replace(/[\t\n\f\r ]+/g, ' ')
+          .trim(),
+        heading: shownText(text?.title ?? ''),
+        summary: shownText(text?.summary ?? ''),
+        scripts: 0,
+        handlers: [],
+        links: [plan.appUrl],
+      });
+      await seen.page.close();
+    }
+  });
+
+  it('shows them as text and runs no script without the policy too: the escaping alone holds', async () => {
+    for (const [index, plan] of hostile.entries()) {
+      const text = HOSTILE_TEXT[index];
+      const seen = await visit(`/bare${pagePath(plan)}`);
+      expect(seen.dialogs).toEqual([]);
+      expect(seen.pageErrors).toEqual([]);
+      const shown = await inspect(seen.page);
+      expect(shown).toMatchObject({ heading: shownText(text?.title ?? ''), scripts: 0, handlers: [] });
+      expect(shown.images.every((src) => src?.startsWith('https://covers.test/'))).toBe(true);
+      await seen.page.close();
+    }
+  });
+
+  it('answers the not-found page with 404, styled, with nothing blocked, and a link to the app', async () => {
+    const seen = await visit(notFound);
+    expect(seen.status).toBe(404);
+    expect(seen.headers).toMatchObject(PAGE_SECURITY_HEADERS);
+    expect(seen.violations).toEqual([]);
+    expect(seen.requests).toEqual([]);
+    // Chromium logs the document's own 404 status; nothing else may be logged.
+    expect(seen.consoleErrors.filter((line) => !/status of 404/.test(line))).toEqual([]);
+    const shown = await inspect(seen.page);
+    expect(shown).toMatchObject({
+      title: 'Plan not found',
+      heading: 'Plan not found',
+      links: ['trainingplans://'],
+    });
+    await seen.page.close();
+  });
+
+  it('fits a 375 px phone without sideways scrolling, even with a very long title', async () => {
+    for (const path of [pagePath(longTitle), pagePath(typical), notFound, pagePath(hostile[3] as Plan)]) {
+      const seen = await visit(path, { width: 375 });
+      const width = await seen.page.evaluate(
+        () => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth,
+      );
+      expect(width, path).toBeLessThanOrEqual(375);
+      await seen.page.close();
+    }
+  });
+
+  it('has no accessibility violation axe-core can find, in light and dark mode', async () => {
+    for (const path of [
+      pagePath(typical),
+      pagePath(fallbackStrength),
+      pagePath(hostile[3] as Plan),
+      notFound,
+    ])
+      for (const dark of [false, true]) {
+        const seen = await visit(path, { dark });
+        const results = await new AxeBuilder({ page: seen.page }).analyze();
+        const found = results.violations.map(
+          (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+        );
+        expect(found, `${path} ${dark ? 'dark' : 'light'}`).toEqual([]);
+        expect(results.passes.length).toBeGreaterThan(10);
+        await seen.page.close();
+      }
+  });
+
+  it('writes screenshots at 375 and 1280 px for a person to look at', async () => {
+    const shots: Record<string, string> = {
+      typical: pagePath(typical),
+      'no-cover-running': pagePath(fallbackRunning),
+      'no-cover-strength': pagePath(fallbackStrength),
+      hostile: pagePath(hostile[3] as Plan),
+      'long-title': pagePath(longTitle),
+      'not-found': notFound,
+    };
+    for (const [name, path] of Object.entries(shots))
+      for (const width of WIDTHS) {
+        const seen = await visit(path, { width });
+        const file = join(SHOTS, `${name}-${width}.png`);
+        await seen.page.screenshot({ path: file, fullPage: true });
+        const png = await readFile(file);
+        expect(png.subarray(1, 4).toString()).toBe('PNG');
+        expect(png.readUInt32BE(16)).toBe(width);
+        await seen.page.close();
+      }
+    const dark = await visit(pagePath(typical), { width: 375, dark: true });
+    await dark.page.screenshot({ path: join(SHOTS, 'typical-dark-375.png'), fullPage: true });
+    await dark.page.close();
+  });
+});

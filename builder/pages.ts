@@ -1,0 +1,306 @@
+/**
+ * The plan pages (docs/decisions.md#plan-pages): one static HTML page per plan, for a person who followed a
+ * partner's `webUrl`, and one page for a plan that is not in the catalog. Pure functions from a plan to the
+ * page's text; the caller stores them as objects of the build.
+ *
+ * A page has no script, no external font and exactly one inline stylesheet ({@link PAGE_STYLESHEET}), whose
+ * SHA-256 the page answer's Content-Security-Policy names (`PAGE_STYLE_HASH` in contract/index.ts). Titles
+ * and summaries come from the plans source and are untrusted: every value reaches the markup through the
+ * `html` template below, which escapes it with escape-goat for element text and double-quoted attributes;
+ * a URL is first checked for its scheme and serialised by the WHATWG URL parser.
+ */
+import { htmlEscape } from 'escape-goat';
+import { ConfigError, settingRef } from '../contract/errors.ts';
+import type { Discipline, Level } from '../contract/index.ts';
+import type { Plan } from './model.ts';
+
+// ---------------------------------------------------------------------------------------------------------
+// Markup: values are escaped unless they are markup this module made.
+
+/** A piece of markup built by {@link html}: its interpolated values were escaped. */
+class Markup {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+type Value = Markup | string | number | null | readonly Markup[];
+
+/**
+ * Characters an HTML document must not contain (the parser reports them as errors and replaces or drops
+ * some): NUL and the other C0 and C1 controls except tab, line feed, form feed and carriage return, lone
+ * surrogates and noncharacters. Each becomes U+FFFD, so the reader sees that something was there.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these controls are exactly what it matches
+const NOT_IN_HTML = /[\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F\p{Cs}\p{Noncharacter_Code_Point}]/gu;
+
+/** Text as it may stand in a document: forbidden characters replaced, nothing else changed. */
+function documentText(text: string): string {
+  return text.replace(NOT_IN_HTML, '\uFFFD');
+}
+
+function render(value: Value): string {
+  if (value instanceof Markup) return value.text;
+  if (value === null) return '';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return htmlEscape(documentText(value));
+  return value.map((part) => part.text).join('');
+}
+
+/**
+ * The one way markup is made here: a tagged template whose interpolated values are escaped (`&<>"'`), unless
+ * they are {@link Markup} from this same template. Attribute values are always written in double quotes, so
+ * the one escaping is right for element text and attributes alike. `null` renders nothing.
+ */
+function html(strings: TemplateStringsArray, ...values: Value[]): Markup {
+  let out = strings[0] ?? '';
+  values.forEach((value, index) => {
+    out += render(value) + (strings[index + 1] ?? '');
+  });
+  return new Markup(out);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// URLs: checked for their scheme, then serialised (which percent-encodes spaces, quotes and angle brackets).
+
+/** Schemes a link on a page must never have: they run code or read local data rather than open something. */
+const UNSAFE_SCHEMES = new Set([
+  'javascript:',
+  'vbscript:',
+  'data:',
+  'blob:',
+  'file:',
+  'filesystem:',
+  'about:',
+]);
+
+function parsed(value: string): URL | undefined {
+  return URL.canParse(value) ? new URL(value) : undefined;
+}
+
+/** The plan's `webUrl`, serialised; it comes from the base URL setting, so anything but http(s) is refused. */
+function pageUrl(plan: Plan): string {
+  const url = parsed(plan.webUrl);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+    throw new ConfigError(
+      `plan ${plan.id}: webUrl ${JSON.stringify(plan.webUrl)} is not an http(s) URL; check ${settingRef('baseUrl')}`,
+    );
+  return url.href;
+}
+
+/** An app deep link, serialised; refused when the app scheme is one that runs code or reads local data. */
+function appLink(value: string): string {
+  const url = parsed(value);
+  if (!url || UNSAFE_SCHEMES.has(url.protocol) || url.protocol === 'http:' || url.protocol === 'https:')
+    throw new ConfigError(
+      `the app link ${JSON.stringify(value)} cannot be a link on a plan page; ${settingRef('appScheme')} must name the app's own scheme`,
+    );
+  return url.href;
+}
+
+/** The cover's URL when it is an absolute `https:` URL (the builder already requires it), else null. */
+function coverSource(coverUrl: string | null): string | null {
+  if (coverUrl === null) return null;
+  const url = parsed(coverUrl);
+  return url?.protocol === 'https:' && url.hostname !== '' ? url.href : null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The page.
+
+/**
+ * The pages' one stylesheet. The Content-Security-Policy allows it by its SHA-256 (contract/index.ts
+ * `PAGE_STYLE_HASH`), and a test fails when the two disagree: change both together. No style attributes
+ * anywhere (the policy would block them); SVG presentation attributes are not styles.
+ */
+export const PAGE_STYLESHEET = [
+  ':root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--text:#17191c;--muted:#4b5260;--line:#d5d9df;--accent:#0a58ca;--on-accent:#fff}',
+  '@media (prefers-color-scheme:dark){:root{--bg:#121417;--card:#1c2026;--text:#eceef1;--muted:#b7bec9;--line:#363d47;--accent:#8cb8ff;--on-accent:#0b1220}}',
+  '*{box-sizing:border-box}',
+  'body{margin:0;background:var(--bg);color:var(--text);font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}',
+  'header,main{max-width:40rem;margin:0 auto;padding:0 1rem}',
+  'header p{margin:0;padding:1rem 0 .75rem;font-weight:600;color:var(--muted)}',
+  'article{background:var(--card);border:1px solid var(--line);border-radius:1rem;overflow:hidden;margin-bottom:2rem}',
+  '.cover{display:block;width:100%;aspect-ratio:16/9;object-fit:cover;background:#3b4a63}',
+  '.fallback{display:flex;align-items:center;justify-content:center;background:linear-gradient(135deg,#1f3b73,#5a3d8c)}',
+  '.fallback.running{background:linear-gradient(135deg,#0f5c4d,#2b6cb0)}',
+  '.fallback svg{width:28%;height:auto}',
+  '.text{padding:1.25rem 1.25rem 1.5rem}',
+  'h1{font-size:1.625rem;line-height:1.25;margin:0 0 .5rem}',
+  'h1,p{overflow-wrap:anywhere}',
+  '.summary{margin:0 0 1.25rem}',
+  'dl{display:grid;grid-template-columns:repeat(auto-fit,minmax(8.5rem,1fr));gap:.75rem 1rem;margin:0 0 1.5rem}',
+  'dl div{border-top:1px solid var(--line);padding-top:.5rem}',
+  'dt{font-size:.875rem;color:var(--muted)}',
+  'dd{margin:0;font-weight:600}',
+  '.open{display:inline-block;padding:.75rem 1.25rem;border-radius:.5rem;background:var(--accent);color:var(--on-accent);font-weight:600;text-decoration:none}',
+  '.open:focus-visible{outline:3px solid var(--text);outline-offset:3px}',
+  '.note{margin:.75rem 0 0;font-size:.9375rem;color:var(--muted)}',
+].join('');
+
+/** What a page says about where it is; defaults suit the service as shipped. */
+export interface PageOptions {
+  /** The name shown in the page's banner and as `og:site_name`. */
+  readonly siteName?: string;
+  /** The app's name, in the line that says the app link needs it. */
+  readonly appName?: string;
+}
+
+const DEFAULT_SITE_NAME = 'Training Plans';
+const DEFAULT_APP_NAME = 'Training Plans';
+const APP_NOTE_ID = 'app-note';
+
+const LEVEL_NAMES: Readonly<Record<Level, string | null>> = {
+  none: null,
+  beginner: 'Beginner',
+  intermediate: 'Intermediate',
+  advanced: 'Advanced',
+};
+
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The facts of a plan as label and value; a fact the catalog does not give is left out. */
+function facts(plan: Plan): [label: string, value: string][] {
+  const rows: [string, string | null][] = [
+    ['Type', plan.disciplineLabel],
+    ['Level', LEVEL_NAMES[plan.level]],
+    ['Length', count(plan.weeksCount, 'week', 'weeks')],
+    ['Days per week', plan.daysPerWeek === null ? null : String(plan.daysPerWeek)],
+    [
+      'Per session',
+      plan.estMinutesPerSession === null
+        ? null
+        : `about ${count(plan.estMinutesPerSession, 'minute', 'minutes')}`,
+    ],
+  ];
+  return rows.filter((row): row is [string, string] => row[1] !== null);
+}
+
+/** The page's description: the summary, or (without one) the facts in one line, in our own words. */
+function description(plan: Plan): string {
+  if (plan.summary !== null) return plan.summary;
+  const parts = [count(plan.weeksCount, 'week', 'weeks')];
+  if (plan.daysPerWeek !== null) parts.push(`${count(plan.daysPerWeek, 'day', 'days')} a week`);
+  if (plan.estMinutesPerSession !== null)
+    parts.push(`about ${count(plan.estMinutesPerSession, 'minute', 'minutes')} a session`);
+  return `${plan.disciplineLabel} plan: ${parts.join(', ')}.`;
+}
+
+/** A small line drawing for a plan without a cover: a dumbbell for strength, a route for running. */
+const FALLBACK_ICONS: Readonly<Record<Discipline, Markup>> = {
+  strength: html`<svg viewBox="0 0 64 64" aria-hidden="true" focusable="false"><g fill="#fff" fill-opacity=".9"><rect x="6" y="22" width="8" height="20" rx="2"/><rect x="14" y="17" width="8" height="30" rx="2"/><rect x="42" y="17" width="8" height="30" rx="2"/><rect x="50" y="22" width="8" height="20" rx="2"/><rect x="22" y="29" width="20" height="6" rx="1"/></g></svg>`,
+  running: html`<svg viewBox="0 0 64 64" aria-hidden="true" focusable="false"><g fill="none" stroke="#fff" stroke-opacity=".9" stroke-width="4" stroke-linecap="round"><path d="M10 50c10-2 12-12 22-14s14-10 22-20" stroke-dasharray="1 8"/></g><g fill="#fff" fill-opacity=".9"><circle cx="10" cy="50" r="5"/><circle cx="54" cy="16" r="5"/></g></svg>`,
+};
+
+function cover(plan: Plan): Markup {
+  const src = coverSource(plan.coverUrl);
+  // The heading right below names the plan, and nothing is known of what the picture shows: it is
+  // decorative, so its alternative text is empty (screen readers skip it rather than read a guess).
+  if (src !== null) return html`<img class="cover" src="${src}" alt="" decoding="async">`;
+  return html`<div class="cover fallback ${plan.discipline}" aria-hidden="true">${FALLBACK_ICONS[plan.discipline]}</div>`;
+}
+
+interface Head {
+  readonly title: string;
+  readonly description: string;
+  readonly extra: Markup;
+}
+
+/** The whole document around `body`; `head.extra` adds tags to the head (canonical link, Open Graph…). */
+function documentOf(head: Head, siteName: string, body: Markup): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${head.title}</title>
+<meta name="description" content="${head.description}">
+${head.extra}<style>${new Markup(PAGE_STYLESHEET)}</style>
+</head>
+<body>
+<header><p>${siteName}</p></header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.text;
+}
+
+/**
+ * The page of one plan: title, summary, cover (or a drawn fallback without a request), the facts the catalog
+ * gives, and a link to open the plan in the app with a line saying it needs the app. The head carries the
+ * description, the canonical link (`webUrl`), Open Graph and Twitter card tags. Every value is escaped; the
+ * cover is used only when it is an `https:` URL. Throws `ConfigError` when `webUrl` is not http(s) or
+ * `appUrl` has a scheme that runs code or reads local data (javascript:, data:, http(s): …).
+ */
+export function renderPlanPage(plan: Plan, options: PageOptions = {}): string {
+  const siteName = options.siteName ?? DEFAULT_SITE_NAME;
+  const appName = options.appName ?? DEFAULT_APP_NAME;
+  const canonical = pageUrl(plan);
+  const app = appLink(plan.appUrl);
+  const image = coverSource(plan.coverUrl);
+  const text = description(plan);
+
+  const extra = html`<link rel="canonical" href="${canonical}">
+<meta property="og:type" content="website">
+<meta property="og:site_name" content="${siteName}">
+<meta property="og:title" content="${plan.title}">
+<meta property="og:description" content="${text}">
+<meta property="og:url" content="${canonical}">
+${image === null ? null : html`<meta property="og:image" content="${image}">\n`}<meta name="twitter:card" content="${image === null ? 'summary' : 'summary_large_image'}">
+<meta name="twitter:title" content="${plan.title}">
+<meta name="twitter:description" content="${text}">
+${image === null ? null : html`<meta name="twitter:image" content="${image}">\n`}`;
+
+  const factList = facts(plan).map(([label, value]) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`);
+  const body = html`<article>
+${cover(plan)}
+<div class="text">
+<h1 dir="auto">${plan.title}</h1>
+${plan.summary === null ? null : html`<p class="summary" dir="auto">${plan.summary}</p>\n`}<dl>${factList}</dl>
+<p><a class="open" href="${app}" aria-describedby="${APP_NOTE_ID}">Open in the app</a></p>
+<p class="note" id="${APP_NOTE_ID}">This opens the plan in the ${appName} app, and works only on a phone or tablet where the app is installed.</p>
+</div>
+</article>`;
+
+  return documentOf({ title: plan.title, description: text, extra }, siteName, body);
+}
+
+/** What the not-found page needs: the app scheme of the build, for its link to the app. */
+export interface NotFoundOptions extends PageOptions {
+  readonly appScheme: string;
+}
+
+/**
+ * The page for a plan path that is not in the catalog (withdrawn, mistyped, or not a plan path at all). One
+ * static page serves every such path, so it cannot know which partner sent the reader, nor use a relative
+ * link: it tells the reader to go back with the browser's Back button, and links to the app itself
+ * (`<scheme>://`), the one destination every deployment has, with the line that says it needs the app.
+ * Not indexed by search engines. Throws `ConfigError` as {@link renderPlanPage} for an unsafe app scheme.
+ */
+export function renderNotFoundPage(options: NotFoundOptions): string {
+  const siteName = options.siteName ?? DEFAULT_SITE_NAME;
+  const appName = options.appName ?? DEFAULT_APP_NAME;
+  const app = appLink(`${options.appScheme}://`);
+  const title = 'Plan not found';
+  const extra = html`<meta name="robots" content="noindex">
+`;
+  const body = html`<article>
+<div class="text">
+<h1>${title}</h1>
+<p class="summary">This plan is not in the catalog. It may have been withdrawn, or the link may be incomplete.</p>
+<p class="summary">To return to the page that sent you here, use your browser's Back button. The plans you can follow are in the ${appName} app.</p>
+<p><a class="open" href="${app}" aria-describedby="${APP_NOTE_ID}">Open the app</a></p>
+<p class="note" id="${APP_NOTE_ID}">This works only on a phone or tablet where the ${appName} app is installed.</p>
+</div>
+</article>`;
+  return documentOf(
+    { title, description: 'This training plan is not in the catalog.', extra },
+    siteName,
+    body,
+  );
+}
