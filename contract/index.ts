@@ -115,6 +115,18 @@ export const PROBLEM_INTERNAL: ProblemType = {
   detail: 'The catalog could not be served. Keep using your last good copy and retry later.',
 };
 
+/**
+ * The answer of the optional per-key rate limit. AWS WAF sends it, not a function: its `Content-Type` is
+ * `application/json` (WAF sets the type of a custom body and allows no other) and it carries no CORS headers.
+ * It joins {@link PROBLEMS} together with its entry in openapi.yaml.
+ */
+export const PROBLEM_RATE_LIMITED: ProblemType = {
+  type: 'tag:training-plan-catalog,2026:problem:rate-limited',
+  title: 'Too Many Requests',
+  status: 429,
+  detail: 'This API key sent more requests than its limit allows. Wait for Retry-After seconds, then retry.',
+};
+
 /** The RFC 9457 body of an error answer: exactly `type`, `title`, `status` and `detail`, as compact JSON. */
 export function problemDocument(problem: ProblemType): string {
   return JSON.stringify({

@@ -82,17 +82,21 @@ describe('the app entry (as the CDK CLI runs it)', () => {
   });
   afterAll(() => rm(outdir, { recursive: true, force: true }));
 
-  const app = (context: Record<string, unknown>) =>
+  const app = (context: Record<string, unknown>, extraEnv: Record<string, string> = {}) =>
     run(join(ROOT, 'node_modules/.bin/tsx'), ['app.ts'], {
       cwd: join(ROOT, 'infra'),
       env: {
+        ...extraEnv,
         PATH: process.env.PATH ?? '',
         CDK_OUTDIR: outdir,
         CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }),
       },
     });
 
-  it('synthesizes the stack named by the context, with its settings, with no credentials', async () => {
+  // Each case runs the whole app in a child process (several seconds, more on a busy machine).
+  const SLOW = { timeout: 120_000 };
+
+  it('synthesizes the stack named by the context, with its settings, with no credentials', SLOW, async () => {
     await app({ stackName: 'CatalogAppTest', buildRateMinutes: '15' });
     const template = JSON.parse(await readFile(join(outdir, 'CatalogAppTest.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
@@ -101,7 +105,27 @@ describe('the app entry (as the CDK CLI runs it)', () => {
     expect(schedule?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
   });
 
-  it('fails with one line naming the bad setting', async () => {
+  it(
+    'adds the us-east-1 edge stack when the CLI deploys elsewhere, and checks both stacks with cdk-nag',
+    SLOW,
+    async () => {
+      await rm(join(outdir, 'validation-report.json'), { force: true });
+      await app(
+        { stackName: 'CatalogWest' },
+        { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1' },
+      );
+      const manifest = JSON.parse(await readFile(join(outdir, 'manifest.json'), 'utf8')) as {
+        artifacts: Record<string, { type: string; environment?: string }>;
+      };
+      expect(manifest.artifacts.CatalogWest?.environment).toBe('aws://123456789012/eu-west-1');
+      expect(manifest.artifacts['CatalogWest-edge']?.environment).toBe('aws://123456789012/us-east-1');
+      // The AwsSolutions pack ran on the app (its report is written) and found nothing unaccepted.
+      const report = JSON.parse(await readFile(join(outdir, 'validation-report.json'), 'utf8'));
+      expect(report).toMatchObject({ title: 'Validation Report', pluginReports: [] });
+    },
+  );
+
+  it('fails with one line naming the bad setting', SLOW, async () => {
     const failure = await app({ buildRateMinutes: '2' }).then(
       () => null,
       (error: { code: number; stderr: string }) => error,

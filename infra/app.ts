@@ -2,9 +2,11 @@
  * The CDK app (`infra/cdk.json` runs it with tsx): one {@link CatalogStack}, configured from CDK context (see
  * infra/config.ts and infra/README.md). Synth needs no credentials and makes no lookups: account and region
  * come from CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION when the CLI found credentials, else the stack is
- * environment-agnostic and the deploy uses the CLI's account and region.
+ * environment-agnostic and the deploy uses the CLI's account and region. A region other than us-east-1 adds the
+ * companion stack `<stack>-edge` in us-east-1 (infra/monitoring.ts). cdk-nag checks the whole app.
  */
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { configFromContext } from './config.ts';
 import { CatalogStack } from './stack.ts';
 
@@ -19,6 +21,9 @@ try {
       'Training plan catalog: CloudFront + Functions + KeyValueStore, S3 origin, scheduled builder',
     ...(account || region ? { env: { ...(account ? { account } : {}), ...(region ? { region } : {}) } } : {}),
   });
+  // Every synth and deploy is checked by cdk-nag's AwsSolutions pack: a finding infra/nag.ts does not accept
+  // with a reason stops it (the report is validation-report.json in the output directory).
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   app.synth();
 } catch (error) {
   process.stderr.write(`infra: ${(error as Error).message}\n`);

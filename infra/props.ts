@@ -129,6 +129,21 @@ export function resolveSettings(
   if (s.vpcId !== undefined && (s.subnetIds ?? []).length === 0)
     problems.push(`vpcId ${shown(s.vpcId)}: name at least one private subnet in subnetIds`);
 
+  if (props.rateLimitWindowSeconds !== undefined && props.rateLimitPerKey === undefined)
+    problems.push(
+      `rateLimitWindowSeconds ${shown(props.rateLimitWindowSeconds)} is set without rateLimitPerKey (the limit it is the window of)`,
+    );
+  const region = props.env?.region;
+  if (
+    s.rateLimitPerKey !== undefined &&
+    region !== undefined &&
+    !Token.isUnresolved(region) &&
+    region !== 'us-east-1'
+  )
+    problems.push(
+      `rateLimitPerKey needs the stack in us-east-1, not ${region}: AWS WAF creates web ACLs for CloudFront only there (deploy the stack in us-east-1, or leave the rate limit off)`,
+    );
+
   if (problems.length > 0) throw new CatalogStackPropsError(problems);
   return { ...(s as SettingsIn<'cdk'>), gatewayBundleDir };
 }

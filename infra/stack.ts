@@ -1,8 +1,9 @@
 /**
  * The production stack: the private origin bucket, the KeyValueStore of key hashes and the CORS origin, the two
- * CloudFront Functions built by `npm run build`, the distribution, and the scheduled builder Lambda with its
- * alarm. Construct ids are a contract: renaming one replaces its resource (a new bucket, a new, EMPTY key
- * store), so never rename them. See infra/README.md.
+ * CloudFront Functions built by `npm run build`, the distribution, the scheduled builder Lambda, and the
+ * alarms, dashboard (monitoring.ts) and optional rate limit (waf.ts), checked by cdk-nag (nag.ts). Construct
+ * ids are a contract: renaming one replaces its resource (a new bucket, a new, EMPTY key store), so never
+ * rename them. See infra/README.md.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,8 +12,6 @@ import { Annotations, CfnOutput, Duration, Fn, Stack } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -22,7 +21,6 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
@@ -30,7 +28,10 @@ import { DISTRIBUTION } from '../gateway/distribution.ts';
 import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
 import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
+import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring.ts';
+import { acknowledgeFindings } from './nag.ts';
 import { type CatalogStackProps, resolveSettings, type StackSettings } from './props.ts';
+import { addRateLimit } from './waf.ts';
 
 export type { CatalogStackProps } from './props.ts';
 export { CatalogStackPropsError } from './props.ts';
@@ -82,8 +83,11 @@ export class CatalogStack extends Stack {
   /** The API's public base URL (possibly a token). */
   readonly baseUrl: string;
 
+  /** The alarms, their topic and the dashboard (infra/monitoring.ts). */
+  readonly monitoring: Monitoring;
+
   constructor(scope: Construct, id: string, props: CatalogStackProps = {}) {
-    super(scope, id, props);
+    super(scope, id, withEdgeReferences(props));
     const settings = resolveSettings(props, this.stackName, join(REPO_ROOT, GATEWAY_DIST));
     checkOpenApiModule();
 
@@ -200,7 +204,22 @@ export class CatalogStack extends Stack {
     this.baseUrl =
       settings.baseUrl ?? `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
     this.builder = this.createBuilder(settings);
-    this.scheduleAndAlarm(settings);
+    this.schedule(settings);
+    const webAcl = addRateLimit(this, this.distribution, settings);
+    this.monitoring = addMonitoring(
+      this,
+      {
+        distribution: this.distribution,
+        functions: [
+          { id: 'ViewerRequest', fn: this.viewerRequest },
+          { id: 'ViewerResponse', fn: this.viewerResponse },
+        ],
+        builder: this.builder,
+        ...(webAcl?.name ? { webAclName: webAcl.name } : {}),
+      },
+      settings,
+    );
+    acknowledgeFindings(this, settings);
 
     new CfnOutput(this, 'ApiUrl', { value: this.baseUrl, description: 'The API base URL (GET /api/plans)' });
     new CfnOutput(this, 'DistributionDomainName', {
@@ -410,38 +429,23 @@ export class CatalogStack extends Stack {
     return { vpc, vpcSubnets: { subnets }, ...(securityGroups ? { securityGroups } : {}) };
   }
 
-  /** EventBridge Scheduler runs the builder; an alarm tells the topic when a run fails. */
-  private scheduleAndAlarm(settings: StackSettings): void {
+  /** EventBridge Scheduler runs the builder (the alarms on its runs: infra/monitoring.ts). */
+  private schedule(settings: StackSettings): void {
     const rate = Duration.minutes(settings.buildRateMinutes);
-    new scheduler.Schedule(this, 'BuildSchedule', {
+    const schedule = new scheduler.Schedule(this, 'BuildSchedule', {
       description: `Training plan catalog: build and publish every ${rate.toHumanString()}`,
       schedule: scheduler.ScheduleExpression.rate(rate),
+      enabled: settings.scheduleEnabled,
       target: new schedulerTargets.LambdaInvoke(this.builder, {
         input: scheduler.ScheduleTargetInput.fromObject({}),
         retryAttempts: 2,
         maxEventAge: Duration.seconds(Math.max(rate.toSeconds(), 60)),
       }),
     });
-
-    const topic = settings.alarmTopicArn
-      ? sns.Topic.fromTopicArn(this, 'AlarmTopicImport', settings.alarmTopicArn)
-      : new sns.Topic(this, 'AlarmTopic', { displayName: 'Training plan catalog alarms', enforceSSL: true });
-    if (!settings.alarmTopicArn)
-      new CfnOutput(this, 'AlarmTopicArn', {
-        value: topic.topicArn,
-        description: 'Subscribe to builder alarms: aws sns subscribe --topic-arn … --protocol email',
-      });
-
-    const alarm = new cloudwatch.Alarm(this, 'BuilderErrors', {
-      alarmDescription:
-        'A catalog build failed (source, invalid rows, a guard, the upload or the pointer move): the live catalog is unchanged. See the builder log.',
-      metric: this.builder.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    new CfnOutput(this, 'BuildScheduleName', {
+      value: schedule.scheduleName,
+      description: 'aws scheduler get-schedule --name … (runbooks in infra/README.md)',
     });
-    alarm.addAlarmAction(new cloudwatchActions.SnsAction(topic));
   }
 }
 

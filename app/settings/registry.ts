@@ -97,6 +97,16 @@ const bucketName = z.string().regex(BUCKET_NAME, {
 const arn = (service: string, pattern: RegExp, what: string) =>
   z.string().regex(pattern, { error: `must be ${what} (arn:aws:${service}:…)` });
 
+/** The evaluation windows an AWS WAF rate-based rule accepts, in seconds. */
+export const WAF_RATE_WINDOWS = [60, 120, 300, 600] as const;
+const wafWindow: Kind<number | string, number> = {
+  ...integer(60, 600, 'seconds'),
+  schema: integer(60, 600, 'seconds').schema.refine(
+    (value) => (WAF_RATE_WINDOWS as readonly number[]).includes(value),
+    { error: 'must be 60, 120, 300 or 600' },
+  ),
+};
+
 /** Source settings: the commands that build and the Lambda take them; CDK writes them into the Lambda. */
 const sourceUse = { build: 'default', publish: 'default', lambda: 'default', cdk: 'optional' } as const;
 /** The commands that read or change the key-value store, with the default local file. */
@@ -578,6 +588,43 @@ export const SETTINGS = {
       arn('sns', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN'),
     ),
     description: 'SNS topic the alarms notify (default: a new topic AlarmTopic)',
+    use: { cdk: 'optional' },
+  }),
+
+  // Operations: alarms, CloudFront's additional metrics, per-key rate limits (infra/README.md).
+  scheduleEnabled: setting({
+    kind: boolean,
+    description:
+      'run the builder on its schedule; false keeps the schedule disabled and the no-successful-run alarm quiet',
+    default: true,
+    use: { cdk: 'default' },
+  }),
+  catalogAgeAlarmSeconds: setting({
+    kind: integer(3600, 31536000, 'seconds'),
+    description:
+      'alarm when the live catalog is older than this after a run (set it above the longest the source goes unchanged)',
+    default: 7 * 24 * 3600,
+    use: { cdk: 'default' },
+  }),
+  additionalCloudFrontMetrics: setting({
+    kind: boolean,
+    description:
+      "turn on CloudFront's additional distribution metrics (401/403/404/502/503/504 rates, cache hit rate, origin latency; billed per metric)",
+    default: false,
+    use: { cdk: 'default' },
+  }),
+  rateLimitPerKey: setting({
+    kind: integer(10, 2_000_000_000, 'requests'),
+    description:
+      'requests one X-Api-Key may make per rateLimitWindowSeconds; adds an AWS WAF web ACL answering 429 (off when unset)',
+    use: { cdk: 'optional' },
+  }),
+  rateLimitWindowSeconds: setting({
+    kind: wafWindow,
+    description:
+      'the window of rateLimitPerKey: 60, 120, 300 or 600 seconds (the only windows AWS WAF offers)',
+    // Optional, so a window given without rateLimitPerKey (where it cannot apply) is refused.
+    default: 300,
     use: { cdk: 'optional' },
   }),
 } as const;

@@ -1,0 +1,352 @@
+/**
+ * The alarms and the dashboard: every alarm by its metric, statistic, period, threshold, comparison, missing
+ * data and actions (ALARM and OK to the topic); where the edge alarms go for each region; the dashboard's
+ * widgets; CloudFront's additional metrics. The builder is not bundled here (stack.test.ts does that).
+ */
+import type { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import type { CatalogStack, CatalogStackProps } from './stack.ts';
+import { logicalId, type Synthesized, synthStack } from './testing.ts';
+
+const ACCOUNT = '123456789012';
+const synthesized: Synthesized[] = [];
+async function synth(props: CatalogStackProps = {}): Promise<Synthesized> {
+  const result = await synthStack(props, { bundle: false });
+  synthesized.push(result);
+  return result;
+}
+afterAll(async () => {
+  await Promise.all(synthesized.map((s) => s.remove()));
+});
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+const alarmsOf = (template: Template) =>
+  template.findResources('AWS::CloudWatch::Alarm') as Record<string, Resource>;
+/** The one alarm whose logical id starts with the construct id. */
+const alarm = (template: Template, id: string) =>
+  alarmsOf(template)[logicalId(template, 'AWS::CloudWatch::Alarm', id)] as Resource;
+
+/** The template of a stack of the same app (the edge companion). */
+const templateOf = (stack: CatalogStack, name: string) => {
+  const other = (stack.node.scope as App).node.tryFindChild(name);
+  if (!other) throw new Error(`no stack ${name}`);
+  return Template.fromStack(other as CatalogStack);
+};
+
+let main: Synthesized;
+let ids: Record<string, string>;
+beforeAll(async () => {
+  main = await synth({ env: { account: ACCOUNT, region: 'us-east-1' } });
+  const t = main.template;
+  ids = {
+    topic: logicalId(t, 'AWS::SNS::Topic', 'AlarmTopic'),
+    distribution: logicalId(t, 'AWS::CloudFront::Distribution', 'Distribution'),
+    builder: logicalId(t, 'AWS::Lambda::Function', 'Builder'),
+  };
+});
+
+const builderDimensions = [{ Name: 'service', Value: METRICS_SERVICE }];
+const toTopic = () => ({ AlarmActions: [{ Ref: ids.topic }], OKActions: [{ Ref: ids.topic }] });
+const distributionDimensions = () => [
+  { Name: 'DistributionId', Value: { Ref: ids.distribution } },
+  { Name: 'Region', Value: 'Global' },
+];
+const functionDimensions = (name: string) => [
+  { Name: 'FunctionName', Value: name },
+  { Name: 'Region', Value: 'Global' },
+];
+
+describe('builder alarms', () => {
+  it('alarms when no run succeeded in two schedule periods, counting missing runs as failures', () => {
+    expect(alarm(main.template, 'NoSuccessfulRun').Properties).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: METRICS.runSucceeded.name,
+      Dimensions: builderDimensions,
+      Statistic: 'Sum',
+      Period: 3600,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      EvaluationPeriods: 2,
+      DatapointsToAlarm: 2,
+      TreatMissingData: 'breaching',
+      ...toTopic(),
+    });
+  });
+
+  it('alarms when the live catalog is older than the threshold after a run (7 days by default)', () => {
+    expect(alarm(main.template, 'CatalogAgeHigh').Properties).toMatchObject({
+      Namespace: METRICS_NAMESPACE,
+      MetricName: METRICS.catalogAge.name,
+      Dimensions: builderDimensions,
+      Statistic: 'Maximum',
+      Period: 3600,
+      Threshold: 7 * 24 * 3600,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'ignore',
+      ...toTopic(),
+    });
+  });
+
+  it('alarms on any failed builder invocation, and says when it is OK again', () => {
+    expect(alarm(main.template, 'BuilderErrors').Properties).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: ids.builder } }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      ...toTopic(),
+    });
+  });
+
+  it('follows the schedule rate and the age threshold it is given', async () => {
+    const s = await synth({ buildRateMinutes: 15, catalogAgeAlarmSeconds: 7200 });
+    expect(alarm(s.template, 'NoSuccessfulRun').Properties).toMatchObject({
+      Period: 900,
+      EvaluationPeriods: 2,
+    });
+    expect(alarm(s.template, 'CatalogAgeHigh').Properties).toMatchObject({ Period: 900, Threshold: 7200 });
+  });
+
+  it('with the schedule off, keeps it disabled and stops expecting runs', async () => {
+    const s = await synth({ scheduleEnabled: false });
+    s.template.hasResourceProperties('AWS::Scheduler::Schedule', { State: 'DISABLED' });
+    expect(alarm(s.template, 'NoSuccessfulRun').Properties.TreatMissingData).toBe('notBreaching');
+    main.template.hasResourceProperties('AWS::Scheduler::Schedule', { State: 'ENABLED' });
+  });
+});
+
+describe('edge alarms (CloudFront metrics, us-east-1)', () => {
+  it('alarms when more than 1% of requests get a 5xx, every minute for 5 minutes', () => {
+    expect(alarm(main.template, 'Edge5xxRate').Properties).toMatchObject({
+      Namespace: 'AWS/CloudFront',
+      MetricName: '5xxErrorRate',
+      Dimensions: distributionDimensions(),
+      Statistic: 'Average',
+      Period: 60,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 5,
+      TreatMissingData: 'notBreaching',
+      ...toTopic(),
+    });
+  });
+
+  it('alarms when the 4xx rate is far above its usual band (anomaly detection, 3 standard deviations)', () => {
+    const props = alarm(main.template, 'Edge4xxAnomaly').Properties;
+    expect(props).toMatchObject({
+      ComparisonOperator: 'GreaterThanUpperThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+      ...toTopic(),
+    });
+    const metrics = props.Metrics as Record<string, unknown>[];
+    const band = metrics.find((m) => typeof m.Expression === 'string');
+    const rate = metrics.find((m) => m.MetricStat !== undefined);
+    expect(band).toMatchObject({ Expression: expect.stringMatching(/^ANOMALY_DETECTION_BAND\(\w+,\s*3\)$/) });
+    expect(props.ThresholdMetricId).toBe(band?.Id);
+    expect(rate).toMatchObject({
+      MetricStat: {
+        Metric: {
+          Namespace: 'AWS/CloudFront',
+          MetricName: '4xxErrorRate',
+          Dimensions: distributionDimensions(),
+        },
+        Period: 300,
+        Stat: 'Average',
+      },
+    });
+    expect(band?.Expression).toContain(`(${rate?.Id as string},`);
+  });
+
+  for (const [id, name] of [
+    ['ViewerRequest', 'TrainingPlanCatalog-viewer-request'],
+    ['ViewerResponse', 'TrainingPlanCatalog-viewer-response'],
+  ] as const) {
+    it(`alarms on ${name}'s execution errors, throttles and compute utilization above 70%`, () => {
+      const common = { Namespace: 'AWS/CloudFront', Dimensions: functionDimensions(name), ...toTopic() };
+      expect(alarm(main.template, `${id}ExecutionErrors`).Properties).toMatchObject({
+        ...common,
+        MetricName: 'FunctionExecutionErrors',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      expect(alarm(main.template, `${id}Throttles`).Properties).toMatchObject({
+        ...common,
+        MetricName: 'FunctionThrottles',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      expect(alarm(main.template, `${id}ComputeUtilization`).Properties).toMatchObject({
+        ...common,
+        MetricName: 'FunctionComputeUtilization',
+        Statistic: 'Average',
+        Period: 300,
+        Threshold: 70,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+        TreatMissingData: 'notBreaching',
+      });
+    });
+  }
+
+  it('has eleven alarms in a us-east-1 stack, each notifying the topic on ALARM and on OK', () => {
+    const all = Object.values(alarmsOf(main.template));
+    expect(all).toHaveLength(11);
+    for (const a of all) expect(a.Properties).toMatchObject(toTopic());
+    expect(main.template.toJSON().Rules?.EdgeRegion).toBeUndefined();
+  });
+});
+
+describe('the region the stack is deployed in', () => {
+  it('without a region, keeps every alarm and refuses a deploy outside us-east-1 with a template rule', async () => {
+    const s = await synth({});
+    expect(Object.keys(alarmsOf(s.template))).toHaveLength(11);
+    const rules = s.template.toJSON().Rules as Record<string, { Assertions: Record<string, unknown>[] }>;
+    expect(rules.EdgeRegion?.Assertions).toEqual([
+      {
+        Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] },
+        AssertDescription: expect.stringContaining('Deploy this template in us-east-1'),
+      },
+    ]);
+  });
+
+  it('elsewhere, moves the edge alarms into a us-east-1 companion stack with its own topic', async () => {
+    const s = await synth({ env: { account: ACCOUNT, region: 'eu-west-1' } });
+    expect(
+      Object.keys(alarmsOf(s.template))
+        .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
+        .sort(),
+    ).toEqual(['BuilderErrors', 'CatalogAgeHigh', 'NoSuccessfulRun']);
+    expect(s.template.toJSON().Rules?.EdgeRegion).toBeUndefined();
+    const edgeStack = s.stack.monitoring.edgeStack;
+    expect(edgeStack?.region).toBe('us-east-1');
+    expect(edgeStack?.stackName).toBe('TrainingPlanCatalog-edge');
+    const edge = templateOf(s.stack, 'TrainingPlanCatalog-edge');
+    const edgeTopic = logicalId(edge, 'AWS::SNS::Topic', 'AlarmTopic');
+    const edgeAlarms = Object.values(alarmsOf(edge));
+    expect(edgeAlarms).toHaveLength(8);
+    for (const a of edgeAlarms)
+      expect(a.Properties).toMatchObject({
+        AlarmActions: [{ Ref: edgeTopic }],
+        OKActions: [{ Ref: edgeTopic }],
+      });
+    // The distribution id crosses regions through CDK's reader of the main stack's export.
+    expect(alarm(edge, 'Edge5xxRate').Properties.Dimensions).toEqual([
+      {
+        Name: 'DistributionId',
+        Value: { 'Fn::GetAtt': [expect.stringMatching(/^ExportsReader/), expect.any(String)] },
+      },
+      { Name: 'Region', Value: 'Global' },
+    ]);
+    edge.hasOutput('AlarmTopicArn', { Value: { Ref: edgeTopic } });
+  });
+
+  it('elsewhere, notifies a given topic from the edge stack when that topic is in us-east-1', async () => {
+    const topic = `arn:aws:sns:us-east-1:${ACCOUNT}:ops-alerts`;
+    const s = await synth({ env: { account: ACCOUNT, region: 'eu-west-1' }, alarmTopicArn: topic });
+    const edge = templateOf(s.stack, 'TrainingPlanCatalog-edge');
+    edge.resourceCountIs('AWS::SNS::Topic', 0);
+    for (const a of Object.values(alarmsOf(edge))) expect(a.Properties).toMatchObject({ OKActions: [topic] });
+  });
+});
+
+/** The dashboard body with every token replaced by a readable marker, parsed. */
+function dashboardBody(template: Template): { widgets: Record<string, unknown>[] } {
+  const [dashboard] = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Resource[];
+  const body = dashboard?.Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
+  const text =
+    typeof body === 'string'
+      ? body
+      : body['Fn::Join'][1]
+          .map((part) => (typeof part === 'string' ? part : `<${JSON.stringify(part).replaceAll('"', "'")}>`))
+          .join('');
+  return JSON.parse(text);
+}
+
+describe('dashboard', () => {
+  it('shows the alarms, the builder metrics, the edge and the functions, reading CloudFront from us-east-1', async () => {
+    const s = await synth({});
+    s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    s.template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'TrainingPlanCatalog' });
+    const { widgets } = dashboardBody(s.template);
+    const titles = widgets.map((w) => (w.properties as { title?: string }).title);
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        'Alarms',
+        'Builder runs',
+        'Catalog age (s)',
+        '5xx rate (%)',
+        '4xx rate (%) and its expected band',
+        'Function compute utilization (%)',
+        'Function execution and validation errors',
+        'Function throttles',
+      ]),
+    );
+    const alarmWidget = widgets.find((w) => (w.properties as { title?: string }).title === 'Alarms');
+    expect((alarmWidget?.properties as { alarms?: unknown[] } | undefined)?.alarms).toHaveLength(11);
+    const metrics = widgets.flatMap(
+      (w) => ((w.properties as { metrics?: unknown[][] }).metrics ?? []) as unknown[][],
+    );
+    const text = JSON.stringify(metrics);
+    for (const metric of Object.values(METRICS)) expect(text).toContain(`"${metric.name}"`);
+    for (const name of [
+      'Requests',
+      '5xxErrorRate',
+      '4xxErrorRate',
+      'FunctionComputeUtilization',
+      'FunctionThrottles',
+    ])
+      expect(text).toContain(`"${name}"`);
+    const cloudFront = metrics.filter((m) => m[0] === 'AWS/CloudFront');
+    expect(cloudFront.length).toBeGreaterThan(5);
+    for (const m of cloudFront) expect(m.at(-1)).toMatchObject({ region: 'us-east-1' });
+    const builder = metrics.filter((m) => m[0] === METRICS_NAMESPACE);
+    for (const m of builder) expect(m.slice(2, 4)).toEqual(['service', METRICS_SERVICE]);
+    expect(text).not.toContain('401ErrorRate');
+  });
+});
+
+describe("CloudFront's additional metrics", () => {
+  it('are off by default', () => {
+    main.template.resourceCountIs('AWS::CloudFront::MonitoringSubscription', 0);
+  });
+
+  it('turn on with additionalCloudFrontMetrics, and the dashboard shows them', async () => {
+    const s = await synth({ additionalCloudFrontMetrics: true });
+    const distribution = logicalId(s.template, 'AWS::CloudFront::Distribution', 'Distribution');
+    s.template.hasResourceProperties('AWS::CloudFront::MonitoringSubscription', {
+      DistributionId: { Ref: distribution },
+      MonitoringSubscription: {
+        RealtimeMetricsSubscriptionConfig: { RealtimeMetricsSubscriptionStatus: 'Enabled' },
+      },
+    });
+    const text = JSON.stringify(dashboardBody(s.template));
+    for (const name of [
+      '401ErrorRate',
+      '403ErrorRate',
+      '404ErrorRate',
+      '502ErrorRate',
+      'CacheHitRate',
+      'OriginLatency',
+    ])
+      expect(text).toContain(`"${name}"`);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * The cdk-nag (AwsSolutions pack) findings this stack accepts, each acknowledged on the one construct it is
+ * about, with the reason a reviewer needs. infra/app.ts runs the pack on every synth and deploy, and
+ * nag.test.ts on several configurations: any other finding fails them. Add an entry here only with a reason
+ * that would convince a reviewer; fix the template otherwise.
+ */
+import { type CfnElement, type Stack, Validations } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import type { StackSettings } from './props.ts';
+
+/** One accepted finding: the rule (with its finding id where the rule has several), and why. */
+export interface AcceptedFinding {
+  readonly construct: IConstruct;
+  readonly id: string;
+  readonly reason: string;
+}
+
+/** The stack's parts that findings are about (the stack's own fields). */
+interface NaggedParts extends Stack {
+  readonly bucket: IConstruct;
+  readonly distribution: IConstruct;
+  readonly builder: IConstruct;
+}
+
+const logicalIdOf = (stack: Stack, construct: IConstruct) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+/** The child of `scope` with this id (the error names it when CDK renamed it). */
+function child(scope: IConstruct, id: string): IConstruct {
+  const found = scope.node.tryFindChild(id);
+  if (!found)
+    throw new Error(`infra/nag.ts: no construct ${scope.node.path}/${id} to acknowledge a finding on`);
+  return found;
+}
+
+/** The findings this configuration of the stack accepts. */
+export function acceptedFindings(stack: NaggedParts, settings: StackSettings): AcceptedFinding[] {
+  const findings: AcceptedFinding[] = [
+    {
+      construct: stack.distribution,
+      id: 'AwsSolutions-CFR1',
+      reason: 'Partners call from servers anywhere; access is by API key, so there is no country to refuse.',
+    },
+    {
+      construct: stack.bucket,
+      id: 'AwsSolutions-S1',
+      reason:
+        'Only CloudFront (through OAC) and the builder touch the origin; CloudFront access logs (accessLogging) and CloudTrail record those reads and writes.',
+    },
+    {
+      construct: child(stack.builder, 'Resource'),
+      id: 'AwsSolutions-L1',
+      reason:
+        'The runtime is pinned in lambda/bundling.ts to the Node version the bundle targets and the tests run; it moves with that file, not silently.',
+    },
+    {
+      construct: child(child(stack, 'BuilderRole'), 'DefaultPolicy'),
+      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, stack.bucket)}.Arn>/*]`,
+      reason:
+        'The builder writes each build under a new generated key prefix in this one bucket; the wildcard is limited to the objects of the origin bucket.',
+    },
+  ];
+  const schedulerRole = stack.node.children.find((c) => c.node.id.startsWith('SchedulerRoleForTarget-'));
+  if (schedulerRole)
+    findings.push({
+      construct: child(schedulerRole, 'DefaultPolicy'),
+      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, stack.builder)}.Arn>:*]`,
+      reason:
+        "CDK's scheduler target may invoke the builder's versions and aliases (ARN:*); it is still the one builder function.",
+    });
+  if (settings.rateLimitPerKey === undefined)
+    findings.push({
+      construct: stack.distribution,
+      id: 'AwsSolutions-CFR2',
+      reason:
+        'WAF is optional (rateLimitPerKey): the viewer-request function refuses requests without a valid key before the origin, and WAF costs a fixed monthly fee.',
+    });
+  if (!settings.accessLogging)
+    findings.push({
+      construct: stack.distribution,
+      id: 'AwsSolutions-CFR3',
+      reason:
+        'Access logs are opt-in (accessLogging) to keep viewer IP addresses out of storage by default; the alarms watch CloudFront metrics instead.',
+    });
+  else if (!settings.accessLogBucketName)
+    findings.push({
+      construct: child(stack, 'AccessLogs'),
+      id: 'AwsSolutions-S1',
+      reason: 'This bucket receives the access logs; logging its own access would log the logging.',
+    });
+  if (!settings.domainName)
+    findings.push({
+      construct: stack.distribution,
+      id: 'AwsSolutions-CFR4',
+      reason:
+        'Without a custom domain the *.cloudfront.net certificate decides the TLS floor; with domainName the stack sets TLSv1.2_2021.',
+    });
+  const secret = stack.node.tryFindChild('SourceSecret');
+  if (secret)
+    findings.push({
+      construct: secret,
+      id: 'AwsSolutions-SMG4',
+      reason:
+        "The secret holds a credential issued by the source's owner, rotated there; the builder reads the secret afresh on every run.",
+    });
+  if (settings.vpcId !== undefined)
+    findings.push({
+      construct: child(stack, 'BuilderRole'),
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      reason:
+        "AWS's managed policy for the network interfaces Lambda creates in a VPC; it grants nothing on the catalog's data.",
+    });
+  return findings;
+}
+
+/** Acknowledges the findings this configuration of the stack accepts (see {@link acceptedFindings}). */
+export function acknowledgeFindings(stack: Stack, settings: StackSettings): void {
+  for (const { construct, id, reason } of acceptedFindings(stack as NaggedParts, settings))
+    Validations.of(construct).acknowledge({ id, reason });
+}
