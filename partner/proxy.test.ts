@@ -117,6 +117,12 @@ describe('the partner proxy in front of a real catalog serve', () => {
     expect((await get(proxy, '/plans.json?discipline=running')).body).toEqual(world.objects.running);
     expect((await get(proxy, '/plans.json?discipline=strength')).body).toEqual(world.objects.strength);
 
+    const head = await httpRequest(proxy.url, { method: 'HEAD', target: '/plans.json' });
+    expect([head.status, head.headers['content-length'], head.body.length]).toEqual([
+      200,
+      String(world.objects.all.length),
+      0,
+    ]);
     const etag = all.headers.etag ?? '';
     expect((await get(proxy, '/plans.json', [['If-None-Match', etag]])).status).toBe(304);
     expect(await healthOf(proxy)).toMatchObject({
