@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = join(root, 'dist', 'cli', 'catalog.mjs');
-const SOURCES = ['app', 'cli', 'builder', 'contract', 'gateway', 'keys', 'lambda', 'publish'];
+const SOURCES = ['app', 'cli', 'builder', 'contract', 'gateway', 'keys', 'lambda', 'partner', 'publish'];
 
 function bundleIsFresh() {
   let built;

@@ -8,37 +8,66 @@ info:
   summary: The catalog of published, approved training plans, for partner servers.
   description: |
     A read-only catalog of published, approved training plans, served as JSON from one endpoint,
-    \`GET /api/plans\`, with an optional \`discipline\` filter.
+    \`GET /api/plans\`, with an optional \`discipline\` filter. Besides it: this description, \`GET /openapi.yaml\`,
+    and one web page per plan, \`GET /plans/{id}\` (the plan's \`webUrl\`).
 
     **Who calls it.** Partner servers, each holding an API key sent in the \`X-Api-Key\` header. Keys are issued by
     the operator on request through <CONTACT_ADDRESS>; there is no self-serve signup. Keep the key on your server:
-    never put it in browser code.
+    never put it in browser code. Where the operator hands out one shared key rather than one key per partner,
+    every partner holds that same key, so a key leaked by any partner affects every partner (ask for a key of
+    your own).
 
-    **Browsers.** Browsers are not an intended client. Cross-origin access is off by default: the service sends
-    no \`Access-Control-Allow-Origin\`, so a browser refuses to expose the response (the preflight still succeeds).
-    The operator can allow exactly one origin for the whole API on request; allowing one replaces any earlier
-    one, and it never removes the need to keep the key out of browser code. A partner that needs the data in a
-    browser runs its own server-side proxy that holds the key, calls this service, caches the result and serves
-    its own frontend.
+    **Browsers.** Browsers are not an intended client of \`/api/plans\`. Cross-origin access is off by default: the
+    service sends no \`Access-Control-Allow-Origin\`, so a browser refuses to expose the response (the preflight
+    still succeeds). The operator can allow exactly one origin for the whole API on request; allowing one
+    replaces any earlier one, and it never removes the need to keep the key out of browser code. A partner that
+    needs the data in a browser runs its own server-side proxy that holds the key, calls this service, caches the
+    result and serves its own frontend.
+
+    **Plan pages.** Every plan's \`webUrl\`, \`{base_url}/plans/{id}\`, is a web page for people: anyone can open it,
+    without a key, so it is always safe to render as a link. (An operator whose product has its own website may
+    point \`webUrl\` there instead; the link is then that site's page.)
 
     **Caching.** Responses are cacheable by shared caches for 300 seconds and vary by \`X-Api-Key\` and
     \`Accept-Encoding\` (the body is sent brotli- or gzip-compressed when you accept it). They may come from a CDN
     and be much older than that: \`generatedAt\` can be about 25 hours old and is not a freshness signal.
     Conditional requests work as a CDN answers them: send the \`ETag\` back in \`If-None-Match\`, or the
     \`Last-Modified\` date in \`If-Modified-Since\`, and an unchanged copy gets 304 with no body (\`If-None-Match\`
-    wins when both are sent). A \`Range\` header is ignored: the answer is always the whole document. Cache the catalog on your server rather than calling per page view; on a failed call (any non-2xx
-    answer) keep serving your last good copy rather than an empty catalog. A proxy with nothing cached answers
-    502 to its own frontend.
+    wins when both are sent). A \`Range\` header is ignored: the answer is always the whole document. Cache the
+    catalog on your server rather than calling per page view; on a failed call (any non-2xx answer) keep serving
+    your last good copy rather than an empty catalog. A proxy with nothing cached answers 502 to its own
+    frontend.
 
-    **Order and size.** Plans are sorted by discipline ascending, then title ascending; the order is stable and
-    may be relied on. There is no pagination: the full matching set is always returned.
+    **Order and size.** Plans are sorted by discipline ascending (\`running\` before \`strength\`), then by title
+    ascending as \`new Intl.Collator('en').compare\` orders titles (a locale-aware comparison, not code-point
+    order), then by \`id\` as the last tie-break. The order is stable and may be relied on: the same plans always
+    come in the same order. There is no pagination: the full matching set is always returned.
+
+    **Text.** JSON answers are UTF-8 and say so: \`application/json; charset=utf-8\` (the document itself is
+    \`application/yaml; charset=utf-8\`, the pages \`text/html; charset=utf-8\`). Error answers are
+    \`application/problem+json\`, a type that is UTF-8 by definition and takes no \`charset\` parameter.
 
     **Errors.** Error answers are RFC 9457 problem details (\`application/problem+json\`) with a stable \`type\`:
-    400 \`…:invalid-discipline\`, 401 \`…:unauthorized\`, 404 \`…:not-found\` (any path other than \`/api/plans\` and
-    \`/openapi.yaml\`, for any method), 405 \`…:method-not-allowed\` (any method other than GET and OPTIONS, HEAD
-    included — HEAD is not a health check; \`GET /api/plans?discipline=running\` is a cheap, CDN-cached liveness
-    probe), 500 \`…:internal-error\`. A method the HTTP parser cannot read at all (an unknown or lowercase verb)
-    gets a plain 400 from the CDN before this API sees it.
+    400 \`…:invalid-discipline\`, 401 \`…:unauthorized\`, 404 \`…:not-found\`, 405 \`…:method-not-allowed\`,
+    500 \`…:internal-error\`. A request is checked in this order, and the first rule that applies answers: the
+    path (404), the method (405), then for \`GET /api/plans\` the key (401) and only then \`discipline\` (400). So
+    a request with a missing or wrong key and a bad \`discipline\` gets 401, never 400.
+
+    **Answers that are not operations.** The operations below are everything the service does. Every other
+    request is refused, and these refusals are described once here rather than as operations:
+
+    - Any path other than \`/api/plans\`, \`/openapi.yaml\` and \`/plans/{id}\`, whatever the method, gets 404:
+      \`#/components/responses/NotFound\` (a problem document). Under \`/plans/\`, a path that is not a plan page
+      (\`/plans/\`, \`/plans/a/b\`) gets the HTML not-found page instead: \`#/components/responses/PlanPageNotFound\`.
+    - On \`/api/plans\` and \`/openapi.yaml\`, any method other than GET and OPTIONS (HEAD, POST, PUT, PATCH,
+      DELETE, …) gets 405 with \`Allow: GET, OPTIONS\`, before the key is looked at:
+      \`#/components/responses/MethodNotAllowed\`. A HEAD answer has the headers and no body. HEAD is therefore not
+      a health check; \`GET /api/plans?discipline=running\` is a cheap, CDN-cached liveness probe.
+    - \`OPTIONS /openapi.yaml\` gets the same answer as \`OPTIONS /api/plans\`: \`#/components/responses/Preflight\`.
+    - On \`/plans/{id}\`, any method other than GET and HEAD (OPTIONS included) gets 405 with \`Allow: GET, HEAD\`:
+      \`#/components/responses/PlanPageMethodNotAllowed\`.
+    - A method the HTTP parser cannot read at all (an unknown or lowercase verb) gets a plain 400 from the CDN
+      before this API sees it.
 
     **Versioning.** The path has no version segment. Plan \`id\` values are stable, and the \`level\` enum is closed.
 servers:
@@ -51,6 +80,8 @@ tags:
     description: The training plan catalog.
   - name: meta
     description: This description.
+  - name: pages
+    description: The plans' web pages, for people (each plan's \`webUrl\`).
 paths:
   /api/plans:
     get:
@@ -58,9 +89,13 @@ paths:
       operationId: listPlans
       summary: List every published, approved training plan
       description: |
-        Returns the full catalog, or the plans of one discipline. Any query parameter other than \`discipline\`
-        is ignored and does not bypass the cache. A conditional request (\`If-None-Match\` or
-        \`If-Modified-Since\`) still needs a valid key: without one the answer is 401, never 304.
+        Returns the full catalog, or the plans of one discipline, sorted by discipline, then by title as
+        \`new Intl.Collator('en').compare\` orders titles, then by \`id\`. Any query parameter other than
+        \`discipline\` is ignored and does not bypass the cache.
+
+        The key is checked before \`discipline\`: a missing or wrong key gets 401 even when \`discipline\` is
+        invalid too. A conditional request (\`If-None-Match\` or \`If-Modified-Since\`) still needs a valid key:
+        without one the answer is 401, never 304.
       security:
         - apiKey: []
       parameters:
@@ -79,7 +114,7 @@ paths:
             X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
             Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
           content:
-            application/json:
+            application/json; charset=utf-8:
               schema: { $ref: '#/components/schemas/Catalog' }
               example:
                 generatedAt: '2026-11-21T08:00:00.000Z'
@@ -112,54 +147,21 @@ paths:
       tags: [ catalog ]
       operationId: preflightPlans
       summary: CORS preflight
-      description: Always 204 with no body and no key needed. The CORS headers are there only when the operator has allowed an origin.
+      description: |
+        Always 204 with no body and no key needed (a bad \`discipline\` is not looked at either). The CORS headers
+        are there only when the operator has allowed an origin. \`OPTIONS /openapi.yaml\` answers the same.
       security: []
       responses:
         '204': { $ref: '#/components/responses/Preflight' }
-    head:
-      tags: [ catalog ]
-      summary: Refused (405, no body)
-      description: HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
-      security: []
-      responses:
-        '405':
-          description: Refused.
-          headers:
-            Allow: { $ref: '#/components/headers/Allow' }
-    post:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
-    put:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
-    patch:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
-    delete:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
   /openapi.yaml:
     get:
       tags: [ meta ]
       operationId: getOpenApi
       summary: This OpenAPI 3.1 description
-      description: No key needed. Use it to generate a client. Conditional requests get 304 as on \`/api/plans\`.
+      description: |
+        No key needed (a key, even a wrong one, is ignored), and the query string is ignored. Use it to
+        generate a client: its \`servers\` entry and the URLs of its examples name this deployment. Conditional
+        requests get 304 as on \`/api/plans\`.
       security: []
       parameters:
         - $ref: '#/components/parameters/ifNoneMatch'
@@ -175,7 +177,7 @@ paths:
             X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
             Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
           content:
-            application/yaml:
+            application/yaml; charset=utf-8:
               schema: { type: string }
         '304':
           description: |
@@ -187,51 +189,40 @@ paths:
             ETag: { $ref: '#/components/headers/ETag' }
             Last-Modified: { $ref: '#/components/headers/LastModified' }
         '500': { $ref: '#/components/responses/InternalError' }
-    options:
-      tags: [ meta ]
-      operationId: preflightOpenApi
-      summary: CORS preflight
+  /plans/{id}:
+    parameters:
+      - $ref: '#/components/parameters/planId'
+    get:
+      tags: [ pages ]
+      operationId: getPlanPage
+      summary: A plan's web page (HTML, for people)
+      description: |
+        The page a plan's \`webUrl\` opens: what the catalog says about the plan, for a person who followed a
+        partner's link. No key needed. An id that is not in the current catalog, or that is not a UUID, gets the
+        not-found page.
       security: []
+      parameters:
+        - $ref: '#/components/parameters/ifNoneMatch'
+        - $ref: '#/components/parameters/ifModifiedSince'
       responses:
-        '204': { $ref: '#/components/responses/Preflight' }
+        '200': { $ref: '#/components/responses/PlanPage' }
+        '304': { $ref: '#/components/responses/PlanPageNotModified' }
+        '404': { $ref: '#/components/responses/PlanPageNotFound' }
+        '500': { $ref: '#/components/responses/InternalError' }
     head:
-      tags: [ catalog ]
-      summary: Refused (405, no body)
-      description: HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
+      tags: [ pages ]
+      operationId: headPlanPage
+      summary: The headers of a plan's web page
+      description: The answer \`GET\` would give, headers only (no body). No key needed.
       security: []
+      parameters:
+        - $ref: '#/components/parameters/ifNoneMatch'
+        - $ref: '#/components/parameters/ifModifiedSince'
       responses:
-        '405':
-          description: Refused.
-          headers:
-            Allow: { $ref: '#/components/headers/Allow' }
-    post:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
-    put:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
-    patch:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
-    delete:
-      tags: [ catalog ]
-      summary: Refused (405)
-      description: Only GET and OPTIONS are accepted.
-      security: []
-      responses:
-        '405': { $ref: '#/components/responses/MethodNotAllowed' }
+        '200': { $ref: '#/components/responses/PlanPage' }
+        '304': { $ref: '#/components/responses/PlanPageNotModified' }
+        '404': { $ref: '#/components/responses/PlanPageNotFound' }
+        '500': { $ref: '#/components/responses/InternalError' }
 components:
   securitySchemes:
     apiKey:
@@ -240,7 +231,9 @@ components:
       name: X-Api-Key
       description: |
         A key issued by the operator (\`tpc_\` followed by 43 characters). Send exactly one \`X-Api-Key\` header;
-        a missing, unknown, revoked or expired key, or more than one, gets 401. Keep it on your server.
+        a missing, unknown, revoked or expired key, or more than one, gets 401 (checked before \`discipline\`).
+        Keep it on your server. A shared key, where the operator uses one, is held by every partner: a leak by
+        any of them affects all of them.
   parameters:
     discipline:
       name: discipline
@@ -250,7 +243,7 @@ components:
         Filters the catalog to one discipline; omitted means everything. The parameter name is matched after
         percent-decoding and case-sensitively (\`Discipline\` is an unknown parameter and is ignored). When present
         it must occur once with exactly \`strength\` or \`running\` (percent-encoding allowed); anything else — empty,
-        repeated, another case, a malformed escape — gets 400.
+        repeated, another case, a malformed escape — gets 400 (once the key has been accepted).
       schema: { $ref: '#/components/schemas/Discipline' }
     ifNoneMatch:
       name: If-None-Match
@@ -267,6 +260,15 @@ components:
         When the copy has not changed since, the answer is 304. Ignored when \`If-None-Match\` is sent, and when
         it is not a valid HTTP-date.
       schema: { type: string }
+    planId:
+      name: id
+      in: path
+      required: true
+      description: A plan's \`id\`, a UUID in any case (the page's canonical link uses lowercase).
+      schema:
+        type: string
+        format: uuid
+        pattern: ^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$
   headers:
     CacheControlPublic:
       description: Shared caches may keep the answer for 300 seconds.
@@ -296,17 +298,26 @@ components:
       description: Entity tag of this copy (weak when the body is compressed); send it back in \`If-None-Match\`.
       required: true
       schema: { type: string }
+    OptionalETag:
+      description: Entity tag of this copy, when the CDN has one; send it back in \`If-None-Match\`.
+      required: false
+      schema: { type: string }
     LastModified:
       description: When this copy of the file was written.
       required: false
       schema: { type: string }
     NoSniff:
+      description: Browsers must not guess another content type.
       required: true
       schema: { type: string, const: nosniff }
     Allow:
-      description: The methods this resource accepts.
+      description: The methods \`/api/plans\` and \`/openapi.yaml\` accept.
       required: true
       schema: { type: string, const: 'GET, OPTIONS' }
+    AllowPlanPage:
+      description: The methods a plan page accepts.
+      required: true
+      schema: { type: string, const: 'GET, HEAD' }
     AccessControlAllowOrigin:
       description: The one origin the operator allowed; absent when CORS is off (the default).
       required: false
@@ -323,6 +334,18 @@ components:
       description: Present only when an origin is allowed; seconds a browser may cache the preflight.
       required: false
       schema: { type: string, const: '600' }
+    ContentSecurityPolicy:
+      description: A policy that lets the page run no script at all and refuses to let other sites frame it.
+      required: true
+      schema: { type: string, minLength: 1 }
+    ReferrerPolicy:
+      description: How much of the page's address a followed link reveals.
+      required: true
+      schema: { type: string, minLength: 1 }
+    XFrameOptions:
+      description: When present, refuses framing (for browsers that predate \`frame-ancestors\`).
+      required: false
+      schema: { type: string, const: DENY }
   responses:
     Preflight:
       description: No body. CORS headers only when an origin is allowed.
@@ -332,7 +355,9 @@ components:
         Access-Control-Allow-Headers: { $ref: '#/components/headers/AccessControlAllowHeaders' }
         Access-Control-Max-Age: { $ref: '#/components/headers/AccessControlMaxAge' }
     InvalidDiscipline:
-      description: '\`discipline\` is present and not exactly one \`strength\` or \`running\`.'
+      description: |
+        \`discipline\` is present and not exactly one \`strength\` or \`running\`. Only given once the key has been
+        accepted: with a missing or wrong key the answer is 401.
       headers:
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
@@ -346,7 +371,9 @@ components:
                   type: { const: 'tag:training-plan-catalog,2026:problem:invalid-discipline' }
                   status: { const: 400 }
     Unauthorized:
-      description: The \`X-Api-Key\` header is missing, or its value is wrong, revoked or expired, or it was sent more than once.
+      description: |
+        The \`X-Api-Key\` header is missing, or its value is wrong, revoked or expired, or it was sent more than
+        once. Checked before \`discipline\`, so this answer wins over a 400.
       headers:
         WWW-Authenticate: { $ref: '#/components/headers/WWWAuthenticate' }
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
@@ -361,7 +388,10 @@ components:
                   type: { const: 'tag:training-plan-catalog,2026:problem:unauthorized' }
                   status: { const: 401 }
     NotFound:
-      description: Any path other than exactly \`/api/plans\` and \`/openapi.yaml\` (for example \`/api/plans/\` or \`/catalog.json\`), whatever the method.
+      description: |
+        The answer to any path other than \`/api/plans\`, \`/openapi.yaml\` and the plan pages (for example
+        \`/api/plans/\` or \`/catalog.json\`), whatever the method. Not an operation's answer: see "Answers that are
+        not operations" in the description.
       headers:
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
@@ -375,9 +405,59 @@ components:
                   type: { const: 'tag:training-plan-catalog,2026:problem:not-found' }
                   status: { const: 404 }
     MethodNotAllowed:
-      description: Only GET and OPTIONS are accepted (HEAD included in the refusal; a HEAD answer has no body).
+      description: |
+        The answer to any method other than GET and OPTIONS on \`/api/plans\` and \`/openapi.yaml\` (HEAD included;
+        a HEAD answer has no body), given before the key is looked at. Not an operation's answer: see "Answers
+        that are not operations" in the description.
       headers:
         Allow: { $ref: '#/components/headers/Allow' }
+        Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        application/problem+json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type: { const: 'tag:training-plan-catalog,2026:problem:method-not-allowed' }
+                  status: { const: 405 }
+    PlanPage:
+      description: The plan's page. A HEAD answer has the same headers and no body.
+      headers:
+        Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Content-Security-Policy: { $ref: '#/components/headers/ContentSecurityPolicy' }
+        Referrer-Policy: { $ref: '#/components/headers/ReferrerPolicy' }
+        X-Frame-Options: { $ref: '#/components/headers/XFrameOptions' }
+        ETag: { $ref: '#/components/headers/OptionalETag' }
+        Last-Modified: { $ref: '#/components/headers/LastModified' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        text/html; charset=utf-8:
+          schema: { type: string }
+    PlanPageNotModified:
+      description: Not modified, as on \`/api/plans\`. No body.
+      headers:
+        Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+        ETag: { $ref: '#/components/headers/OptionalETag' }
+        Last-Modified: { $ref: '#/components/headers/LastModified' }
+    PlanPageNotFound:
+      description: |
+        The not-found page (HTML, for people): an id that is not in the current catalog or is not a UUID, and
+        any path under \`/plans/\` that is not a plan page (\`/plans/\`, \`/plans/a/b\`), whatever the method.
+      headers:
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        text/html; charset=utf-8:
+          schema: { type: string }
+    PlanPageMethodNotAllowed:
+      description: |
+        The answer to any method other than GET and HEAD on a plan page (OPTIONS included). Not an operation's
+        answer: see "Answers that are not operations" in the description.
+      headers:
+        Allow: { $ref: '#/components/headers/AllowPlanPage' }
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
         Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }

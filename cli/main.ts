@@ -8,6 +8,7 @@ import { CatalogError } from '../contract/errors.ts';
 import { registerBuild } from './commands/build.ts';
 import { registerCors } from './commands/cors.ts';
 import { registerKeys } from './commands/keys.ts';
+import { registerProxy } from './commands/proxy.ts';
 import { registerPublish } from './commands/publish.ts';
 import { registerServe, registerStart } from './commands/serve.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
@@ -28,6 +29,7 @@ registerCors(program);
 registerStart(program);
 registerPublish(program);
 registerVerifyFunction(program);
+registerProxy(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -12,103 +12,26 @@ export interface paths {
         };
         /**
          * List every published, approved training plan
-         * @description Returns the full catalog, or the plans of one discipline. Any query parameter other than `discipline`
-         *     is ignored and does not bypass the cache. A conditional request (`If-None-Match` or
-         *     `If-Modified-Since`) still needs a valid key: without one the answer is 401, never 304.
+         * @description Returns the full catalog, or the plans of one discipline, sorted by discipline, then by title as
+         *     `new Intl.Collator('en').compare` orders titles, then by `id`. Any query parameter other than
+         *     `discipline` is ignored and does not bypass the cache.
+         *
+         *     The key is checked before `discipline`: a missing or wrong key gets 401 even when `discipline` is
+         *     invalid too. A conditional request (`If-None-Match` or `If-Modified-Since`) still needs a valid key:
+         *     without one the answer is 401, never 304.
          */
         get: operations["listPlans"];
-        /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
-         */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
-        };
-        /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
-        };
-        /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
-         */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
-        };
+        put?: never;
+        post?: never;
+        delete?: never;
         /**
          * CORS preflight
-         * @description Always 204 with no body and no key needed. The CORS headers are there only when the operator has allowed an origin.
+         * @description Always 204 with no body and no key needed (a bad `discipline` is not looked at either). The CORS headers
+         *     are there only when the operator has allowed an origin. `OPTIONS /openapi.yaml` answers the same.
          */
         options: operations["preflightPlans"];
-        /**
-         * Refused (405, no body)
-         * @description HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
-         */
-        head: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Refused. */
-                405: {
-                    headers: {
-                        Allow: components["headers"]["Allow"];
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
-        /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
-         */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
-        };
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/openapi.yaml": {
@@ -120,98 +43,46 @@ export interface paths {
         };
         /**
          * This OpenAPI 3.1 description
-         * @description No key needed. Use it to generate a client. Conditional requests get 304 as on `/api/plans`.
+         * @description No key needed (a key, even a wrong one, is ignored), and the query string is ignored. Use it to
+         *     generate a client: its `servers` entry and the URLs of its examples name this deployment. Conditional
+         *     requests get 304 as on `/api/plans`.
          */
         get: operations["getOpenApi"];
-        /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
-         */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A plan's `id`, a UUID in any case (the page's canonical link uses lowercase). */
+                id: components["parameters"]["planId"];
             };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
+            cookie?: never;
         };
         /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
+         * A plan's web page (HTML, for people)
+         * @description The page a plan's `webUrl` opens: what the catalog says about the plan, for a person who followed a
+         *     partner's link. No key needed. An id that is not in the current catalog, or that is not a UUID, gets the
+         *     not-found page.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
-        };
+        get: operations["getPlanPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
         /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
+         * The headers of a plan's web page
+         * @description The answer `GET` would give, headers only (no body). No key needed.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
-        };
-        /** CORS preflight */
-        options: operations["preflightOpenApi"];
-        /**
-         * Refused (405, no body)
-         * @description HEAD is not accepted (so it is not a health check); the answer has the headers of a 405 and no body.
-         */
-        head: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Refused. */
-                405: {
-                    headers: {
-                        Allow: components["headers"]["Allow"];
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
-        /**
-         * Refused (405)
-         * @description Only GET and OPTIONS are accepted.
-         */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                405: components["responses"]["MethodNotAllowed"];
-            };
-        };
+        head: operations["headPlanPage"];
+        patch?: never;
         trace?: never;
     };
 }
@@ -297,7 +168,10 @@ export interface components {
             };
             content?: never;
         };
-        /** @description `discipline` is present and not exactly one `strength` or `running`. */
+        /**
+         * @description `discipline` is present and not exactly one `strength` or `running`. Only given once the key has been
+         *     accepted: with a missing or wrong key the answer is 401.
+         */
         InvalidDiscipline: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -314,7 +188,10 @@ export interface components {
                 };
             };
         };
-        /** @description The `X-Api-Key` header is missing, or its value is wrong, revoked or expired, or it was sent more than once. */
+        /**
+         * @description The `X-Api-Key` header is missing, or its value is wrong, revoked or expired, or it was sent more than
+         *     once. Checked before `discipline`, so this answer wins over a 400.
+         */
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
@@ -332,7 +209,11 @@ export interface components {
                 };
             };
         };
-        /** @description Any path other than exactly `/api/plans` and `/openapi.yaml` (for example `/api/plans/` or `/catalog.json`), whatever the method. */
+        /**
+         * @description The answer to any path other than `/api/plans`, `/openapi.yaml` and the plan pages (for example
+         *     `/api/plans/` or `/catalog.json`), whatever the method. Not an operation's answer: see "Answers that are
+         *     not operations" in the description.
+         */
         NotFound: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -349,10 +230,76 @@ export interface components {
                 };
             };
         };
-        /** @description Only GET and OPTIONS are accepted (HEAD included in the refusal; a HEAD answer has no body). */
+        /**
+         * @description The answer to any method other than GET and OPTIONS on `/api/plans` and `/openapi.yaml` (HEAD included;
+         *     a HEAD answer has no body), given before the key is looked at. Not an operation's answer: see "Answers
+         *     that are not operations" in the description.
+         */
         MethodNotAllowed: {
             headers: {
                 Allow: components["headers"]["Allow"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @constant */
+                    type?: "tag:training-plan-catalog,2026:problem:method-not-allowed";
+                    /** @constant */
+                    status?: 405;
+                };
+            };
+        };
+        /** @description The plan's page. A HEAD answer has the same headers and no body. */
+        PlanPage: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlPublic"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Content-Security-Policy": components["headers"]["ContentSecurityPolicy"];
+                "Referrer-Policy": components["headers"]["ReferrerPolicy"];
+                "X-Frame-Options": components["headers"]["XFrameOptions"];
+                ETag: components["headers"]["OptionalETag"];
+                "Last-Modified": components["headers"]["LastModified"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html; charset=utf-8": string;
+            };
+        };
+        /** @description Not modified, as on `/api/plans`. No body. */
+        PlanPageNotModified: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlPublic"];
+                ETag: components["headers"]["OptionalETag"];
+                "Last-Modified": components["headers"]["LastModified"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description The not-found page (HTML, for people): an id that is not in the current catalog or is not a UUID, and
+         *     any path under `/plans/` that is not a plan page (`/plans/`, `/plans/a/b`), whatever the method.
+         */
+        PlanPageNotFound: {
+            headers: {
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html; charset=utf-8": string;
+            };
+        };
+        /**
+         * @description The answer to any method other than GET and HEAD on a plan page (OPTIONS included). Not an operation's
+         *     answer: see "Answers that are not operations" in the description.
+         */
+        PlanPageMethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["AllowPlanPage"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Content-Type-Options": components["headers"]["NoSniff"];
                 "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
@@ -389,7 +336,7 @@ export interface components {
          * @description Filters the catalog to one discipline; omitted means everything. The parameter name is matched after
          *     percent-decoding and case-sensitively (`Discipline` is an unknown parameter and is ignored). When present
          *     it must occur once with exactly `strength` or `running` (percent-encoding allowed); anything else — empty,
-         *     repeated, another case, a malformed escape — gets 400.
+         *     repeated, another case, a malformed escape — gets 400 (once the key has been accepted).
          */
         discipline: components["schemas"]["Discipline"];
         /** @description An `ETag` from an earlier answer (or `*`); a match gets 304. When sent, `If-Modified-Since` is ignored. */
@@ -400,6 +347,8 @@ export interface components {
          *     it is not a valid HTTP-date.
          */
         ifModifiedSince: string;
+        /** @description A plan's `id`, a UUID in any case (the page's canonical link uses lowercase). */
+        planId: string;
     };
     requestBodies: never;
     headers: {
@@ -417,11 +366,16 @@ export interface components {
         WWWAuthenticate: "ApiKey realm=\"catalog\", header=\"X-Api-Key\"";
         /** @description Entity tag of this copy (weak when the body is compressed); send it back in `If-None-Match`. */
         ETag: string;
+        /** @description Entity tag of this copy, when the CDN has one; send it back in `If-None-Match`. */
+        OptionalETag: string;
         /** @description When this copy of the file was written. */
         LastModified: string;
+        /** @description Browsers must not guess another content type. */
         NoSniff: "nosniff";
-        /** @description The methods this resource accepts. */
+        /** @description The methods `/api/plans` and `/openapi.yaml` accept. */
         Allow: "GET, OPTIONS";
+        /** @description The methods a plan page accepts. */
+        AllowPlanPage: "GET, HEAD";
         /** @description The one origin the operator allowed; absent when CORS is off (the default). */
         AccessControlAllowOrigin: string;
         /** @description Present only when an origin is allowed. */
@@ -430,6 +384,12 @@ export interface components {
         AccessControlAllowHeaders: "X-Api-Key";
         /** @description Present only when an origin is allowed; seconds a browser may cache the preflight. */
         AccessControlMaxAge: "600";
+        /** @description A policy that lets the page run no script at all and refuses to let other sites frame it. */
+        ContentSecurityPolicy: string;
+        /** @description How much of the page's address a followed link reveals. */
+        ReferrerPolicy: string;
+        /** @description When present, refuses framing (for browsers that predate `frame-ancestors`). */
+        XFrameOptions: "DENY";
     };
     pathItems: never;
 }
@@ -442,7 +402,7 @@ export interface operations {
                  * @description Filters the catalog to one discipline; omitted means everything. The parameter name is matched after
                  *     percent-decoding and case-sensitively (`Discipline` is an unknown parameter and is ignored). When present
                  *     it must occur once with exactly `strength` or `running` (percent-encoding allowed); anything else — empty,
-                 *     repeated, another case, a malformed escape — gets 400.
+                 *     repeated, another case, a malformed escape — gets 400 (once the key has been accepted).
                  */
                 discipline?: components["parameters"]["discipline"];
             };
@@ -495,7 +455,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["Catalog"];
+                    "application/json; charset=utf-8": components["schemas"]["Catalog"];
                 };
             };
             /**
@@ -559,7 +519,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/yaml": string;
+                    "application/yaml; charset=utf-8": string;
                 };
             };
             /**
@@ -579,16 +539,58 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    preflightOpenApi: {
+    getPlanPage: {
         parameters: {
             query?: never;
-            header?: never;
-            path?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or `*`); a match gets 304. When sent, `If-Modified-Since` is ignored. */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+                /**
+                 * @description The `Last-Modified` date of an earlier answer (an HTTP-date such as `Sun, 06 Nov 1994 08:49:37 GMT`).
+                 *     When the copy has not changed since, the answer is 304. Ignored when `If-None-Match` is sent, and when
+                 *     it is not a valid HTTP-date.
+                 */
+                "If-Modified-Since"?: components["parameters"]["ifModifiedSince"];
+            };
+            path: {
+                /** @description A plan's `id`, a UUID in any case (the page's canonical link uses lowercase). */
+                id: components["parameters"]["planId"];
+            };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            204: components["responses"]["Preflight"];
+            200: components["responses"]["PlanPage"];
+            304: components["responses"]["PlanPageNotModified"];
+            404: components["responses"]["PlanPageNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    headPlanPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or `*`); a match gets 304. When sent, `If-Modified-Since` is ignored. */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+                /**
+                 * @description The `Last-Modified` date of an earlier answer (an HTTP-date such as `Sun, 06 Nov 1994 08:49:37 GMT`).
+                 *     When the copy has not changed since, the answer is 304. Ignored when `If-None-Match` is sent, and when
+                 *     it is not a valid HTTP-date.
+                 */
+                "If-Modified-Since"?: components["parameters"]["ifModifiedSince"];
+            };
+            path: {
+                /** @description A plan's `id`, a UUID in any case (the page's canonical link uses lowercase). */
+                id: components["parameters"]["planId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PlanPage"];
+            304: components["responses"]["PlanPageNotModified"];
+            404: components["responses"]["PlanPageNotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
 }

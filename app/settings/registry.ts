@@ -41,6 +41,7 @@ export const COMMANDS = [
   'cors-clear',
   'cors-show',
   'verify-function',
+  'proxy',
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
@@ -626,6 +627,41 @@ export const SETTINGS = {
     // Optional, so a window given without rateLimitPerKey (where it cannot apply) is refused.
     default: 300,
     use: { cdk: 'optional' },
+  }),
+
+  // The partner proxy (catalog proxy): the partner's side, so its own names and defaults.
+  upstream: setting({
+    kind: text('url', z.string().pipe(BaseUrl)),
+    description: "the catalog service's base URL, http(s)://host[:port]",
+    use: { proxy: 'required' },
+  }),
+  partnerKey: setting({
+    kind: text('key'),
+    description: 'the API key the proxy sends to the service (never a flag, never logged)',
+    flag: false,
+    env: 'CATALOG_PARTNER_KEY',
+    secret: true,
+    use: { proxy: 'required' },
+  }),
+  proxyPort: setting({
+    kind: integer(0, 65535, 'n'),
+    description: 'port the proxy listens on (0 picks a free one)',
+    default: 8788,
+    flag: '--port',
+    use: { proxy: 'default' },
+  }),
+  proxyHost: setting({
+    kind: text('host'),
+    description: 'interface the proxy listens on',
+    default: '127.0.0.1',
+    flag: '--host',
+    use: { proxy: 'default' },
+  }),
+  cacheFile: setting({
+    kind: text('file'),
+    description: "file holding the proxy's last good copy, so a restart does not start empty",
+    default: '.catalog/proxy-cache.json',
+    use: { proxy: 'default' },
   }),
 } as const;
 

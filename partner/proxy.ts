@@ -1,0 +1,444 @@
+/**
+ * The reference partner proxy: what the catalog's specification asks of every partner that shows the catalog
+ * in a browser, done once. A `node:http` server for the partner's own frontend that
+ *
+ * - serves `GET /plans.json` (and `?discipline=running|strength`) from a server-side copy, never calling the
+ *   service per page view;
+ * - refreshes that copy from the service with the key (held here, never sent to the browser, never logged),
+ *   revalidating with `If-None-Match`, as often as the service's `Cache-Control: max-age` says;
+ * - keeps serving the last good copy when a refresh fails in any way (a non-2xx answer, a network error, a
+ *   body that is not a valid catalog), and answers 502 with a problem document only when it has nothing;
+ * - saves the last good copy to disk, so a restart does not start empty;
+ * - reports its state at `GET /healthz` and logs one line per refresh.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CatalogClient, type CatalogClientOptions, type CatalogDocument } from './client.ts';
+import { loadCopy, type StoredCopy, saveCopy } from './copy-file.ts';
+import { DISCIPLINES, type Discipline } from './schema.ts';
+
+/** Seconds between refreshes when the service does not say (its documented lifetime). */
+export const DEFAULT_FRESH_SECONDS = 300;
+/** The shortest wait between two refreshes, whatever the service says. */
+export const MIN_REFRESH_SECONDS = 5;
+/** The longest wait between two refreshes. */
+export const MAX_REFRESH_SECONDS = 3_600;
+/** The first retry after a failed refresh; each further failure doubles it, up to the usual interval. */
+export const RETRY_BASE_SECONDS = 5;
+
+/** One line of the proxy's log (JSON on stderr by default). */
+export type LogEntry = Readonly<Record<string, unknown>>;
+
+export interface ProxyOptions extends CatalogClientOptions {
+  /** Where the last good copy is saved; no file: the copy lives in memory only. */
+  readonly cacheFile?: string;
+  /** Port to listen on (0 picks a free one); default 8788. */
+  readonly port?: number;
+  /** Interface to listen on; default 127.0.0.1. */
+  readonly host?: string;
+  /**
+   * Refresh at start and then on the service's schedule (the default). Off: only {@link RunningProxy.refresh}
+   * refreshes, for a caller that drives refreshes itself (a scheduler, a test).
+   */
+  readonly autoRefresh?: boolean;
+  /** Receives every log line; default: one JSON line on stderr. */
+  readonly log?: (entry: LogEntry) => void;
+}
+
+/** The outcome of one refresh. */
+export interface RefreshRecord {
+  readonly at: string;
+  readonly outcome: 'fetched' | 'not-modified' | 'failed';
+  readonly status?: number;
+  readonly problemType?: string;
+  readonly error?: string;
+  readonly durationMs: number;
+}
+
+/** What `GET /healthz` answers. */
+export interface Health {
+  /** `ok`: the last refresh worked; `degraded`: it failed and the last good copy is served; `empty`: no copy. */
+  readonly status: 'ok' | 'degraded' | 'empty';
+  readonly upstream: string;
+  readonly copy: {
+    readonly generatedAt: string;
+    readonly plans: number;
+    readonly etag: string | null;
+    readonly fetchedAt: string;
+    /** When the service last confirmed the copy (a 200 or a 304). */
+    readonly validatedAt: string;
+    /** Seconds since then. */
+    readonly ageSeconds: number;
+    /** Where the copy came from since the proxy started: the service, or the disk copy of a previous run. */
+    readonly source: 'service' | 'disk';
+  } | null;
+  readonly lastRefresh: RefreshRecord | null;
+  readonly consecutiveFailures: number;
+  readonly nextRefreshAt: string | null;
+}
+
+/** A running proxy. */
+export interface RunningProxy {
+  /** `http://host:port` */
+  readonly url: string;
+  /** Refreshes now (joining a refresh already in flight). */
+  refresh(): Promise<RefreshRecord>;
+  health(): Health;
+  /** Stops listening, stops refreshing, closes the connections to the service. */
+  close(): Promise<void>;
+}
+
+/** RFC 9457 problem types of the proxy's own error answers. */
+export const PROXY_PROBLEMS = {
+  notFound: {
+    type: 'tag:training-plan-catalog,2026:partner-proxy:not-found',
+    title: 'Not Found',
+    status: 404,
+  },
+  methodNotAllowed: {
+    type: 'tag:training-plan-catalog,2026:partner-proxy:method-not-allowed',
+    title: 'Method Not Allowed',
+    status: 405,
+  },
+  invalidDiscipline: {
+    type: 'tag:training-plan-catalog,2026:partner-proxy:invalid-discipline',
+    title: 'Bad Request',
+    status: 400,
+  },
+  noCatalog: {
+    type: 'tag:training-plan-catalog,2026:partner-proxy:no-catalog',
+    title: 'Bad Gateway',
+    status: 502,
+  },
+  internal: {
+    type: 'tag:training-plan-catalog,2026:partner-proxy:internal-error',
+    title: 'Internal Server Error',
+    status: 500,
+  },
+} as const;
+
+/** One answer the proxy serves from its copy: the bytes and their entity tag. */
+interface Variant {
+  readonly body: Buffer;
+  readonly etag: string;
+}
+
+interface Copy extends StoredCopy {
+  readonly catalog: CatalogDocument;
+  readonly source: 'service' | 'disk';
+  readonly variants: ReadonlyMap<Discipline | 'all', Variant>;
+}
+
+const variant = (text: string): Variant => {
+  const body = Buffer.from(text, 'utf8');
+  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+};
+
+/** The copy with its three answers: the service's body as sent, and each discipline's plans in the same order. */
+function withVariants(stored: StoredCopy, source: Copy['source']): Copy {
+  const catalog = JSON.parse(stored.body) as CatalogDocument;
+  const variants = new Map<Discipline | 'all', Variant>([['all', variant(stored.body)]]);
+  for (const discipline of DISCIPLINES)
+    variants.set(
+      discipline,
+      variant(
+        JSON.stringify({ ...catalog, plans: catalog.plans.filter((plan) => plan.discipline === discipline) }),
+      ),
+    );
+  return { ...stored, catalog, source, variants };
+}
+
+const defaultLog = (entry: LogEntry) => process.stderr.write(`${JSON.stringify(entry)}\n`);
+
+/** The proxy's state and behaviour, apart from listening (see {@link startProxy}). */
+export class CatalogProxy {
+  readonly #options: ProxyOptions;
+  readonly #client: CatalogClient;
+  readonly #log: (entry: LogEntry) => void;
+  #copy: Copy | undefined;
+  #lastRefresh: RefreshRecord | undefined;
+  #failures = 0;
+  #inFlight: Promise<RefreshRecord> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #nextRefreshAt: Date | undefined;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: ProxyOptions) {
+    this.#options = options;
+    this.#client = new CatalogClient(options);
+    this.#log = options.log ?? defaultLog;
+  }
+
+  /** Takes the disk copy of a previous run, when there is a valid one. */
+  async load(): Promise<void> {
+    if (this.#options.cacheFile === undefined) return;
+    const loaded = await loadCopy(this.#options.cacheFile);
+    if (loaded === undefined) return;
+    if ('error' in loaded) {
+      this.#log({ time: new Date().toISOString(), event: 'load', outcome: 'ignored', error: loaded.error });
+      return;
+    }
+    this.#copy = withVariants(loaded, 'disk');
+    this.#log({
+      time: new Date().toISOString(),
+      event: 'load',
+      outcome: 'loaded',
+      plans: this.#copy.catalog.plans.length,
+      fetchedAt: loaded.fetchedAt,
+    });
+  }
+
+  /** Starts refreshing: now, then on the service's schedule. */
+  start(): void {
+    if (this.#options.autoRefresh !== false) void this.refresh();
+  }
+
+  /** Refreshes now, or joins the refresh in flight. Never throws: a failure is its record. */
+  refresh(): Promise<RefreshRecord> {
+    this.#inFlight ??= this.#refresh().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  async #refresh(): Promise<RefreshRecord> {
+    const started = performance.now();
+    const at = new Date();
+    const result = await this.#client.fetch(this.#copy?.etag);
+    const durationMs = Math.round(performance.now() - started);
+    let record: RefreshRecord;
+    let freshFor: number | undefined;
+    if (result.kind === 'fetched') {
+      const stored: StoredCopy = {
+        body: result.body,
+        ...(result.etag === undefined ? {} : { etag: result.etag }),
+        fetchedAt: at.toISOString(),
+        validatedAt: at.toISOString(),
+      };
+      this.#copy = withVariants(stored, 'service');
+      record = { at: at.toISOString(), outcome: 'fetched', status: 200, durationMs };
+      freshFor = result.freshForSeconds;
+      await this.#save(stored);
+    } else if (result.kind === 'not-modified' && this.#copy) {
+      this.#copy = { ...this.#copy, validatedAt: at.toISOString() };
+      record = { at: at.toISOString(), outcome: 'not-modified', status: 304, durationMs };
+      freshFor = result.freshForSeconds;
+    } else {
+      const failure = result.kind === 'failed' ? result : { error: '304 without a copy', status: 304 };
+      record = {
+        at: at.toISOString(),
+        outcome: 'failed',
+        ...(failure.status === undefined ? {} : { status: failure.status }),
+        ...('problemType' in failure && failure.problemType !== undefined
+          ? { problemType: failure.problemType }
+          : {}),
+        error: failure.error,
+        durationMs,
+      };
+    }
+    this.#lastRefresh = record;
+    this.#failures = record.outcome === 'failed' ? this.#failures + 1 : 0;
+    const next = this.#schedule(
+      record.outcome === 'failed' ? undefined : (freshFor ?? DEFAULT_FRESH_SECONDS),
+    );
+    this.#log({
+      time: record.at,
+      event: 'refresh',
+      outcome: record.outcome,
+      ...(record.status === undefined ? {} : { status: record.status }),
+      ...(record.problemType === undefined ? {} : { problemType: record.problemType }),
+      ...(record.error === undefined ? {} : { error: record.error }),
+      ...(record.outcome === 'failed' ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
+      plans: this.#copy?.catalog.plans.length ?? 0,
+      ms: durationMs,
+      ...(next === undefined ? {} : { nextRefreshInSeconds: next }),
+    });
+    return record;
+  }
+
+  async #save(copy: StoredCopy): Promise<void> {
+    if (this.#options.cacheFile === undefined) return;
+    try {
+      await saveCopy(this.#options.cacheFile, copy);
+    } catch (error) {
+      this.#log({
+        time: new Date().toISOString(),
+        event: 'save',
+        outcome: 'failed',
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  /** Schedules the next refresh: after `freshFor` seconds, or after a failure with a doubling back-off. */
+  #schedule(freshFor: number | undefined): number | undefined {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#nextRefreshAt = undefined;
+    if (this.#options.autoRefresh === false || this.#closed) return undefined;
+    const seconds =
+      freshFor === undefined
+        ? Math.min(RETRY_BASE_SECONDS * 2 ** Math.min(this.#failures - 1, 16), DEFAULT_FRESH_SECONDS)
+        : Math.min(Math.max(freshFor, MIN_REFRESH_SECONDS), MAX_REFRESH_SECONDS);
+    this.#nextRefreshAt = new Date(Date.now() + seconds * 1000);
+    this.#timer = setTimeout(() => void this.refresh(), seconds * 1000);
+    this.#timer.unref();
+    return seconds;
+  }
+
+  health(): Health {
+    const copy = this.#copy;
+    const now = Date.now();
+    return {
+      status: copy === undefined ? 'empty' : this.#lastRefresh?.outcome === 'failed' ? 'degraded' : 'ok',
+      upstream: this.#options.upstream,
+      copy:
+        copy === undefined
+          ? null
+          : {
+              generatedAt: copy.catalog.generatedAt,
+              plans: copy.catalog.plans.length,
+              etag: copy.etag ?? null,
+              fetchedAt: copy.fetchedAt,
+              validatedAt: copy.validatedAt,
+              ageSeconds: Math.max(0, Math.floor((now - Date.parse(copy.validatedAt)) / 1000)),
+              source: copy.source,
+            },
+      lastRefresh: this.#lastRefresh ?? null,
+      consecutiveFailures: this.#failures,
+      nextRefreshAt: this.#nextRefreshAt?.toISOString() ?? null,
+    };
+  }
+
+  /** The `node:http` request handler. */
+  readonly handle = (request: IncomingMessage, response: ServerResponse): void => {
+    this.#answer(request, response).catch((error: unknown) => {
+      this.#log({ time: new Date().toISOString(), event: 'request', error: (error as Error).message });
+      if (!response.headersSent) problem(response, PROXY_PROBLEMS.internal, 'The proxy failed.');
+      else response.destroy();
+    });
+  };
+
+  async #answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://proxy.invalid');
+    if (url.pathname !== '/plans.json' && url.pathname !== '/healthz')
+      return problem(response, PROXY_PROBLEMS.notFound, 'The proxy serves GET /plans.json and GET /healthz.');
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return problem(response, PROXY_PROBLEMS.methodNotAllowed, 'Only GET and HEAD are accepted.', {
+        allow: 'GET, HEAD',
+      });
+    if (url.pathname === '/healthz') {
+      const health = this.health();
+      return send(response, health.status === 'empty' ? 503 : 200, JSON.stringify(health), {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+      });
+    }
+    const disciplines = url.searchParams.getAll('discipline');
+    const discipline = disciplines[0];
+    if (disciplines.length > 1 || (discipline !== undefined && !isDiscipline(discipline)))
+      return problem(
+        response,
+        PROXY_PROBLEMS.invalidDiscipline,
+        'discipline, when present, must be exactly running or strength, once.',
+      );
+    if (this.#copy === undefined && this.#inFlight) await this.#inFlight;
+    const copy = this.#copy;
+    if (copy === undefined)
+      return problem(
+        response,
+        PROXY_PROBLEMS.noCatalog,
+        'No copy of the catalog yet: the catalog service could not be reached or refused the call.',
+      );
+    const answer = copy.variants.get((discipline as Discipline | undefined) ?? 'all');
+    if (answer === undefined) throw new Error('a variant of the copy is missing');
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-cache',
+      etag: answer.etag,
+    };
+    const conditional = request.headers['if-none-match'];
+    if (conditional?.split(',').some((tag) => tag.trim() === answer.etag || tag.trim() === '*'))
+      return send(response, 304, undefined, headers);
+    return send(response, 200, answer.body, headers);
+  }
+
+  /** Stops refreshing and closes the connections to the service (once; later calls wait for the same). */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#nextRefreshAt = undefined;
+      await this.#inFlight;
+      await this.#client.close();
+    })();
+    return this.#closing;
+  }
+}
+
+const isDiscipline = (value: string): value is Discipline =>
+  (DISCIPLINES as readonly string[]).includes(value);
+
+function send(
+  response: ServerResponse,
+  status: number,
+  body: string | Buffer | undefined,
+  headers: Record<string, string>,
+): void {
+  const bytes = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
+  response.writeHead(status, {
+    'x-content-type-options': 'nosniff',
+    ...headers,
+    ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }),
+  });
+  response.end(bytes);
+}
+
+function problem(
+  response: ServerResponse,
+  kind: (typeof PROXY_PROBLEMS)[keyof typeof PROXY_PROBLEMS],
+  detail: string,
+  headers: Record<string, string> = {},
+): void {
+  send(response, kind.status, JSON.stringify({ ...kind, detail }), {
+    'content-type': 'application/problem+json',
+    'cache-control': 'no-store',
+    ...headers,
+  });
+}
+
+/**
+ * Starts the proxy: takes the disk copy of a previous run (if any), listens, and starts refreshing. Resolves
+ * once it listens; a request that arrives before the first refresh has finished, with no disk copy, waits for it.
+ */
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const proxy = new CatalogProxy(options);
+  await proxy.load();
+  const server: Server = createServer(proxy.handle);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8788, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  proxy.start();
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${address.port}`,
+    refresh: () => proxy.refresh(),
+    health: () => proxy.health(),
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }).then(() => proxy.close());
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The catalog service's published schemas (openapi.yaml `components.schemas`) as zod schemas, so the proxy
+ * refuses a body that breaks the contract before it replaces its last good copy. A test checks that they say
+ * exactly what the document says (descriptions aside).
+ */
+import { z } from 'zod';
+
+/** The two disciplines, in catalog order. */
+export const DISCIPLINES = ['running', 'strength'] as const;
+
+export const Discipline = z.enum(DISCIPLINES);
+export type Discipline = z.output<typeof Discipline>;
+
+export const Level = z.enum(['none', 'beginner', 'intermediate', 'advanced']);
+
+export const Plan = z.object({
+  id: z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    .meta({ format: 'uuid' }),
+  title: z.string().min(1),
+  summary: z.string().nullable(),
+  coverUrl: z
+    .string()
+    .regex(/^https:\/\/\S+$/)
+    .meta({ format: 'uri' })
+    .nullable(),
+  level: Level,
+  discipline: Discipline,
+  disciplineLabel: z.enum(['Workouts', 'Outdoor']),
+  weeksCount: z.int().min(1),
+  daysPerWeek: z.int().min(1).max(7).nullable(),
+  estMinutesPerSession: z.int().min(1).nullable(),
+  webUrl: z.url(),
+  appUrl: z.string(),
+});
+export type Plan = z.output<typeof Plan>;
+
+export const Catalog = z.object({ generatedAt: z.iso.datetime(), plans: z.array(Plan) });
+export type Catalog = z.output<typeof Catalog>;
+
+export const Problem = z.object({
+  type: z.enum([
+    'tag:training-plan-catalog,2026:problem:not-found',
+    'tag:training-plan-catalog,2026:problem:method-not-allowed',
+    'tag:training-plan-catalog,2026:problem:unauthorized',
+    'tag:training-plan-catalog,2026:problem:invalid-discipline',
+    'tag:training-plan-catalog,2026:problem:internal-error',
+  ]),
+  title: z.string(),
+  status: z.int().min(400).max(599),
+  detail: z.string(),
+});
+export type Problem = z.output<typeof Problem>;
+
+/** The schemas under the names the document gives them. */
+export const DOCUMENT_SCHEMAS = { Catalog, Plan, Level, Discipline, Problem } as const;
+
+/** A zod error as one short line: the first few issues, each with its path. */
+export function describeIssues(error: z.ZodError): string {
+  const issues = error.issues.slice(0, 3).map((issue) => {
+    const path = issue.path.length > 0 ? issue.path.join('.') : '(body)';
+    return `${path}: ${issue.message}`;
+  });
+  const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
+  return `${issues.join('; ')}${more}`;
+}
