@@ -26,6 +26,7 @@ export type Report = (line: string) => void;
 export type BuildSettings = Pick<
   SettingsIn<'build'>,
   | 'baseUrl'
+  | 'webBaseUrl'
   | 'appScheme'
   | 'skipInvalid'
   | 'sourceRelation'
@@ -72,13 +73,14 @@ export async function build(settings: BuildSettings, now: Date, report: Report):
 /** {@link build} from a source already open (tests and benchmarks make rows in memory). */
 export async function buildFrom(
   source: PlanSource,
-  settings: Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid'>,
+  settings: Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid'> &
+    Partial<Pick<BuildSettings, 'webBaseUrl'>>,
   now: Date,
   report: Report,
 ): Promise<BuildResult> {
   try {
     const result = await buildCatalog(source, {
-      links: { baseUrl: settings.baseUrl, appScheme: settings.appScheme },
+      links: { baseUrl: settings.baseUrl, appScheme: settings.appScheme, webBaseUrl: settings.webBaseUrl },
       skipInvalid: settings.skipInvalid,
       now,
       openapiTemplate: OPENAPI_TEMPLATE,

@@ -40,14 +40,16 @@ const text = (result: Awaited<ReturnType<typeof buildCatalog>>, key: string) =>
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const YAML_TYPE = 'application/yaml; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
 
 describe('a build of the fixtures', () => {
-  it('holds each catalog and openapi.yaml with its brotli and gzip variants, then its manifest', async () => {
+  it('holds each catalog and openapi.yaml with its brotli and gzip variants, a page per plan, then its manifest', async () => {
     const result = await buildCatalog(
       new FileSource(fixture('plans.json')),
       options({ buildIdSuffix: 'a1b2c3d4' }),
     );
     expect(result.buildId).toBe('20261121T080000Z-a1b2c3d4');
+    const all = Catalog.parse(JSON.parse(text(result, 'catalog.json')));
     expect(result.objects.map((f) => [f.key, f.contentType, f.contentEncoding])).toEqual([
       ...['catalog.json', 'catalog-running.json', 'catalog-strength.json'].flatMap((key) => [
         [key, JSON_TYPE, undefined],
@@ -57,11 +59,29 @@ describe('a build of the fixtures', () => {
       ['openapi.yaml', YAML_TYPE, undefined],
       ['openapi.yaml.br', YAML_TYPE, 'br'],
       ['openapi.yaml.gz', YAML_TYPE, 'gzip'],
+      ...all.plans.map((plan) => [`plans/${plan.id}.html`, HTML_TYPE, undefined]),
       ['manifest.json', JSON_TYPE, undefined],
     ]);
     expect(result.root.map((f) => [f.key, f.contentType, f.cacheControl])).toEqual([
       ['errors/500.json', 'application/problem+json', 'no-store'],
+      ['errors/404.html', HTML_TYPE, 'no-store'],
     ]);
+    // Each page is its plan's: the title is in the page's <title>.
+    for (const plan of all.plans.slice(0, 3))
+      expect(text(result, `plans/${plan.id}.html`)).toContain(`<link rel="canonical" href="${plan.webUrl}">`);
+    expect(text(result, 'errors/404.html')).toContain('Plan not found');
+  });
+
+  it('builds no pages when they live on a website elsewhere, and points webUrl there', async () => {
+    const result = await buildCatalog(
+      new FileSource(fixture('plans.json')),
+      options({ links: { ...DEFAULT_LINKS, webBaseUrl: 'https://www.example.com/training' } }),
+    );
+    expect(result.objects.filter((f) => f.key.startsWith('plans/'))).toEqual([]);
+    const plan = Catalog.parse(JSON.parse(text(result, 'catalog.json'))).plans[0];
+    expect(plan?.webUrl).toBe(`https://www.example.com/training/plans/${plan?.id}`);
+    // The not-found page still answers every page path of the service.
+    expect(result.root.map((f) => f.key)).toEqual(['errors/500.json', 'errors/404.html']);
   });
 
   it('stores variants that decode to the very bytes of the object, brotli at quality 11 and gzip at level 9', async () => {
@@ -115,7 +135,7 @@ describe('a build of the fixtures', () => {
         ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
       });
     }
-    expect(Object.keys(manifest.root)).toEqual(['errors/500.json']);
+    expect(Object.keys(manifest.root)).toEqual(['errors/500.json', 'errors/404.html']);
   });
 
   it('writes catalogs that are valid against the model and split by discipline', async () => {

@@ -11,8 +11,11 @@ import {
   type Discipline,
   HEADER_VALUES,
   MANIFEST,
+  NOT_FOUND_PAGE,
   ORIGIN_FILES,
+  PAGE_HEADERS,
   PROBLEM_INTERNAL,
+  planPageKey,
   problemDocument,
   VARIANTS,
 } from '../contract/index.ts';
@@ -20,6 +23,7 @@ import { renderCatalogs, sortPlans } from './catalogs.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
 import type { LinkConfig } from './model.ts';
 import { renderOpenApi } from './openapi.ts';
+import { renderNotFoundPage, renderPlanPage } from './pages.ts';
 import { RowValidator, type SkippedRows } from './rows.ts';
 import type { PlanSource } from './source.ts';
 import { TOOL } from './tool.ts';
@@ -215,10 +219,23 @@ export async function buildCatalog(source: PlanSource, options: BuildOptions): P
       HEADER_VALUES.yaml,
     ),
   ]);
-  const objects = served.flat();
+  // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages). Pages are
+  // stored as they are: the distribution compresses them.
+  const pages = options.links.webBaseUrl
+    ? []
+    : sorted.map((plan) =>
+        buildObject(planPageKey(plan.id), [Buffer.from(renderPlanPage(plan))], {
+          contentType: PAGE_HEADERS.html,
+        }),
+      );
+  const objects = [...served.flat(), ...pages];
   const root = [
     buildObject(ORIGIN_FILES.errorPage, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
       contentType: HEADER_VALUES.problem,
+      cacheControl: HEADER_VALUES.noStore,
+    }),
+    buildObject(NOT_FOUND_PAGE, [Buffer.from(renderNotFoundPage({ appScheme: options.links.appScheme }))], {
+      contentType: PAGE_HEADERS.html,
       cacheControl: HEADER_VALUES.noStore,
     }),
   ];

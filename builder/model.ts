@@ -3,7 +3,7 @@
  * and the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
  */
 import { z } from 'zod';
-import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PROBLEMS } from '../contract/index.ts';
+import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PLAN_ID_PATTERN, PROBLEMS } from '../contract/index.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Source rows (docs/decisions.md#source-rows). Messages are the "rule broken" of the invalid-row report, so they read as rules.
@@ -81,7 +81,6 @@ function nullableIntegerField(min: number, max?: number) {
 }
 
 const HTTPS_URL = /^https:\/\//i;
-const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** A string field whose trimmed value must be one of `values`; `fallback` (if given) stands for empty/missing. */
 function oneOf<const T extends string>(values: readonly T[], message: string, fallback?: T) {
@@ -117,7 +116,7 @@ export const SourceRow = z.object({
   id: z
     .string({ error: required('a string') })
     .trim()
-    .regex(GUID, { error: 'must be a UUID' })
+    .regex(PLAN_ID_PATTERN, { error: 'must be a UUID' })
     .transform((id) => id.toLowerCase()),
   title: z
     .string({ error: required('a string') })
@@ -182,7 +181,10 @@ export const Plan = z
     weeksCount: z.int().min(1).meta({ description: 'Programme length in weeks.' }),
     daysPerWeek: z.int().min(1).max(7).nullable(),
     estMinutesPerSession: z.int().min(1).nullable().meta({ description: 'Estimated minutes per session.' }),
-    webUrl: z.url().meta({ description: '`{base_url}/plans/{id}`. Always safe to render as a link.' }),
+    webUrl: z.url().meta({
+      description:
+        "`{base_url}/plans/{id}`: the plan's web page, which anyone can open without a key (or the same path on the operator's own website). Always safe to render as a link.",
+    }),
     appUrl: z.string().meta({
       description:
         '`{app_scheme}://plan/{id}`: a deep link that works only where the companion app is installed. Link with `webUrl` unless you know the app is installed.',
@@ -248,6 +250,31 @@ export const BaseUrl = z.string().transform((value, ctx) => {
   return url.origin;
 });
 
+/**
+ * The base of `webUrl` when plan pages live on a website elsewhere: `http(s)://host[:port][/path]`, no query or
+ * fragment; a trailing `/` is dropped. `webUrl` is then `{web base URL}/plans/{id}`.
+ */
+export const WebBaseUrl = z.string().transform((value, ctx) => {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (
+    !url ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    value.includes('?') ||
+    value.includes('#')
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be http(s)://host[:port][/path] with no query or fragment',
+    });
+    return z.NEVER;
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+});
+
 /** An RFC 3986 scheme name. */
 export const AppScheme = z.string().regex(/^[A-Za-z][A-Za-z0-9+.-]*$/, {
   error: 'must be an RFC 3986 scheme name (a letter, then letters, digits, +, . or -)',
@@ -255,8 +282,11 @@ export const AppScheme = z.string().regex(/^[A-Za-z][A-Za-z0-9+.-]*$/, {
 
 /** Where webUrl and appUrl point. */
 export interface LinkConfig {
+  /** The service's own base: `webUrl` points here (its plan pages) unless `webBaseUrl` is set. */
   readonly baseUrl: string;
   readonly appScheme: string;
+  /** A website elsewhere that has the plan pages: `webUrl` points there, and no pages are built. */
+  readonly webBaseUrl?: string | undefined;
 }
 
 /** Defaults of the local stack (docs/decisions.md#catalog-files). */

@@ -57,8 +57,9 @@ info:
     request is refused, and these refusals are described once here rather than as operations:
 
     - Any path other than \`/api/plans\`, \`/openapi.yaml\` and \`/plans/{id}\`, whatever the method, gets 404:
-      \`#/components/responses/NotFound\` (a problem document). Under \`/plans/\`, a path that is not a plan page
-      (\`/plans/\`, \`/plans/a/b\`) gets the HTML not-found page instead: \`#/components/responses/PlanPageNotFound\`.
+      \`#/components/responses/NotFound\` (a problem document). Under \`/plans/\`, a GET or HEAD of a path that is
+      not a plan page (\`/plans/\`, \`/plans/a/b\`) gets the HTML not-found page instead:
+      \`#/components/responses/PlanPageNotFound\`; any other method there gets 405, as on a plan page.
     - On \`/api/plans\` and \`/openapi.yaml\`, any method other than GET and OPTIONS (HEAD, POST, PUT, PATCH,
       DELETE, …) gets 405 with \`Allow: GET, OPTIONS\`, before the key is looked at:
       \`#/components/responses/MethodNotAllowed\`. A HEAD answer has the headers and no body. HEAD is therefore not
@@ -142,6 +143,7 @@ paths:
             Last-Modified: { $ref: '#/components/headers/LastModified' }
         '400': { $ref: '#/components/responses/InvalidDiscipline' }
         '401': { $ref: '#/components/responses/Unauthorized' }
+        '429': { $ref: '#/components/responses/TooManyRequests' }
         '500': { $ref: '#/components/responses/InternalError' }
     options:
       tags: [ catalog ]
@@ -370,6 +372,24 @@ components:
               - properties:
                   type: { const: 'tag:training-plan-catalog,2026:problem:invalid-discipline' }
                   status: { const: 400 }
+    TooManyRequests:
+      description: >-
+        Appears only where the operator turned rate limits on: this API key sent more requests than the operator's limit allows within its window. Wait \`Retry-After\` seconds, then retry. The edge firewall sends it before the gateway, so it is \`application/json\` (still a problem document) and carries no CORS header.
+      headers:
+        Retry-After:
+          description: Seconds to wait before retrying (the operator's rate window, 60 to 600).
+          required: true
+          schema: { type: integer, minimum: 1 }
+        Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+      content:
+        application/json:
+          schema:
+            allOf:
+              - $ref: '#/components/schemas/Problem'
+              - properties:
+                  type: { const: 'tag:training-plan-catalog,2026:problem:rate-limited' }
+                  status: { const: 429 }
     Unauthorized:
       description: |
         The \`X-Api-Key\` header is missing, or its value is wrong, revoked or expired, or it was sent more than
@@ -444,8 +464,8 @@ components:
         Last-Modified: { $ref: '#/components/headers/LastModified' }
     PlanPageNotFound:
       description: |
-        The not-found page (HTML, for people): an id that is not in the current catalog or is not a UUID, and
-        any path under \`/plans/\` that is not a plan page (\`/plans/\`, \`/plans/a/b\`), whatever the method.
+        The not-found page (HTML, for people), to GET and HEAD: an id that is not in the current catalog or is
+        not a UUID, and any path under \`/plans/\` that is not a plan page (\`/plans/\`, \`/plans/a/b\`).
       headers:
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
         Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
@@ -454,8 +474,8 @@ components:
           schema: { type: string }
     PlanPageMethodNotAllowed:
       description: |
-        The answer to any method other than GET and HEAD on a plan page (OPTIONS included). Not an operation's
-        answer: see "Answers that are not operations" in the description.
+        The answer to any method other than GET and HEAD on a plan page, or on any path under \`/plans/\`
+        (OPTIONS included). Not an operation's answer: see "Answers that are not operations" in the description.
       headers:
         Allow: { $ref: '#/components/headers/AllowPlanPage' }
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
@@ -566,7 +586,7 @@ components:
         webUrl:
           type: string
           format: uri
-          description: "\`{base_url}/plans/{id}\`. Always safe to render as a link."
+          description: "\`{base_url}/plans/{id}\`: the plan's web page, which anyone can open without a key (or the same path on the operator's own website). Always safe to render as a link."
         appUrl:
           type: string
           description: "\`{app_scheme}://plan/{id}\`: a deep link that works only where the companion app is installed. Link with \`webUrl\` unless you know the app is installed."
@@ -595,6 +615,7 @@ components:
             - tag:training-plan-catalog,2026:problem:unauthorized
             - tag:training-plan-catalog,2026:problem:invalid-discipline
             - tag:training-plan-catalog,2026:problem:internal-error
+            - tag:training-plan-catalog,2026:problem:rate-limited
           description: Stable identifier of the kind of error (a tag URI, not meant to be fetched); switch on it.
         title:
           type: string

@@ -120,7 +120,7 @@ export class RowValidator {
       if (rows) rows.push(rowNumber);
       else this.#duplicates.set(row.id, [first, rowNumber]);
     }
-    const { baseUrl, appScheme } = this.#links;
+    const { baseUrl, appScheme, webBaseUrl } = this.#links;
     this.#plans.push({
       id: row.id,
       title: row.title,
@@ -132,7 +132,7 @@ export class RowValidator {
       weeksCount: row.weeks_count,
       daysPerWeek: row.days_per_week,
       estMinutesPerSession: row.est_minutes_per_session,
-      webUrl: `${baseUrl}/plans/${row.id}`,
+      webUrl: `${webBaseUrl ?? baseUrl}/plans/${row.id}`,
       appUrl: `${appScheme}://plan/${row.id}`,
     });
     this.#planRows.push(rowNumber);

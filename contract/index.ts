@@ -41,7 +41,7 @@ export const MANIFEST = 'manifest.json';
  */
 export const VARIANTS = { br: '.br', gzip: '.gz' } as const;
 
-/** The only two paths the gateway serves. */
+/** The two API paths the gateway serves (plan pages, for people, are under {@link PAGE_PATH_PREFIX}). */
 export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml' } as const;
 
 /**
@@ -52,6 +52,8 @@ export const GENERATED_HEADERS = {
   problem: 'application/problem+json',
   noStore: 'no-store',
   allow: 'GET, OPTIONS',
+  /** `Allow` of a plan page (`/plans/…`). */
+  allowPage: 'GET, HEAD',
   corsMethods: 'GET, OPTIONS',
   corsHeaders: 'X-Api-Key',
   corsMaxAgeSeconds: '600',
@@ -66,8 +68,8 @@ export const SERVED_HEADERS = {
   cacheable: 'public, max-age=300',
   /** `Vary` of the catalog: the answer depends on the key, and its encoding on `Accept-Encoding`. */
   varyPlans: 'X-Api-Key, Accept-Encoding',
-  /** `Vary` of openapi.yaml: no key, but a shared cache must still keep encodings apart. */
-  varyOpenapi: 'Accept-Encoding',
+  /** `Vary` of openapi.yaml and the plan pages: no key, but a shared cache must still keep encodings apart. */
+  varyEncoding: 'Accept-Encoding',
 } as const;
 
 /** Every header value the gateway sets. */
@@ -88,13 +90,13 @@ export const PROBLEM_NOT_FOUND: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:not-found',
   title: 'Not Found',
   status: 404,
-  detail: 'The only resources are GET /api/plans and GET /openapi.yaml.',
+  detail: 'No such resource: see /openapi.yaml.',
 };
 export const PROBLEM_METHOD_NOT_ALLOWED: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:method-not-allowed',
   title: 'Method Not Allowed',
   status: 405,
-  detail: 'Only GET and OPTIONS are accepted.',
+  detail: 'See the Allow header.',
 };
 export const PROBLEM_UNAUTHORIZED: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:unauthorized',
@@ -127,14 +129,13 @@ export const PROBLEM_RATE_LIMITED: ProblemType = {
   detail: 'This API key sent more requests than its limit allows. Wait for Retry-After seconds, then retry.',
 };
 
-/** The RFC 9457 body of an error answer: exactly `type`, `title`, `status` and `detail`, as compact JSON. */
+/**
+ * The RFC 9457 body of an error answer: exactly `type`, `title`, `status` and `detail`, as compact JSON. The
+ * problem constants above hold exactly those four fields in that order (a test checks), so the object is the
+ * document: the function bundles stay small.
+ */
 export function problemDocument(problem: ProblemType): string {
-  return JSON.stringify({
-    type: problem.type,
-    title: problem.title,
-    status: problem.status,
-    detail: problem.detail,
-  });
+  return JSON.stringify(problem);
 }
 
 /** Every problem type the service answers with, by name. */
@@ -144,6 +145,8 @@ export const PROBLEMS = {
   unauthorized: PROBLEM_UNAUTHORIZED,
   invalidDiscipline: PROBLEM_INVALID_DISCIPLINE,
   internal: PROBLEM_INTERNAL,
+  /** Only where the operator turned the per-key rate limit on (AWS WAF answers it, not the gateway). */
+  rateLimited: PROBLEM_RATE_LIMITED,
 } as const;
 export type ProblemName = keyof typeof PROBLEMS;
 
@@ -175,6 +178,9 @@ export const PARTNER_HEADER = 'x-catalog-partner';
 /** The path prefix of a plan page; the rest of the path is the plan's id (a UUID, in any case). */
 export const PAGE_PATH_PREFIX = '/plans/';
 
+/** A plan id as a page path may carry it: a UUID in any case (the page's own key is lowercase). */
+export const PLAN_ID_PATTERN = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
+
 /** Object key of a plan's page within a build (or a flat output directory): `plans/<lowercase id>.html`. */
 export const PAGE_OBJECT_PREFIX = 'plans/';
 export const PAGE_OBJECT_SUFFIX = '.html';
@@ -183,6 +189,12 @@ export const PAGE_OBJECT_SUFFIX = '.html';
 export function planPageKey(id: string): string {
   return PAGE_OBJECT_PREFIX + id + PAGE_OBJECT_SUFFIX;
 }
+
+/**
+ * The key a page path that names no plan (`/plans/`, `/plans/a/b`, a malformed id) is sent to: never an object,
+ * so the origin's miss gives the not-found page, as for an id not in the build.
+ */
+export const NO_PAGE_KEY = `${PAGE_OBJECT_PREFIX}-${PAGE_OBJECT_SUFFIX}`;
 
 /** Object key of the page answered for a plan path that is not in the live build (outside the builds). */
 export const NOT_FOUND_PAGE = 'errors/404.html';

@@ -7,11 +7,29 @@
  * (partner `globex`), `{expiring}` (expires in the future), `{expired}`, `{revoked}` (issued, then removed),
  * `{forged}` (the right prefix and length, never issued), `{etag:<object>}` for the ETag of an object of the
  * live build (`{etag:all}`, or a variant: `{etag:all.br}`) and `{modified:<object>}` for its Last-Modified date.
+ * Plan pages use fixed ids: {@link PAGE_PLAN_ID} is a plan of the fixtures, {@link MISSING_PLAN_ID} is in no
+ * catalog.
  */
-import type { ProblemName } from '../contract/index.ts';
+import {
+  GENERATED_HEADERS,
+  PAGE_HEADERS,
+  PAGE_SECURITY_HEADERS,
+  type ProblemName,
+} from '../contract/index.ts';
 
-/** What the body of the answer must be. */
-export type ExpectedBody = 'all' | 'running' | 'strength' | 'openapi' | 'empty' | ProblemName;
+/**
+ * What the body of the answer must be: a catalog, openapi.yaml, the page of {@link PAGE_PLAN_ID}, the
+ * not-found page, nothing, or a problem document.
+ */
+export type ExpectedBody =
+  | 'all'
+  | 'running'
+  | 'strength'
+  | 'openapi'
+  | 'page'
+  | 'notFoundPage'
+  | 'empty'
+  | ProblemName;
 
 export interface RequestCase {
   readonly name: string;
@@ -31,9 +49,18 @@ export interface RequestCase {
   readonly object?: OriginObjectName;
   /** The stored variant the request is served from (its `Content-Encoding`); none: the object itself. */
   readonly encoding?: 'br' | 'gzip';
+  /** A page path: the object within the live build the viewer-request function rewrites it to. */
+  readonly rewrite?: string;
 }
 
-export type OriginObjectName = 'all' | 'running' | 'strength' | 'openapi';
+export type OriginObjectName = 'all' | 'running' | 'strength' | 'openapi' | 'page';
+
+/** A published, approved plan of fixtures/plans.json: its page is in every build of the fixtures. */
+export const PAGE_PLAN_ID = '920c4400-79a6-5b26-9ac7-4c18aea7632c';
+/** A plan of the fixtures whose id the source spells in upper case. */
+const UPPER_CASE_PLAN_ID = 'CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99';
+/** A UUID that is no plan's id. */
+export const MISSING_PLAN_ID = '00000000-0000-4000-8000-000000000000';
 
 /** The one origin partners may be allowed in the CORS cases. */
 export const PARTNER_ORIGIN = 'https://partner.example';
@@ -115,6 +142,54 @@ const ok = (
   body: 'all' | 'running' | 'strength',
   extra: Partial<RequestCase> = {},
 ): RequestCase => ({ name, method: 'GET', target, headers: [VALID], status: 200, body, ...extra });
+
+/** The headers every 200 and 404 of a page carries, exactly. */
+const PAGE_SECURITY = { ...PAGE_SECURITY_HEADERS };
+const PAGE_OK_HEADERS = {
+  ...PAGE_SECURITY,
+  'content-type': PAGE_HEADERS.html,
+  'cache-control': PAGE_HEADERS.cacheable,
+  vary: 'Accept-Encoding',
+};
+const PAGE_NOT_FOUND_HEADERS = {
+  ...PAGE_SECURITY,
+  'content-type': PAGE_HEADERS.html,
+  'cache-control': 'no-store',
+};
+const pageKey = (id: string) => `/plans/${id.toLowerCase()}.html`;
+const NO_PAGE = '/plans/-.html';
+
+const page = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
+  name,
+  method: 'GET',
+  target,
+  status: 200,
+  body: 'page',
+  rewrite: pageKey(PAGE_PLAN_ID),
+  headersPresent: PAGE_OK_HEADERS,
+  ...extra,
+});
+const noPage = (
+  name: string,
+  target: string,
+  rewrite: string,
+  extra: Partial<RequestCase> = {},
+): RequestCase => ({
+  name,
+  method: 'GET',
+  target,
+  status: 404,
+  body: 'notFoundPage',
+  rewrite,
+  headersPresent: PAGE_NOT_FOUND_HEADERS,
+  ...extra,
+});
+const pageNotAllowed = (name: string, method: string, target: string, extra: Partial<RequestCase> = {}) =>
+  notAllowed(name, method, target, {
+    headers: [],
+    headersPresent: { allow: GENERATED_HEADERS.allowPage },
+    ...extra,
+  });
 
 const CORS_PREFLIGHT = {
   'access-control-allow-origin': PARTNER_ORIGIN,
@@ -473,6 +548,69 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     headersAbsent: ['content-range'],
   }),
 
+  // Plan pages (`/plans/<uuid>`): for people, so no key; GET and HEAD only; anything else under /plans/ is
+  // the not-found page.
+  page('a plan page', `/plans/${PAGE_PLAN_ID}`),
+  page('a plan page with an upper-case id', `/plans/${PAGE_PLAN_ID.toUpperCase()}`),
+  page('a plan page whose id the source spells in upper case', `/plans/${UPPER_CASE_PLAN_ID}`, {
+    body: 'empty',
+    object: 'page',
+    method: 'HEAD',
+    rewrite: pageKey(UPPER_CASE_PLAN_ID),
+  }),
+  page('a plan page ignores the query', `/plans/${PAGE_PLAN_ID}?utm_source=partner&discipline=walking`),
+  page('a plan page ignores a key, even a forged one', `/plans/${PAGE_PLAN_ID}`, {
+    headers: [key('forged')],
+  }),
+  page('HEAD of a plan page: the headers, no body', `/plans/${PAGE_PLAN_ID}`, {
+    method: 'HEAD',
+    body: 'empty',
+    object: 'page',
+  }),
+  page('a plan page compressed by the distribution', `/plans/${PAGE_PLAN_ID}`, {
+    headers: [['Accept-Encoding', 'gzip']],
+    encoding: 'gzip',
+    headersPresent: { ...PAGE_OK_HEADERS, 'content-encoding': 'gzip' },
+  }),
+  page('a plan page with CORS', `/plans/${PAGE_PLAN_ID}`, {
+    cors: PARTNER_ORIGIN,
+    headersPresent: { ...PAGE_OK_HEADERS, 'access-control-allow-origin': PARTNER_ORIGIN },
+  }),
+  page('a plan page ignores Range', `/plans/${PAGE_PLAN_ID}`, {
+    headers: [['Range', 'bytes=0-9']],
+    headersAbsent: ['content-range'],
+  }),
+  {
+    name: 'a plan page with a matching If-None-Match',
+    method: 'GET',
+    target: `/plans/${PAGE_PLAN_ID}`,
+    headers: [['If-None-Match', '{etag:page}']],
+    status: 304,
+    body: 'empty',
+    object: 'page',
+    rewrite: pageKey(PAGE_PLAN_ID),
+    headersPresent: notModified304('Accept-Encoding'),
+  },
+  noPage('a plan that is in no catalog', `/plans/${MISSING_PLAN_ID}`, pageKey(MISSING_PLAN_ID)),
+  noPage('HEAD of a plan that is in no catalog', `/plans/${MISSING_PLAN_ID}`, pageKey(MISSING_PLAN_ID), {
+    method: 'HEAD',
+    body: 'empty',
+  }),
+  noPage('the pages folder', '/plans/', NO_PAGE),
+  noPage('an id that is not a UUID', '/plans/full-body-basics', NO_PAGE),
+  noPage('a UUID with an extension', `/plans/${PAGE_PLAN_ID}.html`, NO_PAGE),
+  noPage('a path below a page', `/plans/${PAGE_PLAN_ID}/reviews`, NO_PAGE),
+  noPage('a UUID one character short', `/plans/${PAGE_PLAN_ID.slice(0, -1)}`, NO_PAGE),
+  noPage('a percent-encoded id', `/plans/%39${PAGE_PLAN_ID.slice(1)}`, NO_PAGE),
+  pageNotAllowed('POST to a plan page', 'POST', `/plans/${PAGE_PLAN_ID}`),
+  pageNotAllowed('DELETE of a plan page', 'DELETE', `/plans/${PAGE_PLAN_ID}`),
+  pageNotAllowed('OPTIONS of a plan page', 'OPTIONS', `/plans/${PAGE_PLAN_ID}`),
+  pageNotAllowed('PUT under /plans/, any path', 'PUT', '/plans/'),
+  pageNotAllowed('405 of a plan page with CORS', 'POST', `/plans/${PAGE_PLAN_ID}`, { cors: PARTNER_ORIGIN }),
+  notFound('the pages path without its slash', '/plans', { headers: [] }),
+  notFound('an upper-case pages path', `/PLANS/${PAGE_PLAN_ID}`, { headers: [] }),
+  notFound('the page object of a build', `/builds/x/plans/${PAGE_PLAN_ID}.html`, { headers: [] }),
+
   // CORS on generated answers: every answer the function produces carries the origin when one is set.
   notFound('404 with CORS', '/catalog.json', { cors: PARTNER_ORIGIN }),
   notAllowed('405 with CORS', 'POST', '/api/plans', { cors: PARTNER_ORIGIN }),
@@ -483,7 +621,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
 /** What the viewer-request function alone must do: answer with a status, or pass the request to `uri`. */
 export type ViewerRequestOutcome = { readonly status: number } | { readonly uri: string };
 
-const OBJECT_URIS: Readonly<Record<OriginObjectName, string>> = {
+const OBJECT_URIS: Readonly<Record<Exclude<OriginObjectName, 'page'>, string>> = {
   all: '/catalog.json',
   running: '/catalog-running.json',
   strength: '/catalog-strength.json',
@@ -497,8 +635,9 @@ const SUFFIXES = { br: '.br', gzip: '.gz' } as const;
  * the object's path within the live build (`/catalog.json.br`; compare with {@link withinBuild}).
  */
 export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
-  const object = testCase.body in OBJECT_URIS ? (testCase.body as OriginObjectName) : testCase.object;
-  if ((testCase.status === 200 || testCase.status === 304) && object)
+  if (testCase.rewrite) return { uri: testCase.rewrite };
+  const object = testCase.body in OBJECT_URIS ? (testCase.body as keyof typeof OBJECT_URIS) : testCase.object;
+  if ((testCase.status === 200 || testCase.status === 304) && object && object !== 'page')
     return { uri: `${OBJECT_URIS[object]}${testCase.encoding ? SUFFIXES[testCase.encoding] : ''}` };
   return { status: testCase.status };
 }

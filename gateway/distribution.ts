@@ -4,7 +4,14 @@
  * edge (gateway/local/) behaves by it. A test holds the synthesized template against the table, so neither
  * can change alone. Facts about CloudFront behind these values are in gateway/README.md.
  */
-import { ORIGIN_FILES } from '../contract/index.ts';
+import {
+  BUILDS_PREFIX,
+  NOT_FOUND_PAGE,
+  ORIGIN_FILES,
+  PAGE_OBJECT_PREFIX,
+  PAGE_PATH_PREFIX,
+  PAGE_SECURITY_HEADERS,
+} from '../contract/index.ts';
 
 /** An origin answer CloudFront turns into an error page of its own (no function runs on it). */
 export interface ErrorResponse {
@@ -68,6 +75,31 @@ const COMPRESSED_MEDIA_TYPES = [
   'vnd.apple.mpegurl',
 ] as const;
 
+/** Where a behaviour's objects come from: the origin bucket, through one of two ways in. */
+export interface OriginAccess {
+  /** How CloudFront reads the bucket. */
+  readonly access: 'origin access control' | 'origin access identity';
+  /** Whether that reader may list the bucket: S3 then answers a missing object with 404, else 403. */
+  readonly list: boolean;
+  /** The status S3 answers this reader for a missing object. */
+  readonly missingObjectStatus: 403 | 404;
+  /** The keys this reader may read (every key when absent). */
+  readonly readableKeys?: readonly string[];
+}
+
+/** A cache behaviour: the requests whose path matches, the origin they go to, and what CloudFront adds. */
+export interface Behaviour {
+  /** CloudFront's path pattern; `*` is the default behaviour. */
+  readonly pathPattern: string;
+  readonly origin: 'catalog' | 'pages';
+  /** CloudFront's own compression (the cache policy then keys on the normalised Accept-Encoding). */
+  readonly compress: boolean;
+  /** Headers the behaviour's response headers policy sets, besides nosniff, by lowercase name. */
+  readonly securityHeaders: Readonly<Record<string, string>>;
+}
+
+const { 'x-content-type-options': _nosniff, ...PAGE_POLICY_HEADERS } = PAGE_SECURITY_HEADERS;
+
 /** The distribution's behaviour. */
 export const DISTRIBUTION = {
   /** All seven methods reach the function, so it (not CloudFront's 403) answers 405 to the others. */
@@ -78,33 +110,60 @@ export const DISTRIBUTION = {
   /** The cache key is the path the viewer-request function rewrote to, and nothing else. */
   cacheKey: { queryStrings: 'none', headers: 'none', cookies: 'none' },
   /**
-   * The objects' own Cache-Control decides within these bounds: 0 lets `no-store` (the error page) through,
+   * The objects' own Cache-Control decides within these bounds: 0 lets `no-store` (the error pages) through,
    * a year lets a build's objects, which never change, stay cached (partners are still told 300 s).
    */
   ttlSeconds: { min: 0, default: 300, max: 31_536_000 },
   /**
-   * CloudFront's own compression. Off: every catalog and openapi.yaml is stored precompressed (br, gzip) and
-   * the viewer-request function picks the variant, at any size (CloudFront compresses only up to 10 MB).
+   * One bucket, read two ways. The catalog's reader may not list it, so a missing catalog object is a 403,
+   * which becomes the 500 problem; the pages' reader may list it, so a missing page is a 404, which becomes
+   * the not-found page. The pages' reader may read page objects only.
+   */
+  origins: {
+    catalog: { access: 'origin access control', list: false, missingObjectStatus: 403 },
+    pages: {
+      access: 'origin access identity',
+      list: true,
+      missingObjectStatus: 404,
+      readableKeys: [`${PAGE_OBJECT_PREFIX}*`, `${BUILDS_PREFIX}*/${PAGE_OBJECT_PREFIX}*`],
+    },
+  } satisfies Record<Behaviour['origin'], OriginAccess>,
+  /** The default behaviour serves the API; plan pages (`/plans/*`) have their own. */
+  behaviours: {
+    api: { pathPattern: '*', origin: 'catalog', compress: false, securityHeaders: {} },
+    pages: {
+      pathPattern: `${PAGE_PATH_PREFIX}*`,
+      origin: 'pages',
+      compress: true,
+      securityHeaders: PAGE_POLICY_HEADERS,
+    },
+  } satisfies Record<string, Behaviour>,
+  /**
+   * CloudFront's own compression, where a behaviour turns it on (the pages). The API's behaviour has it off:
+   * every catalog and openapi.yaml is stored precompressed (br, gzip) and the viewer-request function picks
+   * the variant, at any size (CloudFront compresses only up to 10 MB).
    */
   compression: {
-    enabled: false,
     encodings: ['br', 'gzip'],
     minBytes: 1_000,
     maxBytes: 10_000_000,
     mediaTypes: COMPRESSED_MEDIA_TYPES,
   },
   /**
-   * The S3 origin behind Origin Access Control may read objects but not list the bucket, so a missing object
-   * is a 403 (with list access it would be a 404).
+   * Origin statuses CloudFront turns into its own answers (distribution-wide; no function runs on them): a
+   * missing catalog object (403) and origin failures become the 500 problem, a missing page (404) the
+   * not-found page. Cached briefly (a setting).
    */
-  origin: { access: 'read', missingObjectStatus: 403 },
-  /** Origin errors and failures become the 500 problem page; CloudFront caches them briefly (a setting). */
-  errorResponses: [403, 404, 500, 502, 503, 504].map(
-    (originStatus): ErrorResponse => ({ originStatus, status: 500, page: `/${ORIGIN_FILES.errorPage}` }),
-  ),
+  errorResponses: [
+    { originStatus: 403, status: 500, page: `/${ORIGIN_FILES.errorPage}` },
+    { originStatus: 404, status: 404, page: `/${NOT_FOUND_PAGE}` },
+    ...[500, 502, 503, 504].map(
+      (originStatus): ErrorResponse => ({ originStatus, status: 500, page: `/${ORIGIN_FILES.errorPage}` }),
+    ),
+  ] satisfies ErrorResponse[],
   /** The status CloudFront answers when it cannot reach the origin at all. */
   originFailureStatus: 502,
-  /** The response headers policy: what it adds to every answer from the cache or origin, and removes. */
+  /** What every behaviour's response headers policy adds to every answer from the cache or origin, and removes. */
   responseHeaders: {
     contentTypeOptions: 'nosniff',
     remove: ['Server', 'x-amz-id-2', 'x-amz-request-id', 'x-amz-version-id', 'x-amz-server-side-encryption'],
@@ -113,6 +172,11 @@ export const DISTRIBUTION = {
   requestLimits: { urlBytes: 8_192, requestBytes: 20_480, status: 413 },
 } as const;
 
+/** The behaviour CloudFront picks for a viewer's path (path patterns are case-sensitive). */
+export function behaviourFor(path: string): Behaviour {
+  return path.startsWith(PAGE_PATH_PREFIX) ? DISTRIBUTION.behaviours.pages : DISTRIBUTION.behaviours.api;
+}
+
 /** The error page CloudFront serves for an origin status, if any. */
 export function errorResponseFor(originStatus: number): ErrorResponse | undefined {
   return DISTRIBUTION.errorResponses.find((response) => response.originStatus === originStatus);
@@ -120,9 +184,9 @@ export function errorResponseFor(originStatus: number): ErrorResponse | undefine
 
 const COMPRESSED = new Set<string>(DISTRIBUTION.compression.mediaTypes);
 
-/** Whether CloudFront compresses a body of this Content-Type and size. */
-export function compressible(contentType: string, bytes: number): boolean {
-  const { enabled, minBytes, maxBytes } = DISTRIBUTION.compression;
+/** Whether CloudFront compresses a body of this Content-Type and size under a behaviour. */
+export function compressible(behaviour: Behaviour, contentType: string, bytes: number): boolean {
+  const { minBytes, maxBytes } = DISTRIBUTION.compression;
   const mediaType = (contentType.split(';')[0] ?? '').trim().toLowerCase();
-  return enabled && bytes >= minBytes && bytes <= maxBytes && COMPRESSED.has(mediaType);
+  return behaviour.compress && bytes >= minBytes && bytes <= maxBytes && COMPRESSED.has(mediaType);
 }

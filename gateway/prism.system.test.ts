@@ -12,6 +12,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLAN_ID_PATTERN } from '../contract/index.ts';
 import { httpRequest, ROOT, type ServeProcess, startServe } from '../testing/cli.ts';
 import { operationsOf, templateOf } from '../testing/openapi.ts';
 import { createTestWorld, resolveCase, type TestWorld } from '../testing/world.ts';
@@ -23,6 +24,8 @@ function forwarded(testCase: RequestCase): boolean {
   const template = templateOf(path);
   if (template === undefined || testCase.cors) return false;
   if (!operationsOf(template).includes(testCase.method.toLowerCase())) return false;
+  // The document says a page's id is a UUID: Prism refuses any other id before forwarding.
+  if (template === '/plans/{id}' && !PLAN_ID_PATTERN.test(path.slice('/plans/'.length))) return false;
   if (testCase.method === 'GET' && path === '/api/plans') {
     const keys = (testCase.headers ?? []).filter(([name]) => name.toLowerCase() === 'x-api-key');
     if (keys.length !== 1 || keys[0]?.[1] === '') return false;
@@ -86,13 +89,21 @@ describe('catalog serve behind Prism', () => {
 
   it('forwards a real sample of the table', () => {
     expect(sample.length).toBeGreaterThanOrEqual(20);
-    expect(new Set(sample.map((c) => c.status))).toEqual(new Set([200, 204, 304, 401]));
+    // 404: a plan page of an id in no catalog (a documented answer of GET /plans/{id}).
+    expect(new Set(sample.map((c) => c.status))).toEqual(new Set([200, 204, 304, 401, 404]));
   });
 
   it.each(sample.map((c) => [`${c.status} ${c.name}`, c] as const))(
     '%s: no violation',
     async (_name, testCase) => {
-      const answer = await httpRequest(prism.url, resolveCase(testCase, world));
+      // Prism's own HTTP client asks for gzip when the request names no encoding; the case's validators are the
+      // plain object's, so say what the case means: no Accept-Encoding is the plain object.
+      const request = resolveCase(testCase, world);
+      const named = request.headers.some(([name]) => name.toLowerCase() === 'accept-encoding');
+      const answer = await httpRequest(prism.url, {
+        ...request,
+        headers: named ? request.headers : [...request.headers, ['Accept-Encoding', 'identity']],
+      });
       expect(answer.headers['sl-violations'], answer.headers['sl-violations']).toBeUndefined();
       expect(answer.status, answer.body.toString()).toBe(testCase.status);
       expect(answer.status).toBe(testCase.status);

@@ -42,6 +42,12 @@ export function acceptedFindings(stack: NaggedParts, settings: StackSettings): A
       reason: 'Partners call from servers anywhere; access is by API key, so there is no country to refuse.',
     },
     {
+      construct: stack.distribution,
+      id: 'AwsSolutions-CFR7',
+      reason:
+        'The catalog uses OAC; plan pages use an identity on purpose: it may list, so a missing page is a 404 (the not-found page), not the 500.',
+    },
+    {
       construct: stack.bucket,
       id: 'AwsSolutions-S1',
       reason:

@@ -143,6 +143,7 @@ describe('optional settings', () => {
   it('passes the builder settings it is given', async () => {
     const s = await synth({
       baseUrl: 'https://plans.example.com/',
+      webBaseUrl: 'https://www.example.com/training/',
       appScheme: 'myapp',
       skipInvalid: true,
       minRatio: 0.8,
@@ -153,6 +154,7 @@ describe('optional settings', () => {
     });
     expect(builderVariables(s)).toMatchObject({
       CATALOG_BASE_URL: 'https://plans.example.com',
+      CATALOG_WEB_BASE_URL: 'https://www.example.com/training',
       CATALOG_APP_SCHEME: 'myapp',
       CATALOG_SKIP_INVALID: 'true',
       CATALOG_MIN_RATIO: '0.8',

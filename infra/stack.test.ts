@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLambdaEnvironment } from '../app/settings/environment.ts';
-import { ORIGIN_FILES } from '../contract/index.ts';
+import { NOT_FOUND_PAGE, ORIGIN_FILES, PAGE_CSP } from '../contract/index.ts';
 import {
   bundleFunction,
   GATEWAY_DIST,
@@ -41,6 +41,7 @@ beforeAll(async () => {
   ids.builderRole = logicalId(template, 'AWS::IAM::Role', 'BuilderRole');
   ids.secret = logicalId(template, 'AWS::SecretsManager::Secret', 'SourceSecret');
   ids.topic = logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic');
+  ids.pagesReader = logicalId(template, 'AWS::CloudFront::CloudFrontOriginAccessIdentity', 'PagesReader');
 });
 afterAll(() => synth?.remove());
 
@@ -133,25 +134,43 @@ describe('origin bucket', () => {
     });
   });
 
-  it('is readable only by this distribution, through Origin Access Control', () => {
+  it('is readable only by this distribution: the API through Origin Access Control, the pages through an identity that may list and read pages only', () => {
     const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
     expect(policies).toHaveLength(1);
-    const allows = (
-      (policies[0]?.Properties.PolicyDocument.Statement ?? []) as Record<string, unknown>[]
-    ).filter((s) => s.Effect === 'Allow');
-    expect(allows).toEqual([
+    const statements = (policies[0]?.Properties.PolicyDocument.Statement ?? []) as Record<string, unknown>[];
+    const objects = { 'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, '/*']] };
+    const pagesReader = { CanonicalUser: { 'Fn::GetAtt': [ids.pagesReader, 'S3CanonicalUserId'] } };
+    expect(statements.filter((s) => s.Effect === 'Allow')).toEqual([
+      {
+        Sid: 'PagesReaderLists',
+        Effect: 'Allow',
+        Principal: pagesReader,
+        Action: 's3:ListBucket',
+        Resource: { 'Fn::GetAtt': [ids.bucket, 'Arn'] },
+      },
       {
         Effect: 'Allow',
         Principal: { Service: 'cloudfront.amazonaws.com' },
         Action: 's3:GetObject',
-        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, '/*']] },
+        Resource: objects,
         Condition: {
           StringEquals: {
             'AWS:SourceArn': distributionArn(),
           },
         },
       },
+      { Effect: 'Allow', Principal: pagesReader, Action: 's3:GetObject', Resource: objects },
     ]);
+    // The identity's read is cut down to page objects (a Deny wins over CDK's grant on every object).
+    expect(statements).toContainEqual({
+      Sid: 'PagesReaderReadsOnlyPages',
+      Effect: 'Deny',
+      Principal: pagesReader,
+      Action: 's3:GetObject',
+      NotResource: ['/plans/*', '/builds/*/plans/*'].map((key) => ({
+        'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, key]],
+      })),
+    });
     template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
       OriginAccessControlConfig: {
         OriginAccessControlOriginType: 's3',
@@ -160,12 +179,21 @@ describe('origin bucket', () => {
       },
     });
     const origins = distributionConfig().Origins as Record<string, unknown>[];
-    expect(origins).toHaveLength(1);
+    expect(origins).toHaveLength(2);
     expect(origins[0]).toMatchObject({
       DomainName: { 'Fn::GetAtt': [ids.bucket, 'RegionalDomainName'] },
       OriginAccessControlId: { 'Fn::GetAtt': [expect.stringMatching(/OriginAccessControl/), 'Id'] },
       S3OriginConfig: { OriginAccessIdentity: '' },
     });
+    expect(origins[1]).toMatchObject({
+      DomainName: { 'Fn::GetAtt': [ids.bucket, 'RegionalDomainName'] },
+      S3OriginConfig: {
+        OriginAccessIdentity: {
+          'Fn::Join': ['', ['origin-access-identity/cloudfront/', { Ref: ids.pagesReader }]],
+        },
+      },
+    });
+    expect(origins[1]?.OriginAccessControlId).toBeUndefined();
   });
 });
 
@@ -255,15 +283,34 @@ describe('distribution', () => {
     expect(distributionConfig().Logging).toBeUndefined();
   });
 
-  it('answers 403, 404, 500, 502, 503 and 504 from the origin with the 500 page, cached 10 seconds', () => {
+  it('answers a missing catalog object (403) and origin failures with the 500 page, a missing plan page (404) with the not-found page, cached 10 seconds', () => {
     expect(distributionConfig().CustomErrorResponses).toEqual(
       [403, 404, 500, 502, 503, 504].map((code) => ({
         ErrorCode: code,
-        ResponseCode: 500,
-        ResponsePagePath: `/${ORIGIN_FILES.errorPage}`,
+        ResponseCode: code === 404 ? 404 : 500,
+        ResponsePagePath: code === 404 ? `/${NOT_FOUND_PAGE}` : `/${ORIGIN_FILES.errorPage}`,
         ErrorCachingMinTTL: 10,
       })),
     );
+  });
+
+  it('serves plan pages through their own behaviour: compressed, with the pages headers policy', () => {
+    const pages = (distributionConfig().CacheBehaviors as Record<string, unknown>[])[0] ?? {};
+    expect(pages).toMatchObject({
+      PathPattern: '/plans/*',
+      Compress: true,
+      ViewerProtocolPolicy: 'https-only',
+    });
+    template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: {
+        SecurityHeadersConfig: {
+          ContentSecurityPolicy: { ContentSecurityPolicy: PAGE_CSP, Override: true },
+          FrameOptions: { FrameOption: 'DENY', Override: true },
+          ReferrerPolicy: { ReferrerPolicy: 'no-referrer', Override: true },
+          ContentTypeOptions: { Override: true },
+        },
+      },
+    });
   });
 });
 

@@ -24,7 +24,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
-import { DISTRIBUTION } from '../gateway/distribution.ts';
+import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
 import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
 import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
@@ -133,53 +133,110 @@ export class CatalogStack extends Stack {
       'Catalog gateway: the response headers of the spec, CORS origin',
     );
 
-    // The cache policy, response headers policy and behaviour follow gateway/distribution.ts, which the local
-    // edge follows too.
-    const { cacheKey, ttlSeconds, compression, responseHeaders } = DISTRIBUTION;
+    // Cache policies, response headers policies, origins and behaviours follow gateway/distribution.ts, which
+    // the local edge follows too.
+    const { cacheKey, ttlSeconds, compression, responseHeaders, behaviours, origins: access } = DISTRIBUTION;
     if (cacheKey.queryStrings !== 'none' || cacheKey.headers !== 'none' || cacheKey.cookies !== 'none')
       throw new Error('gateway/distribution.ts: only a cache key of the path alone is built');
-    const cachePolicy = new cloudfront.CachePolicy(this, 'CachePolicy', {
-      comment: 'Catalog: key is the rewritten path only; honours the origin max-age',
-      queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
-      headerBehavior: cloudfront.CacheHeaderBehavior.none(),
-      cookieBehavior: cloudfront.CacheCookieBehavior.none(),
-      // An object's own Cache-Control decides within [min, max]; min 0 lets `no-store` (the error page) through.
-      minTtl: Duration.seconds(ttlSeconds.min),
-      defaultTtl: Duration.seconds(ttlSeconds.default),
-      maxTtl: Duration.seconds(ttlSeconds.max),
-      enableAcceptEncodingGzip: compression.enabled && compression.encodings.includes('gzip'),
-      enableAcceptEncodingBrotli: compression.enabled && compression.encodings.includes('br'),
+    const cachePolicyFor = (id: string, behaviour: Behaviour, comment: string) =>
+      new cloudfront.CachePolicy(this, id, {
+        comment,
+        queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
+        headerBehavior: cloudfront.CacheHeaderBehavior.none(),
+        cookieBehavior: cloudfront.CacheCookieBehavior.none(),
+        // An object's own Cache-Control decides within [min, max]; min 0 lets `no-store` (the error pages)
+        // through, max a year keeps a build's objects, which never change.
+        minTtl: Duration.seconds(ttlSeconds.min),
+        defaultTtl: Duration.seconds(ttlSeconds.default),
+        maxTtl: Duration.seconds(ttlSeconds.max),
+        enableAcceptEncodingGzip: behaviour.compress && compression.encodings.includes('gzip'),
+        enableAcceptEncodingBrotli: behaviour.compress && compression.encodings.includes('br'),
+      });
+    const headersPolicyFor = (id: string, behaviour: Behaviour, comment: string) =>
+      new cloudfront.ResponseHeadersPolicy(this, id, {
+        comment,
+        // Only what the table asks for: the functions set every other header of the answers they make.
+        securityHeadersBehavior: {
+          contentTypeOptions: { override: responseHeaders.contentTypeOptions === 'nosniff' },
+          ...securityHeaders(behaviour.securityHeaders),
+        },
+        removeHeaders: [...responseHeaders.remove],
+      });
+    const functionAssociations = [
+      { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequest },
+      { eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE, function: this.viewerResponse },
+    ];
+    const behaviourOptions = (behaviour: Behaviour) => ({
+      allowedMethods: ALLOWED_METHODS,
+      cachedMethods: CACHED_METHODS,
+      viewerProtocolPolicy: VIEWER_PROTOCOLS[DISTRIBUTION.viewerProtocol],
+      compress: behaviour.compress,
+      functionAssociations,
     });
 
-    const responseHeadersPolicy = new cloudfront.ResponseHeadersPolicy(this, 'ResponseHeaders', {
-      comment: 'Catalog: nosniff on every answer (error pages too); no origin server headers',
-      // Only what the contract asks for: the functions set every other header of the answers they make.
-      securityHeadersBehavior: {
-        contentTypeOptions: { override: responseHeaders.contentTypeOptions === 'nosniff' },
-      },
-      removeHeaders: [...responseHeaders.remove],
+    // The catalog's reader (origin access control) may read but not list: a missing catalog object is a 403,
+    // which becomes the 500 problem.
+    if (access.catalog.list) throw new Error('gateway/distribution.ts: the catalog reader must not list');
+    const catalogOrigin = origins.S3BucketOrigin.withOriginAccessControl(asIBucket(this.bucket), {
+      originAccessLevels: [cloudfront.AccessLevel.READ],
     });
+    // The pages' reader is a second principal (an origin access identity) that may list the bucket, so a
+    // missing page is a 404, which becomes the not-found page; it may read page objects only (infra/README.md).
+    const pagesReader = new cloudfront.OriginAccessIdentity(this, 'PagesReader', {
+      comment: `Training plan catalog (${this.stackName}): reads plan pages`,
+    });
+    const pagesOrigin = origins.S3BucketOrigin.withOriginAccessIdentity(asIBucket(this.bucket), {
+      originAccessIdentity: pagesReader,
+    });
+    this.bucket.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'PagesReaderLists',
+        principals: [pagesReader.grantPrincipal],
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+      }),
+    );
+    this.bucket.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'PagesReaderReadsOnlyPages',
+        effect: iam.Effect.DENY,
+        principals: [pagesReader.grantPrincipal],
+        actions: ['s3:GetObject'],
+        notResources: (access.pages.readableKeys ?? []).map((key) => this.bucket.arnForObjects(key)),
+      }),
+    );
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Training plan catalog (${this.stackName})`,
       defaultBehavior: {
-        origin: origins.S3BucketOrigin.withOriginAccessControl(asIBucket(this.bucket), {
-          // Read only: a missing object is then S3's 403, which the error responses map.
-          originAccessLevels:
-            DISTRIBUTION.origin.access === 'read'
-              ? [cloudfront.AccessLevel.READ]
-              : [cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
-        }),
-        allowedMethods: ALLOWED_METHODS,
-        cachedMethods: CACHED_METHODS,
-        viewerProtocolPolicy: VIEWER_PROTOCOLS[DISTRIBUTION.viewerProtocol],
-        compress: compression.enabled,
-        cachePolicy,
-        responseHeadersPolicy,
-        functionAssociations: [
-          { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequest },
-          { eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE, function: this.viewerResponse },
-        ],
+        origin: catalogOrigin,
+        ...behaviourOptions(behaviours.api),
+        cachePolicy: cachePolicyFor(
+          'CachePolicy',
+          behaviours.api,
+          'Catalog API: key is the rewritten path only (the variant is in it); honours the origin max-age',
+        ),
+        responseHeadersPolicy: headersPolicyFor(
+          'ResponseHeaders',
+          behaviours.api,
+          'Catalog API: nosniff on every answer (error pages too); no origin server headers',
+        ),
+      },
+      additionalBehaviors: {
+        [behaviours.pages.pathPattern]: {
+          origin: pagesOrigin,
+          ...behaviourOptions(behaviours.pages),
+          cachePolicy: cachePolicyFor(
+            'PagesCachePolicy',
+            behaviours.pages,
+            'Plan pages: key is the rewritten path and the normalised Accept-Encoding (compressed here)',
+          ),
+          responseHeadersPolicy: headersPolicyFor(
+            'PagesResponseHeaders',
+            behaviours.pages,
+            'Plan pages: no script, no framing, no referrer, nosniff (the not-found page too)',
+          ),
+        },
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       enableIpv6: true,
@@ -291,6 +348,7 @@ export class CatalogStack extends Stack {
       bucket: this.bucket.bucketName,
       kvsArn: this.keyValueStore.keyValueStoreArn,
       baseUrl: this.baseUrl,
+      webBaseUrl: settings.webBaseUrl,
       source: settings.source,
       sourceSecretArn: secretArn,
       appScheme: settings.appScheme,
@@ -447,6 +505,28 @@ export class CatalogStack extends Stack {
       description: 'aws scheduler get-schedule --name … (runbooks in infra/README.md)',
     });
   }
+}
+
+/** A behaviour's security headers (by lowercase name, as the table holds them) as CDK's policy settings. */
+function securityHeaders(
+  headers: Readonly<Record<string, string>>,
+): cloudfront.ResponseSecurityHeadersBehavior {
+  const behavior: {
+    -readonly [K in keyof cloudfront.ResponseSecurityHeadersBehavior]: cloudfront.ResponseSecurityHeadersBehavior[K];
+  } = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name === 'content-security-policy')
+      behavior.contentSecurityPolicy = { contentSecurityPolicy: value, override: true };
+    else if (name === 'referrer-policy' && value === 'no-referrer')
+      behavior.referrerPolicy = {
+        referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER,
+        override: true,
+      };
+    else if (name === 'x-frame-options' && value === 'DENY')
+      behavior.frameOptions = { frameOption: cloudfront.HeadersFrameOption.DENY, override: true };
+    else throw new Error(`gateway/distribution.ts: no response headers policy setting for ${name}: ${value}`);
+  }
+  return behavior;
 }
 
 /** The Lambda runtime lambda/bundling.ts names (its bundle targets it). */

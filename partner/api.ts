@@ -135,7 +135,7 @@ export interface components {
             estMinutesPerSession: number | null;
             /**
              * Format: uri
-             * @description `{base_url}/plans/{id}`. Always safe to render as a link.
+             * @description `{base_url}/plans/{id}`: the plan's web page, which anyone can open without a key (or the same path on the operator's own website). Always safe to render as a link.
              */
             webUrl: string;
             /** @description `{app_scheme}://plan/{id}`: a deep link that works only where the companion app is installed. Link with `webUrl` unless you know the app is installed. */
@@ -147,7 +147,7 @@ export interface components {
              * @description Stable identifier of the kind of error (a tag URI, not meant to be fetched); switch on it.
              * @enum {string}
              */
-            type: "tag:training-plan-catalog,2026:problem:not-found" | "tag:training-plan-catalog,2026:problem:method-not-allowed" | "tag:training-plan-catalog,2026:problem:unauthorized" | "tag:training-plan-catalog,2026:problem:invalid-discipline" | "tag:training-plan-catalog,2026:problem:internal-error";
+            type: "tag:training-plan-catalog,2026:problem:not-found" | "tag:training-plan-catalog,2026:problem:method-not-allowed" | "tag:training-plan-catalog,2026:problem:unauthorized" | "tag:training-plan-catalog,2026:problem:invalid-discipline" | "tag:training-plan-catalog,2026:problem:internal-error" | "tag:training-plan-catalog,2026:problem:rate-limited";
             /** @description Short summary of the kind of error. */
             title: string;
             /** @description The HTTP status of the answer. */
@@ -185,6 +185,24 @@ export interface components {
                     type?: "tag:training-plan-catalog,2026:problem:invalid-discipline";
                     /** @constant */
                     status?: 400;
+                };
+            };
+        };
+        /** @description Appears only where the operator turned rate limits on: this API key sent more requests than the operator's limit allows within its window. Wait `Retry-After` seconds, then retry. The edge firewall sends it before the gateway, so it is `application/json` (still a problem document) and carries no CORS header. */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds to wait before retrying (the operator's rate window, 60 to 600). */
+                "Retry-After": number;
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @constant */
+                    type?: "tag:training-plan-catalog,2026:problem:rate-limited";
+                    /** @constant */
+                    status?: 429;
                 };
             };
         };
@@ -280,8 +298,8 @@ export interface components {
             content?: never;
         };
         /**
-         * @description The not-found page (HTML, for people): an id that is not in the current catalog or is not a UUID, and
-         *     any path under `/plans/` that is not a plan page (`/plans/`, `/plans/a/b`), whatever the method.
+         * @description The not-found page (HTML, for people), to GET and HEAD: an id that is not in the current catalog or is
+         *     not a UUID, and any path under `/plans/` that is not a plan page (`/plans/`, `/plans/a/b`).
          */
         PlanPageNotFound: {
             headers: {
@@ -294,8 +312,8 @@ export interface components {
             };
         };
         /**
-         * @description The answer to any method other than GET and HEAD on a plan page (OPTIONS included). Not an operation's
-         *     answer: see "Answers that are not operations" in the description.
+         * @description The answer to any method other than GET and HEAD on a plan page, or on any path under `/plans/`
+         *     (OPTIONS included). Not an operation's answer: see "Answers that are not operations" in the description.
          */
         PlanPageMethodNotAllowed: {
             headers: {
@@ -474,6 +492,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidDiscipline"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -46,6 +46,7 @@ export const Problem = z.object({
     'tag:training-plan-catalog,2026:problem:unauthorized',
     'tag:training-plan-catalog,2026:problem:invalid-discipline',
     'tag:training-plan-catalog,2026:problem:internal-error',
+    'tag:training-plan-catalog,2026:problem:rate-limited',
   ]),
   title: z.string(),
   status: z.int().min(400).max(599),

@@ -86,7 +86,11 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     });
     expect(await readPointer(target.kvs)).toEqual({ live: result.buildId, pin: null });
     expect(await keys(target.origin)).toEqual(
-      [...result.objects.map((object) => buildKey(result.buildId, object.key)), 'errors/500.json'].sort(),
+      [
+        ...result.objects.map((object) => buildKey(result.buildId, object.key)),
+        'errors/404.html',
+        'errors/500.json',
+      ].sort(),
     );
     for (const object of result.objects) {
       const stored = await target.origin.get(buildKey(result.buildId, object.key));
@@ -100,6 +104,10 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     }
     expect(await target.origin.get('errors/500.json')).toMatchObject({
       contentType: 'application/problem+json',
+      cacheControl: 'no-store',
+    });
+    expect(await target.origin.get('errors/404.html')).toMatchObject({
+      contentType: 'text/html; charset=utf-8',
       cacheControl: 'no-store',
     });
   });

@@ -5,7 +5,13 @@
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEADER_VALUES, PROBLEMS, problemDocument } from '../contract/index.ts';
+import {
+  HEADER_VALUES,
+  PAGE_HEADERS,
+  PAGE_SECURITY_HEADERS,
+  PROBLEMS,
+  problemDocument,
+} from '../contract/index.ts';
 import { REQUEST_CASES, type RequestCase } from '../gateway/cases.ts';
 import { type ServeProcess, startServe } from './cli.ts';
 import { type Answer, createTestWorld, resolveCase, type TestWorld } from './world.ts';
@@ -43,6 +49,8 @@ export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWo
     case 'running':
     case 'strength':
     case 'openapi':
+    case 'page':
+    case 'notFoundPage':
       expect(body.equals(world.objects[testCase.body]), `body is ${testCase.body}`).toBe(true);
       break;
     default:
@@ -59,7 +67,18 @@ export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWo
     expect(body.toString('utf8').includes(secret), 'key echoed').toBe(false);
   if (testCase.cors && testCase.status !== 304)
     expect(headers['access-control-allow-origin']).toBe(testCase.cors);
-  if (testCase.status >= 400) {
+  // The object served: a 304 or a HEAD names it, a 200 has it as its body.
+  const object = testCase.status === 304 || testCase.body === 'empty' ? testCase.object : testCase.body;
+  // A page, found or not, carries the pages' security headers (the not-found page: CloudFront's own answer).
+  const isPage = testCase.rewrite !== undefined;
+  if (isPage && testCase.status !== 304)
+    for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS))
+      expect(headers[name], name).toBe(value);
+  if (!isPage) expect(headers['content-security-policy'], 'a CSP outside the pages').toBeUndefined();
+  if (testCase.status === 404 && isPage) {
+    expect(headers['content-type']).toBe(PAGE_HEADERS.html);
+    expect(headers['cache-control']).toBe(HEADER_VALUES.noStore);
+  } else if (testCase.status >= 400) {
     expect(headers['content-type']).toBe(HEADER_VALUES.problem);
     expect(headers['x-content-type-options']).toBe('nosniff');
     expect(headers['cache-control']).toBe(HEADER_VALUES.noStore);
@@ -69,19 +88,23 @@ export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWo
   else expect(headers['www-authenticate'], 'WWW-Authenticate outside a 401').toBeUndefined();
   // What is served from the origin: the whole object, validators, and a Vary that names Accept-Encoding.
   const served = testCase.status === 200 || testCase.status === 304;
-  const object = testCase.status === 304 ? testCase.object : testCase.body;
-  if (served && object !== undefined && object !== 'openapi') {
+  if (served && object !== undefined && object !== 'openapi' && object !== 'page') {
     expect(headers.vary, 'Vary of the catalog').toBe(HEADER_VALUES.varyPlans);
     expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
     expect(headers.etag).toMatch(/^(W\/)?"[0-9a-f]{32}"$/);
     expect(headers['last-modified']).toBe(world.modified[object as keyof TestWorld['modified']]);
   }
-  if (served && object === 'openapi') {
-    expect(headers.vary, 'Vary of openapi.yaml').toBe(HEADER_VALUES.varyOpenapi);
+  if (served && (object === 'openapi' || object === 'page')) {
+    expect(headers.vary, `Vary of ${object}`).toBe(HEADER_VALUES.varyEncoding);
     expect(headers['cache-control']).toBe(HEADER_VALUES.cacheable);
-    expect(headers['last-modified']).toBe(world.modified.openapi);
+    expect(headers['last-modified']).toBe(world.modified[object]);
   }
-  if (testCase.status === 200 && testCase.body !== 'openapi') {
+  if (testCase.status === 200 && testCase.body === 'page') {
+    expect(headers['content-type']).toBe(PAGE_HEADERS.html);
+    // Untrusted text stays text: the page answer allows no script at all.
+    expect(headers['content-security-policy']).toMatch(/^default-src 'none';/);
+  }
+  if (testCase.status === 200 && !['openapi', 'page', 'empty'].includes(testCase.body)) {
     expect(headers['content-type']).toBe(HEADER_VALUES.json);
     expect(headers['x-content-type-options']).toBe('nosniff');
   }

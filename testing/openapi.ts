@@ -100,6 +100,11 @@ function documentedResponse(
 ): { node: Json; at: string[] } | string {
   const template = templateOf(path);
   if (template === undefined) {
+    // Under /plans/ the pages' method rule comes first: anything but GET and HEAD is 405.
+    if (path.startsWith('/plans/') && method !== 'GET' && method !== 'HEAD') {
+      if (status !== 405) return `${method} ${path} answers 405 (got ${status})`;
+      return component(NOT_OPERATIONS.refusedMethod['/plans/{id}'] ?? '');
+    }
     if (status !== 404) return `${path} is not documented, so only 404 may answer it (got ${status})`;
     return component(NOT_OPERATIONS.otherPath(path));
   }

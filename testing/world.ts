@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { buildFrom, writeFlatBuild } from '../app/run.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { FileSource } from '../builder/sources/file.ts';
-import { KVS_CORS_ORIGIN, ORIGIN_FILES } from '../contract/index.ts';
-import { type OriginObjectName, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
+import { KVS_CORS_ORIGIN, NOT_FOUND_PAGE, ORIGIN_FILES, planPageKey } from '../contract/index.ts';
+import { type OriginObjectName, PAGE_PLAN_ID, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
 import { Edge, type EdgeResponse } from '../gateway/local/edge.ts';
 import { EdgeOrigin } from '../gateway/local/origin.ts';
 import { loadFunction } from '../gateway/local/sandbox.ts';
@@ -40,7 +40,8 @@ export interface TestWorld {
   /** Store files: `plain` has no CORS origin, `cors` allows {@link PARTNER_ORIGIN}. */
   readonly stores: { readonly plain: string; readonly cors: string };
   readonly keys: Readonly<Record<KeyName, string>>;
-  readonly objects: Readonly<Record<OriginObjectName, Buffer>>;
+  /** The live build's objects the table names, and the not-found page at the origin's root. */
+  readonly objects: Readonly<Record<OriginObjectName | 'notFoundPage', Buffer>>;
   /** The Last-Modified date the edge sends for each object (its file's time, as an HTTP-date). */
   readonly modified: Readonly<Record<OriginObjectName, string>>;
   /** The ETag the edge sends for each stored object of the live build: `all`, and its variants `all.br`, `all.gz`. */
@@ -53,6 +54,7 @@ const OBJECT_FILES: Record<OriginObjectName, string> = {
   running: ORIGIN_FILES.running,
   strength: ORIGIN_FILES.strength,
   openapi: ORIGIN_FILES.openapi,
+  page: planPageKey(PAGE_PLAN_ID),
 };
 
 /** Publishes (or, with `flat`, builds flat) the fixtures and makes the key stores, in a scratch directory. */
@@ -100,7 +102,8 @@ export async function createTestWorld(options: { readonly flat?: boolean } = {})
     target.set(KVS_CORS_ORIGIN, PARTNER_ORIGIN);
   });
 
-  const objects = {} as Record<OriginObjectName, Buffer>;
+  const objects = {} as Record<OriginObjectName | 'notFoundPage', Buffer>;
+  objects.notFoundPage = await readFile(join(originDir, NOT_FOUND_PAGE));
   const modified = {} as Record<OriginObjectName, string>;
   for (const [name, file] of Object.entries(OBJECT_FILES)) {
     objects[name as OriginObjectName] = await readFile(join(objectDir, file));
@@ -109,6 +112,7 @@ export async function createTestWorld(options: { readonly flat?: boolean } = {})
   const etags: Record<string, string> = {};
   for (const [name, file] of Object.entries(OBJECT_FILES)) {
     etags[name] = etagOf(objects[name as OriginObjectName]);
+    if (name === 'page') continue; // a page has no stored variants: the distribution compresses it
     etags[`${name}.br`] = etagOf(await readFile(join(objectDir, `${file}.br`)));
     etags[`${name}.gz`] = etagOf(await readFile(join(objectDir, `${file}.gz`)));
   }

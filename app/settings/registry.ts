@@ -6,7 +6,7 @@
  * docs/settings.md.
  */
 import { z } from 'zod';
-import { AppScheme, BaseUrl, DEFAULT_LINKS } from '../../builder/model.ts';
+import { AppScheme, BaseUrl, DEFAULT_LINKS, WebBaseUrl } from '../../builder/model.ts';
 import {
   ByteSize,
   formatBytes,
@@ -161,6 +161,14 @@ export const SETTINGS = {
       url.startsWith('https://')
         ? undefined
         : 'must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)',
+  }),
+  webBaseUrl: setting({
+    kind: text('url', z.string().pipe(WebBaseUrl)),
+    description:
+      'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
+    use: { build: 'optional', publish: 'optional', lambda: 'optional', cdk: 'optional' },
+    production: (url) =>
+      url.startsWith('https://') ? undefined : 'must be https:// (partners render webUrl as a link)',
   }),
   appScheme: setting({
     kind: text('scheme', AppScheme),

@@ -83,6 +83,7 @@ describe('the builder Lambda', () => {
       bucket: 'catalog-origin',
       kvsArn: 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
       baseUrl: 'https://plans.example.com',
+      webBaseUrl: 'https://www.example.com/training',
       source: 'postgres://db.internal/plans',
       appScheme: 'myapp',
       skipInvalid: true,
@@ -102,6 +103,7 @@ describe('the builder Lambda', () => {
     const read = parseLambdaEnvironment(written);
     expect(read).toMatchObject({
       source: 'postgres://db.internal/plans',
+      webBaseUrl: 'https://www.example.com/training',
       appScheme: 'myapp',
       skipInvalid: true,
       allowEmpty: true,

@@ -11,12 +11,13 @@ describe('catalog build', () => {
 
   const read = (name: string) => readFile(join(scratch.dir, name), 'utf8');
 
-  it('writes one build flat: the three catalogs, openapi.yaml, their variants, errors/500.json and the manifest', async () => {
+  it('writes one build flat: the three catalogs, openapi.yaml, their variants, a page per plan, the error pages and the manifest', async () => {
     const result = await runCatalog(['build', '--out', scratch.dir]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('');
     const files = (await readdir(scratch.dir, { recursive: true })).map(String).sort();
-    const visible = files.filter((name) => !name.startsWith('.meta'));
+    const pages = files.filter((name) => name.startsWith('plans/'));
+    const visible = files.filter((name) => !name.startsWith('.meta') && !name.startsWith('plans'));
     expect(visible).toEqual([
       'catalog-running.json',
       'catalog-running.json.br',
@@ -28,6 +29,7 @@ describe('catalog build', () => {
       'catalog.json.br',
       'catalog.json.gz',
       'errors',
+      'errors/404.html',
       'errors/500.json',
       'manifest.json',
       'openapi.yaml',
@@ -36,7 +38,7 @@ describe('catalog build', () => {
     ]);
     // what S3 keeps as metadata (type, encoding) is kept beside each file
     expect(files.filter((name) => name.endsWith('.json') && name.startsWith('.meta/'))).toHaveLength(
-      visible.filter((name) => name !== 'errors').length,
+      visible.filter((name) => name !== 'errors').length + pages.length,
     );
     expect(brotliDecompressSync(await readFile(join(scratch.dir, 'catalog.json.br'))).toString()).toBe(
       await read('catalog.json'),
@@ -47,14 +49,19 @@ describe('catalog build', () => {
     const manifest = JSON.parse(await read('manifest.json'));
     expect(manifest).toMatchObject({ plans: 44, counts: { running: 22, strength: 22 } });
     expect(Object.keys(manifest.objects).sort()).toEqual(
-      visible.filter((name) => !['errors', 'errors/500.json', 'manifest.json'].includes(name)),
+      [...visible, ...pages]
+        .filter((name) => !['errors', 'errors/404.html', 'errors/500.json', 'manifest.json'].includes(name))
+        .sort(),
     );
-    expect(Object.keys(manifest.root)).toEqual(['errors/500.json']);
+    expect(Object.keys(manifest.root)).toEqual(['errors/500.json', 'errors/404.html']);
     const all = Catalog.parse(JSON.parse(await read('catalog.json')));
     const running = Catalog.parse(JSON.parse(await read('catalog-running.json')));
     const strength = Catalog.parse(JSON.parse(await read('catalog-strength.json')));
     expect(all.plans).toHaveLength(44);
     expect(running.plans.length + strength.plans.length).toBe(44);
+    expect(pages.filter((name) => name !== 'plans').sort()).toEqual(
+      all.plans.map((plan) => `plans/${plan.id}.html`).sort(),
+    );
     expect(all.plans[0]?.webUrl).toMatch(/^http:\/\/127\.0\.0\.1:8787\/plans\/[0-9a-f-]{36}$/);
     expect(all.plans[0]?.appUrl).toMatch(/^trainingplans:\/\/plan\/[0-9a-f-]{36}$/);
     expect(await read('catalog.json')).not.toContain('\n');
@@ -75,6 +82,22 @@ describe('catalog build', () => {
     expect(plan.appUrl).toBe(`flagapp://plan/${plan.id}`);
   });
 
+  it('points webUrl at a website elsewhere with --web-base-url, and then builds no pages', async () => {
+    const result = await runCatalog([
+      'build',
+      '--out',
+      scratch.dir,
+      '--web-base-url',
+      'https://www.example.com/training/',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const plan = JSON.parse(await read('catalog.json')).plans[0];
+    expect(plan.webUrl).toBe(`https://www.example.com/training/plans/${plan.id}`);
+    expect(await readdir(scratch.dir)).not.toContain('plans');
+    // openapi.yaml still names the service itself.
+    expect(await read('openapi.yaml')).toContain('http://127.0.0.1:8787');
+  });
+
   it.each([
     [
       ['--base-url', 'https://x.example.com/api'],
@@ -85,6 +108,10 @@ describe('catalog build', () => {
       '--base-url "ftp://x.example.com": must be http(s)://host[:port]',
     ],
     [['--app-scheme', '9app'], '--app-scheme "9app": must be an RFC 3986 scheme name'],
+    [
+      ['--web-base-url', 'https://www.example.com/?x=1'],
+      '--web-base-url "https://www.example.com/?x=1": must be http(s)://host[:port][/path] with no query or fragment',
+    ],
     [['--source', ' '], '--source " ": must not be empty'],
   ])('refuses %j naming the flag, the value and the rule', async (args, message) => {
     const result = await runCatalog(['build', '--out', scratch.dir, ...args]);

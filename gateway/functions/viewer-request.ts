@@ -1,6 +1,8 @@
 /**
  * Viewer-request function: decides every request before the cache, in this order: path → method
- * → OPTIONS → openapi.yaml → key → discipline (docs/decisions.md#gateway). A valid request is rewritten to
+ * → OPTIONS → openapi.yaml → key → discipline (docs/decisions.md#gateway). A plan page (`/plans/<uuid>`, GET
+ * or HEAD, no key) is rewritten to the live build's page, and any other path under `/plans/` to a key that
+ * never exists, so the origin's miss gives the not-found page (docs/decisions.md#plan-pages). A valid request is rewritten to
  * the object of the live build (`/builds/<id>/catalog.json.br`, from `build:live` in the key-value store; the
  * origin's root when there is none) in the encoding `Accept-Encoding` prefers, and loses its query string, so
  * unknown parameters never reach the cache key or the origin; it also loses any `Range`/`If-Range`, so the
@@ -14,9 +16,14 @@ import {
   GENERATED_HEADERS,
   KVS_KEY_PREFIX,
   KVS_LIVE_BUILD,
+  NO_PAGE_KEY,
   ORIGIN_FILES,
+  PAGE_OBJECT_PREFIX,
+  PAGE_OBJECT_SUFFIX,
+  PAGE_PATH_PREFIX,
   PARTNER_HEADER,
   PATHS,
+  PLAN_ID_PATTERN,
   PROBLEM_INVALID_DISCIPLINE,
   PROBLEM_METHOD_NOT_ALLOWED,
   PROBLEM_NOT_FOUND,
@@ -33,7 +40,6 @@ function problem(p: ProblemType, origin: string | null, extra?: Fields): CloudFr
   if (extra) Object.assign(headers, extra);
   return {
     statusCode: p.status,
-    statusDescription: p.title,
     headers: headers,
     body: problemDocument(p),
   };
@@ -63,7 +69,7 @@ async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
   }
   if (typeof record.partner !== 'string' || record.partner === '') return null;
   if (record.expires !== undefined) {
-    const expires = typeof record.expires === 'string' ? Date.parse(record.expires) : Number.NaN;
+    const expires = typeof record.expires === 'string' ? Date.parse(record.expires) : 0;
     if (!(Date.now() < expires)) return null;
   }
   return record.partner;
@@ -75,24 +81,23 @@ async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
  * percent-decoding, case-sensitively.
  */
 function catalogFile(querystring: Fields): string | null {
-  const values: string[] = [];
+  // Repeated names arrive as one field whose `multiValue` lists every value (`value` is the first): only the
+  // count and the one value matter.
+  let count = 0;
+  let value = '';
   const names = Object.keys(querystring);
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
     if (decode(name) !== 'discipline') continue;
     const field = querystring[name] as CloudFrontRequest['querystring'][string];
-    if (field.multiValue && field.multiValue.length > 0) {
-      for (let j = 0; j < field.multiValue.length; j++)
-        values.push((field.multiValue[j] as { value: string }).value);
-    } else {
-      values.push(field.value);
-    }
+    count += field.multiValue && field.multiValue.length > 0 ? field.multiValue.length : 1;
+    value = field.value;
   }
-  if (values.length === 0) return ORIGIN_FILES.all;
-  if (values.length > 1) return null;
-  const value = decode(values[0] as string);
-  if (value === 'running') return ORIGIN_FILES.running;
-  if (value === 'strength') return ORIGIN_FILES.strength;
+  if (count === 0) return ORIGIN_FILES.all;
+  if (count > 1) return null;
+  const decoded = decode(value);
+  if (decoded === 'running') return ORIGIN_FILES.running;
+  if (decoded === 'strength') return ORIGIN_FILES.strength;
   return null;
 }
 
@@ -128,12 +133,17 @@ function variant(request: CloudFrontRequest): string {
 
 export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse> {
   const request = event.request;
+  const method = request.method;
   const origin = await corsOrigin();
-  if (request.uri !== PATHS.plans && request.uri !== PATHS.openapi) return problem(PROBLEM_NOT_FOUND, origin);
-  if (request.method !== 'GET' && request.method !== 'OPTIONS') {
-    return problem(PROBLEM_METHOD_NOT_ALLOWED, origin, { allow: { value: GENERATED_HEADERS.allow } });
+  const page = request.uri.indexOf(PAGE_PATH_PREFIX) === 0;
+  if (!page && request.uri !== PATHS.plans && request.uri !== PATHS.openapi)
+    return problem(PROBLEM_NOT_FOUND, origin);
+  if (method !== 'GET' && (page ? method !== 'HEAD' : method !== 'OPTIONS')) {
+    return problem(PROBLEM_METHOD_NOT_ALLOWED, origin, {
+      allow: { value: page ? GENERATED_HEADERS.allowPage : GENERATED_HEADERS.allow },
+    });
   }
-  if (request.method === 'OPTIONS') {
+  if (method === 'OPTIONS') {
     const headers: Fields = {};
     if (origin) {
       headers['access-control-allow-origin'] = { value: origin };
@@ -141,7 +151,7 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
       headers['access-control-allow-headers'] = { value: GENERATED_HEADERS.corsHeaders };
       headers['access-control-max-age'] = { value: GENERATED_HEADERS.corsMaxAgeSeconds };
     }
-    return { statusCode: 204, statusDescription: 'No Content', headers: headers };
+    return { statusCode: 204, headers: headers };
   }
   // Always the whole document: CloudFront would answer a Range with 206 and a slice of the JSON.
   delete request.headers.range;
@@ -149,7 +159,15 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   // Only this function names the partner (for the access log), never the viewer.
   delete request.headers[PARTNER_HEADER];
   let file: string | null = ORIGIN_FILES.openapi;
-  if (request.uri === PATHS.plans) {
+  // A page is sent as it is stored; CloudFront compresses it (the pages' behaviour in gateway/distribution.ts).
+  let encoding = variant(request);
+  if (page) {
+    const id = request.uri.slice(PAGE_PATH_PREFIX.length);
+    file = PLAN_ID_PATTERN.test(id)
+      ? PAGE_OBJECT_PREFIX + id.toLowerCase() + PAGE_OBJECT_SUFFIX
+      : NO_PAGE_KEY;
+    encoding = '';
+  } else if (request.uri === PATHS.plans) {
     const partner = await partnerOf(request);
     if (partner === null) {
       return problem(PROBLEM_UNAUTHORIZED, origin, {
@@ -164,7 +182,7 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   // The live build's object; a pointer that is not a build id leads nowhere (the origin's miss is a 500).
   const live = await read(KVS_LIVE_BUILD);
   const prefix = live === null ? '' : BUILD_ID_PATTERN.test(live) ? `/builds/${live}` : '/builds/-';
-  request.uri = `${prefix}/${file}${variant(request)}`;
+  request.uri = `${prefix}/${file}${encoding}`;
   request.querystring = {};
   return request;
 }

@@ -11,7 +11,13 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import { HEADER_VALUES, PARTNER_HEADER, PROBLEM_INTERNAL, problemDocument } from '../../contract/index.ts';
-import { compressible, DISTRIBUTION, errorResponseFor } from '../distribution.ts';
+import {
+  type Behaviour,
+  behaviourFor,
+  compressible,
+  DISTRIBUTION,
+  errorResponseFor,
+} from '../distribution.ts';
 import type { CloudFrontRequest, CloudFrontResponse, Fields } from '../functions/event.ts';
 import { fieldOf, type RawRequest, values, viewerRequestEvent, viewerResponseEvent } from './event.ts';
 import type { Origin, OriginObject } from './origin.ts';
@@ -157,6 +163,8 @@ export class Edge {
 
   async handle(raw: RawRequest): Promise<EdgeResponse> {
     const event = viewerRequestEvent(raw, nextId());
+    // CloudFront picks the behaviour from the viewer's path, before any function runs.
+    const behaviour = behaviourFor(event.request.uri);
     let result: CloudFrontRequest | CloudFrontResponse;
     try {
       result = await this.#options.viewerRequest.run(event);
@@ -184,8 +192,8 @@ export class Edge {
     if (!object) {
       const status = failure?.startsWith('the origin')
         ? DISTRIBUTION.originFailureStatus
-        : DISTRIBUTION.origin.missingObjectStatus;
-      return { ...(await this.#errorPage(status)), partner, error: failure ?? 'origin error' };
+        : DISTRIBUTION.origins[behaviour.origin].missingObjectStatus;
+      return { ...(await this.#errorPage(status, behaviour)), partner, error: failure ?? 'origin error' };
     }
 
     const originResponse: CloudFrontResponse = {
@@ -211,7 +219,7 @@ export class Edge {
       return { ...badGateway('viewer-response', error), partner };
     }
     // CloudFront acts on the request as the function left it (a header the function removed is gone).
-    return { ...(await this.#deliver(response, object, result.headers)), partner };
+    return { ...(await this.#deliver(response, object, result.headers, behaviour)), partner };
   }
 
   /** Compression, conditional GET and ranges, after viewer-response, as CloudFront serves from its cache. */
@@ -219,15 +227,16 @@ export class Edge {
     response: CloudFrontResponse,
     object: OriginObject,
     requestHeaders: Fields,
+    behaviour: Behaviour,
   ): Promise<Omit<EdgeResponse, 'partner'>> {
-    const headers = responseHeadersPolicy(flatten(response.headers));
+    const headers = responseHeadersPolicy(flatten(response.headers), behaviour);
     let body = response.body === undefined ? object.body : bodyOf(response);
     const encoding = pickEncoding(values(requestHeaders, 'accept-encoding').join(','));
     if (
       response.body === undefined &&
       encoding !== null &&
       headers['content-encoding'] === undefined &&
-      compressible(String(headers['content-type'] ?? ''), body.length)
+      compressible(behaviour, String(headers['content-type'] ?? ''), body.length)
     ) {
       body = await this.#compress(encoding, object);
       headers['content-encoding'] = encoding;
@@ -288,7 +297,7 @@ export class Edge {
    * CloudFront's custom error response for an origin status: the page the distribution names, with its status
    * and the object's own headers (no function runs). Without a page for the status, the origin's answer.
    */
-  async #errorPage(originStatus: number): Promise<Omit<EdgeResponse, 'partner'>> {
+  async #errorPage(originStatus: number, behaviour: Behaviour): Promise<Omit<EdgeResponse, 'partner'>> {
     const response = errorResponseFor(originStatus);
     let page: OriginObject | null = null;
     try {
@@ -296,10 +305,13 @@ export class Edge {
     } catch {
       page = null;
     }
-    const headers = responseHeadersPolicy({
-      'content-type': page?.contentType ?? HEADER_VALUES.problem,
-      'cache-control': page?.cacheControl ?? HEADER_VALUES.noStore,
-    });
+    const headers = responseHeadersPolicy(
+      {
+        'content-type': page?.contentType ?? HEADER_VALUES.problem,
+        'cache-control': page?.cacheControl ?? HEADER_VALUES.noStore,
+      },
+      behaviour,
+    );
     return {
       status: response?.status ?? originStatus,
       headers,
@@ -308,12 +320,14 @@ export class Edge {
   }
 }
 
-/** The distribution's response headers policy, on what comes from the cache or origin. */
+/** The behaviour's response headers policy, on what comes from the cache or origin (error pages included). */
 function responseHeadersPolicy(
   headers: Record<string, string | string[]>,
+  behaviour: Behaviour,
 ): Record<string, string | string[]> {
   for (const name of DISTRIBUTION.responseHeaders.remove) delete headers[name.toLowerCase()];
   headers['x-content-type-options'] = DISTRIBUTION.responseHeaders.contentTypeOptions;
+  for (const [name, value] of Object.entries(behaviour.securityHeaders)) headers[name] = value;
   return headers;
 }
 

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BUILD_ID_PATTERN,
+  NO_PAGE_KEY,
+  PAGE_CSP,
+  PAGE_STYLE_HASH,
+  PLAN_ID_PATTERN,
+  PROBLEMS,
+  problemDocument,
+} from './index.ts';
+
+describe('the shared names', () => {
+  it.each(Object.entries(PROBLEMS))(
+    '%s is a problem document of exactly type, title, status and detail',
+    (_, p) => {
+      expect(Object.keys(p)).toEqual(['type', 'title', 'status', 'detail']);
+      expect(JSON.parse(problemDocument(p))).toEqual({
+        type: p.type,
+        title: p.title,
+        status: p.status,
+        detail: p.detail,
+      });
+      expect(problemDocument(p)).not.toContain('\n');
+    },
+  );
+
+  it('give every problem its own stable type', () => {
+    const types = Object.values(PROBLEMS).map((p) => p.type);
+    expect(new Set(types).size).toBe(types.length);
+    for (const type of types) expect(type).toMatch(/^tag:training-plan-catalog,2026:problem:[a-z-]+$/);
+  });
+
+  it('accept a plan id in any case, and nothing but a UUID', () => {
+    expect(PLAN_ID_PATTERN.test('920c4400-79a6-5b26-9ac7-4c18aea7632c')).toBe(true);
+    expect(PLAN_ID_PATTERN.test('CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99')).toBe(true);
+    for (const id of [
+      '',
+      '-',
+      'x',
+      '920c4400-79a6-5b26-9ac7-4c18aea7632',
+      '920c4400-79a6-5b26-9ac7-4c18aea7632c/',
+    ]) {
+      expect(PLAN_ID_PATTERN.test(id), id).toBe(false);
+    }
+    // The key of a path that names no plan can never be a page's key.
+    expect(PLAN_ID_PATTERN.test(NO_PAGE_KEY.replace(/^plans\/|\.html$/g, ''))).toBe(false);
+    expect(BUILD_ID_PATTERN.test('20261123T133944Z-0c79d57f')).toBe(true);
+  });
+
+  it('allow the inline stylesheet of the pages by its hash, and no script', () => {
+    expect(PAGE_CSP).toContain(`style-src ${PAGE_STYLE_HASH}`);
+    expect(PAGE_CSP).not.toMatch(/script-src|unsafe-inline|unsafe-eval/);
+    expect(PAGE_CSP).toMatch(/^default-src 'none';/);
+  });
+});
