@@ -11,11 +11,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { generateRows } from '../fixtures/generate.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
-import { httpRequest, runCatalog, scratchDir, startServe } from '../testing/cli.ts';
+import { decodedBody, httpRequest, runCatalog, scratchDir, startServe } from '../testing/cli.ts';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000,30000' } } });
 const sizes = values.sizes.split(',').map(Number);
@@ -86,12 +86,7 @@ try {
         });
         if (answer.status !== 200) throw new Error(`GET /api/plans (${form}) answered ${answer.status}`);
         const encoding = String(answer.headers['content-encoding'] ?? 'identity');
-        const decoded =
-          encoding === 'br'
-            ? brotliDecompressSync(answer.body)
-            : encoding === 'gzip'
-              ? gunzipSync(answer.body)
-              : answer.body;
+        const decoded = decodedBody(answer);
         raw ??= decoded;
         if (!decoded.equals(raw)) throw new Error(`Accept-Encoding ${form}: the decoded body differs`);
         fetched.push({ form: form ?? '(none)', encoding, bytes: answer.body.length });

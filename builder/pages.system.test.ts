@@ -12,9 +12,10 @@ import { createServer, type OutgoingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../contract/index.ts';
+import { launchChromium } from '../testing/chromium.ts';
 import { ROOT, scratchDir } from '../testing/cli.ts';
 import type { Plan } from './model.ts';
 import { HOSTILE_TEXT, hostileRows, planFrom, plansFrom, shownText, typicalPlan } from './pages.testing.ts';
@@ -140,19 +141,7 @@ describe('plan pages in Chromium', () => {
     ({ origin, server } = await pageServer(routes));
     await mkdir(SHOTS, { recursive: true });
     profile = await scratchDir('catalog-pages-chromium-');
-    context = await chromium.launchPersistentContext(profile.dir, {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    context = await launchChromium(profile.dir);
     // Nothing leaves the machine: https: images are answered here, anything else not local is refused.
     await context.route(
       (url) => url.origin !== origin,

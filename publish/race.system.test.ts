@@ -6,16 +6,15 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
 import {
   type CliResult,
-  httpRequest,
   ROOT,
   runCatalog,
   type ServeProcess,
+  servedGeneratedAt,
   startServe,
 } from '../testing/cli.ts';
 import { useScratchDir } from '../testing/scratch.ts';
@@ -66,30 +65,7 @@ describe('two publishes at once, twenty rounds', () => {
   });
   afterAll(() => server?.stop());
 
-  /** generatedAt of every catalog in every encoding the edge serves now. */
-  async function servedGeneratedAt(): Promise<Set<string>> {
-    const seen = new Set<string>();
-    for (const target of ['/api/plans', '/api/plans?discipline=running', '/api/plans?discipline=strength'])
-      for (const encoding of ['br', 'gzip', 'identity']) {
-        const answer = await httpRequest(server.url, {
-          method: 'GET',
-          target,
-          headers: [
-            ['X-Api-Key', key],
-            ['Accept-Encoding', encoding],
-          ],
-        });
-        expect(answer.status).toBe(200);
-        const body =
-          encoding === 'br'
-            ? brotliDecompressSync(answer.body)
-            : encoding === 'gzip'
-              ? gunzipSync(answer.body)
-              : answer.body;
-        seen.add((JSON.parse(body.toString('utf8')) as { generatedAt: string }).generatedAt);
-      }
-    return seen;
-  }
+  const servedNow = () => servedGeneratedAt(server.url, key);
 
   it('serve one build after every round; the loser names the winner; the last live build published with exit 0', async () => {
     const summaryOf = (result: CliResult) =>
@@ -128,7 +104,7 @@ describe('two publishes at once, twenty rounds', () => {
         [...byPrevious.values()],
         `round ${round}: publishes that moved from a build no longer live`,
       ).toEqual([]);
-      const generatedAt = await servedGeneratedAt();
+      const generatedAt = await servedNow();
       expect([...generatedAt], `round ${round}`).toEqual([
         won.find((summary) => summary.buildId === live)?.generatedAt,
       ]);

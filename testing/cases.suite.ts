@@ -3,7 +3,6 @@
  * `catalog serve` over HTTP). Each case asserts status, the headers that must and must not be there, and
  * the body; every answer is also checked for the rules that hold for all of them.
  */
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   HEADER_VALUES,
@@ -13,7 +12,7 @@ import {
   problemDocument,
 } from '../contract/index.ts';
 import { REQUEST_CASES, type RequestCase } from '../gateway/cases.ts';
-import { type ServeProcess, startServe } from './cli.ts';
+import { decodedBody, type ServeProcess, startServe } from './cli.ts';
 import { type Answer, createTestWorld, resolveCase, type TestWorld } from './world.ts';
 
 export type { Answer } from './world.ts';
@@ -25,13 +24,6 @@ export interface Implementation {
   close(): Promise<void>;
 }
 
-function decoded(answer: Answer): Buffer {
-  const encoding = answer.headers['content-encoding'];
-  if (encoding === 'gzip') return gunzipSync(answer.body);
-  if (encoding === 'br') return brotliDecompressSync(answer.body);
-  return answer.body;
-}
-
 /** Asserts one answer against its case and the rules every answer obeys. */
 export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWorld): void {
   const { headers } = answer;
@@ -40,7 +32,7 @@ export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWo
     expect(headers[name], name).toBe(value);
   for (const name of testCase.headersAbsent ?? []) expect(headers[name], name).toBeUndefined();
 
-  const body = decoded(answer);
+  const body = decodedBody(answer);
   switch (testCase.body) {
     case 'empty':
       expect(body.length, 'body length').toBe(0);

@@ -5,6 +5,7 @@ import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -207,4 +208,37 @@ export function httpRequest(
     req.on('error', reject);
     req.end();
   });
+}
+
+/** The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). */
+export function decodedBody(answer: {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Buffer;
+}): Buffer {
+  const encoding = answer.headers['content-encoding'];
+  if (encoding === 'br') return brotliDecompressSync(answer.body);
+  if (encoding === 'gzip') return gunzipSync(answer.body);
+  return answer.body;
+}
+
+/**
+ * The `generatedAt` of every catalog (all, running, strength) in every encoding (br, gzip, identity) an edge
+ * serves to `key` now: one value when the live build is one build.
+ */
+export async function servedGeneratedAt(baseUrl: string, key: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (const target of ['/api/plans', '/api/plans?discipline=running', '/api/plans?discipline=strength'])
+    for (const encoding of ['br', 'gzip', 'identity']) {
+      const answer = await httpRequest(baseUrl, {
+        method: 'GET',
+        target,
+        headers: [
+          ['X-Api-Key', key],
+          ['Accept-Encoding', encoding],
+        ],
+      });
+      if (answer.status !== 200) throw new Error(`GET ${target} (${encoding}) answered ${answer.status}`);
+      seen.add((JSON.parse(decodedBody(answer).toString('utf8')) as { generatedAt: string }).generatedAt);
+    }
+  return seen;
 }

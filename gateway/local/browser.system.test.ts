@@ -7,8 +7,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../testing/chromium.ts';
 import { runCatalog, type ServeProcess, scratchDir, startServe } from '../../testing/cli.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
@@ -36,19 +37,7 @@ describe('a browser calling the API from another origin', () => {
     edge = await startServe(['--origin', world.originDir, '--store', storePath]);
     pages.push(await pageServer(), await pageServer());
     profile = await scratchDir('catalog-chromium-');
-    context = await chromium.launchPersistentContext(profile.dir, {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    context = await launchChromium(profile.dir);
   });
   afterAll(async () => {
     await context?.close();

@@ -8,10 +8,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_TEXT, hostileRows, shownText } from '../../builder/pages.testing.ts';
 import { PAGE_CSP } from '../../contract/index.ts';
+import { launchChromium } from '../../testing/chromium.ts';
 import { ROOT, runCatalog, type ServeProcess, scratchDir, startServe } from '../../testing/cli.ts';
 import { MISSING_PLAN_ID, PAGE_PLAN_ID } from '../cases.ts';
 
@@ -47,11 +48,7 @@ describe('plan pages from the local edge in Chromium', () => {
     const published = await runCatalog(['publish'], { env });
     expect(published.code, published.stderr).toBe(0);
     server = await startServe(['--origin', env.CATALOG_ORIGIN, '--store', env.CATALOG_STORE]);
-    context = await chromium.launchPersistentContext(join(scratch.dir, 'profile'), {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    context = await launchChromium(join(scratch.dir, 'profile'));
     // Nothing leaves the machine: every request but the edge's is refused.
     await context.route(
       (url) => !url.href.startsWith(server.url),
