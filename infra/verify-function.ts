@@ -12,7 +12,6 @@
  * compares it. The CORS origin of a case is not set up (the deployed store has whatever it has); it changes
  * headers, never the status or URI compared here.
  */
-import { randomBytes } from 'node:crypto';
 import {
   type CloudFrontClient,
   DescribeFunctionCommand,
@@ -31,6 +30,7 @@ import {
 } from '../gateway/cases.ts';
 import type { CloudFrontEvent } from '../gateway/functions/event.ts';
 import { viewerRequestEvent } from '../gateway/local/event.ts';
+import { generateKey } from '../keys/keys.ts';
 
 /** The keys an operator gives for the placeholders of the table. */
 export interface VerifyKeys {
@@ -57,7 +57,7 @@ export type PlannedCase =
 
 /** A fresh key in the service's format that no store holds. */
 export function forgedKey(): string {
-  return `tpc_${randomBytes(32).toString('base64url')}`;
+  return generateKey();
 }
 
 /**
