@@ -13,11 +13,21 @@ import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { openSource } from '../builder/sources/index.ts';
 import type { SourceOptions } from '../builder/sources/options.ts';
-import { ConfigError, settingRef } from '../contract/errors.ts';
-import { HEADER_VALUES } from '../contract/index.ts';
+import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
+import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
 import { bucketOf } from '../publish/origin.ts';
 import type { PublishSummary, PublishTarget, RollbackSummary } from '../publish/publish.ts';
-import type { SettingsIn } from './settings/index.ts';
+import {
+  type LastRun,
+  lastRunObject,
+  lastRunOf,
+  parseLastRun,
+  type RunEnd,
+  type RunProgress,
+} from './last-run.ts';
+import { measurePropagation, type PollClock, type PropagationResult, SYSTEM_CLOCK } from './propagation.ts';
+import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
+import { renderMessage, type SettingsIn } from './settings/index.ts';
 
 /** What an operation tells its caller as it goes: warnings and the rows a failed build refused. */
 export type Report = (line: string) => void;
@@ -182,35 +192,247 @@ export async function openTarget(
 export type PublishSettings = BuildSettings &
   Pick<SettingsIn<'publish'>, 'allowEmpty' | 'minRatio' | 'keepBuilds'>;
 
+/** The source of a run when it is read at run time (the Lambda's secret) rather than taken from the settings. */
+export type RunSource = Pick<BuildSettings, 'source' | 'sourceToken'>;
+
+/**
+ * After a publish that moved the pointer: measuring how long the edge takes to serve the new build (see
+ * propagation.ts). Never fails the run.
+ */
+export interface PropagationCheck {
+  /** The monitoring key; resolves undefined when none is configured (the check is skipped, and says so). */
+  readonly key: () => Promise<string | undefined>;
+  /** How long to wait after the pointer move. */
+  readonly maxWaitMs: number;
+  readonly intervalMs: number;
+  /**
+   * How long the caller may still wait, asked when the check starts (the Lambda: its remaining time, less a
+   * reserve for the rest of the run); the wait ends by then. Nothing left: the check is skipped.
+   */
+  readonly timeLeftMs?: () => number;
+  readonly clock?: PollClock;
+  readonly fetch?: typeof fetch;
+}
+
+/** How a publish runs, and what it reports besides its summary. */
+export interface PublishRunOptions {
+  /** The run's start: it stamps the build and the record. */
+  readonly now: Date;
+  readonly force: boolean;
+  readonly unpin?: boolean;
+  readonly report: Report;
+  /** Reads the source when the run starts instead of taking it from the settings; its failure is recorded. */
+  readonly source?: () => Promise<RunSource>;
+  /**
+   * Shows a message where this run is read (the record's reason): settings named the way the entry point
+   * takes them, secrets removed. Default: as the command line names them.
+   */
+  readonly present?: (message: string) => string;
+  /** Given, the run's figures go there once, at its end (the Lambda passes Powertools' Metrics). */
+  readonly metrics?: MetricsSink;
+  /** Given, a publish that moved the pointer measures how long the edge takes to serve the new build. */
+  readonly propagation?: PropagationCheck;
+  /** The clock of the record's finish time and of the catalog's age (default: the system's). */
+  readonly clock?: () => Date;
+}
+
 /** What a publish did, and the invalid rows it left out (with `skipInvalid`). */
 export interface PublishOutcome {
   readonly summary: PublishSummary;
   readonly invalidRows: readonly InvalidRow[];
+  /** The run's record, as written to the origin's `state/last-run.json` (unless `warnings` says otherwise). */
+  readonly record: LastRun;
+  /** What the propagation check found, when one was asked for. */
+  readonly propagation?: PropagationResult;
+  /** Problems after the outcome that did not change it: the record or the metrics not written. */
+  readonly warnings: readonly string[];
+}
+
+/** The live build's `generatedAt`, read after a run (null: no build is live, or its manifest is unreadable). */
+async function liveGeneratedAt(target: PublishTarget): Promise<string | null> {
+  const [{ readPointer }, { buildKey }] = await Promise.all([
+    import('../publish/pointer.ts'),
+    import('../publish/core.ts'),
+  ]);
+  const { live } = await readPointer(target.kvs);
+  if (live === null) return null;
+  const object = await target.origin.get(buildKey(live, MANIFEST));
+  if (!object) return null;
+  try {
+    const value = (JSON.parse(object.body.toString('utf8')) as { generatedAt?: unknown }).generatedAt;
+    return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The record the last run left at the origin, or null (none, unreadable, or not a record). */
+async function previousRecord(target: PublishTarget): Promise<LastRun | null> {
+  try {
+    const object = await target.origin.get(STATE_LAST_RUN);
+    const parsed = object ? parseLastRun(object.body) : null;
+    return parsed && 'record' in parsed ? parsed.record : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs the propagation check after a publish that moved the pointer at `movedAt` (the check's clock). */
+async function checkPropagation(
+  check: PropagationCheck,
+  baseUrl: string,
+  summary: PublishSummary,
+  movedAt: number,
+  present: (message: string) => string,
+): Promise<PropagationResult> {
+  if (summary.result !== 'published')
+    return { outcome: 'skipped', reason: `nothing was published (${summary.result})` };
+  const clock = check.clock ?? SYSTEM_CLOCK;
+  const left = check.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
+  if (left <= 0) return { outcome: 'skipped', reason: 'no time left for it before the run times out' };
+  const maxWaitMs = Math.min(check.maxWaitMs, clock.now() - movedAt + left);
+  let key: string | undefined;
+  try {
+    key = await check.key();
+  } catch (error) {
+    const message = error instanceof CatalogError ? error.message : describeCause(error);
+    return { outcome: 'failed', reason: present(`reading the monitoring key failed: ${message}`), polls: 0 };
+  }
+  if (key === undefined)
+    return {
+      outcome: 'skipped',
+      reason: present(`no monitoring key is configured (${settingRef('monitoringKeySecretArn')})`),
+    };
+  return measurePropagation({
+    baseUrl,
+    key,
+    generatedAt: summary.generatedAt,
+    since: movedAt,
+    maxWaitMs,
+    intervalMs: check.intervalMs,
+    ...(check.clock ? { clock: check.clock } : {}),
+    ...(check.fetch ? { fetch: check.fetch } : {}),
+  });
 }
 
 /**
  * Builds from the source and publishes the result (see publish/README.md): the guards, the upload of a new
  * build, its verification, the move of the live pointer, pruning. `force` overrides the shrink and
  * identical-content guards; `unpin` removes a rollback's pin first.
+ *
+ * Every run, success or failure, then leaves its record at the origin (`state/last-run.json`,
+ * docs/decisions.md#operations); a publish that moved the pointer measures propagation when asked to; and the
+ * run's figures go to `metrics` when given. None of these changes the run's outcome: a run that failed throws
+ * its own error even when its record could not be written (a warning says so).
  */
 export async function publish(
-  settings: PublishSettings,
+  settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
   target: PublishTarget,
-  options: { readonly now: Date; readonly force: boolean; readonly unpin?: boolean; readonly report: Report },
+  options: PublishRunOptions,
 ): Promise<PublishOutcome> {
   const started = performance.now();
-  const built = await build(settings, options.now, options.report);
-  const { publishBuild } = await import('../publish/publish.ts');
-  const summary = await publishBuild(built, target, {
-    force: options.force,
-    allowEmpty: settings.allowEmpty,
-    minRatio: settings.minRatio,
-    keep: settings.keepBuilds,
-    unpin: options.unpin ?? false,
-    buildMs: performance.now() - started,
+  const clock = options.clock ?? (() => new Date());
+  const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
+  const warnings: string[] = [];
+  const warn = (line: string) => {
+    warnings.push(line);
+    options.report(`warning: ${line}`);
+  };
+  const pollClock = options.propagation?.clock ?? SYSTEM_CLOCK;
+
+  let progress: RunProgress = {};
+  let end: RunEnd;
+  let built: BuildResult | undefined;
+  let movedAt = 0;
+  try {
+    const from: { readonly source?: string | undefined; readonly sourceToken?: string | undefined } =
+      options.source
+        ? await options.source()
+        : { source: settings.source, sourceToken: settings.sourceToken };
+    if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
+    try {
+      built = await build(
+        { ...settings, source: from.source, sourceToken: from.sourceToken },
+        options.now,
+        options.report,
+      );
+    } catch (error) {
+      if (error instanceof InvalidRowsError) progress = { invalid: error.invalid };
+      throw error;
+    }
+    progress = { built: { buildId: built.buildId, counts: built.counts, invalid: built.warnings } };
+    const { publishBuild } = await import('../publish/publish.ts');
+    const summary = await publishBuild(built, target, {
+      force: options.force,
+      allowEmpty: settings.allowEmpty,
+      minRatio: settings.minRatio,
+      keep: settings.keepBuilds,
+      unpin: options.unpin ?? false,
+      buildMs: performance.now() - started,
+    });
+    // The pointer moved before the old builds were pruned.
+    movedAt = pollClock.now() - summary.durationsMs.prune;
+    for (const warning of summary.warnings) options.report(`warning: ${warning}`);
+    end = { summary };
+  } catch (error) {
+    end = { error };
+  }
+
+  const record = lastRunOf({
+    started: options.now,
+    finished: clock(),
+    durationMs: performance.now() - started,
+    progress,
+    end,
+    previous: await previousRecord(target),
+    present,
   });
-  for (const warning of summary.warnings) options.report(`warning: ${warning}`);
-  return { summary, invalidRows: built.warnings };
+  try {
+    await target.origin.put(lastRunObject(record), { overwrite: true });
+  } catch (error) {
+    warn(
+      `writing ${STATE_LAST_RUN} to ${target.origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
+    );
+  }
+
+  let propagation: PropagationResult | undefined;
+  if ('summary' in end && options.propagation) {
+    propagation = await checkPropagation(
+      options.propagation,
+      settings.baseUrl,
+      end.summary,
+      movedAt,
+      present,
+    );
+    if (propagation.outcome !== 'measured')
+      options.report(
+        `propagation ${propagation.outcome}: ${propagation.outcome === 'timeout' ? `still serving ${propagation.lastSeen} after ${propagation.waitedSeconds} s` : propagation.reason}`,
+      );
+  }
+
+  if (options.metrics) {
+    let catalogAgeSeconds: number | undefined;
+    try {
+      const generatedAt = await liveGeneratedAt(target);
+      if (generatedAt !== null) catalogAgeSeconds = (clock().getTime() - Date.parse(generatedAt)) / 1000;
+    } catch (error) {
+      warn(`reading the live build for the catalog age failed (${describeCause(error)})`);
+    }
+    try {
+      emitRunMetrics(options.metrics, runFigures(record, { catalogAgeSeconds, propagation }));
+    } catch (error) {
+      warn(`emitting the run's metrics failed (${describeCause(error)})`);
+    }
+  }
+
+  if ('error' in end) throw end.error;
+  return {
+    summary: end.summary,
+    invalidRows: built?.warnings ?? [],
+    record,
+    ...(propagation ? { propagation } : {}),
+    warnings,
+  };
 }
 
 /** Makes an earlier build live and pins it (the one before the live build unless `to` names one). */

@@ -11,6 +11,7 @@ import { registerKeys } from './commands/keys.ts';
 import { registerProxy } from './commands/proxy.ts';
 import { registerPublish } from './commands/publish.ts';
 import { registerServe, registerStart } from './commands/serve.ts';
+import { registerStatus } from './commands/status.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
 
 // Node 20 is a supported runtime of this project: the AWS SDK's multi-line notice about it would break the
@@ -30,6 +31,7 @@ registerStart(program);
 registerPublish(program);
 registerVerifyFunction(program);
 registerProxy(program);
+registerStatus(program);
 
 try {
   await program.parseAsync(process.argv);

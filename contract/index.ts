@@ -234,3 +234,14 @@ export const PAGE_HEADERS = {
   /** A found page, as the catalog: five minutes in any cache. */
   cacheable: 'public, max-age=300',
 } as const;
+
+// ---------------------------------------------------------------------------------------------------------
+// Operations: the builder's record of its last run (docs/decisions.md#operations).
+
+/**
+ * Object key, at the origin's root (outside the builds), of the last builder run's record: when it started and
+ * finished, its outcome and reason, the build it made and its counts. Overwritten by every run, stored
+ * `Cache-Control: no-store`, and never served: the gateway only rewrites to the catalogs, openapi.yaml and the
+ * pages. `catalog status` reads it.
+ */
+export const STATE_LAST_RUN = 'state/last-run.json';

@@ -140,6 +140,31 @@ describe('optional settings', () => {
     expect(JSON.stringify(builderStatements(s))).not.toContain('secretsmanager');
   });
 
+  it('lets the builder read the monitoring key secret, that one only, and passes the propagation settings', async () => {
+    const MONITORING = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog/monitoring-XyZ123';
+    const s = await synth({
+      source: 'https://plans.example.com/export.json',
+      monitoringKeySecretArn: MONITORING,
+      propagationMaxWait: '90s',
+      propagationInterval: '2s',
+    });
+    expect(builderVariables(s)).toMatchObject({
+      CATALOG_MONITORING_KEY_SECRET_ARN: MONITORING,
+      CATALOG_PROPAGATION_MAX_WAIT: '90s',
+      CATALOG_PROPAGATION_INTERVAL: '2s',
+    });
+    expect(builderStatements(s).filter((st) => JSON.stringify(st.Action).includes('secretsmanager'))).toEqual(
+      [
+        expect.objectContaining({
+          Sid: 'ReadMonitoringKey',
+          Action: 'secretsmanager:GetSecretValue',
+          Resource: MONITORING,
+        }),
+      ],
+    );
+    s.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+  });
+
   it('passes the builder settings it is given', async () => {
     const s = await synth({
       baseUrl: 'https://plans.example.com/',

@@ -362,6 +362,10 @@ export class CatalogStack extends Stack {
       sourceBodyTimeout: settings.sourceBodyTimeout,
       sourceMaxBytes: settings.sourceMaxBytes,
       sourceRetries: settings.sourceRetries,
+      // The propagation check after a publish (docs/decisions.md#operations).
+      monitoringKeySecretArn: settings.monitoringKeySecretArn,
+      propagationMaxWait: settings.propagationMaxWait,
+      propagationInterval: settings.propagationInterval,
     };
     const environment = lambdaEnvironment(values);
 
@@ -458,6 +462,14 @@ export class CatalogStack extends Stack {
           sid: 'ReadSource',
           actions: ['secretsmanager:GetSecretValue'],
           resources: [secretArn],
+        }),
+      );
+    if (settings.monitoringKeySecretArn !== undefined)
+      builder.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'ReadMonitoringKey',
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [settings.monitoringKeySecretArn],
         }),
       );
     return builder;

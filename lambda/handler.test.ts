@@ -1,14 +1,19 @@
 /**
  * The builder Lambda against its peers: s3rver for the bucket, the KeyValueStore API's stand-in for the live
- * pointer, a recorder standing in for Secrets Manager (no local peer), and its bundle run as Lambda runs it.
+ * pointer, a recorder standing in for Secrets Manager (no local peer), a small edge on 127.0.0.1 serving the
+ * live build from them (for the propagation check), and its bundle run as Lambda runs it.
  */
+import { once } from 'node:events';
 import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../builder/openapi.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import { KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_PIN, STATE_LAST_RUN } from '../contract/index.ts';
+import { METRICS_NAMESPACE } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import {
   type RecordedRequest,
@@ -20,12 +25,15 @@ import {
   type TestS3,
 } from '../testing/aws.ts';
 import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
+import { type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { bundleLambda } from '../tools/build-lambda.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { createHandler, type LambdaClients } from './handler.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog-source-AbCdEf';
+const MONITORING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog-monitoring-XyZ123';
+const MONITORING_KEY = `tpc_${'m'.repeat(43)}`;
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
 const FIXTURES = join(ROOT, 'fixtures', 'plans.json');
 const BASE_URL = 'https://plans.example.com';
@@ -38,14 +46,22 @@ let clients: LambdaClients;
 let scratch: { dir: string; remove: () => Promise<void> };
 /** What the stand-in for Secrets Manager answers as the secret string. */
 let secretString: string;
+/** The EMF lines the handler's default Powertools Metrics writes to stdout, per test. */
+let emf: EmfCapture;
 
 function answer(request: RecordedRequest) {
-  if (request.headers['x-amz-target'] === 'secretsmanager.GetSecretValue')
+  if (request.headers['x-amz-target'] === 'secretsmanager.GetSecretValue') {
+    const monitoring = (JSON.parse(request.body) as { SecretId?: string }).SecretId === MONITORING_ARN;
     return {
       status: 200,
       headers: { 'content-type': 'application/x-amz-json-1.1' },
-      body: JSON.stringify({ ARN: SECRET_ARN, Name: 'catalog-source', SecretString: secretString }),
+      body: JSON.stringify(
+        monitoring
+          ? { ARN: MONITORING_ARN, Name: 'catalog-monitoring', SecretString: `${MONITORING_KEY}\n` }
+          : { ARN: SECRET_ARN, Name: 'catalog-source', SecretString: secretString },
+      ),
     };
+  }
   return { status: 404, body: '' };
 }
 
@@ -61,6 +77,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
+  emf = startEmfCapture();
   s3 = await startS3();
   scratch = await scratchDir('catalog-lambda-');
   recorder.requests.length = 0;
@@ -76,6 +93,7 @@ beforeEach(async () => {
   clients = { s3: s3.client, kvs: kvsClientFor(kvsPort), secrets };
 });
 afterEach(async () => {
+  emf.stop();
   clients.secrets.destroy();
   clients.kvs.destroy();
   await s3.stop();
@@ -207,6 +225,141 @@ describe('the builder Lambda', () => {
   });
 });
 
+describe('what every run leaves: its record, its metrics', () => {
+  /** The record at the bucket. */
+  const record = async () => JSON.parse((await s3.body(STATE_LAST_RUN))?.toString('utf8') ?? 'null');
+
+  it('a publish: the record, and one EMF line with the run, its duration, plans, invalid rows and catalog age', async () => {
+    const lines: string[] = [];
+    const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+    const summary = await handler({});
+    expect(await record()).toMatchObject({ outcome: 'published', buildId: summary.buildId, plans: 44 });
+    expect(emf.lines).toHaveLength(1);
+    const line = parseEmf(emf.lines[0] ?? '');
+    expect(line.namespace).toBe(METRICS_NAMESPACE);
+    expect(line.dimensions).toEqual([['service']]);
+    expect(line.members.service).toBe('catalog');
+    expect(Object.keys(line.metrics).sort()).toEqual(
+      ['BuildDuration', 'CatalogAge', 'InvalidRows', 'PlansRunning', 'PlansStrength', 'RunSucceeded'].sort(),
+    );
+    expect(line.metrics).toMatchObject({
+      RunSucceeded: { unit: 'Count', value: 1 },
+      BuildDuration: { unit: 'Milliseconds' },
+      PlansRunning: { unit: 'Count', value: 22 },
+      PlansStrength: { unit: 'Count', value: 22 },
+      InvalidRows: { unit: 'Count', value: 0 },
+      CatalogAge: { unit: 'Seconds' },
+    });
+    expect(line.metrics.BuildDuration?.value).toBeGreaterThan(0);
+    // No monitoring key configured: the check is skipped, and both lines say why.
+    const skipped = 'no monitoring key is configured (CATALOG_MONITORING_KEY_SECRET_ARN)';
+    expect(line.members).toMatchObject({
+      outcome: 'published',
+      propagation: 'skipped',
+      propagationDetail: skipped,
+    });
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+      propagation: { outcome: 'skipped', reason: skipped },
+    });
+  });
+
+  it('a run whose source is missing: a failed record at the bucket, RunFailed, and the error thrown', async () => {
+    const handler = createHandler({ env: environment(), clients, log: () => {} });
+    const first = await handler({});
+    const gone = join(scratch.dir, 'gone.json');
+    const failing = createHandler({ env: environment({ CATALOG_SOURCE: gone }), clients, log: () => {} });
+    await expect(failing({})).rejects.toThrow(/gone\.json/);
+    expect(await record()).toMatchObject({
+      outcome: 'failed',
+      error: 'SourceError',
+      buildId: null,
+      reason: expect.stringContaining(gone),
+      confirmed: { buildId: first.buildId },
+    });
+    const line = parseEmf(emf.lines[1] ?? '');
+    expect(line.metrics).toMatchObject({ RunFailed: { value: 1 }, CatalogAge: { unit: 'Seconds' } });
+    expect(line.metrics.RunSucceeded).toBeUndefined();
+    expect(line.members.outcome).toBe('failed');
+  });
+
+  it('a source secret that cannot be read: recorded as a failed run, without the secret', async () => {
+    secretString = '   ';
+    const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
+    delete env.CATALOG_SOURCE;
+    const handler = createHandler({ env, clients, log: () => {} });
+    await expect(handler({})).rejects.toThrow(`secret ${SECRET_ARN}: has no SecretString`);
+    expect(await record()).toMatchObject({
+      outcome: 'failed',
+      error: 'ConfigError',
+      reason: `secret ${SECRET_ARN}: has no SecretString`,
+    });
+    expect(parseEmf(emf.lines[0] ?? '').metrics.RunFailed?.value).toBe(1);
+  });
+
+  it('after a pointer move, measures propagation through the edge with the monitoring key from its secret', async () => {
+    // A small edge over the same peers: it serves the running catalog of the build the stand-in names live.
+    const keys: (string | undefined)[] = [];
+    const edge = http.createServer((req, res) => {
+      keys.push(req.headers['x-api-key'] as string | undefined);
+      const live = kvs.entries.get(KVS_LIVE_BUILD);
+      void s3.body(`builds/${live}/catalog-running.json`).then((body) => {
+        res.writeHead(body ? 200 : 500, { 'content-type': 'application/json' }).end(body ?? '{}');
+      });
+    });
+    edge.listen(0, '127.0.0.1');
+    await once(edge, 'listening');
+    const local = `http://127.0.0.1:${(edge.address() as AddressInfo).port}`;
+    try {
+      const lines: string[] = [];
+      const handler = createHandler({
+        env: environment({
+          CATALOG_MONITORING_KEY_SECRET_ARN: MONITORING_ARN,
+          CATALOG_PROPAGATION_INTERVAL: '50ms',
+        }),
+        clients,
+        log: (line) => lines.push(line),
+        // The base URL is https://plans.example.com: the check's requests go to the local edge instead.
+        propagation: { fetch: (url, init) => fetch(String(url).replace(BASE_URL, local), init) },
+      });
+      const summary = await handler({});
+      expect(keys.length).toBeGreaterThan(0);
+      expect(new Set(keys)).toEqual(new Set([MONITORING_KEY]));
+      const logged = JSON.parse(lines[0] ?? '');
+      expect(logged).toMatchObject({ result: 'published', propagation: { outcome: 'measured' } });
+      const line = parseEmf(emf.lines[0] ?? '');
+      expect(line.metrics.PropagationSeconds).toEqual({ unit: 'Seconds', value: logged.propagation.seconds });
+      expect(line.members).toMatchObject({ propagation: 'measured', buildId: summary.buildId });
+      for (const text of [...lines, ...emf.lines]) expect(text).not.toContain(MONITORING_KEY);
+      const reads = recorder.requests.filter(
+        (r) => r.headers['x-amz-target'] === 'secretsmanager.GetSecretValue',
+      );
+      expect(reads.map((r) => JSON.parse(r.body))).toEqual([{ SecretId: MONITORING_ARN }]);
+
+      // Nothing published: nothing to measure, and the key is not read.
+      expect((await handler({})).result).toBe('skipped-identical');
+      expect(JSON.parse(lines[1] ?? '')).toMatchObject({
+        propagation: { outcome: 'skipped', reason: 'nothing was published (skipped-identical)' },
+      });
+    } finally {
+      edge.closeAllConnections();
+      await new Promise<void>((resolve) => edge.close(() => resolve()));
+    }
+  });
+
+  it('skips the check when the function has no time left for it', async () => {
+    const lines: string[] = [];
+    const handler = createHandler({
+      env: environment({ CATALOG_MONITORING_KEY_SECRET_ARN: MONITORING_ARN }),
+      clients,
+      log: (line) => lines.push(line),
+    });
+    await handler({}, { getRemainingTimeInMillis: () => 5_000 });
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+      propagation: { outcome: 'skipped', reason: 'no time left for it before the run times out' },
+    });
+  });
+});
+
 describe('the Lambda bundle', () => {
   it('carries the current openapi.yaml (run npm run build after editing openapi.yaml)', async () => {
     const yaml = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
@@ -246,8 +399,13 @@ describe('the Lambda bundle', () => {
     );
     expect(code, stderr).toBe(0);
     const lines = stdout.trim().split('\n');
-    expect(lines).toHaveLength(2); // the handler's log line, then the script's output
-    const summary = JSON.parse(lines[1] ?? '');
+    // The run's metrics as one EMF line (Powertools, bundled), the handler's log line, the script's output.
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[1] ?? '')).toMatchObject({ level: 'info', result: 'published' });
+    const metrics = parseEmf(lines[0] ?? '');
+    expect(metrics).toMatchObject({ namespace: METRICS_NAMESPACE, dimensions: [['service']] });
+    expect(metrics.metrics).toMatchObject({ RunSucceeded: { value: 1 }, PlansRunning: { value: 22 } });
+    const summary = JSON.parse(lines[2] ?? '');
     expect(summary).toMatchObject({ result: 'published', plans: 44 });
     const yaml = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
     expect((await s3.body(`builds/${summary.buildId}/openapi.yaml`))?.toString('utf8')).toBe(

@@ -2,17 +2,23 @@
  * The builder as a Lambda function (handler `handler`, bundled as lambda/bundling.ts says): the same
  * publish as `catalog publish` (app/run.ts), configured from the environment (parsed once, by the settings'
  * own rules: app/settings/environment.ts), run on a schedule or by `catalog rebuild`. Each run logs one JSON
- * line; a failed run (source error, invalid rows, a guard's refusal, an upload or invalidation failure)
- * throws, so Lambda records an error and the alarm can fire.
+ * line and leaves its record at the origin (`state/last-run.json`); its metrics go out as one CloudWatch
+ * embedded-metric-format line (Powertools' Metrics); after a pointer move it measures how long the edge takes
+ * to serve the new build when a monitoring key is configured. A failed run (source error, invalid rows, a
+ * guard's refusal, an upload or pointer failure) throws, so Lambda records an error and the alarm can fire.
  */
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
+import type { PollClock, PropagationResult } from '../app/propagation.ts';
 import { openTarget, publish, type TargetClients } from '../app/run.ts';
+import type { MetricsSink } from '../app/run-metrics.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause } from '../contract/errors.ts';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import type { PublishSummary, PublishTarget } from '../publish/publish.ts';
 
 /** The clients of the handler; tests pass their own. */
@@ -28,7 +34,22 @@ export interface HandlerOptions {
   /** Where the one JSON line per run goes (default: console.log, i.e. CloudWatch Logs). */
   readonly log?: (line: string) => void;
   readonly now?: () => Date;
+  /**
+   * The builder's metrics, published once per run (default: Powertools' Metrics in the namespace and with the
+   * service dimension of contract/metrics.ts, written to stdout as embedded-metric-format lines).
+   */
+  readonly metrics?: MetricsSink;
+  /** How the propagation check reaches the edge and keeps time (tests point it at a local server). */
+  readonly propagation?: { readonly fetch?: typeof fetch; readonly clock?: PollClock };
 }
+
+/** The part of the Lambda context the handler reads. */
+export interface LambdaContext {
+  getRemainingTimeInMillis?(): number;
+}
+
+/** Time the propagation check leaves for the rest of the run (metrics, the log line) before the timeout. */
+const PROPAGATION_RESERVE_MS = 15_000;
 
 /** The options of an invocation's event: `{ "force": true }` skips the shrink and identical guards. */
 export const LambdaEvent = z.preprocess(
@@ -67,15 +88,29 @@ export function sourceFromSecret(secretArn: string, secret: string | undefined):
 
 const MAX_LOGGED_ROWS = 100;
 
-/** Reads the source spec from Secrets Manager, at run time (so a rotated secret is picked up). */
-async function readSourceSecret(client: SecretsManagerClient, secretArn: string): Promise<SecretSource> {
+/** Reads a secret's string from Secrets Manager, at run time (so a rotated secret is picked up). */
+async function readSecretString(
+  client: SecretsManagerClient,
+  secretArn: string,
+): Promise<string | undefined> {
   try {
     const answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-    return sourceFromSecret(secretArn, answer.SecretString);
+    return answer.SecretString;
   } catch (error) {
-    if (error instanceof CatalogError) throw error;
     throw new CatalogError(`reading secret ${secretArn} failed (${describeCause(error)})`, { cause: error });
   }
+}
+
+/** Reads the source spec from its secret. */
+async function readSourceSecret(client: SecretsManagerClient, secretArn: string): Promise<SecretSource> {
+  return sourceFromSecret(secretArn, await readSecretString(client, secretArn));
+}
+
+/** Reads the monitoring key from its secret: the secret string is the key. Its value never enters a message. */
+async function readMonitoringKey(client: SecretsManagerClient, secretArn: string): Promise<string> {
+  const key = (await readSecretString(client, secretArn))?.trim() ?? '';
+  if (key === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
+  return key;
 }
 
 /** Removes every occurrence of the secret's parts from a text (errors may quote a source name). */
@@ -86,18 +121,31 @@ function redact(text: string, secret: SecretSource | null): string {
   return clean;
 }
 
+/** A propagation result as logged: its texts without the source secret (they quote no key). */
+function redactPropagation(result: PropagationResult, secret: SecretSource | null): PropagationResult {
+  if (result.outcome === 'skipped' || result.outcome === 'failed')
+    return { ...result, reason: redact(result.reason, secret) };
+  return result;
+}
+
 /**
  * Creates a handler. The configuration is parsed and the clients created on the first run, then reused by
  * every run of the same execution environment.
  */
-export function createHandler(options: HandlerOptions): (event: unknown) => Promise<PublishSummary> {
+export function createHandler(
+  options: HandlerOptions,
+): (event: unknown, context?: LambdaContext) => Promise<PublishSummary> {
   const log = options.log ?? ((line: string) => console.log(line));
   const clock = options.now ?? (() => new Date());
+  const metrics =
+    options.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
   let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
-  return async (event: unknown): Promise<PublishSummary> => {
+  return async (event: unknown, context?: LambdaContext): Promise<PublishSummary> => {
     const started = performance.now();
     let secret: SecretSource | null = null;
+    // Warnings of the run (its record or metrics not written), for the error line of a failed run.
+    const warnings: string[] = [];
     try {
       if (!ready) {
         const settings = parseLambdaEnvironment(options.env);
@@ -114,22 +162,52 @@ export function createHandler(options: HandlerOptions): (event: unknown) => Prom
         const issue = request.error.issues[0];
         throw new CatalogError(`event ${String(issue?.path[0] ?? '')}: ${issue?.message ?? 'invalid'}`);
       }
-      if (settings.sourceSecretArn !== undefined) {
-        secret = await readSourceSecret(clients.secrets, settings.sourceSecretArn);
-      }
-      const from: SecretSource = secret ?? { spec: settings.source as string };
-      const { summary, invalidRows: invalid } = await publish(
-        { ...settings, source: from.spec, sourceToken: from.token },
-        target,
-        // The one log line carries the invalid rows; nothing else is reported line by line.
-        { now: clock(), force: request.data.force ?? false, report: () => {} },
-      );
-      const invalidRows = invalid.slice(0, MAX_LOGGED_ROWS).map(formatInvalidRow);
+      const secretArn = settings.sourceSecretArn;
+      const monitoringArn = settings.monitoringKeySecretArn;
+      const remaining = context?.getRemainingTimeInMillis?.bind(context);
+      const outcome = await publish(settings, target, {
+        now: clock(),
+        force: request.data.force ?? false,
+        // The one log line carries the invalid rows and the warnings; nothing is reported line by line.
+        report: (line) => {
+          if (line.startsWith('warning: ') && !line.startsWith('warning: invalid '))
+            warnings.push(line.slice(9));
+        },
+        // The secret is read inside the run, so a run whose secret cannot be read is recorded too.
+        ...(secretArn !== undefined
+          ? {
+              source: async () => {
+                secret = await readSourceSecret(clients.secrets, secretArn);
+                return { source: secret.spec, sourceToken: secret.token };
+              },
+            }
+          : {}),
+        present: (message) => redact(renderMessage(message, 'lambda'), secret),
+        metrics,
+        propagation: {
+          key: async () =>
+            monitoringArn === undefined ? undefined : readMonitoringKey(clients.secrets, monitoringArn),
+          maxWaitMs: settings.propagationMaxWait,
+          intervalMs: settings.propagationInterval,
+          ...(remaining ? { timeLeftMs: () => remaining() - PROPAGATION_RESERVE_MS } : {}),
+          ...options.propagation,
+        },
+      });
+      const { summary } = outcome;
+      const invalidRows = outcome.invalidRows.slice(0, MAX_LOGGED_ROWS).map(formatInvalidRow);
       // A skip's reason names settings as this function takes them.
       const rendered = (
         summary.reason ? { ...summary, reason: renderMessage(summary.reason, 'lambda') } : summary
       ) as PublishSummary;
-      log(JSON.stringify({ level: 'info', ...rendered, ...(invalidRows.length > 0 ? { invalidRows } : {}) }));
+      log(
+        JSON.stringify({
+          level: 'info',
+          ...rendered,
+          warnings: [...rendered.warnings, ...outcome.warnings],
+          ...(invalidRows.length > 0 ? { invalidRows } : {}),
+          ...(outcome.propagation ? { propagation: redactPropagation(outcome.propagation, secret) } : {}),
+        }),
+      );
       return rendered;
     } catch (error) {
       const message =
@@ -147,6 +225,7 @@ export function createHandler(options: HandlerOptions): (event: unknown) => Prom
                 .map((line) => redact(line, secret)),
             }
           : {}),
+        ...(warnings.length > 0 ? { warnings: warnings.map((line) => redact(line, secret)) } : {}),
         durationMs: Math.round(performance.now() - started),
       };
       log(JSON.stringify(entry));

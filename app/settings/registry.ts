@@ -42,6 +42,7 @@ export const COMMANDS = [
   'cors-show',
   'verify-function',
   'proxy',
+  'status',
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
@@ -240,6 +241,7 @@ export const SETTINGS = {
       builds: 'optional',
       rollback: 'optional',
       unpin: 'optional',
+      status: 'optional',
       lambda: 'required',
     },
   }),
@@ -280,7 +282,14 @@ export const SETTINGS = {
     kind: boolean,
     description: 'path-style S3 addressing (S3-compatible stores, test servers)',
     default: false,
-    use: { publish: 'default', builds: 'default', rollback: 'default', unpin: 'default', lambda: 'default' },
+    use: {
+      publish: 'default',
+      builds: 'default',
+      rollback: 'default',
+      unpin: 'default',
+      status: 'default',
+      lambda: 'default',
+    },
   }),
   region: setting({
     kind: text(
@@ -294,6 +303,7 @@ export const SETTINGS = {
       builds: 'optional',
       rollback: 'optional',
       unpin: 'optional',
+      status: 'optional',
       rebuild: 'optional',
     },
   }),
@@ -306,6 +316,7 @@ export const SETTINGS = {
       builds: 'default',
       rollback: 'default',
       unpin: 'default',
+      status: 'default',
       rebuild: 'default',
       'verify-function': 'default',
       lambda: 'default',
@@ -341,6 +352,7 @@ export const SETTINGS = {
       builds: 'optional',
       rollback: 'optional',
       unpin: 'optional',
+      status: 'optional',
     },
   }),
   endpoint: setting({
@@ -360,6 +372,7 @@ export const SETTINGS = {
       builds: 'optional',
       rollback: 'optional',
       unpin: 'optional',
+      status: 'optional',
     },
   }),
   kvsArn: setting({
@@ -371,6 +384,7 @@ export const SETTINGS = {
       builds: 'optional',
       rollback: 'optional',
       unpin: 'optional',
+      status: 'optional',
       lambda: 'required',
       'keys-issue': 'optional',
       'keys-rotate': 'optional',
@@ -424,7 +438,7 @@ export const SETTINGS = {
     kind: boolean,
     description: 'print JSON instead of a table',
     default: false,
-    use: { 'keys-list': 'default' },
+    use: { 'keys-list': 'default', status: 'default' },
   }),
 
   // verify-function (keys are checked by the command, never echoed).
@@ -671,7 +685,60 @@ export const SETTINGS = {
     default: '.catalog/proxy-cache.json',
     use: { proxy: 'default' },
   }),
+
+  // -------------------------------------------------------------------------------------------------------
+  // Operations: `catalog status`, and the builder's propagation check after a pointer move
+  // (docs/decisions.md#operations). Their contexts are also listed on bucket, kvsArn, origin, store, region,
+  // maxAttempts, s3PathStyle and json above.
+  maxAge: setting({
+    kind: parsed('duration', z.string().pipe(Duration), formatDuration),
+    description:
+      'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this',
+    default: 25 * 3_600_000,
+    use: { status: 'default' },
+  }),
+  monitoringKeySecretArn: setting({
+    kind: text(
+      'arn',
+      arn(
+        'secretsmanager',
+        /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/,
+        'the complete ARN of a Secrets Manager secret, ending in -XXXXXX',
+      ),
+    ),
+    description:
+      'Secrets Manager secret holding an API key (the secret string is the key) with which the builder measures, after a publish, how long the edge takes to serve the new build; unset: not measured',
+    flag: false,
+    use: { lambda: 'optional', cdk: 'optional' },
+  }),
+  propagationMaxWait: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description:
+      'how long the builder waits, after a publish, for the edge to serve the new build before it records a timeout',
+    default: 120_000,
+    flag: false,
+    use: { lambda: 'default', cdk: 'optional' },
+  }),
+  propagationInterval: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description: 'how often the builder asks the edge which build it serves while it waits',
+    default: 5_000,
+    flag: false,
+    use: { lambda: 'default', cdk: 'optional' },
+  }),
 } as const;
+
+/** A duration as the shortest exact text with a unit d, h, m or s (`25h`, `7d`, `90s`). */
+function formatDuration(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${Math.round(ms / 1000)}s`;
+}
 
 export type Registry = typeof SETTINGS;
 export type SettingName = keyof Registry;

@@ -99,6 +99,10 @@ describe('the builder Lambda', () => {
       sourceBodyTimeout: 3_000,
       sourceMaxBytes: 64 * 1024 * 1024,
       sourceRetries: 0,
+      monitoringKeySecretArn:
+        'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog/monitoring-AbCdEf',
+      propagationMaxWait: 90_000,
+      propagationInterval: 2_500,
     });
     const read = parseLambdaEnvironment(written);
     expect(read).toMatchObject({
@@ -118,6 +122,10 @@ describe('the builder Lambda', () => {
       sourceBodyTimeout: 3_000,
       sourceMaxBytes: 64 * 1024 * 1024,
       sourceRetries: 0,
+      monitoringKeySecretArn:
+        'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog/monitoring-AbCdEf',
+      propagationMaxWait: 90_000,
+      propagationInterval: 2_500,
     });
     // Every setting the Lambda reads (but the secret ARN, exclusive with the source) went through.
     const missing = namesIn('lambda').filter(

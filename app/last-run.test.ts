@@ -1,0 +1,210 @@
+/** The last run's record, from how a run ended: pure, no I/O. */
+import { describe, expect, it } from 'vitest';
+import type { InvalidRow } from '../builder/errors.ts';
+import { InvalidRowsError } from '../builder/errors.ts';
+import { SourceError, settingRef } from '../contract/errors.ts';
+import { STATE_LAST_RUN } from '../contract/index.ts';
+import { PublishRefusedError } from '../publish/errors.ts';
+import type { PublishSummary } from '../publish/publish.ts';
+import {
+  type LastRun,
+  lastRunObject,
+  lastRunOf,
+  oneLine,
+  parseLastRun,
+  type RunEnd,
+  type RunProgress,
+} from './last-run.ts';
+import { renderMessage } from './settings/index.ts';
+
+const STARTED = new Date('2026-03-01T10:00:00.000Z');
+const FINISHED = new Date('2026-03-01T10:00:04.250Z');
+const BUILD = '20260301T100000Z-0123abcd';
+const LIVE = '20260228T100000Z-fedc4321';
+
+function summary(result: PublishSummary['result'], extra: Partial<PublishSummary> = {}): PublishSummary {
+  return {
+    command: 'publish',
+    result,
+    buildId: BUILD,
+    generatedAt: STARTED.toISOString(),
+    counts: { running: 22, strength: 21 },
+    plans: 43,
+    bytes: 1000,
+    plansHash: 'ab'.repeat(32),
+    previousBuildId: LIVE,
+    pruned: [],
+    warnings: [],
+    durationsMs: { build: 1, read: 1, upload: 1, verify: 1, flip: 1, prune: 1, total: 6 },
+    ...extra,
+  };
+}
+
+const built: RunProgress = { built: { buildId: BUILD, counts: { running: 22, strength: 21 }, invalid: [] } };
+const cli = (message: string) => renderMessage(message, 'cli');
+
+function record(end: RunEnd, progress: RunProgress = built, previous: LastRun | null = null): LastRun {
+  return lastRunOf({
+    started: STARTED,
+    finished: FINISHED,
+    durationMs: 4250.4,
+    progress,
+    end,
+    previous,
+    present: cli,
+  });
+}
+
+describe('the record of a run', () => {
+  it('of a publish: outcome, build, counts, and it confirms the new live build', () => {
+    expect(record({ summary: summary('published') })).toEqual({
+      started: '2026-03-01T10:00:00.000Z',
+      finished: '2026-03-01T10:00:04.250Z',
+      outcome: 'published',
+      reason: `published build ${BUILD} (43 plans); the live build was ${LIVE}`,
+      buildId: BUILD,
+      counts: { running: 22, strength: 21 },
+      plans: 43,
+      invalidRows: 0,
+      durationMs: 4250,
+      confirmed: { at: '2026-03-01T10:00:04.250Z', buildId: BUILD },
+    });
+  });
+
+  it('of a run that found the source identical: the reason as the entry point says it, and the live build confirmed', () => {
+    const skipped = record({
+      summary: summary('skipped-identical', {
+        reason: `identical to live build ${LIVE}; ${settingRef('force')} publishes it anyway`,
+      }),
+    });
+    expect(skipped).toMatchObject({
+      outcome: 'skipped-identical',
+      reason: `identical to live build ${LIVE}; --force publishes it anyway`,
+      buildId: BUILD,
+      confirmed: { at: FINISHED.toISOString(), buildId: LIVE },
+    });
+  });
+
+  it('of a run held by a pin: it confirms nothing and keeps the previous confirmation', () => {
+    const previous = record({ summary: summary('published') });
+    const pinned = record(
+      {
+        summary: summary('skipped-pinned', {
+          reason: `pinned to ${LIVE} since … by rollback; not published`,
+        }),
+      },
+      built,
+      previous,
+    );
+    expect(pinned.outcome).toBe('skipped-pinned');
+    expect(pinned.confirmed).toEqual(previous.confirmed);
+  });
+
+  it('of a run refused by a guard: outcome refused, the guard, the reason, and the counts of the refused build', () => {
+    const refused = record({
+      error: new PublishRefusedError(
+        'shrink',
+        `refused: the new catalog has 10 plans, fewer than 0.5 × the 44 plans of live build ${LIVE} (22); ${settingRef('force')} publishes it anyway`,
+      ),
+    });
+    expect(refused).toMatchObject({
+      outcome: 'refused',
+      guard: 'shrink',
+      error: 'PublishRefusedError',
+      reason: `refused: the new catalog has 10 plans, fewer than 0.5 × the 44 plans of live build ${LIVE} (22); --force publishes it anyway`,
+      buildId: BUILD,
+      counts: { running: 22, strength: 21 },
+      confirmed: null,
+    });
+  });
+
+  it('of a run whose source is down: outcome failed, the error and its reason in one line, no build', () => {
+    const previous = record({ summary: summary('published') });
+    const failed = record(
+      {
+        error: new SourceError('http://127.0.0.1:9/plans', 'cannot reach the service\n(connection refused)'),
+      },
+      {},
+      previous,
+    );
+    expect(failed).toEqual({
+      started: STARTED.toISOString(),
+      finished: FINISHED.toISOString(),
+      outcome: 'failed',
+      error: 'SourceError',
+      reason: 'source http://127.0.0.1:9/plans: cannot reach the service (connection refused)',
+      buildId: null,
+      counts: null,
+      plans: null,
+      invalidRows: null,
+      durationMs: 4250,
+      confirmed: previous.confirmed,
+    });
+  });
+
+  it('of a build failed by invalid rows: their number of rows', () => {
+    const invalid: InvalidRow[] = [
+      { row: 3, id: 'a', field: 'title', reason: 'empty' },
+      { row: 3, id: 'a', field: 'level', reason: 'unknown' },
+      { row: 7, id: 'b', field: 'discipline', reason: 'unknown' },
+    ];
+    const failed = record({ error: new InvalidRowsError('fixtures/x.json', invalid) }, { invalid });
+    expect(failed).toMatchObject({
+      outcome: 'failed',
+      error: 'InvalidRowsError',
+      invalidRows: 2,
+      reason:
+        'source fixtures/x.json: 2 invalid rows; nothing was written (--skip-invalid publishes the valid rows)',
+    });
+  });
+
+  it('of an unexpected error: described, and shown through the entry point (secrets removed)', () => {
+    const failed = lastRunOf({
+      started: STARTED,
+      finished: FINISHED,
+      durationMs: 1,
+      progress: {},
+      end: {
+        error: Object.assign(new Error('connect ECONNREFUSED postgres://u:hunter2@db'), {
+          code: 'ECONNREFUSED',
+        }),
+      },
+      previous: null,
+      present: (message) => message.replaceAll('hunter2', '***'),
+    });
+    expect(failed.reason).toBe(
+      'cannot reach the service (connection refused: connect ECONNREFUSED postgres://u:***@db)',
+    );
+    expect(failed.error).toBe('Error');
+  });
+
+  it('keeps a reason to one line of at most 2000 characters', () => {
+    expect(oneLine(' a\n  b \r\n c ')).toBe('a b c');
+    const long = oneLine('x'.repeat(5000));
+    expect(long).toHaveLength(2000);
+    expect(long.endsWith('…')).toBe(true);
+  });
+});
+
+describe('the stored record', () => {
+  it('is state/last-run.json, JSON, no-store, with its digests, and reads back the same', () => {
+    const run = record({ summary: summary('published') });
+    const object = lastRunObject(run);
+    expect(object).toMatchObject({
+      key: STATE_LAST_RUN,
+      contentType: 'application/json; charset=utf-8',
+      cacheControl: 'no-store',
+    });
+    const body = Buffer.concat(object.chunks);
+    expect(object.size).toBe(body.length);
+    expect(object.md5).toMatch(/^[0-9a-f]{32}$/);
+    expect(parseLastRun(body)).toEqual({ record: run });
+  });
+
+  it('names what is wrong with an object that is not a record', () => {
+    expect(parseLastRun(Buffer.from('nope'))).toEqual({ problem: 'state/last-run.json is not JSON' });
+    expect(parseLastRun(Buffer.from('{"outcome":"exploded"}'))).toEqual({
+      problem: expect.stringMatching(/^state\/last-run\.json is not a run record \(started: /),
+    });
+  });
+});

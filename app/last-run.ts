@@ -1,0 +1,165 @@
+/**
+ * The record every builder run leaves at the origin, success or failure (`state/last-run.json`,
+ * docs/decisions.md#operations): what it did, why, the build it made and its counts. Pure: app/run.ts gathers
+ * what a run learned, asks this module for the record and its object, and writes it; `catalog status` reads it
+ * back through {@link parseLastRun}.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { InvalidRow } from '../builder/errors.ts';
+import { CatalogError, describeCause } from '../contract/errors.ts';
+import { HEADER_VALUES, STATE_LAST_RUN } from '../contract/index.ts';
+import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
+import { PublishRefusedError } from '../publish/errors.ts';
+import type { ObjectToWrite } from '../publish/origin.ts';
+import type { PublishSummary } from '../publish/publish.ts';
+
+const Counts = z.object({ running: z.number().int().min(0), strength: z.number().int().min(0) });
+
+/** The last run's record, as stored. */
+export const LastRun = z.object({
+  /** When the run started and when its outcome was settled (ISO 8601 UTC). */
+  started: z.iso.datetime(),
+  finished: z.iso.datetime(),
+  outcome: z.enum(RUN_OUTCOMES),
+  /** The guard that refused the catalog (outcome `refused`): `empty` or `shrink`. */
+  guard: z.string().optional(),
+  /** The error's class name (outcomes `refused` and `failed`), e.g. `SourceError`. */
+  error: z.string().optional(),
+  /** Why, in one line, with settings named as the entry point that ran takes them. */
+  reason: z.string(),
+  /** The build this run made (live only when `published`); null when the build itself failed. */
+  buildId: z.string().nullable(),
+  /** Its plans per discipline and in all; null when the build itself failed. */
+  counts: Counts.nullable(),
+  plans: z.number().int().min(0).nullable(),
+  /** Published+approved rows that broke a rule (left out with skipInvalid, or why the build failed). */
+  invalidRows: z.number().int().min(0).nullable(),
+  durationMs: z.number().int().min(0),
+  /**
+   * The last run that left the live build matching the source — it published it, or found the source
+   * identical to it — and that build: carried over from the previous record by a run that did neither.
+   */
+  confirmed: z.object({ at: z.iso.datetime(), buildId: z.string() }).nullable(),
+});
+export type LastRun = z.output<typeof LastRun>;
+
+/** What a run learned before it ended: the build it made (if it got that far) and the invalid rows. */
+export interface RunProgress {
+  readonly built?: {
+    readonly buildId: string;
+    readonly counts: Readonly<Record<'running' | 'strength', number>>;
+    readonly invalid: readonly InvalidRow[];
+  };
+  /** Invalid rows of a build that failed because of them. */
+  readonly invalid?: readonly InvalidRow[];
+}
+
+/** How a run ended: its publish summary, or the error it failed with. */
+export type RunEnd = { readonly summary: PublishSummary } | { readonly error: unknown };
+
+/** Rows (not problems: a row may break several rules) among the invalid-row problems. */
+export function invalidRowCount(invalid: readonly InvalidRow[]): number {
+  return new Set(invalid.map((problem) => problem.row)).size;
+}
+
+/** The longest reason kept: a record is a status line, not a log. */
+const MAX_REASON = 2000;
+
+/** A message as one line, cut to {@link MAX_REASON} characters. */
+export function oneLine(text: string): string {
+  const line = text.replace(/\s*\n\s*/g, ' ').trim();
+  return line.length > MAX_REASON ? `${line.slice(0, MAX_REASON - 1)}…` : line;
+}
+
+/** The outcome of a run that ended with `error`, and the guard when a guard refused. */
+export function outcomeOfError(error: unknown): { outcome: RunOutcome; guard?: string } {
+  return error instanceof PublishRefusedError
+    ? { outcome: 'refused', guard: error.guard }
+    : { outcome: 'failed' };
+}
+
+/**
+ * The record of a run. `present` shows a message the way the entry point that ran shows it (settings by its
+ * names, secrets removed); `previous` is the record this one replaces (its confirmation is carried over).
+ */
+export function lastRunOf(run: {
+  readonly started: Date;
+  readonly finished: Date;
+  readonly durationMs: number;
+  readonly progress: RunProgress;
+  readonly end: RunEnd;
+  readonly previous: LastRun | null;
+  readonly present: (message: string) => string;
+}): LastRun {
+  const { built } = run.progress;
+  const invalid = built?.invalid ?? run.progress.invalid;
+  const common = {
+    started: run.started.toISOString(),
+    finished: run.finished.toISOString(),
+    buildId: built?.buildId ?? null,
+    counts: built ? { running: built.counts.running, strength: built.counts.strength } : null,
+    plans: built ? built.counts.running + built.counts.strength : null,
+    invalidRows: invalid ? invalidRowCount(invalid) : null,
+    durationMs: Math.max(0, Math.round(run.durationMs)),
+  };
+  if ('error' in run.end) {
+    const { error } = run.end;
+    const message = error instanceof CatalogError ? error.message : describeCause(error);
+    return {
+      ...common,
+      ...outcomeOfError(error),
+      error: error instanceof Error ? error.name : 'Error',
+      reason: oneLine(run.present(message)),
+      confirmed: run.previous?.confirmed ?? null,
+    };
+  }
+  const { summary } = run.end;
+  const reason =
+    summary.result === 'published'
+      ? `published build ${summary.buildId} (${summary.plans} plans); the live build was ${summary.previousBuildId ?? '(none)'}`
+      : run.present(summary.reason ?? summary.result);
+  const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
+  const confirms = summary.result !== 'skipped-pinned' && live !== null;
+  return {
+    ...common,
+    outcome: summary.result,
+    reason: oneLine(reason),
+    confirmed: confirms ? { at: common.finished, buildId: live } : (run.previous?.confirmed ?? null),
+  };
+}
+
+/** Whether a record's run succeeded (published, identical, or held by a pin). */
+export function succeeded(record: Pick<LastRun, 'outcome'>): boolean {
+  return isSuccessfulOutcome(record.outcome);
+}
+
+/** The record as the object written at the origin: JSON, `Cache-Control: no-store`, overwriting the last one. */
+export function lastRunObject(record: LastRun): ObjectToWrite {
+  const body = Buffer.from(`${JSON.stringify(record, null, 2)}\n`);
+  return {
+    key: STATE_LAST_RUN,
+    chunks: [body],
+    size: body.length,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    md5: createHash('md5').update(body).digest('hex'),
+    contentType: HEADER_VALUES.json,
+    cacheControl: HEADER_VALUES.noStore,
+  };
+}
+
+/** Reads a stored record: the record, or why it is not one. */
+export function parseLastRun(body: Uint8Array): { record: LastRun } | { problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(body).toString('utf8'));
+  } catch {
+    return { problem: `${STATE_LAST_RUN} is not JSON` };
+  }
+  const parsed = LastRun.safeParse(json);
+  if (parsed.success) return { record: parsed.data };
+  const issue = parsed.error.issues[0];
+  return {
+    problem: `${STATE_LAST_RUN} is not a run record (${issue?.path.join('.') || 'record'}: ${issue?.message ?? 'invalid'})`,
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The propagation check against a real HTTP server on 127.0.0.1 that plays the edge: it serves an old
+ * `generatedAt` and switches to the new one after a delay (or never), answers 401 to a wrong key, or is not
+ * there at all.
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../testing/postgres.ts';
+import { measurePropagation, type PollClock } from './propagation.ts';
+
+const OLD = '2026-03-01T09:00:00.000Z';
+const NEW = '2026-03-01T10:00:00.000Z';
+const KEY = `tpc_${'k'.repeat(43)}`;
+
+interface Edge {
+  readonly url: string;
+  readonly requests: { url: string; key: string | undefined }[];
+  close(): Promise<void>;
+}
+
+let edge: Edge | undefined;
+afterEach(async () => {
+  await edge?.close();
+  edge = undefined;
+});
+
+/** An edge serving OLD until `flipAfterMs` after it started (never: Infinity), then NEW. */
+async function startEdge(flipAfterMs: number): Promise<Edge> {
+  const started = performance.now();
+  const requests: Edge['requests'] = [];
+  const server = http.createServer((req, res) => {
+    const key = req.headers['x-api-key'] as string | undefined;
+    requests.push({ url: req.url ?? '', key });
+    if (key !== KEY) {
+      res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"status":401}');
+      return;
+    }
+    const generatedAt = performance.now() - started >= flipAfterMs ? NEW : OLD;
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ generatedAt, plans: [] }));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A clock whose pauses take no real time: each one moves it forward. */
+function virtualClock(): PollClock & { readonly slept: number[] } {
+  let now = 0;
+  const slept: number[] = [];
+  return {
+    slept,
+    now: () => now,
+    sleep: async (ms) => {
+      slept.push(ms);
+      now += ms;
+    },
+  };
+}
+
+describe('the propagation check', () => {
+  it('measures from the pointer move until the edge serves the new build: at least the delay', async () => {
+    const since = performance.now();
+    edge = await startEdge(400);
+    const result = await measurePropagation({
+      baseUrl: edge.url,
+      key: KEY,
+      generatedAt: NEW,
+      since,
+      maxWaitMs: 10_000,
+      intervalMs: 50,
+    });
+    expect(result.outcome).toBe('measured');
+    if (result.outcome !== 'measured') return;
+    expect(result.seconds).toBeGreaterThanOrEqual(0.4);
+    expect(result.polls).toBe(edge.requests.length);
+    expect(result.polls).toBeGreaterThan(1);
+    expect(new Set(edge.requests.map((request) => request.url))).toEqual(
+      new Set(['/api/plans?discipline=running']),
+    );
+    expect(new Set(edge.requests.map((request) => request.key))).toEqual(new Set([KEY]));
+  });
+
+  it('records a timeout, and what the edge still served, when it never switches within the wait', async () => {
+    edge = await startEdge(Number.POSITIVE_INFINITY);
+    const clock = virtualClock();
+    const result = await measurePropagation({
+      baseUrl: `${edge.url}/`,
+      key: KEY,
+      generatedAt: NEW,
+      since: clock.now(),
+      maxWaitMs: 120_000,
+      intervalMs: 5_000,
+      clock,
+    });
+    expect(result).toEqual({
+      outcome: 'timeout',
+      waitedSeconds: 120,
+      polls: 25,
+      lastSeen: `generatedAt ${OLD}`,
+    });
+    expect(edge.requests).toHaveLength(25);
+    expect(clock.slept.reduce((sum, ms) => sum + ms, 0)).toBe(120_000);
+  });
+
+  it('stops at once when the edge refuses the key', async () => {
+    edge = await startEdge(0);
+    const result = await measurePropagation({
+      baseUrl: edge.url,
+      key: `tpc_${'x'.repeat(43)}`,
+      generatedAt: NEW,
+      since: 0,
+      maxWaitMs: 120_000,
+      intervalMs: 5_000,
+      clock: virtualClock(),
+    });
+    expect(result).toEqual({
+      outcome: 'failed',
+      reason: `GET ${edge.url}/api/plans?discipline=running answered 401 (the monitoring key is not valid)`,
+      polls: 1,
+    });
+  });
+
+  it('waits out an edge it cannot reach, and says so when the wait runs out', async () => {
+    const port = await freePort();
+    const clock = virtualClock();
+    const result = await measurePropagation({
+      baseUrl: `http://127.0.0.1:${port}`,
+      key: KEY,
+      generatedAt: NEW,
+      since: clock.now(),
+      maxWaitMs: 10_000,
+      intervalMs: 5_000,
+      clock,
+    });
+    expect(result).toMatchObject({ outcome: 'timeout', polls: 3, waitedSeconds: 10 });
+    if (result.outcome === 'timeout') expect(result.lastSeen).toMatch(/fetch failed|connection refused/);
+  });
+});

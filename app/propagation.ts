@@ -1,0 +1,131 @@
+/**
+ * How long the edge takes to serve a new build after the live pointer moved (docs/decisions.md#operations):
+ * the builder asks `GET {base URL}/api/plans?discipline=running` — the spec's cheap liveness probe — with a
+ * monitoring key until the answer's `generatedAt` is the new build's, within a bounded wait. The clock, the
+ * pause between polls and `fetch` are injectable so tests can run it against a local server.
+ */
+import { describeCause } from '../contract/errors.ts';
+import { PATHS } from '../contract/index.ts';
+
+/** What the check found. Only `measured` carries a figure; none of these fails a run. */
+export type PropagationResult =
+  /** The edge served the new build `seconds` after the pointer moved. */
+  | { readonly outcome: 'measured'; readonly seconds: number; readonly polls: number }
+  /** The edge still served another build when the wait ran out. */
+  | {
+      readonly outcome: 'timeout';
+      readonly waitedSeconds: number;
+      readonly polls: number;
+      /** The `generatedAt` the edge served last, or why no catalog came back. */
+      readonly lastSeen: string;
+    }
+  /** Not measured: no key configured, no time left, or nothing was published. */
+  | { readonly outcome: 'skipped'; readonly reason: string }
+  /** The edge refused the probe in a way waiting does not fix (a wrong key, a wrong address). */
+  | { readonly outcome: 'failed'; readonly reason: string; readonly polls: number };
+
+/** Time as the check sees it: a monotonic clock in milliseconds and a pause. */
+export interface PollClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+/** The real clock. */
+export const SYSTEM_CLOCK: PollClock = {
+  now: () => performance.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+/** The statuses no amount of waiting changes: the probe itself is wrong. */
+const FINAL_STATUSES = new Set([400, 401, 403, 404, 405]);
+
+/** The longest one request may take, and the least it is given however close the deadline is. */
+const REQUEST_TIMEOUT_MS = 10_000;
+const MIN_REQUEST_TIMEOUT_MS = 2_000;
+
+export interface PropagationOptions {
+  /** The service's base URL (`https://host`), where `/api/plans` is served. */
+  readonly baseUrl: string;
+  /** The monitoring key, sent as `X-Api-Key`; never logged. */
+  readonly key: string;
+  /** The new build's `generatedAt`. */
+  readonly generatedAt: string;
+  /** The clock reading at the pointer move: the figure counts from here. */
+  readonly since: number;
+  /** How long after `since` to keep asking. */
+  readonly maxWaitMs: number;
+  /** The pause between two requests. */
+  readonly intervalMs: number;
+  readonly clock?: PollClock;
+  readonly fetch?: typeof fetch;
+}
+
+/** The probe's URL: the running catalog, the smallest one the edge caches. */
+export function probeUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${PATHS.plans}?discipline=running`;
+}
+
+/** Reads `generatedAt` from a catalog body; null when the body is not a catalog. */
+function generatedAtOf(text: string): string | null {
+  try {
+    const value = (JSON.parse(text) as { generatedAt?: unknown } | null)?.generatedAt;
+    return typeof value === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Asks the edge which build it serves until it serves the one stamped `generatedAt`, or until `maxWaitMs`
+ * after `since`. Network errors and 5xx answers are waited out; 400, 401, 403, 404 and 405 stop at once.
+ */
+export async function measurePropagation(options: PropagationOptions): Promise<PropagationResult> {
+  const clock = options.clock ?? SYSTEM_CLOCK;
+  const get = options.fetch ?? fetch;
+  const url = probeUrl(options.baseUrl);
+  const deadline = options.since + options.maxWaitMs;
+  let polls = 0;
+  let lastSeen = 'no answer yet';
+  for (;;) {
+    polls += 1;
+    const remaining = deadline - clock.now();
+    try {
+      const answer = await get(url, {
+        headers: { 'x-api-key': options.key, accept: 'application/json' },
+        // The last poll, at the deadline, still gets a fair chance to answer.
+        signal: AbortSignal.timeout(
+          Math.ceil(Math.min(REQUEST_TIMEOUT_MS, Math.max(remaining, MIN_REQUEST_TIMEOUT_MS))),
+        ),
+      });
+      const text = await answer.text();
+      if (answer.status === 200) {
+        const served = generatedAtOf(text);
+        if (served === options.generatedAt) {
+          const seconds = Math.max(0, clock.now() - options.since) / 1000;
+          return { outcome: 'measured', seconds: Math.round(seconds * 1000) / 1000, polls };
+        }
+        lastSeen = served === null ? 'a 200 answer that is not a catalog' : `generatedAt ${served}`;
+      } else if (FINAL_STATUSES.has(answer.status)) {
+        return {
+          outcome: 'failed',
+          reason: `GET ${url} answered ${answer.status}${answer.status === 401 ? ' (the monitoring key is not valid)' : ''}`,
+          polls,
+        };
+      } else {
+        lastSeen = `HTTP ${answer.status}`;
+      }
+    } catch (error) {
+      lastSeen = describeCause(error);
+    }
+    const now = clock.now();
+    if (now >= deadline) {
+      return {
+        outcome: 'timeout',
+        waitedSeconds: Math.round(Math.max(0, now - options.since)) / 1000,
+        polls,
+        lastSeen,
+      };
+    }
+    await clock.sleep(Math.min(options.intervalMs, deadline - now));
+  }
+}

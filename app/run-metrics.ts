@@ -1,0 +1,84 @@
+/**
+ * The builder's metrics of one run (docs/decisions.md#operations), under the names contract/metrics.ts
+ * declares and the stack's alarms and dashboard read. Pure: {@link runFigures} turns a run's record and what
+ * was measured after it into figures; {@link emitRunMetrics} hands them to a metrics sink — the Lambda passes
+ * Powertools' `Metrics`, which writes them as one CloudWatch embedded-metric-format log line.
+ */
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { METRICS } from '../contract/metrics.ts';
+import type { LastRun } from './last-run.ts';
+import { succeeded } from './last-run.ts';
+import type { PropagationResult } from './propagation.ts';
+
+/** Where the figures go: the part of Powertools' `Metrics` a run uses. */
+export type MetricsSink = Pick<Metrics, 'addMetric' | 'addMetadata' | 'publishStoredMetrics'>;
+
+type MetricKey = keyof typeof METRICS;
+
+/** One figure: a metric of contract/metrics.ts and its value. */
+export interface Figure {
+  readonly name: (typeof METRICS)[MetricKey]['name'];
+  readonly unit: (typeof METRICS)[MetricKey]['unit'];
+  readonly value: number;
+}
+
+/** The figures of a run, and the properties that explain them in the same log line (not metrics). */
+export interface RunFigures {
+  readonly figures: readonly Figure[];
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+const figure = (key: MetricKey, value: number): Figure => ({
+  name: METRICS[key].name,
+  unit: METRICS[key].unit,
+  value,
+});
+
+/**
+ * The figures of a run: `RunSucceeded` or `RunFailed` (1; the other is absent), `BuildDuration`, the plans per
+ * discipline and the invalid rows when the build got that far, `CatalogAge` when the live build could be read
+ * after the run, and `PropagationSeconds` when it was measured. The outcome, reason, build and the
+ * propagation check's outcome travel as properties of the same line.
+ */
+export function runFigures(
+  record: LastRun,
+  after: {
+    readonly catalogAgeSeconds?: number | undefined;
+    readonly propagation?: PropagationResult | undefined;
+  },
+): RunFigures {
+  const figures: Figure[] = [
+    figure(succeeded(record) ? 'runSucceeded' : 'runFailed', 1),
+    figure('buildDuration', record.durationMs),
+  ];
+  if (record.counts) {
+    figures.push(
+      figure('plansRunning', record.counts.running),
+      figure('plansStrength', record.counts.strength),
+    );
+  }
+  if (record.invalidRows !== null) figures.push(figure('invalidRows', record.invalidRows));
+  if (after.catalogAgeSeconds !== undefined)
+    figures.push(figure('catalogAge', Math.max(0, Math.round(after.catalogAgeSeconds))));
+  const propagation = after.propagation;
+  if (propagation?.outcome === 'measured') figures.push(figure('propagation', propagation.seconds));
+
+  const metadata: Record<string, string> = { outcome: record.outcome, reason: record.reason };
+  if (record.guard !== undefined) metadata.guard = record.guard;
+  if (record.buildId !== null) metadata.buildId = record.buildId;
+  if (propagation) {
+    metadata.propagation = propagation.outcome;
+    if (propagation.outcome === 'timeout')
+      metadata.propagationDetail = `still serving ${propagation.lastSeen} after ${propagation.waitedSeconds} s`;
+    if (propagation.outcome === 'skipped' || propagation.outcome === 'failed')
+      metadata.propagationDetail = propagation.reason;
+  }
+  return { figures, metadata };
+}
+
+/** Hands a run's figures to the sink and publishes them (one log line). */
+export function emitRunMetrics(sink: MetricsSink, run: RunFigures): void {
+  for (const { name, unit, value } of run.figures) sink.addMetric(name, unit, value);
+  for (const [key, value] of Object.entries(run.metadata)) sink.addMetadata(key, value);
+  sink.publishStoredMetrics();
+}

@@ -1,0 +1,364 @@
+/**
+ * A builder run through the application layer against real peers — a directory origin with the store file, and
+ * s3rver with the KeyValueStore API's stand-in: every run leaves its record at the origin, success or failure;
+ * its metrics go out as one embedded-metric-format line; a publish measures propagation through the real local
+ * edge.
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SourceError } from '../contract/errors.ts';
+import { STATE_LAST_RUN } from '../contract/index.ts';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import { FileKeyValueStore } from '../keys/file-store.ts';
+import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
+import { issueKey } from '../keys/manage.ts';
+import { DirectoryOrigin } from '../publish/dir-origin.ts';
+import { PublishRefusedError } from '../publish/errors.ts';
+import type { OriginStore } from '../publish/origin.ts';
+import { readPointer } from '../publish/pointer.ts';
+import type { PublishTarget } from '../publish/publish.ts';
+import { S3Origin } from '../publish/s3-origin.ts';
+import { startS3, type TestS3 } from '../testing/aws.ts';
+import { ROOT } from '../testing/cli.ts';
+import { captureEmf, parseEmf } from '../testing/emf.ts';
+import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
+import { freePort } from '../testing/postgres.ts';
+import { useScratchDir } from '../testing/scratch.ts';
+import { type LastRun, parseLastRun } from './last-run.ts';
+import { serveLocal } from './local.ts';
+import { type PublishRunOptions, type PublishSettings, publish } from './run.ts';
+import { defaultOf, parseSettings } from './settings/index.ts';
+
+const FIXTURES = `${ROOT}/fixtures/plans.json`;
+
+/** Publish settings: the defaults, the fixtures, an https base URL. */
+function settings(extra: Partial<PublishSettings> = {}): PublishSettings {
+  return {
+    ...parseSettings('build', () => undefined, String),
+    source: FIXTURES,
+    baseUrl: 'https://plans.example.com',
+    allowEmpty: defaultOf('allowEmpty'),
+    minRatio: defaultOf('minRatio'),
+    keepBuilds: defaultOf('keepBuilds'),
+    sourceRetries: 0,
+    sourceConnectTimeout: 2_000,
+    ...extra,
+  };
+}
+
+let clock = Date.parse('2026-03-01T10:00:00.000Z');
+/** Run options at a new time (a minute after the previous run, so build ids sort). */
+function runOptions(extra: Partial<PublishRunOptions> = {}): PublishRunOptions {
+  clock += 60_000;
+  return { now: new Date(clock), force: false, report: () => {}, ...extra };
+}
+
+/** The record the last run left at the origin. */
+async function lastRun(origin: OriginStore): Promise<LastRun> {
+  const object = await origin.get(STATE_LAST_RUN);
+  expect(object, `${STATE_LAST_RUN} at ${origin.name}`).not.toBeNull();
+  expect(object?.cacheControl).toBe('no-store');
+  const parsed = parseLastRun(object?.body ?? Buffer.alloc(0));
+  if (!('record' in parsed)) throw new Error(parsed.problem);
+  return parsed.record;
+}
+
+/** A source URL nothing listens on: the source is down. */
+async function downSource(): Promise<string> {
+  return `http://127.0.0.1:${await freePort()}/plans.json`;
+}
+
+const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
+const fake = new FakeKvs(KVS_ARN);
+beforeAll(() => new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve)));
+afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
+
+describe.each(['a directory and the store file', 's3rver and the KeyValueStore stand-in'] as const)(
+  'every run leaves its record, on %s',
+  (kind) => {
+    const scratch = useScratchDir({ prefix: 'catalog-run-' });
+    let s3: TestS3 | undefined;
+    let target: PublishTarget;
+    beforeEach(async () => {
+      if (kind === 's3rver and the KeyValueStore stand-in') {
+        s3 = await startS3();
+        fake.entries = new Map();
+        fake.version = 1;
+        const port = (fake.server.address() as { port: number }).port;
+        target = {
+          origin: new S3Origin(s3.client, s3.bucket),
+          kvs: new CloudFrontKeyValueStore(kvsClientFor(port), KVS_ARN, { retryDelayMs: 5 }),
+        };
+      } else {
+        target = {
+          origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+          kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+        };
+      }
+    });
+    afterEach(async () => {
+      await s3?.stop();
+      s3 = undefined;
+    });
+
+    it('a publish: published, the build, its counts, and it confirms the live build', async () => {
+      const outcome = await publish(settings(), target, runOptions());
+      const record = await lastRun(target.origin);
+      expect(record).toEqual(outcome.record);
+      expect(record).toMatchObject({
+        outcome: 'published',
+        buildId: outcome.summary.buildId,
+        counts: { running: 22, strength: 22 },
+        plans: 44,
+        invalidRows: 0,
+        confirmed: { buildId: outcome.summary.buildId },
+      });
+      expect(outcome.warnings).toEqual([]);
+    });
+
+    it('a run whose source is down: failed, the reason, and the live build and its confirmation stay', async () => {
+      const first = await publish(settings(), target, runOptions());
+      const source = await downSource();
+      const failed = publish(settings({ source }), target, runOptions());
+      await expect(failed).rejects.toThrow(SourceError);
+      const record = await lastRun(target.origin);
+      expect(record).toMatchObject({
+        outcome: 'failed',
+        error: 'SourceError',
+        buildId: null,
+        counts: null,
+        confirmed: first.record.confirmed,
+      });
+      expect(record.reason).toMatch(
+        new RegExp(`^source ${source.replaceAll('.', '\\.')}: .*connection refused`),
+      );
+      expect((await readPointer(target.kvs)).live).toBe(first.summary.buildId);
+    });
+
+    it('a run whose source file is missing: failed, naming the file', async () => {
+      const missing = `${scratch.dir}/no-such-plans.json`;
+      await expect(publish(settings({ source: missing }), target, runOptions())).rejects.toThrow(SourceError);
+      expect(await lastRun(target.origin)).toMatchObject({
+        outcome: 'failed',
+        reason: expect.stringContaining(missing),
+      });
+    });
+
+    it('a run refused by a guard: refused, the guard, the counts of the refused build', async () => {
+      await publish(settings(), target, runOptions());
+      const empty = `${ROOT}/fixtures/empty.json`;
+      await expect(publish(settings({ source: empty }), target, runOptions())).rejects.toThrow(
+        PublishRefusedError,
+      );
+      expect(await lastRun(target.origin)).toMatchObject({
+        outcome: 'refused',
+        guard: 'empty',
+        counts: { running: 0, strength: 0 },
+        reason: expect.stringMatching(
+          /^refused: the new catalog has 0 plans .*--allow-empty publishes an empty catalog$/,
+        ),
+      });
+    });
+
+    it('a record that cannot be written: the run keeps its own outcome or error, and a warning says so', async () => {
+      const reported: string[] = [];
+      const origin = target.origin;
+      const broken: PublishTarget = {
+        kvs: target.kvs,
+        origin: {
+          name: origin.name,
+          get: (key) => origin.get(key),
+          list: (prefix) => origin.list(prefix),
+          delete: (keys) => origin.delete(keys),
+          put: (object, options) =>
+            object.key === STATE_LAST_RUN
+              ? Promise.reject(Object.assign(new Error('AccessDenied'), { name: 'AccessDenied' }))
+              : origin.put(object, options),
+        },
+      };
+      const outcome = await publish(
+        settings(),
+        broken,
+        runOptions({ report: (line) => reported.push(line) }),
+      );
+      expect(outcome.summary.result).toBe('published');
+      const warning = `writing state/last-run.json to ${origin.name} failed (AccessDenied: AccessDenied); catalog status shows the run before this one`;
+      expect(outcome.warnings).toEqual([warning]);
+      expect(reported).toContain(`warning: ${warning}`);
+
+      reported.length = 0;
+      const down = publish(
+        settings({ source: await downSource() }),
+        broken,
+        runOptions({ report: (line) => reported.push(line) }),
+      );
+      await expect(down).rejects.toThrow(SourceError);
+      expect(reported).toContain(`warning: ${warning}`);
+      expect(await origin.get(STATE_LAST_RUN)).toBeNull();
+    });
+
+    it('sends its figures as one EMF line, the catalog age read from the live build after the run', async () => {
+      const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
+      const published = await captureEmf(() =>
+        publish(
+          settings({ skipInvalid: true, source: `${ROOT}/fixtures/invalid/title-empty.json` }),
+          target,
+          {
+            ...runOptions(),
+            clock: () => new Date(clock + 90_000),
+            metrics,
+          },
+        ),
+      );
+      expect(published.lines).toHaveLength(1);
+      const emf = parseEmf(published.lines[0] ?? '');
+      expect(emf.namespace).toBe(METRICS_NAMESPACE);
+      expect(Object.keys(emf.metrics).sort()).toEqual(
+        [
+          'BuildDuration',
+          'CatalogAge',
+          'InvalidRows',
+          'PlansRunning',
+          'PlansStrength',
+          'RunSucceeded',
+        ].sort(),
+      );
+      const { counts } = published.result.summary;
+      expect(emf.metrics).toMatchObject({
+        RunSucceeded: { value: 1 },
+        PlansRunning: { value: counts.running },
+        PlansStrength: { value: counts.strength },
+        InvalidRows: { value: 1 },
+        CatalogAge: { unit: 'Seconds', value: 90 },
+      });
+      expect(emf.members).toMatchObject({ outcome: 'published', buildId: published.result.summary.buildId });
+
+      const failed = await captureEmf(() =>
+        publish(settings({ source: `${scratch.dir}/gone.json` }), target, {
+          ...runOptions(),
+          clock: () => new Date(clock + 30_000),
+          metrics,
+        }).catch((error: unknown) => error),
+      );
+      expect(failed.result).toBeInstanceOf(SourceError);
+      const after = parseEmf(failed.lines[0] ?? '');
+      expect(after.metrics).toMatchObject({ RunFailed: { value: 1 }, CatalogAge: { value: 90 } });
+      expect(after.metrics.RunSucceeded).toBeUndefined();
+      expect(after.members.outcome).toBe('failed');
+    });
+  },
+);
+
+describe('the propagation check after a publish, through the local edge over the same origin and store', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-run-edge-' });
+
+  it('measures how long the edge took to serve the new build, with the monitoring key', async () => {
+    const store = `${scratch.dir}/kvs.json`;
+    const { key } = await issueKey(new FileKeyValueStore(store), { partner: 'monitoring', now: new Date() });
+    const edge = await serveLocal(
+      { origin: `${scratch.dir}/origin`, store, port: 0, host: '127.0.0.1' },
+      () => {},
+    );
+    try {
+      const target = {
+        origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+        kvs: new FileKeyValueStore(store),
+      };
+      const check = { key: async () => key, maxWaitMs: 10_000, intervalMs: 100 };
+      const first = await publish(settings({ baseUrl: edge.url }), target, {
+        ...runOptions(),
+        propagation: check,
+      });
+      expect(first.propagation).toMatchObject({ outcome: 'measured', polls: 1 });
+      const identical = await publish(settings({ baseUrl: edge.url }), target, {
+        ...runOptions(),
+        propagation: check,
+      });
+      expect(identical.propagation).toEqual({
+        outcome: 'skipped',
+        reason: 'nothing was published (skipped-identical)',
+      });
+    } finally {
+      await edge.close();
+    }
+  });
+
+  it('records a timeout as such when the edge never serves the new build, and the run still succeeds', async () => {
+    // An edge stuck on an old catalog; the check's clock is virtual, so the wait takes no real time.
+    const stuck = http.createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"generatedAt":"2020-01-01T00:00:00.000Z","plans":[]}'),
+    );
+    stuck.listen(0, '127.0.0.1');
+    await once(stuck, 'listening');
+    let now = 0;
+    const virtual = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        now += ms;
+      },
+    };
+    const target = {
+      origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+    };
+    try {
+      const baseUrl = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}`;
+      const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
+      const { result, lines } = await captureEmf(() =>
+        publish(settings({ baseUrl }), target, {
+          ...runOptions(),
+          metrics,
+          propagation: {
+            key: async () => 'tpc_monitoring',
+            maxWaitMs: 30_000,
+            intervalMs: 5_000,
+            clock: virtual,
+          },
+        }),
+      );
+      expect(result.summary.result).toBe('published');
+      expect(result.record.outcome).toBe('published');
+      expect(result.propagation).toEqual({
+        outcome: 'timeout',
+        waitedSeconds: 30,
+        polls: 7,
+        lastSeen: 'generatedAt 2020-01-01T00:00:00.000Z',
+      });
+      const emf = parseEmf(lines[0] ?? '');
+      expect(emf.metrics.PropagationSeconds).toBeUndefined();
+      expect(emf.metrics.RunSucceeded?.value).toBe(1);
+      expect(emf.members).toMatchObject({
+        propagation: 'timeout',
+        propagationDetail: 'still serving generatedAt 2020-01-01T00:00:00.000Z after 30 s',
+      });
+    } finally {
+      stuck.closeAllConnections();
+      await new Promise<void>((resolve) => stuck.close(() => resolve()));
+    }
+  });
+
+  it('is skipped, and says so, without a monitoring key', async () => {
+    const reported: string[] = [];
+    const target = {
+      origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+    };
+    const outcome = await publish(settings(), target, {
+      ...runOptions({ report: (line) => reported.push(line) }),
+      propagation: { key: async () => undefined, maxWaitMs: 10_000, intervalMs: 100 },
+    });
+    expect(outcome.propagation).toEqual({
+      outcome: 'skipped',
+      reason: 'no monitoring key is configured (CATALOG_MONITORING_KEY_SECRET_ARN)',
+    });
+    expect(reported).toContain(
+      'propagation skipped: no monitoring key is configured (CATALOG_MONITORING_KEY_SECRET_ARN)',
+    );
+    expect((await readPointer(target.kvs)).live).toBe(outcome.summary.buildId);
+  });
+});

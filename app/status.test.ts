@@ -1,0 +1,340 @@
+/**
+ * `catalog status`: the judgement on facts made here (pure), then the facts read from real peers — s3rver with
+ * the KeyValueStore API's stand-in, and a directory with the store file — after real runs.
+ */
+import { unlink } from 'node:fs/promises';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Manifest } from '../builder/build.ts';
+import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
+import { FileKeyValueStore } from '../keys/file-store.ts';
+import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
+import { issueKey } from '../keys/manage.ts';
+import { DirectoryOrigin } from '../publish/dir-origin.ts';
+import type { PublishTarget } from '../publish/publish.ts';
+import { S3Origin } from '../publish/s3-origin.ts';
+import { startS3, type TestS3 } from '../testing/aws.ts';
+import { ROOT } from '../testing/cli.ts';
+import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
+import { useScratchDir } from '../testing/scratch.ts';
+import type { LastRun } from './last-run.ts';
+import { publish } from './run.ts';
+import { defaultOf, parseSettings, renderMessage } from './settings/index.ts';
+import { catalogStatus, evaluateStatus, formatAge, type StatusFacts, StatusReport } from './status.ts';
+
+const NOW = new Date('2026-03-02T12:00:00.000Z');
+const HOUR = 3_600_000;
+const MAX_AGE = 25 * HOUR;
+const LIVE = '20260302T100000Z-0123abcd';
+
+const manifest = (generatedAt: string): Manifest => ({
+  buildId: LIVE,
+  generatedAt,
+  counts: { running: 22, strength: 21 },
+  plans: 43,
+  plansHash: 'ab'.repeat(32),
+  source: 'fixtures/plans.json',
+  tool: { name: 'catalog', version: '0.1.0' },
+  objects: {
+    'catalog.json': { contentType: 'application/json', size: 10, sha256: 'a', md5: 'b' },
+    'catalog.json.br': {
+      contentType: 'application/json',
+      contentEncoding: 'br',
+      size: 5,
+      sha256: 'c',
+      md5: 'd',
+    },
+  },
+  root: {},
+});
+
+const run = (extra: Partial<LastRun> = {}): LastRun => ({
+  started: '2026-03-02T10:00:00.000Z',
+  finished: '2026-03-02T10:00:05.000Z',
+  outcome: 'published',
+  reason: `published build ${LIVE} (43 plans); the live build was (none)`,
+  buildId: LIVE,
+  counts: { running: 22, strength: 21 },
+  plans: 43,
+  invalidRows: 0,
+  durationMs: 5000,
+  confirmed: { at: '2026-03-02T10:00:05.000Z', buildId: LIVE },
+  ...extra,
+});
+
+const key = (partner: string, expires?: string) =>
+  JSON.stringify({ partner, created: '2026-01-01T00:00:00.000Z', ...(expires ? { expires } : {}) });
+
+function facts(extra: Partial<StatusFacts> = {}): StatusFacts {
+  return {
+    origin: 's3://catalog-origin',
+    store: 'arn:aws:cloudfront::123456789012:key-value-store/x',
+    entries: new Map([[KVS_LIVE_BUILD, LIVE]]),
+    live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-02T10:00:00.000Z'), damage: [] },
+    lastRun: { record: run() },
+    ...extra,
+  };
+}
+
+const judge = (f: StatusFacts, maxAgeMs = MAX_AGE) => evaluateStatus(f, { now: NOW, maxAgeMs });
+const messages = (report: StatusReport) =>
+  report.problems.map((p) => `${p.level}: ${renderMessage(p.message, 'cli')}`);
+
+describe('the judgement', () => {
+  it('healthy: the live build whole and fresh, the last run published; the report has the zod shape', () => {
+    const report = judge(facts());
+    expect(report).toMatchObject({
+      health: 'healthy',
+      exitCode: 0,
+      problems: [],
+      live: {
+        state: 'build',
+        buildId: LIVE,
+        generatedAt: '2026-03-02T10:00:00.000Z',
+        ageSeconds: 7200,
+        confirmedAt: '2026-03-02T10:00:05.000Z',
+        confirmedAgeSeconds: 7195,
+        counts: { running: 22, strength: 21 },
+        plans: 43,
+        objects: { expected: 2, damaged: [] },
+      },
+      pin: null,
+      lastRun: { outcome: 'published' },
+      cors: { origin: null },
+      thresholds: { maxAgeSeconds: 90_000, keyExpiryWarningSeconds: 604_800 },
+    });
+    expect(StatusReport.parse(report)).toEqual(report);
+  });
+
+  it('degraded: the catalog older than maxAge, unless a later run found the source unchanged', () => {
+    const old = facts({
+      live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-01T10:00:00.000Z'), damage: [] },
+      lastRun: { record: run({ confirmed: { at: '2026-03-01T10:00:00.000Z', buildId: LIVE } }) },
+    });
+    const stale = judge(old);
+    expect(stale).toMatchObject({ health: 'degraded', exitCode: 1 });
+    expect(messages(stale)).toEqual([
+      'degraded: the catalog was last built or confirmed against the source 1d 2h ago (2026-03-01T10:00:00.000Z), more than --max-age 1d 1h',
+    ]);
+    const confirmed = judge({
+      ...old,
+      lastRun: {
+        record: run({
+          outcome: 'skipped-identical',
+          confirmed: { at: '2026-03-02T11:00:00.000Z', buildId: LIVE },
+        }),
+      },
+    });
+    expect(confirmed.health).toBe('healthy');
+    expect(confirmed.live).toMatchObject({ ageSeconds: 93_600, confirmedAgeSeconds: 3_600 });
+    // A confirmation of another build (before a rollback) does not count for this one.
+    const other = judge({
+      ...old,
+      lastRun: {
+        record: run({ confirmed: { at: '2026-03-02T11:00:00.000Z', buildId: '20260301T000000Z-aaaaaaaa' } }),
+      },
+    });
+    expect(other.health).toBe('degraded');
+  });
+
+  it('degraded: the last run failed or was refused, naming why', () => {
+    const failed = judge(
+      facts({
+        lastRun: {
+          record: run({
+            outcome: 'failed',
+            error: 'SourceError',
+            finished: '2026-03-02T11:00:01.000Z',
+            reason: 'source http://127.0.0.1:9/plans.json: cannot reach the service (connection refused)',
+          }),
+        },
+      }),
+    );
+    expect(messages(failed)).toEqual([
+      'degraded: the last run (finished 2026-03-02T11:00:01.000Z) failed: source http://127.0.0.1:9/plans.json: cannot reach the service (connection refused)',
+    ]);
+    const refused = judge(
+      facts({ lastRun: { record: run({ outcome: 'refused', guard: 'shrink', reason: 'refused: …' }) } }),
+    );
+    expect(messages(refused)).toEqual([
+      'degraded: the last run (finished 2026-03-02T10:00:05.000Z) was refused (shrink): refused: …',
+    ]);
+    expect(judge(facts({ lastRun: { problem: 'state/last-run.json is not JSON' } })).health).toBe('degraded');
+  });
+
+  it('healthy when pinned by a rollback and fresh, showing who pinned it and when', () => {
+    const pin = { build: LIVE, at: '2026-03-02T11:00:00.000Z', by: 'rollback', reason: 'rolled back from X' };
+    const report = judge(
+      facts({
+        entries: new Map([
+          [KVS_LIVE_BUILD, LIVE],
+          [KVS_PIN, JSON.stringify(pin)],
+        ]),
+        lastRun: { record: run({ outcome: 'skipped-pinned', reason: 'pinned' }) },
+      }),
+    );
+    expect(report).toMatchObject({ health: 'healthy', pin });
+  });
+
+  it('broken: a live object missing or wrong, naming them, worst first', () => {
+    const damage = [
+      'catalog.json is missing',
+      'catalog.json.br has 3 bytes, not 5',
+      'catalog.json.gz has other bytes (MD5 00)',
+      'openapi.yaml is missing',
+    ];
+    const report = judge(
+      facts({
+        live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-02T10:00:00.000Z'), damage },
+        lastRun: { record: run({ outcome: 'failed', reason: 'x' }) },
+      }),
+    );
+    expect(report).toMatchObject({ health: 'broken', exitCode: 2, live: { objects: { damaged: damage } } });
+    expect(messages(report)[0]).toBe(
+      `broken: live build ${LIVE} at s3://catalog-origin does not match its manifest: catalog.json is missing; catalog.json.br has 3 bytes, not 5; catalog.json.gz has other bytes (MD5 00); and 1 more; run catalog rollback, or catalog publish --force`,
+    );
+    expect(report.problems.map((p) => p.level)).toEqual(['broken', 'degraded']);
+  });
+
+  it('broken: no live build, or a pointer naming a build that is not there; degraded: only the flat root', () => {
+    expect(judge(facts({ entries: new Map(), live: { kind: 'none' }, lastRun: null })).exitCode).toBe(2);
+    const missing = judge(
+      facts({
+        live: {
+          kind: 'unreadable',
+          id: LIVE,
+          reason: `builds/${LIVE}/manifest.json is missing or unreadable`,
+        },
+      }),
+    );
+    expect(messages(missing)).toEqual([
+      `broken: build:live names ${LIVE}, but builds/${LIVE}/manifest.json is missing or unreadable at s3://catalog-origin; run catalog rollback --to a good build, or catalog publish`,
+    ]);
+    const flat = judge(facts({ entries: new Map(), live: { kind: 'flat', plans: 44 }, lastRun: null }));
+    expect(flat).toMatchObject({ health: 'degraded', live: { state: 'flat', plans: 44 } });
+  });
+
+  it('counts usable keys per partner and lists those expiring within 7 days; shows the CORS origin', () => {
+    const report = judge(
+      facts({
+        entries: new Map([
+          [KVS_LIVE_BUILD, LIVE],
+          [`${KVS_KEY_PREFIX}${'1'.repeat(64)}`, key('acme')],
+          [`${KVS_KEY_PREFIX}${'2'.repeat(64)}`, key('acme', '2026-03-05T00:00:00.000Z')],
+          [`${KVS_KEY_PREFIX}${'3'.repeat(64)}`, key('acme', '2026-04-05T00:00:00.000Z')],
+          [`${KVS_KEY_PREFIX}${'4'.repeat(64)}`, key('gone', '2026-03-01T00:00:00.000Z')],
+          [`${KVS_KEY_PREFIX}${'5'.repeat(64)}`, 'not a record'],
+          [KVS_CORS_ORIGIN, 'https://partner.example'],
+        ]),
+      }),
+    );
+    expect(report.keys).toEqual({
+      partners: [
+        { partner: 'acme', keys: 3 },
+        { partner: 'gone', keys: 0 },
+      ],
+      expiringSoon: [{ partner: 'acme', id: '222222222222', expires: '2026-03-05T00:00:00.000Z' }],
+      invalid: 1,
+    });
+    expect(report.cors).toEqual({ origin: 'https://partner.example' });
+    expect(report.health).toBe('healthy');
+  });
+
+  it('writes ages with their two largest units', () => {
+    expect([formatAge(0), formatAge(42), formatAge(3600), formatAge(93_784), formatAge(90_000)]).toEqual([
+      '0s',
+      '42s',
+      '1h 0m',
+      '1d 2h',
+      '1d 1h',
+    ]);
+  });
+});
+
+const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
+const fake = new FakeKvs(KVS_ARN);
+beforeAll(() => new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve)));
+afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
+
+describe.each(['s3rver and the KeyValueStore stand-in', 'a directory and the store file'] as const)(
+  'status after real runs, on %s',
+  (kind) => {
+    const scratch = useScratchDir({ prefix: 'catalog-status-' });
+    let s3: TestS3 | undefined;
+    let target: PublishTarget;
+    beforeEach(async () => {
+      if (kind === 's3rver and the KeyValueStore stand-in') {
+        s3 = await startS3();
+        fake.entries = new Map();
+        fake.version = 1;
+        const port = (fake.server.address() as { port: number }).port;
+        target = {
+          origin: new S3Origin(s3.client, s3.bucket),
+          kvs: new CloudFrontKeyValueStore(kvsClientFor(port), KVS_ARN, { retryDelayMs: 5 }),
+        };
+      } else {
+        target = {
+          origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+          kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+        };
+      }
+    });
+    afterEach(async () => {
+      await s3?.stop();
+      s3 = undefined;
+    });
+
+    const settings = (source: string) => ({
+      ...parseSettings('build', () => undefined, String),
+      source,
+      baseUrl: 'https://plans.example.com',
+      allowEmpty: defaultOf('allowEmpty'),
+      minRatio: defaultOf('minRatio'),
+      keepBuilds: defaultOf('keepBuilds'),
+    });
+    const now = () => new Date();
+
+    it('is healthy after a publish, degraded after a failed run saying why, broken without a live object', async () => {
+      const published = await publish(settings(`${ROOT}/fixtures/plans.json`), target, {
+        now: now(),
+        force: false,
+        report: () => {},
+      });
+      await issueKey(target.kvs, { partner: 'acme', now: now() });
+      const healthy = await catalogStatus(target, { now: now(), maxAgeMs: MAX_AGE });
+      expect(healthy).toMatchObject({
+        health: 'healthy',
+        live: { buildId: published.summary.buildId, objects: { damaged: [] } },
+        lastRun: { outcome: 'published' },
+        keys: { partners: [{ partner: 'acme', keys: 1 }] },
+      });
+      expect(healthy.live.objects?.expected).toBeGreaterThan(10);
+
+      const missing = `${scratch.dir}/no-such-file.json`;
+      await expect(
+        publish(settings(missing), target, { now: now(), force: false, report: () => {} }),
+      ).rejects.toThrow();
+      const degraded = await catalogStatus(target, { now: now(), maxAgeMs: MAX_AGE });
+      expect(degraded).toMatchObject({ health: 'degraded', exitCode: 1, lastRun: { outcome: 'failed' } });
+      expect(degraded.problems).toEqual([
+        {
+          level: 'degraded',
+          message: expect.stringMatching(
+            /^the last run \(finished \S+\) failed: source .*no-such-file\.json/,
+          ),
+        },
+      ]);
+
+      const gone = `builds/${published.summary.buildId}/catalog-strength.json.br`;
+      if (s3) await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: gone }));
+      else await unlink(`${scratch.dir}/origin/${gone}`);
+      const broken = await catalogStatus(target, { now: now(), maxAgeMs: MAX_AGE });
+      expect(broken).toMatchObject({
+        health: 'broken',
+        exitCode: 2,
+        live: { objects: { damaged: ['catalog-strength.json.br is missing'] } },
+      });
+      expect(broken.problems[0]?.message).toContain('catalog-strength.json.br is missing');
+    });
+  },
+);

@@ -1,0 +1,281 @@
+/**
+ * `catalog status` (docs/decisions.md#operations): is the service as it should be? The facts are read once
+ * ({@link readStatusFacts}: one read of the key-value store, the live build's manifest and listing, the last
+ * run's record) and judged by a pure function ({@link evaluateStatus}): healthy, degraded or broken, with a
+ * reason for each finding. The command line prints the report; a monitor runs it and reads its exit code.
+ */
+import { z } from 'zod';
+import { settingRef } from '../contract/errors.ts';
+import { KVS_CORS_ORIGIN, STATE_LAST_RUN } from '../contract/index.ts';
+import { listKeys } from '../keys/rules.ts';
+import type { LiveCatalog } from '../publish/core.ts';
+import { pointerOf } from '../publish/pointer.ts';
+import type { PublishTarget } from '../publish/publish.ts';
+import { LastRun, parseLastRun, succeeded } from './last-run.ts';
+
+/** Keys expiring within this long are listed. */
+export const KEY_EXPIRY_WARNING_MS = 7 * 86_400_000;
+
+/** How many damaged objects a reason names (the report lists them all). */
+const NAMED_DAMAGE = 3;
+
+/** What status reads, before any judgement. */
+export interface StatusFacts {
+  /** How the origin and the store are named (`s3://bucket`, a path, the KVS ARN). */
+  readonly origin: string;
+  readonly store: string;
+  /** Every entry of the key-value store: the pointer, the pin, the key hashes, the CORS origin. */
+  readonly entries: ReadonlyMap<string, string>;
+  /** The live catalog: the live build with its manifest and damage, the flat root, or nothing. */
+  readonly live: LiveCatalog;
+  /** The last run's record, why it could not be read, or null when there is none. */
+  readonly lastRun: { readonly record: LastRun } | { readonly problem: string } | null;
+}
+
+const Counts = z.object({ running: z.number().int(), strength: z.number().int() });
+
+/** The report `catalog status --json` prints. */
+export const StatusReport = z.object({
+  command: z.literal('status'),
+  checkedAt: z.iso.datetime(),
+  /** `healthy` (exit 0), `degraded` (exit 1) or `broken` (exit 2): the worst finding. */
+  health: z.enum(['healthy', 'degraded', 'broken']),
+  exitCode: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+  /** Every finding that is not healthy, worst first, each in one line. */
+  problems: z.array(z.object({ level: z.enum(['degraded', 'broken']), message: z.string() })),
+  origin: z.string(),
+  store: z.string(),
+  live: z.object({
+    /** `build`: a live build; `unreadable`: build:live names a build whose manifest is missing; `flat`: no
+     * pointer, the origin's root holds a catalog; `none`: nothing to serve. */
+    state: z.enum(['build', 'unreadable', 'flat', 'none']),
+    buildId: z.string().nullable(),
+    generatedAt: z.string().nullable(),
+    /** Seconds since `generatedAt`. */
+    ageSeconds: z.number().nullable(),
+    /** The later of `generatedAt` and the last run that found the source identical to this build. */
+    confirmedAt: z.string().nullable(),
+    /** Seconds since `confirmedAt`: what `maxAge` is compared with. */
+    confirmedAgeSeconds: z.number().nullable(),
+    counts: Counts.nullable(),
+    plans: z.number().int().nullable(),
+    /** The live build's objects against its manifest (size and MD5): how many, and what is wrong. */
+    objects: z.object({ expected: z.number().int(), damaged: z.array(z.string()) }).nullable(),
+  }),
+  /** The pin a rollback set (publishing moves nothing while it is there); an unreadable pin counts as one. */
+  pin: z.object({ build: z.string(), at: z.string(), by: z.string(), reason: z.string() }).nullable(),
+  lastRun: LastRun.nullable(),
+  /** Why the last run's record could not be read. */
+  lastRunProblem: z.string().nullable(),
+  keys: z.object({
+    /** Usable (unexpired) keys per partner; a partner whose keys all expired shows 0. */
+    partners: z.array(z.object({ partner: z.string(), keys: z.number().int() })),
+    /** Keys expiring within `keyExpiryWarningSeconds`. */
+    expiringSoon: z.array(z.object({ partner: z.string(), id: z.string(), expires: z.string() })),
+    /** Stored key records that cannot be read (the gateway refuses those keys). */
+    invalid: z.number().int(),
+  }),
+  cors: z.object({ origin: z.string().nullable() }),
+  thresholds: z.object({ maxAgeSeconds: z.number(), keyExpiryWarningSeconds: z.number() }),
+});
+export type StatusReport = z.output<typeof StatusReport>;
+type Problem = StatusReport['problems'][number];
+
+/** `90061` → `1d 1h`; `3720` → `1h 2m`; `42` → `42s`: the two largest units. */
+export function formatAge(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  const parts: string[] = [];
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3_600);
+  const m = Math.floor((s % 3_600) / 60);
+  const sec = s % 60;
+  for (const [value, unit] of [
+    [d, 'd'],
+    [h, 'h'],
+    [m, 'm'],
+    [sec, 's'],
+  ] as const) {
+    if (value > 0 || (parts.length > 0 && parts.length < 2)) parts.push(`${value}${unit}`);
+    if (parts.length === 2) break;
+  }
+  return parts.length > 0 ? parts.join(' ') : '0s';
+}
+
+const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso)) / 1000;
+
+/**
+ * Judges the facts at `now`. Broken (exit 2): nothing is live, build:live names a build whose manifest is
+ * missing, or an object of the live build is missing or differs from its manifest. Degraded (exit 1): the
+ * catalog was last built or confirmed against the source more than `maxAgeMs` ago, the last run failed or was
+ * refused, its record is unreadable, or only the flat objects from before builds are served. Otherwise healthy.
+ */
+export function evaluateStatus(
+  facts: StatusFacts,
+  options: { readonly now: Date; readonly maxAgeMs: number },
+): StatusReport {
+  const { now } = options;
+  const problems: Problem[] = [];
+  const broken = (message: string) => problems.push({ level: 'broken', message });
+  const degraded = (message: string) => problems.push({ level: 'degraded', message });
+  const { live } = facts;
+  const record = facts.lastRun && 'record' in facts.lastRun ? facts.lastRun.record : null;
+  const { pin } = pointerOf(facts.entries);
+
+  let summary: StatusReport['live'] = {
+    state: live.kind,
+    buildId: null,
+    generatedAt: null,
+    ageSeconds: null,
+    confirmedAt: null,
+    confirmedAgeSeconds: null,
+    counts: null,
+    plans: null,
+    objects: null,
+  };
+  switch (live.kind) {
+    case 'none':
+      broken(
+        `no live build: build:live is not set in ${facts.store} and ${facts.origin} holds no catalog; run catalog publish`,
+      );
+      break;
+    case 'unreadable':
+      summary = { ...summary, buildId: live.id };
+      broken(
+        `build:live names ${live.id}, but ${live.reason} at ${facts.origin}; run catalog rollback --to a good build, or catalog publish`,
+      );
+      break;
+    case 'flat':
+      summary = { ...summary, plans: live.plans };
+      degraded(
+        `no live build: the gateway serves the flat catalog at the root of ${facts.origin} (from before builds); run catalog publish`,
+      );
+      break;
+    case 'build': {
+      const { manifest, damage } = live;
+      const confirmation =
+        record?.confirmed &&
+        record.confirmed.buildId === live.id &&
+        Date.parse(record.confirmed.at) > Date.parse(manifest.generatedAt)
+          ? record.confirmed.at
+          : manifest.generatedAt;
+      summary = {
+        ...summary,
+        buildId: live.id,
+        generatedAt: manifest.generatedAt,
+        ageSeconds: Math.round(secondsSince(manifest.generatedAt, now)),
+        confirmedAt: confirmation,
+        confirmedAgeSeconds: Math.round(secondsSince(confirmation, now)),
+        counts: { running: manifest.counts.running, strength: manifest.counts.strength },
+        plans: manifest.plans,
+        objects: { expected: Object.keys(manifest.objects).length, damaged: [...damage] },
+      };
+      if (damage.length > 0) {
+        const named = damage.slice(0, NAMED_DAMAGE).join('; ');
+        const more = damage.length > NAMED_DAMAGE ? `; and ${damage.length - NAMED_DAMAGE} more` : '';
+        broken(
+          `live build ${live.id} at ${facts.origin} does not match its manifest: ${named}${more}; run catalog rollback, or catalog publish --force`,
+        );
+      }
+      const age = secondsSince(confirmation, now);
+      if (age * 1000 > options.maxAgeMs) {
+        const held = pin ? `; pinned to ${pin.build} since ${pin.at} by ${pin.by}` : '';
+        degraded(
+          `the catalog was last built or confirmed against the source ${formatAge(age)} ago (${confirmation}), more than ${settingRef('maxAge')} ${formatAge(options.maxAgeMs / 1000)}${held}`,
+        );
+      }
+      break;
+    }
+  }
+
+  if (facts.lastRun && 'problem' in facts.lastRun)
+    degraded(`the last run's record: ${facts.lastRun.problem}`);
+  if (record && !succeeded(record)) {
+    const what = record.outcome === 'refused' ? `was refused (${record.guard ?? 'a guard'})` : 'failed';
+    degraded(`the last run (finished ${record.finished}) ${what}: ${record.reason}`);
+  }
+
+  const rows = listKeys(facts.entries, now);
+  const partners = new Map<string, number>();
+  const expiringSoon: StatusReport['keys']['expiringSoon'] = [];
+  let invalid = 0;
+  for (const row of rows) {
+    if (row.partner === null) {
+      invalid += 1;
+      continue;
+    }
+    const usable = row.status === 'active' || row.status === 'expiring';
+    partners.set(row.partner, (partners.get(row.partner) ?? 0) + (usable ? 1 : 0));
+    if (
+      row.status === 'expiring' &&
+      row.expires !== null &&
+      Date.parse(row.expires) - now.getTime() <= KEY_EXPIRY_WARNING_MS
+    )
+      expiringSoon.push({ partner: row.partner, id: row.id, expires: row.expires });
+  }
+
+  problems.sort((a, b) => (a.level === b.level ? 0 : a.level === 'broken' ? -1 : 1));
+  const health = problems[0]?.level ?? 'healthy';
+  return {
+    command: 'status',
+    checkedAt: now.toISOString(),
+    health,
+    exitCode: health === 'broken' ? 2 : health === 'degraded' ? 1 : 0,
+    problems,
+    origin: facts.origin,
+    store: facts.store,
+    live: summary,
+    pin,
+    lastRun: record,
+    lastRunProblem: facts.lastRun && 'problem' in facts.lastRun ? facts.lastRun.problem : null,
+    keys: {
+      partners: [...partners].map(([partner, keys]) => ({ partner, keys })),
+      expiringSoon,
+      invalid,
+    },
+    cors: { origin: facts.entries.get(KVS_CORS_ORIGIN) ?? null },
+    thresholds: {
+      maxAgeSeconds: options.maxAgeMs / 1000,
+      keyExpiryWarningSeconds: KEY_EXPIRY_WARNING_MS / 1000,
+    },
+  };
+}
+
+/** Reads the facts of {@link evaluateStatus}: one read of the store, the live build, the last run's record. */
+export async function readStatusFacts(target: PublishTarget): Promise<StatusFacts> {
+  const [{ readLive }, { storeFailure }] = await Promise.all([
+    import('../publish/publish.ts'),
+    import('../publish/errors.ts'),
+  ]);
+  let entries: Map<string, string>;
+  try {
+    entries = await target.kvs.read();
+  } catch (error) {
+    throw storeFailure(`reading ${target.kvs.name} failed`, { cause: error, readOnly: true });
+  }
+  try {
+    const [live, object] = await Promise.all([
+      readLive(target.origin, pointerOf(entries).live),
+      target.origin.get(STATE_LAST_RUN),
+    ]);
+    return {
+      origin: target.origin.name,
+      store: target.kvs.name,
+      entries,
+      live,
+      lastRun: object ? parseLastRun(object.body) : null,
+    };
+  } catch (error) {
+    throw storeFailure(`reading the live build and the last run from ${target.origin.name} failed`, {
+      cause: error,
+      readOnly: true,
+    });
+  }
+}
+
+/** Reads and judges the status of a target at `now`. */
+export async function catalogStatus(
+  target: PublishTarget,
+  options: { readonly now: Date; readonly maxAgeMs: number },
+): Promise<StatusReport> {
+  return evaluateStatus(await readStatusFacts(target), options);
+}

@@ -1,0 +1,177 @@
+/**
+ * `catalog status` as a monitor runs it: real `catalog` processes on a local origin directory and store file
+ * (the same code as S3 and KeyValueStore, which app/status.test.ts runs on s3rver and the KVS stand-in), after
+ * real `catalog publish` runs; and the record those runs leave, which the edge never serves.
+ */
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StatusReport } from '../../app/status.ts';
+import { httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
+import { freePort } from '../../testing/postgres.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
+
+const scratch = useScratchDir({ prefix: 'catalog-status-cli-' });
+
+/** The environment of a `catalog` child working on the scratch origin and store. */
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CATALOG_ORIGIN: join(scratch.dir, 'origin'),
+    CATALOG_STORE: join(scratch.dir, 'kvs.json'),
+    CATALOG_SOURCE: join(ROOT, 'fixtures', 'plans.json'),
+    CATALOG_BASE_URL: 'https://plans.example.com',
+    ...extra,
+  };
+}
+
+async function publishFixtures(): Promise<string> {
+  const published = await runCatalog(['publish'], { env: env() });
+  expect(published.code, published.stderr).toBe(0);
+  return String((JSON.parse(published.stdout) as { buildId: string }).buildId);
+}
+
+async function statusJson(
+  args: string[] = [],
+): Promise<{ code: number | null; report: StatusReport; stderr: string }> {
+  const result = await runCatalog(['status', '--json', ...args], { env: env() });
+  expect(result.stdout.trim().split('\n'), result.stderr).toHaveLength(1);
+  return { code: result.code, report: StatusReport.parse(JSON.parse(result.stdout)), stderr: result.stderr };
+}
+
+describe('catalog status', () => {
+  it('exits 0 and prints the table after a publish: live build, age, plans, objects, pin, last run, keys, CORS', async () => {
+    const buildId = await publishFixtures();
+    expect((await runCatalog(['keys', 'issue', '--partner', 'acme'], { env: env() })).code).toBe(0);
+    const result = await runCatalog(['status'], { env: env() });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    const rows = Object.fromEntries(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => /^(\S+(?: \S+)?)\s{2,}(.*)$/.exec(line)?.slice(1) ?? [line, '']),
+    );
+    expect(rows).toMatchObject({
+      'LIVE BUILD': buildId,
+      PLANS: '44 (running 22, strength 22)',
+      PINNED: 'no',
+      KEYS: 'acme 1',
+      'CORS ORIGIN': 'none (CORS off)',
+      STATUS: 'healthy',
+    });
+    expect(result.stdout).toMatch(/^GENERATED\s+\S+Z \(\d+s ago\)$/m);
+    expect(result.stdout).toMatch(/^CONFIRMED\s+\S+Z \(\d+s ago\)$/m);
+    expect(result.stdout).toMatch(/^OBJECTS\s+all \d+ match the manifest$/m);
+    expect(result.stdout).toMatch(
+      new RegExp(`^LAST RUN\\s+published at \\S+Z: published build ${buildId} \\(44 plans\\)`, 'm'),
+    );
+  });
+
+  it('after a run whose source is down: the record says failed and why, and status exits 1 saying it', async () => {
+    const buildId = await publishFixtures();
+    const source = `http://127.0.0.1:${await freePort()}/plans.json`;
+    const failed = await runCatalog(['publish', '--source', source, '--source-retries', '0'], { env: env() });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      /^catalog: source http:\/\/127\.0\.0\.1:\d+\/plans\.json: .*connection refused/,
+    );
+
+    const record = JSON.parse(await readFile(join(scratch.dir, 'origin', 'state', 'last-run.json'), 'utf8'));
+    expect(record).toMatchObject({ outcome: 'failed', error: 'SourceError', buildId: null });
+    expect(record.reason).toBe(failed.stderr.replace(/^catalog: /, '').trim());
+
+    const human = await runCatalog(['status'], { env: env() });
+    expect(human.code).toBe(1);
+    expect(human.stderr).toBe(
+      `catalog: degraded: the last run (finished ${record.finished}) failed: ${record.reason}\n`,
+    );
+    const { code, report } = await statusJson();
+    expect(code).toBe(1);
+    expect(report).toMatchObject({ health: 'degraded', live: { buildId }, lastRun: { outcome: 'failed' } });
+  });
+
+  it('exits 1 when the catalog is older than --max-age (25h by default), naming the flag', async () => {
+    const buildId = await publishFixtures();
+    // Make the catalog two days old: its manifest and the run that confirmed it.
+    const twoDaysAgo = new Date(Date.now() - 48 * 3_600_000).toISOString();
+    const manifestPath = join(scratch.dir, 'origin', 'builds', buildId, 'manifest.json');
+    const recordPath = join(scratch.dir, 'origin', 'state', 'last-run.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8'));
+    await writeFile(manifestPath, JSON.stringify({ ...manifest, generatedAt: twoDaysAgo }));
+    const record = JSON.parse(await readFile(recordPath, 'utf8'));
+    await writeFile(recordPath, JSON.stringify({ ...record, confirmed: { at: twoDaysAgo, buildId } }));
+
+    const result = await runCatalog(['status'], { env: env() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `catalog: degraded: the catalog was last built or confirmed against the source 2d 0h ago (${twoDaysAgo}), more than --max-age 1d 1h\n`,
+    );
+    const relaxed = await runCatalog(['status', '--max-age', '3d'], { env: env() });
+    expect(relaxed.code, relaxed.stderr).toBe(0);
+  });
+
+  it('exits 2 naming a live object that was deleted', async () => {
+    const buildId = await publishFixtures();
+    await unlink(join(scratch.dir, 'origin', 'builds', buildId, 'catalog-running.json.gz'));
+    const { code, report, stderr } = await statusJson();
+    expect(code).toBe(2);
+    expect(report.live.objects?.damaged).toEqual(['catalog-running.json.gz is missing']);
+    expect(stderr).toBe(
+      `catalog: broken: live build ${buildId} at ${join(scratch.dir, 'origin')} does not match its manifest: catalog-running.json.gz is missing; run catalog rollback, or catalog publish --force\n`,
+    );
+  });
+
+  it('exits 2 when nothing is live', async () => {
+    const result = await runCatalog(['status'], { env: env() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^catalog: broken: no live build: build:live is not set in /);
+  });
+
+  it('refuses a bad --max-age and a missing target with one line', async () => {
+    const bad = await runCatalog(['status', '--max-age', 'soon'], { env: env() });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      'catalog: --max-age "soon": must be a number and a unit s, m, h or d, such as 12h or 7d\n',
+    );
+    const none = await runCatalog(['status'], { env: {} });
+    expect(none.stderr).toBe(
+      'catalog: no target: give --bucket with --kvs-arn (AWS), or --origin with --store (a local origin)\n',
+    );
+  });
+});
+
+describe("the last run's record at the edge", () => {
+  it('is never served: /state/last-run.json is 404 with or without a key, while the catalog is 200', async () => {
+    await publishFixtures();
+    // The record is there at the origin's root…
+    const record = await readFile(join(scratch.dir, 'origin', 'state', 'last-run.json'), 'utf8');
+    expect(JSON.parse(record)).toMatchObject({ outcome: 'published' });
+    const key = (await runCatalog(['keys', 'issue', '--partner', 'p'], { env: env() })).stdout.trim();
+    const server = await startServe([
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      join(scratch.dir, 'kvs.json'),
+    ]);
+    try {
+      // …and no request reaches it.
+      for (const headers of [[], [['X-Api-Key', key] as const]]) {
+        const answer = await httpRequest(server.url, {
+          method: 'GET',
+          target: '/state/last-run.json',
+          headers,
+        });
+        expect(answer.status).toBe(404);
+        expect(answer.body.toString('utf8')).not.toContain('outcome');
+      }
+      const plans = await httpRequest(server.url, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(plans.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});

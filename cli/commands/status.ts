@@ -1,0 +1,106 @@
+/**
+ * `catalog status`: the live build, its age, the pin, the last run, the live objects against the manifest,
+ * keys per partner and the CORS origin, on AWS (`--bucket` and `--kvs-arn`) or on a local origin (`--origin`
+ * and `--store`). A table by default, `--json` for machines. Exit code 0 healthy, 1 degraded, 2 broken; a
+ * non-healthy exit says why in one line on stderr. The checks run in app/status.ts.
+ */
+import type { Command } from 'commander';
+import type { StatusReport } from '../../app/status.ts';
+import { addSettings, parseCommand } from '../options.ts';
+import { table } from './publish.ts';
+
+/** `2026-03-01T10:00:00.000Z` → `2026-03-01T10:00:00Z`. */
+const short = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
+
+/** The human form of a report: one row per aspect. */
+export function formatStatus(report: StatusReport, age: (seconds: number) => string): string {
+  const { live, pin, lastRun, keys } = report;
+  const rows: string[][] = [['origin', `${report.origin} (store ${report.store})`]];
+  const liveText = {
+    build: live.buildId ?? '-',
+    unreadable: `${live.buildId ?? '-'} (its manifest is missing or unreadable)`,
+    flat: 'none (the flat catalog at the origin root is served)',
+    none: 'none',
+  }[live.state];
+  rows.push(['live build', liveText]);
+  if (live.generatedAt !== null)
+    rows.push(['generated', `${short(live.generatedAt)} (${age(live.ageSeconds ?? 0)} ago)`]);
+  // When a run last found the live build matching the source: it built it, or found the source unchanged.
+  if (live.confirmedAt !== null)
+    rows.push(['confirmed', `${short(live.confirmedAt)} (${age(live.confirmedAgeSeconds ?? 0)} ago)`]);
+  if (live.counts)
+    rows.push([
+      'plans',
+      `${live.plans ?? 0} (running ${live.counts.running}, strength ${live.counts.strength})`,
+    ]);
+  else if (live.plans !== null) rows.push(['plans', String(live.plans)]);
+  if (live.objects)
+    rows.push([
+      'objects',
+      live.objects.damaged.length === 0
+        ? `all ${live.objects.expected} match the manifest`
+        : `${live.objects.damaged.length} of ${live.objects.expected} missing or wrong: ${live.objects.damaged.join('; ')}`,
+    ]);
+  rows.push(['pinned', pin ? `to ${pin.build} since ${short(pin.at)} by ${pin.by} (${pin.reason})` : 'no']);
+  rows.push([
+    'last run',
+    lastRun
+      ? `${lastRun.outcome}${lastRun.guard ? ` (${lastRun.guard})` : ''} at ${short(lastRun.finished)}: ${lastRun.reason}`
+      : (report.lastRunProblem ?? 'none recorded'),
+  ]);
+  rows.push([
+    'keys',
+    keys.partners.length === 0
+      ? 'none'
+      : keys.partners.map(({ partner, keys: n }) => `${partner} ${n}`).join(', ') +
+        (keys.invalid > 0 ? `; ${keys.invalid} unreadable` : ''),
+  ]);
+  rows.push([
+    'expiring',
+    keys.expiringSoon.length === 0
+      ? `no key within ${age(report.thresholds.keyExpiryWarningSeconds)}`
+      : keys.expiringSoon.map((key) => `${key.partner} ${key.id} at ${short(key.expires)}`).join(', '),
+  ]);
+  rows.push(['cors origin', report.cors.origin ?? 'none (CORS off)']);
+  rows.push([
+    'status',
+    report.health === 'healthy' ? 'healthy' : `${report.health}: ${report.problems.length} problem(s)`,
+  ]);
+  return table(rows.map(([label, value]) => [(label ?? '').toUpperCase(), value ?? '']));
+}
+
+export function registerStatus(program: Command): void {
+  const command = program
+    .command('status')
+    .description(
+      'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.',
+    );
+  addSettings(command, 'status').action(async () => {
+    const settings = parseCommand(command, 'status');
+    const [run, status, { renderMessage }] = await Promise.all([
+      import('../../app/run.ts'),
+      import('../../app/status.ts'),
+      import('../../app/settings/index.ts'),
+    ]);
+    const target = await run.openTarget(settings, async () => {
+      const aws = await import('../../app/clients.ts');
+      return { s3: aws.createS3Client(settings), kvs: aws.createKvsClient(settings) };
+    });
+    const report = await status.catalogStatus(target, { now: new Date(), maxAgeMs: settings.maxAge });
+    const rendered: StatusReport = {
+      ...report,
+      problems: report.problems.map((problem) => ({
+        ...problem,
+        message: renderMessage(problem.message, 'cli'),
+      })),
+    };
+    process.stdout.write(
+      settings.json ? `${JSON.stringify(rendered)}\n` : `${formatStatus(rendered, status.formatAge)}\n`,
+    );
+    if (rendered.health !== 'healthy')
+      process.stderr.write(
+        `catalog: ${rendered.health}: ${rendered.problems.map((problem) => problem.message).join('; ')}\n`,
+      );
+    process.exitCode = rendered.exitCode;
+  });
+}
