@@ -51,12 +51,18 @@ export interface PublishOptions extends GuardOptions {
   readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
-  /** Uploads at once (default 8). */
+  /**
+   * Uploads at once (default {@link UPLOAD_CONCURRENCY}: a build of 30,000 plans holds about 30,000 pages, and the
+   * builder has 5 minutes).
+   */
   readonly concurrency?: number;
 }
 
 /** What a publish did. */
 export type PublishResult = 'published' | 'skipped-identical' | 'skipped-pinned';
+
+/** Uploads at once by default: the SDK's HTTP agent keeps 50 sockets, the local directory does not care. */
+export const UPLOAD_CONCURRENCY = 32;
 
 /** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
 export interface PublishSummary {
@@ -280,7 +286,7 @@ export async function publishBuild(
     warnings.push(`live build ${live.id}: ${live.reason}; a fresh build replaces it`);
 
   const uploadStarted = performance.now();
-  await upload(target.origin, build, pointer.live, options.concurrency ?? 8);
+  await upload(target.origin, build, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
   times.upload = ms(uploadStarted, performance.now());
 
   const verifyStarted = performance.now();
