@@ -6,8 +6,11 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import type { Catalog } from '../builder/model.ts';
 import { ConfigError } from '../contract/errors.ts';
+import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
+import type { PublishSummary } from '../publish/publish.ts';
 import { LOCAL_STACK, repoRoot } from './paths.ts';
 import type { BuildSettings, PublishSettings } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
@@ -151,4 +154,47 @@ export async function ensureDevKey(storePath: string, now: Date): Promise<string
   await writeFile(DEV_KEY_FILE, `${issued.key}\n`, { mode: 0o600 });
   await chmod(DEV_KEY_FILE, 0o600);
   return issued.key;
+}
+
+/** The local stack, running. */
+export interface LocalStack {
+  readonly edge: RunningEdge;
+  /** The dev key, in clear (local only). */
+  readonly key: string;
+  /** How the publish of the fixtures went (`published`, or the build that stays live and why). */
+  readonly summary: PublishSummary;
+  /** The path of one plan's page, to try in a browser (none when the catalog is empty). */
+  readonly samplePage: string | null;
+}
+
+/**
+ * What `npm start` runs: refuses a taken port before touching anything, publishes the fixtures into `.catalog/`
+ * the way production publishes (a build under `builds/`, then the pointer in the store file), makes sure a dev
+ * key exists, and serves the local edge.
+ */
+export async function startLocalStack(options: {
+  readonly host: string;
+  readonly port: number;
+  readonly now: Date;
+  readonly report: (line: string) => void;
+  readonly log: (entry: LogEntry) => void;
+}): Promise<LocalStack> {
+  const { host, port, now } = options;
+  await checkPortFree(host, port);
+  const { origin, store } = LOCAL_STACK;
+  const run = await import('./run.ts');
+  const target = await run.openTarget({ origin, store }, () => {
+    throw new ConfigError('the local stack needs no AWS client');
+  });
+  const { summary } = await run.publish(devPublishSettings(host, port), target, {
+    now,
+    force: false,
+    report: options.report,
+  });
+  const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
+  const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;
+  const first = catalog ? (JSON.parse(catalog.body.toString('utf8')) as Catalog).plans[0] : undefined;
+  const key = await ensureDevKey(store, now);
+  const edge = await serveLocal({ origin, store, port, host }, options.log);
+  return { edge, key, summary, samplePage: first ? new URL(first.webUrl).pathname : null };
 }

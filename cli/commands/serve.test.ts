@@ -46,6 +46,13 @@ describe('catalog start (npm start)', () => {
       expect(catalog.status).toBe(200);
       const plan = JSON.parse(catalog.body.toString('utf8')).plans[0];
       expect(plan.webUrl).toBe(`http://127.0.0.1:${port}/plans/${plan.id}`);
+      // The banner names a plan's page, which opens without a key.
+      const page =
+        /a plan's page, for people \(no key\): (http:\/\/\S+)/.exec(first.lines.join('\n'))?.[1] ?? '';
+      expect(page).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/plans/[0-9a-f-]{36}$`));
+      expect((await httpRequest(first.url, { method: 'GET', target: new URL(page).pathname })).status).toBe(
+        200,
+      );
       const builds = await readdir(join(scratch.dir, '.catalog/origin/builds'));
       expect(builds).toHaveLength(1);
       const store = await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8');

@@ -40,25 +40,19 @@ export function registerStart(program: Command): void {
   addSettings(command, 'start').action(async () => {
     const started = performance.now();
     const { port, host } = parseCommand(command, 'start');
-    const [local, run] = await Promise.all([import('../../app/local.ts'), import('../../app/run.ts')]);
-    await local.checkPortFree(host, port);
-    const { origin, store } = local.LOCAL_STACK;
-    // The fixtures go live the way production publishes: a build under builds/, then the pointer in the store.
-    const target = await run.openTarget({ origin, store }, () => {
-      throw new Error('the local stack needs no AWS client');
-    });
-    const { summary } = await run.publish(local.devPublishSettings(host, port), target, {
+    const local = await import('../../app/local.ts');
+    const { edge, key, summary, samplePage } = await local.startLocalStack({
+      host,
+      port,
       now: new Date(),
-      force: false,
       report: note,
+      log: logLine,
     });
     note(
       summary.result === 'published'
-        ? `published build ${summary.buildId} (${summary.plans} plans) to ${origin} in ${Math.round(performance.now() - started)} ms`
+        ? `published build ${summary.buildId} (${summary.plans} plans) to ${local.LOCAL_STACK.origin} in ${Math.round(performance.now() - started)} ms`
         : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
     );
-    const key = await local.ensureDevKey(store, new Date());
-    const edge = await local.serveLocal({ origin, store, port, host }, logLine);
     note(
       [
         '',
@@ -66,6 +60,7 @@ export function registerStart(program: Command): void {
         `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.DEV_KEY_FILE}): ${key}`,
         `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}/api/plans?discipline=running'`,
         `  curl -i '${edge.url}/openapi.yaml'`,
+        ...(samplePage ? [`  a plan's page, for people (no key): ${edge.url}${samplePage}`] : []),
         '',
       ].join('\n'),
     );
