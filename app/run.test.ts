@@ -8,25 +8,22 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SourceError } from '../contract/errors.ts';
 import { STATE_LAST_RUN } from '../contract/index.ts';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
-import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { issueKey } from '../keys/manage.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { OriginStore } from '../publish/origin.ts';
 import { readPointer } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
-import { S3Origin } from '../publish/s3-origin.ts';
-import { startS3, type TestS3 } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
-import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
+import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { type LastRun, parseLastRun } from './last-run.ts';
 import { serveLocal } from './local.ts';
 import { type PublishRunOptions, type PublishSettings, publish } from './run.ts';
@@ -71,186 +68,146 @@ async function downSource(): Promise<string> {
   return `http://127.0.0.1:${await freePort()}/plans.json`;
 }
 
-const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
-const fake = new FakeKvs(KVS_ARN);
-beforeAll(() => new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve)));
-afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
+describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
+  const under = usePublishTarget(kind, 'catalog-run-');
 
-describe.each(['a directory and the store file', 's3rver and the KeyValueStore stand-in'] as const)(
-  'every run leaves its record, on %s',
-  (kind) => {
-    const scratch = useScratchDir({ prefix: 'catalog-run-' });
-    let s3: TestS3 | undefined;
-    let target: PublishTarget;
-    beforeEach(async () => {
-      if (kind === 's3rver and the KeyValueStore stand-in') {
-        s3 = await startS3();
-        fake.entries = new Map();
-        fake.version = 1;
-        const port = (fake.server.address() as { port: number }).port;
-        target = {
-          origin: new S3Origin(s3.client, s3.bucket),
-          kvs: new CloudFrontKeyValueStore(kvsClientFor(port), KVS_ARN, { retryDelayMs: 5 }),
-        };
-      } else {
-        target = {
-          origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-          kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
-        };
-      }
+  it('a publish: published, the build, its counts, and it confirms the live build', async () => {
+    const outcome = await publish(settings(), under.target, runOptions());
+    const record = await lastRun(under.target.origin);
+    expect(record).toEqual(outcome.record);
+    expect(record).toMatchObject({
+      outcome: 'published',
+      buildId: outcome.summary.buildId,
+      counts: { running: 22, strength: 22 },
+      plans: 44,
+      invalidRows: 0,
+      confirmed: { buildId: outcome.summary.buildId },
     });
-    afterEach(async () => {
-      await s3?.stop();
-      s3 = undefined;
+    expect(outcome.warnings).toEqual([]);
+  });
+
+  it('a run whose source is down: failed, the reason, and the live build and its confirmation stay', async () => {
+    const first = await publish(settings(), under.target, runOptions());
+    const source = await downSource();
+    const failed = publish(settings({ source }), under.target, runOptions());
+    await expect(failed).rejects.toThrow(SourceError);
+    const record = await lastRun(under.target.origin);
+    expect(record).toMatchObject({
+      outcome: 'failed',
+      error: 'SourceError',
+      buildId: null,
+      counts: null,
+      confirmed: first.record.confirmed,
     });
+    expect(record.reason).toMatch(
+      new RegExp(`^source ${source.replaceAll('.', '\\.')}: .*connection refused`),
+    );
+    expect((await readPointer(under.target.kvs)).live).toBe(first.summary.buildId);
+  });
 
-    it('a publish: published, the build, its counts, and it confirms the live build', async () => {
-      const outcome = await publish(settings(), target, runOptions());
-      const record = await lastRun(target.origin);
-      expect(record).toEqual(outcome.record);
-      expect(record).toMatchObject({
-        outcome: 'published',
-        buildId: outcome.summary.buildId,
-        counts: { running: 22, strength: 22 },
-        plans: 44,
-        invalidRows: 0,
-        confirmed: { buildId: outcome.summary.buildId },
-      });
-      expect(outcome.warnings).toEqual([]);
+  it('a run whose source file is missing: failed, naming the file', async () => {
+    const missing = `${under.dir}/no-such-plans.json`;
+    await expect(publish(settings({ source: missing }), under.target, runOptions())).rejects.toThrow(
+      SourceError,
+    );
+    expect(await lastRun(under.target.origin)).toMatchObject({
+      outcome: 'failed',
+      reason: expect.stringContaining(missing),
     });
+  });
 
-    it('a run whose source is down: failed, the reason, and the live build and its confirmation stay', async () => {
-      const first = await publish(settings(), target, runOptions());
-      const source = await downSource();
-      const failed = publish(settings({ source }), target, runOptions());
-      await expect(failed).rejects.toThrow(SourceError);
-      const record = await lastRun(target.origin);
-      expect(record).toMatchObject({
-        outcome: 'failed',
-        error: 'SourceError',
-        buildId: null,
-        counts: null,
-        confirmed: first.record.confirmed,
-      });
-      expect(record.reason).toMatch(
-        new RegExp(`^source ${source.replaceAll('.', '\\.')}: .*connection refused`),
-      );
-      expect((await readPointer(target.kvs)).live).toBe(first.summary.buildId);
+  it('a run refused by a guard: refused, the guard, the counts of the refused build', async () => {
+    await publish(settings(), under.target, runOptions());
+    const empty = `${ROOT}/fixtures/empty.json`;
+    await expect(publish(settings({ source: empty }), under.target, runOptions())).rejects.toThrow(
+      PublishRefusedError,
+    );
+    expect(await lastRun(under.target.origin)).toMatchObject({
+      outcome: 'refused',
+      guard: 'empty',
+      counts: { running: 0, strength: 0 },
+      reason: expect.stringMatching(
+        /^refused: the new catalog has 0 plans .*--allow-empty publishes an empty catalog$/,
+      ),
     });
+  });
 
-    it('a run whose source file is missing: failed, naming the file', async () => {
-      const missing = `${scratch.dir}/no-such-plans.json`;
-      await expect(publish(settings({ source: missing }), target, runOptions())).rejects.toThrow(SourceError);
-      expect(await lastRun(target.origin)).toMatchObject({
-        outcome: 'failed',
-        reason: expect.stringContaining(missing),
-      });
-    });
+  it('a record that cannot be written: the run keeps its own outcome or error, and a warning says so', async () => {
+    const reported: string[] = [];
+    const origin = under.target.origin;
+    const broken: PublishTarget = {
+      kvs: under.target.kvs,
+      origin: {
+        name: origin.name,
+        get: (key) => origin.get(key),
+        list: (prefix) => origin.list(prefix),
+        delete: (keys) => origin.delete(keys),
+        put: (object, options) =>
+          object.key === STATE_LAST_RUN
+            ? Promise.reject(Object.assign(new Error('AccessDenied'), { name: 'AccessDenied' }))
+            : origin.put(object, options),
+      },
+    };
+    const outcome = await publish(settings(), broken, runOptions({ report: (line) => reported.push(line) }));
+    expect(outcome.summary.result).toBe('published');
+    const warning = `writing state/last-run.json to ${origin.name} failed (AccessDenied: AccessDenied); catalog status shows the run before this one`;
+    expect(outcome.warnings).toEqual([warning]);
+    expect(reported).toContain(`warning: ${warning}`);
 
-    it('a run refused by a guard: refused, the guard, the counts of the refused build', async () => {
-      await publish(settings(), target, runOptions());
-      const empty = `${ROOT}/fixtures/empty.json`;
-      await expect(publish(settings({ source: empty }), target, runOptions())).rejects.toThrow(
-        PublishRefusedError,
-      );
-      expect(await lastRun(target.origin)).toMatchObject({
-        outcome: 'refused',
-        guard: 'empty',
-        counts: { running: 0, strength: 0 },
-        reason: expect.stringMatching(
-          /^refused: the new catalog has 0 plans .*--allow-empty publishes an empty catalog$/,
-        ),
-      });
-    });
+    reported.length = 0;
+    const down = publish(
+      settings({ source: await downSource() }),
+      broken,
+      runOptions({ report: (line) => reported.push(line) }),
+    );
+    await expect(down).rejects.toThrow(SourceError);
+    expect(reported).toContain(`warning: ${warning}`);
+    expect(await origin.get(STATE_LAST_RUN)).toBeNull();
+  });
 
-    it('a record that cannot be written: the run keeps its own outcome or error, and a warning says so', async () => {
-      const reported: string[] = [];
-      const origin = target.origin;
-      const broken: PublishTarget = {
-        kvs: target.kvs,
-        origin: {
-          name: origin.name,
-          get: (key) => origin.get(key),
-          list: (prefix) => origin.list(prefix),
-          delete: (keys) => origin.delete(keys),
-          put: (object, options) =>
-            object.key === STATE_LAST_RUN
-              ? Promise.reject(Object.assign(new Error('AccessDenied'), { name: 'AccessDenied' }))
-              : origin.put(object, options),
-        },
-      };
-      const outcome = await publish(
-        settings(),
-        broken,
-        runOptions({ report: (line) => reported.push(line) }),
-      );
-      expect(outcome.summary.result).toBe('published');
-      const warning = `writing state/last-run.json to ${origin.name} failed (AccessDenied: AccessDenied); catalog status shows the run before this one`;
-      expect(outcome.warnings).toEqual([warning]);
-      expect(reported).toContain(`warning: ${warning}`);
-
-      reported.length = 0;
-      const down = publish(
-        settings({ source: await downSource() }),
-        broken,
-        runOptions({ report: (line) => reported.push(line) }),
-      );
-      await expect(down).rejects.toThrow(SourceError);
-      expect(reported).toContain(`warning: ${warning}`);
-      expect(await origin.get(STATE_LAST_RUN)).toBeNull();
-    });
-
-    it('sends its figures as one EMF line, the catalog age read from the live build after the run', async () => {
-      const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
-      const published = await captureEmf(() =>
-        publish(
-          settings({ skipInvalid: true, source: `${ROOT}/fixtures/invalid/title-empty.json` }),
-          target,
-          {
-            ...runOptions(),
-            clock: () => new Date(clock + 90_000),
-            metrics,
-          },
-        ),
-      );
-      expect(published.lines).toHaveLength(1);
-      const emf = parseEmf(published.lines[0] ?? '');
-      expect(emf.namespace).toBe(METRICS_NAMESPACE);
-      expect(Object.keys(emf.metrics).sort()).toEqual(
-        [
-          'BuildDuration',
-          'CatalogAge',
-          'InvalidRows',
-          'PlansRunning',
-          'PlansStrength',
-          'RunSucceeded',
-        ].sort(),
-      );
-      const { counts } = published.result.summary;
-      expect(emf.metrics).toMatchObject({
-        RunSucceeded: { value: 1 },
-        PlansRunning: { value: counts.running },
-        PlansStrength: { value: counts.strength },
-        InvalidRows: { value: 1 },
-        CatalogAge: { unit: 'Seconds', value: 90 },
-      });
-      expect(emf.members).toMatchObject({ outcome: 'published', buildId: published.result.summary.buildId });
-
-      const failed = await captureEmf(() =>
-        publish(settings({ source: `${scratch.dir}/gone.json` }), target, {
+  it('sends its figures as one EMF line, the catalog age read from the live build after the run', async () => {
+    const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
+    const published = await captureEmf(() =>
+      publish(
+        settings({ skipInvalid: true, source: `${ROOT}/fixtures/invalid/title-empty.json` }),
+        under.target,
+        {
           ...runOptions(),
-          clock: () => new Date(clock + 30_000),
+          clock: () => new Date(clock + 90_000),
           metrics,
-        }).catch((error: unknown) => error),
-      );
-      expect(failed.result).toBeInstanceOf(SourceError);
-      const after = parseEmf(failed.lines[0] ?? '');
-      expect(after.metrics).toMatchObject({ RunFailed: { value: 1 }, CatalogAge: { value: 90 } });
-      expect(after.metrics.RunSucceeded).toBeUndefined();
-      expect(after.members.outcome).toBe('failed');
+        },
+      ),
+    );
+    expect(published.lines).toHaveLength(1);
+    const emf = parseEmf(published.lines[0] ?? '');
+    expect(emf.namespace).toBe(METRICS_NAMESPACE);
+    expect(Object.keys(emf.metrics).sort()).toEqual(
+      ['BuildDuration', 'CatalogAge', 'InvalidRows', 'PlansRunning', 'PlansStrength', 'RunSucceeded'].sort(),
+    );
+    const { counts } = published.result.summary;
+    expect(emf.metrics).toMatchObject({
+      RunSucceeded: { value: 1 },
+      PlansRunning: { value: counts.running },
+      PlansStrength: { value: counts.strength },
+      InvalidRows: { value: 1 },
+      CatalogAge: { unit: 'Seconds', value: 90 },
     });
-  },
-);
+    expect(emf.members).toMatchObject({ outcome: 'published', buildId: published.result.summary.buildId });
+
+    const failed = await captureEmf(() =>
+      publish(settings({ source: `${under.dir}/gone.json` }), under.target, {
+        ...runOptions(),
+        clock: () => new Date(clock + 30_000),
+        metrics,
+      }).catch((error: unknown) => error),
+    );
+    expect(failed.result).toBeInstanceOf(SourceError);
+    const after = parseEmf(failed.lines[0] ?? '');
+    expect(after.metrics).toMatchObject({ RunFailed: { value: 1 }, CatalogAge: { value: 90 } });
+    expect(after.metrics.RunSucceeded).toBeUndefined();
+    expect(after.members.outcome).toBe('failed');
+  });
+});
 
 describe('the propagation check after a publish, through the local edge over the same origin and store', () => {
   const scratch = useScratchDir({ prefix: 'catalog-run-edge-' });

@@ -4,19 +4,12 @@
  */
 import { unlink } from 'node:fs/promises';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../builder/build.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
-import { FileKeyValueStore } from '../keys/file-store.ts';
-import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { issueKey } from '../keys/manage.ts';
-import { DirectoryOrigin } from '../publish/dir-origin.ts';
-import type { PublishTarget } from '../publish/publish.ts';
-import { S3Origin } from '../publish/s3-origin.ts';
-import { startS3, type TestS3 } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
-import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
-import { useScratchDir } from '../testing/scratch.ts';
+import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';
 import { defaultOf, parseSettings, renderMessage } from './settings/index.ts';
@@ -251,90 +244,57 @@ describe('the judgement', () => {
   });
 });
 
-const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
-const fake = new FakeKvs(KVS_ARN);
-beforeAll(() => new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve)));
-afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
+describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
+  const under = usePublishTarget(kind, 'catalog-status-');
 
-describe.each(['s3rver and the KeyValueStore stand-in', 'a directory and the store file'] as const)(
-  'status after real runs, on %s',
-  (kind) => {
-    const scratch = useScratchDir({ prefix: 'catalog-status-' });
-    let s3: TestS3 | undefined;
-    let target: PublishTarget;
-    beforeEach(async () => {
-      if (kind === 's3rver and the KeyValueStore stand-in') {
-        s3 = await startS3();
-        fake.entries = new Map();
-        fake.version = 1;
-        const port = (fake.server.address() as { port: number }).port;
-        target = {
-          origin: new S3Origin(s3.client, s3.bucket),
-          kvs: new CloudFrontKeyValueStore(kvsClientFor(port), KVS_ARN, { retryDelayMs: 5 }),
-        };
-      } else {
-        target = {
-          origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-          kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
-        };
-      }
+  const settings = (source: string) => ({
+    ...parseSettings('build', () => undefined, String),
+    source,
+    baseUrl: 'https://plans.example.com',
+    allowEmpty: defaultOf('allowEmpty'),
+    minRatio: defaultOf('minRatio'),
+    keepBuilds: defaultOf('keepBuilds'),
+  });
+  const now = () => new Date();
+
+  it('is healthy after a publish, degraded after a failed run saying why, broken without a live object', async () => {
+    const published = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+      now: now(),
+      force: false,
+      report: () => {},
     });
-    afterEach(async () => {
-      await s3?.stop();
-      s3 = undefined;
+    await issueKey(under.target.kvs, { partner: 'acme', now: now() });
+    const healthy = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
+    expect(healthy).toMatchObject({
+      health: 'healthy',
+      live: { buildId: published.summary.buildId, objects: { damaged: [] } },
+      lastRun: { outcome: 'published' },
+      keys: { partners: [{ partner: 'acme', keys: 1 }] },
     });
+    expect(healthy.live.objects?.expected).toBeGreaterThan(10);
 
-    const settings = (source: string) => ({
-      ...parseSettings('build', () => undefined, String),
-      source,
-      baseUrl: 'https://plans.example.com',
-      allowEmpty: defaultOf('allowEmpty'),
-      minRatio: defaultOf('minRatio'),
-      keepBuilds: defaultOf('keepBuilds'),
+    const missing = `${under.dir}/no-such-file.json`;
+    await expect(
+      publish(settings(missing), under.target, { now: now(), force: false, report: () => {} }),
+    ).rejects.toThrow();
+    const degraded = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
+    expect(degraded).toMatchObject({ health: 'degraded', exitCode: 1, lastRun: { outcome: 'failed' } });
+    expect(degraded.problems).toEqual([
+      {
+        level: 'degraded',
+        message: expect.stringMatching(/^the last run \(finished \S+\) failed: source .*no-such-file\.json/),
+      },
+    ]);
+
+    const gone = `builds/${published.summary.buildId}/catalog-strength.json.br`;
+    if (under.s3) await under.s3.client.send(new DeleteObjectCommand({ Bucket: under.s3.bucket, Key: gone }));
+    else await unlink(`${under.dir}/origin/${gone}`);
+    const broken = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
+    expect(broken).toMatchObject({
+      health: 'broken',
+      exitCode: 2,
+      live: { objects: { damaged: ['catalog-strength.json.br is missing'] } },
     });
-    const now = () => new Date();
-
-    it('is healthy after a publish, degraded after a failed run saying why, broken without a live object', async () => {
-      const published = await publish(settings(`${ROOT}/fixtures/plans.json`), target, {
-        now: now(),
-        force: false,
-        report: () => {},
-      });
-      await issueKey(target.kvs, { partner: 'acme', now: now() });
-      const healthy = await catalogStatus(target, { now: now(), maxAgeMs: MAX_AGE });
-      expect(healthy).toMatchObject({
-        health: 'healthy',
-        live: { buildId: published.summary.buildId, objects: { damaged: [] } },
-        lastRun: { outcome: 'published' },
-        keys: { partners: [{ partner: 'acme', keys: 1 }] },
-      });
-      expect(healthy.live.objects?.expected).toBeGreaterThan(10);
-
-      const missing = `${scratch.dir}/no-such-file.json`;
-      await expect(
-        publish(settings(missing), target, { now: now(), force: false, report: () => {} }),
-      ).rejects.toThrow();
-      const degraded = await catalogStatus(target, { now: now(), maxAgeMs: MAX_AGE });
-      expect(degraded).toMatchObject({ health: 'degraded', exitCode: 1, lastRun: { outcome: 'failed' } });
-      expect(degraded.problems).toEqual([
-        {
-          level: 'degraded',
-          message: expect.stringMatching(
-            /^the last run \(finished \S+\) failed: source .*no-such-file\.json/,
-          ),
-        },
-      ]);
-
-      const gone = `builds/${published.summary.buildId}/catalog-strength.json.br`;
-      if (s3) await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: gone }));
-      else await unlink(`${scratch.dir}/origin/${gone}`);
-      const broken = await catalogStatus(target, { now: now(), maxAgeMs: MAX_AGE });
-      expect(broken).toMatchObject({
-        health: 'broken',
-        exitCode: 2,
-        live: { objects: { damaged: ['catalog-strength.json.br is missing'] } },
-      });
-      expect(broken.problems[0]?.message).toContain('catalog-strength.json.br is missing');
-    });
-  },
-);
+    expect(broken.problems[0]?.message).toContain('catalog-strength.json.br is missing');
+  });
+});

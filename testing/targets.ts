@@ -1,0 +1,74 @@
+/**
+ * The two kinds of publish target the application layer's tests run alike: a local origin directory with the
+ * store file, and s3rver with the KeyValueStore API stand-in (the production S3 and KeyValueStore clients).
+ * Test support only.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { FileKeyValueStore } from '../keys/file-store.ts';
+import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
+import { DirectoryOrigin } from '../publish/dir-origin.ts';
+import type { PublishTarget } from '../publish/publish.ts';
+import { S3Origin } from '../publish/s3-origin.ts';
+import { startS3, type TestS3 } from './aws.ts';
+import { FakeKvs, kvsClientFor } from './kvs.ts';
+import { useScratchDir } from './scratch.ts';
+
+export const TARGET_KINDS = [
+  'a directory and the store file',
+  's3rver and the KeyValueStore stand-in',
+] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
+
+/** A fresh target for one test. */
+export interface TargetUnderTest {
+  readonly target: PublishTarget;
+  /** The bucket's s3rver, for the S3 kind (undefined for a directory). */
+  readonly s3: TestS3 | undefined;
+  /** The test's scratch directory (the directory kind keeps its origin and store file in it). */
+  readonly dir: string;
+}
+
+/** A fresh, empty target of `kind` for each test of the enclosing `describe`. Read it inside a test. */
+export function usePublishTarget(kind: TargetKind, prefix = 'catalog-target-'): TargetUnderTest {
+  const scratch = useScratchDir({ prefix });
+  const fake = new FakeKvs(KVS_ARN);
+  let s3: TestS3 | undefined;
+  let target: PublishTarget | undefined;
+  beforeAll(() => new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve)));
+  afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
+  beforeEach(async () => {
+    if (kind === 's3rver and the KeyValueStore stand-in') {
+      s3 = await startS3();
+      fake.entries = new Map();
+      fake.version = 1;
+      const port = (fake.server.address() as { port: number }).port;
+      target = {
+        origin: new S3Origin(s3.client, s3.bucket),
+        kvs: new CloudFrontKeyValueStore(kvsClientFor(port), KVS_ARN, { retryDelayMs: 5 }),
+      };
+    } else {
+      target = {
+        origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+        kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+      };
+    }
+  });
+  afterEach(async () => {
+    await s3?.stop();
+    s3 = undefined;
+  });
+  return {
+    get target() {
+      if (!target) throw new Error('usePublishTarget: read .target inside a test');
+      return target;
+    },
+    get s3() {
+      return s3;
+    },
+    get dir() {
+      return scratch.dir;
+    },
+  };
+}
