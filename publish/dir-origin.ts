@@ -4,7 +4,7 @@
  * `.meta/<key>.json`. A write never exposes a half-written file (a temporary file, then a rename or a hard
  * link), and a write that must not overwrite links the new file into place, which fails when one is there.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
@@ -122,7 +122,6 @@ export class DirectoryOrigin implements OriginStore {
       throw error;
     }
     const metadata = await this.#metadata(key);
-    const { createHash } = await import('node:crypto');
     return {
       key,
       body,
