@@ -1,6 +1,6 @@
 -- The relation the catalog builder reads (`catalog build --source postgres://…`, relation name set with
 -- --source-relation / CATALOG_SOURCE_RELATION, default catalog_source_plans). Its columns are exactly the row
--- contract (contract §1); the builder selects these eleven columns and adds `WHERE published AND approved`.
+-- contract (docs/decisions.md#source-rows); the builder selects these eleven columns and adds `WHERE published AND approved`.
 -- Values are passed through as they are: the builder trims, defaults and checks them (an empty summary becomes
 -- null, a missing level "none", bigint and numeric strings integers) and reports the rows that break a rule.
 
