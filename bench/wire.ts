@@ -15,7 +15,14 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { generateRows } from '../fixtures/generate.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
-import { decodedBody, httpRequest, runCatalog, scratchDir, startServe } from '../testing/cli.ts';
+import {
+  decodedBody,
+  httpRequest,
+  localTargetEnv,
+  runCatalog,
+  scratchDir,
+  startServe,
+} from '../testing/cli.ts';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000,30000' } } });
 const sizes = values.sizes.split(',').map(Number);
@@ -44,13 +51,7 @@ const pad = (cells: readonly string[], widths: readonly number[]) =>
 async function publish(dir: string, source: string): Promise<{ summary: Summary; wallMs: number }> {
   const started = performance.now();
   const result = await runCatalog(['publish'], {
-    env: {
-      CATALOG_ORIGIN: join(dir, 'origin'),
-      CATALOG_STORE: join(dir, 'kvs.json'),
-      CATALOG_SOURCE: source,
-      CATALOG_BASE_URL: 'https://plans.example.com',
-      CATALOG_MIN_RATIO: '0',
-    },
+    env: localTargetEnv(dir, { CATALOG_SOURCE: source, CATALOG_MIN_RATIO: '0' }),
   });
   const wallMs = performance.now() - started;
   if (result.code !== 0) throw new Error(`catalog publish failed: ${result.stderr}`);

@@ -91,9 +91,10 @@ export function builderMetric(
   });
 }
 
-/** A distribution metric (`AWS/CloudFront`, `DistributionId` and `Region=Global`). */
-export function distributionMetric(
-  distributionId: string,
+/** A CloudFront metric of one dimension (`DistributionId` or `FunctionName`) and `Region=Global`. */
+function cloudFrontMetric(
+  dimension: 'DistributionId' | 'FunctionName',
+  value: string,
   metricName: string,
   statistic: string,
   period: Duration,
@@ -102,11 +103,22 @@ export function distributionMetric(
   return new cloudwatch.Metric({
     namespace: 'AWS/CloudFront',
     metricName,
-    dimensionsMap: { DistributionId: distributionId, Region: 'Global' },
+    dimensionsMap: { [dimension]: value, Region: 'Global' },
     statistic,
     period,
     ...(region ? { region } : {}),
   });
+}
+
+/** A distribution metric (`AWS/CloudFront`, `DistributionId` and `Region=Global`). */
+export function distributionMetric(
+  distributionId: string,
+  metricName: string,
+  statistic: string,
+  period: Duration,
+  region?: string,
+): cloudwatch.Metric {
+  return cloudFrontMetric('DistributionId', distributionId, metricName, statistic, period, region);
 }
 
 /** A CloudFront Functions metric (`AWS/CloudFront`, `FunctionName` and `Region=Global`). */
@@ -117,14 +129,7 @@ export function functionMetric(
   period: Duration,
   region?: string,
 ): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: 'AWS/CloudFront',
-    metricName,
-    dimensionsMap: { FunctionName: functionName, Region: 'Global' },
-    statistic,
-    period,
-    ...(region ? { region } : {}),
-  });
+  return cloudFrontMetric('FunctionName', functionName, metricName, statistic, period, region);
 }
 
 /** Notifies the topic on ALARM and on OK. */

@@ -7,21 +7,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
-import { httpRequest, ROOT, runCatalog, startServe } from '../testing/cli.ts';
+import { httpRequest, localTargetEnv, ROOT, runCatalog, startServe } from '../testing/cli.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
 
 /** The environment of a `catalog` child that publishes into the scratch origin and store. */
-function env(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    CATALOG_ORIGIN: join(scratch.dir, 'origin'),
-    CATALOG_STORE: join(scratch.dir, 'kvs.json'),
-    CATALOG_SOURCE: join(ROOT, 'fixtures', 'plans.json'),
-    CATALOG_BASE_URL: 'https://plans.example.com',
-    ...extra,
-  };
-}
+const env = (extra: Record<string, string> = {}) => localTargetEnv(scratch.dir, extra);
 
 /** A source file holding the first `count` rows of the fixtures. */
 async function fewerRows(count: number): Promise<string> {

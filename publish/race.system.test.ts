@@ -11,6 +11,7 @@ import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
 import {
   type CliResult,
+  localTargetEnv,
   ROOT,
   runCatalog,
   type ServeProcess,
@@ -22,13 +23,8 @@ import { useScratchDir } from '../testing/scratch.ts';
 const ROUNDS = 20;
 const scratch = useScratchDir({ prefix: 'catalog-race-', each: false });
 
-const env = (source: string): Record<string, string> => ({
-  CATALOG_ORIGIN: join(scratch.dir, 'origin'),
-  CATALOG_STORE: join(scratch.dir, 'kvs.json'),
-  CATALOG_SOURCE: source,
-  CATALOG_BASE_URL: 'https://plans.example.com',
-  CATALOG_MIN_RATIO: '0',
-});
+const env = (source: string) =>
+  localTargetEnv(scratch.dir, { CATALOG_SOURCE: source, CATALOG_MIN_RATIO: '0' });
 
 /** A source whose plans differ from every other round's and from the other side's: the first title is tagged. */
 async function sourceFor(round: number, side: 'a' | 'b'): Promise<string> {

@@ -242,3 +242,18 @@ export async function servedGeneratedAt(baseUrl: string, key: string): Promise<S
     }
   return seen;
 }
+
+/**
+ * The environment of a `catalog` child that publishes (and lists, rolls back, checks) on a local origin and store
+ * file in `dir` (`dir/origin`, `dir/kvs.json`): the fixtures as source unless `extra` names another, and an
+ * https base URL as publishing requires.
+ */
+export function localTargetEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    CATALOG_ORIGIN: join(dir, 'origin'),
+    CATALOG_STORE: join(dir, 'kvs.json'),
+    CATALOG_SOURCE: join(ROOT, 'fixtures', 'plans.json'),
+    CATALOG_BASE_URL: 'https://plans.example.com',
+    ...extra,
+  };
+}

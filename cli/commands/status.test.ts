@@ -7,22 +7,14 @@ import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StatusReport } from '../../app/status.ts';
-import { httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
+import { httpRequest, localTargetEnv, runCatalog, startServe } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-status-cli-' });
 
 /** The environment of a `catalog` child working on the scratch origin and store. */
-function env(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    CATALOG_ORIGIN: join(scratch.dir, 'origin'),
-    CATALOG_STORE: join(scratch.dir, 'kvs.json'),
-    CATALOG_SOURCE: join(ROOT, 'fixtures', 'plans.json'),
-    CATALOG_BASE_URL: 'https://plans.example.com',
-    ...extra,
-  };
-}
+const env = (extra: Record<string, string> = {}) => localTargetEnv(scratch.dir, extra);
 
 async function publishFixtures(): Promise<string> {
   const published = await runCatalog(['publish'], { env: env() });

@@ -13,7 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_TEXT, hostileRows, shownText } from '../../builder/pages.testing.ts';
 import { PAGE_CSP } from '../../contract/index.ts';
 import { launchChromium } from '../../testing/chromium.ts';
-import { ROOT, runCatalog, type ServeProcess, scratchDir, startServe } from '../../testing/cli.ts';
+import {
+  localTargetEnv,
+  ROOT,
+  runCatalog,
+  type ServeProcess,
+  scratchDir,
+  startServe,
+} from '../../testing/cli.ts';
 import { MISSING_PLAN_ID, PAGE_PLAN_ID } from '../cases.ts';
 
 interface PageGlobals {
@@ -39,15 +46,15 @@ describe('plan pages from the local edge in Chromium', () => {
     const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as unknown[];
     const source = join(scratch.dir, 'source.json');
     await writeFile(source, JSON.stringify([...rows, ...hostileRows()]));
-    const env = {
-      CATALOG_ORIGIN: join(scratch.dir, 'origin'),
-      CATALOG_STORE: join(scratch.dir, 'kvs.json'),
-      CATALOG_SOURCE: source,
-      CATALOG_BASE_URL: 'https://plans.example.com',
-    };
+    const env = localTargetEnv(scratch.dir, { CATALOG_SOURCE: source });
     const published = await runCatalog(['publish'], { env });
     expect(published.code, published.stderr).toBe(0);
-    server = await startServe(['--origin', env.CATALOG_ORIGIN, '--store', env.CATALOG_STORE]);
+    server = await startServe([
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      join(scratch.dir, 'kvs.json'),
+    ]);
     context = await launchChromium(join(scratch.dir, 'profile'));
     // Nothing leaves the machine: every request but the edge's is refused.
     await context.route(
