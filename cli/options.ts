@@ -54,20 +54,20 @@ export function addSettings(command: Command, context: CommandName): Command {
   return command;
 }
 
-/** The raw value of a setting as the user gave it: a flag, its variable, or nothing. */
-function rawValue(command: Command, name: SettingName, env: NodeJS.ProcessEnv): RawValue | undefined {
+/** The environment a command reads its settings' variables from (the process's, or a test's). */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The raw value of a setting as the user gave it: a flag, else its variable (in `env`), else nothing. */
+function rawValue(command: Command, name: SettingName, env: Environment): RawValue | undefined {
   const flag = flagOf(name);
-  const variable = envOf(name);
-  if (flag === undefined) {
-    const value = variable === undefined ? undefined : env[variable];
-    return value === undefined || value === '' ? undefined : { value, from: 'env' };
+  if (flag !== undefined && command.getOptionValueSource(attributeOf(flag)) === 'cli') {
+    const value = command.getOptionValue(attributeOf(flag));
+    return { value: Array.isArray(value) ? value.join(',') : value, from: 'flag' };
   }
-  const key = attributeOf(flag);
-  const source = command.getOptionValueSource(key);
-  if (source === 'env' && variable !== undefined) return { value: env[variable], from: 'env' };
-  if (source !== 'cli') return undefined;
-  const value = command.getOptionValue(key);
-  return { value: Array.isArray(value) ? value.join(',') : value, from: 'flag' };
+  // Commander applies variables from the process's environment; the command's own `env` is the one read.
+  const variable = envOf(name);
+  const value = variable === undefined ? undefined : env[variable];
+  return value === undefined || value === '' ? undefined : { value, from: 'env' };
 }
 
 /**
@@ -77,7 +77,7 @@ function rawValue(command: Command, name: SettingName, env: NodeJS.ProcessEnv): 
 export function parseCommand<C extends CommandName>(
   command: Command,
   context: C,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Environment,
 ): SettingsIn<C> {
   return parseSettings(
     context,
@@ -87,9 +87,7 @@ export function parseCommand<C extends CommandName>(
 }
 
 /** Whether the user gave a setting at all (a flag or its variable), and which one; undefined when neither. */
-export function givenBy(command: Command, name: SettingName): 'flag' | 'env' | undefined {
-  const flag = flagOf(name);
-  if (flag === undefined) return envOf(name) && process.env[envOf(name) ?? ''] ? 'env' : undefined;
-  const source = command.getOptionValueSource(attributeOf(flag));
-  return source === 'cli' ? 'flag' : source === 'env' ? 'env' : undefined;
+export function givenBy(command: Command, name: SettingName, env: Environment): 'flag' | 'env' | undefined {
+  const from = rawValue(command, name, env)?.from;
+  return from === 'flag' || from === 'env' ? from : undefined;
 }

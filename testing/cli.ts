@@ -1,9 +1,9 @@
-/** Test helpers: run the real `catalog` command and make scratch directories. */
+/** Test helpers: run the `catalog` command (in this process, or as its own) and make scratch directories. */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
@@ -52,8 +52,8 @@ export function runProcess(
   });
 }
 
-/** Runs `catalog …args` to completion in the repository root. */
-export function runCatalog(
+/** Runs `catalog …args` as its own process (`bin/catalog.js`) to completion, in `cwd` (default: the repository root). */
+export function runCatalogProcess(
   args: readonly string[],
   options: { env?: Record<string, string>; cwd?: string; input?: string } = {},
 ): Promise<CliResult> {
@@ -62,6 +62,56 @@ export function runCatalog(
     env: cleanEnv(options.env ?? {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
   });
+}
+
+/** Runs the `catalog` program in this process (registered by the command line's test setup). */
+export type InProcessCatalog = (
+  argv: readonly string[],
+  options: { readonly env: NodeJS.ProcessEnv; readonly input?: string },
+) => Promise<CliResult & { readonly code: number }>;
+
+let inProcessCatalog: InProcessCatalog | undefined;
+
+/** Called by cli/vitest.setup.ts: {@link runCatalog} then runs commands in-process. */
+export function useInProcessCatalog(run: InProcessCatalog): void {
+  inProcessCatalog = run;
+}
+
+/** The environment of the in-process runs under way, and how many there are. */
+let inProcess: { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; runs: number } | undefined;
+
+/**
+ * Runs `catalog …args` to completion — in this process when the test setup registered the command line (the
+ * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin and
+ * environment), else as a process. While an in-process run goes on, `process.env` is its environment too,
+ * because the AWS SDK reads credentials, region and endpoints from there; runs at the same time must share one
+ * environment. A run in another directory than the repository root needs a process ({@link runCatalogProcess}),
+ * as do the long-running commands ({@link startCatalog}).
+ */
+export async function runCatalog(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string; input?: string } = {},
+): Promise<CliResult> {
+  const run = inProcessCatalog;
+  if (!run || (options.cwd !== undefined && resolve(options.cwd) !== resolve(ROOT)))
+    return runCatalogProcess(args, options);
+  const env = cleanEnv({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(options.env ?? {}) });
+  if (inProcess && JSON.stringify(inProcess.env) !== JSON.stringify(env))
+    throw new Error(
+      'runCatalog: in-process runs at the same time need the same environment (use runCatalogProcess)',
+    );
+  inProcess ??= { env, saved: process.env, runs: 0 };
+  inProcess.runs += 1;
+  process.env = inProcess.env;
+  try {
+    return await run(args, { env, ...(options.input !== undefined ? { input: options.input } : {}) });
+  } finally {
+    inProcess.runs -= 1;
+    if (inProcess.runs === 0) {
+      process.env = inProcess.saved;
+      inProcess = undefined;
+    }
+  }
 }
 
 /** Creates a scratch directory and returns it with a function that removes it. */

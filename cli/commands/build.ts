@@ -1,10 +1,8 @@
 /** `catalog build`: builds from the source and writes one build's files into a directory. */
 import type { Command } from 'commander';
 import type { BuildResult } from '../../builder/build.ts';
+import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-
-/** Writes one line to stderr: what a command did (stdout is kept for machine output). */
-export const note = (line: string) => process.stderr.write(`${line}\n`);
 
 /** The one human summary of a build, for stderr. */
 export function describeBuild(result: BuildResult, where: string, ms: number): string {
@@ -21,7 +19,8 @@ export function describeBuild(result: BuildResult, where: string, ms: number): s
   ].join('\n');
 }
 
-export function registerBuild(program: Command): void {
+export function registerBuild(program: Command, io: CliIO): void {
+  const note = noter(io);
   const command = program
     .command('build')
     .description(
@@ -29,7 +28,7 @@ export function registerBuild(program: Command): void {
     );
   addSettings(command, 'build').action(async () => {
     const started = performance.now();
-    const settings = parseCommand(command, 'build');
+    const settings = parseCommand(command, 'build', io.env);
     const { build, writeFlatBuild } = await import('../../app/run.ts');
     const result = await build(settings, new Date(), note);
     await writeFlatBuild(settings.out, result);

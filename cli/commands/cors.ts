@@ -5,11 +5,12 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../contract/errors.ts';
 import { originProblem } from '../../keys/cors.ts';
+import { type CliIO, noter } from '../io.ts';
 import { addSettings } from '../options.ts';
-import { note } from './build.ts';
 import { openStore } from './keys.ts';
 
-export function registerCors(program: Command): void {
+export function registerCors(program: Command, io: CliIO): void {
+  const note = noter(io);
   const cors = program
     .command('cors')
     .description('Manage the one origin browsers may read the API from (off unless set).');
@@ -24,7 +25,7 @@ export function registerCors(program: Command): void {
   set.action(async (origin: string) => {
     const problem = originProblem(origin);
     if (problem !== undefined) throw new ConfigError(`ORIGIN ${JSON.stringify(origin)}: ${problem}`);
-    const { store, takesEffect } = await openStore(set, 'cors-set');
+    const { store, takesEffect } = await openStore(io, set, 'cors-set');
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store, origin);
     if (previous === origin) {
@@ -40,7 +41,7 @@ export function registerCors(program: Command): void {
     'cors-clear',
   );
   clear.action(async () => {
-    const { store, takesEffect } = await openStore(clear, 'cors-clear');
+    const { store, takesEffect } = await openStore(io, clear, 'cors-clear');
     const { clearCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await clearCorsOrigin(store);
     if (previous === undefined) {
@@ -56,10 +57,10 @@ export function registerCors(program: Command): void {
     'cors-show',
   );
   show.action(async () => {
-    const { store } = await openStore(show, 'cors-show');
+    const { store } = await openStore(io, show, 'cors-show');
     const { showCorsOrigin } = await import('../../keys/cors.ts');
     const origin = await showCorsOrigin(store);
     if (origin === undefined) note(`CORS is off: no origin is set in ${store.name}`);
-    else process.stdout.write(`${origin}\n`);
+    else io.stdout(`${origin}\n`);
   });
 }

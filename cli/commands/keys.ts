@@ -10,19 +10,23 @@ import { KEY_PREFIX } from '../../keys/keys.ts';
 import type { ExpiryChange, KeyListing } from '../../keys/rules.ts';
 import type { KeyValueStore } from '../../keys/store.ts';
 import { parseWhen } from '../../keys/time.ts';
+import { type CliIO, noter } from '../io.ts';
 import { addSettings, givenBy, parseCommand } from '../options.ts';
-import { note } from './build.ts';
 
 /**
  * Opens the store a command's settings name. A flag beats an environment variable, which beats the default
  * file; the same level naming both a file and a KVS ARN is an error. The KVS client is built here, once.
  */
-export async function openStore(command: Command, context: CommandName & `${'keys' | 'cors'}-${string}`) {
-  const settings = parseCommand(command, context) as { store: string; kvsArn?: string | undefined };
-  const warn = (message: string) => process.stderr.write(`catalog: warning: ${message}\n`);
+export async function openStore(
+  io: CliIO,
+  command: Command,
+  context: CommandName & `${'keys' | 'cors'}-${string}`,
+) {
+  const settings = parseCommand(command, context, io.env) as { store: string; kvsArn?: string | undefined };
+  const warn = (message: string) => io.stderr(`catalog: warning: ${message}\n`);
   if (settings.kvsArn !== undefined) {
     const rank = (name: 'store' | 'kvsArn') => {
-      const given = givenBy(command, name);
+      const given = givenBy(command, name, io.env);
       return given === 'flag' ? 2 : given === 'env' ? 1 : 0;
     };
     const [storeRank, arnRank] = [rank('store'), rank('kvsArn')];
@@ -88,22 +92,23 @@ export function formatKeyTable(rows: readonly KeyListing[]): string {
 }
 
 /** ` (from CATALOG_X)` when a value came from the environment: a command says whose keys it touches. */
-function fromEnv(command: Command, name: 'partner' | 'keyId'): string {
-  return givenBy(command, name) === 'env'
+function fromEnv(io: CliIO, command: Command, name: 'partner' | 'keyId'): string {
+  return givenBy(command, name, io.env) === 'env'
     ? ` (from ${name === 'partner' ? 'CATALOG_PARTNER' : 'CATALOG_KEY_ID'})`
     : '';
 }
 
 /** `--expires WHEN` relative to now: a time in the future, or a duration from now. */
-function expiryOf(command: Command, text: string | undefined, now: Date): Date | undefined {
+function expiryOf(io: CliIO, command: Command, text: string | undefined, now: Date): Date | undefined {
   if (text === undefined) return undefined;
   const when = parseWhen(text, now);
   if (typeof when !== 'string') return when;
-  const label = givenBy(command, 'expires') === 'env' ? 'CATALOG_EXPIRES' : '--expires';
+  const label = givenBy(command, 'expires', io.env) === 'env' ? 'CATALOG_EXPIRES' : '--expires';
   throw new ConfigError(`${label} ${JSON.stringify(text)}: ${when}`);
 }
 
-export function registerKeys(program: Command): void {
+export function registerKeys(program: Command, io: CliIO): void {
+  const note = noter(io);
   const keys = program
     .command('keys')
     .description('Manage partner API keys (only their SHA-256 hashes are stored).');
@@ -113,19 +118,19 @@ export function registerKeys(program: Command): void {
     .description('Issue a key for a partner and print it, alone, on stdout. It is shown only this once.');
   addSettings(issue, 'keys-issue').action(async () => {
     const now = new Date();
-    const settings = parseCommand(issue, 'keys-issue');
-    const expires = expiryOf(issue, settings.expires, now);
-    const { store, takesEffect } = await openStore(issue, 'keys-issue');
+    const settings = parseCommand(issue, 'keys-issue', io.env);
+    const expires = expiryOf(io, issue, settings.expires, now);
+    const { store, takesEffect } = await openStore(io, issue, 'keys-issue');
     const { issueKey } = await import('../../keys/manage.ts');
     const issued = await issueKey(store, {
       partner: settings.partner,
       now,
       ...(expires ? { expires } : {}),
     });
-    process.stdout.write(`${issued.key}\n`);
+    io.stdout(`${issued.key}\n`);
     const expiring = expires ? `, expiring ${shortTime(expires.toISOString())}` : '';
     note(
-      `issued key ${issued.id} for ${settings.partner}${fromEnv(issue, 'partner')}${expiring} in ${store.name}; it is not shown again`,
+      `issued key ${issued.id} for ${settings.partner}${fromEnv(io, issue, 'partner')}${expiring} in ${store.name}; it is not shown again`,
     );
     note(`${takesEffect}.`);
   });
@@ -136,14 +141,14 @@ export function registerKeys(program: Command): void {
       "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
     );
   addSettings(rotate, 'keys-rotate').action(async () => {
-    const settings = parseCommand(rotate, 'keys-rotate');
+    const settings = parseCommand(rotate, 'keys-rotate', io.env);
     const now = new Date();
-    const { store, takesEffect } = await openStore(rotate, 'keys-rotate');
+    const { store, takesEffect } = await openStore(io, rotate, 'keys-rotate');
     const { rotateKey } = await import('../../keys/manage.ts');
     const rotated = await rotateKey(store, { partner: settings.partner, graceMs: settings.grace, now });
-    process.stdout.write(`${rotated.issued.key}\n`);
+    io.stdout(`${rotated.issued.key}\n`);
     note(
-      `issued key ${rotated.issued.id} for ${settings.partner}${fromEnv(rotate, 'partner')} in ${store.name}; it is not shown again`,
+      `issued key ${rotated.issued.id} for ${settings.partner}${fromEnv(io, rotate, 'partner')} in ${store.name}; it is not shown again`,
     );
     for (const change of rotated.old) note(describeExpiry(change));
     note(`${takesEffect}.`);
@@ -160,16 +165,17 @@ export function registerKeys(program: Command): void {
         '--key-id: that is a key, not a key id; never put a key on a command line. Its id is the first 12 hex digits of its SHA-256 (see keys/README.md)',
       );
     }
-    if (givenBy(revoke, 'partner') === 'flag' && givenBy(revoke, 'keyId') === 'flag')
+    if (givenBy(revoke, 'partner', io.env) === 'flag' && givenBy(revoke, 'keyId', io.env) === 'flag')
       throw new ConfigError("option '--partner <label>' cannot be used with option '--key-id <id>'");
-    const settings = parseCommand(revoke, 'keys-revoke');
+    const settings = parseCommand(revoke, 'keys-revoke', io.env);
     if (settings.partner === undefined && settings.keyId === undefined) {
       throw new ConfigError('give --partner LABEL or --key-id ID');
     }
     const now = new Date();
-    const { store, takesEffect } = await openStore(revoke, 'keys-revoke');
+    const { store, takesEffect } = await openStore(io, revoke, 'keys-revoke');
     const { revokeKeys } = await import('../../keys/manage.ts');
-    const source = settings.partner !== undefined ? fromEnv(revoke, 'partner') : fromEnv(revoke, 'keyId');
+    const source =
+      settings.partner !== undefined ? fromEnv(io, revoke, 'partner') : fromEnv(io, revoke, 'keyId');
     if (source)
       note(
         `revoking ${settings.partner !== undefined ? `partner ${settings.partner}` : `key ${settings.keyId}`}${source}`,
@@ -198,16 +204,16 @@ export function registerKeys(program: Command): void {
     .command('list')
     .description('List the keys: partner, key id, created, expires, status. Never shows a key.');
   addSettings(list, 'keys-list').action(async () => {
-    const settings = parseCommand(list, 'keys-list');
-    const { store } = await openStore(list, 'keys-list');
+    const settings = parseCommand(list, 'keys-list', io.env);
+    const { store } = await openStore(io, list, 'keys-list');
     const { listKeys } = await import('../../keys/manage.ts');
     const rows = await listKeys(store, new Date());
     if (settings.json) {
-      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
     } else if (rows.length === 0) {
       note(`no keys in ${store.name}`);
     } else {
-      process.stdout.write(`${formatKeyTable(rows)}\n`);
+      io.stdout(`${formatKeyTable(rows)}\n`);
     }
   });
 }

@@ -1,18 +1,19 @@
 /** `catalog proxy`: the reference partner proxy (partner/proxy.ts) in front of a catalog service. */
 import type { Command } from 'commander';
+import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-import { note } from './build.ts';
+import { jsonLines } from './serve.ts';
 
-const logLine = (entry: object) => process.stderr.write(`${JSON.stringify(entry)}\n`);
-
-export function registerProxy(program: Command): void {
+export function registerProxy(program: Command, io: CliIO): void {
+  const note = noter(io);
+  const logLine = jsonLines(io);
   const command = program
     .command('proxy')
     .description(
       "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, and GET /healthz.",
     );
   addSettings(command, 'proxy').action(async () => {
-    const settings = parseCommand(command, 'proxy');
+    const settings = parseCommand(command, 'proxy', io.env);
     const { startProxy } = await import('../../partner/proxy.ts');
     const proxy = await startProxy({
       upstream: settings.upstream,
@@ -23,11 +24,9 @@ export function registerProxy(program: Command): void {
       log: logLine,
     });
     note(`catalog proxy: listening on ${proxy.url} (upstream ${settings.upstream})`);
-    const stop = (signal: string) => {
+    io.onStop((signal) => {
       logLine({ time: new Date().toISOString(), message: `${signal}: shutting down` });
-      proxy.close().then(() => process.exit(0));
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+      return proxy.close();
+    });
   });
 }

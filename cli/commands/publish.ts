@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
+import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-import { note } from './build.ts';
 
 /** Pads the columns of a table of strings. */
 export function table(rows: readonly (readonly string[])[]): string {
@@ -33,14 +33,15 @@ async function targetOf(
   });
 }
 
-export function registerPublish(program: Command): void {
+export function registerPublish(program: Command, io: CliIO): void {
+  const note = noter(io);
   const publish = program
     .command('publish')
     .description(
       'Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line.',
     );
   addSettings(publish, 'publish').action(async () => {
-    const settings = parseCommand(publish, 'publish');
+    const settings = parseCommand(publish, 'publish', io.env);
     const target = await targetOf(settings);
     const run = await import('../../app/run.ts');
     const { summary } = await run.publish(settings, target, {
@@ -51,14 +52,14 @@ export function registerPublish(program: Command): void {
     });
     const { renderMessage } = await import('../../app/settings/index.ts');
     if (summary.reason) note(renderMessage(`${summary.result}: ${summary.reason}`, 'cli'));
-    process.stdout.write(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
+    io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
   });
 
   const builds = program
     .command('builds')
     .description('List the builds at the origin, newest first, marking the live and the pinned one.');
   addSettings(builds, 'builds').action(async () => {
-    const settings = parseCommand(builds, 'builds');
+    const settings = parseCommand(builds, 'builds', io.env);
     const run = await import('../../app/run.ts');
     const target = await targetOf(settings);
     const { builds: rows, flat } = await run.builds(target);
@@ -78,7 +79,7 @@ export function registerPublish(program: Command): void {
           notes(row),
         ]),
       ];
-      process.stdout.write(`${table(lines)}\n`);
+      io.stdout(`${table(lines)}\n`);
     }
     if (flat.length > 0)
       note(
@@ -92,29 +93,29 @@ export function registerPublish(program: Command): void {
       'Make an earlier build live (seconds, no copying) and pin it there until catalog unpin. Prints one JSON line.',
     );
   addSettings(rollback, 'rollback').action(async () => {
-    const settings = parseCommand(rollback, 'rollback');
+    const settings = parseCommand(rollback, 'rollback', io.env);
     const run = await import('../../app/run.ts');
     const summary = await run.rollback(settings, await targetOf(settings), new Date());
     note(`${summary.buildId} is live and pinned: publishing moves nothing until catalog unpin`);
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    io.stdout(`${JSON.stringify(summary)}\n`);
   });
 
   const unpin = program
     .command('unpin')
     .description("Remove a rollback's pin, so the next publish goes live again. Prints one JSON line.");
   addSettings(unpin, 'unpin').action(async () => {
-    const settings = parseCommand(unpin, 'unpin');
+    const settings = parseCommand(unpin, 'unpin', io.env);
     const run = await import('../../app/run.ts');
     const summary = await run.unpin(await targetOf(settings));
     note(summary.unpinned ? `unpinned ${summary.unpinned.build}` : 'nothing was pinned');
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    io.stdout(`${JSON.stringify(summary)}\n`);
   });
 
   const rebuild = program
     .command('rebuild')
     .description('Invoke the deployed builder function now and print its summary (manual rebuild).');
   addSettings(rebuild, 'rebuild').action(async () => {
-    const settings = parseCommand(rebuild, 'rebuild');
+    const settings = parseCommand(rebuild, 'rebuild', io.env);
     const [{ createLambdaClient }, { invokeBuilder }] = await Promise.all([
       import('../../app/clients.ts'),
       import('../../lambda/invoke.ts'),
@@ -124,6 +125,6 @@ export function registerPublish(program: Command): void {
       settings.function,
       settings.force ? { force: true } : {},
     );
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    io.stdout(`${JSON.stringify(summary)}\n`);
   });
 }

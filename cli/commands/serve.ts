@@ -1,37 +1,40 @@
 /** `catalog serve` and `catalog start`: the local stack (app/local.ts) on 127.0.0.1. */
 import type { Command } from 'commander';
 import type { RunningEdge } from '../../app/local.ts';
+import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-import { note } from './build.ts';
 
-const logLine = (entry: object) => process.stderr.write(`${JSON.stringify(entry)}\n`);
-
-/** SIGINT and SIGTERM stop the edge gracefully, then the process. */
-function stopOnSignals(edge: RunningEdge): void {
-  const stop = (signal: string) => {
-    logLine({ time: new Date().toISOString(), message: `${signal}: shutting down` });
-    edge.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+/** One JSON log line on stderr (the access log, and what the edge says about itself). */
+export function jsonLines(io: CliIO): (entry: object) => void {
+  return (entry) => io.stderr(`${JSON.stringify(entry)}\n`);
 }
 
-export function registerServe(program: Command): void {
+/** A stop (SIGINT or SIGTERM in a process) shuts the edge down gracefully. */
+function stopOnSignals(io: CliIO, edge: RunningEdge): void {
+  io.onStop((signal) => {
+    jsonLines(io)({ time: new Date().toISOString(), message: `${signal}: shutting down` });
+    return edge.close();
+  });
+}
+
+export function registerServe(program: Command, io: CliIO): void {
+  const note = noter(io);
   const command = program
     .command('serve')
     .description(
       'Run the local edge: the built CloudFront Functions in front of an origin directory or bucket.',
     );
   addSettings(command, 'serve').action(async () => {
-    const settings = parseCommand(command, 'serve');
+    const settings = parseCommand(command, 'serve', io.env);
     const { serveLocal } = await import('../../app/local.ts');
-    const edge = await serveLocal(settings, logLine);
+    const edge = await serveLocal(settings, jsonLines(io));
     note(`catalog serve: listening on ${edge.url}`);
-    stopOnSignals(edge);
+    stopOnSignals(io, edge);
   });
 }
 
-export function registerStart(program: Command): void {
+export function registerStart(program: Command, io: CliIO): void {
+  const note = noter(io);
   const command = program
     .command('start')
     .description(
@@ -39,14 +42,14 @@ export function registerStart(program: Command): void {
     );
   addSettings(command, 'start').action(async () => {
     const started = performance.now();
-    const { port, host } = parseCommand(command, 'start');
+    const { port, host } = parseCommand(command, 'start', io.env);
     const local = await import('../../app/local.ts');
     const { edge, key, summary, samplePage } = await local.startLocalStack({
       host,
       port,
       now: new Date(),
       report: note,
-      log: logLine,
+      log: jsonLines(io),
     });
     note(
       summary.result === 'published'
@@ -64,6 +67,6 @@ export function registerStart(program: Command): void {
         '',
       ].join('\n'),
     );
-    stopOnSignals(edge);
+    stopOnSignals(io, edge);
   });
 }

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { StatusReport } from '../../app/status.ts';
+import { type CliIO, CommandExit } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 import { table } from './publish.ts';
 
@@ -69,14 +70,14 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
   return table(rows.map(([label, value]) => [(label ?? '').toUpperCase(), value ?? '']));
 }
 
-export function registerStatus(program: Command): void {
+export function registerStatus(program: Command, io: CliIO): void {
   const command = program
     .command('status')
     .description(
       'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.',
     );
   addSettings(command, 'status').action(async () => {
-    const settings = parseCommand(command, 'status');
+    const settings = parseCommand(command, 'status', io.env);
     const [run, status, { renderMessage }] = await Promise.all([
       import('../../app/run.ts'),
       import('../../app/status.ts'),
@@ -94,13 +95,13 @@ export function registerStatus(program: Command): void {
         message: renderMessage(problem.message, 'cli'),
       })),
     };
-    process.stdout.write(
+    io.stdout(
       settings.json ? `${JSON.stringify(rendered)}\n` : `${formatStatus(rendered, status.formatAge)}\n`,
     );
     if (rendered.health !== 'healthy')
-      process.stderr.write(
+      io.stderr(
         `catalog: ${rendered.health}: ${rendered.problems.map((problem) => problem.message).join('; ')}\n`,
       );
-    process.exitCode = rendered.exitCode;
+    if (rendered.exitCode !== 0) throw new CommandExit(rendered.exitCode);
   });
 }

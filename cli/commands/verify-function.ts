@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { CatalogError, ConfigError } from '../../contract/errors.ts';
 import { KEY_PATTERN } from '../../keys/keys.ts';
+import type { CliIO } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
 /** Splits `--key` values (repeated) and the variable's list (commas or whitespace) into keys. */
@@ -23,7 +24,7 @@ function checkKey(label: string, key: string): string {
   return key;
 }
 
-export function registerVerifyFunction(program: Command): void {
+export function registerVerifyFunction(program: Command, io: CliIO): void {
   const command = program
     .command('verify-function')
     .description(
@@ -32,7 +33,7 @@ export function registerVerifyFunction(program: Command): void {
   addSettings(command, 'verify-function');
 
   command.action(async () => {
-    const flags = parseCommand(command, 'verify-function');
+    const flags = parseCommand(command, 'verify-function', io.env);
     const name = flags.viewerRequestFunction;
     const valid = splitKeys(flags.key).map((key, i) => checkKey(`--key #${i + 1}`, key));
     const expired = flags.expiredKey === undefined ? undefined : checkKey('--expired-key', flags.expiredKey);
@@ -55,7 +56,7 @@ export function registerVerifyFunction(program: Command): void {
           ...(revoked !== undefined ? { revoked } : {}),
         },
       });
-      process.stdout.write(verify.formatReport(report));
+      io.stdout(verify.formatReport(report));
       const failed = report.cases.filter((c) => c.verdict === 'fail');
       if (failed.length > 0) {
         const names = failed.map((c) => `"${c.name}"`);

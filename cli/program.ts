@@ -1,0 +1,62 @@
+/**
+ * The `catalog` program: every command registered on one commander program that writes through a
+ * {@link CliIO}, and {@link runCli}, which runs it on an argument list and returns the exit code. main.ts runs
+ * it for the real process; tests run it in-process with their own streams and environment.
+ */
+import { Command, CommanderError } from 'commander';
+import { CatalogError } from '../contract/errors.ts';
+import { registerBuild } from './commands/build.ts';
+import { registerCors } from './commands/cors.ts';
+import { registerKeys } from './commands/keys.ts';
+import { registerProxy } from './commands/proxy.ts';
+import { registerPublish } from './commands/publish.ts';
+import { registerServe, registerStart } from './commands/serve.ts';
+import { registerStatus } from './commands/status.ts';
+import { registerVerifyFunction } from './commands/verify-function.ts';
+import { type CliIO, CommandExit } from './io.ts';
+
+/** A new program whose commands read and write through `io` (commander keeps state: one per run). */
+export function createProgram(io: CliIO): Command {
+  const program = new Command('catalog')
+    .description('Build, serve and publish the training plan catalog.')
+    .configureOutput({
+      writeOut: (text) => io.stdout(text),
+      writeErr: (text) => io.stderr(text),
+    })
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride();
+  registerBuild(program, io);
+  registerServe(program, io);
+  registerKeys(program, io);
+  registerCors(program, io);
+  registerStart(program, io);
+  registerPublish(program, io);
+  registerVerifyFunction(program, io);
+  registerProxy(program, io);
+  registerStatus(program, io);
+  return program;
+}
+
+/**
+ * Runs `catalog …argv` (the words after the program name) and resolves with its exit code: 0, the code a
+ * command ended with, commander's for a usage error (its message already printed), or 1 with one line on
+ * stderr saying why. A long-running command resolves once it is serving.
+ */
+export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+  try {
+    await createProgram(io).parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommandExit) return error.code;
+    // Commander has printed its message (or the help) already.
+    if (error instanceof CommanderError) return error.exitCode;
+    const { renderMessage } = await import('../app/settings/index.ts');
+    const { describeCause } = await import('../contract/errors.ts');
+    const message =
+      error instanceof CatalogError ? error.message : `unexpected error: ${describeCause(error)}`;
+    io.stderr(`catalog: ${renderMessage(message, 'cli').replace(/\s*\n\s*/g, ' ')}\n`);
+    if (!(error instanceof CatalogError) && io.env.CATALOG_DEBUG)
+      io.stderr(`${(error as Error)?.stack ?? String(error)}\n`);
+    return 1;
+  }
+}
