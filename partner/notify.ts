@@ -74,7 +74,7 @@ class AttemptError extends Error {
   }
 }
 
-/** Checks a notify URL: `http(s)://…` with a host; returns why not, or undefined. */
+/** Checks a notify URL: `http(s)://…`, no `user:password@`, no fragment; returns why not, or undefined. */
 export function notifyUrlProblem(url: string): string | undefined {
   let parsed: URL;
   try {
@@ -83,7 +83,9 @@ export function notifyUrlProblem(url: string): string | undefined {
     return 'must be an absolute http(s):// URL';
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be an http(s):// URL';
-  if (parsed.hash !== '') return 'must not have a #fragment';
+  if (parsed.username !== '' || parsed.password !== '')
+    return 'must not hold user:password@ (put a secret in the path or the query)';
+  if (url.includes('#')) return 'must not have a #fragment';
   return undefined;
 }
 
