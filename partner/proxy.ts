@@ -294,6 +294,7 @@ export class CatalogProxy {
 
   async #refresh(): Promise<RefreshRecord> {
     const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
     const at = new Date();
     const result = await this.#client.fetch(this.#copy?.etag);
     let record: RefreshRecord;
@@ -312,7 +313,7 @@ export class CatalogProxy {
         outcome: 'failed',
         status: 200,
         error: `the service answered an empty catalog where the copy has ${previous?.catalog.plans.length} plans: the copy is kept until the next refresh confirms it`,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: took(),
       };
     } else if (result.kind === 'fetched') {
       this.#emptyAnswers = 0;
@@ -337,7 +338,7 @@ export class CatalogProxy {
         at: at.toISOString(),
         outcome: 'fetched',
         status: 200,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: took(),
       };
       freshFor = result.freshForSeconds;
     } else if (result.kind === 'not-modified' && this.#copy) {
@@ -346,7 +347,7 @@ export class CatalogProxy {
         at: at.toISOString(),
         outcome: 'not-modified',
         status: 304,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: took(),
       };
       freshFor = result.freshForSeconds;
     } else {
@@ -359,7 +360,7 @@ export class CatalogProxy {
           ? { problemType: failure.problemType }
           : {}),
         error: failure.error,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: took(),
       };
     }
     this.#lastRefresh = record;
