@@ -681,9 +681,36 @@ export const SETTINGS = {
   }),
   cacheFile: setting({
     kind: text('file'),
-    description: "file holding the proxy's last good copy, so a restart does not start empty",
+    description:
+      "file holding the proxy's last good copy and its change history, so a restart does not start empty",
     default: '.catalog/proxy-cache.json',
     use: { proxy: 'default' },
+  }),
+  refreshSeconds: setting({
+    kind: integer(5, 86_400, 'seconds'),
+    description:
+      "seconds between the proxy's refreshes, at least 5 (default: as long as the service's Cache-Control max-age says, 300 today)",
+    use: { proxy: 'optional' },
+  }),
+  changesKept: setting({
+    kind: integer(1, 10_000, 'n'),
+    description:
+      'how many change sets the proxy keeps for GET /changes?since=N (older ones answer 410: resync from /plans.json)',
+    default: 100,
+    use: { proxy: 'default' },
+  }),
+  notify: setting({
+    kind: text(
+      'url',
+      z.string().regex(/^https?:\/\/[^\s/?#@]+(?:[/?][^\s#]*)?$/, {
+        error: 'must be an http(s):// URL without user:password@ or a #fragment',
+      }),
+    ),
+    description:
+      "URL of the partner's application the proxy POSTs each new change set to (JSON), retried with back-off until it answers 2xx",
+    env: 'CATALOG_NOTIFY_URL',
+    redact: redactUrl,
+    use: { proxy: 'optional' },
   }),
 
   // -------------------------------------------------------------------------------------------------------
