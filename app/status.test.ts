@@ -196,13 +196,23 @@ describe('the judgement', () => {
         live: {
           kind: 'unreadable',
           id: LIVE,
-          reason: `builds/${LIVE}/manifest.json is missing or unreadable`,
+          reason: `no readable builds/${LIVE}/manifest.json at s3://catalog-origin`,
         },
       }),
     );
     expect(messages(missing)).toEqual([
-      `broken: build:live names ${LIVE}, but builds/${LIVE}/manifest.json is missing or unreadable at s3://catalog-origin; run catalog rollback --to a good build, or catalog publish`,
+      `broken: build:live names ${LIVE}, which the edge cannot serve (no readable builds/${LIVE}/manifest.json at s3://catalog-origin): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
     ]);
+    const garbage = judge(
+      facts({
+        entries: new Map([[KVS_LIVE_BUILD, '../..\nbuild']]),
+        live: { kind: 'unreadable', id: '../..\nbuild', reason: 'not a build id' },
+      }),
+    );
+    expect(garbage).toMatchObject({ health: 'broken', exitCode: 2, live: { buildId: '../..\nbuild' } });
+    expect(messages(garbage)[0]).toBe(
+      'broken: build:live names "../..\\nbuild", which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish',
+    );
     const flat = judge(facts({ entries: new Map(), live: { kind: 'flat', plans: 44 }, lastRun: null }));
     expect(flat).toMatchObject({ health: 'degraded', live: { state: 'flat', plans: 44 } });
   });
@@ -297,4 +307,27 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
     });
     expect(broken.problems[0]?.message).toContain('catalog-strength.json.br is missing');
   });
+
+  it.each(['../..', 'x\ny', ''])(
+    'is broken (exit 2), not a read failure, when build:live is %j: no build the edge can serve',
+    async (value) => {
+      await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+        now: now(),
+        force: false,
+        report: () => {},
+      });
+      await under.target.kvs.update((entries) => {
+        entries.set(KVS_LIVE_BUILD, value);
+      });
+      const report = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
+      expect(report).toMatchObject({
+        health: 'broken',
+        exitCode: 2,
+        live: { state: 'unreadable', buildId: value },
+      });
+      expect(report.problems[0]?.message).toBe(
+        `build:live names ${JSON.stringify(value)}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
+      );
+    },
+  );
 });

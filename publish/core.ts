@@ -8,6 +8,7 @@ import { settingRef } from '../contract/errors.ts';
 import { BUILD_ID_PATTERN, BUILDS_PREFIX, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
 import type { GuardName } from './errors.ts';
 import type { StoredObject } from './origin.ts';
+import { shownValue } from './pointer.ts';
 
 /** The key at the origin of a build's object. */
 export function buildKey(buildId: string, key: string): string {
@@ -48,7 +49,7 @@ export type LiveCatalog =
       readonly manifest: Manifest;
       readonly damage: readonly string[];
     }
-  /** A build id is live but its manifest cannot be read. */
+  /** The pointer names no build the edge can serve: not a build id, or one whose manifest cannot be read. */
   | { readonly kind: 'unreadable'; readonly id: string; readonly reason: string }
   /** No build is live; the origin's root holds the flat objects from before builds, with this many plans. */
   | { readonly kind: 'flat'; readonly plans: number | null }
@@ -87,7 +88,8 @@ export function livePlans(live: LiveCatalog): number | null {
 }
 
 function liveName(live: LiveCatalog): string {
-  if (live.kind === 'build' || live.kind === 'unreadable') return `live build ${live.id}`;
+  if (live.kind === 'build') return `live build ${live.id}`;
+  if (live.kind === 'unreadable') return `live build ${shownValue(live.id)}`;
   return 'the live catalog';
 }
 

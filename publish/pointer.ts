@@ -31,7 +31,7 @@ export class PointerMovedError extends CatalogError {
   readonly winner: string | null;
   constructor(store: string, expected: string | null, winner: string | null) {
     super(
-      `${store}: the live build moved from ${expected ?? '(none)'} to ${winner ?? '(none)'} while this publish ran; ${winner ?? 'that build'} stays live and this build was not published`,
+      `${store}: the live build moved from ${expected === null ? '(none)' : shownValue(expected)} to ${winner === null ? '(none)' : shownValue(winner)} while this publish ran; ${winner === null ? 'that build' : shownValue(winner)} stays live and this build was not published`,
     );
     this.winner = winner;
   }
@@ -47,6 +47,19 @@ export class PinnedError extends CatalogError {
   }
 }
 
+/** The longest part of a stored value a message quotes. */
+const SHOWN_MAX = 80;
+
+/**
+ * A value of the store as a message shows it: a build id as it is; anything else JSON-quoted, so that a
+ * newline or a control character cannot break the one-line message, and cut to {@link SHOWN_MAX} characters.
+ */
+export function shownValue(value: string): string {
+  if (BUILD_ID_PATTERN.test(value)) return value;
+  const json = JSON.stringify(value.length > SHOWN_MAX ? value.slice(0, SHOWN_MAX) : value);
+  return json.length > SHOWN_MAX + 2 ? `${json.slice(0, SHOWN_MAX - 1)}..."` : json;
+}
+
 /** The pointer in a set of entries; a pin that cannot be read counts as a pin (to the live build). */
 export function pointerOf(entries: ReadonlyMap<string, string>): Pointer {
   const live = entries.get(KVS_LIVE_BUILD) ?? null;
@@ -60,7 +73,7 @@ export function pointerOf(entries: ReadonlyMap<string, string>): Pointer {
         build: live ?? '',
         at: new Date(0).toISOString(),
         by: 'unknown',
-        reason: `unreadable pin ${raw}`,
+        reason: `unreadable pin ${shownValue(raw)}`,
       };
     }
   }

@@ -163,6 +163,17 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
   });
 
+  it('replaces a pointer that names no build (a hand-edited "../..") with a fresh build, saying so', async () => {
+    await publishBuild(await build(), target, options());
+    await target.kvs.update((entries) => entries.set(KVS_LIVE_BUILD, '../..'));
+    const repaired = await publishBuild(await build(), target, options());
+    expect(repaired).toMatchObject({ result: 'published', previousBuildId: '../..' });
+    expect(repaired.warnings).toEqual([
+      'build:live names "../.." (not a build id): a fresh build replaces it',
+    ]);
+    expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
+  });
+
   it('rolls back by moving the pointer and pinning it; a publish while pinned moves nothing until unpin', async () => {
     const first = await publishBuild(await build(rows.slice(0, 40)), target, options());
     const second = await publishBuild(await build(), target, options());

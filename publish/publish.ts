@@ -8,7 +8,7 @@
 import pLimit from 'p-limit';
 import type { BuildObject, BuildResult, Manifest } from '../builder/build.ts';
 import { describeCause, StoreError } from '../contract/errors.ts';
-import { type Discipline, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
+import { BUILD_ID_PATTERN, type Discipline, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 import {
   buildKey,
@@ -34,6 +34,7 @@ import {
   type Pointer,
   pinPointer,
   readPointer,
+  shownValue,
   unpinPointer,
 } from './pointer.ts';
 
@@ -117,12 +118,20 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
-/** The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. */
+/**
+ * The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. A pointer
+ * the edge cannot serve (not a build id, or a build without a readable manifest) is `unreadable`.
+ */
 export async function readLive(origin: OriginStore, live: string | null): Promise<LiveCatalog> {
   if (live !== null) {
+    if (!BUILD_ID_PATTERN.test(live)) return { kind: 'unreadable', id: live, reason: 'not a build id' };
     const manifest = await readManifest(origin, live);
     if (!manifest)
-      return { kind: 'unreadable', id: live, reason: `${buildKey(live, MANIFEST)} is missing or unreadable` };
+      return {
+        kind: 'unreadable',
+        id: live,
+        reason: `no readable ${buildKey(live, MANIFEST)} at ${origin.name}`,
+      };
     return { kind: 'build', id: live, manifest, damage: await damageOfBuild(origin, live, manifest) };
   }
   const flat = await origin.get(ORIGIN_FILES.all);
@@ -283,7 +292,7 @@ export async function publishBuild(
     return summary({ result: 'skipped-identical', reason: decision.reason }, pointer);
   if (decision.note) warnings.push(decision.note);
   if (live.kind === 'unreadable')
-    warnings.push(`live build ${live.id}: ${live.reason}; a fresh build replaces it`);
+    warnings.push(`build:live names ${shownValue(live.id)} (${live.reason}): a fresh build replaces it`);
 
   const uploadStarted = performance.now();
   await upload(target.origin, build, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
