@@ -256,7 +256,7 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
   }
   try {
     const [live, object] = await Promise.all([
-      readLive(target.origin, pointerOf(entries).live),
+      readLive(target.origin, pointerOf(entries).live, { bytes: true }),
       target.origin.get(STATE_LAST_RUN),
     ]);
     return {

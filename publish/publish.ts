@@ -118,11 +118,50 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
+/** Objects hashed at once when the bytes of a build are checked (files on one disk). */
+export const HASH_CONCURRENCY = 16;
+
+/**
+ * What is wrong with the bytes of a build's objects against the SHA-256 of its manifest, on an origin whose
+ * listing cannot tell (see {@link OriginStore.sha256}); the objects in `known` (already found missing or
+ * wrong) are skipped. Empty on any other origin.
+ */
+async function byteDamageOf(
+  origin: OriginStore,
+  buildId: string,
+  manifest: Manifest,
+  known: readonly string[],
+): Promise<string[]> {
+  const sha256 = origin.sha256?.bind(origin);
+  if (!sha256) return [];
+  const skip = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
+  const limit = pLimit(HASH_CONCURRENCY);
+  const found = await Promise.all(
+    Object.entries(manifest.objects)
+      .filter(([key]) => !skip.has(key))
+      .map(([key, entry]) =>
+        limit(async () => {
+          const actual = await sha256(buildKey(buildId, key));
+          if (actual === null) return `${key} is missing`;
+          if (actual === entry.sha256) return null;
+          return `${key} has other bytes (SHA-256 ${actual.slice(0, 12)}…, not ${entry.sha256.slice(0, 12)}…)`;
+        }),
+      ),
+  );
+  return found.filter((line): line is string => line !== null);
+}
+
 /**
  * The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. A pointer
- * the edge cannot serve (not a build id, or a build without a readable manifest) is `unreadable`.
+ * the edge cannot serve (not a build id, or a build without a readable manifest) is `unreadable`. With
+ * `bytes`, an origin that keeps only a record of each object's digest (a directory) has every object's bytes
+ * hashed against the manifest too.
  */
-export async function readLive(origin: OriginStore, live: string | null): Promise<LiveCatalog> {
+export async function readLive(
+  origin: OriginStore,
+  live: string | null,
+  options: { readonly bytes?: boolean } = {},
+): Promise<LiveCatalog> {
   if (live !== null) {
     if (!BUILD_ID_PATTERN.test(live)) return { kind: 'unreadable', id: live, reason: 'not a build id' };
     const manifest = await readManifest(origin, live);
@@ -132,7 +171,9 @@ export async function readLive(origin: OriginStore, live: string | null): Promis
         id: live,
         reason: `no readable ${buildKey(live, MANIFEST)} at ${origin.name}`,
       };
-    return { kind: 'build', id: live, manifest, damage: await damageOfBuild(origin, live, manifest) };
+    const damage = await damageOfBuild(origin, live, manifest);
+    if (options.bytes) damage.push(...(await byteDamageOf(origin, live, manifest, damage)));
+    return { kind: 'build', id: live, manifest, damage };
   }
   const flat = await origin.get(ORIGIN_FILES.all);
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };

@@ -150,6 +150,21 @@ describe('catalog status', () => {
     expect(report.problems).toEqual([{ level: 'broken', message: message.replace(/^broken: /, '') }]);
   });
 
+  it('exits 2 when a live object of a local origin was changed to bytes of the same size', async () => {
+    const buildId = await publishFixtures();
+    const path = join(scratch.dir, 'origin', 'builds', buildId, 'openapi.yaml');
+    const before = await readFile(path, 'utf8');
+    await writeFile(path, before.replace('Training Plan Catalog API', 'Training Plan Catalog XPI'));
+    const { code, report, stderr } = await statusJson();
+    expect(code).toBe(2);
+    expect(report.live.objects?.damaged).toEqual([
+      expect.stringMatching(/^openapi\.yaml has other bytes \(SHA-256 [0-9a-f]{12}…, not [0-9a-f]{12}…\)$/),
+    ]);
+    expect(stderr).toMatch(
+      /^catalog: broken: live build \S+ at .* does not match its manifest: openapi\.yaml has other bytes/,
+    );
+  });
+
   it('exits 2 when nothing is live', async () => {
     const result = await runCatalog(['status'], { env: env() });
     expect(result.code).toBe(2);
