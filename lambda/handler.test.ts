@@ -170,7 +170,7 @@ describe('the builder Lambda', () => {
     const pinned = await handler({ force: true });
     expect(pinned).toMatchObject({
       result: 'skipped-pinned',
-      reason: `pinned to ${first.buildId} since 2026-03-01T00:00:00.000Z by rollback; not published`,
+      reason: `pinned to ${first.buildId} since 2026-03-01T00:00:00.000Z by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
     });
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(first.buildId);
   });

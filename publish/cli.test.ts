@@ -107,6 +107,14 @@ describe('catalog publish', () => {
     expect(await pointer().catch(() => 'no store')).toBe('no store');
   });
 
+  it('documents its exit codes in --help: 0, 1, and 3 when a pin held the pointer', async () => {
+    const help = await runCatalog(['publish', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      'Exit 0 published or identical to the live build, 1 failed or refused, 3 pinned by a rollback (nothing moved; catalog unpin, then publish again).',
+    );
+  });
+
   it('names the missing source and base URL: publishing has no local defaults', async () => {
     const result = await runCatalog(['publish'], { env: { ...TEST_AWS_ENV } });
     expect(result.code).toBe(1);
@@ -177,12 +185,19 @@ describe('catalog builds, rollback and unpin', () => {
     );
 
     const held = await runCatalog(['publish', '--source', await fewerRows(45)], { env: env() });
-    expect(held.code, held.stderr).toBe(0);
+    expect(held.code, held.stderr).toBe(3);
     expect(summaryOf(held.stdout)).toMatchObject({ result: 'skipped-pinned' });
     expect(held.stderr).toMatch(
-      new RegExp(`^skipped-pinned: pinned to ${first.buildId} since \\S+ by rollback; not published\\n$`),
+      new RegExp(
+        `^skipped-pinned: pinned to ${first.buildId} since \\S+ by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live\\n$`,
+      ),
     );
     expect((await pointer()).live).toBe(first.buildId);
+    const record = JSON.parse(await readFile(join(scratch.dir, 'origin', 'state', 'last-run.json'), 'utf8'));
+    expect(record).toMatchObject({
+      outcome: 'skipped-pinned',
+      reason: held.stderr.slice('skipped-pinned: '.length, -1),
+    });
 
     const unpinned = await runCatalog(['unpin'], { env: env() });
     expect(summaryOf(unpinned.stdout)).toMatchObject({

@@ -37,12 +37,18 @@ export class PointerMovedError extends CatalogError {
   }
 }
 
-/** The pointer is pinned: publishing moves nothing until `catalog unpin`. */
+/**
+ * The pointer is pinned: publishing moves nothing until `catalog unpin`. The message says how to resume and
+ * what that does, for whoever reads it (the command line, the run's record, `catalog status`).
+ */
 export class PinnedError extends CatalogError {
   override name = 'PinnedError';
   readonly pin: Pin;
   constructor(pin: Pin) {
-    super(`pinned to ${pin.build} since ${pin.at} by ${pin.by}; not published`);
+    const build = shownValue(pin.build);
+    super(
+      `pinned to ${build} since ${pin.at} by ${pin.by}; not published: ${build} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
+    );
     this.pin = pin;
   }
 }

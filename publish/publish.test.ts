@@ -196,7 +196,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const pinned = await publishBuild(await build(rows.slice(0, 45)), target, options());
     expect(pinned).toMatchObject({ result: 'skipped-pinned', previousBuildId: first.buildId });
     expect(pinned.reason).toBe(
-      `pinned to ${first.buildId} since 2026-03-02T00:00:00.000Z by rollback; not published`,
+      `pinned to ${first.buildId} since 2026-03-02T00:00:00.000Z by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
     );
     expect(await keys(target.origin)).toEqual(before);
     expect((await readPointer(target.kvs)).live).toBe(first.buildId);

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
-import { type CliIO, noter } from '../io.ts';
+import { type CliIO, CommandExit, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
 /** Pads the columns of a table of strings. */
@@ -33,12 +33,18 @@ async function targetOf(
   });
 }
 
+/**
+ * The exit code of `catalog publish` when a rollback's pin held the pointer: nothing moved, which a script or CI
+ * job must not take for a publish. (The scheduled builder records the run as `skipped-pinned` and succeeds.)
+ */
+export const PINNED_EXIT_CODE = 3;
+
 export function registerPublish(program: Command, io: CliIO): void {
   const note = noter(io);
   const publish = program
     .command('publish')
     .description(
-      'Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line.',
+      `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed or refused, ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
     );
   addSettings(publish, 'publish').action(async () => {
     const settings = parseCommand(publish, 'publish', io.env);
@@ -53,6 +59,7 @@ export function registerPublish(program: Command, io: CliIO): void {
     const { renderMessage } = await import('../../app/settings/index.ts');
     if (summary.reason) note(renderMessage(`${summary.result}: ${summary.reason}`, 'cli'));
     io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
+    if (summary.result === 'skipped-pinned') throw new CommandExit(PINNED_EXIT_CODE);
   });
 
   const builds = program
