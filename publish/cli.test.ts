@@ -7,7 +7,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
-import { httpRequest, localTargetEnv, ROOT, runCatalog, startServe } from '../testing/cli.ts';
+import { httpRequest, localTargetEnv, ROOT, runCatalog, startCatalog, startServe } from '../testing/cli.ts';
+import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
@@ -140,18 +141,74 @@ describe('catalog publish', () => {
     );
   });
 
-  it('refuses a base URL that is not https, from the flag or the environment', async () => {
-    const flag = await runCatalog(['publish', '--base-url', 'http://127.0.0.1:8787'], { env: env() });
-    expect(flag.code).toBe(1);
-    expect(flag.stderr).toBe(
-      'catalog: --base-url "http://127.0.0.1:8787": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)\n',
-    );
+  it('refuses a base URL that is not https, from the flag or the environment, unless local and loopback', async () => {
     const variable = await runCatalog(['publish'], {
       env: env({ CATALOG_BASE_URL: 'http://plans.example.com' }),
     });
-    expect(variable.stderr).toMatch(
-      /^catalog: CATALOG_BASE_URL "http:\/\/plans.example.com": must be https:\/\//,
+    expect(variable.code).toBe(1);
+    expect(variable.stderr).toBe(
+      'catalog: CATALOG_BASE_URL "http://plans.example.com": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only), or http:// on a loopback host (127.0.0.1, [::1], localhost) when publishing to a local origin\n',
     );
+    const web = await runCatalog(['publish', '--web-base-url', 'http://www.example.com'], { env: env() });
+    expect(web.stderr).toBe(
+      'catalog: --web-base-url "http://www.example.com": must be https:// (partners render webUrl as a link), or http:// on a loopback host (127.0.0.1, [::1], localhost) when publishing to a local origin\n',
+    );
+    const aws = {
+      ...TEST_AWS_ENV,
+      CATALOG_SOURCE: env().CATALOG_SOURCE as string,
+      CATALOG_BUCKET: 'catalog-origin',
+      CATALOG_KVS_ARN:
+        'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
+    };
+    const flag = await runCatalog(['publish', '--base-url', 'http://127.0.0.1:8787'], { env: aws });
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toBe(
+      'catalog: --base-url "http://127.0.0.1:8787": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only); http:// on a loopback host is only for a local origin (--origin with --store)\n',
+    );
+    expect(await pointer().catch(() => 'no store')).toBe('no store');
+  });
+
+  it('publishes to a local origin with an http:// loopback base URL, where catalog serve answers webUrl', async () => {
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const published = await runCatalog(['publish', '--base-url', baseUrl], { env: env() });
+    expect(published.code, published.stderr).toBe(0);
+    const catalog = JSON.parse(
+      await readFile(
+        join(scratch.dir, 'origin', 'builds', String(summaryOf(published.stdout).buildId), 'catalog.json'),
+        'utf8',
+      ),
+    ) as { plans: { id: string; webUrl: string }[] };
+    const plan = catalog.plans[0];
+    expect(plan?.webUrl).toBe(`${baseUrl}/plans/${plan?.id}`);
+    for (const host of ['[::1]', 'localhost']) {
+      const other = await runCatalog(['publish', '--force', '--base-url', `http://${host}:${port}`], {
+        env: env(),
+      });
+      expect(other.code, other.stderr).toBe(0);
+    }
+    const server = await startCatalog(
+      [
+        'serve',
+        '--port',
+        String(port),
+        '--origin',
+        join(scratch.dir, 'origin'),
+        '--store',
+        join(scratch.dir, 'kvs.json'),
+      ],
+      { ready: /listening on (http:\/\/\S+)/ },
+    );
+    try {
+      expect(server.url).toBe(baseUrl);
+      const page = await httpRequest(server.url, {
+        method: 'GET',
+        target: new URL(plan?.webUrl ?? '').pathname,
+      });
+      expect(page.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 
