@@ -3,11 +3,23 @@
  * a local origin directory and store file (the same code path as S3 and KeyValueStore, which publish.test.ts
  * and the Lambda's tests run in-process), plus a recorder standing in for the APIs with no local peer.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
-import { httpRequest, localTargetEnv, ROOT, runCatalog, startCatalog, startServe } from '../testing/cli.ts';
+import {
+  CATALOG_BIN,
+  type CliResult,
+  httpRequest,
+  localTargetEnv,
+  ROOT,
+  runCatalog,
+  startCatalog,
+  startServe,
+} from '../testing/cli.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 
@@ -224,7 +236,7 @@ describe('catalog builds, rollback and unpin', () => {
     const lines = listed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^BUILD\s+GENERATED AT\s+RUNNING\s+STRENGTH\s+NOTE$/);
     expect(lines[1]).toMatch(new RegExp(`^${second.buildId}\\s+\\S+Z\\s+22\\s+22\\s+live$`));
-    expect(lines[2]).toMatch(new RegExp(`^${first.buildId}\\s+\\S+Z\\s+\\d+\\s+\\d+$`));
+    expect(lines[2]).toMatch(new RegExp(`^${first.buildId}\\s+\\S+Z\\s+\\d+\\s+\\d+\\s+was live$`));
     expect(lines).toHaveLength(3);
 
     const rolled = await runCatalog(['rollback'], { env: env() });
@@ -278,6 +290,137 @@ describe('catalog builds, rollback and unpin', () => {
     expect(listed.stderr).toBe(
       `${join(scratch.dir, 'origin')} also holds flat objects from before builds (catalog.json, catalog-running.json, catalog-strength.json, openapi.yaml): nothing serves them while a build is live; remove them when you no longer need them\n`,
     );
+  });
+});
+
+/** Starts `catalog publish` as its own process (so it can be paused), with the scratch target's environment. */
+function publishProcess(extra: Record<string, string>) {
+  const child = spawn(process.execPath, [CATALOG_BIN, 'publish'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...env(extra),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+/** Resolves once `predicate` holds, checking every 10 ms for at most `ms`. */
+async function until(predicate: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+describe('two publishes at once, the later build winning, then a rollback', () => {
+  it('goes back to the build live before the winner, never to the build of the publish that lost', async () => {
+    const v1 = summaryOf(
+      (await runCatalog(['publish', '--source', await fewerRows(40)], { env: env() })).stdout,
+    );
+
+    // The store's lock is held, as by another publish moving the pointer: v2's publish reads the pointer
+    // (v1), uploads and verifies its build, then waits at its move. It is paused there while v3's publish
+    // runs from start to end, then resumed: v3 moved the pointer from v1 first, and v2 loses.
+    const lock = join(scratch.dir, 'kvs.json.lock');
+    await writeFile(lock, `${process.pid} ${hostname()} test-holds-the-lock\n`);
+    const v2 = publishProcess({ CATALOG_SOURCE: await fewerRows(41) });
+    const waiting = async () =>
+      (await readdir(scratch.dir)).some((name) => name.startsWith(`kvs.json.lock.${v2.child.pid}-`));
+    try {
+      await until(waiting, 'the second publish to wait for the store');
+      v2.child.kill('SIGSTOP');
+    } finally {
+      await rm(lock, { force: true });
+    }
+    const [v2Build] = (await readdir(join(scratch.dir, 'origin', 'builds'))).filter(
+      (id) => id !== v1.buildId,
+    );
+    // Build ids sort by their second: v3's must be newer than v2's, as a later start gives.
+    await until(
+      async () => new Date().toISOString().slice(0, 19).replace(/[-:]/g, '') > (v2Build ?? '').slice(0, 15),
+      'the next second',
+    );
+    const v3run = await runCatalog(['publish', '--source', await fewerRows(42)], { env: env() });
+    v2.child.kill('SIGCONT');
+    const v2run = await v2.done;
+    expect(v3run.code, v3run.stderr).toBe(0);
+    const v3 = summaryOf(v3run.stdout);
+    expect(v3).toMatchObject({ result: 'published', previousBuildId: v1.buildId });
+    expect(v2run.code).toBe(1);
+    expect(v2run.stderr).toContain(
+      `the live build moved from ${v1.buildId} to ${v3.buildId} while this publish ran; ${v3.buildId} stays live`,
+    );
+    expect(String(v2Build) > String(v1.buildId) && String(v2Build) < String(v3.buildId)).toBe(true);
+
+    const listed = await runCatalog(['builds'], { env: env() });
+    const notes = Object.fromEntries(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => {
+          const cells = line.split(/\s{2,}/);
+          return [cells[0], cells[4] ?? ''];
+        }),
+    );
+    expect(notes).toEqual({
+      [String(v3.buildId)]: 'live',
+      [String(v2Build)]: '',
+      [String(v1.buildId)]: 'was live',
+    });
+
+    const rolled = await runCatalog(['rollback'], { env: env() });
+    expect(rolled.code, rolled.stderr).toBe(0);
+    expect(summaryOf(rolled.stdout)).toMatchObject({ buildId: v1.buildId, previousBuildId: v3.buildId });
+
+    const history = await runCatalog(['history'], { env: env() });
+    expect(history.code, history.stderr).toBe(0);
+    const moves = history.stdout.trim().split('\n');
+    expect(moves[0]).toMatch(/^AT\s+KIND\s+FROM\s+TO\s+BY\s+REASON$/);
+    expect(moves.slice(1).map((line) => line.split(/\s+/).slice(1, 5))).toEqual([
+      ['rollback', v3.buildId, v1.buildId, expect.stringMatching(/^\S+@\S+$/)],
+      ['publish', v1.buildId, v3.buildId, expect.stringMatching(/^\S+@\S+$/)],
+      ['publish', '-', v1.buildId, expect.stringMatching(/^\S+@\S+$/)],
+    ]);
+    const json = await runCatalog(['history', '--json', '--limit', '1'], { env: env() });
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({
+        kind: 'rollback',
+        from: v3.buildId,
+        to: v1.buildId,
+        reason: `rolled back from ${v3.buildId}`,
+      }),
+    ]);
+
+    // What partners get is v1's catalog, in every encoding.
+    const key = (await runCatalog(['keys', 'issue', '--partner', 'p'], { env: env() })).stdout.trim();
+    const server = await startServe([
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      join(scratch.dir, 'kvs.json'),
+    ]);
+    try {
+      const { servedGeneratedAt } = await import('../testing/cli.ts');
+      expect([...(await servedGeneratedAt(server.url, key))]).toEqual([v1.generatedAt]);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

@@ -31,6 +31,7 @@ export const COMMANDS = [
   'start',
   'publish',
   'builds',
+  'history',
   'rollback',
   'unpin',
   'rebuild',
@@ -279,6 +280,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -325,6 +327,7 @@ export const SETTINGS = {
     use: {
       publish: 'default',
       builds: 'default',
+      history: 'default',
       rollback: 'default',
       unpin: 'default',
       status: 'default',
@@ -341,6 +344,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -354,6 +358,7 @@ export const SETTINGS = {
     use: {
       publish: 'default',
       builds: 'default',
+      history: 'default',
       rollback: 'default',
       unpin: 'default',
       status: 'default',
@@ -390,6 +395,7 @@ export const SETTINGS = {
       serve: 'default',
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -410,6 +416,7 @@ export const SETTINGS = {
       ...storeUse,
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -422,6 +429,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -478,7 +486,14 @@ export const SETTINGS = {
     kind: boolean,
     description: 'print JSON instead of a table',
     default: false,
-    use: { 'keys-list': 'default', status: 'default' },
+    use: { 'keys-list': 'default', status: 'default', history: 'default' },
+  }),
+  historyLimit: setting({
+    kind: integer(1, 10000),
+    description: 'how many moves of the live pointer to show, newest first',
+    default: 20,
+    flag: '--limit',
+    use: { history: 'default' },
   }),
 
   // verify-function (keys are checked by the command, never echoed).
