@@ -545,11 +545,14 @@ components:
         title:
           type: string
           minLength: 1
+          maxLength: 150
+          description: "At most 150 characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two)."
         summary:
-          description: One- or two-sentence description.
-          type:
-            - string
-            - "null"
+          anyOf:
+            - type: string
+              maxLength: 500
+            - type: "null"
+          description: One- or two-sentence description, at most 500 characters (counted as \`title\` is).
         coverUrl:
           anyOf:
             - type: string

@@ -111,7 +111,7 @@ describe('plan pages in Chromium', () => {
   });
   const longTitle = planFrom({
     id: '7a2b3c4d-0000-4000-8000-000000000002',
-    title: `Ultra${'marathon'.repeat(20)} with a title longer than any phone is wide`,
+    title: `Ultra${'marathon'.repeat(12)} with a title longer than any phone is wide`,
   });
   const hostile = plansFrom(hostileRows());
   const canary =

@@ -161,6 +161,14 @@ export const KVS_CORS_ORIGIN = 'cors:origin';
 export const KVS_LIVE_BUILD = 'build:live';
 /** Set by a rollback: a JSON `{"build","at","by","reason"}`; while it is there, publishing moves nothing. */
 export const KVS_PIN = 'build:pin';
+/**
+ * The rollback line: a JSON array of the builds that were live before the live one, newest first, written in
+ * the same atomic update that moves `build:live` (docs/decisions.md#live-build). A plain rollback goes to its
+ * first build; the gateway never reads it.
+ */
+export const KVS_PREVIOUS_BUILDS = 'build:previous';
+/** How many builds the rollback line holds (each id is 24 characters: far below the 1 KB value limit). */
+export const PREVIOUS_BUILDS_KEPT = 10;
 
 /** The value stored for one API key. Times are ISO 8601 UTC. */
 export interface KeyRecord {
@@ -245,3 +253,10 @@ export const PAGE_HEADERS = {
  * pages. `catalog status` reads it.
  */
 export const STATE_LAST_RUN = 'state/last-run.json';
+
+/**
+ * Prefix, at the origin's root, of the history of the live pointer: one object per move (publish, rollback,
+ * unpin), written once and never changed, whose key alone says when, what kind and to which build, so a
+ * listing reads the history without reading the objects. Never served, like the record of the last run.
+ */
+export const STATE_HISTORY_PREFIX = 'state/history/';

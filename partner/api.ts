@@ -116,8 +116,9 @@ export interface components {
              * @description UUID in lowercase. Stable; safe to store as a foreign key.
              */
             id: string;
+            /** @description At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two). */
             title: string;
-            /** @description One- or two-sentence description. */
+            /** @description One- or two-sentence description, at most 500 characters (counted as `title` is). */
             summary: string | null;
             /** @description Public image URL; null when the plan has no cover, and clients render a fallback. */
             coverUrl: string | null;

@@ -296,7 +296,7 @@ export async function servedGeneratedAt(baseUrl: string, key: string): Promise<S
 /**
  * The environment of a `catalog` child that publishes (and lists, rolls back, checks) on a local origin and store
  * file in `dir` (`dir/origin`, `dir/kvs.json`): the fixtures as source unless `extra` names another, and an
- * https base URL as publishing requires.
+ * https base URL, as for an AWS target (a local one also takes http:// on a loopback host).
  */
 export function localTargetEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {

@@ -16,6 +16,7 @@ import {
   TimeoutMs,
 } from '../../builder/sources/options.ts';
 import { redactUrl } from '../../builder/sources/redact.ts';
+import { settingRef } from '../../contract/errors.ts';
 import { BUILD_ID_PATTERN } from '../../contract/index.ts';
 import { KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
@@ -30,6 +31,7 @@ export const COMMANDS = [
   'start',
   'publish',
   'builds',
+  'history',
   'rollback',
   'unpin',
   'rebuild',
@@ -78,8 +80,19 @@ export interface SettingSpec<I = unknown, O = unknown> {
   readonly labels?: Readonly<Partial<Record<'cli' | 'lambda' | 'cdk', string>>>;
   /** The contexts that read the setting, and how. */
   readonly use: Readonly<Partial<Record<Context, Mode>>>;
-  /** A further rule in {@link PRODUCTION_CONTEXTS}: returns why the value does not suit production. */
-  readonly production?: (value: NoInfer<O>) => string | undefined;
+  /**
+   * A further rule in {@link PRODUCTION_CONTEXTS}: returns why the value does not suit production. It sees the
+   * context and the other settings of the same reading (parsed, whatever their order), for a rule that depends
+   * on them, such as the target a publish goes to.
+   */
+  readonly production?: (value: NoInfer<O>, reading: ProductionReading) => string | undefined;
+}
+
+/** What a production rule sees besides the value: where the setting is read, and the other values read there. */
+export interface ProductionReading {
+  readonly context: Context;
+  /** The values of the context's other settings that parsed (undefined: not given). */
+  readonly settings: Readonly<Record<string, unknown>>;
 }
 
 /** Declares a setting, keeping the literal types of `use` (the typed values of each context derive from them). */
@@ -108,6 +121,37 @@ const wafWindow: Kind<number | string, number> = {
     { error: 'must be 60, 120, 300 or 600' },
   ),
 };
+
+/**
+ * Whether a reading publishes to a local origin (a directory and a store file, `catalog publish --origin
+ * --store`), which only its own machine serves, rather than to AWS.
+ */
+function publishesLocally({ context, settings }: ProductionReading): boolean {
+  return (
+    context === 'publish' &&
+    settings.bucket === undefined &&
+    settings.kvsArn === undefined &&
+    (settings.origin !== undefined || settings.store !== undefined)
+  );
+}
+
+/** A loopback host as the WHATWG URL parser writes it: 127.0.0.0/8, `[::1]` or `localhost`. */
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)$/;
+
+/**
+ * The production rule of a URL that partners follow: https://, except that publishing to a local origin may
+ * use http:// on a loopback host, which is where its `catalog serve` answers (an https host there would be
+ * invented). `why` says what https protects.
+ */
+function httpsUnlessLocal(url: string, reading: ProductionReading, why: string): string | undefined {
+  if (url.startsWith('https://')) return undefined;
+  const local = publishesLocally(reading);
+  if (local && url.startsWith('http://') && LOOPBACK_HOST.test(new URL(url).hostname)) return undefined;
+  if (reading.context !== 'publish') return `must be https:// (${why})`;
+  return local
+    ? `must be https:// (${why}), or http:// on a loopback host (127.0.0.1, [::1], localhost) when publishing to a local origin`
+    : `must be https:// (${why}); http:// on a loopback host is only for a local origin (${settingRef('origin')} with ${settingRef('store')})`;
+}
 
 /** Source settings: the commands that build and the Lambda take them; CDK writes them into the Lambda. */
 const sourceUse = { build: 'default', publish: 'default', lambda: 'default', cdk: 'optional' } as const;
@@ -158,18 +202,15 @@ export const SETTINGS = {
     description: 'base of webUrl and of the served openapi.yaml: http(s)://host[:port]',
     default: DEFAULT_LINKS.baseUrl,
     use: { build: 'default', publish: 'required', lambda: 'required', cdk: 'optional' },
-    production: (url) =>
-      url.startsWith('https://')
-        ? undefined
-        : 'must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)',
+    production: (url, reading) =>
+      httpsUnlessLocal(url, reading, 'partners render webUrl as a link; the distribution serves HTTPS only'),
   }),
   webBaseUrl: setting({
     kind: text('url', z.string().pipe(WebBaseUrl)),
     description:
       'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
     use: { build: 'optional', publish: 'optional', lambda: 'optional', cdk: 'optional' },
-    production: (url) =>
-      url.startsWith('https://') ? undefined : 'must be https:// (partners render webUrl as a link)',
+    production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link'),
   }),
   appScheme: setting({
     kind: text('scheme', AppScheme),
@@ -239,6 +280,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -285,6 +327,7 @@ export const SETTINGS = {
     use: {
       publish: 'default',
       builds: 'default',
+      history: 'default',
       rollback: 'default',
       unpin: 'default',
       status: 'default',
@@ -301,6 +344,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -314,6 +358,7 @@ export const SETTINGS = {
     use: {
       publish: 'default',
       builds: 'default',
+      history: 'default',
       rollback: 'default',
       unpin: 'default',
       status: 'default',
@@ -350,6 +395,7 @@ export const SETTINGS = {
       serve: 'default',
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -370,6 +416,7 @@ export const SETTINGS = {
       ...storeUse,
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -382,6 +429,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -438,7 +486,14 @@ export const SETTINGS = {
     kind: boolean,
     description: 'print JSON instead of a table',
     default: false,
-    use: { 'keys-list': 'default', status: 'default' },
+    use: { 'keys-list': 'default', status: 'default', history: 'default' },
+  }),
+  historyLimit: setting({
+    kind: integer(1, 10000),
+    description: 'how many moves of the live pointer to show, newest first',
+    default: 20,
+    flag: '--limit',
+    use: { history: 'default' },
   }),
 
   // verify-function (keys are checked by the command, never echoed).
