@@ -9,24 +9,44 @@ import { issueKey } from '../../keys/manage.ts';
 import { describeCaseTable } from '../../testing/cases.suite.ts';
 import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
-import { createTestWorld, type TestWorld } from '../../testing/world.ts';
+import { createTestWorld, edgeFor, type TestWorld } from '../../testing/world.ts';
 import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
 import type { EdgeResponse } from './edge.ts';
 import type { RawRequest } from './event.ts';
 import { type AccessLogEntry, createEdgeServer, listen, shutdown } from './server.ts';
 
-describeCaseTable('the request-case table over HTTP against catalog serve', async (world) => {
-  const servers = {
-    plain: await startServe(['--origin', world.originDir, '--store', world.stores.plain]),
-    cors: await startServe(['--origin', world.originDir, '--store', world.stores.cors]),
-  };
-  return {
-    send: (request, store) => httpRequest(servers[store].url, request),
-    async close() {
-      await Promise.all([servers.plain.stop(), servers.cors.stop()]);
-    },
-  };
-});
+describeCaseTable(
+  'the request-case table over HTTP against catalog serve (viewer-response shown the request as sent)',
+  async (world) => {
+    const servers = {
+      plain: await startServe(['--origin', world.originDir, '--store', world.stores.plain]),
+      cors: await startServe(['--origin', world.originDir, '--store', world.stores.cors]),
+    };
+    return {
+      send: (request, store) => httpRequest(servers[store].url, request),
+      async close() {
+        await Promise.all([servers.plain.stop(), servers.cors.stop()]);
+      },
+    };
+  },
+);
+
+describeCaseTable(
+  'the request-case table over HTTP against the edge server (viewer-response shown the request as rewritten)',
+  async (world) => {
+    const start = async (store: 'plain' | 'cors') => {
+      const server = createEdgeServer({ edge: await edgeFor(world, store, 'as-rewritten'), log: () => {} });
+      return { server, url: `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}` };
+    };
+    const servers = { plain: await start('plain'), cors: await start('cors') };
+    return {
+      send: (request, store) => httpRequest(servers[store].url, request),
+      async close() {
+        await Promise.all([shutdown(servers.plain.server, 100), shutdown(servers.cors.server, 100)]);
+      },
+    };
+  },
+);
 
 /**
  * A raw connection to `url`: everything it has received, when `text` first arrived in it, and the time the
