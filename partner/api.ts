@@ -300,12 +300,13 @@ export interface components {
         };
         /**
          * @description The not-found page (HTML, for people), to GET and HEAD: an id that is not in the current catalog or is
-         *     not a UUID, and any path under `/plans/` that is not a plan page (`/plans/`, `/plans/a/b`).
+         *     not a UUID, and any path under `/plans/` that is not a plan page (`/plans/`, `/plans/a/b`). It is the
+         *     CDN's error page, where no code of this API runs, so it carries no CORS header, even when an origin is
+         *     allowed.
          */
         PlanPageNotFound: {
             headers: {
                 "X-Content-Type-Options": components["headers"]["NoSniff"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -333,7 +334,10 @@ export interface components {
                 };
             };
         };
-        /** @description A server-side failure. Keep serving your last good copy and retry later. (This answer comes from the CDN's error page and carries no CORS header.) */
+        /**
+         * @description A server-side failure. Keep serving your last good copy and retry later. This answer is the CDN's error
+         *     page, where no code of this API runs, so it carries no CORS header, even when an origin is allowed.
+         */
         InternalError: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];

@@ -12,7 +12,7 @@ import { DEFAULT_LINKS } from '../builder/model.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { KVS_CORS_ORIGIN, NOT_FOUND_PAGE, ORIGIN_FILES, planPageKey } from '../contract/index.ts';
 import { type OriginObjectName, PAGE_PLAN_ID, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
-import { Edge, type EdgeResponse } from '../gateway/local/edge.ts';
+import { Edge, type EdgeResponse, type ResponseEventRequest } from '../gateway/local/edge.ts';
 import { EdgeOrigin } from '../gateway/local/origin.ts';
 import { loadFunction } from '../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../gateway/local/store.ts';
@@ -154,8 +154,15 @@ export function resolveCase(testCase: RequestCase, world: TestWorld) {
   };
 }
 
-/** The built bundles (npm run build), loaded into the local runtime over a world's store. */
-export async function edgeFor(world: TestWorld, store: 'plain' | 'cors'): Promise<Edge> {
+/**
+ * The built bundles (npm run build), loaded into the local runtime over a world's store; `responseEventRequest`
+ * chooses the request the viewer-response function is shown (the edge's default: as the viewer sent it).
+ */
+export async function edgeFor(
+  world: TestWorld,
+  store: 'plain' | 'cors',
+  responseEventRequest?: ResponseEventRequest,
+): Promise<Edge> {
   const kvs = new WatchedKeyValueStore(world.stores[store]);
   await kvs.load();
   const code = (name: string) => readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
@@ -163,6 +170,7 @@ export async function edgeFor(world: TestWorld, store: 'plain' | 'cors'): Promis
     viewerRequest: loadFunction(await code('viewer-request'), { kvs }),
     viewerResponse: loadFunction(await code('viewer-response'), { kvs }),
     origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
+    ...(responseEventRequest ? { responseEventRequest } : {}),
   });
 }
 
