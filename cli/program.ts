@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogError } from '../contract/errors.ts';
 import { registerBuild } from './commands/build.ts';
+import { registerCheck } from './commands/check.ts';
 import { registerCors } from './commands/cors.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerProxy } from './commands/proxy.ts';
@@ -34,6 +35,7 @@ export function createProgram(io: CliIO): Command {
   registerVerifyFunction(program, io);
   registerProxy(program, io);
   registerStatus(program, io);
+  registerCheck(program, io);
   return program;
 }
 
