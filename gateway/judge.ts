@@ -79,7 +79,7 @@ export function describeDifference(got: Buffer, expected: Buffer): string {
     `…${body
       .subarray(Math.max(0, at - 20), at + 40)
       .toString('utf8')
-      .replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}…`;
+      .replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}…`;
   return `${got.length} bytes against ${expected.length}, first difference at byte ${at}: ${around(got)} where ${around(expected)} was expected`;
 }
 
