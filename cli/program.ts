@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogError } from '../contract/errors.ts';
 import { registerBuild } from './commands/build.ts';
+import { registerCheck } from './commands/check.ts';
 import { registerCors } from './commands/cors.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerProxy } from './commands/proxy.ts';
@@ -45,6 +46,7 @@ export function createProgram(io: CliIO, options: ProgramOptions = {}): Command 
   registerVerifyFunction(program, io);
   registerProxy(program, io);
   registerStatus(program, io);
+  registerCheck(program, io);
   if (options.checkOnly)
     program.hook('preAction', (_program, command) => {
       const context = settingsContextOf(command);

@@ -5,7 +5,7 @@ import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { decodeBody } from '../gateway/judge.ts';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -268,15 +268,7 @@ export function httpRequest(
 }
 
 /** The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). */
-export function decodedBody(answer: {
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: Buffer;
-}): Buffer {
-  const encoding = answer.headers['content-encoding'];
-  if (encoding === 'br') return brotliDecompressSync(answer.body);
-  if (encoding === 'gzip') return gunzipSync(answer.body);
-  return answer.body;
-}
+export const decodedBody = decodeBody;
 
 /**
  * The `generatedAt` of every catalog (all, running, strength) in every encoding (br, gzip, identity) an edge

@@ -18,7 +18,8 @@ import {
 import { redactUrl } from '../../builder/sources/redact.ts';
 import { settingRef } from '../../contract/errors.ts';
 import { BUILD_ID_PATTERN } from '../../contract/index.ts';
-import { KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
+import { originProblem } from '../../keys/cors.ts';
+import { KEY_PATTERN, KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
 import { Duration } from '../../keys/time.ts';
 import { LOCAL_STACK } from '../paths.ts';
@@ -45,6 +46,7 @@ export const COMMANDS = [
   'verify-function',
   'proxy',
   'status',
+  'check',
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
@@ -199,9 +201,10 @@ export const SETTINGS = {
   }),
   baseUrl: setting({
     kind: text('url', z.string().pipe(BaseUrl)),
-    description: 'base of webUrl and of the served openapi.yaml: http(s)://host[:port]',
+    description:
+      "the service's base URL, http(s)://host[:port]: the base of webUrl and of the served openapi.yaml (catalog check: the deployment to check)",
     default: DEFAULT_LINKS.baseUrl,
-    use: { build: 'default', publish: 'required', lambda: 'required', cdk: 'optional' },
+    use: { build: 'default', publish: 'required', lambda: 'required', cdk: 'optional', check: 'required' },
     production: (url, reading) =>
       httpsUnlessLocal(url, reading, 'partners render webUrl as a link; the distribution serves HTTPS only'),
   }),
@@ -486,7 +489,7 @@ export const SETTINGS = {
     kind: boolean,
     description: 'print JSON instead of a table',
     default: false,
-    use: { 'keys-list': 'default', status: 'default', history: 'default' },
+    use: { 'keys-list': 'default', status: 'default', history: 'default', check: 'default' },
   }),
   historyLimit: setting({
     kind: integer(1, 10000),
@@ -775,9 +778,47 @@ export const SETTINGS = {
   maxAge: setting({
     kind: parsed('duration', z.string().pipe(Duration), formatDuration),
     description:
-      'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this',
+      'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this; catalog check: a warning when the served generatedAt is older',
     default: 25 * 3_600_000,
-    use: { status: 'default' },
+    use: { status: 'default', check: 'default' },
+  }),
+
+  // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment). The base
+  // URL, --json and --max-age are declared above.
+  checkKey: setting({
+    kind: text(
+      'key',
+      z.string().regex(KEY_PATTERN, {
+        error: 'is not an API key (tpc_ and 43 base64url characters); the value is not shown',
+      }),
+    ),
+    description: 'the API key catalog check sends (never a flag, never printed)',
+    flag: false,
+    env: 'CATALOG_CHECK_KEY',
+    secret: true,
+    use: { check: 'required' },
+  }),
+  corsOrigin: setting({
+    kind: text(
+      'origin|off',
+      z.string().transform((value, ctx) => {
+        if (value === 'off') return null;
+        const problem = originProblem(value);
+        if (problem === undefined) return value;
+        ctx.addIssue({ code: 'custom', message: `${problem} (or off: no CORS origin is set)` });
+        return z.NEVER;
+      }),
+    ),
+    description:
+      'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped',
+    use: { check: 'optional' },
+  }),
+  checkTimeout: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description: 'catalog check: the longest wait for each answer (connect, headers, each pause in the body)',
+    default: 10_000,
+    flag: '--timeout',
+    use: { check: 'default' },
   }),
   monitoringKeySecretArn: setting({
     kind: text(
