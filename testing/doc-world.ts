@@ -267,6 +267,9 @@ export const VARIABLES: Readonly<Record<string, (world: DocWorld) => string>> = 
   BUILD_SCHEDULE: () => 'TrainingPlanCatalog-build',
   API_URL: () => 'https://d111111abcdef8.cloudfront.net',
   CATALOG_PARTNER_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  CATALOG_CHECK_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  /** The key that leaked (infra/README.md, "A key leaked"). */
+  LEAKED: () => 'tpc_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
 };
 
 /** A command as it will run: its arguments and environment, resolved. */
@@ -290,6 +293,12 @@ export const CHECK_ONLY: readonly {
       const source = flag === -1 ? env.CATALOG_SOURCE : args[flag + 1];
       return /^postgres(ql)?:/.test(source ?? '');
     },
+  },
+  {
+    why:
+      "it checks the reader's deployed distribution over the network (cli/commands/check.test.ts runs the " +
+      'same command against the local edge)',
+    applies: ({ args }) => args[0] === 'check',
   },
 ];
 
