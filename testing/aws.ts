@@ -13,6 +13,7 @@ import { buildFrom } from '../app/run.ts';
 import type { BuildResult } from '../builder/build.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from './cli.ts';
+import './s3rver-writes.ts';
 
 /** The credentials s3rver accepts (it checks signatures). */
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
