@@ -47,6 +47,7 @@ export const COMMANDS = [
   'proxy',
   'status',
   'check',
+  'usage',
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
@@ -352,6 +353,7 @@ export const SETTINGS = {
       unpin: 'optional',
       status: 'optional',
       rebuild: 'optional',
+      usage: 'optional',
     },
   }),
   maxAttempts: setting({
@@ -367,6 +369,7 @@ export const SETTINGS = {
       status: 'default',
       rebuild: 'default',
       'verify-function': 'default',
+      usage: 'default',
       lambda: 'default',
     },
   }),
@@ -489,7 +492,13 @@ export const SETTINGS = {
     kind: boolean,
     description: 'print JSON instead of a table',
     default: false,
-    use: { 'keys-list': 'default', status: 'default', history: 'default', check: 'default' },
+    use: {
+      'keys-list': 'default',
+      status: 'default',
+      history: 'default',
+      check: 'default',
+      usage: 'default',
+    },
   }),
   historyLimit: setting({
     kind: integer(1, 10000),
@@ -781,6 +790,32 @@ export const SETTINGS = {
       'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this; catalog check: a warning when the served generatedAt is older',
     default: 25 * 3_600_000,
     use: { status: 'default', check: 'default' },
+  }),
+
+  // `catalog usage` and `catalog keys list --usage` (docs/decisions.md#usage). --json, --region and
+  // --max-attempts are declared above.
+  since: setting({
+    kind: parsed('duration', z.string().pipe(Duration), formatDuration),
+    description: 'how far back to count, such as 30d (up to the log group retention on AWS)',
+    default: 30 * 86_400_000,
+    use: { usage: 'default' },
+  }),
+  accessLog: setting({
+    kind: text('file'),
+    description: 'a catalog serve access log to read (- for standard input) instead of the AWS log group',
+    use: { usage: 'optional' },
+  }),
+  usageLogGroup: setting({
+    kind: text(
+      'name',
+      z.string().regex(/^[A-Za-z0-9_./#-]{1,512}$/, {
+        error: 'must be a CloudWatch Logs group name (stack output UsageLogGroupName)',
+      }),
+    ),
+    description:
+      'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
+    flag: '--log-group',
+    use: { usage: 'optional' },
   }),
 
   // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment). The base
