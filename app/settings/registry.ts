@@ -125,6 +125,11 @@ const wafWindow: Kind<number | string, number> = {
   ),
 };
 
+/** The retention periods a CloudWatch Logs group accepts, in days. */
+export const LOG_RETENTION_DAYS: readonly number[] = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
+
 /**
  * Whether a reading publishes to a local origin (a directory and a store file, `catalog publish --origin
  * --store`), which only its own machine serves, rather than to AWS.
@@ -606,6 +611,24 @@ export const SETTINGS = {
     kind: boolean,
     description: 'write CloudFront standard access logs',
     default: false,
+    use: { cdk: 'default' },
+  }),
+  usageLogging: setting({
+    kind: boolean,
+    description:
+      'deliver standard logs (v2) with the fields catalog usage reads to a CloudWatch Logs group (docs/decisions.md#usage)',
+    default: true,
+    use: { cdk: 'default' },
+  }),
+  usageLogRetentionDays: setting({
+    kind: {
+      ...integer(1, 3653, 'days'),
+      schema: integer(1, 3653, 'days').schema.refine((days) => LOG_RETENTION_DAYS.includes(days), {
+        error: `must be one of the retention periods CloudWatch Logs offers: ${LOG_RETENTION_DAYS.join(', ')}`,
+      }),
+    },
+    description: 'days the usage log group keeps its records (how far back catalog usage can look)',
+    default: 400,
     use: { cdk: 'default' },
   }),
   accessLogBucketName: setting({
