@@ -4,7 +4,7 @@
  * for a stack outside us-east-1, and the dashboard widgets. The builder is not bundled here.
  */
 import type { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogStack } from './stack.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
@@ -20,15 +20,15 @@ afterAll(async () => {
   await Promise.all(synthesized.map((s) => s.remove()));
 });
 
-/** A CloudFormation value as text: `Fn::Join` parts joined, a `Ref` as `${Name}`, a `GetAtt` as `${Id.Attr}`. */
+/** A CloudFormation value as text: `Fn::Join` parts joined, a `Ref` as `<Name>`, a `GetAtt` as `<Id.Attr>`. */
 function joined(value: unknown): string {
   if (typeof value === 'string') return value;
   const v = value as Record<string, unknown>;
   if (v['Fn::Join']) return ((v['Fn::Join'] as [string, unknown[]])[1] ?? []).map(joined).join('');
-  if (v.Ref) return `\${${String(v.Ref)}}`;
+  if (v.Ref) return `<${String(v.Ref)}>`;
   if (v['Fn::GetAtt']) {
     const [id, attr] = v['Fn::GetAtt'] as [string, string];
-    return `\${${id.replace(/[0-9A-F]{8}$/, '')}.${attr}}`;
+    return `<${id.replace(/[0-9A-F]{8}$/, '')}.${attr}>`;
   }
   throw new Error(`cannot show ${JSON.stringify(value)}`);
 }
@@ -116,12 +116,12 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
         {
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
           Condition: {
-            StringEquals: { 'aws:SourceAccount': '${AWS::AccountId}' },
-            ArnLike: { 'aws:SourceArn': 'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:*' },
+            StringEquals: { 'aws:SourceAccount': '<AWS::AccountId>' },
+            ArnLike: { 'aws:SourceArn': 'arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:*' },
           },
           Effect: 'Allow',
           Principal: { Service: 'delivery.logs.amazonaws.com' },
-          Resource: '${UsageLogsGroup.Arn}',
+          Resource: '<UsageLogsGroup.Arn>',
         },
       ],
       Version: '2012-10-17',
