@@ -383,3 +383,11 @@ export async function usageReport(
     `nothing to read: give ${settingRef('accessLog')} (a catalog serve access log, - for standard input) or ${settingRef('usageLogGroup')} (stack output UsageLogGroupName)`,
   );
 }
+
+/**
+ * When each partner was last seen in a report (ISO 8601), for `catalog keys list --usage`. The records name
+ * partners, never keys: every key of a partner shows its partner's last request, refusals included.
+ */
+export function lastSeenByPartner(report: UsageReport): ReadonlyMap<string, string> {
+  return new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
+}

@@ -359,6 +359,7 @@ export const SETTINGS = {
       status: 'optional',
       rebuild: 'optional',
       usage: 'optional',
+      'keys-list': 'optional',
     },
   }),
   maxAttempts: setting({
@@ -375,6 +376,7 @@ export const SETTINGS = {
       rebuild: 'default',
       'verify-function': 'default',
       usage: 'default',
+      'keys-list': 'default',
       lambda: 'default',
     },
   }),
@@ -821,12 +823,12 @@ export const SETTINGS = {
     kind: parsed('duration', z.string().pipe(Duration), formatDuration),
     description: 'how far back to count, such as 30d (up to the log group retention on AWS)',
     default: 30 * 86_400_000,
-    use: { usage: 'default' },
+    use: { usage: 'default', 'keys-list': 'default' },
   }),
   accessLog: setting({
     kind: text('file'),
     description: 'a catalog serve access log to read (- for standard input) instead of the AWS log group',
-    use: { usage: 'optional' },
+    use: { usage: 'optional', 'keys-list': 'optional' },
   }),
   usageLogGroup: setting({
     kind: text(
@@ -838,7 +840,17 @@ export const SETTINGS = {
     description:
       'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
     flag: '--log-group',
-    use: { usage: 'optional' },
+    use: { usage: 'optional', 'keys-list': 'optional' },
+  }),
+
+  withUsage: setting({
+    kind: boolean,
+    description:
+      "add when each key's partner was last seen, from --access-log or --log-group (usage names partners, not keys)",
+    default: false,
+    flag: '--usage',
+    env: false,
+    use: { 'keys-list': 'default' },
   }),
 
   // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment). The base

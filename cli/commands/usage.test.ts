@@ -178,6 +178,37 @@ describe('catalog usage over a catalog serve access log', () => {
     ]);
   });
 
+  it('adds to keys list when each key’s partner was last seen, and - for a partner not seen', async () => {
+    const usage = JSON.parse((await runCatalog(['usage', '--access-log', logFile, '--json'])).stdout);
+    const seen = Object.fromEntries(
+      usage.partners.map((p: { partner: string; lastSeen: string }) => [p.partner, p.lastSeen]),
+    );
+    const store = ['--store', world.stores.plain];
+    const listed = await runCatalog(['keys', 'list', ...store, '--usage', '--access-log', logFile, '--json']);
+    expect(listed.code).toBe(0);
+    const rows = JSON.parse(listed.stdout) as { partner: string; lastSeen: string | null }[];
+    expect(Object.fromEntries(rows.map((row) => [row.partner, row.lastSeen]))).toEqual({
+      acme: seen.acme,
+      globex: seen.globex,
+      // Expired, and still sent: its refusals name it.
+      umbrella: seen.umbrella,
+      // Valid, never used: a candidate for revocation.
+      initech: null,
+    });
+    const table = (await runCatalog(['keys', 'list', ...store, '--usage', '--access-log', logFile])).stdout;
+    const [header, ...lines] = table.trimEnd().split('\n');
+    expect(header).toMatch(/^PARTNER +KEY ID +CREATED +EXPIRES +STATUS +LAST SEEN$/);
+    expect(lines.find((line) => line.startsWith('initech '))).toMatch(/ -$/);
+    expect(lines.find((line) => line.startsWith('acme '))).toMatch(
+      new RegExp(` ${String(seen.acme).replace(/\.\d+Z$/, 'Z')}$`),
+    );
+    // Without --usage the listing is as before.
+    expect((await runCatalog(['keys', 'list', ...store])).stdout.split('\n')[0]).toMatch(/STATUS$/);
+    const noSource = await runCatalog(['keys', 'list', ...store, '--usage']);
+    expect(noSource.code).toBe(1);
+    expect(noSource.stderr).toMatch(/^catalog: nothing to read: give --access-log/);
+  });
+
   it('fails naming the file it cannot read, and asks for a source when given none or two', async () => {
     const missing = await runCatalog(['usage', '--access-log', join(world.dir, 'nope.log')]);
     expect(missing.code).toBe(1);
