@@ -12,6 +12,7 @@ import {
   CloudFrontKeyValueStoreClient,
   type CloudFrontKeyValueStoreClientConfig,
 } from '@aws-sdk/client-cloudfront-keyvaluestore';
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -62,6 +63,11 @@ export function createCloudFrontClient(settings: AwsSettings): CloudFrontClient 
 /** A Lambda client, for `catalog rebuild`. */
 export function createLambdaClient(settings: AwsSettings): LambdaClient {
   return new LambdaClient(common(settings));
+}
+
+/** A CloudWatch Logs client, for the Logs Insights queries of `catalog usage`. */
+export function createLogsClient(settings: AwsSettings): CloudWatchLogsClient {
+  return new CloudWatchLogsClient(common(settings));
 }
 
 /** A Secrets Manager client, for the Lambda's source secret. */

@@ -13,6 +13,7 @@ import { registerProxy } from './commands/proxy.ts';
 import { registerPublish } from './commands/publish.ts';
 import { registerServe, registerStart } from './commands/serve.ts';
 import { registerStatus } from './commands/status.ts';
+import { registerUsage } from './commands/usage.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
 import { type CliIO, CommandExit } from './io.ts';
 import { parseCommand, settingsContextOf } from './options.ts';
@@ -47,6 +48,7 @@ export function createProgram(io: CliIO, options: ProgramOptions = {}): Command 
   registerProxy(program, io);
   registerStatus(program, io);
   registerCheck(program, io);
+  registerUsage(program, io);
   if (options.checkOnly)
     program.hook('preAction', (_program, command) => {
       const context = settingsContextOf(command);

@@ -177,8 +177,47 @@ export interface KeyRecord {
   readonly expires?: string;
 }
 
-/** Request header the viewer-request function sets on a request it lets through (for access logs). */
-export const PARTNER_HEADER = 'x-catalog-partner';
+// ---------------------------------------------------------------------------------------------------------
+// Usage: what the viewer-request function records in its request's access-log record (`cf.logCustomData`, the
+// `viewer-request-log-data` field; locally the `logData` of `catalog serve`'s access log) and `catalog usage`
+// reads (docs/decisions.md#usage). Never the key, never its hash. Each value is its own export so the function
+// bundles only short strings.
+
+/**
+ * The values, as an enum so that esbuild writes each as a literal where a function uses it (the bundle stays
+ * small).
+ */
+export enum LogValue {
+  /** A catalog request without a key (or with an empty one). */
+  NoKey = 'no-key',
+  /** A key that is not in the store (never issued, revoked, or a record that does not read). */
+  UnknownKey = 'unknown-key',
+  /** A key past its expiry: its record names the partner, so the value does too (`acme.expired-key`). */
+  ExpiredKey = 'expired-key',
+  /** More than one `X-Api-Key` value. */
+  ManyKeys = 'many-keys',
+  /** A valid key and a `discipline` that is not exactly one of the two (`acme.discipline`). */
+  Discipline = 'discipline',
+  /** A method the path does not take (405). */
+  Method = 'method',
+  /** A path the gateway does not serve (404). */
+  Path = 'path',
+  /** A plan page (`/plans/…`, no key), whatever the answer. */
+  Page = 'page',
+  /** Between a partner label and the reason of its refusal: never in a label, and not URL-encoded. */
+  Separator = '.',
+}
+/** Every reason a refusal is recorded with, in the order reports list them. */
+export const LOG_REASONS = [
+  LogValue.NoKey,
+  LogValue.UnknownKey,
+  LogValue.ExpiredKey,
+  LogValue.ManyKeys,
+  LogValue.Discipline,
+  LogValue.Method,
+  LogValue.Path,
+] as const;
+export type LogReason = (typeof LOG_REASONS)[number];
 
 // ---------------------------------------------------------------------------------------------------------
 // Plan pages: `webUrl` (`{base_url}/plans/<id>`) is a static HTML page for people (docs/decisions.md#plan-pages).

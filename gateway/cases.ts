@@ -12,6 +12,7 @@
  */
 import {
   GENERATED_HEADERS,
+  LogValue,
   PAGE_HEADERS,
   PAGE_SECURITY_HEADERS,
   type ProblemName,
@@ -51,6 +52,12 @@ export interface RequestCase {
   readonly encoding?: 'br' | 'gzip';
   /** A page path: the object within the live build the viewer-request function rewrites it to. */
   readonly rewrite?: string;
+  /**
+   * What viewer-request records in the request's access-log record (`cf.logCustomData`; null: nothing): the
+   * partner of a key it lets through, a refusal's reason (with the partner when the key names one), `page`
+   * (docs/decisions.md#usage).
+   */
+  readonly logData: string | null;
 }
 
 export type OriginObjectName = 'all' | 'running' | 'strength' | 'openapi' | 'page';
@@ -67,6 +74,14 @@ export const PARTNER_ORIGIN = 'https://partner.example';
 
 const key = (placeholder: string): [string, string] => ['X-Api-Key', `{${placeholder}}`];
 const VALID = key('valid');
+
+/** The partners of the test world's keys (testing/world.ts): `{valid}` is acme's, `{other}` globex's… */
+const ACME = 'acme';
+/** A refusal the partner's key names: `acme.discipline`. */
+const refusedFor = (partner: string, reason: LogValue) => `${partner}${LogValue.Separator}${reason}`;
+const UNKNOWN = { logData: LogValue.UnknownKey };
+/** `{expired}` is umbrella's. */
+const EXPIRED = { logData: refusedFor('umbrella', LogValue.ExpiredKey) };
 
 /** The headers every 200 and 304 of the catalog carries, exactly. */
 const CATALOG_HEADERS = {
@@ -95,6 +110,7 @@ const notFound = (name: string, target: string, extra: Partial<RequestCase> = {}
   headers: [VALID],
   status: 404,
   body: 'notFound',
+  logData: LogValue.Path,
   ...extra,
 });
 const notAllowed = (
@@ -110,6 +126,7 @@ const notAllowed = (
   status: 405,
   body: method === 'HEAD' ? 'empty' : 'methodNotAllowed',
   headersPresent: { allow: 'GET, OPTIONS' },
+  logData: LogValue.Method,
   ...extra,
 });
 const unauthorized = (
@@ -125,6 +142,7 @@ const unauthorized = (
   status: 401,
   body: 'unauthorized',
   headersPresent: { 'www-authenticate': 'ApiKey realm="catalog", header="X-Api-Key"' },
+  logData: LogValue.NoKey,
   ...extra,
 });
 const badDiscipline = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
@@ -134,6 +152,7 @@ const badDiscipline = (name: string, target: string, extra: Partial<RequestCase>
   headers: [VALID],
   status: 400,
   body: 'invalidDiscipline',
+  logData: refusedFor(ACME, LogValue.Discipline),
   ...extra,
 });
 const ok = (
@@ -141,7 +160,16 @@ const ok = (
   target: string,
   body: 'all' | 'running' | 'strength',
   extra: Partial<RequestCase> = {},
-): RequestCase => ({ name, method: 'GET', target, headers: [VALID], status: 200, body, ...extra });
+): RequestCase => ({
+  name,
+  method: 'GET',
+  target,
+  headers: [VALID],
+  status: 200,
+  body,
+  logData: ACME,
+  ...extra,
+});
 
 /** The headers every 200 and 404 of a page carries, exactly. */
 const PAGE_SECURITY = { ...PAGE_SECURITY_HEADERS };
@@ -167,6 +195,7 @@ const page = (name: string, target: string, extra: Partial<RequestCase> = {}): R
   body: 'page',
   rewrite: pageKey(PAGE_PLAN_ID),
   headersPresent: PAGE_OK_HEADERS,
+  logData: LogValue.Page,
   ...extra,
 });
 const noPage = (
@@ -182,6 +211,7 @@ const noPage = (
   body: 'notFoundPage',
   rewrite,
   headersPresent: PAGE_NOT_FOUND_HEADERS,
+  logData: LogValue.Page,
   ...extra,
 });
 const pageNotAllowed = (name: string, method: string, target: string, extra: Partial<RequestCase> = {}) =>
@@ -236,6 +266,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   // 3. OPTIONS: 204, no key needed, CORS headers only when an origin is configured.
   {
     name: 'OPTIONS without CORS',
+    logData: null,
     method: 'OPTIONS',
     target: '/api/plans',
     status: 204,
@@ -244,6 +275,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'OPTIONS preflight with CORS',
+    logData: null,
     method: 'OPTIONS',
     target: '/api/plans',
     headers: [
@@ -256,9 +288,17 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     body: 'empty',
     headersPresent: CORS_PREFLIGHT,
   },
-  { name: 'OPTIONS of openapi.yaml', method: 'OPTIONS', target: '/openapi.yaml', status: 204, body: 'empty' },
+  {
+    name: 'OPTIONS of openapi.yaml',
+    method: 'OPTIONS',
+    target: '/openapi.yaml',
+    status: 204,
+    body: 'empty',
+    logData: null,
+  },
   {
     name: 'OPTIONS ignores a bad discipline and a missing key',
+    logData: null,
     method: 'OPTIONS',
     target: '/api/plans?discipline=walking',
     status: 204,
@@ -266,6 +306,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'OPTIONS with an unknown key and CORS',
+    logData: null,
     method: 'OPTIONS',
     target: '/api/plans',
     headers: [key('forged')],
@@ -278,6 +319,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   // 4. openapi.yaml: no key needed.
   {
     name: 'openapi.yaml',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     status: 200,
@@ -286,6 +328,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml in the encoding asked for (stored precompressed, whatever CloudFront compresses)',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     headers: [['Accept-Encoding', 'gzip, br']],
@@ -296,6 +339,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml with a matching If-None-Match',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     headers: [['If-None-Match', '{etag:openapi}']],
@@ -306,6 +350,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml with If-Modified-Since its Last-Modified',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     headers: [['If-Modified-Since', '{modified:openapi}']],
@@ -316,6 +361,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml with an older If-Modified-Since',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     headers: [['If-Modified-Since', LONG_AGO]],
@@ -324,6 +370,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml ignores Range',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     headers: [['Range', 'bytes=0-9']],
@@ -333,6 +380,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml ignores the query',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml?x=1&discipline=walking',
     status: 200,
@@ -340,6 +388,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml ignores a wrong key',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     headers: [key('forged')],
@@ -348,6 +397,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'openapi.yaml with CORS',
+    logData: null,
     method: 'GET',
     target: '/openapi.yaml',
     cors: PARTNER_ORIGIN,
@@ -359,11 +409,13 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   // 5. Key: missing, unknown, revoked, expired or repeated is 401 — before the discipline check.
   unauthorized('no key', '/api/plans', []),
   unauthorized('an empty key', '/api/plans', [['X-Api-Key', '']]),
-  unauthorized('an unknown key', '/api/plans', [['X-Api-Key', 'not-a-key']]),
-  unauthorized('a forged key with the right shape', '/api/plans', [key('forged')]),
-  unauthorized('a revoked key', '/api/plans', [key('revoked')]),
-  unauthorized('an expired key', '/api/plans', [key('expired')]),
-  unauthorized('two X-Api-Key headers, both valid', '/api/plans', [VALID, key('other')]),
+  unauthorized('an unknown key', '/api/plans', [['X-Api-Key', 'not-a-key']], UNKNOWN),
+  unauthorized('a forged key with the right shape', '/api/plans', [key('forged')], UNKNOWN),
+  unauthorized('a revoked key', '/api/plans', [key('revoked')], UNKNOWN),
+  unauthorized('an expired key', '/api/plans', [key('expired')], EXPIRED),
+  unauthorized('two X-Api-Key headers, both valid', '/api/plans', [VALID, key('other')], {
+    logData: LogValue.ManyKeys,
+  }),
   unauthorized('the key in the query string', '/api/plans?api_key={valid}', []),
   unauthorized('the key as a bearer token', '/api/plans', [['Authorization', 'Bearer {valid}']]),
   unauthorized('a conditional GET without a key', '/api/plans?discipline=running', [
@@ -372,12 +424,19 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   unauthorized('an If-Modified-Since GET without a key', '/api/plans?discipline=running', [
     ['If-Modified-Since', FAR_AHEAD],
   ]),
-  unauthorized('a conditional GET with a forged key', '/api/plans', [
-    key('forged'),
-    ['If-None-Match', '{etag:all}'],
-  ]),
+  unauthorized(
+    'a conditional GET with a forged key',
+    '/api/plans',
+    [key('forged'), ['If-None-Match', '{etag:all}']],
+    UNKNOWN,
+  ),
   unauthorized('no key and a bad discipline', '/api/plans?discipline=walking', []),
-  unauthorized('an expired key and a bad discipline', '/api/plans?discipline=walking', [key('expired')]),
+  unauthorized(
+    'an expired key and a bad discipline',
+    '/api/plans?discipline=walking',
+    [key('expired')],
+    EXPIRED,
+  ),
 
   // 6. discipline present in any form, and not exactly one of strength or running: 400.
   badDiscipline('an empty discipline', '/api/plans?discipline='),
@@ -409,9 +468,10 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     'running',
   ),
   ok('an empty query string', '/api/plans?', 'all'),
-  ok('a key of another partner', '/api/plans', 'all', { headers: [key('other')] }),
+  ok('a key of another partner', '/api/plans', 'all', { headers: [key('other')], logData: 'globex' }),
   ok('a key that expires later', '/api/plans?discipline=strength', 'strength', {
     headers: [key('expiring')],
+    logData: 'initech',
   }),
   ok('an upper-case header name', '/api/plans', 'all', { headers: [['X-API-KEY', '{valid}']] }),
   ok('CORS on a catalog answer', '/api/plans?discipline=running', 'running', {
@@ -424,6 +484,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   }),
   {
     name: 'a matching If-None-Match',
+    logData: ACME,
     method: 'GET',
     target: '/api/plans?discipline=running',
     headers: [VALID, ['If-None-Match', '{etag:running}']],
@@ -434,6 +495,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'If-None-Match: *',
+    logData: ACME,
     method: 'GET',
     target: '/api/plans',
     headers: [VALID, ['If-None-Match', '*']],
@@ -444,6 +506,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'If-Modified-Since equal to Last-Modified',
+    logData: ACME,
     method: 'GET',
     target: '/api/plans?discipline=strength',
     headers: [VALID, ['If-Modified-Since', '{modified:strength}']],
@@ -454,6 +517,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   },
   {
     name: 'If-Modified-Since later than Last-Modified',
+    logData: ACME,
     method: 'GET',
     target: '/api/plans',
     headers: [VALID, ['If-Modified-Since', FAR_AHEAD]],
@@ -484,6 +548,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   ),
   {
     name: 'a matching If-None-Match wins over an old If-Modified-Since',
+    logData: ACME,
     method: 'GET',
     target: '/api/plans?discipline=running',
     headers: [VALID, ['If-None-Match', '{etag:running}'], ['If-Modified-Since', LONG_AGO]],
@@ -526,6 +591,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   }),
   {
     name: 'a 304 of a variant, by its own ETag',
+    logData: ACME,
     method: 'GET',
     target: '/api/plans',
     headers: [VALID, ['Accept-Encoding', 'br'], ['If-None-Match', '{etag:all.br}']],
@@ -585,6 +651,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   }),
   {
     name: 'a plan page with a matching If-None-Match',
+    logData: LogValue.Page,
     method: 'GET',
     target: `/plans/${PAGE_PLAN_ID}`,
     headers: [['If-None-Match', '{etag:page}']],
@@ -617,7 +684,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   // CORS on generated answers: every answer the function produces carries the origin when one is set.
   notFound('404 with CORS', '/catalog.json', { cors: PARTNER_ORIGIN }),
   notAllowed('405 with CORS', 'POST', '/api/plans', { cors: PARTNER_ORIGIN }),
-  unauthorized('401 with CORS', '/api/plans', [key('expired')], { cors: PARTNER_ORIGIN }),
+  unauthorized('401 with CORS', '/api/plans', [key('expired')], { ...EXPIRED, cors: PARTNER_ORIGIN }),
   badDiscipline('400 with CORS', '/api/plans?discipline=', { cors: PARTNER_ORIGIN }),
 ];
 

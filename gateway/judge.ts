@@ -23,6 +23,8 @@ export interface Answer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer;
+  /** What viewer-request recorded for the request (null: nothing), where the engine shows it. */
+  readonly logData?: string | null;
 }
 
 /** The bodies a case may name, as served before any `Content-Encoding`. */

@@ -31,6 +31,7 @@ import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts'
 import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring.ts';
 import { acknowledgeFindings } from './nag.ts';
 import { type CatalogStackProps, resolveSettings, type StackSettings } from './props.ts';
+import { addUsageLogs } from './usage-logs.ts';
 import { addRateLimit } from './waf.ts';
 
 export type { CatalogStackProps } from './props.ts';
@@ -274,6 +275,11 @@ export class CatalogStack extends Stack {
         builder: this.builder,
         ...(webAcl?.name ? { webAclName: webAcl.name } : {}),
       },
+      settings,
+    );
+    addUsageLogs(
+      this,
+      { distributionId: this.distribution.distributionId, monitoring: this.monitoring },
       settings,
     );
     acknowledgeFindings(this, settings);

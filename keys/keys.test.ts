@@ -42,6 +42,17 @@ describe('a partner label', () => {
     );
   });
 
+  it.each(['no-key', 'unknown-key', 'expired-key', 'many-keys', 'discipline', 'method', 'path', 'page'])(
+    'refuses %s: the access log records it for requests that name no partner',
+    (label) => {
+      const parsed = PartnerLabel.safeParse(label);
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues[0]?.message).toMatch(
+        /^is reserved: the access log records no-key, .*, page /,
+      );
+    },
+  );
+
   it('of a key issued before the first and last character had to be a letter or digit still reads', () => {
     expect(parseKeyRecord('{"partner":"-acme","created":"2026-01-01T00:00:00.000Z"}')).toEqual({
       partner: '-acme',

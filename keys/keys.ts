@@ -5,19 +5,32 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { CatalogError } from '../contract/errors.ts';
-import { type KeyRecord as ContractKeyRecord, KVS_KEY_PREFIX } from '../contract/index.ts';
+import {
+  type KeyRecord as ContractKeyRecord,
+  KVS_KEY_PREFIX,
+  LOG_REASONS,
+  LogValue,
+} from '../contract/index.ts';
 
 /** The prefix lets secret scanners recognise a leaked key. */
 export const KEY_PREFIX = 'tpc_';
 export const KEY_PATTERN = /^tpc_[A-Za-z0-9_-]{43}$/;
 
+/** Labels no partner may take: the values the gateway records for requests that name no partner. */
+export const RESERVED_PARTNER_LABELS: readonly string[] = [...LOG_REASONS, LogValue.Page];
+
 /**
  * A partner label, as a command takes it: lowercase letters, digits and hyphens, 1 to 64 characters,
  * starting and ending with a letter or digit (`acme`, `globex-eu`, `a--b`; not `-acme` or `---`).
  */
-export const PartnerLabel = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, {
-  error: 'must be 1–64 lowercase letters, digits or hyphens, starting and ending with a letter or digit',
-});
+export const PartnerLabel = z
+  .string()
+  .regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, {
+    error: 'must be 1–64 lowercase letters, digits or hyphens, starting and ending with a letter or digit',
+  })
+  .refine((label) => !RESERVED_PARTNER_LABELS.includes(label), {
+    error: `is reserved: the access log records ${RESERVED_PARTNER_LABELS.join(', ')} for requests that name no partner (docs/decisions.md#usage)`,
+  });
 
 /**
  * A partner label as stored in a key record: any label the commands have ever accepted (lowercase letters,

@@ -33,6 +33,8 @@ export function knownOf(world: TestWorld, testCase: RequestCase): Known {
 /** Asserts one answer against its case and the rules every answer obeys (gateway/judge.ts). */
 export function checkAnswer(testCase: RequestCase, answer: Answer, world: TestWorld): void {
   expect(judgeAnswer(testCase, answer, knownOf(world, testCase))).toEqual([]);
+  // Every engine shows what viewer-request recorded for the access log (docs/decisions.md#usage).
+  expect(answer.logData, 'the recorded viewer-request-log-data').toBe(testCase.logData);
   // The local edge adds nothing of its own: no Server header, and none of the x-amz-* headers CloudFront adds.
   expect(answer.headers.server, 'no Server header').toBeUndefined();
   for (const name of Object.keys(answer.headers)) expect(name.startsWith('x-amz-'), `no ${name}`).toBe(false);
@@ -63,6 +65,28 @@ export function describeCaseTable(label: string, start: (world: TestWorld) => Pr
       },
     );
   });
+}
+
+/**
+ * The next access-log entry (a JSON line with a `status`) after the first `seen` of `lines`, waiting up to
+ * five seconds for it: a server writes it once the answer is out. Returns it and how many lines it consumed.
+ */
+export async function nextAccessLogEntry(
+  lines: readonly string[],
+  seen: number,
+): Promise<{ entry: { logData?: unknown; status?: unknown }; seen: number }> {
+  const deadline = Date.now() + 5_000;
+  let at = seen;
+  for (;;) {
+    while (at < lines.length) {
+      const line = lines[at++] as string;
+      if (!line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as { logData?: unknown; status?: unknown };
+      if (typeof entry.status === 'number') return { entry, seen: at };
+    }
+    if (Date.now() > deadline) throw new Error(`no access-log line after line ${seen}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /**

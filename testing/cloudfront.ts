@@ -22,6 +22,12 @@ export interface RecordedCloudFrontRequest {
   readonly stage: string | undefined;
   /** The decoded EventObject of a TestFunction request. */
   readonly event: Record<string, unknown> | undefined;
+  /**
+   * What the function recorded with `cf.logCustomData` while the stand-in ran it on that event (null:
+   * nothing; undefined: not run). AWS does not say whether TestFunction reports it, so the stand-in answers
+   * nothing of it and tests read it here.
+   */
+  logData?: string | null;
 }
 
 const xmlEscape = (text: string) =>
@@ -74,13 +80,14 @@ export class FakeCloudFront {
     const event = blob
       ? (JSON.parse(Buffer.from(blob, 'base64').toString('utf8')) as Record<string, unknown>)
       : undefined;
-    this.recorded.push({
+    const record: RecordedCloudFrontRequest = {
       method: req.method ?? '',
       path: url.pathname,
       ifMatch: req.headers['if-match'],
       stage: url.searchParams.get('Stage') ?? stageInBody,
       event,
-    });
+    };
+    this.recorded.push(record);
     if (!match || decodeURIComponent(match[1] ?? '') !== this.name) {
       return {
         status: 404,
@@ -101,7 +108,9 @@ export class FakeCloudFront {
         headers: {},
         body: `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>PreconditionFailed</Code><Message>If-Match</Message></Error></ErrorResponse>`,
       };
-    const result = this.tamper(await this.fn.run(event as never));
+    const run = await this.fn.runLogged(event as never);
+    record.logData = run.logData;
+    const result = this.tamper(run.result);
     const output = JSON.stringify('statusCode' in result ? { response: result } : { request: result });
     return {
       status: 200,

@@ -12,7 +12,7 @@
  * with the reason (its arguments are still checked by the real program). Test support only.
  */
 import dns from 'node:dns';
-import { mkdir, readdir, symlink } from 'node:fs/promises';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import { KVS_LIVE_BUILD } from '../contract/index.ts';
@@ -27,6 +27,8 @@ const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-
 const BUILDER_FUNCTION = 'TrainingPlanCatalog-builder';
 const VIEWER_REQUEST_FUNCTION = 'TrainingPlanCatalog-viewer-request';
 const BASE_URL = 'https://plans.example.com';
+/** The stack's usage log group (stack output UsageLogGroupName). */
+const USAGE_LOG_GROUP = '/aws/vendedlogs/TrainingPlanCatalog/usage';
 const FIXTURES = join(ROOT, 'fixtures', 'plans.json');
 
 /** The targets the docs' commands act on, and the stand-ins for the AWS APIs. */
@@ -40,6 +42,10 @@ export interface DocWorld {
   /** The Lambda API stand-in (`catalog rebuild`); it answers only the builder function's invocations. */
   readonly lambda: Recorder;
   readonly cloudfront: FakeCloudFront;
+  /** The CloudWatch Logs API stand-in (`catalog usage --log-group`): every Logs Insights query completes. */
+  readonly logs: Recorder;
+  /** A `catalog serve` access log with requests of two partners and refused ones (`--access-log FILE`). */
+  readonly accessLog: string;
   /** The environment every command runs with (the stand-ins' endpoints, credentials, port 0). */
   readonly env: Readonly<Record<string, string>>;
   /** A new empty directory inside the working directory. */
@@ -149,6 +155,49 @@ export async function startDocWorld(): Promise<DocWorld> {
   };
   const cloudfront = new FakeCloudFront(loadFunction(code, { kvs: reader }), VIEWER_REQUEST_FUNCTION);
   const cloudfrontUrl = await cloudfront.start();
+  const logs = await startRecorder();
+  logs.answerWith((request) => {
+    const json = { 'content-type': 'application/x-amz-json-1.1' };
+    const target = request.headers['x-amz-target'];
+    if (target === 'Logs_20140328.StartQuery')
+      return { status: 200, headers: json, body: '{"queryId":"q-docs"}' };
+    if (target === 'Logs_20140328.GetQueryResults')
+      return {
+        status: 200,
+        headers: json,
+        body: JSON.stringify({
+          status: 'Complete',
+          results: [
+            [
+              { field: 'data', value: 'acme' },
+              { field: 'status', value: '200' },
+              { field: 'requests', value: '3' },
+              { field: 'bytes', value: '4200' },
+              { field: 'first', value: '2026-11-01 10:00:00.000' },
+              { field: 'last', value: '2026-11-02 10:00:00.000' },
+            ],
+          ],
+        }),
+      };
+    return { status: 400, headers: json, body: '{"__type":"InvalidParameterException","message":"unknown"}' };
+  });
+  const accessLog = join(dir, '.catalog', 'access.log');
+  const now = Date.now();
+  const line = (ago: number, status: number, logData: string) =>
+    JSON.stringify({
+      time: new Date(now - ago).toISOString(),
+      method: 'GET',
+      path: '/api/plans',
+      status,
+      bytes: 100,
+      ms: 1,
+      partner: null,
+      logData,
+    });
+  await writeFile(
+    accessLog,
+    `${[line(60_000, 200, 'acme'), line(50_000, 200, 'globex'), line(40_000, 401, 'no-key'), line(30_000, 401, 'globex.expired-key')].join('\n')}\n`,
+  );
 
   const env: Record<string, string> = {
     ...TEST_AWS_ENV,
@@ -157,6 +206,7 @@ export async function startDocWorld(): Promise<DocWorld> {
     AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE: `http://kvs.test:${kvsPort}`,
     AWS_ENDPOINT_URL_LAMBDA: lambda.url,
     AWS_ENDPOINT_URL_CLOUDFRONT: cloudfrontUrl,
+    AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: logs.url,
     AWS_EC2_METADATA_DISABLED: 'true',
     // Never the fixed 8787: a command that does not name a port takes any free one.
     CATALOG_PORT: '0',
@@ -173,6 +223,8 @@ export async function startDocWorld(): Promise<DocWorld> {
     builds,
     lambda,
     cloudfront,
+    logs,
+    accessLog,
     env,
     async freshDir() {
       dirs += 1;
@@ -190,6 +242,7 @@ export async function startDocWorld(): Promise<DocWorld> {
       undoDns();
       await cloudfront.stop();
       await lambda.close();
+      await logs.close();
       await new Promise<void>((resolve) => kvs.server.close(() => resolve()));
       await s3.stop();
       await scratch.remove();
@@ -251,6 +304,8 @@ export const FLAG_VALUES: Readonly<Record<string, Value>> = {
   '--kvs-arn': ({ world }) => world.aws.arn,
   '--function': () => BUILDER_FUNCTION,
   '--name': () => VIEWER_REQUEST_FUNCTION,
+  '--access-log': ({ world }) => world.accessLog,
+  '--log-group': () => USAGE_LOG_GROUP,
 };
 
 /**
@@ -268,6 +323,7 @@ export const VARIABLES: Readonly<Record<string, (world: DocWorld) => string>> = 
   API_URL: () => 'https://d111111abcdef8.cloudfront.net',
   CATALOG_PARTNER_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
   CATALOG_CHECK_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  CATALOG_USAGE_LOG_GROUP: () => USAGE_LOG_GROUP,
   /** The key that leaked (infra/README.md, "A key leaked"). */
   LEAKED: () => 'tpc_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
 };

@@ -180,5 +180,5 @@ export function toAnswer(response: EdgeResponse): Answer {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers))
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  return { status: response.status, headers, body: response.body };
+  return { status: response.status, headers, body: response.body, logData: response.logData ?? null };
 }

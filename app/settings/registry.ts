@@ -47,6 +47,7 @@ export const COMMANDS = [
   'proxy',
   'status',
   'check',
+  'usage',
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
@@ -123,6 +124,11 @@ const wafWindow: Kind<number | string, number> = {
     { error: 'must be 60, 120, 300 or 600' },
   ),
 };
+
+/** The retention periods a CloudWatch Logs group accepts, in days. */
+export const LOG_RETENTION_DAYS: readonly number[] = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
 
 /**
  * Whether a reading publishes to a local origin (a directory and a store file, `catalog publish --origin
@@ -352,6 +358,8 @@ export const SETTINGS = {
       unpin: 'optional',
       status: 'optional',
       rebuild: 'optional',
+      usage: 'optional',
+      'keys-list': 'optional',
     },
   }),
   maxAttempts: setting({
@@ -367,6 +375,8 @@ export const SETTINGS = {
       status: 'default',
       rebuild: 'default',
       'verify-function': 'default',
+      usage: 'default',
+      'keys-list': 'default',
       lambda: 'default',
     },
   }),
@@ -489,7 +499,13 @@ export const SETTINGS = {
     kind: boolean,
     description: 'print JSON instead of a table',
     default: false,
-    use: { 'keys-list': 'default', status: 'default', history: 'default', check: 'default' },
+    use: {
+      'keys-list': 'default',
+      status: 'default',
+      history: 'default',
+      check: 'default',
+      usage: 'default',
+    },
   }),
   historyLimit: setting({
     kind: integer(1, 10000),
@@ -597,6 +613,24 @@ export const SETTINGS = {
     kind: boolean,
     description: 'write CloudFront standard access logs',
     default: false,
+    use: { cdk: 'default' },
+  }),
+  usageLogging: setting({
+    kind: boolean,
+    description:
+      'deliver standard logs (v2) with the fields catalog usage reads to a CloudWatch Logs group (docs/decisions.md#usage)',
+    default: true,
+    use: { cdk: 'default' },
+  }),
+  usageLogRetentionDays: setting({
+    kind: {
+      ...integer(1, 3653, 'days'),
+      schema: integer(1, 3653, 'days').schema.refine((days) => LOG_RETENTION_DAYS.includes(days), {
+        error: `must be one of the retention periods CloudWatch Logs offers: ${LOG_RETENTION_DAYS.join(', ')}`,
+      }),
+    },
+    description: 'days the usage log group keeps its records (how far back catalog usage can look)',
+    default: 400,
     use: { cdk: 'default' },
   }),
   accessLogBucketName: setting({
@@ -781,6 +815,42 @@ export const SETTINGS = {
       'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this; catalog check: a warning when the served generatedAt is older',
     default: 25 * 3_600_000,
     use: { status: 'default', check: 'default' },
+  }),
+
+  // `catalog usage` and `catalog keys list --usage` (docs/decisions.md#usage). --json, --region and
+  // --max-attempts are declared above.
+  since: setting({
+    kind: parsed('duration', z.string().pipe(Duration), formatDuration),
+    description: 'how far back to count, such as 30d (up to the log group retention on AWS)',
+    default: 30 * 86_400_000,
+    use: { usage: 'default', 'keys-list': 'default' },
+  }),
+  accessLog: setting({
+    kind: text('file'),
+    description: 'a catalog serve access log to read (- for standard input) instead of the AWS log group',
+    use: { usage: 'optional', 'keys-list': 'optional' },
+  }),
+  usageLogGroup: setting({
+    kind: text(
+      'name',
+      z.string().regex(/^[A-Za-z0-9_./#-]{1,512}$/, {
+        error: 'must be a CloudWatch Logs group name (stack output UsageLogGroupName)',
+      }),
+    ),
+    description:
+      'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
+    flag: '--log-group',
+    use: { usage: 'optional', 'keys-list': 'optional' },
+  }),
+
+  withUsage: setting({
+    kind: boolean,
+    description:
+      "add when each key's partner was last seen, from --access-log or --log-group (usage names partners, not keys)",
+    default: false,
+    flag: '--usage',
+    env: false,
+    use: { 'keys-list': 'default' },
   }),
 
   // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment). The base

@@ -68,15 +68,19 @@ function describeExpiry(change: ExpiryChange): string {
     : `key ${change.id} now expires ${shortTime(change.after)}`;
 }
 
-/** The readable `keys list` table: one row per key, never the key itself. */
-export function formatKeyTable(rows: readonly KeyListing[]): string {
-  const header = ['PARTNER', 'KEY ID', 'CREATED', 'EXPIRES', 'STATUS'];
+/**
+ * The readable `keys list` table: one row per key, never the key itself; with `lastSeen` (`--usage`), when the
+ * key's partner was last seen (`-`: not within the window).
+ */
+export function formatKeyTable(rows: readonly KeyListing[], lastSeen?: ReadonlyMap<string, string>): string {
+  const header = ['PARTNER', 'KEY ID', 'CREATED', 'EXPIRES', 'STATUS', ...(lastSeen ? ['LAST SEEN'] : [])];
   const cells = rows.map((row) => [
     row.partner ?? '?',
     row.id,
     shortTime(row.created),
     shortTime(row.expires),
     row.status,
+    ...(lastSeen ? [shortTime(row.partner === null ? null : (lastSeen.get(row.partner) ?? null))] : []),
   ]);
   const widths = header.map((title, column) =>
     Math.max(title.length, ...cells.map((line) => (line[column] as string).length)),
@@ -202,18 +206,38 @@ export function registerKeys(program: Command, io: CliIO): void {
 
   const list = keys
     .command('list')
-    .description('List the keys: partner, key id, created, expires, status. Never shows a key.');
+    .description(
+      'List the keys: partner, key id, created, expires, status; with --usage, when the partner was last seen. Never shows a key.',
+    );
   addSettings(list, 'keys-list').action(async () => {
     const settings = parseCommand(list, 'keys-list', io.env);
     const { store } = await openStore(io, list, 'keys-list');
     const { listKeys } = await import('../../keys/manage.ts');
-    const rows = await listKeys(store, new Date());
+    const now = new Date();
+    const rows = await listKeys(store, now);
+    let lastSeen: ReadonlyMap<string, string> | undefined;
+    if (settings.withUsage) {
+      const usage = await import('../../app/usage.ts');
+      lastSeen = usage.lastSeenByPartner(
+        await usage.usageReport(settings, {
+          now,
+          stdin: io.stdin,
+          logs: async () => (await import('../../app/clients.ts')).createLogsClient(settings),
+        }),
+      );
+    }
     if (settings.json) {
-      io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+      const listed = lastSeen
+        ? rows.map((row) => ({
+            ...row,
+            lastSeen: row.partner === null ? null : (lastSeen.get(row.partner) ?? null),
+          }))
+        : rows;
+      io.stdout(`${JSON.stringify(listed, null, 2)}\n`);
     } else if (rows.length === 0) {
       note(`no keys in ${store.name}`);
     } else {
-      io.stdout(`${formatKeyTable(rows)}\n`);
+      io.stdout(`${formatKeyTable(rows, lastSeen)}\n`);
     }
   });
 }

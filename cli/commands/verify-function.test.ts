@@ -86,7 +86,7 @@ describe('catalog verify-function against a local TestFunction API', () => {
       text.replace(/\{(etag:)?([a-z]+)\}/g, (m, etag: string | undefined, name: string) =>
         etag ? PLACEHOLDER_ETAG : (known[name] ?? (name === 'forged' ? 'FORGED' : m)),
       );
-    const expected = REQUEST_CASES.map((c) => {
+    const expectedEvents = REQUEST_CASES.map((c) => {
       const event = viewerRequestEvent(
         {
           method: c.method,
@@ -97,7 +97,8 @@ describe('catalog verify-function against a local TestFunction API', () => {
         'x',
       );
       return JSON.stringify({ ...event, context: { eventType: 'viewer-request' } });
-    }).sort();
+    });
+    const expected = [...expectedEvents].sort();
     const knownKeys = new Set(Object.values(known));
     const sent = tests
       .map((r) =>
@@ -110,6 +111,23 @@ describe('catalog verify-function against a local TestFunction API', () => {
       .sort();
     expect(sent).toEqual(expected);
     expect(forged.size).toBe(1);
+
+    // What the function recorded for the access log on each event: the table's value (the command gives
+    // `{expiring}` the valid key, acme's).
+    const recordedFor = new Map<string, string | null>();
+    REQUEST_CASES.forEach((c, i) => {
+      const logData = c.headers?.some(([, v]) => v === '{expiring}') ? 'acme' : c.logData;
+      const event = expectedEvents[i] as string;
+      if (recordedFor.has(event)) expect(recordedFor.get(event), c.name).toBe(logData);
+      recordedFor.set(event, logData);
+    });
+    for (const request of tests) {
+      const event = JSON.stringify(request.event).replace(KEY, (key) =>
+        knownKeys.has(key) ? key : 'FORGED',
+      );
+      expect(recordedFor.has(event)).toBe(true);
+      expect(request.logData, event).toBe(recordedFor.get(event));
+    }
 
     const lines = result.stdout.trim().split('\n');
     for (const testCase of REQUEST_CASES) {

@@ -5,6 +5,10 @@ declare module 'cloudfront' {
     get(key: string, options?: { format?: 'string' }): Promise<string>;
     exists(key: string): Promise<boolean>;
   }
-  const cf: { kvs(id?: string): KeyValueStore };
+  /**
+   * `kvs()`: the associated store. `logCustomData(value)`: puts `value` (URL-encoded, at most 800 bytes) in
+   * the request's access-log record, as `viewer-request-log-data` from a viewer-request function.
+   */
+  const cf: { kvs(id?: string): KeyValueStore; logCustomData(value: string): void };
   export default cf;
 }

@@ -20,17 +20,24 @@ import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from './e
 
 const run = promisify(execFile);
 
-/** The `cloudfront` module for njs: a KeyValueStore over fixed data, rejecting missing keys like the real one. */
+/**
+ * The `cloudfront` module for njs: a KeyValueStore over fixed data, rejecting missing keys like the real one,
+ * and `logCustomData`, which keeps the value for the driver (`__log`).
+ */
 function cloudfrontStub(entries: Map<string, string>): string {
   return `var DATA = ${JSON.stringify(Object.fromEntries(entries))};
-export default { kvs: function () { return {
+var LOG = { value: null };
+export default { __log: LOG, logCustomData: function (v) { LOG.value = String(v); }, kvs: function () { return {
   get: function (k) { return Object.prototype.hasOwnProperty.call(DATA, k) ? Promise.resolve(DATA[k]) : Promise.reject(new Error('key not found')); },
   exists: function (k) { return Promise.resolve(Object.prototype.hasOwnProperty.call(DATA, k)); }
 }; } };
 `;
 }
 
-/** Runs a bundle under njs on each event, in order; returns what each call resolved to (or its error). */
+/**
+ * Runs a bundle under njs on each event, in order; returns what each call resolved to (or its error) and what
+ * it recorded with `cf.logCustomData` (null: nothing).
+ */
 async function runUnderNjs(
   dir: string,
   bundle: string,
@@ -46,21 +53,24 @@ async function runUnderNjs(
   await writeFile(
     script,
     `${bundle}
+import __cf from 'cloudfront';
 var __events = ${JSON.stringify(events)};
 var __at = 0;
 function __next() {
   if (__at >= __events.length) return;
-  handler(__events[__at++]).then(function (r) { console.log(JSON.stringify(r)); __next(); },
-    function (e) { console.log(JSON.stringify({ njsError: String(e) })); __next(); });
+  __cf.__log.value = null;
+  handler(__events[__at++]).then(function (r) { console.log(JSON.stringify({ r: r, log: __cf.__log.value })); __next(); },
+    function (e) { console.log(JSON.stringify({ r: { njsError: String(e) }, log: null })); __next(); });
 }
 __next();
 `,
   );
   const { stdout } = await run('njs', ['-t', 'module', '-p', stubs, script], { maxBuffer: 64 * 1024 * 1024 });
-  return stdout
+  const lines = stdout
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+    .map((line) => JSON.parse(line) as { r: Record<string, unknown>; log: string | null });
+  return { results: lines.map((line) => line.r), logs: lines.map((line) => line.log) };
 }
 
 describe('the built functions under njs', () => {
@@ -106,13 +116,23 @@ describe('the built functions under njs', () => {
       const kvs = new WatchedKeyValueStore(world.stores[store]);
       await kvs.load();
       const sandbox = loadFunction(bundles['viewer-request'] as string, { kvs });
-      const expected = await Promise.all(events.map((e) => sandbox.run(e)));
-      const actual = await runUnderNjs(world.dir, bundles['viewer-request'] as string, events, stores[store]);
+      const expected = await Promise.all(events.map((e) => sandbox.runLogged(e)));
+      const { results: actual, logs } = await runUnderNjs(
+        world.dir,
+        bundles['viewer-request'] as string,
+        events,
+        stores[store],
+      );
       expect(actual).toHaveLength(events.length);
       cases.forEach((testCase, i) => {
         const got = actual[i] as Record<string, unknown>;
         expect(got.njsError, testCase.name).toBeUndefined();
-        expect(got, testCase.name).toEqual(JSON.parse(JSON.stringify(expected[i])));
+        expect(got, testCase.name).toEqual(JSON.parse(JSON.stringify(expected[i]?.result)));
+        // What it recorded for the access log: the table's value, as in the local runtime.
+        expect(logs[i], `${testCase.name}: recorded value`).toBe(testCase.logData);
+        expect(expected[i]?.logData, `${testCase.name}: recorded value, local runtime`).toBe(
+          testCase.logData,
+        );
         const outcome = viewerRequestOutcome(testCase);
         if ('status' in outcome) expect(got.statusCode, testCase.name).toBe(outcome.status);
         else
@@ -161,7 +181,7 @@ describe('the built functions under njs', () => {
       for (const shape of shapes) {
         const shown = passed.map((p) => p[shape]);
         const expected = await Promise.all(shown.map((e) => response.run(e)));
-        const actual = await runUnderNjs(
+        const { results: actual } = await runUnderNjs(
           world.dir,
           bundles['viewer-response'] as string,
           shown,

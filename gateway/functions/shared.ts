@@ -17,6 +17,15 @@ export async function read(key: string): Promise<string | null> {
   }
 }
 
+/**
+ * Records `value` in this request's access-log record (`viewer-request-log-data`; docs/decisions.md#usage) and
+ * returns `result`, so that a decision and its record are one expression.
+ */
+export function logged<T>(value: string, result: T): T {
+  cf.logCustomData(value);
+  return result;
+}
+
 /** The one allowed CORS origin, or null when CORS is off. */
 export function corsOrigin(): Promise<string | null> {
   return read(KVS_CORS_ORIGIN);

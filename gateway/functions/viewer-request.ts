@@ -16,12 +16,12 @@ import {
   GENERATED_HEADERS,
   KVS_KEY_PREFIX,
   KVS_LIVE_BUILD,
+  LogValue,
   NO_PAGE_KEY,
   ORIGIN_FILES,
   PAGE_OBJECT_PREFIX,
   PAGE_OBJECT_SUFFIX,
   PAGE_PATH_PREFIX,
-  PARTNER_HEADER,
   PATHS,
   PLAN_ID_PATTERN,
   PROBLEM_INVALID_DISCIPLINE,
@@ -33,7 +33,7 @@ import {
   VARIANTS,
 } from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse, Fields } from './event.ts';
-import { addCors, corsOrigin, problemHeaders, read } from './shared.ts';
+import { addCors, corsOrigin, logged, problemHeaders, read } from './shared.ts';
 
 function problem(p: ProblemType, origin: string | null, extra?: Fields): CloudFrontResponse {
   const headers = addCors(problemHeaders(), origin);
@@ -54,25 +54,28 @@ function decode(text: string): string | null {
   }
 }
 
-/** The partner label of a valid, unexpired key, else null. Only the SHA-256 of the key is looked up. */
+/**
+ * The partner label of a valid, unexpired key, else null with the reason recorded (an expired key's with its
+ * partner). Only the SHA-256 of the key is looked up.
+ */
 async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
   const header = request.headers['x-api-key'];
-  if (!header || header.value === '' || (header.multiValue && header.multiValue.length > 1)) return null;
+  if (!header || header.value === '') return logged(LogValue.NoKey, null);
+  if (header.multiValue && header.multiValue.length > 1) return logged(LogValue.ManyKeys, null);
   const hash = crypto.createHash('sha256').update(header.value).digest('hex');
   const stored = await read(KVS_KEY_PREFIX + hash);
-  if (stored === null) return null;
-  let record: { partner?: unknown; expires?: unknown };
+  let record: { partner?: unknown; expires?: unknown } = {};
   try {
-    record = JSON.parse(stored);
-  } catch (_error) {
-    return null;
-  }
-  if (typeof record.partner !== 'string' || record.partner === '') return null;
-  if (record.expires !== undefined) {
-    const expires = typeof record.expires === 'string' ? Date.parse(record.expires) : 0;
-    if (!(Date.now() < expires)) return null;
-  }
-  return record.partner;
+    // A missing key reads as null, which parses to null: the same unknown key.
+    record = JSON.parse(stored as string) || record;
+  } catch (_error) {}
+  const partner = record.partner;
+  if (typeof partner !== 'string' || !partner) return logged(LogValue.UnknownKey, null);
+  // An expiry that is not a time (or not a string) has passed.
+  const expires = record.expires;
+  if (expires !== undefined && !(Date.now() < (typeof expires === 'string' ? Date.parse(expires) : 0)))
+    return logged(partner + LogValue.Separator + LogValue.ExpiredKey, null);
+  return partner;
 }
 
 /**
@@ -137,16 +140,18 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   const origin = await corsOrigin();
   const page = request.uri.indexOf(PAGE_PATH_PREFIX) === 0;
   if (!page && request.uri !== PATHS.plans && request.uri !== PATHS.openapi)
-    return problem(PROBLEM_NOT_FOUND, origin);
+    return logged(LogValue.Path, problem(PROBLEM_NOT_FOUND, origin));
   if (method !== 'GET' && (page ? method !== 'HEAD' : method !== 'OPTIONS')) {
-    return problem(PROBLEM_METHOD_NOT_ALLOWED, origin, {
-      allow: { value: page ? GENERATED_HEADERS.allowPage : GENERATED_HEADERS.allow },
-    });
+    return logged(
+      LogValue.Method,
+      problem(PROBLEM_METHOD_NOT_ALLOWED, origin, {
+        allow: { value: page ? GENERATED_HEADERS.allowPage : GENERATED_HEADERS.allow },
+      }),
+    );
   }
   if (method === 'OPTIONS') {
-    const headers: Fields = {};
+    const headers = addCors({}, origin);
     if (origin) {
-      headers['access-control-allow-origin'] = { value: origin };
       headers['access-control-allow-methods'] = { value: GENERATED_HEADERS.corsMethods };
       headers['access-control-allow-headers'] = { value: GENERATED_HEADERS.corsHeaders };
       headers['access-control-max-age'] = { value: GENERATED_HEADERS.corsMaxAgeSeconds };
@@ -156,8 +161,6 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   // Always the whole document: CloudFront would answer a Range with 206 and a slice of the JSON.
   delete request.headers.range;
   delete request.headers['if-range'];
-  // Only this function names the partner (for the access log), never the viewer.
-  delete request.headers[PARTNER_HEADER];
   let file: string | null = ORIGIN_FILES.openapi;
   // A page is sent as it is stored; CloudFront compresses it (the pages' behaviour in gateway/distribution.ts).
   let encoding = variant(request);
@@ -167,6 +170,7 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
       ? PAGE_OBJECT_PREFIX + id.toLowerCase() + PAGE_OBJECT_SUFFIX
       : NO_PAGE_KEY;
     encoding = '';
+    logged(LogValue.Page, 0);
   } else if (request.uri === PATHS.plans) {
     const partner = await partnerOf(request);
     if (partner === null) {
@@ -175,9 +179,13 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
       });
     }
     file = catalogFile(request.querystring);
-    if (!file) return problem(PROBLEM_INVALID_DISCIPLINE, origin);
+    if (!file)
+      return logged(
+        partner + LogValue.Separator + LogValue.Discipline,
+        problem(PROBLEM_INVALID_DISCIPLINE, origin),
+      );
     delete request.headers['x-api-key'];
-    request.headers[PARTNER_HEADER] = { value: partner };
+    logged(partner, 0);
   }
   // The live build's object; a pointer that is not a build id leads nowhere (the origin's miss is a 500).
   const live = await read(KVS_LIVE_BUILD);

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { HEADER_VALUES, PARTNER_HEADER, PROBLEM_INTERNAL, problemDocument } from '../../contract/index.ts';
+import { HEADER_VALUES, LogValue, PROBLEM_INTERNAL, problemDocument } from '../../contract/index.ts';
 import {
   type Behaviour,
   behaviourFor,
@@ -19,7 +19,7 @@ import {
   errorResponseFor,
 } from '../distribution.ts';
 import type { CloudFrontRequest, CloudFrontResponse, Fields } from '../functions/event.ts';
-import { fieldOf, type RawRequest, values, viewerRequestEvent, viewerResponseEvent } from './event.ts';
+import { type RawRequest, values, viewerRequestEvent, viewerResponseEvent } from './event.ts';
 import type { Origin, OriginObject } from './origin.ts';
 import { FunctionError, type SandboxedFunction } from './sandbox.ts';
 
@@ -31,8 +31,13 @@ export interface EdgeResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[]>;
   readonly body: Buffer;
-  /** The partner label the viewer-request function found for the key, for the access log. */
+  /** The partner label of a catalog request the viewer-request function let through, for the access log. */
   readonly partner: string | null;
+  /**
+   * What viewer-request recorded with `cf.logCustomData` (CloudFront's `viewer-request-log-data`): the
+   * partner, a refusal's reason, `page` (docs/decisions.md#usage). Absent or null: nothing.
+   */
+  readonly logData?: string | null;
   /** Why the answer is a 500 or 502, for the error log (never shown to the client). */
   readonly error?: string;
 }
@@ -175,8 +180,9 @@ export class Edge {
     // CloudFront picks the behaviour from the viewer's path, before any function runs.
     const behaviour = behaviourFor(event.request.uri);
     let result: CloudFrontRequest | CloudFrontResponse;
+    let logData: string | null;
     try {
-      result = await this.#options.viewerRequest.run(event);
+      ({ result, logData } = await this.#options.viewerRequest.runLogged(event));
     } catch (error) {
       return badGateway('viewer-request', error);
     }
@@ -186,9 +192,11 @@ export class Edge {
         headers: flatten(result.headers),
         body: bodyOf(result),
         partner: null,
+        logData,
       };
     }
-    const partner = fieldOf(result.headers, PARTNER_HEADER)?.value ?? null;
+    // A request let through names its partner alone (a page records `page`; openapi.yaml nothing).
+    const partner = logData !== null && logData !== LogValue.Page ? logData : null;
     let object: OriginObject | null;
     let failure: string | undefined;
     try {
@@ -202,7 +210,12 @@ export class Edge {
       const status = failure?.startsWith('the origin')
         ? DISTRIBUTION.originFailureStatus
         : DISTRIBUTION.origins[behaviour.origin].missingObjectStatus;
-      return { ...(await this.#errorPage(status, behaviour)), partner, error: failure ?? 'origin error' };
+      return {
+        ...(await this.#errorPage(status, behaviour)),
+        partner,
+        logData,
+        error: failure ?? 'origin error',
+      };
     }
 
     const originResponse: CloudFrontResponse = {
@@ -226,10 +239,10 @@ export class Edge {
         viewerResponseEvent({ ...event, request }, originResponse),
       )) as CloudFrontResponse;
     } catch (error) {
-      return { ...badGateway('viewer-response', error), partner };
+      return { ...badGateway('viewer-response', error), partner, logData };
     }
     // CloudFront acts on the request as the function left it (a header the function removed is gone).
-    return { ...(await this.#deliver(response, object, result.headers, behaviour)), partner };
+    return { ...(await this.#deliver(response, object, result.headers, behaviour)), partner, logData };
   }
 
   /** Compression, conditional GET and ranges, after viewer-response, as CloudFront serves from its cache. */

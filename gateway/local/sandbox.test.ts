@@ -125,6 +125,35 @@ describe('the local cloudfront-js-2.0 runtime', () => {
     expect(second[0]).toBe(now);
   });
 
+  it('gives each call the value it recorded with cf.logCustomData, even when calls interleave', async () => {
+    const store: KeyValueReader = {
+      // Answers in the reverse order of the calls: the later call records first.
+      get: (key) => new Promise((resolve) => setTimeout(() => resolve(key), key === 'first' ? 30 : 1)),
+      exists: async () => true,
+    };
+    const fn = loadFunction(
+      'import cf from "cloudfront";\nvar kvs = cf.kvs();\nasync function handler(event) { var v = await kvs.get(event.request.uri.slice(1)); if (v !== "none") cf.logCustomData(v); return event.request; }',
+      { kvs: store },
+    );
+    const at = (uri: string) => {
+      const e = event();
+      e.request.uri = uri;
+      return fn.runLogged(e);
+    };
+    const [first, second, none] = await Promise.all([at('/first'), at('/second'), at('/none')]);
+    expect(first?.logData).toBe('first');
+    expect(second?.logData).toBe('second');
+    expect(none?.logData).toBeNull();
+  });
+
+  it('keeps at most 800 bytes of a recorded value, as CloudFront does', async () => {
+    const fn = loadFunction(
+      'import cf from "cloudfront";\nfunction handler(event) { cf.logCustomData("x".repeat(900)); return event.request; }',
+      { kvs: { get: async () => '', exists: async () => false } },
+    );
+    expect((await fn.runLogged(event())).logData).toBe('x'.repeat(800));
+  });
+
   it('reads the key-value store through cf.kvs(), which rejects for a missing key', async () => {
     const store: KeyValueReader = {
       get: async (key) => {

@@ -1,7 +1,8 @@
 /**
  * A local stand-in for the cloudfront-js-2.0 runtime: runs a built function bundle (never the TypeScript
  * source) in a `node:vm` context that offers what the runtime offers and nothing more — `require` of crypto
- * (createHash, createHmac), querystring and buffer; `cf.kvs()` over a local store; a one-argument
+ * (createHash, createHmac), querystring and buffer; `cf.kvs()` over a local store; `cf.logCustomData()`, whose
+ * value each call's result carries (the access-log record's `viewer-request-log-data`); a one-argument
  * `console.log`; a `Date` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
  *
  * As on CloudFront, nothing the function can reach belongs to the Node process: the event goes in as JSON and
@@ -13,6 +14,8 @@
  * Results are checked as CloudFront checks them: an exception, a header a function may not set, or a header
  * HTTP cannot carry gives the 502 CloudFront would answer.
  */
+
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, createHmac } from 'node:crypto';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import querystring from 'node:querystring';
@@ -311,6 +314,9 @@ const RUNTIME = `(function (bridge, cfName) {
     kvs: function kvs() {
       return store;
     },
+    logCustomData: function logCustomData(value) {
+      host(bridge.logData, [String(value)]);
+    },
   };
   globalThis.require = function require(name) {
     if (typeof name !== 'string' || !hasOwn.call(modules, name)) {
@@ -375,8 +381,20 @@ const RUNTIME = `(function (bridge, cfName) {
   };
 })`;
 
+/** What one call of a function recorded with `cf.logCustomData` (the last value wins). */
+interface CallRecord {
+  logData: string | null;
+}
+
+/** CloudFront keeps at most this many bytes of a recorded value. */
+const LOG_DATA_BYTES = 800;
+
 /** The host side of the bridge: primitives in, primitives out. */
-function hostBridge(options: { kvs: KeyValueReader; log: (line: string) => void }) {
+function hostBridge(options: {
+  kvs: KeyValueReader;
+  log: (line: string) => void;
+  calls: AsyncLocalStorage<CallRecord>;
+}) {
   const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
   return {
     encode: (text: string, encoding: string) => {
@@ -403,6 +421,12 @@ function hostBridge(options: { kvs: KeyValueReader; log: (line: string) => void 
     atob: (text: string) => atob(text),
     btoa: (text: string) => btoa(text),
     log: (line: string) => options.log(line),
+    // Calls run concurrently in one context, as requests on a warm instance: the value goes to the call whose
+    // asynchronous chain recorded it.
+    logData: (value: string) => {
+      const call = options.calls.getStore();
+      if (call) call.logData = Buffer.from(value).subarray(0, LOG_DATA_BYTES).toString();
+    },
     kvsGet: (key: string, resolve: (value: string) => void, reject: (message: string) => void) => {
       options.kvs.get(key).then(
         (value) => resolve(String(value)),
@@ -442,6 +466,10 @@ export interface SandboxOptions {
 /** A function loaded into its own sandbox; `run` may be called many times, like a warm CloudFront instance. */
 export interface SandboxedFunction {
   run(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse>;
+  /** As `run`, with the value the call recorded with `cf.logCustomData` (null: it recorded none). */
+  runLogged(
+    event: CloudFrontEvent,
+  ): Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>;
 }
 
 /** The message of something thrown, whichever realm it comes from. */
@@ -475,7 +503,8 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
     codeGeneration: { strings: false, wasm: false },
   });
   const install = vm.runInContext(RUNTIME, context) as (bridge: object, cfName: string) => ContextControls;
-  const controls = install(hostBridge({ kvs: options.kvs, log: options.log ?? (() => {}) }), cfName);
+  const calls = new AsyncLocalStorage<CallRecord>();
+  const controls = install(hostBridge({ kvs: options.kvs, log: options.log ?? (() => {}), calls }), cfName);
   try {
     new vm.Script(`"use strict";${script}`, { filename: options.filename ?? 'function.js' }).runInContext(
       context,
@@ -488,17 +517,22 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
   }
   if (!controls.bind()) throw new FunctionError('the function has no top-level handler');
 
+  const runLogged = async (event: CloudFrontEvent) => {
+    controls.setNow(now());
+    const call: CallRecord = { logData: null };
+    let text: string | undefined;
+    try {
+      text = await calls.run(call, () => controls.run(JSON.stringify(event)));
+    } catch (error) {
+      throw new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error });
+    }
+    if (typeof text !== 'string') throw new FunctionError('the function returned no object');
+    return { result: checkResult(JSON.parse(text, withoutPrototype), event), logData: call.logData };
+  };
   return {
+    runLogged,
     async run(event) {
-      controls.setNow(now());
-      let text: string | undefined;
-      try {
-        text = await controls.run(JSON.stringify(event));
-      } catch (error) {
-        throw new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error });
-      }
-      if (typeof text !== 'string') throw new FunctionError('the function returned no object');
-      return checkResult(JSON.parse(text, withoutPrototype), event);
+      return (await runLogged(event)).result;
     },
   };
 }

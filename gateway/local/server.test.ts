@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { issueKey } from '../../keys/manage.ts';
-import { describeCaseTable } from '../../testing/cases.suite.ts';
+import { describeCaseTable, nextAccessLogEntry } from '../../testing/cases.suite.ts';
 import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
 import { createTestWorld, edgeFor, type TestWorld } from '../../testing/world.ts';
@@ -22,8 +22,15 @@ describeCaseTable(
       plain: await startServe(['--origin', world.originDir, '--store', world.stores.plain]),
       cors: await startServe(['--origin', world.originDir, '--store', world.stores.cors]),
     };
+    // The cases run one at a time: each answer's access-log line is the next one on its server's stderr.
+    const seen = { plain: servers.plain.lines.length, cors: servers.cors.lines.length };
     return {
-      send: (request, store) => httpRequest(servers[store].url, request),
+      async send(request, store) {
+        const answer = await httpRequest(servers[store].url, request);
+        const next = await nextAccessLogEntry(servers[store].lines, seen[store]);
+        seen[store] = next.seen;
+        return { ...answer, logData: next.entry.logData as string | null };
+      },
       async close() {
         await Promise.all([servers.plain.stop(), servers.cors.stop()]);
       },
@@ -35,12 +42,22 @@ describeCaseTable(
   'the request-case table over HTTP against the edge server (viewer-response shown the request as rewritten)',
   async (world) => {
     const start = async (store: 'plain' | 'cors') => {
-      const server = createEdgeServer({ edge: await edgeFor(world, store, 'as-rewritten'), log: () => {} });
-      return { server, url: `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}` };
+      const lines: string[] = [];
+      const server = createEdgeServer({
+        edge: await edgeFor(world, store, 'as-rewritten'),
+        log: (entry) => lines.push(JSON.stringify(entry)),
+      });
+      return { server, lines, url: `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}` };
     };
     const servers = { plain: await start('plain'), cors: await start('cors') };
+    const seen = { plain: 0, cors: 0 };
     return {
-      send: (request, store) => httpRequest(servers[store].url, request),
+      async send(request, store) {
+        const answer = await httpRequest(servers[store].url, request);
+        const next = await nextAccessLogEntry(servers[store].lines, seen[store]);
+        seen[store] = next.seen;
+        return { ...answer, logData: next.entry.logData as string | null };
+      },
       async close() {
         await Promise.all([shutdown(servers.plain.server, 100), shutdown(servers.cors.server, 100)]);
       },
@@ -121,9 +138,10 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
         path: '/api/plans',
         status: 200,
         partner: 'acme',
+        logData: 'acme',
         bytes: world.objects.running.length,
       },
-      { method: 'GET', path: '/api/plans', status: 400, partner: null },
+      { method: 'GET', path: '/api/plans', status: 400, partner: null, logData: 'globex.discipline' },
     ]);
     expect(typeof entries[0].ms).toBe('number');
     const log = server.lines.join('\n');

@@ -47,6 +47,12 @@ export interface AccessLogEntry {
   readonly bytes: number;
   readonly ms: number;
   readonly partner: string | null;
+  /**
+   * What the viewer-request function recorded for the request (`cf.logCustomData`; CloudFront's
+   * `viewer-request-log-data`): a partner, a reason, `page`; null when it recorded nothing
+   * (docs/decisions.md#usage). `catalog usage` reads it.
+   */
+  readonly logData: string | null;
   readonly error?: string;
 }
 
@@ -114,7 +120,11 @@ function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): E
       return { ...answer, error: reason };
     }
     for (const name of res.getHeaderNames()) res.removeHeader(name);
-    const fallback = { ...badGatewayAnswer(reason), partner: answer.partner };
+    const fallback = {
+      ...badGatewayAnswer(reason),
+      partner: answer.partner,
+      logData: answer.logData ?? null,
+    };
     try {
       send(res, fallback, head);
     } catch {
@@ -174,6 +184,7 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
           bytes: answer.status === 304 ? 0 : answer.body.length,
           ms: Math.round((performance.now() - started) * 100) / 100,
           partner: answer.partner,
+          logData: answer.logData ?? null,
           ...(answer.error ? { error: answer.error } : {}),
         });
       if (

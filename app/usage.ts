@@ -1,0 +1,393 @@
+/**
+ * Per-partner usage (docs/decisions.md#usage): who calls, how much, with what outcome. Every request's record
+ * carries what the viewer-request function recorded for it (`viewer-request-log-data` on AWS, `logData` in
+ * `catalog serve`'s access log): a partner, a refusal's reason, `page`. Both sources are first grouped by
+ * (recorded value, status) — on AWS by the destination's own engine, CloudWatch Logs Insights, so the records
+ * never leave AWS; locally by reading the access log — and the same {@link foldUsage} turns those groups into
+ * the report, so the two give the same answer for the same requests.
+ */
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type CloudWatchLogsClient,
+  GetQueryResultsCommand,
+  type ResultField,
+  StartQueryCommand,
+} from '@aws-sdk/client-cloudwatch-logs';
+import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
+import { LOG_REASONS, type LogReason, LogValue } from '../contract/index.ts';
+
+/** Requests with one recorded value and one status, over the report's window. */
+export interface UsageGroup {
+  /** The recorded value as the record holds it (URL-encoded on AWS). */
+  readonly logData: string;
+  readonly status: number;
+  readonly requests: number;
+  readonly bytes: number;
+  readonly first: Date;
+  readonly last: Date;
+}
+
+/** What one partner's requests came to. */
+export interface PartnerUsage {
+  readonly partner: string;
+  readonly requests: number;
+  /** Answered 200. */
+  readonly ok: number;
+  /** Answered 304. */
+  readonly notModified: number;
+  /** Refused (4xx) by reason: a key of theirs that expired, a bad `discipline`. */
+  readonly refused: Partial<Record<LogReason, number>>;
+  /** Any other answer the partner's request got (a 500 from the origin, say). */
+  readonly other: number;
+  /** Bytes sent to the partner (CloudFront's `sc-bytes`; locally the body). */
+  readonly bytes: number;
+  readonly firstSeen: string;
+  readonly lastSeen: string;
+}
+
+export interface UsageReport {
+  /** Where the records came from: an access-log file, standard input, or a log group. */
+  readonly source: string;
+  readonly since: string;
+  readonly until: string;
+  /** Partners by label. */
+  readonly partners: readonly PartnerUsage[];
+  /** Refusals that named no partner, by reason (in {@link LOG_REASONS} order), only reasons seen. */
+  readonly unnamed: readonly { readonly reason: LogReason; readonly requests: number }[];
+  /** Plan page requests (no key, no partner). */
+  readonly pages: number;
+  /** Records whose value no version of the function writes (counted, never guessed at). */
+  readonly unreadable: number;
+}
+
+/** A recorded value read: a partner, a reason, both, or a page. */
+export type LogReading =
+  | { readonly kind: 'partner'; readonly partner: string; readonly reason: LogReason | null }
+  | { readonly kind: 'unnamed'; readonly reason: LogReason }
+  | { readonly kind: 'page' }
+  | { readonly kind: 'unreadable' };
+
+const REASONS = new Set<string>(LOG_REASONS);
+const LABEL = /^[a-z0-9-]{1,64}$/;
+
+/**
+ * Reads a recorded value (decoding CloudFront's URL-encoding): `acme` → acme's request, `acme.expired-key` →
+ * acme refused, `no-key` → a refusal naming no partner, `page`. Null for a request with nothing recorded
+ * (`-`, an empty or absent value).
+ */
+export function readLogValue(raw: string | null | undefined): LogReading | null {
+  if (raw === null || raw === undefined || raw === '' || raw === '-') return null;
+  let value: string;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    return { kind: 'unreadable' };
+  }
+  if (value === LogValue.Page) return { kind: 'page' };
+  if (REASONS.has(value)) return { kind: 'unnamed', reason: value as LogReason };
+  const at = value.indexOf(LogValue.Separator);
+  const partner = at < 0 ? value : value.slice(0, at);
+  const reason = at < 0 ? null : value.slice(at + 1);
+  if (!LABEL.test(partner) || (reason !== null && !REASONS.has(reason))) return { kind: 'unreadable' };
+  return { kind: 'partner', partner, reason: reason as LogReason | null };
+}
+
+interface PartnerTally {
+  requests: number;
+  ok: number;
+  notModified: number;
+  refused: Partial<Record<LogReason, number>>;
+  other: number;
+  bytes: number;
+  first: Date;
+  last: Date;
+}
+
+/** The report of the groups (in any order) over [since, until], read from `source`. */
+export function foldUsage(
+  groups: Iterable<UsageGroup>,
+  window: { readonly source: string; readonly since: Date; readonly until: Date },
+): UsageReport {
+  const partners = new Map<string, PartnerTally>();
+  const unnamed = new Map<LogReason, number>();
+  let pages = 0;
+  let unreadable = 0;
+  for (const group of groups) {
+    const reading = readLogValue(group.logData);
+    if (reading === null) continue;
+    if (reading.kind === 'page') pages += group.requests;
+    else if (reading.kind === 'unreadable') unreadable += group.requests;
+    else if (reading.kind === 'unnamed')
+      unnamed.set(reading.reason, (unnamed.get(reading.reason) ?? 0) + group.requests);
+    else {
+      let tally = partners.get(reading.partner);
+      if (!tally) {
+        tally = {
+          requests: 0,
+          ok: 0,
+          notModified: 0,
+          refused: {},
+          other: 0,
+          bytes: 0,
+          first: group.first,
+          last: group.last,
+        };
+        partners.set(reading.partner, tally);
+      }
+      tally.requests += group.requests;
+      tally.bytes += group.bytes;
+      if (group.first < tally.first) tally.first = group.first;
+      if (group.last > tally.last) tally.last = group.last;
+      if (reading.reason !== null)
+        tally.refused[reading.reason] = (tally.refused[reading.reason] ?? 0) + group.requests;
+      else if (group.status === 200) tally.ok += group.requests;
+      else if (group.status === 304) tally.notModified += group.requests;
+      else tally.other += group.requests;
+    }
+  }
+  return {
+    source: window.source,
+    since: window.since.toISOString(),
+    until: window.until.toISOString(),
+    partners: [...partners.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([partner, tally]) => ({
+        partner,
+        requests: tally.requests,
+        ok: tally.ok,
+        notModified: tally.notModified,
+        refused: Object.fromEntries(
+          LOG_REASONS.filter((reason) => tally.refused[reason] !== undefined).map((reason) => [
+            reason,
+            tally.refused[reason],
+          ]),
+        ),
+        other: tally.other,
+        bytes: tally.bytes,
+        firstSeen: tally.first.toISOString(),
+        lastSeen: tally.last.toISOString(),
+      })),
+    unnamed: LOG_REASONS.filter((reason) => unnamed.has(reason)).map((reason) => ({
+      reason,
+      requests: unnamed.get(reason) ?? 0,
+    })),
+    pages,
+    unreadable,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Locally: `catalog serve`'s access log (JSON lines on its stderr, among lines of other kinds).
+
+/** Thrown when the usage cannot be read (a file, a query); names what failed. */
+export class UsageError extends CatalogError {
+  override name = 'UsageError';
+}
+
+/**
+ * Groups the access-log entries of `lines` whose time is within [since, until] by (recorded value, status).
+ * Lines that are not access-log entries (the server's own notes) are skipped. An entry written before the
+ * log recorded `logData` counts by its `partner`.
+ */
+export async function groupAccessLog(
+  lines: AsyncIterable<string>,
+  window: { readonly since: Date; readonly until: Date },
+): Promise<UsageGroup[]> {
+  const groups = new Map<
+    string,
+    { logData: string; status: number; requests: number; bytes: number; first: Date; last: Date }
+  >();
+  for await (const line of lines) {
+    if (!line.startsWith('{')) continue;
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const { status, time, bytes } = entry;
+    if (typeof status !== 'number' || typeof time !== 'string') continue;
+    const at = new Date(time);
+    if (Number.isNaN(at.getTime()) || at < window.since || at > window.until) continue;
+    const logData =
+      typeof entry.logData === 'string'
+        ? entry.logData
+        : entry.logData === undefined && typeof entry.partner === 'string'
+          ? entry.partner
+          : null;
+    if (logData === null) continue;
+    const key = `${status} ${logData}`;
+    const group = groups.get(key);
+    const sent = typeof bytes === 'number' ? bytes : 0;
+    if (!group) groups.set(key, { logData, status, requests: 1, bytes: sent, first: at, last: at });
+    else {
+      group.requests += 1;
+      group.bytes += sent;
+      if (at < group.first) group.first = at;
+      if (at > group.last) group.last = at;
+    }
+  }
+  return [...groups.values()];
+}
+
+/** The lines of a stream (a file, or standard input). */
+export function linesOf(stream: Readable): AsyncIterable<string> {
+  return createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// On AWS: CloudWatch Logs Insights over the log group the distribution's standard logs (v2) go to.
+
+/**
+ * The Logs Insights query: the records' grouping by recorded value and status runs in CloudWatch Logs. Field
+ * names are the standard-logging record fields the delivery selects (infra/usage-logs.ts).
+ */
+export const USAGE_QUERY = [
+  'fields `viewer-request-log-data` as data, `sc-status` as status, `sc-bytes` as sent',
+  '| filter ispresent(data) and data != "-"',
+  '| stats count(*) as requests, sum(sent) as bytes, min(@timestamp) as first, max(@timestamp) as last by data, status',
+  '| limit 10000',
+].join('\n');
+
+/** Logs Insights writes times as `2026-11-24 15:04:05.123` (UTC). */
+function insightsTime(text: string | undefined): Date {
+  const time = new Date(`${(text ?? '').replace(' ', 'T')}Z`);
+  if (Number.isNaN(time.getTime()))
+    throw new UsageError(`Logs Insights returned a time that does not read: ${text}`);
+  return time;
+}
+
+/** The groups of a finished query's results (one row per value and status). */
+export function groupsOfResults(results: readonly (readonly ResultField[])[]): UsageGroup[] {
+  return results.map((row) => {
+    const field = (name: string) => row.find((f) => f.field === name)?.value;
+    return {
+      logData: field('data') ?? '',
+      status: Number(field('status')),
+      requests: Number(field('requests') ?? 0),
+      bytes: Number(field('bytes') ?? 0),
+      first: insightsTime(field('first')),
+      last: insightsTime(field('last')),
+    };
+  });
+}
+
+export interface InsightsOptions {
+  readonly logGroup: string;
+  readonly since: Date;
+  readonly until: Date;
+  /** Between two GetQueryResults (default 1 s). */
+  readonly pollMs?: number;
+  /** How long to wait for the query (default 5 minutes). */
+  readonly timeoutMs?: number;
+}
+
+/** Runs {@link USAGE_QUERY} over the log group and window, and resolves with its groups. */
+export async function queryUsageGroups(
+  client: CloudWatchLogsClient,
+  options: InsightsOptions,
+): Promise<UsageGroup[]> {
+  let queryId: string | undefined;
+  try {
+    ({ queryId } = await client.send(
+      new StartQueryCommand({
+        logGroupName: options.logGroup,
+        startTime: Math.floor(options.since.getTime() / 1000),
+        endTime: Math.ceil(options.until.getTime() / 1000),
+        queryString: USAGE_QUERY,
+        limit: 10000,
+      }),
+    ));
+  } catch (error) {
+    throw new UsageError(`Logs Insights could not query ${options.logGroup}: ${describeCause(error)}`, {
+      cause: error,
+    });
+  }
+  if (!queryId) throw new UsageError(`Logs Insights started no query on ${options.logGroup}`);
+  const deadline = Date.now() + (options.timeoutMs ?? 300_000);
+  for (;;) {
+    const answer = await client.send(new GetQueryResultsCommand({ queryId })).catch((error: unknown) => {
+      throw new UsageError(`Logs Insights query ${queryId} failed: ${describeCause(error)}`, {
+        cause: error,
+      });
+    });
+    if (answer.status === 'Complete') return groupsOfResults(answer.results ?? []);
+    if (answer.status !== 'Scheduled' && answer.status !== 'Running')
+      throw new UsageError(
+        `Logs Insights query ${queryId} on ${options.logGroup} ended ${answer.status ?? 'without a status'}`,
+      );
+    if (Date.now() > deadline)
+      throw new UsageError(`Logs Insights query ${queryId} on ${options.logGroup} did not finish in time`);
+    await sleep(options.pollMs ?? 1000);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The operation: settings in, report out (`catalog usage`, `catalog keys list --usage`).
+
+/** Where the records are: a `catalog serve` access log, or the stack's usage log group. */
+export interface UsageSettings {
+  readonly accessLog?: string | undefined;
+  readonly usageLogGroup?: string | undefined;
+  /** How far back, in milliseconds. */
+  readonly since: number;
+}
+
+/**
+ * The usage report over the last `settings.since` before `now`: from the access log (a file, or `stdin` for
+ * `-`) or from the log group through `logs()` (called only then). Fails naming the setting when neither or
+ * both are given, and naming the file when it cannot be read.
+ */
+export async function usageReport(
+  settings: UsageSettings,
+  options: {
+    readonly now: Date;
+    readonly stdin: Readable;
+    readonly logs: () => Promise<CloudWatchLogsClient>;
+  },
+): Promise<UsageReport> {
+  const until = options.now;
+  const since = new Date(until.getTime() - settings.since);
+  if (settings.accessLog !== undefined && settings.usageLogGroup !== undefined)
+    throw new UsageError(
+      `give either ${settingRef('accessLog')} (a catalog serve access log) or ${settingRef('usageLogGroup')} (the usage log group on AWS), not both`,
+    );
+  if (settings.accessLog !== undefined) {
+    const path = settings.accessLog;
+    const stream = path === '-' ? options.stdin : createReadStream(path);
+    const opened = new Promise<void>((resolve, reject) => {
+      if (path === '-') resolve();
+      stream.once('open', () => resolve());
+      stream.once('error', reject);
+    });
+    try {
+      await opened;
+      const groups = await groupAccessLog(linesOf(stream), { since, until });
+      return foldUsage(groups, { source: path === '-' ? 'standard input' : path, since, until });
+    } catch (error) {
+      throw new UsageError(`cannot read the access log ${path}: ${describeCause(error)}`, { cause: error });
+    }
+  }
+  if (settings.usageLogGroup !== undefined) {
+    const groups = await queryUsageGroups(await options.logs(), {
+      logGroup: settings.usageLogGroup,
+      since,
+      until,
+    });
+    return foldUsage(groups, { source: `log group ${settings.usageLogGroup}`, since, until });
+  }
+  throw new UsageError(
+    `nothing to read: give ${settingRef('accessLog')} (a catalog serve access log, - for standard input) or ${settingRef('usageLogGroup')} (stack output UsageLogGroupName)`,
+  );
+}
+
+/**
+ * When each partner was last seen in a report (ISO 8601), for `catalog keys list --usage`. The records name
+ * partners, never keys: every key of a partner shows its partner's last request, refusals included.
+ */
+export function lastSeenByPartner(report: UsageReport): ReadonlyMap<string, string> {
+  return new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
+}

@@ -1,0 +1,190 @@
+/**
+ * The usage records in the template: standard logging (v2) from the distribution to a CloudWatch Logs group
+ * with exactly the fields `catalog usage` reads, the group's retention, the switch, where the delivery goes
+ * for a stack outside us-east-1, and the dashboard widgets. The builder is not bundled here.
+ */
+import type { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogStack } from './stack.ts';
+import { logicalId, type Synthesized, synthStack } from './testing.ts';
+
+const ACCOUNT = '123456789012';
+const synthesized: Synthesized[] = [];
+const synth = async (props: Parameters<typeof synthStack>[0] = {}) => {
+  const result = await synthStack(props, { bundle: false });
+  synthesized.push(result);
+  return result;
+};
+afterAll(async () => {
+  await Promise.all(synthesized.map((s) => s.remove()));
+});
+
+/** A CloudFormation value as text: `Fn::Join` parts joined, a `Ref` as `<Name>`, a `GetAtt` as `<Id.Attr>`. */
+function joined(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if (v['Fn::Join']) return ((v['Fn::Join'] as [string, unknown[]])[1] ?? []).map(joined).join('');
+  if (v.Ref) return `<${String(v.Ref)}>`;
+  if (v['Fn::GetAtt']) {
+    const [id, attr] = v['Fn::GetAtt'] as [string, string];
+    return `<${id.replace(/[0-9A-F]{8}$/, '')}.${attr}>`;
+  }
+  throw new Error(`cannot show ${JSON.stringify(value)}`);
+}
+
+/** The widgets of the stack's one dashboard. */
+function dashboardWidgets(template: Template): { type: string; properties: Record<string, unknown> }[] {
+  const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as {
+    Properties: { DashboardBody: unknown };
+  }[];
+  expect(dashboards).toHaveLength(1);
+  return JSON.parse(joined(dashboards[0]?.Properties.DashboardBody)).widgets;
+}
+
+describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
+  let main: Synthesized;
+  beforeAll(async () => {
+    main = await synth({ env: { account: ACCOUNT, region: 'us-east-1' } });
+  });
+
+  it('delivers exactly the fields catalog usage reads, as JSON, from the distribution to the usage log group', () => {
+    const t = main.template;
+    t.resourceCountIs('AWS::Logs::DeliverySource', 1);
+    t.resourceCountIs('AWS::Logs::DeliveryDestination', 1);
+    t.resourceCountIs('AWS::Logs::Delivery', 1);
+    const distribution = logicalId(t, 'AWS::CloudFront::Distribution', 'Distribution');
+    const source = logicalId(t, 'AWS::Logs::DeliverySource', 'UsageLogsSource');
+    const destination = logicalId(t, 'AWS::Logs::DeliveryDestination', 'UsageLogsDestination');
+    const group = logicalId(t, 'AWS::Logs::LogGroup', 'UsageLogsGroup');
+    t.hasResourceProperties('AWS::Logs::DeliverySource', {
+      LogType: 'ACCESS_LOGS',
+      ResourceArn: {
+        'Fn::Join': [
+          '',
+          ['arn:', { Ref: 'AWS::Partition' }, `:cloudfront::${ACCOUNT}:distribution/`, { Ref: distribution }],
+        ],
+      },
+    });
+    t.hasResourceProperties('AWS::Logs::DeliveryDestination', {
+      DestinationResourceArn: { 'Fn::GetAtt': [group, 'Arn'] },
+      OutputFormat: 'json',
+    });
+    const delivery = Object.values(t.findResources('AWS::Logs::Delivery'))[0] as {
+      Properties: Record<string, unknown>;
+      DependsOn: string[];
+    };
+    const sourceName = (
+      t.findResources('AWS::Logs::DeliverySource')[source] as { Properties: { Name: string } }
+    ).Properties.Name;
+    expect(sourceName).toMatch(/^TrainingPlanCatalog-UsageLogs-[0-9A-F]{8}-source$/);
+    expect(delivery.Properties).toEqual({
+      DeliverySourceName: sourceName,
+      DeliveryDestinationArn: { 'Fn::GetAtt': [destination, 'Arn'] },
+      RecordFields: [
+        'date',
+        'time',
+        'sc-status',
+        'sc-bytes',
+        'time-taken',
+        'x-edge-result-type',
+        'x-edge-location',
+        'viewer-request-log-data',
+      ],
+    });
+    expect(delivery.DependsOn).toContain(source);
+  });
+
+  it('keeps the records 400 days by default in a group named after the stack, kept when the stack goes', () => {
+    const t = main.template;
+    t.hasResource('AWS::Logs::LogGroup', {
+      Properties: { LogGroupName: '/aws/vendedlogs/TrainingPlanCatalog/usage', RetentionInDays: 400 },
+      DeletionPolicy: 'Retain',
+    });
+    t.hasOutput('UsageLogGroupName', {
+      Value: { Ref: logicalId(t, 'AWS::Logs::LogGroup', 'UsageLogsGroup') },
+    });
+  });
+
+  it('lets only the log delivery service of this account write to the group', () => {
+    const policies = Object.values(main.template.findResources('AWS::Logs::ResourcePolicy')) as {
+      Properties: { PolicyDocument: unknown };
+    }[];
+    expect(policies).toHaveLength(1);
+    expect(JSON.parse(joined(policies[0]?.Properties.PolicyDocument))).toEqual({
+      Statement: [
+        {
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': '<AWS::AccountId>' },
+            ArnLike: { 'aws:SourceArn': 'arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:*' },
+          },
+          Effect: 'Allow',
+          Principal: { Service: 'delivery.logs.amazonaws.com' },
+          Resource: '<UsageLogsGroup.Arn>',
+        },
+      ],
+      Version: '2012-10-17',
+    });
+  });
+
+  it('puts requests per partner and 401s per reason on the dashboard', () => {
+    const widgets = dashboardWidgets(main.template);
+    expect(widgets.find((w) => w.properties.title === 'Requests per partner (hourly)')?.properties).toEqual({
+      view: 'timeSeries',
+      title: 'Requests per partner (hourly)',
+      region: 'us-east-1',
+      query: [
+        "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage' | fields `viewer-request-log-data` as data",
+        'parse data /^(?<partner>[a-z0-9-]+)/',
+        'filter ispresent(partner) and partner not in ["no-key", "unknown-key", "expired-key", "many-keys", "discipline", "method", "path", "page"]',
+        'stats count(*) as requests by bin(1h), partner',
+      ].join('\n| '),
+      stacked: false,
+    });
+    expect(widgets.find((w) => w.properties.title === '401s per reason (hourly)')?.properties).toEqual({
+      view: 'timeSeries',
+      title: '401s per reason (hourly)',
+      region: 'us-east-1',
+      query: [
+        "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage' | fields `viewer-request-log-data` as data, `sc-status` as status",
+        'filter status = 401',
+        'parse data /(?<reason>[a-z-]+)$/',
+        'stats count(*) as refusals by bin(1h), reason',
+      ].join('\n| '),
+      stacked: false,
+    });
+  });
+
+  it('takes a retention the log group offers, and refuses another naming the prop', async () => {
+    const t = (await synth({ usageLogRetentionDays: 30 })).template;
+    t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+    await expect(synth({ usageLogRetentionDays: 31 })).rejects.toThrow(
+      /usageLogRetentionDays.*must be one of the retention periods CloudWatch Logs offers: 1, 3, 5, 7, 14, 30/,
+    );
+  });
+
+  it('delivers nothing when switched off, and leaves the dashboard without the widgets', async () => {
+    const t = (await synth({ usageLogging: false })).template;
+    for (const type of ['AWS::Logs::DeliverySource', 'AWS::Logs::DeliveryDestination', 'AWS::Logs::Delivery'])
+      t.resourceCountIs(type, 0);
+    expect(dashboardWidgets(t).filter((w) => w.type === 'log')).toEqual([]);
+    expect(Object.keys(t.findOutputs('UsageLogGroupName'))).toEqual([]);
+  });
+
+  it('puts the delivery in the us-east-1 companion for a stack elsewhere, and the widgets on its dashboard', async () => {
+    const { stack, template } = await synth({ env: { account: ACCOUNT, region: 'eu-west-1' } });
+    template.resourceCountIs('AWS::Logs::Delivery', 0);
+    const edge = Template.fromStack(
+      (stack.node.scope as App).node.tryFindChild('TrainingPlanCatalog-edge') as CatalogStack,
+    );
+    edge.resourceCountIs('AWS::Logs::Delivery', 1);
+    edge.hasResourceProperties('AWS::Logs::LogGroup', {
+      LogGroupName: '/aws/vendedlogs/TrainingPlanCatalog/usage',
+    });
+    const widget = dashboardWidgets(template).find(
+      (w) => w.properties.title === 'Requests per partner (hourly)',
+    );
+    expect(widget?.properties.region).toBe('us-east-1');
+  });
+});
