@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
-import { bundleFunction, checkFunctionCode, FUNCTION_SIZE_LIMIT, FunctionBundleError } from './bundle.ts';
+import {
+  bundleFunction,
+  checkFunctionCode,
+  FUNCTION_SIZE_LIMIT,
+  FUNCTION_SIZE_TARGET,
+  FunctionBundleError,
+} from './bundle.ts';
 
 const wrap = (body: string) =>
   `import cf from "cloudfront";\nvar crypto = require("crypto");\n${body}\nasync function handler(event) { return event.request; }`;
@@ -16,6 +22,13 @@ describe('the function bundle check', () => {
       expect(code).toMatch(/^import [\w$]+ ?from ?"cloudfront";\n/);
       expect(code).not.toMatch(/\bexport\b/);
       expect(code).toMatch(/\nasync function handler\(e\)\{return [\w$]+\(e\)\}\n$/);
+    }
+  });
+
+  it('keeps both built functions within the 4 KB aim (room under the 10 KB limit to grow)', async () => {
+    for (const name of ['viewer-request', 'viewer-response']) {
+      const code = await readFile(join(ROOT, 'dist/gateway', `${name}.js`));
+      expect(code.length, name).toBeLessThanOrEqual(FUNCTION_SIZE_TARGET);
     }
   });
 
