@@ -7,6 +7,8 @@ export default defineConfig({
     exclude: ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // Scratch files on tmpfs where there is one (testing/global-setup.ts).
+    globalSetup: ['testing/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 1,
   },
