@@ -190,6 +190,7 @@ export async function startLocalStack(options: {
     now,
     force: false,
     report: options.report,
+    actor: 'catalog start',
   });
   const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
   const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;

@@ -234,6 +234,8 @@ export interface PublishRunOptions {
   readonly propagation?: PropagationCheck;
   /** The clock of the record's finish time and of the catalog's age (default: the system's). */
   readonly clock?: () => Date;
+  /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
+  readonly actor?: string;
 }
 
 /** What a publish did, and the invalid rows it left out (with `skipInvalid`). */
@@ -369,6 +371,8 @@ export async function publish(
       keep: settings.keepBuilds,
       unpin: options.unpin ?? false,
       buildMs: performance.now() - started,
+      clock,
+      ...(options.actor !== undefined ? { actor: options.actor } : {}),
     });
     // The pointer moved before the old builds were pruned.
     movedAt = pollClock.now() - summary.durationsMs.prune;
@@ -435,24 +439,48 @@ export async function publish(
   };
 }
 
-/** Makes an earlier build live and pins it (the one before the live build unless `to` names one). */
+/**
+ * Makes an earlier build live and pins it: the build that was live before the live one, unless `to` names
+ * one. `actor` says who, for the history of the live pointer.
+ */
 export async function rollback(
   settings: { readonly to?: string | undefined },
   target: PublishTarget,
   now: Date,
+  actor?: string,
 ): Promise<RollbackSummary> {
   const { rollback: pinBuild } = await import('../publish/publish.ts');
-  return pinBuild(target, { ...(settings.to !== undefined ? { to: settings.to } : {}), now });
+  return pinBuild(target, {
+    ...(settings.to !== undefined ? { to: settings.to } : {}),
+    now,
+    ...(actor !== undefined ? { actor } : {}),
+  });
 }
 
-/** Removes a rollback's pin. */
-export async function unpin(target: PublishTarget) {
+/** Removes a rollback's pin (recorded in the history of the live pointer, with `actor`). */
+export async function unpin(target: PublishTarget, now: Date, actor?: string) {
   const publishing = await import('../publish/publish.ts');
-  return publishing.unpin(target);
+  return publishing.unpin(target, { now, ...(actor !== undefined ? { actor } : {}) });
 }
 
-/** The builds at an origin, newest first, with the live and pinned ones marked. */
+/** The builds at an origin, newest first, with the live, pinned and ever-live ones marked. */
 export async function builds(target: PublishTarget) {
   const { listBuilds } = await import('../publish/publish.ts');
   return listBuilds(target);
+}
+
+/** The newest `limit` moves of the live pointer (publish, rollback, unpin), newest first. */
+export async function history(target: PublishTarget, limit: number) {
+  const [{ readHistory }, { storeFailure }] = await Promise.all([
+    import('../publish/history.ts'),
+    import('../publish/errors.ts'),
+  ]);
+  try {
+    return await readHistory(target.origin, limit);
+  } catch (error) {
+    throw storeFailure(`reading the history of ${target.origin.name} failed`, {
+      cause: error,
+      readOnly: true,
+    });
+  }
 }

@@ -46,6 +46,8 @@ export interface HandlerOptions {
 /** The part of the Lambda context the handler reads. */
 export interface LambdaContext {
   getRemainingTimeInMillis?(): number;
+  /** The function's name: who moved the live pointer, in its history. */
+  readonly functionName?: string;
 }
 
 /** Time the propagation check leaves for the rest of the run (metrics, the log line) before the timeout. */
@@ -168,6 +170,7 @@ export function createHandler(
       const outcome = await publish(settings, target, {
         now: clock(),
         force: request.data.force ?? false,
+        actor: `lambda ${context?.functionName ?? 'builder'}`,
         // The one log line carries the invalid rows and the warnings; nothing is reported line by line.
         report: (line) => {
           if (line.startsWith('warning: ') && !line.startsWith('warning: invalid '))

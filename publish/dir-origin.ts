@@ -5,6 +5,7 @@
  * link), and a write that must not overwrite links the new file into place, which fails when one is there.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { link, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
@@ -134,7 +135,10 @@ export class DirectoryOrigin implements OriginStore {
     };
   }
 
-  /** Every object under `prefix`: size from the file, MD5 as recorded when it was written. */
+  /**
+   * Every object under `prefix`: size from the file, MD5 as recorded when it was written (a file changed since
+   * keeps its recorded MD5: {@link sha256} reads the bytes).
+   */
   async list(prefix: string): Promise<StoredObject[]> {
     const start = join(this.#root, dirname(`${prefix}x`));
     let names: string[];
@@ -155,6 +159,18 @@ export class DirectoryOrigin implements OriginStore {
       objects.push({ key, size: info.size, md5: metadata?.md5 ?? '', lastModified: info.mtime });
     }
     return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** Hashes the file's bytes as they are now, streaming (a catalog of 30,000 plans is never held whole). */
+  async sha256(key: string): Promise<string | null> {
+    const hash = createHash('sha256');
+    try {
+      for await (const chunk of createReadStream(this.#path(key))) hash.update(chunk as Buffer);
+    } catch (error) {
+      if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR') return null;
+      throw error;
+    }
+    return hash.digest('hex');
   }
 
   async delete(keys: readonly string[]): Promise<void> {

@@ -50,6 +50,12 @@ export interface OriginStore {
   list(prefix: string): Promise<StoredObject[]>;
   /** Deletes objects (missing ones are no error). */
   delete(keys: readonly string[]): Promise<void>;
+  /**
+   * The SHA-256 (hex) of an object's bytes as stored now, or null when it is missing. Only an origin whose
+   * listed MD5 is a record made at write time has it (a directory, whose files can change afterwards); S3
+   * computes an object's ETag from the bytes it stores, so its listing already speaks for the bytes.
+   */
+  sha256?(key: string): Promise<string | null>;
 }
 
 /** `s3://bucket` names a bucket; anything else is a directory. */
