@@ -1,17 +1,25 @@
 import { defineConfig } from 'vitest/config';
 
 const EXCLUDE = ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**', '**/*.system.test.ts'];
-/** The CDK stack's tests: each loads aws-cdk-lib and synthesizes whole apps. */
+/**
+ * The CDK stack's tests: they load aws-cdk-lib (about 2 s) and synthesize whole apps, so they have worker
+ * processes of their own (the unit tests' workers stay small), shared by the infra files as the unit tests'
+ * workers are shared by theirs: each process loads its modules once, not once per file.
+ */
 const INFRA = ['infra/**/*.test.ts'];
 
 export default defineConfig({
   test: {
+    // Quiet logs: the AWS SDK's notice that later versions need Node 22 is said once, in the README's Node
+    // paragraph (`npm ci` shows the engine warnings), not once per test process.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Scratch files on tmpfs where there is one (testing/global-setup.ts).
     globalSetup: ['testing/global-setup.ts'],
     pool: 'forks',
-    maxWorkers: 2,
+    // Two cores, but many tests wait (on a child process, a socket, a timer): a third worker fills those waits.
+    maxWorkers: 3,
     projects: [
       {
         extends: true,
@@ -28,6 +36,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'infra',
+          isolate: false,
           include: INFRA,
           exclude: EXCLUDE,
           setupFiles: ['cli/vitest.setup.ts'],
