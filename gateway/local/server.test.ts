@@ -109,8 +109,22 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
       headers: key === undefined ? [] : [['X-Api-Key', key]],
     });
 
+  /**
+   * Where the log lines of the requests a test sends next begin: the server's stderr reaches the test after
+   * the answers, so an earlier test's last lines may still be on their way. A request for a path of its own
+   * is logged after them (one process writes the log in order): the lines after its line are the test's.
+   */
+  let marks = 0;
+  const logStart = async (): Promise<number> => {
+    marks += 1;
+    const mark = `/log-mark-${marks}`;
+    expect((await get(mark)).status).toBe(404);
+    await within(2000, async () => server.lines.some((line) => line.includes(`"path":"${mark}"`)));
+    return server.lines.findIndex((line) => line.includes(`"path":"${mark}"`)) + 1;
+  };
+
   it('logs one JSON line per request with the partner label and never the key', async () => {
-    const before = server.lines.length;
+    const before = await logStart();
     expect((await get('/api/plans?discipline=running', world.keys.valid)).status).toBe(200);
     expect((await get('/api/plans?discipline=walking', world.keys.other)).status).toBe(400);
     await within(2000, async () => server.lines.length >= before + 2);
@@ -216,10 +230,10 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
 
   it('answers and logs a request whose client closes its side right after sending it, just after the store changed', async () => {
     for (let round = 1; round <= 5; round += 1) {
+      const before = await logStart();
       // A new version of the store file: the answer waits for the store to be read again.
       const at = new Date(Date.now() + round * 1_000);
       await utimes(storePath, at, at);
-      const before = server.lines.length;
       const client = rawConnection(server.url);
       client.socket.write(`GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`);
       client.socket.end();
@@ -232,9 +246,9 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
   });
 
   it('logs a request whose client is gone before the answer, saying so', async () => {
+    const before = await logStart();
     const at = new Date(Date.now() + 10_000);
     await utimes(storePath, at, at);
-    const before = server.lines.length;
     const client = rawConnection(server.url);
     await client.connected;
     client.socket.write(`GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`, () =>
