@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { issueKey } from '../../keys/manage.ts';
 import { describeCaseTable } from '../../testing/cases.suite.ts';
-import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
+import { accessLogStart, httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
 import { createTestWorld, edgeFor, type TestWorld } from '../../testing/world.ts';
 import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
@@ -109,19 +109,8 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
       headers: key === undefined ? [] : [['X-Api-Key', key]],
     });
 
-  /**
-   * Where the log lines of the requests a test sends next begin: the server's stderr reaches the test after
-   * the answers, so an earlier test's last lines may still be on their way. A request for a path of its own
-   * is logged after them (one process writes the log in order): the lines after its line are the test's.
-   */
-  let marks = 0;
-  const logStart = async (): Promise<number> => {
-    marks += 1;
-    const mark = `/log-mark-${marks}`;
-    expect((await get(mark)).status).toBe(404);
-    await within(2000, async () => server.lines.some((line) => line.includes(`"path":"${mark}"`)));
-    return server.lines.findIndex((line) => line.includes(`"path":"${mark}"`)) + 1;
-  };
+  /** Where this test's access-log lines begin (testing/cli.ts). */
+  const logStart = () => accessLogStart(server);
 
   it('logs one JSON line per request with the partner label and never the key', async () => {
     const before = await logStart();
