@@ -7,6 +7,12 @@ const EXCLUDE = ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**'
  * workers are shared by theirs: each process loads its modules once, not once per file.
  */
 const INFRA = ['infra/**/*.test.ts'];
+/**
+ * Files that change what the whole process shares (the working directory) while they run: a module first
+ * loaded meanwhile keeps it (esbuild starts its service in the directory it was loaded in), so they run in
+ * a process of their own, not in the unit tests' shared workers.
+ */
+const OWN_PROCESS = ['docs/commands.test.ts'];
 
 export default defineConfig({
   test: {
@@ -26,10 +32,19 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['**/*.test.ts'],
-          exclude: [...EXCLUDE, ...INFRA],
+          exclude: [...EXCLUDE, ...INFRA, ...OWN_PROCESS],
           // The command line registers itself with the test harness, so runCatalog runs commands in-process.
           setupFiles: ['cli/vitest.setup.ts'],
           isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'own-process',
+          include: OWN_PROCESS,
+          exclude: EXCLUDE,
+          setupFiles: ['cli/vitest.setup.ts'],
         },
       },
       {
