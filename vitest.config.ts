@@ -1,15 +1,62 @@
 import { defineConfig } from 'vitest/config';
 
+const EXCLUDE = ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**', '**/*.system.test.ts'];
+/**
+ * The CDK stack's tests: they load aws-cdk-lib (about 2 s) and synthesize whole apps, so they have worker
+ * processes of their own (the unit tests' workers stay small), shared by the infra files as the unit tests'
+ * workers are shared by theirs: each process loads its modules once, not once per file.
+ */
+const INFRA = ['infra/**/*.test.ts'];
+/**
+ * Files that change what the whole process shares (the working directory) while they run: a module first
+ * loaded meanwhile keeps it (esbuild starts its service in the directory it was loaded in), so they run in
+ * a process of their own, not in the unit tests' shared workers.
+ */
+const OWN_PROCESS = ['docs/commands.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**', '**/*.system.test.ts'],
+    // Quiet logs: the AWS SDK's notice that later versions need Node 22 is said once, in the README's Node
+    // paragraph (`npm ci` shows the engine warnings), not once per test process.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // The command line registers itself with the test harness, so runCatalog runs commands in-process.
-    setupFiles: ['cli/vitest.setup.ts'],
+    // Scratch files on tmpfs where there is one (testing/global-setup.ts).
+    globalSetup: ['testing/global-setup.ts'],
     pool: 'forks',
-    // Two cores: CLI tests spawn processes, so keep the parallelism modest.
-    maxWorkers: 2,
+    // Two cores, but many tests wait (on a child process, a socket, a timer): a third worker fills those waits.
+    maxWorkers: 3,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['**/*.test.ts'],
+          exclude: [...EXCLUDE, ...INFRA, ...OWN_PROCESS],
+          // The command line registers itself with the test harness, so runCatalog runs commands in-process.
+          setupFiles: ['cli/vitest.setup.ts'],
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'own-process',
+          include: OWN_PROCESS,
+          exclude: EXCLUDE,
+          setupFiles: ['cli/vitest.setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'infra',
+          isolate: false,
+          include: INFRA,
+          exclude: EXCLUDE,
+          setupFiles: ['cli/vitest.setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -9,6 +9,7 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import { SourceError } from '../contract/errors.ts';
 import {
   type Discipline,
+  ERROR_PAGE,
   HEADER_VALUES,
   MANIFEST,
   NOT_FOUND_PAGE,
@@ -115,27 +116,48 @@ export function manifestEntry(object: BuildObject): ManifestEntry {
   };
 }
 
+/** Compressed bodies by the SHA-256 of what was compressed: the few most recent small ones, both encodings. */
+const compressed = new Map<string, Promise<[Buffer, Buffer]>>();
+const COMPRESSED_KEPT = 8;
+/** Bodies larger than this are compressed every time, so the memory kept stays a few megabytes at most. */
+const COMPRESSED_MAX_BYTES = 256 * 1024;
+
 /**
- * The object and its brotli (quality 11, the largest window) and gzip (level 9) variants. The compression runs
- * in libuv's thread pool, so the variants of all objects are made at once.
+ * The brotli (quality 11, the largest window) and gzip (level 9) forms of a body. The compression runs in
+ * libuv's thread pool, so the variants of all objects are made at once. The same bytes compress to the same
+ * bytes, so a small body seen lately (openapi.yaml, which is the same in every build for a base URL; a catalog built
+ * again unchanged) is not compressed again: brotli at quality 11 costs tens of milliseconds a file.
  */
+function compress(body: Buffer, sha256: string): Promise<[Buffer, Buffer]> {
+  const known = compressed.get(sha256);
+  if (known) return known;
+  const pending: Promise<[Buffer, Buffer]> = Promise.all([
+    brotli(body, {
+      params: {
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+        [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_MAX_WINDOW_BITS,
+        [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      },
+    }),
+    gzipAsync(body, { level: 9 }),
+  ]);
+  if (body.length <= COMPRESSED_MAX_BYTES) {
+    pending.catch(() => compressed.delete(sha256));
+    if (compressed.size >= COMPRESSED_KEPT) compressed.delete(compressed.keys().next().value as string);
+    compressed.set(sha256, pending);
+  }
+  return pending;
+}
+
+/** The object and its brotli and gzip variants. */
 async function withVariants(
   key: string,
   chunks: readonly Buffer[],
   contentType: string,
 ): Promise<BuildObject[]> {
   const plain = buildObject(key, chunks, { contentType });
-  const [br, gz] = await Promise.all([
-    brotli(plain.body, {
-      params: {
-        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-        [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_MAX_WINDOW_BITS,
-        [constants.BROTLI_PARAM_SIZE_HINT]: plain.size,
-      },
-    }),
-    gzipAsync(plain.body, { level: 9 }),
-  ]);
+  const [br, gz] = await compress(plain.body, plain.sha256);
   return [
     plain,
     buildObject(`${key}${VARIANTS.br}`, [br], { contentType, contentEncoding: 'br' }),
@@ -230,7 +252,7 @@ export async function buildCatalog(source: PlanSource, options: BuildOptions): P
       );
   const objects = [...served.flat(), ...pages];
   const root = [
-    buildObject(ORIGIN_FILES.errorPage, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
+    buildObject(ERROR_PAGE, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
       contentType: HEADER_VALUES.problem,
       cacheControl: HEADER_VALUES.noStore,
     }),

@@ -1,11 +1,24 @@
 import { isMap, isScalar, isSeq, parseDocument, visit } from 'yaml';
 
+/** Documents already rendered, by base URL: a process renders the one template for a base URL or two. */
+const rendered = new Map<string, { readonly template: string; readonly document: string }>();
+
 /**
  * The openapi.yaml served at `{base_url}/openapi.yaml`: the repository's document with `servers` pointing at
  * this deployment's base URL, so a generated client needs no configuration, and every URL of its examples that
- * names the template's server (a plan's `webUrl`, say) naming this deployment instead.
+ * names the template's server (a plan's `webUrl`, say) naming this deployment instead. The same template and
+ * base URL give the same text, so it is made once (parsing and printing the YAML takes tens of milliseconds).
  */
 export function renderOpenApi(template: string, baseUrl: string): string {
+  const known = rendered.get(baseUrl);
+  if (known?.template === template) return known.document;
+  const document = render(template, baseUrl);
+  if (rendered.size >= 8) rendered.clear();
+  rendered.set(baseUrl, { template, document });
+  return document;
+}
+
+function render(template: string, baseUrl: string): string {
   const document = parseDocument(template);
   if (document.errors.length > 0)
     throw new Error(`openapi.yaml is not valid YAML: ${document.errors[0]?.message}`);

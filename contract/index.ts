@@ -21,8 +21,10 @@ export const ORIGIN_FILES = {
   running: 'catalog-running.json',
   strength: 'catalog-strength.json',
   openapi: 'openapi.yaml',
-  errorPage: 'errors/500.json',
 } as const;
+
+/** The origin's error page: the problem document CloudFront answers with when the origin fails. */
+export const ERROR_PAGE = 'errors/500.json';
 
 /**
  * A build's objects live under `builds/<build id>/` and are never overwritten; the live build is the one the

@@ -6,8 +6,8 @@
  */
 import {
   BUILDS_PREFIX,
+  ERROR_PAGE,
   NOT_FOUND_PAGE,
-  ORIGIN_FILES,
   PAGE_OBJECT_PREFIX,
   PAGE_PATH_PREFIX,
   PAGE_SECURITY_HEADERS,
@@ -155,10 +155,10 @@ export const DISTRIBUTION = {
    * not-found page. Cached briefly (a setting).
    */
   errorResponses: [
-    { originStatus: 403, status: 500, page: `/${ORIGIN_FILES.errorPage}` },
+    { originStatus: 403, status: 500, page: `/${ERROR_PAGE}` },
     { originStatus: 404, status: 404, page: `/${NOT_FOUND_PAGE}` },
     ...[500, 502, 503, 504].map(
-      (originStatus): ErrorResponse => ({ originStatus, status: 500, page: `/${ORIGIN_FILES.errorPage}` }),
+      (originStatus): ErrorResponse => ({ originStatus, status: 500, page: `/${ERROR_PAGE}` }),
     ),
   ] satisfies ErrorResponse[],
   /** The status CloudFront answers when it cannot reach the origin at all. */

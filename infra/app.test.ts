@@ -82,50 +82,63 @@ describe('the app entry (as the CDK CLI runs it)', () => {
   });
   afterAll(() => rm(outdir, { recursive: true, force: true }));
 
-  const app = (context: Record<string, unknown>, extraEnv: Record<string, string> = {}) =>
-    run(join(ROOT, 'node_modules/.bin/tsx'), ['app.ts'], {
+  /** Runs the app entry into an output directory of its own and returns the directory. */
+  const app = async (context: Record<string, unknown>, extraEnv: Record<string, string> = {}) => {
+    const dir = await mkdtemp(join(outdir, 'out-'));
+    await run(join(ROOT, 'node_modules/.bin/tsx'), ['app.ts'], {
       cwd: join(ROOT, 'infra'),
       env: {
         ...extraEnv,
         PATH: process.env.PATH ?? '',
-        CDK_OUTDIR: outdir,
+        CDK_OUTDIR: dir,
         CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }),
       },
     });
+    return dir;
+  };
 
-  // Each case runs the whole app in a child process (several seconds, more on a busy machine).
+  // Each case runs the whole app in a child process (seconds, more on a busy machine), each into its own
+  // directory, so the cases run side by side.
   const SLOW = { timeout: 120_000 };
 
-  it('synthesizes the stack named by the context, with its settings, with no credentials', SLOW, async () => {
-    await app({ stackName: 'CatalogAppTest', buildRateMinutes: '15' });
-    const template = JSON.parse(await readFile(join(outdir, 'CatalogAppTest.template.json'), 'utf8')) as {
-      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
-    };
-    const schedule = Object.values(template.Resources).find((r) => r.Type === 'AWS::Scheduler::Schedule');
-    expect(schedule?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
-  });
-
-  it(
-    'adds the us-east-1 edge stack when the CLI deploys elsewhere, and checks both stacks with cdk-nag',
+  it.concurrent(
+    'synthesizes the stack named by the context, with its settings, with no credentials',
     SLOW,
-    async () => {
-      await rm(join(outdir, 'validation-report.json'), { force: true });
-      await app(
+    async ({ expect }) => {
+      // As `cdk synth --no-validation` runs it: CDK's template validation is the next case's (and nag.test.ts's).
+      const dir = await app(
+        { stackName: 'CatalogAppTest', buildRateMinutes: '15' },
+        { CDK_VALIDATION: 'false' },
+      );
+      const template = JSON.parse(await readFile(join(dir, 'CatalogAppTest.template.json'), 'utf8')) as {
+        Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+      };
+      const schedule = Object.values(template.Resources).find((r) => r.Type === 'AWS::Scheduler::Schedule');
+      expect(schedule?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
+    },
+  );
+
+  it.concurrent(
+    'adds the us-east-1 edge stack when the CLI deploys elsewhere, and checks both stacks with cdk-nag and CDK’s template validation',
+    SLOW,
+    async ({ expect }) => {
+      const dir = await app(
         { stackName: 'CatalogWest' },
         { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1' },
       );
-      const manifest = JSON.parse(await readFile(join(outdir, 'manifest.json'), 'utf8')) as {
+      const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
         artifacts: Record<string, { type: string; environment?: string }>;
       };
       expect(manifest.artifacts.CatalogWest?.environment).toBe('aws://123456789012/eu-west-1');
       expect(manifest.artifacts['CatalogWest-edge']?.environment).toBe('aws://123456789012/us-east-1');
-      // The AwsSolutions pack ran on the app (its report is written) and found nothing unaccepted.
-      const report = JSON.parse(await readFile(join(outdir, 'validation-report.json'), 'utf8'));
+      // The AwsSolutions pack ran on the app (its report is written) and found nothing unaccepted, nor did CDK's
+      // built-in CloudFormation validation (its findings would be a plugin report too).
+      const report = JSON.parse(await readFile(join(dir, 'validation-report.json'), 'utf8'));
       expect(report).toMatchObject({ title: 'Validation Report', pluginReports: [] });
     },
   );
 
-  it('fails with one line naming the bad setting', SLOW, async () => {
+  it.concurrent('fails with one line naming the bad setting', SLOW, async ({ expect }) => {
     const failure = await app({ buildRateMinutes: '2' }).then(
       () => null,
       (error: { code: number; stderr: string }) => error,

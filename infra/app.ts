@@ -4,15 +4,19 @@
  * come from CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION when the CLI found credentials, else the stack is
  * environment-agnostic and the deploy uses the CLI's account and region. A region other than us-east-1 adds the
  * companion stack `<stack>-edge` in us-east-1 (infra/monitoring.ts). cdk-nag checks the whole app.
+ *
+ * The context is read before the stack's construct libraries load, so a bad setting is reported at once.
  */
-import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { App, Validations } from 'aws-cdk-lib/core';
 import { configFromContext } from './config.ts';
-import { CatalogStack } from './stack.ts';
 
 const app = new App();
 try {
   const { stackName, props } = configFromContext((key) => app.node.tryGetContext(key));
+  const [{ CatalogStack }, { AwsSolutionsChecks }] = await Promise.all([
+    import('./stack.ts'),
+    import('cdk-nag'),
+  ]);
   const account = process.env.CDK_DEFAULT_ACCOUNT;
   const region = process.env.CDK_DEFAULT_REGION;
   new CatalogStack(app, stackName, {

@@ -6,8 +6,20 @@
  * directory `cdk` runs in (`infra/`).
  */
 import { isAbsolute, resolve } from 'node:path';
-import { type NamesIn, namesIn, parseSettings, SETTINGS, type SettingName } from '../app/settings/index.ts';
-import type { CatalogStackProps } from './props.ts';
+import {
+  type NamesIn,
+  namesIn,
+  parseSettings,
+  SETTINGS,
+  type SettingInput,
+  type SettingName,
+} from '../app/settings/index.ts';
+
+/**
+ * The stack props the settings give: one per CDK setting (see docs/settings.md and infra/README.md), each
+ * optional. CatalogStackProps (props.ts) adds CDK's own StackProps to them; this file needs no CDK.
+ */
+export type SettingProps = { readonly [K in NamesIn<'cdk'>]?: SettingInput<K> };
 
 /** The stack name when the `stackName` context is not set. */
 export const DEFAULT_STACK_NAME = SETTINGS.stackName.default;
@@ -15,7 +27,7 @@ export const DEFAULT_STACK_NAME = SETTINGS.stackName.default;
 /** What the app passes to the stack: its name and props (only the settings the context gives). */
 export interface AppConfig {
   readonly stackName: string;
-  readonly props: CatalogStackProps;
+  readonly props: SettingProps;
 }
 
 /** Reads the context through `get` (e.g. `key => app.node.tryGetContext(key)`). */
@@ -38,5 +50,5 @@ export function configFromContext(get: (key: string) => unknown, cwd: string = p
     props[name] =
       name === 'kvsSeedFile' && typeof value === 'string' && !isAbsolute(value) ? resolve(cwd, value) : value;
   }
-  return { stackName: parsed.stackName, props: props as CatalogStackProps };
+  return { stackName: parsed.stackName, props: props as SettingProps };
 }

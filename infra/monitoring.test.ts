@@ -3,8 +3,9 @@
  * data and actions (ALARM and OK to the topic); where the edge alarms go for each region; the dashboard's
  * widgets; CloudFront's additional metrics. The builder is not bundled here (stack.test.ts does that).
  */
-import type { App } from 'aws-cdk-lib';
+
 import { Template } from 'aws-cdk-lib/assertions';
+import type { App } from 'aws-cdk-lib/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import type { CatalogStack, CatalogStackProps } from './stack.ts';

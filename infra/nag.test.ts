@@ -3,7 +3,7 @@
  * left unaccepted in any configuration, every accepted finding carries a one-line reason, and none is
  * accepted without need.
  */
-import { Validations } from 'aws-cdk-lib';
+import { Validations } from 'aws-cdk-lib/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CatalogStackProps } from './stack.ts';
 import { type NagResult, synthWithNag } from './testing.ts';

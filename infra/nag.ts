@@ -4,7 +4,7 @@
  * nag.test.ts on several configurations: any other finding fails them. Add an entry here only with a reason
  * that would convince a reviewer; fix the template otherwise.
  */
-import { type CfnElement, type Stack, Validations } from 'aws-cdk-lib';
+import { type CfnElement, type Stack, Validations } from 'aws-cdk-lib/core';
 import type { IConstruct } from 'constructs';
 import type { StackSettings } from './props.ts';
 

@@ -4,22 +4,22 @@
  * them with the settings' own rules, then the rules that tie settings together, and names every bad prop.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { type StackProps, Token } from 'aws-cdk-lib';
-import { type NamesIn, readSettings, type SettingInput, type SettingsIn } from '../app/settings/index.ts';
+import { type StackProps, Token } from 'aws-cdk-lib/core';
+import { type NamesIn, readSettings, type SettingsIn } from '../app/settings/index.ts';
 import { ConfigError } from '../contract/errors.ts';
 import { parseKvsFile } from '../keys/kvs-file.ts';
+import type { SettingProps } from './config.ts';
 
-/** One prop per CDK setting (see docs/settings.md and infra/README.md), each optional. */
-export type CatalogStackProps = StackProps & {
-  readonly [K in NamesIn<'cdk'>]?: SettingInput<K>;
-} & {
-  /**
-   * Directory holding the CloudFront Function bundles `viewer-request.js` and `viewer-response.js`.
-   *
-   * @default - `dist/gateway` in the repository, as written by `npm run build`
-   */
-  readonly gatewayBundleDir?: string;
-};
+/** CDK's stack props and one prop per CDK setting (see docs/settings.md and infra/README.md), each optional. */
+export type CatalogStackProps = StackProps &
+  SettingProps & {
+    /**
+     * Directory holding the CloudFront Function bundles `viewer-request.js` and `viewer-response.js`.
+     *
+     * @default - `dist/gateway` in the repository, as written by `npm run build`
+     */
+    readonly gatewayBundleDir?: string;
+  };
 
 /** The validated settings of the stack, defaults applied. */
 export type StackSettings = SettingsIn<'cdk'> & { readonly gatewayBundleDir: string };

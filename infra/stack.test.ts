@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLambdaEnvironment } from '../app/settings/environment.ts';
-import { NOT_FOUND_PAGE, ORIGIN_FILES, PAGE_CSP } from '../contract/index.ts';
+import { ERROR_PAGE, NOT_FOUND_PAGE, PAGE_CSP } from '../contract/index.ts';
 import {
   bundleFunction,
   GATEWAY_DIST,
@@ -288,7 +288,7 @@ describe('distribution', () => {
       [403, 404, 500, 502, 503, 504].map((code) => ({
         ErrorCode: code,
         ResponseCode: code === 404 ? 404 : 500,
-        ResponsePagePath: code === 404 ? `/${NOT_FOUND_PAGE}` : `/${ORIGIN_FILES.errorPage}`,
+        ResponsePagePath: code === 404 ? `/${NOT_FOUND_PAGE}` : `/${ERROR_PAGE}`,
         ErrorCachingMinTTL: 10,
       })),
     );

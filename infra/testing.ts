@@ -2,13 +2,19 @@
  * Test support for the stack: synthesizes a {@link CatalogStack} into a scratch directory (never
  * `infra/cdk.out`) and returns the template with a function that removes the directory; or synthesizes it
  * with cdk-nag and returns the findings.
+ *
+ * CDK's built-in CloudFormation template validation (a WebAssembly rule engine: about 2 s to start in each
+ * test process, half a second a template) runs where its findings are asserted: {@link synthWithNag}, whose
+ * report holds every plugin's violations (nag.test.ts synthesizes every configuration with it and allows
+ * none), and the app entry as the CDK CLI runs it (app.test.ts). The template tests ({@link synthStack},
+ * {@link constructStack}) assert the template itself, so they skip it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { App, Validations } from 'aws-cdk-lib/core';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { CatalogStack, type CatalogStackProps } from './stack.ts';
 
@@ -34,6 +40,7 @@ export async function synthStack(
     const app = new App({
       outdir,
       context: options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {},
+      builtinCloudFormationValidation: false,
     });
     const stack = new CatalogStack(app, options.stackName ?? 'TrainingPlanCatalog', props);
     return { stack, template: Template.fromStack(stack), outdir, remove };
@@ -47,7 +54,11 @@ export async function synthStack(
 export function constructStack(props: CatalogStackProps, stackName = 'TrainingPlanCatalog'): CatalogStack {
   const outdir = mkdtempSync(join(tmpdir(), 'catalog-cdk-'));
   try {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({
+      outdir,
+      context: { 'aws:cdk:bundling-stacks': [] },
+      builtinCloudFormationValidation: false,
+    });
     return new CatalogStack(app, stackName, props);
   } finally {
     rmSync(outdir, { recursive: true, force: true });

@@ -4,9 +4,10 @@
  * over `rateLimitPerKey` with 429, the rate-limited problem body and `Retry-After`. Every other request passes
  * on to the distribution and its functions. Off unless `rateLimitPerKey` is set. See infra/README.md.
  */
-import type { Stack } from 'aws-cdk-lib';
+
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import type { Stack } from 'aws-cdk-lib/core';
 import { SETTINGS } from '../app/settings/index.ts';
 import { PROBLEM_RATE_LIMITED, problemDocument } from '../contract/index.ts';
 import type { StackSettings } from './props.ts';

@@ -7,6 +7,7 @@ import { FileKeyValueStore } from '../keys/file-store.ts';
 import { hashKey, storeKeyOf } from '../keys/keys.ts';
 import { issueKey } from '../keys/manage.ts';
 import {
+  accessLogStart,
   httpRequest,
   localTargetEnv,
   ROOT,
@@ -182,7 +183,7 @@ describe('the partner proxy in front of a real catalog serve', () => {
 
   it('revalidates with If-None-Match: the service answers 304 and the copy stays', async () => {
     const proxy = await proxyOf({ upstream: serve.url });
-    const before = serve.lines.length;
+    const before = await accessLogStart(serve);
     await proxy.refresh();
     expect(await proxy.refresh()).toMatchObject({ outcome: 'not-modified', status: 304 });
     const statuses = () =>

@@ -141,6 +141,26 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
+let logMarks = 0;
+
+/**
+ * Where the access-log lines of the requests a test sends next begin in `serve.lines`. The server's stderr
+ * reaches the test after its answers, so the last lines of earlier requests may still be on their way: a
+ * request for a path of its own (a 404) is logged after them (one process writes its log in order), and the
+ * lines after its line are the test's. Resolves once that line has arrived.
+ */
+export async function accessLogStart(serve: Pick<ServeProcess, 'url' | 'lines'>): Promise<number> {
+  logMarks += 1;
+  const mark = `"path":"/log-mark-${process.pid}-${logMarks}"`;
+  await httpRequest(serve.url, { method: 'GET', target: `/log-mark-${process.pid}-${logMarks}` });
+  for (let waited = 0; waited < 5_000; waited += 10) {
+    const at = serve.lines.findIndex((line) => line.includes(mark));
+    if (at >= 0) return at + 1;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`the access log of ${serve.url} never logged the mark request`);
+}
+
 /**
  * Starts `catalog serve …args --port 0` and resolves once it listens. Rejects (and kills the child) if it
  * exits or has not announced its address within `timeoutMs`.

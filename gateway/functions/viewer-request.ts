@@ -14,6 +14,7 @@ import crypto from 'crypto';
 import {
   BUILD_ID_PATTERN,
   GENERATED_HEADERS,
+  KVS_CORS_ORIGIN,
   KVS_KEY_PREFIX,
   KVS_LIVE_BUILD,
   LogValue,
@@ -33,9 +34,15 @@ import {
   VARIANTS,
 } from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse, Fields } from './event.ts';
-import { addCors, corsOrigin, logged, problemHeaders, read } from './shared.ts';
+import { addCors, logged, problemHeaders, read } from './shared.ts';
 
-function problem(p: ProblemType, origin: string | null, extra?: Fields): CloudFrontResponse {
+/**
+ * An answer this function makes itself (404, 405, 401, 400): the problem document with every header it
+ * needs, and the CORS origin when one is set (the store is read only for these answers, not for a request
+ * that goes on to the cache).
+ */
+async function problem(p: ProblemType, extra?: Fields): Promise<CloudFrontResponse> {
+  const origin = await read(KVS_CORS_ORIGIN);
   const headers = addCors(problemHeaders(), origin);
   if (extra) Object.assign(headers, extra);
   return {
@@ -43,6 +50,34 @@ function problem(p: ProblemType, origin: string | null, extra?: Fields): CloudFr
     headers: headers,
     body: problemDocument(p),
   };
+}
+
+/** The answer to a preflight: 204, and the CORS headers when an origin is set. */
+async function preflight(): Promise<CloudFrontResponse> {
+  const origin = await read(KVS_CORS_ORIGIN);
+  const headers = addCors({}, origin);
+  if (origin) {
+    headers['access-control-allow-methods'] = { value: GENERATED_HEADERS.corsMethods };
+    headers['access-control-allow-headers'] = { value: GENERATED_HEADERS.corsHeaders };
+    headers['access-control-max-age'] = { value: GENERATED_HEADERS.corsMaxAgeSeconds };
+  }
+  return { statusCode: 204, headers: headers };
+}
+
+/**
+ * The request on its way to the cache: the live build's object (a pointer that is not a build id leads
+ * nowhere, so the origin's miss is a 500), in the chosen encoding, without a query string.
+ */
+async function forward(
+  request: CloudFrontRequest,
+  file: string,
+  encoding: string,
+): Promise<CloudFrontRequest> {
+  const live = await read(KVS_LIVE_BUILD);
+  const prefix = live === null ? '' : BUILD_ID_PATTERN.test(live) ? `/builds/${live}` : '/builds/-';
+  request.uri = `${prefix}/${file}${encoding}`;
+  request.querystring = {};
+  return request;
 }
 
 /** Percent-decodes, or returns null for a malformed escape. */
@@ -134,63 +169,52 @@ function variant(request: CloudFrontRequest): string {
   return '';
 }
 
+/**
+ * Each decision ends in one `return`: an answer made here ({@link problem}, {@link preflight}) or the request
+ * sent on ({@link forward}), with what the access log records of it (docs/decisions.md#usage).
+ */
 export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse> {
   const request = event.request;
   const method = request.method;
-  const origin = await corsOrigin();
-  const page = request.uri.indexOf(PAGE_PATH_PREFIX) === 0;
-  if (!page && request.uri !== PATHS.plans && request.uri !== PATHS.openapi)
-    return logged(LogValue.Path, problem(PROBLEM_NOT_FOUND, origin));
+  const uri = request.uri;
+  const page = uri.indexOf(PAGE_PATH_PREFIX) === 0;
+  if (!page && uri !== PATHS.plans && uri !== PATHS.openapi)
+    return logged(LogValue.Path, problem(PROBLEM_NOT_FOUND));
   if (method !== 'GET' && (page ? method !== 'HEAD' : method !== 'OPTIONS')) {
     return logged(
       LogValue.Method,
-      problem(PROBLEM_METHOD_NOT_ALLOWED, origin, {
+      problem(PROBLEM_METHOD_NOT_ALLOWED, {
         allow: { value: page ? GENERATED_HEADERS.allowPage : GENERATED_HEADERS.allow },
       }),
     );
   }
-  if (method === 'OPTIONS') {
-    const headers = addCors({}, origin);
-    if (origin) {
-      headers['access-control-allow-methods'] = { value: GENERATED_HEADERS.corsMethods };
-      headers['access-control-allow-headers'] = { value: GENERATED_HEADERS.corsHeaders };
-      headers['access-control-max-age'] = { value: GENERATED_HEADERS.corsMaxAgeSeconds };
-    }
-    return { statusCode: 204, headers: headers };
-  }
+  if (method === 'OPTIONS') return preflight();
   // Always the whole document: CloudFront would answer a Range with 206 and a slice of the JSON.
-  delete request.headers.range;
-  delete request.headers['if-range'];
-  let file: string | null = ORIGIN_FILES.openapi;
-  // A page is sent as it is stored; CloudFront compresses it (the pages' behaviour in gateway/distribution.ts).
-  let encoding = variant(request);
+  const headers = request.headers;
+  delete headers.range;
+  delete headers['if-range'];
   if (page) {
-    const id = request.uri.slice(PAGE_PATH_PREFIX.length);
-    file = PLAN_ID_PATTERN.test(id)
-      ? PAGE_OBJECT_PREFIX + id.toLowerCase() + PAGE_OBJECT_SUFFIX
-      : NO_PAGE_KEY;
-    encoding = '';
-    logged(LogValue.Page, 0);
-  } else if (request.uri === PATHS.plans) {
-    const partner = await partnerOf(request);
-    if (partner === null) {
-      return problem(PROBLEM_UNAUTHORIZED, origin, {
-        'www-authenticate': { value: GENERATED_HEADERS.wwwAuthenticate },
-      });
-    }
-    file = catalogFile(request.querystring);
-    if (!file)
-      return logged(
-        partner + LogValue.Separator + LogValue.Discipline,
-        problem(PROBLEM_INVALID_DISCIPLINE, origin),
-      );
-    delete request.headers['x-api-key'];
-    logged(partner, 0);
+    // A page is sent as it is stored; CloudFront compresses it (the pages' behaviour in gateway/distribution.ts).
+    const id = uri.slice(PAGE_PATH_PREFIX.length);
+    return logged(
+      LogValue.Page,
+      forward(
+        request,
+        PLAN_ID_PATTERN.test(id) ? PAGE_OBJECT_PREFIX + id.toLowerCase() + PAGE_OBJECT_SUFFIX : NO_PAGE_KEY,
+        '',
+      ),
+    );
   }
-  // The live build's object; a pointer that is not a build id leads nowhere (the origin's miss is a 500).
-  const live = await read(KVS_LIVE_BUILD);
-  const prefix = live === null ? '' : BUILD_ID_PATTERN.test(live) ? `/builds/${live}` : '/builds/-';
-  request.uri = `${prefix}/${file}${encoding}`;
-  request.querystring = {};
-  return request;
+  if (uri === PATHS.openapi) return forward(request, ORIGIN_FILES.openapi, variant(request));
+  const partner = await partnerOf(request);
+  if (partner === null) {
+    return problem(PROBLEM_UNAUTHORIZED, {
+      'www-authenticate': { value: GENERATED_HEADERS.wwwAuthenticate },
+    });
+  }
+  const file = catalogFile(request.querystring);
+  if (!file)
+    return logged(partner + LogValue.Separator + LogValue.Discipline, problem(PROBLEM_INVALID_DISCIPLINE));
+  delete headers['x-api-key'];
+  return logged(partner, forward(request, file, variant(request)));
 }

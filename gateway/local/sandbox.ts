@@ -14,9 +14,8 @@
  * Results are checked as CloudFront checks them: an exception, a header a function may not set, or a header
  * HTTP cannot carry gives the 502 CloudFront would answer.
  */
-
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import querystring from 'node:querystring';
 import vm from 'node:vm';
@@ -26,6 +25,12 @@ import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from '../
 export interface KeyValueReader {
   get(key: string): Promise<string>;
   exists(key: string): Promise<boolean>;
+  /**
+   * A store that can answer from memory (the local store file) offers both: `refresh` brings it up to date
+   * once, when a run starts (`undefined` when it already is), and the run's lookups `peek` at once.
+   */
+  refresh?(): Promise<void> | undefined;
+  peek?(key: string): string | undefined;
 }
 
 /** Why a function run failed; the edge answers 502, as CloudFront does. */
@@ -52,8 +57,13 @@ const DISALLOWED = [
 const READ_ONLY_IN_REQUEST = ['cdn-loop', 'content-length', 'host', 'transfer-encoding', 'via'];
 const READ_ONLY_IN_RESPONSE = ['warning', 'via'];
 
+/** The disallowed names as one pattern (a prefix rule matches the start of a name, any other the whole name). */
+const DISALLOWED_PATTERN = new RegExp(
+  `^(?:${DISALLOWED.map((rule) => (rule.endsWith('-') ? `${rule}.*` : rule)).join('|')})$`,
+);
+
 function isDisallowed(name: string): boolean {
-  return DISALLOWED.some((rule) => (rule.endsWith('-') ? name.startsWith(rule) : name === rule));
+  return DISALLOWED_PATTERN.test(name);
 }
 
 /**
@@ -275,6 +285,30 @@ const RUNTIME = `(function (bridge, cfName) {
 
   var modules = { crypto: crypto, querystring: querystring, buffer: { Buffer: Buffer } };
 
+  /**
+   * The rejection of a lookup: an Error without a stack trace, which would only point into this shim (a
+   * missing key is an everyday answer of the store, e.g. no CORS origin, and a stack costs microseconds).
+   */
+  function storeError(message) {
+    var limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      return new Error(String(message));
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
+
+  /**
+   * Rejects a lookup once its caller has had the promise (a microtask later): a promise rejected before
+   * anything handles it is tracked by the host as a possible unhandled rejection, at a cost on every miss.
+   */
+  function rejectLater(reject, message) {
+    P.resolve().then(function () {
+      reject(storeError(message));
+    });
+  }
+
   var store = {
     get: function get(key, options) {
       return new P(function (resolve, reject) {
@@ -290,7 +324,7 @@ const RUNTIME = `(function (bridge, cfName) {
             } else resolve(String(value));
           },
           function (message) {
-            reject(new Error(String(message)));
+            rejectLater(reject, message);
           },
         );
       });
@@ -303,7 +337,7 @@ const RUNTIME = `(function (bridge, cfName) {
             resolve(found === true);
           },
           function (message) {
-            reject(new Error(String(message)));
+            reject(storeError(message));
           },
         );
       });
@@ -359,24 +393,34 @@ const RUNTIME = `(function (bridge, cfName) {
 
   var handler;
   return {
-    setNow: function setNow(time) {
-      fixed = time;
-    },
     /** Finds the top-level handler once the function's code has run. */
     bind: function bind() {
       handler = globalThis.handler;
       return typeof handler === 'function';
     },
-    /** Runs the handler on an event given as JSON; resolves with the result as JSON. */
-    run: function run(eventJson) {
-      var event = parse(eventJson);
-      return P.resolve()
-        .then(function () {
-          return handler(event);
-        })
-        .then(function (result) {
-          return result === undefined ? undefined : stringify(result);
-        });
+    /**
+     * Runs the handler on an event given as JSON at a fixed time, and calls done with the result as JSON
+     * (undefined when there is none) or fail with what it threw or rejected with.
+     */
+    run: function run(eventJson, time, done, fail) {
+      fixed = time;
+      var result;
+      try {
+        result = handler(parse(eventJson));
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      P.resolve(result).then(function (value) {
+        var text;
+        try {
+          text = value === undefined ? undefined : stringify(value);
+        } catch (e) {
+          fail(e);
+          return;
+        }
+        done(text);
+      }, fail);
     },
   };
 })`;
@@ -396,6 +440,9 @@ function hostBridge(options: {
   calls: AsyncLocalStorage<CallRecord>;
 }) {
   const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  // A store that answers from memory is looked at once per run (`run` refreshes it), not once per lookup.
+  const kvs = options.kvs;
+  const peek = kvs.refresh && kvs.peek ? kvs.peek.bind(kvs) : undefined;
   return {
     encode: (text: string, encoding: string) => {
       if (!Buffer.isEncoding(encoding)) throw new TypeError(`Unknown encoding: ${encoding}`);
@@ -409,9 +456,11 @@ function hostBridge(options: {
     decodeUtf8: (bytes: string, fatal: boolean, ignoreBOM: boolean) =>
       new TextDecoder('utf-8', { fatal, ignoreBOM }).decode(Buffer.from(bytes, 'latin1')),
     digest: (algorithm: string, key: string | null, data: string, encoding: string) =>
-      (key === null ? createHash(algorithm) : createHmac(algorithm, key))
-        .update(data)
-        .digest(encoding as 'hex' | 'base64' | 'base64url'),
+      key === null
+        ? hash(algorithm, data, encoding as 'hex' | 'base64' | 'base64url')
+        : createHmac(algorithm, key)
+            .update(data)
+            .digest(encoding as 'hex' | 'base64' | 'base64url'),
     qsParse: (text: string, sep: string, eq: string, maxKeys: number) =>
       JSON.stringify(querystring.parse(text, sep, eq, { maxKeys })),
     qsStringify: (json: string, sep: string, eq: string) =>
@@ -428,12 +477,22 @@ function hostBridge(options: {
       if (call) call.logData = Buffer.from(value).subarray(0, LOG_DATA_BYTES).toString();
     },
     kvsGet: (key: string, resolve: (value: string) => void, reject: (message: string) => void) => {
+      if (peek) {
+        const value = peek(key);
+        if (value === undefined) reject(`key not found: ${key}`);
+        else resolve(value);
+        return;
+      }
       options.kvs.get(key).then(
         (value) => resolve(String(value)),
         (error: unknown) => reject(message(error)),
       );
     },
     kvsExists: (key: string, resolve: (found: boolean) => void, reject: (message: string) => void) => {
+      if (peek) {
+        resolve(peek(key) !== undefined);
+        return;
+      }
       options.kvs.exists(key).then(
         (found) => resolve(found === true),
         (error: unknown) => reject(message(error)),
@@ -444,9 +503,13 @@ function hostBridge(options: {
 
 /** The controls RUNTIME returns (functions of the function's context). */
 interface ContextControls {
-  setNow(time: number): void;
   bind(): boolean;
-  run(eventJson: string): PromiseLike<string | undefined>;
+  run(
+    eventJson: string,
+    time: number,
+    done: (text: string | undefined) => void,
+    fail: (error: unknown) => void,
+  ): void;
 }
 
 /** The one import a function may have, as the build writes it. */
@@ -481,11 +544,24 @@ function messageOf(error: unknown): string {
   return String(error);
 }
 
-/** JSON.parse reviver: every object of the result gets a null prototype, so no name reaches a built-in. */
-function withoutPrototype(_key: string, value: unknown): unknown {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value))
-    Object.setPrototypeOf(value, null);
-  return value;
+/** The parts of a result whose names the viewer chose (headers, query parameters, cookies). */
+const FIELD_MAPS = ['headers', 'querystring', 'cookies'];
+
+/**
+ * A function's result, parsed. The result and its field maps get a null prototype, so no name in them (a
+ * header named `__proto__` or `toString`) reaches a built-in; every other object of it is read through own
+ * properties only.
+ */
+function parseResult(text: string): unknown {
+  const result = JSON.parse(text) as unknown;
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
+  Object.setPrototypeOf(result, null);
+  for (const name of FIELD_MAPS) {
+    const fields = own(result, name);
+    if (typeof fields === 'object' && fields !== null && !Array.isArray(fields))
+      Object.setPrototypeOf(fields, null);
+  }
+  return result;
 }
 
 /**
@@ -517,23 +593,40 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
   }
   if (!controls.bind()) throw new FunctionError('the function has no top-level handler');
 
-  const runLogged = async (event: CloudFrontEvent) => {
-    controls.setNow(now());
-    const call: CallRecord = { logData: null };
-    let text: string | undefined;
-    try {
-      text = await calls.run(call, () => controls.run(JSON.stringify(event)));
-    } catch (error) {
-      throw new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error });
-    }
-    if (typeof text !== 'string') throw new FunctionError('the function returned no object');
-    return { result: checkResult(JSON.parse(text, withoutPrototype), event), logData: call.logData };
+  const kvs = options.kvs;
+  const refresh = kvs.refresh && kvs.peek ? kvs.refresh.bind(kvs) : undefined;
+  /** One run, once the store is current: the result checked as CloudFront checks it, and what it recorded. */
+  const runNow = (event: CloudFrontEvent) =>
+    new Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>(
+      (resolve, reject) => {
+        const call: CallRecord = { logData: null };
+        calls.run(call, () =>
+          controls.run(
+            JSON.stringify(event),
+            now(),
+            (text) => {
+              if (typeof text !== 'string') reject(new FunctionError('the function returned no object'));
+              else {
+                try {
+                  resolve({ result: checkResult(parseResult(text), event), logData: call.logData });
+                } catch (error) {
+                  reject(error);
+                }
+              }
+            },
+            (error) => reject(new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error })),
+          ),
+        );
+      },
+    );
+  const runLogged = (event: CloudFrontEvent) => {
+    // The store as it is when the run starts: a change made before the request is seen by all its lookups.
+    const reloading = refresh?.();
+    return reloading ? reloading.then(() => runNow(event)) : runNow(event);
   };
   return {
     runLogged,
-    async run(event) {
-      return (await runLogged(event)).result;
-    },
+    run: (event) => runLogged(event).then((run) => run.result),
   };
 }
 
@@ -543,6 +636,13 @@ function own(fields: object | undefined, name: string): unknown {
     ? (fields as Record<string, unknown>)[name]
     : undefined;
 }
+
+/**
+ * What Node's `validateHeaderName` and `validateHeaderValue` test, checked first without them (they are
+ * slower, and only their errors are needed: for a header that fails here, they say why).
+ */
+const HTTP_TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**
  * Checks a field map a function returned: lowercase names, a string `value`, and a `multiValue` (when there)
@@ -563,6 +663,11 @@ function checkFields(fields: unknown, what: 'header' | 'query parameter'): void 
       for (const entry of multiValue) all.push(own(entry ?? undefined, 'value'));
     }
     if (what !== 'header') continue;
+    if (
+      HTTP_TOKEN.test(name) &&
+      all.every((one) => typeof one === 'string' && !INVALID_HEADER_CHAR.test(one))
+    )
+      continue;
     try {
       validateHeaderName(name);
       for (const one of all) {
@@ -575,8 +680,14 @@ function checkFields(fields: unknown, what: 'header' | 'query parameter'): void 
   }
 }
 
+/** Whether two fields (`{ value, multiValue? }`, or absent) carry the same values. */
 function sameField(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  if (a === undefined || a === null || b === undefined || b === null) return (a ?? null) === (b ?? null);
+  if (own(a, 'value') !== own(b, 'value')) return false;
+  const many = own(a, 'multiValue');
+  const other = own(b, 'multiValue');
+  if (many === undefined || other === undefined) return many === other;
+  return JSON.stringify(many) === JSON.stringify(other);
 }
 
 /** Validates what a function returned, as CloudFront would before using it. */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { issueKey } from '../../keys/manage.ts';
 import { describeCaseTable, nextAccessLogEntry } from '../../testing/cases.suite.ts';
-import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
+import { accessLogStart, httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
 import { createTestWorld, edgeFor, type TestWorld } from '../../testing/world.ts';
 import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
@@ -126,8 +126,11 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
       headers: key === undefined ? [] : [['X-Api-Key', key]],
     });
 
+  /** Where this test's access-log lines begin (testing/cli.ts). */
+  const logStart = () => accessLogStart(server);
+
   it('logs one JSON line per request with the partner label and never the key', async () => {
-    const before = server.lines.length;
+    const before = await logStart();
     expect((await get('/api/plans?discipline=running', world.keys.valid)).status).toBe(200);
     expect((await get('/api/plans?discipline=walking', world.keys.other)).status).toBe(400);
     await within(2000, async () => server.lines.length >= before + 2);
@@ -234,10 +237,10 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
 
   it('answers and logs a request whose client closes its side right after sending it, just after the store changed', async () => {
     for (let round = 1; round <= 5; round += 1) {
+      const before = await logStart();
       // A new version of the store file: the answer waits for the store to be read again.
       const at = new Date(Date.now() + round * 1_000);
       await utimes(storePath, at, at);
-      const before = server.lines.length;
       const client = rawConnection(server.url);
       client.socket.write(`GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`);
       client.socket.end();
@@ -250,9 +253,9 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
   });
 
   it('logs a request whose client is gone before the answer, saying so', async () => {
+    const before = await logStart();
     const at = new Date(Date.now() + 10_000);
     await utimes(storePath, at, at);
-    const before = server.lines.length;
     const client = rawConnection(server.url);
     await client.connected;
     client.socket.write(`GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`, () =>

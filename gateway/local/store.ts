@@ -4,12 +4,29 @@ import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import { KvsFileError, parseKvsFile, screenEntries } from '../../keys/kvs-file.ts';
 import type { KeyValueReader } from './sandbox.ts';
 
-/** The version of a missing file (an empty store). */
-const MISSING = 'missing';
+/**
+ * What tells one version of the file from the next: a new file (inode), or an edit in place (size, times);
+ * `missing` for a missing file (an empty store), `unread` before the first read.
+ */
+type Version =
+  | readonly [dev: number, ino: number, size: number, mtimeMs: number, ctimeMs: number]
+  | 'missing'
+  | 'unread';
 
-/** What tells one version of the file from the next: a new file (inode), or an edit in place (size, times). */
-function versionOf(info: Stats): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+function versionOf(info: Stats): Version {
+  return [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
+}
+
+/** Whether a file's status is this version (compared field by field: a look makes no string). */
+function isVersion(info: Stats, version: Version): boolean {
+  return (
+    typeof version !== 'string' &&
+    info.dev === version[0] &&
+    info.ino === version[1] &&
+    info.size === version[2] &&
+    info.mtimeMs === version[3] &&
+    info.ctimeMs === version[4]
+  );
 }
 
 /**
@@ -20,10 +37,13 @@ function versionOf(info: Stats): string {
  * arrives during a read of an older version waits for it and then looks again. So a change is seen by the
  * first request that arrives after the command that made it has finished: a key issued works, and a revoked
  * key is refused, from that request on, with no window. The look is a synchronous `stat` of a local file,
- * a few µs per lookup (two or three lookups a request): an asynchronous one would put a thread-pool round
- * trip (about 45 µs) in front of every lookup, a check interval leaves a window in which a revoked key still
- * works, and `fs.watch` cannot promise that its event is handled before a request that arrives just after
- * the change.
+ * a few µs: an asynchronous one would put a thread-pool round trip (about 45 µs) in front of every lookup, a
+ * check interval leaves a window in which a revoked key still works, and `fs.watch` cannot promise that its
+ * event is handled before a request that arrives just after the change.
+ *
+ * The local runtime looks once per function run instead ({@link refresh} when the run starts, then
+ * {@link peek} for each lookup of that run): the same guarantee — the run started after the change — for one
+ * `stat` a run, however many lookups the function makes.
  *
  * A missing file is an empty store. A file that cannot be read or is not in the import format keeps the last
  * good contents and is reported once per change; it never makes a key valid that cannot be verified. Entries
@@ -34,8 +54,8 @@ export class WatchedKeyValueStore implements KeyValueReader {
   readonly #path: string;
   readonly #onError: (message: string) => void;
   #entries = new Map<string, string>();
-  /** The version of the file `#entries` came from ('' before the first read). */
-  #version = '';
+  /** The version of the file `#entries` came from. */
+  #version: Version = 'unread';
   /** The read in flight, if any: one at a time, so an older read never lands after a newer one. */
   #reading: Promise<void> | undefined;
   /** The last problem reported, so a file that stays unreadable is reported once, not on every request. */
@@ -49,6 +69,19 @@ export class WatchedKeyValueStore implements KeyValueReader {
   /** Brings the contents up to date with the file now (at start, and in tests). */
   load(): Promise<void> {
     return this.#settle();
+  }
+
+  /**
+   * Looks at the file once: `undefined` when the contents in memory are those of the file now (the usual
+   * case: no promise, no await), else the reload to wait for.
+   */
+  refresh(): Promise<void> | undefined {
+    return this.#isCurrent() ? undefined : this.#settle();
+  }
+
+  /** The value in memory, without looking at the file (after {@link refresh}). */
+  peek(key: string): string | undefined {
+    return this.#entries.get(key);
   }
 
   get(key: string): Promise<string> {
@@ -69,9 +102,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
 
   /** True when no read is in flight and the file is the version already in memory (or cannot be looked at). */
   #isCurrent(): boolean {
-    if (this.#reading !== undefined) return false;
-    const version = this.#look();
-    return version === undefined || version === this.#version;
+    return this.#reading === undefined && this.#unchanged();
   }
 
   /**
@@ -80,8 +111,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
    */
   async #settle(): Promise<void> {
     if (this.#reading !== undefined) await this.#reading;
-    const version = this.#look();
-    if (version === undefined || version === this.#version) return;
+    if (this.#unchanged()) return;
     if (this.#reading === undefined) {
       const reading = this.#read().finally(() => {
         if (this.#reading === reading) this.#reading = undefined;
@@ -91,16 +121,16 @@ export class WatchedKeyValueStore implements KeyValueReader {
     await this.#reading;
   }
 
-  /** The file's version now, or undefined (reported) when it cannot be looked at. */
-  #look(): string | undefined {
+  /** Whether the file is the version in memory, looking at it now; true (reported) when it cannot be looked at. */
+  #unchanged(): boolean {
     try {
       const info = statSync(this.#path, { throwIfNoEntry: false });
-      return info === undefined ? MISSING : versionOf(info);
+      return info === undefined ? this.#version === 'missing' : isVersion(info, this.#version);
     } catch (error) {
       this.#report(
         `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
       );
-      return undefined;
+      return true;
     }
   }
 
@@ -112,7 +142,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
         this.#entries = new Map();
-        this.#version = MISSING;
+        this.#version = 'missing';
         this.#reported = '';
         return;
       }
