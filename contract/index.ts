@@ -245,3 +245,10 @@ export const PAGE_HEADERS = {
  * pages. `catalog status` reads it.
  */
 export const STATE_LAST_RUN = 'state/last-run.json';
+
+/**
+ * Object key, at the origin's root, of the run lock: held by the builder run in progress (created only if
+ * absent, with an expiry it renews while it runs), so a second run exits early as `busy` and a crashed run's
+ * lock expires. Never served.
+ */
+export const STATE_RUN_LOCK = 'state/run-lock.json';

@@ -27,6 +27,7 @@ import {
 import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
 import { type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
+import { publishSummaryOf } from '../testing/targets.ts';
 import { bundleLambda } from '../tools/build-lambda.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { createHandler, type LambdaClients } from './handler.ts';
@@ -114,14 +115,14 @@ describe('the builder Lambda', () => {
   it('publishes from its environment, moving the live pointer, and logs one JSON line per run', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
-    const first = await handler({});
+    const first = publishSummaryOf(await handler({}));
     expect(first).toMatchObject({ result: 'published', plans: 44, previousBuildId: null });
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(first.buildId);
     const catalog = await s3.body(`builds/${first.buildId}/catalog.json`);
     expect(JSON.parse(catalog?.toString('utf8') ?? '{}').plans[0].webUrl).toMatch(
       /^https:\/\/plans\.example\.com\/plans\//,
     );
-    const second = await handler({ source: 'aws.scheduler' });
+    const second = publishSummaryOf(await handler({ source: 'aws.scheduler' }));
     expect(second).toMatchObject({ result: 'skipped-identical', previousBuildId: first.buildId });
     expect(second.reason).toMatch(/an invocation with the event \{"force": true\}/);
     expect(lines).toHaveLength(2);
@@ -157,7 +158,7 @@ describe('the builder Lambda', () => {
   it('moves nothing while the pointer is pinned, and reports it as a successful run', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
-    const first = await handler({});
+    const first = publishSummaryOf(await handler({}));
     kvs.entries.set(
       KVS_PIN,
       JSON.stringify({
@@ -167,7 +168,7 @@ describe('the builder Lambda', () => {
         reason: 'test',
       }),
     );
-    const pinned = await handler({ force: true });
+    const pinned = publishSummaryOf(await handler({ force: true }));
     expect(pinned).toMatchObject({
       result: 'skipped-pinned',
       reason: `pinned to ${first.buildId} since 2026-03-01T00:00:00.000Z by rollback; not published`,
@@ -232,7 +233,7 @@ describe('what every run leaves: its record, its metrics', () => {
   it('a publish: the record, and one EMF line with the run, its duration, plans, invalid rows and catalog age', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
-    const summary = await handler({});
+    const summary = publishSummaryOf(await handler({}));
     expect(await record()).toMatchObject({ outcome: 'published', buildId: summary.buildId, plans: 44 });
     expect(emf.lines).toHaveLength(1);
     const line = parseEmf(emf.lines[0] ?? '');
@@ -265,7 +266,7 @@ describe('what every run leaves: its record, its metrics', () => {
 
   it('a run whose source is missing: a failed record at the bucket, RunFailed, and the error thrown', async () => {
     const handler = createHandler({ env: environment(), clients, log: () => {} });
-    const first = await handler({});
+    const first = publishSummaryOf(await handler({}));
     const gone = join(scratch.dir, 'gone.json');
     const failing = createHandler({ env: environment({ CATALOG_SOURCE: gone }), clients, log: () => {} });
     await expect(failing({})).rejects.toThrow(/gone\.json/);
@@ -321,7 +322,7 @@ describe('what every run leaves: its record, its metrics', () => {
         // The base URL is https://plans.example.com: the check's requests go to the local edge instead.
         propagation: { fetch: (url, init) => fetch(String(url).replace(BASE_URL, local), init) },
       });
-      const summary = await handler({});
+      const summary = publishSummaryOf(await handler({}));
       expect(keys.length).toBeGreaterThan(0);
       expect(new Set(keys)).toEqual(new Set([MONITORING_KEY]));
       const logged = JSON.parse(lines[0] ?? '');

@@ -57,7 +57,7 @@ describe('catalog publish', () => {
       previousBuildId: summary.buildId,
     });
     expect(again.stderr).toMatch(
-      /^skipped-identical: identical to live build \S+ \(plans [0-9a-f]{12}…\); --force publishes it anyway\n$/,
+      /^skipped-identical: identical to live build \S+ \(plans [0-9a-f]{12}…, inputs [0-9a-f]{12}…\); --force publishes it anyway\n$/,
     );
   });
 

@@ -5,12 +5,18 @@
  * write: until that moment partners see the old build, after it every object comes from the new one. The
  * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
  */
-import pLimit from 'p-limit';
-import type { BuildObject, BuildResult, Manifest } from '../builder/build.ts';
+import {
+  type BuildObject,
+  type BuildResult,
+  completeBuild,
+  type Manifest,
+  type PreparedBuild,
+} from '../builder/build.ts';
 import { describeCause, StoreError } from '../contract/errors.ts';
-import { type Discipline, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
+import { BUILDS_PREFIX, type Discipline, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 import {
+  buildIdsOf,
   buildKey,
   buildsToPrune,
   countPlans,
@@ -25,6 +31,7 @@ import {
   ms,
   rollbackTarget,
 } from './core.ts';
+import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import type { ObjectToWrite, OriginStore } from './origin.ts';
 import {
@@ -51,6 +58,11 @@ export interface PublishOptions extends GuardOptions {
   readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
+  /**
+   * Prune old builds after the pointer moved (default true). app/run.ts prunes on its own, once the run's
+   * record is written ({@link pruneBuilds}).
+   */
+  readonly prune?: boolean;
   /**
    * Uploads at once (default {@link UPLOAD_CONCURRENCY}: a build of 30,000 plans holds about 30,000 pages, and the
    * builder has 5 minutes).
@@ -129,12 +141,29 @@ export async function readLive(origin: OriginStore, live: string | null): Promis
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
 }
 
-/** A build object as it is written under its build's prefix. */
+/**
+ * A build object as it is written under its build's prefix: its chunks as they are (never joined), read only
+ * when the object is written (a page renders its bytes on each read).
+ */
 function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
-  return { ...object, key: buildKey(buildId, object.key), cacheControl: object.cacheControl ?? IMMUTABLE };
+  return {
+    key: buildKey(buildId, object.key),
+    get chunks() {
+      return object.chunks;
+    },
+    size: object.size,
+    sha256: object.sha256,
+    md5: object.md5,
+    contentType: object.contentType,
+    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
+    cacheControl: object.cacheControl ?? IMMUTABLE,
+  };
 }
 
-/** Writes the build's objects (the manifest last) without overwriting; throws {@link UploadError}. */
+/**
+ * Writes the build's objects without overwriting, then (once they are durable: `origin.sync`) the manifest,
+ * the build's commit point; throws {@link UploadError}.
+ */
 async function upload(
   origin: OriginStore,
   build: BuildResult,
@@ -149,23 +178,19 @@ async function upload(
       `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${build.objects.length} objects written; the live build is still ${previous ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
       { cause: error },
     );
-  const limit = pLimit(concurrency);
-  await Promise.all(
-    rest.map((object) =>
-      limit(async () => {
-        try {
-          await origin.put(toWrite(build.buildId, object), { overwrite: false });
-          written += 1;
-        } catch (error) {
-          limit.clearQueue();
-          throw fail(object.key, error);
-        }
-      }),
-    ),
-  );
+  await eachLimit(rest, concurrency, async (object) => {
+    try {
+      await origin.put(toWrite(build.buildId, object), { overwrite: false });
+      written += 1;
+    } catch (error) {
+      throw fail(object.key, error);
+    }
+  });
   if (manifest) {
     try {
+      await origin.sync?.();
       await origin.put(toWrite(build.buildId, manifest), { overwrite: false });
+      await origin.sync?.();
     } catch (error) {
       throw fail(MANIFEST, error);
     }
@@ -181,20 +206,32 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
   }
 }
 
-/** Deletes the builds beyond `keep` (never the live, pinned or previous one); returns their ids. */
-async function prune(
+/**
+ * Deletes the builds beyond `keep` (never the live, pinned or previous one); returns their ids. Builds are
+ * found by one listing with a delimiter (`builds/<id>/`, not the objects under them); the previous build is
+ * the newest older than the live one that has a manifest (one HEAD each, newest first, usually one); each
+ * doomed build goes in bulk (`deletePrefix`).
+ */
+export async function pruneBuilds(
   origin: OriginStore,
   keep: number,
-  live: string | null,
-  pinned: string | null,
+  protect: { readonly live: string | null; readonly pinned: string | null },
 ): Promise<string[]> {
-  const listing = await origin.list('builds/');
-  const builds = groupBuilds(listing);
-  const doomed = buildsToPrune(builds, keep, { live, pinned });
-  const prefixes = doomed.map((id) => buildKey(id, ''));
-  await origin.delete(
-    listing.map((object) => object.key).filter((key) => prefixes.some((prefix) => key.startsWith(prefix))),
-  );
+  const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX))
+    .sort()
+    .reverse();
+  if (ids.length <= keep) return [];
+  let previous: string | null = null;
+  const { live } = protect;
+  if (live !== null)
+    for (const id of ids.filter((candidate) => candidate < live)) {
+      if (await origin.head(buildKey(id, MANIFEST))) {
+        previous = id;
+        break;
+      }
+    }
+  const doomed = buildsToPrune(ids, keep, { ...protect, previous });
+  for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
   return doomed;
 }
 
@@ -202,34 +239,38 @@ const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => su
 
 /**
  * Publishes a build: reads the pointer and the live build, checks the guards (refusals throw
- * {@link PublishRefusedError}), uploads every object under `builds/<id>/` (never overwriting), verifies them,
- * writes the error page, then moves the pointer from the build it started from — a pointer that moved meanwhile
- * throws {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run
- * `skipped-pinned`. Finally prunes old builds. A failure before the move leaves the live build as it was.
+ * {@link PublishRefusedError}) — on a prepared build, before its variants and pages are made, so an identical
+ * run costs no compression and no page — completes the build, uploads every object under `builds/<id>/`
+ * (never overwriting), verifies them, writes the error page, then moves the pointer from the build it started
+ * from — a pointer that moved meanwhile throws {@link PointerMovedError} naming the winner, and a pin (now or
+ * meanwhile) makes the run `skipped-pinned`. Finally prunes old builds (unless `prune` is false). A failure
+ * before the move leaves the live build as it was.
  */
 export async function publishBuild(
-  build: BuildResult,
+  candidate: PreparedBuild | BuildResult,
   target: PublishTarget,
   options: PublishOptions,
 ): Promise<PublishSummary> {
   const started = performance.now();
   const times: Partial<Record<keyof PublishSummary['durationsMs'], number>> = {};
   const warnings: string[] = [];
+  let build: BuildResult | undefined = 'objects' in candidate ? candidate : undefined;
+  let completeMs = 0;
   const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>, pointer: Pointer) =>
     ({
       command: 'publish',
-      buildId: build.buildId,
-      generatedAt: build.generatedAt,
-      counts: build.counts,
-      plans: build.counts.running + build.counts.strength,
-      bytes: bytesOf(build),
-      plansHash: build.plansHash,
+      buildId: candidate.buildId,
+      generatedAt: candidate.generatedAt,
+      counts: candidate.counts,
+      plans: candidate.counts.running + candidate.counts.strength,
+      bytes: build ? bytesOf(build) : 0,
+      plansHash: candidate.plansHash,
       previousBuildId: pointer.live,
       pruned: [],
       warnings,
       ...rest,
       durationsMs: {
-        build: Math.round(options.buildMs ?? 0),
+        build: Math.round((options.buildMs ?? 0) + completeMs),
         read: 0,
         upload: 0,
         verify: 0,
@@ -270,10 +311,9 @@ export async function publishBuild(
 
   const decision = decide(
     {
-      plans: build.counts.running + build.counts.strength,
-      plansHash: build.plansHash,
-      objects: build.manifest.objects,
-      root: build.manifest.root,
+      plans: candidate.counts.running + candidate.counts.strength,
+      plansHash: candidate.plansHash,
+      inputsHash: candidate.inputsHash,
     },
     live,
     options,
@@ -285,27 +325,34 @@ export async function publishBuild(
   if (live.kind === 'unreadable')
     warnings.push(`live build ${live.id}: ${live.reason}; a fresh build replaces it`);
 
+  if (!build) {
+    const completeStarted = performance.now();
+    build = await completeBuild(candidate as PreparedBuild);
+    completeMs = performance.now() - completeStarted;
+  }
+  const built = build;
+
   const uploadStarted = performance.now();
-  await upload(target.origin, build, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
+  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
   times.upload = ms(uploadStarted, performance.now());
 
   const verifyStarted = performance.now();
   let damage: string[];
   try {
-    damage = await damageOfBuild(target.origin, build.buildId, build.manifest);
-    if (damage.length === 0) await writeRoot(target.origin, build);
+    damage = await damageOfBuild(target.origin, built.buildId, built.manifest);
+    if (damage.length === 0) await writeRoot(target.origin, built);
   } catch (error) {
-    throw storeFailure(`verifying build ${build.buildId} at ${target.origin.name} failed`, { cause: error });
+    throw storeFailure(`verifying build ${built.buildId} at ${target.origin.name} failed`, { cause: error });
   }
   if (damage.length > 0)
     throw new UploadError(
-      `build ${build.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${pointer.live ?? '(none)'}; run publish again`,
+      `build ${built.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${pointer.live ?? '(none)'}; run publish again`,
     );
   times.verify = ms(verifyStarted, performance.now());
 
   const flipStarted = performance.now();
   try {
-    await movePointer(target.kvs, pointer.live, build.buildId);
+    await movePointer(target.kvs, pointer.live, built.buildId);
   } catch (error) {
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
@@ -313,15 +360,22 @@ export async function publishBuild(
   }
   times.flip = ms(flipStarted, performance.now());
 
-  const pruneStarted = performance.now();
   let pruned: string[] = [];
-  try {
-    pruned = await prune(target.origin, options.keep, build.buildId, null);
-  } catch (error) {
-    warnings.push(`pruning old builds of ${target.origin.name} failed: ${describeCause(error)}`);
+  if (options.prune ?? true) {
+    const pruneStarted = performance.now();
+    try {
+      pruned = await pruneBuilds(target.origin, options.keep, { live: built.buildId, pinned: null });
+    } catch (error) {
+      warnings.push(pruneFailure(target.origin, error));
+    }
+    times.prune = ms(pruneStarted, performance.now());
   }
-  times.prune = ms(pruneStarted, performance.now());
   return summary({ result: 'published', pruned }, pointer);
+}
+
+/** The warning of a prune that failed (it never fails the run). */
+export function pruneFailure(origin: OriginStore, error: unknown): string {
+  return `pruning old builds of ${origin.name} failed: ${describeCause(error)}`;
 }
 
 /** The one JSON line `catalog rollback` prints. */

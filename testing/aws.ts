@@ -3,10 +3,13 @@
  * in-process, in its own temp dir), a recorder standing in for the CloudFront, Lambda and Secrets Manager
  * APIs (they have no local peer), and a proxy that plays an S3 server stopping mid-publish.
  */
+
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { buildFrom } from '../app/run.ts';
@@ -39,15 +42,86 @@ export function testS3Client(endpoint: string, maxAttempts = 2): S3Client {
   });
 }
 
+/** One S3 request as s3rver received it: the method, the key (empty for the bucket) and the query. */
+export interface S3Request {
+  readonly method: string;
+  readonly key: string;
+  readonly query: Readonly<Record<string, string>>;
+}
+
 export interface TestS3 {
   readonly endpoint: string;
   readonly bucket: string;
   readonly client: S3Client;
+  /** Every request s3rver received, in order (tests clear it with `requests.length = 0`). */
+  readonly requests: S3Request[];
   /** The object's bytes, or null when missing. */
   body(key: string): Promise<Buffer | null>;
   /** Every key of the bucket, sorted. */
   keys(): Promise<string[]>;
   stop(): Promise<void>;
+}
+
+/** The part of s3rver's Koa context the middleware below reads. */
+interface S3rverContext {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Record<string, string>;
+  readonly headers: Record<string, string | string[] | undefined>;
+  status: number;
+  body: unknown;
+  type: string;
+  readonly store: { getMetadata(bucket: string, key: string): Promise<{ etag?: string }> };
+}
+
+/** The part of s3rver's file store the upload fix below uses. */
+interface S3rverStore {
+  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+  getResourcePath(bucket: string, key: string, resource: string): string;
+}
+interface S3rverObject {
+  readonly bucket: string;
+  readonly key: string;
+  readonly metadata: unknown;
+  readonly content: unknown;
+}
+
+/**
+ * S3's conditional writes, which s3rver 3.7 ignores: a PutObject with `If-None-Match: *` is refused (412) when
+ * the key exists, one with `If-Match: <etag>` when it is missing (404) or holds another ETag (412). Writes to
+ * one key are checked and made one at a time, as S3 serialises them.
+ */
+function conditionalWrites(bucket: string) {
+  const queues = new Map<string, Promise<unknown>>();
+  return async (ctx: S3rverContext, next: () => Promise<unknown>): Promise<unknown> => {
+    const prefix = `/${bucket}/`;
+    const ifNoneMatch = ctx.headers['if-none-match'];
+    const ifMatch = ctx.headers['if-match'];
+    if (ctx.method !== 'PUT' || !ctx.path.startsWith(prefix) || (!ifNoneMatch && !ifMatch)) return next();
+    const key = decodeURIComponent(ctx.path.slice(prefix.length));
+    const before = queues.get(key) ?? Promise.resolve();
+    const turn = before.then(async () => {
+      const etag = await ctx.store.getMetadata(bucket, key).then(
+        (metadata) => metadata.etag ?? null,
+        () => null,
+      );
+      const refuse = (status: number, code: string) => {
+        ctx.status = status;
+        ctx.type = 'application/xml';
+        ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><Key>${key}</Key></Error>`;
+      };
+      if (ifNoneMatch === '*' && etag !== null) refuse(412, 'PreconditionFailed');
+      else if (typeof ifMatch === 'string' && etag === null) refuse(404, 'NoSuchKey');
+      else if (typeof ifMatch === 'string' && ifMatch !== etag) refuse(412, 'PreconditionFailed');
+      else await next();
+    });
+    queues.set(
+      key,
+      turn.catch(() => undefined),
+    );
+    return turn;
+  };
 }
 
 /** Starts s3rver with one empty bucket, in a temp dir removed by `stop`. */
@@ -60,6 +134,35 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
     directory: dir,
     configureBuckets: [{ name: bucket }],
   });
+  const requests: S3Request[] = [];
+  const recordRequest = async (ctx: S3rverContext, next: () => Promise<unknown>) => {
+    const prefix = `/${bucket}`;
+    if (ctx.path === prefix || ctx.path.startsWith(`${prefix}/`))
+      requests.push({
+        method: ctx.method,
+        key: decodeURIComponent(ctx.path.slice(prefix.length + 1)),
+        query: { ...ctx.query },
+      });
+    return next();
+  };
+  // s3rver answers a PutObject of a buffered body before its file is written (it does not wait for the
+  // stream it ends): a listing right after the upload may see the object empty. Write it, then answer.
+  const store = (server as unknown as { store: S3rverStore }).store;
+  const putObject = store.putObject.bind(store);
+  store.putObject = async (object) => {
+    if (!Buffer.isBuffer(object.content)) return putObject(object);
+    const path = store.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, object.content);
+    const md5 = createHash('md5').update(object.content).digest('hex');
+    await store.putMetadata(object.bucket, object.key, object.metadata, md5);
+    return { size: object.content.length, md5 };
+  };
+  // Before s3rver's own middleware: Koa composes the list when the server starts.
+  (server as unknown as { middleware: unknown[] }).middleware.unshift(
+    recordRequest,
+    conditionalWrites(bucket),
+  );
   const address = await server.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
   const client = testS3Client(endpoint);
@@ -67,6 +170,7 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
     endpoint,
     bucket,
     client,
+    requests,
     async body(key) {
       try {
         const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
-import { type CliIO, noter } from '../io.ts';
+import { type CliIO, CommandExit, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
 /** Pads the columns of a table of strings. */
@@ -51,6 +51,12 @@ export function registerPublish(program: Command, io: CliIO): void {
       report: note,
     });
     const { renderMessage } = await import('../../app/settings/index.ts');
+    if (summary.result === 'busy') {
+      // Another run holds the run lock: nothing was done, which is not this command's success.
+      io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
+      note(renderMessage(summary.reason, 'cli'));
+      throw new CommandExit(1);
+    }
     if (summary.reason) note(renderMessage(`${summary.result}: ${summary.reason}`, 'cli'));
     io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
   });
