@@ -9,6 +9,7 @@ import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-k
 import type { S3Client } from '@aws-sdk/client-s3';
 import {
   type BuildObject,
+  type BuildOptions,
   type BuildResult,
   completeBuild,
   type PreparedBuild,
@@ -111,6 +112,7 @@ export async function prepareFrom(
   settings: LinkSettings,
   now: Date,
   report: Report,
+  tool?: BuildOptions['tool'],
 ): Promise<PreparedBuild> {
   try {
     const prepared = await prepareBuild(source, {
@@ -118,6 +120,7 @@ export async function prepareFrom(
       skipInvalid: settings.skipInvalid,
       now,
       openapiTemplate: OPENAPI_TEMPLATE,
+      ...(tool ? { tool } : {}),
     });
     for (const problem of prepared.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
     return prepared;

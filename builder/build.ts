@@ -186,6 +186,8 @@ export interface BuildOptions {
   readonly openapiTemplate: string;
   /** The random part of the build id (tests fix it). */
   readonly buildIdSuffix?: string;
+  /** The tool that builds, as the manifest records it (default: this package's name and version). */
+  readonly tool?: { readonly name: string; readonly version: string };
 }
 
 /** Where a build's time went, in milliseconds (docs/decisions.md#build-cost). */
@@ -220,6 +222,8 @@ export interface PreparedBuild {
   readonly inputsHash: string;
   /** The source, as named in messages. */
   readonly source: string;
+  /** The tool that builds. */
+  readonly tool: { readonly name: string; readonly version: string };
   readonly timings: Pick<BuildTimings, 'read' | 'render'>;
   /** @internal What {@link completeBuild} needs. */
   readonly parts: PreparedParts;
@@ -284,7 +288,7 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
     baseUrl: options.links.baseUrl,
     webBaseUrl: options.links.webBaseUrl ?? null,
     appScheme: options.links.appScheme,
-    tool: `${TOOL.name}@${TOOL.version}`,
+    tool: `${(options.tool ?? TOOL).name}@${(options.tool ?? TOOL).version}`,
     openapi: sha256Of(openapi),
     root: sha256Of(root.map((object) => `${object.key} ${object.sha256} ${object.contentType}`).join('\n')),
     pages: pages ? PAGE_RENDERER : null,
@@ -301,6 +305,7 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
     inputs,
     inputsHash: inputsHashOf(inputs),
     source: source.name,
+    tool: options.tool ?? TOOL,
     timings: { read: read - started, render: performance.now() - read },
     parts: { plans, catalogs, openapi, root, pages },
   };
@@ -377,7 +382,7 @@ export async function completeBuild(
     plans: prepared.counts.running + prepared.counts.strength,
     plansHash: prepared.plansHash,
     source: prepared.source,
-    tool: TOOL,
+    tool: prepared.tool,
     objects: Object.fromEntries(objects.map((object) => [object.key, manifestEntry(object)])),
     root: Object.fromEntries(root.map((object) => [object.key, manifestEntry(object)])),
     inputs: prepared.inputs,
@@ -398,6 +403,7 @@ export async function completeBuild(
     inputs: prepared.inputs,
     inputsHash: prepared.inputsHash,
     source: prepared.source,
+    tool: prepared.tool,
     objects: [...objects, manifestObject],
     root,
     manifest,

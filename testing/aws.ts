@@ -8,12 +8,13 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { buildFrom } from '../app/run.ts';
-import type { BuildResult } from '../builder/build.ts';
+import { buildFrom, prepareFrom } from '../app/run.ts';
+import type { BuildResult, PreparedBuild } from '../builder/build.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from './cli.ts';
 
@@ -47,6 +48,8 @@ export interface S3Request {
   readonly method: string;
   readonly key: string;
   readonly query: Readonly<Record<string, string>>;
+  /** The status s3rver answered. */
+  readonly status: number;
 }
 
 export interface TestS3 {
@@ -74,10 +77,18 @@ interface S3rverContext {
   readonly store: { getMetadata(bucket: string, key: string): Promise<{ etag?: string }> };
 }
 
+/** Every chunk of a stream. */
+async function collect(stream: AsyncIterable<Buffer>): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return chunks;
+}
+
 /** The part of s3rver's file store the upload fix below uses. */
 interface S3rverStore {
   putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
   putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+  deleteObject(bucket: string, key: string): Promise<void>;
   getResourcePath(bucket: string, key: string, resource: string): string;
 }
 interface S3rverObject {
@@ -124,8 +135,36 @@ function conditionalWrites(bucket: string) {
   };
 }
 
+/**
+ * s3rver makes ListObjectsV2 continuation tokens with single DES, which OpenSSL 3 keeps in its legacy provider:
+ * any listing of more than one page fails with a 500. Two-key triple DES with the key twice is single DES, and
+ * is in the default provider: s3rver's `des` is served by it (nothing else in the process asks for `des`).
+ */
+function serveSingleDes(): void {
+  const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto') & {
+    __singleDes?: boolean;
+  };
+  if (crypto.__singleDes) return;
+  const cipheriv = crypto.createCipheriv;
+  const decipheriv = crypto.createDecipheriv;
+  const asEde = (algorithm: string, key: Buffer) =>
+    algorithm === 'des' && key.length === 8 ? (['des-ede-cbc', Buffer.concat([key, key])] as const) : null;
+  Object.assign(crypto, {
+    __singleDes: true,
+    createCipheriv: (algorithm: string, key: Buffer, ...rest: unknown[]) => {
+      const ede = asEde(algorithm, key);
+      return Reflect.apply(cipheriv, crypto, ede ? [...ede, ...rest] : [algorithm, key, ...rest]);
+    },
+    createDecipheriv: (algorithm: string, key: Buffer, ...rest: unknown[]) => {
+      const ede = asEde(algorithm, key);
+      return Reflect.apply(decipheriv, crypto, ede ? [...ede, ...rest] : [algorithm, key, ...rest]);
+    },
+  });
+}
+
 /** Starts s3rver with one empty bucket, in a temp dir removed by `stop`. */
 export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
+  serveSingleDes();
   const { dir, remove } = await scratchDir('catalog-s3rver-');
   const server = new S3rver({
     address: '127.0.0.1',
@@ -137,27 +176,42 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
   const requests: S3Request[] = [];
   const recordRequest = async (ctx: S3rverContext, next: () => Promise<unknown>) => {
     const prefix = `/${bucket}`;
-    if (ctx.path === prefix || ctx.path.startsWith(`${prefix}/`))
-      requests.push({
-        method: ctx.method,
-        key: decodeURIComponent(ctx.path.slice(prefix.length + 1)),
-        query: { ...ctx.query },
-      });
-    return next();
+    if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next();
+    const request = {
+      method: ctx.method,
+      key: decodeURIComponent(ctx.path.slice(prefix.length + 1)),
+      query: { ...ctx.query },
+      status: 0,
+    };
+    requests.push(request);
+    try {
+      return await next();
+    } finally {
+      request.status = ctx.status;
+    }
   };
-  // s3rver answers a PutObject of a buffered body before its file is written (it does not wait for the
-  // stream it ends): a listing right after the upload may see the object empty. Write it, then answer.
+  // s3rver answers a PutObject before its file is written (it resolves on the end of the stream it reads, not
+  // of the file it writes): a listing right after an upload may see the object missing or empty. Read the
+  // body, write the file, then answer, as S3 answers only once the object is stored.
   const store = (server as unknown as { store: S3rverStore }).store;
-  const putObject = store.putObject.bind(store);
   store.putObject = async (object) => {
-    if (!Buffer.isBuffer(object.content)) return putObject(object);
+    const content = Buffer.isBuffer(object.content)
+      ? object.content
+      : Buffer.concat(await collect(object.content as AsyncIterable<Buffer>));
     const path = store.getResourcePath(object.bucket, object.key, 'object');
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, object.content);
-    const md5 = createHash('md5').update(object.content).digest('hex');
+    await writeFile(path, content);
+    const md5 = createHash('md5').update(content).digest('hex');
     await store.putMetadata(object.bucket, object.key, object.metadata, md5);
-    return { size: object.content.length, md5 };
+    return { size: content.length, md5 };
   };
+  // s3rver removes the folders a deletion empties, and two deletions at once (a DeleteObjects) race to remove
+  // the same folder: the loser fails with ENOENT after its object is gone. S3 has no folders to race on.
+  const deleteObject = store.deleteObject.bind(store);
+  store.deleteObject = (bucketName, key) =>
+    deleteObject(bucketName, key).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
   // Before s3rver's own middleware: Koa composes the list when the server starts.
   (server as unknown as { middleware: unknown[] }).middleware.unshift(
     recordRequest,
@@ -345,20 +399,43 @@ export function isUploadOf(bucket: string, key: string): (request: http.Incoming
     request.headers['x-amz-copy-source'] === undefined;
 }
 
+/** A source over raw rows in memory. */
+const rowsSource = (rows: readonly unknown[]) => ({
+  name: 'test rows',
+  async *batches() {
+    yield rows;
+  },
+});
+
+const TEST_LINKS = { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans', skipInvalid: false };
+
 /** Builds in memory from raw rows, as the Lambda does (the bundled openapi template). */
 export async function buildRows(rows: readonly unknown[], now: Date): Promise<BuildResult> {
-  const source = {
-    name: 'test rows',
-    async *batches() {
-      yield rows;
-    },
-  };
-  return buildFrom(
-    source,
-    { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans', skipInvalid: false },
+  return buildFrom(rowsSource(rows), TEST_LINKS, now, () => {});
+}
+
+/**
+ * The first step of a build from raw rows (builder/build.ts `prepareBuild`), links overridable; with
+ * `completable: false`, completing it throws (a publish that would compress or render pages fails the test).
+ */
+export async function prepareRows(
+  rows: readonly unknown[],
+  now: Date,
+  options: { readonly baseUrl?: string; readonly completable?: boolean; readonly tool?: string } = {},
+): Promise<PreparedBuild> {
+  const prepared = await prepareFrom(
+    rowsSource(rows),
+    { ...TEST_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) },
     now,
     () => {},
+    options.tool ? { name: 'training-plan-catalog', version: options.tool } : undefined,
   );
+  if (options.completable ?? true) return prepared;
+  return Object.defineProperty({ ...prepared }, 'parts', {
+    get() {
+      throw new Error(`build ${prepared.buildId} was completed: it compressed and rendered its pages`);
+    },
+  });
 }
 
 /** The rows of fixtures/plans.json (49 rows, 44 published and approved plans: 22 running, 22 strength). */
