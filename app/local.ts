@@ -190,6 +190,7 @@ export async function startLocalStack(options: {
     now,
     force: false,
     report: options.report,
+    actor: 'catalog start',
   });
   if (summary.result === 'busy') throw new CatalogError(`${origin}: ${summary.reason}`);
   const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;

@@ -281,6 +281,8 @@ export interface PublishRunOptions {
   readonly runBy?: string;
   /** How long the run lock lasts without renewal (default publish/lock.ts `RUN_LOCK_TTL_MS`). */
   readonly lockTtlMs?: number;
+  /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
+  readonly actor?: string;
 }
 
 /** What a publish did, and the invalid rows it left out (with `skipInvalid`). */
@@ -452,6 +454,8 @@ export async function publish(
       unpin: options.unpin ?? false,
       buildMs: performance.now() - started,
       prune: false,
+      clock,
+      ...(options.actor !== undefined ? { actor: options.actor } : {}),
     });
     movedAt = pollClock.now();
     for (const warning of summary.warnings) options.report(`warning: ${warning}`);
@@ -548,16 +552,24 @@ class RunBusy extends Error {
   }
 }
 
-/** Prunes old builds after a publish; never throws (a failure is the warning). */
+/**
+ * Prunes old builds after a publish; never throws (a failure is the warning). It keeps what the pointer
+ * protects as it stands now (the live build, the pinned one, the rollback target), and prunes nothing when
+ * another run has moved the pointer from `live` since (that run prunes).
+ */
 async function prune(
   target: PublishTarget,
   keep: number,
   live: string,
 ): Promise<{ ids: string[]; ms: number; warning?: string }> {
-  const { pruneBuilds, pruneFailure } = await import('../publish/publish.ts');
+  const [{ pruneBuilds, pruneFailure, protectedBy }, { readPointer }] = await Promise.all([
+    import('../publish/publish.ts'),
+    import('../publish/pointer.ts'),
+  ]);
   const started = performance.now();
   try {
-    const ids = await pruneBuilds(target.origin, keep, { live, pinned: null });
+    const pointer = await readPointer(target.kvs);
+    const ids = pointer.live === live ? await pruneBuilds(target.origin, keep, protectedBy(pointer)) : [];
     return { ids, ms: Math.round(performance.now() - started) };
   } catch (error) {
     return {
@@ -568,24 +580,48 @@ async function prune(
   }
 }
 
-/** Makes an earlier build live and pins it (the one before the live build unless `to` names one). */
+/**
+ * Makes an earlier build live and pins it: the build that was live before the live one, unless `to` names
+ * one. `actor` says who, for the history of the live pointer.
+ */
 export async function rollback(
   settings: { readonly to?: string | undefined },
   target: PublishTarget,
   now: Date,
+  actor?: string,
 ): Promise<RollbackSummary> {
   const { rollback: pinBuild } = await import('../publish/publish.ts');
-  return pinBuild(target, { ...(settings.to !== undefined ? { to: settings.to } : {}), now });
+  return pinBuild(target, {
+    ...(settings.to !== undefined ? { to: settings.to } : {}),
+    now,
+    ...(actor !== undefined ? { actor } : {}),
+  });
 }
 
-/** Removes a rollback's pin. */
-export async function unpin(target: PublishTarget) {
+/** Removes a rollback's pin (recorded in the history of the live pointer, with `actor`). */
+export async function unpin(target: PublishTarget, now: Date, actor?: string) {
   const publishing = await import('../publish/publish.ts');
-  return publishing.unpin(target);
+  return publishing.unpin(target, { now, ...(actor !== undefined ? { actor } : {}) });
 }
 
-/** The builds at an origin, newest first, with the live and pinned ones marked. */
+/** The builds at an origin, newest first, with the live, pinned and ever-live ones marked. */
 export async function builds(target: PublishTarget) {
   const { listBuilds } = await import('../publish/publish.ts');
   return listBuilds(target);
+}
+
+/** The newest `limit` moves of the live pointer (publish, rollback, unpin), newest first. */
+export async function history(target: PublishTarget, limit: number) {
+  const [{ readHistory }, { storeFailure }] = await Promise.all([
+    import('../publish/history.ts'),
+    import('../publish/errors.ts'),
+  ]);
+  try {
+    return await readHistory(target.origin, limit);
+  } catch (error) {
+    throw storeFailure(`reading the history of ${target.origin.name} failed`, {
+      cause: error,
+      readOnly: true,
+    });
+  }
 }

@@ -2,8 +2,8 @@
  * `catalog status`: the judgement on facts made here (pure), then the facts read from real peers — s3rver with
  * the KeyValueStore API's stand-in, and a directory with the store file — after real runs.
  */
-import { unlink } from 'node:fs/promises';
-import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { unlink, writeFile } from 'node:fs/promises';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../builder/build.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
@@ -196,13 +196,23 @@ describe('the judgement', () => {
         live: {
           kind: 'unreadable',
           id: LIVE,
-          reason: `builds/${LIVE}/manifest.json is missing or unreadable`,
+          reason: `no readable builds/${LIVE}/manifest.json at s3://catalog-origin`,
         },
       }),
     );
     expect(messages(missing)).toEqual([
-      `broken: build:live names ${LIVE}, but builds/${LIVE}/manifest.json is missing or unreadable at s3://catalog-origin; run catalog rollback --to a good build, or catalog publish`,
+      `broken: build:live names ${LIVE}, which the edge cannot serve (no readable builds/${LIVE}/manifest.json at s3://catalog-origin): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
     ]);
+    const garbage = judge(
+      facts({
+        entries: new Map([[KVS_LIVE_BUILD, '../..\nbuild']]),
+        live: { kind: 'unreadable', id: '../..\nbuild', reason: 'not a build id' },
+      }),
+    );
+    expect(garbage).toMatchObject({ health: 'broken', exitCode: 2, live: { buildId: '../..\nbuild' } });
+    expect(messages(garbage)[0]).toBe(
+      'broken: build:live names "../..\\nbuild", which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish',
+    );
     const flat = judge(facts({ entries: new Map(), live: { kind: 'flat', plans: 44 }, lastRun: null }));
     expect(flat).toMatchObject({ health: 'degraded', live: { state: 'flat', plans: 44 } });
   });
@@ -297,4 +307,52 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
     });
     expect(broken.problems[0]?.message).toContain('catalog-strength.json.br is missing');
   });
+
+  it('is broken when a live object was changed in place to bytes of the same size', async () => {
+    const published = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+      now: now(),
+      force: false,
+      report: () => {},
+    });
+    const key = `builds/${publishSummaryOf(published.summary).buildId}/catalog-running.json`;
+    const before = (await under.target.origin.get(key))?.body.toString('utf8') ?? '';
+    // The same size, one letter of a title changed: what a hand edit or a flipped bit leaves.
+    const at = before.indexOf('"title":"') + '"title":"'.length;
+    const after = Buffer.from(
+      `${before.slice(0, at)}${before[at] === 'X' ? 'Y' : 'X'}${before.slice(at + 1)}`,
+    );
+    expect(after.length).toBe(Buffer.byteLength(before));
+    if (under.s3)
+      await under.s3.client.send(new PutObjectCommand({ Bucket: under.s3.bucket, Key: key, Body: after }));
+    else await writeFile(`${under.dir}/origin/${key}`, after);
+
+    const report = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
+    expect(report).toMatchObject({ health: 'broken', exitCode: 2 });
+    expect(report.live.objects?.damaged).toEqual([
+      expect.stringMatching(/^catalog-running\.json has other bytes \((MD5|SHA-256) [0-9a-f]/),
+    ]);
+  });
+
+  it.each(['../..', 'x\ny', ''])(
+    'is broken (exit 2), not a read failure, when build:live is %j: no build the edge can serve',
+    async (value) => {
+      await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+        now: now(),
+        force: false,
+        report: () => {},
+      });
+      await under.target.kvs.update((entries) => {
+        entries.set(KVS_LIVE_BUILD, value);
+      });
+      const report = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
+      expect(report).toMatchObject({
+        health: 'broken',
+        exitCode: 2,
+        live: { state: 'unreadable', buildId: value },
+      });
+      expect(report.problems[0]?.message).toBe(
+        `build:live names ${JSON.stringify(value)}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
+      );
+    },
+  );
 });

@@ -9,7 +9,7 @@ import { settingRef } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN, STATE_LAST_RUN } from '../contract/index.ts';
 import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
-import { pointerOf } from '../publish/pointer.ts';
+import { pointerOf, shownValue } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
 import { failed, LastRun, parseLastRun } from './last-run.ts';
 
@@ -46,8 +46,9 @@ export const StatusReport = z.object({
   origin: z.string(),
   store: z.string(),
   live: z.object({
-    /** `build`: a live build; `unreadable`: build:live names a build whose manifest is missing; `flat`: no
-     * pointer, the origin's root holds a catalog; `none`: nothing to serve. */
+    /** `build`: a live build; `unreadable`: build:live names nothing the edge can serve (not a build id, or a
+     * build whose manifest is missing); `flat`: no pointer, the origin's root holds a catalog; `none`: nothing
+     * to serve. */
     state: z.enum(['build', 'unreadable', 'flat', 'none']),
     buildId: z.string().nullable(),
     generatedAt: z.string().nullable(),
@@ -104,8 +105,9 @@ export function formatAge(seconds: number): string {
 const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso)) / 1000;
 
 /**
- * Judges the facts at `now`. Broken (exit 2): nothing is live, build:live names a build whose manifest is
- * missing, or an object of the live build is missing or differs from its manifest. Degraded (exit 1): the
+ * Judges the facts at `now`. Broken (exit 2): nothing is live, build:live names nothing the edge can serve
+ * (not a build id, or a build whose manifest is missing), or an object of the live build is missing or
+ * differs from its manifest. Degraded (exit 1): the
  * catalog was last built or confirmed against the source more than `maxAgeMs` ago, the last run failed or was
  * refused, its record is unreadable, or only the flat objects from before builds are served. Otherwise healthy.
  */
@@ -141,7 +143,7 @@ export function evaluateStatus(
     case 'unreadable':
       summary = { ...summary, buildId: live.id };
       broken(
-        `build:live names ${live.id}, but ${live.reason} at ${facts.origin}; run catalog rollback --to a good build, or catalog publish`,
+        `build:live names ${shownValue(live.id)}, which the edge cannot serve (${live.reason}): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
       );
       break;
     case 'flat':
@@ -178,7 +180,7 @@ export function evaluateStatus(
       }
       const age = secondsSince(confirmation, now);
       if (age * 1000 > options.maxAgeMs) {
-        const held = pin ? `; pinned to ${pin.build} since ${pin.at} by ${pin.by}` : '';
+        const held = pin ? `; pinned to ${shownValue(pin.build)} since ${pin.at} by ${pin.by}` : '';
         degraded(
           `the catalog was last built or confirmed against the source ${formatAge(age)} ago (${confirmation}), more than ${settingRef('maxAge')} ${formatAge(options.maxAgeMs / 1000)}${held}`,
         );
@@ -255,7 +257,7 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
   }
   try {
     const [live, object] = await Promise.all([
-      readLive(target.origin, pointerOf(entries).live),
+      readLive(target.origin, pointerOf(entries).live, { bytes: true }),
       target.origin.get(STATE_LAST_RUN),
     ]);
     return {

@@ -11,6 +11,18 @@ import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PLAN_ID_PATTERN, PROBLEMS } fro
 const required = (what: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? 'is required' : `must be ${what}`;
 
+/**
+ * The longest title a plan may have, in characters as JavaScript counts them (UTF-16 code units: an emoji
+ * counts as two), after trimming (docs/decisions.md#source-rows).
+ */
+export const TITLE_MAX_LENGTH = 150;
+/** The longest summary a plan may have, counted as {@link TITLE_MAX_LENGTH} is (docs/decisions.md#source-rows). */
+export const SUMMARY_MAX_LENGTH = 500;
+
+/** The rule a text longer than `max` breaks, naming its length. */
+const tooLong = (max: number) => (issue: { input: unknown }) =>
+  `must be at most ${max} characters, not ${typeof issue.input === 'string' ? issue.input.length : '?'}`;
+
 /** A nullable string field: missing, null or empty after trimming is null. */
 const nullableText = z
   .string({ error: 'must be a string or null' })
@@ -121,8 +133,13 @@ export const SourceRow = z.object({
   title: z
     .string({ error: required('a string') })
     .trim()
-    .min(1, { error: 'must not be empty' }),
-  summary: nullableText,
+    .min(1, { error: 'must not be empty' })
+    .max(TITLE_MAX_LENGTH, { error: tooLong(TITLE_MAX_LENGTH) }),
+  summary: nullableText.transform((summary, ctx) => {
+    if (summary === null || summary.length <= SUMMARY_MAX_LENGTH) return summary;
+    ctx.addIssue({ code: 'custom', message: tooLong(SUMMARY_MAX_LENGTH)({ input: summary }) });
+    return z.NEVER;
+  }),
   // Normalised to the URL's serialisation, so non-ASCII characters arrive percent-encoded (a valid URI).
   cover_url: nullableText.transform((url, ctx) => {
     if (url === null) return null;
@@ -162,8 +179,20 @@ export const Plan = z
       .string()
       .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
       .meta({ format: 'uuid', description: 'UUID in lowercase. Stable; safe to store as a foreign key.' }),
-    title: z.string().min(1),
-    summary: z.string().nullable().meta({ description: 'One- or two-sentence description.' }),
+    title: z
+      .string()
+      .min(1)
+      .max(TITLE_MAX_LENGTH)
+      .meta({
+        description: `At most ${TITLE_MAX_LENGTH} characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two).`,
+      }),
+    summary: z
+      .string()
+      .max(SUMMARY_MAX_LENGTH)
+      .nullable()
+      .meta({
+        description: `One- or two-sentence description, at most ${SUMMARY_MAX_LENGTH} characters (counted as \`title\` is).`,
+      }),
     coverUrl: z
       .string()
       .regex(/^https:\/\/\S+$/)

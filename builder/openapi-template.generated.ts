@@ -22,7 +22,10 @@ info:
     still succeeds). The operator can allow exactly one origin for the whole API on request; allowing one
     replaces any earlier one, and it never removes the need to keep the key out of browser code. A partner that
     needs the data in a browser runs its own server-side proxy that holds the key, calls this service, caches the
-    result and serves its own frontend.
+    result and serves its own frontend. Two answers never carry a CORS header, whatever origin is allowed: the
+    500 problem (\`#/components/responses/InternalError\`) and the plan pages' HTML not-found page
+    (\`#/components/responses/PlanPageNotFound\`). The CDN serves both from its own error pages, where no code of
+    this API runs, so a browser script sees them as a failed request rather than reading them.
 
     **Plan pages.** Every plan's \`webUrl\`, \`{base_url}/plans/{id}\`, is a web page for people: anyone can open it,
     without a key, so it is always safe to render as a link. (An operator whose product has its own website may
@@ -465,10 +468,11 @@ components:
     PlanPageNotFound:
       description: |
         The not-found page (HTML, for people), to GET and HEAD: an id that is not in the current catalog or is
-        not a UUID, and any path under \`/plans/\` that is not a plan page (\`/plans/\`, \`/plans/a/b\`).
+        not a UUID, and any path under \`/plans/\` that is not a plan page (\`/plans/\`, \`/plans/a/b\`). It is the
+        CDN's error page, where no code of this API runs, so it carries no CORS header, even when an origin is
+        allowed.
       headers:
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
-        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
       content:
         text/html; charset=utf-8:
           schema: { type: string }
@@ -490,7 +494,9 @@ components:
                   type: { const: 'tag:training-plan-catalog,2026:problem:method-not-allowed' }
                   status: { const: 405 }
     InternalError:
-      description: A server-side failure. Keep serving your last good copy and retry later. (This answer comes from the CDN's error page and carries no CORS header.)
+      description: |
+        A server-side failure. Keep serving your last good copy and retry later. This answer is the CDN's error
+        page, where no code of this API runs, so it carries no CORS header, even when an origin is allowed.
       headers:
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
@@ -545,11 +551,14 @@ components:
         title:
           type: string
           minLength: 1
+          maxLength: 150
+          description: "At most 150 characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two)."
         summary:
-          description: One- or two-sentence description.
-          type:
-            - string
-            - "null"
+          anyOf:
+            - type: string
+              maxLength: 500
+            - type: "null"
+          description: One- or two-sentence description, at most 500 characters (counted as \`title\` is).
         coverUrl:
           anyOf:
             - type: string

@@ -54,7 +54,14 @@ interface PageGlobals {
 const SHOTS = join(ROOT, 'test-output', 'plan-pages');
 const WIDTHS = [375, 1280] as const;
 
-/** A stand-in cover, answered by the browser itself for any https: image. */
+/**
+ * Cover hosts that cannot be reached: one that does not resolve (as the fixtures' invented host did), answered
+ * so by the browser itself, and one that refuses the connection (nothing listens on port 1 here).
+ */
+const UNRESOLVED_COVER_HOST = 'images.unresolved.test';
+const REFUSED_COVER_ORIGIN = 'https://127.0.0.1:1';
+
+/** A stand-in cover, answered by the browser itself for any other https: image. */
 const COVER_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 160 90"><defs><linearGradient id="g" x2="1" y2="1"><stop offset="0" stop-color="#e8743b"/><stop offset="1" stop-color="#7b2d8b"/></linearGradient></defs><rect width="160" height="90" fill="url(#g)"/><circle cx="120" cy="30" r="14" fill="#ffd66b"/><path d="M0 90 50 45l30 25 25-20 55 40z" fill="#2c1b4d" fill-opacity=".6"/></svg>';
 
@@ -109,9 +116,30 @@ describe('plan pages in Chromium', () => {
     discipline: 'strength',
     est_minutes_per_session: null,
   });
+  /** The strength fallback plan with a cover: one that loads, and two whose host cannot be reached. */
+  const withCover = (id: string, cover: string) =>
+    planFrom({
+      id,
+      title: 'Strong Start',
+      cover_url: cover,
+      discipline: 'strength',
+      est_minutes_per_session: null,
+    });
+  const loadedCover = withCover(
+    '7a2b3c4d-0000-4000-8000-000000000003',
+    'https://covers.test/strong-start.svg',
+  );
+  const unresolvedCover = withCover(
+    '7a2b3c4d-0000-4000-8000-000000000004',
+    `https://${UNRESOLVED_COVER_HOST}/covers/strong-start.jpg`,
+  );
+  const refusedCover = withCover(
+    '7a2b3c4d-0000-4000-8000-000000000005',
+    `${REFUSED_COVER_ORIGIN}/covers/strong-start.jpg`,
+  );
   const longTitle = planFrom({
     id: '7a2b3c4d-0000-4000-8000-000000000002',
-    title: `Ultra${'marathon'.repeat(20)} with a title longer than any phone is wide`,
+    title: `Ultra${'marathon'.repeat(12)} with a title longer than any phone is wide`,
   });
   const hostile = plansFrom(hostileRows());
   const canary =
@@ -119,7 +147,16 @@ describe('plan pages in Chromium', () => {
 
   const routes = new Map<string, Served>();
   const pagePath = (plan: Plan) => `/plans/${plan.id}`;
-  for (const plan of [typical, fallbackRunning, fallbackStrength, longTitle, ...hostile])
+  for (const plan of [
+    typical,
+    fallbackRunning,
+    fallbackStrength,
+    loadedCover,
+    unresolvedCover,
+    refusedCover,
+    longTitle,
+    ...hostile,
+  ])
     routes.set(pagePath(plan), { status: 200, body: renderPlanPage(plan), headers: SECURE });
   for (const plan of hostile)
     routes.set(`/bare${pagePath(plan)}`, { status: 200, body: renderPlanPage(plan), headers: WITHOUT_CSP });
@@ -142,13 +179,17 @@ describe('plan pages in Chromium', () => {
     await mkdir(SHOTS, { recursive: true });
     profile = await scratchDir('catalog-pages-chromium-');
     context = await launchChromium(profile.dir);
-    // Nothing leaves the machine: https: images are answered here, anything else not local is refused.
+    // Nothing leaves the machine: https: images are answered here (the unresolved host as a name that does not
+    // resolve), the refused one really tried on 127.0.0.1, anything else not local refused.
     await context.route(
-      (url) => url.origin !== origin,
-      (route) =>
-        route.request().url().startsWith('https://') && route.request().resourceType() === 'image'
+      (url) => url.origin !== origin && url.origin !== REFUSED_COVER_ORIGIN,
+      (route) => {
+        const url = new URL(route.request().url());
+        if (url.hostname === UNRESOLVED_COVER_HOST) return route.abort('namenotresolved');
+        return url.protocol === 'https:' && route.request().resourceType() === 'image'
           ? route.fulfill({ status: 200, contentType: 'image/svg+xml', body: COVER_SVG })
-          : route.abort('blockedbyclient'),
+          : route.abort('blockedbyclient');
+      },
     );
     // Reports what the Content-Security-Policy blocked. Injected by the test driver, which the policy does not
     // govern; the page's own markup has no script.
@@ -284,6 +325,56 @@ describe('plan pages in Chromium', () => {
     }
   });
 
+  /** The cover's pixels once its image has loaded or failed, and whether it loaded. */
+  async function coverShown(plan: Plan): Promise<{ png: Buffer; loaded: boolean | null }> {
+    const seen = await visit(pagePath(plan), { width: 375 });
+    const image = seen.page.locator('.cover img');
+    let loaded: boolean | null = null;
+    if ((await image.count()) > 0) {
+      await seen.page.waitForFunction(
+        (img) => (img as unknown as { complete: boolean }).complete,
+        await image.elementHandle(),
+      );
+      loaded = await image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth > 0);
+    }
+    const png = await seen.page.locator('.cover').screenshot({ animations: 'disabled' });
+    await seen.page.close();
+    return { png, loaded };
+  }
+
+  it('shows the drawn fallback, pixel for pixel, where a cover fails to load: an unresolved or a refusing host', async () => {
+    const fallback = await coverShown(fallbackStrength);
+    expect(fallback.loaded).toBeNull();
+    for (const plan of [unresolvedCover, refusedCover]) {
+      const shown = await coverShown(plan);
+      expect(shown.loaded, plan.coverUrl ?? '').toBe(false);
+      expect(shown.png.equals(fallback.png), `${plan.coverUrl}: the fallback, no broken-image icon`).toBe(
+        true,
+      );
+    }
+  });
+
+  it('lays a cover that loads over the whole fallback', async () => {
+    const fallback = await coverShown(fallbackStrength);
+    const shown = await coverShown(loadedCover);
+    expect(shown.loaded).toBe(true);
+    expect(shown.png.equals(fallback.png)).toBe(false);
+    const seen = await visit(pagePath(loadedCover));
+    const [box, imageBox] = await Promise.all([
+      seen.page.locator('.cover').boundingBox(),
+      seen.page.locator('.cover img').boundingBox(),
+    ]);
+    // The image covers the whole cover (reaching past its edges, which the cover clips).
+    expect(box && imageBox).toBeTruthy();
+    if (box && imageBox) {
+      expect(imageBox.x).toBeLessThanOrEqual(box.x);
+      expect(imageBox.y).toBeLessThanOrEqual(box.y);
+      expect(imageBox.x + imageBox.width).toBeGreaterThanOrEqual(box.x + box.width);
+      expect(imageBox.y + imageBox.height).toBeGreaterThanOrEqual(box.y + box.height);
+    }
+    await seen.page.close();
+  });
+
   it('shows hostile titles and summaries as text and runs no script, with the policy', async () => {
     for (const [index, plan] of hostile.entries()) {
       const text = HOSTILE_TEXT[index];
@@ -373,6 +464,7 @@ describe('plan pages in Chromium', () => {
       typical: pagePath(typical),
       'no-cover-running': pagePath(fallbackRunning),
       'no-cover-strength': pagePath(fallbackStrength),
+      'cover-unreachable': pagePath(unresolvedCover),
       hostile: pagePath(hostile[3] as Plan),
       'long-title': pagePath(longTitle),
       'not-found': notFound,

@@ -113,7 +113,7 @@ describe('a plan page with hostile titles and summaries', () => {
 
   it('percent-encodes a cover URL that tries to close its attribute', () => {
     const page = pages[1]?.page ?? '';
-    expect(page).toContain('<img class="cover" src="https://covers.test/a%22onerror=%22alert(8).svg" alt=""');
+    expect(page).toContain('<img src="https://covers.test/a%22onerror=%22alert(8).svg" alt=""');
     expect(attributeOf(page, '<meta property="og:image"', 'content')).toBe(
       'https://covers.test/a%22onerror=%22alert(8).svg',
     );
@@ -150,8 +150,9 @@ describe('links and covers on a plan page', () => {
       expect(page, coverUrl).not.toContain('og:image');
       expect(page, coverUrl).toContain('<div class="cover fallback running" aria-hidden="true"><svg');
     }
-    expect(renderPlanPage(planFrom())).toContain(
-      '<img class="cover" src="https://covers.test/couch-to-5k.svg" alt="" decoding="async">',
+    // The cover lies over the same drawing, which shows wherever the image does not (it fails to load).
+    expect(renderPlanPage(planFrom())).toMatch(
+      /<div class="cover fallback running" aria-hidden="true"><svg .*<\/svg><img src="https:\/\/covers\.test\/couch-to-5k\.svg" alt="" decoding="async"><\/div>/s,
     );
   });
 

@@ -38,12 +38,19 @@ export function planFrom(overrides: Record<string, unknown> = {}, links: LinkCon
   return plan;
 }
 
-/** A typical plan: the first plan of the repository's fixtures (cover, summary, every fact). */
+/**
+ * A typical plan: the first plan of the repository's fixtures (summary, every fact), with a cover on the
+ * test host the browser tests answer themselves (the fixtures name no cover).
+ */
 export function typicalPlan(links: LinkConfig = PAGE_LINKS): Plan {
-  const rows = JSON.parse(
-    readFileSync(new URL('../fixtures/plans.json', import.meta.url), 'utf8'),
-  ) as unknown[];
-  const [plan] = plansFrom(rows.slice(0, 1), links);
+  const rows = JSON.parse(readFileSync(new URL('../fixtures/plans.json', import.meta.url), 'utf8')) as Record<
+    string,
+    unknown
+  >[];
+  const [plan] = plansFrom(
+    rows.slice(0, 1).map((row) => ({ ...row, cover_url: 'https://covers.test/full-body-basics.svg' })),
+    links,
+  );
   if (!plan) throw new Error('no plan in the fixtures');
   return plan;
 }

@@ -123,10 +123,10 @@ export const PAGE_STYLESHEET = [
   'header,main{max-width:40rem;margin:0 auto;padding:0 1rem}',
   'header p{margin:0;padding:1rem 0 .75rem;font-weight:600;color:var(--muted)}',
   'article{background:var(--card);border:1px solid var(--line);border-radius:1rem;overflow:hidden;margin-bottom:2rem}',
-  '.cover{display:block;width:100%;aspect-ratio:16/9;object-fit:cover;background:#3b4a63}',
-  '.fallback{display:flex;align-items:center;justify-content:center;background:linear-gradient(135deg,#1f3b73,#5a3d8c)}',
-  '.fallback.running{background:linear-gradient(135deg,#0f5c4d,#2b6cb0)}',
-  '.fallback svg{width:28%;height:auto}',
+  '.cover{position:relative;overflow:hidden;display:flex;align-items:center;justify-content:center;width:100%;aspect-ratio:16/9;background:linear-gradient(135deg,#1f3b73,#5a3d8c)}',
+  '.cover.running{background:linear-gradient(135deg,#0f5c4d,#2b6cb0)}',
+  '.cover svg{width:28%;height:auto}',
+  '.cover img{position:absolute;top:-20px;left:-20px;width:calc(100% + 40px);height:calc(100% + 40px);object-fit:cover}',
   '.text{padding:1.25rem 1.25rem 1.5rem}',
   'h1{font-size:1.625rem;line-height:1.25;margin:0 0 .5rem}',
   'h1,p{overflow-wrap:anywhere}',
@@ -190,18 +190,25 @@ function description(plan: Plan): string {
   return `${plan.disciplineLabel} plan: ${parts.join(', ')}.`;
 }
 
-/** A small line drawing for a plan without a cover: a dumbbell for strength, a route for running. */
+/** A small line drawing for a plan without a cover (or one that fails): a dumbbell for strength, a route for running. */
 const FALLBACK_ICONS: Readonly<Record<Discipline, Markup>> = {
   strength: html`<svg viewBox="0 0 64 64" aria-hidden="true" focusable="false"><g fill="#fff" fill-opacity=".9"><rect x="6" y="22" width="8" height="20" rx="2"/><rect x="14" y="17" width="8" height="30" rx="2"/><rect x="42" y="17" width="8" height="30" rx="2"/><rect x="50" y="22" width="8" height="20" rx="2"/><rect x="22" y="29" width="20" height="6" rx="1"/></g></svg>`,
   running: html`<svg viewBox="0 0 64 64" aria-hidden="true" focusable="false"><g fill="none" stroke="#fff" stroke-opacity=".9" stroke-width="4" stroke-linecap="round"><path d="M10 50c10-2 12-12 22-14s14-10 22-20" stroke-dasharray="1 8"/></g><g fill="#fff" fill-opacity=".9"><circle cx="10" cy="50" r="5"/><circle cx="54" cy="16" r="5"/></g></svg>`,
 };
 
+/**
+ * The cover: the drawn fallback, with the cover image (if any) laid over it. An image that loads hides the
+ * drawing; one that fails (a host that does not resolve, a missing file) shows no text, because its
+ * alternative text is empty, and the broken-image icon a browser draws in its corner is clipped away: the
+ * image reaches 20 px beyond every edge of the cover, which hides the overflow (a loaded image loses those
+ * 20 px of its edges). So the drawing stays visible, with no script (the page's policy allows none).
+ * The alternative text is empty anyway: the heading right below names the plan, and nothing is known of what
+ * the picture shows, so it is decorative (screen readers skip it rather than read a guess).
+ */
 function cover(plan: Plan): Markup {
   const src = coverSource(plan.coverUrl);
-  // The heading right below names the plan, and nothing is known of what the picture shows: it is
-  // decorative, so its alternative text is empty (screen readers skip it rather than read a guess).
-  if (src !== null) return html`<img class="cover" src="${src}" alt="" decoding="async">`;
-  return html`<div class="cover fallback ${plan.discipline}" aria-hidden="true">${FALLBACK_ICONS[plan.discipline]}</div>`;
+  const image = src === null ? null : html`<img src="${src}" alt="" decoding="async">`;
+  return html`<div class="cover fallback ${plan.discipline}" aria-hidden="true">${FALLBACK_ICONS[plan.discipline]}${image}</div>`;
 }
 
 interface Head {
@@ -232,7 +239,8 @@ ${body}
 }
 
 /**
- * The page of one plan: title, summary, cover (or a drawn fallback without a request), the facts the catalog
+ * The page of one plan: title, summary, cover (over a drawn fallback, which shows without a request when there
+ * is no cover or it fails to load), the facts the catalog
  * gives, and a link to open the plan in the app with a line saying it needs the app. The head carries the
  * description, the canonical link (`webUrl`), Open Graph and Twitter card tags. Every value is escaped; the
  * cover is used only when it is an `https:` URL. Throws `ConfigError` when `webUrl` is not http(s) or

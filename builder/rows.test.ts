@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../testing/cli.ts';
 import { SourceRowError } from './errors.ts';
-import { DEFAULT_LINKS } from './model.ts';
+import { DEFAULT_LINKS, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
 import { RowValidator, validateRows } from './rows.ts';
 
 const links = { baseUrl: 'https://catalog.example.com', appScheme: 'trainingplans' };
@@ -237,6 +237,62 @@ describe('invalid rows (one rule each)', () => {
     expect(problemsOf(input)).toEqual([{ row: 1, field, reason }]);
   });
 
+  it('rejects a title or summary longer than the limit, naming its length, and keeps the line short', () => {
+    const title = 'a'.repeat(70_000);
+    const summary = `  ${'b'.repeat(SUMMARY_MAX_LENGTH + 1)}  `;
+    expect(problemsOf(row({ title, summary }))).toEqual([
+      {
+        row: 1,
+        field: 'title',
+        reason: `must be at most ${TITLE_MAX_LENGTH} characters, not 70000 (got "${'a'.repeat(76)}...)`,
+      },
+      {
+        row: 1,
+        field: 'summary',
+        reason: `must be at most ${SUMMARY_MAX_LENGTH} characters, not ${SUMMARY_MAX_LENGTH + 1} (got "  ${'b'.repeat(74)}...)`,
+      },
+    ]);
+  });
+
+  it('accepts a title and a summary of exactly the limit, after trimming', () => {
+    const title = `${'T'.repeat(TITLE_MAX_LENGTH)}   `;
+    const summary = 'é'.repeat(SUMMARY_MAX_LENGTH);
+    const report = validateRows([row({ title, summary })], links);
+    expect(report.invalid).toEqual([]);
+    expect(report.plans[0]).toMatchObject({ title: title.trim(), summary });
+  });
+
+  it('reports a value of any size or depth without serialising it, and cuts a huge id', () => {
+    let deep: unknown = [];
+    for (let depth = 0; depth < 200_000; depth += 1) deep = [deep];
+    const id = `${'x'.repeat(70_000)}\n`;
+    const report = validateRows(
+      [row({ id, title: deep, summary: { nested: deep }, weeks_count: 10n ** 30n })],
+      links,
+    );
+    expect(report.invalid).toEqual([
+      {
+        row: 1,
+        id: `${'x'.repeat(77)}...`,
+        field: 'id',
+        reason: `must be a UUID (got "${'x'.repeat(76)}...)`,
+      },
+      { row: 1, id: `${'x'.repeat(77)}...`, field: 'title', reason: 'must be a string (got an array)' },
+      {
+        row: 1,
+        id: `${'x'.repeat(77)}...`,
+        field: 'summary',
+        reason: 'must be a string or null (got an object)',
+      },
+      {
+        row: 1,
+        id: `${'x'.repeat(77)}...`,
+        field: 'weeks_count',
+        reason: 'must be an integer ≥ 1 (got 1000000000000000000000000000000)',
+      },
+    ]);
+  });
+
   it('reports every broken rule of a row, not only the first', () => {
     const fields = problemsOf(row({ title: '', level: 'pro', weeks_count: -1 })).map((p) => p.field);
     expect(fields).toEqual(['title', 'level', 'weeks_count']);
@@ -285,7 +341,9 @@ describe('the invalid fixtures', () => {
     ['id-not-uuid', 'id'],
     ['title-empty', 'title'],
     ['title-missing', 'title'],
+    ['title-too-long', 'title'],
     ['summary-not-string', 'summary'],
+    ['summary-too-long', 'summary'],
     ['cover-url-not-https', 'cover_url'],
     ['cover-url-not-absolute', 'cover_url'],
     ['level-unknown', 'level'],

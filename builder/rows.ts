@@ -31,13 +31,33 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
   return `a ${typeof value}`;
 }
 
+/** The longest value (and id) a report line quotes: a row of any size gives a line of bounded length. */
+const QUOTED_MAX = 80;
+
+/** A string as a report quotes it: JSON-escaped (one line), cut to {@link QUOTED_MAX} characters. */
+function quoted(text: string): string {
+  const json = JSON.stringify(text.length > QUOTED_MAX ? text.slice(0, QUOTED_MAX) : text);
+  return json.length > QUOTED_MAX ? `${json.slice(0, QUOTED_MAX - 3)}...` : json;
+}
+
+/**
+ * The value a broken rule got, as the report shows it. Never serialises a whole array or object: a value of
+ * any size or depth (a source can nest arrays deeper than JSON.stringify can walk) gives a short text.
+ */
 function shown(value: unknown): string {
   if (value === undefined) return '';
-  const text = JSON.stringify(value) ?? String(value);
-  return ` (got ${text.length > 80 ? `${text.slice(0, 77)}...` : text})`;
+  if (typeof value === 'string') return ` (got ${quoted(value)})`;
+  if (value === null || typeof value !== 'object') return ` (got ${String(value)})`;
+  return ` (got ${describe(value)})`;
+}
+
+/** An id as the report names it: cut like a value, so a huge or multi-line id keeps the line short. */
+function reportedId(id: string | null): string | null {
+  return id === null || id.length <= QUOTED_MAX ? id : `${id.slice(0, QUOTED_MAX - 3)}...`;
 }
 
 /**
@@ -102,7 +122,7 @@ export class RowValidator {
   ): void {
     for (const issue of issues) {
       const field = String(issue.path[0]);
-      this.#invalid.push({ row, id, field, reason: issue.message + shown(raw[field]) });
+      this.#invalid.push({ row, id: reportedId(id), field, reason: issue.message + shown(raw[field]) });
     }
   }
 

@@ -64,6 +64,18 @@ describe('the sort-key fast path', () => {
     }
   });
 
+  it('gives a title of any length a key (70,000 characters) that orders as the collator does', () => {
+    const id = '00000000-0000-4000-8000-000000000000';
+    const long = 'a'.repeat(70_000);
+    const titles = [`${long}b`, `${long}a`, `${long}B`, long, `${long} b`];
+    const byKey = [...titles].sort((a, b) => {
+      const ka = planSortKey(a, id) as string;
+      const kb = planSortKey(b, id) as string;
+      return ka === kb ? 0 : ka < kb ? -1 : 1;
+    });
+    expect(byKey).toEqual([...titles].sort(collator.compare));
+  });
+
   it('has no key for titles outside the fast alphabet', () => {
     expect(planSortKey('Élan', 'x')).toBeNull();
     expect(planSortKey('Trail\u00a0Run', 'x')).toBeNull();

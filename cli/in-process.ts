@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import type { CliIO } from './io.ts';
-import { runCli } from './program.ts';
+import { type ProgramOptions, runCli } from './program.ts';
 
 /** What a finished command printed, and its exit code. */
 export interface InProcessResult {
@@ -20,7 +20,10 @@ export interface InProcessResult {
  */
 export async function runInProcess(
   argv: readonly string[],
-  options: { readonly env: Readonly<Record<string, string | undefined>>; readonly input?: string },
+  options: {
+    readonly env: Readonly<Record<string, string | undefined>>;
+    readonly input?: string;
+  } & ProgramOptions,
 ): Promise<InProcessResult> {
   let stdout = '';
   let stderr = '';
@@ -38,7 +41,7 @@ export async function runInProcess(
       stops.push(stop);
     },
   };
-  const code = await runCli(argv, io);
+  const code = await runCli(argv, io, options.checkOnly ? { checkOnly: true } : {});
   for (const stop of stops) await stop('SIGTERM');
   return { code, stdout, stderr };
 }

@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { CatalogError } from '../contract/errors.ts';
 import { registerBuild } from './commands/build.ts';
+import { registerCheck } from './commands/check.ts';
 import { registerCors } from './commands/cors.ts';
 import { registerKeys } from './commands/keys.ts';
 import { registerProxy } from './commands/proxy.ts';
@@ -14,9 +15,20 @@ import { registerServe, registerStart } from './commands/serve.ts';
 import { registerStatus } from './commands/status.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
 import { type CliIO, CommandExit } from './io.ts';
+import { parseCommand, settingsContextOf } from './options.ts';
+
+/** How a program runs its commands. */
+export interface ProgramOptions {
+  /**
+   * Check the arguments only: commander's parsing, then the command's settings (flags, variables, their
+   * rules), and exit 0 without running the command. What a command checks only while it runs (a store it
+   * cannot open, a target that does not exist) is not checked. For tests of commands that cannot run here.
+   */
+  readonly checkOnly?: boolean;
+}
 
 /** A new program whose commands read and write through `io` (commander keeps state: one per run). */
-export function createProgram(io: CliIO): Command {
+export function createProgram(io: CliIO, options: ProgramOptions = {}): Command {
   const program = new Command('catalog')
     .description('Build, serve and publish the training plan catalog.')
     .configureOutput({
@@ -34,6 +46,13 @@ export function createProgram(io: CliIO): Command {
   registerVerifyFunction(program, io);
   registerProxy(program, io);
   registerStatus(program, io);
+  registerCheck(program, io);
+  if (options.checkOnly)
+    program.hook('preAction', (_program, command) => {
+      const context = settingsContextOf(command);
+      if (context !== undefined) parseCommand(command, context, io.env);
+      throw new CommandExit(0);
+    });
   return program;
 }
 
@@ -42,9 +61,13 @@ export function createProgram(io: CliIO): Command {
  * command ended with, commander's for a usage error (its message already printed), or 1 with one line on
  * stderr saying why. A long-running command resolves once it is serving.
  */
-export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIO,
+  options: ProgramOptions = {},
+): Promise<number> {
   try {
-    await createProgram(io).parseAsync([...argv], { from: 'user' });
+    await createProgram(io, options).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommandExit) return error.code;

@@ -161,6 +161,14 @@ export const KVS_CORS_ORIGIN = 'cors:origin';
 export const KVS_LIVE_BUILD = 'build:live';
 /** Set by a rollback: a JSON `{"build","at","by","reason"}`; while it is there, publishing moves nothing. */
 export const KVS_PIN = 'build:pin';
+/**
+ * The rollback line: a JSON array of the builds that were live before the live one, newest first, written in
+ * the same atomic update that moves `build:live` (docs/decisions.md#live-build). A plain rollback goes to its
+ * first build; the gateway never reads it.
+ */
+export const KVS_PREVIOUS_BUILDS = 'build:previous';
+/** How many builds the rollback line holds (each id is 24 characters: far below the 1 KB value limit). */
+export const PREVIOUS_BUILDS_KEPT = 10;
 
 /** The value stored for one API key. Times are ISO 8601 UTC. */
 export interface KeyRecord {
@@ -203,7 +211,7 @@ export const NOT_FOUND_PAGE = 'errors/404.html';
  * The SHA-256 of the pages' one inline stylesheet, as a CSP source. A test recomputes it from the stylesheet
  * the builder writes: change the two together.
  */
-export const PAGE_STYLE_HASH = "'sha256-NwyYBLuE0n2F86pZdmdntCKLeJZNVKzzsc22yWSZO8k='";
+export const PAGE_STYLE_HASH = "'sha256-y46wyJnqu/WE4FVhgD14SNTU1ouWsxSICVY/T7UcYGk='";
 
 /**
  * The Content-Security-Policy of a page answer: nothing is allowed but the inline stylesheet (by its hash) and
@@ -212,7 +220,7 @@ export const PAGE_STYLE_HASH = "'sha256-NwyYBLuE0n2F86pZdmdntCKLeJZNVKzzsc22yWSZ
  * bundle that does not send it leaves it out; a test checks that it names exactly that hash.
  */
 export const PAGE_CSP =
-  "default-src 'none'; style-src 'sha256-NwyYBLuE0n2F86pZdmdntCKLeJZNVKzzsc22yWSZO8k='; img-src https:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'none'; style-src 'sha256-y46wyJnqu/WE4FVhgD14SNTU1ouWsxSICVY/T7UcYGk='; img-src https:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /**
  * The security headers every page answer carries, found (200) or not (404), by lowercase header name: the
@@ -252,3 +260,10 @@ export const STATE_LAST_RUN = 'state/last-run.json';
  * lock expires. Never served.
  */
 export const STATE_RUN_LOCK = 'state/run-lock.json';
+
+/**
+ * Prefix, at the origin's root, of the history of the live pointer: one object per move (publish, rollback,
+ * unpin), written once and never changed, whose key alone says when, what kind and to which build, so a
+ * listing reads the history without reading the objects. Never served, like the record of the last run.
+ */
+export const STATE_HISTORY_PREFIX = 'state/history/';

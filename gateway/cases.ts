@@ -649,3 +649,72 @@ export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcom
 export function withinBuild(uri: string): string {
   return uri.replace(/^\/builds\/[^/]+/, '');
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// The table against a deployment (`catalog check`, app/check.ts): from outside, only what the answers show is
+// known. The keys of the test world's other partners and its expiring, expired and revoked keys do not exist
+// there, nor the fixtures' plans: a case that needs them is not black-box checkable. `{valid}` is the
+// checker's key, `{forged}` a key it forges, `{etag:…}` and `{modified:…}` what the deployment answered
+// before; the fixtures' page plan ({@link PAGE_PLAN_ID}) stands for the deployment's first plan, and
+// {@link PARTNER_ORIGIN} for the CORS origin its operator set.
+
+/** Key placeholders only the test world can fill. */
+const WORLD_ONLY_KEYS = ['other', 'expiring', 'expired', 'revoked'];
+
+/** Why a case cannot be judged from outside a deployment, or undefined when it can. */
+export function notBlackBox(testCase: RequestCase): string | undefined {
+  const text = JSON.stringify([testCase.target, testCase.headers ?? []]);
+  const key = WORLD_ONLY_KEYS.find((name) => text.includes(`{${name}}`));
+  if (key !== undefined) return `needs the test world's {${key}} key`;
+  if (text.toLowerCase().includes(UPPER_CASE_PLAN_ID.toLowerCase()))
+    return 'needs a plan of the fixtures whose source spells its id in upper case';
+  return undefined;
+}
+
+/** `%39…`: a plan id with its first character percent-encoded. */
+const firstEscaped = (id: string) =>
+  `%${id.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}${id.slice(1)}`;
+
+/**
+ * The case with the fixtures' page plan replaced by the plan `id` (lowercase) wherever the table derives a
+ * request from it: as is, in upper case, one character short, with its first character percent-encoded.
+ * Throws when a page plan's id is left over: a derivation this function does not know (add it here).
+ */
+export function forPlan(testCase: RequestCase, id: string): RequestCase {
+  if (id === PAGE_PLAN_ID) return testCase;
+  const replace = (text: string) => {
+    const replaced = text
+      .replaceAll(firstEscaped(PAGE_PLAN_ID), firstEscaped(id))
+      .replaceAll(PAGE_PLAN_ID.toUpperCase(), id.toUpperCase())
+      .replaceAll(PAGE_PLAN_ID, id)
+      .replaceAll(PAGE_PLAN_ID.slice(0, -1), id.slice(0, -1));
+    if (replaced.toLowerCase().includes(PAGE_PLAN_ID.slice(1, -1)))
+      throw new Error(`case "${testCase.name}": cannot derive ${JSON.stringify(text)} for another plan`);
+    return replaced;
+  };
+  return {
+    ...testCase,
+    target: replace(testCase.target),
+    ...(testCase.rewrite !== undefined ? { rewrite: replace(testCase.rewrite) } : {}),
+  };
+}
+
+/** The case with the table's partner origin replaced by `origin` (the one the deployment's operator set). */
+export function forOrigin(testCase: RequestCase, origin: string): RequestCase {
+  if (testCase.cors === undefined) return testCase;
+  const replace = (text: string) => text.replaceAll(PARTNER_ORIGIN, origin);
+  return {
+    ...testCase,
+    cors: origin,
+    ...(testCase.headers
+      ? { headers: testCase.headers.map(([name, value]) => [name, replace(value)] as const) }
+      : {}),
+    ...(testCase.headersPresent
+      ? {
+          headersPresent: Object.fromEntries(
+            Object.entries(testCase.headersPresent).map(([name, value]) => [name, replace(value)]),
+          ),
+        }
+      : {}),
+  };
+}

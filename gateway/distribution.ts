@@ -170,7 +170,22 @@ export const DISTRIBUTION = {
   },
   /** Requests over these sizes get 413 and the connection closed. */
   requestLimits: { urlBytes: 8_192, requestBytes: 20_480, status: 413 },
+  /**
+   * How long a viewer's connection may take: from a request's first byte to the end of its head
+   * (`headersMs`; then 408 and the connection closed), to the end of the whole request (`requestMs`), and
+   * idle between two requests (`keepAliveMs`; then closed). CloudFront publishes no viewer-side figures:
+   * these are the local edge's, and it holds them to within 5 % (gateway/README.md, "Fidelity with
+   * CloudFront").
+   */
+  connectionLimits: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
 } as const;
+
+/** How long a viewer's connection may take (see {@link DISTRIBUTION}'s `connectionLimits`). */
+export interface ConnectionLimits {
+  readonly headersMs: number;
+  readonly requestMs: number;
+  readonly keepAliveMs: number;
+}
 
 /** The behaviour CloudFront picks for a viewer's path (path patterns are case-sensitive). */
 export function behaviourFor(path: string): Behaviour {

@@ -192,6 +192,18 @@ describe('the conformance check', () => {
     ).toEqual([expect.stringMatching(/^header Allow: /)]);
   });
 
+  it('notices a CORS header on an answer the document says carries none', () => {
+    const internal = problem(500, 'internal-error', { 'access-control-allow-origin': 'https://a.example' });
+    expect(conformanceProblems('GET', '/api/plans', internal)).toEqual([
+      'header access-control-allow-origin is sent but not documented for this answer',
+    ]);
+    const withCors = {
+      ...catalog,
+      headers: { ...catalog.headers, 'access-control-allow-origin': 'https://a.example' },
+    };
+    expect(conformanceProblems('GET', '/api/plans', withCors)).toEqual([]);
+  });
+
   it('wants the HTML not-found page under /plans/ and a problem document elsewhere', () => {
     const page = {
       status: 404,
@@ -222,6 +234,21 @@ describe('the conformance check', () => {
       expect((OPENAPI_DOCUMENT.components as { responses: object }).responses).toHaveProperty(name);
     }
   });
+});
+
+describe("the CDN's own error pages in openapi.yaml", () => {
+  const responses = (OPENAPI_DOCUMENT.components as { responses: Record<string, Record<string, unknown>> })
+    .responses;
+  it.each(['InternalError', 'PlanPageNotFound'])(
+    '%s declares no CORS header and says why: no code of the API runs on it',
+    (name) => {
+      const response = responses[name] ?? {};
+      expect(
+        Object.keys((response.headers ?? {}) as object).filter((h) => /^access-control-/i.test(h)),
+      ).toEqual([]);
+      expect(String(response.description)).toMatch(/no code of this API runs, so it carries no CORS header/);
+    },
+  );
 });
 
 describe('the served openapi.yaml', () => {

@@ -305,11 +305,12 @@ export class CatalogStack extends Stack {
     });
     new CfnOutput(this, 'BucketName', {
       value: this.bucket.bucketName,
-      description: 'catalog publish|builds|rollback|unpin|status --bucket (CATALOG_BUCKET)',
+      description: 'catalog publish|builds|history|rollback|unpin|status --bucket (CATALOG_BUCKET)',
     });
     new CfnOutput(this, 'KeyValueStoreArn', {
       value: this.keyValueStore.keyValueStoreArn,
-      description: 'catalog keys|cors|publish|builds|rollback|unpin|status --kvs-arn (CATALOG_KVS_ARN)',
+      description:
+        'catalog keys|cors|publish|builds|history|rollback|unpin|status --kvs-arn (CATALOG_KVS_ARN)',
     });
     new CfnOutput(this, 'BuilderFunctionName', {
       value: this.builder.functionName,

@@ -158,7 +158,15 @@ describe('the builder Lambda', () => {
   it('moves nothing while the pointer is pinned, and reports it as a successful run', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
-    const first = publishSummaryOf(await handler({}));
+    const first = publishSummaryOf(await handler({}, { functionName: 'catalog-builder' }));
+    // Its move is in the pointer's history at the origin, naming the function.
+    const { readHistory } = await import('../publish/history.ts');
+    const { S3Origin } = await import('../publish/s3-origin.ts');
+    expect((await readHistory(new S3Origin(s3.client, s3.bucket), 5))[0]).toMatchObject({
+      kind: 'publish',
+      to: first.buildId,
+      by: 'lambda catalog-builder',
+    });
     kvs.entries.set(
       KVS_PIN,
       JSON.stringify({
@@ -171,9 +179,13 @@ describe('the builder Lambda', () => {
     const pinned = publishSummaryOf(await handler({ force: true }));
     expect(pinned).toMatchObject({
       result: 'skipped-pinned',
-      reason: `pinned to ${first.buildId} since 2026-03-01T00:00:00.000Z by rollback; not published`,
+      reason: `pinned to ${first.buildId} since 2026-03-01T00:00:00.000Z by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
     });
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(first.buildId);
+    expect(JSON.parse((await s3.body(STATE_LAST_RUN))?.toString('utf8') ?? '{}')).toMatchObject({
+      outcome: 'skipped-pinned',
+      reason: pinned.reason,
+    });
   });
 
   it('reads the source from a Secrets Manager secret on every run and never logs it', async () => {

@@ -49,6 +49,8 @@ export interface HandlerOptions {
 /** The part of the Lambda context the handler reads. */
 export interface LambdaContext {
   getRemainingTimeInMillis?(): number;
+  /** The function's name: who moved the live pointer, in its history. */
+  readonly functionName?: string;
 }
 
 /** Time the propagation check leaves for the rest of the run (metrics, the log line) before the timeout. */
@@ -173,6 +175,7 @@ export function createHandler(
         // A second invocation while one runs (no reserved concurrency) finds the run lock and ends busy.
         runBy: 'lambda',
         force: request.data.force ?? false,
+        actor: `lambda ${context?.functionName ?? 'builder'}`,
         // The one log line carries the invalid rows and the warnings; nothing is reported line by line.
         report: (line) => {
           if (line.startsWith('warning: ') && !line.startsWith('warning: invalid '))

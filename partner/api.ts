@@ -116,8 +116,9 @@ export interface components {
              * @description UUID in lowercase. Stable; safe to store as a foreign key.
              */
             id: string;
+            /** @description At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two). */
             title: string;
-            /** @description One- or two-sentence description. */
+            /** @description One- or two-sentence description, at most 500 characters (counted as `title` is). */
             summary: string | null;
             /** @description Public image URL; null when the plan has no cover, and clients render a fallback. */
             coverUrl: string | null;
@@ -299,12 +300,13 @@ export interface components {
         };
         /**
          * @description The not-found page (HTML, for people), to GET and HEAD: an id that is not in the current catalog or is
-         *     not a UUID, and any path under `/plans/` that is not a plan page (`/plans/`, `/plans/a/b`).
+         *     not a UUID, and any path under `/plans/` that is not a plan page (`/plans/`, `/plans/a/b`). It is the
+         *     CDN's error page, where no code of this API runs, so it carries no CORS header, even when an origin is
+         *     allowed.
          */
         PlanPageNotFound: {
             headers: {
                 "X-Content-Type-Options": components["headers"]["NoSniff"];
-                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
                 [name: string]: unknown;
             };
             content: {
@@ -332,7 +334,10 @@ export interface components {
                 };
             };
         };
-        /** @description A server-side failure. Keep serving your last good copy and retry later. (This answer comes from the CDN's error page and carries no CORS header.) */
+        /**
+         * @description A server-side failure. Keep serving your last good copy and retry later. This answer is the CDN's error
+         *     page, where no code of this API runs, so it carries no CORS header, even when an origin is allowed.
+         */
         InternalError: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];

@@ -150,7 +150,7 @@ function failedAnswer(status: number, body: string): FetchResult {
 }
 
 /** A network failure in one line: undici's code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT…) and message. */
-function networkError(error: unknown): string {
+export function networkError(error: unknown): string {
   const cause = (error as { cause?: unknown }).cause;
   const code = (error as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
   const message = error instanceof Error ? error.message : String(error);

@@ -2,13 +2,15 @@
  * Runs the proxy on its own, outside the catalog repository:
  *
  *   CATALOG_PARTNER_KEY=tpc_… node main.ts --upstream https://catalog.example.com [--port 8788]
- *     [--host 127.0.0.1] [--cache-file ./catalog-cache.json]
+ *     [--host 127.0.0.1] [--cache-file ./catalog-cache.json] [--refresh-seconds N] [--changes-kept N]
+ *     [--notify https://app.example.com/hooks/catalog]
  *
  * (Node 22.18 or later runs the TypeScript directly; on Node 20 use `npx tsx main.ts …`.) The key comes only
  * from the environment: a flag would show in `ps` and in shell history.
  */
 import { parseArgs } from 'node:util';
-import { startProxy } from './proxy.ts';
+import { notifyUrlProblem } from './notify.ts';
+import { DEFAULT_CHANGES_KEPT, MIN_REFRESH_SECONDS, startProxy } from './proxy.ts';
 
 function fail(message: string): never {
   process.stderr.write(`catalog-proxy: ${message}\n`);
@@ -23,6 +25,9 @@ const { values } = (() => {
         port: { type: 'string', default: '8788' },
         host: { type: 'string', default: '127.0.0.1' },
         'cache-file': { type: 'string', default: 'catalog-cache.json' },
+        'refresh-seconds': { type: 'string' },
+        'changes-kept': { type: 'string', default: String(DEFAULT_CHANGES_KEPT) },
+        notify: { type: 'string' },
       },
       strict: true,
     });
@@ -31,14 +36,28 @@ const { values } = (() => {
   }
 })();
 
+/** A flag holding a whole number from `min` to `max`, or a failure naming it. */
+function whole(flag: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max)
+    fail(`--${flag} "${text}": must be a whole number from ${min} to ${max}`);
+  return value;
+}
+
 const key = process.env.CATALOG_PARTNER_KEY ?? '';
 if (key === '') fail('set CATALOG_PARTNER_KEY to your API key (it is never read from a flag)');
 const upstream = values.upstream ?? process.env.CATALOG_UPSTREAM ?? '';
 if (!/^https?:\/\/[^/?#]+\/?$/.test(upstream))
   fail('--upstream must be the service base URL, http(s)://host[:port]');
-const port = Number(values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65_535)
-  fail('--port must be a whole number from 0 to 65535');
+const port = whole('port', values.port, 0, 65_535);
+const refreshSeconds =
+  values['refresh-seconds'] === undefined
+    ? undefined
+    : whole('refresh-seconds', values['refresh-seconds'], MIN_REFRESH_SECONDS, 86_400);
+const changesKept = whole('changes-kept', values['changes-kept'], 1, 10_000);
+const notify = values.notify;
+const notifyProblem = notify === undefined ? undefined : notifyUrlProblem(notify);
+if (notifyProblem !== undefined) fail(`--notify ${notifyProblem}`);
 
 const proxy = await startProxy({
   upstream: upstream.replace(/\/$/, ''),
@@ -46,6 +65,9 @@ const proxy = await startProxy({
   port,
   host: values.host,
   cacheFile: values['cache-file'],
+  changesKept,
+  ...(refreshSeconds === undefined ? {} : { refreshSeconds }),
+  ...(notify === undefined ? {} : { notify: { url: notify } }),
 });
 process.stderr.write(`catalog-proxy: listening on ${proxy.url}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const)

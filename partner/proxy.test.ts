@@ -1,24 +1,46 @@
-import { readdir, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { hashKey, storeKeyOf } from '../keys/keys.ts';
 import { issueKey } from '../keys/manage.ts';
-import { httpRequest, type ServeProcess, scratchDir, startServe } from '../testing/cli.ts';
+import {
+  httpRequest,
+  localTargetEnv,
+  ROOT,
+  runCatalog,
+  type ServeProcess,
+  scratchDir,
+  startServe,
+} from '../testing/cli.ts';
 import { createTestWorld, type TestWorld } from '../testing/world.ts';
-import { type LogEntry, PROXY_PROBLEMS, type RunningProxy, startProxy } from './proxy.ts';
+import { type ChangeSet, ChangesPage } from './changes.ts';
+import {
+  CHANGES_SEQUENCE_HEADER,
+  type LogEntry,
+  PROXY_PROBLEMS,
+  type ProxyOptions,
+  type RunningProxy,
+  startProxy,
+} from './proxy.ts';
 
-type FrontMode = 'pass' | 'fail' | 'invalid';
+type FrontMode = 'pass' | 'fail' | 'invalid' | 'no-key' | 'truncated' | 'drop';
 
 /**
- * A real HTTP server on 127.0.0.1 in front of `catalog serve`: it passes requests through, or answers every
- * one with a 500 problem, or with a 200 whose body is not a valid catalog.
+ * A real HTTP server on 127.0.0.1 in front of `catalog serve`: it passes requests through (`pass`), or
+ * answers every one with a 500 problem (`fail`), with a 200 whose body is not a valid catalog (`invalid`), with
+ * the service's own answer to the request without its key (`no-key`: a real 401), with the first half of the
+ * service's body and then a closed connection (`truncated`), or closes the connection at once (`drop`).
  */
 async function startFront(target: string) {
   let mode: FrontMode = 'pass';
   const server: Server = createServer((request, response) => {
+    if (mode === 'drop') {
+      request.socket.destroy();
+      return;
+    }
     if (mode === 'fail') {
       response.writeHead(500, { 'content-type': 'application/problem+json', 'cache-control': 'no-store' });
       response.end(
@@ -38,11 +60,15 @@ async function startFront(target: string) {
     }
     const headers = Object.entries(request.headers)
       .filter(([name, value]) => name !== 'host' && value !== undefined)
+      .filter(([name]) => mode !== 'no-key' || name !== 'x-api-key')
       .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)] as const);
+    const truncate = mode === 'truncated';
     httpRequest(target, { method: request.method ?? 'GET', target: request.url ?? '/', headers }).then(
       (answer) => {
         response.writeHead(answer.status, answer.headers);
-        response.end(answer.body);
+        if (truncate)
+          response.write(answer.body.subarray(0, answer.body.length >> 1), () => response.destroy());
+        else response.end(answer.body);
       },
       () => response.destroy(),
     );
@@ -236,6 +262,45 @@ describe('the partner proxy in front of a real catalog serve', () => {
     expect(await healthOf(second)).toMatchObject({ status: 'degraded', copy: { source: 'disk' } });
   });
 
+  it('refreshes every refreshSeconds when set, else when the max-age of the service says, and retries sooner after a failure', async () => {
+    /** A proxy refreshing on its own schedule, and the seconds to its next refresh after each refresh(). */
+    const scheduled = async (upstream: string, refreshSeconds?: number) => {
+      const own: LogEntry[] = [];
+      const proxy = await startProxy({
+        upstream,
+        key: world.keys.valid,
+        port: 0,
+        log: (entry) => own.push(entry),
+        ...(refreshSeconds === undefined ? {} : { refreshSeconds }),
+      });
+      proxies.push(proxy);
+      await proxy.refresh(); // joins the refresh it starts with
+      return {
+        proxy,
+        nextIn: async () => {
+          const logged = own.length;
+          await proxy.refresh();
+          return own.slice(logged).find((l) => l.event === 'refresh')?.nextRefreshInSeconds;
+        },
+      };
+    };
+    const byService = await scheduled(serve.url);
+    const bySetting = await scheduled(serve.url, 7);
+    expect([await byService.nextIn(), await bySetting.nextIn()]).toEqual([300, 7]);
+    const next = Date.parse(bySetting.proxy.health().nextRefreshAt ?? '');
+    expect(next - Date.now()).toBeGreaterThan(5_000);
+    expect(next - Date.now()).toBeLessThanOrEqual(7_000);
+
+    // After failures: 5 s, doubling (the first failure was the refresh at start), at most the usual interval.
+    const failing = await scheduled(down);
+    const failingEvery5 = await scheduled(down, 5);
+    expect([await failing.nextIn(), await failing.nextIn()]).toEqual([10, 20]);
+    expect([await failingEvery5.nextIn(), await failingEvery5.nextIn()]).toEqual([5, 5]);
+    await expect(startProxy({ upstream: serve.url, key: 'k', port: 0, refreshSeconds: 4 })).rejects.toThrow(
+      'refreshSeconds must be at least 5, not 4',
+    );
+  });
+
   it('answers 502 with a problem when it has nothing and the service is down', async () => {
     const proxy = await proxyOf({ upstream: down, autoRefresh: true });
     const answer = await get(proxy, '/plans.json');
@@ -292,5 +357,459 @@ describe('the partner proxy in front of a real catalog serve', () => {
     });
     expect(health.body.toString()).not.toContain(key);
     expect(JSON.stringify(logs.slice(logged))).not.toContain(key);
+  });
+});
+
+/** A source row of fixtures/plans.json. */
+type Row = Record<string, unknown> & { id: string; title: string; published: boolean; approved: boolean };
+
+/** Waits until `done()` holds, checking every 20 ms, for at most `ms`. */
+async function until(
+  done: () => boolean | Promise<boolean>,
+  ms = 10_000,
+  what = 'the condition',
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A URL on 127.0.0.1 where nothing listens (a port that was free a moment ago). */
+async function refusingUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+/** One request a receiver got. */
+interface Received {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  readonly status: number;
+}
+
+/**
+ * The partner's application as the notify hook sees it: a real HTTP server on 127.0.0.1 that records every
+ * request and answers with the status `answer` gives for it (its index among all requests, from 0).
+ */
+async function startReceiver() {
+  const received: Received[] = [];
+  let answer: (index: number) => number = () => 204;
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const status = answer(received.length);
+      received.push({
+        method: request.method ?? '',
+        url: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        status,
+      });
+      response.writeHead(status, { 'content-type': 'text/plain' });
+      response.end(status < 300 ? '' : 'not now');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    answerWith: (next: (index: number) => number) => {
+      answer = next;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
+  };
+}
+
+describe('the change log, against a real catalog serve whose live build real publishes change', () => {
+  let scratch: { dir: string; remove: () => Promise<void> };
+  let serve: ServeProcess;
+  let key: string;
+  let rows: Row[];
+  let published: Row[];
+  let sources = 0;
+  const proxies: RunningProxy[] = [];
+  const logs: LogEntry[] = [];
+  const env = (extra: Record<string, string> = {}) => localTargetEnv(scratch.dir, extra);
+
+  /** Publishes `source` rows for real (`catalog publish` on the origin and store `catalog serve` reads). */
+  async function publish(source: Row[], ...args: string[]): Promise<{ generatedAt: string }> {
+    sources += 1;
+    const path = join(scratch.dir, `rows-${sources}.json`);
+    await writeFile(path, JSON.stringify(source));
+    const result = await runCatalog(['publish', '--source', path, ...args], { env: env() });
+    expect(result.code, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as { generatedAt: string };
+  }
+
+  async function proxyOf(options: Partial<ProxyOptions> & { upstream: string }) {
+    const proxy = await startProxy({
+      key,
+      port: 0,
+      autoRefresh: false,
+      log: (entry) => logs.push(entry),
+      ...options,
+    });
+    proxies.push(proxy);
+    return proxy;
+  }
+
+  const changesOf = async (proxy: RunningProxy, query: string) => {
+    const answer = await get(proxy, `/changes?${query}`);
+    return { status: answer.status, headers: answer.headers, json: JSON.parse(answer.body.toString()) };
+  };
+  const pageOf = async (proxy: RunningProxy, query: string) => {
+    const answer = await changesOf(proxy, query);
+    expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+    return ChangesPage.parse(answer.json);
+  };
+  const sequencesOf = (page: { changes: ChangeSet[] }) => page.changes.map((set) => set.sequence);
+  const generatedAtOf = (proxy: RunningProxy) => proxy.health().copy?.generatedAt ?? '';
+  const titled = (index: number, title: string) =>
+    rows.map((row) => (row.id === published[index]?.id ? { ...row, title } : row));
+  const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+  beforeAll(async () => {
+    scratch = await scratchDir('catalog-proxy-changes-');
+    rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as Row[];
+    published = rows.filter((row) => row.published === true && row.approved === true);
+    await publish(rows);
+    const issued = await runCatalog(['keys', 'issue', '--partner', 'proxy-changes'], { env: env() });
+    expect(issued.code, issued.stderr).toBe(0);
+    key = issued.stdout.trim();
+    serve = await startServe([
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      join(scratch.dir, 'kvs.json'),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.close()));
+    await serve?.stop();
+    await scratch?.remove();
+  });
+
+  it('records the exact change set of each publish that changes plans (added, retitled, removed, rolled back), and none for a new generatedAt alone', async () => {
+    const proxy = await proxyOf({ upstream: serve.url, cacheFile: join(scratch.dir, 'exact', 'cache.json') });
+    await proxy.refresh();
+    expect(await pageOf(proxy, 'since=0')).toEqual({ since: 0, latest: 0, next: 0, changes: [] });
+
+    // The same plans again, in a new build: a new generatedAt, no change.
+    const before = generatedAtOf(proxy);
+    await publish(rows, '--force');
+    expect(await proxy.refresh()).toMatchObject({ outcome: 'fetched' });
+    const same = generatedAtOf(proxy);
+    expect(same).not.toBe(before);
+    expect(proxy.health().changes).toEqual({ latest: 0, oldest: null, kept: 0 });
+
+    const template = published[0] as Row;
+    const extra: Row = { ...template, id: 'a0000000-0000-4000-8000-000000000001', title: 'Hill Sprints' };
+    const withExtra = [...rows, extra];
+    const added = (await publish(withExtra)).generatedAt;
+    await proxy.refresh();
+    // A new title moves the plan to another position in the catalog: still one change, of its title.
+    const retitledRows = [...titled(0, 'Zzz Strength Finisher'), extra];
+    const retitled = (await publish(retitledRows)).generatedAt;
+    await proxy.refresh();
+    const gone = published[5] as Row;
+    const removed = (await publish(retitledRows.filter((row) => row.id !== gone.id))).generatedAt;
+    await proxy.refresh();
+    const rolled = await runCatalog(['rollback'], { env: env() });
+    expect(rolled.code, rolled.stderr).toBe(0);
+    await proxy.refresh();
+    expect((await runCatalog(['unpin'], { env: env() })).code).toBe(0);
+
+    const n = published.length;
+    const page = await pageOf(proxy, 'since=0');
+    expect(page).toEqual({
+      since: 0,
+      latest: 4,
+      next: 4,
+      changes: [
+        {
+          sequence: 1,
+          at: ISO,
+          previous: { generatedAt: same, plans: n },
+          current: { generatedAt: added, plans: n + 1 },
+          added: [{ id: extra.id, title: 'Hill Sprints' }],
+          changed: [],
+          removed: [],
+        },
+        {
+          sequence: 2,
+          at: ISO,
+          previous: { generatedAt: added, plans: n + 1 },
+          current: { generatedAt: retitled, plans: n + 1 },
+          added: [],
+          changed: [{ id: template.id, title: 'Zzz Strength Finisher', fields: ['title'] }],
+          removed: [],
+        },
+        {
+          sequence: 3,
+          at: ISO,
+          previous: { generatedAt: retitled, plans: n + 1 },
+          current: { generatedAt: removed, plans: n },
+          added: [],
+          changed: [],
+          removed: [{ id: gone.id, title: gone.title }],
+        },
+        {
+          sequence: 4,
+          at: ISO,
+          previous: { generatedAt: removed, plans: n },
+          current: { generatedAt: retitled, plans: n + 1 },
+          added: [{ id: gone.id, title: gone.title }],
+          changed: [],
+          removed: [],
+        },
+      ],
+    });
+    const plans = await get(proxy, '/plans.json');
+    expect(plans.headers[CHANGES_SEQUENCE_HEADER]).toBe('4');
+    expect(JSON.parse(plans.body.toString()).generatedAt).toBe(retitled);
+    expect(await healthOf(proxy)).toMatchObject({ changes: { latest: 4, oldest: 1, kept: 4 } });
+    const refreshes = logs.filter((l) => l.event === 'refresh' && l.changes !== undefined);
+    expect(refreshes.slice(-4).map((l) => l.changes)).toEqual([
+      { sequence: 1, added: 1, changed: 0, removed: 0 },
+      { sequence: 2, added: 0, changed: 1, removed: 0 },
+      { sequence: 3, added: 0, changed: 0, removed: 1 },
+      { sequence: 4, added: 1, changed: 0, removed: 0 },
+    ]);
+  });
+
+  it('pages /changes?since=, answers 410 with a problem past its history or after a reset, and keeps its history and sequence across a restart', async () => {
+    const cacheFile = join(scratch.dir, 'paging', 'cache.json');
+    const first = await proxyOf({ upstream: serve.url, cacheFile, changesKept: 3 });
+    await first.refresh();
+    for (const title of ['Title One', 'Title Two', 'Title Three', 'Title Four']) {
+      await publish(titled(1, title));
+      await first.refresh();
+    }
+    expect(sequencesOf(await pageOf(first, 'since=1'))).toEqual([2, 3, 4]);
+    expect(await pageOf(first, 'since=1&limit=2')).toMatchObject({ since: 1, latest: 4, next: 3 });
+    expect(sequencesOf(await pageOf(first, 'since=1&limit=2'))).toEqual([2, 3]);
+    expect(sequencesOf(await pageOf(first, 'since=3&limit=2'))).toEqual([4]);
+    expect(await pageOf(first, 'since=4')).toEqual({ since: 4, latest: 4, next: 4, changes: [] });
+    expect((await pageOf(first, 'since=3')).changes[0]?.changed).toEqual([
+      { id: published[1]?.id, title: 'Title Four', fields: ['title'] },
+    ]);
+
+    for (const [since, detail] of [
+      [
+        '0',
+        /^The change sets after 0 are no longer held \(the history starts at 2\)\. Resync from GET \/plans\.json/,
+      ],
+      [
+        '5',
+        /^Sequence 5 is after the latest change set \(4\): the proxy's history was started again\. Resync/,
+      ],
+    ] as const) {
+      const gone = await changesOf(first, `since=${since}`);
+      expect(gone.status).toBe(410);
+      expect(gone.headers['content-type']).toBe('application/problem+json');
+      expect(gone.json).toEqual({
+        ...PROXY_PROBLEMS.changesGone,
+        detail: expect.stringMatching(detail),
+        latest: 4,
+        oldest: 2,
+        resync: '/plans.json',
+      });
+    }
+    for (const query of [
+      '',
+      'since=',
+      'since=-1',
+      'since=1.5',
+      'since=one',
+      'since=1&since=2',
+      'since=1&limit=0',
+      'since=1&limit=101',
+    ]) {
+      const bad = await changesOf(first, query);
+      expect([bad.status, bad.json.type], query).toEqual([400, PROXY_PROBLEMS.invalidChangesQuery.type]);
+    }
+    expect((await httpRequest(first.url, { method: 'POST', target: '/changes?since=0' })).status).toBe(405);
+    const page = (await get(first, '/changes?since=1')).body;
+    await first.close();
+
+    // Restarted with the service down: the same history and sequence, from the cache file.
+    const second = await proxyOf({ upstream: await refusingUrl(), cacheFile, changesKept: 3 });
+    expect((await get(second, '/changes?since=1')).body).toEqual(page);
+    expect((await get(second, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('4');
+    expect(await healthOf(second)).toMatchObject({ changes: { latest: 4, oldest: 2, kept: 3 } });
+    await second.close();
+
+    // Restarted with the service up: the next change set carries on from the copy and sequence on disk.
+    const onDisk = JSON.parse(page.toString()).changes.at(-1).current.generatedAt;
+    const third = await proxyOf({ upstream: serve.url, cacheFile, changesKept: 3 });
+    await publish(titled(1, 'Title Five'));
+    await third.refresh();
+    expect(await pageOf(third, 'since=4')).toMatchObject({
+      latest: 5,
+      changes: [{ sequence: 5, previous: { generatedAt: onDisk }, changed: [{ fields: ['title'] }] }],
+    });
+    expect(third.health().changes).toEqual({ latest: 5, oldest: 3, kept: 3 });
+  });
+
+  it('never reports a removal on a failed refresh (500, 401, an invalid or truncated body, no answer) or on one empty catalog', async () => {
+    await publish(rows);
+    const front = await startFront(serve.url);
+    try {
+      const proxy = await proxyOf({
+        upstream: front.url,
+        cacheFile: join(scratch.dir, 'false', 'cache.json'),
+      });
+      await proxy.refresh();
+      const copy = (await get(proxy, '/plans.json')).body;
+      const plans = JSON.parse(copy.toString()).plans as { id: string; title: string }[];
+      // The service now has a catalog without one plan; none of these refreshes may report it.
+      const gone = published[7] as Row;
+      await publish(rows.filter((row) => row.id !== gone.id));
+      for (const [mode, failure] of [
+        ['fail', { status: 500, problemType: 'tag:training-plan-catalog,2026:problem:internal-error' }],
+        ['no-key', { status: 401, problemType: 'tag:training-plan-catalog,2026:problem:unauthorized' }],
+        ['invalid', { status: 200, error: expect.stringMatching(/^invalid body: /) }],
+        ['truncated', { error: expect.any(String) }],
+        ['drop', { error: expect.any(String) }],
+      ] as const) {
+        front.set(mode);
+        expect(await proxy.refresh(), mode).toMatchObject({ outcome: 'failed', ...failure });
+        expect((await get(proxy, '/plans.json')).body, mode).toEqual(copy);
+        expect(proxy.health().changes.latest, mode).toBe(0);
+      }
+      front.set('pass');
+      await proxy.refresh();
+      expect((await pageOf(proxy, 'since=0')).changes.map((set) => set.removed)).toEqual([
+        [{ id: gone.id, title: gone.title }],
+      ]);
+
+      // An empty catalog where the copy has plans is taken only when the next refresh answers it again.
+      const kept = (await get(proxy, '/plans.json')).body;
+      await publish([], '--allow-empty', '--force');
+      const held = {
+        outcome: 'failed',
+        status: 200,
+        error: `the service answered an empty catalog where the copy has ${plans.length - 1} plans: the copy is kept until the next refresh confirms it`,
+      };
+      expect(await proxy.refresh()).toMatchObject(held);
+      front.set('fail');
+      expect(await proxy.refresh()).toMatchObject({ outcome: 'failed', status: 500 });
+      front.set('pass');
+      expect(await proxy.refresh()).toMatchObject(held);
+      expect((await get(proxy, '/plans.json')).body).toEqual(kept);
+      expect(await healthOf(proxy)).toMatchObject({ status: 'degraded', changes: { latest: 1 } });
+      expect(await proxy.refresh()).toMatchObject({ outcome: 'fetched' });
+      expect(JSON.parse((await get(proxy, '/plans.json')).body.toString()).plans).toEqual([]);
+      const emptied = await pageOf(proxy, 'since=1');
+      expect(emptied.changes).toMatchObject([{ sequence: 2, current: { plans: 0 }, added: [], changed: [] }]);
+      expect(emptied.changes[0]?.removed).toEqual(
+        plans.filter((plan) => plan.id !== gone.id).map(({ id, title }) => ({ id, title })),
+      );
+    } finally {
+      front.set('pass');
+      await front.close();
+    }
+  });
+
+  it('POSTs each new change set to the notify URL, retrying with back-off until the receiver accepts, without holding up serving; a restart delivers what waits', async () => {
+    await publish(rows);
+    const receiver = await startReceiver();
+    const cacheFile = join(scratch.dir, 'notify', 'cache.json');
+    const notify = { url: `${receiver.url}/hooks/catalog?token=s3cret`, minRetryMs: 100, maxRetryMs: 400 };
+    try {
+      const proxy = await proxyOf({ upstream: serve.url, cacheFile, notify });
+      await proxy.refresh();
+      expect(proxy.health().notify).toEqual({
+        status: 'ok',
+        receiver: receiver.url,
+        delivered: 0,
+        pending: 0,
+        consecutiveFailures: 0,
+        lastAttempt: null,
+        nextAttemptAt: null,
+      });
+
+      receiver.answerWith((index) => (index < 2 ? 503 : 204));
+      const logged = logs.length;
+      await publish(titled(2, 'Easy Intervals'));
+      expect(await proxy.refresh()).toMatchObject({ outcome: 'fetched' });
+      // The refresh and the frontend never wait for the receiver: two retries are still to come.
+      expect(proxy.health().notify).toMatchObject({ delivered: 0, pending: 1 });
+      expect((await get(proxy, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('1');
+      await until(() => proxy.health().notify?.delivered === 1, 10_000, 'the delivery');
+
+      const [set] = (await pageOf(proxy, 'since=0')).changes;
+      expect(set).toMatchObject({ sequence: 1, changed: [{ fields: ['title'] }] });
+      expect(receiver.received.map((r) => [r.method, r.url, r.headers['content-type'], r.status])).toEqual([
+        ['POST', '/hooks/catalog?token=s3cret', 'application/json; charset=utf-8', 503],
+        ['POST', '/hooks/catalog?token=s3cret', 'application/json; charset=utf-8', 503],
+        ['POST', '/hooks/catalog?token=s3cret', 'application/json; charset=utf-8', 204],
+      ]);
+      for (const request of receiver.received) expect(JSON.parse(request.body)).toEqual(set);
+      expect(proxy.health().notify).toMatchObject({
+        status: 'ok',
+        delivered: 1,
+        pending: 0,
+        consecutiveFailures: 0,
+        lastAttempt: { sequence: 1, attempt: 3, outcome: 'delivered', status: 204 },
+      });
+      expect(
+        logs
+          .slice(logged)
+          .filter((l) => l.event === 'notify')
+          .map(({ outcome, sequence, attempt, status, nextAttemptInSeconds }) => ({
+            outcome,
+            sequence,
+            attempt,
+            status,
+            nextAttemptInSeconds,
+          })),
+      ).toEqual([
+        { outcome: 'failed', sequence: 1, attempt: 1, status: 503, nextAttemptInSeconds: 0.1 },
+        { outcome: 'failed', sequence: 1, attempt: 2, status: 503, nextAttemptInSeconds: 0.2 },
+        { outcome: 'delivered', sequence: 1, attempt: 3, status: 204, nextAttemptInSeconds: undefined },
+      ]);
+
+      // A receiver that keeps failing: visible in /healthz; the change set waits through a restart.
+      receiver.answerWith(() => 500);
+      await publish(titled(2, 'Easier Intervals'));
+      await proxy.refresh();
+      await until(() => (proxy.health().notify?.consecutiveFailures ?? 0) >= 2, 10_000, 'two failures');
+      expect(await healthOf(proxy)).toMatchObject({
+        status: 'ok',
+        notify: {
+          status: 'retrying',
+          delivered: 1,
+          pending: 1,
+          lastAttempt: { sequence: 2, outcome: 'failed', status: 500, error: 'the receiver answered 500' },
+          nextAttemptAt: ISO,
+        },
+      });
+      await proxy.close();
+      const before = receiver.received.length;
+      receiver.answerWith(() => 204);
+      const restarted = await proxyOf({ upstream: serve.url, cacheFile, notify });
+      await until(() => restarted.health().notify?.delivered === 2, 10_000, 'the delivery after the restart');
+      expect(receiver.received.slice(before).map((r) => [JSON.parse(r.body).sequence, r.status])).toEqual([
+        [2, 204],
+      ]);
+      expect(JSON.stringify(logs)).not.toContain('s3cret');
+      expect(JSON.stringify(restarted.health())).not.toContain('s3cret');
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -5,17 +5,25 @@
  * - serves `GET /plans.json` (and `?discipline=running|strength`) from a server-side copy, never calling the
  *   service per page view;
  * - refreshes that copy from the service with the key (held here, never sent to the browser, never logged),
- *   revalidating with `If-None-Match`, as often as the service's `Cache-Control: max-age` says;
+ *   revalidating with `If-None-Match`, as often as the service's `Cache-Control: max-age` says (or every
+ *   `refreshSeconds`);
  * - keeps serving the last good copy when a refresh fails in any way (a non-2xx answer, a network error, a
- *   body that is not a valid catalog), and answers 502 with a problem document only when it has nothing;
- * - saves the last good copy to disk, so a restart does not start empty;
+ *   body that is not a valid catalog, an empty catalog in place of one with plans until a second refresh
+ *   confirms it), and answers 502 with a problem document only when it has nothing;
+ * - tells the partner's own application what changed: each new copy is compared with the one before, plan by
+ *   plan (changes.ts), into a numbered change set served at `GET /changes?since=N` and, optionally, POSTed to
+ *   a notify URL (notify.ts);
+ * - saves the last good copy with its change history to disk, so a restart does not start empty and the
+ *   sequence numbers carry on;
  * - reports its state at `GET /healthz` and logs one line per refresh.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ChangeLog, type ChangeSet, type StoredChanges } from './changes.ts';
 import { CatalogClient, type CatalogClientOptions, type CatalogDocument } from './client.ts';
-import { loadCopy, type StoredCopy, saveCopy } from './copy-file.ts';
+import { loadState, type StoredCopy, saveState } from './copy-file.ts';
+import { ChangeNotifier, type NotifyHealth, type NotifyOptions, notifyUrlProblem } from './notify.ts';
 import { DISCIPLINES, type Discipline } from './schema.ts';
 
 /** Seconds between refreshes when the service does not say (its documented lifetime). */
@@ -26,6 +34,12 @@ export const MIN_REFRESH_SECONDS = 5;
 export const MAX_REFRESH_SECONDS = 3_600;
 /** The first retry after a failed refresh; each further failure doubles it, up to the usual interval. */
 export const RETRY_BASE_SECONDS = 5;
+/** How many change sets the history keeps when not told. */
+export const DEFAULT_CHANGES_KEPT = 100;
+/** How many change sets one `GET /changes` answer holds at most, and when the request does not say. */
+export const CHANGES_PAGE = { default: 20, max: 100 } as const;
+/** The header of `/plans.json` answers naming the change set the copy served ends with. */
+export const CHANGES_SEQUENCE_HEADER = 'catalog-changes-sequence';
 
 /** One line of the proxy's log (JSON on stderr by default). */
 export type LogEntry = Readonly<Record<string, unknown>>;
@@ -44,6 +58,15 @@ export interface ProxyOptions extends CatalogClientOptions {
   readonly autoRefresh?: boolean;
   /** Receives every log line; default: one JSON line on stderr. */
   readonly log?: (entry: LogEntry) => void;
+  /**
+   * Seconds from one refresh to the next, at least {@link MIN_REFRESH_SECONDS}. Default: as long as the
+   * service's `Cache-Control: max-age` (less `Age`) says, 5 s to an hour, 300 s when it says nothing.
+   */
+  readonly refreshSeconds?: number;
+  /** How many change sets the history keeps (default {@link DEFAULT_CHANGES_KEPT}). */
+  readonly changesKept?: number;
+  /** POST each new change set to the partner's application (see notify.ts). */
+  readonly notify?: NotifyOptions;
 }
 
 /** The outcome of one refresh. */
@@ -76,6 +99,10 @@ export interface Health {
   readonly lastRefresh: RefreshRecord | null;
   readonly consecutiveFailures: number;
   readonly nextRefreshAt: string | null;
+  /** The change history: the latest sequence (0: none yet), the first one held (null: none), how many are held. */
+  readonly changes: { readonly latest: number; readonly oldest: number | null; readonly kept: number };
+  /** The notify hook, when there is one. */
+  readonly notify: NotifyHealth | null;
 }
 
 /** A running proxy. */
@@ -105,6 +132,16 @@ export const PROXY_PROBLEMS = {
     type: 'tag:training-plan-catalog,2026:partner-proxy:invalid-discipline',
     title: 'Bad Request',
     status: 400,
+  },
+  invalidChangesQuery: {
+    type: 'tag:training-plan-catalog,2026:partner-proxy:invalid-changes-query',
+    title: 'Bad Request',
+    status: 400,
+  },
+  changesGone: {
+    type: 'tag:training-plan-catalog,2026:partner-proxy:changes-gone',
+    title: 'Gone',
+    status: 410,
   },
   noCatalog: {
     type: 'tag:training-plan-catalog,2026:partner-proxy:no-catalog',
@@ -136,8 +173,11 @@ const variant = (text: string): Variant => {
 };
 
 /** The copy with its three answers: the service's body as sent, and each discipline's plans in the same order. */
-function withVariants(stored: StoredCopy, source: Copy['source']): Copy {
-  const catalog = JSON.parse(stored.body) as CatalogDocument;
+function withVariants(
+  stored: StoredCopy,
+  source: Copy['source'],
+  catalog = JSON.parse(stored.body) as CatalogDocument,
+): Copy {
   const variants = new Map<Discipline | 'all', Variant>([['all', variant(stored.body)]]);
   for (const discipline of DISCIPLINES)
     variants.set(
@@ -156,42 +196,91 @@ export class CatalogProxy {
   readonly #options: ProxyOptions;
   readonly #client: CatalogClient;
   readonly #log: (entry: LogEntry) => void;
+  readonly #changesKept: number;
   #copy: Copy | undefined;
+  #changes: ChangeLog;
+  /** The sequence of the last change set the notify hook delivered, once there has been a hook. */
+  #notified: number | undefined;
+  #notifier: ChangeNotifier | undefined;
+  /** Valid empty catalogs the service answered in a row while the copy had plans. */
+  #emptyAnswers = 0;
   #lastRefresh: RefreshRecord | undefined;
   #failures = 0;
   #inFlight: Promise<RefreshRecord> | undefined;
+  /** The state updates, one at a time: each saves the state, then makes it the one served. */
+  #updates: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
   #nextRefreshAt: Date | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
 
   constructor(options: ProxyOptions) {
+    const { refreshSeconds, changesKept, notify } = options;
+    if (
+      refreshSeconds !== undefined &&
+      !(Number.isFinite(refreshSeconds) && refreshSeconds >= MIN_REFRESH_SECONDS)
+    )
+      throw new RangeError(`refreshSeconds must be at least ${MIN_REFRESH_SECONDS}, not ${refreshSeconds}`);
+    const notifyProblem = notify === undefined ? undefined : notifyUrlProblem(notify.url);
+    if (notifyProblem !== undefined) throw new TypeError(`the notify URL ${notifyProblem}`);
     this.#options = options;
+    this.#changesKept = changesKept ?? DEFAULT_CHANGES_KEPT;
+    this.#changes = new ChangeLog(this.#changesKept);
     this.#client = new CatalogClient(options);
     this.#log = options.log ?? defaultLog;
   }
 
-  /** Takes the disk copy of a previous run, when there is a valid one. */
+  /** Takes the state a previous run saved (its copy, change history and notify progress), when it is valid. */
   async load(): Promise<void> {
     if (this.#options.cacheFile === undefined) return;
-    const loaded = await loadCopy(this.#options.cacheFile);
+    const loaded = await loadState(this.#options.cacheFile);
     if (loaded === undefined) return;
     if ('error' in loaded) {
       this.#log({ time: new Date().toISOString(), event: 'load', outcome: 'ignored', error: loaded.error });
       return;
     }
-    this.#copy = withVariants(loaded, 'disk');
+    this.#copy = withVariants(loaded.copy, 'disk');
+    this.#changes = new ChangeLog(this.#changesKept, loaded.changes);
+    this.#notified = loaded.notified;
     this.#log({
       time: new Date().toISOString(),
       event: 'load',
       outcome: 'loaded',
       plans: this.#copy.catalog.plans.length,
-      fetchedAt: loaded.fetchedAt,
+      fetchedAt: loaded.copy.fetchedAt,
+      changesSequence: this.#changes.latest,
     });
   }
 
-  /** Starts refreshing: now, then on the service's schedule. */
+  /** Starts refreshing (now, then on schedule) and the notify hook (delivering what waits from a previous run). */
   start(): void {
+    const notify = this.#options.notify;
+    if (notify !== undefined && this.#notifier === undefined && !this.#closed) {
+      // A first hook starts with the next change set, not with the history from before it existed.
+      this.#notified ??= this.#changes.latest;
+      const changes = () => this.#changes;
+      this.#notifier = new ChangeNotifier(
+        notify,
+        {
+          get latest() {
+            return changes().latest;
+          },
+          get oldest() {
+            return changes().oldest;
+          },
+          after: (sequence) => changes().after(sequence),
+          delivered: (sequence) => {
+            void this.#queue(async () => {
+              this.#notified = Math.max(this.#notified ?? 0, sequence);
+              if (this.#copy) await this.#save(this.#copy, this.#changes.stored());
+            });
+          },
+        },
+        this.#notified,
+        this.#log,
+      );
+      this.#notifier.kick();
+    }
     if (this.#options.autoRefresh !== false) void this.refresh();
   }
 
@@ -205,25 +294,61 @@ export class CatalogProxy {
 
   async #refresh(): Promise<RefreshRecord> {
     const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
     const at = new Date();
     const result = await this.#client.fetch(this.#copy?.etag);
-    const durationMs = Math.round(performance.now() - started);
     let record: RefreshRecord;
     let freshFor: number | undefined;
-    if (result.kind === 'fetched') {
+    let recorded: ChangeSet | undefined;
+    const previous = this.#copy;
+    // An empty catalog in place of one with plans is taken only when the next refresh says the same.
+    const emptied =
+      result.kind === 'fetched' &&
+      result.catalog.plans.length === 0 &&
+      (previous?.catalog.plans.length ?? 0) > 0;
+    this.#emptyAnswers = emptied ? this.#emptyAnswers + 1 : 0;
+    if (result.kind === 'fetched' && emptied && this.#emptyAnswers < 2) {
+      record = {
+        at: at.toISOString(),
+        outcome: 'failed',
+        status: 200,
+        error: `the service answered an empty catalog where the copy has ${previous?.catalog.plans.length} plans: the copy is kept until the next refresh confirms it`,
+        durationMs: took(),
+      };
+    } else if (result.kind === 'fetched') {
+      this.#emptyAnswers = 0;
       const stored: StoredCopy = {
         body: result.body,
         ...(result.etag === undefined ? {} : { etag: result.etag }),
         fetchedAt: at.toISOString(),
         validatedAt: at.toISOString(),
       };
-      this.#copy = withVariants(stored, 'service');
-      record = { at: at.toISOString(), outcome: 'fetched', status: 200, durationMs };
+      const copy = withVariants(stored, 'service', result.catalog);
+      recorded =
+        previous === undefined ? undefined : this.#changes.next(at, previous.catalog, result.catalog);
+      // Saved before it is served: a change set is never seen before it is on disk, so a restart never
+      // gives its sequence number to another one.
+      await this.#queue(async () => {
+        await this.#save(stored, this.#changes.stored(recorded));
+        this.#copy = copy;
+        if (recorded) this.#changes.append(recorded);
+      });
+      if (recorded) this.#notifier?.kick();
+      record = {
+        at: at.toISOString(),
+        outcome: 'fetched',
+        status: 200,
+        durationMs: took(),
+      };
       freshFor = result.freshForSeconds;
-      await this.#save(stored);
     } else if (result.kind === 'not-modified' && this.#copy) {
       this.#copy = { ...this.#copy, validatedAt: at.toISOString() };
-      record = { at: at.toISOString(), outcome: 'not-modified', status: 304, durationMs };
+      record = {
+        at: at.toISOString(),
+        outcome: 'not-modified',
+        status: 304,
+        durationMs: took(),
+      };
       freshFor = result.freshForSeconds;
     } else {
       const failure = result.kind === 'failed' ? result : { error: '304 without a copy', status: 304 };
@@ -235,7 +360,7 @@ export class CatalogProxy {
           ? { problemType: failure.problemType }
           : {}),
         error: failure.error,
-        durationMs,
+        durationMs: took(),
       };
     }
     this.#lastRefresh = record;
@@ -252,16 +377,39 @@ export class CatalogProxy {
       ...(record.error === undefined ? {} : { error: record.error }),
       ...(record.outcome === 'failed' ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
       plans: this.#copy?.catalog.plans.length ?? 0,
-      ms: durationMs,
+      ...(recorded === undefined
+        ? {}
+        : {
+            changes: {
+              sequence: recorded.sequence,
+              added: recorded.added.length,
+              changed: recorded.changed.length,
+              removed: recorded.removed.length,
+            },
+          }),
+      ms: record.durationMs,
       ...(next === undefined ? {} : { nextRefreshInSeconds: next }),
     });
     return record;
   }
 
-  async #save(copy: StoredCopy): Promise<void> {
+  /** Runs `task` after the state updates before it (saving and swapping the state never interleave). */
+  #queue(task: () => Promise<void>): Promise<void> {
+    const run = this.#updates.then(task);
+    this.#updates = run.catch(() => {});
+    return run;
+  }
+
+  /** Saves the copy with `changes` and the notify progress to the cache file, if any; a failure is logged. */
+  async #save(copy: StoredCopy, changes: StoredChanges): Promise<void> {
     if (this.#options.cacheFile === undefined) return;
+    const { body, etag, fetchedAt, validatedAt } = copy;
     try {
-      await saveCopy(this.#options.cacheFile, copy);
+      await saveState(this.#options.cacheFile, {
+        copy: { body, ...(etag === undefined ? {} : { etag }), fetchedAt, validatedAt },
+        changes,
+        ...(this.#notified === undefined ? {} : { notified: this.#notified }),
+      });
     } catch (error) {
       this.#log({
         time: new Date().toISOString(),
@@ -272,16 +420,20 @@ export class CatalogProxy {
     }
   }
 
-  /** Schedules the next refresh: after `freshFor` seconds, or after a failure with a doubling back-off. */
+  /**
+   * Schedules the next refresh: after `refreshSeconds` when set, else after `freshFor` seconds (the service's
+   * word); after a failure, with a doubling back-off up to the usual interval.
+   */
   #schedule(freshFor: number | undefined): number | undefined {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#nextRefreshAt = undefined;
     if (this.#options.autoRefresh === false || this.#closed) return undefined;
+    const usual = this.#options.refreshSeconds;
     const seconds =
       freshFor === undefined
-        ? Math.min(RETRY_BASE_SECONDS * 2 ** Math.min(this.#failures - 1, 16), DEFAULT_FRESH_SECONDS)
-        : Math.min(Math.max(freshFor, MIN_REFRESH_SECONDS), MAX_REFRESH_SECONDS);
+        ? Math.min(RETRY_BASE_SECONDS * 2 ** Math.min(this.#failures - 1, 16), usual ?? DEFAULT_FRESH_SECONDS)
+        : (usual ?? Math.min(Math.max(freshFor, MIN_REFRESH_SECONDS), MAX_REFRESH_SECONDS));
     this.#nextRefreshAt = new Date(Date.now() + seconds * 1000);
     this.#timer = setTimeout(() => void this.refresh(), seconds * 1000);
     this.#timer.unref();
@@ -309,6 +461,8 @@ export class CatalogProxy {
       lastRefresh: this.#lastRefresh ?? null,
       consecutiveFailures: this.#failures,
       nextRefreshAt: this.#nextRefreshAt?.toISOString() ?? null,
+      changes: { latest: this.#changes.latest, oldest: this.#changes.oldest, kept: this.#changes.size },
+      notify: this.#notifier?.health() ?? null,
     };
   }
 
@@ -323,8 +477,12 @@ export class CatalogProxy {
 
   async #answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://proxy.invalid');
-    if (url.pathname !== '/plans.json' && url.pathname !== '/healthz')
-      return problem(response, PROXY_PROBLEMS.notFound, 'The proxy serves GET /plans.json and GET /healthz.');
+    if (url.pathname !== '/plans.json' && url.pathname !== '/healthz' && url.pathname !== '/changes')
+      return problem(
+        response,
+        PROXY_PROBLEMS.notFound,
+        'The proxy serves GET /plans.json, GET /changes?since=N and GET /healthz.',
+      );
     if (request.method !== 'GET' && request.method !== 'HEAD')
       return problem(response, PROXY_PROBLEMS.methodNotAllowed, 'Only GET and HEAD are accepted.', {
         allow: 'GET, HEAD',
@@ -336,6 +494,7 @@ export class CatalogProxy {
         'cache-control': 'no-store',
       });
     }
+    if (url.pathname === '/changes') return this.#answerChanges(url, response);
     const disciplines = url.searchParams.getAll('discipline');
     const discipline = disciplines[0];
     if (disciplines.length > 1 || (discipline !== undefined && !isDiscipline(discipline)))
@@ -358,6 +517,7 @@ export class CatalogProxy {
       'content-type': 'application/json; charset=utf-8',
       'cache-control': 'no-cache',
       etag: answer.etag,
+      [CHANGES_SEQUENCE_HEADER]: String(this.#changes.latest),
     };
     const conditional = request.headers['if-none-match'];
     if (conditional?.split(',').some((tag) => tag.trim() === answer.etag || tag.trim() === '*'))
@@ -365,7 +525,39 @@ export class CatalogProxy {
     return send(response, 200, answer.body, headers);
   }
 
-  /** Stops refreshing and closes the connections to the service (once; later calls wait for the same). */
+  /** `GET /changes?since=N[&limit=M]`: the change sets after N, or 410 when the history cannot say. */
+  #answerChanges(url: URL, response: ServerResponse): void {
+    const since = wholeParameter(url, 'since', 0, Number.MAX_SAFE_INTEGER);
+    const limit = wholeParameter(url, 'limit', 1, CHANGES_PAGE.max) ?? CHANGES_PAGE.default;
+    if (since === undefined || since === 'bad' || limit === 'bad') {
+      problem(
+        response,
+        PROXY_PROBLEMS.invalidChangesQuery,
+        `since must be given once, a whole number of at least 0 (the sequence of the last change set you applied; 0 for none); limit, when given, once, from 1 to ${CHANGES_PAGE.max}.`,
+      );
+      return;
+    }
+    const page = this.#changes.page(since, limit);
+    if (!('gone' in page)) {
+      send(response, 200, JSON.stringify(page), {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+      });
+      return;
+    }
+    const resync = `Resync from GET /plans.json, then ask for the changes since the sequence in its ${CHANGES_SEQUENCE_HEADER} header (now ${page.latest}).`;
+    problem(
+      response,
+      PROXY_PROBLEMS.changesGone,
+      page.gone === 'behind'
+        ? `The change sets after ${since} are no longer held (the history starts at ${page.oldest}). ${resync}`
+        : `Sequence ${since} is after the latest change set (${page.latest}): the proxy's history was started again. ${resync}`,
+      {},
+      { latest: page.latest, oldest: page.oldest, resync: '/plans.json' },
+    );
+  }
+
+  /** Stops refreshing and notifying, closes the connections to the service (once; later calls wait for the same). */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
@@ -373,6 +565,8 @@ export class CatalogProxy {
       this.#timer = undefined;
       this.#nextRefreshAt = undefined;
       await this.#inFlight;
+      await this.#notifier?.close();
+      await this.#updates;
       await this.#client.close();
     })();
     return this.#closing;
@@ -381,6 +575,16 @@ export class CatalogProxy {
 
 const isDiscipline = (value: string): value is Discipline =>
   (DISCIPLINES as readonly string[]).includes(value);
+
+/** A query parameter holding a whole number from `min` to `max`: undefined when absent, `bad` when not that. */
+function wholeParameter(url: URL, name: string, min: number, max: number): number | 'bad' | undefined {
+  const values = url.searchParams.getAll(name);
+  if (values.length === 0) return undefined;
+  const value = values[0] ?? '';
+  if (values.length > 1 || !/^\d{1,16}$/.test(value)) return 'bad';
+  const number = Number(value);
+  return number >= min && number <= max ? number : 'bad';
+}
 
 function send(
   response: ServerResponse,
@@ -402,8 +606,9 @@ function problem(
   kind: (typeof PROXY_PROBLEMS)[keyof typeof PROXY_PROBLEMS],
   detail: string,
   headers: Record<string, string> = {},
+  extensions: Record<string, unknown> = {},
 ): void {
-  send(response, kind.status, JSON.stringify({ ...kind, detail }), {
+  send(response, kind.status, JSON.stringify({ ...kind, detail, ...extensions }), {
     'content-type': 'application/problem+json',
     'cache-control': 'no-store',
     ...headers,

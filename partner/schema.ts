@@ -18,8 +18,8 @@ export const Plan = z.object({
     .string()
     .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
     .meta({ format: 'uuid' }),
-  title: z.string().min(1),
-  summary: z.string().nullable(),
+  title: z.string().min(1).max(150),
+  summary: z.string().max(500).nullable(),
   coverUrl: z
     .string()
     .regex(/^https:\/\/\S+$/)

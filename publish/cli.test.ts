@@ -3,12 +3,28 @@
  * a local origin directory and store file (the same code path as S3 and KeyValueStore, which publish.test.ts
  * and the Lambda's tests run in-process), plus a recorder standing in for the APIs with no local peer.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
-import { httpRequest, localTargetEnv, ROOT, runCatalog, startServe } from '../testing/cli.ts';
+import {
+  CATALOG_BIN,
+  type CliResult,
+  httpRequest,
+  localTargetEnv,
+  ROOT,
+  runCatalog,
+  startCatalog,
+  startServe,
+} from '../testing/cli.ts';
+import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
+import { DirectoryOrigin } from './dir-origin.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
 
@@ -107,6 +123,14 @@ describe('catalog publish', () => {
     expect(await pointer().catch(() => 'no store')).toBe('no store');
   });
 
+  it('documents its exit codes in --help: 0, 1, and 3 when a pin held the pointer', async () => {
+    const help = await runCatalog(['publish', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+      'Exit 0 published or identical to the live build, 1 failed or refused, 3 pinned by a rollback (nothing moved; catalog unpin, then publish again).',
+    );
+  });
+
   it('names the missing source and base URL: publishing has no local defaults', async () => {
     const result = await runCatalog(['publish'], { env: { ...TEST_AWS_ENV } });
     expect(result.code).toBe(1);
@@ -132,18 +156,74 @@ describe('catalog publish', () => {
     );
   });
 
-  it('refuses a base URL that is not https, from the flag or the environment', async () => {
-    const flag = await runCatalog(['publish', '--base-url', 'http://127.0.0.1:8787'], { env: env() });
-    expect(flag.code).toBe(1);
-    expect(flag.stderr).toBe(
-      'catalog: --base-url "http://127.0.0.1:8787": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)\n',
-    );
+  it('refuses a base URL that is not https, from the flag or the environment, unless local and loopback', async () => {
     const variable = await runCatalog(['publish'], {
       env: env({ CATALOG_BASE_URL: 'http://plans.example.com' }),
     });
-    expect(variable.stderr).toMatch(
-      /^catalog: CATALOG_BASE_URL "http:\/\/plans.example.com": must be https:\/\//,
+    expect(variable.code).toBe(1);
+    expect(variable.stderr).toBe(
+      'catalog: CATALOG_BASE_URL "http://plans.example.com": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only), or http:// on a loopback host (127.0.0.1, [::1], localhost) when publishing to a local origin\n',
     );
+    const web = await runCatalog(['publish', '--web-base-url', 'http://www.example.com'], { env: env() });
+    expect(web.stderr).toBe(
+      'catalog: --web-base-url "http://www.example.com": must be https:// (partners render webUrl as a link), or http:// on a loopback host (127.0.0.1, [::1], localhost) when publishing to a local origin\n',
+    );
+    const aws = {
+      ...TEST_AWS_ENV,
+      CATALOG_SOURCE: env().CATALOG_SOURCE as string,
+      CATALOG_BUCKET: 'catalog-origin',
+      CATALOG_KVS_ARN:
+        'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
+    };
+    const flag = await runCatalog(['publish', '--base-url', 'http://127.0.0.1:8787'], { env: aws });
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toBe(
+      'catalog: --base-url "http://127.0.0.1:8787": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only); http:// on a loopback host is only for a local origin (--origin with --store)\n',
+    );
+    expect(await pointer().catch(() => 'no store')).toBe('no store');
+  });
+
+  it('publishes to a local origin with an http:// loopback base URL, where catalog serve answers webUrl', async () => {
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const published = await runCatalog(['publish', '--base-url', baseUrl], { env: env() });
+    expect(published.code, published.stderr).toBe(0);
+    const catalog = JSON.parse(
+      await readFile(
+        join(scratch.dir, 'origin', 'builds', String(summaryOf(published.stdout).buildId), 'catalog.json'),
+        'utf8',
+      ),
+    ) as { plans: { id: string; webUrl: string }[] };
+    const plan = catalog.plans[0];
+    expect(plan?.webUrl).toBe(`${baseUrl}/plans/${plan?.id}`);
+    for (const host of ['[::1]', 'localhost']) {
+      const other = await runCatalog(['publish', '--force', '--base-url', `http://${host}:${port}`], {
+        env: env(),
+      });
+      expect(other.code, other.stderr).toBe(0);
+    }
+    const server = await startCatalog(
+      [
+        'serve',
+        '--port',
+        String(port),
+        '--origin',
+        join(scratch.dir, 'origin'),
+        '--store',
+        join(scratch.dir, 'kvs.json'),
+      ],
+      { ready: /listening on (http:\/\/\S+)/ },
+    );
+    try {
+      expect(server.url).toBe(baseUrl);
+      const page = await httpRequest(server.url, {
+        method: 'GET',
+        target: new URL(plan?.webUrl ?? '').pathname,
+      });
+      expect(page.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 
@@ -159,7 +239,7 @@ describe('catalog builds, rollback and unpin', () => {
     const lines = listed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^BUILD\s+GENERATED AT\s+RUNNING\s+STRENGTH\s+NOTE$/);
     expect(lines[1]).toMatch(new RegExp(`^${second.buildId}\\s+\\S+Z\\s+22\\s+22\\s+live$`));
-    expect(lines[2]).toMatch(new RegExp(`^${first.buildId}\\s+\\S+Z\\s+\\d+\\s+\\d+$`));
+    expect(lines[2]).toMatch(new RegExp(`^${first.buildId}\\s+\\S+Z\\s+\\d+\\s+\\d+\\s+was live$`));
     expect(lines).toHaveLength(3);
 
     const rolled = await runCatalog(['rollback'], { env: env() });
@@ -177,12 +257,19 @@ describe('catalog builds, rollback and unpin', () => {
     );
 
     const held = await runCatalog(['publish', '--source', await fewerRows(45)], { env: env() });
-    expect(held.code, held.stderr).toBe(0);
+    expect(held.code, held.stderr).toBe(3);
     expect(summaryOf(held.stdout)).toMatchObject({ result: 'skipped-pinned' });
     expect(held.stderr).toMatch(
-      new RegExp(`^skipped-pinned: pinned to ${first.buildId} since \\S+ by rollback; not published\\n$`),
+      new RegExp(
+        `^skipped-pinned: pinned to ${first.buildId} since \\S+ by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live\\n$`,
+      ),
     );
     expect((await pointer()).live).toBe(first.buildId);
+    const record = JSON.parse(await readFile(join(scratch.dir, 'origin', 'state', 'last-run.json'), 'utf8'));
+    expect(record).toMatchObject({
+      outcome: 'skipped-pinned',
+      reason: held.stderr.slice('skipped-pinned: '.length, -1),
+    });
 
     const unpinned = await runCatalog(['unpin'], { env: env() });
     expect(summaryOf(unpinned.stdout)).toMatchObject({
@@ -206,6 +293,167 @@ describe('catalog builds, rollback and unpin', () => {
     expect(listed.stderr).toBe(
       `${join(scratch.dir, 'origin')} also holds flat objects from before builds (catalog.json, catalog-running.json, catalog-strength.json, openapi.yaml): nothing serves them while a build is live; remove them when you no longer need them\n`,
     );
+  });
+});
+
+/** Starts `catalog publish` as its own process (so it can be paused), with the scratch target's environment. */
+function publishProcess(extra: Record<string, string>) {
+  const child = spawn(process.execPath, [CATALOG_BIN, 'publish'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...env(extra),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+/** Resolves once `predicate` holds, checking every 10 ms for at most `ms`. */
+async function until(predicate: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Rewrites the run lock of a directory origin as expired (a holder that stalled past its expiry). */
+async function expireRunLock(originDir: string): Promise<void> {
+  const origin = new DirectoryOrigin(originDir);
+  const held = await origin.get(STATE_RUN_LOCK);
+  if (!held) throw new Error(`no run lock at ${originDir}`);
+  const record = JSON.parse(held.body.toString('utf8')) as Record<string, unknown>;
+  const body = Buffer.from(
+    `${JSON.stringify({ ...record, expires: new Date(Date.now() - 1000).toISOString() })}\n`,
+  );
+  const written = await origin.replace(
+    {
+      key: STATE_RUN_LOCK,
+      chunks: [body],
+      size: body.length,
+      sha256: createHash('sha256').update(body).digest('hex'),
+      md5: createHash('md5').update(body).digest('hex'),
+      contentType: 'application/json',
+      cacheControl: 'no-store',
+    },
+    held.md5,
+  );
+  if (!written) throw new Error('the run lock changed while it was being expired');
+}
+
+describe('two publishes at once, the later build winning, then a rollback', () => {
+  it('goes back to the build live before the winner, never to the build of the publish that lost', async () => {
+    const v1 = summaryOf(
+      (await runCatalog(['publish', '--source', await fewerRows(40)], { env: env() })).stdout,
+    );
+
+    // The store's lock is held, as by another publish moving the pointer: v2's publish reads the pointer
+    // (v1), uploads and verifies its build, then waits at its move. It is paused there while v3's publish
+    // runs from start to end, then resumed: v3 moved the pointer from v1 first, and v2 loses.
+    const lock = join(scratch.dir, 'kvs.json.lock');
+    await writeFile(lock, `${process.pid} ${hostname()} test-holds-the-lock\n`);
+    const v2 = publishProcess({ CATALOG_SOURCE: await fewerRows(41) });
+    const waiting = async () =>
+      (await readdir(scratch.dir)).some((name) => name.startsWith(`kvs.json.lock.${v2.child.pid}-`));
+    try {
+      await until(waiting, 'the second publish to wait for the store');
+      v2.child.kill('SIGSTOP');
+    } finally {
+      await rm(lock, { force: true });
+    }
+    const [v2Build] = (await readdir(join(scratch.dir, 'origin', 'builds'))).filter(
+      (id) => id !== v1.buildId,
+    );
+    // v2 holds the run lock, and stalls past its expiry (stopped, here): the lock is left as time leaves it,
+    // expired, so v3 takes it over and races v2 to the pointer, which the conditional move settles.
+    await expireRunLock(join(scratch.dir, 'origin'));
+    // Build ids sort by their second: v3's must be newer than v2's, as a later start gives.
+    await until(
+      async () => new Date().toISOString().slice(0, 19).replace(/[-:]/g, '') > (v2Build ?? '').slice(0, 15),
+      'the next second',
+    );
+    const v3run = await runCatalog(['publish', '--source', await fewerRows(42)], { env: env() });
+    v2.child.kill('SIGCONT');
+    const v2run = await v2.done;
+    expect(v3run.code, v3run.stderr).toBe(0);
+    expect(v3run.stderr).toMatch(
+      /took over the run lock of catalog publish \(pid \d+ on .*\), which had expired/,
+    );
+    const v3 = summaryOf(v3run.stdout);
+    expect(v3).toMatchObject({ result: 'published', previousBuildId: v1.buildId });
+    expect(v2run.code).toBe(1);
+    expect(v2run.stderr).toContain(
+      `the live build moved from ${v1.buildId} to ${v3.buildId} while this publish ran; ${v3.buildId} stays live`,
+    );
+    expect(String(v2Build) > String(v1.buildId) && String(v2Build) < String(v3.buildId)).toBe(true);
+
+    const listed = await runCatalog(['builds'], { env: env() });
+    const notes = Object.fromEntries(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => {
+          const cells = line.split(/\s{2,}/);
+          return [cells[0], cells[4] ?? ''];
+        }),
+    );
+    expect(notes).toEqual({
+      [String(v3.buildId)]: 'live',
+      [String(v2Build)]: '',
+      [String(v1.buildId)]: 'was live',
+    });
+
+    const rolled = await runCatalog(['rollback'], { env: env() });
+    expect(rolled.code, rolled.stderr).toBe(0);
+    expect(summaryOf(rolled.stdout)).toMatchObject({ buildId: v1.buildId, previousBuildId: v3.buildId });
+
+    const history = await runCatalog(['history'], { env: env() });
+    expect(history.code, history.stderr).toBe(0);
+    const moves = history.stdout.trim().split('\n');
+    expect(moves[0]).toMatch(/^AT\s+KIND\s+FROM\s+TO\s+BY\s+REASON$/);
+    expect(moves.slice(1).map((line) => line.split(/\s+/).slice(1, 5))).toEqual([
+      ['rollback', v3.buildId, v1.buildId, expect.stringMatching(/^\S+@\S+$/)],
+      ['publish', v1.buildId, v3.buildId, expect.stringMatching(/^\S+@\S+$/)],
+      ['publish', '-', v1.buildId, expect.stringMatching(/^\S+@\S+$/)],
+    ]);
+    const json = await runCatalog(['history', '--json', '--limit', '1'], { env: env() });
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({
+        kind: 'rollback',
+        from: v3.buildId,
+        to: v1.buildId,
+        reason: `rolled back from ${v3.buildId}`,
+      }),
+    ]);
+
+    // What partners get is v1's catalog, in every encoding.
+    const key = (await runCatalog(['keys', 'issue', '--partner', 'p'], { env: env() })).stdout.trim();
+    const server = await startServe([
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      join(scratch.dir, 'kvs.json'),
+    ]);
+    try {
+      const { servedGeneratedAt } = await import('../testing/cli.ts');
+      expect([...(await servedGeneratedAt(server.url, key))]).toEqual([v1.generatedAt]);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

@@ -186,16 +186,23 @@ describe('the builds at an origin', () => {
     expect(builds.get(ids[0] as string)).toEqual(['catalog.json', 'manifest.json']);
   });
 
-  it('are pruned to the newest, never the live, the pinned or the one before the live build', () => {
+  it('are pruned to the newest, never the live, the pinned or the rollback target', () => {
     const all = [...builds.keys()];
     const none = { live: null, pinned: null, previous: null };
     expect(buildsToPrune(all, 2, none)).toEqual([ids[2], ids[1], ids[0]]);
-    expect(buildsToPrune(all, 2, { ...none, live: ids[2] as string, previous: ids[1] as string })).toEqual([
-      ids[0],
+    expect(buildsToPrune(all, 2, { ...none, live: ids[3] as string })).toEqual([ids[2], ids[1], ids[0]]);
+    expect(buildsToPrune(all, 1, { ...none, live: ids[3] as string, pinned: ids[0] as string })).toEqual([
+      ids[2],
+      ids[1],
     ]);
+    // The build that was live before, not the newest older build (which may never have been live).
     expect(
-      buildsToPrune(all, 1, { live: ids[3] as string, pinned: ids[0] as string, previous: ids[2] as string }),
-    ).toEqual([ids[1]]);
+      buildsToPrune(all, 1, {
+        live: '20260501T000000Z-00000005',
+        pinned: null,
+        previous: ids[1] as string,
+      }),
+    ).toEqual([ids[3], ids[2], ids[0]]);
   });
 
   it('are found among the prefixes of a delimited listing; other prefixes are ignored', () => {
@@ -210,23 +217,44 @@ describe('the builds at an origin', () => {
     ).toEqual([ids[0], ids[1]]);
   });
 
-  it('give a rollback the newest complete build older than the live one, or the one named', () => {
-    expect(rollbackTarget(builds, '20260501T000000Z-00000005', undefined)).toEqual({ id: ids[3] });
-    expect(rollbackTarget(builds, ids[3] as string, undefined)).toEqual({ id: ids[2] });
-    expect(rollbackTarget(builds, ids[3] as string, ids[0])).toEqual({ id: ids[0] });
+  it('give a plain rollback the first complete build of the rollback line, never a build that was never live', () => {
+    // ids[2] is complete and newer than ids[1], but it was never live (a publish that lost a race).
+    expect(
+      rollbackTarget(builds, { live: ids[3] as string, previous: [ids[1] as string] }, undefined),
+    ).toEqual({
+      id: ids[1],
+    });
+    // A build of the line that is gone or incomplete is passed over.
+    expect(
+      rollbackTarget(
+        builds,
+        {
+          live: ids[3] as string,
+          previous: ['20250101T000000Z-0000000a', '20260501T000000Z-00000005', ids[0] as string],
+        },
+        undefined,
+      ),
+    ).toEqual({ id: ids[0] });
+    expect(rollbackTarget(builds, { live: ids[3] as string, previous: [] }, ids[2])).toEqual({ id: ids[2] });
   });
 
-  it('refuse a rollback to an unknown or incomplete build, or when there is nothing older', () => {
-    expect(rollbackTarget(builds, ids[3] as string, '20250101T000000Z-ffffffff')).toEqual({
+  it('refuse a rollback to an unknown or incomplete build, or when no earlier live build is recorded', () => {
+    const pointer = { live: ids[3] as string, previous: [] };
+    expect(rollbackTarget(builds, pointer, '20250101T000000Z-ffffffff')).toEqual({
       error: expect.stringMatching(
         new RegExp(`^${settingRef('to')} "20250101T000000Z-ffffffff": no such build \\(builds: `),
       ),
     });
-    expect(rollbackTarget(builds, ids[3] as string, '20260501T000000Z-00000005')).toEqual({
+    expect(rollbackTarget(builds, pointer, '20260501T000000Z-00000005')).toEqual({
       error: `${settingRef('to')} "20260501T000000Z-00000005": the build is incomplete (no manifest.json)`,
     });
-    expect(rollbackTarget(builds, ids[0] as string, undefined)).toEqual({
-      error: `no complete build older than live build ${ids[0]} (5 builds at the origin)`,
+    expect(rollbackTarget(builds, pointer, undefined)).toEqual({
+      error: `no build is recorded as live before live build ${ids[3]} (build:previous is empty: nothing was published before it, or it went live before the store kept that record); roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`,
+    });
+    expect(
+      rollbackTarget(builds, { live: ids[3] as string, previous: ['20250101T000000Z-0000000a'] }, undefined),
+    ).toEqual({
+      error: `none of the builds live before live build ${ids[3]} is complete at the origin any more (20250101T000000Z-0000000a); roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`,
     });
   });
 });

@@ -8,6 +8,7 @@ import { settingRef } from '../contract/errors.ts';
 import { BUILD_ID_PATTERN, BUILDS_PREFIX, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
 import type { GuardName } from './errors.ts';
 import type { StoredObject } from './origin.ts';
+import { shownValue } from './pointer.ts';
 
 /** The key at the origin of a build's object. */
 export function buildKey(buildId: string, key: string): string {
@@ -48,7 +49,7 @@ export type LiveCatalog =
       readonly manifest: Manifest;
       readonly damage: readonly string[];
     }
-  /** A build id is live but its manifest cannot be read. */
+  /** The pointer names no build the edge can serve: not a build id, or one whose manifest cannot be read. */
   | { readonly kind: 'unreadable'; readonly id: string; readonly reason: string }
   /** No build is live; the origin's root holds the flat objects from before builds, with this many plans. */
   | { readonly kind: 'flat'; readonly plans: number | null }
@@ -86,7 +87,8 @@ export function livePlans(live: LiveCatalog): number | null {
 }
 
 function liveName(live: LiveCatalog): string {
-  if (live.kind === 'build' || live.kind === 'unreadable') return `live build ${live.id}`;
+  if (live.kind === 'build') return `live build ${live.id}`;
+  if (live.kind === 'unreadable') return `live build ${shownValue(live.id)}`;
   return 'the live catalog';
 }
 
@@ -153,8 +155,9 @@ export function hasManifest(keys: readonly string[]): boolean {
 }
 
 /**
- * The builds to delete so that only the newest `keep` remain — never the live build, the pinned build, or
- * `previous` (the complete build just before the live one: the rollback target). `ids` in any order.
+ * The builds to delete so that only the newest `keep` remain — never the live build, the pinned build, or the
+ * build a plain rollback would make live (`previous`: the build live before the live one, which may be older
+ * than the newest `keep`). `ids` in any order.
  */
 export function buildsToPrune(
   ids: readonly string[],
@@ -178,12 +181,14 @@ export function buildIdsOf(prefixes: readonly string[]): string[] {
 }
 
 /**
- * The build a rollback makes live: `to` when given, else the newest complete build older than the live one.
- * Returns the reason as `error` when there is none.
+ * The build a rollback makes live: `to` when given (any complete build); else the first complete build of the
+ * rollback line — the build that was live before the live one, never a build that was only uploaded (a
+ * publish that lost a race leaves a complete build no one ever saw). Returns the reason as `error` when there
+ * is none.
  */
 export function rollbackTarget(
   builds: ReadonlyMap<string, readonly string[]>,
-  live: string | null,
+  pointer: { readonly live: string | null; readonly previous: readonly string[] },
   to: string | undefined,
 ): { readonly id: string } | { readonly error: string } {
   const known = [...builds.keys()].sort().reverse();
@@ -197,12 +202,17 @@ export function rollbackTarget(
       return { error: `${settingRef('to')} ${JSON.stringify(to)}: the build is incomplete (no ${MANIFEST})` };
     return { id: to };
   }
-  const previous = known.find((id) => (live === null || id < live) && hasManifest(builds.get(id) ?? []));
-  if (!previous) {
-    const older = live === null ? '' : ` older than live build ${live}`;
-    return { error: `no complete build${older} (${known.length} builds at the origin)` };
-  }
-  return { id: previous };
+  const previous = pointer.previous.find((id) => hasManifest(builds.get(id) ?? []));
+  if (previous !== undefined) return { id: previous };
+  const live = pointer.live === null ? 'no build' : `live build ${shownValue(pointer.live)}`;
+  const choose = `roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`;
+  if (pointer.previous.length === 0)
+    return {
+      error: `no build is recorded as live before ${live} (build:previous is empty: nothing was published before it, or it went live before the store kept that record); ${choose}`,
+    };
+  return {
+    error: `none of the builds live before ${live} is complete at the origin any more (${pointer.previous.join(', ')}); ${choose}`,
+  };
 }
 
 /** The flat objects at the origin's root from before builds (a migrated bucket keeps them until removed). */

@@ -86,6 +86,19 @@ describe('a directory origin', () => {
     expect((await origin.list('builds/b/'))[0]).toMatchObject({ size: 4 });
   });
 
+  it('lists the MD5 recorded at write time, and hashes the bytes as they are now on request', async () => {
+    const origin = new DirectoryOrigin(scratch.dir);
+    const written = object('builds/b/catalog.json', ['0123456789']);
+    await origin.put(written, { overwrite: false });
+    await writeFile(join(scratch.dir, 'builds/b/catalog.json'), '9876543210');
+    expect((await origin.list('builds/b/'))[0]).toMatchObject({ size: 10, md5: written.md5 });
+    expect(await origin.sha256('builds/b/catalog.json')).toBe(
+      createHash('sha256').update('9876543210').digest('hex'),
+    );
+    expect(await origin.sha256('builds/b/missing.json')).toBeNull();
+    await expect(origin.sha256('../outside.json')).rejects.toThrow(StoreError);
+  });
+
   it('refuses a key that leads outside the directory or into its metadata', async () => {
     const origin = new DirectoryOrigin(scratch.dir);
     await expect(origin.get('../outside.json')).rejects.toThrow(StoreError);

@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -222,7 +222,10 @@ export class DirectoryOrigin implements OriginStore {
     }
   }
 
-  /** Every object under `prefix`: size from the file, MD5 as recorded when it was written. */
+  /**
+   * Every object under `prefix`: size from the file, MD5 as recorded when it was written (a file changed since
+   * keeps its recorded MD5: {@link sha256} reads the bytes).
+   */
   async list(prefix: string): Promise<StoredObject[]> {
     const start = join(this.#root, dirname(`${prefix}x`));
     let names: string[];
@@ -259,6 +262,18 @@ export class DirectoryOrigin implements OriginStore {
       if (isMissing(error)) return [];
       throw error;
     }
+  }
+
+  /** Hashes the file's bytes as they are now, streaming (a catalog of 30,000 plans is never held whole). */
+  async sha256(key: string): Promise<string | null> {
+    const hash = createHash('sha256');
+    try {
+      for await (const chunk of createReadStream(this.#path(key))) hash.update(chunk as Buffer);
+    } catch (error) {
+      if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR') return null;
+      throw error;
+    }
+    return hash.digest('hex');
   }
 
   async delete(keys: readonly string[]): Promise<void> {

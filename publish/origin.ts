@@ -69,6 +69,12 @@ export interface OriginStore {
    * its file system). Absent where a write is durable once it returns (S3).
    */
   sync?(): Promise<void>;
+  /**
+   * The SHA-256 (hex) of an object's bytes as stored now, or null when it is missing. Only an origin whose
+   * listed MD5 is a record made at write time has it (a directory, whose files can change afterwards); S3
+   * computes an object's ETag from the bytes it stores, so its listing already speaks for the bytes.
+   */
+  sha256?(key: string): Promise<string | null>;
 }
 
 /** `s3://bucket` names a bucket; anything else is a directory. */

@@ -1,12 +1,20 @@
 /**
  * The live build: one entry of the key-value store (`build:live`) that the viewer-request function reads on
- * every request, and the pin a rollback sets (`build:pin`). Moving the pointer is one conditional write
- * through the store's atomic update (CloudFront KeyValueStore: one UpdateKeys with IfMatch, re-read and
- * re-decided on a conflict; the local file: under its lock), and it moves only from the build it started from.
+ * every request, the pin a rollback sets (`build:pin`), and the rollback line (`build:previous`: the builds
+ * that were live before the live one, newest first). Moving the pointer is one conditional write through the
+ * store's atomic update (CloudFront KeyValueStore: one UpdateKeys with IfMatch, re-read and re-decided on a
+ * conflict; the local file: under its lock), it moves only from the build it started from, and the rollback
+ * line changes in that same write, so no crash can leave the pointer moved and the line behind.
  */
 import { z } from 'zod';
 import { CatalogError } from '../contract/errors.ts';
-import { BUILD_ID_PATTERN, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
+import {
+  BUILD_ID_PATTERN,
+  KVS_LIVE_BUILD,
+  KVS_PIN,
+  KVS_PREVIOUS_BUILDS,
+  PREVIOUS_BUILDS_KEPT,
+} from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 
 /** The pin a rollback sets: which build, since when, by what, and why. */
@@ -23,28 +31,84 @@ export interface Pointer {
   /** The live build, or null: no build is live (the gateway serves the origin's flat root). */
   readonly live: string | null;
   readonly pin: Pin | null;
+  /**
+   * The rollback line: the builds that were live before the live one, newest first (at most
+   * {@link PREVIOUS_BUILDS_KEPT}). Empty when none is recorded (no earlier publish, or a store from before
+   * the line was kept).
+   */
+  readonly previous: readonly string[];
 }
 
-/** The pointer moved after the publish read it: another publish or a rollback won. Nothing was moved. */
+/** The pointer moved after a publish or rollback read it: another one won. Nothing was moved. */
 export class PointerMovedError extends CatalogError {
   override name = 'PointerMovedError';
   readonly winner: string | null;
-  constructor(store: string, expected: string | null, winner: string | null) {
+  constructor(store: string, expected: string | null, winner: string | null, what: 'publish' | 'rollback') {
+    const won = winner === null ? 'that build' : shownValue(winner);
     super(
-      `${store}: the live build moved from ${expected ?? '(none)'} to ${winner ?? '(none)'} while this publish ran; ${winner ?? 'that build'} stays live and this build was not published`,
+      `${store}: the live build moved from ${expected === null ? '(none)' : shownValue(expected)} to ${winner === null ? '(none)' : shownValue(winner)} while this ${what} ran; ${won} stays live and ${what === 'publish' ? 'this build was not published' : 'nothing was rolled back (run it again to roll back from it)'}`,
     );
     this.winner = winner;
   }
 }
 
-/** The pointer is pinned: publishing moves nothing until `catalog unpin`. */
+/**
+ * The pointer is pinned: publishing moves nothing until `catalog unpin`. The message says how to resume and
+ * what that does, for whoever reads it (the command line, the run's record, `catalog status`).
+ */
 export class PinnedError extends CatalogError {
   override name = 'PinnedError';
   readonly pin: Pin;
   constructor(pin: Pin) {
-    super(`pinned to ${pin.build} since ${pin.at} by ${pin.by}; not published`);
+    const build = shownValue(pin.build);
+    super(
+      `pinned to ${build} since ${pin.at} by ${pin.by}; not published: ${build} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
+    );
     this.pin = pin;
   }
+}
+
+/** The longest part of a stored value a message quotes. */
+const SHOWN_MAX = 80;
+
+/**
+ * A value of the store as a message shows it: a build id as it is; anything else JSON-quoted, so that a
+ * newline or a control character cannot break the one-line message, and cut to {@link SHOWN_MAX} characters.
+ */
+export function shownValue(value: string): string {
+  if (BUILD_ID_PATTERN.test(value)) return value;
+  const json = JSON.stringify(value.length > SHOWN_MAX ? value.slice(0, SHOWN_MAX) : value);
+  return json.length > SHOWN_MAX + 2 ? `${json.slice(0, SHOWN_MAX - 1)}..."` : json;
+}
+
+/** The rollback line as stored: build ids only (anything else in the value is dropped, and so is a value that
+ * is not a JSON array). */
+function previousOf(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return Array.isArray(parsed)
+      ? parsed.filter((id): id is string => typeof id === 'string' && BUILD_ID_PATTERN.test(id))
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Writes the rollback line into `entries` (no entry for an empty line). */
+function setPrevious(entries: Map<string, string>, line: readonly string[]): void {
+  const kept = line.slice(0, PREVIOUS_BUILDS_KEPT);
+  if (kept.length === 0) entries.delete(KVS_PREVIOUS_BUILDS);
+  else entries.set(KVS_PREVIOUS_BUILDS, JSON.stringify(kept));
+}
+
+/**
+ * The rollback line after `from` stops being live: `from` goes first (when it is a build id), and any other
+ * place it held (it was rolled back to and published from) is dropped.
+ */
+function lineAfterLeaving(from: string | null, line: readonly string[]): string[] {
+  if (from === null || !BUILD_ID_PATTERN.test(from)) return [...line];
+  return [from, ...line.filter((id) => id !== from)];
 }
 
 /** The pointer in a set of entries; a pin that cannot be read counts as a pin (to the live build). */
@@ -60,11 +124,11 @@ export function pointerOf(entries: ReadonlyMap<string, string>): Pointer {
         build: live ?? '',
         at: new Date(0).toISOString(),
         by: 'unknown',
-        reason: `unreadable pin ${raw}`,
+        reason: `unreadable pin ${shownValue(raw)}`,
       };
     }
   }
-  return { live, pin };
+  return { live, pin, previous: previousOf(entries.get(KVS_PREVIOUS_BUILDS)) };
 }
 
 /** Reads the pointer. */
@@ -73,25 +137,45 @@ export async function readPointer(store: KeyValueStore): Promise<Pointer> {
 }
 
 /**
- * Moves the live build from `from` to `to`, only if it is still `from` and not pinned; throws
- * {@link PointerMovedError} or {@link PinnedError} otherwise (and changes nothing).
+ * Moves the live build from `from` to `to` (a publish), only if it is still `from` and not pinned; throws
+ * {@link PointerMovedError} or {@link PinnedError} otherwise (and changes nothing). `from` heads the rollback
+ * line in the same write. Returns the pointer after the move.
  */
-export async function movePointer(store: KeyValueStore, from: string | null, to: string): Promise<void> {
-  await store.update((entries) => {
+export async function movePointer(store: KeyValueStore, from: string | null, to: string): Promise<Pointer> {
+  return store.update((entries) => {
     const now = pointerOf(entries);
     if (now.pin) throw new PinnedError(now.pin);
-    if (now.live !== from) throw new PointerMovedError(store.name, from, now.live);
+    if (now.live !== from) throw new PointerMovedError(store.name, from, now.live, 'publish');
     entries.set(KVS_LIVE_BUILD, to);
+    setPrevious(entries, lineAfterLeaving(from, now.previous));
+    return pointerOf(entries);
   });
 }
 
-/** Points at `build` and pins it there (a rollback), from whatever was live; returns the previous pointer. */
-export async function pinPointer(store: KeyValueStore, pin: Pin): Promise<Pointer> {
+/**
+ * Points at `pin.build` and pins it there (a rollback), only if the live build is still `from`; throws
+ * {@link PointerMovedError} otherwise (and changes nothing). In the same write the rollback line becomes what
+ * was below `pin.build` in it, so a second rollback goes further back; a build that was not in the line
+ * (`--to` a build of the operator's choice) is put before the build that was live instead, which a plain
+ * rollback then returns to. Returns the pointer before and after.
+ */
+export async function pinPointer(
+  store: KeyValueStore,
+  pin: Pin,
+  from: string | null,
+): Promise<{ readonly before: Pointer; readonly after: Pointer }> {
   return store.update((entries) => {
     const before = pointerOf(entries);
+    if (before.live !== from) throw new PointerMovedError(store.name, from, before.live, 'rollback');
+    const at = before.previous.indexOf(pin.build);
+    const line =
+      at >= 0
+        ? before.previous.slice(at + 1)
+        : lineAfterLeaving(before.live, before.previous).filter((id) => id !== pin.build);
     entries.set(KVS_LIVE_BUILD, pin.build);
     entries.set(KVS_PIN, JSON.stringify(pin));
-    return before;
+    setPrevious(entries, line);
+    return { before, after: pointerOf(entries) };
   });
 }
 

@@ -7,12 +7,13 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
-import { KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_PIN, KVS_PREVIOUS_BUILDS } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { buildRows, fixtureRows, prepareRows, startS3, type TestS3, testS3Client } from '../testing/aws.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
+import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { buildKey, IMMUTABLE } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
@@ -22,6 +23,7 @@ import {
   listBuilds,
   type PublishOptions,
   type PublishTarget,
+  protectedBy,
   pruneBuilds,
   publishBuild,
   rollback,
@@ -46,6 +48,7 @@ const options = (extra: Partial<PublishOptions> = {}): PublishOptions => ({
   allowEmpty: false,
   minRatio: 0.5,
   keep: 20,
+  actor: 'test',
   ...extra,
 });
 
@@ -85,14 +88,27 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       plans: 44,
       counts: { running: 22, strength: 22 },
     });
-    expect(await readPointer(target.kvs)).toEqual({ live: result.buildId, pin: null });
-    expect(await keys(target.origin)).toEqual(
+    expect(await readPointer(target.kvs)).toEqual({ live: result.buildId, pin: null, previous: [] });
+    expect((await keys(target.origin)).filter((key) => !key.startsWith('state/'))).toEqual(
       [
         ...result.objects.map((object) => buildKey(result.buildId, object.key)),
         'errors/404.html',
         'errors/500.json',
       ].sort(),
     );
+    // The move is in the pointer's history, an object written once.
+    const [move, ...others] = await keys(target.origin, 'state/history/');
+    expect(others).toEqual([]);
+    expect(move).toMatch(
+      new RegExp(`^state/history/\\d{8}T\\d{9}Z-publish-${result.buildId}-[0-9a-f]{4}\\.json$`),
+    );
+    expect(JSON.parse((await target.origin.get(move ?? ''))?.body.toString('utf8') ?? '')).toEqual({
+      at: expect.any(String),
+      kind: 'publish',
+      from: null,
+      to: result.buildId,
+      by: 'test',
+    });
     for (const object of result.objects) {
       const stored = await target.origin.get(buildKey(result.buildId, object.key));
       expect(stored?.body.equals(object.body), object.key).toBe(true);
@@ -164,6 +180,17 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
   });
 
+  it('replaces a pointer that names no build (a hand-edited "../..") with a fresh build, saying so', async () => {
+    await publishBuild(await build(), target, options());
+    await target.kvs.update((entries) => entries.set(KVS_LIVE_BUILD, '../..'));
+    const repaired = await publishBuild(await build(), target, options());
+    expect(repaired).toMatchObject({ result: 'published', previousBuildId: '../..' });
+    expect(repaired.warnings).toEqual([
+      'build:live names "../.." (not a build id): a fresh build replaces it',
+    ]);
+    expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
+  });
+
   it('rolls back by moving the pointer and pinning it; a publish while pinned moves nothing until unpin', async () => {
     const first = await publishBuild(await build(rows.slice(0, 40)), target, options());
     const second = await publishBuild(await build(), target, options());
@@ -181,12 +208,13 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
         by: 'rollback',
         reason: `rolled back from ${second.buildId}`,
       },
+      previous: [],
     });
     const before = await keys(target.origin);
     const pinned = await publishBuild(await build(rows.slice(0, 45)), target, options());
     expect(pinned).toMatchObject({ result: 'skipped-pinned', previousBuildId: first.buildId });
     expect(pinned.reason).toBe(
-      `pinned to ${first.buildId} since 2026-03-02T00:00:00.000Z by rollback; not published`,
+      `pinned to ${first.buildId} since 2026-03-02T00:00:00.000Z by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
     );
     expect(await keys(target.origin)).toEqual(before);
     expect((await readPointer(target.kvs)).live).toBe(first.buildId);
@@ -194,7 +222,11 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect(await unpin(target)).toMatchObject({ command: 'unpin', unpinned: { build: first.buildId } });
     const after = await publishBuild(await build(rows.slice(0, 45)), target, options());
     expect(after.result).toBe('published');
-    expect(await readPointer(target.kvs)).toEqual({ live: after.buildId, pin: null });
+    expect(await readPointer(target.kvs)).toEqual({
+      live: after.buildId,
+      pin: null,
+      previous: [first.buildId],
+    });
   });
 
   it('unpins and publishes in one run when asked to', async () => {
@@ -213,7 +245,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     await expect(rollback(target, { now: new Date(), to: '20200101T000000Z-00000000' })).rejects.toThrow(
       /no such build/,
     );
-    expect(await readPointer(target.kvs)).toEqual({ live: only.buildId, pin: null });
+    expect(await readPointer(target.kvs)).toEqual({ live: only.buildId, pin: null, previous: [] });
   });
 
   it('does not move a pointer that moved while it ran: it names the winner and leaves its build unreferenced', async () => {
@@ -253,6 +285,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect(listed.builds.map((row) => row.id)).toEqual([ids[4], ids[3]]);
     expect(listed.builds[0]).toMatchObject({
       live: true,
+      everLive: true,
       pinned: false,
       complete: true,
       counts: expect.any(Object),
@@ -307,9 +340,11 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       ids.push((await publishBuild(await build(rows.slice(0, 40 + i)), target, options())).buildId);
     const doomed = (await target.origin.list(`builds/${ids[0]}/`)).length;
     expect(doomed).toBeGreaterThan(40);
+    // Keep one: the live build, and the build live before it (the rollback target) whatever `keep` says.
+    const pointer = await readPointer(target.kvs);
+    expect(protectedBy(pointer)).toEqual({ live: ids[2], pinned: null, previous: ids[1] });
     s3?.requests.splice(0);
-    // Keep one: the live build, and the build before it (the rollback target) whatever `keep` says.
-    expect(await pruneBuilds(target.origin, 1, { live: ids[2] as string, pinned: null })).toEqual([ids[0]]);
+    expect(await pruneBuilds(target.origin, 1, protectedBy(pointer))).toEqual([ids[0]]);
     const sent = s3?.requests.splice(0) ?? [];
     expect(await target.origin.listPrefixes('builds/')).toEqual([`builds/${ids[1]}/`, `builds/${ids[2]}/`]);
     expect(await target.origin.list(`builds/${ids[0]}/`)).toEqual([]);
@@ -319,16 +354,37 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       expect(await readdir(`${scratch.dir}/origin/.meta/builds`)).toEqual([ids[1], ids[2]]);
     }
     if (kind === 's3rver') {
-      // One listing of builds/ with a delimiter (the build ids, not their objects), one HEAD of the previous
-      // build's manifest, then the pruned build alone: its one page of keys, deleted in one request.
+      // One listing of builds/ with a delimiter (the build ids, not their objects), then the pruned build
+      // alone: its one page of keys, deleted in one request. No kept build's objects are listed.
       expect(sent.map(({ method, key, query }) => [method, key, query.prefix, query.delimiter])).toEqual([
         ['GET', '', 'builds/', '/'],
-        ['HEAD', `builds/${ids[1]}/manifest.json`, undefined, undefined],
         ['GET', '', `builds/${ids[0]}/`, undefined],
         ['POST', '', undefined, undefined],
       ]);
-      expect(sent[3]?.query).toHaveProperty('delete');
+      expect(sent[2]?.query).toHaveProperty('delete');
     }
+  });
+
+  it('keeps the rollback target when newer builds that were never live fill keep', async () => {
+    const first = await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const second = await publishBuild(await build(), target, options());
+    // Two complete builds that never went live (publishes that lost), newer than the live one's predecessor.
+    for (const subset of [rows.slice(0, 41), rows.slice(0, 42)]) {
+      const loser = await build(subset);
+      for (const object of loser.objects)
+        await target.origin.put(
+          { ...object, key: buildKey(loser.buildId, object.key), cacheControl: IMMUTABLE },
+          { overwrite: false },
+        );
+    }
+    const third = await publishBuild(await build(rows.slice(0, 43)), target, options({ keep: 1 }));
+    expect((await listBuilds(target)).builds.map((row) => [row.id, row.live, row.everLive])).toEqual([
+      [third.buildId, true, true],
+      [second.buildId, false, true],
+    ]);
+    expect(third.pruned).toHaveLength(3);
+    expect(third.pruned).toContain(first.buildId);
+    expect((await rollback(target, { now: new Date() })).buildId).toBe(second.buildId);
   });
 
   it('publishes over the flat objects of a bucket from before builds, leaving them, and lists them', async () => {
@@ -430,7 +486,7 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
     fake.beforeUpdate = undefined;
   });
 
-  it('moves it with exactly one conditional UpdateKeys, writing only the pointer', async () => {
+  it('moves it with exactly one conditional UpdateKeys, writing the pointer and the rollback line', async () => {
     const origin = new DirectoryOrigin(`${scratch.dir}/origin`);
     const result = await build();
     await publishBuild(result, { origin, kvs }, options());
@@ -439,6 +495,21 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
     expect(updates[0]?.headers['if-match']).toBe('ETAG1');
     expect(fake.updates()).toEqual([{ Puts: [{ Key: KVS_LIVE_BUILD, Value: result.buildId }] }]);
     expect(fake.entries.get(KVS_LIVE_BUILD)).toBe(result.buildId);
+
+    // The next publish moves the pointer and heads the rollback line with the build it replaces, in the same
+    // conditional UpdateKeys: no crash can leave one without the other.
+    fake.requests = [];
+    const next = await build(rows.slice(0, 43));
+    await publishBuild(next, { origin, kvs }, options());
+    expect(fake.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
+    expect(fake.updates()).toEqual([
+      {
+        Puts: [
+          { Key: KVS_LIVE_BUILD, Value: next.buildId },
+          { Key: KVS_PREVIOUS_BUILDS, Value: JSON.stringify([result.buildId]) },
+        ],
+      },
+    ]);
   });
 
   it.each([
@@ -474,13 +545,104 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
     expect(fake.requests.filter((request) => request.method === 'POST')[0]?.headers['if-match']).toMatch(
       /^ETAG\d+$/,
     );
+    // The build rolled back to was the head of the rollback line: the line below it is empty, so it goes.
     expect(fake.updates()).toEqual([
       {
         Puts: [
           { Key: KVS_LIVE_BUILD, Value: first.buildId },
           { Key: KVS_PIN, Value: expect.stringContaining(`"build":"${first.buildId}"`) },
         ],
+        Deletes: [{ Key: KVS_PREVIOUS_BUILDS }],
       },
     ]);
+  });
+});
+
+describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winning', (kind) => {
+  const under = usePublishTarget(kind, 'catalog-race-rollback-');
+
+  it('rolls back to the build live before the winner, never to the build of the publish that lost', async () => {
+    const { target } = under;
+    const v1 = await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const v2 = await build(rows.slice(0, 41));
+    const v3 = await build(rows.slice(0, 42));
+    expect(v1.buildId < v2.buildId && v2.buildId < v3.buildId).toBe(true);
+
+    // v2's publish reads the pointer (v1), uploads and verifies, then reaches its pointer move only after v3's
+    // publish has moved the pointer from v1: the order two publishes started at once can take.
+    let arrived = () => {};
+    const atMove = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow: PublishTarget = {
+      origin: target.origin,
+      kvs: {
+        name: target.kvs.name,
+        read: () => target.kvs.read(),
+        update: async (change) => {
+          arrived();
+          await gate;
+          return target.kvs.update(change);
+        },
+      },
+    };
+    const losing = publishBuild(v2, slow, options());
+    losing.catch(() => {});
+    await atMove;
+    const won = await publishBuild(v3, target, options());
+    release();
+    await expect(losing).rejects.toThrow(PointerMovedError);
+    expect(won).toMatchObject({ result: 'published', previousBuildId: v1.buildId });
+    expect(await readPointer(target.kvs)).toEqual({ live: v3.buildId, pin: null, previous: [v1.buildId] });
+
+    const listed = (await listBuilds(target)).builds.map((row) => [row.id, row.complete, row.everLive]);
+    expect(listed).toEqual([
+      [v3.buildId, true, true],
+      [v2.buildId, true, false],
+      [v1.buildId, true, true],
+    ]);
+
+    const rolled = await rollback(target, { now: new Date(), actor: 'ops@host' });
+    expect(rolled).toMatchObject({ buildId: v1.buildId, previousBuildId: v3.buildId, previous: [] });
+    expect((await readPointer(target.kvs)).live).toBe(v1.buildId);
+
+    const { readHistory } = await import('./history.ts');
+    expect(
+      (await readHistory(target.origin, 10)).map(({ kind, from, to, by }) => ({ kind, from, to, by })),
+    ).toEqual([
+      { kind: 'rollback', from: v3.buildId, to: v1.buildId, by: 'ops@host' },
+      { kind: 'publish', from: v1.buildId, to: v3.buildId, by: 'test' },
+      { kind: 'publish', from: null, to: v1.buildId, by: 'test' },
+    ]);
+  });
+
+  it('walks back through the builds that were live, one rollback at a time, and unpin records its move', async () => {
+    const { target } = under;
+    const ids: string[] = [];
+    for (const count of [40, 41, 42])
+      ids.push((await publishBuild(await build(rows.slice(0, count)), target, options())).buildId);
+    const [a, b, c] = ids as [string, string, string];
+    expect((await readPointer(target.kvs)).previous).toEqual([b, a]);
+    expect((await rollback(target, { now: new Date() })).buildId).toBe(b);
+    expect((await rollback(target, { now: new Date() })).buildId).toBe(a);
+    await expect(rollback(target, { now: new Date() })).rejects.toThrow(
+      /no build is recorded as live before/,
+    );
+    // --to a build of the operator's choice: a plain rollback then returns to where it came from.
+    expect((await rollback(target, { now: new Date(), to: c })).buildId).toBe(c);
+    expect((await readPointer(target.kvs)).previous).toEqual([a]);
+    const unpinned = await unpin(target, { now: new Date(), actor: 'ops@host' });
+    expect(unpinned).toMatchObject({ unpinned: { build: c }, warnings: [] });
+    const { readHistory } = await import('./history.ts');
+    expect((await readHistory(target.origin, 1))[0]).toMatchObject({
+      kind: 'unpin',
+      from: c,
+      to: c,
+      by: 'ops@host',
+    });
   });
 });

@@ -13,7 +13,14 @@ import {
   type PreparedBuild,
 } from '../builder/build.ts';
 import { describeCause, StoreError } from '../contract/errors.ts';
-import { BUILDS_PREFIX, type Discipline, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
+import {
+  BUILD_ID_PATTERN,
+  BUILDS_PREFIX,
+  type Discipline,
+  MANIFEST,
+  ORIGIN_FILES,
+  STATE_HISTORY_PREFIX,
+} from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 import {
   buildIdsOf,
@@ -33,6 +40,7 @@ import {
 } from './core.ts';
 import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
+import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
 import type { ObjectToWrite, OriginStore } from './origin.ts';
 import {
   movePointer,
@@ -41,6 +49,7 @@ import {
   type Pointer,
   pinPointer,
   readPointer,
+  shownValue,
   unpinPointer,
 } from './pointer.ts';
 
@@ -68,6 +77,20 @@ export interface PublishOptions extends GuardOptions {
    * builder has 5 minutes).
    */
   readonly concurrency?: number;
+  /** Who publishes, for the history of the pointer (default `unknown`). */
+  readonly actor?: string;
+  /** The time of a pointer move in its history (default: the system's). */
+  readonly clock?: () => Date;
+}
+
+/** Records a move in the history at the origin; a failure is returned as a warning, never thrown. */
+async function recordMoveOrWarn(origin: OriginStore, move: PointerMove): Promise<string | null> {
+  try {
+    await recordMove(origin, move);
+    return null;
+  } catch (error) {
+    return `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`;
+  }
 }
 
 /** What a publish did. */
@@ -129,13 +152,60 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
-/** The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. */
-export async function readLive(origin: OriginStore, live: string | null): Promise<LiveCatalog> {
+/** Objects hashed at once when the bytes of a build are checked (files on one disk). */
+export const HASH_CONCURRENCY = 16;
+
+/**
+ * What is wrong with the bytes of a build's objects against the SHA-256 of its manifest, on an origin whose
+ * listing cannot tell (see {@link OriginStore.sha256}); the objects in `known` (already found missing or
+ * wrong) are skipped. Empty on any other origin.
+ */
+async function byteDamageOf(
+  origin: OriginStore,
+  buildId: string,
+  manifest: Manifest,
+  known: readonly string[],
+): Promise<string[]> {
+  const sha256 = origin.sha256?.bind(origin);
+  if (!sha256) return [];
+  const skip = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
+  const entries = Object.entries(manifest.objects).filter(([key]) => !skip.has(key));
+  const found: (string | null)[] = [];
+  await eachLimit(entries, HASH_CONCURRENCY, async ([key, entry], index) => {
+    const actual = await sha256(buildKey(buildId, key));
+    found[index] =
+      actual === null
+        ? `${key} is missing`
+        : actual === entry.sha256
+          ? null
+          : `${key} has other bytes (SHA-256 ${actual.slice(0, 12)}…, not ${entry.sha256.slice(0, 12)}…)`;
+  });
+  return found.filter((line): line is string => line !== null);
+}
+
+/**
+ * The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. A pointer
+ * the edge cannot serve (not a build id, or a build without a readable manifest) is `unreadable`. With
+ * `bytes`, an origin that keeps only a record of each object's digest (a directory) has every object's bytes
+ * hashed against the manifest too.
+ */
+export async function readLive(
+  origin: OriginStore,
+  live: string | null,
+  options: { readonly bytes?: boolean } = {},
+): Promise<LiveCatalog> {
   if (live !== null) {
+    if (!BUILD_ID_PATTERN.test(live)) return { kind: 'unreadable', id: live, reason: 'not a build id' };
     const manifest = await readManifest(origin, live);
     if (!manifest)
-      return { kind: 'unreadable', id: live, reason: `${buildKey(live, MANIFEST)} is missing or unreadable` };
-    return { kind: 'build', id: live, manifest, damage: await damageOfBuild(origin, live, manifest) };
+      return {
+        kind: 'unreadable',
+        id: live,
+        reason: `no readable ${buildKey(live, MANIFEST)} at ${origin.name}`,
+      };
+    const damage = await damageOfBuild(origin, live, manifest);
+    if (options.bytes) damage.push(...(await byteDamageOf(origin, live, manifest, damage)));
+    return { kind: 'build', id: live, manifest, damage };
   }
   const flat = await origin.get(ORIGIN_FILES.all);
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
@@ -207,30 +277,17 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 }
 
 /**
- * Deletes the builds beyond `keep` (never the live, pinned or previous one); returns their ids. Builds are
- * found by one listing with a delimiter (`builds/<id>/`, not the objects under them); the previous build is
- * the newest older than the live one that has a manifest (one HEAD each, newest first, usually one); each
- * doomed build goes in bulk (`deletePrefix`).
+ * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target `previous`); returns
+ * their ids. Builds are found by one listing with a delimiter (`builds/<id>/`, not the objects under them), and
+ * each doomed build goes in bulk (`deletePrefix`).
  */
 export async function pruneBuilds(
   origin: OriginStore,
   keep: number,
-  protect: { readonly live: string | null; readonly pinned: string | null },
+  protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
 ): Promise<string[]> {
-  const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX))
-    .sort()
-    .reverse();
-  if (ids.length <= keep) return [];
-  let previous: string | null = null;
-  const { live } = protect;
-  if (live !== null)
-    for (const id of ids.filter((candidate) => candidate < live)) {
-      if (await origin.head(buildKey(id, MANIFEST))) {
-        previous = id;
-        break;
-      }
-    }
-  const doomed = buildsToPrune(ids, keep, { ...protect, previous });
+  const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
+  const doomed = buildsToPrune(ids, keep, protect);
   for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
   return doomed;
 }
@@ -256,6 +313,8 @@ export async function publishBuild(
   const warnings: string[] = [];
   let build: BuildResult | undefined = 'objects' in candidate ? candidate : undefined;
   let completeMs = 0;
+  const actor = options.actor ?? 'unknown';
+  const clock = options.clock ?? (() => new Date());
   const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>, pointer: Pointer) =>
     ({
       command: 'publish',
@@ -287,7 +346,11 @@ export async function publishBuild(
     pointer = await readPointer(target.kvs);
     if (options.unpin && pointer.pin) {
       const removed = await unpinPointer(target.kvs);
-      if (removed) warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
+      if (removed) {
+        warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
+        const warning = await recordMoveOrWarn(target.origin, unpinMove(removed, actor, clock()));
+        if (warning) warnings.push(warning);
+      }
       pointer = { ...pointer, pin: null };
     }
   } catch (error) {
@@ -323,7 +386,7 @@ export async function publishBuild(
     return summary({ result: 'skipped-identical', reason: decision.reason }, pointer);
   if (decision.note) warnings.push(decision.note);
   if (live.kind === 'unreadable')
-    warnings.push(`live build ${live.id}: ${live.reason}; a fresh build replaces it`);
+    warnings.push(`build:live names ${shownValue(live.id)} (${live.reason}): a fresh build replaces it`);
 
   if (!build) {
     const completeStarted = performance.now();
@@ -351,26 +414,44 @@ export async function publishBuild(
   times.verify = ms(verifyStarted, performance.now());
 
   const flipStarted = performance.now();
+  let moved: Pointer;
   try {
-    await movePointer(target.kvs, pointer.live, built.buildId);
+    moved = await movePointer(target.kvs, pointer.live, built.buildId);
   } catch (error) {
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
     throw error;
   }
   times.flip = ms(flipStarted, performance.now());
+  const recorded = await recordMoveOrWarn(target.origin, {
+    at: clock().toISOString(),
+    kind: 'publish',
+    from: pointer.live,
+    to: built.buildId,
+    by: actor,
+  });
+  if (recorded) warnings.push(recorded);
 
   let pruned: string[] = [];
   if (options.prune ?? true) {
     const pruneStarted = performance.now();
     try {
-      pruned = await pruneBuilds(target.origin, options.keep, { live: built.buildId, pinned: null });
+      pruned = await pruneBuilds(target.origin, options.keep, protectedBy(moved));
     } catch (error) {
       warnings.push(pruneFailure(target.origin, error));
     }
     times.prune = ms(pruneStarted, performance.now());
   }
   return summary({ result: 'published', pruned }, pointer);
+}
+
+/** What a prune must keep, by the pointer: the live build, the pinned one and the rollback target. */
+export function protectedBy(pointer: Pointer): {
+  readonly live: string | null;
+  readonly pinned: string | null;
+  readonly previous: string | null;
+} {
+  return { live: pointer.live, pinned: pointer.pin?.build ?? null, previous: pointer.previous[0] ?? null };
 }
 
 /** The warning of a prune that failed (it never fails the run). */
@@ -387,16 +468,34 @@ export interface RollbackSummary {
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly previousBuildId: string | null;
   readonly pin: Pin;
+  /** The rollback line after it: where a further rollback goes, newest first. */
+  readonly previous: readonly string[];
+  /** Problems that did not fail it (the history not written). */
+  readonly warnings: readonly string[];
+}
+
+/** The history entry of an unpin: the pinned build stays live. */
+function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
+  return {
+    at: at.toISOString(),
+    kind: 'unpin',
+    from: removed.build,
+    to: removed.build,
+    by,
+    reason: `pinned since ${removed.at} by ${removed.by} (${removed.reason})`,
+  };
 }
 
 /**
  * Makes an earlier build live and pins it there (publishing then moves nothing until `catalog unpin`): `to`
- * when given, else the newest complete build older than the live one. The build must be whole. One write to
- * the key-value store; nothing is copied.
+ * when given, else the build that was live before the live one (the rollback line, pointer.ts), never a build
+ * that was only uploaded. The build must be whole. One conditional write to the key-value store (the live build
+ * must still be the one read); nothing is copied. The move is then recorded in the history at the origin (a
+ * failure there is a warning of the summary).
  */
 export async function rollback(
   target: PublishTarget,
-  options: { readonly to?: string; readonly now: Date },
+  options: { readonly to?: string; readonly now: Date; readonly actor?: string },
 ): Promise<RollbackSummary> {
   let pointer: Pointer;
   let builds: Map<string, string[]>;
@@ -411,7 +510,7 @@ export async function rollback(
       readOnly: true,
     });
   }
-  const chosen = rollbackTarget(builds, pointer.live, options.to);
+  const chosen = rollbackTarget(builds, pointer, options.to);
   if ('error' in chosen) throw new HistoryError(`${target.origin.name}: ${chosen.error}`);
   const manifest = await readManifest(target.origin, chosen.id);
   if (!manifest) throw new HistoryError(`${target.origin.name}: build ${chosen.id} has no readable manifest`);
@@ -420,13 +519,22 @@ export async function rollback(
     throw new HistoryError(
       `build ${chosen.id} is damaged (${damage.slice(0, 3).join('; ')}); the live build is unchanged`,
     );
+  const from = pointer.live === null ? '(none)' : shownValue(pointer.live);
   const pin: Pin = {
     build: chosen.id,
     at: options.now.toISOString(),
     by: 'rollback',
-    reason: `rolled back from ${pointer.live ?? '(none)'}`,
+    reason: `rolled back from ${from}`,
   };
-  const before = await pinPointer(target.kvs, pin);
+  const { before, after } = await pinPointer(target.kvs, pin, pointer.live);
+  const warning = await recordMoveOrWarn(target.origin, {
+    at: options.now.toISOString(),
+    kind: 'rollback',
+    from: before.live,
+    to: chosen.id,
+    by: options.actor ?? 'unknown',
+    reason: pin.reason,
+  });
   return {
     command: 'rollback',
     buildId: chosen.id,
@@ -434,14 +542,27 @@ export async function rollback(
     counts: manifest.counts,
     previousBuildId: before.live,
     pin,
+    previous: after.previous,
+    warnings: warning ? [warning] : [],
   };
 }
 
-/** Removes a rollback's pin: the next publish may move the pointer again. Returns the pin removed, if any. */
+/**
+ * Removes a rollback's pin: the next publish may move the pointer again (the pinned build stays live until
+ * then). Returns the pin removed, if any; an unpin that removed one is recorded in the history.
+ */
 export async function unpin(
-  target: Pick<PublishTarget, 'kvs'>,
-): Promise<{ command: 'unpin'; unpinned: Pin | null }> {
-  return { command: 'unpin', unpinned: await unpinPointer(target.kvs) };
+  target: PublishTarget,
+  options: { readonly now?: Date; readonly actor?: string } = {},
+): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: string[] }> {
+  const unpinned = await unpinPointer(target.kvs);
+  const warning = unpinned
+    ? await recordMoveOrWarn(
+        target.origin,
+        unpinMove(unpinned, options.actor ?? 'unknown', options.now ?? new Date()),
+      )
+    : null;
+  return { command: 'unpin', unpinned, warnings: warning ? [warning] : [] };
 }
 
 /** One row of `catalog builds`. */
@@ -450,6 +571,11 @@ export interface BuildListing {
   readonly generatedAt: string | null;
   readonly counts: Readonly<Record<Discipline, number>> | null;
   readonly live: boolean;
+  /**
+   * Whether it has ever been live: recorded in the pointer's history, in the rollback line, or live now. A
+   * complete build that never was is one a publish uploaded but did not put live (it lost a race, say).
+   */
+  readonly everLive: boolean;
   readonly pinned: boolean;
   /** Whether its manifest is there (the upload finished). */
   readonly complete: boolean;
@@ -461,10 +587,13 @@ export async function listBuilds(
 ): Promise<{ readonly builds: BuildListing[]; readonly flat: string[]; readonly pointer: Pointer }> {
   try {
     const listing = await target.origin.list('builds/');
-    const [pointer, root] = await Promise.all([
+    const [pointer, root, moves] = await Promise.all([
       readPointer(target.kvs),
       Promise.all(FLAT_OBJECTS.map(async (key) => ((await target.origin.get(key)) ? key : null))),
+      listMoves(target.origin),
     ]);
+    const wasLive = everLive(moves);
+    for (const id of [pointer.live, ...pointer.previous]) if (id !== null) wasLive.add(id);
     const grouped = groupBuilds(listing);
     const ids = [...grouped.keys()].sort().reverse();
     const manifests = await Promise.all(
@@ -477,6 +606,7 @@ export async function listBuilds(
         generatedAt: manifest?.generatedAt ?? null,
         counts: manifest?.counts ?? null,
         live: id === pointer.live,
+        everLive: wasLive.has(id),
         pinned: id === pointer.pin?.build,
         complete: manifest !== null,
       };

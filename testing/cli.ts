@@ -5,7 +5,7 @@ import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { decodeBody } from '../gateway/judge.ts';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -67,7 +67,7 @@ export function runCatalogProcess(
 /** Runs the `catalog` program in this process (registered by the command line's test setup). */
 export type InProcessCatalog = (
   argv: readonly string[],
-  options: { readonly env: NodeJS.ProcessEnv; readonly input?: string },
+  options: { readonly env: NodeJS.ProcessEnv; readonly input?: string; readonly checkOnly?: boolean },
 ) => Promise<CliResult & { readonly code: number }>;
 
 let inProcessCatalog: InProcessCatalog | undefined;
@@ -83,16 +83,19 @@ let inProcess: { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; runs: number 
 /**
  * Runs `catalog …args` to completion — in this process when the test setup registered the command line (the
  * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin and
- * environment), else as a process. While an in-process run goes on, `process.env` is its environment too,
+ * environment), else as a process. With `checkOnly` it checks the arguments and settings without running the
+ * command (cli/program.ts, in-process only). While an in-process run goes on, `process.env` is its environment too,
  * because the AWS SDK reads credentials, region and endpoints from there; runs at the same time must share one
  * environment. A run in another directory than the repository root needs a process ({@link runCatalogProcess}),
  * as do the long-running commands ({@link startCatalog}).
  */
 export async function runCatalog(
   args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string; input?: string } = {},
+  options: { env?: Record<string, string>; cwd?: string; input?: string; checkOnly?: boolean } = {},
 ): Promise<CliResult> {
   const run = inProcessCatalog;
+  if (options.checkOnly && (!run || options.cwd !== undefined))
+    throw new Error('runCatalog: checkOnly needs the in-process command line (cli/vitest.setup.ts), no cwd');
   if (!run || (options.cwd !== undefined && resolve(options.cwd) !== resolve(ROOT)))
     return runCatalogProcess(args, options);
   const env = cleanEnv({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(options.env ?? {}) });
@@ -104,7 +107,11 @@ export async function runCatalog(
   inProcess.runs += 1;
   process.env = inProcess.env;
   try {
-    return await run(args, { env, ...(options.input !== undefined ? { input: options.input } : {}) });
+    return await run(args, {
+      env,
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      ...(options.checkOnly ? { checkOnly: true } : {}),
+    });
   } finally {
     inProcess.runs -= 1;
     if (inProcess.runs === 0) {
@@ -261,15 +268,7 @@ export function httpRequest(
 }
 
 /** The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). */
-export function decodedBody(answer: {
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: Buffer;
-}): Buffer {
-  const encoding = answer.headers['content-encoding'];
-  if (encoding === 'br') return brotliDecompressSync(answer.body);
-  if (encoding === 'gzip') return gunzipSync(answer.body);
-  return answer.body;
-}
+export const decodedBody = decodeBody;
 
 /**
  * The `generatedAt` of every catalog (all, running, strength) in every encoding (br, gzip, identity) an edge
@@ -296,7 +295,7 @@ export async function servedGeneratedAt(baseUrl: string, key: string): Promise<S
 /**
  * The environment of a `catalog` child that publishes (and lists, rolls back, checks) on a local origin and store
  * file in `dir` (`dir/origin`, `dir/kvs.json`): the fixtures as source unless `extra` names another, and an
- * https base URL as publishing requires.
+ * https base URL, as for an AWS target (a local one also takes http:// on a loopback host).
  */
 export function localTargetEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {

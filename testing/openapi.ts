@@ -162,6 +162,13 @@ export function conformanceProblems(method: string, path: string, answer: Docume
     }
     for (const error of schemaErrors([...at, 'schema'], value)) problems.push(`header ${name}: ${error}`);
   }
+  // The document says where CORS headers appear, and so where they never do (the CDN's error pages).
+  const declared = new Set(
+    Object.keys((response.node.headers ?? {}) as Json).map((name) => name.toLowerCase()),
+  );
+  for (const name of Object.keys(answer.headers))
+    if (name.startsWith('access-control-') && !declared.has(name))
+      problems.push(`header ${name} is sent but not documented for this answer`);
   const content = response.node.content as Json | undefined;
   if (!content) {
     if (answer.body.length > 0 && method !== 'HEAD') problems.push('a body where none is documented');

@@ -12,7 +12,8 @@ import { DEFAULT_LINKS } from '../builder/model.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { KVS_CORS_ORIGIN, NOT_FOUND_PAGE, ORIGIN_FILES, planPageKey } from '../contract/index.ts';
 import { type OriginObjectName, PAGE_PLAN_ID, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
-import { Edge, type EdgeResponse } from '../gateway/local/edge.ts';
+import type { Answer } from '../gateway/judge.ts';
+import { Edge, type EdgeResponse, type ResponseEventRequest } from '../gateway/local/edge.ts';
 import { EdgeOrigin } from '../gateway/local/origin.ts';
 import { loadFunction } from '../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../gateway/local/store.ts';
@@ -23,12 +24,7 @@ import { DirectoryOrigin } from '../publish/dir-origin.ts';
 import { publishBuild } from '../publish/publish.ts';
 import { ROOT, scratchDir } from './cli.ts';
 
-/** An answer as a client sees it; header names lowercase, repeated headers joined with ", ". */
-export interface Answer {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Buffer;
-}
+export type { Answer } from '../gateway/judge.ts';
 
 export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | 'forged';
 
@@ -57,13 +53,18 @@ const OBJECT_FILES: Record<OriginObjectName, string> = {
   page: planPageKey(PAGE_PLAN_ID),
 };
 
-/** Publishes (or, with `flat`, builds flat) the fixtures and makes the key stores, in a scratch directory. */
-export async function createTestWorld(options: { readonly flat?: boolean } = {}): Promise<TestWorld> {
+/**
+ * Publishes (or, with `flat`, builds flat) the fixtures and makes the key stores, in a scratch directory. The
+ * catalog's links point at `baseUrl` (default: the local stack's), where the world is going to be served.
+ */
+export async function createTestWorld(
+  options: { readonly flat?: boolean; readonly baseUrl?: string } = {},
+): Promise<TestWorld> {
   const { dir, remove } = await scratchDir('catalog-gateway-');
   const originDir = join(dir, 'origin');
   const result = await buildFrom(
     new FileSource(join(ROOT, 'fixtures/plans.json')),
-    { ...DEFAULT_LINKS, skipInvalid: false },
+    { ...DEFAULT_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}), skipInvalid: false },
     new Date(),
     () => {},
   );
@@ -154,8 +155,15 @@ export function resolveCase(testCase: RequestCase, world: TestWorld) {
   };
 }
 
-/** The built bundles (npm run build), loaded into the local runtime over a world's store. */
-export async function edgeFor(world: TestWorld, store: 'plain' | 'cors'): Promise<Edge> {
+/**
+ * The built bundles (npm run build), loaded into the local runtime over a world's store; `responseEventRequest`
+ * chooses the request the viewer-response function is shown (the edge's default: as the viewer sent it).
+ */
+export async function edgeFor(
+  world: TestWorld,
+  store: 'plain' | 'cors',
+  responseEventRequest?: ResponseEventRequest,
+): Promise<Edge> {
   const kvs = new WatchedKeyValueStore(world.stores[store]);
   await kvs.load();
   const code = (name: string) => readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
@@ -163,6 +171,7 @@ export async function edgeFor(world: TestWorld, store: 'plain' | 'cors'): Promis
     viewerRequest: loadFunction(await code('viewer-request'), { kvs }),
     viewerResponse: loadFunction(await code('viewer-response'), { kvs }),
     origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
+    ...(responseEventRequest ? { responseEventRequest } : {}),
   });
 }
 

@@ -140,6 +140,8 @@ export function readSettings<C extends Context>(
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
   const production = PRODUCTION_CONTEXTS.includes(context);
+  // The production rules run once every value is parsed: a rule may depend on another setting.
+  const checks: { name: SettingName; label: string; raw: unknown }[] = [];
   for (const name of namesIn(context)) {
     const spec = specOf(name);
     const mode = spec.use[context];
@@ -155,12 +157,15 @@ export function readSettings<C extends Context>(
       problems.push(`${label}${shown(name, raw.value)}: ${result.error.issues[0]?.message ?? 'is invalid'}`);
       continue;
     }
-    const refusal = production ? spec.production?.(result.data) : undefined;
-    if (refusal !== undefined) {
-      problems.push(`${label}${shown(name, raw.value)}: ${refusal}`);
-      continue;
-    }
     values[name] = result.data;
+    if (production && spec.production) checks.push({ name, label, raw: raw.value });
+  }
+  const settings = { ...values };
+  for (const { name, label, raw } of checks) {
+    const refusal = specOf(name).production?.(settings[name] as never, { context, settings });
+    if (refusal === undefined) continue;
+    problems.push(`${label}${shown(name, raw)}: ${refusal}`);
+    delete values[name];
   }
   return { values: values as Partial<SettingsIn<C>>, problems };
 }

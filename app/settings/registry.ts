@@ -16,8 +16,10 @@ import {
   TimeoutMs,
 } from '../../builder/sources/options.ts';
 import { redactUrl } from '../../builder/sources/redact.ts';
+import { settingRef } from '../../contract/errors.ts';
 import { BUILD_ID_PATTERN } from '../../contract/index.ts';
-import { KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
+import { originProblem } from '../../keys/cors.ts';
+import { KEY_PATTERN, KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
 import { Duration } from '../../keys/time.ts';
 import { LOCAL_STACK } from '../paths.ts';
@@ -30,6 +32,7 @@ export const COMMANDS = [
   'start',
   'publish',
   'builds',
+  'history',
   'rollback',
   'unpin',
   'rebuild',
@@ -43,6 +46,7 @@ export const COMMANDS = [
   'verify-function',
   'proxy',
   'status',
+  'check',
 ] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
@@ -78,8 +82,19 @@ export interface SettingSpec<I = unknown, O = unknown> {
   readonly labels?: Readonly<Partial<Record<'cli' | 'lambda' | 'cdk', string>>>;
   /** The contexts that read the setting, and how. */
   readonly use: Readonly<Partial<Record<Context, Mode>>>;
-  /** A further rule in {@link PRODUCTION_CONTEXTS}: returns why the value does not suit production. */
-  readonly production?: (value: NoInfer<O>) => string | undefined;
+  /**
+   * A further rule in {@link PRODUCTION_CONTEXTS}: returns why the value does not suit production. It sees the
+   * context and the other settings of the same reading (parsed, whatever their order), for a rule that depends
+   * on them, such as the target a publish goes to.
+   */
+  readonly production?: (value: NoInfer<O>, reading: ProductionReading) => string | undefined;
+}
+
+/** What a production rule sees besides the value: where the setting is read, and the other values read there. */
+export interface ProductionReading {
+  readonly context: Context;
+  /** The values of the context's other settings that parsed (undefined: not given). */
+  readonly settings: Readonly<Record<string, unknown>>;
 }
 
 /** Declares a setting, keeping the literal types of `use` (the typed values of each context derive from them). */
@@ -108,6 +123,37 @@ const wafWindow: Kind<number | string, number> = {
     { error: 'must be 60, 120, 300 or 600' },
   ),
 };
+
+/**
+ * Whether a reading publishes to a local origin (a directory and a store file, `catalog publish --origin
+ * --store`), which only its own machine serves, rather than to AWS.
+ */
+function publishesLocally({ context, settings }: ProductionReading): boolean {
+  return (
+    context === 'publish' &&
+    settings.bucket === undefined &&
+    settings.kvsArn === undefined &&
+    (settings.origin !== undefined || settings.store !== undefined)
+  );
+}
+
+/** A loopback host as the WHATWG URL parser writes it: 127.0.0.0/8, `[::1]` or `localhost`. */
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)$/;
+
+/**
+ * The production rule of a URL that partners follow: https://, except that publishing to a local origin may
+ * use http:// on a loopback host, which is where its `catalog serve` answers (an https host there would be
+ * invented). `why` says what https protects.
+ */
+function httpsUnlessLocal(url: string, reading: ProductionReading, why: string): string | undefined {
+  if (url.startsWith('https://')) return undefined;
+  const local = publishesLocally(reading);
+  if (local && url.startsWith('http://') && LOOPBACK_HOST.test(new URL(url).hostname)) return undefined;
+  if (reading.context !== 'publish') return `must be https:// (${why})`;
+  return local
+    ? `must be https:// (${why}), or http:// on a loopback host (127.0.0.1, [::1], localhost) when publishing to a local origin`
+    : `must be https:// (${why}); http:// on a loopback host is only for a local origin (${settingRef('origin')} with ${settingRef('store')})`;
+}
 
 /** Source settings: the commands that build and the Lambda take them; CDK writes them into the Lambda. */
 const sourceUse = { build: 'default', publish: 'default', lambda: 'default', cdk: 'optional' } as const;
@@ -155,21 +201,19 @@ export const SETTINGS = {
   }),
   baseUrl: setting({
     kind: text('url', z.string().pipe(BaseUrl)),
-    description: 'base of webUrl and of the served openapi.yaml: http(s)://host[:port]',
+    description:
+      "the service's base URL, http(s)://host[:port]: the base of webUrl and of the served openapi.yaml (catalog check: the deployment to check)",
     default: DEFAULT_LINKS.baseUrl,
-    use: { build: 'default', publish: 'required', lambda: 'required', cdk: 'optional' },
-    production: (url) =>
-      url.startsWith('https://')
-        ? undefined
-        : 'must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)',
+    use: { build: 'default', publish: 'required', lambda: 'required', cdk: 'optional', check: 'required' },
+    production: (url, reading) =>
+      httpsUnlessLocal(url, reading, 'partners render webUrl as a link; the distribution serves HTTPS only'),
   }),
   webBaseUrl: setting({
     kind: text('url', z.string().pipe(WebBaseUrl)),
     description:
       'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
     use: { build: 'optional', publish: 'optional', lambda: 'optional', cdk: 'optional' },
-    production: (url) =>
-      url.startsWith('https://') ? undefined : 'must be https:// (partners render webUrl as a link)',
+    production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link'),
   }),
   appScheme: setting({
     kind: text('scheme', AppScheme),
@@ -239,6 +283,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -285,6 +330,7 @@ export const SETTINGS = {
     use: {
       publish: 'default',
       builds: 'default',
+      history: 'default',
       rollback: 'default',
       unpin: 'default',
       status: 'default',
@@ -301,6 +347,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -314,6 +361,7 @@ export const SETTINGS = {
     use: {
       publish: 'default',
       builds: 'default',
+      history: 'default',
       rollback: 'default',
       unpin: 'default',
       status: 'default',
@@ -350,6 +398,7 @@ export const SETTINGS = {
       serve: 'default',
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -370,6 +419,7 @@ export const SETTINGS = {
       ...storeUse,
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -382,6 +432,7 @@ export const SETTINGS = {
     use: {
       publish: 'optional',
       builds: 'optional',
+      history: 'optional',
       rollback: 'optional',
       unpin: 'optional',
       status: 'optional',
@@ -438,7 +489,14 @@ export const SETTINGS = {
     kind: boolean,
     description: 'print JSON instead of a table',
     default: false,
-    use: { 'keys-list': 'default', status: 'default' },
+    use: { 'keys-list': 'default', status: 'default', history: 'default', check: 'default' },
+  }),
+  historyLimit: setting({
+    kind: integer(1, 10000),
+    description: 'how many moves of the live pointer to show, newest first',
+    default: 20,
+    flag: '--limit',
+    use: { history: 'default' },
   }),
 
   // verify-function (keys are checked by the command, never echoed).
@@ -681,9 +739,36 @@ export const SETTINGS = {
   }),
   cacheFile: setting({
     kind: text('file'),
-    description: "file holding the proxy's last good copy, so a restart does not start empty",
+    description:
+      "file holding the proxy's last good copy and its change history, so a restart does not start empty",
     default: '.catalog/proxy-cache.json',
     use: { proxy: 'default' },
+  }),
+  refreshSeconds: setting({
+    kind: integer(5, 86_400, 'seconds'),
+    description:
+      "seconds between the proxy's refreshes, at least 5 (default: as long as the service's Cache-Control max-age says, 300 today)",
+    use: { proxy: 'optional' },
+  }),
+  changesKept: setting({
+    kind: integer(1, 10_000, 'n'),
+    description:
+      'how many change sets the proxy keeps for GET /changes?since=N (older ones answer 410: resync from /plans.json)',
+    default: 100,
+    use: { proxy: 'default' },
+  }),
+  notify: setting({
+    kind: text(
+      'url',
+      z.string().regex(/^https?:\/\/[^\s/?#@]+(?:[/?][^\s#]*)?$/, {
+        error: 'must be an http(s):// URL without user:password@ or a #fragment',
+      }),
+    ),
+    description:
+      "URL of the partner's application the proxy POSTs each new change set to (JSON), retried with back-off until it answers 2xx",
+    env: 'CATALOG_NOTIFY_URL',
+    redact: redactUrl,
+    use: { proxy: 'optional' },
   }),
 
   // -------------------------------------------------------------------------------------------------------
@@ -693,9 +778,47 @@ export const SETTINGS = {
   maxAge: setting({
     kind: parsed('duration', z.string().pipe(Duration), formatDuration),
     description:
-      'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this',
+      'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this; catalog check: a warning when the served generatedAt is older',
     default: 25 * 3_600_000,
-    use: { status: 'default' },
+    use: { status: 'default', check: 'default' },
+  }),
+
+  // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment). The base
+  // URL, --json and --max-age are declared above.
+  checkKey: setting({
+    kind: text(
+      'key',
+      z.string().regex(KEY_PATTERN, {
+        error: 'is not an API key (tpc_ and 43 base64url characters); the value is not shown',
+      }),
+    ),
+    description: 'the API key catalog check sends (never a flag, never printed)',
+    flag: false,
+    env: 'CATALOG_CHECK_KEY',
+    secret: true,
+    use: { check: 'required' },
+  }),
+  corsOrigin: setting({
+    kind: text(
+      'origin|off',
+      z.string().transform((value, ctx) => {
+        if (value === 'off') return null;
+        const problem = originProblem(value);
+        if (problem === undefined) return value;
+        ctx.addIssue({ code: 'custom', message: `${problem} (or off: no CORS origin is set)` });
+        return z.NEVER;
+      }),
+    ),
+    description:
+      'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped',
+    use: { check: 'optional' },
+  }),
+  checkTimeout: setting({
+    kind: parsed('duration', TimeoutMs, formatMs),
+    description: 'catalog check: the longest wait for each answer (connect, headers, each pause in the body)',
+    default: 10_000,
+    flag: '--timeout',
+    use: { check: 'default' },
   }),
   monitoringKeySecretArn: setting({
     kind: text(

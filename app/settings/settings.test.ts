@@ -70,6 +70,12 @@ describe('the builder Lambda', () => {
     for (const name of namesIn('lambda')) expect(envOf(name), name).toMatch(/^CATALOG_[A-Z0-9_]+$/);
   });
 
+  it('refuses an http:// base URL, loopback or not: the Lambda publishes to AWS', () => {
+    expect(() => parseLambdaEnvironment({ ...required, CATALOG_BASE_URL: 'http://127.0.0.1:8787' })).toThrow(
+      'CATALOG_BASE_URL "http://127.0.0.1:8787": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only)',
+    );
+  });
+
   it('refuses, by name, a CATALOG_ variable it does not read', () => {
     expect(() =>
       parseLambdaEnvironment({ ...required, CATALOG_SOURCE_RELATON: 'x', CATALOG_STORE: 'kvs.json' }),

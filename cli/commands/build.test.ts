@@ -2,8 +2,8 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { Catalog } from '../../builder/model.ts';
-import { runCatalog } from '../../testing/cli.ts';
+import { Catalog, TITLE_MAX_LENGTH } from '../../builder/model.ts';
+import { httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
 describe('catalog build', () => {
@@ -163,6 +163,49 @@ describe('catalog build', () => {
         'warning: invalid row 2 (id "7d3c1f52-2a9b-4d0e-8f61-3b5a9c2e4d77"): level must be one of',
       );
       expect(JSON.parse(await read('catalog.json')).plans).toHaveLength(1);
+    }
+  });
+
+  it('reports a 70,000-character title as an invalid row, builds the rest with --skip-invalid, and serves it', async () => {
+    type Row = { id: string; title: string; published: boolean; approved: boolean };
+    const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as Row[];
+    const [long, atLimit] = rows.filter((row) => row.published && row.approved);
+    if (!long || !atLimit) throw new Error('the fixtures have published, approved rows');
+    long.title = 'a'.repeat(70_000);
+    atLimit.title = 'T'.repeat(TITLE_MAX_LENGTH);
+    const source = join(scratch.dir, 'long-title.json');
+    await writeFile(source, JSON.stringify(rows));
+    const out = join(scratch.dir, 'out');
+    const line = `row ${rows.indexOf(long) + 1} (id "${long.id}"): title must be at most ${TITLE_MAX_LENGTH} characters, not 70000 (got "${'a'.repeat(76)}...)`;
+
+    const failed = await runCatalog(['build', '--out', out, '--source', source]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toBe(
+      `invalid ${line}\ncatalog: source ${source}: 1 invalid row; nothing was written (--skip-invalid publishes the valid rows)\n`,
+    );
+
+    const built = await runCatalog(['build', '--out', out, '--source', source, '--skip-invalid']);
+    expect(built.code, built.stderr).toBe(0);
+    expect(built.stderr).toContain(`warning: invalid ${line}\n`);
+    const store = join(scratch.dir, 'kvs.json');
+    const key = (await runCatalog(['keys', 'issue', '--partner', 'p', '--store', store])).stdout.trim();
+    const server = await startServe(['--origin', out, '--store', store]);
+    try {
+      const answer = await httpRequest(server.url, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(answer.status).toBe(200);
+      const served = Catalog.parse(JSON.parse(answer.body.toString('utf8')));
+      expect(served.plans).toHaveLength(43);
+      expect(served.plans.map((plan) => plan.id)).not.toContain(long.id);
+      expect(served.plans.find((plan) => plan.id === atLimit.id)?.title).toBe(atLimit.title);
+      const page = await httpRequest(server.url, { method: 'GET', target: `/plans/${atLimit.id}` });
+      expect(page.status).toBe(200);
+      expect(page.body.toString('utf8')).toContain(`<h1 dir="auto">${atLimit.title}</h1>`);
+    } finally {
+      await server.stop();
     }
   });
 

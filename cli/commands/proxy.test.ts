@@ -1,6 +1,17 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRequest, runCatalog, scratchDir, startCatalog, startServe } from '../../testing/cli.ts';
+import {
+  httpRequest,
+  localTargetEnv,
+  ROOT,
+  runCatalog,
+  scratchDir,
+  startCatalog,
+  startServe,
+} from '../../testing/cli.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const READY = /catalog proxy: listening on (http:\/\/\S+)/;
@@ -77,5 +88,90 @@ describe('catalog proxy', () => {
     expect(badUpstream.code).toBe(1);
     expect(badUpstream.stderr).toMatch(/^catalog: --upstream "http:\/\/127.0.0.1:9\/api\/plans": must be/);
     expect(badUpstream.stderr).not.toContain(world.keys.valid);
+  });
+
+  it('refreshes every --refresh-seconds and POSTs the change set of a real publish to --notify', async () => {
+    const dir = join(scratch.dir, 'notify');
+    const env = (source?: string) =>
+      localTargetEnv(dir, source === undefined ? {} : { CATALOG_SOURCE: source });
+    expect((await runCatalog(['publish'], { env: env() })).code).toBe(0);
+    const key = (await runCatalog(['keys', 'issue', '--partner', 'cli-proxy'], { env: env() })).stdout.trim();
+    const serve = await startServe(['--origin', join(dir, 'origin'), '--store', join(dir, 'kvs.json')]);
+    const bodies: string[] = [];
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request.setEncoding('utf8').on('data', (chunk: string) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        bodies.push(body);
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const proxy = await startCatalog(
+      [
+        'proxy',
+        ...['--upstream', serve.url, '--port', '0', '--cache-file', join(dir, 'cache.json')],
+        ...['--refresh-seconds', '5', '--notify', hook, '--changes-kept', '10'],
+      ],
+      { ready: READY, env: { CATALOG_PARTNER_KEY: key } },
+    );
+    try {
+      const refreshes = () =>
+        proxy.lines.filter((l) => l.includes('"event":"refresh"')).map((l) => JSON.parse(l));
+      for (let i = 0; i < 250 && refreshes().length === 0; i += 1)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(refreshes()[0]).toMatchObject({ outcome: 'fetched', nextRefreshInSeconds: 5 });
+
+      const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as {
+        id: string;
+        title: string;
+        published: boolean;
+        approved: boolean;
+      }[];
+      const gone = rows.filter((row) => row.published && row.approved)[3];
+      const source = join(dir, 'fewer.json');
+      await writeFile(source, JSON.stringify(rows.filter((row) => row.id !== gone?.id)));
+      const published = await runCatalog(['publish'], { env: env(source) });
+      expect(published.code, published.stderr).toBe(0);
+      // The next scheduled refresh (within 5 s) takes the new build and the hook delivers its change set.
+      for (let i = 0; i < 600 && bodies.length === 0; i += 1) await new Promise((r) => setTimeout(r, 20));
+      expect(bodies.map((body) => JSON.parse(body))).toEqual([
+        expect.objectContaining({
+          sequence: 1,
+          added: [],
+          changed: [],
+          removed: [{ id: gone?.id, title: gone?.title }],
+        }),
+      ]);
+      const health = JSON.parse(
+        (await httpRequest(proxy.url, { method: 'GET', target: '/healthz' })).body.toString(),
+      );
+      expect(health).toMatchObject({ changes: { latest: 1 }, notify: { delivered: 1, pending: 0 } });
+    } finally {
+      await proxy.stop();
+      await serve.stop();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('refuses a refresh interval under 5 seconds, a history of no change set and a notify URL that is not http(s)', async () => {
+    const run = (...args: string[]) =>
+      runCatalog(['proxy', '--upstream', 'http://127.0.0.1:9', ...args], {
+        env: { CATALOG_PARTNER_KEY: world.keys.valid },
+      });
+    expect((await run('--refresh-seconds', '4')).stderr).toBe(
+      'catalog: --refresh-seconds "4": must be a whole number from 5 to 86400\n',
+    );
+    expect((await run('--changes-kept', '0')).stderr).toBe(
+      'catalog: --changes-kept "0": must be a whole number from 1 to 10000\n',
+    );
+    const notify = await run('--notify', 'ftp://app.example.com/hook');
+    expect([notify.code, notify.stderr]).toEqual([
+      1,
+      'catalog: --notify "ftp://app.example.com/hook": must be an http(s):// URL without user:password@ or a #fragment\n',
+    ]);
   });
 });

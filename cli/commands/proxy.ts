@@ -1,4 +1,7 @@
-/** `catalog proxy`: the reference partner proxy (partner/proxy.ts) in front of a catalog service. */
+/**
+ * `catalog proxy`: the reference partner proxy (partner/proxy.ts) in front of a catalog service, with its change
+ * log and notify hook (partner/README.md).
+ */
 import type { Command } from 'commander';
 import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
@@ -10,7 +13,7 @@ export function registerProxy(program: Command, io: CliIO): void {
   const command = program
     .command('proxy')
     .description(
-      "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, and GET /healthz.",
+      "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, GET /changes?since=N to the partner's application (and POSTs each change set to --notify), and GET /healthz.",
     );
   addSettings(command, 'proxy').action(async () => {
     const settings = parseCommand(command, 'proxy', io.env);
@@ -21,6 +24,9 @@ export function registerProxy(program: Command, io: CliIO): void {
       port: settings.proxyPort,
       host: settings.proxyHost,
       cacheFile: settings.cacheFile,
+      changesKept: settings.changesKept,
+      ...(settings.refreshSeconds === undefined ? {} : { refreshSeconds: settings.refreshSeconds }),
+      ...(settings.notify === undefined ? {} : { notify: { url: settings.notify } }),
       log: logLine,
     });
     note(`catalog proxy: listening on ${proxy.url} (upstream ${settings.upstream})`);

@@ -1,9 +1,10 @@
 /**
- * `catalog publish`, `catalog builds`, `catalog rollback`, `catalog unpin` and `catalog rebuild`: production
+ * `catalog publish`, `catalog builds`, `catalog history`, `catalog rollback`, `catalog unpin` and `catalog rebuild`: production
  * publishing, on AWS (`--bucket` and `--kvs-arn`) or on a local origin (`--origin` and `--store`), through the
  * same code. The AWS clients are built here, once per command (app/clients.ts); the operations run in
  * app/run.ts.
  */
+import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
 import { type CliIO, CommandExit, noter } from '../io.ts';
@@ -22,6 +23,17 @@ export function table(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
+/** Who runs a command that moves the live pointer, as its history names them: `user@host`. */
+export function actorOf(): string {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // no user name on this system (a container's anonymous uid): the host still says where
+  }
+  return `${user}@${hostname()}`;
+}
+
 /** Opens the target of a command's settings, building the AWS clients only for an AWS target. */
 async function targetOf(
   settings: TargetSettings & { region?: string | undefined; maxAttempts: number; s3PathStyle: boolean },
@@ -33,12 +45,18 @@ async function targetOf(
   });
 }
 
+/**
+ * The exit code of `catalog publish` when a rollback's pin held the pointer: nothing moved, which a script or CI
+ * job must not take for a publish. (The scheduled builder records the run as `skipped-pinned` and succeeds.)
+ */
+export const PINNED_EXIT_CODE = 3;
+
 export function registerPublish(program: Command, io: CliIO): void {
   const note = noter(io);
   const publish = program
     .command('publish')
     .description(
-      'Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line.',
+      `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed or refused, ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
     );
   addSettings(publish, 'publish').action(async () => {
     const settings = parseCommand(publish, 'publish', io.env);
@@ -49,6 +67,7 @@ export function registerPublish(program: Command, io: CliIO): void {
       force: settings.force,
       unpin: settings.unpin,
       report: note,
+      actor: actorOf(),
     });
     const { renderMessage } = await import('../../app/settings/index.ts');
     if (summary.result === 'busy') {
@@ -59,11 +78,14 @@ export function registerPublish(program: Command, io: CliIO): void {
     }
     if (summary.reason) note(renderMessage(`${summary.result}: ${summary.reason}`, 'cli'));
     io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
+    if (summary.result === 'skipped-pinned') throw new CommandExit(PINNED_EXIT_CODE);
   });
 
   const builds = program
     .command('builds')
-    .description('List the builds at the origin, newest first, marking the live and the pinned one.');
+    .description(
+      'List the builds at the origin, newest first, marking the live one, the pinned one, those that were live before (a complete build never live was only uploaded: a publish that lost a race, say) and incomplete ones.',
+    );
   addSettings(builds, 'builds').action(async () => {
     const settings = parseCommand(builds, 'builds', io.env);
     const run = await import('../../app/run.ts');
@@ -72,7 +94,11 @@ export function registerPublish(program: Command, io: CliIO): void {
     if (rows.length === 0) note(`${target.origin.name} holds no build`);
     else {
       const notes = (row: (typeof rows)[number]) =>
-        [row.live ? 'live' : '', row.pinned ? 'pinned' : '', row.complete ? '' : 'incomplete']
+        [
+          row.live ? 'live' : row.everLive ? 'was live' : '',
+          row.pinned ? 'pinned' : '',
+          row.complete ? '' : 'incomplete',
+        ]
           .filter(Boolean)
           .join(', ');
       const lines = [
@@ -93,27 +119,66 @@ export function registerPublish(program: Command, io: CliIO): void {
       );
   });
 
+  const history = program
+    .command('history')
+    .description(
+      'List the moves of the live pointer, newest first: when, what (publish, rollback, unpin), from which build to which, by whom.',
+    );
+  addSettings(history, 'history').action(async () => {
+    const settings = parseCommand(history, 'history', io.env);
+    const run = await import('../../app/run.ts');
+    const target = await targetOf(settings);
+    const moves = await run.history(target, settings.historyLimit);
+    if (settings.json) io.stdout(`${JSON.stringify(moves)}\n`);
+    else if (moves.length === 0) note(`${target.origin.name} has no recorded move of the live pointer`);
+    else {
+      const { shownValue } = await import('../../publish/pointer.ts');
+      const shown = (id: string | null) => (id === null ? '-' : shownValue(id));
+      io.stdout(
+        `${table([
+          ['AT', 'KIND', 'FROM', 'TO', 'BY', 'REASON'],
+          ...moves.map((move) => [
+            move.at,
+            move.kind,
+            shown(move.from),
+            shown(move.to),
+            shownValue(move.by),
+            move.reason === undefined ? '' : shownValue(move.reason),
+          ]),
+        ])}\n`,
+      );
+    }
+  });
+
   const rollback = program
     .command('rollback')
     .description(
-      'Make an earlier build live (seconds, no copying) and pin it there until catalog unpin. Prints one JSON line.',
+      'Make the build that was live before the live one live again (or --to a build), in seconds, with no copying, and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
     );
   addSettings(rollback, 'rollback').action(async () => {
     const settings = parseCommand(rollback, 'rollback', io.env);
     const run = await import('../../app/run.ts');
-    const summary = await run.rollback(settings, await targetOf(settings), new Date());
+    const summary = await run.rollback(settings, await targetOf(settings), new Date(), actorOf());
+    for (const warning of summary.warnings) note(`warning: ${warning}`);
     note(`${summary.buildId} is live and pinned: publishing moves nothing until catalog unpin`);
     io.stdout(`${JSON.stringify(summary)}\n`);
   });
 
   const unpin = program
     .command('unpin')
-    .description("Remove a rollback's pin, so the next publish goes live again. Prints one JSON line.");
+    .description(
+      "Remove a rollback's pin: the pinned build stays live until the next publish, which goes live. Prints one JSON line.",
+    );
   addSettings(unpin, 'unpin').action(async () => {
     const settings = parseCommand(unpin, 'unpin', io.env);
     const run = await import('../../app/run.ts');
-    const summary = await run.unpin(await targetOf(settings));
-    note(summary.unpinned ? `unpinned ${summary.unpinned.build}` : 'nothing was pinned');
+    const summary = await run.unpin(await targetOf(settings), new Date(), actorOf());
+    for (const warning of summary.warnings) note(`warning: ${warning}`);
+    note(
+      summary.unpinned
+        ? `unpinned ${summary.unpinned.build}: it stays live until the next publish, which goes live`
+        : 'nothing was pinned',
+    );
     io.stdout(`${JSON.stringify(summary)}\n`);
   });
 

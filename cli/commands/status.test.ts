@@ -113,6 +113,58 @@ describe('catalog status', () => {
     );
   });
 
+  it.each([
+    ['../..', '"../.."'],
+    ['../..\nstill one line', '"../..\\nstill one line"'],
+  ])('exits 2 in one line when build:live is %j, which the edge answers with 500', async (value, shown) => {
+    await publishFixtures();
+    const key = (await runCatalog(['keys', 'issue', '--partner', 'p'], { env: env() })).stdout.trim();
+    const storePath = join(scratch.dir, 'kvs.json');
+    const store = JSON.parse(await readFile(storePath, 'utf8')) as { data: { key: string; value: string }[] };
+    for (const entry of store.data) if (entry.key === 'build:live') entry.value = value;
+    await writeFile(storePath, JSON.stringify(store));
+
+    const server = await startServe(['--origin', join(scratch.dir, 'origin'), '--store', storePath]);
+    try {
+      const answer = await httpRequest(server.url, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(answer.status).toBe(500);
+    } finally {
+      await server.stop();
+    }
+
+    const message = `broken: build:live names ${shown}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`;
+    const human = await runCatalog(['status'], { env: env() });
+    expect(human.code).toBe(2);
+    expect(human.stderr).toBe(`catalog: ${message}\n`);
+    expect(human.stdout).toMatch(
+      new RegExp(`^LIVE BUILD\\s+${shown.replace(/[.\\]/g, '\\$&')} \\(the edge cannot serve it\\)$`, 'm'),
+    );
+    const { code, report, stderr } = await statusJson();
+    expect(code).toBe(2);
+    expect(stderr).toBe(human.stderr);
+    expect(report).toMatchObject({ health: 'broken', live: { state: 'unreadable', buildId: value } });
+    expect(report.problems).toEqual([{ level: 'broken', message: message.replace(/^broken: /, '') }]);
+  });
+
+  it('exits 2 when a live object of a local origin was changed to bytes of the same size', async () => {
+    const buildId = await publishFixtures();
+    const path = join(scratch.dir, 'origin', 'builds', buildId, 'openapi.yaml');
+    const before = await readFile(path, 'utf8');
+    await writeFile(path, before.replace('Training Plan Catalog API', 'Training Plan Catalog XPI'));
+    const { code, report, stderr } = await statusJson();
+    expect(code).toBe(2);
+    expect(report.live.objects?.damaged).toEqual([
+      expect.stringMatching(/^openapi\.yaml has other bytes \(SHA-256 [0-9a-f]{12}…, not [0-9a-f]{12}…\)$/),
+    ]);
+    expect(stderr).toMatch(
+      /^catalog: broken: live build \S+ at .* does not match its manifest: openapi\.yaml has other bytes/,
+    );
+  });
+
   it('exits 2 when nothing is live', async () => {
     const result = await runCatalog(['status'], { env: env() });
     expect(result.code).toBe(2);

@@ -6,9 +6,19 @@
  */
 import type { Command } from 'commander';
 import type { StatusReport } from '../../app/status.ts';
+import { shownValue } from '../../publish/pointer.ts';
 import { type CliIO, CommandExit } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 import { table } from './publish.ts';
+
+/**
+ * A text on one line whatever it quotes: each control character (a newline in a hand-edited store value, say)
+ * is written as its JSON escape.
+ */
+export function oneLine(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
+  return text.replace(/[\u0000-\u001f\u007f]/g, (char) => JSON.stringify(char).slice(1, -1));
+}
 
 /** `2026-03-01T10:00:00.000Z` → `2026-03-01T10:00:00Z`. */
 const short = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
@@ -19,7 +29,7 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
   const rows: string[][] = [['origin', `${report.origin} (store ${report.store})`]];
   const liveText = {
     build: live.buildId ?? '-',
-    unreadable: `${live.buildId ?? '-'} (its manifest is missing or unreadable)`,
+    unreadable: `${live.buildId === null ? '-' : shownValue(live.buildId)} (the edge cannot serve it)`,
     flat: 'none (the flat catalog at the origin root is served)',
     none: 'none',
   }[live.state];
@@ -67,7 +77,7 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
     'status',
     report.health === 'healthy' ? 'healthy' : `${report.health}: ${report.problems.length} problem(s)`,
   ]);
-  return table(rows.map(([label, value]) => [(label ?? '').toUpperCase(), value ?? '']));
+  return table(rows.map(([label, value]) => [(label ?? '').toUpperCase(), oneLine(value ?? '')]));
 }
 
 export function registerStatus(program: Command, io: CliIO): void {
@@ -100,7 +110,7 @@ export function registerStatus(program: Command, io: CliIO): void {
     );
     if (rendered.health !== 'healthy')
       io.stderr(
-        `catalog: ${rendered.health}: ${rendered.problems.map((problem) => problem.message).join('; ')}\n`,
+        `catalog: ${rendered.health}: ${oneLine(rendered.problems.map((problem) => problem.message).join('; '))}\n`,
       );
     if (rendered.exitCode !== 0) throw new CommandExit(rendered.exitCode);
   });

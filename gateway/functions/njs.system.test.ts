@@ -8,10 +8,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DirectoryOrigin } from '../../publish/dir-origin.ts';
 import { ROOT } from '../../testing/cli.ts';
 import { createTestWorld, resolveCase, type TestWorld } from '../../testing/world.ts';
-import { REQUEST_CASES, viewerRequestOutcome } from '../cases.ts';
+import { REQUEST_CASES, type RequestCase, viewerRequestOutcome } from '../cases.ts';
 import { viewerRequestEvent, viewerResponseEvent } from '../local/event.ts';
+import { EdgeOrigin } from '../local/origin.ts';
 import { loadFunction } from '../local/sandbox.ts';
 import { WatchedKeyValueStore } from '../local/store.ts';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from './event.ts';
@@ -120,46 +122,67 @@ describe('the built functions under njs', () => {
       });
     });
 
-    it(`viewer-response sets the same headers under njs as in the local runtime (${store} store)`, async () => {
+    it(`viewer-response sets the same headers under njs as in the local runtime, shown the request as sent or as rewritten (${store} store)`, async () => {
       const { cases, events } = eventsFor(store);
       const kvs = new WatchedKeyValueStore(world.stores[store]);
       await kvs.load();
       const request = loadFunction(bundles['viewer-request'] as string, { kvs });
       const response = loadFunction(bundles['viewer-response'] as string, { kvs });
-      const passed: CloudFrontEvent[] = [];
+      const origin = new EdgeOrigin(new DirectoryOrigin(world.originDir));
+      // For each case that reaches an object: its event showing the viewer's request, and showing the rewrite.
+      const passed: { testCase: RequestCase; asSent: CloudFrontEvent; asRewritten: CloudFrontEvent }[] = [];
       for (const [i, event] of events.entries()) {
         const result = await request.run(event);
         if ('statusCode' in result) continue;
-        const origin: CloudFrontResponse = {
+        const object = await origin.get(result.uri.slice(1));
+        if (!object) continue; // CloudFront's error response: no function runs
+        const originResponse = (): CloudFrontResponse => ({
           statusCode: 200,
           statusDescription: 'OK',
           headers: {
-            'content-type': { value: 'application/octet-stream' },
+            // The type the builder stored with the object, as S3 sends it.
+            'content-type': { value: object.contentType },
             etag: { value: `"${i}"` },
             server: { value: 'AmazonS3' },
             'x-amz-request-id': { value: 'ABC' },
             'x-amz-meta-plans-hash': { value: 'f00' },
             'access-control-allow-origin': { value: '*' },
           },
-        };
-        passed.push(viewerResponseEvent({ ...event, request: result }, origin));
+        });
+        passed.push({
+          testCase: cases[i] as RequestCase,
+          asSent: viewerResponseEvent(event, originResponse()),
+          asRewritten: viewerResponseEvent({ ...event, request: result }, originResponse()),
+        });
       }
       expect(passed.length).toBeGreaterThan(cases.length / 5);
-      const expected = await Promise.all(passed.map((e) => response.run(e)));
-      const actual = await runUnderNjs(
-        world.dir,
-        bundles['viewer-response'] as string,
-        passed,
-        stores[store],
-      );
-      expect(actual).toEqual(JSON.parse(JSON.stringify(expected)));
-      for (const answer of actual) {
-        const headers = answer.headers as Record<string, { value: string }>;
+      const shapes = ['asSent', 'asRewritten'] as const;
+      const results = {} as Record<(typeof shapes)[number], Record<string, unknown>[]>;
+      for (const shape of shapes) {
+        const shown = passed.map((p) => p[shape]);
+        const expected = await Promise.all(shown.map((e) => response.run(e)));
+        const actual = await runUnderNjs(
+          world.dir,
+          bundles['viewer-response'] as string,
+          shown,
+          stores[store],
+        );
+        expect(actual, shape).toEqual(JSON.parse(JSON.stringify(expected)));
+        results[shape] = actual;
+      }
+      // What the viewer sees does not depend on which request the function is shown.
+      expect(results.asSent).toEqual(results.asRewritten);
+      passed.forEach(({ testCase }, i) => {
+        const headers = (results.asSent[i] as { headers: Record<string, { value: string }> }).headers;
         expect(headers.server).toBeUndefined();
         expect(Object.keys(headers).some((h) => h.startsWith('x-amz-'))).toBe(false);
         expect(headers['x-content-type-options']?.value).toBe('nosniff');
         if (store === 'plain') expect(headers['access-control-allow-origin']).toBeUndefined();
-      }
+        if (testCase.status === 200)
+          for (const name of ['content-type', 'vary', 'cache-control'])
+            if (testCase.headersPresent?.[name] !== undefined)
+              expect(headers[name]?.value, `${testCase.name}: ${name}`).toBe(testCase.headersPresent[name]);
+      });
     });
   }
 });

@@ -1,18 +1,39 @@
 /**
  * Viewer-response function: runs on cache hits and origin answers below 400 (a catalog, openapi.yaml or a plan
- * page). Sets the spec's headers exactly (`Vary` names `Accept-Encoding` too; the object's `Content-Encoding` stays), removes what S3 adds
- * (`x-amz-*`, `Server`, any `Access-Control-*`), and adds the CORS origin when one is set. A build's objects
- * are stored to be cached for a long time; partners are told `max-age=300` all the same.
+ * page). Sets the spec's headers exactly (`Vary` names `Accept-Encoding` too; the object's `Content-Encoding`
+ * stays), removes what S3 adds (`x-amz-*`, `Server`, any `Access-Control-*`), and adds the CORS origin when one
+ * is set. A build's objects are stored to be cached for a long time; partners are told `max-age=300` all the
+ * same.
+ *
+ * What was served is decided by the object's `Content-Type` from the origin, which the builder sets on every
+ * object it writes (builder/build.ts: the page, openapi.yaml and catalog types of contract/index.ts), never by
+ * the request: AWS describes the request of a viewer-response event as the one the viewer sent and does not
+ * promise that the viewer-request function's rewrite (`/builds/<id>/…`) shows there, so the URI may be
+ * `/api/plans`, `/openapi.yaml` or `/plans/<id>` as well as the object's key. A page keeps its type; an object
+ * of any other type than a page or YAML is a catalog (gateway/README.md).
  */
-import { ORIGIN_FILES, PAGE_OBJECT_SUFFIX, SERVED_HEADERS } from '../../contract/index.ts';
-import type { CloudFrontEvent, CloudFrontResponse } from './event.ts';
+import { PAGE_HEADERS, SERVED_HEADERS } from '../../contract/index.ts';
+import type { CloudFrontEvent, CloudFrontResponse, Fields } from './event.ts';
 import { addCors, corsOrigin } from './shared.ts';
+
+/** The media type of a `Content-Type` value, lowercase, without its parameters (`text/html`). */
+function mediaType(value: string): string {
+  const semicolon = value.indexOf(';');
+  return (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
+}
+
+/** The media type the origin gave the object ('' when it gave none). */
+function servedType(headers: Fields): string {
+  const field = headers['content-type'];
+  return field ? mediaType(field.value) : '';
+}
 
 export async function handler(event: CloudFrontEvent): Promise<CloudFrontResponse> {
   // Read the store first: njs (and so, likely, the CloudFront runtime) refuses `await` inside call arguments.
   const origin = await corsOrigin();
   const response = event.response as CloudFrontResponse;
   const headers = response.headers;
+  const type = servedType(headers);
   const names = Object.keys(headers);
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
@@ -24,13 +45,11 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRespons
   headers['cache-control'] = { value: SERVED_HEADERS.cacheable };
   // The body's encoding depends on Accept-Encoding: without it in Vary, a shared cache in front would hand
   // a brotli body to a client that asked for gzip.
-  // The request as viewer-request left it: the live build's object, e.g. /builds/<id>/openapi.yaml.br.
-  const uri = event.request.uri;
-  if (uri.indexOf(PAGE_OBJECT_SUFFIX) !== -1) {
+  if (type === mediaType(PAGE_HEADERS.html)) {
     // A plan page keeps its stored type; its security headers come from the distribution's response headers
     // policy, which also covers the not-found page (no function runs on that one).
     headers.vary = { value: SERVED_HEADERS.varyEncoding };
-  } else if (uri.indexOf(ORIGIN_FILES.openapi) !== -1) {
+  } else if (type === mediaType(SERVED_HEADERS.yaml)) {
     headers['content-type'] = { value: SERVED_HEADERS.yaml };
     headers.vary = { value: SERVED_HEADERS.varyEncoding };
   } else {

@@ -11,23 +11,31 @@ import { EdgeOrigin } from './origin.ts';
 import { loadFunction } from './sandbox.ts';
 import { WatchedKeyValueStore } from './store.ts';
 
-describeCaseTable('the request-case table against the bundles in the local runtime', async (world) => {
-  const edges = { plain: await edgeFor(world, 'plain'), cors: await edgeFor(world, 'cors') };
-  return {
-    async send(request, store) {
-      const rawHeaders = request.headers.flat();
-      const response = await edges[store].handle({
-        method: request.method,
-        target: request.target,
-        rawHeaders,
-        remoteAddress: '127.0.0.1',
-      });
-      // As the HTTP server does: no body on HEAD.
-      return toAnswer(request.method === 'HEAD' ? { ...response, body: Buffer.alloc(0) } : response);
+for (const shown of ['as-sent', 'as-rewritten'] as const) {
+  describeCaseTable(
+    `the request-case table against the bundles in the local runtime (viewer-response shown the request ${shown})`,
+    async (world) => {
+      const edges = {
+        plain: await edgeFor(world, 'plain', shown),
+        cors: await edgeFor(world, 'cors', shown),
+      };
+      return {
+        async send(request, store) {
+          const rawHeaders = request.headers.flat();
+          const response = await edges[store].handle({
+            method: request.method,
+            target: request.target,
+            rawHeaders,
+            remoteAddress: '127.0.0.1',
+          });
+          // As the HTTP server does: no body on HEAD.
+          return toAnswer(request.method === 'HEAD' ? { ...response, body: Buffer.alloc(0) } : response);
+        },
+        close: async () => {},
+      };
     },
-    close: async () => {},
-  };
-});
+  );
+}
 
 describe('Range at the local edge', () => {
   let world: TestWorld;

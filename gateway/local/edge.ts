@@ -37,10 +37,19 @@ export interface EdgeResponse {
   readonly error?: string;
 }
 
+/**
+ * The request a viewer-response event carries: as the viewer sent it (AWS describes it so), or as the
+ * viewer-request function left it (its rewrite to the build's object; AWS does not rule it out). The functions
+ * must give the same answers with either, and the tests run both.
+ */
+export type ResponseEventRequest = 'as-sent' | 'as-rewritten';
+
 export interface EdgeOptions {
   readonly viewerRequest: SandboxedFunction;
   readonly viewerResponse: SandboxedFunction;
   readonly origin: Origin;
+  /** The request the viewer-response event carries (default `as-sent`). */
+  readonly responseEventRequest?: ResponseEventRequest;
 }
 
 /** A function's field map as response headers (own properties only; several values become an array). */
@@ -212,8 +221,9 @@ export class Edge {
       originResponse.headers['content-encoding'] = { value: object.contentEncoding };
     let response: CloudFrontResponse;
     try {
+      const request = this.#options.responseEventRequest === 'as-rewritten' ? result : event.request;
       response = (await this.#options.viewerResponse.run(
-        viewerResponseEvent({ ...event, request: result }, originResponse),
+        viewerResponseEvent({ ...event, request }, originResponse),
       )) as CloudFrontResponse;
     } catch (error) {
       return { ...badGateway('viewer-response', error), partner };

@@ -116,7 +116,7 @@ export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFro
   };
 }
 
-/** The viewer-response event: the request as the viewer-request function left it, and the origin's answer. */
+/** The viewer-response event: a request (as the viewer sent it, or as viewer-request left it) and the origin's answer. */
 export function viewerResponseEvent(request: CloudFrontEvent, response: CloudFrontResponse): CloudFrontEvent {
   return { ...request, context: { ...request.context, eventType: 'viewer-response' }, response };
 }

@@ -1,5 +1,6 @@
-import { copyFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { Agent, type Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,23 +9,73 @@ import { issueKey } from '../../keys/manage.ts';
 import { describeCaseTable } from '../../testing/cases.suite.ts';
 import { httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
-import { createTestWorld, type TestWorld } from '../../testing/world.ts';
+import { createTestWorld, edgeFor, type TestWorld } from '../../testing/world.ts';
+import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
 import type { EdgeResponse } from './edge.ts';
 import type { RawRequest } from './event.ts';
 import { type AccessLogEntry, createEdgeServer, listen, shutdown } from './server.ts';
 
-describeCaseTable('the request-case table over HTTP against catalog serve', async (world) => {
-  const servers = {
-    plain: await startServe(['--origin', world.originDir, '--store', world.stores.plain]),
-    cors: await startServe(['--origin', world.originDir, '--store', world.stores.cors]),
+describeCaseTable(
+  'the request-case table over HTTP against catalog serve (viewer-response shown the request as sent)',
+  async (world) => {
+    const servers = {
+      plain: await startServe(['--origin', world.originDir, '--store', world.stores.plain]),
+      cors: await startServe(['--origin', world.originDir, '--store', world.stores.cors]),
+    };
+    return {
+      send: (request, store) => httpRequest(servers[store].url, request),
+      async close() {
+        await Promise.all([servers.plain.stop(), servers.cors.stop()]);
+      },
+    };
+  },
+);
+
+describeCaseTable(
+  'the request-case table over HTTP against the edge server (viewer-response shown the request as rewritten)',
+  async (world) => {
+    const start = async (store: 'plain' | 'cors') => {
+      const server = createEdgeServer({ edge: await edgeFor(world, store, 'as-rewritten'), log: () => {} });
+      return { server, url: `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}` };
+    };
+    const servers = { plain: await start('plain'), cors: await start('cors') };
+    return {
+      send: (request, store) => httpRequest(servers[store].url, request),
+      async close() {
+        await Promise.all([shutdown(servers.plain.server, 100), shutdown(servers.cors.server, 100)]);
+      },
+    };
+  },
+);
+
+/**
+ * A raw connection to `url`: everything it has received, when `text` first arrived in it, and the time the
+ * connection closed.
+ */
+function rawConnection(url: string): {
+  socket: Socket;
+  connected: Promise<void>;
+  received: () => string;
+  arrivedAt: (text: string) => number | undefined;
+  closed: Promise<number>;
+} {
+  const { port, hostname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  let received = '';
+  const arrivals: { length: number; at: number }[] = [];
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString('latin1');
+    arrivals.push({ length: received.length, at: performance.now() });
+  });
+  const arrivedAt = (text: string) => {
+    const index = received.indexOf(text);
+    return index === -1 ? undefined : arrivals.find((a) => a.length >= index + text.length)?.at;
   };
-  return {
-    send: (request, store) => httpRequest(servers[store].url, request),
-    async close() {
-      await Promise.all([servers.plain.stop(), servers.cors.stop()]);
-    },
-  };
-});
+  socket.on('error', () => {});
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+  return { socket, connected, received: () => received, arrivedAt, closed };
+}
 
 /** Polls `check` until it returns true or `ms` pass; returns the time it took. */
 async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
@@ -163,6 +214,40 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
     }
   });
 
+  it('answers and logs a request whose client closes its side right after sending it, just after the store changed', async () => {
+    for (let round = 1; round <= 5; round += 1) {
+      // A new version of the store file: the answer waits for the store to be read again.
+      const at = new Date(Date.now() + round * 1_000);
+      await utimes(storePath, at, at);
+      const before = server.lines.length;
+      const client = rawConnection(server.url);
+      client.socket.write(`GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`);
+      client.socket.end();
+      await client.closed;
+      expect(client.received(), `round ${round}`).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(client.received().endsWith(world.objects.all.toString('latin1')), `round ${round}`).toBe(true);
+      await within(2000, async () => server.lines.length > before);
+      expect(JSON.parse(server.lines[before] ?? '')).toMatchObject({ path: '/api/plans', status: 200 });
+    }
+  });
+
+  it('logs a request whose client is gone before the answer, saying so', async () => {
+    const at = new Date(Date.now() + 10_000);
+    await utimes(storePath, at, at);
+    const before = server.lines.length;
+    const client = rawConnection(server.url);
+    await client.connected;
+    client.socket.write(`GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${world.keys.valid}\r\n\r\n`, () =>
+      client.socket.destroy(),
+    );
+    await within(2000, async () => server.lines.length > before);
+    const entry = JSON.parse(server.lines[before] ?? '');
+    expect(entry).toMatchObject({ method: 'GET', path: '/api/plans', partner: 'acme' });
+    // Either the answer went out before the close was seen, or the line says it could not.
+    if (entry.error !== undefined)
+      expect(entry).toMatchObject({ bytes: 0, error: expect.stringMatching(/closed/) });
+  });
+
   it('answers 413 to an oversized header and an oversized URL, as CloudFront does, and keeps serving', async () => {
     const big = await httpRequest(server.url, {
       method: 'GET',
@@ -254,6 +339,87 @@ describe('the edge server when sending an answer fails', () => {
     const good = await httpRequest(url, { method: 'GET', target: '/good' });
     expect(good.status).toBe(200);
     expect(good.body.toString()).toBe('fine');
+  });
+});
+
+describe("the edge server's connection limits", () => {
+  const edge = {
+    handle: async (): Promise<EdgeResponse> => ({
+      status: 200,
+      headers: { 'content-type': 'text/plain' },
+      body: Buffer.from('fine'),
+      partner: null,
+    }),
+  };
+  /** Short limits, so a slow client is cut in well under a second. */
+  const limits: ConnectionLimits = { headersMs: 400, requestMs: 800, keepAliveMs: 1_000 };
+  /** How late a cut may come: the 5 % the server promises, and time for a busy machine to schedule it. */
+  const late = (limitMs: number) => limitMs * 1.05 + 1_000;
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    server = createEdgeServer({ edge, log: () => {}, limits });
+    url = `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}`;
+  });
+  afterAll(() => shutdown(server, 100));
+
+  /** Writes `text` one byte every `everyMs` until the connection closes; resolves when it has. */
+  async function dribble(socket: Socket, text: string, everyMs: number): Promise<void> {
+    for (const byte of text) {
+      if (socket.destroyed || !socket.writable) return;
+      socket.write(byte);
+      await sleep(everyMs);
+    }
+  }
+
+  it('uses the limits of distribution.ts unless told otherwise, and looks for slow clients often enough to hold them', () => {
+    const production = createEdgeServer({ edge, log: () => {} });
+    const { headersMs, requestMs, keepAliveMs } = DISTRIBUTION.connectionLimits;
+    expect(production.headersTimeout).toBe(headersMs);
+    expect(production.requestTimeout).toBe(requestMs);
+    expect(production.keepAliveTimeout).toBe(keepAliveMs);
+    const interval = (production as Server & { connectionsCheckingInterval: number })
+      .connectionsCheckingInterval;
+    expect(interval).toBeLessThanOrEqual(Math.min(headersMs, requestMs) * 0.05);
+  });
+
+  it('answers 408 and closes a connection whose request head is still coming in after the head limit', async () => {
+    const client = rawConnection(url);
+    const started = performance.now();
+    void dribble(client.socket, `GET /api/plans HTTP/1.1\r\nHost: x\r\nX-Filler: ${'f'.repeat(500)}`, 20);
+    await within(5_000, async () => client.arrivedAt('\r\n\r\n') !== undefined);
+    client.socket.destroy();
+    expect(client.received()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(client.received()).toMatch(/\r\nConnection: close\r\n/);
+    const cutAt = (client.arrivedAt('408') ?? Number.POSITIVE_INFINITY) - started;
+    expect(cutAt).toBeGreaterThanOrEqual(limits.headersMs);
+    expect(cutAt).toBeLessThan(late(limits.headersMs));
+  });
+
+  it('closes a connection whose request is still coming in after the request limit', async () => {
+    const client = rawConnection(url);
+    const started = performance.now();
+    client.socket.write('POST /api/plans HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n');
+    void dribble(client.socket, 'b'.repeat(1000), 20);
+    const closedAt = await client.closed;
+    // The request was answered when its head was complete; the cut adds no second status line.
+    expect(client.received()).toMatch(/^HTTP\/1\.1 200 /);
+    expect(client.received().match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    expect(closedAt - started).toBeGreaterThanOrEqual(limits.requestMs);
+    expect(closedAt - started).toBeLessThan(late(limits.requestMs));
+  });
+
+  it("tells the client the keep-alive limit and closes an idle connection after it (and Node's second of margin)", async () => {
+    const client = rawConnection(url);
+    client.socket.write('GET /api/plans HTTP/1.1\r\nHost: x\r\n\r\n');
+    const closedAt = await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(client.received()).toMatch(/\r\nKeep-Alive: timeout=1\r\n/);
+    const idle = closedAt - (client.arrivedAt('fine') ?? Number.POSITIVE_INFINITY);
+    expect(idle).toBeGreaterThanOrEqual(limits.keepAliveMs);
+    // Node keeps an idle connection one second past the limit it announces, so that a client reusing it
+    // right at the limit is not cut mid-request.
+    expect(idle).toBeLessThan(late(limits.keepAliveMs) + 1_000);
   });
 });
 

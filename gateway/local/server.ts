@@ -1,12 +1,14 @@
 /**
  * `catalog serve`: the local edge on node:http. Keep-alive, CloudFront's request limits (a URL over 8,192 bytes
- * or a request head over 20,480 bytes gets 413 and the connection closed), one JSON access-log line per
- * request (never the key), graceful shutdown. A failure while sending ends that one request (a 502, or a cut
- * connection once the head is out), never the process.
+ * or a request head over 20,480 bytes gets 413 and the connection closed), the connection limits of
+ * `distribution.ts` (a slow head, a slow request, an idle connection), one JSON access-log line per request
+ * read (never the key), graceful shutdown. A request is answered even when the client has closed its side
+ * after sending it. A failure while sending ends that one request (a 502, or a cut connection once the head
+ * is out), never the process.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DISTRIBUTION } from '../distribution.ts';
+import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
 import type { Edge, EdgeResponse } from './edge.ts';
 
 /**
@@ -53,7 +55,16 @@ export interface EdgeServerOptions {
   readonly edge: Pick<Edge, 'handle'>;
   /** Receives one entry per request (the CLI writes it as a JSON line to stderr). */
   readonly log: (entry: AccessLogEntry) => void;
+  /** The connection limits; `DISTRIBUTION.connectionLimits` unless a test makes them short. */
+  readonly limits?: ConnectionLimits;
 }
+
+/**
+ * How often Node looks for connections over the head or request limit, as a share of the shorter one. Node
+ * looks every 30 s by default, so a 10 s head limit cut a slow client only after up to 40 s; looking every
+ * twentieth of the limit holds it to within 5 %.
+ */
+const CHECKS_PER_LIMIT = 20;
 
 /** Title-cases a header name the way CloudFront writes them (`content-type` → `Content-Type`; `ETag`). */
 const headerNames = new Map<string, string>([['etag', 'ETag']]);
@@ -126,19 +137,28 @@ function logPath(url: string): string {
 
 /** Creates the HTTP server of the local edge (not yet listening). */
 export function createEdgeServer(options: EdgeServerOptions): Server {
+  const limits = options.limits ?? DISTRIBUTION.connectionLimits;
+  /** Connections whose request has been handed to the edge while its body is still coming in. */
+  const readingBody = new WeakSet<object>();
   const server = createServer(
     {
       // Node counts the target, names and values against this (less than the head's bytes): anything it
       // refuses is over CloudFront's limit too, and the handler checks the exact count.
       maxHeaderSize: REQUEST_LIMITS.requestBytes,
-      keepAliveTimeout: 5_000,
-      requestTimeout: 30_000,
-      headersTimeout: 10_000,
+      keepAliveTimeout: limits.keepAliveMs,
+      requestTimeout: limits.requestMs,
+      headersTimeout: limits.headersMs,
+      connectionsCheckingInterval: Math.max(
+        1,
+        Math.floor(Math.min(limits.headersMs, limits.requestMs) / CHECKS_PER_LIMIT),
+      ),
     },
     (req: IncomingMessage, res: ServerResponse) => {
       const started = performance.now();
       // No method of this API has a body; drain whatever a client sends so keep-alive stays usable.
       req.resume();
+      readingBody.add(req.socket);
+      req.once('end', () => readingBody.delete(req.socket));
       const raw = {
         method: req.method ?? 'GET',
         target: req.url ?? '/',
@@ -169,7 +189,15 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
         .handle(raw)
         .catch((error: unknown): EdgeResponse => badGatewayAnswer(`edge failure: ${String(error)}`))
         .then((answer) => {
-          if (res.destroyed) return;
+          if (res.destroyed) {
+            // The client went away before the answer: nothing to send, but the request was read.
+            log({
+              ...answer,
+              body: Buffer.alloc(0),
+              error: 'the client closed the connection before the answer',
+            });
+            return;
+          }
           log(sendSafely(res, answer, req.method === 'HEAD'));
         })
         .catch(() => {
@@ -178,6 +206,10 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
         });
     },
   );
+  // A client that sends its request and closes its side (a half-close) still gets the answer: Node's default
+  // is to end the connection at once, dropping an answer that is not ready yet (one that waits for the key
+  // store to be read again, say). The connection ends once the answer is sent.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // A connection that breaks or sends garbage must never take the server down. The parser reports an error
   // again for every further chunk of a bad request: answer once. Then linger — read and discard what the
   // client still sends, end when it ends, cut after two seconds — so that closing does not reset the
@@ -186,7 +218,9 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (rejected.has(socket)) return;
     rejected.add(socket);
-    if (!socket.writable) {
+    // A request whose body broke off or came too slowly has its answer already (or on its way): a second
+    // status line would be garbage to the client. Cut the connection.
+    if (!socket.writable || readingBody.has(socket)) {
       socket.destroy();
       return;
     }

@@ -1,0 +1,175 @@
+/**
+ * The rows of `catalog check` come from the request-case table: which cases are black-box checkable, how a
+ * case is derived for a deployment (its plan, its origin, its placeholders), and the order the rows run in.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  forOrigin,
+  forPlan,
+  notBlackBox,
+  PAGE_PLAN_ID,
+  PARTNER_ORIGIN,
+  REQUEST_CASES,
+  type RequestCase,
+} from '../gateway/cases.ts';
+import {
+  blackBoxCases,
+  type CheckSettings,
+  checkSteps,
+  judgeCase,
+  learnPagePlan,
+  newLearned,
+  prepareCase,
+  withoutKeys,
+} from './check-rows.ts';
+
+const PLAN = 'b0936f8b-64e6-530d-babf-3537672b1f83';
+const SETTINGS: CheckSettings = {
+  baseUrl: 'https://catalog.example.com',
+  key: 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  forged: 'tpc_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
+  cors: null,
+  maxAgeMs: 25 * 3_600_000,
+  now: new Date('2026-11-24T12:00:00.000Z'),
+};
+const named = (name: string): RequestCase => {
+  const found = REQUEST_CASES.find((c) => c.name === name);
+  if (!found) throw new Error(`no case "${name}"`);
+  return found;
+};
+
+describe('the black-box subset of the request-case table', () => {
+  it('leaves out exactly the cases that need the test world: its other keys, or a plan of the fixtures', () => {
+    const left = REQUEST_CASES.filter((c) => notBlackBox(c) !== undefined);
+    for (const c of left)
+      expect(JSON.stringify(c), c.name).toMatch(
+        /\{(other|expiring|expired|revoked)\}|CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99/i,
+      );
+    for (const c of blackBoxCases())
+      expect(JSON.stringify([c.target, c.headers]), c.name).not.toMatch(
+        /\{(other|expiring|expired|revoked)\}/,
+      );
+    expect(notBlackBox(named('an expired key'))).toBe("needs the test world's {expired} key");
+    expect(left.length).toBeGreaterThan(0);
+    expect(blackBoxCases().length).toBeGreaterThan(REQUEST_CASES.length * 0.8);
+  });
+
+  it('derives every case for another plan, leaving no id of the fixtures behind', () => {
+    for (const testCase of blackBoxCases()) {
+      const derived = forPlan(testCase, PLAN);
+      expect(JSON.stringify(derived).toLowerCase(), testCase.name).not.toContain(PAGE_PLAN_ID.slice(1, -1));
+    }
+    expect(forPlan(named('a plan page with an upper-case id'), PLAN).target).toBe(
+      `/plans/${PLAN.toUpperCase()}`,
+    );
+    expect(forPlan(named('a percent-encoded id'), PLAN).target).toBe(`/plans/%62${PLAN.slice(1)}`);
+    expect(forPlan(named('a UUID one character short'), PLAN).target).toBe(`/plans/${PLAN.slice(0, -1)}`);
+    expect(forPlan(named('a plan page'), PLAN).rewrite).toBe(`/plans/${PLAN}.html`);
+  });
+
+  it('refuses to derive a target it does not know how to', () => {
+    const odd = { ...named('a plan page'), target: `/plans/x${PAGE_PLAN_ID.slice(1)}` };
+    expect(() => forPlan(odd, PLAN)).toThrow('case "a plan page": cannot derive');
+  });
+
+  it("puts the operator's origin where the table names its partner origin", () => {
+    const derived = forOrigin(named('OPTIONS preflight with CORS'), 'https://app.example');
+    expect(derived.cors).toBe('https://app.example');
+    expect(JSON.stringify(derived)).not.toContain(PARTNER_ORIGIN);
+    expect(derived.headersPresent?.['access-control-allow-origin']).toBe('https://app.example');
+    expect(derived.headers).toContainEqual(['Origin', 'https://app.example']);
+  });
+});
+
+describe('the steps', () => {
+  it('run every black-box case once, the plain GETs that teach the bodies first', () => {
+    const steps = checkSteps();
+    const cases = steps.flatMap((s) => (s.kind === 'case' ? [s.testCase.name] : []));
+    expect([...cases].sort()).toEqual(
+      blackBoxCases()
+        .map((c) => c.name)
+        .sort(),
+    );
+    expect(cases.slice(0, 6)).toEqual([
+      'the whole catalog',
+      'running plans',
+      'strength plans',
+      'openapi.yaml',
+      'a plan page',
+      'a plan that is in no catalog',
+    ]);
+    expect(steps[1]).toMatchObject({ kind: 'catalog' });
+  });
+});
+
+describe('preparing a case for a deployment', () => {
+  const learned = newLearned();
+  learned.bodies.all = Buffer.from(
+    JSON.stringify({
+      generatedAt: '2026-11-24T11:00:00.000Z',
+      plans: [{ id: PLAN, webUrl: `${SETTINGS.baseUrl}/plans/${PLAN}` }],
+    }),
+  );
+
+  it('fills the key, the forged key, and what earlier answers taught; skips what they did not', () => {
+    const forged = prepareCase(named('a conditional GET with a forged key'), SETTINGS, newLearned());
+    expect(forged).toEqual({ skip: 'needs the ETag of all, which no earlier answer gave' });
+    const taught = newLearned();
+    judgeCase(
+      named('the whole catalog'),
+      { status: 200, headers: { etag: '"0123456789abcdef0123456789abcdef"' }, body: Buffer.from('{}') },
+      SETTINGS,
+      taught,
+    );
+    const prepared = prepareCase(named('a conditional GET with a forged key'), SETTINGS, taught);
+    expect(prepared).toMatchObject({
+      request: {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [
+          ['X-Api-Key', SETTINGS.forged],
+          ['If-None-Match', '"0123456789abcdef0123456789abcdef"'],
+        ],
+      },
+    });
+    expect(prepareCase(named('the key in the query string'), SETTINGS, taught)).toMatchObject({
+      request: { target: `/api/plans?api_key=${SETTINGS.key}` },
+    });
+  });
+
+  it('checks pages with the first plan only when its webUrl is on this deployment', () => {
+    learnPagePlan(SETTINGS, learned);
+    expect(learned.pagePlan).toEqual({ id: PLAN });
+    expect(prepareCase(named('a plan page'), SETTINGS, learned)).toMatchObject({
+      request: { target: `/plans/${PLAN}` },
+    });
+    const elsewhere = newLearned();
+    elsewhere.bodies.all = Buffer.from(
+      JSON.stringify({ plans: [{ id: PLAN, webUrl: `https://www.example.com/plans/${PLAN}` }] }),
+    );
+    learnPagePlan(SETTINGS, elsewhere);
+    expect(prepareCase(named('a plan page'), SETTINGS, elsewhere)).toEqual({
+      skip: `no plan page to check: the first plan's webUrl https://www.example.com/plans/${PLAN} is not https://catalog.example.com/plans/<id> (pages on a website elsewhere, or a catalog built for another address)`,
+    });
+    // A page path that expects the not-found page still runs.
+    expect(prepareCase(named('a plan that is in no catalog'), SETTINGS, elsewhere)).toHaveProperty('request');
+  });
+
+  it('skips the CORS cases unless told the origin, and runs them with it', () => {
+    const preflight = named('OPTIONS preflight with CORS');
+    expect(prepareCase(preflight, { ...SETTINGS, cors: undefined }, learned)).toEqual({
+      skip: 'CORS not checked: give \u2039setting:corsOrigin\u203a (the origin the operator set, or off)',
+    });
+    expect(prepareCase(preflight, SETTINGS, learned)).toEqual({
+      skip: 'needs a CORS origin; \u2039setting:corsOrigin\u203a says CORS is off',
+    });
+    expect(prepareCase(preflight, { ...SETTINGS, cors: 'https://app.example' }, learned)).toMatchObject({
+      testCase: { cors: 'https://app.example' },
+    });
+  });
+
+  it('never leaves a key in a report', () => {
+    const scrubbed = withoutKeys({ lines: [`echoed ${SETTINGS.key} and ${SETTINGS.forged}`] }, SETTINGS);
+    expect(scrubbed).toEqual({ lines: ['echoed {valid} and {forged}'] });
+  });
+});

@@ -1,0 +1,655 @@
+/**
+ * The rows of `catalog check` and their judgement (pure; app/check.ts sends the requests). A deployment is
+ * checked from outside, row by row, against what the specification, docs/decisions.md and openapi.yaml promise:
+ *
+ * - **Cases**: the black-box-checkable cases of the gateway's request-case table (gateway/cases.ts, the same
+ *   table the local edge, njs, Prism and `catalog verify-function` run), each judged by gateway/judge.ts. The
+ *   table's placeholders are filled from outside: `{valid}` is the checker's key, `{forged}` a key it forges,
+ *   `{etag:…}` and `{modified:…}` what the deployment answered before, the fixtures' page plan becomes the
+ *   deployment's first plan and the table's partner origin the one given with `--cors-origin`. Cases needing
+ *   the test world's other keys or fixtures are not rows ({@link notBlackBox}).
+ * - **Catalog rows**, which only a black-box run makes: the body against the zod model openapi.yaml's schemas
+ *   are generated from (builder/model.ts), the order (builder/catalogs.ts `comparePlans`), the shape of the
+ *   links, `generatedAt`, each discipline as exactly its subset of the whole catalog, the same bytes decoded
+ *   from identity, gzip and br, openapi.yaml's operations against the document this version ships, and the
+ *   catalog's age as a warning.
+ *
+ * The first answers teach the rest (the bodies, ETags and dates the later rows are judged against), so the
+ * rows run in order; {@link checkSteps} gives it.
+ */
+import { parse } from 'yaml';
+import { comparePlans } from '../builder/catalogs.ts';
+import { AppScheme, Catalog, Plan } from '../builder/model.ts';
+import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
+import { settingRef } from '../contract/errors.ts';
+import { DISCIPLINES, type Discipline, PATHS } from '../contract/index.ts';
+import {
+  forOrigin,
+  forPlan,
+  notBlackBox,
+  type OriginObjectName,
+  PAGE_PLAN_ID,
+  REQUEST_CASES,
+  type RequestCase,
+} from '../gateway/cases.ts';
+import {
+  type Answer,
+  decodeBody,
+  describeDifference,
+  judgeAnswer,
+  type Known,
+  type KnownBody,
+  shown,
+  variantKey,
+} from '../gateway/judge.ts';
+import { formatAge } from './status.ts';
+
+/** A row's outcome: a warning does not fail the check. */
+export type Verdict = 'pass' | 'fail' | 'skip' | 'warn';
+
+/** One row of the report. Never holds a key: requests show the table's placeholders. */
+export interface CheckRow {
+  readonly name: string;
+  /** `case`: a case of the request-case table; `catalog`: a check only a black-box run makes. */
+  readonly source: 'case' | 'catalog';
+  /** Method and target as sent, placeholders (`{valid}`) in place of keys. */
+  readonly request: string;
+  readonly verdict: Verdict;
+  /** What failed (expected and got), why the row was skipped, or the warning. */
+  readonly lines: readonly string[];
+}
+
+/** What a check is told. */
+export interface CheckSettings {
+  /** The deployment, `http(s)://host[:port]`. */
+  readonly baseUrl: string;
+  /** The checker's key (`{valid}`), and a key it forged (`{forged}`). */
+  readonly key: string;
+  readonly forged: string;
+  /** The CORS origin the operator set, `null` for none, undefined when not told (CORS is not judged). */
+  readonly cors: string | null | undefined;
+  /** Older catalogs get a warning. */
+  readonly maxAgeMs: number;
+  readonly now: Date;
+}
+
+/** A request as sent: the target exactly (raw path and query), headers in order. */
+export interface CheckRequest {
+  readonly method: string;
+  readonly target: string;
+  readonly headers: readonly (readonly [string, string])[];
+}
+
+/** What the answers so far have taught: the bodies, ETags and dates later rows are judged against. */
+export interface Learned {
+  readonly bodies: Partial<Record<KnownBody, Buffer>>;
+  /** By variant key (`all`, `all.br`, `all.gz`). */
+  readonly etags: Map<string, string>;
+  readonly modified: Map<string, string>;
+  /** The plan whose page is checked (the catalog's first), or why there is none. */
+  pagePlan: { readonly id: string } | { readonly reason: string };
+}
+
+export function newLearned(): Learned {
+  return {
+    bodies: {},
+    etags: new Map(),
+    modified: new Map(),
+    pagePlan: { reason: 'the whole catalog was not served' },
+  };
+}
+
+/** A step of the check: a case of the table, or a catalog row. */
+export type Step =
+  | { readonly kind: 'case'; readonly testCase: RequestCase }
+  | { readonly kind: 'catalog'; readonly row: CatalogRow };
+
+/** A catalog row: judges what earlier answers showed, after the requests it makes itself (if any). */
+export interface CatalogRow {
+  readonly name: string;
+  readonly request: string;
+  /** The requests it needs, or why it cannot run. */
+  requests(settings: CheckSettings, learned: Learned): readonly CheckRequest[] | { readonly skip: string };
+  judge(
+    settings: CheckSettings,
+    learned: Learned,
+    answers: readonly Answer[],
+  ): { readonly verdict: Verdict; readonly lines: readonly string[] };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Cases.
+
+/** The black-box-checkable cases of the table. */
+export function blackBoxCases(cases: readonly RequestCase[] = REQUEST_CASES): RequestCase[] {
+  return cases.filter((testCase) => notBlackBox(testCase) === undefined);
+}
+
+/** Whether a case needs a plan whose page this deployment serves (its answer is the page). */
+function needsPage(testCase: RequestCase): boolean {
+  return (
+    (testCase.status === 200 || testCase.status === 304) &&
+    (testCase.body === 'page' || testCase.object === 'page')
+  );
+}
+
+/** The case's request as the report shows it: the deployment's plan, placeholders for keys. */
+export function shownRequest(testCase: RequestCase, learned: Learned): string {
+  const id = 'id' in learned.pagePlan ? learned.pagePlan.id : PAGE_PLAN_ID;
+  const derived = forPlan(testCase, id);
+  return `${derived.method} ${derived.target}`;
+}
+
+/**
+ * The case as this deployment can run it — the plan, the origin and the placeholders filled in — or why it
+ * cannot run.
+ */
+export function prepareCase(
+  testCase: RequestCase,
+  settings: CheckSettings,
+  learned: Learned,
+): { readonly testCase: RequestCase; readonly request: CheckRequest } | { readonly skip: string } {
+  let derived = testCase;
+  if (testCase.cors !== undefined) {
+    if (settings.cors === undefined)
+      return {
+        skip: `CORS not checked: give ${settingRef('corsOrigin')} (the origin the operator set, or off)`,
+      };
+    if (settings.cors === null)
+      return { skip: `needs a CORS origin; ${settingRef('corsOrigin')} says CORS is off` };
+    derived = forOrigin(derived, settings.cors);
+  }
+  if (needsPage(testCase) && 'reason' in learned.pagePlan)
+    return { skip: `no plan page to check: ${learned.pagePlan.reason}` };
+  derived = forPlan(derived, 'id' in learned.pagePlan ? learned.pagePlan.id : PAGE_PLAN_ID);
+
+  let missing: string | undefined;
+  const resolve = (text: string) =>
+    text.replace(/\{(etag:|modified:)?([a-z.]+)\}/g, (match, kind: string | undefined, name: string) => {
+      let value: string | undefined;
+      if (kind === 'etag:') value = learned.etags.get(name);
+      else if (kind === 'modified:') value = learned.modified.get(name);
+      else if (name === 'valid') value = settings.key;
+      else if (name === 'forged') value = settings.forged;
+      else return match;
+      if (value === undefined)
+        missing ??= `needs the ${kind === 'etag:' ? 'ETag' : 'Last-Modified'} of ${name}, which no earlier answer gave`;
+      return value ?? match;
+    });
+  const request: CheckRequest = {
+    method: derived.method,
+    target: resolve(derived.target),
+    headers: (derived.headers ?? []).map(([name, value]) => [name, resolve(value)] as const),
+  };
+  if (missing !== undefined) return { skip: missing };
+  return { testCase: derived, request };
+}
+
+/** What the judge knows from the settings and the answers so far. */
+export function knownFrom(settings: CheckSettings, learned: Learned): Known {
+  return {
+    bodies: learned.bodies,
+    etag: (object, encoding) => learned.etags.get(variantKey(object, encoding)),
+    modified: (object, encoding) => learned.modified.get(variantKey(object, encoding)),
+    secrets: [settings.key, settings.forged],
+    cors: settings.cors,
+  };
+}
+
+const KNOWN_BODIES: readonly string[] = ['all', 'running', 'strength', 'openapi', 'page', 'notFoundPage'];
+
+/**
+ * Judges a case's answer, then learns from it when its status is the one expected: the first body of each
+ * object, and the ETag and Last-Modified of each object's variant.
+ */
+export function judgeCase(
+  testCase: RequestCase,
+  answer: Answer,
+  settings: CheckSettings,
+  learned: Learned,
+): string[] {
+  const problems = judgeAnswer(testCase, answer, knownFrom(settings, learned));
+  if (answer.status !== testCase.status) return problems;
+  if (KNOWN_BODIES.includes(testCase.body) && learned.bodies[testCase.body as KnownBody] === undefined) {
+    try {
+      learned.bodies[testCase.body as KnownBody] = decodeBody(answer);
+    } catch {
+      // an answer that cannot be decoded teaches nothing (the judge said why)
+    }
+  }
+  const served: readonly string[] = ['all', 'running', 'strength', 'openapi', 'page'];
+  if (testCase.status === 200 && served.includes(testCase.body)) {
+    const key = variantKey(testCase.body as OriginObjectName, testCase.encoding);
+    const { etag, 'last-modified': lastModified } = answer.headers;
+    if (etag !== undefined && !learned.etags.has(key)) learned.etags.set(key, etag);
+    if (lastModified !== undefined && !learned.modified.has(key)) learned.modified.set(key, lastModified);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Catalog rows.
+
+type CatalogName = 'all' | Discipline;
+const CATALOG_NAMES: Readonly<Record<CatalogName, string>> = {
+  all: 'the whole catalog',
+  running: 'running plans',
+  strength: 'strength plans',
+};
+const TARGETS: Readonly<Record<CatalogName, string>> = {
+  all: PATHS.plans,
+  running: `${PATHS.plans}?discipline=running`,
+  strength: `${PATHS.plans}?discipline=strength`,
+};
+
+/** At most this many lines per row: the first failures say enough. */
+const MAX_LINES = 5;
+const capped = (lines: readonly string[]) =>
+  lines.length > MAX_LINES
+    ? [...lines.slice(0, MAX_LINES), `… and ${lines.length - MAX_LINES} more`]
+    : [...lines];
+const outcome = (lines: readonly string[]) =>
+  ({ verdict: lines.length === 0 ? 'pass' : 'fail', lines: capped(lines) }) as const;
+
+interface ParsedCatalog {
+  readonly generatedAt: unknown;
+  readonly plans: readonly Record<string, unknown>[];
+}
+
+/** A catalog body as JSON, or why it is not one. */
+function parsedCatalog(learned: Learned, name: CatalogName): ParsedCatalog | string {
+  const body = learned.bodies[name];
+  if (body === undefined) return `${CATALOG_NAMES[name]} was not served (see its row)`;
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    return `${CATALOG_NAMES[name]} is not JSON (${(error as Error).message})`;
+  }
+  const record = value as Partial<ParsedCatalog> | null;
+  if (typeof record !== 'object' || record === null || !Array.isArray(record.plans))
+    return `${CATALOG_NAMES[name]} is not an object with a plans array`;
+  return record as ParsedCatalog;
+}
+
+/** A row judging the whole catalog's body, skipped when it was not served. */
+function catalogRow(
+  name: string,
+  judge: (catalog: ParsedCatalog, settings: CheckSettings) => readonly string[],
+): CatalogRow {
+  return {
+    name,
+    request: `GET ${PATHS.plans}`,
+    requests: (_settings, learned) =>
+      learned.bodies.all === undefined ? { skip: 'the whole catalog was not served (see its row)' } : [],
+    judge: (settings, learned) => {
+      const catalog = parsedCatalog(learned, 'all');
+      return outcome(typeof catalog === 'string' ? [catalog] : judge(catalog, settings));
+    },
+  };
+}
+
+/** A plan as a line names it. */
+const planLabel = (plans: readonly Record<string, unknown>[], index: number) => {
+  const plan = plans[index] ?? {};
+  return `plans[${index}] (${String(plan.discipline)}, ${shown(String(plan.title))}, ${String(plan.id)})`;
+};
+
+const PLAN_FIELDS = Object.keys(Plan.shape);
+
+const schemaRow = catalogRow(
+  "the whole catalog: openapi.yaml's Catalog schema, the documented fields",
+  (catalog) => {
+    const lines: string[] = [];
+    const result = Catalog.safeParse(catalog);
+    if (!result.success)
+      for (const issue of result.error.issues)
+        lines.push(`${issue.path.join('.') || '(body)'}: ${issue.message}`);
+    const top = Object.keys(catalog).join(',');
+    if (top !== 'generatedAt,plans') lines.push(`fields: expected generatedAt,plans, got ${top}`);
+    catalog.plans.forEach((plan, index) => {
+      const fields = Object.keys(plan ?? {}).join(',');
+      if (fields !== PLAN_FIELDS.join(','))
+        lines.push(`plans[${index}] fields: expected ${PLAN_FIELDS.join(',')}, got ${fields}`);
+    });
+    return lines;
+  },
+);
+
+const orderRow = catalogRow('the whole catalog: ordered by discipline, then title, then id', (catalog) => {
+  const lines: string[] = [];
+  const plans = catalog.plans;
+  for (let i = 1; i < plans.length; i += 1) {
+    const order = comparePlans(plans[i - 1] as Plan, plans[i] as Plan);
+    if (order > 0) lines.push(`${planLabel(plans, i - 1)} comes before ${planLabel(plans, i)}`);
+    if (order === 0) lines.push(`${planLabel(plans, i)}: the same plan twice`);
+  }
+  return lines;
+});
+
+const linksRow = catalogRow('the whole catalog: webUrl and appUrl of the documented shape', (catalog) => {
+  const lines: string[] = [];
+  const bases = new Set<string>();
+  const schemes = new Set<string>();
+  catalog.plans.forEach((plan, index) => {
+    const id = String(plan.id);
+    const webUrl = String(plan.webUrl);
+    const suffix = `/plans/${id}`;
+    const base = webUrl.endsWith(suffix) ? webUrl.slice(0, -suffix.length) : undefined;
+    if (base === undefined || !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/.test(base))
+      lines.push(`plans[${index}].webUrl: expected http(s)://…/plans/${id}, got ${shown(webUrl)}`);
+    else bases.add(base);
+    const appUrl = String(plan.appUrl);
+    const match = /^([^:]+):\/\/plan\/(.*)$/.exec(appUrl);
+    if (!match || match[2] !== id || !AppScheme.safeParse(match[1]).success)
+      lines.push(`plans[${index}].appUrl: expected {scheme}://plan/${id}, got ${shown(appUrl)}`);
+    else schemes.add(match[1] as string);
+  });
+  if (bases.size > 1) lines.push(`webUrl: one base for every plan, got ${[...bases].join(', ')}`);
+  if (schemes.size > 1) lines.push(`appUrl: one scheme for every plan, got ${[...schemes].join(', ')}`);
+  return lines;
+});
+
+/** ISO 8601 UTC with milliseconds, as the builder stamps it. */
+const GENERATED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** A generatedAt this far ahead of the checker's clock is in the future, not clock skew. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+const generatedAtRow = catalogRow(
+  'the whole catalog: generatedAt an ISO 8601 UTC time, not ahead',
+  (catalog, settings) => {
+    const value = catalog.generatedAt;
+    const time = typeof value === 'string' && GENERATED_AT.test(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(time))
+      return [`generatedAt: expected an ISO 8601 UTC time with milliseconds, got ${shown(String(value))}`];
+    if (time > settings.now.getTime() + CLOCK_SKEW_MS)
+      return [
+        `generatedAt: ${value} is in the future (this machine's clock says ${settings.now.toISOString()})`,
+      ];
+    return [];
+  },
+);
+
+const freshnessRow: CatalogRow = {
+  name: `the whole catalog: generatedAt within ${settingRef('maxAge')} (else a warning)`,
+  request: `GET ${PATHS.plans}`,
+  requests: (_settings, learned) =>
+    learned.bodies.all === undefined ? { skip: 'the whole catalog was not served (see its row)' } : [],
+  judge: (settings, learned) => {
+    const catalog = parsedCatalog(learned, 'all');
+    const time = typeof catalog === 'string' ? Number.NaN : Date.parse(String(catalog.generatedAt));
+    if (typeof catalog === 'string' || Number.isNaN(time))
+      return { verdict: 'skip', lines: ['no generatedAt to judge (see the row above)'] };
+    const ageSeconds = Math.max(0, Math.round((settings.now.getTime() - time) / 1000));
+    if (settings.now.getTime() - time <= settings.maxAgeMs) return { verdict: 'pass', lines: [] };
+    return {
+      verdict: 'warn',
+      lines: [
+        `generatedAt ${String(catalog.generatedAt)} is ${formatAge(ageSeconds)} old, more than ${settingRef('maxAge')} ${formatAge(settings.maxAgeMs / 1000)}: run catalog status where the builds are`,
+      ],
+    };
+  },
+};
+
+/** A discipline's catalog: exactly the whole catalog's plans of that discipline, in its order. */
+function subsetRow(discipline: Discipline): CatalogRow {
+  return {
+    name: `${CATALOG_NAMES[discipline]}: exactly the whole catalog's ${discipline} plans, in order`,
+    request: `GET ${TARGETS[discipline]}`,
+    requests: (_settings, learned) => {
+      const missing = (['all', discipline] as const).find((name) => learned.bodies[name] === undefined);
+      return missing ? { skip: `${CATALOG_NAMES[missing]} was not served (see its row)` } : [];
+    },
+    judge: (_settings, learned) => {
+      const all = parsedCatalog(learned, 'all');
+      const part = parsedCatalog(learned, discipline);
+      if (typeof all === 'string' || typeof part === 'string')
+        return outcome([typeof all === 'string' ? all : (part as string)]);
+      const lines: string[] = [];
+      if (part.generatedAt !== all.generatedAt)
+        lines.push(
+          `generatedAt: expected ${shown(String(all.generatedAt))}, got ${shown(String(part.generatedAt))}`,
+        );
+      const expected = all.plans.filter((plan) => plan.discipline === discipline);
+      if (part.plans.length !== expected.length)
+        lines.push(`plans: expected ${expected.length}, got ${part.plans.length}`);
+      const index = expected.findIndex(
+        (plan, i) => JSON.stringify(plan) !== JSON.stringify(part.plans[i] ?? null),
+      );
+      if (index !== -1)
+        lines.push(
+          `plans[${index}]: expected ${String(expected[index]?.id)} (${shown(String(expected[index]?.title))}), got ${part.plans[index] ? `${String(part.plans[index]?.id)} (${shown(String(part.plans[index]?.title))})` : 'none'}${part.plans[index]?.id === expected[index]?.id ? ' with other fields' : ''}`,
+        );
+      return outcome(lines);
+    },
+  };
+}
+
+const ENCODINGS = ['gzip', 'br'] as const;
+const CATALOGS = ['all', ...DISCIPLINES] as const;
+
+const decodeRow: CatalogRow = {
+  name: 'every catalog: gzip and br decode to the identity bytes',
+  request: `GET ${PATHS.plans}[?discipline=…] with Accept-Encoding gzip, br`,
+  requests: (settings, learned) => {
+    const missing = CATALOGS.find((name) => learned.bodies[name] === undefined);
+    if (missing) return { skip: `${CATALOG_NAMES[missing]} was not served (see its row)` };
+    return CATALOGS.flatMap((name) =>
+      ENCODINGS.map((encoding) => ({
+        method: 'GET',
+        target: TARGETS[name],
+        headers: [
+          ['X-Api-Key', settings.key],
+          ['Accept-Encoding', encoding],
+        ] as const,
+      })),
+    );
+  },
+  judge: (_settings, learned, answers) => {
+    const lines: string[] = [];
+    let index = 0;
+    for (const name of CATALOGS)
+      for (const encoding of ENCODINGS) {
+        const answer = answers[index];
+        index += 1;
+        const label = `${CATALOG_NAMES[name]} in ${encoding}`;
+        const identity = learned.bodies[name];
+        if (!answer || !identity) continue;
+        if (answer.status !== 200) {
+          lines.push(`${label}: expected 200, got ${answer.status}`);
+          continue;
+        }
+        const sent = answer.headers['content-encoding'];
+        if (sent !== encoding)
+          lines.push(`${label}: Content-Encoding expected ${shown(encoding)}, got ${shown(sent)}`);
+        let decoded: Buffer;
+        try {
+          decoded = decodeBody(answer);
+        } catch (error) {
+          lines.push(`${label}: cannot be decoded (${(error as Error).message})`);
+          continue;
+        }
+        if (!decoded.equals(identity))
+          lines.push(
+            `${label}: decodes to other bytes than identity (${describeDifference(decoded, identity)})`,
+          );
+      }
+    return outcome(lines);
+  },
+};
+
+/** The operations (lowercase methods) of each path of an OpenAPI document. */
+function operationsOf(document: unknown): Map<string, string[]> {
+  const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+  const paths = (document as { paths?: Record<string, Record<string, unknown>> } | null)?.paths ?? {};
+  return new Map(
+    Object.entries(paths).map(([path, item]) => [path, methods.filter((m) => item && m in item)]),
+  );
+}
+
+/** The contract's operations: those of the openapi.yaml this version of the service ships. */
+const CONTRACT_OPERATIONS = operationsOf(parse(OPENAPI_TEMPLATE, { maxAliasCount: -1 }));
+
+const openapiRow: CatalogRow = {
+  name: "openapi.yaml: OpenAPI 3.1 with exactly the contract's operations",
+  request: `GET ${PATHS.openapi}`,
+  requests: (_settings, learned) =>
+    learned.bodies.openapi === undefined ? { skip: 'openapi.yaml was not served (see its row)' } : [],
+  judge: (_settings, learned) => {
+    let document: unknown;
+    try {
+      document = parse((learned.bodies.openapi as Buffer).toString('utf8'), { maxAliasCount: -1 });
+    } catch (error) {
+      return outcome([`not YAML: ${(error as Error).message.split('\n')[0]}`]);
+    }
+    const lines: string[] = [];
+    const version = (document as { openapi?: unknown } | null)?.openapi;
+    if (typeof version !== 'string' || !version.startsWith('3.1'))
+      lines.push(`openapi: expected 3.1.x, got ${shown(String(version))}`);
+    const served = operationsOf(document);
+    for (const [path, expected] of CONTRACT_OPERATIONS) {
+      const got = served.get(path);
+      if (got === undefined) lines.push(`paths: ${path} is missing`);
+      else if (got.join(',') !== expected.join(','))
+        lines.push(`paths.${path}: expected ${expected.join(', ')}, got ${got.join(', ') || 'none'}`);
+    }
+    for (const path of served.keys())
+      if (!CONTRACT_OPERATIONS.has(path)) lines.push(`paths: ${path} is not the contract's`);
+    return outcome(lines);
+  },
+};
+
+/** The catalog rows, by the case they follow (the case whose answer they judge). */
+const CATALOG_ROWS: Readonly<Record<'all' | 'running' | 'strength' | 'openapi', readonly CatalogRow[]>> = {
+  all: [schemaRow, orderRow, linksRow, generatedAtRow, freshnessRow],
+  running: [subsetRow('running')],
+  strength: [subsetRow('strength'), decodeRow],
+  openapi: [openapiRow],
+};
+
+/**
+ * The case that first teaches an object's body: the plain GET serving it (no other header than the key, no
+ * encoding, no CORS).
+ */
+function teaches(testCase: RequestCase, body: KnownBody): boolean {
+  return (
+    testCase.method === 'GET' &&
+    testCase.body === body &&
+    testCase.encoding === undefined &&
+    testCase.cors === undefined &&
+    (testCase.headers ?? []).every(([name, value]) => name === 'X-Api-Key' && value === '{valid}')
+  );
+}
+
+/**
+ * Every step in order: the cases that teach the catalogs and openapi.yaml, each followed by its catalog rows;
+ * then those that teach the page and the not-found page (once the plan is known); then every other case in
+ * the table's order.
+ */
+export function checkSteps(cases: readonly RequestCase[] = REQUEST_CASES): Step[] {
+  const candidates = blackBoxCases(cases);
+  const steps: Step[] = [];
+  const taken = new Set<RequestCase>();
+  for (const body of ['all', 'running', 'strength', 'openapi', 'page', 'notFoundPage'] as const) {
+    const teacher = candidates.find((testCase) => teaches(testCase, body));
+    if (teacher === undefined) throw new Error(`the request-case table has no plain GET of ${body}`);
+    taken.add(teacher);
+    steps.push({ kind: 'case', testCase: teacher });
+    if (body in CATALOG_ROWS)
+      for (const row of CATALOG_ROWS[body as keyof typeof CATALOG_ROWS]) steps.push({ kind: 'catalog', row });
+  }
+  for (const testCase of candidates) if (!taken.has(testCase)) steps.push({ kind: 'case', testCase });
+  return steps;
+}
+
+/**
+ * Learns the plan whose page the page cases check: the whole catalog's first plan, when its `webUrl` is this
+ * deployment's `/plans/<id>`. Otherwise the pages live elsewhere (a web base URL), or the catalog has none.
+ */
+export function learnPagePlan(settings: CheckSettings, learned: Learned): void {
+  const catalog = parsedCatalog(learned, 'all');
+  if (typeof catalog === 'string') {
+    learned.pagePlan = { reason: catalog };
+    return;
+  }
+  const first = catalog.plans[0];
+  if (first === undefined) {
+    learned.pagePlan = { reason: 'the catalog has no plans' };
+    return;
+  }
+  const id = String(first.id).toLowerCase();
+  const webUrl = String(first.webUrl);
+  learned.pagePlan =
+    webUrl === `${settings.baseUrl}/plans/${id}` && /^[0-9a-f-]{36}$/.test(id)
+      ? { id }
+      : {
+          reason: `the first plan's webUrl ${webUrl} is not ${settings.baseUrl}/plans/<id> (pages on a website elsewhere, or a catalog built for another address)`,
+        };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The report.
+
+/** The whole check. */
+export interface CheckReport {
+  readonly baseUrl: string;
+  readonly checkedAt: string;
+  /** What the CORS rows were judged against: the origin given, `off`, or `unchecked`. */
+  readonly cors: string;
+  /** The plan whose page was checked, or why none was. */
+  readonly pagePlan: string;
+  /** False when the service could not be reached at all. */
+  readonly reachable: boolean;
+  /** The checker's key was refused (401) on the first request. */
+  readonly keyRefused: boolean;
+  readonly rows: readonly CheckRow[];
+  readonly counts: Readonly<Record<Verdict, number>>;
+  /** 0 every row passed (warnings allowed), 1 a row failed, 2 the service could not be reached. */
+  readonly exitCode: 0 | 1 | 2;
+}
+
+/** Counts and exit code of the rows. */
+export function finishReport(
+  head: Omit<CheckReport, 'rows' | 'counts' | 'exitCode'>,
+  rows: readonly CheckRow[],
+): CheckReport {
+  const counts = { pass: 0, fail: 0, skip: 0, warn: 0 };
+  for (const row of rows) counts[row.verdict] += 1;
+  return {
+    ...head,
+    rows,
+    counts,
+    exitCode: !head.reachable ? 2 : counts.fail > 0 ? 1 : 0,
+  };
+}
+
+/** The report as text: one line per row (with its problems indented below), then the summary. */
+export function formatCheckReport(report: CheckReport): string {
+  const width = Math.min(72, Math.max(4, ...report.rows.map((row) => row.name.length)));
+  const lines: string[] = [];
+  for (const row of report.rows) {
+    const name = row.name.length > width ? `${row.name.slice(0, width - 1)}…` : row.name.padEnd(width);
+    const head = `${row.verdict.toUpperCase().padEnd(4)}  ${name}  ${row.request}`;
+    if (row.verdict === 'skip' && row.lines.length === 1) lines.push(`${head}  (${row.lines[0]})`);
+    else lines.push(head, ...row.lines.map((line) => `      ${line}`));
+  }
+  const { pass, fail, skip, warn } = report.counts;
+  lines.push(
+    '',
+    `${report.baseUrl}: ${pass} passed, ${fail} failed, ${skip} skipped, ${warn} warning${warn === 1 ? '' : 's'} of ${report.rows.length} rows`,
+    `CORS: ${report.cors === 'unchecked' ? `not checked (give ${settingRef('corsOrigin')})` : report.cors}; plan pages: ${report.pagePlan}`,
+  );
+  if (report.keyRefused)
+    lines.push(
+      'CATALOG_CHECK_KEY was refused (401): it is not a current key of this deployment (revoked, expired, or issued elsewhere)',
+    );
+  return `${lines.join('\n')}\n`;
+}
+
+/** Every text of the report with the keys replaced by their placeholders (a service may echo one). */
+export function withoutKeys<T>(value: T, settings: Pick<CheckSettings, 'key' | 'forged'>): T {
+  const text = JSON.stringify(value)
+    .replaceAll(settings.key, '{valid}')
+    .replaceAll(settings.forged, '{forged}');
+  return JSON.parse(text) as T;
+}

@@ -1,0 +1,194 @@
+/**
+ * `catalog check`: proves, row by row, that a deployment serves what the specification, the contract and
+ * openapi.yaml promise, from outside, with nothing but its base URL and a key (docs/decisions.md#checking-a-deployment).
+ * The rows and their judgement are app/check-rows.ts (pure); this module sends the requests with undici: one
+ * connection pool, a timeout on each answer (connect, headers, every pause in the body), retries only on
+ * network errors (undici's RetryAgent, never on a status), one request at a time, and only GET, HEAD, OPTIONS
+ * and the methods the table checks are refused (POST, PUT, PATCH, DELETE, all bodiless).
+ */
+import { Agent, RetryAgent } from 'undici';
+import { describeCause, NETWORK_ERROR_CODES } from '../contract/errors.ts';
+import type { Answer } from '../gateway/judge.ts';
+import { generateKey } from '../keys/keys.ts';
+import {
+  type CheckReport,
+  type CheckRequest,
+  type CheckRow,
+  type CheckSettings,
+  checkSteps,
+  finishReport,
+  judgeCase,
+  learnPagePlan,
+  newLearned,
+  prepareCase,
+  shownRequest,
+  withoutKeys,
+} from './check-rows.ts';
+
+export type { CheckReport } from './check-rows.ts';
+
+/** What `catalog check` is given. */
+export interface CheckOptions {
+  readonly baseUrl: string;
+  readonly key: string;
+  /** The CORS origin the operator set, `null` for none, undefined when not told. */
+  readonly cors: string | null | undefined;
+  readonly maxAgeMs: number;
+  /** The longest wait for an answer (connect, headers, each pause in the body). */
+  readonly timeoutMs: number;
+  /** Retries of a request that failed on the network (default 2). */
+  readonly retries?: number;
+  readonly now?: () => Date;
+}
+
+/** The methods a check sends: the ones the service answers, and the ones the table checks are refused. */
+export const CHECK_METHODS = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Sends one request, the target exactly as given; resolves with the raw answer (no decompression). */
+export type Sender = (request: CheckRequest) => Promise<Answer>;
+
+/** A sender over undici to `baseUrl`, and how to close it. */
+export function undiciSender(
+  baseUrl: string,
+  options: { readonly timeoutMs: number; readonly retries: number },
+): { send: Sender; close(): Promise<void> } {
+  const agent = new Agent({
+    connect: { timeout: options.timeoutMs },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    // A catalog of 30,000 plans is about 15 MB; nothing the service answers comes near this.
+    maxResponseSize: 256 * 1024 * 1024,
+  });
+  const dispatcher = new RetryAgent(agent, {
+    maxRetries: options.retries,
+    minTimeout: 250,
+    maxTimeout: 2_000,
+    timeoutFactor: 2,
+    // Network errors only: a status, whatever it is, is the answer being checked.
+    statusCodes: [],
+    errorCodes: [...Object.keys(NETWORK_ERROR_CODES), 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'],
+    // Not POST or PATCH: a request that may have arrived is not sent twice.
+    methods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'],
+  });
+  const send: Sender = async (request) => {
+    if (!(CHECK_METHODS as readonly string[]).includes(request.method))
+      throw new Error(`catalog check never sends ${request.method}`);
+    const response = await dispatcher.request({
+      origin: baseUrl,
+      path: request.target,
+      method: request.method as (typeof CHECK_METHODS)[number],
+      headers: [['user-agent', 'catalog-check'], ...request.headers].flat(),
+    });
+    const body = Buffer.from(await response.body.arrayBuffer());
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers))
+      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+    return { status: response.statusCode, headers, body };
+  };
+  return { send, close: () => dispatcher.close() };
+}
+
+/**
+ * Runs every row against the deployment and returns the report (never with a key in it). A deployment that
+ * does not answer the first request at all gives a report of that one row, `reachable: false`.
+ */
+export async function checkDeployment(options: CheckOptions, sender?: Sender): Promise<CheckReport> {
+  const now = (options.now ?? (() => new Date()))();
+  const settings: CheckSettings = {
+    baseUrl: options.baseUrl,
+    key: options.key,
+    forged: generateKey(),
+    cors: options.cors,
+    maxAgeMs: options.maxAgeMs,
+    now,
+  };
+  const own = sender
+    ? undefined
+    : undiciSender(options.baseUrl, { timeoutMs: options.timeoutMs, retries: options.retries ?? 2 });
+  const send = sender ?? (own as { send: Sender }).send;
+  const learned = newLearned();
+  const rows: CheckRow[] = [];
+  let reachable = true;
+  let keyRefused = false;
+  try {
+    for (const step of checkSteps()) {
+      if (step.kind === 'catalog') {
+        const { row } = step;
+        const requests = row.requests(settings, learned);
+        if ('skip' in requests) {
+          rows.push({
+            name: row.name,
+            source: 'catalog',
+            request: row.request,
+            verdict: 'skip',
+            lines: [requests.skip],
+          });
+          continue;
+        }
+        const answers: Answer[] = [];
+        let failure: string | undefined;
+        for (const request of requests) {
+          try {
+            answers.push(await send(request));
+          } catch (error) {
+            failure = `${request.method} ${request.target.split('?')[0]}: no answer: ${describeCause(error)}`;
+            break;
+          }
+        }
+        const judged = failure
+          ? { verdict: 'fail' as const, lines: [failure] }
+          : row.judge(settings, learned, answers);
+        rows.push({ name: row.name, source: 'catalog', request: row.request, ...judged });
+        continue;
+      }
+      const { testCase } = step;
+      const request = shownRequest(testCase, learned);
+      const prepared = prepareCase(testCase, settings, learned);
+      if ('skip' in prepared) {
+        rows.push({ name: testCase.name, source: 'case', request, verdict: 'skip', lines: [prepared.skip] });
+        continue;
+      }
+      let answer: Answer;
+      try {
+        answer = await send(prepared.request);
+      } catch (error) {
+        const reason = `no answer: ${describeCause(error)}`;
+        rows.push({ name: testCase.name, source: 'case', request, verdict: 'fail', lines: [reason] });
+        if (rows.length === 1) {
+          // Nothing answered the very first request: the service cannot be reached at all.
+          reachable = false;
+          break;
+        }
+        continue;
+      }
+      if (rows.length === 0 && answer.status === 401) keyRefused = true;
+      const problems = judgeCase(prepared.testCase, answer, settings, learned);
+      rows.push({
+        name: testCase.name,
+        source: 'case',
+        request,
+        verdict: problems.length === 0 ? 'pass' : 'fail',
+        lines: problems,
+      });
+      // The whole catalog names the plan whose page the page cases check.
+      if (rows.length === 1) learnPagePlan(settings, learned);
+    }
+  } finally {
+    await own?.close();
+  }
+  const report = finishReport(
+    {
+      baseUrl: options.baseUrl,
+      checkedAt: now.toISOString(),
+      cors: options.cors === undefined ? 'unchecked' : (options.cors ?? 'off'),
+      pagePlan:
+        'id' in learned.pagePlan
+          ? `${learned.pagePlan.id} (the catalog's first plan)`
+          : `not checked: ${learned.pagePlan.reason}`,
+      reachable,
+      keyRefused,
+    },
+    rows,
+  );
+  return withoutKeys(report, settings);
+}

@@ -1,0 +1,57 @@
+/**
+ * `catalog check --base-url URL [--cors-origin ORIGIN|off] [--max-age D] [--timeout D] [--json]`, the key from
+ * `CATALOG_CHECK_KEY`: checks a deployment from outside, row by row (app/check.ts). Prints one line per row
+ * (or the whole report as JSON); exit 0 when every row passes (warnings allowed), 1 when one fails, 2 when the
+ * service cannot be reached at all. Never prints the key.
+ */
+import type { Command } from 'commander';
+import type { CheckReport } from '../../app/check.ts';
+import { type CliIO, CommandExit } from '../io.ts';
+import { addSettings, parseCommand } from '../options.ts';
+
+export function registerCheck(program: Command, io: CliIO): void {
+  const command = program
+    .command('check')
+    .description(
+      'Check a deployment from outside, row by row, against the specification (key from CATALOG_CHECK_KEY). Exit 0 every row passes, 1 a row fails, 2 the service cannot be reached.',
+    );
+  addSettings(command, 'check').addHelpText(
+    'after',
+    '\nOne line per row: PASS; FAIL with what was expected and what came; SKIP with why; WARN (the catalog is\nolder than --max-age). What a failing row means and what to do: docs/decisions.md#checking-a-deployment.',
+  );
+  command.action(async () => {
+    const settings = parseCommand(command, 'check', io.env);
+    const [check, rows, { renderMessage }] = await Promise.all([
+      import('../../app/check.ts'),
+      import('../../app/check-rows.ts'),
+      import('../../app/settings/index.ts'),
+    ]);
+    const report = await check.checkDeployment({
+      baseUrl: settings.baseUrl,
+      key: settings.checkKey,
+      cors: settings.corsOrigin,
+      maxAgeMs: settings.maxAge,
+      timeoutMs: settings.checkTimeout,
+    });
+    // Setting names in the rows (`--cors-origin`, `--max-age`) as this command line spells them.
+    const rendered = JSON.parse(renderMessage(JSON.stringify(report), 'cli')) as CheckReport;
+    io.stdout(
+      settings.json
+        ? `${JSON.stringify(rendered)}\n`
+        : renderMessage(rows.formatCheckReport(rendered), 'cli'),
+    );
+    if (rendered.exitCode === 0) return;
+    if (!rendered.reachable)
+      io.stderr(
+        `catalog: ${rendered.baseUrl} cannot be reached: ${rendered.rows[0]?.lines[0] ?? 'no answer'}\n`,
+      );
+    else {
+      const failed = rendered.rows.filter((row) => row.verdict === 'fail').map((row) => `"${row.name}"`);
+      const shown = failed.length > 5 ? [...failed.slice(0, 5), `and ${failed.length - 5} more`] : failed;
+      io.stderr(
+        `catalog: ${failed.length} of ${rendered.rows.length} rows failed against ${rendered.baseUrl}${rendered.keyRefused ? ' (CATALOG_CHECK_KEY was refused)' : ''}: ${shown.join(', ')}\n`,
+      );
+    }
+    throw new CommandExit(rendered.exitCode);
+  });
+}

@@ -1,0 +1,237 @@
+/**
+ * Judges one answer against its case of the request-case table (cases.ts) and against the rules every answer
+ * obeys (docs/decisions.md#gateway, docs/decisions.md#plan-pages): the one place those expectations are
+ * written. The table's runs against the local edge (testing/cases.suite.ts) and `catalog check` against any
+ * deployment (app/check.ts) both call {@link judgeAnswer}; what each knows about the world it runs in — the
+ * bodies, ETags and dates of the objects, the keys, the CORS origin — comes in as {@link Known}, and a rule
+ * whose fact is unknown is not judged. Pure.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import {
+  HEADER_VALUES,
+  PAGE_HEADERS,
+  PAGE_PATH_PREFIX,
+  PAGE_SECURITY_HEADERS,
+  PROBLEMS,
+  problemDocument,
+} from '../contract/index.ts';
+import type { ExpectedBody, OriginObjectName, RequestCase } from './cases.ts';
+
+/** An answer as a client sees it: header names lowercase, repeated headers joined with ", ". */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+}
+
+/** The bodies a case may name, as served before any `Content-Encoding`. */
+export type KnownBody = Exclude<ExpectedBody, 'empty' | keyof typeof PROBLEMS>;
+
+/** The stored variant an answer is served from: none (the object itself), br or gzip. */
+export type Encoding = 'br' | 'gzip' | undefined;
+
+/** What the judge knows about the world an answer comes from. */
+export interface Known {
+  /** The decoded body of each object; a body not given is not compared. */
+  readonly bodies: Readonly<Partial<Record<KnownBody, Buffer>>>;
+  /** The `ETag` an object is served with in an encoding; undefined: not compared. */
+  etag(object: OriginObjectName, encoding: Encoding): string | undefined;
+  /** The `Last-Modified` an object is served with in an encoding; undefined: not compared. */
+  modified(object: OriginObjectName, encoding: Encoding): string | undefined;
+  /** Texts no body may contain (the keys sent). */
+  readonly secrets: readonly string[];
+  /**
+   * The CORS origin the answers are made under: an origin, `null` for none (no `Access-Control-*` header at
+   * all), `undefined` when unknown (CORS headers are not judged).
+   */
+  readonly cors: string | null | undefined;
+}
+
+/** The key of an object's stored variant, as `{etag:…}` names it: `all`, `all.br`, `all.gz`. */
+export function variantKey(object: OriginObjectName, encoding: Encoding): string {
+  return encoding === undefined ? object : `${object}.${encoding === 'gzip' ? 'gz' : 'br'}`;
+}
+
+/** The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). Throws when it cannot be decoded. */
+export function decodeBody(answer: {
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Buffer;
+}): Buffer {
+  const encoding = answer.headers['content-encoding'];
+  if (encoding === 'br') return brotliDecompressSync(answer.body);
+  if (encoding === 'gzip') return gunzipSync(answer.body);
+  return answer.body;
+}
+
+/** A header value as a problem line shows it: quoted, or `none`. */
+export function shown(value: string | undefined): string {
+  if (value === undefined) return 'none';
+  return JSON.stringify(value.length > 160 ? `${value.slice(0, 157)}...` : value);
+}
+
+/** Where two bodies first differ, as a problem line can say it (sizes and a few characters around). */
+export function describeDifference(got: Buffer, expected: Buffer): string {
+  let at = 0;
+  const length = Math.min(got.length, expected.length);
+  while (at < length && got[at] === expected[at]) at += 1;
+  // A few characters either side, control characters escaped so the line stays one line.
+  const around = (body: Buffer) =>
+    `…${body
+      .subarray(Math.max(0, at - 20), at + 40)
+      .toString('utf8')
+      .replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}…`;
+  return `${got.length} bytes against ${expected.length}, first difference at byte ${at}: ${around(got)} where ${around(expected)} was expected`;
+}
+
+/** The problem document's `type`, when a body is one (to say what a wrong status was). */
+function problemTypeOf(answer: Answer): string | undefined {
+  try {
+    const parsed = JSON.parse(decodeBody(answer).toString('utf8')) as { type?: unknown };
+    return typeof parsed.type === 'string' ? parsed.type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const BODY_NAMES: Readonly<Record<KnownBody, string>> = {
+  all: 'the whole catalog',
+  running: 'the running catalog',
+  strength: 'the strength catalog',
+  openapi: 'openapi.yaml',
+  page: "the plan's page",
+  notFoundPage: 'the not-found page',
+};
+
+/**
+ * Every way `answer` departs from `testCase` and the rules every answer obeys, one line each (`vary: expected
+ * "X-Api-Key, Accept-Encoding", got none`); empty when it conforms. A wrong status is the only line: the
+ * rest would describe another answer.
+ */
+export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known): string[] {
+  const { headers } = answer;
+  if (answer.status !== testCase.status) {
+    const type = problemTypeOf(answer);
+    return [`status: expected ${testCase.status}, got ${answer.status}${type ? ` (${type})` : ''}`];
+  }
+  const problems: string[] = [];
+  const expect = (name: string, expected: string | undefined) => {
+    const got = headers[name];
+    if (got !== expected) problems.push(`${name}: expected ${shown(expected)}, got ${shown(got)}`);
+  };
+  const expectMatch = (name: string, pattern: RegExp, what: string) => {
+    const got = headers[name];
+    if (got === undefined || !pattern.test(got))
+      problems.push(`${name}: expected ${what}, got ${shown(got)}`);
+  };
+  for (const [name, value] of Object.entries(testCase.headersPresent ?? {})) expect(name, value);
+  for (const name of testCase.headersAbsent ?? []) expect(name, undefined);
+
+  let body: Buffer | undefined;
+  try {
+    body = decodeBody(answer);
+  } catch (error) {
+    problems.push(`body: cannot be decoded as ${headers['content-encoding']} (${(error as Error).message})`);
+  }
+  if (body !== undefined) {
+    const expected = testCase.body;
+    if (expected === 'empty') {
+      if (body.length !== 0) problems.push(`body: expected none, got ${body.length} bytes`);
+    } else if (expected in BODY_NAMES) {
+      const known_ = known.bodies[expected as KnownBody];
+      if (known_ !== undefined && !body.equals(known_)) {
+        const encoding = headers['content-encoding'];
+        problems.push(
+          `body: ${encoding ? `decoded from ${encoding}, ` : ''}is not ${BODY_NAMES[expected as KnownBody]} (${describeDifference(body, known_)})`,
+        );
+      }
+    } else {
+      const problem = PROBLEMS[expected as keyof typeof PROBLEMS];
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        parsed = undefined;
+      }
+      if (!isDeepStrictEqual(parsed, JSON.parse(problemDocument(problem))))
+        problems.push(
+          `body: expected the problem document ${problemDocument(problem)}, got ${shown(body.toString('utf8'))}`,
+        );
+    }
+    const text = body.toString('utf8');
+    if (known.secrets.some((secret) => secret !== '' && text.includes(secret)))
+      problems.push('body: repeats a key that was sent');
+  }
+
+  // Rules for every answer. CloudFront adds its own `X-Amz-Cf-*` headers and `Server: CloudFront`; what must
+  // never reach a client is what S3 sends.
+  for (const name of Object.keys(headers)) {
+    if (name.startsWith('x-amz-') && !name.startsWith('x-amz-cf-'))
+      problems.push(`${name}: expected none (an origin header), got ${shown(headers[name])}`);
+    if (known.cors === null && name.startsWith('access-control-'))
+      problems.push(`${name}: expected none (no CORS origin is set), got ${shown(headers[name])}`);
+  }
+  if (headers.server === 'AmazonS3') problems.push('server: expected no "AmazonS3", got "AmazonS3"');
+  // CloudFront's error pages (the not-found page, the 500 problem) come from its custom error response, where no
+  // function runs: they never carry the CORS origin. Every answer a function shapes does.
+  const errorPage = (testCase.rewrite !== undefined && testCase.status === 404) || testCase.status === 500;
+  if (typeof known.cors === 'string' && testCase.status !== 304)
+    expect('access-control-allow-origin', errorPage ? undefined : known.cors);
+
+  // The object served: a 304 or a HEAD names it, a 200 has it as its body.
+  const object = (testCase.status === 304 || testCase.body === 'empty' ? testCase.object : testCase.body) as
+    | OriginObjectName
+    | undefined;
+  // A page, found or not, carries the pages' security headers (the not-found page: CloudFront's own answer).
+  const isPage = testCase.rewrite !== undefined;
+  if (isPage && testCase.status !== 304)
+    for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) expect(name, value);
+  // The API's answers carry no CSP. Under /plans/ the pages' response headers policy may add one to what the
+  // function generates too (AWS does not say whether a policy applies there): either is allowed.
+  if (!isPage && !testCase.target.startsWith(PAGE_PATH_PREFIX)) expect('content-security-policy', undefined);
+  if (testCase.status === 404 && isPage) {
+    expect('content-type', PAGE_HEADERS.html);
+    expect('cache-control', HEADER_VALUES.noStore);
+  } else if (testCase.status >= 400) {
+    expect('content-type', HEADER_VALUES.problem);
+    expect('x-content-type-options', 'nosniff');
+    expect('cache-control', HEADER_VALUES.noStore);
+  }
+  // Every 401 carries the challenge; no other answer does.
+  expect('www-authenticate', testCase.status === 401 ? HEADER_VALUES.wwwAuthenticate : undefined);
+  // What is served from the origin: the whole object, validators, and a Vary that names Accept-Encoding.
+  const served = testCase.status === 200 || testCase.status === 304;
+  const catalogs: readonly (string | undefined)[] = ['all', 'running', 'strength'];
+  if (served && object !== undefined && catalogs.includes(object)) {
+    expect('vary', HEADER_VALUES.varyPlans);
+    expect('cache-control', HEADER_VALUES.cacheable);
+    expectMatch('etag', /^(W\/)?"[0-9a-f]{32}"$/, 'a strong or weak MD5 entity tag');
+  }
+  if (served && (object === 'openapi' || object === 'page')) {
+    expect('vary', HEADER_VALUES.varyEncoding);
+    expect('cache-control', HEADER_VALUES.cacheable);
+  }
+  if (served && object !== undefined) {
+    const lastModified = known.modified(object, testCase.encoding);
+    if (lastModified !== undefined) expect('last-modified', lastModified);
+    // The same object in the same encoding has one entity tag, whatever else the request said.
+    const etag = testCase.body === object ? known.etag(object, testCase.encoding) : undefined;
+    if (etag !== undefined) expect('etag', etag);
+  }
+  if (testCase.status === 200 && testCase.body === 'page') {
+    expect('content-type', PAGE_HEADERS.html);
+    // Untrusted text stays text: the page answer allows no script at all.
+    expectMatch('content-security-policy', /^default-src 'none';/, "a policy starting default-src 'none'");
+  }
+  if (testCase.status === 200 && catalogs.includes(testCase.body)) {
+    expect('content-type', HEADER_VALUES.json);
+    expect('x-content-type-options', 'nosniff');
+  }
+  if (served) expect('content-range', undefined);
+  if (testCase.status === 200) expect('content-encoding', testCase.encoding);
+  if (testCase.body === 'openapi') {
+    expect('content-type', HEADER_VALUES.yaml);
+    expect('x-content-type-options', 'nosniff');
+  }
+  return [...new Set(problems)];
+}

@@ -1,0 +1,196 @@
+/**
+ * What changed between two copies of the catalog, plan by plan, and the proxy's bounded history of those
+ * change sets. Pure: no I/O, no clock (the caller passes the time).
+ *
+ * A plan is matched by its `id` (stable, safe to store as a foreign key). It is `changed` when one of its
+ * published fields differs; a new `generatedAt`, a new position in the catalog or a field the published schema
+ * does not have is not a change. Diffing is one pass over each catalog with a map of the previous plans.
+ */
+import { z } from 'zod';
+import { Plan } from './schema.ts';
+
+/** The published fields of a plan a change can name, in the catalog's field order (`id` names the plan). */
+export const PlanField = Plan.keyof().exclude(['id']);
+export type PlanField = z.output<typeof PlanField>;
+export const PLAN_FIELDS: readonly PlanField[] = PlanField.options;
+
+const PlanId = Plan.shape.id;
+const Copy = z.object({
+  /** The copy's `generatedAt`, as the service stamped it. */
+  generatedAt: z.iso.datetime(),
+  /** How many plans it holds. */
+  plans: z.int().min(0),
+});
+
+/** One change set: what changed between the copy the proxy had and the one it took, and when. */
+export const ChangeSet = z.object({
+  /** 1, 2, 3…: one more than the change set before it. */
+  sequence: z.int().min(1),
+  /** When the proxy took the new copy (ISO 8601). */
+  at: z.iso.datetime(),
+  previous: Copy,
+  current: Copy,
+  /** Plans in the new copy and not in the old one, in catalog order. */
+  added: z.array(z.object({ id: PlanId, title: z.string() })),
+  /** Plans in both whose published fields differ: the new title, and the fields that changed in field order. */
+  changed: z.array(z.object({ id: PlanId, title: z.string(), fields: z.array(PlanField).min(1) })),
+  /** Plans in the old copy and not in the new one, with their last title, in the old copy's order. */
+  removed: z.array(z.object({ id: PlanId, title: z.string() })),
+});
+export type ChangeSet = z.output<typeof ChangeSet>;
+
+/** The answer to `GET /changes?since=N`. */
+export const ChangesPage = z.object({
+  /** The `since` asked for. */
+  since: z.int().min(0),
+  /** The sequence of the latest change set the proxy holds (0: none yet). */
+  latest: z.int().min(0),
+  /** The `since` of the next call: the last sequence in `changes`, or `since` when there is none. */
+  next: z.int().min(0),
+  /** The change sets after `since`, oldest first, at most the page's limit. */
+  changes: z.array(ChangeSet),
+});
+export type ChangesPage = z.output<typeof ChangesPage>;
+
+/** The history as it is saved: the latest sequence and the change sets kept, oldest first. */
+export const StoredChanges = z
+  .object({ sequence: z.int().min(0), sets: z.array(ChangeSet) })
+  .refine(
+    ({ sequence, sets }) => sets.every((set, index) => set.sequence === sequence - sets.length + 1 + index),
+    { error: 'the change sets must be the last ones before sequence, in order' },
+  );
+export type StoredChanges = z.output<typeof StoredChanges>;
+
+/** The plans of a catalog, as far as a diff reads them. */
+type PlanRecord = Readonly<Record<PlanField | 'id', unknown>> & {
+  readonly id: string;
+  readonly title: string;
+};
+/** A catalog, as far as a diff reads it. */
+export interface CatalogLike {
+  readonly generatedAt: string;
+  readonly plans: readonly PlanRecord[];
+}
+
+/** The plan entries of a change set. */
+export type PlanChanges = Pick<ChangeSet, 'added' | 'changed' | 'removed'>;
+
+/** What changed from `previous` to `current`, plan by plan by id; every list empty when nothing did. */
+export function diffPlans(previous: readonly PlanRecord[], current: readonly PlanRecord[]): PlanChanges {
+  const before = new Map<string, PlanRecord>();
+  for (const plan of previous) before.set(plan.id, plan);
+  const added: { id: string; title: string }[] = [];
+  const changed: { id: string; title: string; fields: PlanField[] }[] = [];
+  for (const plan of current) {
+    const old = before.get(plan.id);
+    if (old === undefined) {
+      added.push({ id: plan.id, title: plan.title });
+      continue;
+    }
+    before.delete(plan.id);
+    const fields = PLAN_FIELDS.filter((field) => old[field] !== plan[field]);
+    if (fields.length > 0) changed.push({ id: plan.id, title: plan.title, fields });
+  }
+  // What is left of the previous plans is gone, in the previous catalog's order (a Map keeps insertion order).
+  const removed = [...before.values()].map((plan) => ({ id: plan.id, title: plan.title }));
+  return { added, changed, removed };
+}
+
+const isEmpty = (changes: PlanChanges) =>
+  changes.added.length === 0 && changes.changed.length === 0 && changes.removed.length === 0;
+
+/** Where `GET /changes?since=N` cannot answer from the history: the caller resyncs from the whole catalog. */
+export interface ChangesGone {
+  readonly gone: 'behind' | 'ahead';
+  readonly latest: number;
+  /** The first sequence the history still holds (null: none). */
+  readonly oldest: number | null;
+}
+
+/** The proxy's bounded history of change sets, numbered without gaps. */
+export class ChangeLog {
+  readonly #limit: number;
+  #sequence: number;
+  #sets: ChangeSet[];
+
+  /** A history keeping the last `limit` change sets, continuing `stored` (trimmed to the limit) when given. */
+  constructor(limit: number, stored?: StoredChanges) {
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError(`the change history must keep at least 1 change set, not ${limit}`);
+    this.#limit = limit;
+    this.#sequence = stored?.sequence ?? 0;
+    this.#sets = stored ? stored.sets.slice(-limit) : [];
+  }
+
+  /** The sequence of the latest change set (0: none yet). */
+  get latest(): number {
+    return this.#sequence;
+  }
+
+  /** The first sequence still held, or null when the history holds none. */
+  get oldest(): number | null {
+    return this.#sets[0]?.sequence ?? null;
+  }
+
+  /** How many change sets it holds. */
+  get size(): number {
+    return this.#sets.length;
+  }
+
+  /**
+   * The change set that taking `current` after `previous` makes (numbered after the latest), or undefined when
+   * no plan changed. It is not part of the history until {@link append}ed.
+   */
+  next(at: Date, previous: CatalogLike, current: CatalogLike): ChangeSet | undefined {
+    const changes = diffPlans(previous.plans, current.plans);
+    if (isEmpty(changes)) return undefined;
+    return {
+      sequence: this.#sequence + 1,
+      at: at.toISOString(),
+      previous: { generatedAt: previous.generatedAt, plans: previous.plans.length },
+      current: { generatedAt: current.generatedAt, plans: current.plans.length },
+      ...changes,
+    };
+  }
+
+  /** The history as it is saved, with `set` (from {@link next}) appended when given. */
+  stored(set?: ChangeSet): StoredChanges {
+    if (set === undefined) return { sequence: this.#sequence, sets: this.#sets };
+    this.#check(set);
+    return { sequence: set.sequence, sets: [...this.#sets, set].slice(-this.#limit) };
+  }
+
+  /** Appends `set` (from {@link next}), dropping the oldest beyond the limit. */
+  append(set: ChangeSet): void {
+    this.#check(set);
+    this.#sets.push(set);
+    if (this.#sets.length > this.#limit) this.#sets.splice(0, this.#sets.length - this.#limit);
+    this.#sequence = set.sequence;
+  }
+
+  #check(set: ChangeSet): void {
+    if (set.sequence !== this.#sequence + 1)
+      throw new Error(`change set ${set.sequence} does not follow ${this.#sequence}`);
+  }
+
+  /** The first change set after `sequence` that the history holds, if any. */
+  after(sequence: number): ChangeSet | undefined {
+    const oldest = this.oldest;
+    if (oldest === null || sequence >= this.#sequence) return undefined;
+    return this.#sets[Math.max(0, sequence + 1 - oldest)];
+  }
+
+  /**
+   * The change sets after `since`, at most `limit` of them; or, when `since` is before what the history holds
+   * (sets after it were dropped) or after its latest (the history was started again), where it stands.
+   */
+  page(since: number, limit: number): ChangesPage | ChangesGone {
+    const oldest = this.oldest;
+    if (since > this.#sequence) return { gone: 'ahead', latest: this.#sequence, oldest };
+    if (since < this.#sequence && (oldest === null || since < oldest - 1))
+      return { gone: 'behind', latest: this.#sequence, oldest };
+    const start = oldest === null ? 0 : since + 1 - oldest;
+    const changes = this.#sets.slice(start, start + limit);
+    return { since, latest: this.#sequence, next: changes.at(-1)?.sequence ?? since, changes };
+  }
+}
