@@ -53,8 +53,11 @@ export interface OriginStore {
   replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean>;
   /** The object's size and MD5 without its bytes, or null. */
   head(key: string): Promise<StoredObject | null>;
-  /** Every object under `prefix`, with its size and MD5. */
-  list(prefix: string): Promise<StoredObject[]>;
+  /**
+   * Every object under `prefix`, with its size and MD5. With `md5: false` the MD5 may be left empty where
+   * it costs a read per object (a directory keeps it in a file beside each object); S3 lists it anyway.
+   */
+  list(prefix: string, options?: { readonly md5?: boolean }): Promise<StoredObject[]>;
   /**
    * The "folders" directly under `prefix` (which ends with `/`), each as a prefix ending with `/`, sorted —
    * without listing what they hold (S3: a listing with the delimiter `/`; a directory: one readdir).
