@@ -127,7 +127,7 @@ describe('catalog publish', () => {
     const help = await runCatalog(['publish', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout.replace(/\s+/g, ' ')).toContain(
-      'Exit 0 published or identical to the live build, 1 failed or refused, 3 pinned by a rollback (nothing moved; catalog unpin, then publish again).',
+      'Exit 0 published or identical to the live build, 1 failed, refused, or busy (another run holds the run lock at the origin; nothing done), 3 pinned by a rollback (nothing moved; catalog unpin, then publish again).',
     );
   });
 

@@ -56,7 +56,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   const publish = program
     .command('publish')
     .description(
-      `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed or refused, ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
+      `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed, refused, or busy (another run holds the run lock at the origin; nothing done), ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
     );
   addSettings(publish, 'publish').action(async () => {
     const settings = parseCommand(publish, 'publish', io.env);
