@@ -155,6 +155,28 @@ describe('the builder Lambda', () => {
     expect(await shrunk({ force: true })).toMatchObject({ result: 'published' });
   });
 
+  it('ends busy without an error when another run holds the run lock: nothing built, the run recorded', async () => {
+    const { acquireRunLock } = await import('../publish/lock.ts');
+    const { S3Origin } = await import('../publish/s3-origin.ts');
+    const origin = new S3Origin(s3.client, s3.bucket);
+    const other = await acquireRunLock(origin, { by: 'catalog publish', renewEveryMs: 2 ** 30 });
+    if (!('held' in other)) throw new Error('the lock was taken');
+    try {
+      const lines: string[] = [];
+      const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+      const before = kvs.entries.get(KVS_LIVE_BUILD);
+      const summary = await handler({});
+      expect(summary).toMatchObject({ result: 'busy', holder: { by: 'catalog publish' } });
+      expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(before);
+      expect(JSON.parse(lines[0] ?? '')).toMatchObject({ level: 'info', result: 'busy' });
+      expect(JSON.parse((await s3.body(STATE_LAST_RUN))?.toString('utf8') ?? '{}')).toMatchObject({
+        outcome: 'busy',
+      });
+    } finally {
+      await other.held.release();
+    }
+  });
+
   it('moves nothing while the pointer is pinned, and reports it as a successful run', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
