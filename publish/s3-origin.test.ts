@@ -40,15 +40,7 @@ describe('an S3 origin', () => {
     await origin.deletePrefix('builds/a/');
 
     const sent = s3.requests.splice(0).map((request) => `${request.method} ${request.query.prefix ?? ''}`);
-    expect(sent).toEqual([
-      'GET builds/a/',
-      'POST ',
-      'GET builds/a/',
-      'POST ',
-      'GET builds/a/',
-      'POST ',
-      'GET builds/a/',
-    ]);
+    expect(sent).toEqual(['GET builds/a/', 'POST ', 'GET builds/a/', 'POST ', 'GET builds/a/', 'POST ']);
     expect((await origin.list('builds/')).map((stored) => stored.key)).toEqual([
       'builds/a.txt',
       'builds/b/0.txt',

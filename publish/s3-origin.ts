@@ -8,7 +8,6 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
-  ListObjectsV2Command,
   PutObjectCommand,
   paginateListObjectsV2,
   type S3Client,
@@ -159,21 +158,14 @@ export class S3Origin implements OriginStore {
     }
   }
 
-  /**
-   * Deletes the first page of 1,000 keys under the prefix in one DeleteObjects request, and again until none is
-   * left: each listing starts afresh, never from a continuation token of a listing whose keys it deleted.
-   */
+  /** Lists the prefix a page of 1,000 keys at a time and deletes each page in one DeleteObjects request. */
   async deletePrefix(prefix: string): Promise<void> {
-    let deleted: string | undefined;
-    for (;;) {
-      const page = await this.#client.send(
-        new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, MaxKeys: 1000 }),
-      );
+    for await (const page of paginateListObjectsV2(
+      { client: this.#client, pageSize: 1000 },
+      { Bucket: this.#bucket, Prefix: prefix },
+    )) {
       const keys = (page.Contents ?? []).flatMap((item) => (item.Key === undefined ? [] : [item.Key]));
-      if (keys.length === 0) return;
-      if (keys[0] === deleted) throw new Error(`${this.name}: ${deleted} is still listed after its deletion`);
-      deleted = keys[0];
-      await this.delete(keys);
+      if (keys.length > 0) await this.delete(keys);
     }
   }
 }
