@@ -639,7 +639,8 @@ export const SETTINGS = {
   // Sized from the measured cost of a publish: infra/README.md, "Sizing the builder".
   builderTimeoutSeconds: setting({
     kind: integer(10, 900, 'seconds'),
-    description: 'the builder timeout, shorter than the build rate (a 30,000-plan publish takes about a third)',
+    description:
+      'the builder timeout, shorter than the build rate (a 30,000-plan publish takes about a third)',
     default: 300,
     use: { cdk: 'default' },
   }),
