@@ -9,8 +9,9 @@ import { z } from 'zod';
 import type { InvalidRow } from '../builder/errors.ts';
 import { CatalogError, describeCause } from '../contract/errors.ts';
 import { HEADER_VALUES, STATE_LAST_RUN } from '../contract/index.ts';
-import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
+import { isFailedOutcome, isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
+import type { LockHolder } from '../publish/lock.ts';
 import type { ObjectToWrite } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
 
@@ -55,8 +56,21 @@ export interface RunProgress {
   readonly invalid?: readonly InvalidRow[];
 }
 
-/** How a run ended: its publish summary, or the error it failed with. */
-export type RunEnd = { readonly summary: PublishSummary } | { readonly error: unknown };
+/** A run that found another run holding the run lock: it did nothing (publish/lock.ts). */
+export interface BusySummary {
+  readonly command: 'publish';
+  readonly result: 'busy';
+  /** Why, naming the run that holds the lock. */
+  readonly reason: string;
+  readonly holder: LockHolder;
+  readonly durationsMs: { readonly total: number };
+}
+
+/** What a publish run reports: its publish summary, or that another run was busy. */
+export type RunSummary = PublishSummary | BusySummary;
+
+/** How a run ended: its summary, or the error it failed with. */
+export type RunEnd = { readonly summary: RunSummary } | { readonly error: unknown };
 
 /** Rows (not problems: a row may break several rules) among the invalid-row problems. */
 export function invalidRowCount(invalid: readonly InvalidRow[]): number {
@@ -115,6 +129,13 @@ export function lastRunOf(run: {
     };
   }
   const { summary } = run.end;
+  if (summary.result === 'busy')
+    return {
+      ...common,
+      outcome: 'busy',
+      reason: oneLine(run.present(summary.reason)),
+      confirmed: run.previous?.confirmed ?? null,
+    };
   const reason =
     summary.result === 'published'
       ? `published build ${summary.buildId} (${summary.plans} plans); the live build was ${summary.previousBuildId ?? '(none)'}`
@@ -132,6 +153,11 @@ export function lastRunOf(run: {
 /** Whether a record's run succeeded (published, identical, or held by a pin). */
 export function succeeded(record: Pick<LastRun, 'outcome'>): boolean {
   return isSuccessfulOutcome(record.outcome);
+}
+
+/** Whether a record's run failed (refused or failed); a `busy` run neither succeeded nor failed. */
+export function failed(record: Pick<LastRun, 'outcome'>): boolean {
+  return isFailedOutcome(record.outcome);
 }
 
 /** The record as the object written at the origin: JSON, `Cache-Control: no-store`, overwriting the last one. */

@@ -7,7 +7,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Catalog } from '../builder/model.ts';
-import { ConfigError } from '../contract/errors.ts';
+import { CatalogError, ConfigError } from '../contract/errors.ts';
 import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
@@ -192,6 +192,7 @@ export async function startLocalStack(options: {
     report: options.report,
     actor: 'catalog start',
   });
+  if (summary.result === 'busy') throw new CatalogError(`${origin}: ${summary.reason}`);
   const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
   const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;
   const first = catalog ? (JSON.parse(catalog.body.toString('utf8')) as Catalog).plans[0] : undefined;

@@ -5,7 +5,7 @@
  * Powertools' `Metrics`, which writes them as one CloudWatch embedded-metric-format log line.
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { METRICS } from '../contract/metrics.ts';
+import { isFailedOutcome, METRICS } from '../contract/metrics.ts';
 import type { LastRun } from './last-run.ts';
 import { succeeded } from './last-run.ts';
 import type { PropagationResult } from './propagation.ts';
@@ -35,7 +35,7 @@ const figure = (key: MetricKey, value: number): Figure => ({
 });
 
 /**
- * The figures of a run: `RunSucceeded` or `RunFailed` (1; the other is absent), `BuildDuration`, the plans per
+ * The figures of a run: `RunSucceeded` or `RunFailed` (1; the other is absent; neither for a `busy` run), `BuildDuration`, the plans per
  * discipline and the invalid rows when the build got that far, `CatalogAge` when the live build could be read
  * after the run, and `PropagationSeconds` when it was measured. The outcome, reason, build and the
  * propagation check's outcome travel as properties of the same line.
@@ -47,10 +47,11 @@ export function runFigures(
     readonly propagation?: PropagationResult | undefined;
   },
 ): RunFigures {
-  const figures: Figure[] = [
-    figure(succeeded(record) ? 'runSucceeded' : 'runFailed', 1),
-    figure('buildDuration', record.durationMs),
-  ];
+  const figures: Figure[] = [];
+  // A busy run did nothing: the run that held the lock reports its own outcome.
+  if (succeeded(record)) figures.push(figure('runSucceeded', 1));
+  else if (isFailedOutcome(record.outcome)) figures.push(figure('runFailed', 1));
+  figures.push(figure('buildDuration', record.durationMs));
   if (record.counts) {
     figures.push(
       figure('plansRunning', record.counts.running),

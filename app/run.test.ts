@@ -8,14 +8,15 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SourceError } from '../contract/errors.ts';
-import { STATE_LAST_RUN } from '../contract/index.ts';
+import { STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
+import { acquireRunLock } from '../publish/lock.ts';
 import type { OriginStore } from '../publish/origin.ts';
 import { readPointer } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
@@ -23,11 +24,39 @@ import { ROOT } from '../testing/cli.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { type LastRun, parseLastRun } from './last-run.ts';
 import { serveLocal } from './local.ts';
 import { type PublishRunOptions, type PublishSettings, publish } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
+
+/** How often a build compressed its variants and rendered a plan page, counted through the real functions. */
+const work = vi.hoisted(() => ({ compressions: 0, pages: 0 }));
+vi.mock('../builder/compress.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../builder/compress.ts')>();
+  return {
+    ...actual,
+    createCompressor: (options?: { readonly threads?: number }) => {
+      const compressor = actual.createCompressor(options);
+      return {
+        compress: (jobs: Parameters<typeof compressor.compress>[0]) => {
+          work.compressions += 1;
+          return compressor.compress(jobs);
+        },
+      };
+    },
+  };
+});
+vi.mock('../builder/pages.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../builder/pages.ts')>();
+  return {
+    ...actual,
+    renderPlanPage: (...args: Parameters<typeof actual.renderPlanPage>) => {
+      work.pages += 1;
+      return actual.renderPlanPage(...args);
+    },
+  };
+});
 
 const FIXTURES = `${ROOT}/fixtures/plans.json`;
 
@@ -77,11 +106,11 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     expect(record).toEqual(outcome.record);
     expect(record).toMatchObject({
       outcome: 'published',
-      buildId: outcome.summary.buildId,
+      buildId: publishSummaryOf(outcome.summary).buildId,
       counts: { running: 22, strength: 22 },
       plans: 44,
       invalidRows: 0,
-      confirmed: { buildId: outcome.summary.buildId },
+      confirmed: { buildId: publishSummaryOf(outcome.summary).buildId },
     });
     expect(outcome.warnings).toEqual([]);
   });
@@ -102,7 +131,7 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     expect(record.reason).toMatch(
       new RegExp(`^source ${source.replaceAll('.', '\\.')}: .*connection refused`),
     );
-    expect((await readPointer(under.target.kvs)).live).toBe(first.summary.buildId);
+    expect((await readPointer(under.target.kvs)).live).toBe(publishSummaryOf(first.summary).buildId);
   });
 
   it('a run whose source file is missing: failed, naming the file', async () => {
@@ -140,8 +169,12 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
       origin: {
         name: origin.name,
         get: (key) => origin.get(key),
+        head: (key) => origin.head(key),
         list: (prefix) => origin.list(prefix),
+        listPrefixes: (prefix) => origin.listPrefixes(prefix),
         delete: (keys) => origin.delete(keys),
+        deletePrefix: (prefix) => origin.deletePrefix(prefix),
+        replace: (object, md5) => origin.replace(object, md5),
         put: (object, options) =>
           object.key === STATE_LAST_RUN
             ? Promise.reject(Object.assign(new Error('AccessDenied'), { name: 'AccessDenied' }))
@@ -184,7 +217,7 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     expect(Object.keys(emf.metrics).sort()).toEqual(
       ['BuildDuration', 'CatalogAge', 'InvalidRows', 'PlansRunning', 'PlansStrength', 'RunSucceeded'].sort(),
     );
-    const { counts } = published.result.summary;
+    const { counts } = publishSummaryOf(published.result.summary);
     expect(emf.metrics).toMatchObject({
       RunSucceeded: { value: 1 },
       PlansRunning: { value: counts.running },
@@ -192,7 +225,10 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
       InvalidRows: { value: 1 },
       CatalogAge: { unit: 'Seconds', value: 90 },
     });
-    expect(emf.members).toMatchObject({ outcome: 'published', buildId: published.result.summary.buildId });
+    expect(emf.members).toMatchObject({
+      outcome: 'published',
+      buildId: publishSummaryOf(published.result.summary).buildId,
+    });
 
     const failed = await captureEmf(() =>
       publish(settings({ source: `${under.dir}/gone.json` }), under.target, {
@@ -206,6 +242,126 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     expect(after.metrics).toMatchObject({ RunFailed: { value: 1 }, CatalogAge: { value: 90 } });
     expect(after.metrics.RunSucceeded).toBeUndefined();
     expect(after.members.outcome).toBe('failed');
+  });
+});
+
+/** Every object at the origin (the lock and the run record included), by key, with its MD5. */
+async function objectsAt(origin: OriginStore): Promise<Map<string, string>> {
+  return new Map((await origin.list('')).map((object) => [object.key, object.md5]));
+}
+
+/** The keys added, removed or changed between two snapshots of an origin. */
+function changedKeys(before: Map<string, string>, after: Map<string, string>): string[] {
+  return [...new Set([...before.keys(), ...after.keys()])]
+    .filter((key) => before.get(key) !== after.get(key))
+    .sort();
+}
+
+describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s', (kind) => {
+  const under = usePublishTarget(kind, 'catalog-run-cost-');
+
+  it('an unchanged run compresses nothing, renders no page, and writes only its run record', async () => {
+    work.compressions = 0;
+    work.pages = 0;
+    const first = publishSummaryOf((await publish(settings(), under.target, runOptions())).summary);
+    expect(work.compressions).toBeGreaterThan(0);
+    expect(work.pages).toBeGreaterThanOrEqual(44);
+    const before = await objectsAt(under.target.origin);
+    work.compressions = 0;
+    work.pages = 0;
+    under.s3?.requests.splice(0);
+
+    const again = await publish(settings(), under.target, runOptions());
+    expect(publishSummaryOf(again.summary)).toMatchObject({
+      result: 'skipped-identical',
+      previousBuildId: first.buildId,
+      bytes: 0,
+    });
+    expect(work).toEqual({ compressions: 0, pages: 0 });
+    expect(changedKeys(before, await objectsAt(under.target.origin))).toEqual([STATE_LAST_RUN]);
+    expect(await lastRun(under.target.origin)).toMatchObject({ outcome: 'skipped-identical' });
+    if (under.s3) {
+      // Its writes at the bucket: the run lock taken, the run record, the run lock released (a bulk delete).
+      const writes = under.s3.requests
+        .filter((request) => request.method !== 'GET' && request.method !== 'HEAD')
+        .map((request) => `${request.method} ${request.key}`);
+      expect(writes).toEqual([`PUT ${STATE_RUN_LOCK}`, `PUT ${STATE_LAST_RUN}`, 'POST ']);
+    }
+  });
+
+  it('a second run during a first exits busy, naming the first, and changes nothing but its run record', async () => {
+    const live = publishSummaryOf((await publish(settings(), under.target, runOptions())).summary);
+    // The first run holds the lock, paused where it reads its source.
+    let resume = () => {};
+    let reading = () => {};
+    const paused = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const inSource = new Promise<void>((resolve) => {
+      reading = resolve;
+    });
+    const running = publish(settings({ baseUrl: 'https://catalog.example.org' }), under.target, {
+      ...runOptions(),
+      source: async () => {
+        reading();
+        await paused;
+        return { source: FIXTURES };
+      },
+    });
+    await inSource;
+    const before = await objectsAt(under.target.origin);
+    const pointer = await readPointer(under.target.kvs);
+    work.compressions = 0;
+    work.pages = 0;
+
+    const second = await publish(
+      settings({ baseUrl: 'https://other.example.org' }),
+      under.target,
+      runOptions(),
+    );
+    expect(second.summary).toMatchObject({
+      command: 'publish',
+      result: 'busy',
+      holder: { by: 'catalog publish', pid: process.pid },
+    });
+    expect(second.summary.result === 'busy' && second.summary.reason).toMatch(
+      /^busy: another run holds the run lock at .+: catalog publish \(pid \d+ on .+, since .+, lock until .+\); this run did nothing$/,
+    );
+    expect(work).toEqual({ compressions: 0, pages: 0 });
+    expect(changedKeys(before, await objectsAt(under.target.origin))).toEqual([STATE_LAST_RUN]);
+    expect(await readPointer(under.target.kvs)).toEqual(pointer);
+    expect(await lastRun(under.target.origin)).toMatchObject({
+      outcome: 'busy',
+      confirmed: { buildId: live.buildId },
+    });
+
+    resume();
+    const first = publishSummaryOf((await running).summary);
+    expect(first).toMatchObject({ result: 'published', previousBuildId: live.buildId });
+    expect(await under.target.origin.head(STATE_RUN_LOCK)).toBeNull();
+  });
+
+  it('a run takes over the expired lock of a run that crashed, says so, and publishes', async () => {
+    // A run that took the lock ten minutes ago for one minute and never came back (no renewal, no release).
+    const crashed = await acquireRunLock(under.target.origin, {
+      by: 'lambda',
+      clock: () => new Date(Date.now() - 600_000),
+      ttlMs: 60_000,
+      renewEveryMs: 2 ** 30,
+    });
+    expect('held' in crashed).toBe(true);
+    const lines: string[] = [];
+    const outcome = await publish(
+      settings(),
+      under.target,
+      runOptions({ report: (line) => lines.push(line) }),
+    );
+    expect(publishSummaryOf(outcome.summary).result).toBe('published');
+    expect(outcome.warnings).toEqual([
+      expect.stringMatching(/^took over the run lock of lambda \(pid \d+ on .+\), which had expired$/),
+    ]);
+    expect(lines).toContain(`warning: ${outcome.warnings[0]}`);
+    expect(await under.target.origin.head(STATE_RUN_LOCK)).toBeNull();
   });
 });
 
@@ -316,6 +472,6 @@ describe('the propagation check after a publish, through the local edge over the
     expect(reported).toContain(
       'propagation skipped: no monitoring key is configured (CATALOG_MONITORING_KEY_SECRET_ARN)',
     );
-    expect((await readPointer(target.kvs)).live).toBe(outcome.summary.buildId);
+    expect((await readPointer(target.kvs)).live).toBe(publishSummaryOf(outcome.summary).buildId);
   });
 });

@@ -7,23 +7,33 @@
 
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { type BuildResult, buildCatalog } from '../builder/build.ts';
+import {
+  type BuildObject,
+  type BuildOptions,
+  type BuildResult,
+  completeBuild,
+  type PreparedBuild,
+  prepareBuild,
+} from '../builder/build.ts';
 import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { openSource } from '../builder/sources/index.ts';
 import type { SourceOptions } from '../builder/sources/options.ts';
-import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
+import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
-import { bucketOf } from '../publish/origin.ts';
+import type { HeldRunLock } from '../publish/lock.ts';
+import { bucketOf, type ObjectToWrite } from '../publish/origin.ts';
 import type { PublishSummary, PublishTarget, RollbackSummary } from '../publish/publish.ts';
 import {
+  type BusySummary,
   type LastRun,
   lastRunObject,
   lastRunOf,
   parseLastRun,
   type RunEnd,
   type RunProgress,
+  type RunSummary,
 } from './last-run.ts';
 import { measurePropagation, type PollClock, type PropagationResult, SYSTEM_CLOCK } from './propagation.ts';
 import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
@@ -80,23 +90,40 @@ export async function build(settings: BuildSettings, now: Date, report: Report):
   return buildFrom(await openSourceOf(settings), settings, now, report);
 }
 
+type LinkSettings = Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid'> &
+  Partial<Pick<BuildSettings, 'webBaseUrl'>>;
+
 /** {@link build} from a source already open (tests and benchmarks make rows in memory). */
 export async function buildFrom(
   source: PlanSource,
-  settings: Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid'> &
-    Partial<Pick<BuildSettings, 'webBaseUrl'>>,
+  settings: LinkSettings,
   now: Date,
   report: Report,
 ): Promise<BuildResult> {
+  return completeBuild(await prepareFrom(source, settings, now, report));
+}
+
+/**
+ * The first, cheap step of a build from a source already open (builder/build.ts `prepareBuild`): read,
+ * validate, order, render the catalogs and fingerprint the inputs. Reports invalid rows as {@link build}.
+ */
+export async function prepareFrom(
+  source: PlanSource,
+  settings: LinkSettings,
+  now: Date,
+  report: Report,
+  tool?: BuildOptions['tool'],
+): Promise<PreparedBuild> {
   try {
-    const result = await buildCatalog(source, {
+    const prepared = await prepareBuild(source, {
       links: { baseUrl: settings.baseUrl, appScheme: settings.appScheme, webBaseUrl: settings.webBaseUrl },
       skipInvalid: settings.skipInvalid,
       now,
       openapiTemplate: OPENAPI_TEMPLATE,
+      ...(tool ? { tool } : {}),
     });
-    for (const problem of result.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
-    return result;
+    for (const problem of prepared.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
+    return prepared;
   } catch (error) {
     if (error instanceof InvalidRowsError) for (const line of error.lines()) report(`invalid ${line}`);
     throw error;
@@ -105,17 +132,30 @@ export async function buildFrom(
 
 /**
  * Writes one build flat into a directory (`catalog build --out`): its objects at the root, with the flat
- * layout's Cache-Control, plus the root objects. The directory is replaced as a whole or not at all.
+ * layout's Cache-Control, plus the root objects. Each file appears whole or not at all, the manifest last
+ * (publish/dir-origin.ts `writeFlat`). Resolves how long the write took, in milliseconds.
  */
-export async function writeFlatBuild(dir: string, result: BuildResult): Promise<void> {
+export async function writeFlatBuild(dir: string, result: BuildResult): Promise<number> {
+  const started = performance.now();
   const { writeFlat } = await import('../publish/dir-origin.ts');
+  // `chunks` is read when the file is written, not before: a page renders its bytes on each read.
+  const flat = (object: BuildObject, cacheControl: string): ObjectToWrite => ({
+    key: object.key,
+    get chunks() {
+      return object.chunks;
+    },
+    size: object.size,
+    sha256: object.sha256,
+    md5: object.md5,
+    contentType: object.contentType,
+    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
+    cacheControl,
+  });
   await writeFlat(dir, [
-    ...result.objects.map((object) => ({ ...object, cacheControl: HEADER_VALUES.cacheable })),
-    ...result.root.map((object) => ({
-      ...object,
-      cacheControl: object.cacheControl ?? HEADER_VALUES.noStore,
-    })),
+    ...result.objects.map((object) => flat(object, HEADER_VALUES.cacheable)),
+    ...result.root.map((object) => flat(object, object.cacheControl ?? HEADER_VALUES.noStore)),
   ]);
+  return performance.now() - started;
 }
 
 /** Where a publish, rollback or listing acts: an S3 bucket and a KeyValueStore, or a directory and a store file. */
@@ -232,15 +272,23 @@ export interface PublishRunOptions {
   readonly metrics?: MetricsSink;
   /** Given, a publish that moved the pointer measures how long the edge takes to serve the new build. */
   readonly propagation?: PropagationCheck;
-  /** The clock of the record's finish time and of the catalog's age (default: the system's). */
+  /**
+   * The clock of the record's finish time, of the catalog's age and of the run lock's expiry (default: the
+   * system's).
+   */
   readonly clock?: () => Date;
+  /** What runs, as the run lock names it (default `catalog publish`). */
+  readonly runBy?: string;
+  /** How long the run lock lasts without renewal (default publish/lock.ts `RUN_LOCK_TTL_MS`). */
+  readonly lockTtlMs?: number;
   /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
   readonly actor?: string;
 }
 
 /** What a publish did, and the invalid rows it left out (with `skipInvalid`). */
 export interface PublishOutcome {
-  readonly summary: PublishSummary;
+  /** What the publish did, or `busy`: another run held the run lock and this one did nothing. */
+  readonly summary: RunSummary;
   readonly invalidRows: readonly InvalidRow[];
   /** The run's record, as written to the origin's `state/last-run.json` (unless `warnings` says otherwise). */
   readonly record: LastRun;
@@ -318,14 +366,17 @@ async function checkPropagation(
 }
 
 /**
- * Builds from the source and publishes the result (see publish/README.md): the guards, the upload of a new
- * build, its verification, the move of the live pointer, pruning. `force` overrides the shrink and
- * identical-content guards; `unpin` removes a rollback's pin first.
+ * Builds from the source and publishes the result (see publish/README.md): the run lock, the guards (decided
+ * before the costly part of the build, so a run whose inputs match the live build's compresses and renders
+ * nothing), the upload of a new build, its verification, the move of the live pointer. `force` overrides the
+ * shrink and identical-content guards; `unpin` removes a rollback's pin first. A run that finds another run
+ * holding the lock at the origin does nothing and ends `busy` (docs/decisions.md#build-cost).
  *
- * Every run, success or failure, then leaves its record at the origin (`state/last-run.json`,
- * docs/decisions.md#operations); a publish that moved the pointer measures propagation when asked to; and the
- * run's figures go to `metrics` when given. None of these changes the run's outcome: a run that failed throws
- * its own error even when its record could not be written (a warning says so).
+ * Every run, success, failure or busy, then leaves its record at the origin (`state/last-run.json`,
+ * docs/decisions.md#operations); after a publish that moved the pointer, old builds are pruned while the
+ * propagation is measured (when asked to); and the run's figures go to `metrics` when given. None of these
+ * changes the run's outcome: a run that failed throws its own error even when its record could not be
+ * written (a warning says so), and a failed prune is a warning.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
@@ -341,20 +392,52 @@ export async function publish(
     options.report(`warning: ${line}`);
   };
   const pollClock = options.propagation?.clock ?? SYSTEM_CLOCK;
+  const [{ acquireRunLock, describeHolder }, publishing] = await Promise.all([
+    import('../publish/lock.ts'),
+    import('../publish/publish.ts'),
+  ]);
 
   let progress: RunProgress = {};
   let end: RunEnd;
-  let built: BuildResult | undefined;
+  let built: PreparedBuild | undefined;
   let movedAt = 0;
+  let lock: HeldRunLock | undefined;
   try {
+    try {
+      const attempt = await acquireRunLock(target.origin, {
+        by: options.runBy ?? 'catalog publish',
+        clock,
+        ...(options.lockTtlMs !== undefined ? { ttlMs: options.lockTtlMs } : {}),
+      });
+      if ('busy' in attempt) {
+        const reason = `busy: another run holds the run lock at ${target.origin.name}: ${describeHolder(attempt.busy)}; this run did nothing`;
+        throw new RunBusy({
+          command: 'publish',
+          result: 'busy',
+          reason,
+          holder: attempt.busy,
+          durationsMs: { total: Math.round(performance.now() - started) },
+        });
+      }
+      lock = attempt.held;
+      if (lock.tookOver)
+        warn(`took over the run lock of ${describeHolder(lock.tookOver)}, which had expired`);
+    } catch (error) {
+      if (error instanceof RunBusy) throw error;
+      throw new StoreError(
+        `taking the run lock at ${target.origin.name} failed (${describeCause(error)}); nothing was changed`,
+        { cause: error },
+      );
+    }
     const from: { readonly source?: string | undefined; readonly sourceToken?: string | undefined } =
       options.source
         ? await options.source()
         : { source: settings.source, sourceToken: settings.sourceToken };
     if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
     try {
-      built = await build(
-        { ...settings, source: from.source, sourceToken: from.sourceToken },
+      built = await prepareFrom(
+        await openSourceOf({ ...settings, source: from.source, sourceToken: from.sourceToken }),
+        settings,
         options.now,
         options.report,
       );
@@ -363,80 +446,138 @@ export async function publish(
       throw error;
     }
     progress = { built: { buildId: built.buildId, counts: built.counts, invalid: built.warnings } };
-    const { publishBuild } = await import('../publish/publish.ts');
-    const summary = await publishBuild(built, target, {
+    const summary = await publishing.publishBuild(built, target, {
       force: options.force,
       allowEmpty: settings.allowEmpty,
       minRatio: settings.minRatio,
       keep: settings.keepBuilds,
       unpin: options.unpin ?? false,
       buildMs: performance.now() - started,
+      prune: false,
       clock,
       ...(options.actor !== undefined ? { actor: options.actor } : {}),
     });
-    // The pointer moved before the old builds were pruned.
-    movedAt = pollClock.now() - summary.durationsMs.prune;
+    movedAt = pollClock.now();
     for (const warning of summary.warnings) options.report(`warning: ${warning}`);
     end = { summary };
   } catch (error) {
-    end = { error };
+    end = error instanceof RunBusy ? { summary: error.summary } : { error };
   }
 
-  const record = lastRunOf({
-    started: options.now,
-    finished: clock(),
-    durationMs: performance.now() - started,
-    progress,
-    end,
-    previous: await previousRecord(target),
-    present,
-  });
   try {
-    await target.origin.put(lastRunObject(record), { overwrite: true });
-  } catch (error) {
-    warn(
-      `writing ${STATE_LAST_RUN} to ${target.origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
-    );
-  }
-
-  let propagation: PropagationResult | undefined;
-  if ('summary' in end && options.propagation) {
-    propagation = await checkPropagation(
-      options.propagation,
-      settings.baseUrl,
-      end.summary,
-      movedAt,
+    const record = lastRunOf({
+      started: options.now,
+      finished: clock(),
+      durationMs: performance.now() - started,
+      progress,
+      end,
+      previous: await previousRecord(target),
       present,
-    );
-    if (propagation.outcome !== 'measured')
-      options.report(
-        `propagation ${propagation.outcome}: ${propagation.outcome === 'timeout' ? `still serving ${propagation.lastSeen} after ${propagation.waitedSeconds} s` : propagation.reason}`,
+    });
+    try {
+      await target.origin.put(lastRunObject(record), { overwrite: true });
+    } catch (error) {
+      warn(
+        `writing ${STATE_LAST_RUN} to ${target.origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
       );
-  }
-
-  if (options.metrics) {
-    let catalogAgeSeconds: number | undefined;
-    try {
-      const generatedAt = await liveGeneratedAt(target);
-      if (generatedAt !== null) catalogAgeSeconds = (clock().getTime() - Date.parse(generatedAt)) / 1000;
-    } catch (error) {
-      warn(`reading the live build for the catalog age failed (${describeCause(error)})`);
     }
-    try {
-      emitRunMetrics(options.metrics, runFigures(record, { catalogAgeSeconds, propagation }));
-    } catch (error) {
-      warn(`emitting the run's metrics failed (${describeCause(error)})`);
-    }
-  }
 
-  if ('error' in end) throw end.error;
-  return {
-    summary: end.summary,
-    invalidRows: built?.warnings ?? [],
-    record,
-    ...(propagation ? { propagation } : {}),
-    warnings,
-  };
+    // After the pointer moved and the run's record is written: old builds go, while the edge is watched.
+    let summary = 'summary' in end ? end.summary : undefined;
+    const pruning =
+      summary?.result === 'published'
+        ? prune(target, settings.keepBuilds, summary.buildId)
+        : Promise.resolve(undefined);
+    let propagation: PropagationResult | undefined;
+    if (summary && summary.result !== 'busy' && options.propagation) {
+      propagation = await checkPropagation(options.propagation, settings.baseUrl, summary, movedAt, present);
+      if (propagation.outcome !== 'measured')
+        options.report(
+          `propagation ${propagation.outcome}: ${propagation.outcome === 'timeout' ? `still serving ${propagation.lastSeen} after ${propagation.waitedSeconds} s` : propagation.reason}`,
+        );
+    }
+    const pruned = await pruning;
+    if (pruned && summary && summary.result !== 'busy') {
+      if (pruned.warning) options.report(`warning: ${pruned.warning}`);
+      summary = {
+        ...summary,
+        pruned: pruned.ids,
+        warnings: pruned.warning ? [...summary.warnings, pruned.warning] : summary.warnings,
+        durationsMs: {
+          ...summary.durationsMs,
+          prune: pruned.ms,
+          total: Math.round(performance.now() - started),
+        },
+      };
+    }
+    if (lock?.lost())
+      warn(
+        `the run lock at ${target.origin.name} was taken over by another run while this one ran (it stalled past the lock's expiry)`,
+      );
+
+    if (options.metrics) {
+      let catalogAgeSeconds: number | undefined;
+      try {
+        const generatedAt = await liveGeneratedAt(target);
+        if (generatedAt !== null) catalogAgeSeconds = (clock().getTime() - Date.parse(generatedAt)) / 1000;
+      } catch (error) {
+        warn(`reading the live build for the catalog age failed (${describeCause(error)})`);
+      }
+      try {
+        emitRunMetrics(options.metrics, runFigures(record, { catalogAgeSeconds, propagation }));
+      } catch (error) {
+        warn(`emitting the run's metrics failed (${describeCause(error)})`);
+      }
+    }
+
+    if ('error' in end) throw end.error;
+    return {
+      summary: summary as RunSummary,
+      invalidRows: built?.warnings ?? [],
+      record,
+      ...(propagation ? { propagation } : {}),
+      warnings,
+    };
+  } finally {
+    await lock?.release();
+  }
+}
+
+/** A run that found the lock held: carried to the end of {@link publish} as its summary. */
+class RunBusy extends Error {
+  readonly summary: BusySummary;
+  constructor(summary: BusySummary) {
+    super(summary.reason);
+    this.summary = summary;
+  }
+}
+
+/**
+ * Prunes old builds after a publish; never throws (a failure is the warning). It keeps what the pointer
+ * protects as it stands now (the live build, the pinned one, the rollback target), and prunes nothing when
+ * another run has moved the pointer from `live` since (that run prunes).
+ */
+async function prune(
+  target: PublishTarget,
+  keep: number,
+  live: string,
+): Promise<{ ids: string[]; ms: number; warning?: string }> {
+  const [{ pruneBuilds, pruneFailure, protectedBy }, { readPointer }] = await Promise.all([
+    import('../publish/publish.ts'),
+    import('../publish/pointer.ts'),
+  ]);
+  const started = performance.now();
+  try {
+    const pointer = await readPointer(target.kvs);
+    const ids = pointer.live === live ? await pruneBuilds(target.origin, keep, protectedBy(pointer)) : [];
+    return { ids, ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    return {
+      ids: [],
+      ms: Math.round(performance.now() - started),
+      warning: pruneFailure(target.origin, error),
+    };
+  }
 }
 
 /**

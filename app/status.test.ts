@@ -9,7 +9,7 @@ import type { Manifest } from '../builder/build.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
 import { issueKey } from '../keys/manage.ts';
 import { ROOT } from '../testing/cli.ts';
-import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';
 import { defaultOf, parseSettings, renderMessage } from './settings/index.ts';
@@ -277,7 +277,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
     const healthy = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
     expect(healthy).toMatchObject({
       health: 'healthy',
-      live: { buildId: published.summary.buildId, objects: { damaged: [] } },
+      live: { buildId: publishSummaryOf(published.summary).buildId, objects: { damaged: [] } },
       lastRun: { outcome: 'published' },
       keys: { partners: [{ partner: 'acme', keys: 1 }] },
     });
@@ -296,7 +296,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
       },
     ]);
 
-    const gone = `builds/${published.summary.buildId}/catalog-strength.json.br`;
+    const gone = `builds/${publishSummaryOf(published.summary).buildId}/catalog-strength.json.br`;
     if (under.s3) await under.s3.client.send(new DeleteObjectCommand({ Bucket: under.s3.bucket, Key: gone }));
     else await unlink(`${under.dir}/origin/${gone}`);
     const broken = await catalogStatus(under.target, { now: now(), maxAgeMs: MAX_AGE });
@@ -314,7 +314,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
       force: false,
       report: () => {},
     });
-    const key = `builds/${published.summary.buildId}/catalog-running.json`;
+    const key = `builds/${publishSummaryOf(published.summary).buildId}/catalog-running.json`;
     const before = (await under.target.origin.get(key))?.body.toString('utf8') ?? '';
     // The same size, one letter of a title changed: what a hand edit or a flipped bit leaves.
     const at = before.indexOf('"title":"') + '"title":"'.length;

@@ -11,7 +11,7 @@ import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
 import { pointerOf, shownValue } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
-import { LastRun, parseLastRun, succeeded } from './last-run.ts';
+import { failed, LastRun, parseLastRun } from './last-run.ts';
 
 /** Keys expiring within this long are listed. */
 export const KEY_EXPIRY_WARNING_MS = 7 * 86_400_000;
@@ -191,7 +191,8 @@ export function evaluateStatus(
 
   if (facts.lastRun && 'problem' in facts.lastRun)
     degraded(`the last run's record: ${facts.lastRun.problem}`);
-  if (record && !succeeded(record)) {
+  // A busy run found another run at work: that is no failure (the other run leaves its own record).
+  if (record && failed(record)) {
     const what = record.outcome === 'refused' ? `was refused (${record.guard ?? 'a guard'})` : 'failed';
     degraded(`the last run (finished ${record.finished}) ${what}: ${record.reason}`);
   }

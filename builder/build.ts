@@ -1,11 +1,12 @@
 /**
- * One build, in memory: read the source, validate every row, order, render the three catalogs and the
- * companion objects (openapi.yaml, the plan pages, the error page), their precompressed variants and the
- * manifest that lists them all. Writing them (a directory, or S3) is the caller's job.
+ * One build, in two steps (docs/decisions.md#build-cost). {@link prepareBuild} reads the source, validates every
+ * row, orders the plans and renders the three catalogs, openapi.yaml and the error pages, and fingerprints
+ * every input that shapes the build's objects: cheap, and enough for a publish to decide that nothing changed.
+ * {@link completeBuild} then makes the costly part: the precompressed variants (on every CPU), a page per plan
+ * and the manifest that lists every object. Writing them (a directory, or S3) is the caller's job.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { SourceError } from '../contract/errors.ts';
 import {
   type Discipline,
@@ -21,16 +22,14 @@ import {
   VARIANTS,
 } from '../contract/index.ts';
 import { renderCatalogs, sortPlans } from './catalogs.ts';
+import { type CompressionJob, type Compressor, createCompressor, ENCODING_POLICY } from './compress.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
-import type { LinkConfig } from './model.ts';
+import type { LinkConfig, Plan } from './model.ts';
 import { renderOpenApi } from './openapi.ts';
-import { renderNotFoundPage, renderPlanPage } from './pages.ts';
+import { PAGE_RENDERER, renderNotFoundPage, renderPlanPage } from './pages.ts';
 import { RowValidator, type SkippedRows } from './rows.ts';
 import type { PlanSource } from './source.ts';
 import { TOOL } from './tool.ts';
-
-const brotli = promisify(brotliCompress);
-const gzipAsync = promisify(gzip);
 
 /** How an object is stored: its type and, for a precompressed variant, its encoding. */
 export interface ObjectMetadata {
@@ -44,9 +43,12 @@ export interface ObjectMetadata {
 export interface BuildObject extends ObjectMetadata {
   /** The key relative to the build (or, for a root object, to the origin's root): `catalog.json.br`. */
   readonly key: string;
-  /** The bytes as the build made them: write these to avoid a copy of a large catalog. */
+  /**
+   * The bytes as the build made them: write these to avoid a copy of a large catalog. A page's bytes are not
+   * kept: each read renders them again (the same bytes).
+   */
   readonly chunks: readonly Buffer[];
-  /** The bytes, contiguous (joined from `chunks` on first use, then kept). */
+  /** The bytes, contiguous (joined from `chunks` on first use, then kept; a page's rendered again). */
   readonly body: Buffer;
   readonly size: number;
   /** SHA-256 of the bytes, hex. */
@@ -77,6 +79,10 @@ export interface Manifest {
   readonly objects: Readonly<Record<string, ManifestEntry>>;
   /** The objects written at the origin's root with the build (the error page), by key. */
   readonly root: Readonly<Record<string, ManifestEntry>>;
+  /** Every input that shapes the build's objects (absent from manifests older than this field). */
+  readonly inputs?: BuildInputs;
+  /** SHA-256 of `inputs`: two builds with the same one hold the same objects, `generatedAt` aside. */
+  readonly inputsHash?: string;
 }
 
 /** A build object from its bytes and metadata; `body` joins the chunks only when asked for. */
@@ -116,55 +122,6 @@ export function manifestEntry(object: BuildObject): ManifestEntry {
   };
 }
 
-/** Compressed bodies by the SHA-256 of what was compressed: the few most recent small ones, both encodings. */
-const compressed = new Map<string, Promise<[Buffer, Buffer]>>();
-const COMPRESSED_KEPT = 8;
-/** Bodies larger than this are compressed every time, so the memory kept stays a few megabytes at most. */
-const COMPRESSED_MAX_BYTES = 256 * 1024;
-
-/**
- * The brotli (quality 11, the largest window) and gzip (level 9) forms of a body. The compression runs in
- * libuv's thread pool, so the variants of all objects are made at once. The same bytes compress to the same
- * bytes, so a small body seen lately (openapi.yaml, which is the same in every build for a base URL; a catalog built
- * again unchanged) is not compressed again: brotli at quality 11 costs tens of milliseconds a file.
- */
-function compress(body: Buffer, sha256: string): Promise<[Buffer, Buffer]> {
-  const known = compressed.get(sha256);
-  if (known) return known;
-  const pending: Promise<[Buffer, Buffer]> = Promise.all([
-    brotli(body, {
-      params: {
-        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-        [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_MAX_WINDOW_BITS,
-        [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
-      },
-    }),
-    gzipAsync(body, { level: 9 }),
-  ]);
-  if (body.length <= COMPRESSED_MAX_BYTES) {
-    pending.catch(() => compressed.delete(sha256));
-    if (compressed.size >= COMPRESSED_KEPT) compressed.delete(compressed.keys().next().value as string);
-    compressed.set(sha256, pending);
-  }
-  return pending;
-}
-
-/** The object and its brotli and gzip variants. */
-async function withVariants(
-  key: string,
-  chunks: readonly Buffer[],
-  contentType: string,
-): Promise<BuildObject[]> {
-  const plain = buildObject(key, chunks, { contentType });
-  const [br, gz] = await compress(plain.body, plain.sha256);
-  return [
-    plain,
-    buildObject(`${key}${VARIANTS.br}`, [br], { contentType, contentEncoding: 'br' }),
-    buildObject(`${key}${VARIANTS.gzip}`, [gz], { contentType, contentEncoding: 'gzip' }),
-  ];
-}
-
 /**
  * A new build id: the build's UTC second, compacted, and 8 lowercase hex digits (`20260301T101500Z-1f4a2b3c`)
  * — the millisecond (3 digits) then 5 random ones, so ids sort by build time to the millisecond and are unique.
@@ -181,6 +138,45 @@ export function newBuildId(
   return `${stamp}-${suffix}`;
 }
 
+/**
+ * Every input that shapes a build's objects, `generatedAt` aside. Two builds with equal inputs hold the same
+ * plans, the same openapi.yaml, error pages and plan pages, made by the same tool with the same encodings: a
+ * publish compares these with the live build's before it compresses or renders anything.
+ */
+export interface BuildInputs {
+  /** SHA-256 of the plans (catalog order, as served). */
+  readonly plansHash: string;
+  readonly baseUrl: string;
+  readonly webBaseUrl: string | null;
+  readonly appScheme: string;
+  /** `name@version` of the tool. */
+  readonly tool: string;
+  /** SHA-256 of openapi.yaml as served (the template with this base URL). */
+  readonly openapi: string;
+  /** SHA-256 of the root objects (the error pages). */
+  readonly root: string;
+  /** The page renderer's fingerprint, or null when no pages are built (`webBaseUrl`). */
+  readonly pages: string | null;
+  /** The compression policy of the variants. */
+  readonly encodings: string;
+}
+
+/** SHA-256 (hex) of a build's inputs, from their fields in a fixed order. */
+export function inputsHashOf(inputs: BuildInputs): string {
+  const ordered: Record<keyof BuildInputs, string | null> = {
+    plansHash: inputs.plansHash,
+    baseUrl: inputs.baseUrl,
+    webBaseUrl: inputs.webBaseUrl,
+    appScheme: inputs.appScheme,
+    tool: inputs.tool,
+    openapi: inputs.openapi,
+    root: inputs.root,
+    pages: inputs.pages,
+    encodings: inputs.encodings,
+  };
+  return createHash('sha256').update(JSON.stringify(ordered)).digest('hex');
+}
+
 export interface BuildOptions {
   readonly links: LinkConfig;
   /** Publish the valid rows and return the invalid ones as warnings, instead of failing. */
@@ -191,16 +187,30 @@ export interface BuildOptions {
   readonly openapiTemplate: string;
   /** The random part of the build id (tests fix it). */
   readonly buildIdSuffix?: string;
+  /** The tool that builds, as the manifest records it (default: this package's name and version). */
+  readonly tool?: { readonly name: string; readonly version: string };
 }
 
-export interface BuildResult {
+/** Where a build's time went, in milliseconds (docs/decisions.md#build-cost). */
+export interface BuildTimings {
+  /** Reading the source and validating every row. */
+  readonly read: number;
+  /** Ordering, and rendering the catalogs, openapi.yaml and the error pages. */
+  readonly render: number;
+  /** From the first compression to the last (on worker threads, while the pages are rendered). */
+  readonly compress: number;
+  /** The compressions' own time, summed over the threads (about their CPU time). */
+  readonly compressBusy: number;
+  /** Threads that compressed (0: libuv's pool, for a small build). */
+  readonly compressThreads: number;
+  /** Rendering and hashing the pages, and the manifest. */
+  readonly pages: number;
+}
+
+/** What a build is before its costly part: enough to decide whether it differs from the live one. */
+export interface PreparedBuild {
   readonly buildId: string;
   readonly generatedAt: string;
-  /** The build's objects, keyed relative to the build; the manifest is the last. */
-  readonly objects: readonly BuildObject[];
-  /** Objects written at the origin's root along with the build (the error page CloudFront serves). */
-  readonly root: readonly BuildObject[];
-  readonly manifest: Manifest;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly skipped: SkippedRows;
   /** Invalid rows left out because of `skipInvalid` (empty otherwise: invalid rows fail the build). */
@@ -209,13 +219,44 @@ export interface BuildResult {
   readonly total: number;
   /** SHA-256 (hex) of the catalog's plans, independent of `generatedAt`: equal hashes mean equal content. */
   readonly plansHash: string;
+  readonly inputs: BuildInputs;
+  readonly inputsHash: string;
+  /** The source, as named in messages. */
+  readonly source: string;
+  /** The tool that builds. */
+  readonly tool: { readonly name: string; readonly version: string };
+  readonly timings: Pick<BuildTimings, 'read' | 'render'>;
+  /** @internal What {@link completeBuild} needs. */
+  readonly parts: PreparedParts;
 }
 
+interface PreparedParts {
+  readonly plans: readonly Plan[];
+  readonly catalogs: ReturnType<typeof renderCatalogs>;
+  readonly openapi: Buffer;
+  readonly root: readonly BuildObject[];
+  readonly pages: boolean;
+}
+
+export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
+  /** The build's objects, keyed relative to the build; the manifest is the last. */
+  readonly objects: readonly BuildObject[];
+  /** Objects written at the origin's root along with the build (the error page CloudFront serves). */
+  readonly root: readonly BuildObject[];
+  readonly manifest: Manifest;
+  readonly timings: BuildTimings;
+}
+
+const sha256Of = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
 /**
- * Runs a build. Throws `SourceError` when the source cannot be read or is not an array of objects, and
- * `InvalidRowsError` (listing every invalid row) when a row is invalid and `skipInvalid` is off.
+ * The first step of a build: reads the source, validates every row, orders and renders the catalogs,
+ * openapi.yaml and the error pages, and fingerprints the inputs. Throws `SourceError` when the source cannot
+ * be read or is not an array of objects, and `InvalidRowsError` (listing every invalid row) when a row is
+ * invalid and `skipInvalid` is off.
  */
-export async function buildCatalog(source: PlanSource, options: BuildOptions): Promise<BuildResult> {
+export async function prepareBuild(source: PlanSource, options: BuildOptions): Promise<PreparedBuild> {
+  const started = performance.now();
   const validator = new RowValidator(options.links);
   try {
     for await (const batch of source.batches()) validator.add(batch);
@@ -226,31 +267,11 @@ export async function buildCatalog(source: PlanSource, options: BuildOptions): P
   const report = validator.finish();
   if (report.invalid.length > 0 && !options.skipInvalid)
     throw new InvalidRowsError(source.name, report.invalid);
+  const read = performance.now();
 
-  const sorted = sortPlans(report.plans);
-  const catalogs = renderCatalogs(sorted, options.now);
-  const buildId = newBuildId(options.now, options.buildIdSuffix);
-
-  const served = await Promise.all([
-    withVariants(ORIGIN_FILES.all, catalogs.all, HEADER_VALUES.json),
-    withVariants(ORIGIN_FILES.running, catalogs.byDiscipline.running, HEADER_VALUES.json),
-    withVariants(ORIGIN_FILES.strength, catalogs.byDiscipline.strength, HEADER_VALUES.json),
-    withVariants(
-      ORIGIN_FILES.openapi,
-      [Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl))],
-      HEADER_VALUES.yaml,
-    ),
-  ]);
-  // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages). Pages are
-  // stored as they are: the distribution compresses them.
-  const pages = options.links.webBaseUrl
-    ? []
-    : sorted.map((plan) =>
-        buildObject(planPageKey(plan.id), [Buffer.from(renderPlanPage(plan))], {
-          contentType: PAGE_HEADERS.html,
-        }),
-      );
-  const objects = [...served.flat(), ...pages];
+  const plans = sortPlans(report.plans);
+  const catalogs = renderCatalogs(plans, options.now);
+  const openapi = Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl));
   const root = [
     buildObject(ERROR_PAGE, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
       contentType: HEADER_VALUES.problem,
@@ -261,30 +282,175 @@ export async function buildCatalog(source: PlanSource, options: BuildOptions): P
       cacheControl: HEADER_VALUES.noStore,
     }),
   ];
-  const manifest: Manifest = {
-    buildId,
-    generatedAt: catalogs.generatedAt,
-    counts: catalogs.counts,
-    plans: catalogs.counts.running + catalogs.counts.strength,
+  // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
+  const pages = !options.links.webBaseUrl;
+  const inputs: BuildInputs = {
     plansHash: catalogs.plansHash,
-    source: source.name,
-    tool: TOOL,
-    objects: Object.fromEntries(objects.map((object) => [object.key, manifestEntry(object)])),
-    root: Object.fromEntries(root.map((object) => [object.key, manifestEntry(object)])),
+    baseUrl: options.links.baseUrl,
+    webBaseUrl: options.links.webBaseUrl ?? null,
+    appScheme: options.links.appScheme,
+    tool: `${(options.tool ?? TOOL).name}@${(options.tool ?? TOOL).version}`,
+    openapi: sha256Of(openapi),
+    root: sha256Of(root.map((object) => `${object.key} ${object.sha256} ${object.contentType}`).join('\n')),
+    pages: pages ? PAGE_RENDERER : null,
+    encodings: ENCODING_POLICY,
   };
-  const manifestObject = buildObject(MANIFEST, [Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)], {
-    contentType: HEADER_VALUES.json,
-  });
   return {
-    buildId,
+    buildId: newBuildId(options.now, options.buildIdSuffix),
     generatedAt: catalogs.generatedAt,
-    objects: [...objects, manifestObject],
-    root,
-    manifest,
     counts: catalogs.counts,
     skipped: report.skipped,
     warnings: report.invalid,
     total: report.total,
     plansHash: catalogs.plansHash,
+    inputs,
+    inputsHash: inputsHashOf(inputs),
+    source: source.name,
+    tool: options.tool ?? TOOL,
+    timings: { read: read - started, render: performance.now() - read },
+    parts: { plans, catalogs, openapi, root, pages },
   };
+}
+
+/** Pages rendered between two turns of the event loop (the compression threads' answers wait for one). */
+const PAGES_PER_TURN = 500;
+
+/**
+ * The second step: the brotli and gzip variants of the catalogs and openapi.yaml (on `compressor`, default
+ * one worker thread per CPU) while the pages are rendered and hashed here, then the manifest.
+ */
+export async function completeBuild(
+  prepared: PreparedBuild,
+  options: { readonly compressor?: Compressor } = {},
+): Promise<BuildResult> {
+  const { catalogs, openapi, root, plans } = prepared.parts;
+  const served: [string, readonly Buffer[], string][] = [
+    [ORIGIN_FILES.all, catalogs.all, HEADER_VALUES.json],
+    [ORIGIN_FILES.running, catalogs.byDiscipline.running, HEADER_VALUES.json],
+    [ORIGIN_FILES.strength, catalogs.byDiscipline.strength, HEADER_VALUES.json],
+    [ORIGIN_FILES.openapi, [openapi], HEADER_VALUES.yaml],
+  ];
+  // Each served object in one buffer over shared memory: the compression threads read it without a copy.
+  const plain = served.map(([key, chunks, contentType]) =>
+    buildObject(key, [shared(chunks)], { contentType }),
+  );
+  const jobs: CompressionJob[] = plain.flatMap((object) =>
+    (['br', 'gzip'] as const).map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
+  );
+  const compressStarted = performance.now();
+  let compressEnded = compressStarted;
+  const compressing = (options.compressor ?? createCompressor()).compress(jobs).then((done) => {
+    compressEnded = performance.now();
+    return done;
+  });
+
+  // Pages are stored as they are: the distribution compresses them (docs/decisions.md#plan-pages).
+  let pagesMs = 0;
+  const pages: BuildObject[] = [];
+  try {
+    if (prepared.parts.pages) {
+      for (let start = 0; start < plans.length; start += PAGES_PER_TURN) {
+        const sliceStarted = performance.now();
+        for (const plan of plans.slice(start, start + PAGES_PER_TURN)) pages.push(pageObject(plan));
+        pagesMs += performance.now() - sliceStarted;
+        await yieldToLoop();
+      }
+    }
+  } catch (error) {
+    // A page that cannot be rendered fails the build once the compression threads have ended.
+    await compressing.catch(() => undefined);
+    throw error;
+  }
+  const { outputs, stats } = await compressing;
+
+  const objects: BuildObject[] = plain.flatMap((object, index) => {
+    const br = outputs[index * 2] as Buffer;
+    const gz = outputs[index * 2 + 1] as Buffer;
+    const { contentType } = object;
+    return [
+      object,
+      buildObject(`${object.key}${VARIANTS.br}`, [br], { contentType, contentEncoding: 'br' }),
+      buildObject(`${object.key}${VARIANTS.gzip}`, [gz], { contentType, contentEncoding: 'gzip' }),
+    ];
+  });
+  objects.push(...pages);
+
+  const manifestStarted = performance.now();
+  const manifest: Manifest = {
+    buildId: prepared.buildId,
+    generatedAt: prepared.generatedAt,
+    counts: prepared.counts,
+    plans: prepared.counts.running + prepared.counts.strength,
+    plansHash: prepared.plansHash,
+    source: prepared.source,
+    tool: prepared.tool,
+    objects: Object.fromEntries(objects.map((object) => [object.key, manifestEntry(object)])),
+    root: Object.fromEntries(root.map((object) => [object.key, manifestEntry(object)])),
+    inputs: prepared.inputs,
+    inputsHash: prepared.inputsHash,
+  };
+  const manifestObject = buildObject(MANIFEST, [Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)], {
+    contentType: HEADER_VALUES.json,
+  });
+  pagesMs += performance.now() - manifestStarted;
+  return {
+    buildId: prepared.buildId,
+    generatedAt: prepared.generatedAt,
+    counts: prepared.counts,
+    skipped: prepared.skipped,
+    warnings: prepared.warnings,
+    total: prepared.total,
+    plansHash: prepared.plansHash,
+    inputs: prepared.inputs,
+    inputsHash: prepared.inputsHash,
+    source: prepared.source,
+    tool: prepared.tool,
+    objects: [...objects, manifestObject],
+    root,
+    manifest,
+    timings: {
+      ...prepared.timings,
+      compress: compressEnded - compressStarted,
+      compressBusy: stats.busyMs,
+      compressThreads: stats.threads,
+      pages: pagesMs,
+    },
+  };
+}
+
+/** The chunks copied into one buffer over a `SharedArrayBuffer`. */
+function shared(chunks: readonly Buffer[]): Buffer {
+  const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  const buffer = Buffer.from(new SharedArrayBuffer(size));
+  let offset = 0;
+  for (const chunk of chunks) offset += chunk.copy(buffer, offset);
+  return buffer;
+}
+
+/**
+ * A plan's page as a build object that does not keep its bytes: they are hashed once here, and rendered again
+ * (the renderer is a pure function of the plan) each time they are read, so a build of 100,000 pages never
+ * holds them all (docs/decisions.md#build-cost).
+ */
+function pageObject(plan: Plan): BuildObject {
+  const rendered = Buffer.from(renderPlanPage(plan));
+  const digests = buildObject(planPageKey(plan.id), [rendered], { contentType: PAGE_HEADERS.html });
+  return {
+    key: digests.key,
+    size: digests.size,
+    sha256: digests.sha256,
+    md5: digests.md5,
+    contentType: digests.contentType,
+    get chunks() {
+      return [Buffer.from(renderPlanPage(plan))];
+    },
+    get body() {
+      return Buffer.from(renderPlanPage(plan));
+    },
+  };
+}
+
+/** Runs a whole build: {@link prepareBuild}, then {@link completeBuild}. */
+export async function buildCatalog(source: PlanSource, options: BuildOptions): Promise<BuildResult> {
+  return completeBuild(await prepareBuild(source, options));
 }

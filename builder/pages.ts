@@ -9,9 +9,10 @@
  * `html` template below, which escapes it with escape-goat for element text and double-quoted attributes;
  * a URL is first checked for its scheme and serialised by the WHATWG URL parser.
  */
+import { createHash } from 'node:crypto';
 import { htmlEscape } from 'escape-goat';
 import { ConfigError, settingRef } from '../contract/errors.ts';
-import type { Discipline, Level } from '../contract/index.ts';
+import { DISCIPLINE_LABELS, type Discipline, type Level, PAGE_HEADERS } from '../contract/index.ts';
 import type { Plan } from './model.ts';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -312,3 +313,44 @@ export function renderNotFoundPage(options: NotFoundOptions): string {
     body,
   );
 }
+
+/** Plans that take every branch of the page's markup, rendered for {@link PAGE_RENDERER}. */
+const PROBE_PLANS: readonly Plan[] = [
+  {
+    id: '00000000-0000-4000-8000-000000000001',
+    title: 'Probe <plan> & "title"',
+    summary: "A summary with 'quotes'",
+    coverUrl: 'https://images.example.com/cover.jpg',
+    level: 'advanced',
+    discipline: 'strength',
+    disciplineLabel: DISCIPLINE_LABELS.strength,
+    weeksCount: 1,
+    daysPerWeek: 1,
+    estMinutesPerSession: 1,
+    webUrl: 'https://plans.example.com/plans/00000000-0000-4000-8000-000000000001',
+    appUrl: 'probe://plan/00000000-0000-4000-8000-000000000001',
+  },
+  {
+    id: '00000000-0000-4000-8000-000000000002',
+    title: 'Probe',
+    summary: null,
+    coverUrl: null,
+    level: 'none',
+    discipline: 'running',
+    disciplineLabel: DISCIPLINE_LABELS.running,
+    weeksCount: 12,
+    daysPerWeek: null,
+    estMinutesPerSession: null,
+    webUrl: 'https://plans.example.com/plans/00000000-0000-4000-8000-000000000002',
+    appUrl: 'probe://plan/00000000-0000-4000-8000-000000000002',
+  },
+];
+
+/**
+ * The page renderer's fingerprint: SHA-256 of pages rendered from fixed plans that take every branch of the
+ * markup, and of their content type. Any change to the markup, the stylesheet or the escaping changes it, so
+ * a build's inputs (builder/build.ts) change with the renderer, with no version number to remember.
+ */
+export const PAGE_RENDERER: string = createHash('sha256')
+  .update([PAGE_HEADERS.html, ...PROBE_PLANS.map((plan) => renderPlanPage(plan))].join('\n'))
+  .digest('hex');

@@ -296,6 +296,13 @@ export const PAGE_HEADERS = {
 export const STATE_LAST_RUN = 'state/last-run.json';
 
 /**
+ * Object key, at the origin's root, of the run lock: held by the builder run in progress (created only if
+ * absent, with an expiry it renews while it runs), so a second run exits early as `busy` and a crashed run's
+ * lock expires. Never served.
+ */
+export const STATE_RUN_LOCK = 'state/run-lock.json';
+
+/**
  * Prefix, at the origin's root, of the history of the live pointer: one object per move (publish, rollback,
  * unpin), written once and never changed, whose key alone says when, what kind and to which build, so a
  * listing reads the history without reading the objects. Never served, like the record of the last run.

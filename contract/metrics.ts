@@ -9,11 +9,15 @@ export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
 /** The one dimension every metric carries: the service (`catalog`), so the stack can name each metric exactly. */
 export const METRICS_SERVICE = 'catalog';
 
-/** The outcome of a builder run, as the last-run record and the metrics say it. */
+/**
+ * The outcome of a builder run, as the last-run record and the metrics say it. `busy`: another run held the
+ * run lock, so this one did nothing (neither a success nor a failure: the other run reports its own).
+ */
 export const RUN_OUTCOMES = [
   'published',
   'skipped-identical',
   'skipped-pinned',
+  'busy',
   'refused',
   'failed',
 ] as const;
@@ -24,11 +28,16 @@ export function isSuccessfulOutcome(outcome: RunOutcome): boolean {
   return outcome === 'published' || outcome === 'skipped-identical' || outcome === 'skipped-pinned';
 }
 
+/** Whether an outcome counts as a failed run (a guard refused it, or it failed); `busy` is neither. */
+export function isFailedOutcome(outcome: RunOutcome): boolean {
+  return outcome === 'refused' || outcome === 'failed';
+}
+
 /** The builder's metrics: name and CloudWatch unit. */
 export const METRICS = {
   /** 1 for a run that left the catalog as it should be (published, identical, or pinned), else absent. */
   runSucceeded: { name: 'RunSucceeded', unit: 'Count' },
-  /** 1 for a run refused by a guard or failed, else absent. */
+  /** 1 for a run refused by a guard or failed, else absent (a `busy` run emits neither). */
   runFailed: { name: 'RunFailed', unit: 'Count' },
   /** How long the build and publish took. */
   buildDuration: { name: 'BuildDuration', unit: 'Milliseconds' },

@@ -106,6 +106,22 @@ describe('builder alarms', () => {
     });
   });
 
+  it('alarms on any invocation in the failure queue (failed, timed out, throttled or too old to run)', () => {
+    const queue = logicalId(main.template, 'AWS::SQS::Queue', 'BuilderFailures');
+    expect(alarm(main.template, 'BuilderFailedInvocations').Properties).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      ...toTopic(),
+    });
+  });
+
   it('follows the schedule rate and the age threshold it is given', async () => {
     const s = await synth({ buildRateMinutes: 15, catalogAgeAlarmSeconds: 7200 });
     expect(alarm(s.template, 'NoSuccessfulRun').Properties).toMatchObject({
@@ -208,9 +224,9 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
     });
   }
 
-  it('has eleven alarms in a us-east-1 stack, each notifying the topic on ALARM and on OK', () => {
+  it('has twelve alarms in a us-east-1 stack, each notifying the topic on ALARM and on OK', () => {
     const all = Object.values(alarmsOf(main.template));
-    expect(all).toHaveLength(11);
+    expect(all).toHaveLength(12);
     for (const a of all) expect(a.Properties).toMatchObject(toTopic());
     expect(main.template.toJSON().Rules?.EdgeRegion).toBeUndefined();
   });
@@ -219,7 +235,7 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
 describe('the region the stack is deployed in', () => {
   it('without a region, keeps every alarm and refuses a deploy outside us-east-1 with a template rule', async () => {
     const s = await synth({});
-    expect(Object.keys(alarmsOf(s.template))).toHaveLength(11);
+    expect(Object.keys(alarmsOf(s.template))).toHaveLength(12);
     const rules = s.template.toJSON().Rules as Record<string, { Assertions: Record<string, unknown>[] }>;
     expect(rules.EdgeRegion?.Assertions).toEqual([
       {
@@ -235,7 +251,7 @@ describe('the region the stack is deployed in', () => {
       Object.keys(alarmsOf(s.template))
         .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
         .sort(),
-    ).toEqual(['BuilderErrors', 'CatalogAgeHigh', 'NoSuccessfulRun']);
+    ).toEqual(['BuilderErrors', 'BuilderFailedInvocations', 'CatalogAgeHigh', 'NoSuccessfulRun']);
     expect(s.template.toJSON().Rules?.EdgeRegion).toBeUndefined();
     const edgeStack = s.stack.monitoring.edgeStack;
     expect(edgeStack?.region).toBe('us-east-1');
@@ -302,7 +318,7 @@ describe('dashboard', () => {
       ]),
     );
     const alarmWidget = widgets.find((w) => (w.properties as { title?: string }).title === 'Alarms');
-    expect((alarmWidget?.properties as { alarms?: unknown[] } | undefined)?.alarms).toHaveLength(11);
+    expect((alarmWidget?.properties as { alarms?: unknown[] } | undefined)?.alarms).toHaveLength(12);
     const metrics = widgets.flatMap(
       (w) => ((w.properties as { metrics?: unknown[][] }).metrics ?? []) as unknown[][],
     );

@@ -18,6 +18,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
@@ -61,6 +62,8 @@ export interface MonitoredParts {
   /** The CloudFront Functions, each with the construct id its alarms are named after (`ViewerRequest`). */
   readonly functions: readonly { readonly id: string; readonly fn: cloudfront.IFunction }[];
   readonly builder: lambda.IFunction;
+  /** The queue of the builder's failed asynchronous invocations. */
+  readonly builderFailures: sqs.IQueue;
   /** The per-key rate limit's web ACL name, when there is one (its blocked requests go on the dashboard). */
   readonly webAclName?: string;
 }
@@ -157,8 +160,10 @@ function alarmTopic(stack: Stack, settings: StackSettings): sns.ITopic {
 }
 
 /**
- * The builder's alarms: any failed invocation; no successful run within two schedule periods (missing runs
- * count as failures while the schedule is on); the live catalog older than `catalogAgeAlarmSeconds`.
+ * The builder's alarms: any failed invocation; any invocation in the failure queue (an asynchronous run that
+ * failed, timed out, was throttled or waited too long); no successful run within two schedule periods
+ * (missing runs count as failures while the schedule is on); the live catalog older than
+ * `catalogAgeAlarmSeconds`.
  */
 function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSettings, topic: sns.ITopic) {
   const rate = Duration.minutes(settings.buildRateMinutes);
@@ -166,6 +171,18 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
     alarmDescription:
       'A catalog build failed (source, invalid rows, a guard, upload or pointer move): the live catalog is unchanged. See the builder log; runbook "the builder keeps failing" in infra/README.md.',
     metric: parts.builder.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
+    threshold: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    evaluationPeriods: 1,
+    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
+  const failedInvocations = new cloudwatch.Alarm(stack, 'BuilderFailedInvocations', {
+    alarmDescription:
+      'A builder invocation failed and went to the failure queue (an error, a timeout, throttling, or too old to run): read its message for the request and the error. Runbook "the builder keeps failing" in infra/README.md.',
+    metric: parts.builderFailures.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(5),
+      statistic: cloudwatch.Stats.MAXIMUM,
+    }),
     threshold: 1,
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     evaluationPeriods: 1,
@@ -192,7 +209,7 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
     // Runs that stop are the no-successful-run alarm's business; this one keeps its state meanwhile.
     treatMissingData: cloudwatch.TreatMissingData.IGNORE,
   });
-  return [errors, noRun, age].map((alarm) => notify(alarm, topic));
+  return [errors, failedInvocations, noRun, age].map((alarm) => notify(alarm, topic));
 }
 
 /**

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLambdaEnvironment } from '../app/settings/environment.ts';
+import { SETTINGS } from '../app/settings/index.ts';
 import { ERROR_PAGE, NOT_FOUND_PAGE, PAGE_CSP } from '../contract/index.ts';
 import {
   bundleFunction,
@@ -41,6 +42,7 @@ beforeAll(async () => {
   ids.builderRole = logicalId(template, 'AWS::IAM::Role', 'BuilderRole');
   ids.secret = logicalId(template, 'AWS::SecretsManager::Secret', 'SourceSecret');
   ids.topic = logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic');
+  ids.failures = logicalId(template, 'AWS::SQS::Queue', 'BuilderFailures');
   ids.pagesReader = logicalId(template, 'AWS::CloudFront::CloudFrontOriginAccessIdentity', 'PagesReader');
 });
 afterAll(() => synth?.remove());
@@ -315,21 +317,43 @@ describe('distribution', () => {
 });
 
 describe('builder Lambda', () => {
-  it('runs on Node.js 22, one at a time, with the default timeout and memory, never retried at once', () => {
+  it('runs on Node.js 22 with the declared timeout and memory, no reserved concurrency, never retried at once', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
       Handler: 'index.handler',
-      ReservedConcurrentExecutions: 1,
-      Timeout: 300,
-      MemorySize: 1024,
+      ReservedConcurrentExecutions: Match.absent(),
+      Timeout: SETTINGS.builderTimeoutSeconds.default,
+      MemorySize: SETTINGS.builderMemoryMiB.default,
       Role: { 'Fn::GetAtt': [ids.builderRole, 'Arn'] },
       VpcConfig: Match.absent(),
     });
+    expect(resource(ids.builder).Properties).not.toHaveProperty('ReservedConcurrentExecutions');
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: ids.builder },
       MaximumRetryAttempts: 0,
       MaximumEventAgeInSeconds: 3600,
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [ids.failures, 'Arn'] } },
+      },
     });
+  });
+
+  it('sends a failed asynchronous invocation to an encrypted queue that keeps it 14 days, which only TLS reaches', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 1);
+    expect(resource(ids.failures).Properties).toEqual({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 24 * 3600,
+    });
+    const policy = Object.values(template.findResources('AWS::SQS::QueuePolicy'))[0];
+    expect(JSON.stringify(policy?.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    const statements = statementsOf(ids.builderRole ?? '');
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+        Resource: { 'Fn::GetAtt': [ids.failures, 'Arn'] },
+      }),
+    );
   });
 
   it('is configured through an environment the handler accepts: this bucket, this key-value store, the secret', () => {
@@ -369,7 +393,7 @@ describe('builder Lambda', () => {
     });
   });
 
-  it('may touch only this bucket, the live pointer in this key-value store, its own logs and that secret; no invalidation', () => {
+  it('may touch only this bucket, the live pointer in this key-value store, its own logs, that secret and its failure queue; no invalidation', () => {
     const statements = statementsOf(ids.builderRole ?? '');
     const bucketArn = { 'Fn::GetAtt': [ids.bucket, 'Arn'] };
     expect(statements).toEqual(
@@ -400,9 +424,14 @@ describe('builder Lambda', () => {
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
           Resource: { 'Fn::GetAtt': [expect.stringMatching(/^BuilderLogs/), 'Arn'] },
         }),
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+          Resource: { 'Fn::GetAtt': [ids.failures, 'Arn'] },
+        }),
       ]),
     );
-    expect(statements).toHaveLength(5);
+    expect(statements).toHaveLength(6);
     expect(JSON.stringify(statements)).not.toContain('CreateInvalidation');
     for (const statement of statements) {
       expect(JSON.stringify(statement.Resource)).not.toMatch(/"\*"|":\*"/);

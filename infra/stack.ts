@@ -14,12 +14,14 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambdaDestinations from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Annotations, CfnOutput, Duration, Fn, Stack } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
 import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
@@ -61,6 +63,9 @@ const VIEWER_PROTOCOLS = {
   'redirect-to-https': cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
 } as const;
 
+/** Days a failed builder invocation stays in the failure queue: SQS's longest, room for a long weekend. */
+export const FAILURE_RETENTION_DAYS = 14;
+
 /** The access-log retention when none is given (the setting's declared default). */
 const ACCESS_LOG_RETENTION_DAYS = SETTINGS.accessLogRetentionDays.default as number;
 
@@ -79,8 +84,13 @@ export class CatalogStack extends Stack {
   readonly viewerRequest: cloudfront.Function;
   readonly viewerResponse: cloudfront.Function;
   readonly distribution: cloudfront.Distribution;
-  /** The scheduled builder (`publish/lambda.ts`). */
+  /** The scheduled builder (`lambda/handler.ts`). */
   readonly builder: NodejsFunction;
+  /**
+   * Where a failed asynchronous invocation of the builder goes (thrown, timed out, throttled, or too old):
+   * encrypted, kept {@link FAILURE_RETENTION_DAYS} days, alarmed on (infra/monitoring.ts).
+   */
+  readonly builderFailures: sqs.Queue;
   /** The API's public base URL (possibly a token). */
   readonly baseUrl: string;
 
@@ -261,6 +271,11 @@ export class CatalogStack extends Stack {
 
     this.baseUrl =
       settings.baseUrl ?? `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
+    this.builderFailures = new sqs.Queue(this, 'BuilderFailures', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(FAILURE_RETENTION_DAYS),
+    });
     this.builder = this.createBuilder(settings);
     this.schedule(settings);
     const webAcl = addRateLimit(this, this.distribution, settings);
@@ -273,6 +288,7 @@ export class CatalogStack extends Stack {
           { id: 'ViewerResponse', fn: this.viewerResponse },
         ],
         builder: this.builder,
+        builderFailures: this.builderFailures,
         ...(webAcl?.name ? { webAclName: webAcl.name } : {}),
       },
       settings,
@@ -306,6 +322,10 @@ export class CatalogStack extends Stack {
       value: this.builder.functionName,
       description: 'catalog rebuild --function (CATALOG_FUNCTION_NAME)',
     });
+    new CfnOutput(this, 'BuilderFailureQueueUrl', {
+      value: this.builderFailures.queueUrl,
+      description: 'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
+    });
     new CfnOutput(this, 'ViewerRequestFunctionName', {
       value: this.viewerRequest.functionName,
       description: 'catalog verify-function --name',
@@ -335,7 +355,7 @@ export class CatalogStack extends Stack {
     return { enableLogging: true, logBucket, logFilePrefix: 'cloudfront/', logIncludesCookies: false };
   }
 
-  /** The builder Lambda: bundled by the local esbuild, one run at a time, least-privilege IAM. */
+  /** The builder Lambda: bundled by the local esbuild, least-privilege IAM, failures to the failure queue. */
   private createBuilder(settings: StackSettings): NodejsFunction {
     let secretArn = settings.sourceSecretArn;
     if (settings.source === undefined && secretArn === undefined) {
@@ -407,14 +427,18 @@ export class CatalogStack extends Stack {
       depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
       runtime: builderRuntime(),
       architecture: lambda.Architecture.ARM_64,
+      // Sized from the measured cost of a build (infra/README.md, "Sizing the builder"): memory buys CPU.
       memorySize: settings.builderMemoryMiB,
       timeout: Duration.seconds(settings.builderTimeoutSeconds),
-      // One run at a time: two builds never upload over each other.
-      reservedConcurrentExecutions: 1,
+      // No reserved concurrency (it fails deploys on accounts with a small concurrency quota): two runs at
+      // once are safe without it — the second finds the run lock at the origin and ends busy, and the live
+      // pointer's conditional write refuses a stale move (docs/decisions.md#build-cost).
       // A failed run is not retried at once (the next scheduled run is the retry), and a run that waited in
-      // the queue longer than one interval is dropped: the next one is due.
+      // the queue longer than one interval is dropped: the next one is due. Either lands in the failure
+      // queue, whose alarm says so.
       retryAttempts: 0,
       maxEventAge: Duration.seconds(Math.min(Math.max(rate.toSeconds(), 60), 6 * 3600)),
+      onFailure: new lambdaDestinations.SqsDestination(this.builderFailures),
       environment,
       role,
       logGroup,

@@ -3,8 +3,9 @@
  * with exactly the fields `catalog usage` reads, the group's retention, the switch, where the delivery goes
  * for a stack outside us-east-1, and the dashboard widgets. The builder is not bundled here.
  */
-import type { App } from 'aws-cdk-lib';
+
 import { Template } from 'aws-cdk-lib/assertions';
+import type { App } from 'aws-cdk-lib/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogStack } from './stack.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';

@@ -6,10 +6,11 @@
  * else in its us-east-1 companion (infra/monitoring.ts). The group's name derives from the stack's name, so
  * the dashboard in the stack's own region names it without a reference across regions.
  */
-import { Aws, CfnOutput, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
+
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { Aws, CfnOutput, Names, RemovalPolicy, Stack } from 'aws-cdk-lib/core';
 import { Construct } from 'constructs';
 import { LOG_REASONS, LogValue } from '../contract/index.ts';
 import { EDGE_REGION, type Monitoring } from './monitoring.ts';

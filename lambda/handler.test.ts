@@ -27,6 +27,7 @@ import {
 import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
 import { type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
+import { publishSummaryOf } from '../testing/targets.ts';
 import { bundleLambda } from '../tools/build-lambda.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { createHandler, type LambdaClients } from './handler.ts';
@@ -114,14 +115,14 @@ describe('the builder Lambda', () => {
   it('publishes from its environment, moving the live pointer, and logs one JSON line per run', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
-    const first = await handler({});
+    const first = publishSummaryOf(await handler({}));
     expect(first).toMatchObject({ result: 'published', plans: 44, previousBuildId: null });
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(first.buildId);
     const catalog = await s3.body(`builds/${first.buildId}/catalog.json`);
     expect(JSON.parse(catalog?.toString('utf8') ?? '{}').plans[0].webUrl).toMatch(
       /^https:\/\/plans\.example\.com\/plans\//,
     );
-    const second = await handler({ source: 'aws.scheduler' });
+    const second = publishSummaryOf(await handler({ source: 'aws.scheduler' }));
     expect(second).toMatchObject({ result: 'skipped-identical', previousBuildId: first.buildId });
     expect(second.reason).toMatch(/an invocation with the event \{"force": true\}/);
     expect(lines).toHaveLength(2);
@@ -154,10 +155,32 @@ describe('the builder Lambda', () => {
     expect(await shrunk({ force: true })).toMatchObject({ result: 'published' });
   });
 
+  it('ends busy without an error when another run holds the run lock: nothing built, the run recorded', async () => {
+    const { acquireRunLock } = await import('../publish/lock.ts');
+    const { S3Origin } = await import('../publish/s3-origin.ts');
+    const origin = new S3Origin(s3.client, s3.bucket);
+    const other = await acquireRunLock(origin, { by: 'catalog publish', renewEveryMs: 2 ** 30 });
+    if (!('held' in other)) throw new Error('the lock was taken');
+    try {
+      const lines: string[] = [];
+      const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+      const before = kvs.entries.get(KVS_LIVE_BUILD);
+      const summary = await handler({});
+      expect(summary).toMatchObject({ result: 'busy', holder: { by: 'catalog publish' } });
+      expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(before);
+      expect(JSON.parse(lines[0] ?? '')).toMatchObject({ level: 'info', result: 'busy' });
+      expect(JSON.parse((await s3.body(STATE_LAST_RUN))?.toString('utf8') ?? '{}')).toMatchObject({
+        outcome: 'busy',
+      });
+    } finally {
+      await other.held.release();
+    }
+  });
+
   it('moves nothing while the pointer is pinned, and reports it as a successful run', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
-    const first = await handler({}, { functionName: 'catalog-builder' });
+    const first = publishSummaryOf(await handler({}, { functionName: 'catalog-builder' }));
     // Its move is in the pointer's history at the origin, naming the function.
     const { readHistory } = await import('../publish/history.ts');
     const { S3Origin } = await import('../publish/s3-origin.ts');
@@ -175,7 +198,7 @@ describe('the builder Lambda', () => {
         reason: 'test',
       }),
     );
-    const pinned = await handler({ force: true });
+    const pinned = publishSummaryOf(await handler({ force: true }));
     expect(pinned).toMatchObject({
       result: 'skipped-pinned',
       reason: `pinned to ${first.buildId} since 2026-03-01T00:00:00.000Z by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
@@ -244,7 +267,7 @@ describe('what every run leaves: its record, its metrics', () => {
   it('a publish: the record, and one EMF line with the run, its duration, plans, invalid rows and catalog age', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
-    const summary = await handler({});
+    const summary = publishSummaryOf(await handler({}));
     expect(await record()).toMatchObject({ outcome: 'published', buildId: summary.buildId, plans: 44 });
     expect(emf.lines).toHaveLength(1);
     const line = parseEmf(emf.lines[0] ?? '');
@@ -277,7 +300,7 @@ describe('what every run leaves: its record, its metrics', () => {
 
   it('a run whose source is missing: a failed record at the bucket, RunFailed, and the error thrown', async () => {
     const handler = createHandler({ env: environment(), clients, log: () => {} });
-    const first = await handler({});
+    const first = publishSummaryOf(await handler({}));
     const gone = join(scratch.dir, 'gone.json');
     const failing = createHandler({ env: environment({ CATALOG_SOURCE: gone }), clients, log: () => {} });
     await expect(failing({})).rejects.toThrow(/gone\.json/);
@@ -333,7 +356,7 @@ describe('what every run leaves: its record, its metrics', () => {
         // The base URL is https://plans.example.com: the check's requests go to the local edge instead.
         propagation: { fetch: (url, init) => fetch(String(url).replace(BASE_URL, local), init) },
       });
-      const summary = await handler({});
+      const summary = publishSummaryOf(await handler({}));
       expect(keys.length).toBeGreaterThan(0);
       expect(new Set(keys)).toEqual(new Set([MONITORING_KEY]));
       const logged = JSON.parse(lines[0] ?? '');

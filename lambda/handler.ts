@@ -5,12 +5,15 @@
  * line and leaves its record at the origin (`state/last-run.json`); its metrics go out as one CloudWatch
  * embedded-metric-format line (Powertools' Metrics); after a pointer move it measures how long the edge takes
  * to serve the new build when a monitoring key is configured. A failed run (source error, invalid rows, a
- * guard's refusal, an upload or pointer failure) throws, so Lambda records an error and the alarm can fire.
+ * guard's refusal, an upload or pointer failure) throws, so Lambda records an error and the alarm can fire
+ * (an asynchronous invocation that fails goes to the stack's failure queue). A run that finds another one
+ * holding the run lock returns its `busy` summary: no error, since the other run does the work.
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
+import type { RunSummary } from '../app/last-run.ts';
 import type { PollClock, PropagationResult } from '../app/propagation.ts';
 import { openTarget, publish, type TargetClients } from '../app/run.ts';
 import type { MetricsSink } from '../app/run-metrics.ts';
@@ -19,7 +22,7 @@ import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause } from '../contract/errors.ts';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
-import type { PublishSummary, PublishTarget } from '../publish/publish.ts';
+import type { PublishTarget } from '../publish/publish.ts';
 
 /** The clients of the handler; tests pass their own. */
 export interface LambdaClients extends TargetClients {
@@ -136,14 +139,14 @@ function redactPropagation(result: PropagationResult, secret: SecretSource | nul
  */
 export function createHandler(
   options: HandlerOptions,
-): (event: unknown, context?: LambdaContext) => Promise<PublishSummary> {
+): (event: unknown, context?: LambdaContext) => Promise<RunSummary> {
   const log = options.log ?? ((line: string) => console.log(line));
   const clock = options.now ?? (() => new Date());
   const metrics =
     options.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
   let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
-  return async (event: unknown, context?: LambdaContext): Promise<PublishSummary> => {
+  return async (event: unknown, context?: LambdaContext): Promise<RunSummary> => {
     const started = performance.now();
     let secret: SecretSource | null = null;
     // Warnings of the run (its record or metrics not written), for the error line of a failed run.
@@ -169,6 +172,8 @@ export function createHandler(
       const remaining = context?.getRemainingTimeInMillis?.bind(context);
       const outcome = await publish(settings, target, {
         now: clock(),
+        // A second invocation while one runs (no reserved concurrency) finds the run lock and ends busy.
+        runBy: 'lambda',
         force: request.data.force ?? false,
         actor: `lambda ${context?.functionName ?? 'builder'}`,
         // The one log line carries the invalid rows and the warnings; nothing is reported line by line.
@@ -201,12 +206,12 @@ export function createHandler(
       // A skip's reason names settings as this function takes them.
       const rendered = (
         summary.reason ? { ...summary, reason: renderMessage(summary.reason, 'lambda') } : summary
-      ) as PublishSummary;
+      ) as RunSummary;
       log(
         JSON.stringify({
           level: 'info',
           ...rendered,
-          warnings: [...rendered.warnings, ...outcome.warnings],
+          warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings],
           ...(invalidRows.length > 0 ? { invalidRows } : {}),
           ...(outcome.propagation ? { propagation: redactPropagation(outcome.propagation, secret) } : {}),
         }),

@@ -4,11 +4,13 @@
  * and the Lambda's tests run in-process), plus a recorder standing in for the APIs with no local peer.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
   CATALOG_BIN,
@@ -22,6 +24,7 @@ import {
 } from '../testing/cli.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
+import { DirectoryOrigin } from './dir-origin.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
 
@@ -70,7 +73,7 @@ describe('catalog publish', () => {
       previousBuildId: summary.buildId,
     });
     expect(again.stderr).toMatch(
-      /^skipped-identical: identical to live build \S+ \(plans [0-9a-f]{12}…\); --force publishes it anyway\n$/,
+      /^skipped-identical: identical to live build \S+ \(plans [0-9a-f]{12}…, inputs [0-9a-f]{12}…\); --force publishes it anyway\n$/,
     );
   });
 
@@ -124,7 +127,7 @@ describe('catalog publish', () => {
     const help = await runCatalog(['publish', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout.replace(/\s+/g, ' ')).toContain(
-      'Exit 0 published or identical to the live build, 1 failed or refused, 3 pinned by a rollback (nothing moved; catalog unpin, then publish again).',
+      'Exit 0 published or identical to the live build, 1 failed, refused, or busy (another run holds the run lock at the origin; nothing done), 3 pinned by a rollback (nothing moved; catalog unpin, then publish again).',
     );
   });
 
@@ -327,6 +330,30 @@ async function until(predicate: () => Promise<boolean>, what: string, ms = 20_00
   }
 }
 
+/** Rewrites the run lock of a directory origin as expired (a holder that stalled past its expiry). */
+async function expireRunLock(originDir: string): Promise<void> {
+  const origin = new DirectoryOrigin(originDir);
+  const held = await origin.get(STATE_RUN_LOCK);
+  if (!held) throw new Error(`no run lock at ${originDir}`);
+  const record = JSON.parse(held.body.toString('utf8')) as Record<string, unknown>;
+  const body = Buffer.from(
+    `${JSON.stringify({ ...record, expires: new Date(Date.now() - 1000).toISOString() })}\n`,
+  );
+  const written = await origin.replace(
+    {
+      key: STATE_RUN_LOCK,
+      chunks: [body],
+      size: body.length,
+      sha256: createHash('sha256').update(body).digest('hex'),
+      md5: createHash('md5').update(body).digest('hex'),
+      contentType: 'application/json',
+      cacheControl: 'no-store',
+    },
+    held.md5,
+  );
+  if (!written) throw new Error('the run lock changed while it was being expired');
+}
+
 describe('two publishes at once, the later build winning, then a rollback', () => {
   it('goes back to the build live before the winner, never to the build of the publish that lost', async () => {
     const v1 = summaryOf(
@@ -350,6 +377,9 @@ describe('two publishes at once, the later build winning, then a rollback', () =
     const [v2Build] = (await readdir(join(scratch.dir, 'origin', 'builds'))).filter(
       (id) => id !== v1.buildId,
     );
+    // v2 holds the run lock, and stalls past its expiry (stopped, here): the lock is left as time leaves it,
+    // expired, so v3 takes it over and races v2 to the pointer, which the conditional move settles.
+    await expireRunLock(join(scratch.dir, 'origin'));
     // Build ids sort by their second: v3's must be newer than v2's, as a later start gives.
     await until(
       async () => new Date().toISOString().slice(0, 19).replace(/[-:]/g, '') > (v2Build ?? '').slice(0, 15),
@@ -359,6 +389,9 @@ describe('two publishes at once, the later build winning, then a rollback', () =
     v2.child.kill('SIGCONT');
     const v2run = await v2.done;
     expect(v3run.code, v3run.stderr).toBe(0);
+    expect(v3run.stderr).toMatch(
+      /took over the run lock of catalog publish \(pid \d+ on .*\), which had expired/,
+    );
     const v3 = summaryOf(v3run.stdout);
     expect(v3).toMatchObject({ result: 'published', previousBuildId: v1.buildId });
     expect(v2run.code).toBe(1);

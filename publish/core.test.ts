@@ -4,6 +4,7 @@ import { newBuildId } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import { BUILD_ID_PATTERN } from '../contract/index.ts';
 import {
+  buildIdsOf,
   buildKey,
   buildsToPrune,
   type Candidate,
@@ -36,6 +37,7 @@ function manifest(
     tool: { name: 'training-plan-catalog', version: '0.1.0' },
     objects,
     root: { 'errors/500.json': entry('e') },
+    inputsHash: `inputs-${plans}`,
   };
 }
 
@@ -49,8 +51,7 @@ const whole = (plans: number, objects?: Record<string, ManifestEntry>): LiveCata
 const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate => ({
   plans,
   plansHash: `plans-${plans}`,
-  objects: { 'catalog.json': entry('a'), 'openapi.yaml': entry('o') },
-  root: { 'errors/500.json': entry('e') },
+  inputsHash: `inputs-${plans}`,
   ...overrides,
 });
 const guards = { force: false, allowEmpty: false, minRatio: 0.5 };
@@ -140,26 +141,16 @@ describe('the guards', () => {
   it('skip content identical to a whole live build, unless forced', () => {
     expect(decide(candidate(44), whole(44), guards)).toEqual({
       action: 'skip',
-      reason: `identical to live build ${LIVE} (plans plans-44…); ${settingRef('force')} publishes it anyway`,
+      reason: `identical to live build ${LIVE} (plans plans-44…, inputs inputs-44…); ${settingRef('force')} publishes it anyway`,
     });
     expect(decide(candidate(44), whole(44), { ...guards, force: true }).action).toBe('publish');
   });
 
-  it('publish the same plans when openapi.yaml or the error page changed, but not for a new generatedAt', () => {
-    const changed = (key: string) => ({
-      'catalog.json': entry('a'),
-      'openapi.yaml': entry('o'),
-      [key]: entry('other'),
-    });
-    expect(decide(candidate(44, { objects: changed('openapi.yaml') }), whole(44), guards).action).toBe(
-      'publish',
-    );
-    expect(decide(candidate(44, { objects: changed('catalog.json') }), whole(44), guards).action).toBe(
-      'skip',
-    );
-    expect(
-      decide(candidate(44, { root: { 'errors/500.json': entry('new') } }), whole(44), guards).action,
-    ).toBe('publish');
+  it('publish the same plans when another input changed, or the live build recorded no inputs', () => {
+    expect(decide(candidate(44, { inputsHash: 'other' }), whole(44), guards).action).toBe('publish');
+    const before = whole(44) as Extract<LiveCatalog, { kind: 'build' }>;
+    const { inputsHash: _, ...older } = before.manifest;
+    expect(decide(candidate(44), { ...before, manifest: older }, guards).action).toBe('publish');
   });
 
   it('replace an identical live build that is damaged, saying why', () => {
@@ -196,21 +187,34 @@ describe('the builds at an origin', () => {
   });
 
   it('are pruned to the newest, never the live, the pinned or the rollback target', () => {
+    const all = [...builds.keys()];
     const none = { live: null, pinned: null, previous: null };
-    expect(buildsToPrune(builds, 2, none)).toEqual([ids[2], ids[1], ids[0]]);
-    expect(buildsToPrune(builds, 2, { ...none, live: ids[3] as string })).toEqual([ids[2], ids[1], ids[0]]);
-    expect(buildsToPrune(builds, 1, { ...none, live: ids[3] as string, pinned: ids[0] as string })).toEqual([
+    expect(buildsToPrune(all, 2, none)).toEqual([ids[2], ids[1], ids[0]]);
+    expect(buildsToPrune(all, 2, { ...none, live: ids[3] as string })).toEqual([ids[2], ids[1], ids[0]]);
+    expect(buildsToPrune(all, 1, { ...none, live: ids[3] as string, pinned: ids[0] as string })).toEqual([
       ids[2],
       ids[1],
     ]);
     // The build that was live before, not the newest older build (which may never have been live).
     expect(
-      buildsToPrune(builds, 1, {
+      buildsToPrune(all, 1, {
         live: '20260501T000000Z-00000005',
         pinned: null,
         previous: ids[1] as string,
       }),
     ).toEqual([ids[3], ids[2], ids[0]]);
+  });
+
+  it('are found among the prefixes of a delimited listing; other prefixes are ignored', () => {
+    expect(
+      buildIdsOf([
+        `builds/${ids[0]}/`,
+        'builds/not-a-build/',
+        `builds/${ids[1]}/`,
+        'state/',
+        `builds/${ids[2]}`,
+      ]),
+    ).toEqual([ids[0], ids[1]]);
   });
 
   it('give a plain rollback the first complete build of the rollback line, never a build that was never live', () => {

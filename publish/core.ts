@@ -3,7 +3,7 @@
  * to prune, what a rollback restores. No I/O here: publish.ts reads the origin and the pointer, asks these
  * functions what to do, and does it.
  */
-import type { Manifest, ManifestEntry } from '../builder/build.ts';
+import type { Manifest } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import { BUILD_ID_PATTERN, BUILDS_PREFIX, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
 import type { GuardName } from './errors.ts';
@@ -56,13 +56,12 @@ export type LiveCatalog =
   /** Nothing is live at all. */
   | { readonly kind: 'none' };
 
-/** The new build as the guards see it. */
+/** The new build as the guards see it: known before its variants and pages are made. */
 export interface Candidate {
   readonly plans: number;
   readonly plansHash: string;
-  /** The manifest entries of its objects and root objects (for "identical"). */
-  readonly objects: Readonly<Record<string, ManifestEntry>>;
-  readonly root: Readonly<Record<string, ManifestEntry>>;
+  /** The fingerprint of every input that shapes its objects (builder/build.ts `BuildInputs`). */
+  readonly inputsHash: string;
 }
 
 export interface GuardOptions {
@@ -93,30 +92,13 @@ function liveName(live: LiveCatalog): string {
   return 'the live catalog';
 }
 
-/** The catalogs and their variants: they carry `generatedAt`, so two builds compare them by their plans. */
-const CATALOG_OBJECT = /^catalog(-[a-z]+)?\.json(\.br|\.gz)?$/;
-
-/**
- * Whether two builds hold the same bytes for the same keys, the catalogs aside (their plans are compared by
- * fingerprint: their bytes differ by `generatedAt`).
- */
-function sameObjects(
-  a: Readonly<Record<string, ManifestEntry>>,
-  b: Readonly<Record<string, ManifestEntry>>,
-): boolean {
-  const keys = Object.keys(a).filter((key) => !CATALOG_OBJECT.test(key));
-  const others = Object.keys(b).filter((key) => !CATALOG_OBJECT.test(key));
-  return (
-    keys.length === others.length &&
-    keys.every((key) => b[key] !== undefined && b[key].sha256 === a[key]?.sha256)
-  );
-}
-
 /**
  * The guards, in order: an empty catalog is refused unless `allowEmpty`; one with fewer than `minRatio` × the
- * live plans is refused unless `force`; one identical to a whole live build (the same plans, openapi.yaml and
- * error page) is skipped unless `force`. A live build that is not whole is replaced by the new one, even when
- * identical: that is how a damaged live build is repaired.
+ * live plans is refused unless `force`; one identical to a whole live build is skipped unless `force` —
+ * identical meaning the same inputs (plans, base URLs, app scheme, tool version, openapi.yaml, error pages,
+ * page renderer, encodings), so the decision is made before anything costly is built. A live build that is
+ * not whole is replaced by the new one, even when identical: that is how a damaged live build is repaired.
+ * A live build whose manifest records no inputs (made before they were recorded) is never identical.
  */
 export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOptions): Decision {
   const plans = livePlans(live);
@@ -138,9 +120,9 @@ export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOp
   }
   if (live.kind !== 'build' || options.force) return { action: 'publish' };
   const identical =
+    live.manifest.inputsHash !== undefined &&
     live.manifest.plansHash === candidate.plansHash &&
-    sameObjects(live.manifest.objects, candidate.objects) &&
-    sameObjects(live.manifest.root, candidate.root);
+    live.manifest.inputsHash === candidate.inputsHash;
   if (!identical) return { action: 'publish' };
   if (live.damage.length > 0)
     return {
@@ -149,7 +131,7 @@ export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOp
     };
   return {
     action: 'skip',
-    reason: `identical to ${liveName(live)} (plans ${candidate.plansHash.slice(0, 12)}…); ${settingRef('force')} publishes it anyway`,
+    reason: `identical to ${liveName(live)} (plans ${candidate.plansHash.slice(0, 12)}…, inputs ${candidate.inputsHash.slice(0, 12)}…); ${settingRef('force')} publishes it anyway`,
   };
 }
 
@@ -175,22 +157,27 @@ export function hasManifest(keys: readonly string[]): boolean {
 /**
  * The builds to delete so that only the newest `keep` remain — never the live build, the pinned build, or the
  * build a plain rollback would make live (`previous`: the build live before the live one, which may be older
- * than the newest `keep`). `builds` in any order.
+ * than the newest `keep`). `ids` in any order.
  */
 export function buildsToPrune(
-  builds: ReadonlyMap<string, readonly string[]>,
+  ids: readonly string[],
   keep: number,
-  protect: {
-    readonly live: string | null;
-    readonly pinned: string | null;
-    readonly previous: string | null;
-  },
+  protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
 ): string[] {
-  const ids = [...builds.keys()].sort().reverse();
+  const newest = [...ids].sort().reverse();
   const kept = new Set(
     [protect.live, protect.pinned, protect.previous].filter((id): id is string => typeof id === 'string'),
   );
-  return ids.slice(keep).filter((id) => !kept.has(id));
+  return newest.slice(keep).filter((id) => !kept.has(id));
+}
+
+/** The build ids among prefixes `builds/<id>/` (anything else under `builds/` is ignored). */
+export function buildIdsOf(prefixes: readonly string[]): string[] {
+  return prefixes.flatMap((prefix) => {
+    const id =
+      prefix.startsWith(BUILDS_PREFIX) && prefix.endsWith('/') ? prefix.slice(BUILDS_PREFIX.length, -1) : '';
+    return BUILD_ID_PATTERN.test(id) ? [id] : [];
+  });
 }
 
 /**

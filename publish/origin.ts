@@ -46,10 +46,32 @@ export interface OriginStore {
   put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
   /** The object with its bytes and metadata, or null. */
   get(key: string): Promise<FetchedObject | null>;
-  /** Every object under `prefix`, with its size and MD5. */
-  list(prefix: string): Promise<StoredObject[]>;
+  /**
+   * Replaces an object only if its MD5 is still `expectedMd5` (compare and swap: S3's `If-Match`); resolves
+   * false, changing nothing, when it changed or is gone. The run lock's takeover and renewal use it.
+   */
+  replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean>;
+  /** The object's size and MD5 without its bytes, or null. */
+  head(key: string): Promise<StoredObject | null>;
+  /**
+   * Every object under `prefix`, with its size and MD5. With `md5: false` the MD5 may be left empty where
+   * it costs a read per object (a directory keeps it in a file beside each object); S3 lists it anyway.
+   */
+  list(prefix: string, options?: { readonly md5?: boolean }): Promise<StoredObject[]>;
+  /**
+   * The "folders" directly under `prefix` (which ends with `/`), each as a prefix ending with `/`, sorted —
+   * without listing what they hold (S3: a listing with the delimiter `/`; a directory: one readdir).
+   */
+  listPrefixes(prefix: string): Promise<string[]>;
   /** Deletes objects (missing ones are no error). */
   delete(keys: readonly string[]): Promise<void>;
+  /** Deletes every object under `prefix` (which ends with `/`), in bulk. */
+  deletePrefix(prefix: string): Promise<void>;
+  /**
+   * Makes every object written so far durable before the caller commits to them (a directory: one sync of
+   * its file system). Absent where a write is durable once it returns (S3).
+   */
+  sync?(): Promise<void>;
   /**
    * The SHA-256 (hex) of an object's bytes as stored now, or null when it is missing. Only an origin whose
    * listed MD5 is a record made at write time has it (a directory, whose files can change afterwards); S3

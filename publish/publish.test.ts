@@ -10,7 +10,7 @@ import { settingRef } from '../contract/errors.ts';
 import { KVS_LIVE_BUILD, KVS_PIN, KVS_PREVIOUS_BUILDS } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
-import { buildRows, fixtureRows, startS3, type TestS3, testS3Client } from '../testing/aws.ts';
+import { buildRows, fixtureRows, prepareRows, startS3, type TestS3, testS3Client } from '../testing/aws.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
@@ -23,6 +23,8 @@ import {
   listBuilds,
   type PublishOptions,
   type PublishTarget,
+  protectedBy,
+  pruneBuilds,
   publishBuild,
   rollback,
   unpin,
@@ -288,6 +290,79 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       complete: true,
       counts: expect.any(Object),
     });
+  });
+
+  it('decides an unchanged build before completing it: nothing compressed, no page rendered, nothing written', async () => {
+    const first = await publishBuild(await build(), target, options());
+    const before = await keys(target.origin);
+    clock += 60_000;
+    // Completing this build throws: the publish may only decide.
+    const again = await prepareRows(rows, new Date(clock), { completable: false });
+    const summary = await publishBuild(again, target, options());
+    expect(summary).toMatchObject({ result: 'skipped-identical', previousBuildId: first.buildId, bytes: 0 });
+    expect(await keys(target.origin)).toEqual(before);
+    clock += 60_000;
+    await expect(
+      publishBuild(
+        await prepareRows(rows, new Date(clock), { completable: false }),
+        target,
+        options({ force: true }),
+      ),
+    ).rejects.toThrow(/was completed: it compressed and rendered its pages/);
+  });
+
+  it('publishes the same plans again when the base URL or the tool version changed', async () => {
+    await publishBuild(await build(), target, options());
+    clock += 60_000;
+    const moved = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
+    expect(moved.plansHash).not.toBe((await build()).plansHash);
+    expect(await publishBuild(moved, target, options())).toMatchObject({ result: 'published' });
+    clock += 60_000;
+    const sameLinks = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
+    expect((await publishBuild(sameLinks, target, options())).result).toBe('skipped-identical');
+    clock += 60_000;
+    const newTool = await prepareRows(rows, new Date(clock), {
+      baseUrl: 'https://catalog.example.org',
+      tool: '99.0.0',
+    });
+    expect(newTool.plansHash).toBe(sameLinks.plansHash);
+    const upgraded = await publishBuild(newTool, target, options());
+    expect(upgraded.result).toBe('published');
+    const manifest = JSON.parse(
+      (await target.origin.get(buildKey(upgraded.buildId, 'manifest.json')))?.body.toString() ?? '{}',
+    );
+    expect(manifest.tool).toEqual({ name: 'training-plan-catalog', version: '99.0.0' });
+  });
+
+  it('prunes an old build whole, after the pointer moved, finding builds without listing their objects', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i += 1)
+      ids.push((await publishBuild(await build(rows.slice(0, 40 + i)), target, options())).buildId);
+    const doomed = (await target.origin.list(`builds/${ids[0]}/`)).length;
+    expect(doomed).toBeGreaterThan(40);
+    // Keep one: the live build, and the build live before it (the rollback target) whatever `keep` says.
+    const pointer = await readPointer(target.kvs);
+    expect(protectedBy(pointer)).toEqual({ live: ids[2], pinned: null, previous: ids[1] });
+    s3?.requests.splice(0);
+    expect(await pruneBuilds(target.origin, 1, protectedBy(pointer))).toEqual([ids[0]]);
+    const sent = s3?.requests.splice(0) ?? [];
+    expect(await target.origin.listPrefixes('builds/')).toEqual([`builds/${ids[1]}/`, `builds/${ids[2]}/`]);
+    expect(await target.origin.list(`builds/${ids[0]}/`)).toEqual([]);
+    if (kind === 'a directory') {
+      const { readdir } = await import('node:fs/promises');
+      expect(await readdir(`${scratch.dir}/origin/builds`)).toEqual([ids[1], ids[2]]);
+      expect(await readdir(`${scratch.dir}/origin/.meta/builds`)).toEqual([ids[1], ids[2]]);
+    }
+    if (kind === 's3rver') {
+      // One listing of builds/ with a delimiter (the build ids, not their objects), then the pruned build
+      // alone: its one page of keys, deleted in one request. No kept build's objects are listed.
+      expect(sent.map(({ method, key, query }) => [method, key, query.prefix, query.delimiter])).toEqual([
+        ['GET', '', 'builds/', '/'],
+        ['GET', '', `builds/${ids[0]}/`, undefined],
+        ['POST', '', undefined, undefined],
+      ]);
+      expect(sent[2]?.query).toHaveProperty('delete');
+    }
   });
 
   it('keeps the rollback target when newer builds that were never live fill keep', async () => {

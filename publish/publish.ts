@@ -5,11 +5,17 @@
  * write: until that moment partners see the old build, after it every object comes from the new one. The
  * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
  */
-import pLimit from 'p-limit';
-import type { BuildObject, BuildResult, Manifest } from '../builder/build.ts';
+import {
+  type BuildObject,
+  type BuildResult,
+  completeBuild,
+  type Manifest,
+  type PreparedBuild,
+} from '../builder/build.ts';
 import { describeCause, StoreError } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
+  BUILDS_PREFIX,
   type Discipline,
   MANIFEST,
   ORIGIN_FILES,
@@ -17,6 +23,7 @@ import {
 } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 import {
+  buildIdsOf,
   buildKey,
   buildsToPrune,
   countPlans,
@@ -31,6 +38,7 @@ import {
   ms,
   rollbackTarget,
 } from './core.ts';
+import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
 import type { ObjectToWrite, OriginStore } from './origin.ts';
@@ -59,6 +67,11 @@ export interface PublishOptions extends GuardOptions {
   readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
+  /**
+   * Prune old builds after the pointer moved (default true). app/run.ts prunes on its own, once the run's
+   * record is written ({@link pruneBuilds}).
+   */
+  readonly prune?: boolean;
   /**
    * Uploads at once (default {@link UPLOAD_CONCURRENCY}: a build of 30,000 plans holds about 30,000 pages, and the
    * builder has 5 minutes).
@@ -133,8 +146,13 @@ async function readManifest(origin: OriginStore, buildId: string): Promise<Manif
 /** What is wrong with a build's stored objects against its manifest (empty: whole). */
 async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Manifest): Promise<string[]> {
   const prefix = buildKey(buildId, '');
+  // Where an MD5 is only a record kept beside the object (a directory), reading it for every object would be
+  // most of an unchanged run's cost and would say nothing of the bytes: those are checked by SHA-256 when asked.
   const stored = new Map(
-    (await origin.list(prefix)).map((object) => [object.key.slice(prefix.length), object]),
+    (await origin.list(prefix, { md5: !origin.sha256 })).map((object) => [
+      object.key.slice(prefix.length),
+      object,
+    ]),
   );
   return damageOf(manifest, stored);
 }
@@ -156,19 +174,17 @@ async function byteDamageOf(
   const sha256 = origin.sha256?.bind(origin);
   if (!sha256) return [];
   const skip = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
-  const limit = pLimit(HASH_CONCURRENCY);
-  const found = await Promise.all(
-    Object.entries(manifest.objects)
-      .filter(([key]) => !skip.has(key))
-      .map(([key, entry]) =>
-        limit(async () => {
-          const actual = await sha256(buildKey(buildId, key));
-          if (actual === null) return `${key} is missing`;
-          if (actual === entry.sha256) return null;
-          return `${key} has other bytes (SHA-256 ${actual.slice(0, 12)}…, not ${entry.sha256.slice(0, 12)}…)`;
-        }),
-      ),
-  );
+  const entries = Object.entries(manifest.objects).filter(([key]) => !skip.has(key));
+  const found: (string | null)[] = [];
+  await eachLimit(entries, HASH_CONCURRENCY, async ([key, entry], index) => {
+    const actual = await sha256(buildKey(buildId, key));
+    found[index] =
+      actual === null
+        ? `${key} is missing`
+        : actual === entry.sha256
+          ? null
+          : `${key} has other bytes (SHA-256 ${actual.slice(0, 12)}…, not ${entry.sha256.slice(0, 12)}…)`;
+  });
   return found.filter((line): line is string => line !== null);
 }
 
@@ -200,12 +216,29 @@ export async function readLive(
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
 }
 
-/** A build object as it is written under its build's prefix. */
+/**
+ * A build object as it is written under its build's prefix: its chunks as they are (never joined), read only
+ * when the object is written (a page renders its bytes on each read).
+ */
 function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
-  return { ...object, key: buildKey(buildId, object.key), cacheControl: object.cacheControl ?? IMMUTABLE };
+  return {
+    key: buildKey(buildId, object.key),
+    get chunks() {
+      return object.chunks;
+    },
+    size: object.size,
+    sha256: object.sha256,
+    md5: object.md5,
+    contentType: object.contentType,
+    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
+    cacheControl: object.cacheControl ?? IMMUTABLE,
+  };
 }
 
-/** Writes the build's objects (the manifest last) without overwriting; throws {@link UploadError}. */
+/**
+ * Writes the build's objects without overwriting, then (once they are durable: `origin.sync`) the manifest,
+ * the build's commit point; throws {@link UploadError}.
+ */
 async function upload(
   origin: OriginStore,
   build: BuildResult,
@@ -220,23 +253,19 @@ async function upload(
       `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${build.objects.length} objects written; the live build is still ${previous ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
       { cause: error },
     );
-  const limit = pLimit(concurrency);
-  await Promise.all(
-    rest.map((object) =>
-      limit(async () => {
-        try {
-          await origin.put(toWrite(build.buildId, object), { overwrite: false });
-          written += 1;
-        } catch (error) {
-          limit.clearQueue();
-          throw fail(object.key, error);
-        }
-      }),
-    ),
-  );
+  await eachLimit(rest, concurrency, async (object) => {
+    try {
+      await origin.put(toWrite(build.buildId, object), { overwrite: false });
+      written += 1;
+    } catch (error) {
+      throw fail(object.key, error);
+    }
+  });
   if (manifest) {
     try {
+      await origin.sync?.();
       await origin.put(toWrite(build.buildId, manifest), { overwrite: false });
+      await origin.sync?.();
     } catch (error) {
       throw fail(MANIFEST, error);
     }
@@ -252,19 +281,19 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
   }
 }
 
-/** Deletes the builds beyond `keep` (never the live, the pinned or the rollback target); returns their ids. */
-async function prune(
+/**
+ * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target `previous`); returns
+ * their ids. Builds are found by one listing with a delimiter (`builds/<id>/`, not the objects under them), and
+ * each doomed build goes in bulk (`deletePrefix`).
+ */
+export async function pruneBuilds(
   origin: OriginStore,
   keep: number,
-  pointer: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
+  protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
 ): Promise<string[]> {
-  const listing = await origin.list('builds/');
-  const builds = groupBuilds(listing);
-  const doomed = buildsToPrune(builds, keep, pointer);
-  const prefixes = doomed.map((id) => buildKey(id, ''));
-  await origin.delete(
-    listing.map((object) => object.key).filter((key) => prefixes.some((prefix) => key.startsWith(prefix))),
-  );
+  const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
+  const doomed = buildsToPrune(ids, keep, protect);
+  for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
   return doomed;
 }
 
@@ -272,36 +301,40 @@ const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => su
 
 /**
  * Publishes a build: reads the pointer and the live build, checks the guards (refusals throw
- * {@link PublishRefusedError}), uploads every object under `builds/<id>/` (never overwriting), verifies them,
- * writes the error page, then moves the pointer from the build it started from — a pointer that moved meanwhile
- * throws {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run
- * `skipped-pinned`. Finally prunes old builds. A failure before the move leaves the live build as it was.
+ * {@link PublishRefusedError}) — on a prepared build, before its variants and pages are made, so an identical
+ * run costs no compression and no page — completes the build, uploads every object under `builds/<id>/`
+ * (never overwriting), verifies them, writes the error page, then moves the pointer from the build it started
+ * from — a pointer that moved meanwhile throws {@link PointerMovedError} naming the winner, and a pin (now or
+ * meanwhile) makes the run `skipped-pinned`. Finally prunes old builds (unless `prune` is false). A failure
+ * before the move leaves the live build as it was.
  */
 export async function publishBuild(
-  build: BuildResult,
+  candidate: PreparedBuild | BuildResult,
   target: PublishTarget,
   options: PublishOptions,
 ): Promise<PublishSummary> {
   const started = performance.now();
   const times: Partial<Record<keyof PublishSummary['durationsMs'], number>> = {};
   const warnings: string[] = [];
+  let build: BuildResult | undefined = 'objects' in candidate ? candidate : undefined;
+  let completeMs = 0;
   const actor = options.actor ?? 'unknown';
   const clock = options.clock ?? (() => new Date());
   const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>, pointer: Pointer) =>
     ({
       command: 'publish',
-      buildId: build.buildId,
-      generatedAt: build.generatedAt,
-      counts: build.counts,
-      plans: build.counts.running + build.counts.strength,
-      bytes: bytesOf(build),
-      plansHash: build.plansHash,
+      buildId: candidate.buildId,
+      generatedAt: candidate.generatedAt,
+      counts: candidate.counts,
+      plans: candidate.counts.running + candidate.counts.strength,
+      bytes: build ? bytesOf(build) : 0,
+      plansHash: candidate.plansHash,
       previousBuildId: pointer.live,
       pruned: [],
       warnings,
       ...rest,
       durationsMs: {
-        build: Math.round(options.buildMs ?? 0),
+        build: Math.round((options.buildMs ?? 0) + completeMs),
         read: 0,
         upload: 0,
         verify: 0,
@@ -346,10 +379,9 @@ export async function publishBuild(
 
   const decision = decide(
     {
-      plans: build.counts.running + build.counts.strength,
-      plansHash: build.plansHash,
-      objects: build.manifest.objects,
-      root: build.manifest.root,
+      plans: candidate.counts.running + candidate.counts.strength,
+      plansHash: candidate.plansHash,
+      inputsHash: candidate.inputsHash,
     },
     live,
     options,
@@ -361,28 +393,35 @@ export async function publishBuild(
   if (live.kind === 'unreadable')
     warnings.push(`build:live names ${shownValue(live.id)} (${live.reason}): a fresh build replaces it`);
 
+  if (!build) {
+    const completeStarted = performance.now();
+    build = await completeBuild(candidate as PreparedBuild);
+    completeMs = performance.now() - completeStarted;
+  }
+  const built = build;
+
   const uploadStarted = performance.now();
-  await upload(target.origin, build, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
+  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
   times.upload = ms(uploadStarted, performance.now());
 
   const verifyStarted = performance.now();
   let damage: string[];
   try {
-    damage = await damageOfBuild(target.origin, build.buildId, build.manifest);
-    if (damage.length === 0) await writeRoot(target.origin, build);
+    damage = await damageOfBuild(target.origin, built.buildId, built.manifest);
+    if (damage.length === 0) await writeRoot(target.origin, built);
   } catch (error) {
-    throw storeFailure(`verifying build ${build.buildId} at ${target.origin.name} failed`, { cause: error });
+    throw storeFailure(`verifying build ${built.buildId} at ${target.origin.name} failed`, { cause: error });
   }
   if (damage.length > 0)
     throw new UploadError(
-      `build ${build.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${pointer.live ?? '(none)'}; run publish again`,
+      `build ${built.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${pointer.live ?? '(none)'}; run publish again`,
     );
   times.verify = ms(verifyStarted, performance.now());
 
   const flipStarted = performance.now();
   let moved: Pointer;
   try {
-    moved = await movePointer(target.kvs, pointer.live, build.buildId);
+    moved = await movePointer(target.kvs, pointer.live, built.buildId);
   } catch (error) {
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
@@ -393,24 +432,36 @@ export async function publishBuild(
     at: clock().toISOString(),
     kind: 'publish',
     from: pointer.live,
-    to: build.buildId,
+    to: built.buildId,
     by: actor,
   });
   if (recorded) warnings.push(recorded);
 
-  const pruneStarted = performance.now();
   let pruned: string[] = [];
-  try {
-    pruned = await prune(target.origin, options.keep, {
-      live: moved.live,
-      pinned: null,
-      previous: moved.previous[0] ?? null,
-    });
-  } catch (error) {
-    warnings.push(`pruning old builds of ${target.origin.name} failed: ${describeCause(error)}`);
+  if (options.prune ?? true) {
+    const pruneStarted = performance.now();
+    try {
+      pruned = await pruneBuilds(target.origin, options.keep, protectedBy(moved));
+    } catch (error) {
+      warnings.push(pruneFailure(target.origin, error));
+    }
+    times.prune = ms(pruneStarted, performance.now());
   }
-  times.prune = ms(pruneStarted, performance.now());
   return summary({ result: 'published', pruned }, pointer);
+}
+
+/** What a prune must keep, by the pointer: the live build, the pinned one and the rollback target. */
+export function protectedBy(pointer: Pointer): {
+  readonly live: string | null;
+  readonly pinned: string | null;
+  readonly previous: string | null;
+} {
+  return { live: pointer.live, pinned: pointer.pin?.build ?? null, previous: pointer.previous[0] ?? null };
+}
+
+/** The warning of a prune that failed (it never fails the run). */
+export function pruneFailure(origin: OriginStore, error: unknown): string {
+  return `pruning old builds of ${origin.name} failed: ${describeCause(error)}`;
 }
 
 /** The one JSON line `catalog rollback` prints. */

@@ -1,17 +1,25 @@
 /**
  * The origin as an S3 bucket (or an S3-compatible store). The client is built by the entry point
  * (app/clients.ts) and passed in. Uploads are conditional (`If-None-Match: *`) where no overwrite is wanted,
- * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way.
+ * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way. Builds are found by a
+ * listing with the delimiter `/` and removed with DeleteObjects, 1,000 keys a request.
  */
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   PutObjectCommand,
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { httpStatusOf } from '../contract/errors.ts';
 import type { FetchedObject, ObjectToWrite, OriginStore, StoredObject } from './origin.ts';
+
+/** 412: the condition failed; 409: a conditional write raced another one (S3 asks to retry: we lost). */
+function isConflict(error: unknown): boolean {
+  const status = httpStatusOf(error);
+  return status === 412 || status === 409;
+}
 
 function isMissing(error: unknown): boolean {
   const name = (error as { name?: unknown }).name;
@@ -33,26 +41,39 @@ export class S3Origin implements OriginStore {
     this.name = `s3://${bucket}`;
   }
 
-  async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
+  /** The PutObject request of an object, with its checksums and the given condition. */
+  #putCommand(object: ObjectToWrite, condition: { IfNoneMatch?: string; IfMatch?: string }) {
     const body =
       object.chunks.length === 1 && object.chunks[0] ? object.chunks[0] : Buffer.concat(object.chunks);
+    return new PutObjectCommand({
+      Bucket: this.#bucket,
+      Key: object.key,
+      Body: body,
+      ContentType: object.contentType,
+      CacheControl: object.cacheControl,
+      ...(object.contentEncoding ? { ContentEncoding: object.contentEncoding } : {}),
+      ContentMD5: Buffer.from(object.md5, 'hex').toString('base64'),
+      ChecksumSHA256: Buffer.from(object.sha256, 'hex').toString('base64'),
+      ...condition,
+    });
+  }
+
+  async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
     try {
-      await this.#client.send(
-        new PutObjectCommand({
-          Bucket: this.#bucket,
-          Key: object.key,
-          Body: body,
-          ContentType: object.contentType,
-          CacheControl: object.cacheControl,
-          ...(object.contentEncoding ? { ContentEncoding: object.contentEncoding } : {}),
-          ContentMD5: Buffer.from(object.md5, 'hex').toString('base64'),
-          ChecksumSHA256: Buffer.from(object.sha256, 'hex').toString('base64'),
-          ...(options.overwrite ? {} : { IfNoneMatch: '*' }),
-        }),
-      );
+      await this.#client.send(this.#putCommand(object, options.overwrite ? {} : { IfNoneMatch: '*' }));
       return 'written';
     } catch (error) {
-      if (!options.overwrite && httpStatusOf(error) === 412) return 'exists';
+      if (!options.overwrite && isConflict(error)) return 'exists';
+      throw error;
+    }
+  }
+
+  async replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean> {
+    try {
+      await this.#client.send(this.#putCommand(object, { IfMatch: `"${expectedMd5}"` }));
+      return true;
+    } catch (error) {
+      if (isConflict(error) || isMissing(error)) return false;
       throw error;
     }
   }
@@ -70,6 +91,21 @@ export class S3Origin implements OriginStore {
         contentType: answer.ContentType,
         contentEncoding: answer.ContentEncoding,
         cacheControl: answer.CacheControl,
+      };
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  async head(key: string): Promise<StoredObject | null> {
+    try {
+      const answer = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return {
+        key,
+        size: answer.ContentLength ?? 0,
+        md5: md5Of(answer.ETag),
+        lastModified: answer.LastModified ?? new Date(0),
       };
     } catch (error) {
       if (isMissing(error)) return null;
@@ -96,6 +132,17 @@ export class S3Origin implements OriginStore {
     return objects;
   }
 
+  async listPrefixes(prefix: string): Promise<string[]> {
+    const prefixes: string[] = [];
+    for await (const page of paginateListObjectsV2(
+      { client: this.#client, pageSize: 1000 },
+      { Bucket: this.#bucket, Prefix: prefix, Delimiter: '/' },
+    )) {
+      for (const item of page.CommonPrefixes ?? []) if (item.Prefix) prefixes.push(item.Prefix);
+    }
+    return prefixes.sort();
+  }
+
   async delete(keys: readonly string[]): Promise<void> {
     for (let start = 0; start < keys.length; start += 1000) {
       const batch = keys.slice(start, start + 1000);
@@ -108,6 +155,17 @@ export class S3Origin implements OriginStore {
       const failed = answer.Errors?.[0];
       if (failed)
         throw new Error(`cannot delete ${failed.Key}: ${failed.Code} ${failed.Message ?? ''}`.trim());
+    }
+  }
+
+  /** Lists the prefix a page of 1,000 keys at a time and deletes each page in one DeleteObjects request. */
+  async deletePrefix(prefix: string): Promise<void> {
+    for await (const page of paginateListObjectsV2(
+      { client: this.#client, pageSize: 1000 },
+      { Bucket: this.#bucket, Prefix: prefix },
+    )) {
+      const keys = (page.Contents ?? []).flatMap((item) => (item.Key === undefined ? [] : [item.Key]));
+      if (keys.length > 0) await this.delete(keys);
     }
   }
 }

@@ -3,14 +3,18 @@
  * in-process, in its own temp dir), a recorder standing in for the CloudFront, Lambda and Secrets Manager
  * APIs (they have no local peer), and a proxy that plays an S3 server stopping mid-publish.
  */
+
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { buildFrom } from '../app/run.ts';
-import type { BuildResult } from '../builder/build.ts';
+import { buildFrom, prepareFrom } from '../app/run.ts';
+import type { BuildResult, PreparedBuild } from '../builder/build.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from './cli.ts';
 import './s3rver-writes.ts';
@@ -40,10 +44,21 @@ export function testS3Client(endpoint: string, maxAttempts = 2): S3Client {
   });
 }
 
+/** One S3 request as s3rver received it: the method, the key (empty for the bucket) and the query. */
+export interface S3Request {
+  readonly method: string;
+  readonly key: string;
+  readonly query: Readonly<Record<string, string>>;
+  /** The status s3rver answered. */
+  readonly status: number;
+}
+
 export interface TestS3 {
   readonly endpoint: string;
   readonly bucket: string;
   readonly client: S3Client;
+  /** Every request s3rver received, in order (tests clear it with `requests.length = 0`). */
+  readonly requests: S3Request[];
   /** The object's bytes, or null when missing. */
   body(key: string): Promise<Buffer | null>;
   /** Every key of the bucket, sorted. */
@@ -51,8 +66,107 @@ export interface TestS3 {
   stop(): Promise<void>;
 }
 
+/** The part of s3rver's Koa context the middleware below reads. */
+interface S3rverContext {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Record<string, string>;
+  readonly headers: Record<string, string | string[] | undefined>;
+  status: number;
+  body: unknown;
+  type: string;
+  readonly store: { getMetadata(bucket: string, key: string): Promise<{ etag?: string }> };
+}
+
+/** Every chunk of a stream. */
+async function collect(stream: AsyncIterable<Buffer>): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return chunks;
+}
+
+/** The part of s3rver's file store the upload fix below uses. */
+interface S3rverStore {
+  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+  deleteObject(bucket: string, key: string): Promise<void>;
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  getBucketPath(bucket: string): string;
+}
+interface S3rverObject {
+  readonly bucket: string;
+  readonly key: string;
+  readonly metadata: unknown;
+  readonly content: unknown;
+}
+
+/**
+ * S3's conditional writes, which s3rver 3.7 ignores: a PutObject with `If-None-Match: *` is refused (412) when
+ * the key exists, one with `If-Match: <etag>` when it is missing (404) or holds another ETag (412). Writes to
+ * one key are checked and made one at a time, as S3 serialises them.
+ */
+function conditionalWrites(bucket: string) {
+  const queues = new Map<string, Promise<unknown>>();
+  return async (ctx: S3rverContext, next: () => Promise<unknown>): Promise<unknown> => {
+    const prefix = `/${bucket}/`;
+    const ifNoneMatch = ctx.headers['if-none-match'];
+    const ifMatch = ctx.headers['if-match'];
+    if (ctx.method !== 'PUT' || !ctx.path.startsWith(prefix) || (!ifNoneMatch && !ifMatch)) return next();
+    const key = decodeURIComponent(ctx.path.slice(prefix.length));
+    const before = queues.get(key) ?? Promise.resolve();
+    const turn = before.then(async () => {
+      const etag = await ctx.store.getMetadata(bucket, key).then(
+        (metadata) => metadata.etag ?? null,
+        () => null,
+      );
+      const refuse = (status: number, code: string) => {
+        ctx.status = status;
+        ctx.type = 'application/xml';
+        ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><Key>${key}</Key></Error>`;
+      };
+      if (ifNoneMatch === '*' && etag !== null) refuse(412, 'PreconditionFailed');
+      else if (typeof ifMatch === 'string' && etag === null) refuse(404, 'NoSuchKey');
+      else if (typeof ifMatch === 'string' && ifMatch !== etag) refuse(412, 'PreconditionFailed');
+      else await next();
+    });
+    queues.set(
+      key,
+      turn.catch(() => undefined),
+    );
+    return turn;
+  };
+}
+
+/**
+ * s3rver makes ListObjectsV2 continuation tokens with single DES, which OpenSSL 3 keeps in its legacy provider:
+ * any listing of more than one page fails with a 500. Two-key triple DES with the key twice is single DES, and
+ * is in the default provider: s3rver's `des` is served by it (nothing else in the process asks for `des`).
+ */
+function serveSingleDes(): void {
+  const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto') & {
+    __singleDes?: boolean;
+  };
+  if (crypto.__singleDes) return;
+  const cipheriv = crypto.createCipheriv;
+  const decipheriv = crypto.createDecipheriv;
+  const asEde = (algorithm: string, key: Buffer) =>
+    algorithm === 'des' && key.length === 8 ? (['des-ede-cbc', Buffer.concat([key, key])] as const) : null;
+  Object.assign(crypto, {
+    __singleDes: true,
+    createCipheriv: (algorithm: string, key: Buffer, ...rest: unknown[]) => {
+      const ede = asEde(algorithm, key);
+      return Reflect.apply(cipheriv, crypto, ede ? [...ede, ...rest] : [algorithm, key, ...rest]);
+    },
+    createDecipheriv: (algorithm: string, key: Buffer, ...rest: unknown[]) => {
+      const ede = asEde(algorithm, key);
+      return Reflect.apply(decipheriv, crypto, ede ? [...ede, ...rest] : [algorithm, key, ...rest]);
+    },
+  });
+}
+
 /** Starts s3rver with one empty bucket, in a temp dir removed by `stop`. */
 export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
+  serveSingleDes();
   const { dir, remove } = await scratchDir('catalog-s3rver-');
   const server = new S3rver({
     address: '127.0.0.1',
@@ -61,6 +175,64 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
     directory: dir,
     configureBuckets: [{ name: bucket }],
   });
+  const requests: S3Request[] = [];
+  const recordRequest = async (ctx: S3rverContext, next: () => Promise<unknown>) => {
+    const prefix = `/${bucket}`;
+    if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next();
+    const request = {
+      method: ctx.method,
+      key: decodeURIComponent(ctx.path.slice(prefix.length + 1)),
+      query: { ...ctx.query },
+      status: 0,
+    };
+    requests.push(request);
+    try {
+      return await next();
+    } finally {
+      request.status = ctx.status;
+    }
+  };
+  // s3rver answers a PutObject before its file is written (it resolves on the end of the stream it reads, not
+  // of the file it writes): a listing right after an upload may see the object missing or empty. Read the
+  // body, write the file, then answer, as S3 answers only once the object is stored.
+  const store = (server as unknown as { store: S3rverStore }).store;
+  store.putObject = async (object) => {
+    const content = Buffer.isBuffer(object.content)
+      ? object.content
+      : Buffer.concat(await collect(object.content as AsyncIterable<Buffer>));
+    const path = store.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, content);
+    const md5 = createHash('md5').update(content).digest('hex');
+    await store.putMetadata(object.bucket, object.key, object.metadata, md5);
+    return { size: content.length, md5 };
+  };
+  // s3rver removes the folders a deletion empties by reading the whole folder after each deleted object: a
+  // build of 30,000 pages takes it tens of minutes to delete. This deletes the object's files, then removes
+  // each folder up the key only while it is empty (rmdir refuses a folder that is not), a deletion racing
+  // another for the same folder included. S3 has no folders.
+  store.deleteObject = async (bucketName, key) => {
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((resource) =>
+        rm(store.getResourcePath(bucketName, key, resource), { force: true }),
+      ),
+    );
+    const parts = key.split('/').slice(0, -1);
+    for (; parts.length > 0; parts.pop()) {
+      try {
+        await rmdir(join(store.getBucketPath(bucketName), ...parts));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOTEMPTY' || code === 'EEXIST') return;
+        if (code !== 'ENOENT') throw error;
+      }
+    }
+  };
+  // Before s3rver's own middleware: Koa composes the list when the server starts.
+  (server as unknown as { middleware: unknown[] }).middleware.unshift(
+    recordRequest,
+    conditionalWrites(bucket),
+  );
   const address = await server.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
   const client = testS3Client(endpoint);
@@ -68,6 +240,7 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
     endpoint,
     bucket,
     client,
+    requests,
     async body(key) {
       try {
         const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -242,20 +415,43 @@ export function isUploadOf(bucket: string, key: string): (request: http.Incoming
     request.headers['x-amz-copy-source'] === undefined;
 }
 
+/** A source over raw rows in memory. */
+const rowsSource = (rows: readonly unknown[]) => ({
+  name: 'test rows',
+  async *batches() {
+    yield rows;
+  },
+});
+
+const TEST_LINKS = { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans', skipInvalid: false };
+
 /** Builds in memory from raw rows, as the Lambda does (the bundled openapi template). */
 export async function buildRows(rows: readonly unknown[], now: Date): Promise<BuildResult> {
-  const source = {
-    name: 'test rows',
-    async *batches() {
-      yield rows;
-    },
-  };
-  return buildFrom(
-    source,
-    { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans', skipInvalid: false },
+  return buildFrom(rowsSource(rows), TEST_LINKS, now, () => {});
+}
+
+/**
+ * The first step of a build from raw rows (builder/build.ts `prepareBuild`), links overridable; with
+ * `completable: false`, completing it throws (a publish that would compress or render pages fails the test).
+ */
+export async function prepareRows(
+  rows: readonly unknown[],
+  now: Date,
+  options: { readonly baseUrl?: string; readonly completable?: boolean; readonly tool?: string } = {},
+): Promise<PreparedBuild> {
+  const prepared = await prepareFrom(
+    rowsSource(rows),
+    { ...TEST_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) },
     now,
     () => {},
+    options.tool ? { name: 'training-plan-catalog', version: options.tool } : undefined,
   );
+  if (options.completable ?? true) return prepared;
+  return Object.defineProperty({ ...prepared }, 'parts', {
+    get() {
+      throw new Error(`build ${prepared.buildId} was completed: it compressed and rendered its pages`);
+    },
+  });
 }
 
 /** The rows of fixtures/plans.json (49 rows, 44 published and approved plans: 22 running, 22 strength). */

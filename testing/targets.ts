@@ -4,10 +4,11 @@
  * Test support only.
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import type { RunSummary } from '../app/last-run.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
-import type { PublishTarget } from '../publish/publish.ts';
+import type { PublishSummary, PublishTarget } from '../publish/publish.ts';
 import { S3Origin } from '../publish/s3-origin.ts';
 import { startS3, type TestS3 } from './aws.ts';
 import { FakeKvs, kvsClientFor } from './kvs.ts';
@@ -71,4 +72,10 @@ export function usePublishTarget(kind: TargetKind, prefix = 'catalog-target-'): 
       return scratch.dir;
     },
   };
+}
+
+/** The publish summary of a run that was expected to publish (or skip); throws with its reason when it was busy. */
+export function publishSummaryOf(summary: RunSummary): PublishSummary {
+  if (summary.result === 'busy') throw new Error(`the run was busy: ${summary.reason}`);
+  return summary;
 }

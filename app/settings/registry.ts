@@ -670,16 +670,18 @@ export const SETTINGS = {
     default: 60,
     use: { cdk: 'default' },
   }),
+  // Sized from the measured cost of a publish: infra/README.md, "Sizing the builder".
   builderTimeoutSeconds: setting({
     kind: integer(10, 900, 'seconds'),
-    description: 'the builder timeout, shorter than the build rate',
+    description:
+      'the builder timeout, shorter than the build rate (a 30,000-plan publish takes about a third)',
     default: 300,
     use: { cdk: 'default' },
   }),
   builderMemoryMiB: setting({
     kind: integer(128, 10240, 'MiB'),
-    description: 'the builder memory (and so CPU)',
-    default: 1024,
+    description: 'the builder memory, and so its CPU share (1,769 MiB is one vCPU)',
+    default: 2048,
     use: { cdk: 'default' },
   }),
   vpcId: setting({

@@ -4,8 +4,25 @@ import type { BuildResult } from '../../builder/build.ts';
 import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
+/** Where a build's time went, in one line: each stage and its share of their sum. */
+export function describeStages(result: BuildResult, writeMs: number): string {
+  const { timings } = result;
+  const stages: [string, number][] = [
+    ['read+validate', timings.read],
+    ['render', timings.render],
+    ['compress', timings.compressBusy],
+    ['pages', timings.pages],
+    ['write', writeMs],
+  ];
+  const sum = stages.reduce((total, [, ms]) => total + ms, 0) || 1;
+  const threads = timings.compressThreads > 0 ? `${timings.compressThreads} threads` : "libuv's pool";
+  return `  stages: ${stages
+    .map(([name, ms]) => `${name} ${ms.toFixed(0)} ms (${((ms / sum) * 100).toFixed(0)}%)`)
+    .join(', ')}; compress ran ${timings.compress.toFixed(0)} ms on ${threads}, beside the pages`;
+}
+
 /** The one human summary of a build, for stderr. */
-export function describeBuild(result: BuildResult, where: string, ms: number): string {
+export function describeBuild(result: BuildResult, where: string, ms: number, writeMs?: number): string {
   const plans = result.counts.running + result.counts.strength;
   const files = [...result.objects, ...result.root];
   const bytes = files.reduce((sum, file) => sum + file.size, 0);
@@ -16,6 +33,7 @@ export function describeBuild(result: BuildResult, where: string, ms: number): s
     `  skipped: ${unpublished} not published, ${unapproved} published but not approved, ${invalidRows} invalid`,
     `  build ${result.buildId}: ${files.length} objects, ${bytes} B in all`,
     `  generatedAt ${result.generatedAt}, ${ms.toFixed(0)} ms`,
+    ...(writeMs === undefined ? [] : [describeStages(result, writeMs)]),
   ].join('\n');
 }
 
@@ -31,7 +49,7 @@ export function registerBuild(program: Command, io: CliIO): void {
     const settings = parseCommand(command, 'build', io.env);
     const { build, writeFlatBuild } = await import('../../app/run.ts');
     const result = await build(settings, new Date(), note);
-    await writeFlatBuild(settings.out, result);
-    note(describeBuild(result, settings.out, performance.now() - started));
+    const writeMs = await writeFlatBuild(settings.out, result);
+    note(describeBuild(result, settings.out, performance.now() - started, writeMs));
   });
 }

@@ -56,7 +56,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   const publish = program
     .command('publish')
     .description(
-      `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed or refused, ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
+      `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed, refused, or busy (another run holds the run lock at the origin; nothing done), ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
     );
   addSettings(publish, 'publish').action(async () => {
     const settings = parseCommand(publish, 'publish', io.env);
@@ -70,6 +70,12 @@ export function registerPublish(program: Command, io: CliIO): void {
       actor: actorOf(),
     });
     const { renderMessage } = await import('../../app/settings/index.ts');
+    if (summary.result === 'busy') {
+      // Another run holds the run lock: nothing was done, which is not this command's success.
+      io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
+      note(renderMessage(summary.reason, 'cli'));
+      throw new CommandExit(1);
+    }
     if (summary.reason) note(renderMessage(`${summary.result}: ${summary.reason}`, 'cli'));
     io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
     if (summary.result === 'skipped-pinned') throw new CommandExit(PINNED_EXIT_CODE);

@@ -1,0 +1,51 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { BROTLI_LARGE_FROM_BYTES, brotliSettings, createCompressor } from './compress.ts';
+
+/** JSON-like text of about `bytes` bytes, in chunks, repetitive as a catalog is. */
+function catalogLike(bytes: number): Buffer[] {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i += 1) {
+    const chunk = Buffer.from(
+      `{"id":"00000000-0000-4000-8000-${String(i).padStart(12, '0')}","title":"Plan ${i % 97}","weeksCount":${i % 16},"level":"beginner"},`,
+    );
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  return chunks;
+}
+
+describe('compressing the variants', () => {
+  it('gives objects under 1 MiB brotli quality 11 with the largest window, larger ones quality 10 with a 1 MiB window', () => {
+    expect(brotliSettings(BROTLI_LARGE_FROM_BYTES - 1)).toEqual({ quality: 11, windowBits: 24 });
+    expect(brotliSettings(BROTLI_LARGE_FROM_BYTES)).toEqual({ quality: 10, windowBits: 20 });
+  });
+
+  it('compresses on worker threads variants that decode to the very bytes, answered in the order asked', async () => {
+    const large = catalogLike(BROTLI_LARGE_FROM_BYTES + 1000);
+    const small = catalogLike(2000);
+    const size = (chunks: Buffer[]) => Buffer.concat(chunks).length;
+    const jobs = [
+      { encoding: 'gzip' as const, chunks: small, size: size(small) },
+      { encoding: 'br' as const, chunks: large, size: size(large) },
+      { encoding: 'br' as const, chunks: small, size: size(small) },
+      { encoding: 'gzip' as const, chunks: large, size: size(large) },
+    ];
+    const { outputs, stats } = await createCompressor({ threads: 2 }).compress(jobs);
+    expect(stats.threads).toBe(2);
+    expect(gunzipSync(outputs[0] as Buffer).equals(Buffer.concat(small))).toBe(true);
+    expect(brotliDecompressSync(outputs[1] as Buffer).equals(Buffer.concat(large))).toBe(true);
+    expect(brotliDecompressSync(outputs[2] as Buffer).equals(Buffer.concat(small))).toBe(true);
+    expect(gunzipSync(outputs[3] as Buffer).equals(Buffer.concat(large))).toBe(true);
+  });
+
+  it('compresses a small build on libuv’s pool, starting no thread', async () => {
+    const small = catalogLike(5000);
+    const { outputs, stats } = await createCompressor({ threads: 4 }).compress([
+      { encoding: 'br', chunks: small, size: Buffer.concat(small).length },
+    ]);
+    expect(stats.threads).toBe(0);
+    expect(brotliDecompressSync(outputs[0] as Buffer).equals(Buffer.concat(small))).toBe(true);
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * The precompressed variants of a build's served objects (docs/decisions.md#build-cost): brotli and gzip,
+ * made on worker threads, one per CPU the runtime reports, so a larger machine (a Lambda with more memory has
+ * more vCPUs) compresses faster, and libuv's small thread pool stays free for the writes. Small inputs are
+ * compressed on libuv's pool instead: starting threads would cost more than it saves.
+ */
+import { availableParallelism } from 'node:os';
+import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+
+/**
+ * Objects this large or larger are brotli-compressed at quality 10 with a 1 MiB window rather than at quality
+ * 11 with the largest one: for the catalogs, that costs about a third of the CPU and a sixth of the memory,
+ * and its output is within 3% of quality 11's size (a catalog's plans repeat their structure close by, so
+ * a larger window finds little more). `npm run bench:wire` prints both sizes at every catalog size; the
+ * limit partners are promised is 1.05 × quality 11 (docs/decisions.md#build-cost). Smaller objects keep
+ * quality 11 and the largest window.
+ */
+export const BROTLI_LARGE_FROM_BYTES = 1024 * 1024;
+
+/** The window of a large object: 2^20 bytes. */
+const LARGE_WINDOW_BITS = 20;
+
+/** Inputs smaller than this in all are compressed without worker threads. */
+const THREADS_FROM_BYTES = 512 * 1024;
+
+/** The brotli quality and window (bits) of an object of `size` bytes (see {@link BROTLI_LARGE_FROM_BYTES}). */
+export function brotliSettings(size: number): { readonly quality: number; readonly windowBits: number } {
+  return size >= BROTLI_LARGE_FROM_BYTES
+    ? { quality: 10, windowBits: LARGE_WINDOW_BITS }
+    : { quality: constants.BROTLI_MAX_QUALITY, windowBits: constants.BROTLI_MAX_WINDOW_BITS };
+}
+
+/** The compression policy, as a build's inputs record it: a change of policy makes a new build. */
+export const ENCODING_POLICY = `br:q11w${constants.BROTLI_MAX_WINDOW_BITS},q10w${LARGE_WINDOW_BITS}>=${BROTLI_LARGE_FROM_BYTES};gzip:9`;
+
+/** The brotli parameters of an object of `size` bytes: text mode, and the quality and window above. */
+export function brotliParams(size: number): Record<number, number> {
+  const { quality, windowBits } = brotliSettings(size);
+  return {
+    [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    [constants.BROTLI_PARAM_QUALITY]: quality,
+    [constants.BROTLI_PARAM_LGWIN]: windowBits,
+    [constants.BROTLI_PARAM_SIZE_HINT]: size,
+  };
+}
+
+/** gzip at level 9. */
+export const GZIP_LEVEL = 9;
+
+/** One compression to make: the object's bytes (in chunks) and the encoding. */
+export interface CompressionJob {
+  readonly encoding: 'br' | 'gzip';
+  readonly chunks: readonly Buffer[];
+  readonly size: number;
+}
+
+/** What a compressor did, for the build's timings. */
+export interface CompressionStats {
+  /** Threads used (0: libuv's pool). */
+  readonly threads: number;
+  /** Sum of the time each job took on its thread (CPU-bound, so about its CPU time). */
+  readonly busyMs: number;
+}
+
+/** Compresses every job; the answers are in the order of the jobs. */
+export interface Compressor {
+  compress(jobs: readonly CompressionJob[]): Promise<{ outputs: Buffer[]; stats: CompressionStats }>;
+}
+
+const brotliAsync = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+const join = (chunks: readonly Buffer[]) =>
+  chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]);
+
+/** One job on libuv's pool. */
+async function compressHere(job: CompressionJob): Promise<Buffer> {
+  const input = join(job.chunks);
+  return job.encoding === 'br'
+    ? brotliAsync(input, { params: brotliParams(job.size) })
+    : gzipAsync(input, { level: GZIP_LEVEL });
+}
+
+/**
+ * The worker's code, evaluated as a script so that it runs the same from the TypeScript sources, the command
+ * line's bundle and the Lambda's bundle (none of which has a separate worker file to point at).
+ */
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const zlib = require('node:zlib');
+parentPort.on('message', (job) => {
+  const started = performance.now();
+  try {
+    const input = job.chunks.length === 1 ? Buffer.from(job.chunks[0].buffer, job.chunks[0].byteOffset, job.chunks[0].length) : Buffer.concat(job.chunks);
+    const output = job.encoding === 'br'
+      ? zlib.brotliCompressSync(input, { params: job.params })
+      : zlib.gzipSync(input, { level: job.level });
+    parentPort.postMessage({ id: job.id, output, ms: performance.now() - started });
+  } catch (error) {
+    parentPort.postMessage({ id: job.id, error: String(error && error.message || error) });
+  }
+});
+`;
+
+interface Answer {
+  readonly id: number;
+  readonly output?: Uint8Array;
+  readonly error?: string;
+  readonly ms?: number;
+}
+
+/**
+ * Runs the jobs on `threads` worker threads (default: every CPU the runtime reports), largest first, each
+ * thread taking the next job when it is done; the threads end with the call.
+ */
+async function compressOnThreads(
+  jobs: readonly CompressionJob[],
+  threads: number,
+): Promise<{ outputs: Buffer[]; stats: CompressionStats }> {
+  const order = jobs.map((_, index) => index).sort((a, b) => cost(jobs[b]) - cost(jobs[a]));
+  const outputs = new Array<Buffer>(jobs.length);
+  const count = Math.max(1, Math.min(threads, jobs.length));
+  const workers = Array.from({ length: count }, () => new Worker(WORKER_SOURCE, { eval: true }));
+  let busyMs = 0;
+  let next = 0;
+  try {
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve, reject) => {
+            const give = () => {
+              const index = order[next];
+              next += 1;
+              if (index === undefined) {
+                resolve();
+                return;
+              }
+              const job = jobs[index] as CompressionJob;
+              worker.postMessage({
+                id: index,
+                encoding: job.encoding,
+                chunks: job.chunks,
+                params: brotliParams(job.size),
+                level: GZIP_LEVEL,
+              });
+            };
+            worker.on('message', (answer: Answer) => {
+              if (answer.error !== undefined || !answer.output) {
+                reject(new Error(`compressing a build object failed: ${answer.error ?? 'no output'}`));
+                return;
+              }
+              outputs[answer.id] = Buffer.from(
+                answer.output.buffer,
+                answer.output.byteOffset,
+                answer.output.byteLength,
+              );
+              busyMs += answer.ms ?? 0;
+              give();
+            });
+            worker.on('error', reject);
+            worker.on('exit', (code) => {
+              if (next <= order.length) reject(new Error(`a compression thread exited (${code})`));
+            });
+            give();
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+  return { outputs, stats: { threads: count, busyMs } };
+}
+
+/** How long a job takes, roughly, to order them largest first (brotli costs far more than gzip). */
+function cost(job: CompressionJob | undefined): number {
+  if (!job) return 0;
+  return job.encoding === 'br' ? job.size * (brotliSettings(job.size).quality === 11 ? 25 : 8) : job.size;
+}
+
+/**
+ * A compressor on worker threads (`threads`, default every CPU of `os.availableParallelism()`), or on
+ * libuv's pool for inputs under 512 KB in all.
+ */
+export function createCompressor(options: { readonly threads?: number } = {}): Compressor {
+  const threads = options.threads ?? availableParallelism();
+  return {
+    async compress(jobs) {
+      const total = jobs.reduce((sum, job) => sum + job.size, 0);
+      if (total < THREADS_FROM_BYTES || threads < 1) {
+        const started = performance.now();
+        const outputs = await Promise.all(jobs.map(compressHere));
+        return { outputs, stats: { threads: 0, busyMs: performance.now() - started } };
+      }
+      return compressOnThreads(jobs, threads);
+    },
+  };
+}
