@@ -8,11 +8,13 @@ const EXCLUDE = ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**'
  */
 const INFRA = ['infra/**/*.test.ts'];
 /**
- * Files that change what the whole process shares (the working directory) while they run: a module first
- * loaded meanwhile keeps it (esbuild starts its service in the directory it was loaded in), so they run in
- * a process of their own, not in the unit tests' shared workers.
+ * Files that change what the whole process shares while they run, so they run in a process of their own, not
+ * in the unit tests' shared workers: the working directory (docs/commands.test.ts; a module first loaded
+ * meanwhile keeps it, as esbuild starts its service in the directory it was loaded in), and module mocks
+ * (app/run.test.ts counts the builder's compressions and pages with `vi.mock`, which a module another file
+ * already loaded in a shared worker would not see).
  */
-const OWN_PROCESS = ['docs/commands.test.ts'];
+const OWN_PROCESS = ['docs/commands.test.ts', 'app/run.test.ts'];
 
 export default defineConfig({
   test: {

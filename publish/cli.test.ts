@@ -4,13 +4,11 @@
  * and the Lambda's tests run in-process), plus a recorder standing in for the APIs with no local peer.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
   CATALOG_BIN,
@@ -24,7 +22,7 @@ import {
 } from '../testing/cli.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { DirectoryOrigin } from './dir-origin.ts';
+import { expireRunLock } from '../testing/targets.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
 
@@ -330,30 +328,6 @@ async function until(predicate: () => Promise<boolean>, what: string, ms = 20_00
   }
 }
 
-/** Rewrites the run lock of a directory origin as expired (a holder that stalled past its expiry). */
-async function expireRunLock(originDir: string): Promise<void> {
-  const origin = new DirectoryOrigin(originDir);
-  const held = await origin.get(STATE_RUN_LOCK);
-  if (!held) throw new Error(`no run lock at ${originDir}`);
-  const record = JSON.parse(held.body.toString('utf8')) as Record<string, unknown>;
-  const body = Buffer.from(
-    `${JSON.stringify({ ...record, expires: new Date(Date.now() - 1000).toISOString() })}\n`,
-  );
-  const written = await origin.replace(
-    {
-      key: STATE_RUN_LOCK,
-      chunks: [body],
-      size: body.length,
-      sha256: createHash('sha256').update(body).digest('hex'),
-      md5: createHash('md5').update(body).digest('hex'),
-      contentType: 'application/json',
-      cacheControl: 'no-store',
-    },
-    held.md5,
-  );
-  if (!written) throw new Error('the run lock changed while it was being expired');
-}
-
 describe('two publishes at once, the later build winning, then a rollback', () => {
   it('goes back to the build live before the winner, never to the build of the publish that lost', async () => {
     const v1 = summaryOf(
@@ -379,7 +353,7 @@ describe('two publishes at once, the later build winning, then a rollback', () =
     );
     // v2 holds the run lock, and stalls past its expiry (stopped, here): the lock is left as time leaves it,
     // expired, so v3 takes it over and races v2 to the pointer, which the conditional move settles.
-    await expireRunLock(join(scratch.dir, 'origin'));
+    expect(await expireRunLock(join(scratch.dir, 'origin')), 'the run lock v2 holds').toBe(true);
     // Build ids sort by their second: v3's must be newer than v2's, as a later start gives.
     await until(
       async () => new Date().toISOString().slice(0, 19).replace(/[-:]/g, '') > (v2Build ?? '').slice(0, 15),

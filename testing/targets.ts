@@ -3,8 +3,10 @@
  * store file, and s3rver with the KeyValueStore API stand-in (the production S3 and KeyValueStore clients).
  * Test support only.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { RunSummary } from '../app/last-run.ts';
+import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
@@ -78,4 +80,31 @@ export function usePublishTarget(kind: TargetKind, prefix = 'catalog-target-'): 
 export function publishSummaryOf(summary: RunSummary): PublishSummary {
   if (summary.result === 'busy') throw new Error(`the run was busy: ${summary.reason}`);
   return summary;
+}
+
+/**
+ * Rewrites the run lock of a directory origin as expired (a holder that stalled past its expiry), so the next
+ * run takes it over and runs alongside its holder. Resolves false when there was no lock to expire, or it
+ * changed meanwhile (its holder renewed or released it).
+ */
+export async function expireRunLock(originDir: string): Promise<boolean> {
+  const origin = new DirectoryOrigin(originDir);
+  const held = await origin.get(STATE_RUN_LOCK);
+  if (!held) return false;
+  const record = JSON.parse(held.body.toString('utf8')) as Record<string, unknown>;
+  const body = Buffer.from(
+    `${JSON.stringify({ ...record, expires: new Date(Date.now() - 1000).toISOString() })}\n`,
+  );
+  return origin.replace(
+    {
+      key: STATE_RUN_LOCK,
+      chunks: [body],
+      size: body.length,
+      sha256: createHash('sha256').update(body).digest('hex'),
+      md5: createHash('md5').update(body).digest('hex'),
+      contentType: 'application/json',
+      cacheControl: 'no-store',
+    },
+    held.md5,
+  );
 }
