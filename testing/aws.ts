@@ -4,13 +4,12 @@
  * APIs (they have no local peer), and a proxy that plays an S3 server stopping mid-publish.
  */
 
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { buildFrom, prepareFrom } from '../app/run.ts';
@@ -78,26 +77,11 @@ interface S3rverContext {
   readonly store: { getMetadata(bucket: string, key: string): Promise<{ etag?: string }> };
 }
 
-/** Every chunk of a stream. */
-async function collect(stream: AsyncIterable<Buffer>): Promise<Buffer[]> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
-  return chunks;
-}
-
-/** The part of s3rver's file store the upload fix below uses. */
+/** The part of s3rver's file store the deletion fix below uses. */
 interface S3rverStore {
-  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
-  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
   deleteObject(bucket: string, key: string): Promise<void>;
   getResourcePath(bucket: string, key: string, resource: string): string;
   getBucketPath(bucket: string): string;
-}
-interface S3rverObject {
-  readonly bucket: string;
-  readonly key: string;
-  readonly metadata: unknown;
-  readonly content: unknown;
 }
 
 /**
@@ -192,21 +176,8 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
       request.status = ctx.status;
     }
   };
-  // s3rver answers a PutObject before its file is written (it resolves on the end of the stream it reads, not
-  // of the file it writes): a listing right after an upload may see the object missing or empty. Read the
-  // body, write the file, then answer, as S3 answers only once the object is stored.
+  // s3rver answers a PutObject only once the object is stored: testing/s3rver-writes.ts.
   const store = (server as unknown as { store: S3rverStore }).store;
-  store.putObject = async (object) => {
-    const content = Buffer.isBuffer(object.content)
-      ? object.content
-      : Buffer.concat(await collect(object.content as AsyncIterable<Buffer>));
-    const path = store.getResourcePath(object.bucket, object.key, 'object');
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, content);
-    const md5 = createHash('md5').update(content).digest('hex');
-    await store.putMetadata(object.bucket, object.key, object.metadata, md5);
-    return { size: content.length, md5 };
-  };
   // s3rver removes the folders a deletion empties by reading the whole folder after each deleted object: a
   // build of 30,000 pages takes it tens of minutes to delete. This deletes the object's files, then removes
   // each folder up the key only while it is empty (rmdir refuses a folder that is not), a deletion racing
