@@ -1,18 +1,11 @@
-/**
- * The record every builder run leaves at the origin, success or failure (`state/last-run.json`,
- * docs/decisions.md#operations): what it did, why, the build it made and its counts. Pure: app/run.ts gathers
- * what a run learned, asks this module for the record and its object, and writes it; `catalog status` reads it
- * back through {@link parseLastRun}.
- */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { InvalidRow } from '../builder/errors.ts';
 import { CatalogError, describeCause } from '../contract/errors.ts';
-import { HEADER_VALUES, STATE_LAST_RUN } from '../contract/index.ts';
+import { STATE_LAST_RUN } from '../contract/index.ts';
 import { isFailedOutcome, isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
-import type { ObjectToWrite } from '../publish/origin.ts';
+import { type ObjectToWrite, stateObject } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
 
 const Counts = z.object({ running: z.number().int().min(0), strength: z.number().int().min(0) });
@@ -162,16 +155,7 @@ export function failed(record: Pick<LastRun, 'outcome'>): boolean {
 
 /** The record as the object written at the origin: JSON, `Cache-Control: no-store`, overwriting the last one. */
 export function lastRunObject(record: LastRun): ObjectToWrite {
-  const body = Buffer.from(`${JSON.stringify(record, null, 2)}\n`);
-  return {
-    key: STATE_LAST_RUN,
-    chunks: [body],
-    size: body.length,
-    sha256: createHash('sha256').update(body).digest('hex'),
-    md5: createHash('md5').update(body).digest('hex'),
-    contentType: HEADER_VALUES.json,
-    cacheControl: HEADER_VALUES.noStore,
-  };
+  return stateObject(STATE_LAST_RUN, `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** Reads a stored record: the record, or why it is not one. */

@@ -8,11 +8,11 @@
  * What a rollback needs is therefore not read from here: the rollback line (`build:previous`) changes in the
  * same atomic write as the pointer (pointer.ts).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { BUILD_ID_PATTERN, STATE_HISTORY_PREFIX } from '../contract/index.ts';
-import type { OriginStore } from './origin.ts';
+import { type OriginStore, stateObject } from './origin.ts';
 
 /** What moved the pointer (or, for `unpin`, released it). */
 export const MOVE_KINDS = ['publish', 'rollback', 'unpin'] as const;
@@ -62,19 +62,7 @@ export function parseMoveKey(key: string): {
 
 /** Writes a move's object (once: never overwritten). Throws when the origin refuses it. */
 export async function recordMove(origin: OriginStore, move: PointerMove): Promise<void> {
-  const body = Buffer.from(`${JSON.stringify(move)}\n`);
-  await origin.put(
-    {
-      key: moveKey(move),
-      chunks: [body],
-      size: body.length,
-      sha256: createHash('sha256').update(body).digest('hex'),
-      md5: createHash('md5').update(body).digest('hex'),
-      contentType: 'application/json',
-      cacheControl: 'no-store',
-    },
-    { overwrite: false },
-  );
+  await origin.put(stateObject(moveKey(move), `${JSON.stringify(move)}\n`), { overwrite: false });
 }
 
 /** The moves at the origin from their keys alone, newest first (one listing, no object read). */

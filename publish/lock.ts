@@ -6,11 +6,11 @@
  * runs taking over at once cannot both win. The live pointer's own conditional write still refuses a stale
  * flip: the lock saves a second run its work, it is not what keeps the pointer right.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { HEADER_VALUES, STATE_RUN_LOCK } from '../contract/index.ts';
-import type { ObjectToWrite, OriginStore } from './origin.ts';
+import { STATE_RUN_LOCK } from '../contract/index.ts';
+import { type ObjectToWrite, type OriginStore, stateObject } from './origin.ts';
 
 /** How long a lock lasts without renewal: a crashed run blocks the next ones at most this long. */
 export const RUN_LOCK_TTL_MS = 120_000;
@@ -61,16 +61,7 @@ export interface LockOptions {
 }
 
 function lockObject(record: RunLockRecord): ObjectToWrite {
-  const body = Buffer.from(`${JSON.stringify(record)}\n`);
-  return {
-    key: STATE_RUN_LOCK,
-    chunks: [body],
-    size: body.length,
-    sha256: createHash('sha256').update(body).digest('hex'),
-    md5: createHash('md5').update(body).digest('hex'),
-    contentType: HEADER_VALUES.json,
-    cacheControl: HEADER_VALUES.noStore,
-  };
+  return stateObject(STATE_RUN_LOCK, `${JSON.stringify(record)}\n`);
 }
 
 /** The stored lock: its record (or, unreadable, an expiry from when it was written) and its MD5. */

@@ -3,7 +3,9 @@
  * machine (dir-origin.ts). Publishing writes builds through this interface and the local edge reads through
  * it, so the local stack runs the same code path as production.
  */
+import { createHash } from 'node:crypto';
 import type { ObjectMetadata } from '../builder/build.ts';
+import { HEADER_VALUES } from '../contract/index.ts';
 
 /** An object to write: its bytes, what it is stored with, and its digests. */
 export interface ObjectToWrite extends ObjectMetadata {
@@ -16,6 +18,23 @@ export interface ObjectToWrite extends ObjectMetadata {
   /** MD5 (hex). */
   readonly md5: string;
   readonly cacheControl: string;
+}
+
+/**
+ * A JSON record of the catalog's own state at the origin (`state/…`: the run record, the run lock, the pointer's
+ * history): its text as it is, never cached.
+ */
+export function stateObject(key: string, text: string): ObjectToWrite {
+  const body = Buffer.from(text);
+  return {
+    key,
+    chunks: [body],
+    size: body.length,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    md5: createHash('md5').update(body).digest('hex'),
+    contentType: HEADER_VALUES.json,
+    cacheControl: HEADER_VALUES.noStore,
+  };
 }
 
 /** What the origin says about a stored object. */

@@ -3,13 +3,13 @@
  * store file, and s3rver with the KeyValueStore API stand-in (the production S3 and KeyValueStore clients).
  * Test support only.
  */
-import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { RunSummary } from '../app/last-run.ts';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
+import { stateObject } from '../publish/origin.ts';
 import type { PublishSummary, PublishTarget } from '../publish/publish.ts';
 import { S3Origin } from '../publish/s3-origin.ts';
 import { startS3, type TestS3 } from './aws.ts';
@@ -92,19 +92,11 @@ export async function expireRunLock(originDir: string): Promise<boolean> {
   const held = await origin.get(STATE_RUN_LOCK);
   if (!held) return false;
   const record = JSON.parse(held.body.toString('utf8')) as Record<string, unknown>;
-  const body = Buffer.from(
-    `${JSON.stringify({ ...record, expires: new Date(Date.now() - 1000).toISOString() })}\n`,
-  );
   return origin.replace(
-    {
-      key: STATE_RUN_LOCK,
-      chunks: [body],
-      size: body.length,
-      sha256: createHash('sha256').update(body).digest('hex'),
-      md5: createHash('md5').update(body).digest('hex'),
-      contentType: 'application/json',
-      cacheControl: 'no-store',
-    },
+    stateObject(
+      STATE_RUN_LOCK,
+      `${JSON.stringify({ ...record, expires: new Date(Date.now() - 1000).toISOString() })}\n`,
+    ),
     held.md5,
   );
 }
