@@ -38,6 +38,38 @@ async function objectFiles(dir: string): Promise<string[]> {
 describe('a directory origin', () => {
   const scratch = useScratchDir();
 
+  it('compares and swaps without the key ever missing: a create-if-absent racing a replace finds it', async () => {
+    const origin = new DirectoryOrigin(scratch.dir);
+    let current = object('state/run-lock.json', ['0']);
+    expect(await origin.put(current, { overwrite: false })).toBe('written');
+    for (let round = 1; round <= 100; round += 1) {
+      const next = object('state/run-lock.json', [`${round}`]);
+      const [replaced, ...created] = await Promise.all([
+        origin.replace(next, current.md5),
+        ...Array.from({ length: 4 }, () =>
+          origin.put(object('state/run-lock.json', ['another run']), { overwrite: false }),
+        ),
+      ]);
+      expect(created, `round ${round}`).toEqual(['exists', 'exists', 'exists', 'exists']);
+      expect(replaced, `round ${round}`).toBe(true);
+      current = next;
+    }
+    expect((await origin.get('state/run-lock.json'))?.body.toString()).toBe('100');
+  });
+
+  it('lets one of two replacers of the same version win, and the other sees the change', async () => {
+    const origin = new DirectoryOrigin(scratch.dir);
+    const first = object('state/run-lock.json', ['first']);
+    await origin.put(first, { overwrite: false });
+    const results = await Promise.all(
+      ['a', 'b', 'c'].map((name) => origin.replace(object('state/run-lock.json', [name]), first.md5)),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = ['a', 'b', 'c'][results.indexOf(true)];
+    expect((await origin.get('state/run-lock.json'))?.body.toString()).toBe(winner);
+    expect(await readdir(join(scratch.dir, 'state'))).toEqual(['run-lock.json']);
+  });
+
   it('stores an object with the metadata S3 would keep, and answers it back', async () => {
     const origin = new DirectoryOrigin(join(scratch.dir, 'origin'));
     const written = object('builds/b/catalog.json.br', ['{"a":', '1}'], {

@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { StoreError } from '../contract/errors.ts';
@@ -101,6 +101,35 @@ export async function syncFileSystem(dir: string): Promise<void> {
 const isMissing = (error: unknown) =>
   ['ENOENT', 'ENOTDIR'].includes(String((error as NodeJS.ErrnoException).code));
 
+/** How old a compare-and-swap guard is before it is judged left by a replacer that crashed. */
+const STALE_GUARD_MS = 30_000;
+
+/**
+ * Makes `guard` a second name of the file at `path` (false: there is no file). While another replacer holds
+ * the guard, waits for it (a replace takes milliseconds); a guard older than {@link STALE_GUARD_MS} is moved
+ * aside (only one can move it).
+ */
+async function takeGuard(path: string, guard: string): Promise<boolean> {
+  for (;;) {
+    try {
+      await link(path, guard);
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    // `link` sets the file's change time: the guard's age.
+    const held = await stat(guard).catch(() => null);
+    if (held && Date.now() - held.ctimeMs > STALE_GUARD_MS) {
+      const aside = `${guard}.stale-${randomBytes(4).toString('hex')}`;
+      await rename(guard, aside).then(
+        () => rm(aside, { force: true }),
+        () => undefined,
+      );
+    } else if (held) await sleep(5);
+  }
+}
+
 /** One directory. */
 export class DirectoryOrigin implements OriginStore {
   readonly name: string;
@@ -151,34 +180,25 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   /**
-   * Replaces the object only if its stored MD5 is still `expectedMd5` (compare and swap). The stored file is
-   * first renamed aside — only one writer can move a given file — and put back when it is not the expected
-   * one. Resolves false when the object changed or is gone.
+   * Replaces the object only if its stored MD5 is still `expectedMd5` (compare and swap). The key is never
+   * missing meanwhile, so a create-if-absent racing it (a run taking the run lock) always finds it: one replacer
+   * at a time holds a guard, a second name for the stored file (`<file>.cas`, made by `link`, which only one
+   * can make), compares the file it names, renames the new object over the key, and drops the guard. A guard
+   * left by a replacer that crashed is taken away once it is {@link STALE_GUARD_MS} old. Resolves false when
+   * the object changed or is gone.
    */
   async replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean> {
     const path = this.#path(object.key);
-    const aside = `${path}.aside-${randomBytes(4).toString('hex')}`;
+    const guard = `${path}.cas`;
+    if (!(await takeGuard(path, guard))) return false;
     try {
-      await rename(path, aside);
-    } catch (error) {
-      if (isMissing(error)) return false;
-      throw error;
+      const current = await readFile(guard);
+      if (createHash('md5').update(current).digest('hex') !== expectedMd5) return false;
+      await this.put(object, { overwrite: true });
+      return true;
+    } finally {
+      await rm(guard, { force: true });
     }
-    let moved: Buffer;
-    try {
-      moved = await readFile(aside);
-    } catch (error) {
-      await link(aside, path).catch(() => undefined);
-      await rm(aside, { force: true });
-      throw error;
-    }
-    if (createHash('md5').update(moved).digest('hex') !== expectedMd5) {
-      await link(aside, path).catch(() => undefined);
-      await rm(aside, { force: true });
-      return false;
-    }
-    await rm(aside, { force: true });
-    return (await this.put(object, { overwrite: false })) === 'written';
   }
 
   async #metadata(key: string): Promise<Metadata | undefined> {
