@@ -205,11 +205,16 @@ export class DirectoryOrigin implements OriginStore {
       throw error;
     }
     const metadata = await this.#metadata(key);
+    // Hashed when asked for: most reads (a build's 7.5 MB manifest, say) never look at it.
+    let md5: string | undefined;
     return {
       key,
       body,
       size: body.length,
-      md5: createHash('md5').update(body).digest('hex'),
+      get md5() {
+        md5 ??= createHash('md5').update(body).digest('hex');
+        return md5;
+      },
       lastModified: modified,
       contentType: metadata?.contentType,
       contentEncoding: metadata?.contentEncoding,
@@ -278,7 +283,7 @@ export class DirectoryOrigin implements OriginStore {
     const visit = (folder: string, folderKey: string) => {
       for (const entry of readdirSync(folder, { withFileTypes: true })) {
         const key = folderKey + entry.name;
-        const path = join(folder, entry.name);
+        const path = folder + sep + entry.name;
         const isFolder =
           entry.isDirectory() ||
           (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory() === true);
