@@ -195,7 +195,7 @@ export interface BuildOptions {
 export interface BuildTimings {
   /** Reading the source and validating every row. */
   readonly read: number;
-  /** Ordering, and rendering the catalogs, openapi.yaml and the error pages. */
+  /** Ordering and fingerprinting the plans, rendering openapi.yaml and the error pages, then the catalogs. */
   readonly render: number;
   /** From the first compression to the last (on worker threads, while the pages are rendered). */
   readonly compress: number;
