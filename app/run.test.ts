@@ -30,8 +30,11 @@ import { serveLocal } from './local.ts';
 import { type PublishRunOptions, type PublishSettings, publish } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
 
-/** How often a build compressed its variants and rendered a plan page, counted through the real functions. */
-const work = vi.hoisted(() => ({ compressions: 0, pages: 0 }));
+/**
+ * How often a build compressed its variants, rendered a plan page and rendered the catalogs, counted through
+ * the real functions.
+ */
+const work = vi.hoisted(() => ({ compressions: 0, pages: 0, catalogs: 0 }));
 vi.mock('../builder/compress.ts', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../builder/compress.ts')>();
   return {
@@ -44,6 +47,16 @@ vi.mock('../builder/compress.ts', async (importOriginal) => {
           return compressor.compress(jobs);
         },
       };
+    },
+  };
+});
+vi.mock('../builder/catalogs.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../builder/catalogs.ts')>();
+  return {
+    ...actual,
+    renderCatalogs: (...args: Parameters<typeof actual.renderCatalogs>) => {
+      work.catalogs += 1;
+      return actual.renderCatalogs(...args);
     },
   };
 });
@@ -260,15 +273,18 @@ function changedKeys(before: Map<string, string>, after: Map<string, string>): s
 describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s', (kind) => {
   const under = usePublishTarget(kind, 'catalog-run-cost-');
 
-  it('an unchanged run compresses nothing, renders no page, and writes only its run record', async () => {
+  it('an unchanged run compresses nothing, renders no page nor catalog, and writes only its run record', async () => {
     work.compressions = 0;
     work.pages = 0;
+    work.catalogs = 0;
     const first = publishSummaryOf((await publish(settings(), under.target, runOptions())).summary);
     expect(work.compressions).toBeGreaterThan(0);
     expect(work.pages).toBeGreaterThanOrEqual(44);
+    expect(work.catalogs).toBe(1);
     const before = await objectsAt(under.target.origin);
     work.compressions = 0;
     work.pages = 0;
+    work.catalogs = 0;
     under.s3?.requests.splice(0);
 
     const again = await publish(settings(), under.target, runOptions());
@@ -277,7 +293,7 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
       previousBuildId: first.buildId,
       bytes: 0,
     });
-    expect(work).toEqual({ compressions: 0, pages: 0 });
+    expect(work).toEqual({ compressions: 0, pages: 0, catalogs: 0 });
     expect(changedKeys(before, await objectsAt(under.target.origin))).toEqual([STATE_LAST_RUN]);
     expect(await lastRun(under.target.origin)).toMatchObject({ outcome: 'skipped-identical' });
     if (under.s3) {
@@ -313,6 +329,7 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
     const pointer = await readPointer(under.target.kvs);
     work.compressions = 0;
     work.pages = 0;
+    work.catalogs = 0;
 
     const second = await publish(
       settings({ baseUrl: 'https://other.example.org' }),
@@ -327,7 +344,7 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
     expect(second.summary.result === 'busy' && second.summary.reason).toMatch(
       /^busy: another run holds the run lock at .+: catalog publish \(pid \d+ on .+, since .+, lock until .+\); this run did nothing$/,
     );
-    expect(work).toEqual({ compressions: 0, pages: 0 });
+    expect(work).toEqual({ compressions: 0, pages: 0, catalogs: 0 });
     expect(changedKeys(before, await objectsAt(under.target.origin))).toEqual([STATE_LAST_RUN]);
     expect(await readPointer(under.target.kvs)).toEqual(pointer);
     expect(await lastRun(under.target.origin)).toMatchObject({

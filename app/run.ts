@@ -105,7 +105,8 @@ export async function buildFrom(
 
 /**
  * The first, cheap step of a build from a source already open (builder/build.ts `prepareBuild`): read,
- * validate, order, render the catalogs and fingerprint the inputs. Reports invalid rows as {@link build}.
+ * validate, order, render openapi.yaml and fingerprint the inputs (no catalog yet). Reports invalid rows as
+ * {@link build}.
  */
 export async function prepareFrom(
   source: PlanSource,

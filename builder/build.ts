@@ -1,9 +1,9 @@
 /**
  * One build, in two steps (docs/decisions.md#build-cost). {@link prepareBuild} reads the source, validates every
- * row, orders the plans and renders the three catalogs, openapi.yaml and the error pages, and fingerprints
- * every input that shapes the build's objects: cheap, and enough for a publish to decide that nothing changed.
- * {@link completeBuild} then makes the costly part: the precompressed variants (on every CPU), a page per plan
- * and the manifest that lists every object. Writing them (a directory, or S3) is the caller's job.
+ * row, orders the plans, renders openapi.yaml and the error pages, and fingerprints every input that shapes the
+ * build's objects (the plans from their JSON, without rendering the catalogs): cheap, and enough for a publish
+ * to decide that nothing changed. {@link completeBuild} then makes the costly part: the three catalogs, their
+ * precompressed variants (on every CPU), a page per plan and the manifest that lists every object. Writing them (a directory, or S3) is the caller's job.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -21,7 +21,7 @@ import {
   problemDocument,
   VARIANTS,
 } from '../contract/index.ts';
-import { renderCatalogs, sortPlans } from './catalogs.ts';
+import { fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
 import { type CompressionJob, type Compressor, createCompressor, ENCODING_POLICY } from './compress.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
 import type { LinkConfig, Plan } from './model.ts';
@@ -195,7 +195,7 @@ export interface BuildOptions {
 export interface BuildTimings {
   /** Reading the source and validating every row. */
   readonly read: number;
-  /** Ordering, and rendering the catalogs, openapi.yaml and the error pages. */
+  /** Ordering and fingerprinting the plans, rendering openapi.yaml and the error pages, then the catalogs. */
   readonly render: number;
   /** From the first compression to the last (on worker threads, while the pages are rendered). */
   readonly compress: number;
@@ -232,7 +232,8 @@ export interface PreparedBuild {
 
 interface PreparedParts {
   readonly plans: readonly Plan[];
-  readonly catalogs: ReturnType<typeof renderCatalogs>;
+  /** The build time the catalogs are stamped with. */
+  readonly now: Date;
   readonly openapi: Buffer;
   readonly root: readonly BuildObject[];
   readonly pages: boolean;
@@ -250,8 +251,9 @@ export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
 const sha256Of = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /**
- * The first step of a build: reads the source, validates every row, orders and renders the catalogs,
- * openapi.yaml and the error pages, and fingerprints the inputs. Throws `SourceError` when the source cannot
+ * The first step of a build: reads the source, validates every row, orders the plans, renders openapi.yaml
+ * and the error pages, and fingerprints the inputs (the catalogs themselves are rendered by
+ * {@link completeBuild}). Throws `SourceError` when the source cannot
  * be read or is not an array of objects, and `InvalidRowsError` (listing every invalid row) when a row is
  * invalid and `skipInvalid` is off.
  */
@@ -270,7 +272,8 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   const read = performance.now();
 
   const plans = sortPlans(report.plans);
-  const catalogs = renderCatalogs(plans, options.now);
+  // The catalogs are rendered only when the build is completed: their fingerprint needs no bytes.
+  const { plansHash, counts } = fingerprintPlans(plans);
   const openapi = Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl));
   const root = [
     buildObject(ERROR_PAGE, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
@@ -285,7 +288,7 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
   const pages = !options.links.webBaseUrl;
   const inputs: BuildInputs = {
-    plansHash: catalogs.plansHash,
+    plansHash,
     baseUrl: options.links.baseUrl,
     webBaseUrl: options.links.webBaseUrl ?? null,
     appScheme: options.links.appScheme,
@@ -297,18 +300,18 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   };
   return {
     buildId: newBuildId(options.now, options.buildIdSuffix),
-    generatedAt: catalogs.generatedAt,
-    counts: catalogs.counts,
+    generatedAt: options.now.toISOString(),
+    counts,
     skipped: report.skipped,
     warnings: report.invalid,
     total: report.total,
-    plansHash: catalogs.plansHash,
+    plansHash,
     inputs,
     inputsHash: inputsHashOf(inputs),
     source: source.name,
     tool: options.tool ?? TOOL,
     timings: { read: read - started, render: performance.now() - read },
-    parts: { plans, catalogs, openapi, root, pages },
+    parts: { plans, now: options.now, openapi, root, pages },
   };
 }
 
@@ -316,14 +319,22 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
 const PAGES_PER_TURN = 500;
 
 /**
- * The second step: the brotli and gzip variants of the catalogs and openapi.yaml (on `compressor`, default
+ * The second step: the three catalogs, the brotli and gzip variants of the catalogs and openapi.yaml (on `compressor`, default
  * one worker thread per CPU) while the pages are rendered and hashed here, then the manifest.
  */
 export async function completeBuild(
   prepared: PreparedBuild,
   options: { readonly compressor?: Compressor } = {},
 ): Promise<BuildResult> {
-  const { catalogs, openapi, root, plans } = prepared.parts;
+  const { openapi, root, plans } = prepared.parts;
+  const renderStarted = performance.now();
+  const catalogs = renderCatalogs(plans, prepared.parts.now);
+  // The fingerprint the publish decided on must be the one of the bytes it publishes.
+  if (catalogs.plansHash !== prepared.plansHash)
+    throw new Error(
+      `the rendered catalogs' fingerprint ${catalogs.plansHash} is not the prepared ${prepared.plansHash}`,
+    );
+  const renderMs = performance.now() - renderStarted;
   const served: [string, readonly Buffer[], string][] = [
     [ORIGIN_FILES.all, catalogs.all, HEADER_VALUES.json],
     [ORIGIN_FILES.running, catalogs.byDiscipline.running, HEADER_VALUES.json],
@@ -409,7 +420,8 @@ export async function completeBuild(
     root,
     manifest,
     timings: {
-      ...prepared.timings,
+      read: prepared.timings.read,
+      render: prepared.timings.render + renderMs,
       compress: compressEnded - compressStarted,
       compressBusy: stats.busyMs,
       compressThreads: stats.threads,

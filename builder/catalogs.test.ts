@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { comparePlans, renderCatalogs, sortPlans } from './catalogs.ts';
+import { comparePlans, fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
 import { Catalog } from './model.ts';
 import { testPlan } from './testing.ts';
 
@@ -99,6 +99,19 @@ describe('rendered catalogs', () => {
         JSON.stringify({ generatedAt: stamp, plans: many.filter((p) => p.discipline === discipline) }),
       );
     }
+  });
+
+  it('have the fingerprint and counts that fingerprintPlans computes without rendering them', () => {
+    const many = sortPlans(
+      Array.from({ length: 4601 }, (_, i) =>
+        plan(`${i % 7 === 0 ? 'Élan 🏃' : 'Plan'} ${i}`, i % 3 === 0 ? 'strength' : 'running'),
+      ),
+    );
+    for (const plans of [sorted, many, many.filter((p) => p.discipline === 'strength'), []]) {
+      const rendered = renderCatalogs(plans, now);
+      expect(fingerprintPlans(plans)).toEqual({ plansHash: rendered.plansHash, counts: rendered.counts });
+    }
+    expect(fingerprintPlans(many.slice(1)).plansHash).not.toBe(fingerprintPlans(many).plansHash);
   });
 
   it('render an empty discipline as an empty list', () => {

@@ -186,6 +186,34 @@ export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): Rend
   };
 }
 
+/**
+ * The plans' fingerprint and counts without rendering the catalogs: the same SHA-256 as
+ * {@link renderCatalogs}' `plansHash` (of the plans of `catalog.json` as a JSON array), hashed from the JSON
+ * text a chunk at a time, with no bytes kept. A publish decides "unchanged" from it before anything is
+ * rendered (docs/decisions.md#build-cost).
+ */
+export function fingerprintPlans(sorted: readonly Plan[]): {
+  readonly plansHash: string;
+  readonly counts: Readonly<Record<Discipline, number>>;
+} {
+  const groups: Record<Discipline, Plan[]> = { running: [], strength: [] };
+  for (const plan of sorted) groups[plan.discipline].push(plan);
+  const hash = createHash('sha256').update('[');
+  const counts = {} as Record<Discipline, number>;
+  let first = true;
+  for (const discipline of DISCIPLINES) {
+    const plans = groups[discipline];
+    counts[discipline] = plans.length;
+    for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK) {
+      const json = JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK));
+      if (!first) hash.update(',');
+      first = false;
+      hash.update(json.slice(1, -1), 'utf8');
+    }
+  }
+  return { plansHash: hash.update(']').digest('hex'), counts };
+}
+
 /** Plans per JSON.stringify call: large enough to be fast, small enough to keep no huge string alive. */
 const ITEMS_PER_CHUNK = 2000;
 

@@ -12,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
   mkdirSync,
+  readdirSync,
   renameSync,
   rmSync,
   type Stats,
@@ -19,7 +20,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { z } from 'zod';
@@ -224,11 +225,16 @@ export class DirectoryOrigin implements OriginStore {
       throw error;
     }
     const metadata = await this.#metadata(key);
+    // Hashed when asked for: most reads (a build's 7.5 MB manifest, say) never look at it.
+    let md5: string | undefined;
     return {
       key,
       body,
       size: body.length,
-      md5: createHash('md5').update(body).digest('hex'),
+      get md5() {
+        md5 ??= createHash('md5').update(body).digest('hex');
+        return md5;
+      },
       lastModified: modified,
       contentType: metadata?.contentType,
       contentEncoding: metadata?.contentEncoding,
@@ -256,25 +262,24 @@ export class DirectoryOrigin implements OriginStore {
    */
   async list(prefix: string, options: { readonly md5?: boolean } = {}): Promise<StoredObject[]> {
     const withMd5 = options.md5 ?? true;
-    const start = join(this.#root, dirname(`${prefix}x`));
-    let names: string[];
+    const startKey = dirname(`${prefix}x`);
+    // Files found by walking the folders with their entries' types (no stat per entry to tell a folder from a
+    // file), then stat'ed synchronously, yielding now and then: a listing of a 30,000-plan build is 30,000
+    // stats, which cost twice the CPU through the thread pool (docs/decisions.md#build-cost).
+    let files: { key: string; path: string }[];
     try {
-      names = await readdir(start, { recursive: true });
+      files = this.#walk(join(this.#root, startKey), startKey === '.' ? '' : `${startKey}/`, prefix);
     } catch (error) {
       if (isMissing(error)) return [];
       throw error;
     }
-    // Stat'ed synchronously, yielding now and then: a listing of a 30,000-plan build is 30,000 stats, which
-    // cost twice the CPU through the thread pool.
     const found: StoredObject[] = [];
-    for (let index = 0; index < names.length; index += 1) {
+    for (let index = 0; index < files.length; index += 1) {
       if (index % 2000 === 1999) await yieldToLoop();
-      const name = names[index] as string;
-      const key = relative(this.#root, join(start, name)).split(sep).join('/');
-      if (!key.startsWith(prefix) || key.startsWith(`${META_DIR}/`) || TEMPORARY.test(key)) continue;
+      const { key, path } = files[index] as { key: string; path: string };
       let info: Stats | undefined;
       try {
-        info = statSync(join(start, name), { throwIfNoEntry: false });
+        info = statSync(path, { throwIfNoEntry: false });
       } catch {
         info = undefined;
       }
@@ -286,6 +291,39 @@ export class DirectoryOrigin implements OriginStore {
         found[index] = { ...object, md5: (await this.#metadata(object.key))?.md5 ?? '' };
       });
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /**
+   * The files under the folder `dir` (whose key is `dirKey`, empty or ending with `/`) whose keys start with
+   * `prefix`, outside the metadata and temporary files; a folder that cannot lead to `prefix` is not entered.
+   * Throws when `dir` itself cannot be read.
+   */
+  #walk(dir: string, dirKey: string, prefix: string): { key: string; path: string }[] {
+    const files: { key: string; path: string }[] = [];
+    const visit = (folder: string, folderKey: string) => {
+      for (const entry of readdirSync(folder, { withFileTypes: true })) {
+        const key = folderKey + entry.name;
+        const path = folder + sep + entry.name;
+        const isFolder =
+          entry.isDirectory() ||
+          (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory() === true);
+        if (isFolder) {
+          const inside = `${key}/`;
+          if (inside === `${META_DIR}/`) continue;
+          if (inside.startsWith(prefix) || prefix.startsWith(inside)) {
+            try {
+              visit(path, inside);
+            } catch (error) {
+              if (!isMissing(error)) throw error;
+            }
+          }
+          continue;
+        }
+        if (key.startsWith(prefix) && !TEMPORARY.test(key)) files.push({ key, path });
+      }
+    };
+    visit(dir, dirKey);
+    return files;
   }
 
   /** The folders directly under `prefix` (which ends with `/`), as prefixes: one readdir, nothing below. */
