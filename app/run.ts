@@ -8,7 +8,6 @@
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import type { S3Client } from '@aws-sdk/client-s3';
 import {
-  type BuildObject,
   type BuildOptions,
   type BuildResult,
   completeBuild,
@@ -23,7 +22,7 @@ import type { SourceOptions } from '../builder/sources/options.ts';
 import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
 import type { HeldRunLock } from '../publish/lock.ts';
-import { bucketOf, type ObjectToWrite } from '../publish/origin.ts';
+import { bucketOf, objectToWrite } from '../publish/origin.ts';
 import type { PublishSummary, PublishTarget, RollbackSummary } from '../publish/publish.ts';
 import {
   type BusySummary,
@@ -139,22 +138,11 @@ export async function prepareFrom(
 export async function writeFlatBuild(dir: string, result: BuildResult): Promise<number> {
   const started = performance.now();
   const { writeFlat } = await import('../publish/dir-origin.ts');
-  // `chunks` is read when the file is written, not before: a page renders its bytes on each read.
-  const flat = (object: BuildObject, cacheControl: string): ObjectToWrite => ({
-    key: object.key,
-    get chunks() {
-      return object.chunks;
-    },
-    size: object.size,
-    sha256: object.sha256,
-    md5: object.md5,
-    contentType: object.contentType,
-    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
-    cacheControl,
-  });
   await writeFlat(dir, [
-    ...result.objects.map((object) => flat(object, HEADER_VALUES.cacheable)),
-    ...result.root.map((object) => flat(object, object.cacheControl ?? HEADER_VALUES.noStore)),
+    ...result.objects.map((object) => objectToWrite(object, object.key, HEADER_VALUES.cacheable)),
+    ...result.root.map((object) =>
+      objectToWrite(object, object.key, object.cacheControl ?? HEADER_VALUES.noStore),
+    ),
   ]);
   return performance.now() - started;
 }

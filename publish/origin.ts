@@ -4,7 +4,7 @@
  * it, so the local stack runs the same code path as production.
  */
 import { createHash } from 'node:crypto';
-import type { ObjectMetadata } from '../builder/build.ts';
+import type { BuildObject, ObjectMetadata } from '../builder/build.ts';
 import { HEADER_VALUES } from '../contract/index.ts';
 
 /** An object to write: its bytes, what it is stored with, and its digests. */
@@ -18,6 +18,25 @@ export interface ObjectToWrite extends ObjectMetadata {
   /** MD5 (hex). */
   readonly md5: string;
   readonly cacheControl: string;
+}
+
+/**
+ * A built object as it is written at `key` with `cacheControl`: its chunks as they are (never joined), read
+ * only when the object is written (a page renders its bytes on each read).
+ */
+export function objectToWrite(object: BuildObject, key: string, cacheControl: string): ObjectToWrite {
+  return {
+    key,
+    get chunks() {
+      return object.chunks;
+    },
+    size: object.size,
+    sha256: object.sha256,
+    md5: object.md5,
+    contentType: object.contentType,
+    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
+    cacheControl,
+  };
 }
 
 /**

@@ -41,7 +41,7 @@ import {
 import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
-import type { ObjectToWrite, OriginStore } from './origin.ts';
+import { type ObjectToWrite, type OriginStore, objectToWrite } from './origin.ts';
 import {
   movePointer,
   type Pin,
@@ -216,23 +216,9 @@ export async function readLive(
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
 }
 
-/**
- * A build object as it is written under its build's prefix: its chunks as they are (never joined), read only
- * when the object is written (a page renders its bytes on each read).
- */
+/** A build object as it is written under its build's prefix (immutable unless it says otherwise). */
 function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
-  return {
-    key: buildKey(buildId, object.key),
-    get chunks() {
-      return object.chunks;
-    },
-    size: object.size,
-    sha256: object.sha256,
-    md5: object.md5,
-    contentType: object.contentType,
-    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
-    cacheControl: object.cacheControl ?? IMMUTABLE,
-  };
+  return objectToWrite(object, buildKey(buildId, object.key), object.cacheControl ?? IMMUTABLE);
 }
 
 /**
