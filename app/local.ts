@@ -65,14 +65,21 @@ export async function serveLocal(
   settings: LocalEdgeSettings,
   log: (entry: LogEntry) => void,
 ): Promise<RunningEdge> {
-  const [{ Edge }, { WatchedKeyValueStore }, { EdgeOrigin }, server, { loadBuiltFunction }] =
-    await Promise.all([
-      import('../gateway/local/edge.ts'),
-      import('../gateway/local/store.ts'),
-      import('../gateway/local/origin.ts'),
-      import('../gateway/local/server.ts'),
-      import('../gateway/local/load.ts'),
-    ]);
+  const [
+    { Edge },
+    { WatchedKeyValueStore },
+    { EdgeOrigin },
+    server,
+    { loadBuiltFunction },
+    { VIEWER_RESPONSE_RUNTIME },
+  ] = await Promise.all([
+    import('../gateway/local/edge.ts'),
+    import('../gateway/local/store.ts'),
+    import('../gateway/local/origin.ts'),
+    import('../gateway/local/server.ts'),
+    import('../gateway/local/load.ts'),
+    import('../gateway/local/sandbox.ts'),
+  ]);
   const time = () => new Date().toISOString();
   const kvs = new WatchedKeyValueStore(settings.store, {
     onError: (message) => log({ time: time(), level: 'error', message }),
@@ -83,7 +90,12 @@ export async function serveLocal(
   const onStale = (message: string) => log({ time: time(), level: 'warning', message });
   const [viewerRequest, viewerResponse] = await Promise.all([
     loadBuiltFunction(root, 'viewer-request', { kvs, log: functionLog, onStale }),
-    loadBuiltFunction(root, 'viewer-response', { kvs, log: functionLog, onStale }),
+    loadBuiltFunction(root, 'viewer-response', {
+      kvs,
+      log: functionLog,
+      onStale,
+      ...VIEWER_RESPONSE_RUNTIME,
+    }),
   ]);
   const bucket = bucketOf(settings.origin);
   let store: OriginStore;

@@ -15,7 +15,7 @@ import { type OriginObjectName, PAGE_PLAN_ID, PARTNER_ORIGIN, type RequestCase }
 import type { Answer } from '../gateway/judge.ts';
 import { Edge, type EdgeResponse, type ResponseEventRequest } from '../gateway/local/edge.ts';
 import { EdgeOrigin } from '../gateway/local/origin.ts';
-import { loadFunction } from '../gateway/local/sandbox.ts';
+import { loadFunction, VIEWER_RESPONSE_RUNTIME } from '../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../gateway/local/store.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { generateKey, hashKey, storeKeyOf } from '../keys/keys.ts';
@@ -169,7 +169,7 @@ export async function edgeFor(
   const code = (name: string) => readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
   return new Edge({
     viewerRequest: loadFunction(await code('viewer-request'), { kvs }),
-    viewerResponse: loadFunction(await code('viewer-response'), { kvs }),
+    viewerResponse: loadFunction(await code('viewer-response'), { kvs, ...VIEWER_RESPONSE_RUNTIME }),
     origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
     ...(responseEventRequest ? { responseEventRequest } : {}),
   });

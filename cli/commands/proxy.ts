@@ -32,7 +32,7 @@ export function registerProxy(program: Command, io: CliIO): void {
     note(`catalog proxy: listening on ${proxy.url} (upstream ${settings.upstream})`);
     io.onStop((signal) => {
       logLine({ time: new Date().toISOString(), message: `${signal}: shutting down` });
-      return proxy.close();
+      return proxy.close().finally(logLine.flush);
     });
   });
 }

@@ -4,16 +4,37 @@ import type { RunningEdge } from '../../app/local.ts';
 import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
-/** One JSON log line on stderr (the access log, and what the edge says about itself). */
-export function jsonLines(io: CliIO): (entry: object) => void {
-  return (entry) => io.stderr(`${JSON.stringify(entry)}\n`);
+/** Writes one JSON log line per entry; {@link JsonLines.flush} writes the waiting ones at once. */
+export interface JsonLines {
+  (entry: object): void;
+  flush(): void;
 }
 
-/** A stop (SIGINT or SIGTERM in a process) shuts the edge down gracefully. */
-function stopOnSignals(io: CliIO, edge: RunningEdge): void {
+/**
+ * JSON log lines on stderr (the access log, and what the edge or the proxy says about itself), written once
+ * per turn of the event loop: a busy edge answers several requests a turn, and one write for all their lines
+ * costs about what one line did. A stop calls `flush` last, so the process exits with every line written.
+ */
+export function jsonLines(io: CliIO): JsonLines {
+  let waiting = '';
+  const flush = () => {
+    if (waiting === '') return;
+    const text = waiting;
+    waiting = '';
+    io.stderr(text);
+  };
+  const log = (entry: object) => {
+    if (waiting === '') setImmediate(flush);
+    waiting += `${JSON.stringify(entry)}\n`;
+  };
+  return Object.assign(log, { flush });
+}
+
+/** A stop (SIGINT or SIGTERM in a process) shuts the edge down gracefully, then writes the last log lines. */
+function stopOnSignals(io: CliIO, edge: RunningEdge, log: JsonLines): void {
   io.onStop((signal) => {
-    jsonLines(io)({ time: new Date().toISOString(), message: `${signal}: shutting down` });
-    return edge.close();
+    log({ time: new Date().toISOString(), message: `${signal}: shutting down` });
+    return edge.close().finally(log.flush);
   });
 }
 
@@ -27,9 +48,10 @@ export function registerServe(program: Command, io: CliIO): void {
   addSettings(command, 'serve').action(async () => {
     const settings = parseCommand(command, 'serve', io.env);
     const { serveLocal } = await import('../../app/local.ts');
-    const edge = await serveLocal(settings, jsonLines(io));
+    const log = jsonLines(io);
+    const edge = await serveLocal(settings, log).finally(log.flush);
     note(`catalog serve: listening on ${edge.url}`);
-    stopOnSignals(io, edge);
+    stopOnSignals(io, edge, log);
   });
 }
 
@@ -44,13 +66,10 @@ export function registerStart(program: Command, io: CliIO): void {
     const started = performance.now();
     const { port, host } = parseCommand(command, 'start', io.env);
     const local = await import('../../app/local.ts');
-    const { edge, key, summary, samplePage } = await local.startLocalStack({
-      host,
-      port,
-      now: new Date(),
-      report: note,
-      log: jsonLines(io),
-    });
+    const log = jsonLines(io);
+    const { edge, key, summary, samplePage } = await local
+      .startLocalStack({ host, port, now: new Date(), report: note, log })
+      .finally(log.flush);
     note(
       summary.result === 'published'
         ? `published build ${summary.buildId} (${summary.plans} plans) to ${local.LOCAL_STACK.origin} in ${Math.round(performance.now() - started)} ms`
@@ -67,6 +86,6 @@ export function registerStart(program: Command, io: CliIO): void {
         '',
       ].join('\n'),
     );
-    stopOnSignals(io, edge);
+    stopOnSignals(io, edge, log);
   });
 }

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../contract/errors.ts';
 import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from '../functions/bundle.ts';
-import { type KeyValueReader, loadFunction, type SandboxedFunction } from './sandbox.ts';
+import { loadFunction, type SandboxedFunction, type SandboxOptions } from './sandbox.ts';
 
 /**
  * Loads a built function from `<root>/dist/gateway` into the local runtime. Fails with a clear reason when
@@ -11,7 +11,7 @@ import { type KeyValueReader, loadFunction, type SandboxedFunction } from './san
 export async function loadBuiltFunction(
   root: string,
   name: GatewayFunctionName,
-  options: { kvs: KeyValueReader; log?: (line: string) => void; onStale?: (message: string) => void },
+  options: Pick<SandboxOptions, 'kvs' | 'log' | 'refreshStore'> & { onStale?: (message: string) => void },
 ): Promise<SandboxedFunction> {
   const path = join(root, GATEWAY_DIST, `${name}.js`);
   let code: string;
@@ -31,5 +31,6 @@ export async function loadBuiltFunction(
     kvs: options.kvs,
     filename: path,
     ...(options.log ? { log: options.log } : {}),
+    ...(options.refreshStore === undefined ? {} : { refreshStore: options.refreshStore }),
   });
 }

@@ -125,10 +125,22 @@ describe('the local cloudfront-js-2.0 runtime', () => {
     expect(second[0]).toBe(now);
   });
 
-  it('gives each call the value it recorded with cf.logCustomData, even when calls interleave', async () => {
+  it('gives each call the value it recorded with cf.logCustomData, running calls made at once one by one', async () => {
+    const seen: string[] = [];
     const store: KeyValueReader = {
-      // Answers in the reverse order of the calls: the later call records first.
-      get: (key) => new Promise((resolve) => setTimeout(() => resolve(key), key === 'first' ? 30 : 1)),
+      // The first lookup answers last: were the calls interleaved, the later ones would record first.
+      get: (key) => {
+        seen.push(`get ${key}`);
+        return new Promise((resolve) =>
+          setTimeout(
+            () => {
+              seen.push(`got ${key}`);
+              resolve(key);
+            },
+            key === 'first' ? 30 : 1,
+          ),
+        );
+      },
       exists: async () => true,
     };
     const fn = loadFunction(
@@ -144,6 +156,44 @@ describe('the local cloudfront-js-2.0 runtime', () => {
     expect(first?.logData).toBe('first');
     expect(second?.logData).toBe('second');
     expect(none?.logData).toBeNull();
+    expect(seen).toEqual(['get first', 'got first', 'get second', 'got second', 'get none', 'got none']);
+  });
+
+  it('fails a call that holds the next one up past the hold limit, and runs the next', async () => {
+    const store: KeyValueReader = {
+      get: (key) => (key === 'hang' ? new Promise(() => {}) : Promise.resolve(key)),
+      exists: async () => true,
+    };
+    const fn = loadFunction(
+      'import cf from "cloudfront";\nvar kvs = cf.kvs();\nasync function handler(event) { cf.logCustomData(await kvs.get(event.request.uri.slice(1))); return event.request; }',
+      { kvs: store, holdLimitMs: 40 },
+    );
+    const at = (uri: string) => {
+      const e = event();
+      e.request.uri = uri;
+      return fn.runLogged(e);
+    };
+    const hung = at('/hang');
+    const next = at('/next');
+    await expect(hung).rejects.toThrow(new FunctionError('the function did not finish within 40 ms'));
+    expect((await next).logData).toBe('next');
+    // With nothing waiting, the queue is empty again: a call runs at once.
+    expect((await at('/after')).logData).toBe('after');
+  });
+
+  it('runs the next call when one throws before its first await', async () => {
+    const fn = loadFunction(
+      'import cf from "cloudfront";\nasync function handler(event) { if (event.request.uri === "/throw") null.x; cf.logCustomData(event.request.uri); return event.request; }',
+      { kvs: { get: async () => '', exists: async () => false } },
+    );
+    const at = (uri: string) => {
+      const e = event();
+      e.request.uri = uri;
+      return fn.runLogged(e);
+    };
+    const [thrown, after] = await Promise.allSettled([at('/throw'), at('/after')]);
+    expect(thrown.status).toBe('rejected');
+    expect(after).toEqual({ status: 'fulfilled', value: expect.objectContaining({ logData: '/after' }) });
   });
 
   it('keeps at most 800 bytes of a recorded value, as CloudFront does', async () => {

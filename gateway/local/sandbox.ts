@@ -14,7 +14,6 @@
  * Results are checked as CloudFront checks them: an exception, a header a function may not set, or a header
  * HTTP cannot carry gives the 502 CloudFront would answer.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, hash } from 'node:crypto';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import querystring from 'node:querystring';
@@ -430,15 +429,16 @@ interface CallRecord {
   logData: string | null;
 }
 
+/** The call whose `cf.logCustomData` values the bridge records: the one running, null between calls. */
+interface CallChannel {
+  current: CallRecord | null;
+}
+
 /** CloudFront keeps at most this many bytes of a recorded value. */
 const LOG_DATA_BYTES = 800;
 
 /** The host side of the bridge: primitives in, primitives out. */
-function hostBridge(options: {
-  kvs: KeyValueReader;
-  log: (line: string) => void;
-  calls: AsyncLocalStorage<CallRecord>;
-}) {
+function hostBridge(options: { kvs: KeyValueReader; log: (line: string) => void; calls: CallChannel }) {
   const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
   // A store that answers from memory is looked at once per run (`run` refreshes it), not once per lookup.
   const kvs = options.kvs;
@@ -470,10 +470,9 @@ function hostBridge(options: {
     atob: (text: string) => atob(text),
     btoa: (text: string) => btoa(text),
     log: (line: string) => options.log(line),
-    // Calls run concurrently in one context, as requests on a warm instance: the value goes to the call whose
-    // asynchronous chain recorded it.
+    // One call runs at a time (loadFunction), so the value goes to the call running now.
     logData: (value: string) => {
-      const call = options.calls.getStore();
+      const call = options.calls.current;
       if (call) call.logData = Buffer.from(value).subarray(0, LOG_DATA_BYTES).toString();
     },
     kvsGet: (key: string, resolve: (value: string) => void, reject: (message: string) => void) => {
@@ -524,7 +523,31 @@ export interface SandboxOptions {
   readonly now?: () => number;
   /** File name in stack traces. */
   readonly filename?: string;
+  /**
+   * Whether each run first brings a store that answers from memory up to date (default true). False where
+   * the caller has done so for the run already: the edge's viewer-response run reads the store as the
+   * request's viewer-request run left it ({@link VIEWER_RESPONSE_RUNTIME}).
+   */
+  readonly refreshStore?: boolean;
+  /**
+   * How long a call may keep the next one waiting before it is failed (a 502) so the others go on; default
+   * {@link HOLD_LIMIT_MS}.
+   */
+  readonly holdLimitMs?: number;
 }
+
+/**
+ * How the edge runs viewer-response: on the store as the request's viewer-request run brought it up to date
+ * when the request arrived (a change made before the request is seen by both runs; looking at the store file
+ * again for the second run would only cost a `stat` per request).
+ */
+export const VIEWER_RESPONSE_RUNTIME = { refreshStore: false } as const satisfies Partial<SandboxOptions>;
+
+/**
+ * How long one call may hold up the next: far beyond any run of our functions (a run over the local store is
+ * microseconds), short enough that a call that never settles cannot stall the edge.
+ */
+export const HOLD_LIMIT_MS = 5_000;
 
 /** A function loaded into its own sandbox; `run` may be called many times, like a warm CloudFront instance. */
 export interface SandboxedFunction {
@@ -579,7 +602,7 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
     codeGeneration: { strings: false, wasm: false },
   });
   const install = vm.runInContext(RUNTIME, context) as (bridge: object, cfName: string) => ContextControls;
-  const calls = new AsyncLocalStorage<CallRecord>();
+  const calls: CallChannel = { current: null };
   const controls = install(hostBridge({ kvs: options.kvs, log: options.log ?? (() => {}), calls }), cfName);
   try {
     new vm.Script(`"use strict";${script}`, { filename: options.filename ?? 'function.js' }).runInContext(
@@ -594,29 +617,84 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
   if (!controls.bind()) throw new FunctionError('the function has no top-level handler');
 
   const kvs = options.kvs;
-  const refresh = kvs.refresh && kvs.peek ? kvs.refresh.bind(kvs) : undefined;
+  const refresh =
+    options.refreshStore !== false && kvs.refresh && kvs.peek ? kvs.refresh.bind(kvs) : undefined;
+  const holdLimitMs = options.holdLimitMs ?? HOLD_LIMIT_MS;
+
+  // One call at a time. The value a call records with cf.logCustomData must reach that call, and the bundle's
+  // `cf` is one global shared by every call, so nothing in the context tells two interleaved calls apart;
+  // telling them apart from the host (AsyncLocalStorage) puts a hook on every promise the process makes, which
+  // cost the local edge a sixth of its throughput. Over the local store a call never waits (its lookups are
+  // answered from memory), so the next call starts a few microtasks later; only a store that answers later
+  // (a test's) makes calls wait their turn. A call that holds the next one up past `holdLimitMs` is failed.
+  type Waiting = () => void;
+  const waiting: Waiting[] = [];
+  /** Fails the call running now (set while one runs). */
+  let abandon: (() => void) | undefined;
+  let startedAt = 0;
+  let watchdog: ReturnType<typeof setTimeout> | undefined;
+  /** While calls wait, fails the running one once it has held them up past the limit. */
+  const watch = () => {
+    if (watchdog !== undefined || waiting.length === 0 || abandon === undefined) return;
+    watchdog = setTimeout(() => abandon?.(), Math.max(0, startedAt + holdLimitMs - performance.now()));
+    watchdog.unref();
+  };
+  const finish = () => {
+    abandon = undefined;
+    calls.current = null;
+    if (watchdog !== undefined) {
+      clearTimeout(watchdog);
+      watchdog = undefined;
+    }
+    waiting.shift()?.();
+    watch();
+  };
+
   /** One run, once the store is current: the result checked as CloudFront checks it, and what it recorded. */
   const runNow = (event: CloudFrontEvent) =>
     new Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>(
       (resolve, reject) => {
-        const call: CallRecord = { logData: null };
-        calls.run(call, () =>
+        const start = () => {
+          const call: CallRecord = { logData: null };
+          let settled = false;
+          /** Ends this call once: the next one starts, then this one's promise settles. */
+          const settle = (outcome: () => void) => {
+            if (settled) return;
+            settled = true;
+            finish();
+            outcome();
+          };
+          calls.current = call;
+          startedAt = performance.now();
+          abandon = () =>
+            settle(() => reject(new FunctionError(`the function did not finish within ${holdLimitMs} ms`)));
           controls.run(
             JSON.stringify(event),
             now(),
             (text) => {
-              if (typeof text !== 'string') reject(new FunctionError('the function returned no object'));
-              else {
-                try {
-                  resolve({ result: checkResult(parseResult(text), event), logData: call.logData });
-                } catch (error) {
-                  reject(error);
+              const logData = call.logData;
+              settle(() => {
+                if (typeof text !== 'string') reject(new FunctionError('the function returned no object'));
+                else {
+                  try {
+                    resolve({ result: checkResult(parseResult(text), event), logData });
+                  } catch (error) {
+                    reject(error);
+                  }
                 }
-              }
+              });
             },
-            (error) => reject(new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error })),
-          ),
-        );
+            (error) =>
+              settle(() =>
+                reject(new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error })),
+              ),
+          );
+        };
+        if (abandon === undefined) start();
+        else {
+          waiting.push(start);
+          watch();
+        }
       },
     );
   const runLogged = (event: CloudFrontEvent) => {
