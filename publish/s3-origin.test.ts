@@ -1,23 +1,10 @@
 /**
  * The S3 origin against s3rver (a real S3-protocol server): removing a whole build in bulk, whatever its size.
  */
-import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startS3, type TestS3 } from '../testing/aws.ts';
+import { stateObject } from './origin.ts';
 import { S3Origin } from './s3-origin.ts';
-
-function object(key: string) {
-  const body = Buffer.from(key);
-  return {
-    key,
-    chunks: [body],
-    size: body.length,
-    sha256: createHash('sha256').update(body).digest('hex'),
-    md5: createHash('md5').update(body).digest('hex'),
-    contentType: 'text/plain',
-    cacheControl: 'no-store',
-  };
-}
 
 describe('an S3 origin', () => {
   let s3: TestS3;
@@ -33,7 +20,7 @@ describe('an S3 origin', () => {
     const keys = [...doomed, ...kept];
     for (let start = 0; start < keys.length; start += 50)
       await Promise.all(
-        keys.slice(start, start + 50).map((key) => origin.put(object(key), { overwrite: false })),
+        keys.slice(start, start + 50).map((key) => origin.put(stateObject(key, key), { overwrite: false })),
       );
     s3.requests.splice(0);
 
