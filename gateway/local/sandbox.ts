@@ -624,9 +624,9 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
   // One call at a time. The value a call records with cf.logCustomData must reach that call, and the bundle's
   // `cf` is one global shared by every call, so nothing in the context tells two interleaved calls apart;
   // telling them apart from the host (AsyncLocalStorage) puts a hook on every promise the process makes (a
-  // viewer-request call took 16.4 µs with it, 12.8 µs without, in bench:gateway). Over the local store a call never waits (its lookups are
-  // answered from memory), so the next call starts a few microtasks later; only a store that answers later
-  // (a test's) makes calls wait their turn. A call that holds the next one up past `holdLimitMs` is failed.
+  // viewer-request call took 16.4 µs with it, 12.8 µs without, in bench:gateway). Over the local store a call
+  // never waits (its lookups are answered from memory), so the next call starts a few microtasks later; only
+  // a store that answers later (a test's) makes calls wait their turn. A call that holds the next one up past `holdLimitMs` is failed.
   const waiting: (() => void)[] = [];
   /** Fails the call running now (set while one runs). */
   let abandon: (() => void) | undefined;
