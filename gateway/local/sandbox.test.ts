@@ -281,6 +281,23 @@ describe('the local cloudfront-js-2.0 runtime', () => {
   it('refuses code without a top-level handler', () => {
     expect(() => loadFunction('function other() {}', { kvs: emptyStore })).toThrow(/no top-level handler/);
     expect(() => loadFunction('function handler( {', { kvs: emptyStore })).toThrow(/does not load/);
+    expect(() => loadFunction('var handler = 42;', { kvs: emptyStore })).toThrow(/no top-level handler/);
+  });
+
+  it('runs the code as a script: top-level `this` is the global object, a handler may be put on it', async () => {
+    const answer = (fn: ReturnType<typeof loadFunction>) =>
+      fn.run(event()).then((result) => (result as { body?: unknown }).body);
+    const declared = loadFunction(
+      `var top = this === globalThis && typeof this.Object === 'function';
+       function handler() { return { statusCode: 200, headers: {}, body: String(top) }; }`,
+      { kvs: emptyStore },
+    );
+    expect(await answer(declared)).toBe('true');
+    const assigned = loadFunction(
+      `globalThis.handler = function () { return { statusCode: 200, headers: {}, body: 'assigned' }; };`,
+      { kvs: emptyStore },
+    );
+    expect(await answer(assigned)).toBe('assigned');
   });
 });
 

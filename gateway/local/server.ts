@@ -6,7 +6,13 @@
  * after sending it. A failure while sending ends that one request (a 502, or a cut connection once the head
  * is out), never the process.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
 import type { Edge, EdgeResponse } from './edge.ts';
@@ -86,11 +92,18 @@ function headerName(name: string): string {
   return written;
 }
 
+/**
+ * Sends an answer: its head in one `writeHead` (headers given there are checked as `setHeader` checks them,
+ * without keeping each one in the response first), then its body.
+ */
 function send(res: ServerResponse, answer: EdgeResponse, head: boolean): void {
-  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(headerName(name), value);
+  // No prototype: a header a function named `__proto__` is a header like any other.
+  const headers = Object.create(null) as OutgoingHttpHeaders;
+  for (const name of Object.keys(answer.headers))
+    headers[headerName(name)] = answer.headers[name] as string | string[];
   const noBody = answer.status === 204 || answer.status === 304;
-  if (!noBody) res.setHeader('Content-Length', answer.body.length);
-  res.writeHead(answer.status);
+  if (!noBody) headers['Content-Length'] = answer.body.length;
+  res.writeHead(answer.status, headers);
   res.end(noBody || head ? undefined : answer.body);
 }
 
