@@ -284,6 +284,31 @@ describe('the local cloudfront-js-2.0 runtime', () => {
     expect(() => loadFunction('var handler = 42;', { kvs: emptyStore })).toThrow(/no top-level handler/);
   });
 
+  it('hands the function the event as JSON would carry it, a field named __proto__ included', async () => {
+    const sent = event();
+    const headers = Object.create(null) as Record<string, { value: string }>;
+    headers.host = { value: 'x' };
+    headers.__proto__ = { value: 'p' };
+    headers.constructor = { value: 'c' };
+    sent.request.headers = headers;
+    Object.assign(sent.context, { distributionId: undefined, requestId: 'r', score: Number.NaN });
+    Object.assign(sent.viewer, { list: ['a', undefined, Number.POSITIVE_INFINITY, { b: 1 }] });
+    const fn = loadFunction(
+      `function handler(event) {
+        var h = event.request.headers;
+        var shape = [Object.getPrototypeOf(h) === Object.prototype, Object.prototype.hasOwnProperty.call(h, '__proto__'),
+          h.__proto__.value, 'distributionId' in event.context, Object.keys(h)];
+        return { statusCode: 200, headers: {}, body: JSON.stringify([shape, event]) };
+      }`,
+      { kvs: emptyStore },
+    );
+    const body = ((await fn.run(sent)) as { body: string }).body;
+    expect(JSON.parse(body)).toEqual([
+      [true, true, 'p', false, ['host', '__proto__', 'constructor']],
+      JSON.parse(JSON.stringify(sent)),
+    ]);
+  });
+
   it('runs the code as a script: top-level `this` is the global object, a handler may be put on it', async () => {
     const answer = (fn: ReturnType<typeof loadFunction>) =>
       fn.run(event()).then((result) => (result as { body?: unknown }).body);
