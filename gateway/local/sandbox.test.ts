@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CloudFrontEvent } from '../functions/event.ts';
+import type { CloudFrontEvent, Fields } from '../functions/event.ts';
 import { FunctionError, type KeyValueReader, loadFunction } from './sandbox.ts';
 
 const emptyStore: KeyValueReader = {
@@ -286,11 +286,10 @@ describe('the local cloudfront-js-2.0 runtime', () => {
 
   it('hands the function the event as JSON would carry it, a field named __proto__ included', async () => {
     const sent = event();
-    const headers = Object.create(null) as Record<string, { value: string }>;
-    headers.host = { value: 'x' };
-    headers.__proto__ = { value: 'p' };
-    headers.constructor = { value: 'c' };
-    sent.request.headers = headers;
+    // JSON.parse makes `__proto__` an own field, as the edge's header maps (without a prototype) hold it.
+    sent.request.headers = JSON.parse(
+      '{"host":{"value":"x"},"__proto__":{"value":"p"},"constructor":{"value":"c"}}',
+    ) as Fields;
     Object.assign(sent.context, { distributionId: undefined, requestId: 'r', score: Number.NaN });
     Object.assign(sent.viewer, { list: ['a', undefined, Number.POSITIVE_INFINITY, { b: 1 }] });
     const fn = loadFunction(
