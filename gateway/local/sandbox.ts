@@ -5,9 +5,9 @@
  * value each call's result carries (the access-log record's `viewer-request-log-data`); a one-argument
  * `console.log`; a `Date` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
  *
- * As on CloudFront, nothing the function can reach belongs to the Node process: the event goes in as JSON and
- * is parsed inside the context, the result comes out as JSON, and every object of the runtime (modules, the
- * store and its promises, errors) is made by code running in the context, so `x.constructor.constructor` is
+ * As on CloudFront, nothing the function can reach belongs to the Node process: the event is copied into
+ * objects of the context by code running there, the result comes out as JSON, and every object of the runtime
+ * (modules, the store and its promises, errors) is made by code running in the context, so `x.constructor.constructor` is
  * always the context's `Function`, which cannot compile strings. (This guards against hostile requests, not
  * against hostile function code: the bundles are ours.)
  *
