@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CloudFrontEvent } from '../functions/event.ts';
+import type { CloudFrontEvent, Fields } from '../functions/event.ts';
 import { FunctionError, type KeyValueReader, loadFunction } from './sandbox.ts';
 
 const emptyStore: KeyValueReader = {
@@ -282,6 +282,30 @@ describe('the local cloudfront-js-2.0 runtime', () => {
     expect(() => loadFunction('function other() {}', { kvs: emptyStore })).toThrow(/no top-level handler/);
     expect(() => loadFunction('function handler( {', { kvs: emptyStore })).toThrow(/does not load/);
     expect(() => loadFunction('var handler = 42;', { kvs: emptyStore })).toThrow(/no top-level handler/);
+  });
+
+  it('hands the function the event as JSON would carry it, a field named __proto__ included', async () => {
+    const sent = event();
+    // JSON.parse makes `__proto__` an own field, as the edge's header maps (without a prototype) hold it.
+    sent.request.headers = JSON.parse(
+      '{"host":{"value":"x"},"__proto__":{"value":"p"},"constructor":{"value":"c"}}',
+    ) as Fields;
+    Object.assign(sent.context, { distributionId: undefined, requestId: 'r', score: Number.NaN });
+    Object.assign(sent.viewer, { list: ['a', undefined, Number.POSITIVE_INFINITY, { b: 1 }] });
+    const fn = loadFunction(
+      `function handler(event) {
+        var h = event.request.headers;
+        var shape = [Object.getPrototypeOf(h) === Object.prototype, Object.prototype.hasOwnProperty.call(h, '__proto__'),
+          h.__proto__.value, 'distributionId' in event.context, Object.keys(h)];
+        return { statusCode: 200, headers: {}, body: JSON.stringify([shape, event]) };
+      }`,
+      { kvs: emptyStore },
+    );
+    const body = ((await fn.run(sent)) as { body: string }).body;
+    expect(JSON.parse(body)).toEqual([
+      [true, true, 'p', false, ['host', '__proto__', 'constructor']],
+      JSON.parse(JSON.stringify(sent)),
+    ]);
   });
 
   it('runs the code as a script: top-level `this` is the global object, a handler may be put on it', async () => {

@@ -5,9 +5,9 @@
  * value each call's result carries (the access-log record's `viewer-request-log-data`); a one-argument
  * `console.log`; a `Date` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
  *
- * As on CloudFront, nothing the function can reach belongs to the Node process: the event goes in as JSON and
- * is parsed inside the context, the result comes out as JSON, and every object of the runtime (modules, the
- * store and its promises, errors) is made by code running in the context, so `x.constructor.constructor` is
+ * As on CloudFront, nothing the function can reach belongs to the Node process: the event is copied into
+ * objects of the context by code running there, the result comes out as JSON, and every object of the runtime
+ * (modules, the store and its promises, errors) is made by code running in the context, so `x.constructor.constructor` is
  * always the context's `Function`, which cannot compile strings. (This guards against hostile requests, not
  * against hostile function code: the bundles are ours.)
  *
@@ -70,7 +70,8 @@ function isDisallowed(name: string): boolean {
  * reach (the event, `cf.kvs()` and its promises, the modules, `console`, errors) belongs to that context:
  * nothing leads back to the Node process (`x.constructor.constructor` is the context's `Function`, which
  * cannot compile strings). It talks to the host only through `bridge`, a closure variable no function code
- * can reach, and only in strings, numbers and booleans. Evaluates to a function of (bridge, cf name) that
+ * can reach, and only in strings, numbers and booleans; the event comes in as the host's plain data and is
+ * copied into objects of the context before the function sees it. Evaluates to a function of (bridge, cf name) that
  * installs the globals and returns the context-side controls.
  */
 const RUNTIME = `(function (bridge, cfName) {
@@ -84,6 +85,9 @@ const RUNTIME = `(function (bridge, cfName) {
   var U8 = Uint8Array;
   var fromCharCode = String.fromCharCode;
   var hasOwn = Object.prototype.hasOwnProperty;
+  var keys = Object.keys;
+  var isArray = Array.isArray;
+  var defineProperty = Object.defineProperty;
   var ERRORS = { TypeError: TypeError, RangeError: RangeError, SyntaxError: SyntaxError };
 
   /** Calls the host; a host error becomes an error of this context carrying only its name and message. */
@@ -393,6 +397,37 @@ const RUNTIME = `(function (bridge, cfName) {
     },
   });
 
+  /**
+   * The host's event as data of this context, as JSON.parse(JSON.stringify(event)) would give it (about five
+   * times faster): own enumerable names in order, no undefined or function values (null in an array), a
+   * number that is not finite as null. The event is plain data (event.ts builds it) and the host object is
+   * read here only, never handed on. A name '__proto__' is defined like any other; other names are set.
+   */
+  function imported(value) {
+    if (typeof value === 'number') return value === value && value !== Infinity && value !== -Infinity ? value : null;
+    if (typeof value !== 'object' || value === null) return value;
+    var i;
+    if (isArray(value)) {
+      var list = [];
+      for (i = 0; i < value.length; i++) {
+        var item = value[i];
+        list[i] = typeof item === 'undefined' || typeof item === 'function' || typeof item === 'symbol' ? null : imported(item);
+      }
+      return list;
+    }
+    var copy = {};
+    var names = keys(value);
+    for (i = 0; i < names.length; i++) {
+      var name = names[i];
+      var field = value[name];
+      if (typeof field === 'undefined' || typeof field === 'function' || typeof field === 'symbol') continue;
+      if (name === '__proto__') {
+        defineProperty(copy, name, { value: imported(field), writable: true, enumerable: true, configurable: true });
+      } else copy[name] = imported(field);
+    }
+    return copy;
+  }
+
   var handler;
   return {
     /** Takes the top-level handler once the function's code has run. */
@@ -401,14 +436,14 @@ const RUNTIME = `(function (bridge, cfName) {
       return typeof handler === 'function';
     },
     /**
-     * Runs the handler on an event given as JSON at a fixed time, and calls done with the result as JSON
-     * (undefined when there is none) or fail with what it threw or rejected with.
+     * Runs the handler on (a copy of) the host's event at a fixed time, and calls done with the result as
+     * JSON (undefined when there is none) or fail with what it threw or rejected with.
      */
-    run: function run(eventJson, time, done, fail) {
+    run: function run(event, time, done, fail) {
       fixed = time;
       var result;
       try {
-        result = handler(parse(eventJson));
+        result = handler(imported(event));
       } catch (e) {
         fail(e);
         return;
@@ -507,7 +542,7 @@ function hostBridge(options: { kvs: KeyValueReader; log: (line: string) => void;
 interface ContextControls {
   bind(handler: unknown): boolean;
   run(
-    eventJson: string,
+    event: CloudFrontEvent,
     time: number,
     done: (text: string | undefined) => void,
     fail: (error: unknown) => void,
@@ -680,7 +715,7 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
           abandon = () =>
             settle(() => reject(new FunctionError(`the function did not finish within ${holdLimitMs} ms`)));
           controls.run(
-            JSON.stringify(event),
+            event,
             now(),
             (text) => {
               const logData = call.logData;
