@@ -6,10 +6,10 @@
  * `console.log`; a `Date` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
  *
  * As on CloudFront, nothing the function can reach belongs to the Node process: the event is copied into
- * objects of the context by code running there, the result comes out as JSON, and every object of the runtime
- * (modules, the store and its promises, errors) is made by code running in the context, so `x.constructor.constructor` is
- * always the context's `Function`, which cannot compile strings. (This guards against hostile requests, not
- * against hostile function code: the bundles are ours.)
+ * objects of the context by code running there, the result comes out as JSON, and every object of the
+ * runtime (modules, the store and its promises, errors) is made by code running in the context, so
+ * `x.constructor.constructor` is always the context's `Function`, which cannot compile strings. (This guards
+ * against hostile requests, not against hostile function code: the bundles are ours.)
  *
  * Results are checked as CloudFront checks them: an exception, a header a function may not set, or a header
  * HTTP cannot carry gives the 502 CloudFront would answer.
@@ -71,8 +71,8 @@ function isDisallowed(name: string): boolean {
  * nothing leads back to the Node process (`x.constructor.constructor` is the context's `Function`, which
  * cannot compile strings). It talks to the host only through `bridge`, a closure variable no function code
  * can reach, and only in strings, numbers and booleans; the event comes in as the host's plain data and is
- * copied into objects of the context before the function sees it. Evaluates to a function of (bridge, cf name) that
- * installs the globals and returns the context-side controls.
+ * copied into objects of the context before the function sees it. Evaluates to a function of (bridge, cf
+ * name) that installs the globals and returns the context-side controls.
  */
 const RUNTIME = `(function (bridge, cfName) {
   'use strict';

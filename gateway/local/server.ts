@@ -132,7 +132,6 @@ function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): E
       res.destroy();
       return { ...answer, error: reason };
     }
-    for (const name of res.getHeaderNames()) res.removeHeader(name);
     const fallback = {
       ...badGatewayAnswer(reason),
       partner: answer.partner,
