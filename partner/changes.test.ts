@@ -5,6 +5,7 @@ import {
   ChangeSet,
   ChangesPage,
   diffPlans,
+  LISTED_MAX,
   PLAN_FIELDS,
   StoredChanges,
 } from './changes.ts';
@@ -70,12 +71,15 @@ describe('a diff of two catalogs', () => {
     }
   });
 
-  it('makes one change set with both copies, valid against its published schema', () => {
+  it('makes one change set with both copies and its history, valid against its published schema', () => {
     const [first, ...rest] = fixture.plans as [Plan, ...Plan[]];
-    const set = new ChangeLog(5).next(new Date(T1), at(T0, fixture.plans), at(T1, rest));
+    const log = new ChangeLog(5);
+    const set = log.next(new Date(T1), at(T0, fixture.plans), at(T1, rest));
     expect(set).toEqual({
+      history: log.history,
       sequence: 1,
       at: T1,
+      resync: false,
       previous: { generatedAt: T0, plans: fixture.plans.length },
       current: { generatedAt: T1, plans: fixture.plans.length - 1 },
       added: [],
@@ -83,6 +87,56 @@ describe('a diff of two catalogs', () => {
       removed: [{ id: first.id, title: first.title }],
     });
     expect(ChangeSet.parse(set)).toEqual(set);
+  });
+});
+
+/** `count` plans like the fixture's first, with ids from `from` on, titled `{title} {n}`. */
+const plansOf = (count: number, from = 0, title = 'Plan'): Plan[] =>
+  Array.from({ length: count }, (_, index) => ({
+    ...(fixture.plans[0] as Plan),
+    id: `00000000-0000-4000-8000-${String(from + index).padStart(12, '0')}`,
+    title: `${title} ${from + index}`,
+  }));
+
+describe('a change set that says resync', () => {
+  it('starts every history: no copy to compare with, a history id of its own, reload the whole catalog', () => {
+    const log = new ChangeLog(5);
+    expect(log.history).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new ChangeLog(5).history).not.toBe(log.history);
+    const set = log.next(new Date(T1), undefined, fixture);
+    expect(set).toEqual({
+      history: log.history,
+      sequence: 1,
+      at: T1,
+      resync: true,
+      previous: null,
+      current: { generatedAt: fixture.generatedAt, plans: fixture.plans.length },
+      added: [],
+      changed: [],
+      removed: [],
+    });
+    expect(ChangeSet.parse(set)).toEqual(set);
+    expect(log.page(0, 20)).toEqual({ history: log.history, since: 0, latest: 0, next: 0, changes: [] });
+  });
+
+  it('stands for a change that would list more plans than a change set may (two catalogs with no plan in common)', () => {
+    const log = new ChangeLog(5);
+    const before = at(T0, plansOf(LISTED_MAX.set));
+    const listed = log.next(new Date(T1), before, at(T1, plansOf(LISTED_MAX.set / 2, 0, 'New')));
+    expect(listed?.changed).toHaveLength(LISTED_MAX.set / 2);
+    expect(listed?.removed).toHaveLength(LISTED_MAX.set / 2);
+    const swapped = log.next(new Date(T1), before, at(T1, plansOf(LISTED_MAX.set, LISTED_MAX.set)));
+    expect(swapped).toEqual({
+      history: log.history,
+      sequence: 1,
+      at: T1,
+      resync: true,
+      previous: { generatedAt: T0, plans: LISTED_MAX.set },
+      current: { generatedAt: T1, plans: LISTED_MAX.set },
+      added: [],
+      changed: [],
+      removed: [],
+    });
   });
 });
 
@@ -114,18 +168,39 @@ describe('the change history', () => {
 
   it('pages the change sets after since, and says when since is outside what it holds', () => {
     const log = historyOf(7, 3);
-    expect(sequences(log.page(4, 20))).toEqual({ since: 4, latest: 7, next: 7, changes: [5, 6, 7] });
-    expect(sequences(log.page(4, 2))).toEqual({ since: 4, latest: 7, next: 6, changes: [5, 6] });
-    expect(sequences(log.page(6, 2))).toEqual({ since: 6, latest: 7, next: 7, changes: [7] });
-    expect(sequences(log.page(7, 2))).toEqual({ since: 7, latest: 7, next: 7, changes: [] });
+    const history = log.history;
+    expect(sequences(log.page(4, 20))).toEqual({ history, since: 4, latest: 7, next: 7, changes: [5, 6, 7] });
+    expect(sequences(log.page(4, 2))).toEqual({ history, since: 4, latest: 7, next: 6, changes: [5, 6] });
+    expect(sequences(log.page(6, 2))).toEqual({ history, since: 6, latest: 7, next: 7, changes: [7] });
+    expect(sequences(log.page(7, 2))).toEqual({ history, since: 7, latest: 7, next: 7, changes: [] });
     expect(log.page(3, 20)).toEqual({ gone: 'behind', latest: 7, oldest: 5 });
     expect(log.page(0, 20)).toEqual({ gone: 'behind', latest: 7, oldest: 5 });
     expect(log.page(8, 20)).toEqual({ gone: 'ahead', latest: 7, oldest: 5 });
     expect(ChangesPage.parse(log.page(4, 20))).toBeTruthy();
   });
 
+  it('bounds what it keeps and what a page holds by the plans they list, as well as by count', () => {
+    const log = new ChangeLog(1_000);
+    const listed = 400;
+    let previous = at(T0, plansOf(listed));
+    for (let i = 1; i <= 30; i += 1) {
+      const current = at(T1, plansOf(listed, 0, `Title ${i}`));
+      const set = log.next(new Date(T1), previous, current);
+      if (set) log.append(set);
+      previous = current;
+    }
+    const kept = Math.floor(LISTED_MAX.history / listed);
+    expect([log.latest, log.size]).toEqual([30, kept]);
+    expect(log.stored().sets).toHaveLength(kept);
+    // A page stops before the change set that would take it over its bound, but holds one at least.
+    const perPage = Math.max(1, Math.floor(LISTED_MAX.page / listed));
+    expect(sequences(log.page(30 - kept, 100))).toMatchObject({ next: 30 - kept + perPage });
+    expect((log.page(30 - kept, 100) as { changes: unknown[] }).changes).toHaveLength(perPage);
+  });
+
   it('answers an empty page to since=0 before any change', () => {
-    expect(new ChangeLog(3).page(0, 20)).toEqual({ since: 0, latest: 0, next: 0, changes: [] });
+    const log = new ChangeLog(3);
+    expect(log.page(0, 20)).toEqual({ history: log.history, since: 0, latest: 0, next: 0, changes: [] });
     expect(new ChangeLog(3).page(1, 20)).toEqual({ gone: 'ahead', latest: 0, oldest: null });
   });
 
@@ -133,18 +208,22 @@ describe('the change history', () => {
     const saved = historyOf(5, 10).stored();
     expect(StoredChanges.parse(JSON.parse(JSON.stringify(saved)))).toEqual(saved);
     const restored = new ChangeLog(2, saved);
-    expect([restored.latest, restored.oldest, restored.size]).toEqual([5, 4, 2]);
+    expect([restored.history, restored.latest, restored.oldest, restored.size]).toEqual([
+      saved.history,
+      5,
+      4,
+      2,
+    ]);
     expect(() => restored.append({ ...(saved.sets[0] as ChangeSet), sequence: 5 })).toThrow(
       'change set 5 does not follow 5',
     );
   });
 
-  it('refuses a saved history whose change sets do not end at its sequence', () => {
+  it('refuses a saved history whose change sets do not end at its sequence or belong to another history', () => {
     const saved = historyOf(3, 10).stored();
     expect(StoredChanges.safeParse({ ...saved, sequence: 4 }).success).toBe(false);
-    expect(StoredChanges.safeParse({ sequence: 3, sets: [saved.sets[0], saved.sets[2]] }).success).toBe(
-      false,
-    );
+    expect(StoredChanges.safeParse({ ...saved, sets: [saved.sets[0], saved.sets[2]] }).success).toBe(false);
+    expect(StoredChanges.safeParse({ ...saved, history: new ChangeLog(1).history }).success).toBe(false);
   });
 
   it('fails when asked to keep no change set', () => {

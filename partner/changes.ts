@@ -1,13 +1,23 @@
 /**
  * What changed between two copies of the catalog, plan by plan, and the proxy's bounded history of those
- * change sets. Pure: no I/O, no clock (the caller passes the time).
+ * change sets. Pure: no I/O, no clock (the caller passes the time); a new history draws its id at random.
+ *
+ * A history has an id of its own (a random UUID), carried by every change set and page: a proxy that lost its
+ * cache file starts a new one, numbered from 1 again, and its first change set says `resync` (reload the whole
+ * catalog), so a partner never takes a sequence of the new history for one of the old. A change set that would
+ * list more than {@link LISTED_MAX}.set plans says `resync` too instead of listing them, and the history keeps
+ * and a page serves at most so many listed plans: neither outgrows the copy.
  *
  * A plan is matched by its `id` (stable, safe to store as a foreign key). It is `changed` when one of its
  * published fields differs; a new `generatedAt`, a new position in the catalog or a field the published schema
  * does not have is not a change. Diffing is one pass over each catalog with a map of the previous plans.
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Plan } from './schema.ts';
+
+/** The most plans one change set lists (more: it says `resync`), a page of `/changes` lists, the history keeps. */
+export const LISTED_MAX = { set: 1_000, page: 1_000, history: 10_000 } as const;
 
 /** The published fields of a plan a change can name, in the catalog's field order (`id` names the plan). */
 export const PlanField = Plan.keyof().exclude(['id']);
@@ -22,13 +32,23 @@ const Copy = z.object({
   plans: z.int().min(0),
 });
 
+const History = z.uuid();
+
 /** One change set: what changed between the copy the proxy had and the one it took, and when. */
 export const ChangeSet = z.object({
-  /** 1, 2, 3…: one more than the change set before it. */
+  /** The history it belongs to: a sequence means something only within its history. */
+  history: History,
+  /** 1, 2, 3…: one more than the change set before it in its history. */
   sequence: z.int().min(1),
   /** When the proxy took the new copy (ISO 8601). */
   at: z.iso.datetime(),
-  previous: Copy,
+  /**
+   * True when the lists are not given: the first change set of a history (there was no copy to compare with),
+   * or more changed than a change set lists. Reload the whole catalog and compare it with what you hold.
+   */
+  resync: z.boolean(),
+  /** The copy compared with; null at the start of a history. */
+  previous: Copy.nullable(),
   current: Copy,
   /** Plans in the new copy and not in the old one, in catalog order. */
   added: z.array(z.object({ id: PlanId, title: z.string() })),
@@ -41,23 +61,28 @@ export type ChangeSet = z.output<typeof ChangeSet>;
 
 /** The answer to `GET /changes?since=N`. */
 export const ChangesPage = z.object({
+  /** The history the sequences belong to: another one than yours means resync. */
+  history: History,
   /** The `since` asked for. */
   since: z.int().min(0),
   /** The sequence of the latest change set the proxy holds (0: none yet). */
   latest: z.int().min(0),
   /** The `since` of the next call: the last sequence in `changes`, or `since` when there is none. */
   next: z.int().min(0),
-  /** The change sets after `since`, oldest first, at most the page's limit. */
+  /** The change sets after `since`, oldest first, at most the page's limit and {@link LISTED_MAX}.page plans. */
   changes: z.array(ChangeSet),
 });
 export type ChangesPage = z.output<typeof ChangesPage>;
 
-/** The history as it is saved: the latest sequence and the change sets kept, oldest first. */
+/** The history as it is saved: its id, the latest sequence and the change sets kept, oldest first. */
 export const StoredChanges = z
-  .object({ sequence: z.int().min(0), sets: z.array(ChangeSet) })
+  .object({ history: History, sequence: z.int().min(0), sets: z.array(ChangeSet) })
   .refine(
-    ({ sequence, sets }) => sets.every((set, index) => set.sequence === sequence - sets.length + 1 + index),
-    { error: 'the change sets must be the last ones before sequence, in order' },
+    ({ history, sequence, sets }) =>
+      sets.every(
+        (set, index) => set.history === history && set.sequence === sequence - sets.length + 1 + index,
+      ),
+    { error: 'the change sets must be the last ones of the history before sequence, in order' },
   );
 export type StoredChanges = z.output<typeof StoredChanges>;
 
@@ -96,8 +121,9 @@ export function diffPlans(previous: readonly PlanRecord[], current: readonly Pla
   return { added, changed, removed };
 }
 
-const isEmpty = (changes: PlanChanges) =>
-  changes.added.length === 0 && changes.changed.length === 0 && changes.removed.length === 0;
+/** How many plans a change set lists. */
+const listed = (changes: PlanChanges) =>
+  changes.added.length + changes.changed.length + changes.removed.length;
 
 /** Where `GET /changes?since=N` cannot answer from the history: the caller resyncs from the whole catalog. */
 export interface ChangesGone {
@@ -110,16 +136,21 @@ export interface ChangesGone {
 /** The proxy's bounded history of change sets, numbered without gaps. */
 export class ChangeLog {
   readonly #limit: number;
+  readonly history: string;
   #sequence: number;
   #sets: ChangeSet[];
 
-  /** A history keeping the last `limit` change sets, continuing `stored` (trimmed to the limit) when given. */
+  /**
+   * A history keeping the last `limit` change sets (and at most {@link LISTED_MAX}.history listed plans):
+   * `stored`, trimmed to those bounds, when given, else a new one.
+   */
   constructor(limit: number, stored?: StoredChanges) {
     if (!Number.isInteger(limit) || limit < 1)
       throw new RangeError(`the change history must keep at least 1 change set, not ${limit}`);
     this.#limit = limit;
+    this.history = stored?.history ?? randomUUID();
     this.#sequence = stored?.sequence ?? 0;
-    this.#sets = stored ? stored.sets.slice(-limit) : [];
+    this.#sets = this.#trimmed(stored?.sets ?? []);
   }
 
   /** The sequence of the latest change set (0: none yet). */
@@ -138,38 +169,54 @@ export class ChangeLog {
   }
 
   /**
-   * The change set that taking `current` after `previous` makes (numbered after the latest), or undefined when
-   * no plan changed. It is not part of the history until {@link append}ed.
+   * The change set that taking `current` after `previous` (none: the first copy) makes, numbered after the
+   * latest; undefined when no plan changed. It is not part of the history until {@link append}ed.
    */
-  next(at: Date, previous: CatalogLike, current: CatalogLike): ChangeSet | undefined {
-    const changes = diffPlans(previous.plans, current.plans);
-    if (isEmpty(changes)) return undefined;
+  next(at: Date, previous: CatalogLike | undefined, current: CatalogLike): ChangeSet | undefined {
+    const changes = previous && diffPlans(previous.plans, current.plans);
+    if (changes && listed(changes) === 0) return undefined;
+    const resync = changes === undefined || listed(changes) > LISTED_MAX.set;
     return {
+      history: this.history,
       sequence: this.#sequence + 1,
       at: at.toISOString(),
-      previous: { generatedAt: previous.generatedAt, plans: previous.plans.length },
+      resync,
+      previous: previous ? { generatedAt: previous.generatedAt, plans: previous.plans.length } : null,
       current: { generatedAt: current.generatedAt, plans: current.plans.length },
-      ...changes,
+      ...(resync ? { added: [], changed: [], removed: [] } : changes),
     };
   }
 
   /** The history as it is saved, with `set` (from {@link next}) appended when given. */
   stored(set?: ChangeSet): StoredChanges {
-    if (set === undefined) return { sequence: this.#sequence, sets: this.#sets };
-    this.#check(set);
-    return { sequence: set.sequence, sets: [...this.#sets, set].slice(-this.#limit) };
+    if (set) this.#check(set);
+    return {
+      history: this.history,
+      sequence: set?.sequence ?? this.#sequence,
+      sets: set ? this.#trimmed([...this.#sets, set]) : this.#sets,
+    };
   }
 
-  /** Appends `set` (from {@link next}), dropping the oldest beyond the limit. */
+  /** Appends `set` (from {@link next}), dropping the oldest beyond the bounds. */
   append(set: ChangeSet): void {
     this.#check(set);
-    this.#sets.push(set);
-    if (this.#sets.length > this.#limit) this.#sets.splice(0, this.#sets.length - this.#limit);
+    this.#sets = this.#trimmed([...this.#sets, set]);
     this.#sequence = set.sequence;
   }
 
+  /** The last of `sets` within the bounds: at most the limit, at most {@link LISTED_MAX}.history listed plans. */
+  #trimmed(sets: ChangeSet[]): ChangeSet[] {
+    let start = Math.max(0, sets.length - this.#limit);
+    let plans = 0;
+    for (let index = sets.length - 1; index >= start; index -= 1) {
+      plans += listed(sets[index] as ChangeSet);
+      if (plans > LISTED_MAX.history) start = index + 1;
+    }
+    return start === 0 ? sets : sets.slice(start);
+  }
+
   #check(set: ChangeSet): void {
-    if (set.sequence !== this.#sequence + 1)
+    if (set.history !== this.history || set.sequence !== this.#sequence + 1)
       throw new Error(`change set ${set.sequence} does not follow ${this.#sequence}`);
   }
 
@@ -181,16 +228,23 @@ export class ChangeLog {
   }
 
   /**
-   * The change sets after `since`, at most `limit` of them; or, when `since` is before what the history holds
-   * (sets after it were dropped) or after its latest (the history was started again), where it stands.
+   * The change sets after `since`, at most `limit` of them and {@link LISTED_MAX}.page listed plans (one at
+   * least); or, when `since` is before what the history holds (sets after it were dropped) or after its latest
+   * (the history was started again), where it stands.
    */
   page(since: number, limit: number): ChangesPage | ChangesGone {
     const oldest = this.oldest;
     if (since > this.#sequence) return { gone: 'ahead', latest: this.#sequence, oldest };
     if (since < this.#sequence && (oldest === null || since < oldest - 1))
       return { gone: 'behind', latest: this.#sequence, oldest };
-    const start = oldest === null ? 0 : since + 1 - oldest;
-    const changes = this.#sets.slice(start, start + limit);
-    return { since, latest: this.#sequence, next: changes.at(-1)?.sequence ?? since, changes };
+    const changes: ChangeSet[] = [];
+    let plans = 0;
+    for (const set of this.#sets.slice(oldest === null ? 0 : since + 1 - oldest)) {
+      plans += listed(set);
+      if (changes.length === limit || (changes.length > 0 && plans > LISTED_MAX.page)) break;
+      changes.push(set);
+    }
+    const next = changes.at(-1)?.sequence ?? since;
+    return { history: this.history, since, latest: this.#sequence, next, changes };
   }
 }

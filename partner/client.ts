@@ -39,13 +39,21 @@ export interface CatalogClientOptions {
   readonly upstream: string;
   /** The partner's API key. */
   readonly key: string;
-  /** Time to connect, to the response headers, and the longest pause in the body (ms). */
-  readonly timeouts?: { readonly connectMs?: number; readonly headersMs?: number; readonly bodyMs?: number };
+  /**
+   * Time to connect, to the response headers, the longest pause in the body, and the whole call from start to
+   * the last byte (ms; default 5,000, 10,000, 30,000 and 30,000).
+   */
+  readonly timeouts?: {
+    readonly connectMs?: number;
+    readonly headersMs?: number;
+    readonly bodyMs?: number;
+    readonly totalMs?: number;
+  };
   /** The largest body accepted (bytes); larger answers fail. */
   readonly maxBytes?: number;
 }
 
-const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000 };
+const DEFAULT_TIMEOUTS = { connectMs: 5_000, headersMs: 10_000, bodyMs: 30_000, totalMs: 30_000 };
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Seconds an answer stays fresh according to `Cache-Control: max-age` and `Age`; undefined when unsaid. */
@@ -70,6 +78,7 @@ export class CatalogClient {
   readonly #key: string;
   readonly #agent: Agent;
   readonly #timeouts: typeof DEFAULT_TIMEOUTS;
+  readonly #stop = new AbortController();
 
   constructor(options: CatalogClientOptions) {
     this.#url = `${options.upstream.replace(/\/+$/, '')}/api/plans`;
@@ -81,8 +90,14 @@ export class CatalogClient {
     });
   }
 
+  /** The longest a call takes (ms): then it fails. */
+  get deadlineMs(): number {
+    return this.#timeouts.totalMs;
+  }
+
   /** The whole catalog, revalidated against `etag` (the ETag of the copy the caller holds) when given. */
   async fetch(etag?: string): Promise<FetchResult> {
+    const deadline = AbortSignal.timeout(this.#timeouts.totalMs);
     try {
       const headers: Record<string, string> = { 'x-api-key': this.#key, accept: 'application/json' };
       if (etag !== undefined) headers['if-none-match'] = etag;
@@ -91,6 +106,7 @@ export class CatalogClient {
         dispatcher: this.#agent,
         headersTimeout: this.#timeouts.headersMs,
         bodyTimeout: this.#timeouts.bodyMs,
+        signal: AbortSignal.any([deadline, this.#stop.signal]),
       });
       const freshForSeconds = freshnessSeconds(
         single(response.headers['cache-control']),
@@ -122,13 +138,20 @@ export class CatalogClient {
         ...fresh,
       };
     } catch (error) {
+      if (this.#stop.signal.aborted) return { kind: 'failed', error: 'the proxy is stopping' };
+      if (deadline.aborted)
+        return {
+          kind: 'failed',
+          error: `no whole answer within ${this.#timeouts.totalMs / 1000} s (the refresh deadline)`,
+        };
       return { kind: 'failed', error: networkError(error) };
     }
   }
 
-  /** Closes the connections to the service. */
+  /** Ends a call under way (it fails) and closes the connections to the service. */
   close(): Promise<void> {
-    return this.#agent.close();
+    this.#stop.abort();
+    return this.#agent.destroy();
   }
 }
 

@@ -1,13 +1,13 @@
 /**
  * The proxy's state on disk, so a restart does not start empty: the last good copy, the history of change sets
  * that goes with it (so sequence numbers carry on), and how far the notify hook has delivered. One file, written
- * atomically (a temporary file in the same directory, flushed, then renamed over the old one), so a crash
- * mid-write leaves the previous state whole and the copy and its history always agree. Read back only when the
- * file and the catalog in it are valid. A file of the first version (a copy, no history) reads as a copy with
- * an empty history.
+ * atomically (a temporary file in the same directory, flushed, renamed over the old one, the directory flushed),
+ * so a crash mid-write leaves the previous state whole and the copy and its history always agree; a write that
+ * fails (a full disk) removes its temporary file. Read back only when the file and the catalog in it are valid;
+ * a file of an earlier version (whose change sets had no history id) is not.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { StoredChanges } from './changes.ts';
@@ -33,41 +33,43 @@ export interface StoredState {
   readonly notified?: number;
 }
 
-const CopyFields = {
+const StateFile = z.object({
+  version: z.literal(3),
   body: z.string(),
   etag: z.string().optional(),
   fetchedAt: z.iso.datetime(),
   validatedAt: z.iso.datetime(),
-};
-const StateFile = z.discriminatedUnion('version', [
-  z.object({ version: z.literal(1), ...CopyFields }),
-  z.object({
-    version: z.literal(2),
-    ...CopyFields,
-    changes: StoredChanges,
-    notified: z.int().min(0).optional(),
-  }),
-]);
+  changes: StoredChanges,
+  notified: z.int().min(0).optional(),
+});
 
-/** Writes the state to `path` atomically. */
+/** Writes the state to `path` atomically and durably: it is on disk when this resolves. */
 export async function saveState(path: string, state: StoredState): Promise<void> {
   const { copy, changes, notified } = state;
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const file = await open(temporary, 'w', 0o600);
   try {
-    await file.writeFile(
-      JSON.stringify({ version: 2, ...copy, changes, ...(notified === undefined ? {} : { notified }) }),
+    await flushed(temporary, 'w', (file) =>
+      file.writeFile(
+        JSON.stringify({ version: 3, ...copy, changes, ...(notified === undefined ? {} : { notified }) }),
+      ),
     );
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-  try {
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
     throw error;
+  }
+  await flushed(dirname(path), 'r');
+}
+
+/** Opens `path`, runs `write` on it, flushes it to the disk and closes it. */
+async function flushed(path: string, flags: string, write?: (file: FileHandle) => Promise<void>) {
+  const file = await open(path, flags, 0o600);
+  try {
+    await write?.(file);
+    await file.sync();
+  } finally {
+    await file.close();
   }
 }
 
@@ -99,10 +101,8 @@ export async function loadState(path: string): Promise<StoredState | { readonly 
     return { error: `${path} holds a catalog that is not JSON` };
   }
   const { body, etag, fetchedAt, validatedAt } = stored;
-  const copy = { body, ...(etag === undefined ? {} : { etag }), fetchedAt, validatedAt };
-  if (stored.version === 1) return { copy, changes: { sequence: 0, sets: [] } };
   return {
-    copy,
+    copy: { body, ...(etag === undefined ? {} : { etag }), fetchedAt, validatedAt },
     changes: stored.changes,
     ...(stored.notified === undefined ? {} : { notified: stored.notified }),
   };

@@ -9,6 +9,7 @@ export {
   ChangeSet,
   ChangesPage,
   diffPlans,
+  LISTED_MAX,
   PLAN_FIELDS,
   type PlanChanges,
   PlanField,
@@ -19,6 +20,7 @@ export { loadState, type StoredCopy, type StoredState, saveState } from './copy-
 export { ChangeNotifier, type NotifyAttempt, type NotifyHealth, type NotifyOptions } from './notify.ts';
 export {
   CatalogProxy,
+  CHANGES_HISTORY_HEADER,
   CHANGES_PAGE,
   CHANGES_SEQUENCE_HEADER,
   DEFAULT_CHANGES_KEPT,

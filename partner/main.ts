@@ -47,8 +47,8 @@ function whole(flag: string, text: string, min: number, max: number): number {
 const key = process.env.CATALOG_PARTNER_KEY ?? '';
 if (key === '') fail('set CATALOG_PARTNER_KEY to your API key (it is never read from a flag)');
 const upstream = values.upstream ?? process.env.CATALOG_UPSTREAM ?? '';
-if (!/^https?:\/\/[^/?#]+\/?$/.test(upstream))
-  fail('--upstream must be the service base URL, http(s)://host[:port]');
+if (!/^https?:\/\/[^/?#@]+\/?$/.test(upstream))
+  fail('--upstream must be the service base URL, http(s)://host[:port] (no user:password@)');
 const port = whole('port', values.port, 0, 65_535);
 const refreshSeconds =
   values['refresh-seconds'] === undefined

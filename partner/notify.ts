@@ -5,9 +5,9 @@
  * Every attempt is logged; the last one, the failures in a row and the next attempt show in `/healthz`.
  *
  * Delivery is at least once: a change set the receiver accepted but whose acceptance was not saved before a
- * restart is sent again, so a receiver treats a `sequence` it has seen as done. A change set that leaves the
- * history before it could be delivered is skipped (logged): the receiver then sees a gap in the sequence and
- * resyncs from `/plans.json`.
+ * restart is sent again, so a receiver treats a `sequence` of its `history` it has seen as done (another history,
+ * or `resync`, means reload `/plans.json`). A change set that leaves the history before it could be delivered is
+ * skipped (logged): the receiver then sees a gap in the sequence and resyncs from `/plans.json`.
  */
 import pRetry from 'p-retry';
 import { Agent, request } from 'undici';

@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -14,11 +14,13 @@ import {
   runCatalog,
   type ServeProcess,
   scratchDir,
+  startCatalog,
   startServe,
 } from '../testing/cli.ts';
 import { createTestWorld, type TestWorld } from '../testing/world.ts';
-import { type ChangeSet, ChangesPage } from './changes.ts';
+import { ChangeSet, ChangesPage } from './changes.ts';
 import {
+  CHANGES_HISTORY_HEADER,
   CHANGES_SEQUENCE_HEADER,
   type LogEntry,
   PROXY_PROBLEMS,
@@ -27,19 +29,30 @@ import {
   startProxy,
 } from './proxy.ts';
 
-type FrontMode = 'pass' | 'fail' | 'invalid' | 'no-key' | 'truncated' | 'drop';
+type FrontMode = 'pass' | 'fail' | 'invalid' | 'no-key' | 'truncated' | 'drop' | 'trickle';
 
 /**
  * A real HTTP server on 127.0.0.1 in front of `catalog serve`: it passes requests through (`pass`), or
  * answers every one with a 500 problem (`fail`), with a 200 whose body is not a valid catalog (`invalid`), with
  * the service's own answer to the request without its key (`no-key`: a real 401), with the first half of the
- * service's body and then a closed connection (`truncated`), or closes the connection at once (`drop`).
+ * service's body and then a closed connection (`truncated`), closes the connection at once (`drop`), or sends a
+ * 200 and then one byte of its body every two seconds, never ending it (`trickle`: never idle long enough for a
+ * body timeout).
  */
 async function startFront(target: string) {
   let mode: FrontMode = 'pass';
+  let trickling = 0;
   const server: Server = createServer((request, response) => {
     if (mode === 'drop') {
       request.socket.destroy();
+      return;
+    }
+    if (mode === 'trickle') {
+      trickling += 1;
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      response.write('{');
+      const timer = setInterval(() => response.write(' '), 2_000);
+      response.on('close', () => clearInterval(timer));
       return;
     }
     if (mode === 'fail') {
@@ -81,7 +94,13 @@ async function startFront(target: string) {
     set: (next: FrontMode) => {
       mode = next;
     },
-    close: () => new Promise((resolve) => server.close(resolve)),
+    /** How many requests it has answered in `trickle` mode. */
+    trickling: () => trickling,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -99,12 +118,7 @@ describe('the partner proxy in front of a real catalog serve', () => {
   const logs: LogEntry[] = [];
 
   /** A proxy that refreshes only when told (so each test decides when the service is called). */
-  async function proxyOf(options: {
-    upstream: string;
-    key?: string;
-    cacheFile?: string;
-    autoRefresh?: boolean;
-  }) {
+  async function proxyOf(options: Partial<ProxyOptions> & { upstream: string }) {
     const proxy = await startProxy({
       key: world.keys.valid,
       port: 0,
@@ -292,14 +306,18 @@ describe('the partner proxy in front of a real catalog serve', () => {
     expect(next - Date.now()).toBeGreaterThan(5_000);
     expect(next - Date.now()).toBeLessThanOrEqual(7_000);
 
-    // After failures: 5 s, doubling (the first failure was the refresh at start), at most the usual interval.
+    // After failures: 5 s, doubling (the first failure was the refresh at start), up to the usual interval or
+    // 300 s, whichever is longer: a short --refresh-seconds does not make a failing service called every 5 s.
     const failing = await scheduled(down);
     const failingEvery5 = await scheduled(down, 5);
     expect([await failing.nextIn(), await failing.nextIn()]).toEqual([10, 20]);
-    expect([await failingEvery5.nextIn(), await failingEvery5.nextIn()]).toEqual([5, 5]);
+    expect([await failingEvery5.nextIn(), await failingEvery5.nextIn()]).toEqual([10, 20]);
     await expect(startProxy({ upstream: serve.url, key: 'k', port: 0, refreshSeconds: 4 })).rejects.toThrow(
       'refreshSeconds must be at least 5, not 4',
     );
+    await expect(
+      startProxy({ upstream: 'http://user:s3cret@127.0.0.1:9', key: 'k', port: 0 }),
+    ).rejects.toThrow('the upstream URL must not hold user:password@ (the key is the credential)');
   });
 
   it('answers 502 with a problem when it has nothing and the service is down', async () => {
@@ -358,6 +376,61 @@ describe('the partner proxy in front of a real catalog serve', () => {
     });
     expect(health.body.toString()).not.toContain(key);
     expect(JSON.stringify(logs.slice(logged))).not.toContain(key);
+  });
+
+  it('gives every refresh a total deadline against a service that trickles a byte every 2 s: 502 with no copy, the last good copy otherwise, degraded once a refresh is overdue', async () => {
+    const front = await startFront(serve.url);
+    try {
+      front.set('trickle');
+      const deadline = { totalMs: 2_000 };
+      const proxy = await proxyOf({
+        upstream: front.url,
+        autoRefresh: true,
+        refreshSeconds: 5,
+        timeouts: deadline,
+      });
+      // The first request waits for the refresh the proxy started with, which its deadline ends: 502, no hang.
+      const first = await get(proxy, '/plans.json');
+      expect(first.status).toBe(502);
+      expect(await healthOf(proxy)).toMatchObject({
+        status: 'empty',
+        lastRefresh: { outcome: 'failed', error: 'no whole answer within 2 s (the refresh deadline)' },
+      });
+
+      front.set('pass');
+      await until(() => proxy.health().copy !== null, 15_000, 'the retry after the failed refresh');
+      front.set('trickle');
+      // The next refresh is due 5 s after that one; once it is due for longer than the deadline, /healthz says
+      // degraded and the last good copy is served.
+      const due = Date.parse(proxy.health().nextRefreshAt ?? '');
+      await until(() => Date.now() > due + deadline.totalMs + 200, 15_000, 'the refresh to be overdue');
+      const health = await healthOf(proxy);
+      expect(health).toMatchObject({ status: 'degraded', copy: { source: 'service' } });
+      expect(Date.parse(health.nextRefreshAt)).toBeGreaterThan(due);
+      expect((await get(proxy, '/plans.json')).body).toEqual(world.objects.all);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('stops on SIGTERM without waiting for a service that trickles (a real catalog proxy process)', async () => {
+    const front = await startFront(serve.url);
+    try {
+      front.set('trickle');
+      const proxy = await startCatalog(
+        ['proxy', '--upstream', front.url, '--port', '0', '--cache-file', join(scratch.dir, 'sigterm.json')],
+        {
+          ready: /catalog proxy: listening on (http:\/\/\S+)/,
+          env: { CATALOG_PARTNER_KEY: world.keys.valid },
+        },
+      );
+      await until(() => front.trickling() > 0, 10_000, 'the refresh to reach the service');
+      // The upstream never finishes its answer: the process exits anyway, cleanly.
+      expect(await proxy.stop()).toBe(0);
+      expect(proxy.lines.join('\n')).toMatch(/SIGTERM: shutting down/);
+    } finally {
+      await front.close();
+    }
   });
 });
 
@@ -506,7 +579,28 @@ describe('the change log, against a real catalog serve whose live build real pub
   it('records the exact change set of each publish that changes plans (added, retitled, removed, rolled back), and none for a new generatedAt alone', async () => {
     const proxy = await proxyOf({ upstream: serve.url, cacheFile: join(scratch.dir, 'exact', 'cache.json') });
     await proxy.refresh();
-    expect(await pageOf(proxy, 'since=0')).toEqual({ since: 0, latest: 0, next: 0, changes: [] });
+    // The first copy starts the history: a change set that says resync (a receiver reloads /plans.json).
+    const start = await pageOf(proxy, 'since=0');
+    const history = start.history;
+    expect(start).toEqual({
+      history,
+      since: 0,
+      latest: 1,
+      next: 1,
+      changes: [
+        {
+          history,
+          sequence: 1,
+          at: ISO,
+          resync: true,
+          previous: null,
+          current: { generatedAt: generatedAtOf(proxy), plans: published.length },
+          added: [],
+          changed: [],
+          removed: [],
+        },
+      ],
+    });
 
     // The same plans again, in a new build: a new generatedAt, no change.
     const before = generatedAtOf(proxy);
@@ -514,7 +608,7 @@ describe('the change log, against a real catalog serve whose live build real pub
     expect(await proxy.refresh()).toMatchObject({ outcome: 'fetched' });
     const same = generatedAtOf(proxy);
     expect(same).not.toBe(before);
-    expect(proxy.health().changes).toEqual({ latest: 0, oldest: null, kept: 0 });
+    expect(proxy.health().changes).toEqual({ history, latest: 1, oldest: 1, kept: 1 });
 
     const template = published[0] as Row;
     const extra: Row = { ...template, id: 'a0000000-0000-4000-8000-000000000001', title: 'Hill Sprints' };
@@ -534,15 +628,17 @@ describe('the change log, against a real catalog serve whose live build real pub
     expect((await runCatalog(['unpin'], { env: env() })).code).toBe(0);
 
     const n = published.length;
-    const page = await pageOf(proxy, 'since=0');
+    const page = await pageOf(proxy, 'since=1');
+    const set = { history, at: ISO, resync: false };
     expect(page).toEqual({
-      since: 0,
-      latest: 4,
-      next: 4,
+      history,
+      since: 1,
+      latest: 5,
+      next: 5,
       changes: [
         {
-          sequence: 1,
-          at: ISO,
+          ...set,
+          sequence: 2,
           previous: { generatedAt: same, plans: n },
           current: { generatedAt: added, plans: n + 1 },
           added: [{ id: extra.id, title: 'Hill Sprints' }],
@@ -550,8 +646,8 @@ describe('the change log, against a real catalog serve whose live build real pub
           removed: [],
         },
         {
-          sequence: 2,
-          at: ISO,
+          ...set,
+          sequence: 3,
           previous: { generatedAt: added, plans: n + 1 },
           current: { generatedAt: retitled, plans: n + 1 },
           added: [],
@@ -559,8 +655,8 @@ describe('the change log, against a real catalog serve whose live build real pub
           removed: [],
         },
         {
-          sequence: 3,
-          at: ISO,
+          ...set,
+          sequence: 4,
           previous: { generatedAt: retitled, plans: n + 1 },
           current: { generatedAt: removed, plans: n },
           added: [],
@@ -568,8 +664,8 @@ describe('the change log, against a real catalog serve whose live build real pub
           removed: [{ id: gone.id, title: gone.title }],
         },
         {
-          sequence: 4,
-          at: ISO,
+          ...set,
+          sequence: 5,
           previous: { generatedAt: removed, plans: n },
           current: { generatedAt: retitled, plans: n + 1 },
           added: [{ id: gone.id, title: gone.title }],
@@ -579,15 +675,17 @@ describe('the change log, against a real catalog serve whose live build real pub
       ],
     });
     const plans = await get(proxy, '/plans.json');
-    expect(plans.headers[CHANGES_SEQUENCE_HEADER]).toBe('4');
+    expect(plans.headers[CHANGES_SEQUENCE_HEADER]).toBe('5');
+    expect(plans.headers[CHANGES_HISTORY_HEADER]).toBe(history);
     expect(JSON.parse(plans.body.toString()).generatedAt).toBe(retitled);
-    expect(await healthOf(proxy)).toMatchObject({ changes: { latest: 4, oldest: 1, kept: 4 } });
+    expect(await healthOf(proxy)).toMatchObject({ changes: { history, latest: 5, oldest: 1, kept: 5 } });
     const refreshes = logs.filter((l) => l.event === 'refresh' && l.changes !== undefined);
-    expect(refreshes.slice(-4).map((l) => l.changes)).toEqual([
-      { sequence: 1, added: 1, changed: 0, removed: 0 },
-      { sequence: 2, added: 0, changed: 1, removed: 0 },
-      { sequence: 3, added: 0, changed: 0, removed: 1 },
-      { sequence: 4, added: 1, changed: 0, removed: 0 },
+    expect(refreshes.slice(-5).map((l) => l.changes)).toEqual([
+      { sequence: 1, resync: true, added: 0, changed: 0, removed: 0 },
+      { sequence: 2, resync: false, added: 1, changed: 0, removed: 0 },
+      { sequence: 3, resync: false, added: 0, changed: 1, removed: 0 },
+      { sequence: 4, resync: false, added: 0, changed: 0, removed: 1 },
+      { sequence: 5, resync: false, added: 1, changed: 0, removed: 0 },
     ]);
   });
 
@@ -599,23 +697,25 @@ describe('the change log, against a real catalog serve whose live build real pub
       await publish(titled(1, title));
       await first.refresh();
     }
-    expect(sequencesOf(await pageOf(first, 'since=1'))).toEqual([2, 3, 4]);
-    expect(await pageOf(first, 'since=1&limit=2')).toMatchObject({ since: 1, latest: 4, next: 3 });
-    expect(sequencesOf(await pageOf(first, 'since=1&limit=2'))).toEqual([2, 3]);
-    expect(sequencesOf(await pageOf(first, 'since=3&limit=2'))).toEqual([4]);
-    expect(await pageOf(first, 'since=4')).toEqual({ since: 4, latest: 4, next: 4, changes: [] });
-    expect((await pageOf(first, 'since=3')).changes[0]?.changed).toEqual([
+    // Sequence 1 started the history; the four titles are 2 to 5, and the last three are kept.
+    expect(sequencesOf(await pageOf(first, 'since=2'))).toEqual([3, 4, 5]);
+    expect(await pageOf(first, 'since=2&limit=2')).toMatchObject({ since: 2, latest: 5, next: 4 });
+    expect(sequencesOf(await pageOf(first, 'since=2&limit=2'))).toEqual([3, 4]);
+    expect(sequencesOf(await pageOf(first, 'since=4&limit=2'))).toEqual([5]);
+    const { history } = await pageOf(first, 'since=5');
+    expect(await pageOf(first, 'since=5')).toEqual({ history, since: 5, latest: 5, next: 5, changes: [] });
+    expect((await pageOf(first, 'since=4')).changes[0]?.changed).toEqual([
       { id: published[1]?.id, title: 'Title Four', fields: ['title'] },
     ]);
 
     for (const [since, detail] of [
       [
         '0',
-        /^The change sets after 0 are no longer held \(the history starts at 2\)\. Resync from GET \/plans\.json/,
+        /^The change sets after 0 are no longer held \(the history starts at 3\)\. Resync from GET \/plans\.json/,
       ],
       [
-        '5',
-        /^Sequence 5 is after the latest change set \(4\): the proxy's history was started again\. Resync/,
+        '6',
+        /^Sequence 6 is after the latest change set \(5\): the proxy's history was started again\. Resync/,
       ],
     ] as const) {
       const gone = await changesOf(first, `since=${since}`);
@@ -624,8 +724,8 @@ describe('the change log, against a real catalog serve whose live build real pub
       expect(gone.json).toEqual({
         ...PROXY_PROBLEMS.changesGone,
         detail: expect.stringMatching(detail),
-        latest: 4,
-        oldest: 2,
+        latest: 5,
+        oldest: 3,
         resync: '/plans.json',
       });
     }
@@ -643,14 +743,14 @@ describe('the change log, against a real catalog serve whose live build real pub
       expect([bad.status, bad.json.type], query).toEqual([400, PROXY_PROBLEMS.invalidChangesQuery.type]);
     }
     expect((await httpRequest(first.url, { method: 'POST', target: '/changes?since=0' })).status).toBe(405);
-    const page = (await get(first, '/changes?since=1')).body;
+    const page = (await get(first, '/changes?since=2')).body;
     await first.close();
 
     // Restarted with the service down: the same history and sequence, from the cache file.
     const second = await proxyOf({ upstream: await refusingUrl(), cacheFile, changesKept: 3 });
-    expect((await get(second, '/changes?since=1')).body).toEqual(page);
-    expect((await get(second, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('4');
-    expect(await healthOf(second)).toMatchObject({ changes: { latest: 4, oldest: 2, kept: 3 } });
+    expect((await get(second, '/changes?since=2')).body).toEqual(page);
+    expect((await get(second, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('5');
+    expect(await healthOf(second)).toMatchObject({ changes: { history, latest: 5, oldest: 3, kept: 3 } });
     await second.close();
 
     // Restarted with the service up: the next change set carries on from the copy and sequence on disk.
@@ -658,11 +758,14 @@ describe('the change log, against a real catalog serve whose live build real pub
     const third = await proxyOf({ upstream: serve.url, cacheFile, changesKept: 3 });
     await publish(titled(1, 'Title Five'));
     await third.refresh();
-    expect(await pageOf(third, 'since=4')).toMatchObject({
-      latest: 5,
-      changes: [{ sequence: 5, previous: { generatedAt: onDisk }, changed: [{ fields: ['title'] }] }],
+    expect(await pageOf(third, 'since=5')).toMatchObject({
+      history,
+      latest: 6,
+      changes: [
+        { history, sequence: 6, previous: { generatedAt: onDisk }, changed: [{ fields: ['title'] }] },
+      ],
     });
-    expect(third.health().changes).toEqual({ latest: 5, oldest: 3, kept: 3 });
+    expect(third.health().changes).toEqual({ history, latest: 6, oldest: 4, kept: 3 });
   });
 
   it('never reports a removal on a failed refresh (500, 401, an invalid or truncated body, no answer) or on one empty catalog', async () => {
@@ -689,11 +792,11 @@ describe('the change log, against a real catalog serve whose live build real pub
         front.set(mode);
         expect(await proxy.refresh(), mode).toMatchObject({ outcome: 'failed', ...failure });
         expect((await get(proxy, '/plans.json')).body, mode).toEqual(copy);
-        expect(proxy.health().changes.latest, mode).toBe(0);
+        expect(proxy.health().changes.latest, mode).toBe(1);
       }
       front.set('pass');
       await proxy.refresh();
-      expect((await pageOf(proxy, 'since=0')).changes.map((set) => set.removed)).toEqual([
+      expect((await pageOf(proxy, 'since=1')).changes.map((set) => set.removed)).toEqual([
         [{ id: gone.id, title: gone.title }],
       ]);
 
@@ -711,11 +814,11 @@ describe('the change log, against a real catalog serve whose live build real pub
       front.set('pass');
       expect(await proxy.refresh()).toMatchObject(held);
       expect((await get(proxy, '/plans.json')).body).toEqual(kept);
-      expect(await healthOf(proxy)).toMatchObject({ status: 'degraded', changes: { latest: 1 } });
+      expect(await healthOf(proxy)).toMatchObject({ status: 'degraded', changes: { latest: 2 } });
       expect(await proxy.refresh()).toMatchObject({ outcome: 'fetched' });
       expect(JSON.parse((await get(proxy, '/plans.json')).body.toString()).plans).toEqual([]);
-      const emptied = await pageOf(proxy, 'since=1');
-      expect(emptied.changes).toMatchObject([{ sequence: 2, current: { plans: 0 }, added: [], changed: [] }]);
+      const emptied = await pageOf(proxy, 'since=2');
+      expect(emptied.changes).toMatchObject([{ sequence: 3, current: { plans: 0 }, added: [], changed: [] }]);
       expect(emptied.changes[0]?.removed).toEqual(
         plans.filter((plan) => plan.id !== gone.id).map(({ id, title }) => ({ id, title })),
       );
@@ -733,39 +836,43 @@ describe('the change log, against a real catalog serve whose live build real pub
     try {
       const proxy = await proxyOf({ upstream: serve.url, cacheFile, notify });
       await proxy.refresh();
+      // The first copy starts the history: the receiver is told to resync.
+      await until(() => proxy.health().notify?.delivered === 1, 10_000, 'the first delivery');
       expect(proxy.health().notify).toEqual({
         status: 'ok',
         receiver: receiver.url,
-        delivered: 0,
+        delivered: 1,
         pending: 0,
         consecutiveFailures: 0,
-        lastAttempt: null,
+        lastAttempt: { at: ISO, sequence: 1, attempt: 1, outcome: 'delivered', status: 204 },
         nextAttemptAt: null,
       });
+      expect(JSON.parse(receiver.received[0]?.body ?? '')).toMatchObject({ sequence: 1, resync: true });
 
-      receiver.answerWith((index) => (index < 2 ? 503 : 204));
+      receiver.answerWith((index) => (index < 3 ? 503 : 204));
       const logged = logs.length;
       await publish(titled(2, 'Easy Intervals'));
       expect(await proxy.refresh()).toMatchObject({ outcome: 'fetched' });
       // The refresh and the frontend never wait for the receiver: two retries are still to come.
-      expect(proxy.health().notify).toMatchObject({ delivered: 0, pending: 1 });
-      expect((await get(proxy, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('1');
-      await until(() => proxy.health().notify?.delivered === 1, 10_000, 'the delivery');
+      expect(proxy.health().notify).toMatchObject({ delivered: 1, pending: 1 });
+      expect((await get(proxy, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('2');
+      await until(() => proxy.health().notify?.delivered === 2, 10_000, 'the delivery');
 
-      const [set] = (await pageOf(proxy, 'since=0')).changes;
-      expect(set).toMatchObject({ sequence: 1, changed: [{ fields: ['title'] }] });
-      expect(receiver.received.map((r) => [r.method, r.url, r.headers['content-type'], r.status])).toEqual([
+      const [set] = (await pageOf(proxy, 'since=1')).changes;
+      expect(set).toMatchObject({ sequence: 2, resync: false, changed: [{ fields: ['title'] }] });
+      const retried = receiver.received.slice(1);
+      expect(retried.map((r) => [r.method, r.url, r.headers['content-type'], r.status])).toEqual([
         ['POST', '/hooks/catalog?token=s3cret', 'application/json; charset=utf-8', 503],
         ['POST', '/hooks/catalog?token=s3cret', 'application/json; charset=utf-8', 503],
         ['POST', '/hooks/catalog?token=s3cret', 'application/json; charset=utf-8', 204],
       ]);
-      for (const request of receiver.received) expect(JSON.parse(request.body)).toEqual(set);
+      for (const request of retried) expect(JSON.parse(request.body)).toEqual(set);
       expect(proxy.health().notify).toMatchObject({
         status: 'ok',
-        delivered: 1,
+        delivered: 2,
         pending: 0,
         consecutiveFailures: 0,
-        lastAttempt: { sequence: 1, attempt: 3, outcome: 'delivered', status: 204 },
+        lastAttempt: { sequence: 2, attempt: 3, outcome: 'delivered', status: 204 },
       });
       expect(
         logs
@@ -779,9 +886,9 @@ describe('the change log, against a real catalog serve whose live build real pub
             nextAttemptInSeconds,
           })),
       ).toEqual([
-        { outcome: 'failed', sequence: 1, attempt: 1, status: 503, nextAttemptInSeconds: 0.1 },
-        { outcome: 'failed', sequence: 1, attempt: 2, status: 503, nextAttemptInSeconds: 0.2 },
-        { outcome: 'delivered', sequence: 1, attempt: 3, status: 204, nextAttemptInSeconds: undefined },
+        { outcome: 'failed', sequence: 2, attempt: 1, status: 503, nextAttemptInSeconds: 0.1 },
+        { outcome: 'failed', sequence: 2, attempt: 2, status: 503, nextAttemptInSeconds: 0.2 },
+        { outcome: 'delivered', sequence: 2, attempt: 3, status: 204, nextAttemptInSeconds: undefined },
       ]);
 
       // A receiver that keeps failing: visible in /healthz; the change set waits through a restart.
@@ -793,9 +900,9 @@ describe('the change log, against a real catalog serve whose live build real pub
         status: 'ok',
         notify: {
           status: 'retrying',
-          delivered: 1,
+          delivered: 2,
           pending: 1,
-          lastAttempt: { sequence: 2, outcome: 'failed', status: 500, error: 'the receiver answered 500' },
+          lastAttempt: { sequence: 3, outcome: 'failed', status: 500, error: 'the receiver answered 500' },
           nextAttemptAt: ISO,
         },
       });
@@ -803,12 +910,63 @@ describe('the change log, against a real catalog serve whose live build real pub
       const before = receiver.received.length;
       receiver.answerWith(() => 204);
       const restarted = await proxyOf({ upstream: serve.url, cacheFile, notify });
-      await until(() => restarted.health().notify?.delivered === 2, 10_000, 'the delivery after the restart');
+      await until(() => restarted.health().notify?.delivered === 3, 10_000, 'the delivery after the restart');
       expect(receiver.received.slice(before).map((r) => [JSON.parse(r.body).sequence, r.status])).toEqual([
-        [2, 204],
+        [3, 204],
       ]);
       expect(JSON.stringify(logs)).not.toContain('s3cret');
       expect(JSON.stringify(restarted.health())).not.toContain('s3cret');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('starts a new history when the cache file is lost between two deliveries: the receiver and /changes readers are told to resync', async () => {
+    await publish(rows);
+    const receiver = await startReceiver();
+    const cacheFile = join(scratch.dir, 'lost', 'cache.json');
+    const notify = { url: `${receiver.url}/hook`, minRetryMs: 100, maxRetryMs: 400 };
+    const bodies = () => receiver.received.map((r) => ChangeSet.parse(JSON.parse(r.body)));
+    try {
+      const first = await proxyOf({ upstream: serve.url, cacheFile, notify });
+      await first.refresh();
+      await publish(titled(3, 'Before The Loss'));
+      await first.refresh();
+      await until(() => first.health().notify?.delivered === 2, 10_000, 'two deliveries');
+      const old = (await pageOf(first, 'since=0')).history;
+      await first.close();
+
+      // The cache file is lost, and the catalog changes while no proxy runs.
+      await rm(cacheFile);
+      const gone = published[4] as Row;
+      await publish(titled(3, 'Before The Loss').filter((row) => row.id !== gone.id));
+      const second = await proxyOf({ upstream: serve.url, cacheFile, notify });
+      await second.refresh();
+      await until(() => receiver.received.length === 3, 10_000, 'the delivery after the loss');
+      const renewed = second.health().changes.history;
+      expect(renewed).not.toBe(old);
+      expect(bodies()).toMatchObject([
+        { history: old, sequence: 1, resync: true, previous: null },
+        { history: old, sequence: 2, resync: false, changed: [{ id: published[3]?.id, fields: ['title'] }] },
+        // Sequence 1 again, but of another history, and saying resync: never taken for the one applied.
+        {
+          history: renewed,
+          sequence: 1,
+          resync: true,
+          previous: null,
+          current: { plans: published.length - 1 },
+        },
+      ]);
+
+      // A reader of /changes that applied the old history's sequence 2 is told the same.
+      const ahead = await changesOf(second, 'since=2');
+      expect([ahead.status, ahead.json.type]).toEqual([410, PROXY_PROBLEMS.changesGone.type]);
+      expect(await pageOf(second, 'since=0')).toMatchObject({ history: renewed, latest: 1 });
+      const plans = await get(second, '/plans.json');
+      expect([plans.headers[CHANGES_HISTORY_HEADER], plans.headers[CHANGES_SEQUENCE_HEADER]]).toEqual([
+        renewed,
+        '1',
+      ]);
     } finally {
       await receiver.close();
     }

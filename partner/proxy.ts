@@ -13,8 +13,10 @@
  * - tells the partner's own application what changed: each new copy is compared with the one before, plan by
  *   plan (changes.ts), into a numbered change set served at `GET /changes?since=N` and, optionally, POSTed to
  *   a notify URL (notify.ts);
- * - saves the last good copy with its change history to disk, so a restart does not start empty and the
- *   sequence numbers carry on;
+ * - saves the last good copy with its change history to disk before serving, numbering or notifying it, so a
+ *   restart does not start empty and a sequence number never means two things (a save that fails, a full disk,
+ *   is a failed refresh: the last saved state is served and the refresh retried);
+ * - gives every refresh a total deadline, so a service that trickles cannot stall it, nor a shutdown;
  * - reports its state at `GET /healthz` and logs one line per refresh.
  */
 import { createHash } from 'node:crypto';
@@ -32,7 +34,10 @@ export const DEFAULT_FRESH_SECONDS = 300;
 export const MIN_REFRESH_SECONDS = 5;
 /** The longest wait between two refreshes. */
 export const MAX_REFRESH_SECONDS = 3_600;
-/** The first retry after a failed refresh; each further failure doubles it, up to the usual interval. */
+/**
+ * The first retry after a failed refresh; each further failure doubles it, up to the usual interval or
+ * {@link DEFAULT_FRESH_SECONDS}, whichever is longer.
+ */
 export const RETRY_BASE_SECONDS = 5;
 /** How many change sets the history keeps when not told. */
 export const DEFAULT_CHANGES_KEPT = 100;
@@ -40,10 +45,13 @@ export const DEFAULT_CHANGES_KEPT = 100;
 export const CHANGES_PAGE = { default: 20, max: 100 } as const;
 /** The header of `/plans.json` answers naming the change set the copy served ends with. */
 export const CHANGES_SEQUENCE_HEADER = 'catalog-changes-sequence';
+/** The header of `/plans.json` answers naming the history that sequence belongs to. */
+export const CHANGES_HISTORY_HEADER = 'catalog-changes-history';
 
 /** One line of the proxy's log (JSON on stderr by default). */
 export type LogEntry = Readonly<Record<string, unknown>>;
 
+/** How the proxy is run; `timeouts.totalMs` is each refresh's deadline. */
 export interface ProxyOptions extends CatalogClientOptions {
   /** Where the last good copy is saved; no file: the copy lives in memory only. */
   readonly cacheFile?: string;
@@ -81,7 +89,10 @@ export interface RefreshRecord {
 
 /** What `GET /healthz` answers. */
 export interface Health {
-  /** `ok`: the last refresh worked; `degraded`: it failed and the last good copy is served; `empty`: no copy. */
+  /**
+   * `ok`: the last refresh worked; `degraded`: it failed (or a refresh is overdue by more than its deadline)
+   * and the last good copy is served; `empty`: no copy.
+   */
   readonly status: 'ok' | 'degraded' | 'empty';
   readonly upstream: string;
   readonly copy: {
@@ -99,8 +110,13 @@ export interface Health {
   readonly lastRefresh: RefreshRecord | null;
   readonly consecutiveFailures: number;
   readonly nextRefreshAt: string | null;
-  /** The change history: the latest sequence (0: none yet), the first one held (null: none), how many are held. */
-  readonly changes: { readonly latest: number; readonly oldest: number | null; readonly kept: number };
+  /** The change history: its id, the latest sequence (0: none yet), the first one held (null: none), how many. */
+  readonly changes: {
+    readonly history: string;
+    readonly latest: number;
+    readonly oldest: number | null;
+    readonly kept: number;
+  };
   /** The notify hook, when there is one. */
   readonly notify: NotifyHealth | null;
 }
@@ -223,6 +239,8 @@ export class CatalogProxy {
       throw new RangeError(`refreshSeconds must be at least ${MIN_REFRESH_SECONDS}, not ${refreshSeconds}`);
     const notifyProblem = notify === undefined ? undefined : notifyUrlProblem(notify.url);
     if (notifyProblem !== undefined) throw new TypeError(`the notify URL ${notifyProblem}`);
+    if (/^[^/]*\/\/[^/?#]*@/.test(options.upstream))
+      throw new TypeError('the upstream URL must not hold user:password@ (the key is the credential)');
     this.#options = options;
     this.#changesKept = changesKept ?? DEFAULT_CHANGES_KEPT;
     this.#changes = new ChangeLog(this.#changesKept);
@@ -270,10 +288,11 @@ export class CatalogProxy {
           },
           after: (sequence) => changes().after(sequence),
           delivered: (sequence) => {
-            void this.#queue(async () => {
+            // Saved so a restart does not send it again; a failed save only means it may be sent again.
+            this.#queue(async () => {
               this.#notified = Math.max(this.#notified ?? 0, sequence);
               if (this.#copy) await this.#save(this.#copy, this.#changes.stored());
-            });
+            }).catch(() => {});
           },
         },
         this.#notified,
@@ -281,7 +300,10 @@ export class CatalogProxy {
       );
       this.#notifier.kick();
     }
-    if (this.#options.autoRefresh !== false) void this.refresh();
+    if (this.#options.autoRefresh !== false && !this.#closed) {
+      this.#nextRefreshAt = new Date();
+      void this.refresh();
+    }
   }
 
   /** Refreshes now, or joins the refresh in flight. Never throws: a failure is its record. */
@@ -323,24 +345,28 @@ export class CatalogProxy {
         fetchedAt: at.toISOString(),
         validatedAt: at.toISOString(),
       };
-      const copy = withVariants(stored, 'service', result.catalog);
-      recorded =
-        previous === undefined ? undefined : this.#changes.next(at, previous.catalog, result.catalog);
-      // Saved before it is served: a change set is never seen before it is on disk, so a restart never
-      // gives its sequence number to another one.
-      await this.#queue(async () => {
-        await this.#save(stored, this.#changes.stored(recorded));
-        this.#copy = copy;
-        if (recorded) this.#changes.append(recorded);
-      });
-      if (recorded) this.#notifier?.kick();
-      record = {
-        at: at.toISOString(),
-        outcome: 'fetched',
-        status: 200,
-        durationMs: took(),
-      };
-      freshFor = result.freshForSeconds;
+      const next = this.#changes.next(at, previous?.catalog, result.catalog);
+      // Saved before it is served, numbered or notified: a restart never gives a sequence number that was
+      // seen to another change set. A failed save changes nothing; the refresh failed and is retried.
+      try {
+        await this.#queue(async () => {
+          await this.#save(stored, this.#changes.stored(next));
+          this.#copy = withVariants(stored, 'service', result.catalog);
+          if (next) this.#changes.append(next);
+        });
+        recorded = next;
+        if (next) this.#notifier?.kick();
+        record = { at: at.toISOString(), outcome: 'fetched', status: 200, durationMs: took() };
+        freshFor = result.freshForSeconds;
+      } catch (error) {
+        record = {
+          at: at.toISOString(),
+          outcome: 'failed',
+          status: 200,
+          error: `the new copy could not be saved, so the last saved one is served: ${(error as Error).message}`,
+          durationMs: took(),
+        };
+      }
     } else if (result.kind === 'not-modified' && this.#copy) {
       this.#copy = { ...this.#copy, validatedAt: at.toISOString() };
       record = {
@@ -382,6 +408,7 @@ export class CatalogProxy {
         : {
             changes: {
               sequence: recorded.sequence,
+              resync: recorded.resync,
               added: recorded.added.length,
               changed: recorded.changed.length,
               removed: recorded.removed.length,
@@ -400,7 +427,7 @@ export class CatalogProxy {
     return run;
   }
 
-  /** Saves the copy with `changes` and the notify progress to the cache file, if any; a failure is logged. */
+  /** Saves the copy with `changes` and the notify progress to the cache file, if any; a failure is logged and thrown. */
   async #save(copy: StoredCopy, changes: StoredChanges): Promise<void> {
     if (this.#options.cacheFile === undefined) return;
     const { body, etag, fetchedAt, validatedAt } = copy;
@@ -417,12 +444,13 @@ export class CatalogProxy {
         outcome: 'failed',
         error: (error as Error).message,
       });
+      throw error;
     }
   }
 
   /**
    * Schedules the next refresh: after `refreshSeconds` when set, else after `freshFor` seconds (the service's
-   * word); after a failure, with a doubling back-off up to the usual interval.
+   * word); after a failure, with a doubling back-off up to the usual interval or the default one if longer.
    */
   #schedule(freshFor: number | undefined): number | undefined {
     if (this.#timer) clearTimeout(this.#timer);
@@ -432,7 +460,10 @@ export class CatalogProxy {
     const usual = this.#options.refreshSeconds;
     const seconds =
       freshFor === undefined
-        ? Math.min(RETRY_BASE_SECONDS * 2 ** Math.min(this.#failures - 1, 16), usual ?? DEFAULT_FRESH_SECONDS)
+        ? Math.min(
+            RETRY_BASE_SECONDS * 2 ** Math.min(this.#failures - 1, 16),
+            Math.max(usual ?? 0, DEFAULT_FRESH_SECONDS),
+          )
         : (usual ?? Math.min(Math.max(freshFor, MIN_REFRESH_SECONDS), MAX_REFRESH_SECONDS));
     this.#nextRefreshAt = new Date(Date.now() + seconds * 1000);
     this.#timer = setTimeout(() => void this.refresh(), seconds * 1000);
@@ -443,8 +474,10 @@ export class CatalogProxy {
   health(): Health {
     const copy = this.#copy;
     const now = Date.now();
+    const overdue = now > (this.#nextRefreshAt?.getTime() ?? now) + this.#client.deadlineMs;
     return {
-      status: copy === undefined ? 'empty' : this.#lastRefresh?.outcome === 'failed' ? 'degraded' : 'ok',
+      status:
+        copy === undefined ? 'empty' : this.#lastRefresh?.outcome === 'failed' || overdue ? 'degraded' : 'ok',
       upstream: this.#options.upstream,
       copy:
         copy === undefined
@@ -461,7 +494,12 @@ export class CatalogProxy {
       lastRefresh: this.#lastRefresh ?? null,
       consecutiveFailures: this.#failures,
       nextRefreshAt: this.#nextRefreshAt?.toISOString() ?? null,
-      changes: { latest: this.#changes.latest, oldest: this.#changes.oldest, kept: this.#changes.size },
+      changes: {
+        history: this.#changes.history,
+        latest: this.#changes.latest,
+        oldest: this.#changes.oldest,
+        kept: this.#changes.size,
+      },
       notify: this.#notifier?.health() ?? null,
     };
   }
@@ -518,6 +556,7 @@ export class CatalogProxy {
       'cache-control': 'no-cache',
       etag: answer.etag,
       [CHANGES_SEQUENCE_HEADER]: String(this.#changes.latest),
+      [CHANGES_HISTORY_HEADER]: this.#changes.history,
     };
     const conditional = request.headers['if-none-match'];
     if (conditional?.split(',').some((tag) => tag.trim() === answer.etag || tag.trim() === '*'))
@@ -557,17 +596,20 @@ export class CatalogProxy {
     );
   }
 
-  /** Stops refreshing and notifying, closes the connections to the service (once; later calls wait for the same). */
+  /**
+   * Stops refreshing (a call to the service under way is ended) and notifying, closes the connections to the
+   * service, waits for a save under way (once; later calls wait for the same).
+   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
       if (this.#timer) clearTimeout(this.#timer);
       this.#timer = undefined;
       this.#nextRefreshAt = undefined;
+      await this.#client.close();
       await this.#inFlight;
       await this.#notifier?.close();
       await this.#updates;
-      await this.#client.close();
     })();
     return this.#closing;
   }
@@ -639,10 +681,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     refresh: () => proxy.refresh(),
     health: () => proxy.health(),
     close: () => {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }).then(() => proxy.close());
+      // Both at once: a request waiting for the first refresh is answered once that refresh is ended.
+      closing ??= Promise.all([
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        }),
+        proxy.close(),
+      ]).then(() => undefined);
       return closing;
     },
   };

@@ -749,6 +749,7 @@ export const SETTINGS = {
   upstream: setting({
     kind: text('url', z.string().pipe(BaseUrl)),
     description: "the catalog service's base URL, http(s)://host[:port]",
+    redact: redactUrl,
     use: { proxy: 'required' },
   }),
   partnerKey: setting({

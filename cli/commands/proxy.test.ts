@@ -88,6 +88,14 @@ describe('catalog proxy', () => {
     expect(badUpstream.code).toBe(1);
     expect(badUpstream.stderr).toMatch(/^catalog: --upstream "http:\/\/127.0.0.1:9\/api\/plans": must be/);
     expect(badUpstream.stderr).not.toContain(world.keys.valid);
+    // A URL with credentials is refused without printing them.
+    const credentials = await runCatalog(['proxy', '--upstream', 'http://partner:s3cret@127.0.0.1:9'], {
+      env: { CATALOG_PARTNER_KEY: world.keys.valid },
+    });
+    expect([credentials.code, credentials.stderr]).toEqual([
+      1,
+      'catalog: --upstream "http://partner:***@127.0.0.1:9": must be http(s)://host[:port] with no path, query or fragment\n',
+    ]);
   });
 
   it('refreshes every --refresh-seconds and POSTs the change set of a real publish to --notify', async () => {
@@ -136,11 +144,14 @@ describe('catalog proxy', () => {
       await writeFile(source, JSON.stringify(rows.filter((row) => row.id !== gone?.id)));
       const published = await runCatalog(['publish'], { env: env(source) });
       expect(published.code, published.stderr).toBe(0);
-      // The next scheduled refresh (within 5 s) takes the new build and the hook delivers its change set.
-      for (let i = 0; i < 600 && bodies.length === 0; i += 1) await new Promise((r) => setTimeout(r, 20));
+      // The first copy started the history (the hook says resync); the next scheduled refresh (within 5 s)
+      // takes the new build and the hook delivers its change set.
+      for (let i = 0; i < 600 && bodies.length < 2; i += 1) await new Promise((r) => setTimeout(r, 20));
       expect(bodies.map((body) => JSON.parse(body))).toEqual([
+        expect.objectContaining({ sequence: 1, resync: true, previous: null }),
         expect.objectContaining({
-          sequence: 1,
+          sequence: 2,
+          resync: false,
           added: [],
           changed: [],
           removed: [{ id: gone?.id, title: gone?.title }],
@@ -149,7 +160,7 @@ describe('catalog proxy', () => {
       const health = JSON.parse(
         (await httpRequest(proxy.url, { method: 'GET', target: '/healthz' })).body.toString(),
       );
-      expect(health).toMatchObject({ changes: { latest: 1 }, notify: { delivered: 1, pending: 0 } });
+      expect(health).toMatchObject({ changes: { latest: 2 }, notify: { delivered: 2, pending: 0 } });
     } finally {
       await proxy.stop();
       await serve.stop();
