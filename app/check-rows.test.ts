@@ -14,8 +14,10 @@ import {
 } from '../gateway/cases.ts';
 import {
   blackBoxCases,
+  type CheckRow,
   type CheckSettings,
   checkSteps,
+  corsCause,
   judgeCase,
   learnPagePlan,
   newLearned,
@@ -171,5 +173,43 @@ describe('preparing a case for a deployment', () => {
   it('never leaves a key in a report', () => {
     const scrubbed = withoutKeys({ lines: [`echoed ${SETTINGS.key} and ${SETTINGS.forged}`] }, SETTINGS);
     expect(scrubbed).toEqual({ lines: ['echoed {valid} and {forged}'] });
+  });
+});
+
+describe('the likely cause of failing CORS rows', () => {
+  const failing = (...lines: string[]): CheckRow => ({
+    name: 'a row',
+    source: 'case',
+    request: 'GET /',
+    verdict: 'fail',
+    lines,
+  });
+  const missing = 'access-control-allow-origin: expected "https://x.example", got none';
+  const rows = [failing(missing), failing('vary: expected "Accept-Encoding", got none', missing)];
+
+  it('is said when every row failing on CORS got the same, and no answer carried the origin given', () => {
+    expect(corsCause('https://x.example', rows, { corsSeen: false })).toBe(
+      'the deployment has no CORS origin set, while \u2039setting:corsOrigin\u203a says https://x.example (every one of the 2 rows failing on Access-Control-Allow-Origin got none): catalog cors show where its keys are says which is meant; a change takes about a minute to reach the edge',
+    );
+    const other = failing(
+      'access-control-allow-origin: expected none (no CORS origin is set), got "https://a.example"',
+    );
+    expect(corsCause(null, [other, other], { corsSeen: false })).toMatch(
+      /^the deployment's CORS origin is "https:\/\/a.example", while \u2039setting:corsOrigin\u203a says off \(/,
+    );
+  });
+
+  it('is not said when some answer carried the origin, the failures differ, or CORS was not judged', () => {
+    expect(corsCause('https://x.example', rows, { corsSeen: true })).toBeNull();
+    const other = failing(
+      'access-control-allow-origin: expected "https://x.example", got "https://a.example"',
+    );
+    expect(corsCause('https://x.example', [...rows, other], { corsSeen: false })).toBeNull();
+    expect(corsCause(undefined, rows, { corsSeen: false })).toBeNull();
+    expect(
+      corsCause('https://x.example', [failing('vary: expected "Accept-Encoding", got none')], {
+        corsSeen: false,
+      }),
+    ).toBeNull();
   });
 });

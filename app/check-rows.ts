@@ -88,6 +88,8 @@ export interface Learned {
   readonly modified: Map<string, string>;
   /** The plan whose page is checked (the catalog's first), or why there is none. */
   pagePlan: { readonly id: string } | { readonly reason: string };
+  /** Whether an answer carried the CORS origin given (`Access-Control-Allow-Origin`). */
+  corsSeen: boolean;
 }
 
 export function newLearned(): Learned {
@@ -96,6 +98,7 @@ export function newLearned(): Learned {
     etags: new Map(),
     modified: new Map(),
     pagePlan: { reason: 'the whole catalog was not served' },
+    corsSeen: false,
   };
 }
 
@@ -209,6 +212,8 @@ export function judgeCase(
   learned: Learned,
 ): string[] {
   const problems = judgeAnswer(testCase, answer, knownFrom(settings, learned));
+  if (settings.cors && answer.headers['access-control-allow-origin'] === settings.cors)
+    learned.corsSeen = true;
   if (answer.status !== testCase.status) return problems;
   if (KNOWN_BODIES.includes(testCase.body) && learned.bodies[testCase.body as KnownBody] === undefined) {
     try {
@@ -602,10 +607,30 @@ export interface CheckReport {
   readonly reachable: boolean;
   /** The checker's key was refused (401) on the first request. */
   readonly keyRefused: boolean;
+  /** Why every CORS row failed, when they all failed the same way ({@link corsCause}). */
+  readonly corsCause: string | null;
   readonly rows: readonly CheckRow[];
   readonly counts: Readonly<Record<Verdict, number>>;
   /** 0 every row passed (warnings allowed), 1 a row failed, 2 the service could not be reached. */
   readonly exitCode: 0 | 1 | 2;
+}
+
+/**
+ * The likely cause when every row that judged CORS failed on it the same way: the same
+ * `Access-Control-Allow-Origin` came in every row failing on it, and no answer carried the origin given (the
+ * deployment's CORS origin is another, or none). Null otherwise, and when CORS was not judged.
+ */
+export function corsCause(
+  cors: string | null | undefined,
+  rows: readonly CheckRow[],
+  learned: Pick<Learned, 'corsSeen'>,
+): string | null {
+  const prefix = 'access-control-allow-origin: ';
+  const lines = rows.flatMap((row) => row.lines.filter((line) => line.startsWith(prefix)));
+  const got = /, got (.+)$/.exec(lines[0] ?? '')?.[1];
+  if (cors === undefined || learned.corsSeen || got === undefined || lines.some((line) => line !== lines[0]))
+    return null;
+  return `${got === 'none' ? 'the deployment has no CORS origin set' : `the deployment's CORS origin is ${got}`}, while ${settingRef('corsOrigin')} says ${cors ?? 'off'} (every one of the ${lines.length} rows failing on Access-Control-Allow-Origin got ${got}): catalog cors show where its keys are says which is meant; a change takes about a minute to reach the edge`;
 }
 
 /** Counts and exit code of the rows. */
@@ -639,6 +664,7 @@ export function formatCheckReport(report: CheckReport): string {
     `${report.baseUrl}: ${pass} passed, ${fail} failed, ${skip} skipped, ${warn} warning${warn === 1 ? '' : 's'} of ${report.rows.length} rows`,
     `CORS: ${report.cors === 'unchecked' ? `not checked (give ${settingRef('corsOrigin')})` : report.cors}; plan pages: ${report.pagePlan}`,
   );
+  if (report.corsCause) lines.push(`likely cause of the CORS failures: ${report.corsCause}`);
   if (report.keyRefused)
     lines.push(
       'CATALOG_CHECK_KEY was refused (401): it is not a current key of this deployment (revoked, expired, or issued elsewhere)',

@@ -2,13 +2,15 @@
  * `catalog check`: proves, row by row, that a deployment serves what the specification, the contract and
  * openapi.yaml promise, from outside, with nothing but its base URL and a key (docs/decisions.md#checking-a-deployment).
  * The rows and their judgement are app/check-rows.ts (pure); this module sends the requests with undici: one
- * connection pool, a timeout on each answer (connect, headers, every pause in the body), retries only on
- * network errors (undici's RetryAgent, never on a status), one request at a time, and only GET, HEAD, OPTIONS
- * and the methods the table checks are refused (POST, PUT, PATCH, DELETE, all bodiless).
+ * connection pool, a deadline on each answer (from connecting to its last byte, retries included) and a size
+ * bound on its body, retries only on network errors (undici's RetryAgent, never on a status), one request at
+ * a time, and only GET, HEAD, OPTIONS and the methods the table checks are refused (POST, PUT, PATCH, DELETE,
+ * all bodiless).
  */
 import { Agent, RetryAgent } from 'undici';
-import { describeCause, NETWORK_ERROR_CODES } from '../contract/errors.ts';
-import type { Answer } from '../gateway/judge.ts';
+import { formatMs } from '../builder/sources/options.ts';
+import { describeCause, NETWORK_ERROR_CODES, settingRef } from '../contract/errors.ts';
+import { type Answer, MAX_BODY_BYTES } from '../gateway/judge.ts';
 import { generateKey } from '../keys/keys.ts';
 import {
   type CheckReport,
@@ -16,6 +18,7 @@ import {
   type CheckRow,
   type CheckSettings,
   checkSteps,
+  corsCause,
   finishReport,
   judgeCase,
   learnPagePlan,
@@ -34,7 +37,7 @@ export interface CheckOptions {
   /** The CORS origin the operator set, `null` for none, undefined when not told. */
   readonly cors: string | null | undefined;
   readonly maxAgeMs: number;
-  /** The longest wait for an answer (connect, headers, each pause in the body). */
+  /** The deadline of each answer, from connecting to its last byte. */
   readonly timeoutMs: number;
   /** Retries of a request that failed on the network (default 2). */
   readonly retries?: number;
@@ -52,14 +55,7 @@ export function undiciSender(
   baseUrl: string,
   options: { readonly timeoutMs: number; readonly retries: number },
 ): { send: Sender; close(): Promise<void> } {
-  const agent = new Agent({
-    connect: { timeout: options.timeoutMs },
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-    // A catalog of 30,000 plans is about 15 MB; nothing the service answers comes near this.
-    maxResponseSize: 256 * 1024 * 1024,
-  });
-  const dispatcher = new RetryAgent(agent, {
+  const dispatcher = new RetryAgent(new Agent({ maxResponseSize: MAX_BODY_BYTES }), {
     maxRetries: options.retries,
     minTimeout: 250,
     maxTimeout: 2_000,
@@ -78,6 +74,7 @@ export function undiciSender(
       path: request.target,
       method: request.method as (typeof CHECK_METHODS)[number],
       headers: [['user-agent', 'catalog-check'], ...request.headers].flat(),
+      signal: AbortSignal.timeout(options.timeoutMs),
     });
     const body = Buffer.from(await response.body.arrayBuffer());
     const headers: Record<string, string> = {};
@@ -86,6 +83,16 @@ export function undiciSender(
     return { status: response.statusCode, headers, body };
   };
   return { send, close: () => dispatcher.close() };
+}
+
+const TOO_LARGE = `the answer is larger than ${MAX_BODY_BYTES / 1024 ** 2} MiB, far more than any catalog: not read further`;
+
+/** Why a request got no answer to judge, as its row says it. */
+function unanswered(error: unknown, timeoutMs: number): string {
+  if ((error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return TOO_LARGE;
+  if ((error as Error).name === 'TimeoutError')
+    return `no complete answer within ${settingRef('checkTimeout')} ${formatMs(timeoutMs)}`;
+  return `no answer: ${describeCause(error)}`;
 }
 
 /**
@@ -131,7 +138,7 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
           try {
             answers.push(await send(request));
           } catch (error) {
-            failure = `${request.method} ${request.target.split('?')[0]}: no answer: ${describeCause(error)}`;
+            failure = `${request.method} ${request.target.split('?')[0]}: ${unanswered(error, options.timeoutMs)}`;
             break;
           }
         }
@@ -152,10 +159,10 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
       try {
         answer = await send(prepared.request);
       } catch (error) {
-        const reason = `no answer: ${describeCause(error)}`;
+        const reason = unanswered(error, options.timeoutMs);
         rows.push({ name: testCase.name, source: 'case', request, verdict: 'fail', lines: [reason] });
-        if (rows.length === 1) {
-          // Nothing answered the very first request: the service cannot be reached at all.
+        if (rows.length === 1 && reason !== TOO_LARGE) {
+          // Nothing answered the very first request (in time): the service cannot be reached at all.
           reachable = false;
           break;
         }
@@ -187,6 +194,7 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
           : `not checked: ${learned.pagePlan.reason}`,
       reachable,
       keyRefused,
+      corsCause: corsCause(options.cors, rows, learned),
     },
     rows,
   );

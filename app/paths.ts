@@ -24,4 +24,6 @@ export const LOCAL_STACK = {
   store: '.catalog/kvs.json',
   /** The dev key `npm start` prints, in clear: local only. */
   devKey: '.catalog/dev-key',
+  /** The access log `npm start` appends to (the JSON lines it writes on stderr), for `catalog usage`. */
+  accessLog: '.catalog/access.log',
 } as const;

@@ -67,7 +67,7 @@ describe('the same report from an access log and from Logs Insights rows', () =>
     .join('\nan unrelated line of the server\n');
 
   it('folds both to the same counts', async () => {
-    const local = await groupAccessLog(linesOf(Readable.from([accessLog])), { since, until });
+    const { groups: local } = await groupAccessLog(linesOf(Readable.from([accessLog])), { since, until });
     // What Logs Insights answers for the same records: one row per value and status, within the window.
     const rows = new Map<string, UsageGroup>();
     for (const [time, status, bytes, logData] of entries) {
@@ -131,10 +131,35 @@ describe('the same report from an access log and from Logs Insights rows', () =>
 
   it('counts an entry written before the log recorded logData by its partner', async () => {
     const old = JSON.stringify({ time: '2026-11-02T10:00:00.000Z', status: 200, bytes: 7, partner: 'acme' });
-    const groups = await groupAccessLog(linesOf(Readable.from([old])), { since, until });
+    const { groups } = await groupAccessLog(linesOf(Readable.from([old])), { since, until });
     expect(foldUsage(groups, { source: 'x', since, until }).partners[0]).toMatchObject({
       partner: 'acme',
       ok: 1,
     });
+  });
+});
+
+describe('the lines of an access log', () => {
+  const lines = async (...chunks: (string | Buffer)[]) => {
+    const read: (string | null)[] = [];
+    for await (const line of linesOf(Readable.from(chunks))) read.push(line);
+    return read;
+  };
+
+  it('are split across chunks (UTF-8 too), the last one without a newline included', async () => {
+    const text = Buffer.from('{"a":"é"}\n\nb');
+    expect(await lines(text.subarray(0, 7), text.subarray(7, 10), text.subarray(10))).toEqual([
+      '{"a":"é"}',
+      '',
+      'b',
+    ]);
+    expect(await lines('a\n', 'b\n')).toEqual(['a', 'b']);
+    expect(await lines()).toEqual([]);
+  });
+
+  it('give a line longer than 1 MiB as null, however it is cut, and go on', async () => {
+    const MiB = 1024 * 1024;
+    expect(await lines('x'.repeat(MiB), '\nnext\n')).toEqual(['x'.repeat(MiB), 'next']);
+    expect(await lines('x'.repeat(MiB), 'y\nnext\n', 'z'.repeat(MiB + 1))).toEqual([null, 'next', null]);
   });
 });

@@ -7,7 +7,6 @@
  * the report, so the two give the same answer for the same requests.
  */
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -18,6 +17,7 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
 import { LOG_REASONS, type LogReason, LogValue } from '../contract/index.ts';
+import { LOCAL_STACK } from './paths.ts';
 
 /** Requests with one recorded value and one status, over the report's window. */
 export interface UsageGroup {
@@ -59,7 +59,10 @@ export interface UsageReport {
   readonly unnamed: readonly { readonly reason: LogReason; readonly requests: number }[];
   /** Plan page requests (no key, no partner). */
   readonly pages: number;
-  /** Records whose value no version of the function writes (counted, never guessed at). */
+  /**
+   * Records whose value no version of the function writes, and access-log lines too long to be a record
+   * (counted, never guessed at).
+   */
   readonly unreadable: number;
 }
 
@@ -187,21 +190,34 @@ export class UsageError extends CatalogError {
   override name = 'UsageError';
 }
 
+/** An access log read: its groups, and what its lines were. */
+export interface AccessLogRead {
+  readonly groups: UsageGroup[];
+  readonly lines: number;
+  /** Access-log records, within the window or not. */
+  readonly records: number;
+  /** Lines too long to be a record ({@link linesOf}). */
+  readonly tooLong: number;
+}
+
 /**
  * Groups the access-log entries of `lines` whose time is within [since, until] by (recorded value, status).
  * Lines that are not access-log entries (the server's own notes) are skipped. An entry written before the
  * log recorded `logData` counts by its `partner`.
  */
 export async function groupAccessLog(
-  lines: AsyncIterable<string>,
+  lines: AsyncIterable<string | null>,
   window: { readonly since: Date; readonly until: Date },
-): Promise<UsageGroup[]> {
+): Promise<AccessLogRead> {
   const groups = new Map<
     string,
     { logData: string; status: number; requests: number; bytes: number; first: Date; last: Date }
   >();
+  const read = { lines: 0, records: 0, tooLong: 0 };
   for await (const line of lines) {
-    if (!line.startsWith('{')) continue;
+    read.lines += 1;
+    if (line === null) read.tooLong += 1;
+    if (!line?.startsWith('{')) continue;
     let entry: Record<string, unknown>;
     try {
       entry = JSON.parse(line) as Record<string, unknown>;
@@ -210,6 +226,7 @@ export async function groupAccessLog(
     }
     const { status, time, bytes } = entry;
     if (typeof status !== 'number' || typeof time !== 'string') continue;
+    read.records += 1;
     const at = new Date(time);
     if (Number.isNaN(at.getTime()) || at < window.since || at > window.until) continue;
     const logData =
@@ -230,12 +247,35 @@ export async function groupAccessLog(
       if (at > group.last) group.last = at;
     }
   }
-  return [...groups.values()];
+  return { groups: [...groups.values()], ...read };
 }
 
-/** The lines of a stream (a file, or standard input). */
-export function linesOf(stream: Readable): AsyncIterable<string> {
-  return createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+/** The longest line read as a record: an access-log record is a few hundred bytes. */
+const MAX_LINE_BYTES = 1024 * 1024;
+
+/**
+ * The lines of a stream (a file, or standard input); a line longer than {@link MAX_LINE_BYTES} comes as null,
+ * never held whole (readline would hold it, and fail past V8's longest string).
+ */
+export async function* linesOf(stream: Readable): AsyncGenerator<string | null> {
+  let held: Buffer[] = [];
+  let size = 0;
+  for await (const data of stream as AsyncIterable<Buffer | string>) {
+    const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+    for (let start = 0; start < chunk.length; ) {
+      const end = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
+      size += piece.length;
+      if (size > MAX_LINE_BYTES) held = [];
+      else held.push(piece);
+      if (end === -1) break;
+      yield size > MAX_LINE_BYTES ? null : Buffer.concat(held).toString('utf8');
+      held = [];
+      size = 0;
+      start = end + 1;
+    }
+  }
+  if (size > 0) yield size > MAX_LINE_BYTES ? null : Buffer.concat(held).toString('utf8');
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -363,13 +403,18 @@ export async function usageReport(
       stream.once('open', () => resolve());
       stream.once('error', reject);
     });
-    try {
-      await opened;
-      const groups = await groupAccessLog(linesOf(stream), { since, until });
-      return foldUsage(groups, { source: path === '-' ? 'standard input' : path, since, until });
-    } catch (error) {
-      throw new UsageError(`cannot read the access log ${path}: ${describeCause(error)}`, { cause: error });
-    }
+    const source = path === '-' ? 'standard input' : path;
+    const read = await opened
+      .then(() => groupAccessLog(linesOf(stream), { since, until }))
+      .catch((error: unknown) => {
+        throw new UsageError(`cannot read the access log ${path}: ${describeCause(error)}`, { cause: error });
+      });
+    if (read.records === 0)
+      throw new UsageError(
+        `${source} holds no access-log record (${read.lines} lines read): catalog usage reads the JSON lines catalog serve writes on its stderr, which npm start also appends to ${LOCAL_STACK.accessLog}`,
+      );
+    const report = foldUsage(read.groups, { source, since, until });
+    return { ...report, unreadable: report.unreadable + read.tooLong };
   }
   if (settings.usageLogGroup !== undefined) {
     const groups = await queryUsageGroups(await options.logs(), {

@@ -55,15 +55,25 @@ export function variantKey(object: OriginObjectName, encoding: Encoding): string
   return encoding === undefined ? object : `${object}.${encoding === 'gzip' ? 'gz' : 'br'}`;
 }
 
-/** The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). Throws when it cannot be decoded. */
+/** The largest body read or decoded (64 MiB): a catalog of 30,000 plans is about 15 MB. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). Throws when it cannot be
+ * decoded, or decodes to more than {@link MAX_BODY_BYTES}.
+ */
 export function decodeBody(answer: {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: Buffer;
 }): Buffer {
   const encoding = answer.headers['content-encoding'];
-  if (encoding === 'br') return brotliDecompressSync(answer.body);
-  if (encoding === 'gzip') return gunzipSync(answer.body);
-  return answer.body;
+  const decode = encoding === 'br' ? brotliDecompressSync : encoding === 'gzip' ? gunzipSync : undefined;
+  try {
+    return decode ? decode(answer.body, { maxOutputLength: MAX_BODY_BYTES }) : answer.body;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_BUFFER_TOO_LARGE') throw error;
+    throw new Error(`it decodes to more than ${MAX_BODY_BYTES / 1024 ** 2} MiB, far more than any catalog`);
+  }
 }
 
 /** A header value as a problem line shows it: quoted, or `none`. */

@@ -888,7 +888,7 @@ export const SETTINGS = {
   }),
   checkTimeout: setting({
     kind: parsed('duration', TimeoutMs, formatMs),
-    description: 'catalog check: the longest wait for each answer (connect, headers, each pause in the body)',
+    description: 'catalog check: the deadline of each answer, from connecting to its last byte',
     default: 10_000,
     flag: '--timeout',
     use: { check: 'default' },

@@ -4,12 +4,16 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../app/check.ts';
-import { blackBoxCases } from '../../app/check-rows.ts';
+import { blackBoxCases, checkSteps } from '../../app/check-rows.ts';
 import { type BuildObject, buildObject, type Manifest, manifestEntry } from '../../builder/build.ts';
 import { BUILDS_PREFIX, HEADER_VALUES, MANIFEST, ORIGIN_FILES } from '../../contract/index.ts';
 import { PAGE_PLAN_ID, PARTNER_ORIGIN } from '../../gateway/cases.ts';
@@ -20,7 +24,7 @@ import { createEdgeServer, listen, shutdown } from '../../gateway/local/server.t
 import { WatchedKeyValueStore } from '../../gateway/local/store.ts';
 import { generateKey } from '../../keys/keys.ts';
 import { DirectoryOrigin } from '../../publish/dir-origin.ts';
-import { ROOT, runCatalog, type ServeProcess, startServe } from '../../testing/cli.ts';
+import { ROOT, runCatalog, runCatalogProcess, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
@@ -158,11 +162,27 @@ describe('catalog check against catalog serve on the fixtures', () => {
       expect(row(report(off.stdout), 'the whole catalog').lines).toEqual([
         `access-control-allow-origin: expected none (no CORS origin is set), got "${origin}"`,
       ]);
+      expect(report(off.stdout).corsCause).toMatch(
+        new RegExp(`^the deployment's CORS origin is "${origin}", while --cors-origin says off \\(`),
+      );
     } finally {
       const clear = await runCatalog(['cors', 'clear', '--store', world.stores.plain]);
       expect(clear.code, clear.stderr).toBe(0);
       await sleep(300);
     }
+  });
+
+  it('says once what every CORS row failing the same way likely means: here, CORS is off', async () => {
+    const result = await check(url, world.keys.valid, '--cors-origin', 'https://x.example');
+    expect(result.code).toBe(1);
+    const failing = result.stdout.match(/^FAIL /gm)?.length ?? 0;
+    expect(failing).toBeGreaterThan(100);
+    const cause = `the deployment has no CORS origin set, while --cors-origin says https://x.example (every one of the ${failing} rows failing on Access-Control-Allow-Origin got none): catalog cors show where its keys are says which is meant; a change takes about a minute to reach the edge`;
+    expect(result.stdout.split('\n').filter((line) => line.includes('likely cause'))).toEqual([
+      `likely cause of the CORS failures: ${cause}`,
+    ]);
+    expect(result.stderr).toMatch(new RegExp(`^catalog: ${failing} of \\d+ rows failed against ${url} \\(`));
+    expect(result.stderr).toContain(`(likely cause: ${cause}): "the whole catalog", `);
   });
 
   it('warns, without failing, when the catalog is older than --max-age', async () => {
@@ -378,6 +398,114 @@ handler = async function (event) { var response = await builtHandler(event); del
     } finally {
       await server.stop();
       await world.remove();
+    }
+  });
+});
+
+/**
+ * A hostile deployment on 127.0.0.1: `answer` answers every request. Bodies are streamed from one small
+ * buffer, so the test holds none of what it sends.
+ */
+async function hostileServer(answer: (request: IncomingMessage, response: ServerResponse) => void) {
+  const http = createServer(answer);
+  const { port } = await listen(http, 0, '127.0.0.1');
+  return { url: `http://127.0.0.1:${port}`, close: () => shutdown(http, 0) };
+}
+
+/** `times` copies of `chunk`, as a stream into `response` (which may be cut off by the client). */
+const sendRepeated = (response: ServerResponse, chunk: Buffer, times: number) =>
+  pipeline(
+    Readable.from(
+      (function* () {
+        for (let i = 0; i < times; i += 1) yield chunk;
+      })(),
+    ),
+    response,
+  ).catch(() => {});
+
+const notFound = (response: ServerResponse) => void response.writeHead(404, { 'content-length': '0' }).end();
+
+describe('catalog check against a hostile deployment: every answer has a deadline and a size bound', () => {
+  /** The check as its own process, which must finish by itself. */
+  const checkProcess = (url: string, ...args: string[]) =>
+    runCatalogProcess(['check', '--base-url', url, '--cors-origin', 'off', '--json', ...args], {
+      env: { CATALOG_CHECK_KEY: generateKey() },
+    });
+
+  it('a body sent a byte at a time fails its row at --timeout, however often the bytes come', async () => {
+    let everything = false;
+    const trickle = (response: ServerResponse) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      // Far more often than the timeout: no pause in the body is ever as long as it.
+      const timer = setInterval(() => response.write(' '), 200);
+      response.on('close', () => clearInterval(timer));
+    };
+    const trickled = ['/openapi.yml', '/openapi.yaml/'];
+    const server = await hostileServer((request, response) =>
+      everything || trickled.includes(request.url ?? '') ? trickle(response) : notFound(response),
+    );
+    try {
+      const result = await checkProcess(server.url, '--timeout', '1s');
+      expect(result.code, result.stderr).toBe(1);
+      const timedOut = report(result.stdout).rows.filter((r) =>
+        isDeepStrictEqual(r.lines, ['no complete answer within --timeout 1s']),
+      );
+      expect(timedOut.map((r) => r.request)).toEqual(trickled.map((path) => `GET ${path}`));
+
+      // When the very first answer never completes, the check stops there.
+      everything = true;
+      const first = await checkProcess(server.url, '--timeout', '1s');
+      expect(first.code).toBe(2);
+      expect(first.stderr).toBe(
+        `catalog: ${server.url} cannot be reached: no complete answer within --timeout 1s\n`,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a body larger than any catalog fails its row, saying so, without being read to its end', async () => {
+    const megabyte = Buffer.alloc(1024 * 1024, 0x20);
+    let answered = 0;
+    const server = await hostileServer((_request, response) => {
+      answered += 1;
+      if (answered > 1) return notFound(response);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      void sendRepeated(response, megabyte, 100);
+    });
+    try {
+      const result = await checkProcess(server.url);
+      expect(result.code, result.stderr).toBe(1);
+      const parsed = report(result.stdout);
+      expect(parsed.rows[0]).toMatchObject({
+        name: 'the whole catalog',
+        verdict: 'fail',
+        lines: ['the answer is larger than 64 MiB, far more than any catalog: not read further'],
+      });
+      // The deployment answered: the check goes on, to every row.
+      expect(parsed.reachable).toBe(true);
+      expect(parsed.rows.length).toBe(checkSteps().length);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a gzip bomb fails its row, saying what it decodes to, and is decoded no further', async () => {
+    // 16 MiB of zeros in 16 KB of gzip; 64 members of it decode to 1 GiB.
+    const member = gzipSync(Buffer.alloc(16 * 1024 * 1024));
+    const server = await hostileServer((request, response) => {
+      if (request.headers['accept-encoding'] !== 'gzip') return notFound(response);
+      response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      void sendRepeated(response, member, 64);
+    });
+    try {
+      const result = await checkProcess(server.url);
+      expect(result.code, result.stderr).toBe(1);
+      expect(row(report(result.stdout), 'Accept-Encoding gzip').lines).toContain(
+        'body: cannot be decoded as gzip (it decodes to more than 64 MiB, far more than any catalog)',
+      );
+    } finally {
+      await server.close();
     }
   });
 });

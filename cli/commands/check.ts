@@ -49,7 +49,7 @@ export function registerCheck(program: Command, io: CliIO): void {
       const failed = rendered.rows.filter((row) => row.verdict === 'fail').map((row) => `"${row.name}"`);
       const shown = failed.length > 5 ? [...failed.slice(0, 5), `and ${failed.length - 5} more`] : failed;
       io.stderr(
-        `catalog: ${failed.length} of ${rendered.rows.length} rows failed against ${rendered.baseUrl}${rendered.keyRefused ? ' (CATALOG_CHECK_KEY was refused)' : ''}: ${shown.join(', ')}\n`,
+        `catalog: ${failed.length} of ${rendered.rows.length} rows failed against ${rendered.baseUrl}${rendered.keyRefused ? ' (CATALOG_CHECK_KEY was refused)' : ''}${rendered.corsCause ? ` (likely cause: ${rendered.corsCause})` : ''}: ${shown.join(', ')}\n`,
       );
     }
     throw new CommandExit(rendered.exitCode);

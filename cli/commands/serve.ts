@@ -1,6 +1,8 @@
 /** `catalog serve` and `catalog start`: the local stack (app/local.ts) on 127.0.0.1. */
+import { appendFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RunningEdge } from '../../app/local.ts';
+import { describeCause } from '../../contract/errors.ts';
 import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
@@ -14,14 +16,22 @@ export interface JsonLines {
  * JSON log lines on stderr (the access log, and what the edge or the proxy says about itself), written once
  * per turn of the event loop: a busy edge answers several requests a turn, and one write for all their lines
  * costs about what one line did. A stop calls `flush` last, so the process exits with every line written.
+ * With `copyTo`, each write is also appended to that file (until a write fails, which is said once).
  */
-export function jsonLines(io: CliIO): JsonLines {
+export function jsonLines(io: CliIO, copyTo?: string): JsonLines {
   let waiting = '';
+  let file = copyTo;
   const flush = () => {
     if (waiting === '') return;
     const text = waiting;
     waiting = '';
     io.stderr(text);
+    try {
+      if (file !== undefined) appendFileSync(file, text);
+    } catch (error) {
+      io.stderr(`catalog: the log is no longer copied to ${file}: ${describeCause(error)}\n`);
+      file = undefined;
+    }
   };
   const log = (entry: object) => {
     if (waiting === '') setImmediate(flush);
@@ -66,7 +76,7 @@ export function registerStart(program: Command, io: CliIO): void {
     const started = performance.now();
     const { port, host } = parseCommand(command, 'start', io.env);
     const local = await import('../../app/local.ts');
-    const log = jsonLines(io);
+    const log = jsonLines(io, local.LOCAL_STACK.accessLog);
     const { edge, key, summary, samplePage } = await local
       .startLocalStack({ host, port, now: new Date(), report: note, log })
       .finally(log.flush);
@@ -78,7 +88,7 @@ export function registerStart(program: Command, io: CliIO): void {
     note(
       [
         '',
-        `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr.`,
+        `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr (and in ${local.LOCAL_STACK.accessLog}).`,
         `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.DEV_KEY_FILE}): ${key}`,
         `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}/api/plans?discipline=running'`,
         `  curl -i '${edge.url}/openapi.yaml'`,

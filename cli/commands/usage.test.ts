@@ -4,12 +4,26 @@
  * stand-in of the CloudWatch Logs API (reached by AWS_ENDPOINT_URL_CLOUDWATCH_LOGS), which records the exact
  * requests.
  */
-import { writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UsageReport } from '../../app/usage.ts';
 import { type Recorder, startRecorder } from '../../testing/aws.ts';
 import { nextAccessLogEntry } from '../../testing/cases.suite.ts';
-import { httpRequest, runCatalog, type ServeProcess, startServe } from '../../testing/cli.ts';
+import {
+  CATALOG_BIN,
+  httpRequest,
+  ROOT,
+  runCatalog,
+  type ServeProcess,
+  startCatalog,
+  startServe,
+} from '../../testing/cli.ts';
+import { freePort } from '../../testing/postgres.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const DAY_SECONDS = 86_400;
@@ -390,5 +404,99 @@ describe('catalog usage on AWS (Logs Insights)', () => {
     const result = await runCatalog(['usage', '--log-group', '/catalog/usage'], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('catalog: Logs Insights query q-1 on /catalog/usage ended Failed\n');
+  });
+});
+
+describe('catalog usage over what is not a clean access log', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-usage-' });
+  // A minute ago: the command's window ends when it starts, before the last line arrives.
+  const entry = (logData: string) =>
+    JSON.stringify({
+      time: new Date(Date.now() - 60_000).toISOString(),
+      method: 'GET',
+      path: '/api/plans',
+      status: 200,
+      bytes: 10,
+      logData,
+    });
+
+  it('counts a line too long to be a record as unreadable and reads on, never holding it (600 MB through a pipe)', async () => {
+    const child = spawn(process.execPath, [CATALOG_BIN, 'usage', '--access-log', '-', '--json'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text;
+    });
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const megabyte = Buffer.alloc(1024 * 1024, 'a');
+    await pipeline(
+      Readable.from(
+        (async function* () {
+          yield `${entry('acme')}\n{"path":"`;
+          for (let i = 0; i < 600; i += 1) yield megabyte;
+          yield `"}\n${entry('globex')}\n`;
+        })(),
+      ),
+      child.stdin,
+    );
+    expect(await exited, stderr).toBe(0);
+    const report = JSON.parse(stdout) as UsageReport;
+    expect(report.partners.map((p) => [p.partner, p.requests])).toEqual([
+      ['acme', 1],
+      ['globex', 1],
+    ]);
+    expect(report.unreadable).toBe(1);
+  });
+
+  it('says so and exits 1 when no line is an access-log record, naming where to get one', async () => {
+    const notes = join(scratch.dir, 'notes.log');
+    await writeFile(notes, 'catalog serve: listening on http://127.0.0.1:8787\n{"not":"a record"}\n');
+    const result = await runCatalog(['usage', '--access-log', notes]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `catalog: ${notes} holds no access-log record (2 lines read): catalog usage reads the JSON lines catalog serve writes on its stderr, which npm start also appends to .catalog/access.log\n`,
+    );
+    const empty = await runCatalog(['usage', '--access-log', '-'], { input: '' });
+    expect(empty.stderr).toMatch(/^catalog: standard input holds no access-log record \(0 lines read\)/);
+  });
+
+  it('counts what npm start served from .catalog/access.log, as the README says', async () => {
+    const started = await startCatalog(['start'], {
+      ready: /Local stack ready on (http:\/\/\S+)/,
+      cwd: scratch.dir,
+      env: { CATALOG_PORT: String(await freePort()) },
+    });
+    let stopped = false;
+    try {
+      const key = (await readFile(join(scratch.dir, '.catalog/dev-key'), 'utf8')).trim();
+      const answer = await httpRequest(started.url, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(answer.status).toBe(200);
+      expect(await started.stop()).toBe(0);
+      stopped = true;
+      const result = await runCatalog(
+        ['usage', '--access-log', '.catalog/access.log', '--since', '7d', '--json'],
+        {
+          cwd: scratch.dir,
+        },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect((JSON.parse(result.stdout) as UsageReport).partners).toMatchObject([
+        { partner: 'dev', requests: 1, ok: 1, bytes: answer.body.length },
+      ]);
+    } finally {
+      if (!stopped) await started.stop();
+    }
   });
 });

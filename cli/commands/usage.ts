@@ -46,7 +46,11 @@ export function formatUsage(report: UsageReport): string {
       ]),
     );
   if (report.pages > 0) lines.push('', `plan pages: ${report.pages}`);
-  if (report.unreadable > 0) lines.push('', `records with a value no gateway writes: ${report.unreadable}`);
+  if (report.unreadable > 0)
+    lines.push(
+      '',
+      `unreadable records (a value no gateway writes, or a line too long): ${report.unreadable}`,
+    );
   return lines.join('\n');
 }
 
