@@ -201,6 +201,8 @@ export async function startLocalStack(options: {
   const { summary } = await run.publish(devPublishSettings(host, port), target, {
     now,
     force: false,
+    // Its own fixed origin and store: a live build deleted from .catalog/origin is simply replaced.
+    recover: true,
     report: options.report,
     actor: 'catalog start',
   });

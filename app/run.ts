@@ -249,6 +249,8 @@ export interface PublishRunOptions {
   readonly now: Date;
   readonly force: boolean;
   readonly unpin?: boolean;
+  /** Publish over a live build the origin does not hold (publish/publish.ts `proveDeployment`). */
+  readonly recover?: boolean;
   readonly report: Report;
   /** Reads the source when the run starts instead of taking it from the settings; its failure is recorded. */
   readonly source?: () => Promise<RunSource>;
@@ -381,10 +383,25 @@ export async function publish(
     options.report(`warning: ${line}`);
   };
   const pollClock = options.propagation?.clock ?? SYSTEM_CLOCK;
-  const [{ acquireRunLock, describeHolder }, publishing] = await Promise.all([
+  const [{ acquireRunLock, describeHolder }, publishing, { readPointer }] = await Promise.all([
     import('../publish/lock.ts'),
     import('../publish/publish.ts'),
+    import('../publish/pointer.ts'),
   ]);
+  // Before anything is built or written (the run lock, the run's record): a store and an origin of two
+  // deployments are refused here, and this origin never hears of the run.
+  try {
+    await publishing.proveDeployment(target, await readPointer(target.kvs), {
+      live: true,
+      recover: options.recover ?? false,
+    });
+  } catch (error) {
+    if (error instanceof CatalogError) throw error;
+    throw new StoreError(
+      `reading ${target.kvs.name} and ${target.origin.name} failed (${describeCause(error)}); nothing was changed`,
+      { cause: error },
+    );
+  }
 
   let progress: RunProgress = {};
   let end: RunEnd;
@@ -441,6 +458,7 @@ export async function publish(
       minRatio: settings.minRatio,
       keep: settings.keepBuilds,
       unpin: options.unpin ?? false,
+      recover: options.recover ?? false,
       buildMs: performance.now() - started,
       prune: false,
       clock,

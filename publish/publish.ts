@@ -12,7 +12,7 @@ import {
   type Manifest,
   type PreparedBuild,
 } from '../builder/build.ts';
-import { describeCause, StoreError } from '../contract/errors.ts';
+import { describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
   BUILDS_PREFIX,
@@ -43,6 +43,9 @@ import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
 import { type ObjectToWrite, type OriginStore, objectToWrite } from './origin.ts';
 import {
+  type Binding,
+  DeploymentError,
+  mismatch,
   movePointer,
   type Pin,
   PinnedError,
@@ -81,6 +84,8 @@ export interface PublishOptions extends GuardOptions {
   readonly actor?: string;
   /** The time of a pointer move in its history (default: the system's). */
   readonly clock?: () => Date;
+  /** Publish even though the store's live build is not at the origin (see {@link proveDeployment}). */
+  readonly recover?: boolean;
 }
 
 /** Records a move in the history at the origin; a failure is returned as a warning, never thrown. */
@@ -283,6 +288,34 @@ export async function pruneBuilds(
   return doomed;
 }
 
+/**
+ * Proves that the store and the origin of `target` are one deployment, before anything moves the pointer
+ * (docs/decisions.md#live-build), and returns how the move records the origin. The store names the origin it
+ * serves (`build:origin`, recorded by its first move): another one is refused, always. A store that names none
+ * yet (new, or from before the record) is taken to serve this origin only when its live build is here. With
+ * `live` (a publish), the live build must be here whatever the store records: a publish over a live build that
+ * cannot be read is refused unless `recover`, which also lets a store that names no origin take this one.
+ * Throws {@link DeploymentError} naming both.
+ */
+export async function proveDeployment(
+  target: PublishTarget,
+  pointer: Pointer,
+  options: { readonly live?: boolean; readonly recover?: boolean } = {},
+): Promise<Binding> {
+  const where = { origin: target.origin.name, binding: await target.origin.bindingFor(target.kvs.name) };
+  if (pointer.origin !== null && pointer.origin !== where.binding)
+    throw mismatch(target.kvs.name, target.origin.name, pointer.origin, where.binding);
+  const { live } = pointer;
+  if (live === null || options.recover || (pointer.origin !== null && !options.live)) return where;
+  if (BUILD_ID_PATTERN.test(live) && (await readManifest(target.origin, live))) return where;
+  const recover = `${settingRef('recover')} publishes a fresh build in its place, if it is truly lost`;
+  throw new DeploymentError(
+    pointer.origin === null
+      ? `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store names no origin yet, and its live build ${shownValue(live)} is not at ${target.origin.name}; nothing was changed (give the origin that holds it; ${recover})`
+      : `${target.kvs.name}: its live build ${shownValue(live)} is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback makes an earlier build live; ${recover})`,
+  );
+}
+
 const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
 
 /**
@@ -333,10 +366,12 @@ export async function publishBuild(
 
   let pointer: Pointer;
   let live: LiveCatalog;
+  let where: Binding;
   try {
     pointer = await readPointer(target.kvs);
+    where = await proveDeployment(target, pointer, { live: true, recover: options.recover ?? false });
     if (options.unpin && pointer.pin) {
-      const removed = await unpinPointer(target.kvs);
+      const removed = await unpinPointer(target.kvs, where);
       if (removed) {
         warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
         const warning = await recordMoveOrWarn(target.origin, unpinMove(removed, actor, clock()));
@@ -345,7 +380,7 @@ export async function publishBuild(
       pointer = { ...pointer, pin: null };
     }
   } catch (error) {
-    if (error instanceof StoreError) throw error;
+    if (error instanceof StoreError || error instanceof DeploymentError) throw error;
     throw storeFailure(`reading the live build from ${target.kvs.name} failed`, { cause: error });
   }
   if (pointer.pin) {
@@ -376,8 +411,12 @@ export async function publishBuild(
   if (decision.action === 'skip')
     return summary({ result: 'skipped-identical', reason: decision.reason }, pointer);
   if (decision.note) warnings.push(decision.note);
-  if (live.kind === 'unreadable')
-    warnings.push(`build:live names ${shownValue(live.id)} (${live.reason}): a fresh build replaces it`);
+  // Only with `recover` (proveDeployment refused it otherwise): the move is recorded with why.
+  const recovered =
+    live.kind === 'unreadable'
+      ? `recovered: build:live named ${shownValue(live.id)} (${live.reason}); a fresh build replaces it`
+      : undefined;
+  if (recovered) warnings.push(recovered);
 
   if (!build) {
     const completeStarted = performance.now();
@@ -407,7 +446,7 @@ export async function publishBuild(
   const flipStarted = performance.now();
   let moved: Pointer;
   try {
-    moved = await movePointer(target.kvs, pointer.live, built.buildId);
+    moved = await movePointer(target.kvs, pointer.live, built.buildId, where);
   } catch (error) {
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
@@ -420,6 +459,7 @@ export async function publishBuild(
     from: pointer.live,
     to: built.buildId,
     by: actor,
+    ...(recovered ? { reason: recovered } : {}),
   });
   if (recorded) warnings.push(recorded);
 
@@ -501,6 +541,7 @@ export async function rollback(
       readOnly: true,
     });
   }
+  const where = await proveDeployment(target, pointer);
   const chosen = rollbackTarget(builds, pointer, options.to);
   if ('error' in chosen) throw new HistoryError(`${target.origin.name}: ${chosen.error}`);
   const manifest = await readManifest(target.origin, chosen.id);
@@ -517,7 +558,7 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
-  const { before, after } = await pinPointer(target.kvs, pin, pointer.live);
+  const { before, after } = await pinPointer(target.kvs, pin, pointer.live, where);
   const warning = await recordMoveOrWarn(target.origin, {
     at: options.now.toISOString(),
     kind: 'rollback',
@@ -546,7 +587,8 @@ export async function unpin(
   target: PublishTarget,
   options: { readonly now?: Date; readonly actor?: string } = {},
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: string[] }> {
-  const unpinned = await unpinPointer(target.kvs);
+  const where = await proveDeployment(target, await readPointer(target.kvs));
+  const unpinned = await unpinPointer(target.kvs, where);
   const warning = unpinned
     ? await recordMoveOrWarn(
         target.origin,

@@ -11,7 +11,6 @@
  * {@link VARIABLES} or {@link FLAG_VALUES}; a command that cannot run here at all goes in {@link CHECK_ONLY}
  * with the reason (its arguments are still checked by the real program). Test support only.
  */
-import dns from 'node:dns';
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join } from 'node:path';
@@ -21,7 +20,7 @@ import { type Recorder, startRecorder, startS3, TEST_AWS_ENV, type TestS3 } from
 import { ROOT, runCatalog, scratchDir } from './cli.ts';
 import { FakeCloudFront } from './cloudfront.ts';
 import { type Assignment, type DocCommand, literalOf, type Word } from './doc-commands.ts';
-import { FakeKvs } from './kvs.ts';
+import { FakeKvs, resolveKvsTestHost } from './kvs.ts';
 
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
 const BUILDER_FUNCTION = 'TrainingPlanCatalog-builder';
@@ -68,24 +67,6 @@ function freePort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
     });
   });
-}
-
-/**
- * The KeyValueStore client puts the account id in front of the endpoint's host (`123456789012.kvs.test`):
- * the harness resolves that name to the stand-in on 127.0.0.1, as the Lambda bundle's test does. Returns how
- * to undo it.
- */
-function resolveKvsTestHost(): () => void {
-  const original = dns.lookup;
-  const patched = ((host: string, ...rest: unknown[]) =>
-    (original as (...args: unknown[]) => unknown)(
-      host.endsWith('.kvs.test') ? '127.0.0.1' : host,
-      ...rest,
-    )) as typeof dns.lookup;
-  dns.lookup = patched;
-  return () => {
-    dns.lookup = original;
-  };
 }
 
 /** Publishes the fixtures three times (forced: three builds) with the real command; returns their ids. */

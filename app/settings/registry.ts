@@ -309,6 +309,15 @@ export const SETTINGS = {
     labels: { lambda: 'an invocation with the event {"force": true} (catalog rebuild --force)' },
     use: { publish: 'default', rebuild: 'default' },
   }),
+  recover: setting({
+    kind: boolean,
+    description:
+      "publish even though the store's live build is not at the origin (deleted, or the store edited by hand): a fresh build replaces it, and a store that names no origin yet takes this one (a store that serves another origin is refused even so). Only to repair a broken deployment: with a wrong --origin or --bucket it points partners at a build their edge cannot serve",
+    default: false,
+    env: false,
+    labels: { lambda: 'catalog publish --recover' },
+    use: { publish: 'default' },
+  }),
   allowEmpty: setting({
     kind: boolean,
     description: 'publish a catalog with no plans',

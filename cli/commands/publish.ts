@@ -66,6 +66,7 @@ export function registerPublish(program: Command, io: CliIO): void {
       now: new Date(),
       force: settings.force,
       unpin: settings.unpin,
+      recover: settings.recover,
       report: note,
       actor: actorOf(),
     });
