@@ -24,4 +24,6 @@ export const LOCAL_STACK = {
   store: '.catalog/kvs.json',
   /** The dev key `npm start` prints, in clear: local only. */
   devKey: '.catalog/dev-key',
+  /** Which `catalog start` serves the local stack now, and at which base URL (removed when it stops). */
+  running: '.catalog/stack.json',
 } as const;

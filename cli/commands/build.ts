@@ -46,7 +46,7 @@ export function registerBuild(program: Command, io: CliIO): void {
     );
   addSettings(command, 'build').action(async () => {
     const started = performance.now();
-    const settings = parseCommand(command, 'build', io.env);
+    const settings = await parseCommand(command, 'build', io.env);
     const { build, writeFlatBuild } = await import('../../app/run.ts');
     const result = await build(settings, new Date(), note);
     const writeMs = await writeFlatBuild(settings.out, result);
