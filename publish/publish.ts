@@ -62,6 +62,16 @@ export interface PublishTarget {
   readonly kvs: KeyValueStore;
 }
 
+/** What a long operation is doing now (for a progress display): its stage, and how far it is when counted. */
+export interface Progress {
+  readonly stage: string;
+  readonly done?: number;
+  readonly total?: number;
+}
+
+/** Hears each {@link Progress} of an operation, as it goes. */
+export type ProgressSink = (progress: Progress) => void;
+
 /** How the guards behave, and how many builds are kept. */
 export interface PublishOptions extends GuardOptions {
   /** How many builds to keep (the newest); older ones are deleted after a publish. */
@@ -86,6 +96,8 @@ export interface PublishOptions extends GuardOptions {
   readonly clock?: () => Date;
   /** Publish even though the store's live build is not at the origin (see {@link proveDeployment}). */
   readonly recover?: boolean;
+  /** Hears the stages and the objects uploaded. */
+  readonly progress?: ProgressSink;
 }
 
 /** Records a move in the history at the origin; a failure is returned as a warning, never thrown. */
@@ -235,10 +247,12 @@ async function upload(
   build: BuildResult,
   previous: string | null,
   concurrency: number,
+  progress: ProgressSink,
 ): Promise<void> {
   const manifest = build.objects.find((object) => object.key === MANIFEST);
   const rest = build.objects.filter((object) => object.key !== MANIFEST);
   let written = 0;
+  const total = build.objects.length;
   const fail = (key: string, error: unknown) =>
     new UploadError(
       `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${build.objects.length} objects written; the live build is still ${previous ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
@@ -248,6 +262,7 @@ async function upload(
     try {
       await origin.put(toWrite(build.buildId, object), { overwrite: false });
       written += 1;
+      progress({ stage: 'uploading', done: written, total });
     } catch (error) {
       throw fail(object.key, error);
     }
@@ -418,7 +433,9 @@ export async function publishBuild(
       : undefined;
   if (recovered) warnings.push(recovered);
 
+  const progress = options.progress ?? (() => {});
   if (!build) {
+    progress({ stage: 'compressing and rendering pages' });
     const completeStarted = performance.now();
     build = await completeBuild(candidate as PreparedBuild);
     completeMs = performance.now() - completeStarted;
@@ -426,9 +443,11 @@ export async function publishBuild(
   const built = build;
 
   const uploadStarted = performance.now();
-  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
+  progress({ stage: 'uploading', done: 0, total: built.objects.length });
+  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
   times.upload = ms(uploadStarted, performance.now());
 
+  progress({ stage: 'verifying' });
   const verifyStarted = performance.now();
   let damage: string[];
   try {
@@ -443,6 +462,7 @@ export async function publishBuild(
     );
   times.verify = ms(verifyStarted, performance.now());
 
+  progress({ stage: 'moving the live pointer' });
   const flipStarted = performance.now();
   let moved: Pointer;
   try {
@@ -526,8 +546,15 @@ function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
  */
 export async function rollback(
   target: PublishTarget,
-  options: { readonly to?: string; readonly now: Date; readonly actor?: string },
+  options: {
+    readonly to?: string;
+    readonly now: Date;
+    readonly actor?: string;
+    readonly progress?: ProgressSink;
+  },
 ): Promise<RollbackSummary> {
+  const progress = options.progress ?? (() => {});
+  progress({ stage: 'reading the builds' });
   let pointer: Pointer;
   let builds: Map<string, string[]>;
   try {
@@ -544,6 +571,7 @@ export async function rollback(
   const where = await proveDeployment(target, pointer);
   const chosen = rollbackTarget(builds, pointer, options.to);
   if ('error' in chosen) throw new HistoryError(`${target.origin.name}: ${chosen.error}`);
+  progress({ stage: `checking build ${chosen.id}` });
   const manifest = await readManifest(target.origin, chosen.id);
   if (!manifest) throw new HistoryError(`${target.origin.name}: build ${chosen.id} has no readable manifest`);
   const damage = await damageOfBuild(target.origin, chosen.id, manifest);
@@ -558,6 +586,7 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
+  progress({ stage: 'moving the live pointer' });
   const { before, after } = await pinPointer(target.kvs, pin, pointer.live, where);
   const warning = await recordMoveOrWarn(target.origin, {
     at: options.now.toISOString(),

@@ -535,9 +535,12 @@ export const SETTINGS = {
   }),
   json: setting({
     kind: boolean,
-    description: 'print JSON instead of a table',
+    description: 'print JSON instead of a table, and no progress line',
     default: false,
     use: {
+      build: 'default',
+      publish: 'default',
+      rollback: 'default',
       'keys-list': 'default',
       status: 'default',
       history: 'default',

@@ -7,7 +7,7 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
-import { type CliIO, CommandExit, noter } from '../io.ts';
+import { type CliIO, CommandExit, noter, progressLine } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
 /** Pads the columns of a table of strings. */
@@ -62,14 +62,18 @@ export function registerPublish(program: Command, io: CliIO): void {
     const settings = await parseCommand(publish, 'publish', io.env);
     const target = await targetOf(settings);
     const run = await import('../../app/run.ts');
-    const { summary } = await run.publish(settings, target, {
-      now: new Date(),
-      force: settings.force,
-      unpin: settings.unpin,
-      recover: settings.recover,
-      report: note,
-      actor: actorOf(),
-    });
+    const line = progressLine(io, 'publish', settings.json);
+    const { summary } = await run
+      .publish(settings, target, {
+        now: new Date(),
+        force: settings.force,
+        unpin: settings.unpin,
+        recover: settings.recover,
+        report: line.note,
+        progress: line.progress,
+        actor: actorOf(),
+      })
+      .finally(line.stop);
     const { renderMessage } = await import('../../app/settings/index.ts');
     if (summary.result === 'busy') {
       // Another run holds the run lock: nothing was done, which is not this command's success.
@@ -159,7 +163,10 @@ export function registerPublish(program: Command, io: CliIO): void {
   addSettings(rollback, 'rollback').action(async () => {
     const settings = await parseCommand(rollback, 'rollback', io.env);
     const run = await import('../../app/run.ts');
-    const summary = await run.rollback(settings, await targetOf(settings), new Date(), actorOf());
+    const line = progressLine(io, 'rollback', settings.json);
+    const summary = await run
+      .rollback(settings, await targetOf(settings), new Date(), actorOf(), line.progress)
+      .finally(line.stop);
     for (const warning of summary.warnings) note(`warning: ${warning}`);
     note(`${summary.buildId} is live and pinned: publishing moves nothing until catalog unpin`);
     io.stdout(`${JSON.stringify(summary)}\n`);
