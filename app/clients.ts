@@ -7,6 +7,7 @@
  */
 // Registers the SigV4A signer the KeyValueStore API needs (requests signed for every region).
 import '@aws-sdk/signature-v4a';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import {
   CloudFrontKeyValueStoreClient,
@@ -53,6 +54,11 @@ export function createS3Client(settings: AwsSettings): S3Client {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+}
+
+/** A CloudFormation client, for the outputs of a deployment's stack (`--deployment`). */
+export function createCloudFormationClient(settings: AwsSettings): CloudFormationClient {
+  return new CloudFormationClient(common(settings));
 }
 
 /** A CloudFront client (the distribution API: invalidations, TestFunction). */

@@ -3,10 +3,11 @@
  * keys and CORS from the store file) and the dev key `npm start` prints. The command line's `serve` and
  * `start` call these.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Catalog } from '../builder/model.ts';
+import { DEFAULT_LINKS } from '../builder/model.ts';
 import { CatalogError, ConfigError } from '../contract/errors.ts';
 import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
@@ -58,6 +59,71 @@ export async function checkPortFree(host: string, port: number): Promise<void> {
     });
     probe.listen(port, host, () => probe.close(() => resolve()));
   });
+}
+
+/** The record of the `catalog start` serving the local stack (LOCAL_STACK.running). */
+interface RunningStack {
+  readonly pid: number;
+  readonly url: string;
+  readonly since: string;
+}
+
+async function readRunning(): Promise<RunningStack | null> {
+  try {
+    const record = JSON.parse(await readFile(LOCAL_STACK.running, 'utf8')) as Partial<RunningStack>;
+    return typeof record.pid === 'number' && typeof record.url === 'string' ? (record as RunningStack) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when process `pid` exists on this host (EPERM: it exists, owned by someone else). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The base URL of the local stack: the one the running (or last) `catalog start` serves, else the default
+ * port's. A publish to the local stack without `--base-url` links its plans there.
+ */
+export async function localStackUrl(): Promise<string> {
+  return (await readRunning())?.url ?? DEFAULT_LINKS.baseUrl;
+}
+
+/**
+ * Claims the local stack for this `catalog start`, before anything is built: one checkout has one `.catalog/`,
+ * so a second start (on any port) is refused while the first one's process lives; a record left by a process
+ * that is gone (killed) is taken over. The record appears whole or not at all (written aside, then linked).
+ * Resolves how to release it.
+ */
+export async function claimLocalStack(url: string): Promise<() => Promise<void>> {
+  const file = LOCAL_STACK.running;
+  await mkdir(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify({ pid: process.pid, url, since: new Date().toISOString() })}\n`);
+  try {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await link(temp, file);
+        return () => rm(file, { force: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+      }
+      const held = await readRunning();
+      if (held && isAlive(held.pid))
+        throw new ConfigError(
+          `the local stack is already running: process ${held.pid} serves ${held.url} from .catalog/ (one local stack per checkout); stop it first, or use it`,
+        );
+      await rm(file, { force: true });
+    }
+  } finally {
+    await rm(temp, { force: true });
+  }
 }
 
 /** Starts the local edge and resolves once it listens. */
@@ -191,16 +257,36 @@ export async function startLocalStack(options: {
   readonly report: (line: string) => void;
   readonly log: (entry: LogEntry) => void;
 }): Promise<LocalStack> {
-  const { host, port, now } = options;
+  const { host, port } = options;
+  const settings = devPublishSettings(host, port);
   await checkPortFree(host, port);
+  const release = await claimLocalStack(settings.baseUrl);
+  try {
+    const stack = await publishAndServe(settings, options);
+    const { close } = stack.edge;
+    return { ...stack, edge: { ...stack.edge, close: () => close().finally(release) } };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+/** Publishes the fixtures into the local stack's origin and store, ensures the dev key, and serves them. */
+async function publishAndServe(
+  settings: PublishSettings,
+  options: Parameters<typeof startLocalStack>[0],
+): Promise<LocalStack> {
+  const { host, port, now } = options;
   const { origin, store } = LOCAL_STACK;
   const run = await import('./run.ts');
   const target = await run.openTarget({ origin, store }, () => {
     throw new ConfigError('the local stack needs no AWS client');
   });
-  const { summary } = await run.publish(devPublishSettings(host, port), target, {
+  const { summary } = await run.publish(settings, target, {
     now,
     force: false,
+    // Its own fixed origin and store: a live build deleted from .catalog/origin is simply replaced.
+    recover: true,
     report: options.report,
     actor: 'catalog start',
   });

@@ -26,4 +26,6 @@ export const LOCAL_STACK = {
   devKey: '.catalog/dev-key',
   /** The access log `npm start` appends to (the JSON lines it writes on stderr), for `catalog usage`. */
   accessLog: '.catalog/access.log',
+  /** Which `catalog start` serves the local stack now, and at which base URL (removed when it stops). */
+  running: '.catalog/stack.json',
 } as const;

@@ -23,7 +23,10 @@ import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from
 import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
 import type { HeldRunLock } from '../publish/lock.ts';
 import { bucketOf, objectToWrite } from '../publish/origin.ts';
-import type { PublishSummary, PublishTarget, RollbackSummary } from '../publish/publish.ts';
+import type { ProgressSink, PublishSummary, PublishTarget, RollbackSummary } from '../publish/publish.ts';
+
+export type { Progress, ProgressSink } from '../publish/publish.ts';
+
 import {
   type BusySummary,
   type LastRun,
@@ -85,8 +88,16 @@ export function openSourceOf(settings: BuildSettings): Promise<PlanSource> {
  * Reads the source and builds in memory, stamped `now`. Invalid rows are reported one line each — as warnings
  * with `skipInvalid`, else as the list of a failed build, which then throws {@link InvalidRowsError}.
  */
-export async function build(settings: BuildSettings, now: Date, report: Report): Promise<BuildResult> {
-  return buildFrom(await openSourceOf(settings), settings, now, report);
+export async function build(
+  settings: BuildSettings,
+  now: Date,
+  report: Report,
+  progress: ProgressSink = () => {},
+): Promise<BuildResult> {
+  progress({ stage: 'reading the source' });
+  const prepared = await prepareFrom(await openSourceOf(settings), settings, now, report);
+  progress({ stage: 'compressing and rendering pages' });
+  return completeBuild(prepared);
 }
 
 type LinkSettings = Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid'> &
@@ -249,7 +260,11 @@ export interface PublishRunOptions {
   readonly now: Date;
   readonly force: boolean;
   readonly unpin?: boolean;
+  /** Publish over a live build the origin does not hold (publish/publish.ts `proveDeployment`). */
+  readonly recover?: boolean;
   readonly report: Report;
+  /** Hears the run's stages and the objects uploaded. */
+  readonly progress?: ProgressSink;
   /** Reads the source when the run starts instead of taking it from the settings; its failure is recorded. */
   readonly source?: () => Promise<RunSource>;
   /**
@@ -381,10 +396,25 @@ export async function publish(
     options.report(`warning: ${line}`);
   };
   const pollClock = options.propagation?.clock ?? SYSTEM_CLOCK;
-  const [{ acquireRunLock, describeHolder }, publishing] = await Promise.all([
+  const [{ acquireRunLock, describeHolder }, publishing, { readPointer }] = await Promise.all([
     import('../publish/lock.ts'),
     import('../publish/publish.ts'),
+    import('../publish/pointer.ts'),
   ]);
+  // Before anything is built or written (the run lock, the run's record): a store and an origin of two
+  // deployments are refused here, and this origin never hears of the run.
+  try {
+    await publishing.proveDeployment(target, await readPointer(target.kvs), {
+      live: true,
+      recover: options.recover ?? false,
+    });
+  } catch (error) {
+    if (error instanceof CatalogError) throw error;
+    throw new StoreError(
+      `reading ${target.kvs.name} and ${target.origin.name} failed (${describeCause(error)}); nothing was changed`,
+      { cause: error },
+    );
+  }
 
   let progress: RunProgress = {};
   let end: RunEnd;
@@ -423,6 +453,7 @@ export async function publish(
         ? await options.source()
         : { source: settings.source, sourceToken: settings.sourceToken };
     if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
+    options.progress?.({ stage: 'reading the source' });
     try {
       built = await prepareFrom(
         await openSourceOf({ ...settings, source: from.source, sourceToken: from.sourceToken }),
@@ -441,6 +472,8 @@ export async function publish(
       minRatio: settings.minRatio,
       keep: settings.keepBuilds,
       unpin: options.unpin ?? false,
+      recover: options.recover ?? false,
+      ...(options.progress ? { progress: options.progress } : {}),
       buildMs: performance.now() - started,
       prune: false,
       clock,
@@ -473,6 +506,7 @@ export async function publish(
 
     // After the pointer moved and the run's record is written: old builds go, while the edge is watched.
     let summary = 'summary' in end ? end.summary : undefined;
+    if (summary?.result === 'published') options.progress?.({ stage: 'pruning old builds' });
     const pruning =
       summary?.result === 'published'
         ? prune(target, settings.keepBuilds, summary.buildId)
@@ -578,12 +612,14 @@ export async function rollback(
   target: PublishTarget,
   now: Date,
   actor?: string,
+  progress?: ProgressSink,
 ): Promise<RollbackSummary> {
   const { rollback: pinBuild } = await import('../publish/publish.ts');
   return pinBuild(target, {
     ...(settings.to !== undefined ? { to: settings.to } : {}),
     now,
     ...(actor !== undefined ? { actor } : {}),
+    ...(progress ? { progress } : {}),
   });
 }
 

@@ -4,10 +4,13 @@
  * `process.stderr`, `process.env` or `process.exitCode` itself.
  */
 import type { Readable } from 'node:stream';
+import type { Progress } from '../app/run.ts';
 
 export interface CliIO {
   /** The environment the settings' variables are read from. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Whether stdout and stderr are a terminal (a person watching): long commands then show their progress. */
+  readonly terminal?: boolean;
   /** Machine output: a JSON line, a table, an issued key. */
   stdout(text: string): void;
   /** What a command did, warnings, and the one-line reason of a failure. */
@@ -39,10 +42,65 @@ export function noter(io: Pick<CliIO, 'stderr'>): (line: string) => void {
   return (line) => io.stderr(`${line}\n`);
 }
 
+/** A line of progress on stderr, and how to write other lines around it. */
+export interface ProgressLine {
+  /** Shows a new stage or count (redrawn at once for a new stage, else at most five times a second). */
+  progress(progress: Progress): void;
+  /** One line of what the command did (as {@link noter}), above the progress line. */
+  note(line: string): void;
+  /** Removes the progress line; the command's own output follows. */
+  stop(): void;
+}
+
+/**
+ * What a long command is doing, on one line of stderr redrawn in place: `publish: uploading 1200/30012, 14 s`,
+ * the time since it started redrawn every second, so it is never silent. Only when a person watches (stdout
+ * and stderr are a terminal) and `quiet` is false (`--json`); otherwise only its notes are written.
+ */
+export function progressLine(io: CliIO, command: string, quiet: boolean): ProgressLine {
+  const show = io.terminal === true && !quiet;
+  const started = performance.now();
+  let current: Progress | undefined;
+  let drawnAt = 0;
+  let shown = false;
+  const draw = () => {
+    if (!current) return;
+    const count = current.total === undefined ? '' : ` ${current.done ?? 0}/${current.total}`;
+    const seconds = Math.round((performance.now() - started) / 1000);
+    io.stderr(`\r\x1b[K${command}: ${current.stage}${count}, ${seconds} s`);
+    drawnAt = performance.now();
+    shown = true;
+  };
+  const timer = show ? setInterval(draw, 1000) : undefined;
+  timer?.unref();
+  const clear = () => {
+    if (shown) io.stderr('\r\x1b[K');
+    shown = false;
+  };
+  return {
+    progress(progress) {
+      if (!show) return;
+      const changed = progress.stage !== current?.stage;
+      current = progress;
+      if (changed || performance.now() - drawnAt >= 200) draw();
+    },
+    note(line) {
+      clear();
+      io.stderr(`${line}\n`);
+      if (show) draw();
+    },
+    stop() {
+      clearInterval(timer);
+      clear();
+    },
+  };
+}
+
 /** The real process's streams, environment and signals. */
 export function processIO(): CliIO {
   return {
     env: process.env,
+    terminal: Boolean(process.stdout.isTTY && process.stderr.isTTY),
     stdout: (text) => {
       process.stdout.write(text);
     },

@@ -14,6 +14,7 @@ import {
   namesIn,
   parseSettings,
   type RawValue,
+  readSettings,
   type SettingName,
   type SettingsIn,
   specFor,
@@ -67,7 +68,7 @@ export function addSettings(command: Command, context: CommandName): Command {
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** The raw value of a setting as the user gave it: a flag, else its variable (in `env`), else nothing. */
-function rawValue(command: Command, name: SettingName, env: Environment): RawValue | undefined {
+function givenValue(command: Command, name: SettingName, env: Environment): RawValue | undefined {
   const flag = flagOf(name);
   if (flag !== undefined && command.getOptionValueSource(attributeOf(flag)) === 'cli') {
     const value = command.getOptionValue(attributeOf(flag));
@@ -81,22 +82,43 @@ function rawValue(command: Command, name: SettingName, env: Environment): RawVal
 
 /**
  * Parses the settings of `context` from a command's flags and the environment (a flag beats its variable),
- * with the declared defaults. Throws one ConfigError naming every bad or missing setting.
+ * then its deployment (app/deployment.ts: the named stack's outputs, or the local stack when no target is
+ * given), then the declared defaults. Throws one ConfigError naming every bad or missing setting.
  */
-export function parseCommand<C extends CommandName>(
+export async function parseCommand<C extends CommandName>(
   command: Command,
   context: C,
   env: Environment,
-): SettingsIn<C> {
+): Promise<SettingsIn<C>> {
+  const given = (name: SettingName) => givenValue(command, name, env);
+  const label = (name: SettingName) => flagOf(name) ?? envOf(name) ?? name;
+  let fill = new Map<SettingName, string>();
+  if (modeIn('deployment', context) !== undefined) {
+    const first = readSettings(context, given, label);
+    const values: { readonly maxAttempts?: number } = first.values;
+    const { deploymentValues } = await import('../app/deployment.ts');
+    fill = await deploymentValues(
+      context,
+      { values: first.values, given: (name) => given(name) !== undefined },
+      async (region) =>
+        (await import('../app/clients.ts')).createCloudFormationClient({
+          region,
+          maxAttempts: values.maxAttempts ?? 3,
+        }),
+    );
+  }
   return parseSettings(
     context,
-    (name) => rawValue(command, name, env),
-    (name) => flagOf(name) ?? envOf(name) ?? name,
+    (name) => {
+      const value = fill.get(name);
+      return given(name) ?? (value === undefined ? undefined : { value, from: 'deployment' });
+    },
+    label,
   );
 }
 
 /** Whether the user gave a setting at all (a flag or its variable), and which one; undefined when neither. */
 export function givenBy(command: Command, name: SettingName, env: Environment): 'flag' | 'env' | undefined {
-  const from = rawValue(command, name, env)?.from;
+  const from = givenValue(command, name, env)?.from;
   return from === 'flag' || from === 'env' ? from : undefined;
 }

@@ -50,9 +50,9 @@ export function createProgram(io: CliIO, options: ProgramOptions = {}): Command 
   registerCheck(program, io);
   registerUsage(program, io);
   if (options.checkOnly)
-    program.hook('preAction', (_program, command) => {
+    program.hook('preAction', async (_program, command) => {
       const context = settingsContextOf(command);
-      if (context !== undefined) parseCommand(command, context, io.env);
+      if (context !== undefined) await parseCommand(command, context, io.env);
       throw new CommandExit(0);
     });
   return program;

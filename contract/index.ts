@@ -169,6 +169,12 @@ export const KVS_PIN = 'build:pin';
  * first build; the gateway never reads it.
  */
 export const KVS_PREVIOUS_BUILDS = 'build:previous';
+/**
+ * The origin the store serves (`s3://bucket`, or a directory's real path from the store file's folder), recorded
+ * by its first move of `build:live`; every later move checks it (docs/decisions.md#live-build). The gateway
+ * never reads it.
+ */
+export const KVS_ORIGIN = 'build:origin';
 /** How many builds the rollback line holds (each id is 24 characters: far below the 1 KB value limit). */
 export const PREVIOUS_BUILDS_KEPT = 10;
 

@@ -12,7 +12,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../builder/openapi.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import { KVS_LIVE_BUILD, KVS_PIN, STATE_LAST_RUN } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, STATE_LAST_RUN } from '../contract/index.ts';
 import { METRICS_NAMESPACE } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import {
@@ -112,6 +112,18 @@ function environment(extra: Record<string, string> = {}): Record<string, string>
 }
 
 describe('the builder Lambda', () => {
+  it('refuses a store that serves another bucket: no upload, no record, no move, an error naming both', async () => {
+    kvs.entries.set(KVS_ORIGIN, 's3://catalog-production');
+    const lines: string[] = [];
+    const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+    await expect(handler({})).rejects.toThrow(
+      `${KVS_ARN} and s3://${s3.bucket} are not one deployment: the store serves the origin "s3://catalog-production" (recorded by its first publish), not "s3://${s3.bucket}"; nothing was changed`,
+    );
+    expect(await s3.keys()).toEqual([]);
+    expect(kvs.updates()).toEqual([]);
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ level: 'error', error: 'DeploymentError' });
+  });
+
   it('publishes from its environment, moving the live pointer, and logs one JSON line per run', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });

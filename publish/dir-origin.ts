@@ -19,8 +19,8 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { link, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { z } from 'zod';
@@ -140,6 +140,11 @@ export class DirectoryOrigin implements OriginStore {
   constructor(root: string) {
     this.#root = resolve(root);
     this.name = root;
+  }
+
+  async bindingFor(store: string): Promise<string> {
+    const real = (path: string) => realpath(path).catch(() => resolve(path));
+    return relative(await real(dirname(resolve(store))), await real(this.#root)) || '.';
   }
 
   /** The file of a key; refuses a key that leads outside the directory or into the metadata. */

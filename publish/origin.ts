@@ -116,6 +116,11 @@ export interface OriginStore {
    * computes an object's ETag from the bytes it stores, so its listing already speaks for the bytes.
    */
   sha256?(key: string): Promise<string | null>;
+  /**
+   * How the key-value store named `store` records this origin as the one it serves (`build:origin`): a bucket,
+   * `s3://bucket`; a directory, its real path from the folder of the store file, so the two move together.
+   */
+  bindingFor(store: string): Promise<string>;
 }
 
 /** `s3://bucket` names a bucket; anything else is a directory. */

@@ -11,6 +11,7 @@ import { CatalogError } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
   KVS_LIVE_BUILD,
+  KVS_ORIGIN,
   KVS_PIN,
   KVS_PREVIOUS_BUILDS,
   PREVIOUS_BUILDS_KEPT,
@@ -37,6 +38,36 @@ export interface Pointer {
    * the line was kept).
    */
   readonly previous: readonly string[];
+  /** The origin the store serves (`build:origin`), or null: recorded by no move yet (a new or older store). */
+  readonly origin: string | null;
+}
+
+/**
+ * The store and the origin a command was given are not shown to be one deployment: moving the store's pointer to
+ * a build at that origin could point partners at a build their edge cannot serve. Nothing was changed.
+ */
+export class DeploymentError extends CatalogError {
+  override name = 'DeploymentError';
+}
+
+/** The refusal of a store that records another origin than `binding`. */
+export function mismatch(store: string, origin: string, bound: string, binding: string): DeploymentError {
+  return new DeploymentError(
+    `${store} and ${origin} are not one deployment: the store serves the origin ${shownValue(bound)} (recorded by its first publish), not ${shownValue(binding)}; nothing was changed`,
+  );
+}
+
+/** Records `binding` as the origin the store serves, in the write that moves the pointer; refuses another one. */
+function bindOrigin(entries: Map<string, string>, store: string, origin: string, binding: string): void {
+  const bound = entries.get(KVS_ORIGIN);
+  if (bound !== undefined && bound !== binding) throw mismatch(store, origin, bound, binding);
+  entries.set(KVS_ORIGIN, binding);
+}
+
+/** Where a move of the pointer goes: the origin's name (for messages) and how the store records it. */
+export interface Binding {
+  readonly origin: string;
+  readonly binding: string;
 }
 
 /** The pointer moved after a publish or rollback read it: another one won. Nothing was moved. */
@@ -128,7 +159,12 @@ export function pointerOf(entries: ReadonlyMap<string, string>): Pointer {
       };
     }
   }
-  return { live, pin, previous: previousOf(entries.get(KVS_PREVIOUS_BUILDS)) };
+  return {
+    live,
+    pin,
+    previous: previousOf(entries.get(KVS_PREVIOUS_BUILDS)),
+    origin: entries.get(KVS_ORIGIN) ?? null,
+  };
 }
 
 /** Reads the pointer. */
@@ -137,12 +173,19 @@ export async function readPointer(store: KeyValueStore): Promise<Pointer> {
 }
 
 /**
- * Moves the live build from `from` to `to` (a publish), only if it is still `from` and not pinned; throws
- * {@link PointerMovedError} or {@link PinnedError} otherwise (and changes nothing). `from` heads the rollback
- * line in the same write. Returns the pointer after the move.
+ * Moves the live build from `from` to `to` (a publish), only if it is still `from` and not pinned, and the
+ * store serves the origin `where` (recorded in the same write when it records none); throws
+ * {@link PointerMovedError}, {@link PinnedError} or {@link DeploymentError} otherwise (and changes nothing).
+ * `from` heads the rollback line in the same write. Returns the pointer after the move.
  */
-export async function movePointer(store: KeyValueStore, from: string | null, to: string): Promise<Pointer> {
+export async function movePointer(
+  store: KeyValueStore,
+  from: string | null,
+  to: string,
+  where: Binding,
+): Promise<Pointer> {
   return store.update((entries) => {
+    bindOrigin(entries, store.name, where.origin, where.binding);
     const now = pointerOf(entries);
     if (now.pin) throw new PinnedError(now.pin);
     if (now.live !== from) throw new PointerMovedError(store.name, from, now.live, 'publish');
@@ -157,15 +200,18 @@ export async function movePointer(store: KeyValueStore, from: string | null, to:
  * {@link PointerMovedError} otherwise (and changes nothing). In the same write the rollback line becomes what
  * was below `pin.build` in it, so a second rollback goes further back; a build that was not in the line
  * (`--to` a build of the operator's choice) is put before the build that was live instead, which a plain
- * rollback then returns to. Returns the pointer before and after.
+ * rollback then returns to. The store must serve the origin `where`, as {@link movePointer} says. Returns the
+ * pointer before and after.
  */
 export async function pinPointer(
   store: KeyValueStore,
   pin: Pin,
   from: string | null,
+  where: Binding,
 ): Promise<{ readonly before: Pointer; readonly after: Pointer }> {
   return store.update((entries) => {
     const before = pointerOf(entries);
+    bindOrigin(entries, store.name, where.origin, where.binding);
     if (before.live !== from) throw new PointerMovedError(store.name, from, before.live, 'rollback');
     const at = before.previous.indexOf(pin.build);
     const line =
@@ -179,9 +225,10 @@ export async function pinPointer(
   });
 }
 
-/** Removes the pin; returns the pin removed, or null when there was none. */
-export async function unpinPointer(store: KeyValueStore): Promise<Pin | null> {
+/** Removes the pin (the store must serve the origin `where`); returns the pin removed, or null when there was none. */
+export async function unpinPointer(store: KeyValueStore, where: Binding): Promise<Pin | null> {
   return store.update((entries) => {
+    bindOrigin(entries, store.name, where.origin, where.binding);
     const before = pointerOf(entries).pin;
     entries.delete(KVS_PIN);
     return before;

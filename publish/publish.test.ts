@@ -7,7 +7,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
-import { KVS_LIVE_BUILD, KVS_PIN, KVS_PREVIOUS_BUILDS } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, KVS_PREVIOUS_BUILDS } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { buildRows, fixtureRows, prepareRows, startS3, type TestS3, testS3Client } from '../testing/aws.ts';
@@ -17,8 +17,9 @@ import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { buildKey, IMMUTABLE } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
+import { readHistory } from './history.ts';
 import type { OriginStore } from './origin.ts';
-import { PointerMovedError, readPointer } from './pointer.ts';
+import { DeploymentError, PointerMovedError, readPointer } from './pointer.ts';
 import {
   listBuilds,
   type PublishOptions,
@@ -88,7 +89,12 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       plans: 44,
       counts: { running: 22, strength: 22 },
     });
-    expect(await readPointer(target.kvs)).toEqual({ live: result.buildId, pin: null, previous: [] });
+    expect(await readPointer(target.kvs)).toEqual({
+      live: result.buildId,
+      pin: null,
+      previous: [],
+      origin: await target.origin.bindingFor(target.kvs.name),
+    });
     expect((await keys(target.origin)).filter((key) => !key.startsWith('state/'))).toEqual(
       [
         ...result.objects.map((object) => buildKey(result.buildId, object.key)),
@@ -180,15 +186,27 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
   });
 
-  it('replaces a pointer that names no build (a hand-edited "../..") with a fresh build, saying so', async () => {
+  it('refuses a pointer that names no build (a hand-edited "../.."); --recover replaces it, and the history says so', async () => {
     await publishBuild(await build(), target, options());
     await target.kvs.update((entries) => entries.set(KVS_LIVE_BUILD, '../..'));
-    const repaired = await publishBuild(await build(), target, options());
+    const refused = publishBuild(await build(), target, options());
+    await expect(refused).rejects.toThrow(DeploymentError);
+    await expect(refused).rejects.toThrow(
+      `${target.kvs.name}: its live build "../.." is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed`,
+    );
+    expect((await readPointer(target.kvs)).live).toBe('../..');
+    const repaired = await publishBuild(await build(), target, options({ recover: true }));
     expect(repaired).toMatchObject({ result: 'published', previousBuildId: '../..' });
     expect(repaired.warnings).toEqual([
-      'build:live names "../.." (not a build id): a fresh build replaces it',
+      'recovered: build:live named "../.." (not a build id); a fresh build replaces it',
     ]);
     expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
+    expect((await readHistory(target.origin, 1))[0]).toMatchObject({
+      kind: 'publish',
+      from: '../..',
+      to: repaired.buildId,
+      reason: expect.stringMatching(/^recovered: /),
+    });
   });
 
   it('rolls back by moving the pointer and pinning it; a publish while pinned moves nothing until unpin', async () => {
@@ -209,6 +227,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
         reason: `rolled back from ${second.buildId}`,
       },
       previous: [],
+      origin: await target.origin.bindingFor(target.kvs.name),
     });
     const before = await keys(target.origin);
     const pinned = await publishBuild(await build(rows.slice(0, 45)), target, options());
@@ -226,6 +245,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: after.buildId,
       pin: null,
       previous: [first.buildId],
+      origin: await target.origin.bindingFor(target.kvs.name),
     });
   });
 
@@ -245,7 +265,12 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     await expect(rollback(target, { now: new Date(), to: '20200101T000000Z-00000000' })).rejects.toThrow(
       /no such build/,
     );
-    expect(await readPointer(target.kvs)).toEqual({ live: only.buildId, pin: null, previous: [] });
+    expect(await readPointer(target.kvs)).toEqual({
+      live: only.buildId,
+      pin: null,
+      previous: [],
+      origin: await target.origin.bindingFor(target.kvs.name),
+    });
   });
 
   it('does not move a pointer that moved while it ran: it names the winner and leaves its build unreferenced', async () => {
@@ -493,7 +518,15 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
     const updates = fake.requests.filter((request) => request.method === 'POST');
     expect(updates).toHaveLength(1);
     expect(updates[0]?.headers['if-match']).toBe('ETAG1');
-    expect(fake.updates()).toEqual([{ Puts: [{ Key: KVS_LIVE_BUILD, Value: result.buildId }] }]);
+    // The first move also records the origin the store serves; later moves check it.
+    expect(fake.updates()).toEqual([
+      {
+        Puts: [
+          { Key: KVS_LIVE_BUILD, Value: result.buildId },
+          { Key: KVS_ORIGIN, Value: await origin.bindingFor(kvs.name) },
+        ],
+      },
+    ]);
     expect(fake.entries.get(KVS_LIVE_BUILD)).toBe(result.buildId);
 
     // The next publish moves the pointer and heads the rollback line with the build it replaces, in the same
@@ -597,7 +630,12 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
     release();
     await expect(losing).rejects.toThrow(PointerMovedError);
     expect(won).toMatchObject({ result: 'published', previousBuildId: v1.buildId });
-    expect(await readPointer(target.kvs)).toEqual({ live: v3.buildId, pin: null, previous: [v1.buildId] });
+    expect(await readPointer(target.kvs)).toEqual({
+      live: v3.buildId,
+      pin: null,
+      previous: [v1.buildId],
+      origin: await target.origin.bindingFor(target.kvs.name),
+    });
 
     const listed = (await listBuilds(target)).builds.map((row) => [row.id, row.complete, row.everLive]);
     expect(listed).toEqual([
@@ -610,7 +648,6 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
     expect(rolled).toMatchObject({ buildId: v1.buildId, previousBuildId: v3.buildId, previous: [] });
     expect((await readPointer(target.kvs)).live).toBe(v1.buildId);
 
-    const { readHistory } = await import('./history.ts');
     expect(
       (await readHistory(target.origin, 10)).map(({ kind, from, to, by }) => ({ kind, from, to, by })),
     ).toEqual([
@@ -637,7 +674,6 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
     expect((await readPointer(target.kvs)).previous).toEqual([a]);
     const unpinned = await unpin(target, { now: new Date(), actor: 'ops@host' });
     expect(unpinned).toMatchObject({ unpinned: { build: c }, warnings: [] });
-    const { readHistory } = await import('./history.ts');
     expect((await readHistory(target.origin, 1))[0]).toMatchObject({
       kind: 'unpin',
       from: c,

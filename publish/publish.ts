@@ -12,7 +12,7 @@ import {
   type Manifest,
   type PreparedBuild,
 } from '../builder/build.ts';
-import { describeCause, StoreError } from '../contract/errors.ts';
+import { describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
   BUILDS_PREFIX,
@@ -43,6 +43,9 @@ import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
 import { type ObjectToWrite, type OriginStore, objectToWrite } from './origin.ts';
 import {
+  type Binding,
+  DeploymentError,
+  mismatch,
   movePointer,
   type Pin,
   PinnedError,
@@ -58,6 +61,16 @@ export interface PublishTarget {
   readonly origin: OriginStore;
   readonly kvs: KeyValueStore;
 }
+
+/** What a long operation is doing now (for a progress display): its stage, and how far it is when counted. */
+export interface Progress {
+  readonly stage: string;
+  readonly done?: number;
+  readonly total?: number;
+}
+
+/** Hears each {@link Progress} of an operation, as it goes. */
+export type ProgressSink = (progress: Progress) => void;
 
 /** How the guards behave, and how many builds are kept. */
 export interface PublishOptions extends GuardOptions {
@@ -81,6 +94,10 @@ export interface PublishOptions extends GuardOptions {
   readonly actor?: string;
   /** The time of a pointer move in its history (default: the system's). */
   readonly clock?: () => Date;
+  /** Publish even though the store's live build is not at the origin (see {@link proveDeployment}). */
+  readonly recover?: boolean;
+  /** Hears the stages and the objects uploaded. */
+  readonly progress?: ProgressSink;
 }
 
 /** Records a move in the history at the origin; a failure is returned as a warning, never thrown. */
@@ -230,10 +247,12 @@ async function upload(
   build: BuildResult,
   previous: string | null,
   concurrency: number,
+  progress: ProgressSink,
 ): Promise<void> {
   const manifest = build.objects.find((object) => object.key === MANIFEST);
   const rest = build.objects.filter((object) => object.key !== MANIFEST);
   let written = 0;
+  const total = build.objects.length;
   const fail = (key: string, error: unknown) =>
     new UploadError(
       `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${build.objects.length} objects written; the live build is still ${previous ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
@@ -243,6 +262,7 @@ async function upload(
     try {
       await origin.put(toWrite(build.buildId, object), { overwrite: false });
       written += 1;
+      progress({ stage: 'uploading', done: written, total });
     } catch (error) {
       throw fail(object.key, error);
     }
@@ -281,6 +301,34 @@ export async function pruneBuilds(
   const doomed = buildsToPrune(ids, keep, protect);
   for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
   return doomed;
+}
+
+/**
+ * Proves that the store and the origin of `target` are one deployment, before anything moves the pointer
+ * (docs/decisions.md#live-build), and returns how the move records the origin. The store names the origin it
+ * serves (`build:origin`, recorded by its first move): another one is refused, always. A store that names none
+ * yet (new, or from before the record) is taken to serve this origin only when its live build is here. With
+ * `live` (a publish), the live build must be here whatever the store records: a publish over a live build that
+ * cannot be read is refused unless `recover`, which also lets a store that names no origin take this one.
+ * Throws {@link DeploymentError} naming both.
+ */
+export async function proveDeployment(
+  target: PublishTarget,
+  pointer: Pointer,
+  options: { readonly live?: boolean; readonly recover?: boolean } = {},
+): Promise<Binding> {
+  const where = { origin: target.origin.name, binding: await target.origin.bindingFor(target.kvs.name) };
+  if (pointer.origin !== null && pointer.origin !== where.binding)
+    throw mismatch(target.kvs.name, target.origin.name, pointer.origin, where.binding);
+  const { live } = pointer;
+  if (live === null || options.recover || (pointer.origin !== null && !options.live)) return where;
+  if (BUILD_ID_PATTERN.test(live) && (await readManifest(target.origin, live))) return where;
+  const recover = `${settingRef('recover')} publishes a fresh build in its place, if it is truly lost`;
+  throw new DeploymentError(
+    pointer.origin === null
+      ? `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store names no origin yet, and its live build ${shownValue(live)} is not at ${target.origin.name}; nothing was changed (give the origin that holds it; ${recover})`
+      : `${target.kvs.name}: its live build ${shownValue(live)} is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback makes an earlier build live; ${recover})`,
+  );
 }
 
 const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
@@ -333,10 +381,12 @@ export async function publishBuild(
 
   let pointer: Pointer;
   let live: LiveCatalog;
+  let where: Binding;
   try {
     pointer = await readPointer(target.kvs);
+    where = await proveDeployment(target, pointer, { live: true, recover: options.recover ?? false });
     if (options.unpin && pointer.pin) {
-      const removed = await unpinPointer(target.kvs);
+      const removed = await unpinPointer(target.kvs, where);
       if (removed) {
         warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
         const warning = await recordMoveOrWarn(target.origin, unpinMove(removed, actor, clock()));
@@ -345,7 +395,7 @@ export async function publishBuild(
       pointer = { ...pointer, pin: null };
     }
   } catch (error) {
-    if (error instanceof StoreError) throw error;
+    if (error instanceof StoreError || error instanceof DeploymentError) throw error;
     throw storeFailure(`reading the live build from ${target.kvs.name} failed`, { cause: error });
   }
   if (pointer.pin) {
@@ -376,10 +426,16 @@ export async function publishBuild(
   if (decision.action === 'skip')
     return summary({ result: 'skipped-identical', reason: decision.reason }, pointer);
   if (decision.note) warnings.push(decision.note);
-  if (live.kind === 'unreadable')
-    warnings.push(`build:live names ${shownValue(live.id)} (${live.reason}): a fresh build replaces it`);
+  // Only with `recover` (proveDeployment refused it otherwise): the move is recorded with why.
+  const recovered =
+    live.kind === 'unreadable'
+      ? `recovered: build:live named ${shownValue(live.id)} (${live.reason}); a fresh build replaces it`
+      : undefined;
+  if (recovered) warnings.push(recovered);
 
+  const progress = options.progress ?? (() => {});
   if (!build) {
+    progress({ stage: 'compressing and rendering pages' });
     const completeStarted = performance.now();
     build = await completeBuild(candidate as PreparedBuild);
     completeMs = performance.now() - completeStarted;
@@ -387,9 +443,11 @@ export async function publishBuild(
   const built = build;
 
   const uploadStarted = performance.now();
-  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY);
+  progress({ stage: 'uploading', done: 0, total: built.objects.length });
+  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
   times.upload = ms(uploadStarted, performance.now());
 
+  progress({ stage: 'verifying' });
   const verifyStarted = performance.now();
   let damage: string[];
   try {
@@ -404,10 +462,11 @@ export async function publishBuild(
     );
   times.verify = ms(verifyStarted, performance.now());
 
+  progress({ stage: 'moving the live pointer' });
   const flipStarted = performance.now();
   let moved: Pointer;
   try {
-    moved = await movePointer(target.kvs, pointer.live, built.buildId);
+    moved = await movePointer(target.kvs, pointer.live, built.buildId, where);
   } catch (error) {
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
@@ -420,6 +479,7 @@ export async function publishBuild(
     from: pointer.live,
     to: built.buildId,
     by: actor,
+    ...(recovered ? { reason: recovered } : {}),
   });
   if (recorded) warnings.push(recorded);
 
@@ -486,8 +546,15 @@ function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
  */
 export async function rollback(
   target: PublishTarget,
-  options: { readonly to?: string; readonly now: Date; readonly actor?: string },
+  options: {
+    readonly to?: string;
+    readonly now: Date;
+    readonly actor?: string;
+    readonly progress?: ProgressSink;
+  },
 ): Promise<RollbackSummary> {
+  const progress = options.progress ?? (() => {});
+  progress({ stage: 'reading the builds' });
   let pointer: Pointer;
   let builds: Map<string, string[]>;
   try {
@@ -501,8 +568,10 @@ export async function rollback(
       readOnly: true,
     });
   }
+  const where = await proveDeployment(target, pointer);
   const chosen = rollbackTarget(builds, pointer, options.to);
   if ('error' in chosen) throw new HistoryError(`${target.origin.name}: ${chosen.error}`);
+  progress({ stage: `checking build ${chosen.id}` });
   const manifest = await readManifest(target.origin, chosen.id);
   if (!manifest) throw new HistoryError(`${target.origin.name}: build ${chosen.id} has no readable manifest`);
   const damage = await damageOfBuild(target.origin, chosen.id, manifest);
@@ -517,7 +586,8 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
-  const { before, after } = await pinPointer(target.kvs, pin, pointer.live);
+  progress({ stage: 'moving the live pointer' });
+  const { before, after } = await pinPointer(target.kvs, pin, pointer.live, where);
   const warning = await recordMoveOrWarn(target.origin, {
     at: options.now.toISOString(),
     kind: 'rollback',
@@ -546,7 +616,8 @@ export async function unpin(
   target: PublishTarget,
   options: { readonly now?: Date; readonly actor?: string } = {},
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: string[] }> {
-  const unpinned = await unpinPointer(target.kvs);
+  const where = await proveDeployment(target, await readPointer(target.kvs));
+  const unpinned = await unpinPointer(target.kvs, where);
   const warning = unpinned
     ? await recordMoveOrWarn(
         target.origin,

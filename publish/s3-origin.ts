@@ -41,6 +41,10 @@ export class S3Origin implements OriginStore {
     this.name = `s3://${bucket}`;
   }
 
+  async bindingFor(): Promise<string> {
+    return this.name;
+  }
+
   /** The PutObject request of an object, with its checksums and the given condition. */
   #putCommand(object: ObjectToWrite, condition: { IfNoneMatch?: string; IfMatch?: string }) {
     const body =

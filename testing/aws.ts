@@ -432,3 +432,27 @@ export async function fixtureRows(): Promise<unknown[]> {
     rows.push(...batch);
   return rows;
 }
+
+/**
+ * CloudFormation's answer to DescribeStacks (Query protocol, XML): the stack `name` with its `outputs`, or,
+ * without outputs, the ValidationError of a stack that does not exist.
+ */
+export function describeStacksAnswer(name: string, outputs?: Record<string, string>): RecordedAnswer {
+  const xmlns = 'xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"';
+  if (!outputs)
+    return {
+      status: 400,
+      headers: { 'content-type': 'text/xml' },
+      body: `<ErrorResponse ${xmlns}><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${name} does not exist</Message></Error><RequestId>r</RequestId></ErrorResponse>`,
+    };
+  const members = Object.entries(outputs)
+    .map(
+      ([key, value]) => `<member><OutputKey>${key}</OutputKey><OutputValue>${value}</OutputValue></member>`,
+    )
+    .join('');
+  return {
+    status: 200,
+    headers: { 'content-type': 'text/xml' },
+    body: `<DescribeStacksResponse ${xmlns}><DescribeStacksResult><Stacks><member><StackName>${name}</StackName><StackId>arn:aws:cloudformation:us-east-1:123456789012:stack/${name}/1</StackId><CreationTime>2026-01-01T00:00:00Z</CreationTime><StackStatus>CREATE_COMPLETE</StackStatus><Outputs>${members}</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeStacksResponse>`,
+  };
+}

@@ -11,22 +11,30 @@
  * {@link VARIABLES} or {@link FLAG_VALUES}; a command that cannot run here at all goes in {@link CHECK_ONLY}
  * with the reason (its arguments are still checked by the real program). Test support only.
  */
-import dns from 'node:dns';
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import { KVS_LIVE_BUILD } from '../contract/index.ts';
 import { loadFunction } from '../gateway/local/sandbox.ts';
-import { type Recorder, startRecorder, startS3, TEST_AWS_ENV, type TestS3 } from './aws.ts';
+import {
+  describeStacksAnswer,
+  type Recorder,
+  startRecorder,
+  startS3,
+  TEST_AWS_ENV,
+  type TestS3,
+} from './aws.ts';
 import { ROOT, runCatalog, scratchDir } from './cli.ts';
 import { FakeCloudFront } from './cloudfront.ts';
 import { type Assignment, type DocCommand, literalOf, type Word } from './doc-commands.ts';
-import { FakeKvs } from './kvs.ts';
+import { FakeKvs, resolveKvsTestHost } from './kvs.ts';
 
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
 const BUILDER_FUNCTION = 'TrainingPlanCatalog-builder';
 const VIEWER_REQUEST_FUNCTION = 'TrainingPlanCatalog-viewer-request';
 const BASE_URL = 'https://plans.example.com';
+/** The deployment the docs name (`--deployment NAME`): the stack the CloudFormation stand-in describes. */
+const DEPLOYMENT = 'TrainingPlanCatalog';
 /** The stack's usage log group (stack output UsageLogGroupName). */
 const USAGE_LOG_GROUP = '/aws/vendedlogs/TrainingPlanCatalog/usage';
 const FIXTURES = join(ROOT, 'fixtures', 'plans.json');
@@ -44,6 +52,8 @@ export interface DocWorld {
   readonly cloudfront: FakeCloudFront;
   /** The CloudWatch Logs API stand-in (`catalog usage --log-group`): every Logs Insights query completes. */
   readonly logs: Recorder;
+  /** The CloudFormation API stand-in (`--deployment NAME`): the stack's outputs name the AWS target. */
+  readonly cloudFormation: Recorder;
   /** A `catalog serve` access log with requests of two partners and refused ones (`--access-log FILE`). */
   readonly accessLog: string;
   /** The environment every command runs with (the stand-ins' endpoints, credentials, port 0). */
@@ -68,24 +78,6 @@ function freePort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
     });
   });
-}
-
-/**
- * The KeyValueStore client puts the account id in front of the endpoint's host (`123456789012.kvs.test`):
- * the harness resolves that name to the stand-in on 127.0.0.1, as the Lambda bundle's test does. Returns how
- * to undo it.
- */
-function resolveKvsTestHost(): () => void {
-  const original = dns.lookup;
-  const patched = ((host: string, ...rest: unknown[]) =>
-    (original as (...args: unknown[]) => unknown)(
-      host.endsWith('.kvs.test') ? '127.0.0.1' : host,
-      ...rest,
-    )) as typeof dns.lookup;
-  dns.lookup = patched;
-  return () => {
-    dns.lookup = original;
-  };
 }
 
 /** Publishes the fixtures three times (forced: three builds) with the real command; returns their ids. */
@@ -181,6 +173,20 @@ export async function startDocWorld(): Promise<DocWorld> {
       };
     return { status: 400, headers: json, body: '{"__type":"InvalidParameterException","message":"unknown"}' };
   });
+  const cloudFormation = await startRecorder();
+  cloudFormation.answerWith((request) => {
+    const stack = new URLSearchParams(request.body).get('StackName') ?? '';
+    return stack === DEPLOYMENT
+      ? describeStacksAnswer(stack, {
+          ApiUrl: BASE_URL,
+          BucketName: s3.bucket,
+          KeyValueStoreArn: KVS_ARN,
+          BuilderFunctionName: BUILDER_FUNCTION,
+          ViewerRequestFunctionName: VIEWER_REQUEST_FUNCTION,
+          UsageLogGroupName: USAGE_LOG_GROUP,
+        })
+      : describeStacksAnswer(stack);
+  });
   const accessLog = join(dir, '.catalog', 'access.log');
   const now = Date.now();
   const line = (ago: number, status: number, logData: string) =>
@@ -207,6 +213,7 @@ export async function startDocWorld(): Promise<DocWorld> {
     AWS_ENDPOINT_URL_LAMBDA: lambda.url,
     AWS_ENDPOINT_URL_CLOUDFRONT: cloudfrontUrl,
     AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: logs.url,
+    AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url,
     AWS_EC2_METADATA_DISABLED: 'true',
     // Never the fixed 8787: a command that does not name a port takes any free one.
     CATALOG_PORT: '0',
@@ -224,6 +231,7 @@ export async function startDocWorld(): Promise<DocWorld> {
     lambda,
     cloudfront,
     logs,
+    cloudFormation,
     accessLog,
     env,
     async freshDir() {
@@ -243,6 +251,7 @@ export async function startDocWorld(): Promise<DocWorld> {
       await cloudfront.stop();
       await lambda.close();
       await logs.close();
+      await cloudFormation.close();
       await new Promise<void>((resolve) => kvs.server.close(() => resolve()));
       await s3.stop();
       await scratch.remove();
@@ -306,6 +315,7 @@ export const FLAG_VALUES: Readonly<Record<string, Value>> = {
   '--name': () => VIEWER_REQUEST_FUNCTION,
   '--access-log': ({ world }) => world.accessLog,
   '--log-group': () => USAGE_LOG_GROUP,
+  '--deployment': () => DEPLOYMENT,
 };
 
 /**
@@ -324,6 +334,7 @@ export const VARIABLES: Readonly<Record<string, (world: DocWorld) => string>> = 
   CATALOG_PARTNER_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
   CATALOG_CHECK_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
   CATALOG_USAGE_LOG_GROUP: () => USAGE_LOG_GROUP,
+  CATALOG_DEPLOYMENT: () => DEPLOYMENT,
   /** The key that leaked (infra/README.md, "A key leaked"). */
   LEAKED: () => 'tpc_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
 };
@@ -449,11 +460,20 @@ export class DocShell {
       const index = args.indexOf(name);
       return index === -1 ? undefined : args[index + 1];
     };
-    if (flag('--kvs-arn') !== undefined || flag('--bucket') !== undefined) return { kind: 'aws' };
+    if (
+      flag('--kvs-arn') !== undefined ||
+      flag('--bucket') !== undefined ||
+      flag('--deployment') !== undefined
+    )
+      return { kind: 'aws' };
     const store = flag('--store');
     if (store !== undefined && !isPlaceholder(store))
       return { kind: 'local', store: isAbsolute(store) ? store : join(this.#world.dir, store) };
-    if (flag('--origin') === undefined && (env.CATALOG_KVS_ARN || env.CATALOG_BUCKET)) return { kind: 'aws' };
+    if (
+      flag('--origin') === undefined &&
+      (env.CATALOG_KVS_ARN || env.CATALOG_BUCKET || env.CATALOG_DEPLOYMENT)
+    )
+      return { kind: 'aws' };
     return { kind: 'local', store: this.#world.local.store };
   }
 

@@ -2,6 +2,7 @@
  * A stand-in for the CloudFront KeyValueStore data-plane API on 127.0.0.1 (the API has no local peer), and the
  * production client pointed at it. Test support only.
  */
+import dns from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import { createKvsClient } from '../app/clients.ts';
@@ -140,4 +141,22 @@ export function kvsClientFor(port: number): CloudFrontKeyValueStoreClient {
     name: 'toLocalListener',
   });
   return client;
+}
+
+/**
+ * The KeyValueStore client puts the account id in front of the endpoint's host (`123456789012.kvs.test`):
+ * the harness resolves that name to the stand-in on 127.0.0.1, as the Lambda bundle's test does. Returns how
+ * to undo it.
+ */
+export function resolveKvsTestHost(): () => void {
+  const original = dns.lookup;
+  const patched = ((host: string, ...rest: unknown[]) =>
+    (original as (...args: unknown[]) => unknown)(
+      host.endsWith('.kvs.test') ? '127.0.0.1' : host,
+      ...rest,
+    )) as typeof dns.lookup;
+  dns.lookup = patched;
+  return () => {
+    dns.lookup = original;
+  };
 }

@@ -69,7 +69,7 @@ export function envOf(name: SettingName): string | undefined {
 }
 
 /** Where a raw value came from: how the message names it. */
-export type ValueOrigin = 'flag' | 'env' | 'context' | 'prop' | 'default';
+export type ValueOrigin = 'flag' | 'env' | 'context' | 'prop' | 'default' | 'deployment';
 
 /** A raw value and where it came from. */
 export interface RawValue {
@@ -105,6 +105,8 @@ function labelOf(name: SettingName, from: ValueOrigin): string {
       return flagOf(name) ?? envOf(name) ?? name;
     case 'context':
       return `context ${name}`;
+    case 'deployment':
+      return `${flagOf(name) ?? envOf(name) ?? name} (from the deployment)`;
     case 'prop':
       return name;
   }
@@ -214,7 +216,8 @@ const ENTRY_CONTEXTS: readonly Context[] = ['lambda', 'cdk'];
 
 /**
  * The settings as a Markdown table (docs/settings.md is this table, kept current by `npm run docs`): each
- * setting once, with its flag, variable, default, which commands read it, and whether the Lambda and CDK do.
+ * setting once, with its flag, variable, the stack output `--deployment` takes it from, default, which
+ * commands read it, and whether the Lambda and CDK do.
  */
 export function settingsTable(): string {
   const rows = (Object.keys(SETTINGS) as SettingName[]).map((name) => {
@@ -230,6 +233,7 @@ export function settingsTable(): string {
       `\`${name}\``,
       cell(flagOf(name)),
       cell(envOf(name)),
+      cell(spec.output),
       shownDefault,
       commands.join(', '),
       spec.use.lambda ?? '',
@@ -237,7 +241,17 @@ export function settingsTable(): string {
       `${spec.description.replaceAll('|', '\\|')}${spec.secret ? ' (secret: never shown)' : ''}`,
     ];
   });
-  const header = ['setting / CDK key', 'flag', 'variable', 'default', 'commands', 'Lambda', 'CDK', 'what'];
+  const header = [
+    'setting / CDK key',
+    'flag',
+    'variable',
+    'stack output',
+    'default',
+    'commands',
+    'Lambda',
+    'CDK',
+    'what',
+  ];
   return [
     `| ${header.join(' | ')} |`,
     `| ${header.map(() => '---').join(' | ')} |`,

@@ -83,6 +83,8 @@ export interface SettingSpec<I = unknown, O = unknown> {
   readonly labels?: Readonly<Partial<Record<'cli' | 'lambda' | 'cdk', string>>>;
   /** The contexts that read the setting, and how. */
   readonly use: Readonly<Partial<Record<Context, Mode>>>;
+  /** The stack output that gives the value under `--deployment` (app/deployment.ts), when one does. */
+  readonly output?: string;
   /**
    * A further rule in {@link PRODUCTION_CONTEXTS}: returns why the value does not suit production. It sees the
    * context and the other settings of the same reading (parsed, whatever their order), for a rule that depends
@@ -174,6 +176,27 @@ const storeUse = {
   'cors-show': 'default',
 } as const;
 
+/** The commands that act on a deployment: each reads `--deployment`, and `--region` to find its stack. */
+const deploymentUse = {
+  publish: 'optional',
+  builds: 'optional',
+  history: 'optional',
+  rollback: 'optional',
+  unpin: 'optional',
+  status: 'optional',
+  rebuild: 'optional',
+  'keys-issue': 'optional',
+  'keys-rotate': 'optional',
+  'keys-revoke': 'optional',
+  'keys-list': 'optional',
+  'cors-set': 'optional',
+  'cors-clear': 'optional',
+  'cors-show': 'optional',
+  'verify-function': 'optional',
+  check: 'optional',
+  usage: 'optional',
+} as const;
+
 // ---------------------------------------------------------------------------------------------------------
 
 export const SETTINGS = {
@@ -210,6 +233,7 @@ export const SETTINGS = {
     description:
       "the service's base URL, http(s)://host[:port]: the base of webUrl and of the served openapi.yaml (catalog check: the deployment to check)",
     default: DEFAULT_LINKS.baseUrl,
+    output: 'ApiUrl',
     use: { build: 'default', publish: 'required', lambda: 'required', cdk: 'optional', check: 'required' },
     production: (url, reading) =>
       httpsUnlessLocal(url, reading, 'partners render webUrl as a link; the distribution serves HTTPS only'),
@@ -283,9 +307,21 @@ export const SETTINGS = {
   }),
 
   // Publishing.
+  deployment: setting({
+    kind: text(
+      'name',
+      z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,47}$/, {
+        error: 'must be the name of a deployed stack (letters, digits and -, at most 48)',
+      }),
+    ),
+    description:
+      "the deployment: its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
+    use: deploymentUse,
+  }),
   bucket: setting({
     kind: text('name', bucketName),
     description: 'the origin S3 bucket (with --kvs-arn; or --origin and --store for a local origin)',
+    output: 'BucketName',
     use: {
       publish: 'optional',
       builds: 'optional',
@@ -308,6 +344,15 @@ export const SETTINGS = {
     default: false,
     labels: { lambda: 'an invocation with the event {"force": true} (catalog rebuild --force)' },
     use: { publish: 'default', rebuild: 'default' },
+  }),
+  recover: setting({
+    kind: boolean,
+    description:
+      "publish even though the store's live build is not at the origin (deleted, or the store edited by hand): a fresh build replaces it, and a store that names no origin yet takes this one (a store that serves another origin is refused even so). Only to repair a broken deployment: with a wrong --origin or --bucket it points partners at a build their edge cannot serve",
+    default: false,
+    env: false,
+    labels: { lambda: 'catalog publish --recover' },
+    use: { publish: 'default' },
   }),
   allowEmpty: setting({
     kind: boolean,
@@ -348,19 +393,10 @@ export const SETTINGS = {
       'region',
       z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, { error: 'must be an AWS region such as eu-west-1' }),
     ),
-    description: "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region)",
+    description:
+      "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region; with --deployment, the stack's)",
     env: false,
-    use: {
-      publish: 'optional',
-      builds: 'optional',
-      history: 'optional',
-      rollback: 'optional',
-      unpin: 'optional',
-      status: 'optional',
-      rebuild: 'optional',
-      usage: 'optional',
-      'keys-list': 'optional',
-    },
+    use: deploymentUse,
   }),
   maxAttempts: setting({
     kind: integer(1, 10),
@@ -396,6 +432,7 @@ export const SETTINGS = {
     ),
     description: 'the builder function name or ARN',
     env: 'CATALOG_FUNCTION_NAME',
+    output: 'BuilderFunctionName',
     use: { rebuild: 'required' },
   }),
 
@@ -439,6 +476,7 @@ export const SETTINGS = {
     kind: text('arn', KvsArn),
     description:
       'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
+    output: 'KeyValueStoreArn',
     use: {
       publish: 'optional',
       builds: 'optional',
@@ -497,9 +535,12 @@ export const SETTINGS = {
   }),
   json: setting({
     kind: boolean,
-    description: 'print JSON instead of a table',
+    description: 'print JSON instead of a table, and no progress line',
     default: false,
     use: {
+      build: 'default',
+      publish: 'default',
+      rollback: 'default',
       'keys-list': 'default',
       status: 'default',
       history: 'default',
@@ -525,6 +566,7 @@ export const SETTINGS = {
     ),
     description: 'the viewer-request function (stack output ViewerRequestFunctionName)',
     flag: '--name',
+    output: 'ViewerRequestFunctionName',
     use: { 'verify-function': 'required' },
   }),
   stage: setting({
@@ -843,6 +885,7 @@ export const SETTINGS = {
     description:
       'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
     flag: '--log-group',
+    output: 'UsageLogGroupName',
     use: { usage: 'optional', 'keys-list': 'optional' },
   }),
 

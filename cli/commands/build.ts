@@ -1,7 +1,7 @@
 /** `catalog build`: builds from the source and writes one build's files into a directory. */
 import type { Command } from 'commander';
 import type { BuildResult } from '../../builder/build.ts';
-import { type CliIO, noter } from '../io.ts';
+import { type CliIO, noter, progressLine } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
 /** Where a build's time went, in one line: each stage and its share of their sum. */
@@ -46,10 +46,23 @@ export function registerBuild(program: Command, io: CliIO): void {
     );
   addSettings(command, 'build').action(async () => {
     const started = performance.now();
-    const settings = parseCommand(command, 'build', io.env);
+    const settings = await parseCommand(command, 'build', io.env);
     const { build, writeFlatBuild } = await import('../../app/run.ts');
-    const result = await build(settings, new Date(), note);
-    const writeMs = await writeFlatBuild(settings.out, result);
-    note(describeBuild(result, settings.out, performance.now() - started, writeMs));
+    const line = progressLine(io, 'build', settings.json);
+    let result: BuildResult;
+    let writeMs: number;
+    try {
+      result = await build(settings, new Date(), line.note, line.progress);
+      line.progress({ stage: `writing ${result.objects.length + result.root.length} objects` });
+      writeMs = await writeFlatBuild(settings.out, result);
+    } finally {
+      line.stop();
+    }
+    const ms = performance.now() - started;
+    if (!settings.json) note(describeBuild(result, settings.out, ms, writeMs));
+    else
+      io.stdout(
+        `${JSON.stringify({ command: 'build', buildId: result.buildId, generatedAt: result.generatedAt, counts: result.counts, out: settings.out, objects: result.objects.length + result.root.length, bytes: [...result.objects, ...result.root].reduce((sum, file) => sum + file.size, 0), durationMs: Math.round(ms) })}\n`,
+      );
   });
 }

@@ -20,7 +20,7 @@ export function registerCheck(program: Command, io: CliIO): void {
     '\nOne line per row: PASS; FAIL with what was expected and what came; SKIP with why; WARN (the catalog is\nolder than --max-age). What a failing row means and what to do: docs/decisions.md#checking-a-deployment.',
   );
   command.action(async () => {
-    const settings = parseCommand(command, 'check', io.env);
+    const settings = await parseCommand(command, 'check', io.env);
     const [check, rows, { renderMessage }] = await Promise.all([
       import('../../app/check.ts'),
       import('../../app/check-rows.ts'),

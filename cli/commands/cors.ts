@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../contract/errors.ts';
 import { originProblem } from '../../keys/cors.ts';
 import { type CliIO, noter } from '../io.ts';
-import { addSettings } from '../options.ts';
+import { addSettings, parseCommand } from '../options.ts';
 import { openStore } from './keys.ts';
 
 export function registerCors(program: Command, io: CliIO): void {
@@ -25,7 +25,7 @@ export function registerCors(program: Command, io: CliIO): void {
   set.action(async (origin: string) => {
     const problem = originProblem(origin);
     if (problem !== undefined) throw new ConfigError(`ORIGIN ${JSON.stringify(origin)}: ${problem}`);
-    const { store, takesEffect } = await openStore(io, set, 'cors-set');
+    const { store, takesEffect } = await openStore(io, set, await parseCommand(set, 'cors-set', io.env));
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store, origin);
     if (previous === origin) {
@@ -41,7 +41,11 @@ export function registerCors(program: Command, io: CliIO): void {
     'cors-clear',
   );
   clear.action(async () => {
-    const { store, takesEffect } = await openStore(io, clear, 'cors-clear');
+    const { store, takesEffect } = await openStore(
+      io,
+      clear,
+      await parseCommand(clear, 'cors-clear', io.env),
+    );
     const { clearCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await clearCorsOrigin(store);
     if (previous === undefined) {
@@ -57,7 +61,7 @@ export function registerCors(program: Command, io: CliIO): void {
     'cors-show',
   );
   show.action(async () => {
-    const { store } = await openStore(io, show, 'cors-show');
+    const { store } = await openStore(io, show, await parseCommand(show, 'cors-show', io.env));
     const { showCorsOrigin } = await import('../../keys/cors.ts');
     const origin = await showCorsOrigin(store);
     if (origin === undefined) note(`CORS is off: no origin is set in ${store.name}`);

@@ -4,7 +4,6 @@
  * except the listing (which never shows a key, only its id).
  */
 import type { Command } from 'commander';
-import type { CommandName } from '../../app/settings/index.ts';
 import { ConfigError } from '../../contract/errors.ts';
 import { KEY_PREFIX } from '../../keys/keys.ts';
 import type { ExpiryChange, KeyListing } from '../../keys/rules.ts';
@@ -14,19 +13,21 @@ import { type CliIO, noter } from '../io.ts';
 import { addSettings, givenBy, parseCommand } from '../options.ts';
 
 /**
- * Opens the store a command's settings name. A flag beats an environment variable, which beats the default
- * file; the same level naming both a file and a KVS ARN is an error. The KVS client is built here, once.
+ * Opens the store a command's `settings` name. A flag beats an environment variable, which beats the default
+ * file (an ARN from `--deployment` counts as the deployment was given); the same level naming both a file and
+ * a KVS ARN is an error. The KVS client is built here, once.
  */
 export async function openStore(
   io: CliIO,
   command: Command,
-  context: CommandName & `${'keys' | 'cors'}-${string}`,
+  settings: { readonly store: string; readonly kvsArn?: string | undefined },
 ) {
-  const settings = parseCommand(command, context, io.env) as { store: string; kvsArn?: string | undefined };
   const warn = (message: string) => io.stderr(`catalog: warning: ${message}\n`);
   if (settings.kvsArn !== undefined) {
     const rank = (name: 'store' | 'kvsArn') => {
-      const given = givenBy(command, name, io.env);
+      const given =
+        givenBy(command, name, io.env) ??
+        (name === 'kvsArn' ? givenBy(command, 'deployment', io.env) : undefined);
       return given === 'flag' ? 2 : given === 'env' ? 1 : 0;
     };
     const [storeRank, arnRank] = [rank('store'), rank('kvsArn')];
@@ -122,9 +123,9 @@ export function registerKeys(program: Command, io: CliIO): void {
     .description('Issue a key for a partner and print it, alone, on stdout. It is shown only this once.');
   addSettings(issue, 'keys-issue').action(async () => {
     const now = new Date();
-    const settings = parseCommand(issue, 'keys-issue', io.env);
+    const settings = await parseCommand(issue, 'keys-issue', io.env);
     const expires = expiryOf(io, issue, settings.expires, now);
-    const { store, takesEffect } = await openStore(io, issue, 'keys-issue');
+    const { store, takesEffect } = await openStore(io, issue, settings);
     const { issueKey } = await import('../../keys/manage.ts');
     const issued = await issueKey(store, {
       partner: settings.partner,
@@ -145,9 +146,9 @@ export function registerKeys(program: Command, io: CliIO): void {
       "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
     );
   addSettings(rotate, 'keys-rotate').action(async () => {
-    const settings = parseCommand(rotate, 'keys-rotate', io.env);
+    const settings = await parseCommand(rotate, 'keys-rotate', io.env);
     const now = new Date();
-    const { store, takesEffect } = await openStore(io, rotate, 'keys-rotate');
+    const { store, takesEffect } = await openStore(io, rotate, settings);
     const { rotateKey } = await import('../../keys/manage.ts');
     const rotated = await rotateKey(store, { partner: settings.partner, graceMs: settings.grace, now });
     io.stdout(`${rotated.issued.key}\n`);
@@ -171,12 +172,12 @@ export function registerKeys(program: Command, io: CliIO): void {
     }
     if (givenBy(revoke, 'partner', io.env) === 'flag' && givenBy(revoke, 'keyId', io.env) === 'flag')
       throw new ConfigError("option '--partner <label>' cannot be used with option '--key-id <id>'");
-    const settings = parseCommand(revoke, 'keys-revoke', io.env);
+    const settings = await parseCommand(revoke, 'keys-revoke', io.env);
     if (settings.partner === undefined && settings.keyId === undefined) {
       throw new ConfigError('give --partner LABEL or --key-id ID');
     }
     const now = new Date();
-    const { store, takesEffect } = await openStore(io, revoke, 'keys-revoke');
+    const { store, takesEffect } = await openStore(io, revoke, settings);
     const { revokeKeys } = await import('../../keys/manage.ts');
     const source =
       settings.partner !== undefined ? fromEnv(io, revoke, 'partner') : fromEnv(io, revoke, 'keyId');
@@ -210,8 +211,8 @@ export function registerKeys(program: Command, io: CliIO): void {
       'List the keys: partner, key id, created, expires, status; with --usage, when the partner was last seen. Never shows a key.',
     );
   addSettings(list, 'keys-list').action(async () => {
-    const settings = parseCommand(list, 'keys-list', io.env);
-    const { store } = await openStore(io, list, 'keys-list');
+    const settings = await parseCommand(list, 'keys-list', io.env);
+    const { store } = await openStore(io, list, settings);
     const { listKeys } = await import('../../keys/manage.ts');
     const now = new Date();
     const rows = await listKeys(store, now);

@@ -16,7 +16,7 @@ export function registerProxy(program: Command, io: CliIO): void {
       "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, GET /changes?since=N to the partner's application (and POSTs each change set to --notify), and GET /healthz.",
     );
   addSettings(command, 'proxy').action(async () => {
-    const settings = parseCommand(command, 'proxy', io.env);
+    const settings = await parseCommand(command, 'proxy', io.env);
     const { startProxy } = await import('../../partner/proxy.ts');
     const proxy = await startProxy({
       upstream: settings.upstream,

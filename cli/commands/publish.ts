@@ -7,7 +7,7 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
-import { type CliIO, CommandExit, noter } from '../io.ts';
+import { type CliIO, CommandExit, noter, progressLine } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
 /** Pads the columns of a table of strings. */
@@ -59,16 +59,21 @@ export function registerPublish(program: Command, io: CliIO): void {
       `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed, refused, or busy (another run holds the run lock at the origin; nothing done), ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
     );
   addSettings(publish, 'publish').action(async () => {
-    const settings = parseCommand(publish, 'publish', io.env);
+    const settings = await parseCommand(publish, 'publish', io.env);
     const target = await targetOf(settings);
     const run = await import('../../app/run.ts');
-    const { summary } = await run.publish(settings, target, {
-      now: new Date(),
-      force: settings.force,
-      unpin: settings.unpin,
-      report: note,
-      actor: actorOf(),
-    });
+    const line = progressLine(io, 'publish', settings.json);
+    const { summary } = await run
+      .publish(settings, target, {
+        now: new Date(),
+        force: settings.force,
+        unpin: settings.unpin,
+        recover: settings.recover,
+        report: line.note,
+        progress: line.progress,
+        actor: actorOf(),
+      })
+      .finally(line.stop);
     const { renderMessage } = await import('../../app/settings/index.ts');
     if (summary.result === 'busy') {
       // Another run holds the run lock: nothing was done, which is not this command's success.
@@ -87,7 +92,7 @@ export function registerPublish(program: Command, io: CliIO): void {
       'List the builds at the origin, newest first, marking the live one, the pinned one, those that were live before (a complete build never live was only uploaded: a publish that lost a race, say) and incomplete ones.',
     );
   addSettings(builds, 'builds').action(async () => {
-    const settings = parseCommand(builds, 'builds', io.env);
+    const settings = await parseCommand(builds, 'builds', io.env);
     const run = await import('../../app/run.ts');
     const target = await targetOf(settings);
     const { builds: rows, flat } = await run.builds(target);
@@ -125,7 +130,7 @@ export function registerPublish(program: Command, io: CliIO): void {
       'List the moves of the live pointer, newest first: when, what (publish, rollback, unpin), from which build to which, by whom.',
     );
   addSettings(history, 'history').action(async () => {
-    const settings = parseCommand(history, 'history', io.env);
+    const settings = await parseCommand(history, 'history', io.env);
     const run = await import('../../app/run.ts');
     const target = await targetOf(settings);
     const moves = await run.history(target, settings.historyLimit);
@@ -156,9 +161,12 @@ export function registerPublish(program: Command, io: CliIO): void {
       'Make the build that was live before the live one live again (or --to a build), in seconds, with no copying, and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
     );
   addSettings(rollback, 'rollback').action(async () => {
-    const settings = parseCommand(rollback, 'rollback', io.env);
+    const settings = await parseCommand(rollback, 'rollback', io.env);
     const run = await import('../../app/run.ts');
-    const summary = await run.rollback(settings, await targetOf(settings), new Date(), actorOf());
+    const line = progressLine(io, 'rollback', settings.json);
+    const summary = await run
+      .rollback(settings, await targetOf(settings), new Date(), actorOf(), line.progress)
+      .finally(line.stop);
     for (const warning of summary.warnings) note(`warning: ${warning}`);
     note(`${summary.buildId} is live and pinned: publishing moves nothing until catalog unpin`);
     io.stdout(`${JSON.stringify(summary)}\n`);
@@ -170,7 +178,7 @@ export function registerPublish(program: Command, io: CliIO): void {
       "Remove a rollback's pin: the pinned build stays live until the next publish, which goes live. Prints one JSON line.",
     );
   addSettings(unpin, 'unpin').action(async () => {
-    const settings = parseCommand(unpin, 'unpin', io.env);
+    const settings = await parseCommand(unpin, 'unpin', io.env);
     const run = await import('../../app/run.ts');
     const summary = await run.unpin(await targetOf(settings), new Date(), actorOf());
     for (const warning of summary.warnings) note(`warning: ${warning}`);
@@ -186,7 +194,7 @@ export function registerPublish(program: Command, io: CliIO): void {
     .command('rebuild')
     .description('Invoke the deployed builder function now and print its summary (manual rebuild).');
   addSettings(rebuild, 'rebuild').action(async () => {
-    const settings = parseCommand(rebuild, 'rebuild', io.env);
+    const settings = await parseCommand(rebuild, 'rebuild', io.env);
     const [{ createLambdaClient }, { invokeBuilder }] = await Promise.all([
       import('../../app/clients.ts'),
       import('../../lambda/invoke.ts'),

@@ -62,6 +62,15 @@ describe('catalog start (npm start)', () => {
       expect(second.stderr).toContain(`127.0.0.1:${port} is in use`);
       expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
       expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
+
+      // On another port: the same .catalog/, so refused at once, before anything is built or written.
+      const other = await runCatalog(['start', '--port', String(await freePort())], { cwd: scratch.dir });
+      expect(other.code).toBe(1);
+      expect(other.stderr).toBe(
+        `catalog: the local stack is already running: process ${first.pid} serves http://127.0.0.1:${port} from .catalog/ (one local stack per checkout); stop it first, or use it\n`,
+      );
+      expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
+      expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
       const still = await httpRequest(first.url, {
         method: 'GET',
         target: '/api/plans?discipline=running',
@@ -70,6 +79,25 @@ describe('catalog start (npm start)', () => {
       expect(still.status).toBe(200);
     } finally {
       await first.stop();
+    }
+    // Stopped, it leaves no claim on the local stack.
+    await expect(stat(join(scratch.dir, '.catalog/stack.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('takes over the claim of a start that was killed (kill -9)', async () => {
+    const killed = await startCatalog(['start', '--port', String(await freePort())], {
+      ready: READY,
+      cwd: scratch.dir,
+    });
+    process.kill(killed.pid, 'SIGKILL');
+    await killed.stop();
+    expect(await readFile(join(scratch.dir, '.catalog/stack.json'), 'utf8')).toContain(`"pid":${killed.pid}`);
+    const port = await freePort();
+    const next = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
+    try {
+      expect(next.url).toBe(`http://127.0.0.1:${port}`);
+    } finally {
+      await next.stop();
     }
   });
 });

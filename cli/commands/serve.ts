@@ -56,7 +56,7 @@ export function registerServe(program: Command, io: CliIO): void {
       'Run the local edge: the built CloudFront Functions in front of an origin directory or bucket.',
     );
   addSettings(command, 'serve').action(async () => {
-    const settings = parseCommand(command, 'serve', io.env);
+    const settings = await parseCommand(command, 'serve', io.env);
     const { serveLocal } = await import('../../app/local.ts');
     const log = jsonLines(io);
     const edge = await serveLocal(settings, log).finally(log.flush);
@@ -74,7 +74,7 @@ export function registerStart(program: Command, io: CliIO): void {
     );
   addSettings(command, 'start').action(async () => {
     const started = performance.now();
-    const { port, host } = parseCommand(command, 'start', io.env);
+    const { port, host } = await parseCommand(command, 'start', io.env);
     const local = await import('../../app/local.ts');
     const log = jsonLines(io, local.LOCAL_STACK.accessLog);
     const { edge, key, summary, samplePage } = await local

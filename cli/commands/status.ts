@@ -87,7 +87,7 @@ export function registerStatus(program: Command, io: CliIO): void {
       'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.',
     );
   addSettings(command, 'status').action(async () => {
-    const settings = parseCommand(command, 'status', io.env);
+    const settings = await parseCommand(command, 'status', io.env);
     const [run, status, { renderMessage }] = await Promise.all([
       import('../../app/run.ts'),
       import('../../app/status.ts'),

@@ -61,7 +61,7 @@ export function registerUsage(program: Command, io: CliIO): void {
       'Per partner: requests, answers (200, 304, refusals by reason), bytes, first and last seen; then refusals that named no partner. From a catalog serve access log or, on AWS, the usage log group (Logs Insights).',
     );
   addSettings(command, 'usage').action(async () => {
-    const settings = parseCommand(command, 'usage', io.env);
+    const settings = await parseCommand(command, 'usage', io.env);
     const usage = await import('../../app/usage.ts');
     const report = await usage.usageReport(settings, {
       now: new Date(),

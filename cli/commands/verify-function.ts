@@ -33,7 +33,7 @@ export function registerVerifyFunction(program: Command, io: CliIO): void {
   addSettings(command, 'verify-function');
 
   command.action(async () => {
-    const flags = parseCommand(command, 'verify-function', io.env);
+    const flags = await parseCommand(command, 'verify-function', io.env);
     const name = flags.viewerRequestFunction;
     const valid = splitKeys(flags.key).map((key, i) => checkKey(`--key #${i + 1}`, key));
     const expired = flags.expiredKey === undefined ? undefined : checkKey('--expired-key', flags.expiredKey);

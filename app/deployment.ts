@@ -1,0 +1,103 @@
+/**
+ * One name for a deployment (docs/decisions.md#command-line): the values a command's unset target settings take
+ * from it. `--deployment NAME` is the AWS stack of that name: its outputs (read with CloudFormation's
+ * DescribeStacks) give the bucket, the store, the builder function, the usage log group, the base URL and the
+ * viewer-request function, each to the setting that declares the output (app/settings/registry.ts `output`),
+ * and the stack's region is the region. Without a name and without any target setting, the deployment is the
+ * local stack `npm start` serves: `.catalog/origin`, `.catalog/kvs.json` and the base URL it serves. Values
+ * given as flags or variables always win; a store and an origin of two deployments are refused when the pointer
+ * moves (publish/publish.ts `proveDeployment`).
+ */
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
+import { localStackUrl } from './local.ts';
+import { LOCAL_STACK } from './paths.ts';
+import { type Context, modeIn, namesIn, type SettingName, specFor } from './settings/index.ts';
+
+/** The region CloudFront's regional parts live in: the usage log group, in the stack or its `-edge` companion. */
+const EDGE_REGION = 'us-east-1';
+
+/** The settings that name where a command acts: any of them given means no local default. */
+const TARGETS: readonly SettingName[] = ['bucket', 'kvsArn', 'origin', 'store', 'deployment'];
+
+/** How long the stack's outputs may take to arrive. */
+const DESCRIBE_TIMEOUT_MS = 10_000;
+
+/** The outputs of a stack, by key; null when there is no such stack. */
+async function outputsOf(client: CloudFormationClient, stack: string): Promise<Map<string, string> | null> {
+  const { DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
+  try {
+    const answer = await client.send(new DescribeStacksCommand({ StackName: stack }), {
+      abortSignal: AbortSignal.timeout(DESCRIBE_TIMEOUT_MS),
+    });
+    const outputs = answer.Stacks?.[0]?.Outputs ?? [];
+    return new Map(
+      outputs.flatMap((o) => (o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue]] : [])),
+    );
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ValidationError' && /does not exist/.test(String(error)))
+      return null;
+    throw new CatalogError(
+      `reading the outputs of stack ${stack} failed (${describeCause(error)}); nothing was done`,
+      { cause: error },
+    );
+  }
+}
+
+/** What the first reading of a command's settings gave (the values that parsed, and which were given). */
+export interface GivenSettings {
+  readonly values: Readonly<Partial<Record<SettingName, unknown>>>;
+  readonly given: (name: SettingName) => boolean;
+}
+
+/**
+ * The values `context`'s unset settings take from its deployment, as the text a flag would hold: the named
+ * stack's outputs (`cloudFormation(region)` builds the client: the stack's region, or us-east-1 for the usage
+ * log group of a stack elsewhere), or the local stack's targets when no target setting was given at all.
+ */
+export async function deploymentValues(
+  context: Context,
+  first: GivenSettings,
+  cloudFormation: (region: string | undefined) => Promise<CloudFormationClient>,
+): Promise<Map<SettingName, string>> {
+  const values = new Map<SettingName, string>();
+  // An access log given instead of the usage log group is the command's choice of what to read.
+  const wanted = (name: SettingName) =>
+    modeIn(name, context) !== undefined &&
+    !first.given(name) &&
+    !(name === 'usageLogGroup' && first.given('accessLog'));
+  const name = first.values.deployment as string | undefined;
+  if (name === undefined) {
+    if (TARGETS.some(first.given)) return values;
+    if (wanted('origin')) values.set('origin', LOCAL_STACK.origin);
+    if (wanted('store')) values.set('store', LOCAL_STACK.store);
+    if (wanted('baseUrl')) values.set('baseUrl', await localStackUrl());
+    return values;
+  }
+  const client = await cloudFormation(first.values.region as string | undefined);
+  const region = await client.config.region().catch(() => undefined);
+  if (region === undefined)
+    throw new ConfigError(
+      `${settingRef('deployment')} ${JSON.stringify(name)}: no AWS region to find its stack in: give ${settingRef('region')} or set AWS_REGION`,
+    );
+  const outputs = await outputsOf(client, name);
+  if (outputs === null)
+    throw new ConfigError(
+      `${settingRef('deployment')} ${JSON.stringify(name)}: there is no stack ${name} in ${region} (a stack in another region: give ${settingRef('region')})`,
+    );
+  for (const setting of namesIn(context)) {
+    const output = specFor(setting).output;
+    if (output && wanted(setting) && outputs.has(output)) values.set(setting, outputs.get(output) as string);
+  }
+  if (wanted('region')) values.set('region', region);
+  // Outside us-east-1 the usage log group is in the stack's companion there (infra/usage-logs.ts).
+  if (wanted('usageLogGroup') && !values.has('usageLogGroup') && region !== EDGE_REGION) {
+    const edge = await outputsOf(await cloudFormation(EDGE_REGION), `${name}-edge`);
+    const group = edge?.get(specFor('usageLogGroup').output as string);
+    if (group !== undefined) {
+      values.set('usageLogGroup', group);
+      if (wanted('region')) values.set('region', EDGE_REGION);
+    }
+  }
+  return values;
+}

@@ -1,0 +1,218 @@
+/**
+ * One name for a deployment: `--deployment NAME` (or CATALOG_DEPLOYMENT) gives every target from the stack's
+ * outputs, read with CloudFormation's DescribeStacks (a recorder stands in for that API, which has no local
+ * peer; the requests it received are asserted exactly), against s3rver and the KeyValueStore stand-in. And with
+ * no deployment and no target at all, the commands act on the local stack in the working directory.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { KVS_LIVE_BUILD } from '../../contract/index.ts';
+import {
+  describeStacksAnswer,
+  type RecordedRequest,
+  type Recorder,
+  startRecorder,
+  startS3,
+  TEST_AWS_ENV,
+  type TestS3,
+} from '../../testing/aws.ts';
+import { ROOT, runCatalog } from '../../testing/cli.ts';
+import { FakeKvs, resolveKvsTestHost } from '../../testing/kvs.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
+
+const ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
+const SOURCE = join(ROOT, 'fixtures', 'plans.json');
+const API_URL = 'https://d111111abcdef8.cloudfront.net';
+const FUNCTION = 'staging-builder';
+const LOG_GROUP = '/aws/vendedlogs/staging/usage';
+
+/** The stack a DescribeStacks asked for, and the region it was signed for. */
+const described = (request: RecordedRequest) => ({
+  body: request.body,
+  region: /Credential=[^/]+\/\d{8}\/([^/]+)\/cloudformation\//.exec(
+    String(request.headers.authorization),
+  )?.[1],
+});
+
+describe('--deployment NAME: every target from the stack outputs (CloudFormation stand-in, s3rver, the KVS stand-in)', () => {
+  let s3: TestS3;
+  let cloudFormation: Recorder;
+  let aws: Recorder;
+  const kvs = new FakeKvs(ARN);
+  let undoDns: () => void;
+  beforeAll(async () => {
+    undoDns = resolveKvsTestHost();
+    [s3, cloudFormation, aws] = await Promise.all([
+      startS3('staging-origin'),
+      startRecorder(),
+      startRecorder(),
+    ]);
+    await new Promise<void>((resolve) => kvs.server.listen(0, '127.0.0.1', resolve));
+    cloudFormation.answerWith((request) => {
+      const stack = new URLSearchParams(request.body).get('StackName') ?? '';
+      if (stack === 'staging')
+        return describeStacksAnswer(stack, {
+          ApiUrl: API_URL,
+          BucketName: s3.bucket,
+          KeyValueStoreArn: ARN,
+          BuilderFunctionName: FUNCTION,
+          ViewerRequestFunctionName: 'staging-viewer-request',
+        });
+      if (stack === 'staging-edge') return describeStacksAnswer(stack, { UsageLogGroupName: LOG_GROUP });
+      return describeStacksAnswer(stack);
+    });
+    aws.answerWith((request) => {
+      const json = { 'content-type': 'application/x-amz-json-1.1' };
+      if (request.url.endsWith('/invocations'))
+        return {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            command: 'publish',
+            result: 'skipped-identical',
+            buildId: kvs.entries.get(KVS_LIVE_BUILD),
+          }),
+        };
+      if (request.headers['x-amz-target'] === 'Logs_20140328.StartQuery')
+        return { status: 200, headers: json, body: '{"queryId":"q-1"}' };
+      return { status: 200, headers: json, body: '{"status":"Complete","results":[]}' };
+    });
+  });
+  afterAll(async () => {
+    undoDns();
+    await new Promise<void>((resolve) => kvs.server.close(() => resolve()));
+    await Promise.all([s3.stop(), cloudFormation.close(), aws.close()]);
+  });
+  beforeEach(() => {
+    cloudFormation.requests.length = 0;
+    aws.requests.length = 0;
+  });
+  const env = (extra: Record<string, string> = {}) => ({
+    ...TEST_AWS_ENV,
+    AWS_REGION: 'eu-west-1',
+    AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url,
+    AWS_ENDPOINT_URL_S3: s3.endpoint,
+    AWS_ENDPOINT_URL_LAMBDA: aws.url,
+    AWS_ENDPOINT_URL_CLOUDWATCH_LOGS: aws.url,
+    AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE: `http://kvs.test:${(kvs.server.address() as { port: number }).port}`,
+    CATALOG_S3_PATH_STYLE: '1',
+    ...extra,
+  });
+
+  it('publishes to the stack’s bucket and store with its ApiUrl as the base URL, after one exact DescribeStacks', async () => {
+    const result = await runCatalog(['publish', '--deployment', 'staging', '--source', SOURCE], {
+      env: env(),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const { buildId } = JSON.parse(result.stdout) as { buildId: string };
+    expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(buildId);
+    const catalog = JSON.parse(String(await s3.body(`builds/${buildId}/catalog.json`))) as {
+      plans: { webUrl: string }[];
+    };
+    expect(catalog.plans[0]?.webUrl.startsWith(`${API_URL}/plans/`)).toBe(true);
+    expect(cloudFormation.requests.map(described)).toEqual([
+      { body: 'Action=DescribeStacks&Version=2010-05-15&StackName=staging', region: 'eu-west-1' },
+    ]);
+    expect(cloudFormation.requests[0]).toMatchObject({ method: 'POST', url: '/' });
+  });
+
+  it('from CATALOG_DEPLOYMENT: keys, cors, status, history, builds and rebuild act on the same deployment', async () => {
+    const deployment = env({ CATALOG_DEPLOYMENT: 'staging' });
+    const issued = await runCatalog(['keys', 'issue', '--partner', 'acme'], { env: deployment });
+    expect(issued.code, issued.stderr).toBe(0);
+    expect(issued.stderr).toContain(`in ${ARN}`);
+    expect((await runCatalog(['cors', 'set', 'https://app.example.com'], { env: deployment })).code).toBe(0);
+    expect(kvs.entries.get('cors:origin')).toBe('https://app.example.com');
+    const status = await runCatalog(['status', '--json'], { env: deployment });
+    expect(JSON.parse(status.stdout)).toMatchObject({ origin: `s3://${s3.bucket}`, store: ARN });
+    for (const command of ['history', 'builds']) {
+      const listed = await runCatalog([command], { env: deployment });
+      expect(listed.code, `${command}: ${listed.stderr}`).toBe(0);
+      expect(listed.stdout).toContain(kvs.entries.get(KVS_LIVE_BUILD));
+    }
+    const rebuild = await runCatalog(['rebuild'], { env: deployment });
+    expect(rebuild.code, rebuild.stderr).toBe(0);
+    expect(aws.requests.map((request) => request.url)).toEqual([
+      `/2015-03-31/functions/${FUNCTION}/invocations`,
+    ]);
+  });
+
+  it('usage reads the log group from the stack’s us-east-1 companion, in us-east-1', async () => {
+    const result = await runCatalog(['usage', '--deployment', 'staging', '--json'], { env: env() });
+    expect(result.code, result.stderr).toBe(0);
+    expect(cloudFormation.requests.map(described)).toEqual([
+      { body: 'Action=DescribeStacks&Version=2010-05-15&StackName=staging', region: 'eu-west-1' },
+      { body: 'Action=DescribeStacks&Version=2010-05-15&StackName=staging-edge', region: 'us-east-1' },
+    ]);
+    const start = aws.requests.find((r) => r.headers['x-amz-target'] === 'Logs_20140328.StartQuery');
+    expect(JSON.parse(start?.body ?? '{}')).toMatchObject({ logGroupName: LOG_GROUP });
+    expect(String(start?.headers.authorization)).toContain('/us-east-1/logs/aws4_request');
+  });
+
+  it('an explicit flag still wins, and a bucket of another deployment is refused when the pointer would move', async () => {
+    const live = kvs.entries.get(KVS_LIVE_BUILD);
+    const result = await runCatalog(
+      ['publish', '--deployment', 'staging', '--source', SOURCE, '--bucket', 'production-origin'],
+      { env: env() },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `catalog: ${ARN} and s3://production-origin are not one deployment: the store serves the origin "s3://staging-origin" (recorded by its first publish), not "s3://production-origin"; nothing was changed\n`,
+    );
+    expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(live);
+  });
+
+  it('names a deployment that has no stack in the region, in one line', async () => {
+    const result = await runCatalog(['status', '--deployment', 'nope'], { env: env() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'catalog: --deployment "nope": there is no stack nope in eu-west-1 (a stack in another region: give --region)\n',
+    );
+  });
+});
+
+describe('no deployment and no target: the local stack of the working directory', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-local-deployment-', each: true });
+  let cwd: string;
+  beforeEach(() => {
+    cwd = process.cwd();
+    process.chdir(scratch.dir);
+  });
+  afterEach(() => process.chdir(cwd));
+  const run = async (args: string[]) => {
+    const result = await runCatalog(args, { env: {} });
+    expect(result.code, `catalog ${args.join(' ')}: ${result.stderr}`).toBe(0);
+    return result;
+  };
+
+  it('publish, status, history, builds, rollback, unpin, keys and cors work with no target flag', async () => {
+    const first = JSON.parse((await run(['publish', '--source', SOURCE])).stdout) as { buildId: string };
+    const catalog = JSON.parse(
+      await readFile(join(scratch.dir, '.catalog/origin/builds', first.buildId, 'catalog.json'), 'utf8'),
+    ) as { plans: { webUrl: string }[] };
+    expect(catalog.plans[0]?.webUrl.startsWith('http://127.0.0.1:8787/plans/')).toBe(true);
+    // While a local stack runs (this process stands for it), publishing links to the address it serves.
+    await writeFile(
+      join(scratch.dir, '.catalog/stack.json'),
+      JSON.stringify({ pid: process.pid, url: 'http://127.0.0.1:8799', since: new Date().toISOString() }),
+    );
+    const second = JSON.parse((await run(['publish', '--source', SOURCE])).stdout) as { buildId: string };
+    const linked = await readFile(
+      join(scratch.dir, '.catalog/origin/builds', second.buildId, 'catalog.json'),
+      'utf8',
+    );
+    expect(JSON.parse(linked).plans[0].webUrl).toMatch(/^http:\/\/127\.0\.0\.1:8799\/plans\//);
+    await run(['keys', 'issue', '--partner', 'acme']);
+    expect((await run(['keys', 'list'])).stdout).toContain('acme');
+    await run(['cors', 'set', 'https://app.example.com']);
+    expect((await run(['cors', 'show'])).stdout).toBe('https://app.example.com\n');
+    expect((await run(['status', '--json'])).stdout).toContain(`"buildId":"${second.buildId}"`);
+    expect((await run(['history'])).stdout).toContain(second.buildId);
+    expect((await run(['builds'])).stdout).toContain(first.buildId);
+    expect(JSON.parse((await run(['rollback'])).stdout)).toMatchObject({ buildId: first.buildId });
+    expect(JSON.parse((await run(['unpin'])).stdout)).toMatchObject({ unpinned: { build: first.buildId } });
+    const store = await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8');
+    expect(store).toContain('"build:origin"');
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Progress on long work: `publish`, `build` and `rollback` show their stage, the objects uploaded of the total
+ * and the time since they started on one line of stderr when a person watches (stdout and stderr a terminal:
+ * the real command under `script`, which gives it a pseudo-terminal), and nothing but their output otherwise
+ * or with `--json`. The line's clock (cli/io.ts `progressLine`) is run on vitest's fake timers.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { writeRows } from '../../fixtures/generate.ts';
+import { CATALOG_BIN, type CliResult, ROOT, runCatalog, runProcess } from '../../testing/cli.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
+import { type CliIO, progressLine } from '../io.ts';
+
+const scratch = useScratchDir({ prefix: 'catalog-progress-' });
+/** What starts each redraw of the line: back to its start, then erase it (as a regular expression). */
+const REDRAW = '\\r\\u001b\\[K';
+
+/** Runs `catalog …args` with stdout and stderr on a pseudo-terminal; its output is what the terminal shows. */
+function onTerminal(args: readonly string[]): Promise<CliResult> {
+  const quoted = [process.execPath, CATALOG_BIN, ...args].map((word) => `'${word}'`).join(' ');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('CATALOG_') && !name.startsWith('AWS_')) env[name] = value;
+  return runProcess('script', ['-qefc', quoted, '/dev/null'], { env, cwd: ROOT });
+}
+
+describe('progress on a terminal', () => {
+  it('publish shows its stages and the objects uploaded of the total; rollback and build their stages', async () => {
+    const source = join(scratch.dir, 'plans.json');
+    await writeRows(source, 2000, 7);
+    const target = ['--origin', join(scratch.dir, 'origin'), '--store', join(scratch.dir, 'kvs.json')];
+    const base = ['--source', source, '--base-url', 'https://plans.example.com', ...target];
+    const published = await onTerminal(['publish', ...base]);
+    expect(published.code, published.stdout).toBe(0);
+    expect(published.stdout).toContain('\r\x1b[Kpublish: reading the source, ');
+    expect(published.stdout).toMatch(new RegExp(`${REDRAW}publish: uploading \\d+/\\d+, \\d+ s`));
+    expect(published.stdout).toContain('\r\x1b[Kpublish: moving the live pointer, ');
+    expect(published.stdout).toMatch(/"result":"published"/);
+
+    const quiet = await onTerminal(['publish', ...base, '--force', '--json']);
+    expect(quiet.code, quiet.stdout).toBe(0);
+    expect(quiet.stdout).not.toContain('publish: ');
+    expect(JSON.parse(quiet.stdout)).toMatchObject({ command: 'publish', result: 'published' });
+
+    const rolled = await onTerminal(['rollback', ...target]);
+    expect(rolled.code, rolled.stdout).toBe(0);
+    expect(rolled.stdout).toContain('\r\x1b[Krollback: moving the live pointer, ');
+
+    const built = await onTerminal(['build', '--source', source, '--out', join(scratch.dir, 'flat')]);
+    expect(built.code, built.stdout).toBe(0);
+    expect(built.stdout).toContain('\r\x1b[Kbuild: compressing and rendering pages, ');
+    expect(built.stdout).toMatch(new RegExp(`${REDRAW}build: writing \\d+ objects, `));
+  }, 180_000);
+
+  it('is not shown when stdout is not a terminal: only the summary', async () => {
+    const result = await runCatalog(['publish', '--source', join(ROOT, 'fixtures', 'plans.json')], {
+      env: {
+        CATALOG_ORIGIN: join(scratch.dir, 'plain', 'origin'),
+        CATALOG_STORE: join(scratch.dir, 'plain', 'kvs.json'),
+        CATALOG_BASE_URL: 'https://plans.example.com',
+      },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('the progress line', () => {
+  afterEach(() => vi.useRealTimers());
+  const terminal = () => {
+    let written = '';
+    const io = { terminal: true, stderr: (text: string) => (written += text) } as unknown as CliIO;
+    return { io, written: () => written };
+  };
+
+  it('redraws the time every second while a stage says nothing, so a long stage is never silent', () => {
+    vi.useFakeTimers();
+    const { io, written } = terminal();
+    const line = progressLine(io, 'publish', false);
+    line.progress({ stage: 'compressing and rendering pages' });
+    vi.advanceTimersByTime(30_000);
+    const draws = written().split('\r\x1b[K').filter(Boolean);
+    expect(draws).toHaveLength(31);
+    expect(draws.at(-1)).toBe('publish: compressing and rendering pages, 30 s');
+    line.note('warning: something');
+    line.stop();
+    expect(
+      written().endsWith(
+        '\r\x1b[Kwarning: something\n\r\x1b[Kpublish: compressing and rendering pages, 30 s\r\x1b[K',
+      ),
+    ).toBe(true);
+    vi.advanceTimersByTime(5_000);
+    expect(written().endsWith('\r\x1b[K')).toBe(true);
+  });
+
+  it('writes only the notes when quiet (--json) or not on a terminal', () => {
+    vi.useFakeTimers();
+    for (const [quiet, isTerminal] of [
+      [true, true],
+      [false, false],
+    ] as const) {
+      let written = '';
+      const io = { terminal: isTerminal, stderr: (text: string) => (written += text) } as unknown as CliIO;
+      const line = progressLine(io, 'publish', quiet);
+      line.progress({ stage: 'uploading', done: 1, total: 10 });
+      vi.advanceTimersByTime(5_000);
+      line.note('a note');
+      line.stop();
+      expect(written).toBe('a note\n');
+    }
+  });
+});
