@@ -99,7 +99,10 @@ export interface Runtime {
   ): void;
 }
 
-/** Where local/runtime.js is: beside this module, or above the bundled command (dist/cli/…) at the same path. */
+/**
+ * Where local/runtime.js is: `gateway/local/runtime.js` under the first folder above this module that has it
+ * (the repository root, from the sources in gateway/local and from the bundled command in dist/cli alike).
+ */
 function runtimePath(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   for (let dir = here; dirname(dir) !== dir; dir = dirname(dir)) {
@@ -128,7 +131,7 @@ function scopedScript(script: string, cfName: string | undefined): string {
 }
 
 /** The one import a function may have, as the build writes it. */
-const CLOUDFRONT_IMPORT = /^import\s*(\w+)\s*from\s*"cloudfront";\n?/;
+const CLOUDFRONT_IMPORT = /^import\s*([\w$]+)\s*from\s*"cloudfront";\n?/;
 
 export interface SandboxOptions {
   /** Backs `cf.kvs()`. */
