@@ -136,15 +136,7 @@ export async function startDocWorld(): Promise<DocWorld> {
   const code = await import('node:fs/promises').then((fs) =>
     fs.readFile(join(ROOT, 'dist/gateway/viewer-request.js'), 'utf8'),
   );
-  const reader = {
-    get: (key: string) => {
-      const value = kvs.entries.get(key);
-      return value === undefined
-        ? Promise.reject(new Error(`key not found: ${key}`))
-        : Promise.resolve(value);
-    },
-    exists: (key: string) => Promise.resolve(kvs.entries.has(key)),
-  };
+  const reader = { refresh: () => undefined, peek: (key: string) => kvs.entries.get(key) };
   const cloudfront = new FakeCloudFront(loadFunction(code, { kvs: reader }), VIEWER_REQUEST_FUNCTION);
   const cloudfrontUrl = await cloudfront.start();
   const logs = await startRecorder();

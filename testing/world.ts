@@ -157,18 +157,20 @@ export function resolveCase(testCase: RequestCase, world: TestWorld) {
 
 /**
  * The built bundles (npm run build), loaded into the local runtime over a world's store; `responseEventRequest`
- * chooses the request the viewer-response function is shown (the edge's default: as the viewer sent it).
+ * chooses the request the viewer-response function is shown (the edge's default: as the viewer sent it), and
+ * `viewerRequestCode`, when given, what runs of viewer-request's bundle (a test's prologue before it).
  */
 export async function edgeFor(
   world: TestWorld,
   store: 'plain' | 'cors',
   responseEventRequest?: ResponseEventRequest,
+  viewerRequestCode: (bundle: string) => string = (bundle) => bundle,
 ): Promise<Edge> {
   const kvs = new WatchedKeyValueStore(world.stores[store]);
   await kvs.load();
   const code = (name: string) => readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
   return new Edge({
-    viewerRequest: loadFunction(await code('viewer-request'), { kvs }),
+    viewerRequest: loadFunction(viewerRequestCode(await code('viewer-request')), { kvs }),
     viewerResponse: loadFunction(await code('viewer-response'), { kvs, ...VIEWER_RESPONSE_RUNTIME }),
     origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
     ...(responseEventRequest ? { responseEventRequest } : {}),

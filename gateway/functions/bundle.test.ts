@@ -9,6 +9,7 @@ import {
   FUNCTION_SIZE_LIMIT,
   FUNCTION_SIZE_TARGET,
   FunctionBundleError,
+  functionUses,
 } from './bundle.ts';
 
 const wrap = (body: string) =>
@@ -55,9 +56,59 @@ describe('the function bundle check', () => {
       /await inside call arguments/,
     ],
     ['a tagged template', 'function f(t) { return t`x`; }', /TaggedTemplateExpression/],
+    [
+      'a global the runtime lacks',
+      'function f(o) { return structuredClone(o); }',
+      /global structuredClone is not/,
+    ],
+    ['a method the runtime lacks', 'function f(a) { return a.flatMap(f); }', /method flatMap is not/],
+    [
+      'a member the runtime lacks',
+      'function f() { return Object.fromEntries([]); }',
+      /global Object.fromEntries/,
+    ],
+    [
+      'a crypto function the runtime lacks',
+      'function f() { return crypto.randomUUID(); }',
+      /runtime crypto.randomUUID/,
+    ],
+    [
+      'a store method the runtime lacks',
+      'async function f() { await cf.kvs().put("k", "v"); }',
+      /KeyValueStore.put/,
+    ],
   ])('refuses %s', (_name, body, reason) => {
     const problems = checkFunctionCode(wrap(body));
     expect(problems.join('; ')).toMatch(reason);
+  });
+
+  it('finds what the code uses of its runtime through the names it binds, and not what a local name shadows', () => {
+    const code = `import cf from "cloudfront";
+var kvs = cf.kvs(), h = require("crypto").createHash;
+function digest(text) { var hash = require("crypto").createHash("sha1"); return hash.update(text).digest("hex"); }
+function shadowed(JSON, cf) { var kvs = {}; return JSON.parse(kvs.get(cf.kvs)); }
+async function handler(event) {
+  var names = Object.keys(event.request.headers);
+  try { await kvs.get(names.join(",").trim()); } catch (Date) { Date.now(); }
+  return h;
+}`;
+    expect(functionUses(code)).toEqual([
+      'global Object',
+      'global Object.keys',
+      'global require',
+      'method get',
+      'method join',
+      'method now',
+      'method parse',
+      'method trim',
+      'runtime Hash.digest',
+      'runtime Hash.update',
+      'runtime KeyValueStore.get',
+      'runtime cloudfront',
+      'runtime cloudfront.kvs',
+      'runtime crypto',
+      'runtime crypto.createHash',
+    ]);
   });
 
   it('refuses code without a top-level handler', () => {

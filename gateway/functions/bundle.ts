@@ -1,7 +1,8 @@
 /**
  * Bundling and checking of the CloudFront Functions. The output must be a plain script for cloudfront-js-2.0:
  * a top-level `handler`, no import but `cloudfront`, `require` only of crypto, querystring or buffer, only
- * the syntax the runtime supports (checked on the syntax tree, not by a regular expression), at most 10 KB.
+ * the syntax the runtime supports and only the globals, methods and module members it offers (checked on the
+ * syntax tree, not by a regular expression), at most 10 KB.
  */
 import { Parser } from 'acorn';
 import { fullAncestor } from 'acorn-walk';
@@ -23,6 +24,49 @@ export const FUNCTION_SIZE_LIMIT = 10 * 1024;
 export const FUNCTION_SIZE_TARGET = 4 * 1024;
 
 const MODULES = new Set(['crypto', 'querystring', 'buffer']);
+
+const words = (text: string) => text.trim().split(/\s+/);
+
+/**
+ * The objects of the runtime's modules (`cloudfront`, and what `require` gives): each member, and the object a
+ * call of it returns when that is another of these.
+ */
+export const RUNTIME_OBJECTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  cloudfront: { kvs: 'KeyValueStore', logCustomData: '' },
+  KeyValueStore: { get: '', exists: '', meta: '' },
+  crypto: { createHash: 'Hash', createHmac: 'Hash' },
+  Hash: { update: 'Hash', digest: '' },
+  querystring: { parse: '', stringify: '', escape: '', unescape: '' },
+  buffer: { Buffer: '' },
+};
+
+/**
+ * What cloudfront-js-2.0 offers a function by name (AWS's "JavaScript runtime 2.0 features"), in the notation
+ * of {@link functionUses}: globals and their members (ECMAScript 5.1 and the additions the runtime lists), the
+ * methods of built-in values whatever the receiver (strings, arrays, regular expressions, numbers, functions,
+ * promises), and the runtime's modules. Kept short on purpose: what is not here is refused until it is added.
+ */
+const RUNTIME_FEATURES = new Set([
+  ...words(`Object Array String Number Boolean Math JSON Date RegExp Promise Error TypeError RangeError
+    SyntaxError ReferenceError URIError parseInt parseFloat isNaN isFinite decodeURI decodeURIComponent encodeURI
+    encodeURIComponent NaN Infinity undefined require console TextEncoder TextDecoder atob btoa`).map(
+    (name) => `global ${name}`,
+  ),
+  ...words(`Object.assign Object.create Object.defineProperty Object.entries Object.freeze
+    Object.getOwnPropertyNames Object.getPrototypeOf Object.keys Object.prototype Object.values Array.isArray
+    String.fromCharCode JSON.parse JSON.stringify Date.now Date.parse Date.UTC Math.abs Math.ceil Math.floor
+    Math.max Math.min Math.pow Math.random Math.round Promise.all Promise.reject Promise.resolve console.log`).map(
+    (name) => `global ${name}`,
+  ),
+  ...words(`charAt charCodeAt concat endsWith includes indexOf lastIndexOf match padStart replace replaceAll
+    search slice split startsWith substring toLowerCase toUpperCase trim every filter find forEach join map pop
+    push reduce reverse shift some sort splice unshift exec test toFixed toString apply bind call
+    hasOwnProperty then catch`).map((name) => `method ${name}`),
+  ...Object.entries(RUNTIME_OBJECTS).flatMap(([object, members]) => [
+    `runtime ${object}`,
+    ...Object.keys(members).map((member) => `runtime ${object}.${member}`),
+  ]),
+]);
 
 /** ES5 nodes, plus what cloudfront-js-2.0 adds (let/const, arrows, templates, rest parameters, await). */
 const ALLOWED = new Set([
@@ -79,10 +123,110 @@ interface AnyNode {
   [key: string]: unknown;
 }
 
+const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
+
+/**
+ * What the code uses of its runtime, by name, sorted: `global decodeURIComponent`, `global JSON.parse` (a
+ * global or a member of one), `method trim` (a method called on a value that is none of the runtime's objects:
+ * a built-in one), `runtime crypto` (a module) and `runtime Hash.digest` (a member of an object of
+ * {@link RUNTIME_OBJECTS}, followed through the names it is bound to and the calls that return it). A name is
+ * a global when no function or the program declares it (a name declared in a block counts for its whole
+ * function: the minifier never reuses a global's name).
+ */
+function usesOf(program: AnyNode): string[] {
+  const scopes = new Map<AnyNode, Map<string, string>>();
+  const declare = (scope: AnyNode, id: unknown, type = '') => {
+    const node = id as AnyNode | null;
+    if (node?.type !== 'Identifier') return;
+    const names = scopes.get(scope) ?? new Map<string, string>();
+    scopes.set(scope, names.set(node.name as string, type));
+  };
+  /** The innermost function (or the program) around the node at `ancestors[at]`, the node excluded. */
+  const enclosing = (ancestors: AnyNode[], at: number) => {
+    for (let i = at - 1; i >= 0; i -= 1)
+      if (FUNCTIONS.has((ancestors[i] as AnyNode).type)) return ancestors[i] as AnyNode;
+    return program;
+  };
+  /** The runtime object a name is bound to ('' for another value), undefined for a global. */
+  const resolve = (name: string, ancestors: AnyNode[]) => {
+    for (let i = ancestors.length - 1; i >= 0; i -= 1) {
+      const type = scopes.get(ancestors[i] as AnyNode)?.get(name);
+      if (type !== undefined) return type;
+    }
+    return undefined;
+  };
+  /** The runtime object an expression gives ('' when it gives none). */
+  const typeOf = (node: AnyNode, ancestors: AnyNode[]): string => {
+    if (node.type === 'Identifier') return resolve(node.name as string, ancestors) ?? '';
+    if (node.type !== 'CallExpression') return '';
+    const callee = node.callee as AnyNode;
+    const args = node.arguments as AnyNode[];
+    if (
+      callee.type === 'Identifier' &&
+      callee.name === 'require' &&
+      resolve('require', ancestors) === undefined
+    )
+      return typeof args[0]?.value === 'string' && MODULES.has(args[0].value) ? args[0].value : '';
+    if (callee.type !== 'MemberExpression' || callee.computed) return '';
+    const object = typeOf(callee.object as AnyNode, ancestors);
+    return RUNTIME_OBJECTS[object]?.[(callee.property as AnyNode).name as string] ?? '';
+  };
+  const walk = (visit: (node: AnyNode, ancestors: AnyNode[]) => void) =>
+    fullAncestor(program as never, (node, _state, ancestors) =>
+      visit(node as unknown as AnyNode, ancestors as unknown as AnyNode[]),
+    );
+  // The names each function and the program declare, then the runtime objects bound to them, then the uses.
+  walk((node, ancestors) => {
+    const at = ancestors.length - 1;
+    if (node.type === 'VariableDeclarator' || node.type === 'CatchClause')
+      declare(enclosing(ancestors, at), node.type === 'CatchClause' ? node.param : node.id);
+    else if (node.type === 'ImportDefaultSpecifier') declare(program, node.local, 'cloudfront');
+    else if (FUNCTIONS.has(node.type)) {
+      if (node.type === 'FunctionDeclaration') declare(enclosing(ancestors, at), node.id);
+      else declare(node, node.id);
+      for (const param of node.params as AnyNode[])
+        declare(node, param.type === 'RestElement' ? param.argument : param);
+      if (node.type !== 'ArrowFunctionExpression') declare(node, { type: 'Identifier', name: 'arguments' });
+    }
+  });
+  walk((node, ancestors) => {
+    const id = node.id as AnyNode | undefined;
+    if (node.type !== 'VariableDeclarator' || !node.init || id?.type !== 'Identifier') return;
+    const type = typeOf(node.init as AnyNode, ancestors);
+    if (type) scopes.get(enclosing(ancestors, ancestors.length - 1))?.set(id.name as string, type);
+  });
+  const uses = new Set<string>();
+  walk((node, ancestors) => {
+    const parent = ancestors[ancestors.length - 2];
+    if (node.type === 'Identifier' && resolve(node.name as string, ancestors) === undefined)
+      uses.add(`global ${node.name}`);
+    else if (node.type === 'ImportDefaultSpecifier') uses.add('runtime cloudfront');
+    else if (node.type === 'CallExpression' && (node.callee as AnyNode).type === 'Identifier') {
+      const module = typeOf(node, ancestors);
+      if (module) uses.add(`runtime ${module}`);
+    } else if (node.type === 'MemberExpression' && !node.computed) {
+      const object = node.object as AnyNode;
+      const name = (node.property as AnyNode).name as string;
+      const type = typeOf(object, ancestors);
+      if (type) uses.add(`runtime ${type}.${name}`);
+      else if (object.type === 'Identifier' && resolve(object.name as string, ancestors) === undefined)
+        uses.add(`global ${object.name}.${name}`);
+      else if (parent?.type === 'CallExpression' && parent.callee === node) uses.add(`method ${name}`);
+    }
+  });
+  return [...uses].sort();
+}
+
+/** What a function's code uses of its runtime ({@link usesOf}: `global JSON.parse`, `runtime Hash.digest`…). */
+export function functionUses(code: string): string[] {
+  return usesOf(Parser.parse(code, { ecmaVersion: 2022, sourceType: 'module' }) as unknown as AnyNode);
+}
+
 /**
  * Returns every reason the code cannot run as a cloudfront-js-2.0 function (empty when it can): syntax outside
- * the runtime's list, imports other than `cloudfront`, requires other than crypto/querystring/buffer, no
- * top-level `handler`, or a size over the limit.
+ * the runtime's list, imports other than `cloudfront`, requires other than crypto/querystring/buffer, a use
+ * of a global, method or module member not in {@link RUNTIME_FEATURES}, no top-level `handler`, or a size
+ * over the limit.
  */
 export function checkFunctionCode(code: string): string[] {
   const problems: string[] = [];
@@ -192,6 +336,8 @@ export function checkFunctionCode(code: string): string[] {
       }
     }
   });
+  for (const use of usesOf(program))
+    if (!RUNTIME_FEATURES.has(use)) problems.push(`${use} is not among what cloudfront-js-2.0 offers`);
   const handler = (program.body as AnyNode[]).some(
     (statement) =>
       statement.type === 'FunctionDeclaration' && (statement.id as AnyNode | null)?.name === 'handler',

@@ -7,7 +7,8 @@ declare module 'cloudfront' {
   }
   /**
    * `kvs()`: the associated store. `logCustomData(value)`: puts `value` (URL-encoded, at most 800 bytes) in
-   * the request's access-log record, as `viewer-request-log-data` from a viewer-request function.
+   * the request's access-log record, as `viewer-request-log-data` from a viewer-request function; new
+   * (2026-07-14), so a runtime may lack it: call it inside `try`.
    */
   const cf: { kvs(id?: string): KeyValueStore; logCustomData(value: string): void };
   export default cf;

@@ -74,7 +74,7 @@ async function forward(
   encoding: string,
 ): Promise<CloudFrontRequest> {
   const live = await read(KVS_LIVE_BUILD);
-  const prefix = live === null ? '' : BUILD_ID_PATTERN.test(live) ? `/builds/${live}` : '/builds/-';
+  const prefix = live === null ? '' : `/builds/${BUILD_ID_PATTERN.test(live) ? live : '-'}`;
   request.uri = `${prefix}/${file}${encoding}`;
   request.querystring = {};
   return request;
@@ -109,7 +109,8 @@ async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
   // An expiry that is not a time (or not a string) has passed.
   const expires = record.expires;
   if (expires !== undefined && !(Date.now() < (typeof expires === 'string' ? Date.parse(expires) : 0)))
-    return logged(partner + LogValue.Separator + LogValue.ExpiredKey, null);
+    // In brackets, the two constants are one string in the bundle.
+    return logged(partner + (LogValue.Separator + LogValue.ExpiredKey), null);
   return partner;
 }
 
@@ -214,7 +215,7 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   }
   const file = catalogFile(request.querystring);
   if (!file)
-    return logged(partner + LogValue.Separator + LogValue.Discipline, problem(PROBLEM_INVALID_DISCIPLINE));
+    return logged(partner + (LogValue.Separator + LogValue.Discipline), problem(PROBLEM_INVALID_DISCIPLINE));
   delete headers['x-api-key'];
   return logged(partner, forward(request, file, variant(request)));
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectoryOrigin } from '../../publish/dir-origin.ts';
-import { describeCaseTable } from '../../testing/cases.suite.ts';
+import { describeCaseTable, type Implementation } from '../../testing/cases.suite.ts';
 import { ROOT } from '../../testing/cli.ts';
 import { createTestWorld, edgeFor, type TestWorld, toAnswer } from '../../testing/world.ts';
 import { Edge } from './edge.ts';
@@ -11,31 +11,56 @@ import { EdgeOrigin } from './origin.ts';
 import { loadFunction } from './sandbox.ts';
 import { WatchedKeyValueStore } from './store.ts';
 
+/** Sends a case's request to the edge of its store, as the HTTP server would (no body on HEAD). */
+const sender =
+  (edges: Record<'plain' | 'cors', Edge>): Implementation['send'] =>
+  async (request, store) => {
+    const response = await edges[store].handle({
+      method: request.method,
+      target: request.target,
+      rawHeaders: request.headers.flat(),
+      remoteAddress: '127.0.0.1',
+    });
+    return toAnswer(request.method === 'HEAD' ? { ...response, body: Buffer.alloc(0) } : response);
+  };
+
 for (const shown of ['as-sent', 'as-rewritten'] as const) {
   describeCaseTable(
     `the request-case table against the bundles in the local runtime (viewer-response shown the request ${shown})`,
-    async (world) => {
-      const edges = {
+    async (world) => ({
+      send: sender({
         plain: await edgeFor(world, 'plain', shown),
         cors: await edgeFor(world, 'cors', shown),
-      };
-      return {
-        async send(request, store) {
-          const rawHeaders = request.headers.flat();
-          const response = await edges[store].handle({
-            method: request.method,
-            target: request.target,
-            rawHeaders,
-            remoteAddress: '127.0.0.1',
-          });
-          // As the HTTP server does: no body on HEAD.
-          return toAnswer(request.method === 'HEAD' ? { ...response, body: Buffer.alloc(0) } : response);
-        },
-        close: async () => {},
-      };
-    },
+      }),
+      close: async () => {},
+    }),
   );
 }
+
+/**
+ * The viewer-request bundle on a runtime without `cf.logCustomData` (new in 2026: an edge location may not have
+ * it yet): before the bundle's code runs, the method is deleted from the `cf` the bundle imports.
+ */
+function withoutLogCustomData(bundle: string): string {
+  const withPrologue = bundle.replace(
+    /^(import ([\w$]+) ?from ?"cloudfront";\n)/,
+    '$1delete $2.logCustomData;\n',
+  );
+  expect(withPrologue).not.toBe(bundle);
+  return withPrologue;
+}
+
+describeCaseTable(
+  'the request-case table on a runtime without cf.logCustomData: the same answers, nothing recorded',
+  async (world) => ({
+    send: sender({
+      plain: await edgeFor(world, 'plain', undefined, withoutLogCustomData),
+      cors: await edgeFor(world, 'cors', undefined, withoutLogCustomData),
+    }),
+    close: async () => {},
+  }),
+  false,
+);
 
 describe('Range at the local edge', () => {
   let world: TestWorld;

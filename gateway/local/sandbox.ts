@@ -1,9 +1,9 @@
 /**
  * A local stand-in for the cloudfront-js-2.0 runtime: runs a built function bundle (never the TypeScript
- * source) in a `node:vm` context that offers what the runtime offers and nothing more — `require` of crypto
- * (createHash, createHmac), querystring and buffer; `cf.kvs()` over a local store; `cf.logCustomData()`, whose
- * value each call's result carries (the access-log record's `viewer-request-log-data`); a one-argument
- * `console.log`; a `Date` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
+ * source) in a `node:vm` context of its own, in which local/runtime.js builds what the runtime offers (said
+ * there): `cf.kvs()` over a local store, `cf.logCustomData()`, whose value each call's result carries (the
+ * access-log record's `viewer-request-log-data`), `require('crypto')`, a one-argument `console.log` and a
+ * `Date.now()` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
  *
  * As on CloudFront, nothing the function can reach belongs to the Node process: the event is copied into
  * objects of the context by code running there, the result comes out as JSON, and every object of the
@@ -14,24 +14,22 @@
  * Results are checked as CloudFront checks them: an exception, a header a function may not set, or a header
  * HTTP cannot carry gives the 502 CloudFront would answer.
  */
-import { createHmac, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import querystring from 'node:querystring';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from '../functions/event.ts';
 
-/** What `cf.kvs()` gives a function: `get` rejects when the key is missing. */
+/**
+ * The store behind `cf.kvs()`, looked at once per run: `refresh` brings it up to date when a run starts
+ * (`undefined` when it already is), and the run's lookups `peek` at once (`undefined`: no such key).
+ */
 export interface KeyValueReader {
-  get(key: string): Promise<string>;
-  exists(key: string): Promise<boolean>;
-  /**
-   * A store that can answer from memory (the local store file) offers both: `refresh` brings it up to date
-   * once, when a run starts (`undefined` when it already is), and the run's lookups `peek` at once.
-   */
-  refresh?(): Promise<void> | undefined;
-  peek?(key: string): string | undefined;
+  refresh(): Promise<void> | undefined;
+  peek(key: string): string | undefined;
 }
-
 /** Why a function run failed; the edge answers 502, as CloudFront does. */
 export class FunctionError extends Error {
   override name = 'FunctionError';
@@ -65,482 +63,34 @@ function isDisallowed(name: string): boolean {
   return DISALLOWED_PATTERN.test(name);
 }
 
-/**
- * The runtime as the function sees it, built inside the function's own context so that every object it can
- * reach (the event, `cf.kvs()` and its promises, the modules, `console`, errors) belongs to that context:
- * nothing leads back to the Node process (`x.constructor.constructor` is the context's `Function`, which
- * cannot compile strings). It talks to the host only through `bridge`, a closure variable no function code
- * can reach, and only in strings, numbers and booleans; the event comes in as the host's plain data and is
- * copied into objects of the context before the function sees it. Evaluates to a function of (bridge, cf
- * name) that installs the globals and returns the context-side controls.
- */
-const RUNTIME = `(function (bridge, cfName) {
-  'use strict';
-  var parse = JSON.parse;
-  var stringify = JSON.stringify;
-  var P = Promise;
-  // Built-ins the hot paths use, held here: a global name read in a vm context goes through Node's interceptor.
-  var Err = Error;
-  var Str = String;
-  var U8 = Uint8Array;
-  var fromCharCode = String.fromCharCode;
-  var hasOwn = Object.prototype.hasOwnProperty;
-  var keys = Object.keys;
-  var isArray = Array.isArray;
-  var defineProperty = Object.defineProperty;
-  var ERRORS = { TypeError: TypeError, RangeError: RangeError, SyntaxError: SyntaxError };
-
-  /** Calls the host; a host error becomes an error of this context carrying only its name and message. */
-  function host(fn, args) {
-    try {
-      return fn.apply(undefined, args);
-    } catch (e) {
-      var name = e && typeof e.name === 'string' ? e.name : 'Error';
-      var message = e && typeof e.message === 'string' ? e.message : String(e);
-      var error = new (hasOwn.call(ERRORS, name) ? ERRORS[name] : Error)(message);
-      if (!hasOwn.call(ERRORS, name) && name !== 'Error') error.name = name;
-      throw error;
-    }
-  }
-
-  // Bytes cross the boundary as latin1 strings (one character per byte).
-  function bytesToLatin1(bytes) {
-    var out = '';
-    for (var i = 0; i < bytes.length; i += 8192) {
-      out += fromCharCode.apply(undefined, Array.prototype.slice.call(bytes, i, i + 8192));
-    }
-    return out;
-  }
-  function latin1Into(target, text) {
-    for (var i = 0; i < text.length; i++) target[i] = text.charCodeAt(i);
-    return target;
-  }
-  function bytesOf(value) {
-    if (value instanceof U8) return value;
-    if (value instanceof ArrayBuffer) return new U8(value);
-    if (ArrayBuffer.isView(value)) return new U8(value.buffer, value.byteOffset, value.byteLength);
-    throw new TypeError('expected a string, Buffer, TypedArray, DataView or ArrayBuffer');
-  }
-
-  /** The buffer module's Buffer, on this context's Uint8Array (the common subset of Node's). */
-  class Buffer extends U8 {
-    static from(value, encoding, length) {
-      if (typeof value === 'string') {
-        var text = host(bridge.encode, [value, encoding === undefined ? 'utf8' : String(encoding)]);
-        return latin1Into(new Buffer(text.length), text);
-      }
-      if (value instanceof ArrayBuffer) return new Buffer(value, encoding || 0, length);
-      if (Array.isArray(value) || ArrayBuffer.isView(value)) {
-        var source = Array.isArray(value) ? value : bytesOf(value);
-        var copy = new Buffer(source.length);
-        for (var i = 0; i < source.length; i++) copy[i] = source[i] & 255;
-        return copy;
-      }
-      throw new TypeError('The first argument must be a string, Buffer, ArrayBuffer, Array or array-like object');
-    }
-    static alloc(size, fill, encoding) {
-      var buffer = new Buffer(size);
-      if (fill !== undefined && fill !== 0) buffer.fill(fill, 0, size, encoding);
-      return buffer;
-    }
-    static allocUnsafe(size) {
-      return new Buffer(size);
-    }
-    static byteLength(value, encoding) {
-      if (typeof value === 'string') return Buffer.from(value, encoding).length;
-      return bytesOf(value).byteLength;
-    }
-    static isBuffer(value) {
-      return value instanceof Buffer;
-    }
-    static isEncoding(encoding) {
-      return typeof encoding === 'string' && host(bridge.isEncoding, [encoding]) === true;
-    }
-    static concat(list, totalLength) {
-      var total = 0;
-      for (var i = 0; i < list.length; i++) total += list[i].length;
-      var out = Buffer.alloc(totalLength === undefined ? total : totalLength);
-      var at = 0;
-      for (var j = 0; j < list.length && at < out.length; j++) {
-        var part = bytesOf(list[j]);
-        out.set(part.subarray(0, out.length - at), at);
-        at += part.length;
-      }
-      return out;
-    }
-    static compare(a, b) {
-      return Buffer.prototype.compare.call(a, b);
-    }
-    fill(value, offset, end, encoding) {
-      if (typeof value === 'string') {
-        var pattern = Buffer.from(value, encoding);
-        var from = offset || 0;
-        var to = end === undefined ? this.length : end;
-        for (var i = from; i < to && pattern.length > 0; i++) this[i] = pattern[(i - from) % pattern.length];
-        return this;
-      }
-      return super.fill(value, offset, end);
-    }
-    toString(encoding, start, end) {
-      var part = this.subarray(start || 0, end === undefined ? this.length : end);
-      return host(bridge.decode, [bytesToLatin1(part), encoding === undefined ? 'utf8' : String(encoding)]);
-    }
-    toJSON() {
-      return { type: 'Buffer', data: Array.prototype.slice.call(this) };
-    }
-    equals(other) {
-      return this.compare(other) === 0;
-    }
-    compare(other) {
-      var b = bytesOf(other);
-      var n = Math.min(this.length, b.length);
-      for (var i = 0; i < n; i++) if (this[i] !== b[i]) return this[i] < b[i] ? -1 : 1;
-      return this.length === b.length ? 0 : this.length < b.length ? -1 : 1;
-    }
-    slice(start, end) {
-      return this.subarray(start, end);
-    }
-    write(text, offset) {
-      var bytes = Buffer.from(String(text));
-      var at = offset || 0;
-      var n = Math.min(bytes.length, this.length - at);
-      for (var i = 0; i < n; i++) this[at + i] = bytes[i];
-      return n;
-    }
-  }
-
-  class TextEncoder {
-    get encoding() {
-      return 'utf-8';
-    }
-    encode(text) {
-      var bytes = host(bridge.encode, [text === undefined ? '' : String(text), 'utf8']);
-      return latin1Into(new U8(bytes.length), bytes);
-    }
-  }
-  class TextDecoder {
-    constructor(label, options) {
-      var name = label === undefined ? 'utf-8' : String(label).trim().toLowerCase();
-      if (name !== 'utf-8' && name !== 'utf8' && name !== 'unicode-1-1-utf-8') {
-        throw new RangeError('The "' + label + '" encoding is not supported');
-      }
-      this._fatal = !!(options && options.fatal);
-      this._ignoreBOM = !!(options && options.ignoreBOM);
-    }
-    get encoding() {
-      return 'utf-8';
-    }
-    decode(input) {
-      if (input === undefined) return '';
-      return host(bridge.decodeUtf8, [bytesToLatin1(bytesOf(input)), this._fatal, this._ignoreBOM]);
-    }
-  }
-
-  var HASHES = ['md5', 'sha1', 'sha256'];
-  var DIGESTS = ['hex', 'base64', 'base64url'];
-  function hasher(algorithm, key) {
-    if (HASHES.indexOf(algorithm) === -1) {
-      throw new TypeError('not supported hash algorithm: "' + algorithm + '"');
-    }
-    var chunks = [];
-    var done = false;
-    var api = {
-      update: function update(data) {
-        if (done) throw new Error('Digest already called');
-        chunks.push(String(data));
-        return api;
-      },
-      digest: function digest(encoding) {
-        if (done) throw new Error('Digest already called');
-        if (encoding !== undefined && DIGESTS.indexOf(encoding) === -1) {
-          throw new TypeError('unknown digest encoding "' + encoding + '"');
-        }
-        done = true;
-        var text = host(bridge.digest, [algorithm, key, chunks.join(''), encoding === undefined ? 'base64' : encoding]);
-        return encoding === undefined ? Buffer.from(text, 'base64') : text;
-      },
-    };
-    return api;
-  }
-  var crypto = {
-    createHash: function createHash(algorithm) {
-      return hasher(algorithm, null);
-    },
-    createHmac: function createHmac(algorithm, key) {
-      return hasher(algorithm, String(key));
-    },
-  };
-
-  var querystring = {
-    parse: function parse_(text, sep, eq, options) {
-      var maxKeys = options && typeof options.maxKeys === 'number' ? options.maxKeys : 1000;
-      return parse(host(bridge.qsParse, [String(text), sep === undefined ? '&' : String(sep), eq === undefined ? '=' : String(eq), maxKeys]));
-    },
-    stringify: function stringify_(object, sep, eq) {
-      return host(bridge.qsStringify, [stringify(object === undefined ? {} : object), sep === undefined ? '&' : String(sep), eq === undefined ? '=' : String(eq)]);
-    },
-    escape: function escape(text) {
-      return host(bridge.qsEscape, [String(text)]);
-    },
-    unescape: function unescape(text) {
-      return host(bridge.qsUnescape, [String(text)]);
-    },
-  };
-  querystring.decode = querystring.parse;
-  querystring.encode = querystring.stringify;
-
-  var modules = { crypto: crypto, querystring: querystring, buffer: { Buffer: Buffer } };
-
-  /**
-   * The rejection of a lookup: an Error without a stack trace, which would only point into this shim (a
-   * missing key is an everyday answer of the store, e.g. no CORS origin, and a stack costs microseconds).
-   */
-  function storeError(message) {
-    var limit = Err.stackTraceLimit;
-    Err.stackTraceLimit = 0;
-    try {
-      return new Err(Str(message));
-    } finally {
-      Err.stackTraceLimit = limit;
-    }
-  }
-
-  /**
-   * Rejects a lookup once its caller has had the promise (a microtask later): a promise rejected before
-   * anything handles it is tracked by the host as a possible unhandled rejection, at a cost on every miss.
-   */
-  function rejectLater(reject, message) {
-    P.resolve().then(function () {
-      reject(storeError(message));
-    });
-  }
-
-  var store = {
-    get: function get(key, options) {
-      return new P(function (resolve, reject) {
-        bridge.kvsGet(
-          Str(key),
-          function (value) {
-            if (options && options.format === 'json') {
-              try {
-                resolve(parse(value));
-              } catch (e) {
-                reject(e);
-              }
-            } else resolve(Str(value));
-          },
-          function (message) {
-            rejectLater(reject, message);
-          },
-        );
-      });
-    },
-    exists: function exists(key) {
-      return new P(function (resolve, reject) {
-        bridge.kvsExists(
-          Str(key),
-          function (found) {
-            resolve(found === true);
-          },
-          function (message) {
-            reject(storeError(message));
-          },
-        );
-      });
-    },
-  };
-
-  globalThis[cfName] = {
-    kvs: function kvs() {
-      return store;
-    },
-    logCustomData: function logCustomData(value) {
-      host(bridge.logData, [Str(value)]);
-    },
-  };
-  globalThis.require = function require(name) {
-    if (typeof name !== 'string' || !hasOwn.call(modules, name)) {
-      throw new Error('Cannot find module "' + String(name) + '"');
-    }
-    return modules[name];
-  };
-  globalThis.console = {
-    log: function log(value) {
-      if (arguments.length !== 1) throw new TypeError('console.log takes exactly one argument in cloudfront-js-2.0');
-      host(bridge.log, [typeof value === 'string' ? value : String(stringify(value))]);
-    },
-  };
-  globalThis.TextEncoder = TextEncoder;
-  globalThis.TextDecoder = TextDecoder;
-  globalThis.atob = function atob(text) {
-    return host(bridge.atob, [String(text)]);
-  };
-  globalThis.btoa = function btoa(text) {
-    return host(bridge.btoa, [String(text)]);
-  };
-
-  // A Date whose "now" is fixed per call.
-  var RealDate = Date;
-  var fixed = RealDate.now();
-  class FixedDate extends RealDate {
-    constructor(...args) {
-      if (args.length === 0) super(fixed);
-      else super(...args);
-    }
-    static now() {
-      return fixed;
-    }
-  }
-  globalThis.Date = new Proxy(FixedDate, {
-    apply: function () {
-      return new RealDate(fixed).toString();
-    },
-  });
-
-  /**
-   * The host's event as data of this context, as JSON.parse(JSON.stringify(event)) would give it (about five
-   * times faster): own enumerable names in order, no undefined or function values (null in an array), a
-   * number that is not finite as null. The event is plain data (event.ts builds it) and the host object is
-   * read here only, never handed on. A name '__proto__' is defined like any other; other names are set.
-   */
-  function imported(value) {
-    if (typeof value === 'number') return value === value && value !== Infinity && value !== -Infinity ? value : null;
-    if (typeof value !== 'object' || value === null) return value;
-    var i;
-    if (isArray(value)) {
-      var list = [];
-      for (i = 0; i < value.length; i++) {
-        var item = value[i];
-        list[i] = typeof item === 'undefined' || typeof item === 'function' || typeof item === 'symbol' ? null : imported(item);
-      }
-      return list;
-    }
-    var copy = {};
-    var names = keys(value);
-    for (i = 0; i < names.length; i++) {
-      var name = names[i];
-      var field = value[name];
-      if (typeof field === 'undefined' || typeof field === 'function' || typeof field === 'symbol') continue;
-      if (name === '__proto__') {
-        defineProperty(copy, name, { value: imported(field), writable: true, enumerable: true, configurable: true });
-      } else copy[name] = imported(field);
-    }
-    return copy;
-  }
-
-  var handler;
-  return {
-    /** Takes the top-level handler once the function's code has run. */
-    bind: function bind(found) {
-      handler = found;
-      return typeof handler === 'function';
-    },
-    /**
-     * Runs the handler on (a copy of) the host's event at a fixed time, and calls done with the result as
-     * JSON (undefined when there is none) or fail with what it threw or rejected with.
-     */
-    run: function run(event, time, done, fail) {
-      fixed = time;
-      var result;
-      try {
-        result = handler(imported(event));
-      } catch (e) {
-        fail(e);
-        return;
-      }
-      P.resolve(result).then(function (value) {
-        var text;
-        try {
-          text = value === undefined ? undefined : stringify(value);
-        } catch (e) {
-          fail(e);
-          return;
-        }
-        done(text);
-      }, fail);
-    },
-  };
-})`;
-
 /** What one call of a function recorded with `cf.logCustomData` (the last value wins). */
 interface CallRecord {
   logData: string | null;
 }
 
-/** The call whose `cf.logCustomData` values the bridge records: the one running, null between calls. */
-interface CallChannel {
-  current: CallRecord | null;
-}
-
 /** CloudFront keeps at most this many bytes of a recorded value. */
 const LOG_DATA_BYTES = 800;
 
-/** The host side of the bridge: primitives in, primitives out. */
-function hostBridge(options: { kvs: KeyValueReader; log: (line: string) => void; calls: CallChannel }) {
-  const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
-  // A store that answers from memory is looked at once per run (`run` refreshes it), not once per lookup.
-  const kvs = options.kvs;
-  const peek = kvs.refresh && kvs.peek ? kvs.peek.bind(kvs) : undefined;
-  return {
-    encode: (text: string, encoding: string) => {
-      if (!Buffer.isEncoding(encoding)) throw new TypeError(`Unknown encoding: ${encoding}`);
-      return Buffer.from(text, encoding as BufferEncoding).toString('latin1');
-    },
-    decode: (bytes: string, encoding: string) => {
-      if (!Buffer.isEncoding(encoding)) throw new TypeError(`Unknown encoding: ${encoding}`);
-      return Buffer.from(bytes, 'latin1').toString(encoding as BufferEncoding);
-    },
-    isEncoding: (encoding: string) => Buffer.isEncoding(encoding),
-    decodeUtf8: (bytes: string, fatal: boolean, ignoreBOM: boolean) =>
-      new TextDecoder('utf-8', { fatal, ignoreBOM }).decode(Buffer.from(bytes, 'latin1')),
-    digest: (algorithm: string, key: string | null, data: string, encoding: string) =>
-      key === null
-        ? hash(algorithm, data, encoding as 'hex' | 'base64' | 'base64url')
-        : createHmac(algorithm, key)
-            .update(data)
-            .digest(encoding as 'hex' | 'base64' | 'base64url'),
-    qsParse: (text: string, sep: string, eq: string, maxKeys: number) =>
-      JSON.stringify(querystring.parse(text, sep, eq, { maxKeys })),
-    qsStringify: (json: string, sep: string, eq: string) =>
-      querystring.stringify(JSON.parse(json) as querystring.ParsedUrlQueryInput, sep, eq),
-    qsEscape: (text: string) => querystring.escape(text),
-    qsUnescape: (text: string) => querystring.unescape(text),
-    atob: (text: string) => atob(text),
-    btoa: (text: string) => btoa(text),
-    log: (line: string) => options.log(line),
-    // One call runs at a time (loadFunction), so the value goes to the call running now.
-    logData: (value: string) => {
-      const call = options.calls.current;
-      if (call) call.logData = Buffer.from(value).subarray(0, LOG_DATA_BYTES).toString();
-    },
-    kvsGet: (key: string, resolve: (value: string) => void, reject: (message: string) => void) => {
-      if (peek) {
-        const value = peek(key);
-        if (value === undefined) reject(`key not found: ${key}`);
-        else resolve(value);
-        return;
-      }
-      options.kvs.get(key).then(
-        (value) => resolve(String(value)),
-        (error: unknown) => reject(message(error)),
-      );
-    },
-    kvsExists: (key: string, resolve: (found: boolean) => void, reject: (message: string) => void) => {
-      if (peek) {
-        resolve(peek(key) !== undefined);
-        return;
-      }
-      options.kvs.exists(key).then(
-        (found) => resolve(found === true),
-        (error: unknown) => reject(message(error)),
-      );
-    },
-  };
+/**
+ * What local/runtime.js may ask of the host: strings in, strings out, never an object of the host. `peek` is
+ * the store's, `logData` records for the call running now (one runs at a time, see {@link loadFunction}),
+ * `log` receives `console.log` lines.
+ */
+export interface Bridge {
+  peek(key: string): string | undefined;
+  logData(value: string): void;
+  digest(algorithm: string, data: string, encoding: string): string;
+  log(line: string): void;
 }
 
-/** The controls RUNTIME returns (functions of the function's context). */
-interface ContextControls {
-  bind(handler: unknown): boolean;
+/** What local/runtime.js returns: functions of the function's context. */
+export interface Runtime {
+  /** Runs the function's code (its {@link scopedScript}) and keeps its handler; false when it has none. */
+  load(code: (require: unknown, console: unknown, cf: unknown) => unknown): boolean;
+  /**
+   * Runs the handler on (a copy of) the host's event at a fixed time, and calls `done` with the result as
+   * JSON (undefined when there is none) or `fail` with what it threw or rejected with.
+   */
   run(
     event: CloudFrontEvent,
     time: number,
@@ -550,39 +100,52 @@ interface ContextControls {
 }
 
 /**
- * The function's code as run: in one strict function, which evaluates to its top-level `handler`. Its
- * top-level names are then that function's variables rather than properties of the global object, which in a
- * vm context are read through Node's interceptor on every use (a viewer-request call took 12.8 µs that way,
- * 11.4 µs this way, in bench:gateway). `this` at the top is the global object, as in a script; a handler the
- * code puts on the global object itself is found too.
+ * Where local/runtime.js is: `gateway/local/runtime.js` under the first folder above this module that has it
+ * (the repository root, from the sources in gateway/local and from the bundled command in dist/cli alike).
  */
-function scopedScript(script: string): string {
-  return `(function () {"use strict";${script}\n;return typeof handler === "undefined" ? undefined : handler;}).call(globalThis)`;
+function runtimePath(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (let dir = here; dirname(dir) !== dir; dir = dirname(dir)) {
+    const path = join(dir, 'gateway/local/runtime.js');
+    if (existsSync(path)) return path;
+  }
+  return join(here, 'runtime.js');
+}
+
+/** local/runtime.js, compiled once; each function's context runs it. */
+const RUNTIME = (() => {
+  const path = runtimePath();
+  return new vm.Script(readFileSync(path, 'utf8'), { filename: path });
+})();
+
+/**
+ * The function's code as run: one strict function of the runtime's `require`, `console` and `cf` (under the
+ * name the code imports it as; none when it imports nothing), which {@link Runtime.load} calls with `this` the
+ * global object, as in a script, and which returns the top-level `handler` (a handler the code puts on the
+ * global object itself is found too). The code's top-level names, and the runtime's, are then variables
+ * rather than properties of the global object, which in a vm context are read through Node's interceptor on
+ * every use (a viewer-request call took 12.8 µs that way, 11.4 µs this way, in bench:gateway).
+ */
+function scopedScript(script: string, cfName: string | undefined): string {
+  return `(function (require, console${cfName ? `, ${cfName}` : ''}) {"use strict";${script}\n;return typeof handler === "undefined" ? undefined : handler;})`;
 }
 
 /** The one import a function may have, as the build writes it. */
-const CLOUDFRONT_IMPORT = /^import\s*(\w+)\s*from\s*"cloudfront";\n?/;
+const CLOUDFRONT_IMPORT = /^import\s*([\w$]+)\s*from\s*"cloudfront";\n?/;
 
 export interface SandboxOptions {
   /** Backs `cf.kvs()`. */
   readonly kvs: KeyValueReader;
   /** Receives each `console.log` line. */
   readonly log?: (line: string) => void;
-  /** The clock read at the start of each call (tests move it). Defaults to `Date.now`. */
-  readonly now?: () => number;
   /** File name in stack traces. */
   readonly filename?: string;
   /**
-   * Whether each run first brings a store that answers from memory up to date (default true). False where
-   * the caller has done so for the run already: the edge's viewer-response run reads the store as the
-   * request's viewer-request run left it ({@link VIEWER_RESPONSE_RUNTIME}).
+   * Whether each run first brings the store up to date (default true). False where the caller has done so
+   * for the run already: the edge's viewer-response run reads the store as the request's viewer-request run
+   * left it ({@link VIEWER_RESPONSE_RUNTIME}).
    */
   readonly refreshStore?: boolean;
-  /**
-   * How long a call may keep the next one waiting before it is failed (a 502) so the others go on; default
-   * {@link HOLD_LIMIT_MS}.
-   */
-  readonly holdLimitMs?: number;
 }
 
 /**
@@ -596,7 +159,7 @@ export const VIEWER_RESPONSE_RUNTIME = { refreshStore: false } as const satisfie
  * How long one call may hold up the next: far beyond any run of our functions (a run over the local store is
  * microseconds), short enough that a call that never settles cannot stall the edge.
  */
-export const HOLD_LIMIT_MS = 5_000;
+const HOLD_LIMIT_MS = 5_000;
 
 /** A function loaded into its own sandbox; `run` may be called many times, like a warm CloudFront instance. */
 export interface SandboxedFunction {
@@ -641,39 +204,44 @@ function parseResult(text: string): unknown {
  * top-level `handler`.
  */
 export function loadFunction(code: string, options: SandboxOptions): SandboxedFunction {
-  const now = options.now ?? Date.now;
   const match = CLOUDFRONT_IMPORT.exec(code);
-  const cfName = match?.[1] ?? 'cf';
   const script = match ? code.slice(match[0].length) : code;
   // A null-prototype global: names the function looks up on the global object never reach the host's objects.
   const context = vm.createContext(Object.create(null) as object, {
     name: options.filename ?? 'cloudfront-function',
     codeGeneration: { strings: false, wasm: false },
   });
-  const install = vm.runInContext(RUNTIME, context) as (bridge: object, cfName: string) => ContextControls;
-  const calls: CallChannel = { current: null };
-  const controls = install(hostBridge({ kvs: options.kvs, log: options.log ?? (() => {}), calls }), cfName);
-  let handler: unknown;
+  const kvs = options.kvs;
+  const log = options.log ?? (() => {});
+  /** The call running now (one runs at a time), whose `cf.logCustomData` values the bridge records. */
+  let current: CallRecord | null = null;
+  const bridge: Bridge = {
+    peek: (key) => kvs.peek(key),
+    logData: (value) => {
+      if (current) current.logData = Buffer.from(value).subarray(0, LOG_DATA_BYTES).toString();
+    },
+    digest: (algorithm, data, encoding) => hash(algorithm, data, encoding as 'hex' | 'base64' | 'base64url'),
+    log: (line) => log(line),
+  };
+  const runtime = (RUNTIME.runInContext(context) as (bridge: Bridge) => Runtime)(bridge);
+  let loaded: boolean;
   try {
-    handler = new vm.Script(scopedScript(script), {
+    const fn = new vm.Script(scopedScript(script, match?.[1]), {
       filename: options.filename ?? 'function.js',
-    }).runInContext(context, { timeout: 1000 });
+    });
+    loaded = runtime.load(fn.runInContext(context));
   } catch (error) {
     throw new FunctionError(`the function does not load: ${messageOf(error)}`, { cause: error });
   }
-  if (!controls.bind(handler)) throw new FunctionError('the function has no top-level handler');
-
-  const kvs = options.kvs;
-  const refresh =
-    options.refreshStore !== false && kvs.refresh && kvs.peek ? kvs.refresh.bind(kvs) : undefined;
-  const holdLimitMs = options.holdLimitMs ?? HOLD_LIMIT_MS;
+  if (!loaded) throw new FunctionError('the function has no top-level handler');
+  const refresh = options.refreshStore === false ? undefined : () => kvs.refresh();
 
   // One call at a time. The value a call records with cf.logCustomData must reach that call, and the bundle's
-  // `cf` is one global shared by every call, so nothing in the context tells two interleaved calls apart;
+  // `cf` is one object shared by every call, so nothing in the context tells two interleaved calls apart;
   // telling them apart from the host (AsyncLocalStorage) puts a hook on every promise the process makes (a
-  // viewer-request call took 16.4 µs with it, 12.8 µs without, in bench:gateway). Over the local store a call
-  // never waits (its lookups are answered from memory), so the next call starts a few microtasks later; only
-  // a store that answers later (a test's) makes calls wait their turn. A call that holds the next one up past `holdLimitMs` is failed.
+  // viewer-request call took 16.4 µs with it, 12.8 µs without, in bench:gateway). Lookups are answered from
+  // memory, so the next call starts a few microtasks later. A call that holds the next one up past
+  // HOLD_LIMIT_MS (one that awaits what never settles) is failed.
   const waiting: (() => void)[] = [];
   /** Fails the call running now (set while one runs). */
   let abandon: (() => void) | undefined;
@@ -682,12 +250,12 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
   /** While calls wait, fails the running one once it has held them up past the limit. */
   const watch = () => {
     if (watchdog !== undefined || waiting.length === 0 || abandon === undefined) return;
-    watchdog = setTimeout(() => abandon?.(), Math.max(0, startedAt + holdLimitMs - performance.now()));
+    watchdog = setTimeout(() => abandon?.(), Math.max(0, startedAt + HOLD_LIMIT_MS - performance.now()));
     watchdog.unref();
   };
   const finish = () => {
     abandon = undefined;
-    calls.current = null;
+    current = null;
     if (watchdog !== undefined) {
       clearTimeout(watchdog);
       watchdog = undefined;
@@ -710,13 +278,13 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
             finish();
             outcome();
           };
-          calls.current = call;
+          current = call;
           startedAt = performance.now();
           abandon = () =>
-            settle(() => reject(new FunctionError(`the function did not finish within ${holdLimitMs} ms`)));
-          controls.run(
+            settle(() => reject(new FunctionError(`the function did not finish within ${HOLD_LIMIT_MS} ms`)));
+          runtime.run(
             event,
-            now(),
+            Date.now(),
             (text) => {
               const logData = call.logData;
               settle(() => {

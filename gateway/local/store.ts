@@ -30,20 +30,17 @@ function isVersion(info: Stats, version: Version): boolean {
 }
 
 /**
- * The local KeyValueStore behind `cf.kvs()`: the store file, as it is when each lookup is made.
+ * The local KeyValueStore behind `cf.kvs()`: the store file, as it is when each function run starts.
  *
- * Every `get()`/`exists()` first looks at the file (one `stat`). When it has changed, the lookup waits for
- * the file to be read again, and so does every lookup that arrives while that read is in flight; one that
- * arrives during a read of an older version waits for it and then looks again. So a change is seen by the
- * first request that arrives after the command that made it has finished: a key issued works, and a revoked
- * key is refused, from that request on, with no window. The look is a synchronous `stat` of a local file,
- * a few µs: an asynchronous one would put a thread-pool round trip (about 45 µs) in front of every lookup, a
- * check interval leaves a window in which a revoked key still works, and `fs.watch` cannot promise that its
- * event is handled before a request that arrives just after the change.
- *
- * The local runtime looks once per function run instead ({@link refresh} when the run starts, then
- * {@link peek} for each lookup of that run): the same guarantee — the run started after the change — for one
- * `stat` a run, however many lookups the function makes.
+ * The local runtime calls {@link refresh} when a run starts, which looks at the file (one `stat`); when it has
+ * changed, the run waits for the file to be read again, and so does every run that starts while that read is
+ * in flight; one that starts during a read of an older version waits for it and then looks again. The run's
+ * lookups then {@link peek} at what is in memory. So a change is seen by the first request that arrives after
+ * the command that made it has finished: a key issued works, and a revoked key is refused, from that request
+ * on, with no window, for one `stat` a run however many lookups the function makes. The look is a
+ * synchronous `stat` of a local file, a few µs: an asynchronous one would put a thread-pool round trip (about
+ * 45 µs) in front of every run, a check interval leaves a window in which a revoked key still works, and
+ * `fs.watch` cannot promise that its event is handled before a request that arrives just after the change.
  *
  * A missing file is an empty store. A file that cannot be read or is not in the import format keeps the last
  * good contents and is reported once per change; it never makes a key valid that cannot be verified. Entries
@@ -79,25 +76,9 @@ export class WatchedKeyValueStore implements KeyValueReader {
     return this.#isCurrent() ? undefined : this.#settle();
   }
 
-  /** The value in memory, without looking at the file (after {@link refresh}). */
+  /** The value in memory (`undefined`: no such key), without looking at the file (after {@link refresh}). */
   peek(key: string): string | undefined {
     return this.#entries.get(key);
-  }
-
-  get(key: string): Promise<string> {
-    const lookup = () => {
-      const value = this.#entries.get(key);
-      return value === undefined
-        ? Promise.reject(new Error(`key not found: ${key}`))
-        : Promise.resolve(value);
-    };
-    // Most lookups find the file unchanged: answer from memory without an extra await.
-    return this.#isCurrent() ? lookup() : this.#settle().then(lookup);
-  }
-
-  async exists(key: string): Promise<boolean> {
-    if (!this.#isCurrent()) await this.#settle();
-    return this.#entries.has(key);
   }
 
   /** True when no read is in flight and the file is the version already in memory (or cannot be looked at). */
