@@ -155,7 +155,8 @@ export async function ensureDevKey(storePath: string, now: Date): Promise<string
     import('../keys/file-store.ts'),
     import('../keys/manage.ts'),
   ]);
-  const store = new FileKeyValueStore(storePath);
+  // The local stack starts its store: the one command besides keys issue and cors set that creates it.
+  const store = new FileKeyValueStore(storePath, { create: true });
   const saved = (await readFile(DEV_KEY_FILE, 'utf8').catch(() => '')).trim();
   if (saved !== '') {
     const record = await lookupKey(store, saved);
@@ -180,9 +181,9 @@ export interface LocalStack {
 }
 
 /**
- * What `npm start` runs: refuses a taken port before touching anything, publishes the fixtures into `.catalog/`
- * the way production publishes (a build under `builds/`, then the pointer in the store file), makes sure a dev
- * key exists, and serves the local edge.
+ * What `npm start` runs: refuses a taken port before touching anything, makes sure a dev key exists (creating
+ * the store file), publishes the fixtures into `.catalog/` the way production publishes (a build under
+ * `builds/`, then the pointer in the store file), and serves the local edge.
  */
 export async function startLocalStack(options: {
   readonly host: string;
@@ -194,6 +195,7 @@ export async function startLocalStack(options: {
   const { host, port, now } = options;
   await checkPortFree(host, port);
   const { origin, store } = LOCAL_STACK;
+  const key = await ensureDevKey(store, now);
   const run = await import('./run.ts');
   const target = await run.openTarget({ origin, store }, () => {
     throw new ConfigError('the local stack needs no AWS client');
@@ -208,7 +210,6 @@ export async function startLocalStack(options: {
   const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
   const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;
   const first = catalog ? (JSON.parse(catalog.body.toString('utf8')) as Catalog).plans[0] : undefined;
-  const key = await ensureDevKey(store, now);
   const edge = await serveLocal({ origin, store, port, host }, options.log);
   return { edge, key, summary, samplePage: first ? new URL(first.webUrl).pathname : null };
 }

@@ -15,7 +15,8 @@ import { addSettings, givenBy, parseCommand } from '../options.ts';
 
 /**
  * Opens the store a command's settings name. A flag beats an environment variable, which beats the default
- * file; the same level naming both a file and a KVS ARN is an error. The KVS client is built here, once.
+ * file; the same level naming both a file and a KVS ARN is an error. The KVS client is built here, once. A
+ * store file that does not exist is an error, except for `keys issue` and `cors set`, which create it.
  */
 export async function openStore(
   io: CliIO,
@@ -51,8 +52,10 @@ export async function openStore(
     }
   }
   const { FileKeyValueStore } = await import('../../keys/file-store.ts');
+  // Only the commands that start a store may create its file: for any other, a missing file is a typo.
+  const create = context === 'keys-issue' || context === 'cors-set';
   return {
-    store: new FileKeyValueStore(settings.store, { onWarning: warn }) as KeyValueStore,
+    store: new FileKeyValueStore(settings.store, { onWarning: warn, create }) as KeyValueStore,
     takesEffect: 'catalog serve applies it from the next request',
   };
 }

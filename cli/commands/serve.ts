@@ -47,7 +47,12 @@ export function registerServe(program: Command, io: CliIO): void {
     );
   addSettings(command, 'serve').action(async () => {
     const settings = parseCommand(command, 'serve', io.env);
-    const { serveLocal } = await import('../../app/local.ts');
+    const [{ serveLocal }, { requireStoreFile }] = await Promise.all([
+      import('../../app/local.ts'),
+      import('../../keys/file-store.ts'),
+    ]);
+    // A store that is not there would serve every partner 401: a typo, most likely.
+    await requireStoreFile(settings.store);
     const log = jsonLines(io);
     const edge = await serveLocal(settings, log).finally(log.flush);
     note(`catalog serve: listening on ${edge.url}`);
