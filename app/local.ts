@@ -115,7 +115,8 @@ export async function serveLocal(
     store = new DirectoryOrigin(settings.origin);
   }
   const origin = new EdgeOrigin(store);
-  const edge = new Edge({ viewerRequest, viewerResponse, origin });
+  const { withFixtureCovers } = await import('./covers.ts');
+  const edge = withFixtureCovers(new Edge({ viewerRequest, viewerResponse, origin }));
   const http = server.createEdgeServer({ edge, log });
   const address = await server.listen(http, settings.port, settings.host);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

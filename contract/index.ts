@@ -316,6 +316,9 @@ export const STATE_HISTORY_PREFIX = 'state/history/';
  */
 export const SOURCE_UNSET = '{"source":""}';
 
+/** A loopback host as the WHATWG URL parser writes it: 127.0.0.0/8, `[::1]` or `localhost`. */
+export const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)$/;
+
 /**
  * Fixture covers. A source row whose `cover_url` is on this origin (a reserved `.invalid` host: a valid
  * https URL that resolves nowhere) names one of the images the local stack serves itself, under
