@@ -10,7 +10,7 @@ import { StoreError, settingRef } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN, STATE_LAST_RUN } from '../contract/index.ts';
 import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
-import { describeHolder, type LockHolder } from '../publish/lock.ts';
+import { describeHolder, type LockHolder, readLock } from '../publish/lock.ts';
 import { pointerOf, shownValue } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
 import { failureOf, LastRun, parseLastRun } from './last-run.ts';
@@ -309,10 +309,9 @@ export function evaluateStatus(
  * the run lock.
  */
 export async function readStatusFacts(target: PublishTarget): Promise<StatusFacts> {
-  const [{ readLive }, { storeFailure }, { readLock }, { isAlive }] = await Promise.all([
+  const [{ readLive }, { storeFailure }, { isAlive }] = await Promise.all([
     import('../publish/publish.ts'),
     import('../publish/errors.ts'),
-    import('../publish/lock.ts'),
     import('../keys/file-store.ts'),
   ]);
   let entries: Map<string, string>;

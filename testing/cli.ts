@@ -1,6 +1,6 @@
 /** Test helpers: run the `catalog` command (in this process, or as its own) and make scratch directories. */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
@@ -335,6 +335,7 @@ export async function servedGeneratedAt(baseUrl: string, key: string): Promise<S
  * made (empty) when it is not there, as a deployment's store exists before its first publish.
  */
 export function localTargetEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
+  mkdirSync(dir, { recursive: true });
   try {
     writeFileSync(join(dir, 'kvs.json'), EMPTY_STORE, { flag: 'wx' });
   } catch (error) {

@@ -18,7 +18,7 @@ import { isAbsolute, join } from 'node:path';
 import { KVS_LIVE_BUILD } from '../contract/index.ts';
 import { loadFunction } from '../gateway/local/sandbox.ts';
 import { type Recorder, startRecorder, startS3, TEST_AWS_ENV, type TestS3 } from './aws.ts';
-import { ROOT, runCatalog, scratchDir } from './cli.ts';
+import { EMPTY_STORE, ROOT, runCatalog, scratchDir } from './cli.ts';
 import { FakeCloudFront } from './cloudfront.ts';
 import { type Assignment, type DocCommand, literalOf, type Word } from './doc-commands.ts';
 import { FakeKvs } from './kvs.ts';
@@ -114,6 +114,8 @@ export async function startDocWorld(): Promise<DocWorld> {
     if (!['.catalog', '.git', 'test-output'].includes(entry))
       await symlink(join(ROOT, entry), join(dir, entry));
   const local = { origin: join(dir, '.catalog', 'origin'), store: join(dir, '.catalog', 'kvs.json') };
+  // The store `npm start` makes: the local commands read it, and refuse one that is not there.
+  await writeFile(local.store, EMPTY_STORE);
 
   const undoDns = resolveKvsTestHost();
   const s3 = await startS3();

@@ -78,7 +78,9 @@ export function registerStart(program: Command, io: CliIO): void {
     note(
       summary.result === 'published'
         ? `published build ${summary.buildId} (${summary.plans} plans) to ${local.LOCAL_STACK.origin} in ${Math.round(performance.now() - started)} ms`
-        : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
+        : summary.result === 'skipped-identical'
+          ? `build ${summary.buildId} stays live: it was built from the same fixtures and settings`
+          : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
     );
     note(
       [
