@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { InvalidRow } from '../builder/errors.ts';
 import { InvalidRowsError } from '../builder/errors.ts';
-import { SourceError, settingRef } from '../contract/errors.ts';
+import { SourceError, SourceNotConfiguredError, settingRef } from '../contract/errors.ts';
 import { STATE_LAST_RUN } from '../contract/index.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { PublishSummary } from '../publish/publish.ts';
@@ -68,19 +68,21 @@ describe('the record of a run', () => {
       invalidRows: 0,
       durationMs: 4250,
       confirmed: { at: '2026-03-01T10:00:04.250Z', buildId: BUILD },
+      failure: null,
     });
   });
 
-  it('of a run that found the source identical: the reason as the entry point says it, and the live build confirmed', () => {
+  it('of a run that found the source identical: the reason as the entry point says it, the live build (not the one never written), confirmed', () => {
     const skipped = record({
       summary: summary('skipped-identical', {
+        buildId: LIVE,
         reason: `identical to live build ${LIVE}; ${settingRef('force')} publishes it anyway`,
       }),
     });
     expect(skipped).toMatchObject({
       outcome: 'skipped-identical',
       reason: `identical to live build ${LIVE}; --force publishes it anyway`,
-      buildId: BUILD,
+      buildId: LIVE,
       confirmed: { at: FINISHED.toISOString(), buildId: LIVE },
     });
   });
@@ -139,6 +141,62 @@ describe('the record of a run', () => {
       invalidRows: null,
       durationMs: 4250,
       confirmed: previous.confirmed,
+      failure: {
+        finished: FINISHED.toISOString(),
+        outcome: 'failed',
+        reason: 'source http://127.0.0.1:9/plans: cannot reach the service (connection refused)',
+      },
+    });
+  });
+
+  it('keeps the failure before a busy run, and forgets it only when a run succeeds', () => {
+    const failed = record({ error: new SourceError('plans.json', 'cannot be read (no such file)') }, {});
+    const busy = (previous: LastRun) =>
+      lastRunOf({
+        started: FINISHED,
+        finished: new Date(FINISHED.getTime() + 1000),
+        durationMs: 5,
+        progress: {},
+        end: {
+          summary: {
+            command: 'publish',
+            result: 'busy',
+            reason: 'busy: another run holds the run lock',
+            holder: { by: 'catalog publish', host: 'h', pid: 1, since: '', expires: '' },
+            durationsMs: { total: 5 },
+          },
+        },
+        previous,
+        present: cli,
+      });
+    const remembered = { finished: FINISHED.toISOString(), outcome: 'failed', reason: failed.reason };
+    expect(busy(failed)).toMatchObject({ outcome: 'busy', failure: remembered });
+    expect(busy(busy(failed)).failure).toEqual(remembered);
+    // A record from before the field: a failed one is its own failure.
+    const { failure: _, ...older } = failed;
+    expect(busy(older).failure).toEqual(remembered);
+    expect(record({ summary: summary('skipped-identical') }, built, busy(failed)).failure).toBeNull();
+    expect(record({ summary: summary('skipped-pinned') }, built, busy(failed)).failure).toBeNull();
+    const refused = record({ error: new PublishRefusedError('empty', 'refused: 0 plans') }, built, failed);
+    expect(refused.failure).toEqual({
+      finished: FINISHED.toISOString(),
+      outcome: 'refused',
+      guard: 'empty',
+      reason: 'refused: 0 plans',
+    });
+  });
+
+  it('of a run whose source is not configured yet: outcome not-configured, remembered like a failure', () => {
+    const unset = record(
+      { error: new SourceNotConfiguredError('secret arn:…: the source is not set yet') },
+      {},
+      record({ summary: summary('published') }),
+    );
+    expect(unset).toMatchObject({
+      outcome: 'not-configured',
+      error: 'SourceNotConfiguredError',
+      reason: 'secret arn:…: the source is not set yet',
+      failure: { outcome: 'not-configured', reason: 'secret arn:…: the source is not set yet' },
     });
   });
 

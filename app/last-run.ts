@@ -1,14 +1,23 @@
 import { z } from 'zod';
 import type { InvalidRow } from '../builder/errors.ts';
-import { CatalogError, describeCause } from '../contract/errors.ts';
+import { CatalogError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
 import { STATE_LAST_RUN } from '../contract/index.ts';
-import { isFailedOutcome, isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
+import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
 import { type ObjectToWrite, stateObject } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
 
 const Counts = z.object({ running: z.number().int().min(0), strength: z.number().int().min(0) });
+
+/** A run that did not succeed, as a later record remembers it. */
+const Failure = z.object({
+  finished: z.iso.datetime(),
+  outcome: z.enum(RUN_OUTCOMES),
+  guard: z.string().optional(),
+  reason: z.string(),
+});
+export type Failure = z.output<typeof Failure>;
 
 /** The last run's record, as stored. */
 export const LastRun = z.object({
@@ -22,7 +31,10 @@ export const LastRun = z.object({
   error: z.string().optional(),
   /** Why, in one line, with settings named as the entry point that ran takes them. */
   reason: z.string(),
-  /** The build this run made (live only when `published`); null when the build itself failed. */
+  /**
+   * The build this run made (live only when `published`; the live one when the source was found identical, as
+   * nothing was written); null when the build itself failed.
+   */
   buildId: z.string().nullable(),
   /** Its plans per discipline and in all; null when the build itself failed. */
   counts: Counts.nullable(),
@@ -35,6 +47,12 @@ export const LastRun = z.object({
    * identical to it — and that build: carried over from the previous record by a run that did neither.
    */
   confirmed: z.object({ at: z.iso.datetime(), buildId: z.string() }).nullable(),
+  /**
+   * The latest run since the last success that failed, was refused or found no source configured: this run
+   * when it is one, carried over by a run that is neither (busy), null after a success. Absent in records
+   * written before it was kept (see {@link failureOf}).
+   */
+  failure: Failure.nullable().optional(),
 });
 export type LastRun = z.output<typeof LastRun>;
 
@@ -59,6 +77,13 @@ export interface BusySummary {
   readonly durationsMs: { readonly total: number };
 }
 
+/** A scheduled run that found the deployment's source not set yet: it did nothing, and says what to do. */
+export interface NotConfiguredSummary {
+  readonly command: 'publish';
+  readonly result: 'not-configured';
+  readonly reason: string;
+}
+
 /** What a publish run reports: its publish summary, or that another run was busy. */
 export type RunSummary = PublishSummary | BusySummary;
 
@@ -81,9 +106,16 @@ export function oneLine(text: string): string {
 
 /** The outcome of a run that ended with `error`, and the guard when a guard refused. */
 export function outcomeOfError(error: unknown): { outcome: RunOutcome; guard?: string } {
-  return error instanceof PublishRefusedError
-    ? { outcome: 'refused', guard: error.guard }
-    : { outcome: 'failed' };
+  if (error instanceof PublishRefusedError) return { outcome: 'refused', guard: error.guard };
+  return { outcome: error instanceof SourceNotConfiguredError ? 'not-configured' : 'failed' };
+}
+
+/** The failure a record remembers: its own, or the one it carried over (a record older than the field: its own). */
+export function failureOf(record: LastRun): Failure | null {
+  if (record.failure !== undefined) return record.failure;
+  if (succeeded(record) || record.outcome === 'busy') return null;
+  const { finished, outcome, guard, reason } = record;
+  return { finished, outcome, ...(guard !== undefined ? { guard } : {}), reason };
 }
 
 /**
@@ -113,12 +145,17 @@ export function lastRunOf(run: {
   if ('error' in run.end) {
     const { error } = run.end;
     const message = error instanceof CatalogError ? error.message : describeCause(error);
+    const failure = {
+      finished: common.finished,
+      ...outcomeOfError(error),
+      reason: oneLine(run.present(message)),
+    };
     return {
       ...common,
-      ...outcomeOfError(error),
+      ...failure,
       error: error instanceof Error ? error.name : 'Error',
-      reason: oneLine(run.present(message)),
       confirmed: run.previous?.confirmed ?? null,
+      failure,
     };
   }
   const { summary } = run.end;
@@ -128,6 +165,7 @@ export function lastRunOf(run: {
       outcome: 'busy',
       reason: oneLine(run.present(summary.reason)),
       confirmed: run.previous?.confirmed ?? null,
+      failure: run.previous ? failureOf(run.previous) : null,
     };
   const reason =
     summary.result === 'published'
@@ -137,20 +175,18 @@ export function lastRunOf(run: {
   const confirms = summary.result !== 'skipped-pinned' && live !== null;
   return {
     ...common,
+    // A run that found the source identical wrote nothing: its build is the live one.
+    ...(summary.result === 'skipped-identical' ? { buildId: summary.buildId } : {}),
     outcome: summary.result,
     reason: oneLine(reason),
     confirmed: confirms ? { at: common.finished, buildId: live } : (run.previous?.confirmed ?? null),
+    failure: null,
   };
 }
 
 /** Whether a record's run succeeded (published, identical, or held by a pin). */
 export function succeeded(record: Pick<LastRun, 'outcome'>): boolean {
   return isSuccessfulOutcome(record.outcome);
-}
-
-/** Whether a record's run failed (refused or failed); a `busy` run neither succeeded nor failed. */
-export function failed(record: Pick<LastRun, 'outcome'>): boolean {
-  return isFailedOutcome(record.outcome);
 }
 
 /** The record as the object written at the origin: JSON, `Cache-Control: no-store`, overwriting the last one. */

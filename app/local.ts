@@ -181,7 +181,8 @@ export async function serveLocal(
     store = new DirectoryOrigin(settings.origin);
   }
   const origin = new EdgeOrigin(store);
-  const edge = new Edge({ viewerRequest, viewerResponse, origin });
+  const { withFixtureCovers } = await import('./covers.ts');
+  const edge = withFixtureCovers(new Edge({ viewerRequest, viewerResponse, origin }));
   const http = server.createEdgeServer({ edge, log });
   const address = await server.listen(http, settings.port, settings.host);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -221,7 +222,8 @@ export async function ensureDevKey(storePath: string, now: Date): Promise<string
     import('../keys/file-store.ts'),
     import('../keys/manage.ts'),
   ]);
-  const store = new FileKeyValueStore(storePath);
+  // The local stack starts its store: the one command besides keys issue and cors set that creates it.
+  const store = new FileKeyValueStore(storePath, { create: true });
   const saved = (await readFile(DEV_KEY_FILE, 'utf8').catch(() => '')).trim();
   if (saved !== '') {
     const record = await lookupKey(store, saved);
@@ -246,9 +248,9 @@ export interface LocalStack {
 }
 
 /**
- * What `npm start` runs: refuses a taken port before touching anything, publishes the fixtures into `.catalog/`
- * the way production publishes (a build under `builds/`, then the pointer in the store file), makes sure a dev
- * key exists, and serves the local edge.
+ * What `npm start` runs: refuses a taken port before touching anything, makes sure a dev key exists (creating
+ * the store file), publishes the fixtures into `.catalog/` the way production publishes (a build under
+ * `builds/`, then the pointer in the store file), and serves the local edge.
  */
 export async function startLocalStack(options: {
   readonly host: string;
@@ -278,6 +280,7 @@ async function publishAndServe(
 ): Promise<LocalStack> {
   const { host, port, now } = options;
   const { origin, store } = LOCAL_STACK;
+  const key = await ensureDevKey(store, now);
   const run = await import('./run.ts');
   const target = await run.openTarget({ origin, store }, () => {
     throw new ConfigError('the local stack needs no AWS client');
@@ -294,7 +297,6 @@ async function publishAndServe(
   const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
   const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;
   const first = catalog ? (JSON.parse(catalog.body.toString('utf8')) as Catalog).plans[0] : undefined;
-  const key = await ensureDevKey(store, now);
   const edge = await serveLocal({ origin, store, port, host }, options.log);
   return { edge, key, summary, samplePage: first ? new URL(first.webUrl).pathname : null };
 }

@@ -77,6 +77,13 @@ describe('the figures of a run', () => {
     expect(metadata).toMatchObject({ outcome: 'refused', guard: 'shrink' });
   });
 
+  it('of a run whose source is not configured yet: neither succeeded nor failed (no alarm), with its reason', () => {
+    const unset: LastRun = { ...failed, outcome: 'not-configured', error: 'SourceNotConfiguredError' };
+    const { figures, metadata } = runFigures(unset, { catalogAgeSeconds: 60 });
+    expect(values(figures)).toEqual({ BuildDuration: 120, CatalogAge: 60 });
+    expect(metadata).toEqual({ outcome: 'not-configured', reason: failed.reason });
+  });
+
   it('record a propagation timeout or skip as such, with no figure', () => {
     const timeout = runFigures(published, {
       propagation: {

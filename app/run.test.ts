@@ -388,7 +388,10 @@ describe('the propagation check after a publish, through the local edge over the
 
   it('measures how long the edge took to serve the new build, with the monitoring key', async () => {
     const store = `${scratch.dir}/kvs.json`;
-    const { key } = await issueKey(new FileKeyValueStore(store), { partner: 'monitoring', now: new Date() });
+    const { key } = await issueKey(new FileKeyValueStore(store, { create: true }), {
+      partner: 'monitoring',
+      now: new Date(),
+    });
     const edge = await serveLocal(
       { origin: `${scratch.dir}/origin`, store, port: 0, host: '127.0.0.1' },
       () => {},
@@ -396,7 +399,7 @@ describe('the propagation check after a publish, through the local edge over the
     try {
       const target = {
         origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-        kvs: new FileKeyValueStore(store),
+        kvs: new FileKeyValueStore(store, { create: true }),
       };
       const check = { key: async () => key, maxWaitMs: 10_000, intervalMs: 100 };
       const first = await publish(settings({ baseUrl: edge.url }), target, {
@@ -435,7 +438,7 @@ describe('the propagation check after a publish, through the local edge over the
     };
     const target = {
       origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
     };
     try {
       const baseUrl = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}`;
@@ -477,7 +480,7 @@ describe('the propagation check after a publish, through the local edge over the
     const reported: string[] = [];
     const target = {
       origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
     };
     const outcome = await publish(settings(), target, {
       ...runOptions({ report: (line) => reported.push(line) }),

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../builder/build.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
 import { issueKey } from '../keys/manage.ts';
+import { acquireRunLock } from '../publish/lock.ts';
 import { ROOT } from '../testing/cli.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import type { LastRun } from './last-run.ts';
@@ -57,14 +58,18 @@ const run = (extra: Partial<LastRun> = {}): LastRun => ({
 
 const key = (partner: string, expires?: string) =>
   JSON.stringify({ partner, created: '2026-01-01T00:00:00.000Z', ...(expires ? { expires } : {}) });
+/** A usable key: without one, every partner request gets 401 (degraded). */
+const ACME: [string, string] = [`${KVS_KEY_PREFIX}${'0'.repeat(64)}`, key('acme')];
+const STORE = 'arn:aws:cloudfront::123456789012:key-value-store/x';
 
 function facts(extra: Partial<StatusFacts> = {}): StatusFacts {
   return {
     origin: 's3://catalog-origin',
-    store: 'arn:aws:cloudfront::123456789012:key-value-store/x',
-    entries: new Map([[KVS_LIVE_BUILD, LIVE]]),
+    store: STORE,
+    entries: new Map([[KVS_LIVE_BUILD, LIVE], ACME]),
     live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-02T10:00:00.000Z'), damage: [] },
     lastRun: { record: run() },
+    runLock: null,
     ...extra,
   };
 }
@@ -155,14 +160,103 @@ describe('the judgement', () => {
     expect(judge(facts({ lastRun: { problem: 'state/last-run.json is not JSON' } })).health).toBe('degraded');
   });
 
+  it('degraded: a failure is not forgotten when a busy run follows it, until a run succeeds', () => {
+    const failure = {
+      finished: '2026-03-02T11:00:01.000Z',
+      outcome: 'failed' as const,
+      reason: 'source http://127.0.0.1:9/plans.json: cannot reach the service (connection refused)',
+    };
+    const busy = judge(
+      facts({
+        lastRun: {
+          record: run({
+            outcome: 'busy',
+            started: '2026-03-02T11:00:08.000Z',
+            finished: '2026-03-02T11:00:09.000Z',
+            reason: 'busy: another run holds the run lock at s3://catalog-origin',
+            failure,
+          }),
+        },
+      }),
+    );
+    expect(messages(busy)).toEqual([
+      `degraded: the run that finished 2026-03-02T11:00:01.000Z failed: ${failure.reason}; no run has succeeded since (the last, busy, finished 2026-03-02T11:00:09.000Z)`,
+    ]);
+    expect(judge(facts({ lastRun: { record: run({ failure: null }) } })).health).toBe('healthy');
+  });
+
+  it('degraded: a run that started and never finished (its lock expired, or its process is gone) counts as failed', () => {
+    const holder = {
+      by: 'catalog publish',
+      host: 'builder-1',
+      pid: 4242,
+      since: '2026-03-02T11:50:00.000Z',
+      expires: '2026-03-02T11:52:00.000Z',
+    };
+    const expired = judge(facts({ runLock: { holder, gone: false } }));
+    expect(messages(expired)).toEqual([
+      'degraded: a run never finished: catalog publish (pid 4242 on builder-1, since 2026-03-02T11:50:00.000Z, lock until 2026-03-02T11:52:00.000Z) let its run lock expire without recording how it ended (killed, or out of time); it counts as failed until a run succeeds',
+    ]);
+    expect(expired.runLock).toEqual({ ...holder, state: 'abandoned' });
+    const running = { ...holder, expires: '2026-03-02T12:01:00.000Z' };
+    const alive = judge(facts({ runLock: { holder: running, gone: false } }));
+    expect(alive).toMatchObject({ health: 'healthy', runLock: { ...running, state: 'running' } });
+    const gone = judge(facts({ runLock: { holder: running, gone: true } }));
+    expect(messages(gone)).toEqual([
+      'degraded: a run never finished: catalog publish (pid 4242 on builder-1, since 2026-03-02T11:50:00.000Z, lock until 2026-03-02T12:01:00.000Z) has exited without recording how it ended (killed, or out of time); it counts as failed until a run succeeds',
+    ]);
+    // Its record is there (it was stopped between the record and the release of its lock): it finished.
+    const recorded = run({ started: '2026-03-02T11:49:59.000Z', finished: '2026-03-02T11:50:30.000Z' });
+    expect(judge(facts({ runLock: { holder, gone: true }, lastRun: { record: recorded } })).health).toBe(
+      'healthy',
+    );
+  });
+
+  it('degraded: the source is not configured yet, saying what to do', () => {
+    const reason =
+      "secret arn:aws:secretsmanager:eu-west-1:123456789012:secret:src: holds no source yet (the placeholder the stack created); put the source there: aws secretsmanager put-secret-value --secret-id arn:aws:secretsmanager:eu-west-1:123456789012:secret:src --secret-string 'postgres://…'";
+    const report = judge(
+      facts({
+        lastRun: {
+          record: run({
+            outcome: 'not-configured',
+            error: 'SourceNotConfiguredError',
+            finished: '2026-03-02T11:00:01.000Z',
+            reason,
+            failure: { finished: '2026-03-02T11:00:01.000Z', outcome: 'not-configured', reason },
+          }),
+        },
+      }),
+    );
+    expect(messages(report)).toEqual([
+      `degraded: the builder's source is not configured (run finished 2026-03-02T11:00:01.000Z): ${reason}`,
+    ]);
+  });
+
+  it('degraded: no usable key, so every partner request gets 401, naming why', () => {
+    const none = judge(facts({ entries: new Map([[KVS_LIVE_BUILD, LIVE]]) }));
+    expect(messages(none)).toEqual([
+      `degraded: no usable API key in ${STORE}: every partner request gets 401; issue one: catalog keys issue --partner LABEL`,
+    ]);
+    const unusable = judge(
+      facts({
+        entries: new Map([
+          [KVS_LIVE_BUILD, LIVE],
+          [`${KVS_KEY_PREFIX}${'4'.repeat(64)}`, key('gone', '2026-03-01T00:00:00.000Z')],
+          [`${KVS_KEY_PREFIX}${'5'.repeat(64)}`, 'not a record'],
+        ]),
+      }),
+    );
+    expect(messages(unusable)).toEqual([
+      `degraded: no usable API key in ${STORE} (1 expired, 1 unreadable): every partner request gets 401; issue one: catalog keys issue --partner LABEL`,
+    ]);
+  });
+
   it('healthy when pinned by a rollback and fresh, showing who pinned it and when', () => {
     const pin = { build: LIVE, at: '2026-03-02T11:00:00.000Z', by: 'rollback', reason: 'rolled back from X' };
     const report = judge(
       facts({
-        entries: new Map([
-          [KVS_LIVE_BUILD, LIVE],
-          [KVS_PIN, JSON.stringify(pin)],
-        ]),
+        entries: new Map([[KVS_LIVE_BUILD, LIVE], [KVS_PIN, JSON.stringify(pin)], ACME]),
         lastRun: { record: run({ outcome: 'skipped-pinned', reason: 'pinned' }) },
       }),
     );
@@ -306,6 +400,44 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
       live: { objects: { damaged: ['catalog-strength.json.br is missing'] } },
     });
     expect(broken.problems[0]?.message).toContain('catalog-strength.json.br is missing');
+  });
+
+  it('is degraded while a run that took the run lock never ended, until a run succeeds', async () => {
+    const published = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+      now: now(),
+      force: false,
+      report: () => {},
+    });
+    await issueKey(under.target.kvs, { partner: 'acme', now: now() });
+    // A run that took the lock and stopped (this process stays alive, so only the expiry tells).
+    const attempt = await acquireRunLock(under.target.origin, { by: 'catalog publish', ttlMs: 1_000 });
+    if (!('held' in attempt)) throw new Error('the lock is free');
+    const later = () => new Date(Date.now() + 60_000);
+    try {
+      const report = await catalogStatus(under.target, { now: later(), maxAgeMs: MAX_AGE });
+      expect(report.problems).toEqual([
+        {
+          level: 'degraded',
+          message: expect.stringMatching(
+            /^a run never finished: catalog publish \(pid \d+ on .*\) let its run lock expire without recording how it ended/,
+          ),
+        },
+      ]);
+      const next = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+        now: later(),
+        clock: later,
+        force: true,
+        report: () => {},
+      });
+      expect(next.summary).toMatchObject({ result: 'published' });
+      expect(publishSummaryOf(next.summary).buildId).not.toBe(publishSummaryOf(published.summary).buildId);
+      expect(await catalogStatus(under.target, { now: later(), maxAgeMs: MAX_AGE })).toMatchObject({
+        health: 'healthy',
+        runLock: null,
+      });
+    } finally {
+      await attempt.held.release();
+    }
   });
 
   it('is broken when a live object was changed in place to bytes of the same size', async () => {

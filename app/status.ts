@@ -4,14 +4,16 @@
  * run's record) and judged by a pure function ({@link evaluateStatus}): healthy, degraded or broken, with a
  * reason for each finding. The command line prints the report; a monitor runs it and reads its exit code.
  */
+import { hostname } from 'node:os';
 import { z } from 'zod';
-import { settingRef } from '../contract/errors.ts';
+import { StoreError, settingRef } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN, STATE_LAST_RUN } from '../contract/index.ts';
 import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
+import { describeHolder, type LockHolder, readLock } from '../publish/lock.ts';
 import { pointerOf, shownValue } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
-import { failed, LastRun, parseLastRun } from './last-run.ts';
+import { failureOf, LastRun, parseLastRun } from './last-run.ts';
 
 /** Keys expiring within this long are listed. */
 export const KEY_EXPIRY_WARNING_MS = 7 * 86_400_000;
@@ -30,6 +32,8 @@ export interface StatusFacts {
   readonly live: LiveCatalog;
   /** The last run's record, why it could not be read, or null when there is none. */
   readonly lastRun: { readonly record: LastRun } | { readonly problem: string } | null;
+  /** The run lock at the origin, and whether its holder is a process of this host that has exited. */
+  readonly runLock: { readonly holder: LockHolder; readonly gone: boolean } | null;
 }
 
 const Counts = z.object({ running: z.number().int(), strength: z.number().int() });
@@ -68,6 +72,20 @@ export const StatusReport = z.object({
   lastRun: LastRun.nullable(),
   /** Why the last run's record could not be read. */
   lastRunProblem: z.string().nullable(),
+  /**
+   * The run lock at the origin: a run in progress (`running`), or one that never finished (`abandoned`: its
+   * lock expired, or its process on this host has exited, and it left no record), which counts as failed.
+   */
+  runLock: z
+    .object({
+      by: z.string(),
+      host: z.string(),
+      pid: z.number().int(),
+      since: z.string(),
+      expires: z.string(),
+      state: z.enum(['running', 'abandoned']),
+    })
+    .nullable(),
   keys: z.object({
     /** Usable (unexpired) keys per partner; a partner whose keys all expired shows 0. */
     partners: z.array(z.object({ partner: z.string(), keys: z.number().int() })),
@@ -108,8 +126,10 @@ const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso
  * Judges the facts at `now`. Broken (exit 2): nothing is live, build:live names nothing the edge can serve
  * (not a build id, or a build whose manifest is missing), or an object of the live build is missing or
  * differs from its manifest. Degraded (exit 1): the
- * catalog was last built or confirmed against the source more than `maxAgeMs` ago, the last run failed or was
- * refused, its record is unreadable, or only the flat objects from before builds are served. Otherwise healthy.
+ * catalog was last built or confirmed against the source more than `maxAgeMs` ago; a run failed, was refused or
+ * found no source configured and none has succeeded since (a busy run does not hide it); a run never finished
+ * (its lock expired, or its process is gone, with no record); the record is unreadable; no key is usable (every
+ * partner request gets 401); or only the flat objects from before builds are served. Otherwise healthy.
  */
 export function evaluateStatus(
   facts: StatusFacts,
@@ -191,10 +211,41 @@ export function evaluateStatus(
 
   if (facts.lastRun && 'problem' in facts.lastRun)
     degraded(`the last run's record: ${facts.lastRun.problem}`);
-  // A busy run found another run at work: that is no failure (the other run leaves its own record).
-  if (record && failed(record)) {
-    const what = record.outcome === 'refused' ? `was refused (${record.guard ?? 'a guard'})` : 'failed';
-    degraded(`the last run (finished ${record.finished}) ${what}: ${record.reason}`);
+  // A failure stands until a run succeeds: a busy run after it (another run was at work) carries it over.
+  const failure = record && failureOf(record);
+  if (record && failure) {
+    const since =
+      failure.finished === record.finished
+        ? ''
+        : `; no run has succeeded since (the last, ${record.outcome}, finished ${record.finished})`;
+    if (failure.outcome === 'not-configured')
+      degraded(
+        `the builder's source is not configured (run finished ${failure.finished}): ${failure.reason}${since}`,
+      );
+    else {
+      const what = failure.outcome === 'refused' ? `was refused (${failure.guard ?? 'a guard'})` : 'failed';
+      const who = since
+        ? `the run that finished ${failure.finished}`
+        : `the last run (finished ${failure.finished})`;
+      degraded(`${who} ${what}: ${failure.reason}${since}`);
+    }
+  }
+  // A run that took the lock and never recorded its end (killed, or out of time) counts as failed.
+  let runLock: StatusReport['runLock'] = null;
+  if (facts.runLock) {
+    const { holder, gone } = facts.runLock;
+    const expired = Date.parse(holder.expires) <= now.getTime();
+    const recorded =
+      record !== null &&
+      record.outcome !== 'busy' &&
+      Date.parse(record.started) <= Date.parse(holder.since) &&
+      Date.parse(holder.since) <= Date.parse(record.finished);
+    const abandoned = (expired || gone) && !recorded;
+    runLock = { ...holder, state: abandoned ? 'abandoned' : 'running' };
+    if (abandoned)
+      degraded(
+        `a run never finished: ${describeHolder(holder)} ${gone ? 'has exited' : 'let its run lock expire'} without recording how it ended (killed, or out of time); it counts as failed until a run succeeds`,
+      );
   }
 
   const rows = listKeys(facts.entries, now);
@@ -215,6 +266,15 @@ export function evaluateStatus(
     )
       expiringSoon.push({ partner: row.partner, id: row.id, expires: row.expires });
   }
+  if (![...partners.values()].some((keys) => keys > 0)) {
+    const expired = rows.length - invalid;
+    const unusable = [expired ? `${expired} expired` : '', invalid ? `${invalid} unreadable` : '']
+      .filter(Boolean)
+      .join(', ');
+    degraded(
+      `no usable API key in ${facts.store}${unusable ? ` (${unusable})` : ''}: every partner request gets 401; issue one: catalog keys issue --partner LABEL`,
+    );
+  }
 
   problems.sort((a, b) => (a.level === b.level ? 0 : a.level === 'broken' ? -1 : 1));
   const health = problems[0]?.level ?? 'healthy';
@@ -230,6 +290,7 @@ export function evaluateStatus(
     pin,
     lastRun: record,
     lastRunProblem: facts.lastRun && 'problem' in facts.lastRun ? facts.lastRun.problem : null,
+    runLock,
     keys: {
       partners: [...partners].map(([partner, keys]) => ({ partner, keys })),
       expiringSoon,
@@ -243,29 +304,37 @@ export function evaluateStatus(
   };
 }
 
-/** Reads the facts of {@link evaluateStatus}: one read of the store, the live build, the last run's record. */
+/**
+ * Reads the facts of {@link evaluateStatus}: one read of the store, the live build, the last run's record and
+ * the run lock.
+ */
 export async function readStatusFacts(target: PublishTarget): Promise<StatusFacts> {
-  const [{ readLive }, { storeFailure }] = await Promise.all([
+  const [{ readLive }, { storeFailure }, { isAlive }] = await Promise.all([
     import('../publish/publish.ts'),
     import('../publish/errors.ts'),
+    import('../keys/file-store.ts'),
   ]);
   let entries: Map<string, string>;
   try {
     entries = await target.kvs.read();
   } catch (error) {
+    if (error instanceof StoreError) throw error;
     throw storeFailure(`reading ${target.kvs.name} failed`, { cause: error, readOnly: true });
   }
   try {
-    const [live, object] = await Promise.all([
+    const [live, object, lock] = await Promise.all([
       readLive(target.origin, pointerOf(entries).live, { bytes: true }),
       target.origin.get(STATE_LAST_RUN),
+      readLock(target.origin),
     ]);
+    const holder = lock?.holder;
     return {
       origin: target.origin.name,
       store: target.kvs.name,
       entries,
       live,
       lastRun: object ? parseLastRun(object.body) : null,
+      runLock: holder ? { holder, gone: holder.host === hostname() && !isAlive(holder.pid) } : null,
     };
   } catch (error) {
     throw storeFailure(`reading the live build and the last run from ${target.origin.name} failed`, {

@@ -112,7 +112,10 @@ try {
   const origin = join(dir, 'origin');
   await writeFlatBuild(origin, result);
   const storePath = join(dir, 'kvs.json');
-  const { key } = await issueKey(new FileKeyValueStore(storePath), { partner: 'bench', now: new Date() });
+  const { key } = await issueKey(new FileKeyValueStore(storePath, { create: true }), {
+    partner: 'bench',
+    now: new Date(),
+  });
   const plans = result.counts.running + result.counts.strength;
 
   // 1. Bundle sizes.

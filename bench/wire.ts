@@ -69,7 +69,10 @@ try {
     const work = join(dir, String(size));
     const first = await publish(work, source);
     const key = (
-      await issueKey(new FileKeyValueStore(join(work, 'kvs.json')), { partner: 'bench', now: new Date() })
+      await issueKey(new FileKeyValueStore(join(work, 'kvs.json'), { create: true }), {
+        partner: 'bench',
+        now: new Date(),
+      })
     ).key;
 
     const server = await startServe(['--origin', join(work, 'origin'), '--store', join(work, 'kvs.json')]);

@@ -256,13 +256,16 @@ export const Plan = z
       .meta({
         description: `One- or two-sentence description, at most ${SUMMARY_MAX_LENGTH} characters (counted as \`title\` is).`,
       }),
+    // https, or http on a loopback host: a local stack's own fixture covers (docs/decisions.md#source-rows);
+    // a source row's cover_url is https only, so a deployment serves https only.
     coverUrl: z
       .string()
-      .regex(/^https:\/\/\S+$/)
+      .regex(/^(https:\/\/\S+|http:\/\/(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?\/\S*)$/)
       .meta({ format: 'uri' })
       .nullable()
       .meta({
-        description: 'Public image URL; null when the plan has no cover, and clients render a fallback.',
+        description:
+          'Public image URL (https; only a local development stack serves its own covers over http on a loopback host); null when the plan has no cover, and clients render a fallback.',
       }),
     level: Level,
     discipline: Discipline,

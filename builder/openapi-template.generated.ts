@@ -562,10 +562,10 @@ components:
         coverUrl:
           anyOf:
             - type: string
-              pattern: ^https:\\/\\/\\S+$
+              pattern: ^(https:\\/\\/\\S+|http:\\/\\/(127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}|localhost|\\[::1\\])(:\\d{1,5})?\\/\\S*)$
               format: uri
             - type: "null"
-          description: Public image URL; null when the plan has no cover, and clients render a fallback.
+          description: Public image URL (https; only a local development stack serves its own covers over http on a loopback host); null when the plan has no cover, and clients render a fallback.
         level:
           $ref: "#/components/schemas/Level"
         discipline:

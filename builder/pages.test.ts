@@ -156,6 +156,24 @@ describe('links and covers on a plan page', () => {
     );
   });
 
+  it("uses a cover on the page's own origin, http:// included (a local build's fixture covers), and no other", () => {
+    const local = { ...PAGE_LINKS, baseUrl: 'http://127.0.0.1:8790' };
+    const own = renderPlanPage({
+      ...planFrom({}, local),
+      coverUrl: 'http://127.0.0.1:8790/_local/covers/track.png',
+    });
+    expect(own).toContain(
+      '<img src="http://127.0.0.1:8790/_local/covers/track.png" alt="" decoding="async">',
+    );
+    expect(own).toContain(
+      '<meta property="og:image" content="http://127.0.0.1:8790/_local/covers/track.png">',
+    );
+    for (const coverUrl of ['http://127.0.0.1:8791/_local/covers/track.png', 'http://localhost:8790/a.png']) {
+      const other = renderPlanPage({ ...planFrom({}, local), coverUrl });
+      expect(other, coverUrl).not.toContain('<img');
+    }
+  });
+
   it('refuses an app link that would run code or open a web page, naming the app scheme setting', () => {
     for (const appUrl of [
       'javascript://plan/x',
@@ -311,7 +329,7 @@ describe('the page stylesheet and the Content-Security-Policy', () => {
     }
   });
 
-  it('allows no script, nothing by default, https: images only, and refuses framing, base and forms', () => {
+  it("allows no script, nothing by default, images over https: or from the page's own origin, and refuses framing, base and forms", () => {
     const directives = new Map(
       PAGE_CSP.split(';').map((part) => {
         const [name = '', ...sources] = part.trim().split(/\s+/);
@@ -321,7 +339,7 @@ describe('the page stylesheet and the Content-Security-Policy', () => {
     expect(Object.fromEntries(directives)).toEqual({
       'default-src': "'none'",
       'style-src': PAGE_STYLE_HASH,
-      'img-src': 'https:',
+      'img-src': "https: 'self'",
       'frame-ancestors': "'none'",
       'base-uri': "'none'",
       'form-action': "'none'",

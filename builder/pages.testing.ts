@@ -40,7 +40,7 @@ export function planFrom(overrides: Record<string, unknown> = {}, links: LinkCon
 
 /**
  * A typical plan: the first plan of the repository's fixtures (summary, every fact), with a cover on the
- * test host the browser tests answer themselves (the fixtures name no cover).
+ * test host the browser tests answer themselves (that fixture names no cover).
  */
 export function typicalPlan(links: LinkConfig = PAGE_LINKS): Plan {
   const rows = JSON.parse(readFileSync(new URL('../fixtures/plans.json', import.meta.url), 'utf8')) as Record<

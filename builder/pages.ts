@@ -100,11 +100,14 @@ function appLink(value: string): string {
   return url.href;
 }
 
-/** The cover's URL when it is an absolute `https:` URL (the builder already requires it), else null. */
-function coverSource(coverUrl: string | null): string | null {
-  if (coverUrl === null) return null;
-  const url = parsed(coverUrl);
-  return url?.protocol === 'https:' && url.hostname !== '' ? url.href : null;
+/**
+ * The cover's URL when it is an absolute `https:` URL (the builder already requires it), or one on the page's
+ * own origin (a local build's fixture covers, which its edge serves), else null.
+ */
+function coverSource(plan: Plan): string | null {
+  const url = plan.coverUrl === null ? undefined : parsed(plan.coverUrl);
+  if (!url || url.hostname === '') return null;
+  return url.protocol === 'https:' || url.origin === parsed(plan.webUrl)?.origin ? url.href : null;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -206,7 +209,7 @@ const FALLBACK_ICONS: Readonly<Record<Discipline, Markup>> = {
  * the picture shows, so it is decorative (screen readers skip it rather than read a guess).
  */
 function cover(plan: Plan): Markup {
-  const src = coverSource(plan.coverUrl);
+  const src = coverSource(plan);
   const image = src === null ? null : html`<img src="${src}" alt="" decoding="async">`;
   return html`<div class="cover fallback ${plan.discipline}" aria-hidden="true">${FALLBACK_ICONS[plan.discipline]}${image}</div>`;
 }
@@ -243,7 +246,7 @@ ${body}
  * is no cover or it fails to load), the facts the catalog
  * gives, and a link to open the plan in the app with a line saying it needs the app. The head carries the
  * description, the canonical link (`webUrl`), Open Graph and Twitter card tags. Every value is escaped; the
- * cover is used only when it is an `https:` URL. Throws `ConfigError` when `webUrl` is not http(s) or
+ * cover is used only when it is an `https:` URL or on the page's own origin. Throws `ConfigError` when `webUrl` is not http(s) or
  * `appUrl` has a scheme that runs code or reads local data (javascript:, data:, http(s): …).
  */
 export function renderPlanPage(plan: Plan, options: PageOptions = {}): string {
@@ -251,7 +254,7 @@ export function renderPlanPage(plan: Plan, options: PageOptions = {}): string {
   const appName = options.appName ?? DEFAULT_APP_NAME;
   const canonical = pageUrl(plan);
   const app = appLink(plan.appUrl);
-  const image = coverSource(plan.coverUrl);
+  const image = coverSource(plan);
   const text = description(plan);
 
   const extra = html`<link rel="canonical" href="${canonical}">

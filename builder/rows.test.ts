@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { FIXTURE_COVER_ORIGIN } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
 import { SourceRowError } from './errors.ts';
 import { DEFAULT_LINKS, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
@@ -122,6 +123,28 @@ describe('a valid row', () => {
       links,
     );
     expect(plans[0]).toMatchObject({ weeksCount: 12, daysPerWeek: 7, estMinutesPerSession: 45 });
+  });
+
+  it('points a fixture cover at the local edge in a local build (http:// on loopback), and keeps it in any other', () => {
+    const fixture = `${FIXTURE_COVER_ORIGIN}/_local/covers/track.png`;
+    const coverIn = (baseUrl: string, cover = fixture) =>
+      validateRows([row({ cover_url: cover })], { ...links, baseUrl }).plans[0]?.coverUrl;
+    expect(coverIn('http://127.0.0.1:8790')).toBe('http://127.0.0.1:8790/_local/covers/track.png');
+    expect(coverIn('http://localhost:8787/')).toBe('http://localhost:8787/_local/covers/track.png');
+    expect(coverIn('http://[::1]:8787')).toBe('http://[::1]:8787/_local/covers/track.png');
+    for (const production of [
+      'https://catalog.example.com',
+      'https://127.0.0.1:8787',
+      'http://catalog.example.com',
+    ])
+      expect(coverIn(production), production).toBe(fixture);
+    expect(coverIn('http://127.0.0.1:8790', 'https://images.example.com/c25k.jpg')).toBe(
+      'https://images.example.com/c25k.jpg',
+    );
+    // Only the origin itself: a host that merely starts like it is an ordinary cover.
+    expect(coverIn('http://127.0.0.1:8790', 'https://fixtures.invalid.example.com/a.png')).toBe(
+      'https://fixtures.invalid.example.com/a.png',
+    );
   });
 
   it('ignores unknown extra columns', () => {

@@ -2,7 +2,7 @@
  * Validation of source rows (docs/decisions.md#source-rows): the pure core of the build. Rows arrive in batches (a file is one
  * batch, a database cursor many); every problem is collected, none stops the scan.
  */
-import { DISCIPLINE_LABELS } from '../contract/index.ts';
+import { DISCIPLINE_LABELS, FIXTURE_COVER_ORIGIN, LOOPBACK_HOST } from '../contract/index.ts';
 import { type InvalidRow, SourceRowError } from './errors.ts';
 import { type LinkConfig, type Plan, parseValidSourceRow, SourceRow, SourceRowGate } from './model.ts';
 
@@ -22,6 +22,20 @@ export interface RowReport {
   readonly skipped: SkippedRows;
   /** Rows read from the source. */
   readonly total: number;
+}
+
+/**
+ * Where a build points the fixture covers (contract/index.ts `FIXTURE_COVER_ORIGIN`): the origin of its base URL
+ * when that is http:// on a loopback host (a local build, whose edge serves them), else nowhere (null: the
+ * source's URL is kept).
+ */
+function localCoverOrigin(baseUrl: string): string | null {
+  try {
+    const url = new URL(baseUrl);
+    return url.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname) ? url.origin : null;
+  } catch {
+    return null;
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -66,6 +80,7 @@ function reportedId(id: string | null): string | null {
  */
 export class RowValidator {
   readonly #links: LinkConfig;
+  readonly #coverOrigin: string | null;
   readonly #plans: Plan[] = [];
   /** Source row number and id as given of each plan in #plans (parallel arrays), for the duplicate report. */
   readonly #planRows: number[] = [];
@@ -80,6 +95,7 @@ export class RowValidator {
 
   constructor(links: LinkConfig) {
     this.#links = links;
+    this.#coverOrigin = localCoverOrigin(links.baseUrl);
   }
 
   /**
@@ -149,7 +165,10 @@ export class RowValidator {
       id: row.id,
       title: row.title,
       summary: row.summary,
-      coverUrl: row.cover_url,
+      coverUrl:
+        this.#coverOrigin !== null && row.cover_url?.startsWith(`${FIXTURE_COVER_ORIGIN}/`)
+          ? this.#coverOrigin + row.cover_url.slice(FIXTURE_COVER_ORIGIN.length)
+          : row.cover_url,
       level: row.level,
       discipline: row.discipline,
       disciplineLabel: DISCIPLINE_LABELS[row.discipline],

@@ -4,7 +4,8 @@
  * it for the real process; tests run it in-process with their own streams and environment.
  */
 import { Command, CommanderError } from 'commander';
-import { CatalogError } from '../contract/errors.ts';
+import { renderMessage } from '../app/settings/index.ts';
+import { CatalogError, describeCause } from '../contract/errors.ts';
 import { registerBuild } from './commands/build.ts';
 import { registerCheck } from './commands/check.ts';
 import { registerCors } from './commands/cors.ts';
@@ -28,15 +29,20 @@ export interface ProgramOptions {
   readonly checkOnly?: boolean;
 }
 
-/** A new program whose commands read and write through `io` (commander keeps state: one per run). */
+/**
+ * A new program whose commands read and write through `io` (commander keeps state: one per run). Commander's
+ * own usage errors (a missing argument, an unknown option) come out as every failure does: one line
+ * `catalog: …`.
+ */
 export function createProgram(io: CliIO, options: ProgramOptions = {}): Command {
   const program = new Command('catalog')
     .description('Build, serve and publish the training plan catalog.')
     .configureOutput({
       writeOut: (text) => io.stdout(text),
       writeErr: (text) => io.stderr(text),
+      outputError: (text, write) =>
+        write(`catalog: ${text.trim().replace(/^error: /, '')} (add --help for usage)\n`),
     })
-    .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   registerBuild(program, io);
   registerServe(program, io);
@@ -61,13 +67,20 @@ export function createProgram(io: CliIO, options: ProgramOptions = {}): Command 
 /**
  * Runs `catalog …argv` (the words after the program name) and resolves with its exit code: 0, the code a
  * command ended with, commander's for a usage error (its message already printed), or 1 with one line on
- * stderr saying why. A long-running command resolves once it is serving.
+ * stderr saying why. A long-running command resolves once it is serving. Everything a command writes, on
+ * either stream, names settings as the command line takes them (`--force`): a message's setting references
+ * (contract/errors.ts `settingRef`) are rendered here, on the way out, whichever path wrote it.
  */
 export async function runCli(
   argv: readonly string[],
-  io: CliIO,
+  given: CliIO,
   options: ProgramOptions = {},
 ): Promise<number> {
+  const io: CliIO = {
+    ...given,
+    stdout: (text) => given.stdout(renderMessage(text, 'cli')),
+    stderr: (text) => given.stderr(renderMessage(text, 'cli')),
+  };
   try {
     await createProgram(io, options).parseAsync([...argv], { from: 'user' });
     return 0;
@@ -75,11 +88,9 @@ export async function runCli(
     if (error instanceof CommandExit) return error.code;
     // Commander has printed its message (or the help) already.
     if (error instanceof CommanderError) return error.exitCode;
-    const { renderMessage } = await import('../app/settings/index.ts');
-    const { describeCause } = await import('../contract/errors.ts');
     const message =
       error instanceof CatalogError ? error.message : `unexpected error: ${describeCause(error)}`;
-    io.stderr(`catalog: ${renderMessage(message, 'cli').replace(/\s*\n\s*/g, ' ')}\n`);
+    io.stderr(`catalog: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
     if (!(error instanceof CatalogError) && io.env.CATALOG_DEBUG)
       io.stderr(`${(error as Error)?.stack ?? String(error)}\n`);
     return 1;

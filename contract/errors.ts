@@ -18,6 +18,14 @@ export class ConfigError extends CatalogError {
   override name = 'ConfigError';
 }
 
+/**
+ * The deployment's source is not set yet: its secret still holds the placeholder the stack created. A run
+ * records that and does nothing; it is not a failure of the builder (no alarm), and status says what to do.
+ */
+export class SourceNotConfiguredError extends ConfigError {
+  override name = 'SourceNotConfiguredError';
+}
+
 /** The plans source cannot be read, or is not an array of objects. `source` is redacted (no password or token). */
 export class SourceError extends CatalogError {
   override name = 'SourceError';
@@ -96,12 +104,15 @@ export function httpStatusOf(error: unknown): number | undefined {
 /**
  * One line describing why a call failed: `NoSuchBucket, HTTP 404: The specified bucket does not exist`,
  * `cannot reach the service (connection refused: connect ECONNREFUSED 127.0.0.1:4569)`, or `no AWS credentials
- * (…)`. The one describer of AWS SDK and network errors.
+ * (…)`; a {@link CatalogError}'s own message. The one describer of AWS SDK, file system and network errors:
+ * it never says a cause twice.
  */
 export function describeCause(cause: unknown): string {
   if (!(cause instanceof Error)) return String(cause);
   const shape = cause as SdkErrorShape;
   const message = cause.message.replace(/\s*\n\s*/g, ' ').trim();
+  // Written for the operator already; a class name in front would only repeat it.
+  if (cause instanceof CatalogError) return message;
   const code =
     typeof shape.code === 'string' ? shape.code : /\b(E[A-Z]{3,}[A-Z_]*)\b/.exec(cause.message)?.[1];
   if (code !== undefined && NETWORK_ERROR_CODES[code] !== undefined)
@@ -110,8 +121,11 @@ export function describeCause(cause: unknown): string {
   if (/^Region is missing/.test(message))
     return 'no AWS region: set AWS_REGION, a profile region or --region';
   const status = httpStatusOf(cause);
+  // A part the message already starts with is not said twice (`ENOENT: no such file…` carries its code).
   const parts = [cause.name !== 'Error' && cause.name !== 'Unknown' ? cause.name : '', code ?? '']
-    .filter((part, index, all) => part !== '' && all.indexOf(part) === index)
+    .filter(
+      (part, index, all) => part !== '' && all.indexOf(part) === index && !message.startsWith(`${part}:`),
+    )
     .join(' ');
   const head = [parts, status !== undefined ? `HTTP ${status}` : ''].filter(Boolean).join(', ');
   return head && message ? `${head}: ${message}` : head || message || 'unknown error';

@@ -262,12 +262,13 @@ export const PAGE_STYLE_HASH = "'sha256-y46wyJnqu/WE4FVhgD14SNTU1ouWsxSICVY/T7Uc
 
 /**
  * The Content-Security-Policy of a page answer: nothing is allowed but the inline stylesheet (by its hash) and
- * https: images (covers). No script of any kind, no fonts, no connections, no plugins; no framing, no
+ * images over https: or from the page's own origin (covers; the local stack serves the fixtures' covers
+ * itself, over http). No script of any kind, no fonts, no connections, no plugins; no framing, no
  * `<base>`, no form submission. A plain string, not built from {@link PAGE_STYLE_HASH}, so that a function
  * bundle that does not send it leaves it out; a test checks that it names exactly that hash.
  */
 export const PAGE_CSP =
-  "default-src 'none'; style-src 'sha256-y46wyJnqu/WE4FVhgD14SNTU1ouWsxSICVY/T7UcYGk='; img-src https:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+  "default-src 'none'; style-src 'sha256-y46wyJnqu/WE4FVhgD14SNTU1ouWsxSICVY/T7UcYGk='; img-src https: 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /**
  * The security headers every page answer carries, found (200) or not (404), by lowercase header name: the
@@ -314,3 +315,22 @@ export const STATE_RUN_LOCK = 'state/run-lock.json';
  * listing reads the history without reading the objects. Never served, like the record of the last run.
  */
 export const STATE_HISTORY_PREFIX = 'state/history/';
+
+/**
+ * What the stack writes into the source secret it creates: no source yet. A builder run that reads it records
+ * the outcome `not-configured` and does nothing (no failure, no alarm) until the operator puts the source there.
+ */
+export const SOURCE_UNSET = '{"source":""}';
+
+/** A loopback host as the WHATWG URL parser writes it: 127.0.0.0/8, `[::1]` or `localhost`. */
+export const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)$/;
+
+/**
+ * Fixture covers. A source row whose `cover_url` is on this origin (a reserved `.invalid` host: a valid
+ * https URL that resolves nowhere) names one of the images the local stack serves itself, under
+ * {@link LOCAL_COVER_PATH}. A local build (base URL http:// on a loopback host) points such a cover at its own
+ * origin; every other build keeps the URL as the source gives it.
+ */
+export const FIXTURE_COVER_ORIGIN = 'https://fixtures.invalid';
+/** The path under which the local edge (never CloudFront) serves the fixture covers. */
+export const LOCAL_COVER_PATH = '/_local/covers/';

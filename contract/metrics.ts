@@ -12,12 +12,15 @@ export const METRICS_SERVICE = 'catalog';
 /**
  * The outcome of a builder run, as the last-run record and the metrics say it. `busy`: another run held the
  * run lock, so this one did nothing (neither a success nor a failure: the other run reports its own).
+ * `not-configured`: the deployment's source is not set yet (its secret holds the stack's placeholder), so the
+ * run did nothing; not a failure of the builder either (no alarm), but not a success.
  */
 export const RUN_OUTCOMES = [
   'published',
   'skipped-identical',
   'skipped-pinned',
   'busy',
+  'not-configured',
   'refused',
   'failed',
 ] as const;
@@ -28,7 +31,7 @@ export function isSuccessfulOutcome(outcome: RunOutcome): boolean {
   return outcome === 'published' || outcome === 'skipped-identical' || outcome === 'skipped-pinned';
 }
 
-/** Whether an outcome counts as a failed run (a guard refused it, or it failed); `busy` is neither. */
+/** Whether an outcome counts as a failed run (a guard refused it, or it failed); `busy` and `not-configured` are neither. */
 export function isFailedOutcome(outcome: RunOutcome): boolean {
   return outcome === 'refused' || outcome === 'failed';
 }
@@ -37,7 +40,7 @@ export function isFailedOutcome(outcome: RunOutcome): boolean {
 export const METRICS = {
   /** 1 for a run that left the catalog as it should be (published, identical, or pinned), else absent. */
   runSucceeded: { name: 'RunSucceeded', unit: 'Count' },
-  /** 1 for a run refused by a guard or failed, else absent (a `busy` run emits neither). */
+  /** 1 for a run refused by a guard or failed, else absent (a `busy` or `not-configured` run emits neither). */
   runFailed: { name: 'RunFailed', unit: 'Count' },
   /** How long the build and publish took. */
   buildDuration: { name: 'BuildDuration', unit: 'Milliseconds' },

@@ -10,7 +10,7 @@ import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
-import { ERROR_PAGE, NOT_FOUND_PAGE, PAGE_CSP } from '../contract/index.ts';
+import { ERROR_PAGE, NOT_FOUND_PAGE, PAGE_CSP, SOURCE_UNSET } from '../contract/index.ts';
 import {
   bundleFunction,
   GATEWAY_DIST,
@@ -502,5 +502,9 @@ describe('outputs', () => {
     template.hasOutput('ViewerRequestFunctionName', { Value: 'TrainingPlanCatalog-viewer-request' });
     template.hasOutput('SourceSecretArn', { Value: { Ref: ids.secret } });
     template.hasOutput('AlarmTopicArn', { Value: { Ref: ids.topic } });
+  });
+
+  it('creates the source secret holding no source, which the builder records as not configured (no alarm)', () => {
+    template.hasResourceProperties('AWS::SecretsManager::Secret', { SecretString: SOURCE_UNSET });
   });
 });

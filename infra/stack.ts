@@ -22,10 +22,11 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Annotations, CfnOutput, Duration, Fn, Stack } from 'aws-cdk-lib/core';
+import { Annotations, CfnOutput, Duration, Fn, SecretValue, Stack } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
 import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
+import { SOURCE_UNSET } from '../contract/index.ts';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
 import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
 import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
@@ -359,9 +360,11 @@ export class CatalogStack extends Stack {
   private createBuilder(settings: StackSettings): NodejsFunction {
     let secretArn = settings.sourceSecretArn;
     if (settings.source === undefined && secretArn === undefined) {
+      // Created with no source in it: until the operator puts one there, each run is `not-configured`, not failed.
       const secret = new secretsmanager.Secret(this, 'SourceSecret', {
         description:
-          'Training plan catalog: the builder source (postgres://… or http(s)://…, or {"source","token"}). Replace the random placeholder.',
+          'Training plan catalog: the builder source (postgres://… or http(s)://…, or {"source","token"}). Replace the empty placeholder.',
+        secretStringValue: SecretValue.unsafePlainText(SOURCE_UNSET),
       });
       secretArn = secret.secretArn;
       new CfnOutput(this, 'SourceSecretArn', {

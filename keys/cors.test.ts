@@ -100,7 +100,7 @@ describe('the CORS origin in a store', () => {
   afterEach(() => remove());
 
   it('is set, replaced by the next one, shown, and cleared', async () => {
-    const store = new FileKeyValueStore(join(dir, 'kvs.json'));
+    const store = new FileKeyValueStore(join(dir, 'kvs.json'), { create: true });
     expect(await showCorsOrigin(store)).toBeUndefined();
     expect(await setCorsOrigin(store, 'https://a.example')).toBeUndefined();
     expect(await setCorsOrigin(store, 'https://b.example')).toBe('https://a.example');
@@ -112,7 +112,7 @@ describe('the CORS origin in a store', () => {
   });
 
   it('refuses an invalid origin before touching the store', async () => {
-    const store = new FileKeyValueStore(join(dir, 'kvs.json'));
+    const store = new FileKeyValueStore(join(dir, 'kvs.json'), { create: true });
     await expect(setCorsOrigin(store, 'https://a.example/')).rejects.toThrow(
       'origin "https://a.example/": must not end with a slash: https://a.example',
     );
@@ -122,7 +122,10 @@ describe('the CORS origin in a store', () => {
   it('refuses an origin over the 1 KB value limit, warns from 80%, and writes nothing when refusing', async () => {
     const warnings: string[] = [];
     const path = join(dir, 'kvs.json');
-    const store = new FileKeyValueStore(path, { onWarning: (message) => warnings.push(message) });
+    const store = new FileKeyValueStore(path, {
+      create: true,
+      onWarning: (message) => warnings.push(message),
+    });
     // Hostnames of 49-letter labels: `https://` + 900 characters is 908 bytes, 88% of 1 KB.
     const origin = (length: number) =>
       `https://${'a'

@@ -20,18 +20,31 @@ describe('the local store file', () => {
   const lockPath = () => `${path}.lock`;
   const files = async () => (await readdir(join(dir, 'sub'))).sort();
 
-  it('reads a missing file as empty, and creates it (and its folder) on the first write', async () => {
+  it('refuses a missing file, reading or writing, and creates nothing, unless it may create the store', async () => {
+    const missing = new StoreError(
+      `store ${path} does not exist; check the path (catalog keys issue or cors set creates a store, npm start creates .catalog/kvs.json)`,
+    );
     const store = new FileKeyValueStore(path);
+    await expect(store.read()).rejects.toThrow(missing);
+    await expect(store.update((entries) => entries.set('a', '1'))).rejects.toThrow(missing);
+    await expect(readdir(dir)).resolves.toEqual([]);
+  });
+
+  it('with create, reads a missing file as empty, and creates it (and its folder) on the first write', async () => {
+    const store = new FileKeyValueStore(path, { create: true });
     expect(await store.read()).toEqual(new Map());
     await store.update((entries) => entries.set('a', '1'));
     expect(parseKvsFile(await readFile(path, 'utf8'))).toEqual(new Map([['a', '1']]));
     expect(await files()).toEqual(['kvs.json']);
+    // Once it is there, any store of the file reads and writes it.
+    await new FileKeyValueStore(path).update((entries) => entries.set('b', '2'));
+    expect((await new FileKeyValueStore(path).read()).size).toBe(2);
   });
 
   it('keeps every entry when many updates run at once', async () => {
     await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        new FileKeyValueStore(path).update(async (entries) => {
+        new FileKeyValueStore(path, { create: true }).update(async (entries) => {
           await new Promise((resolve) => setTimeout(resolve, 5));
           entries.set(`k${i}`, String(i));
         }),
@@ -42,7 +55,7 @@ describe('the local store file', () => {
   });
 
   it('writes nothing when the change throws, and releases the lock', async () => {
-    const store = new FileKeyValueStore(path);
+    const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
     const before = await readFile(path, 'utf8');
     await expect(
@@ -56,7 +69,7 @@ describe('the local store file', () => {
   });
 
   it('refuses to change a corrupt file instead of starting again from empty', async () => {
-    await new FileKeyValueStore(path).update((entries) => entries.set('a', '1'));
+    await new FileKeyValueStore(path, { create: true }).update((entries) => entries.set('a', '1'));
     await writeFile(path, '{"data": [ {"key": "a"');
     await expect(new FileKeyValueStore(path).update((entries) => entries.set('b', '2'))).rejects.toThrow(
       /is not valid JSON .*; fix or restore the file, nothing was changed$/,
@@ -65,7 +78,7 @@ describe('the local store file', () => {
   });
 
   it('does not rewrite the file when the change changes nothing', async () => {
-    const store = new FileKeyValueStore(path);
+    const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
     await writeFile(path, '{"data":[{"key":"a","value":"1"}]}');
     await store.update((entries) => entries.set('a', '1'));
@@ -73,7 +86,7 @@ describe('the local store file', () => {
   });
 
   it('takes over at once a lock left by a process that has exited', async () => {
-    const store = new FileKeyValueStore(path, { staleLockMs: 60_000, lockTimeoutMs: 60_000 });
+    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 60_000, lockTimeoutMs: 60_000 });
     await store.update((entries) => entries.set('a', '1'));
     const gone = spawnSync(process.execPath, ['-e', '0']).pid;
     await writeFile(lockPath(), `${gone} ${hostname()} deadbeef\n`);
@@ -85,7 +98,7 @@ describe('the local store file', () => {
   });
 
   it('waits for a live holder, never breaks its lock, and gives up with a clear error', async () => {
-    const store = new FileKeyValueStore(path, { staleLockMs: 60_000, lockTimeoutMs: 300 });
+    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 60_000, lockTimeoutMs: 300 });
     await store.update((entries) => entries.set('a', '1'));
     const held = `${process.pid} ${hostname()} cafebabe\n`;
     await writeFile(lockPath(), held);
@@ -99,7 +112,7 @@ describe('the local store file', () => {
   });
 
   it('goes ahead as soon as a live holder releases its lock', async () => {
-    const store = new FileKeyValueStore(path, { staleLockMs: 60_000, lockTimeoutMs: 10_000 });
+    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 60_000, lockTimeoutMs: 10_000 });
     await store.update((entries) => entries.set('a', '1'));
     await writeFile(lockPath(), `${process.pid} ${hostname()} cafebabe\n`);
     const update = store.update((entries) => entries.set('b', '2'));
@@ -111,7 +124,7 @@ describe('the local store file', () => {
   });
 
   it('takes over a lock older than the stale limit even if its holder looks alive', async () => {
-    const store = new FileKeyValueStore(path, { staleLockMs: 1_000, lockTimeoutMs: 60_000 });
+    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 1_000, lockTimeoutMs: 60_000 });
     await store.update((entries) => entries.set('a', '1'));
     await writeFile(lockPath(), `${process.pid} ${hostname()} cafebabe\n`);
     const old = new Date(Date.now() - 5_000);

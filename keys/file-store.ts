@@ -3,7 +3,7 @@
  * serve` reads (and re-reads when it changes).
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +15,12 @@ export { type KeyValueStore, StoreError } from './store.ts';
 
 /** Options of {@link FileKeyValueStore}. */
 export interface FileStoreOptions extends StoreOptions {
+  /**
+   * A missing file is an empty store, created by the first write: for the commands that create a store
+   * (`keys issue`, `cors set`, the local stack). Without it, a missing file is an error (a typo in a path must
+   * not read as "no keys", nor start a second store).
+   */
+  readonly create?: boolean;
   /**
    * A lock older than this is taken over even if its holder seems alive (a hung command, or one on another
    * host). A lock whose holder process is gone (same host) is taken over at once. Default: 10 000 ms.
@@ -36,7 +42,7 @@ interface HeldLock {
 }
 
 /** True when process `pid` exists on this host (EPERM: it exists, owned by someone else). */
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -46,6 +52,20 @@ function isAlive(pid: number): boolean {
 }
 
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/** The error for a store file that does not exist, where a command may not create one. */
+function missingStore(path: string): StoreError {
+  return new StoreError(
+    `store ${path} does not exist; check the path (catalog keys issue or cors set creates a store, npm start creates .catalog/kvs.json)`,
+  );
+}
+
+/** Throws a {@link StoreError} saying so when the store file `path` does not exist. */
+export async function requireStoreFile(path: string): Promise<void> {
+  await access(path).catch((error: unknown) => {
+    if (errorCode(error) === 'ENOENT') throw missingStore(path);
+  });
+}
 
 /**
  * The local store: a file in the KeyValueStore import format. Each update holds an exclusive lock file
@@ -63,9 +83,11 @@ export class FileKeyValueStore implements KeyValueStore {
   readonly #staleLockMs: number;
   readonly #lockTimeoutMs: number;
   readonly #onWarning: (message: string) => void;
+  readonly #create: boolean;
 
   constructor(path: string, options: FileStoreOptions = {}) {
     this.#path = path;
+    this.#create = options.create ?? false;
     this.#lockPath = `${path}.lock`;
     this.name = path;
     this.#staleLockMs = options.staleLockMs ?? 10_000;
@@ -73,14 +95,19 @@ export class FileKeyValueStore implements KeyValueStore {
     this.#onWarning = options.onWarning ?? (() => {});
   }
 
-  /** Every entry; a missing file is an empty store. A corrupt file is an error (never read as empty). */
+  /**
+   * Every entry. A missing file is an error, or an empty store with `create`; a corrupt file is an error
+   * (never read as empty).
+   */
   async read(): Promise<Map<string, string>> {
     let text: string;
     try {
       text = await readFile(this.#path, 'utf8');
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return new Map();
-      throw new StoreError(`cannot read ${this.#path}: ${(error as Error).message}`, { cause: error });
+      if (errorCode(error) !== 'ENOENT')
+        throw new StoreError(`cannot read ${this.#path}: ${(error as Error).message}`, { cause: error });
+      if (this.#create) return new Map();
+      throw missingStore(this.#path);
     }
     try {
       return parseKvsFile(text, this.#path);
@@ -139,6 +166,8 @@ export class FileKeyValueStore implements KeyValueStore {
 
   async #lock(): Promise<HeldLock> {
     const lockPath = this.#lockPath;
+    // Checked before the folder is made: a command that may not create the store creates nothing.
+    if (!this.#create) await requireStoreFile(this.#path);
     try {
       await mkdir(dirname(this.#path), { recursive: true });
     } catch (error) {
@@ -151,6 +180,8 @@ export class FileKeyValueStore implements KeyValueStore {
     try {
       await writeFile(mine, content, { mode: 0o600 });
     } catch (error) {
+      // On a full disk the file is created, empty, before the write fails: it goes too.
+      await rm(mine, { force: true });
       throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
     }
     const deadline = Date.now() + this.#lockTimeoutMs;

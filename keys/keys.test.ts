@@ -106,7 +106,7 @@ describe('the times of a key record', () => {
   });
 
   it('come out of issue, rotate and revoke --after in the stored form only', async () => {
-    const store = new FileKeyValueStore(join(scratch.dir, 'kvs.json'));
+    const store = new FileKeyValueStore(join(scratch.dir, 'kvs.json'), { create: true });
     const now = new Date('2026-03-04T05:06:07.089Z');
     await issueKey(store, { partner: 'acme', now, expires: new Date('2026-12-01') });
     await rotateKey(store, { partner: 'acme', now, graceMs: 7 * 86_400_000 });

@@ -12,7 +12,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../builder/openapi.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, STATE_LAST_RUN } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, SOURCE_UNSET, STATE_LAST_RUN } from '../contract/index.ts';
 import { METRICS_NAMESPACE } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import {
@@ -341,6 +341,31 @@ describe('what every run leaves: its record, its metrics', () => {
       reason: `secret ${SECRET_ARN}: has no SecretString`,
     });
     expect(parseEmf(emf.lines[0] ?? '').metrics.RunFailed?.value).toBe(1);
+  });
+
+  it('a source secret still holding the placeholder the stack created: recorded as not configured, no RunFailed, no error', async () => {
+    secretString = SOURCE_UNSET;
+    const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
+    delete env.CATALOG_SOURCE;
+    const lines: string[] = [];
+    const handler = createHandler({ env, clients, log: (line) => lines.push(line) });
+    const summary = await handler({});
+    const reason = `secret ${SECRET_ARN}: no source is set yet (the placeholder the stack created); put the source there: aws secretsmanager put-secret-value --secret-id ${SECRET_ARN} --secret-string 'postgres://…' (or '{"source":"https://…","token":"…"}')`;
+    expect(summary).toEqual({ command: 'publish', result: 'not-configured', reason });
+    expect(await record()).toMatchObject({
+      outcome: 'not-configured',
+      error: 'SourceNotConfiguredError',
+      reason,
+      buildId: null,
+    });
+    expect(kvs.entries.get(KVS_LIVE_BUILD)).toBeUndefined();
+    const emitted = parseEmf(emf.lines[0] ?? '');
+    expect(emitted.metrics.RunFailed).toBeUndefined();
+    expect(emitted.metrics.RunSucceeded).toBeUndefined();
+    expect(emitted.members.outcome).toBe('not-configured');
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      { level: 'warn', command: 'publish', result: 'not-configured', reason, durationMs: expect.any(Number) },
+    ]);
   });
 
   it('after a pointer move, measures propagation through the edge with the monitoring key from its secret', async () => {

@@ -7,20 +7,22 @@
  * to serve the new build when a monitoring key is configured. A failed run (source error, invalid rows, a
  * guard's refusal, an upload or pointer failure) throws, so Lambda records an error and the alarm can fire
  * (an asynchronous invocation that fails goes to the stack's failure queue). A run that finds another one
- * holding the run lock returns its `busy` summary: no error, since the other run does the work.
+ * holding the run lock returns its `busy` summary: no error, since the other run does the work. A run whose
+ * source secret still holds the stack's placeholder returns a `not-configured` summary, recorded as such: a
+ * fresh deployment does not alarm before its source is set.
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
-import type { RunSummary } from '../app/last-run.ts';
+import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
 import type { PollClock, PropagationResult } from '../app/propagation.ts';
 import { openTarget, publish, type TargetClients } from '../app/run.ts';
 import type { MetricsSink } from '../app/run-metrics.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
-import { CatalogError, ConfigError, describeCause } from '../contract/errors.ts';
+import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import type { PublishTarget } from '../publish/publish.ts';
 
@@ -71,7 +73,9 @@ export interface SecretSource {
 /**
  * Reads a source secret: either the secret string itself is the source spec (e.g.
  * `postgres://user:pass@host/db`), or it is a JSON object `{"source": "…", "token": "…"}` (`token`, optional,
- * is sent to an HTTP source as a bearer token). No part of the value ever enters an error message.
+ * is sent to an HTTP source as a bearer token). An empty `source` (what the stack writes into the secret it
+ * creates, contract/index.ts `SOURCE_UNSET`) is a source not set yet: {@link SourceNotConfiguredError}. No part
+ * of the value ever enters an error message.
  */
 export function sourceFromSecret(secretArn: string, secret: string | undefined): SecretSource {
   const text = secret?.trim() ?? '';
@@ -84,6 +88,10 @@ export function sourceFromSecret(secretArn: string, secret: string | undefined):
     throw new ConfigError(`secret ${secretArn}: starts with { but is not valid JSON`);
   }
   const { source, token } = parsed as { source?: unknown; token?: unknown };
+  if (source === '')
+    throw new SourceNotConfiguredError(
+      `secret ${secretArn}: no source is set yet (the placeholder the stack created); put the source there: aws secretsmanager put-secret-value --secret-id ${secretArn} --secret-string 'postgres://…' (or '{"source":"https://…","token":"…"}')`,
+    );
   if (typeof source !== 'string' || source.trim() === '')
     throw new ConfigError(`secret ${secretArn}: the JSON object has no "source" string`);
   if (token !== undefined && typeof token !== 'string')
@@ -139,14 +147,14 @@ function redactPropagation(result: PropagationResult, secret: SecretSource | nul
  */
 export function createHandler(
   options: HandlerOptions,
-): (event: unknown, context?: LambdaContext) => Promise<RunSummary> {
+): (event: unknown, context?: LambdaContext) => Promise<RunSummary | NotConfiguredSummary> {
   const log = options.log ?? ((line: string) => console.log(line));
   const clock = options.now ?? (() => new Date());
   const metrics =
     options.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
   let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
-  return async (event: unknown, context?: LambdaContext): Promise<RunSummary> => {
+  return async (event: unknown, context?: LambdaContext): Promise<RunSummary | NotConfiguredSummary> => {
     const started = performance.now();
     let secret: SecretSource | null = null;
     // Warnings of the run (its record or metrics not written), for the error line of a failed run.
@@ -218,6 +226,16 @@ export function createHandler(
       );
       return rendered;
     } catch (error) {
+      if (error instanceof SourceNotConfiguredError) {
+        // A deployment whose source is not set yet: its record says so and no failure is counted, and no
+        // error goes to Lambda (no alarm, no failure queue).
+        const reason = renderMessage(error.message, 'lambda');
+        const summary = { command: 'publish', result: 'not-configured', reason } as const;
+        log(
+          JSON.stringify({ level: 'warn', ...summary, durationMs: Math.round(performance.now() - started) }),
+        );
+        return summary;
+      }
       const message =
         error instanceof CatalogError ? renderMessage(error.message, 'lambda') : describeCause(error);
       const entry = {

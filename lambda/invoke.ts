@@ -1,6 +1,7 @@
 /**
  * `catalog rebuild`: the operator's manual rebuild. Invokes the deployed builder function synchronously and
- * returns its publish summary; a function error, or an answer that is not a summary, is a {@link RebuildError}.
+ * returns its publish summary; a function error, a run that did nothing (busy, or no source configured), or an
+ * answer that is not a summary, is a {@link RebuildError}.
  */
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from '@aws-sdk/client-lambda';
 import { z } from 'zod';
@@ -16,6 +17,13 @@ const SummaryShape = z.looseObject({
   command: z.literal('publish'),
   result: z.enum(['published', 'skipped-identical', 'skipped-pinned']),
   buildId: z.string(),
+});
+
+/** A run that did nothing: another run held the lock, or the deployment's source is not set yet. */
+const NothingDone = z.looseObject({
+  command: z.literal('publish'),
+  result: z.enum(['busy', 'not-configured']),
+  reason: z.string(),
 });
 
 /** What a function error's payload holds. */
@@ -58,6 +66,9 @@ export async function invokeBuilder(
   }
   if (answer.StatusCode !== undefined && answer.StatusCode !== 200)
     throw new RebuildError(`function ${functionName} answered status ${answer.StatusCode}`);
+  const idle = NothingDone.safeParse(payload);
+  if (idle.success)
+    throw new RebuildError(`function ${functionName} did nothing (${idle.data.result}): ${idle.data.reason}`);
   const summary = SummaryShape.safeParse(payload);
   if (!summary.success)
     throw new RebuildError(

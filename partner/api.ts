@@ -120,7 +120,7 @@ export interface components {
             title: string;
             /** @description One- or two-sentence description, at most 500 characters (counted as `title` is). */
             summary: string | null;
-            /** @description Public image URL; null when the plan has no cover, and clients render a fallback. */
+            /** @description Public image URL (https; only a local development stack serves its own covers over http on a loopback host); null when the plan has no cover, and clients render a fallback. */
             coverUrl: string | null;
             level: components["schemas"]["Level"];
             discipline: components["schemas"]["Discipline"];

@@ -22,7 +22,7 @@ export const Plan = z.object({
   summary: z.string().max(500).nullable(),
   coverUrl: z
     .string()
-    .regex(/^https:\/\/\S+$/)
+    .regex(/^(https:\/\/\S+|http:\/\/(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?\/\S*)$/)
     .meta({ format: 'uri' })
     .nullable(),
   level: Level,

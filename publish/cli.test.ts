@@ -66,9 +66,12 @@ describe('catalog publish', () => {
     expect(await pointer()).toEqual({ live: summary.buildId });
     const again = await runCatalog(['publish'], { env: env() });
     expect(again.code, again.stderr).toBe(0);
+    // It reports the live build, not the one it made in memory and never wrote.
     expect(summaryOf(again.stdout)).toMatchObject({
       result: 'skipped-identical',
       previousBuildId: summary.buildId,
+      buildId: summary.buildId,
+      generatedAt: summary.generatedAt,
     });
     expect(again.stderr).toMatch(
       /^skipped-identical: identical to live build \S+ \(plans [0-9a-f]{12}…, inputs [0-9a-f]{12}…\); --force publishes it anyway\n$/,
@@ -118,7 +121,7 @@ describe('catalog publish', () => {
     const result = await runCatalog(['publish', ...args], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(message);
-    expect(await pointer().catch(() => 'no store')).toBe('no store');
+    expect(await pointer()).toEqual({});
   });
 
   it('documents its exit codes in --help: 0, 1, and 3 when a pin held the pointer', async () => {
@@ -178,7 +181,7 @@ describe('catalog publish', () => {
     expect(flag.stderr).toBe(
       'catalog: --base-url "http://127.0.0.1:8787": must be https:// (partners render webUrl as a link; the distribution serves HTTPS only); http:// on a loopback host is only for a local origin (--origin with --store)\n',
     );
-    expect(await pointer().catch(() => 'no store')).toBe('no store');
+    expect(await pointer()).toEqual({});
   });
 
   it('publishes to a local origin with an http:// loopback base URL, where catalog serve answers webUrl', async () => {
@@ -569,6 +572,28 @@ describe('catalog rebuild', () => {
     expect(result.stderr).toBe(
       'catalog: function catalog-builder failed (Unhandled): PublishRefusedError: refused: the new catalog has 0 plans\n',
     );
+  });
+
+  it.each([
+    [
+      'not-configured',
+      'secret arn:…: no source is set yet (the placeholder the stack created); put the source there: …',
+    ],
+    [
+      'busy',
+      'busy: another run holds the run lock at s3://b: lambda (pid 8 on h, since …); this run did nothing',
+    ],
+  ])('exits 1 with the reason when the builder did nothing: %s', async (result, reason) => {
+    recorder.answerWith(() => ({
+      status: 200,
+      body: JSON.stringify({ command: 'publish', result, reason }),
+    }));
+    const answered = await runCatalog(['rebuild', '--function', 'catalog-builder'], { env: lambdaEnv() });
+    expect(answered).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: `catalog: function catalog-builder did nothing (${result}): ${reason}\n`,
+    });
   });
 
   it('exits non-zero when the function answered no summary', async () => {

@@ -65,9 +65,9 @@ function lockObject(record: RunLockRecord): ObjectToWrite {
 }
 
 /** The stored lock: its record (or, unreadable, an expiry from when it was written) and its MD5. */
-async function readLock(
+export async function readLock(
   origin: OriginStore,
-  ttlMs: number,
+  ttlMs = RUN_LOCK_TTL_MS,
 ): Promise<{ holder: LockHolder; md5: string } | null> {
   const stored = await origin.get(STATE_RUN_LOCK);
   if (!stored) return null;

@@ -423,8 +423,19 @@ export async function publishBuild(
     options,
   );
   if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
-  if (decision.action === 'skip')
-    return summary({ result: 'skipped-identical', reason: decision.reason }, pointer);
+  if (decision.action === 'skip') {
+    // Nothing is written: the build it names is the live one.
+    const { id, manifest } = live as Extract<LiveCatalog, { kind: 'build' }>;
+    return summary(
+      {
+        result: 'skipped-identical',
+        reason: decision.reason,
+        buildId: id,
+        generatedAt: manifest.generatedAt,
+      },
+      pointer,
+    );
+  }
   if (decision.note) warnings.push(decision.note);
   // Only with `recover` (proveDeployment refused it otherwise): the move is recorded with why.
   const recovered =

@@ -1,11 +1,16 @@
 /** Test helpers: run the `catalog` command (in this process, or as its own) and make scratch directories. */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { decodeBody } from '../gateway/judge.ts';
+
+/** A store file with no entry, in the KeyValueStore import format. */
+export const EMPTY_STORE = '{"data":[]}\n';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -176,6 +181,21 @@ export function startServe(
 }
 
 /**
+ * Spawns `catalog …args` as its own process (stdin and stdout ignored, stderr piped), in `cwd` (default: the
+ * repository root), with only the given `CATALOG_*` variables: for a test that signals it (a `kill -9`).
+ */
+export function spawnCatalog(
+  args: readonly string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): ChildProcessByStdio<null, null, Readable> {
+  return spawn(process.execPath, [CATALOG_BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: cleanEnv(options.env ?? {}),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
+/**
  * Starts a long-running `catalog …args` (serve, start, proxy) and resolves once a stderr line matches `ready`,
  * whose first group is the URL. Rejects (and kills the child) if it exits first or takes over `timeoutMs`.
  */
@@ -183,11 +203,7 @@ export function startCatalog(
   args: readonly string[],
   options: { ready: RegExp; env?: Record<string, string>; cwd?: string; timeoutMs?: number },
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CATALOG_BIN, ...args], {
-    cwd: options.cwd ?? ROOT,
-    env: cleanEnv(options.env ?? {}),
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawnCatalog(args, options);
   const lines: string[] = [];
   let buffered = '';
   // Never outlive the test process, whatever happens to the test that started it.
@@ -315,9 +331,16 @@ export async function servedGeneratedAt(baseUrl: string, key: string): Promise<S
 /**
  * The environment of a `catalog` child that publishes (and lists, rolls back, checks) on a local origin and store
  * file in `dir` (`dir/origin`, `dir/kvs.json`): the fixtures as source unless `extra` names another, and an
- * https base URL, as for an AWS target (a local one also takes http:// on a loopback host).
+ * https base URL, as for an AWS target (a local one also takes http:// on a loopback host). The store file is
+ * made (empty) when it is not there, as a deployment's store exists before its first publish.
  */
 export function localTargetEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
+  mkdirSync(dir, { recursive: true });
+  try {
+    writeFileSync(join(dir, 'kvs.json'), EMPTY_STORE, { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
   return {
     CATALOG_ORIGIN: join(dir, 'origin'),
     CATALOG_STORE: join(dir, 'kvs.json'),

@@ -24,7 +24,7 @@ import {
   TEST_AWS_ENV,
   type TestS3,
 } from './aws.ts';
-import { ROOT, runCatalog, scratchDir } from './cli.ts';
+import { EMPTY_STORE, ROOT, runCatalog, scratchDir } from './cli.ts';
 import { FakeCloudFront } from './cloudfront.ts';
 import { type Assignment, type DocCommand, literalOf, type Word } from './doc-commands.ts';
 import { FakeKvs, resolveKvsTestHost } from './kvs.ts';
@@ -106,6 +106,8 @@ export async function startDocWorld(): Promise<DocWorld> {
     if (!['.catalog', '.git', 'test-output'].includes(entry))
       await symlink(join(ROOT, entry), join(dir, entry));
   const local = { origin: join(dir, '.catalog', 'origin'), store: join(dir, '.catalog', 'kvs.json') };
+  // The store `npm start` makes: the local commands read it, and refuse one that is not there.
+  await writeFile(local.store, EMPTY_STORE);
 
   const undoDns = resolveKvsTestHost();
   const s3 = await startS3();

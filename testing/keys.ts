@@ -3,10 +3,11 @@
  * plain HTTP requests to it on 127.0.0.1, and polling with a bounded wait. Test support only.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CATALOG_BIN, ROOT, runCatalog, scratchDir } from './cli.ts';
+import { CATALOG_BIN, EMPTY_STORE, ROOT, runCatalog, scratchDir } from './cli.ts';
 
 export interface LocalEdge {
   readonly url: string;
@@ -23,6 +24,7 @@ export async function startLocalEdge(): Promise<LocalEdge> {
   const store = join(dir, 'kvs.json');
   const built = await runCatalog(['build', '--out', origin]);
   if (built.code !== 0) throw new Error(`catalog build failed: ${built.stderr}`);
+  await writeFile(store, EMPTY_STORE);
   const child = spawn(
     process.execPath,
     [CATALOG_BIN, 'serve', '--origin', origin, '--store', store, '--port', '0'],

@@ -4,7 +4,7 @@
  * Test support only.
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import type { RunSummary } from '../app/last-run.ts';
+import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
@@ -54,7 +54,8 @@ export function usePublishTarget(kind: TargetKind, prefix = 'catalog-target-'): 
     } else {
       target = {
         origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-        kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`),
+        // A fresh deployment's store: empty, and created by the first write.
+        kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
       };
     }
   });
@@ -77,8 +78,9 @@ export function usePublishTarget(kind: TargetKind, prefix = 'catalog-target-'): 
 }
 
 /** The publish summary of a run that was expected to publish (or skip); throws with its reason when it was busy. */
-export function publishSummaryOf(summary: RunSummary): PublishSummary {
-  if (summary.result === 'busy') throw new Error(`the run was busy: ${summary.reason}`);
+export function publishSummaryOf(summary: RunSummary | NotConfiguredSummary): PublishSummary {
+  if (summary.result === 'busy' || summary.result === 'not-configured')
+    throw new Error(`the run was ${summary.result}: ${summary.reason}`);
   return summary;
 }
 

@@ -68,7 +68,7 @@ export async function createTestWorld(
     new Date(),
     () => {},
   );
-  const plain = new FileKeyValueStore(join(dir, 'kvs.json'));
+  const plain = new FileKeyValueStore(join(dir, 'kvs.json'), { create: true });
   if (options.flat) await writeFlatBuild(originDir, result);
   else
     await publishBuild(
@@ -96,7 +96,7 @@ export async function createTestWorld(
   await plain.update((entries) => {
     entries.delete(storeKeyOf(hashKey(revoked)));
   });
-  const cors = new FileKeyValueStore(join(dir, 'kvs-cors.json'));
+  const cors = new FileKeyValueStore(join(dir, 'kvs-cors.json'), { create: true });
   const entries = await plain.read();
   await cors.update((target) => {
     for (const [k, v] of entries) target.set(k, v);

@@ -17,7 +17,7 @@ import {
 } from '../../builder/sources/options.ts';
 import { redactUrl } from '../../builder/sources/redact.ts';
 import { settingRef } from '../../contract/errors.ts';
-import { BUILD_ID_PATTERN } from '../../contract/index.ts';
+import { BUILD_ID_PATTERN, LOOPBACK_HOST } from '../../contract/index.ts';
 import { originProblem } from '../../keys/cors.ts';
 import { KEY_PATTERN, KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
@@ -144,9 +144,6 @@ function publishesLocally({ context, settings }: ProductionReading): boolean {
     (settings.origin !== undefined || settings.store !== undefined)
   );
 }
-
-/** A loopback host as the WHATWG URL parser writes it: 127.0.0.0/8, `[::1]` or `localhost`. */
-const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)$/;
 
 /**
  * The production rule of a URL that partners follow: https://, except that publishing to a local origin may

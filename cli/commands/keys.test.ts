@@ -1,7 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCatalog } from '../../testing/cli.ts';
+import { CATALOG_BIN, ROOT, runCatalog, runProcess } from '../../testing/cli.ts';
 import { eventually, type LocalEdge, startLocalEdge, statusFor } from '../../testing/keys.ts';
+import { useScratchDir } from '../../testing/scratch.ts';
 
 const KEY_LINE = /^tpc_[A-Za-z0-9_-]{43}\n$/;
 
@@ -224,4 +227,99 @@ describe('catalog keys against a running catalog serve', () => {
       stderr: 'catalog: give --store FILE or --kvs-arn ARN, not both\n',
     });
   });
+});
+
+describe('a store file that does not exist', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-keys-missing-' });
+
+  it('is an error for every command but keys issue and cors set, which create it', async () => {
+    const store = join(scratch.dir, 'nonexistent', 'kvs.json');
+    const origin = join(scratch.dir, 'origin');
+    const refused = `store ${store} does not exist; check the path (catalog keys issue or cors set creates a store, npm start creates .catalog/kvs.json)`;
+    for (const args of [
+      ['keys', 'list'],
+      ['keys', 'list', '--json'],
+      ['keys', 'rotate', '--partner', 'acme', '--grace', '1d'],
+      ['keys', 'revoke', '--partner', 'acme'],
+      ['cors', 'show'],
+      ['cors', 'clear'],
+      ['serve', '--origin', origin, '--port', '0'],
+      ['status', '--origin', origin],
+    ]) {
+      const result = await runCatalog([...args, '--store', store]);
+      expect({ args, ...result }).toEqual({ args, code: 1, stdout: '', stderr: `catalog: ${refused}\n` });
+    }
+    for (const args of [
+      [
+        'publish',
+        '--source',
+        join(ROOT, 'fixtures', 'plans.json'),
+        '--base-url',
+        'https://plans.example.com',
+      ],
+      ['builds'],
+      ['rollback'],
+      ['unpin'],
+    ]) {
+      const result = await runCatalog([...args, '--origin', origin, '--store', store]);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr, args.join(' ')).toMatch(
+        new RegExp(`^catalog: .*${refused.replace(/[.()]/g, '\\$&')}.*\\n$`),
+      );
+    }
+    await expect(stat(join(scratch.dir, 'nonexistent'))).rejects.toMatchObject({ code: 'ENOENT' });
+
+    expect((await runCatalog(['cors', 'set', 'https://a.example', '--store', store])).code).toBe(0);
+    await runCatalog(['cors', 'clear', '--store', store]);
+    const other = join(scratch.dir, 'other', 'kvs.json');
+    expect((await runCatalog(['keys', 'issue', '--partner', 'acme', '--store', other])).code).toBe(0);
+    const listed = await runCatalog(['keys', 'list', '--json', '--store', other]);
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ partner: 'acme' })]);
+  });
+});
+
+/** Whether this machine lets a process mount a small tmpfs in a mount namespace of its own. */
+const TMPFS = spawnSync('unshare', [
+  '-rm',
+  'sh',
+  '-c',
+  'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d" && umount "$d" && rmdir "$d"',
+]);
+
+describe('keys issue on a full disk', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-keys-full-' });
+
+  it.skipIf(TMPFS.status !== 0)(
+    'fails in one line, leaves the store as it was and no lock or temporary file (a real 64 KiB tmpfs, filled)',
+    async () => {
+      const disk = join(scratch.dir, 'disk');
+      await mkdir(disk);
+      // In a mount namespace of its own (unshare -rm): the store on a 64 KiB tmpfs, a first key while
+      // there is room, then the disk filled, then a second key.
+      const script = [
+        'set -e',
+        'mount -t tmpfs -o size=64k tmpfs "$1"',
+        '"$2" "$3" keys issue --partner first --store "$1/kvs.json" > /dev/null 2>&1',
+        'cat "$1/kvs.json" > "$4"',
+        'dd if=/dev/zero of="$1/fill" bs=4096 > /dev/null 2>&1 || true',
+        'set +e',
+        '"$2" "$3" keys issue --partner second --store "$1/kvs.json"',
+        'echo "exit $?"',
+        'ls -A "$1"',
+        'cmp -s "$1/kvs.json" "$4" && echo unchanged',
+      ].join('\n');
+      const result = await runProcess(
+        'unshare',
+        ['-rm', 'sh', '-c', script, 'sh', disk, process.execPath, CATALOG_BIN, join(scratch.dir, 'before')],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: scratch.dir },
+        },
+      );
+      expect(result.stdout).toBe('exit 1\nfill\nkvs.json\nunchanged\n');
+      expect(result.stderr).toMatch(
+        /^catalog: cannot (lock|write) .*kvs\.json: ENOSPC: no space left on device[^\n]*\n$/,
+      );
+    },
+  );
 });

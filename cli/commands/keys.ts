@@ -15,12 +15,14 @@ import { addSettings, givenBy, parseCommand } from '../options.ts';
 /**
  * Opens the store a command's `settings` name. A flag beats an environment variable, which beats the default
  * file (an ARN from `--deployment` counts as the deployment was given); the same level naming both a file and
- * a KVS ARN is an error. The KVS client is built here, once.
+ * a KVS ARN is an error. The KVS client is built here, once. A store file that does not exist is an error
+ * unless `create` (only `keys issue` and `cors set` start a store: for any other, a missing file is a typo).
  */
 export async function openStore(
   io: CliIO,
   command: Command,
   settings: { readonly store: string; readonly kvsArn?: string | undefined },
+  create = false,
 ) {
   const warn = (message: string) => io.stderr(`catalog: warning: ${message}\n`);
   if (settings.kvsArn !== undefined) {
@@ -53,7 +55,7 @@ export async function openStore(
   }
   const { FileKeyValueStore } = await import('../../keys/file-store.ts');
   return {
-    store: new FileKeyValueStore(settings.store, { onWarning: warn }) as KeyValueStore,
+    store: new FileKeyValueStore(settings.store, { onWarning: warn, create }) as KeyValueStore,
     takesEffect: 'catalog serve applies it from the next request',
   };
 }
@@ -125,7 +127,7 @@ export function registerKeys(program: Command, io: CliIO): void {
     const now = new Date();
     const settings = await parseCommand(issue, 'keys-issue', io.env);
     const expires = expiryOf(io, issue, settings.expires, now);
-    const { store, takesEffect } = await openStore(io, issue, settings);
+    const { store, takesEffect } = await openStore(io, issue, settings, true);
     const { issueKey } = await import('../../keys/manage.ts');
     const issued = await issueKey(store, {
       partner: settings.partner,

@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { httpRequest, runCatalog, startCatalog } from '../../testing/cli.ts';
+import { httpRequest, ROOT, runCatalog, startCatalog } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -98,6 +98,48 @@ describe('catalog start (npm start)', () => {
       expect(next.url).toBe(`http://127.0.0.1:${port}`);
     } finally {
       await next.stop();
+    }
+  });
+
+  it("serves the fixtures' covers itself: coverUrl on its own origin, the PNG from fixtures/covers, on the page too", async () => {
+    const port = await freePort();
+    const start = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
+    try {
+      const key = /dev key[^:]*: (tpc_\S+)/.exec(start.lines.join('\n'))?.[1] ?? '';
+      const answer = await httpRequest(start.url, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', key]],
+      });
+      const plans = JSON.parse(answer.body.toString('utf8')).plans as {
+        webUrl: string;
+        coverUrl: string | null;
+      }[];
+      const covered = plans.filter((plan) => plan.coverUrl !== null);
+      expect(covered.length).toBeGreaterThanOrEqual(6);
+      for (const plan of covered) {
+        const url = new URL(plan.coverUrl ?? '');
+        expect(url.origin).toBe(start.url);
+        expect(url.pathname).toMatch(/^\/_local\/covers\/[a-z-]+\.png$/);
+        const image = await httpRequest(start.url, { method: 'GET', target: url.pathname });
+        expect(image.status, url.pathname).toBe(200);
+        expect(image.headers['content-type']).toBe('image/png');
+        expect(
+          image.body.equals(
+            await readFile(join(ROOT, 'fixtures', 'covers', url.pathname.split('/').pop() ?? '')),
+          ),
+        ).toBe(true);
+        const page = await httpRequest(start.url, { method: 'GET', target: new URL(plan.webUrl).pathname });
+        expect(page.body.toString('utf8')).toContain(`<img src="${plan.coverUrl}" alt=""`);
+      }
+      for (const target of [
+        '/_local/covers/none.png',
+        '/_local/covers/../kvs.json',
+        '/_local/covers/%2e%2e%2fkvs.json',
+      ])
+        expect((await httpRequest(start.url, { method: 'GET', target })).status, target).toBe(404);
+    } finally {
+      await start.stop();
     }
   });
 });

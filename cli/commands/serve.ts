@@ -57,7 +57,12 @@ export function registerServe(program: Command, io: CliIO): void {
     );
   addSettings(command, 'serve').action(async () => {
     const settings = await parseCommand(command, 'serve', io.env);
-    const { serveLocal } = await import('../../app/local.ts');
+    const [{ serveLocal }, { requireStoreFile }] = await Promise.all([
+      import('../../app/local.ts'),
+      import('../../keys/file-store.ts'),
+    ]);
+    // A store that is not there would serve every partner 401: a typo, most likely.
+    await requireStoreFile(settings.store);
     const log = jsonLines(io);
     const edge = await serveLocal(settings, log).finally(log.flush);
     note(`catalog serve: listening on ${edge.url}`);
@@ -83,7 +88,9 @@ export function registerStart(program: Command, io: CliIO): void {
     note(
       summary.result === 'published'
         ? `published build ${summary.buildId} (${summary.plans} plans) to ${local.LOCAL_STACK.origin} in ${Math.round(performance.now() - started)} ms`
-        : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
+        : summary.result === 'skipped-identical'
+          ? `build ${summary.buildId} stays live: it was built from the same fixtures and settings`
+          : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
     );
     note(
       [

@@ -4,10 +4,13 @@
  * real `catalog publish` runs; and the record those runs leave, which the edge never serves.
  */
 import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StatusReport } from '../../app/status.ts';
-import { httpRequest, localTargetEnv, runCatalog, startServe } from '../../testing/cli.ts';
+import { httpRequest, localTargetEnv, runCatalog, spawnCatalog, startServe } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -16,7 +19,9 @@ const scratch = useScratchDir({ prefix: 'catalog-status-cli-' });
 /** The environment of a `catalog` child working on the scratch origin and store. */
 const env = (extra: Record<string, string> = {}) => localTargetEnv(scratch.dir, extra);
 
-async function publishFixtures(): Promise<string> {
+/** Publishes the fixtures; with `key`, issues partner acme a key first, as a deployment has one. */
+async function publishFixtures(key = true): Promise<string> {
+  if (key) expect((await runCatalog(['keys', 'issue', '--partner', 'acme'], { env: env() })).code).toBe(0);
   const published = await runCatalog(['publish'], { env: env() });
   expect(published.code, published.stderr).toBe(0);
   return String((JSON.parse(published.stdout) as { buildId: string }).buildId);
@@ -33,7 +38,6 @@ async function statusJson(
 describe('catalog status', () => {
   it('exits 0 and prints the table after a publish: live build, age, plans, objects, pin, last run, keys, CORS', async () => {
     const buildId = await publishFixtures();
-    expect((await runCatalog(['keys', 'issue', '--partner', 'acme'], { env: env() })).code).toBe(0);
     const result = await runCatalog(['status'], { env: env() });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe('');
@@ -80,6 +84,66 @@ describe('catalog status', () => {
     const { code, report } = await statusJson();
     expect(code).toBe(1);
     expect(report).toMatchObject({ health: 'degraded', live: { buildId }, lastRun: { outcome: 'failed' } });
+  });
+
+  it('exits 1 with no usable key, since every partner request would get 401', async () => {
+    await publishFixtures(false);
+    const result = await runCatalog(['status'], { env: env() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `catalog: degraded: no usable API key in ${join(scratch.dir, 'kvs.json')}: every partner request gets 401; issue one: catalog keys issue --partner LABEL\n`,
+    );
+  });
+
+  it('does not forget a failed run when a busy one follows, and counts a publish killed with kill -9 as failed', async () => {
+    await publishFixtures();
+    const failed = await runCatalog(['publish', '--source', join(scratch.dir, 'gone.json')], { env: env() });
+    expect(failed.code).toBe(1);
+    const recordPath = join(scratch.dir, 'origin', 'state', 'last-run.json');
+    const failure = JSON.parse(await readFile(recordPath, 'utf8'));
+
+    // A real publish takes the run lock, then waits for a source that never answers; a second is busy.
+    let asked: () => void = () => {};
+    const reached = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const sockets = new Set<Socket>();
+    const source: Server = createServer(() => asked());
+    source.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    const port = (source.address() as { port: number }).port;
+    const stalled = spawnCatalog(
+      ['publish', '--source', `http://127.0.0.1:${port}/plans.json`, '--source-headers-timeout', '60s'],
+      { env: env() },
+    );
+    const killed = new Promise<NodeJS.Signals | null>((resolve) =>
+      stalled.once('exit', (_code, signal) => resolve(signal)),
+    );
+    try {
+      await reached;
+      const busy = await runCatalog(['publish'], { env: env() });
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toMatch(/busy: another run holds the run lock/);
+      stalled.kill('SIGKILL');
+      expect(await killed).toBe('SIGKILL');
+    } finally {
+      stalled.kill('SIGKILL');
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => source.close(resolve));
+    }
+    const last = JSON.parse(await readFile(recordPath, 'utf8'));
+    expect(last.outcome).toBe('busy');
+    const lock = JSON.parse(await readFile(join(scratch.dir, 'origin', 'state', 'run-lock.json'), 'utf8'));
+
+    const status = await runCatalog(['status'], { env: env() });
+    expect(status.code).toBe(1);
+    const reasons = status.stderr.replace(/^catalog: degraded: /, '').trimEnd();
+    expect(reasons).toBe(
+      [
+        `the run that finished ${failure.finished} failed: ${failure.reason}; no run has succeeded since (the last, busy, finished ${last.finished})`,
+        `a run never finished: catalog publish (pid ${stalled.pid} on ${hostname()}, since ${lock.since}, lock until ${lock.expires}) has exited without recording how it ended (killed, or out of time); it counts as failed until a run succeeds`,
+      ].join('; '),
+    );
   });
 
   it('exits 1 when the catalog is older than --max-age (25h by default), naming the flag', async () => {

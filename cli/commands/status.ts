@@ -59,6 +59,11 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
       ? `${lastRun.outcome}${lastRun.guard ? ` (${lastRun.guard})` : ''} at ${short(lastRun.finished)}: ${lastRun.reason}`
       : (report.lastRunProblem ?? 'none recorded'),
   ]);
+  if (report.runLock)
+    rows.push([
+      'run lock',
+      `${report.runLock.state === 'running' ? 'held' : 'abandoned'} by ${report.runLock.by} (pid ${report.runLock.pid} on ${report.runLock.host}) since ${short(report.runLock.since)}, until ${short(report.runLock.expires)}`,
+    ]);
   rows.push([
     'keys',
     keys.partners.length === 0
@@ -88,30 +93,17 @@ export function registerStatus(program: Command, io: CliIO): void {
     );
   addSettings(command, 'status').action(async () => {
     const settings = await parseCommand(command, 'status', io.env);
-    const [run, status, { renderMessage }] = await Promise.all([
-      import('../../app/run.ts'),
-      import('../../app/status.ts'),
-      import('../../app/settings/index.ts'),
-    ]);
+    const [run, status] = await Promise.all([import('../../app/run.ts'), import('../../app/status.ts')]);
     const target = await run.openTarget(settings, async () => {
       const aws = await import('../../app/clients.ts');
       return { s3: aws.createS3Client(settings), kvs: aws.createKvsClient(settings) };
     });
     const report = await status.catalogStatus(target, { now: new Date(), maxAgeMs: settings.maxAge });
-    const rendered: StatusReport = {
-      ...report,
-      problems: report.problems.map((problem) => ({
-        ...problem,
-        message: renderMessage(problem.message, 'cli'),
-      })),
-    };
-    io.stdout(
-      settings.json ? `${JSON.stringify(rendered)}\n` : `${formatStatus(rendered, status.formatAge)}\n`,
-    );
-    if (rendered.health !== 'healthy')
+    io.stdout(settings.json ? `${JSON.stringify(report)}\n` : `${formatStatus(report, status.formatAge)}\n`);
+    if (report.health !== 'healthy')
       io.stderr(
-        `catalog: ${rendered.health}: ${oneLine(rendered.problems.map((problem) => problem.message).join('; '))}\n`,
+        `catalog: ${report.health}: ${oneLine(report.problems.map((problem) => problem.message).join('; '))}\n`,
       );
-    if (rendered.exitCode !== 0) throw new CommandExit(rendered.exitCode);
+    if (report.exitCode !== 0) throw new CommandExit(report.exitCode);
   });
 }

@@ -4,12 +4,12 @@
  * the same headers and no body; 405 for any other method. Also a flat `catalog build --out` directory (no
  * pointer) and a build whose pages live on a website elsewhere.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../builder/model.ts';
 import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../../contract/index.ts';
 import { useServedWorld } from '../../testing/cases.suite.ts';
-import { httpRequest, runCatalog, startServe } from '../../testing/cli.ts';
+import { EMPTY_STORE, httpRequest, runCatalog, startServe } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { MISSING_PLAN_ID } from '../cases.ts';
 
@@ -83,7 +83,8 @@ describe('plan pages in other layouts', () => {
   it('are served from a flat catalog build --out directory (no pointer)', async () => {
     expect((await runCatalog(['build', '--out', scratch.dir])).code).toBe(0);
     const plan = Catalog.parse(JSON.parse(await readFile(`${scratch.dir}/catalog.json`, 'utf8'))).plans[0];
-    const server = await startServe(['--origin', scratch.dir, '--store', `${scratch.dir}-kvs.json`]);
+    await writeFile(`${scratch.dir}/kvs.json`, EMPTY_STORE);
+    const server = await startServe(['--origin', scratch.dir, '--store', `${scratch.dir}/kvs.json`]);
     try {
       const page = await httpRequest(server.url, { method: 'GET', target: `/plans/${plan?.id}` });
       expect(page.status).toBe(200);
@@ -107,7 +108,8 @@ describe('plan pages in other layouts', () => {
     expect(built.code, built.stderr).toBe(0);
     const plan = Catalog.parse(JSON.parse(await readFile(`${scratch.dir}/catalog.json`, 'utf8'))).plans[0];
     expect(plan?.webUrl).toBe(`https://www.example.com/plans/${plan?.id}`);
-    const server = await startServe(['--origin', scratch.dir, '--store', `${scratch.dir}-kvs.json`]);
+    await writeFile(`${scratch.dir}/kvs.json`, EMPTY_STORE);
+    const server = await startServe(['--origin', scratch.dir, '--store', `${scratch.dir}/kvs.json`]);
     try {
       const answer = await httpRequest(server.url, { method: 'GET', target: `/plans/${plan?.id}` });
       expect(answer.status).toBe(404);

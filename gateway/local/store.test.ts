@@ -86,7 +86,7 @@ describe('the local edge’s key store (WatchedKeyValueStore)', () => {
 
   it('sees a key issued right after a lookup on the very next run, and refuses it on the next run after it is revoked', async () => {
     const path = pathIn();
-    const writer = new FileKeyValueStore(path);
+    const writer = new FileKeyValueStore(path, { create: true });
     const first = await issueKey(writer, { partner: 'acme', now: new Date() });
     const store = new WatchedKeyValueStore(path);
     await store.load();

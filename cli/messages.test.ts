@@ -1,0 +1,148 @@
+/**
+ * What every command prints when it fails or warns: a failure is one line `catalog: …`, commander's own
+ * usage errors included, and a message names a setting the way the command line takes it (`--force`), never
+ * with the marker the message carries inside (`‹setting:force›`). Each command's failure and warning paths
+ * run here, in-process, and `catalog start`'s through a real process; a command added to the program without
+ * a case here fails the last test.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { localTargetEnv, ROOT, runCatalog, startCatalog } from '../testing/cli.ts';
+import { freePort } from '../testing/postgres.ts';
+import { useScratchDir } from '../testing/scratch.ts';
+import { createProgram } from './program.ts';
+
+const scratch = useScratchDir({ prefix: 'catalog-messages-', each: false });
+const MARKER = /\u2039|\u203a|setting:/;
+
+/** Runs a command and checks what it printed: no marker anywhere, a failure as one `catalog:` line. */
+async function printed(args: string[], env: Record<string, string> = {}, input?: string) {
+  const result = await runCatalog(args, { env, ...(input !== undefined ? { input } : {}) });
+  const all = `${result.stdout}${result.stderr}`;
+  expect(all, args.join(' ')).not.toMatch(MARKER);
+  // A cause said once: not `ENOENT: ENOENT: no such file…`.
+  expect(all, args.join(' ')).not.toMatch(/\b(E[A-Z]{3,}): \1\b/);
+  if (result.code !== 0) {
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines.at(-1), `${args.join(' ')}\n${result.stderr}`).toMatch(/^catalog: \S/);
+    expect(result.stderr, args.join(' ')).not.toMatch(/^error: /m);
+  }
+  return result;
+}
+
+/** The command paths a case names (`keys issue`), from its arguments. */
+const GROUPS = new Set(['keys', 'cors']);
+const pathOf = (args: readonly string[]) =>
+  GROUPS.has(args[0] ?? '') ? `${args[0]} ${args[1]}` : (args[0] ?? '');
+
+/** Every runnable command of the program: `build`, `keys issue`, … */
+function commandsOf(command: Command, prefix = ''): string[] {
+  return command.commands.flatMap((sub) =>
+    sub.commands.length > 0 ? commandsOf(sub, `${prefix}${sub.name()} `) : [`${prefix}${sub.name()}`],
+  );
+}
+
+describe("every command's failure and warning output", () => {
+  const dir = () => scratch.dir;
+  const target = () => localTargetEnv(dir());
+  const missingStore = () => join(dir(), 'no-such-dir', 'kvs.json');
+
+  /** Each case: arguments (and environment) that make the command fail or warn. */
+  const cases: [string, () => { args: string[]; env?: Record<string, string>; input?: string }][] = [
+    [
+      'build: invalid rows',
+      () => ({ args: ['build', '--source', 'fixtures/invalid/title-empty.json', '--out', join(dir(), 'b')] }),
+    ],
+    [
+      'build: invalid rows skipped, with warnings',
+      () => ({
+        args: [
+          'build',
+          '--source',
+          'fixtures/invalid/title-empty.json',
+          '--skip-invalid',
+          '--out',
+          join(dir(), 'b'),
+        ],
+      }),
+    ],
+    ['serve: a bad port', () => ({ args: ['serve', '--port', '70000'] })],
+    [
+      'keys issue: a bad label',
+      () => ({ args: ['keys', 'issue', '--partner', '-acme', '--store', missingStore()] }),
+    ],
+    [
+      'keys rotate: no grace',
+      () => ({ args: ['keys', 'rotate', '--partner', 'acme', '--store', missingStore()] }),
+    ],
+    [
+      'keys revoke: neither partner nor key id',
+      () => ({ args: ['keys', 'revoke', '--store', missingStore()] }),
+    ],
+    ['keys list: a missing store', () => ({ args: ['keys', 'list', '--store', missingStore()] })],
+    ['cors set: no origin', () => ({ args: ['cors', 'set', '--store', missingStore()] })],
+    ['cors clear: a missing store', () => ({ args: ['cors', 'clear', '--store', missingStore()] })],
+    ['cors show: an unknown option', () => ({ args: ['cors', 'show', '--bogus'] })],
+    [
+      'publish: no base URL',
+      () => ({ args: ['publish', '--origin', join(dir(), 'o'), '--store', join(dir(), 's.json')] }),
+    ],
+    ['publish: refused by the shrink guard', () => ({ args: ['publish'], env: target() })],
+    ['builds: no target', () => ({ args: ['builds', '--origin', join(dir(), 'o')] })],
+    ['history: a bad limit', () => ({ args: ['history', '--limit', 'x'], env: target() })],
+    [
+      'rollback: no build before',
+      () => ({ args: ['rollback', '--to', '20990101T000000Z-00000000'], env: target() }),
+    ],
+    ['unpin: no target', () => ({ args: ['unpin', '--store', join(dir(), 's.json')] })],
+    ['rebuild: no function', () => ({ args: ['rebuild'] })],
+    ['status: older than --max-age', () => ({ args: ['status', '--max-age', '1s'], env: target() })],
+    ['check: no base URL', () => ({ args: ['check'] })],
+    ['usage: no readable access log', () => ({ args: ['usage', '--access-log', join(dir(), 'none.log')] })],
+    ['proxy: no upstream', () => ({ args: ['proxy'] })],
+    ['verify-function: no function', () => ({ args: ['verify-function'] })],
+  ];
+
+  it('a published catalog and a smaller source to refuse', async () => {
+    expect((await runCatalog(['keys', 'issue', '--partner', 'acme'], { env: target() })).code).toBe(0);
+    expect((await runCatalog(['publish'], { env: target() })).code).toBe(0);
+    const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as unknown[];
+    await writeFile(join(dir(), 'few.json'), JSON.stringify(rows.slice(0, 5)));
+  });
+
+  it.each(cases)('%s', async (_name, make) => {
+    const { args, env, input } = make();
+    const few = args[0] === 'publish' && env ? { CATALOG_SOURCE: join(dir(), 'few.json') } : {};
+    const result = await printed(args, { ...env, ...few }, input);
+    if (!_name.includes('warnings')) expect(result.code, result.stderr).not.toBe(0);
+  });
+
+  it('start: a second npm start, which finds its build identical, says so with the flag', async () => {
+    const port = await freePort();
+    for (const round of [1, 2]) {
+      const started = await startCatalog(['start', '--port', String(port)], {
+        ready: /Local stack ready on (http:\/\/\S+)/,
+        cwd: dir(),
+      });
+      const said = started.lines.filter((line) => !line.startsWith('{')).join('\n');
+      await started.stop();
+      expect(said).not.toMatch(MARKER);
+      if (round === 2)
+        expect(said).toMatch(/^build \S+ stays live: it was built from the same fixtures and settings$/m);
+    }
+  });
+
+  it('covers every command of the program', () => {
+    const program = createProgram({
+      env: {},
+      stdout: () => {},
+      stderr: () => {},
+      stdin: process.stdin,
+      onStop: () => {},
+    });
+    const covered = new Set([...cases.map(([, make]) => pathOf(make().args)), 'start']);
+    expect([...covered].sort()).toEqual(commandsOf(program).sort());
+  });
+});
