@@ -25,7 +25,12 @@ export function registerCors(program: Command, io: CliIO): void {
   set.action(async (origin: string) => {
     const problem = originProblem(origin);
     if (problem !== undefined) throw new ConfigError(`ORIGIN ${JSON.stringify(origin)}: ${problem}`);
-    const { store, takesEffect } = await openStore(io, set, await parseCommand(set, 'cors-set', io.env), true);
+    const { store, takesEffect } = await openStore(
+      io,
+      set,
+      await parseCommand(set, 'cors-set', io.env),
+      true,
+    );
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store, origin);
     if (previous === origin) {
