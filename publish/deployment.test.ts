@@ -14,7 +14,7 @@ import { FileKeyValueStore } from '../keys/file-store.ts';
 import { serializeKvsFile } from '../keys/kvs-file.ts';
 import { issueKey } from '../keys/manage.ts';
 import { startS3, TEST_AWS_ENV, type TestS3 } from '../testing/aws.ts';
-import { httpRequest, ROOT, runCatalog } from '../testing/cli.ts';
+import { httpRequest, makeStore, ROOT, runCatalog } from '../testing/cli.ts';
 import { FakeKvs, resolveKvsTestHost } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
@@ -27,7 +27,7 @@ const PUBLISH = ['publish', '--source', SOURCE, '--base-url', 'https://plans.exa
 /** A local stack in `name`: its origin and store file, published once with the real command. */
 async function stack(name: string): Promise<{ origin: string; store: string; buildId: string }> {
   const origin = join(scratch.dir, name, 'origin');
-  const store = join(scratch.dir, name, 'kvs.json');
+  const store = makeStore(join(scratch.dir, name, 'kvs.json'));
   const result = await runCatalog([...PUBLISH, '--origin', origin, '--store', store]);
   expect(result.code, result.stderr).toBe(0);
   return { origin, store, buildId: String(JSON.parse(result.stdout).buildId) };

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { decodeBody } from '../gateway/judge.ts';
@@ -328,6 +328,17 @@ export async function servedGeneratedAt(baseUrl: string, key: string): Promise<S
   return seen;
 }
 
+/** Makes an empty store file (and its folder) unless one is there: a deployment's store exists before its first publish. */
+export function makeStore(file: string): string {
+  mkdirSync(dirname(file), { recursive: true });
+  try {
+    writeFileSync(file, EMPTY_STORE, { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return file;
+}
+
 /**
  * The environment of a `catalog` child that publishes (and lists, rolls back, checks) on a local origin and store
  * file in `dir` (`dir/origin`, `dir/kvs.json`): the fixtures as source unless `extra` names another, and an
@@ -335,12 +346,7 @@ export async function servedGeneratedAt(baseUrl: string, key: string): Promise<S
  * made (empty) when it is not there, as a deployment's store exists before its first publish.
  */
 export function localTargetEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
-  mkdirSync(dir, { recursive: true });
-  try {
-    writeFileSync(join(dir, 'kvs.json'), EMPTY_STORE, { flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+  makeStore(join(dir, 'kvs.json'));
   return {
     CATALOG_ORIGIN: join(dir, 'origin'),
     CATALOG_STORE: join(dir, 'kvs.json'),

@@ -7,6 +7,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LOCAL_STACK } from '../../app/paths.ts';
 import { KVS_LIVE_BUILD } from '../../contract/index.ts';
 import {
   describeStacksAnswer,
@@ -17,7 +18,7 @@ import {
   TEST_AWS_ENV,
   type TestS3,
 } from '../../testing/aws.ts';
-import { ROOT, runCatalog } from '../../testing/cli.ts';
+import { makeStore, ROOT, runCatalog } from '../../testing/cli.ts';
 import { FakeKvs, resolveKvsTestHost } from '../../testing/kvs.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -178,6 +179,8 @@ describe('no deployment and no target: the local stack of the working directory'
   beforeEach(() => {
     cwd = process.cwd();
     process.chdir(scratch.dir);
+    // As after a first npm start, which makes the store.
+    makeStore(join(scratch.dir, LOCAL_STACK.store));
   });
   afterEach(() => process.chdir(cwd));
   const run = async (args: string[]) => {

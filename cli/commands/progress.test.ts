@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { writeRows } from '../../fixtures/generate.ts';
-import { CATALOG_BIN, type CliResult, ROOT, runCatalog, runProcess } from '../../testing/cli.ts';
+import { CATALOG_BIN, type CliResult, makeStore, ROOT, runCatalog, runProcess } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { type CliIO, progressLine } from '../io.ts';
 
@@ -28,7 +28,12 @@ describe('progress on a terminal', () => {
   it('publish shows its stages and the objects uploaded of the total; rollback and build their stages', async () => {
     const source = join(scratch.dir, 'plans.json');
     await writeRows(source, 2000, 7);
-    const target = ['--origin', join(scratch.dir, 'origin'), '--store', join(scratch.dir, 'kvs.json')];
+    const target = [
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      makeStore(join(scratch.dir, 'kvs.json')),
+    ];
     const base = ['--source', source, '--base-url', 'https://plans.example.com', ...target];
     const published = await onTerminal(['publish', ...base]);
     expect(published.code, published.stdout).toBe(0);
@@ -56,7 +61,7 @@ describe('progress on a terminal', () => {
     const result = await runCatalog(['publish', '--source', join(ROOT, 'fixtures', 'plans.json')], {
       env: {
         CATALOG_ORIGIN: join(scratch.dir, 'plain', 'origin'),
-        CATALOG_STORE: join(scratch.dir, 'plain', 'kvs.json'),
+        CATALOG_STORE: makeStore(join(scratch.dir, 'plain', 'kvs.json')),
         CATALOG_BASE_URL: 'https://plans.example.com',
       },
     });
