@@ -10,7 +10,7 @@ import { type Synthesized, synthStack } from './testing.ts';
 
 let synthesized: Synthesized;
 beforeAll(async () => {
-  synthesized = await synthStack({ errorCachingMinTtlSeconds: 7 }, { bundle: false });
+  synthesized = await synthStack({ errorCachingMinTtlSeconds: 7 });
 });
 afterAll(() => synthesized.remove());
 

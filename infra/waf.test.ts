@@ -9,7 +9,7 @@ import { constructStack, logicalId, type Synthesized, synthStack } from './testi
 
 const synthesized: Synthesized[] = [];
 async function synth(props: CatalogStackProps = {}): Promise<Synthesized> {
-  const result = await synthStack(props, { bundle: false });
+  const result = await synthStack(props);
   synthesized.push(result);
   return result;
 }
