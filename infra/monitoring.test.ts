@@ -7,7 +7,12 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import {
+  METRICS,
+  METRICS_FUNCTION_DIMENSION,
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+} from '../contract/metrics.ts';
 import type { CatalogStack, CatalogStackProps } from './stack.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
@@ -48,7 +53,11 @@ beforeAll(async () => {
   };
 });
 
-const builderDimensions = [{ Name: 'service', Value: METRICS_SERVICE }];
+/** The builder's metrics: the service, and this deployment's builder (another deployment's are not these). */
+const builderDimensions = () => [
+  { Name: METRICS_FUNCTION_DIMENSION, Value: { Ref: ids.builder } },
+  { Name: 'service', Value: METRICS_SERVICE },
+];
 const toTopic = () => ({ AlarmActions: [{ Ref: ids.topic }], OKActions: [{ Ref: ids.topic }] });
 const distributionDimensions = () => [
   { Name: 'DistributionId', Value: { Ref: ids.distribution } },
@@ -97,7 +106,7 @@ describe('builder alarms', () => {
         Metric: {
           Namespace: METRICS_NAMESPACE,
           MetricName: METRICS.runSucceeded.name,
-          Dimensions: builderDimensions,
+          Dimensions: builderDimensions(),
         },
         Period: 3600,
         Stat: 'Sum',
@@ -106,7 +115,7 @@ describe('builder alarms', () => {
         Metric: {
           Namespace: METRICS_NAMESPACE,
           MetricName: METRICS.runFailed.name,
-          Dimensions: builderDimensions,
+          Dimensions: builderDimensions(),
         },
         Period: 3600,
         Stat: 'Sum',
@@ -158,7 +167,7 @@ describe('builder alarms', () => {
     expect(alarm(main.template, 'CatalogAgeHigh').Properties).toMatchObject({
       Namespace: METRICS_NAMESPACE,
       MetricName: METRICS.catalogAge.name,
-      Dimensions: builderDimensions,
+      Dimensions: builderDimensions(),
       Statistic: 'Maximum',
       Period: 3600,
       Threshold: 7 * 24 * 3600,
@@ -470,7 +479,13 @@ describe('dashboard', () => {
     expect(cloudFront.length).toBeGreaterThan(5);
     for (const m of cloudFront) expect(m.at(-1)).toMatchObject({ region: 'us-east-1' });
     const builder = metrics.filter((m) => m[0] === METRICS_NAMESPACE);
-    for (const m of builder) expect(m.slice(2, 4)).toEqual(['service', METRICS_SERVICE]);
+    for (const m of builder)
+      expect(m.slice(2, 6)).toEqual([
+        METRICS_FUNCTION_DIMENSION,
+        `<${JSON.stringify({ Ref: ids.builder }).replaceAll('"', "'")}>`,
+        'service',
+        METRICS_SERVICE,
+      ]);
     expect(text).not.toContain('401ErrorRate');
   });
 });

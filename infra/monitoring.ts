@@ -1,13 +1,14 @@
 /**
  * The stack's alarms and its dashboard: the builder's metrics (named in contract/metrics.ts, written by the
- * builder as embedded-metric-format log lines in the stack's region) and CloudFront's (distribution and
- * function metrics, published ONLY in us-east-1 with the dimension `Region=Global`).
+ * builder as embedded-metric-format log lines in the stack's region, with its function's name as a dimension,
+ * so two deployments in one region each watch their own) and CloudFront's (distribution and function
+ * metrics, published ONLY in us-east-1 with the dimension `Region=Global`).
  *
  * A CloudWatch alarm watches metrics of its own region only, so the edge alarms must live in us-east-1:
  * - a stack deployed in us-east-1 holds every alarm;
  * - a stack with an explicit other region (the CLI's, or `env`) keeps the builder alarms and the dashboard,
- *   and a companion stack `<stack>-edge` in us-east-1 holds the edge alarms, with its own topic unless
- *   `alarmTopicArn` is in us-east-1 (CDK passes the distribution id across with a cross-region reference);
+ *   and a companion stack `<stack>-edge-<region>` in us-east-1 holds the edge alarms, with its own topic
+ *   unless `alarmTopicArn` is in us-east-1 (it reads the distribution id from the stack's outputs);
  * - a stack without a region (synthesized without credentials) holds every alarm.
  * Every template carries a rule refusing a deploy outside the region it was made for (us-east-1 for a stack
  * without a region), before anything is created. The dashboard reads CloudFront's metrics from us-east-1
@@ -22,7 +23,12 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
-import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import {
+  METRICS,
+  METRICS_FUNCTION_DIMENSION,
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+} from '../contract/metrics.ts';
 import { accountWideName, EDGE_REGION, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
 
@@ -76,20 +82,19 @@ export interface Monitoring {
   readonly edgeStack?: CatalogEdgeStack;
 }
 
-/** A metric of the builder (contract/metrics.ts), in the stack's region. */
+/** A metric of this deployment's builder (contract/metrics.ts), in the stack's region. */
 export function builderMetric(
+  builder: lambda.IFunction,
   name: keyof typeof METRICS,
   statistic: string,
   period: Duration,
-  region?: string,
 ): cloudwatch.Metric {
   return new cloudwatch.Metric({
     namespace: METRICS_NAMESPACE,
     metricName: METRICS[name].name,
-    dimensionsMap: { service: METRICS_SERVICE },
+    dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: builder.functionName },
     statistic,
     period,
-    ...(region ? { region } : {}),
   });
 }
 
@@ -199,7 +204,7 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
   });
   const age = new cloudwatch.Alarm(stack, 'CatalogAgeHigh', {
     alarmDescription: `The live catalog is older than ${Duration.seconds(settings.catalogAgeAlarmSeconds).toHumanString()} (pinned, or nothing published). Runbook "the catalog is stale" in infra/README.md.`,
-    metric: builderMetric('catalogAge', cloudwatch.Stats.MAXIMUM, rate),
+    metric: builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate),
     threshold: settings.catalogAgeAlarmSeconds,
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     evaluationPeriods: 1,
@@ -222,8 +227,8 @@ function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: bo
     expression: `IF(FILL(failed, 0) > 0 AND FILL(succeeded, 0) == 0, 0, IF(FILL(runs, 0) + FILL(succeeded, 0) > 0, 1, ${scheduleEnabled ? 0 : 1}))`,
     usingMetrics: {
       runs: builder.metricInvocations({ statistic: sum, period: rate }),
-      succeeded: builderMetric('runSucceeded', sum, rate),
-      failed: builderMetric('runFailed', sum, rate),
+      succeeded: builderMetric(builder, 'runSucceeded', sum, rate),
+      failed: builderMetric(builder, 'runFailed', sum, rate),
     },
     period: rate,
     label: 'good runs',
@@ -445,25 +450,25 @@ function catalogDashboard(
     [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...alarms], width: 24, height: 4 })],
     [
       graph('Builder runs', [
-        builderMetric('runSucceeded', cloudwatch.Stats.SUM, rate),
-        builderMetric('runFailed', cloudwatch.Stats.SUM, rate),
+        builderMetric(parts.builder, 'runSucceeded', cloudwatch.Stats.SUM, rate),
+        builderMetric(parts.builder, 'runFailed', cloudwatch.Stats.SUM, rate),
       ]),
       graph(
         'Catalog age (s)',
-        [builderMetric('catalogAge', cloudwatch.Stats.MAXIMUM, rate)],
+        [builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate)],
         [{ value: settings.catalogAgeAlarmSeconds, label: 'alarm' }],
       ),
       graph('Build duration and propagation', [
-        builderMetric('buildDuration', cloudwatch.Stats.MAXIMUM, rate),
-        builderMetric('propagation', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'buildDuration', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'propagation', cloudwatch.Stats.MAXIMUM, rate),
       ]),
     ],
     [
       graph('Plans per discipline', [
-        builderMetric('plansRunning', cloudwatch.Stats.MAXIMUM, rate),
-        builderMetric('plansStrength', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'plansRunning', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'plansStrength', cloudwatch.Stats.MAXIMUM, rate),
       ]),
-      graph('Invalid rows', [builderMetric('invalidRows', cloudwatch.Stats.MAXIMUM, rate)]),
+      graph('Invalid rows', [builderMetric(parts.builder, 'invalidRows', cloudwatch.Stats.MAXIMUM, rate)]),
       graph('Requests', [edge('Requests', cloudwatch.Stats.SUM)]),
     ],
     [
