@@ -5,8 +5,10 @@
  *
  * - `readme`: the command `npm run synth` runs (package.json), with its output directory here; `npm test` has
  *   run `npm run build` already. No AWS credentials or configuration reach it (HOME is a scratch directory),
- *   as on a fresh machine: the CDK CLI gives the app its default region, us-east-1.
- * - infra/shared-synth.ts: the other shared configurations, in one process.
+ *   as on a fresh machine: the CDK CLI gives the app its default region, us-east-1. CDK's CloudFormation
+ *   validation of that template is left to the other process (`--no-validation`): its rule engine takes
+ *   seconds to start in each process, and the template is the same with it or without.
+ * - infra/shared-synth.ts: the other shared configurations, in one process, validated.
  *
  * Each writes `<name>.done.json` (exit code and output) when it ends; teardown stops what still runs and
  * removes the directory.
@@ -59,9 +61,10 @@ export default function setup(project: TestProject): () => void {
   };
 
   const path = [join(ROOT, 'node_modules/.bin'), process.env.PATH ?? ''].join(delimiter);
-  start(['readme'], 'sh', ['-c', `${synthCommand()} --output "$OUT"`], {
+  start(['readme'], 'sh', ['-c', `${synthCommand()} --no-validation --output "$OUT"`], {
     PATH: path,
     HOME: join(dir, 'home'),
+    npm_config_update_notifier: 'false',
     OUT: join(dir, 'readme'),
   });
   start(Object.keys(SHARED), join(ROOT, 'node_modules/.bin/tsx'), ['infra/shared-synth.ts', dir], {

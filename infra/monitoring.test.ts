@@ -6,7 +6,7 @@
 
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   METRICS,
   METRICS_FUNCTION_DIMENSION,
@@ -17,15 +17,9 @@ import type { CatalogStack, CatalogStackProps } from './stack.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
 const ACCOUNT = '123456789012';
-const synthesized: Synthesized[] = [];
 async function synth(props: CatalogStackProps = {}): Promise<Synthesized> {
-  const result = await synthStack(props);
-  synthesized.push(result);
-  return result;
+  return synthStack(props);
 }
-afterAll(async () => {
-  await Promise.all(synthesized.map((s) => s.remove()));
-});
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 const alarmsOf = (template: Template) =>

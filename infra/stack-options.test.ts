@@ -16,19 +16,15 @@ const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog/sou
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ops-alerts';
 
 let scratch: string;
-const synthesized: Synthesized[] = [];
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'catalog-infra-'));
 });
 afterAll(async () => {
-  await Promise.all(synthesized.map((s) => s.remove()));
   await rm(scratch, { recursive: true, force: true });
 });
 
 async function synth(props: CatalogStackProps): Promise<Synthesized> {
-  const result = await synthStack(props);
-  synthesized.push(result);
-  return result;
+  return synthStack(props);
 }
 
 const distributionConfig = (s: Synthesized) =>

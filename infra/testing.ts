@@ -12,7 +12,7 @@
  * Every app gets infra/cdk.json's context (the feature flags), as the CDK CLI gives it to the app.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -39,17 +39,18 @@ export interface SharedConfiguration {
   readonly props: CatalogStackProps;
   /** Without the stack's acknowledgements and without CDK's validation: what cdk-nag finds on its own. */
   readonly bare?: true;
-  /** With one more resource, a name one character over its service's limit (what the validation does then). */
+  /** Instead of the stack, one resource whose name is one character over its service's limit. */
   readonly overlong?: true;
 }
 
 /** The configurations synthesized once per run besides `npm run synth`'s (`readme`). */
 export const SHARED = {
-  'longest name, no region': { stackName: LONGEST_STACK_NAME, props: {} },
-  'longest name, us-east-1': {
-    stackName: LONGEST_STACK_NAME,
-    props: { env: { account: ACCOUNT, region: 'us-east-1' } },
+  // What the CDK CLI gives the app on a machine without credentials: `npm run synth`'s, validated here.
+  'the default stack in us-east-1, as npm run synth has it': {
+    stackName: 'TrainingPlanCatalog',
+    props: { env: { region: 'us-east-1' } },
   },
+  'longest name, no region': { stackName: LONGEST_STACK_NAME, props: {} },
   'longest name, eu-west-1 with its us-east-1 edge stack': {
     stackName: LONGEST_STACK_NAME,
     props: { env: { account: ACCOUNT, region: 'eu-west-1' } },
@@ -83,7 +84,7 @@ export const SHARED = {
     props: {},
     bare: true,
   },
-  'a name over its limit': { stackName: 'TrainingPlanCatalog', props: {}, overlong: true },
+  'a name over its limit': { stackName: 'Overlong', props: {}, overlong: true },
 } as const satisfies Record<string, SharedConfiguration>;
 
 /** The name of a shared synthesis: `readme` (`npm run synth`) or one of {@link SHARED}. */
@@ -205,9 +206,8 @@ export async function readAssembly(outdir: string, output = ''): Promise<Assembl
 export interface Synthesized {
   readonly stack: CatalogStack;
   readonly template: Template;
-  /** The cloud assembly directory. */
+  /** The cloud assembly directory (in the run's scratch directory, removed when the run ends). */
   readonly outdir: string;
-  remove(): Promise<void>;
 }
 
 /** A new app as the CLI starts it (cdk.json's context), the builder not bundled, CDK's validation off. */
@@ -219,20 +219,27 @@ function testApp(outdir: string): App {
   });
 }
 
-/** Builds and synthesizes the stack in this process. */
-export async function synthStack(
+const synthesized = new Map<string, Promise<Synthesized>>();
+
+/**
+ * Builds and synthesizes the stack in this process, once per test process for the same name and props (the
+ * infra files share their processes: a configuration two files read is synthesized once).
+ */
+export function synthStack(
   props: CatalogStackProps = {},
   options: { stackName?: string } = {},
 ): Promise<Synthesized> {
-  const outdir = await mkdtemp(join(tmpdir(), 'catalog-cdk-'));
-  const remove = () => rm(outdir, { recursive: true, force: true });
-  try {
-    const stack = new CatalogStack(testApp(outdir), options.stackName ?? 'TrainingPlanCatalog', props);
-    return { stack, template: Template.fromStack(stack), outdir, remove };
-  } catch (error) {
-    await remove();
-    throw error;
+  const stackName = options.stackName ?? 'TrainingPlanCatalog';
+  const key = JSON.stringify([stackName, props]);
+  let result = synthesized.get(key);
+  if (!result) {
+    result = mkdtemp(join(tmpdir(), 'catalog-cdk-')).then((outdir) => {
+      const stack = new CatalogStack(testApp(outdir), stackName, props);
+      return { stack, template: Template.fromStack(stack), outdir };
+    });
+    synthesized.set(key, result);
   }
+  return result;
 }
 
 /** Builds the stack only to see whether the constructor accepts the props (nothing is synthesized). */

@@ -6,22 +6,16 @@
 
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogStack } from './stack.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
 const ACCOUNT = '123456789012';
 /** The last part of the stack's id, as the template computes it. */
 const STACK_ID_PART = { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] };
-const synthesized: Synthesized[] = [];
 const synth = async (props: Parameters<typeof synthStack>[0] = {}) => {
-  const result = await synthStack(props);
-  synthesized.push(result);
-  return result;
+  return synthStack(props);
 };
-afterAll(async () => {
-  await Promise.all(synthesized.map((s) => s.remove()));
-});
 
 /** A CloudFormation value as text: `Fn::Join` parts joined, a `Ref` as `<Name>`, a `GetAtt` as `<Id.Attr>`. */
 function joined(value: unknown): string {
