@@ -14,7 +14,7 @@
  * removes the directory.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -54,8 +54,10 @@ export default function setup(project: TestProject): () => void {
       if (stopped) return;
       for (const name of names) {
         const file = join(dir, `${name}.done.json`);
-        if (!existsSync(file))
-          writeFileSync(file, JSON.stringify({ code: code ?? 1, output } satisfies SynthDone));
+        if (existsSync(file)) continue;
+        // Written whole, then renamed: a test never reads half of it.
+        writeFileSync(`${file}.tmp`, JSON.stringify({ code: code ?? 1, output } satisfies SynthDone));
+        renameSync(`${file}.tmp`, file);
       }
     });
   };

@@ -4,7 +4,7 @@
  * CDK's CloudFormation validation, the builder not bundled), one after the other in this one process (the
  * validation's rule engine starts once), and writes `DIR/<name>.done.json` after each.
  */
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CfnDeliveryDestination } from 'aws-cdk-lib/aws-logs';
 import { App, Stack, Validations } from 'aws-cdk-lib/core';
@@ -47,5 +47,7 @@ for (const [name, configuration] of Object.entries(SHARED) as [string, SharedCon
   } catch (error) {
     done = { code: 1, output: (error as Error).stack ?? String(error) };
   }
-  await writeFile(join(dir, `${name}.done.json`), JSON.stringify(done));
+  // Written whole, then renamed: a test never reads half of it.
+  await writeFile(join(dir, `${name}.done.json.tmp`), JSON.stringify(done));
+  await rename(join(dir, `${name}.done.json.tmp`), join(dir, `${name}.done.json`));
 }
