@@ -251,6 +251,23 @@ export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
 const sha256Of = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /**
+ * The objects at the origin's root: the error pages the distribution's custom error responses fetch. They do
+ * not depend on the catalog, so the stack puts them in place at deploy too (infra/stack.ts).
+ */
+export function rootObjects(appScheme: string): BuildObject[] {
+  return [
+    buildObject(ERROR_PAGE, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
+      contentType: HEADER_VALUES.problem,
+      cacheControl: HEADER_VALUES.noStore,
+    }),
+    buildObject(NOT_FOUND_PAGE, [Buffer.from(renderNotFoundPage({ appScheme }))], {
+      contentType: PAGE_HEADERS.html,
+      cacheControl: HEADER_VALUES.noStore,
+    }),
+  ];
+}
+
+/**
  * The first step of a build: reads the source, validates every row, orders the plans, renders openapi.yaml
  * and the error pages, and fingerprints the inputs (the catalogs themselves are rendered by
  * {@link completeBuild}). Throws `SourceError` when the source cannot
@@ -275,16 +292,7 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   // The catalogs are rendered only when the build is completed: their fingerprint needs no bytes.
   const { plansHash, counts } = fingerprintPlans(plans);
   const openapi = Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl));
-  const root = [
-    buildObject(ERROR_PAGE, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
-      contentType: HEADER_VALUES.problem,
-      cacheControl: HEADER_VALUES.noStore,
-    }),
-    buildObject(NOT_FOUND_PAGE, [Buffer.from(renderNotFoundPage({ appScheme: options.links.appScheme }))], {
-      contentType: PAGE_HEADERS.html,
-      cacheControl: HEADER_VALUES.noStore,
-    }),
-  ];
+  const root = rootObjects(options.links.appScheme);
   // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
   const pages = !options.links.webBaseUrl;
   const inputs: BuildInputs = {

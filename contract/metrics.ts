@@ -10,6 +10,12 @@ export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
 export const METRICS_SERVICE = 'catalog';
 
 /**
+ * The deployed builder's second dimension: its Lambda function's name, so two deployments in one account and
+ * region (staging and production) have metrics, and alarms, of their own.
+ */
+export const METRICS_FUNCTION_DIMENSION = 'FunctionName';
+
+/**
  * The outcome of a builder run, as the last-run record and the metrics say it. `busy`: another run held the
  * run lock, so this one did nothing (neither a success nor a failure: the other run reports its own).
  * `not-configured`: the deployment's source is not set yet (its secret holds the stack's placeholder), so the

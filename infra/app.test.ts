@@ -1,6 +1,7 @@
 /**
- * The app's configuration: CDK context (strings from `-c`, or JSON values from cdk.json) to stack props, and
- * the app entry itself run as the CDK CLI runs it (CDK_OUTDIR, CDK_CONTEXT_JSON), with bundling skipped.
+ * The app's configuration: CDK context (strings from `-c`, or JSON values from cdk.json) to stack props; what
+ * `npm run synth` writes and says (a shared synthesis, infra/testing.ts); and the app entry itself run as the
+ * CDK CLI runs it (CDK_OUTDIR, CDK_CONTEXT_JSON), with bundling skipped.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../testing/cli.ts';
 import { configFromContext, DEFAULT_STACK_NAME } from './config.ts';
+import { CDK_CONTEXT, sharedAssembly } from './testing.ts';
 
 const run = promisify(execFile);
 
@@ -75,6 +77,30 @@ describe('configFromContext', () => {
   });
 });
 
+describe('npm run synth (the README’s command, on a machine without AWS credentials)', () => {
+  it('writes the default stack for us-east-1, the region the CLI gives an app without credentials, with a rule refusing any other region', async () => {
+    const { templates } = await sharedAssembly('readme');
+    expect(Object.keys(templates)).toEqual([DEFAULT_STACK_NAME]);
+    const rules = templates[DEFAULT_STACK_NAME as string]?.toJSON().Rules as Record<
+      string,
+      { Assertions: unknown[] }
+    >;
+    expect(rules.DeployRegion?.Assertions).toEqual([
+      {
+        Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] },
+        AssertDescription: expect.stringContaining('Deploy this template in us-east-1'),
+      },
+    ]);
+  });
+
+  it('says nothing but what it does: no deprecated CDK call, every feature flag set, no cdk-nag finding', async () => {
+    const { output } = await sharedAssembly('readme');
+    expect(output).not.toMatch(/deprecated/i);
+    expect(output).not.toMatch(/feature flags? (is|are) not configured/);
+    expect(output).not.toMatch(/AwsSolutions|validation/i);
+  });
+});
+
 describe('the app entry (as the CDK CLI runs it)', () => {
   let outdir: string;
   beforeAll(async () => {
@@ -82,7 +108,7 @@ describe('the app entry (as the CDK CLI runs it)', () => {
   });
   afterAll(() => rm(outdir, { recursive: true, force: true }));
 
-  /** Runs the app entry into an output directory of its own and returns the directory. */
+  /** Runs the app entry into an output directory of its own, with cdk.json's context as the CLI gives it. */
   const app = async (context: Record<string, unknown>, extraEnv: Record<string, string> = {}) => {
     const dir = await mkdtemp(join(outdir, 'out-'));
     await run(join(ROOT, 'node_modules/.bin/tsx'), ['app.ts'], {
@@ -91,54 +117,34 @@ describe('the app entry (as the CDK CLI runs it)', () => {
         ...extraEnv,
         PATH: process.env.PATH ?? '',
         CDK_OUTDIR: dir,
-        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }),
+        CDK_CONTEXT_JSON: JSON.stringify({ ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context }),
       },
     });
     return dir;
   };
 
-  // Each case runs the whole app in a child process (seconds, more on a busy machine), each into its own
-  // directory, so the cases run side by side.
-  const SLOW = { timeout: 120_000 };
+  // Each case runs the whole app in a child process, each into its own directory, so the cases run side by side.
+  it.concurrent('adds the us-east-1 edge stack, named after the stack and its region, when the CLI deploys elsewhere, and checks both stacks with cdk-nag', async ({
+    expect,
+  }) => {
+    // CDK's CloudFormation validation of that placement is nag.test.ts's (a shared synthesis).
+    const dir = await app(
+      { stackName: 'CatalogWest' },
+      { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1', CDK_VALIDATION: 'false' },
+    );
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
+      artifacts: Record<string, { type: string; environment?: string }>;
+    };
+    expect(manifest.artifacts.CatalogWest?.environment).toBe('aws://123456789012/eu-west-1');
+    expect(manifest.artifacts['CatalogWest-edge-eu-west-1']?.environment).toBe(
+      'aws://123456789012/us-east-1',
+    );
+    // The AwsSolutions pack ran on the app (its report is written) and found nothing unaccepted.
+    const report = JSON.parse(await readFile(join(dir, 'validation-report.json'), 'utf8'));
+    expect(report).toMatchObject({ title: 'Validation Report', pluginReports: [] });
+  });
 
-  it.concurrent(
-    'synthesizes the stack named by the context, with its settings, with no credentials',
-    SLOW,
-    async ({ expect }) => {
-      // As `cdk synth --no-validation` runs it: CDK's template validation is the next case's (and nag.test.ts's).
-      const dir = await app(
-        { stackName: 'CatalogAppTest', buildRateMinutes: '15' },
-        { CDK_VALIDATION: 'false' },
-      );
-      const template = JSON.parse(await readFile(join(dir, 'CatalogAppTest.template.json'), 'utf8')) as {
-        Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
-      };
-      const schedule = Object.values(template.Resources).find((r) => r.Type === 'AWS::Scheduler::Schedule');
-      expect(schedule?.Properties.ScheduleExpression).toBe('rate(15 minutes)');
-    },
-  );
-
-  it.concurrent(
-    'adds the us-east-1 edge stack when the CLI deploys elsewhere, and checks both stacks with cdk-nag and CDK’s template validation',
-    SLOW,
-    async ({ expect }) => {
-      const dir = await app(
-        { stackName: 'CatalogWest' },
-        { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1' },
-      );
-      const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
-        artifacts: Record<string, { type: string; environment?: string }>;
-      };
-      expect(manifest.artifacts.CatalogWest?.environment).toBe('aws://123456789012/eu-west-1');
-      expect(manifest.artifacts['CatalogWest-edge']?.environment).toBe('aws://123456789012/us-east-1');
-      // The AwsSolutions pack ran on the app (its report is written) and found nothing unaccepted, nor did CDK's
-      // built-in CloudFormation validation (its findings would be a plugin report too).
-      const report = JSON.parse(await readFile(join(dir, 'validation-report.json'), 'utf8'));
-      expect(report).toMatchObject({ title: 'Validation Report', pluginReports: [] });
-    },
-  );
-
-  it.concurrent('fails with one line naming the bad setting', SLOW, async ({ expect }) => {
+  it.concurrent('fails with one line naming the bad setting', async ({ expect }) => {
     const failure = await app({ buildRateMinutes: '2' }).then(
       () => null,
       (error: { code: number; stderr: string }) => error,

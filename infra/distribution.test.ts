@@ -4,15 +4,14 @@
  * mapping, the response headers policies, or the origins' access (which decides whether a missing object is a
  * 403, hence the 500 problem, or a 404, hence the not-found page).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
 import { type Synthesized, synthStack } from './testing.ts';
 
 let synthesized: Synthesized;
 beforeAll(async () => {
-  synthesized = await synthStack({ errorCachingMinTtlSeconds: 7 }, { bundle: false });
+  synthesized = await synthStack({ errorCachingMinTtlSeconds: 7 });
 });
-afterAll(() => synthesized.remove());
 
 const one = (type: string) => {
   const resources = Object.values(synthesized.template.findResources(type));

@@ -6,21 +6,20 @@
 
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  METRICS,
+  METRICS_FUNCTION_DIMENSION,
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+} from '../contract/metrics.ts';
 import type { CatalogStack, CatalogStackProps } from './stack.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
 const ACCOUNT = '123456789012';
-const synthesized: Synthesized[] = [];
 async function synth(props: CatalogStackProps = {}): Promise<Synthesized> {
-  const result = await synthStack(props, { bundle: false });
-  synthesized.push(result);
-  return result;
+  return synthStack(props);
 }
-afterAll(async () => {
-  await Promise.all(synthesized.map((s) => s.remove()));
-});
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 const alarmsOf = (template: Template) =>
@@ -48,7 +47,11 @@ beforeAll(async () => {
   };
 });
 
-const builderDimensions = [{ Name: 'service', Value: METRICS_SERVICE }];
+/** The builder's metrics: the service, and this deployment's builder (another deployment's are not these). */
+const builderDimensions = () => [
+  { Name: METRICS_FUNCTION_DIMENSION, Value: { Ref: ids.builder } },
+  { Name: 'service', Value: METRICS_SERVICE },
+];
 const toTopic = () => ({ AlarmActions: [{ Ref: ids.topic }], OKActions: [{ Ref: ids.topic }] });
 const distributionDimensions = () => [
   { Name: 'DistributionId', Value: { Ref: ids.distribution } },
@@ -60,13 +63,9 @@ const functionDimensions = (name: string) => [
 ];
 
 describe('builder alarms', () => {
-  it('alarms when no run succeeded in two schedule periods, counting missing runs as failures', () => {
-    expect(alarm(main.template, 'NoSuccessfulRun').Properties).toMatchObject({
-      Namespace: METRICS_NAMESPACE,
-      MetricName: METRICS.runSucceeded.name,
-      Dimensions: builderDimensions,
-      Statistic: 'Sum',
-      Period: 3600,
+  it('alarms when no run was good in two schedule periods, from the builder’s invocations and its run metrics', () => {
+    const props = alarm(main.template, 'NoSuccessfulRun').Properties;
+    expect(props).toMatchObject({
       Threshold: 1,
       ComparisonOperator: 'LessThanThreshold',
       EvaluationPeriods: 2,
@@ -74,13 +73,95 @@ describe('builder alarms', () => {
       TreatMissingData: 'breaching',
       ...toTopic(),
     });
+    const byName = Object.fromEntries(
+      (
+        props.Metrics as {
+          MetricStat?: {
+            Metric: { MetricName: string } & Record<string, unknown>;
+            Period: number;
+            Stat: string;
+          };
+        }[]
+      )
+        .filter((m) => m.MetricStat)
+        .map((m) => [m.MetricStat?.Metric.MetricName, m.MetricStat]),
+    );
+    expect(byName).toEqual({
+      Invocations: {
+        Metric: {
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Invocations',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: ids.builder } }],
+        },
+        Period: 3600,
+        Stat: 'Sum',
+      },
+      [METRICS.runSucceeded.name]: {
+        Metric: {
+          Namespace: METRICS_NAMESPACE,
+          MetricName: METRICS.runSucceeded.name,
+          Dimensions: builderDimensions(),
+        },
+        Period: 3600,
+        Stat: 'Sum',
+      },
+      [METRICS.runFailed.name]: {
+        Metric: {
+          Namespace: METRICS_NAMESPACE,
+          MetricName: METRICS.runFailed.name,
+          Dimensions: builderDimensions(),
+        },
+        Period: 3600,
+        Stat: 'Sum',
+      },
+    });
+  });
+
+  describe('a deployment whose source is not configured yet, and the other ways runs go', () => {
+    // Each period: what the builder's runs put in each metric (a missing one has no datapoint). A run whose
+    // source is still the placeholder records "not configured": no RunSucceeded, no RunFailed, no error.
+    const never = { Invocations: 1 };
+    const success = { Invocations: 1, RunSucceeded: 1 };
+    const failure = { Invocations: 1, RunFailed: 1 };
+    const busy = { Invocations: 2, RunSucceeded: 1 };
+    const none = {};
+    const SCENARIOS: [string, Period[], 'OK' | 'ALARM'][] = [
+      ['never configured, the schedule running', [never, never, never], 'OK'],
+      ['running well', [success, success, success], 'OK'],
+      ['two runs at once (one busy)', [busy, success, busy], 'OK'],
+      ['configured and failing', [success, failure, failure], 'ALARM'],
+      ['failing once, then well', [failure, success, failure], 'OK'],
+      [
+        'a success counted in the period after its invocation',
+        [{ Invocations: 1 }, { RunSucceeded: 1 }, success],
+        'OK',
+      ],
+      ['the schedule stopped', [success, none, none], 'ALARM'],
+      ['never configured, then the schedule stopped', [never, none, none], 'ALARM'],
+    ];
+    for (const [name, periods, state] of SCENARIOS)
+      it(`${name}: ${state}`, () => {
+        // CloudWatch's FILL either gives every period of the range a value, or only those another metric has
+        // data in: the alarm's state is the same either way.
+        for (const fillsEveryPeriod of [false, true])
+          expect(
+            alarmState(alarm(main.template, 'NoSuccessfulRun').Properties, periods, fillsEveryPeriod),
+          ).toBe(state);
+      });
+
+    it('with the schedule off, a run by hand now and then raises nothing', async () => {
+      const s = await synth({ scheduleEnabled: false });
+      const props = alarm(s.template, 'NoSuccessfulRun').Properties;
+      for (const fillsEveryPeriod of [false, true])
+        expect(alarmState(props, [success, none, none], fillsEveryPeriod)).toBe('OK');
+    });
   });
 
   it('alarms when the live catalog is older than the threshold after a run (7 days by default)', () => {
     expect(alarm(main.template, 'CatalogAgeHigh').Properties).toMatchObject({
       Namespace: METRICS_NAMESPACE,
       MetricName: METRICS.catalogAge.name,
-      Dimensions: builderDimensions,
+      Dimensions: builderDimensions(),
       Statistic: 'Maximum',
       Period: 3600,
       Threshold: 7 * 24 * 3600,
@@ -124,10 +205,10 @@ describe('builder alarms', () => {
 
   it('follows the schedule rate and the age threshold it is given', async () => {
     const s = await synth({ buildRateMinutes: 15, catalogAgeAlarmSeconds: 7200 });
-    expect(alarm(s.template, 'NoSuccessfulRun').Properties).toMatchObject({
-      Period: 900,
-      EvaluationPeriods: 2,
-    });
+    const noRun = alarm(s.template, 'NoSuccessfulRun').Properties;
+    expect(noRun).toMatchObject({ EvaluationPeriods: 2 });
+    for (const metric of noRun.Metrics as { MetricStat?: { Period: number } }[])
+      if (metric.MetricStat) expect(metric.MetricStat.Period).toBe(900);
     expect(alarm(s.template, 'CatalogAgeHigh').Properties).toMatchObject({ Period: 900, Threshold: 7200 });
   });
 
@@ -228,7 +309,7 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
     const all = Object.values(alarmsOf(main.template));
     expect(all).toHaveLength(12);
     for (const a of all) expect(a.Properties).toMatchObject(toTopic());
-    expect(main.template.toJSON().Rules?.EdgeRegion).toBeUndefined();
+    expect(regionRule(main.template)).toEqual({ 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] });
   });
 });
 
@@ -237,7 +318,7 @@ describe('the region the stack is deployed in', () => {
     const s = await synth({});
     expect(Object.keys(alarmsOf(s.template))).toHaveLength(12);
     const rules = s.template.toJSON().Rules as Record<string, { Assertions: Record<string, unknown>[] }>;
-    expect(rules.EdgeRegion?.Assertions).toEqual([
+    expect(rules.DeployRegion?.Assertions).toEqual([
       {
         Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] },
         AssertDescription: expect.stringContaining('Deploy this template in us-east-1'),
@@ -252,11 +333,13 @@ describe('the region the stack is deployed in', () => {
         .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
         .sort(),
     ).toEqual(['BuilderErrors', 'BuilderFailedInvocations', 'CatalogAgeHigh', 'NoSuccessfulRun']);
-    expect(s.template.toJSON().Rules?.EdgeRegion).toBeUndefined();
+    // Each template refuses any region but its own.
+    expect(regionRule(s.template)).toEqual({ 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'eu-west-1'] });
     const edgeStack = s.stack.monitoring.edgeStack;
     expect(edgeStack?.region).toBe('us-east-1');
-    expect(edgeStack?.stackName).toBe('TrainingPlanCatalog-edge');
-    const edge = templateOf(s.stack, 'TrainingPlanCatalog-edge');
+    expect(edgeStack?.stackName).toBe('TrainingPlanCatalog-edge-eu-west-1');
+    const edge = templateOf(s.stack, 'TrainingPlanCatalog-edge-eu-west-1');
+    expect(regionRule(edge)).toEqual({ 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] });
     const edgeTopic = logicalId(edge, 'AWS::SNS::Topic', 'AlarmTopic');
     const edgeAlarms = Object.values(alarmsOf(edge));
     expect(edgeAlarms).toHaveLength(8);
@@ -265,11 +348,17 @@ describe('the region the stack is deployed in', () => {
         AlarmActions: [{ Ref: edgeTopic }],
         OKActions: [{ Ref: edgeTopic }],
       });
-    // The distribution id crosses regions through CDK's reader of the main stack's export.
+    // The distribution id crosses regions as an output of the main stack that the edge stack reads.
     expect(alarm(edge, 'Edge5xxRate').Properties.Dimensions).toEqual([
       {
         Name: 'DistributionId',
-        Value: { 'Fn::GetAtt': [expect.stringMatching(/^ExportsReader/), expect.any(String)] },
+        Value: {
+          'Fn::GetStackOutput': {
+            StackName: 'TrainingPlanCatalog',
+            Region: 'eu-west-1',
+            OutputName: expect.any(String),
+          },
+        },
       },
       { Name: 'Region', Value: 'Global' },
     ]);
@@ -279,11 +368,59 @@ describe('the region the stack is deployed in', () => {
   it('elsewhere, notifies a given topic from the edge stack when that topic is in us-east-1', async () => {
     const topic = `arn:aws:sns:us-east-1:${ACCOUNT}:ops-alerts`;
     const s = await synth({ env: { account: ACCOUNT, region: 'eu-west-1' }, alarmTopicArn: topic });
-    const edge = templateOf(s.stack, 'TrainingPlanCatalog-edge');
+    const edge = templateOf(s.stack, 'TrainingPlanCatalog-edge-eu-west-1');
     edge.resourceCountIs('AWS::SNS::Topic', 0);
     for (const a of Object.values(alarmsOf(edge))) expect(a.Properties).toMatchObject({ OKActions: [topic] });
   });
 });
+
+/** The assertion of the template's rule refusing other regions. */
+const regionRule = (template: Template) =>
+  (template.toJSON().Rules as Record<string, { Assertions: { Assert: unknown }[] }>).DeployRegion
+    ?.Assertions[0]?.Assert;
+
+/** What each metric had in one period (no key: no datapoint). */
+type Period = Readonly<Record<string, number>>;
+
+/**
+ * The state an alarm ends in after these periods (the last `EvaluationPeriods` of them), evaluated as
+ * CloudWatch does: its metric, or its metric math expression over its metrics (by their metric names here),
+ * compared with the threshold; a period with no value counts as `TreatMissingData` says.
+ */
+function alarmState(props: Record<string, unknown>, periods: readonly Period[], fillsEveryPeriod: boolean) {
+  const metrics =
+    (props.Metrics as {
+      Id: string;
+      Expression?: string;
+      MetricStat?: { Metric: { MetricName: string } };
+    }[]) ?? [];
+  const expression = metrics.find((m) => m.Expression)?.Expression;
+  const ids = Object.fromEntries(
+    metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat?.Metric.MetricName]),
+  );
+  const values = periods.map((period): number | undefined => {
+    if (!expression) return period[props.MetricName as string];
+    const hasData = Object.values(ids).some((name) => period[name as string] !== undefined);
+    if (!hasData && !fillsEveryPeriod) return undefined;
+    // IF, FILL, AND and comparisons, as JavaScript.
+    const js = expression
+      .replaceAll('AND', '&&')
+      .replace(
+        /FILL\((\w+), (\d+)\)/g,
+        (_, id: string, fill: string) => `(${period[ids[id] as string] ?? fill})`,
+      )
+      .replace(/IF\(/g, 'iff(');
+    return Number(new Function('iff', `return ${js};`)((c: boolean, a: number, b: number) => (c ? a : b)));
+  });
+  if (props.ComparisonOperator !== 'LessThanThreshold')
+    throw new Error('only LessThanThreshold is evaluated');
+  const last = values.slice(-(props.EvaluationPeriods as number));
+  const threshold = props.Threshold as number;
+  const breaching = last.filter((value) =>
+    value === undefined ? props.TreatMissingData === 'breaching' : value < threshold,
+  ).length;
+  return breaching >= ((props.DatapointsToAlarm as number) ?? last.length) ? 'ALARM' : 'OK';
+}
 
 /** The dashboard body with every token replaced by a readable marker, parsed. */
 function dashboardBody(template: Template): { widgets: Record<string, unknown>[] } {
@@ -336,7 +473,13 @@ describe('dashboard', () => {
     expect(cloudFront.length).toBeGreaterThan(5);
     for (const m of cloudFront) expect(m.at(-1)).toMatchObject({ region: 'us-east-1' });
     const builder = metrics.filter((m) => m[0] === METRICS_NAMESPACE);
-    for (const m of builder) expect(m.slice(2, 4)).toEqual(['service', METRICS_SERVICE]);
+    for (const m of builder)
+      expect(m.slice(2, 6)).toEqual([
+        METRICS_FUNCTION_DIMENSION,
+        `<${JSON.stringify({ Ref: ids.builder }).replaceAll('"', "'")}>`,
+        'service',
+        METRICS_SERVICE,
+      ]);
     expect(text).not.toContain('401ErrorRate');
   });
 });

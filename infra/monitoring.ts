@@ -1,16 +1,18 @@
 /**
  * The stack's alarms and its dashboard: the builder's metrics (named in contract/metrics.ts, written by the
- * builder as embedded-metric-format log lines in the stack's region) and CloudFront's (distribution and
- * function metrics, published ONLY in us-east-1 with the dimension `Region=Global`).
+ * builder as embedded-metric-format log lines in the stack's region, with its function's name as a dimension,
+ * so two deployments in one region each watch their own) and CloudFront's (distribution and function
+ * metrics, published ONLY in us-east-1 with the dimension `Region=Global`).
  *
  * A CloudWatch alarm watches metrics of its own region only, so the edge alarms must live in us-east-1:
  * - a stack deployed in us-east-1 holds every alarm;
  * - a stack with an explicit other region (the CLI's, or `env`) keeps the builder alarms and the dashboard,
- *   and a companion stack `<stack>-edge` in us-east-1 holds the edge alarms, with its own topic unless
- *   `alarmTopicArn` is in us-east-1 (CDK passes the distribution id across with a cross-region reference);
- * - a stack without a region (synthesized without credentials) holds every alarm, and a template rule refuses
- *   a deploy outside us-east-1 before anything is created.
- * The dashboard reads CloudFront's metrics from us-east-1 wherever it is.
+ *   and a companion stack `<stack>-edge-<region>` in us-east-1 holds the edge alarms, with its own topic
+ *   unless `alarmTopicArn` is in us-east-1 (it reads the distribution id from the stack's outputs);
+ * - a stack without a region (synthesized without credentials) holds every alarm.
+ * Every template carries a rule refusing a deploy outside the region it was made for (us-east-1 for a stack
+ * without a region), before anything is created. The dashboard reads CloudFront's metrics from us-east-1
+ * wherever it is.
  */
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -21,11 +23,14 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
-import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import {
+  METRICS,
+  METRICS_FUNCTION_DIMENSION,
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+} from '../contract/metrics.ts';
+import { accountWideName, EDGE_REGION, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
-
-/** The only region where CloudFront publishes its metrics and accepts a CLOUDFRONT-scope web ACL. */
-export const EDGE_REGION = 'us-east-1';
 
 /** The thresholds of the alarms that are not settings (infra/README.md explains each). */
 export const ALARM_THRESHOLDS = {
@@ -40,10 +45,9 @@ export const ALARM_THRESHOLDS = {
   functionComputePeriods: 3,
 } as const;
 
-/** Where the edge alarms go for a stack in `region` (a token when the stack has no region). */
-export function edgePlacement(region: string): 'here' | 'here-if-us-east-1' | 'companion' {
-  if (Token.isUnresolved(region)) return 'here-if-us-east-1';
-  return region === EDGE_REGION ? 'here' : 'companion';
+/** The name of the us-east-1 companion of the stack `stackName` in `region`. */
+export function edgeStackName(stackName: string, region: string): string {
+  return `${stackName}-edge-${region}`;
 }
 
 /**
@@ -52,7 +56,7 @@ export function edgePlacement(region: string): 'here' | 'here-if-us-east-1' | 'c
  */
 export function withEdgeReferences<P extends StackProps>(props: P): P {
   const region = props.env?.region;
-  const companion = region !== undefined && edgePlacement(region) === 'companion';
+  const companion = region !== undefined && !Token.isUnresolved(region) && region !== EDGE_REGION;
   return companion ? { ...props, crossRegionReferences: true } : props;
 }
 
@@ -78,20 +82,19 @@ export interface Monitoring {
   readonly edgeStack?: CatalogEdgeStack;
 }
 
-/** A metric of the builder (contract/metrics.ts), in the stack's region. */
+/** A metric of this deployment's builder (contract/metrics.ts), in the stack's region. */
 export function builderMetric(
+  builder: lambda.IFunction,
   name: keyof typeof METRICS,
   statistic: string,
   period: Duration,
-  region?: string,
 ): cloudwatch.Metric {
   return new cloudwatch.Metric({
     namespace: METRICS_NAMESPACE,
     metricName: METRICS[name].name,
-    dimensionsMap: { service: METRICS_SERVICE },
+    dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: builder.functionName },
     statistic,
     period,
-    ...(region ? { region } : {}),
   });
 }
 
@@ -160,10 +163,9 @@ function alarmTopic(stack: Stack, settings: StackSettings): sns.ITopic {
 }
 
 /**
- * The builder's alarms: any failed invocation; any invocation in the failure queue (an asynchronous run that
- * failed, timed out, was throttled or waited too long); no successful run within two schedule periods
- * (missing runs count as failures while the schedule is on); the live catalog older than
- * `catalogAgeAlarmSeconds`.
+ * The builder's alarms: any failed invocation; any message in the failure queue (an asynchronous run that
+ * failed, timed out, was throttled or waited too long, or a scheduled delivery the scheduler gave up on); no
+ * good run within two schedule periods; the live catalog older than `catalogAgeAlarmSeconds`.
  */
 function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSettings, topic: sns.ITopic) {
   const rate = Duration.minutes(settings.buildRateMinutes);
@@ -189,8 +191,8 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
   });
   const noRun = new cloudwatch.Alarm(stack, 'NoSuccessfulRun', {
-    alarmDescription: `No successful builder run in two schedule periods (2 × ${rate.toHumanString()}): the catalog is not being refreshed. Runbook "the catalog is stale" in infra/README.md.`,
-    metric: builderMetric('runSucceeded', cloudwatch.Stats.SUM, rate),
+    alarmDescription: `No good builder run in two schedule periods (2 × ${rate.toHumanString()}): runs failed without one succeeding, or the builder did not run at all. The catalog is not being refreshed. Runbook "the catalog is stale" in infra/README.md.`,
+    metric: goodRuns(parts.builder, rate, settings.scheduleEnabled),
     threshold: 1,
     comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
     evaluationPeriods: 2,
@@ -202,7 +204,7 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
   });
   const age = new cloudwatch.Alarm(stack, 'CatalogAgeHigh', {
     alarmDescription: `The live catalog is older than ${Duration.seconds(settings.catalogAgeAlarmSeconds).toHumanString()} (pinned, or nothing published). Runbook "the catalog is stale" in infra/README.md.`,
-    metric: builderMetric('catalogAge', cloudwatch.Stats.MAXIMUM, rate),
+    metric: builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate),
     threshold: settings.catalogAgeAlarmSeconds,
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     evaluationPeriods: 1,
@@ -210,6 +212,27 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
     treatMissingData: cloudwatch.TreatMissingData.IGNORE,
   });
   return [errors, failedInvocations, noRun, age].map((alarm) => notify(alarm, topic));
+}
+
+/**
+ * Per schedule period, 0 when the builder's runs failed without one succeeding, or when it did not run at all
+ * while the schedule is on; else at least 1. A run that neither succeeds nor fails (another run held the lock,
+ * or the source is not configured yet) is a good one: a fresh deployment whose source secret still holds its
+ * placeholder raises no alarm, while a schedule that stopped does. A run's success may land in the period
+ * after its invocation, so either counts.
+ */
+function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: boolean): cloudwatch.IMetric {
+  const sum = cloudwatch.Stats.SUM;
+  return new cloudwatch.MathExpression({
+    expression: `IF(FILL(failed, 0) > 0 AND FILL(succeeded, 0) == 0, 0, IF(FILL(runs, 0) + FILL(succeeded, 0) > 0, 1, ${scheduleEnabled ? 0 : 1}))`,
+    usingMetrics: {
+      runs: builder.metricInvocations({ statistic: sum, period: rate }),
+      succeeded: builderMetric(builder, 'runSucceeded', sum, rate),
+      failed: builderMetric(builder, 'runFailed', sum, rate),
+    },
+    period: rate,
+    label: 'good runs',
+  });
 }
 
 /**
@@ -329,7 +352,26 @@ export class CatalogEdgeStack extends Stack {
       });
     }
     this.alarms = edgeAlarms(this, props.distributionId, props.functions, this.topic);
+    addRegionRule(this);
   }
+}
+
+/**
+ * A template rule that refuses, before anything is created, a deploy outside the region the template was made
+ * for: the stack's, or us-east-1 for a stack synthesized without a region (it holds the edge alarms, which
+ * watch CloudFront's metrics, published only there). A template made for one region is wrong in another (its
+ * names and the placement of its alarms follow the region).
+ */
+export function addRegionRule(stack: Stack): void {
+  const region = Token.isUnresolved(stack.region) ? EDGE_REGION : stack.region;
+  new CfnRule(stack, 'DeployRegion', {
+    assertions: [
+      {
+        assert: Fn.conditionEquals(Aws.REGION, region),
+        assertDescription: `Deploy this template in ${region}, the region it was synthesized for${region === stack.region ? '' : ' (without a region, the template holds the CloudFront alarms, which work only there)'}. For another region, synthesize with that region (CDK_DEFAULT_REGION or the CLI's).`,
+      },
+    ],
+  });
 }
 
 /** The region part of an ARN (`arn:aws:sns:REGION:…`). */
@@ -343,13 +385,14 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
   const topic = alarmTopic(stack, settings);
   const alarms = builderAlarms(stack, parts, settings, topic);
   const functions = parts.functions.map(({ id, fn }) => ({ id, functionName: fn.functionName }));
-  const placement = edgePlacement(stack.region);
   let edgeStack: CatalogEdgeStack | undefined;
 
-  if (placement === 'companion') {
+  addRegionRule(stack);
+  if (!inEdgeRegion(stack)) {
+    // Named after the stack and its region: two deployments of one name in two regions each have their own.
     const app = stack.node.scope as Construct;
-    edgeStack = new CatalogEdgeStack(app, `${stack.node.id}-edge`, {
-      stackName: `${stack.stackName}-edge`,
+    edgeStack = new CatalogEdgeStack(app, `${stack.node.id}-edge-${stack.region}`, {
+      stackName: edgeStackName(stack.stackName, stack.region),
       description: `Training plan catalog: CloudFront alarms of ${stack.stackName} (CloudFront metrics exist only in ${EDGE_REGION})`,
       env: { ...(Token.isUnresolved(stack.account) ? {} : { account: stack.account }), region: EDGE_REGION },
       crossRegionReferences: true,
@@ -361,15 +404,6 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
     });
   } else {
     alarms.push(...edgeAlarms(stack, parts.distribution.distributionId, functions, topic));
-    if (placement === 'here-if-us-east-1')
-      new CfnRule(stack, 'EdgeRegion', {
-        assertions: [
-          {
-            assert: Fn.conditionEquals(Aws.REGION, EDGE_REGION),
-            assertDescription: `Deploy this template in ${EDGE_REGION}: CloudFront publishes its metrics (which its alarms watch) and accepts its web ACL only there. To deploy elsewhere, synthesize with that region (CDK_DEFAULT_REGION or the CLI's), which moves the edge alarms to a companion stack.`,
-          },
-        ],
-      });
   }
 
   if (settings.additionalCloudFrontMetrics)
@@ -416,25 +450,25 @@ function catalogDashboard(
     [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...alarms], width: 24, height: 4 })],
     [
       graph('Builder runs', [
-        builderMetric('runSucceeded', cloudwatch.Stats.SUM, rate),
-        builderMetric('runFailed', cloudwatch.Stats.SUM, rate),
+        builderMetric(parts.builder, 'runSucceeded', cloudwatch.Stats.SUM, rate),
+        builderMetric(parts.builder, 'runFailed', cloudwatch.Stats.SUM, rate),
       ]),
       graph(
         'Catalog age (s)',
-        [builderMetric('catalogAge', cloudwatch.Stats.MAXIMUM, rate)],
+        [builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate)],
         [{ value: settings.catalogAgeAlarmSeconds, label: 'alarm' }],
       ),
       graph('Build duration and propagation', [
-        builderMetric('buildDuration', cloudwatch.Stats.MAXIMUM, rate),
-        builderMetric('propagation', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'buildDuration', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'propagation', cloudwatch.Stats.MAXIMUM, rate),
       ]),
     ],
     [
       graph('Plans per discipline', [
-        builderMetric('plansRunning', cloudwatch.Stats.MAXIMUM, rate),
-        builderMetric('plansStrength', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'plansRunning', cloudwatch.Stats.MAXIMUM, rate),
+        builderMetric(parts.builder, 'plansStrength', cloudwatch.Stats.MAXIMUM, rate),
       ]),
-      graph('Invalid rows', [builderMetric('invalidRows', cloudwatch.Stats.MAXIMUM, rate)]),
+      graph('Invalid rows', [builderMetric(parts.builder, 'invalidRows', cloudwatch.Stats.MAXIMUM, rate)]),
       graph('Requests', [edge('Requests', cloudwatch.Stats.SUM)]),
     ],
     [
@@ -501,7 +535,7 @@ function catalogDashboard(
     ]);
 
   return new cloudwatch.Dashboard(stack, 'Dashboard', {
-    dashboardName: stack.stackName,
+    dashboardName: accountWideName(stack, '', 255),
     defaultInterval: Duration.days(1),
     widgets: rows,
   });

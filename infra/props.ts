@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { type StackProps, Token } from 'aws-cdk-lib/core';
+import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { type NamesIn, readSettings, type SettingsIn } from '../app/settings/index.ts';
 import { ConfigError } from '../contract/errors.ts';
 import { parseKvsFile } from '../keys/kvs-file.ts';
@@ -53,6 +54,28 @@ function sourceProblems(source: string): string[] {
   return [];
 }
 
+/** The opt-in regions launched before 2023: an origin access identity reads buckets there (and in every older one). */
+const OAI_OPT_IN_REGIONS = new Set([
+  'af-south-1',
+  'ap-east-1',
+  'ap-south-2',
+  'ap-southeast-3',
+  'eu-central-2',
+  'eu-south-1',
+  'eu-south-2',
+  'me-central-1',
+  'me-south-1',
+]);
+
+/**
+ * Whether an origin access identity (the pages' reader) can read a bucket in `region`: not in the opt-in
+ * regions launched after December 2022, nor in one this CDK release does not know (a newer one, so opt-in).
+ */
+function pagesReaderReaches(region: string): boolean {
+  if (!RegionInfo.regions.some((known) => known.name === region)) return false;
+  return !RegionInfo.get(region).isOptInRegion || OAI_OPT_IN_REGIONS.has(region);
+}
+
 /** Props whose unresolved tokens are passed through (synth must know every other value). */
 function readProp(props: CatalogStackProps, name: NamesIn<'cdk'>) {
   const value = props[name];
@@ -70,9 +93,11 @@ export function resolveSettings(
   stackName: string,
   defaultGatewayDir: string,
 ): StackSettings {
+  // The stack's name is checked by its setting's rule too (the names of its resources derive from it).
   const reading = readSettings(
     'cdk',
-    (name) => readProp(props, name as NamesIn<'cdk'>),
+    (name) =>
+      name === 'stackName' ? { value: stackName, from: 'prop' } : readProp(props, name as NamesIn<'cdk'>),
     (name) => name,
   );
   const problems = [...reading.problems];
@@ -83,9 +108,9 @@ export function resolveSettings(
     const file = `${gatewayBundleDir}/${name}.js`;
     if (!existsSync(file)) problems.push(`gateway bundle ${file} is missing: run npm run build`);
   }
-  if (`${stackName}-viewer-response`.length > 64)
+  if (/-edge-[a-z]+(-[a-z]+)*-\d+$/.test(stackName))
     problems.push(
-      `stack name ${shown(stackName)}: at most ${64 - '-viewer-response'.length} characters (it prefixes the CloudFront Function names)`,
+      `stackName ${shown(stackName)}: must not end with -edge-<region>, the name of another stack's us-east-1 companion`,
     );
   if (s.kvsSeedFile !== undefined) {
     if (!existsSync(s.kvsSeedFile)) problems.push(`kvsSeedFile ${shown(s.kvsSeedFile)}: no such file`);
@@ -142,6 +167,11 @@ export function resolveSettings(
   )
     problems.push(
       `rateLimitPerKey needs the stack in us-east-1, not ${region}: AWS WAF creates web ACLs for CloudFront only there (deploy the stack in us-east-1, or leave the rate limit off)`,
+    );
+
+  if (region !== undefined && !Token.isUnresolved(region) && !pagesReaderReaches(region))
+    problems.push(
+      `region ${region}: the plan pages' reader (an origin access identity) cannot read S3 buckets in regions launched after December 2022; deploy the stack in us-east-1 or an older region (infra/README.md, "Which region")`,
     );
 
   if (problems.length > 0) throw new CatalogStackPropsError(problems);

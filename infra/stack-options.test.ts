@@ -16,19 +16,15 @@ const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog/sou
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ops-alerts';
 
 let scratch: string;
-const synthesized: Synthesized[] = [];
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'catalog-infra-'));
 });
 afterAll(async () => {
-  await Promise.all(synthesized.map((s) => s.remove()));
   await rm(scratch, { recursive: true, force: true });
 });
 
 async function synth(props: CatalogStackProps): Promise<Synthesized> {
-  const result = await synthStack(props, { bundle: false });
-  synthesized.push(result);
-  return result;
+  return synthStack(props);
 }
 
 const distributionConfig = (s: Synthesized) =>
@@ -417,9 +413,28 @@ describe('invalid props', () => {
     );
   });
 
-  it('fails a stack name too long to prefix the function names', () => {
-    const name = `Catalog${'x'.repeat(60)}`;
-    expect(failure({}, name)).toContain(`stack name "${name}": at most 48 characters`);
+  it('fails a stack name the settings refuse (the names of its resources derive from it)', () => {
+    const name = `Catalog${'x'.repeat(42)}`;
+    expect(failure({}, name)).toContain(
+      `stackName "${name}": must be a CloudFormation stack name of at most 48 characters`,
+    );
+  });
+
+  it('fails a stack name that another stack’s us-east-1 companion has', () => {
+    expect(failure({}, 'Catalog-edge-eu-west-1')).toContain(
+      'stackName "Catalog-edge-eu-west-1": must not end with -edge-<region>',
+    );
+    expect(() => constructStack({}, 'Catalog-edge')).not.toThrow();
+  });
+
+  it('fails a region whose buckets the pages’ origin access identity cannot read (opt-in, after 2022), or one CDK does not know', () => {
+    for (const region of ['ap-southeast-4', 'il-central-1', 'ca-west-1', 'mx-central-1', 'xx-nowhere-1'])
+      expect(failure({ env: { account: '123456789012', region } }), region).toContain(
+        `region ${region}: the plan pages' reader (an origin access identity) cannot read S3 buckets in regions launched after December 2022`,
+      );
+    // Older regions, opt-in ones too, are fine.
+    for (const region of ['us-east-1', 'eu-west-1', 'eu-south-1', 'ap-south-2', 'eu-central-2'])
+      expect(() => constructStack({ env: { account: '123456789012', region } }), region).not.toThrow();
   });
 
   it('fails listing every problem at once', () => {

@@ -1,15 +1,17 @@
 /**
- * The default stack, synthesized once (with the builder really bundled by the local esbuild) into a scratch
- * directory: each part of the stack asserted by its properties. Other settings: stack-options.test.ts.
+ * The default stack as `npm run synth` writes it (a shared synthesis, infra/testing.ts: the builder really
+ * bundled by the local esbuild): each part of the stack asserted by its properties. Other settings:
+ * stack-options.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
+import { rootObjects } from '../builder/build.ts';
 import { ERROR_PAGE, NOT_FOUND_PAGE, PAGE_CSP, SOURCE_UNSET } from '../contract/index.ts';
 import {
   bundleFunction,
@@ -18,19 +20,19 @@ import {
   type GatewayFunctionName,
 } from '../gateway/functions/bundle.ts';
 import { ROOT } from '../testing/cli.ts';
-import { logicalId, type Synthesized, synthStack } from './testing.ts';
+import { type Assembly, logicalId, sharedAssembly } from './testing.ts';
 
 const run = promisify(execFile);
 
 const SEVEN_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'];
 
-let synth: Synthesized;
+let synth: Assembly;
 let template: Template;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  synth = await synthStack();
-  template = synth.template;
+  synth = await sharedAssembly('readme');
+  template = synth.templates.TrainingPlanCatalog as Template;
   ids.bucket = logicalId(template, 'AWS::S3::Bucket', 'Origin');
   ids.kvs = logicalId(template, 'AWS::CloudFront::KeyValueStore', 'Keys');
   ids.viewerRequest = logicalId(template, 'AWS::CloudFront::Function', 'ViewerRequest');
@@ -45,7 +47,6 @@ beforeAll(async () => {
   ids.failures = logicalId(template, 'AWS::SQS::Queue', 'BuilderFailures');
   ids.pagesReader = logicalId(template, 'AWS::CloudFront::CloudFrontOriginAccessIdentity', 'PagesReader');
 });
-afterAll(() => synth?.remove());
 
 /** The one resource of a logical id. */
 const resource = (id: string | undefined) =>
@@ -73,6 +74,13 @@ const distributionArn = () => ({
   ],
 });
 
+/** The logical id of the role the schedule runs its target with. */
+function schedulerRole(): string {
+  const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule'))[0];
+  const roleArn = schedule?.Properties.Target.RoleArn as { 'Fn::GetAtt': [string, string] } | undefined;
+  return roleArn?.['Fn::GetAtt'][0] ?? 'missing';
+}
+
 function statementsOf(roleId: string): Record<string, unknown>[] {
   return Object.values(template.findResources('AWS::IAM::Policy'))
     .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
@@ -80,10 +88,8 @@ function statementsOf(roleId: string): Record<string, unknown>[] {
 }
 
 describe('synthesis', () => {
-  it('reports no warnings or errors', () => {
-    const annotations = Annotations.fromStack(synth.stack);
-    expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
-    expect(annotations.findError('*', Match.anyValue())).toEqual([]);
+  it('reports no warnings or errors (the validation report holds the annotations too)', () => {
+    expect(synth.violations).toEqual([]);
   });
 });
 
@@ -184,7 +190,9 @@ describe('origin bucket', () => {
     expect(origins).toHaveLength(2);
     expect(origins[0]).toMatchObject({
       DomainName: { 'Fn::GetAtt': [ids.bucket, 'RegionalDomainName'] },
-      OriginAccessControlId: { 'Fn::GetAtt': [expect.stringMatching(/OriginAccessControl/), 'Id'] },
+      OriginAccessControlId: {
+        'Fn::GetAtt': [logicalId(template, 'AWS::CloudFront::OriginAccessControl', 'CatalogReader'), 'Id'],
+      },
       S3OriginConfig: { OriginAccessIdentity: '' },
     });
     expect(origins[1]).toMatchObject({
@@ -316,6 +324,69 @@ describe('distribution', () => {
   });
 });
 
+describe('error pages before the first publish', () => {
+  /** The SDK calls of the custom resources that put objects in the bucket, the bucket's name as `<bucket>`. */
+  const puts = () =>
+    Object.entries(template.findResources('Custom::AWS')).map(([id, r]) => {
+      const call = (value: { 'Fn::Join': [string, unknown[]] }) =>
+        JSON.parse(
+          value['Fn::Join'][1]
+            .map((part) =>
+              typeof part === 'string'
+                ? part
+                : JSON.stringify(part) === JSON.stringify({ Ref: ids.bucket })
+                  ? '<bucket>'
+                  : '?',
+            )
+            .join(''),
+        );
+      return { id, create: call(r.Properties.Create), update: call(r.Properties.Update) };
+    });
+
+  it('are put in the bucket by the deploy itself, as a publish writes them, so an error is never a 403', () => {
+    const pages = rootObjects(SETTINGS.appScheme.default as string);
+    // Every page the distribution's custom error responses fetch.
+    const responses = distributionConfig().CustomErrorResponses as { ResponsePagePath: string }[];
+    expect(pages.map((page) => `/${page.key}`).sort()).toEqual(
+      [...new Set(responses.map((response) => response.ResponsePagePath))].sort(),
+    );
+    const expected = pages.map((page) => ({
+      service: 'S3',
+      action: 'putObject',
+      parameters: {
+        Bucket: '<bucket>',
+        Key: page.key,
+        Body: page.body.toString('utf8'),
+        ContentType: page.contentType,
+        CacheControl: page.cacheControl,
+      },
+      physicalResourceId: { id: page.key },
+    }));
+    const calls = puts();
+    expect(calls.map((c) => c.create)).toEqual(expected);
+    // A deploy that changes a page (appScheme) puts it again; deleting the stack leaves them, like the bucket.
+    expect(calls.map((c) => c.update)).toEqual(expected);
+    for (const { id } of calls) expect(resource(id).Properties.Delete).toBeUndefined();
+  });
+
+  it('each by a call that may put only its page', () => {
+    for (const { id, create } of puts()) {
+      const own = Object.entries(template.findResources('AWS::IAM::Policy')).find(([policyId]) =>
+        policyId.startsWith(id.replace(/[0-9A-F]{8}$/, 'CustomResourcePolicy')),
+      );
+      expect(own?.[1].Properties.PolicyDocument.Statement).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 's3:PutObject',
+          Resource: {
+            'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, `/${create.parameters.Key}`]],
+          },
+        },
+      ]);
+    }
+  });
+});
+
 describe('builder Lambda', () => {
   it('runs on Node.js 22 with the declared timeout and memory, no reserved concurrency, never retried at once', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
@@ -350,7 +421,7 @@ describe('builder Lambda', () => {
     expect(statements).toContainEqual(
       expect.objectContaining({
         Effect: 'Allow',
-        Action: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
         Resource: { 'Fn::GetAtt': [ids.failures, 'Arn'] },
       }),
     );
@@ -400,7 +471,7 @@ describe('builder Lambda', () => {
       expect.arrayContaining([
         expect.objectContaining({
           Effect: 'Allow',
-          Action: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+          Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
           Resource: { 'Fn::Join': ['', [bucketArn, '/*']] },
         }),
         expect.objectContaining({ Effect: 'Allow', Action: 's3:ListBucket', Resource: bucketArn }),
@@ -408,8 +479,8 @@ describe('builder Lambda', () => {
           Effect: 'Allow',
           Action: [
             'cloudfront-keyvaluestore:DescribeKeyValueStore',
-            'cloudfront-keyvaluestore:ListKeys',
             'cloudfront-keyvaluestore:GetKey',
+            'cloudfront-keyvaluestore:ListKeys',
             'cloudfront-keyvaluestore:UpdateKeys',
           ],
           Resource: { 'Fn::GetAtt': [ids.kvs, 'Arn'] },
@@ -426,7 +497,7 @@ describe('builder Lambda', () => {
         }),
         expect.objectContaining({
           Effect: 'Allow',
-          Action: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+          Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
           Resource: { 'Fn::GetAtt': [ids.failures, 'Arn'] },
         }),
       ]),
@@ -466,13 +537,30 @@ describe('schedule and alarm', () => {
       State: 'ENABLED',
       Target: { Arn: { 'Fn::GetAtt': [ids.builder, 'Arn'] }, Input: '{}' },
     });
-    const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule'))[0];
-    const roleArn = schedule?.Properties.Target.RoleArn as { 'Fn::GetAtt': [string, string] } | undefined;
-    const roleId = roleArn?.['Fn::GetAtt'][0] ?? 'missing';
-    const statements = statementsOf(roleId);
-    expect(statements).toHaveLength(1);
+    const statements = statementsOf(schedulerRole());
+    expect(statements).toHaveLength(2);
     expect(statements[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Effect: 'Allow' });
     expect(JSON.stringify(statements[0]?.Resource)).toContain(`"${ids.builder}"`);
+  });
+
+  it('puts a run it could not deliver (after its retries) in the failure queue, whose alarm says so', () => {
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      Target: {
+        RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+        DeadLetterConfig: { Arn: { 'Fn::GetAtt': [ids.failures, 'Arn'] } },
+      },
+    });
+    expect(statementsOf(schedulerRole())[1]).toEqual({
+      Effect: 'Allow',
+      Action: 'sqs:SendMessage',
+      Resource: { 'Fn::GetAtt': [ids.failures, 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids.failures, 'QueueName'] } }],
+      AlarmActions: [{ Ref: ids.topic }],
+    });
   });
 
   it('alarms on any builder error to the SNS topic', () => {

@@ -6,7 +6,7 @@
  * rename them. See infra/README.md.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -23,9 +23,11 @@ import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Annotations, CfnOutput, Duration, Fn, SecretValue, Stack } from 'aws-cdk-lib/core';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
+import { rootObjects } from '../builder/build.ts';
 import { SOURCE_UNSET } from '../contract/index.ts';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
 import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
@@ -33,6 +35,7 @@ import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring.ts';
 import { acknowledgeFindings } from './nag.ts';
+import { accountWideName, inEdgeRegion } from './names.ts';
 import { type CatalogStackProps, resolveSettings, type StackSettings } from './props.ts';
 import { addUsageLogs } from './usage-logs.ts';
 import { addRateLimit } from './waf.ts';
@@ -88,8 +91,9 @@ export class CatalogStack extends Stack {
   /** The scheduled builder (`lambda/handler.ts`). */
   readonly builder: NodejsFunction;
   /**
-   * Where a failed asynchronous invocation of the builder goes (thrown, timed out, throttled, or too old):
-   * encrypted, kept {@link FAILURE_RETENTION_DAYS} days, alarmed on (infra/monitoring.ts).
+   * Where a failed asynchronous invocation of the builder goes (thrown, timed out, throttled, or too old), and
+   * a scheduled run the scheduler could not deliver: encrypted, kept {@link FAILURE_RETENTION_DAYS} days,
+   * alarmed on (infra/monitoring.ts).
    */
   readonly builderFailures: sqs.Queue;
   /** The API's public base URL (possibly a token). */
@@ -122,12 +126,14 @@ export class CatalogStack extends Stack {
 
     this.keyValueStore = new cloudfront.KeyValueStore(this, 'Keys', {
       comment: 'Training plan catalog: SHA-256 hashes of API keys, and the CORS origin',
+      // In us-east-1 the store keeps the name CDK gave it (a new name would replace it: a new, empty store).
+      ...(inEdgeRegion(this) ? {} : { keyValueStoreName: accountWideName(this, 'keys', 64) }),
       ...(settings.kvsSeedFile ? { source: cloudfront.ImportSource.fromAsset(settings.kvsSeedFile) } : {}),
     });
 
     const gatewayFunction = (id: string, name: 'viewer-request' | 'viewer-response', comment: string) =>
       new cloudfront.Function(this, id, {
-        functionName: `${this.stackName}-${name}`,
+        functionName: accountWideName(this, name, 64),
         comment,
         code: cloudfront.FunctionCode.fromFile({ filePath: join(settings.gatewayBundleDir, `${name}.js`) }),
         runtime: cloudfront.FunctionRuntime.JS_2_0,
@@ -166,6 +172,7 @@ export class CatalogStack extends Stack {
       });
     const headersPolicyFor = (id: string, behaviour: Behaviour, comment: string) =>
       new cloudfront.ResponseHeadersPolicy(this, id, {
+        responseHeadersPolicyName: accountWideName(this, id, 128),
         comment,
         // Only what the table asks for: the functions set every other header of the answers they make.
         securityHeadersBehavior: {
@@ -191,6 +198,9 @@ export class CatalogStack extends Stack {
     if (access.catalog.list) throw new Error('gateway/distribution.ts: the catalog reader must not list');
     const catalogOrigin = origins.S3BucketOrigin.withOriginAccessControl(asIBucket(this.bucket), {
       originAccessLevels: [cloudfront.AccessLevel.READ],
+      originAccessControl: new cloudfront.S3OriginAccessControl(this, 'CatalogReader', {
+        originAccessControlName: accountWideName(this, 'catalog-reader', 64),
+      }),
     });
     // The pages' reader is a second principal (an origin access identity) that may list the bucket, so a
     // missing page is a 404, which becomes the not-found page; it may read page objects only (infra/README.md).
@@ -270,6 +280,8 @@ export class CatalogStack extends Stack {
       ...this.accessLogging(settings),
     });
 
+    this.putErrorPages(settings);
+
     this.baseUrl =
       settings.baseUrl ?? `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
     this.builderFailures = new sqs.Queue(this, 'BuilderFailures', {
@@ -331,6 +343,42 @@ export class CatalogStack extends Stack {
       value: this.viewerRequest.functionName,
       description: 'catalog verify-function --name',
     });
+  }
+
+  /**
+   * The pages the distribution's custom error responses fetch (`errors/500.json`, `errors/404.html`), put at
+   * the origin by the deploy itself: until the first publish writes them, CloudFront would answer its error
+   * responses with the 403 of the missing page. A publish writes the same bytes (builder/build.ts). One S3 call
+   * per page from CDK's SDK-call custom resource (a small function that runs only at deploy); the pages stay
+   * when the stack goes, like the bucket.
+   */
+  private putErrorPages(settings: StackSettings): void {
+    for (const page of rootObjects(settings.appScheme ?? (SETTINGS.appScheme.default as string))) {
+      const put: cr.AwsSdkCall = {
+        service: 'S3',
+        action: 'putObject',
+        parameters: {
+          Bucket: this.bucket.bucketName,
+          Key: page.key,
+          Body: page.body.toString('utf8'),
+          ContentType: page.contentType,
+          CacheControl: page.cacheControl,
+        },
+        physicalResourceId: cr.PhysicalResourceId.of(page.key),
+      };
+      // `ErrorPage500`, `ErrorPage404`: one resource per page, each may write only its page.
+      new cr.AwsCustomResource(this, `ErrorPage${basename(page.key).replace(/\..*$/, '')}`, {
+        onCreate: put,
+        onUpdate: put,
+        installLatestAwsSdk: false,
+        policy: cr.AwsCustomResourcePolicy.fromStatements([
+          new iam.PolicyStatement({
+            actions: ['s3:PutObject'],
+            resources: [this.bucket.arnForObjects(page.key)],
+          }),
+        ]),
+      });
+    }
   }
 
   /** Standard access logs, to the named bucket or to a new private one whose logs expire. */
@@ -544,6 +592,8 @@ export class CatalogStack extends Stack {
         input: scheduler.ScheduleTargetInput.fromObject({}),
         retryAttempts: 2,
         maxEventAge: Duration.seconds(Math.max(rate.toSeconds(), 60)),
+        // A delivery the scheduler gives up on lands in the failure queue too, whose alarm says so.
+        deadLetterQueue: this.builderFailures,
       }),
     });
     new CfnOutput(this, 'BuildScheduleName', {

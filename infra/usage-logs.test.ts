@@ -6,20 +6,16 @@
 
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogStack } from './stack.ts';
 import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
 const ACCOUNT = '123456789012';
-const synthesized: Synthesized[] = [];
+/** The last part of the stack's id, as the template computes it. */
+const STACK_ID_PART = { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] };
 const synth = async (props: Parameters<typeof synthStack>[0] = {}) => {
-  const result = await synthStack(props, { bundle: false });
-  synthesized.push(result);
-  return result;
+  return synthStack(props);
 };
-afterAll(async () => {
-  await Promise.all(synthesized.map((s) => s.remove()));
-});
 
 /** A CloudFormation value as text: `Fn::Join` parts joined, a `Ref` as `<Name>`, a `GetAtt` as `<Id.Attr>`. */
 function joined(value: unknown): string {
@@ -31,6 +27,8 @@ function joined(value: unknown): string {
     const [id, attr] = v['Fn::GetAtt'] as [string, string];
     return `<${id.replace(/[0-9A-F]{8}$/, '')}.${attr}>`;
   }
+  // The id of this creation of the stack: the last part of its stack id.
+  if (JSON.stringify(v) === JSON.stringify(STACK_ID_PART)) return '<stack id>';
   throw new Error(`cannot show ${JSON.stringify(value)}`);
 }
 
@@ -61,10 +59,7 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
     t.hasResourceProperties('AWS::Logs::DeliverySource', {
       LogType: 'ACCESS_LOGS',
       ResourceArn: {
-        'Fn::Join': [
-          '',
-          ['arn:', { Ref: 'AWS::Partition' }, `:cloudfront::${ACCOUNT}:distribution/`, { Ref: distribution }],
-        ],
+        'Fn::Join': ['', [`arn:aws:cloudfront::${ACCOUNT}:distribution/`, { Ref: distribution }]],
       },
     });
     t.hasResourceProperties('AWS::Logs::DeliveryDestination', {
@@ -78,7 +73,7 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
     const sourceName = (
       t.findResources('AWS::Logs::DeliverySource')[source] as { Properties: { Name: string } }
     ).Properties.Name;
-    expect(sourceName).toMatch(/^TrainingPlanCatalog-UsageLogs-[0-9A-F]{8}-source$/);
+    expect(sourceName).toBe('TrainingPlanCatalog-usage-source');
     expect(delivery.Properties).toEqual({
       DeliverySourceName: sourceName,
       DeliveryDestinationArn: { 'Fn::GetAtt': [destination, 'Arn'] },
@@ -96,15 +91,15 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
     expect(delivery.DependsOn).toContain(source);
   });
 
-  it('keeps the records 400 days by default in a group named after the stack, kept when the stack goes', () => {
+  it('keeps the records 400 days by default in a group named after the stack and this creation of it, kept when the stack goes (not when its first create fails)', () => {
     const t = main.template;
+    const name = { 'Fn::Join': ['', ['/aws/vendedlogs/TrainingPlanCatalog/usage/', STACK_ID_PART]] };
     t.hasResource('AWS::Logs::LogGroup', {
-      Properties: { LogGroupName: '/aws/vendedlogs/TrainingPlanCatalog/usage', RetentionInDays: 400 },
-      DeletionPolicy: 'Retain',
+      Properties: { LogGroupName: name, RetentionInDays: 400 },
+      DeletionPolicy: 'RetainExceptOnCreate',
+      UpdateReplacePolicy: 'Retain',
     });
-    t.hasOutput('UsageLogGroupName', {
-      Value: { Ref: logicalId(t, 'AWS::Logs::LogGroup', 'UsageLogsGroup') },
-    });
+    t.hasOutput('UsageLogGroupName', { Value: name });
   });
 
   it('lets only the log delivery service of this account write to the group', () => {
@@ -136,7 +131,7 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       title: 'Requests per partner (hourly)',
       region: 'us-east-1',
       query: [
-        "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage' | fields `viewer-request-log-data` as data",
+        "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage/<stack id>' | fields `viewer-request-log-data` as data",
         'parse data /^(?<partner>[a-z0-9-]+)/',
         'filter ispresent(partner) and partner not in ["no-key", "unknown-key", "expired-key", "many-keys", "discipline", "method", "path", "page"]',
         'stats count(*) as requests by bin(1h), partner',
@@ -148,7 +143,7 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       title: '401s per reason (hourly)',
       region: 'us-east-1',
       query: [
-        "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage' | fields `viewer-request-log-data` as data, `sc-status` as status",
+        "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage/<stack id>' | fields `viewer-request-log-data` as data, `sc-status` as status",
         'filter status = 401',
         'parse data /(?<reason>[a-z-]+)$/',
         'stats count(*) as refusals by bin(1h), reason',
@@ -173,16 +168,49 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
     expect(Object.keys(t.findOutputs('UsageLogGroupName'))).toEqual([]);
   });
 
-  it('puts the delivery in the us-east-1 companion for a stack elsewhere, and the widgets on its dashboard', async () => {
+  it('puts the delivery in the us-east-1 companion for a stack elsewhere, and the widgets and the group’s name on the stack', async () => {
     const { stack, template } = await synth({ env: { account: ACCOUNT, region: 'eu-west-1' } });
     template.resourceCountIs('AWS::Logs::Delivery', 0);
     const edge = Template.fromStack(
-      (stack.node.scope as App).node.tryFindChild('TrainingPlanCatalog-edge') as CatalogStack,
+      (stack.node.scope as App).node.tryFindChild('TrainingPlanCatalog-edge-eu-west-1') as CatalogStack,
     );
     edge.resourceCountIs('AWS::Logs::Delivery', 1);
+    // The group's name, computed in the stack, reaches the companion as one of the stack's outputs.
+    const name = { 'Fn::Join': ['', ['/aws/vendedlogs/TrainingPlanCatalog/usage/', STACK_ID_PART]] };
+    template.hasOutput('UsageLogGroupName', { Value: name });
+    const shared = Object.entries(template.toJSON().Outputs as Record<string, { Value: unknown }>).find(
+      ([id, output]) =>
+        id !== 'UsageLogGroupName' &&
+        JSON.stringify(output.Value) === JSON.stringify({ Ref: 'AWS::StackId' }),
+    );
     edge.hasResourceProperties('AWS::Logs::LogGroup', {
-      LogGroupName: '/aws/vendedlogs/TrainingPlanCatalog/usage',
+      LogGroupName: {
+        'Fn::Join': [
+          '',
+          [
+            '/aws/vendedlogs/TrainingPlanCatalog/usage/',
+            {
+              'Fn::Select': [
+                2,
+                {
+                  'Fn::Split': [
+                    '/',
+                    {
+                      'Fn::GetStackOutput': {
+                        StackName: 'TrainingPlanCatalog',
+                        Region: 'eu-west-1',
+                        OutputName: shared?.[0],
+                      },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        ],
+      },
     });
+    expect(Object.keys(edge.findOutputs('UsageLogGroupName'))).toEqual([]);
     const widget = dashboardWidgets(template).find(
       (w) => w.properties.title === 'Requests per partner (hourly)',
     );

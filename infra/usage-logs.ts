@@ -3,17 +3,20 @@
  * CloudWatch Logs group — a delivery source for the distribution, a delivery destination for the group and a
  * delivery naming exactly the record fields `catalog usage` reads — and the dashboard widgets that count them.
  * Kept in us-east-1 with CloudFront's other regional parts: in the stack when it is there (or has no region),
- * else in its us-east-1 companion (infra/monitoring.ts). The group's name derives from the stack's name, so
- * the dashboard in the stack's own region names it without a reference across regions.
+ * else in its us-east-1 companion (infra/monitoring.ts). The group is kept when the stack goes; its name holds
+ * the id of the stack's creation, so a stack created again (after a failed first deploy's rollback, or a
+ * delete) never meets the group it kept. The stack computes the name, so its dashboard and its output
+ * `UsageLogGroupName` name the group wherever the group is.
  */
 
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Aws, CfnOutput, Names, RemovalPolicy, Stack } from 'aws-cdk-lib/core';
+import { Aws, CfnOutput, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib/core';
 import { Construct } from 'constructs';
 import { LOG_REASONS, LogValue } from '../contract/index.ts';
-import { EDGE_REGION, type Monitoring } from './monitoring.ts';
+import type { Monitoring } from './monitoring.ts';
+import { EDGE_REGION, fitName } from './names.ts';
 import type { StackSettings } from './props.ts';
 
 /**
@@ -31,9 +34,15 @@ export const USAGE_LOG_FIELDS = [
   'viewer-request-log-data',
 ] as const;
 
-/** The log group of a stack's usage records (stack output UsageLogGroupName). */
-export function usageLogGroupName(stackName: string): string {
-  return `/aws/vendedlogs/${stackName}/usage`;
+/**
+ * The log group of a stack's usage records (stack output UsageLogGroupName): `/aws/vendedlogs/<stack>/usage/`
+ * and the id CloudFormation gave this creation of the stack (the last part of its stack id).
+ */
+export function usageLogGroupName(stack: Stack): string {
+  return Fn.join('', [
+    `/aws/vendedlogs/${stack.stackName}/usage/`,
+    Fn.select(2, Fn.split('/', stack.stackId)),
+  ]);
 }
 
 /** Logs Insights, one line per command (the widget joins them with `|`): requests per partner over time (a refusal naming a partner counts for it). */
@@ -55,8 +64,8 @@ export const UNAUTHORIZED_REASONS_QUERY = [
 export interface UsageLogsProps {
   /** The distribution's id (its ARN is built from it, in this stack's account). */
   readonly distributionId: string;
-  /** The stack whose name the log group carries (the stack itself, or the one this companion serves). */
-  readonly stackName: string;
+  /** The log group's name ({@link usageLogGroupName} of the stack the distribution is in). */
+  readonly logGroupName: string;
   /** Days the group keeps its records. */
   readonly retentionDays: number;
 }
@@ -70,27 +79,31 @@ export class UsageLogs extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     this.logGroup = new logs.LogGroup(this, 'Group', {
-      logGroupName: usageLogGroupName(props.stackName),
+      logGroupName: props.logGroupName,
       retention: props.retentionDays as logs.RetentionDays,
       // The records answer who used a key; deleting the stack should not delete them before their retention.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // A failed create's rollback deletes the group (it holds nothing yet).
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
+    // Names in this region's account-wide namespaces, from the stack's name (delivery names: at most 60).
+    const name = (suffix: string, max: number) => fitName(stack.stackName, max, `-usage-${suffix}`);
     // The log delivery service writes the records, for deliveries of this account only.
-    this.logGroup.addToResourcePolicy(
-      new iam.PolicyStatement({
-        principals: [new iam.ServicePrincipal('delivery.logs.amazonaws.com')],
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [`${this.logGroup.logGroupArn}`],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-          ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:*` },
-        },
-      }),
-    );
-    const name = (suffix: string) =>
-      `${Names.uniqueResourceName(this, { maxLength: 50, separator: '-' })}-${suffix}`;
+    new logs.ResourcePolicy(this, 'DeliveryPolicy', {
+      resourcePolicyName: name('delivery', 255),
+      policyStatements: [
+        new iam.PolicyStatement({
+          principals: [new iam.ServicePrincipal('delivery.logs.amazonaws.com')],
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resources: [this.logGroup.logGroupArn],
+          conditions: {
+            StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+            ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:*` },
+          },
+        }),
+      ],
+    });
     const source = new logs.CfnDeliverySource(this, 'Source', {
-      name: name('source'),
+      name: name('source', 60),
       logType: 'ACCESS_LOGS',
       resourceArn: stack.formatArn({
         service: 'cloudfront',
@@ -100,7 +113,7 @@ export class UsageLogs extends Construct {
       }),
     });
     const destination = new logs.CfnDeliveryDestination(this, 'Destination', {
-      name: name('destination'),
+      name: name('destination', 60),
       destinationResourceArn: this.logGroup.logGroupArn,
       outputFormat: 'json',
     });
@@ -109,11 +122,7 @@ export class UsageLogs extends Construct {
       deliveryDestinationArn: destination.attrArn,
       recordFields: [...USAGE_LOG_FIELDS],
     });
-    this.delivery.addDependency(source);
-    new CfnOutput(stack, 'UsageLogGroupName', {
-      value: this.logGroup.logGroupName,
-      description: 'The usage records: catalog usage --log-group <this> (in us-east-1)',
-    });
+    this.delivery.addResourceDependency(source);
   }
 }
 
@@ -145,11 +154,16 @@ export function addUsageLogs(
   settings: Pick<StackSettings, 'usageLogging' | 'usageLogRetentionDays'>,
 ): UsageLogs | undefined {
   if (!settings.usageLogging) return undefined;
+  const logGroupName = usageLogGroupName(stack);
   const usage = new UsageLogs(parts.monitoring.edgeStack ?? stack, 'UsageLogs', {
     distributionId: parts.distributionId,
-    stackName: stack.stackName,
+    logGroupName,
     retentionDays: settings.usageLogRetentionDays,
   });
-  parts.monitoring.dashboard.addWidgets(...usageWidgets(usageLogGroupName(stack.stackName), EDGE_REGION));
+  parts.monitoring.dashboard.addWidgets(...usageWidgets(logGroupName, EDGE_REGION));
+  new CfnOutput(stack, 'UsageLogGroupName', {
+    value: logGroupName,
+    description: 'The usage records: catalog usage --log-group <this> (in us-east-1)',
+  });
   return usage;
 }

@@ -2,20 +2,14 @@
  * The optional per-key rate limit (an AWS WAF web ACL on the distribution) and the checks of the operations
  * settings: each bad value fails in the constructor, naming the setting and the value.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROBLEM_RATE_LIMITED } from '../contract/index.ts';
 import { type CatalogStackProps, CatalogStackPropsError } from './stack.ts';
 import { constructStack, logicalId, type Synthesized, synthStack } from './testing.ts';
 
-const synthesized: Synthesized[] = [];
 async function synth(props: CatalogStackProps = {}): Promise<Synthesized> {
-  const result = await synthStack(props, { bundle: false });
-  synthesized.push(result);
-  return result;
+  return synthStack(props);
 }
-afterAll(async () => {
-  await Promise.all(synthesized.map((s) => s.remove()));
-});
 
 type Resource = { Properties: Record<string, unknown> };
 const webAclOf = (s: Synthesized) =>

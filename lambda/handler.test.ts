@@ -276,6 +276,17 @@ describe('what every run leaves: its record, its metrics', () => {
   /** The record at the bucket. */
   const record = async () => JSON.parse((await s3.body(STATE_LAST_RUN))?.toString('utf8') ?? 'null');
 
+  it('on Lambda, metrics that carry the function’s name: two deployments in one region each have their own', async () => {
+    const env = { ...environment(), AWS_LAMBDA_FUNCTION_NAME: 'CatalogStaging-BuilderB630A0FA-Ab12Cd34' };
+    await createHandler({ env, clients, log: () => undefined })({});
+    const line = parseEmf(emf.lines[0] ?? '');
+    expect(line.dimensions).toEqual([['service', 'FunctionName']]);
+    expect(line.members).toMatchObject({
+      service: 'catalog',
+      FunctionName: 'CatalogStaging-BuilderB630A0FA-Ab12Cd34',
+    });
+  });
+
   it('a publish: the record, and one EMF line with the run, its duration, plans, invalid rows and catalog age', async () => {
     const lines: string[] = [];
     const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });

@@ -23,7 +23,7 @@ import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/env
 import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import { METRICS_FUNCTION_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import type { PublishTarget } from '../publish/publish.ts';
 
 /** The clients of the handler; tests pass their own. */
@@ -41,7 +41,7 @@ export interface HandlerOptions {
   readonly now?: () => Date;
   /**
    * The builder's metrics, published once per run (default: Powertools' Metrics in the namespace and with the
-   * service dimension of contract/metrics.ts, written to stdout as embedded-metric-format lines).
+   * dimensions of contract/metrics.ts, written to stdout as embedded-metric-format lines).
    */
   readonly metrics?: MetricsSink;
   /** How the propagation check reaches the edge and keeps time (tests point it at a local server). */
@@ -150,8 +150,15 @@ export function createHandler(
 ): (event: unknown, context?: LambdaContext) => Promise<RunSummary | NotConfiguredSummary> {
   const log = options.log ?? ((line: string) => console.log(line));
   const clock = options.now ?? (() => new Date());
+  // On Lambda, the function's name (which Lambda sets) tells this deployment's metrics from another's.
+  const functionName = options.env.AWS_LAMBDA_FUNCTION_NAME;
   const metrics =
-    options.metrics ?? new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
+    options.metrics ??
+    new Metrics({
+      namespace: METRICS_NAMESPACE,
+      serviceName: METRICS_SERVICE,
+      ...(functionName ? { defaultDimensions: { [METRICS_FUNCTION_DIMENSION]: functionName } } : {}),
+    });
   let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
   return async (event: unknown, context?: LambdaContext): Promise<RunSummary | NotConfiguredSummary> => {
