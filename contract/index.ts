@@ -314,3 +314,10 @@ export const STATE_RUN_LOCK = 'state/run-lock.json';
  * listing reads the history without reading the objects. Never served, like the record of the last run.
  */
 export const STATE_HISTORY_PREFIX = 'state/history/';
+
+/**
+ * Object key, at the origin's root, of the store the origin belongs to (`{"store": …}`: a KeyValueStore's ARN,
+ * or the store file's path from the origin directory), written once by the first move of `build:live` and
+ * checked by every later move and prune (docs/decisions.md#live-build). Never served.
+ */
+export const STATE_DEPLOYMENT = 'state/deployment.json';

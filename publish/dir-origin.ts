@@ -20,7 +20,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { link, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { z } from 'zod';
@@ -142,9 +142,10 @@ export class DirectoryOrigin implements OriginStore {
     this.name = root;
   }
 
-  async bindingFor(store: string): Promise<string> {
+  async bindingFor(store: string): Promise<{ origin: string; store: string }> {
     const real = (path: string) => realpath(path).catch(() => resolve(path));
-    return relative(await real(dirname(resolve(store))), await real(this.#root)) || '.';
+    const [folder, root] = await Promise.all([real(dirname(resolve(store))), real(this.#root)]);
+    return { origin: relative(folder, root) || '.', store: relative(root, join(folder, basename(store))) };
   }
 
   /** The file of a key; refuses a key that leads outside the directory or into the metadata. */

@@ -117,10 +117,12 @@ export interface OriginStore {
    */
   sha256?(key: string): Promise<string | null>;
   /**
-   * How the key-value store named `store` records this origin as the one it serves (`build:origin`): a bucket,
-   * `s3://bucket`; a directory, its real path from the folder of the store file, so the two move together.
+   * How the key-value store named `store` and this origin record each other (docs/decisions.md#live-build):
+   * `origin`, the store's `build:origin` (a bucket, `s3://bucket`; a directory, its real path from the folder of
+   * the store file), and `store`, the origin's `state/deployment.json` (the store's ARN; the store file's real
+   * path from the directory), so that a directory and its store file move together.
    */
-  bindingFor(store: string): Promise<string>;
+  bindingFor(store: string): Promise<{ readonly origin: string; readonly store: string }>;
 }
 
 /** `s3://bucket` names a bucket; anything else is a directory. */

@@ -93,7 +93,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: result.buildId,
       pin: null,
       previous: [],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
     expect((await keys(target.origin)).filter((key) => !key.startsWith('state/'))).toEqual(
       [
@@ -227,7 +227,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
         reason: `rolled back from ${second.buildId}`,
       },
       previous: [],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
     const before = await keys(target.origin);
     const pinned = await publishBuild(await build(rows.slice(0, 45)), target, options());
@@ -245,7 +245,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: after.buildId,
       pin: null,
       previous: [first.buildId],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
   });
 
@@ -269,7 +269,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: only.buildId,
       pin: null,
       previous: [],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
   });
 
@@ -368,8 +368,12 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     // Keep one: the live build, and the build live before it (the rollback target) whatever `keep` says.
     const pointer = await readPointer(target.kvs);
     expect(protectedBy(pointer)).toEqual({ live: ids[2], pinned: null, previous: ids[1] });
+    // Not with a store the origin does not belong to: its builds are another deployment's.
+    const stranger = { ...target, kvs: new FileKeyValueStore(`${scratch.dir}/other/kvs.json`) };
+    await expect(pruneBuilds(stranger, 1, protectedBy(pointer))).rejects.toThrow(DeploymentError);
+    expect((await target.origin.listPrefixes('builds/')).length).toBe(3);
     s3?.requests.splice(0);
-    expect(await pruneBuilds(target.origin, 1, protectedBy(pointer))).toEqual([ids[0]]);
+    expect(await pruneBuilds(target, 1, protectedBy(pointer))).toEqual([ids[0]]);
     const sent = s3?.requests.splice(0) ?? [];
     expect(await target.origin.listPrefixes('builds/')).toEqual([`builds/${ids[1]}/`, `builds/${ids[2]}/`]);
     expect(await target.origin.list(`builds/${ids[0]}/`)).toEqual([]);
@@ -382,11 +386,12 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       // One listing of builds/ with a delimiter (the build ids, not their objects), then the pruned build
       // alone: its one page of keys, deleted in one request. No kept build's objects are listed.
       expect(sent.map(({ method, key, query }) => [method, key, query.prefix, query.delimiter])).toEqual([
+        ['GET', 'state/deployment.json', undefined, undefined],
         ['GET', '', 'builds/', '/'],
         ['GET', '', `builds/${ids[0]}/`, undefined],
         ['POST', '', undefined, undefined],
       ]);
-      expect(sent[2]?.query).toHaveProperty('delete');
+      expect(sent[3]?.query).toHaveProperty('delete');
     }
   });
 
@@ -523,7 +528,7 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
       {
         Puts: [
           { Key: KVS_LIVE_BUILD, Value: result.buildId },
-          { Key: KVS_ORIGIN, Value: await origin.bindingFor(kvs.name) },
+          { Key: KVS_ORIGIN, Value: (await origin.bindingFor(kvs.name)).origin },
         ],
       },
     ]);
@@ -634,7 +639,7 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
       live: v3.buildId,
       pin: null,
       previous: [v1.buildId],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
 
     const listed = (await listBuilds(target)).builds.map((row) => [row.id, row.complete, row.everLive]);

@@ -19,6 +19,7 @@ import {
   type Discipline,
   MANIFEST,
   ORIGIN_FILES,
+  STATE_DEPLOYMENT,
   STATE_HISTORY_PREFIX,
 } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
@@ -41,7 +42,7 @@ import {
 import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
-import { type ObjectToWrite, type OriginStore, objectToWrite } from './origin.ts';
+import { type ObjectToWrite, type OriginStore, objectToWrite, stateObject } from './origin.ts';
 import {
   type Binding,
   DeploymentError,
@@ -290,45 +291,91 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 /**
  * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target `previous`); returns
  * their ids. Builds are found by one listing with a delimiter (`builds/<id>/`, not the objects under them), and
- * each doomed build goes in bulk (`deletePrefix`).
+ * each doomed build goes in bulk (`deletePrefix`). An origin that belongs to another store (or records none) is
+ * refused first ({@link DeploymentError}): its builds are another deployment's.
  */
 export async function pruneBuilds(
-  origin: OriginStore,
+  target: PublishTarget,
   keep: number,
   protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
 ): Promise<string[]> {
+  const { origin } = target;
+  const [owner, { store }] = await Promise.all([ownerOf(origin), origin.bindingFor(target.kvs.name)]);
+  await checkOwner(target, owner, store);
   const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
   const doomed = buildsToPrune(ids, keep, protect);
   for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
   return doomed;
 }
 
+/** The store the origin records it belongs to (`state/deployment.json`), or null when it records none. */
+async function ownerOf(origin: OriginStore): Promise<string | null> {
+  const object = await origin.get(STATE_DEPLOYMENT);
+  if (!object) return null;
+  try {
+    const { store } = JSON.parse(object.body.toString('utf8')) as { store?: unknown };
+    if (typeof store === 'string') return store;
+  } catch {}
+  return `(unreadable ${STATE_DEPLOYMENT})`;
+}
+
+/** Refuses a target whose origin records another store than its own (or none): throws {@link DeploymentError}. */
+async function checkOwner(target: PublishTarget, owner: string | null, store: string): Promise<void> {
+  if (owner !== store)
+    throw mismatch(target.kvs.name, target.origin.name, owner ?? '(none)', store, 'origin');
+}
+
 /**
  * Proves that the store and the origin of `target` are one deployment, before anything moves the pointer
- * (docs/decisions.md#live-build), and returns how the move records the origin. The store names the origin it
- * serves (`build:origin`, recorded by its first move): another one is refused, always. A store that names none
- * yet (new, or from before the record) is taken to serve this origin only when its live build is here. With
- * `live` (a publish), the live build must be here whatever the store records: a publish over a live build that
- * cannot be read is refused unless `recover`, which also lets a store that names no origin take this one.
- * Throws {@link DeploymentError} naming both.
+ * (docs/decisions.md#live-build), and returns how the move records the origin. Each records the other, once:
+ * the store names the origin it serves (`build:origin`, written by its first move), the origin the store it
+ * belongs to (`state/deployment.json`, written here by the first command that proves them); either naming
+ * another one is refused, always. A store that names none yet (new, or from before the record) is taken to serve
+ * this origin only when its live build is here, and a new store (no origin, no live build) takes an origin that
+ * records no store only while it holds no build. With `live` (a publish), the live build must be here whatever the
+ * store records: a publish over a live build that cannot be read is refused unless `recover`, which also lets a
+ * store that names no origin take this one. Throws {@link DeploymentError} naming both.
  */
 export async function proveDeployment(
   target: PublishTarget,
   pointer: Pointer,
   options: { readonly live?: boolean; readonly recover?: boolean } = {},
 ): Promise<Binding> {
-  const where = { origin: target.origin.name, binding: await target.origin.bindingFor(target.kvs.name) };
-  if (pointer.origin !== null && pointer.origin !== where.binding)
-    throw mismatch(target.kvs.name, target.origin.name, pointer.origin, where.binding);
+  const [{ origin: binding, store }, owner] = await Promise.all([
+    target.origin.bindingFor(target.kvs.name),
+    ownerOf(target.origin),
+  ]);
+  if (owner !== null) await checkOwner(target, owner, store);
+  if (pointer.origin !== null && pointer.origin !== binding)
+    throw mismatch(target.kvs.name, target.origin.name, pointer.origin, binding);
   const { live } = pointer;
-  if (live === null || options.recover || (pointer.origin !== null && !options.live)) return where;
-  if (BUILD_ID_PATTERN.test(live) && (await readManifest(target.origin, live))) return where;
   const recover = `${settingRef('recover')} publishes a fresh build in its place, if it is truly lost`;
-  throw new DeploymentError(
-    pointer.origin === null
-      ? `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store names no origin yet, and its live build ${shownValue(live)} is not at ${target.origin.name}; nothing was changed (give the origin that holds it; ${recover})`
-      : `${target.kvs.name}: its live build ${shownValue(live)} is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback makes an earlier build live; ${recover})`,
-  );
+  if (
+    live !== null &&
+    !options.recover &&
+    (pointer.origin === null || options.live) &&
+    !(BUILD_ID_PATTERN.test(live) && (await readManifest(target.origin, live)))
+  )
+    throw new DeploymentError(
+      pointer.origin === null
+        ? `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store names no origin yet, and its live build ${shownValue(live)} is not at ${target.origin.name}; nothing was changed (give the origin that holds it; ${recover})`
+        : `${target.kvs.name}: its live build ${shownValue(live)} is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback makes an earlier build live; ${recover})`,
+    );
+  if (owner === null) {
+    if (
+      pointer.origin === null &&
+      live === null &&
+      !options.recover &&
+      (await target.origin.listPrefixes(BUILDS_PREFIX)).length > 0
+    )
+      throw new DeploymentError(
+        `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store is new, and the origin holds builds but names no store yet; nothing was changed (give the store that serves it; ${settingRef('recover')} lets this store take it)`,
+      );
+    const claim = stateObject(STATE_DEPLOYMENT, `${JSON.stringify({ store })}\n`);
+    if ((await target.origin.put(claim, { overwrite: false })) === 'exists')
+      await checkOwner(target, await ownerOf(target.origin), store);
+  }
+  return { origin: target.origin.name, binding };
 }
 
 const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
@@ -487,7 +534,7 @@ export async function publishBuild(
   if (options.prune ?? true) {
     const pruneStarted = performance.now();
     try {
-      pruned = await pruneBuilds(target.origin, options.keep, protectedBy(moved));
+      pruned = await pruneBuilds(target, options.keep, protectedBy(moved));
     } catch (error) {
       warnings.push(pruneFailure(target.origin, error));
     }

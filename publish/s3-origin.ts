@@ -41,8 +41,8 @@ export class S3Origin implements OriginStore {
     this.name = `s3://${bucket}`;
   }
 
-  async bindingFor(): Promise<string> {
-    return this.name;
+  async bindingFor(store: string): Promise<{ origin: string; store: string }> {
+    return { origin: this.name, store };
   }
 
   /** The PutObject request of an object, with its checksums and the given condition. */
