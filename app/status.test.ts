@@ -63,7 +63,13 @@ function facts(extra: Partial<StatusFacts> = {}): StatusFacts {
     origin: 's3://catalog-origin',
     store: 'arn:aws:cloudfront::123456789012:key-value-store/x',
     entries: new Map([[KVS_LIVE_BUILD, LIVE]]),
-    live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-02T10:00:00.000Z'), damage: [] },
+    live: {
+      kind: 'build',
+      id: LIVE,
+      manifest: manifest('2026-03-02T10:00:00.000Z'),
+      damage: [],
+      held: new Map(),
+    },
     lastRun: { record: run() },
     ...extra,
   };
@@ -101,7 +107,13 @@ describe('the judgement', () => {
 
   it('degraded: the catalog older than maxAge, unless a later run found the source unchanged', () => {
     const old = facts({
-      live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-01T10:00:00.000Z'), damage: [] },
+      live: {
+        kind: 'build',
+        id: LIVE,
+        manifest: manifest('2026-03-01T10:00:00.000Z'),
+        damage: [],
+        held: new Map(),
+      },
       lastRun: { record: run({ confirmed: { at: '2026-03-01T10:00:00.000Z', buildId: LIVE } }) },
     });
     const stale = judge(old);
@@ -178,7 +190,13 @@ describe('the judgement', () => {
     ];
     const report = judge(
       facts({
-        live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-02T10:00:00.000Z'), damage },
+        live: {
+          kind: 'build',
+          id: LIVE,
+          manifest: manifest('2026-03-02T10:00:00.000Z'),
+          damage,
+          held: new Map(),
+        },
         lastRun: { record: run({ outcome: 'failed', reason: 'x' }) },
       }),
     );

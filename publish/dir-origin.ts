@@ -163,13 +163,45 @@ export class DirectoryOrigin implements OriginStore {
   async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
     const path = this.#path(object.key);
     const temp = await writeTemporary(this.#folders, path, object.chunks);
+    const meta = writeTemporary(this.#folders, this.#metaPath(object.key), [
+      Buffer.from(JSON.stringify(metadataOf(object))),
+    ]);
+    return this.#place(object.key, temp, meta, options.overwrite);
+  }
+
+  /** A second name for the file at `from` and its metadata: no byte is copied. */
+  async copy(
+    from: string,
+    to: string,
+    options: { readonly overwrite: boolean },
+  ): Promise<'written' | 'exists'> {
+    const [source, path] = [this.#path(from), this.#path(to)];
+    const linked = async (file: string, target: string) => {
+      await this.#folders.ensure(dirname(target));
+      const temp = temporary(target);
+      await link(file, temp);
+      return temp;
+    };
+    const temp = await linked(source, path);
+    return this.#place(to, temp, linked(this.#metaPath(from), this.#metaPath(to)), options.overwrite);
+  }
+
+  /**
+   * Puts the complete temporary files of an object and of its metadata at `key`: renamed over it with
+   * `overwrite`, else linked into place, which fails (`exists`) when an object is there. Removes the temporaries.
+   */
+  async #place(
+    key: string,
+    temp: string,
+    meta: Promise<string>,
+    overwrite: boolean,
+  ): Promise<'written' | 'exists'> {
+    const path = this.#path(key);
     let metaTemp: string | undefined;
     try {
-      metaTemp = await writeTemporary(this.#folders, this.#metaPath(object.key), [
-        Buffer.from(JSON.stringify(metadataOf(object))),
-      ]);
-      if (options.overwrite) {
-        await rename(metaTemp, this.#metaPath(object.key));
+      metaTemp = await meta;
+      if (overwrite) {
+        await rename(metaTemp, this.#metaPath(key));
         await rename(temp, path);
         return 'written';
       }
@@ -179,7 +211,7 @@ export class DirectoryOrigin implements OriginStore {
         if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
         throw error;
       }
-      await rename(metaTemp, this.#metaPath(object.key));
+      await rename(metaTemp, this.#metaPath(key));
       return 'written';
     } finally {
       await Promise.all([rm(temp, { force: true }), metaTemp ? rm(metaTemp, { force: true }) : null]);
@@ -348,8 +380,8 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   /** Hashes the file's bytes as they are now, streaming (a catalog of 30,000 plans is never held whole). */
-  async sha256(key: string): Promise<string | null> {
-    const hash = createHash('sha256');
+  async md5(key: string): Promise<string | null> {
+    const hash = createHash('md5');
     try {
       for await (const chunk of createReadStream(this.#path(key))) hash.update(chunk as Buffer);
     } catch (error) {

@@ -12,13 +12,16 @@ import {
   type Manifest,
   type PreparedBuild,
 } from '../builder/build.ts';
-import { describeCause, StoreError, settingRef } from '../contract/errors.ts';
+import { CatalogError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
   BUILDS_PREFIX,
   type Discipline,
   MANIFEST,
   ORIGIN_FILES,
+  PAGE_OBJECT_PREFIX,
+  PAGE_OBJECT_SUFFIX,
+  PAGE_VERSIONS_PREFIX,
   STATE_DEPLOYMENT,
   STATE_HISTORY_PREFIX,
 } from '../contract/index.ts';
@@ -36,8 +39,12 @@ import {
   hasManifest,
   IMMUTABLE,
   type LiveCatalog,
+  livePagesOf,
   ms,
+  pageDamage,
+  pageVersionKey,
   rollbackTarget,
+  type WantedPage,
 } from './core.ts';
 import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
@@ -161,13 +168,13 @@ async function readManifest(origin: OriginStore, buildId: string): Promise<Manif
   }
 }
 
-/** What is wrong with a build's stored objects against its manifest (empty: whole). */
+/** What is wrong with a build's own stored objects against its manifest (empty: whole). */
 async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Manifest): Promise<string[]> {
   const prefix = buildKey(buildId, '');
-  // Where an MD5 is only a record kept beside the object (a directory), reading it for every object would be
-  // most of an unchanged run's cost and would say nothing of the bytes: those are checked by SHA-256 when asked.
+  // Where an MD5 is only a record kept beside the object (a directory), reading it for every object would say
+  // nothing of the bytes: those are checked by hashing when asked.
   const stored = new Map(
-    (await origin.list(prefix, { md5: !origin.sha256 })).map((object) => [
+    (await origin.list(prefix, { md5: !origin.md5 })).map((object) => [
       object.key.slice(prefix.length),
       object,
     ]),
@@ -175,42 +182,46 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
+/** The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each (a directory's as recorded). */
+async function heldPages(origin: OriginStore): Promise<Map<string, string>> {
+  return new Map((await origin.list(PAGE_OBJECT_PREFIX)).map((object) => [object.key, object.md5]));
+}
+
 /** Objects hashed at once when the bytes of a build are checked (files on one disk). */
 export const HASH_CONCURRENCY = 16;
 
 /**
- * What is wrong with the bytes of a build's objects against the SHA-256 of its manifest, on an origin whose
- * listing cannot tell (see {@link OriginStore.sha256}); the objects in `known` (already found missing or
+ * What is wrong with the bytes of objects (`[name in messages, key, MD5]`) as the origin stores them now, on an
+ * origin whose listing cannot tell (see {@link OriginStore.md5}); names already in `known` (found missing or
  * wrong) are skipped. Empty on any other origin.
  */
 async function byteDamageOf(
   origin: OriginStore,
-  buildId: string,
-  manifest: Manifest,
+  objects: readonly (readonly [name: string, key: string, md5: string])[],
   known: readonly string[],
 ): Promise<string[]> {
-  const sha256 = origin.sha256?.bind(origin);
-  if (!sha256) return [];
+  const md5 = origin.md5?.bind(origin);
+  if (!md5) return [];
   const skip = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
-  const entries = Object.entries(manifest.objects).filter(([key]) => !skip.has(key));
+  const checked = objects.filter(([name]) => !skip.has(name));
   const found: (string | null)[] = [];
-  await eachLimit(entries, HASH_CONCURRENCY, async ([key, entry], index) => {
-    const actual = await sha256(buildKey(buildId, key));
+  await eachLimit(checked, HASH_CONCURRENCY, async ([name, key, expected], index) => {
+    const actual = await md5(key);
     found[index] =
       actual === null
-        ? `${key} is missing`
-        : actual === entry.sha256
+        ? `${name} is missing`
+        : actual === expected
           ? null
-          : `${key} has other bytes (SHA-256 ${actual.slice(0, 12)}…, not ${entry.sha256.slice(0, 12)}…)`;
+          : `${name} has other bytes (MD5 ${actual})`;
   });
   return found.filter((line): line is string => line !== null);
 }
 
 /**
- * The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. A pointer
- * the edge cannot serve (not a build id, or a build without a readable manifest) is `unreadable`. With
- * `bytes`, an origin that keeps only a record of each object's digest (a directory) has every object's bytes
- * hashed against the manifest too.
+ * The live catalog: the live build with its manifest and its damage (its own objects, then the live pages against
+ * its list of pages), or the flat root, or nothing. A pointer the edge cannot serve (not a build id, or a build
+ * without a readable manifest) is `unreadable`. With `bytes`, an origin that keeps only a record of each object's
+ * digest (a directory) has every object's bytes hashed against the manifest too.
  */
 export async function readLive(
   origin: OriginStore,
@@ -226,9 +237,17 @@ export async function readLive(
         id: live,
         reason: `no readable ${buildKey(live, MANIFEST)} at ${origin.name}`,
       };
-    const damage = await damageOfBuild(origin, live, manifest);
-    if (options.bytes) damage.push(...(await byteDamageOf(origin, live, manifest, damage)));
-    return { kind: 'build', id: live, manifest, damage };
+    const [damage, held] = await Promise.all([damageOfBuild(origin, live, manifest), heldPages(origin)]);
+    const pages = livePagesOf(live, manifest);
+    damage.push(...pageDamage(pages, held));
+    if (options.bytes) {
+      const objects = Object.entries(manifest.objects).map(
+        ([key, { md5 }]) => [key, buildKey(live, key), md5] as const,
+      );
+      const live_ = [...pages].map(([key, { md5 }]) => [key, key, md5] as const);
+      damage.push(...(await byteDamageOf(origin, [...objects, ...live_], damage)));
+    }
+    return { kind: 'build', id: live, manifest, damage, held };
   }
   const flat = await origin.get(ORIGIN_FILES.all);
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
@@ -240,32 +259,59 @@ function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
 }
 
 /**
- * Writes the build's objects without overwriting, then (once they are durable: `origin.sync`) the manifest,
- * the build's commit point; throws {@link UploadError}.
+ * Writes what a build adds at the origin, without overwriting, then (once it is durable: `origin.sync`) the
+ * manifest, the build's commit point: each of its own objects — copied within the origin from the live build when
+ * that holds the same bytes (openapi.yaml, say), else uploaded — and the bytes of each page the live build does
+ * not list (`pages/<id>-<MD5>.html`). Throws {@link UploadError}.
  */
 async function upload(
   origin: OriginStore,
   build: BuildResult,
-  previous: string | null,
+  live: LiveCatalog,
   concurrency: number,
   progress: ProgressSink,
 ): Promise<void> {
+  const base = live.kind === 'build' ? live : undefined;
+  const kept = base?.manifest.pages ?? {};
+  const damaged = new Set(base?.damage.map((line) => line.slice(0, line.indexOf(' '))));
+  const writes: { readonly key: string; readonly write: () => Promise<unknown> }[] = [];
+  for (const object of build.objects) {
+    if (object.key === MANIFEST) continue;
+    const id = pageId(object.key);
+    if (id !== null) {
+      if (kept[id] !== object.md5) {
+        const key = pageVersionKey(id, object.md5);
+        const version = objectToWrite(object, key, object.cacheControl ?? IMMUTABLE);
+        writes.push({ key, write: () => origin.put(version, { overwrite: false }) });
+      }
+      continue;
+    }
+    const key = buildKey(build.buildId, object.key);
+    const same = base && base.manifest.objects[object.key]?.md5 === object.md5 && !damaged.has(object.key);
+    writes.push({
+      key,
+      write: () =>
+        same
+          ? origin.copy(buildKey(base.id, object.key), key, { overwrite: false })
+          : origin.put(toWrite(build.buildId, object), { overwrite: false }),
+    });
+  }
   const manifest = build.objects.find((object) => object.key === MANIFEST);
-  const rest = build.objects.filter((object) => object.key !== MANIFEST);
   let written = 0;
-  const total = build.objects.length;
+  const total = writes.length + 1;
   const fail = (key: string, error: unknown) =>
     new UploadError(
-      `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${build.objects.length} objects written; the live build is still ${previous ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
+      `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${total} objects written; the live build is still ${base?.id ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
       { cause: error },
     );
-  await eachLimit(rest, concurrency, async (object) => {
+  progress({ stage: 'uploading', done: 0, total });
+  await eachLimit(writes, concurrency, async ({ key, write }) => {
     try {
-      await origin.put(toWrite(build.buildId, object), { overwrite: false });
+      await write();
       written += 1;
       progress({ stage: 'uploading', done: written, total });
     } catch (error) {
-      throw fail(object.key, error);
+      throw fail(key, error);
     }
   });
   if (manifest) {
@@ -277,6 +323,56 @@ async function upload(
       throw fail(MANIFEST, error);
     }
   }
+}
+
+/** The plan id of a page's key within a build (`plans/<id>.html`), else null. */
+function pageId(key: string): string | null {
+  return key.startsWith(PAGE_OBJECT_PREFIX)
+    ? key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length)
+    : null;
+}
+
+/**
+ * Makes the live pages at the origin those of `wanted` where `held` says they differ, copying each from the bytes
+ * kept for it, and makes them durable; returns the live pages `wanted` does not list, which the caller deletes
+ * once the live pointer names the build that lacks them. Publish and rollback alike (docs/decisions.md#plan-pages).
+ */
+async function putLivePages(
+  origin: OriginStore,
+  wanted: ReadonlyMap<string, WantedPage>,
+  held: ReadonlyMap<string, string>,
+  progress: ProgressSink,
+): Promise<string[]> {
+  const differing = [...wanted].filter(([key, { md5 }]) => held.get(key) !== md5);
+  let done = 0;
+  await eachLimit(differing, UPLOAD_CONCURRENCY, async ([key, { source }]) => {
+    await origin.copy(source, key, { overwrite: true });
+    done += 1;
+    progress({ stage: 'updating the live pages', done, total: differing.length });
+  });
+  await origin.sync?.();
+  return [...held.keys()].filter((key) => !wanted.has(key));
+}
+
+/**
+ * After a move this run did not make (another publish or a rollback won, or a pin held it), puts the live pages
+ * back to those of the build live now. Best effort: a failure leaves them to the next publish, and catalog status
+ * names them meanwhile.
+ */
+async function restoreLivePages(target: PublishTarget): Promise<void> {
+  try {
+    const { live } = await readPointer(target.kvs);
+    const manifest =
+      live !== null && BUILD_ID_PATTERN.test(live) ? await readManifest(target.origin, live) : null;
+    if (live === null || !manifest) return;
+    const extra = await putLivePages(
+      target.origin,
+      livePagesOf(live, manifest),
+      await heldPages(target.origin),
+      () => {},
+    );
+    await target.origin.delete(extra);
+  } catch {}
 }
 
 /** Writes the root objects (the error page) whose stored bytes differ from the build's. */
@@ -291,8 +387,9 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 /**
  * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target `previous`); returns
  * their ids. Builds are found by one listing with a delimiter (`builds/<id>/`, not the objects under them), and
- * each doomed build goes in bulk (`deletePrefix`). An origin that belongs to another store (or records none) is
- * refused first ({@link DeploymentError}): its builds are another deployment's.
+ * each doomed build goes in bulk (`deletePrefix`), after the bytes of its pages that no kept build lists (the
+ * kept builds' manifests say which). An origin that belongs to another store (or records none) is refused first
+ * ({@link DeploymentError}): its builds are another deployment's.
  */
 export async function pruneBuilds(
   target: PublishTarget,
@@ -304,7 +401,19 @@ export async function pruneBuilds(
   await checkOwner(target, owner, store);
   const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
   const doomed = buildsToPrune(ids, keep, protect);
-  for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
+  if (doomed.length === 0) return doomed;
+  const sources = async (id: string) => {
+    const manifest = await readManifest(origin, id);
+    return manifest ? [...livePagesOf(id, manifest).values()].map(({ source }) => source) : [];
+  };
+  const used = new Set((await Promise.all(ids.filter((id) => !doomed.includes(id)).map(sources))).flat());
+  for (const id of doomed) {
+    const unused = (await sources(id)).filter(
+      (key) => key.startsWith(PAGE_VERSIONS_PREFIX) && !used.has(key),
+    );
+    await origin.delete(unused);
+    await origin.deletePrefix(buildKey(id, ''));
+  }
   return doomed;
 }
 
@@ -490,8 +599,7 @@ export async function publishBuild(
   const built = build;
 
   const uploadStarted = performance.now();
-  progress({ stage: 'uploading', done: 0, total: built.objects.length });
-  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
+  await upload(target.origin, built, live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
   times.upload = ms(uploadStarted, performance.now());
 
   progress({ stage: 'verifying' });
@@ -509,15 +617,37 @@ export async function publishBuild(
     );
   times.verify = ms(verifyStarted, performance.now());
 
+  // The new pages go live before the catalogs; the pages of removed plans go after them.
+  const pagesStarted = performance.now();
+  let extra: string[];
+  try {
+    const held = live.kind === 'build' ? live.held : await heldPages(target.origin);
+    extra = await putLivePages(target.origin, livePagesOf(built.buildId, built.manifest), held, progress);
+  } catch (error) {
+    throw new UploadError(
+      `updating the live pages at ${target.origin.name} failed (${describeCause(error)}); the live build is still ${pointer.live ?? '(none)'}, and some of its pages may show this build's until a publish completes; run publish again`,
+      { cause: error },
+    );
+  }
+  times.upload += ms(pagesStarted, performance.now());
+
   progress({ stage: 'moving the live pointer' });
   const flipStarted = performance.now();
   let moved: Pointer;
   try {
     moved = await movePointer(target.kvs, pointer.live, built.buildId, where);
   } catch (error) {
+    await restoreLivePages(target);
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
     throw error;
+  }
+  try {
+    await target.origin.delete(extra);
+  } catch (error) {
+    warnings.push(
+      `deleting the pages of removed plans at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`,
+    );
   }
   times.flip = ms(flipStarted, performance.now());
   const recorded = await recordMoveOrWarn(target.origin, {
@@ -633,8 +763,35 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
-  progress({ stage: 'moving the live pointer' });
-  const { before, after } = await pinPointer(target.kvs, pin, pointer.live, where);
+  // Its pages go live first (only those that differ), the pages it lacks after the pointer moved.
+  let moves: { readonly before: Pointer; readonly after: Pointer };
+  let extra: string[];
+  try {
+    extra = await putLivePages(
+      target.origin,
+      livePagesOf(chosen.id, manifest),
+      await heldPages(target.origin),
+      progress,
+    );
+    progress({ stage: 'moving the live pointer' });
+    moves = await pinPointer(target.kvs, pin, pointer.live, where);
+  } catch (error) {
+    await restoreLivePages(target);
+    if (error instanceof CatalogError) throw error;
+    throw new HistoryError(
+      `putting back the pages of build ${chosen.id} at ${target.origin.name} failed (${describeCause(error)}); the live build is unchanged`,
+      { cause: error },
+    );
+  }
+  const { before, after } = moves;
+  const warnings: string[] = [];
+  await target.origin
+    .delete(extra)
+    .catch((error: unknown) =>
+      warnings.push(
+        `deleting the pages build ${chosen.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`,
+      ),
+    );
   const warning = await recordMoveOrWarn(target.origin, {
     at: options.now.toISOString(),
     kind: 'rollback',
@@ -651,7 +808,7 @@ export async function rollback(
     previousBuildId: before.live,
     pin,
     previous: after.previous,
-    warnings: warning ? [warning] : [],
+    warnings: warning ? [...warnings, warning] : warnings,
   };
 }
 

@@ -48,6 +48,10 @@ export interface S3Request {
   readonly method: string;
   readonly key: string;
   readonly query: Readonly<Record<string, string>>;
+  /** The body's length (Content-Length; 0 without one). */
+  readonly bytes: number;
+  /** The source of a CopyObject (`x-amz-copy-source`, decoded), else undefined. */
+  readonly copyOf: string | undefined;
   /** The status s3rver answered. */
   readonly status: number;
 }
@@ -163,10 +167,13 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
   const recordRequest = async (ctx: S3rverContext, next: () => Promise<unknown>) => {
     const prefix = `/${bucket}`;
     if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next();
+    const source = ctx.headers['x-amz-copy-source'];
     const request = {
       method: ctx.method,
       key: decodeURIComponent(ctx.path.slice(prefix.length + 1)),
       query: { ...ctx.query },
+      bytes: Number(ctx.headers['content-length'] ?? 0),
+      copyOf: typeof source === 'string' ? decodeURIComponent(source).replace(`${bucket}/`, '') : undefined,
       status: 0,
     };
     requests.push(request);
