@@ -1,8 +1,9 @@
 /**
  * Putting a build live, and its siblings (rollback, unpin, the list of builds), on an origin (S3 or a
- * directory) and a key-value store (CloudFront KeyValueStore or the local file). A publish uploads every
- * object of the build under its own prefix, verifies them, then moves the live pointer with one conditional
- * write: until that moment partners see the old build, after it every object comes from the new one. The
+ * directory) and a key-value store (CloudFront KeyValueStore or the local file). A publish writes what the
+ * origin does not hold — the build's catalogs under its own prefix, the pages that changed — verifies them, makes
+ * its pages live, then moves the live pointer with one conditional write: until that moment partners see the old
+ * catalogs, after it every catalog comes from the new build (docs/decisions.md#plan-pages for the pages). The
  * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
  */
 import {
@@ -492,11 +493,12 @@ const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => su
 /**
  * Publishes a build: reads the pointer and the live build, checks the guards (refusals throw
  * {@link PublishRefusedError}) — on a prepared build, before its variants and pages are made, so an identical
- * run costs no compression and no page — completes the build, uploads every object under `builds/<id>/`
- * (never overwriting), verifies them, writes the error page, then moves the pointer from the build it started
- * from — a pointer that moved meanwhile throws {@link PointerMovedError} naming the winner, and a pin (now or
- * meanwhile) makes the run `skipped-pinned`. Finally prunes old builds (unless `prune` is false). A failure
- * before the move leaves the live build as it was.
+ * run costs no compression and no page — completes the build, writes what the origin does not hold (never
+ * overwriting a build's object), verifies the build, writes the error page, makes the changed pages live, then
+ * moves the pointer from the build it started from — a pointer that moved meanwhile throws
+ * {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run `skipped-pinned`; both
+ * put the live pages back to the live build's — and deletes the live pages of removed plans. Finally prunes old
+ * builds (unless `prune` is false). A failure before the move leaves the live catalogs as they were.
  */
 export async function publishBuild(
   candidate: PreparedBuild | BuildResult,
@@ -717,9 +719,10 @@ function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
 /**
  * Makes an earlier build live and pins it there (publishing then moves nothing until `catalog unpin`): `to`
  * when given, else the build that was live before the live one (the rollback line, pointer.ts), never a build
- * that was only uploaded. The build must be whole. One conditional write to the key-value store (the live build
- * must still be the one read); nothing is copied. The move is then recorded in the history at the origin (a
- * failure there is a warning of the summary).
+ * that was only uploaded. The build must be whole. Its pages that differ from the live ones are copied back
+ * first, then one conditional write to the key-value store moves the pointer (the live build must still be the
+ * one read), then the live pages it lacks are deleted; nothing is uploaded. The move is then recorded in the
+ * history at the origin (a failure there is a warning of the summary).
  */
 export async function rollback(
   target: PublishTarget,

@@ -2,8 +2,8 @@
  * The origin as an S3 bucket (or an S3-compatible store). The client is built by the entry point
  * (app/clients.ts) and passed in. Uploads are conditional (`If-None-Match: *`) where no overwrite is wanted,
  * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way; a copy is made by the bucket
- * itself (CopyObject), so no bytes travel. Builds are found by a
- * listing with the delimiter `/` and removed with DeleteObjects, 1,000 keys a request.
+ * itself (CopyObject), so no bytes travel. Builds are found by a listing with the delimiter `/` and removed with
+ * DeleteObjects, 1,000 keys a request.
  */
 import {
   CopyObjectCommand,

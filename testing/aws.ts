@@ -385,6 +385,62 @@ export async function startCutProxy(
   };
 }
 
+/** A proxy that holds a request unanswered, so that a test can kill its sender at that very point. */
+export interface HoldingProxy {
+  readonly url: string;
+  /** Resolves with the first request held (`METHOD path`). */
+  readonly held: Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A proxy to `target` that forwards every request until `holds` picks one: that one and every one after it
+ * are held unanswered, and `held` resolves.
+ */
+export async function startHoldingProxy(
+  target: string,
+  holds: (request: http.IncomingMessage) => boolean,
+): Promise<HoldingProxy> {
+  const upstream = new URL(target);
+  let hold: ((line: string) => void) | undefined;
+  const held = new Promise<string>((resolve) => {
+    hold = resolve;
+  });
+  let holding = false;
+  const server = http.createServer((req, res) => {
+    if (holding || holds(req)) {
+      holding = true;
+      hold?.(`${req.method} ${req.url}`);
+      return;
+    }
+    const forward = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => req.socket.destroy());
+    req.pipe(forward);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 /** Whether a request is the upload (not a copy) of a live object `key` of `bucket`, path-style. */
 export function isUploadOf(bucket: string, key: string): (request: http.IncomingMessage) => boolean {
   return (request) =>
