@@ -100,7 +100,7 @@ export function damageOf(
 export type LiveCatalog =
   /**
    * A build is live; `damage` lists what is wrong with its stored objects and the live pages (empty: whole);
-   * `held` is every live page at the origin, by key, with its MD5.
+   * `held` is every live page at the origin, by key, with its MD5 (empty on a directory, which keeps it apart).
    */
   | {
       readonly kind: 'build';

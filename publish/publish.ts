@@ -183,9 +183,12 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
-/** The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each (a directory's as recorded). */
-async function heldPages(origin: OriginStore): Promise<Map<string, string>> {
-  return new Map((await origin.list(PAGE_OBJECT_PREFIX)).map((object) => [object.key, object.md5]));
+/**
+ * The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each (a directory's as recorded; with
+ * `md5` false, a directory leaves it empty rather than read a record per page).
+ */
+async function heldPages(origin: OriginStore, md5 = true): Promise<Map<string, string>> {
+  return new Map((await origin.list(PAGE_OBJECT_PREFIX, { md5 })).map((object) => [object.key, object.md5]));
 }
 
 /** Objects hashed at once when the bytes of a build are checked (files on one disk). */
@@ -238,7 +241,10 @@ export async function readLive(
         id: live,
         reason: `no readable ${buildKey(live, MANIFEST)} at ${origin.name}`,
       };
-    const [damage, held] = await Promise.all([damageOfBuild(origin, live, manifest), heldPages(origin)]);
+    const [damage, held] = await Promise.all([
+      damageOfBuild(origin, live, manifest),
+      heldPages(origin, !origin.md5),
+    ]);
     const pages = livePagesOf(live, manifest);
     damage.push(...pageDamage(pages, held));
     if (options.bytes) {
@@ -623,7 +629,8 @@ export async function publishBuild(
   const pagesStarted = performance.now();
   let extra: string[];
   try {
-    const held = live.kind === 'build' ? live.held : await heldPages(target.origin);
+    // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
+    const held = live.kind === 'build' && !target.origin.md5 ? live.held : await heldPages(target.origin);
     extra = await putLivePages(target.origin, livePagesOf(built.buildId, built.manifest), held, progress);
   } catch (error) {
     throw new UploadError(
