@@ -870,6 +870,53 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
     ]);
   });
 
+  it('a publish that loses puts the live pages back to the winner’s, which it overwrote', async () => {
+    const { target } = under;
+    await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const winner = await build(rows.slice(0, 41));
+    const loser = await build(retitled(rows.slice(0, 41), 'lost', 0));
+    // The winner makes its pages live and waits at its move; the loser then makes its own live (plan 0 retitled)
+    // and waits at its move; the winner moves, then the loser tries to.
+    const gated = () => {
+      let arrive = () => {};
+      const arrived = new Promise<void>((resolve) => {
+        arrive = resolve;
+      });
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const at: PublishTarget = {
+        origin: target.origin,
+        kvs: {
+          name: target.kvs.name,
+          read: () => target.kvs.read(),
+          update: async (change) => {
+            arrive();
+            await opened;
+            return target.kvs.update(change);
+          },
+        },
+      };
+      return { at, arrived, open };
+    };
+    const [first, second] = [gated(), gated()];
+    const won = publishBuild(winner, first.at, options());
+    await first.arrived;
+    const lost = publishBuild(loser, second.at, options());
+    lost.catch(() => {});
+    await second.arrived;
+    first.open();
+    expect((await won).result).toBe('published');
+    second.open();
+    await expect(lost).rejects.toThrow(PointerMovedError);
+    expect(await readLive(target.origin, winner.buildId)).toMatchObject({ kind: 'build', damage: [] });
+    const page = winner.objects.find(
+      (object) => object.key === `plans/${idOf((rows[0] as { id: string }).id.toLowerCase())}.html`,
+    );
+    expect((await target.origin.get(page?.key ?? ''))?.body.equals(page?.body ?? Buffer.alloc(0))).toBe(true);
+  });
+
   it('walks back through the builds that were live, one rollback at a time, and unpin records its move', async () => {
     const { target } = under;
     const ids: string[] = [];

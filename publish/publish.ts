@@ -382,6 +382,43 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
   } catch {}
 }
 
+/**
+ * Makes a build live with its pages (publish and rollback alike): its pages that differ from the live ones (`held`,
+ * listed here when not given) first,
+ * then `move` (the pointer's conditional write), then the deletion of the live pages it lacks (a failure there is
+ * a warning). When the pages or the move fail, the live pages are put back to the live build's and the error is
+ * thrown: the live catalogs did not change.
+ */
+async function goLive<T>(
+  target: PublishTarget,
+  build: { readonly id: string; readonly manifest: Manifest },
+  held: ReadonlyMap<string, string> | undefined,
+  progress: ProgressSink,
+  move: () => Promise<T>,
+): Promise<{ readonly moved: T; readonly warnings: string[] }> {
+  let extra: string[];
+  let moved: T;
+  try {
+    const wanted = livePagesOf(build.id, build.manifest);
+    extra = await putLivePages(target.origin, wanted, held ?? (await heldPages(target.origin)), progress);
+    progress({ stage: 'moving the live pointer' });
+    moved = await move();
+  } catch (error) {
+    await restoreLivePages(target);
+    if (error instanceof CatalogError) throw error;
+    throw storeFailure(`making the pages of build ${build.id} live at ${target.origin.name} failed`, {
+      cause: error,
+    });
+  }
+  try {
+    await target.origin.delete(extra);
+    return { moved, warnings: [] };
+  } catch (error) {
+    const warning = `deleting the live pages build ${build.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`;
+    return { moved, warnings: [warning] };
+  }
+}
+
 /** Writes the root objects (the error page) whose stored bytes differ from the build's. */
 async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void> {
   for (const object of build.root) {
@@ -626,37 +663,20 @@ export async function publishBuild(
   times.verify = ms(verifyStarted, performance.now());
 
   // The new pages go live before the catalogs; the pages of removed plans go after them.
-  const pagesStarted = performance.now();
-  let extra: string[];
-  try {
-    // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
-    const held = live.kind === 'build' && !target.origin.md5 ? live.held : await heldPages(target.origin);
-    extra = await putLivePages(target.origin, livePagesOf(built.buildId, built.manifest), held, progress);
-  } catch (error) {
-    throw new UploadError(
-      `updating the live pages at ${target.origin.name} failed (${describeCause(error)}); the live build is still ${pointer.live ?? '(none)'}, and some of its pages may show this build's until a publish completes; run publish again`,
-      { cause: error },
-    );
-  }
-  times.upload += ms(pagesStarted, performance.now());
-
-  progress({ stage: 'moving the live pointer' });
   const flipStarted = performance.now();
   let moved: Pointer;
   try {
-    moved = await movePointer(target.kvs, pointer.live, built.buildId, where);
+    // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
+    const held = live.kind === 'build' && !target.origin.md5 ? live.held : undefined;
+    const done = await goLive(target, { id: built.buildId, manifest: built.manifest }, held, progress, () =>
+      movePointer(target.kvs, pointer.live, built.buildId, where),
+    );
+    moved = done.moved;
+    warnings.push(...done.warnings);
   } catch (error) {
-    await restoreLivePages(target);
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
     throw error;
-  }
-  try {
-    await target.origin.delete(extra);
-  } catch (error) {
-    warnings.push(
-      `deleting the pages of removed plans at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`,
-    );
   }
   times.flip = ms(flipStarted, performance.now());
   const recorded = await recordMoveOrWarn(target.origin, {
@@ -773,35 +793,12 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
-  // Its pages go live first (only those that differ), the pages it lacks after the pointer moved.
-  let moves: { readonly before: Pointer; readonly after: Pointer };
-  let extra: string[];
-  try {
-    extra = await putLivePages(
-      target.origin,
-      livePagesOf(chosen.id, manifest),
-      await heldPages(target.origin),
-      progress,
-    );
-    progress({ stage: 'moving the live pointer' });
-    moves = await pinPointer(target.kvs, pin, pointer.live, where);
-  } catch (error) {
-    await restoreLivePages(target);
-    if (error instanceof CatalogError) throw error;
-    throw new HistoryError(
-      `putting back the pages of build ${chosen.id} at ${target.origin.name} failed (${describeCause(error)}); the live build is unchanged`,
-      { cause: error },
-    );
-  }
-  const { before, after } = moves;
-  const warnings: string[] = [];
-  await target.origin
-    .delete(extra)
-    .catch((error: unknown) =>
-      warnings.push(
-        `deleting the pages build ${chosen.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`,
-      ),
-    );
+  const {
+    moved: { before, after },
+    warnings,
+  } = await goLive(target, { id: chosen.id, manifest }, undefined, progress, () =>
+    pinPointer(target.kvs, pin, pointer.live, where),
+  );
   const warning = await recordMoveOrWarn(target.origin, {
     at: options.now.toISOString(),
     kind: 'rollback',
