@@ -188,6 +188,7 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
         delete: (keys) => origin.delete(keys),
         deletePrefix: (prefix) => origin.deletePrefix(prefix),
         replace: (object, md5) => origin.replace(object, md5),
+        copy: (from, to, options) => origin.copy(from, to, options),
         bindingFor: (store) => origin.bindingFor(store),
         put: (object, options) =>
           object.key === STATE_LAST_RUN

@@ -592,7 +592,7 @@ async function prune(
   const started = performance.now();
   try {
     const pointer = await readPointer(target.kvs);
-    const ids = pointer.live === live ? await pruneBuilds(target.origin, keep, protectedBy(pointer)) : [];
+    const ids = pointer.live === live ? await pruneBuilds(target, keep, protectedBy(pointer)) : [];
     return { ids, ms: Math.round(performance.now() - started) };
   } catch (error) {
     return {

@@ -67,7 +67,13 @@ function facts(extra: Partial<StatusFacts> = {}): StatusFacts {
     origin: 's3://catalog-origin',
     store: STORE,
     entries: new Map([[KVS_LIVE_BUILD, LIVE], ACME]),
-    live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-02T10:00:00.000Z'), damage: [] },
+    live: {
+      kind: 'build',
+      id: LIVE,
+      manifest: manifest('2026-03-02T10:00:00.000Z'),
+      damage: [],
+      held: new Map(),
+    },
     lastRun: { record: run() },
     runLock: null,
     ...extra,
@@ -106,7 +112,13 @@ describe('the judgement', () => {
 
   it('degraded: the catalog older than maxAge, unless a later run found the source unchanged', () => {
     const old = facts({
-      live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-01T10:00:00.000Z'), damage: [] },
+      live: {
+        kind: 'build',
+        id: LIVE,
+        manifest: manifest('2026-03-01T10:00:00.000Z'),
+        damage: [],
+        held: new Map(),
+      },
       lastRun: { record: run({ confirmed: { at: '2026-03-01T10:00:00.000Z', buildId: LIVE } }) },
     });
     const stale = judge(old);
@@ -272,7 +284,13 @@ describe('the judgement', () => {
     ];
     const report = judge(
       facts({
-        live: { kind: 'build', id: LIVE, manifest: manifest('2026-03-02T10:00:00.000Z'), damage },
+        live: {
+          kind: 'build',
+          id: LIVE,
+          manifest: manifest('2026-03-02T10:00:00.000Z'),
+          damage,
+          held: new Map(),
+        },
         lastRun: { record: run({ outcome: 'failed', reason: 'x' }) },
       }),
     );

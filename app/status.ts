@@ -64,7 +64,10 @@ export const StatusReport = z.object({
     confirmedAgeSeconds: z.number().nullable(),
     counts: Counts.nullable(),
     plans: z.number().int().nullable(),
-    /** The live build's objects against its manifest (size and MD5): how many, and what is wrong. */
+    /**
+     * The live build's objects and the live pages against its manifest (size and MD5): how many, and what is
+     * wrong.
+     */
     objects: z.object({ expected: z.number().int(), damaged: z.array(z.string()) }).nullable(),
   }),
   /** The pin a rollback set (publishing moves nothing while it is there); an unreadable pin counts as one. */
@@ -189,7 +192,10 @@ export function evaluateStatus(
         confirmedAgeSeconds: Math.round(secondsSince(confirmation, now)),
         counts: { running: manifest.counts.running, strength: manifest.counts.strength },
         plans: manifest.plans,
-        objects: { expected: Object.keys(manifest.objects).length, damaged: [...damage] },
+        objects: {
+          expected: Object.keys(manifest.objects).length + Object.keys(manifest.pages ?? {}).length,
+          damaged: [...damage],
+        },
       };
       if (damage.length > 0) {
         const named = damage.slice(0, NAMED_DAMAGE).join('; ');

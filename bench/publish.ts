@@ -1,38 +1,34 @@
 /**
- * npm run bench:publish — a 30,000-plan catalog published end to end to s3rver (a real S3-protocol server) and
- * the KeyValueStore stand-in (testing/kvs.ts), through the production clients: a first publish, the same
- * source again (unchanged: decided before anything is compressed or rendered), then two publishes of changed
- * plans, the last of which prunes the first build (`--keep 1`). For each: wall and CPU time of the publishing
- * process alone (s3rver runs in this one), its peak RSS, each stage of its summary (build, read, upload,
- * verify, flip, prune), and the S3 requests it sent by kind. Prints the figures; asserts nothing.
+ * npm run bench:publish — what a publish costs, at 30,000 plans: the `catalog` command (bin/catalog.js, which runs
+ * the bundle `npm run build` writes; `--bin` another checkout's, for a before and after) publishing to s3rver (a
+ * real S3-protocol server) and the KeyValueStore stand-in (testing/kvs.ts), each command its own process: a first
+ * publish, the same source again (unchanged), one changed title, 1 % of the plans changed, and a rollback to the
+ * build before. For each: the objects written (PutObject and CopyObject; the run's own records under `state/`
+ * apart), the bytes uploaded, the S3 requests by kind, the wall and CPU time of the command's process (s3rver
+ * runs in this one) and its peak RSS. Prints the figures; asserts nothing.
  *
- *   npm run bench:publish [-- --rows 30000]
+ *   npm run bench:publish [-- --rows 30000] [-- --bin ../other-checkout/bin/catalog.js]
  */
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateRows } from '../fixtures/generate.ts';
-import { type S3Request, startS3 } from '../testing/aws.ts';
-import { ROOT, scratchDir } from '../testing/cli.ts';
-import { FakeKvs } from '../testing/kvs.ts';
+import { type S3Request, startS3, TEST_AWS_ENV } from '../testing/aws.ts';
+import { CATALOG_BIN, ROOT, scratchDir } from '../testing/cli.ts';
+import { FakeKvs, RESOLVE_KVS_TEST_HOST } from '../testing/kvs.ts';
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '30000' } } });
+const { values } = parseArgs({
+  options: { rows: { type: 'string', default: '30000' }, bin: { type: 'string', default: CATALOG_BIN } },
+});
 const rows = Number(values.rows);
+const bin = resolve(values.bin);
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
-
-interface Summary {
-  readonly result: string;
-  readonly buildId: string;
-  readonly bytes: number;
-  readonly pruned: readonly string[];
-  readonly durationsMs: Readonly<Record<string, number>>;
-}
 
 /** The kind of an S3 request, as a publish sends them. */
 function kindOf(request: S3Request): string {
   const { method, query } = request;
-  if (method === 'PUT') return 'PutObject';
+  if (method === 'PUT') return request.copyOf === undefined ? 'PutObject' : 'CopyObject';
   if (method === 'HEAD') return 'HeadObject';
   if (method === 'POST' && 'delete' in query) return 'DeleteObjects';
   if (method === 'DELETE') return 'DeleteObject';
@@ -42,97 +38,139 @@ function kindOf(request: S3Request): string {
   return method;
 }
 
+interface Figures {
+  readonly label: string;
+  readonly written: number;
+  readonly state: number;
+  readonly bytes: number;
+  readonly cpuMs: number;
+  readonly wallMs: number;
+}
+
 const s = (ms: number) => (ms / 1000).toFixed(1);
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+const count = (n: number) => n.toLocaleString('en');
 
 const { dir, remove } = await scratchDir('catalog-bench-publish-');
 const s3 = await startS3();
 const kvs = new FakeKvs(KVS_ARN);
-await new Promise<void>((resolve) => kvs.server.listen(0, '127.0.0.1', resolve));
-const kvsPort = (kvs.server.address() as { port: number }).port;
+await new Promise<void>((done) => kvs.server.listen(0, '127.0.0.1', done));
+const env: Record<string, string> = {
+  PATH: process.env.PATH ?? '',
+  ...TEST_AWS_ENV,
+  AWS_ENDPOINT_URL_S3: s3.endpoint,
+  AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE: `http://kvs.test:${(kvs.server.address() as { port: number }).port}`,
+  CATALOG_S3_PATH_STYLE: '1',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+const target = ['--bucket', s3.bucket, '--kvs-arn', KVS_ARN];
+
+/** Runs one `catalog` command in its own process; returns its stdout, CPU and wall time, and peak RSS. */
+async function catalog(args: readonly string[]) {
+  const usageFile = join(dir, 'usage.json');
+  const started = performance.now();
+  const stdout = await new Promise<string>((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', join(ROOT, 'bench/rss.mjs'), '--import', RESOLVE_KVS_TEST_HOST, bin, ...args],
+      { cwd: ROOT, env: { ...env, BENCH_RSS_FILE: usageFile }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      err += chunk;
+    });
+    child.on('error', fail);
+    child.on('close', (code) =>
+      code === 0 ? done(out) : fail(new Error(`catalog ${args[0]} exited ${code}: ${err}`)),
+    );
+  });
+  const wallMs = performance.now() - started;
+  const usage = JSON.parse(await readFile(usageFile, 'utf8')) as {
+    maxRssBytes: number;
+    userMs: number;
+    systemMs: number;
+  };
+  return { stdout, wallMs, usage };
+}
+
 try {
-  const plans = [...generateRows(rows, 42)];
+  // Each later source changes the one before it: one title, then one plan in a hundred.
+  const plans = [...generateRows(rows, 42)] as { title: string }[];
+  const retitle = (from: readonly { title: string }[], tag: string, picked: (index: number) => boolean) =>
+    from.map((row, index) => (picked(index) ? { ...row, title: `${row.title} ${tag}` } : row));
+  const oneTitle = retitle(plans, 'b', (index) => index === 0);
+  const onePercent = retitle(oneTitle, 'c', (index) => index % 100 === 50);
   const sources = await Promise.all(
-    ['a', 'b', 'c'].map(async (tag, index) => {
-      const path = join(dir, `source-${tag}.json`);
-      // Each later source changes one title: a new catalog, the same size.
-      const changed = plans.map((row, i) =>
-        i === 0 && index > 0 ? { ...row, title: `${String(row.title)} ${tag}` } : row,
-      );
-      await (await import('node:fs/promises')).writeFile(path, JSON.stringify(changed));
+    [plans, oneTitle, onePercent].map(async (source, index) => {
+      const path = join(dir, `source-${index}.json`);
+      await writeFile(path, JSON.stringify(source));
       return path;
     }),
   );
-  console.log(
-    `bench:publish — ${rows} rows (seed 42) to s3rver and the KeyValueStore stand-in, ${process.version}; each publish a fresh process`,
-  );
-  const runs: [string, string, number][] = [
-    ['first publish', sources[0] as string, 20],
-    ['the same source again', sources[0] as string, 20],
-    ['changed plans', sources[1] as string, 20],
-    ['changed plans, --keep 1', sources[2] as string, 1],
+  const publish = (source: string) => [
+    'publish',
+    '--source',
+    source,
+    '--base-url',
+    'https://plans.example.com',
+    ...target,
   ];
-  for (const [label, source, keep] of runs) {
+  console.log(
+    `bench:publish — ${count(rows)} rows (seed 42), ${bin}, to s3rver and the KeyValueStore stand-in, ${process.version}; each command its own process`,
+  );
+  const runs: [string, string[]][] = [
+    ['first publish', publish(sources[0] as string)],
+    ['the same source again', publish(sources[0] as string)],
+    ['one title changed', publish(sources[1] as string)],
+    ['1 % of plans changed', publish(sources[2] as string)],
+    ['rollback (to the one-title build)', ['rollback', ...target]],
+  ];
+  const figures: Figures[] = [];
+  for (const [label, args] of runs) {
     s3.requests.length = 0;
-    const usageFile = join(dir, 'usage.json');
-    const started = performance.now();
-    const stdout = await new Promise<string>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          join(ROOT, 'bench/rss.mjs'),
-          '--import',
-          'tsx',
-          'bench/publish-run.ts',
-          JSON.stringify({
-            endpoint: s3.endpoint,
-            bucket: s3.bucket,
-            kvsPort,
-            kvsArn: KVS_ARN,
-            source,
-            baseUrl: 'https://plans.example.com',
-            keep,
-          }),
-        ],
-        { cwd: ROOT, env: { ...process.env, BENCH_RSS_FILE: usageFile }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c) => {
-        out += c;
-      });
-      child.stderr.on('data', (c) => {
-        err += c;
-      });
-      child.on('error', reject);
-      child.on('close', (code) =>
-        code === 0 ? resolve(out) : reject(new Error(`publish exited ${code}: ${err}`)),
-      );
-    });
-    const wallMs = performance.now() - started;
-    const usage = JSON.parse(await readFile(usageFile, 'utf8')) as {
-      maxRssBytes: number;
-      userMs: number;
-      systemMs: number;
+    const { stdout, wallMs, usage } = await catalog(args);
+    const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
+      result?: string;
+      buildId?: string;
+      durationsMs?: Readonly<Record<string, number>>;
     };
-    const summary = JSON.parse(stdout.trim()) as Summary;
-    const counts = new Map<string, number>();
-    for (const request of s3.requests) counts.set(kindOf(request), (counts.get(kindOf(request)) ?? 0) + 1);
+    const kinds = new Map<string, number>();
+    for (const request of s3.requests) kinds.set(kindOf(request), (kinds.get(kindOf(request)) ?? 0) + 1);
+    const writes = s3.requests.filter(({ method }) => method === 'PUT');
+    const state = writes.filter(({ key }) => key.startsWith('state/')).length;
+    const bytes = writes.reduce((sum, { bytes: size, copyOf }) => sum + (copyOf === undefined ? size : 0), 0);
+    const cpuMs = usage.userMs + usage.systemMs;
+    figures.push({ label, written: writes.length - state, state, bytes, cpuMs, wallMs });
+    console.log(`\n${label}: ${summary.result ?? 'rolled back to'} ${summary.buildId ?? ''}`);
+    console.log(
+      `  written : ${count(writes.length - state)} objects, ${mb(bytes)} MB uploaded (and ${state} records of the run under state/)`,
+    );
+    console.log(`  S3      : ${[...kinds].map(([kind, n]) => `${kind} ${count(n)}`).join(', ')}`);
+    console.log(
+      `  process : ${s(wallMs)} s wall, ${s(cpuMs)} CPU-s (user ${s(usage.userMs)}, system ${s(usage.systemMs)}), peak RSS ${mb(usage.maxRssBytes)} MB`,
+    );
     const d = summary.durationsMs;
-    console.log(`\n${label}: ${summary.result} ${summary.buildId}, ${mb(summary.bytes)} MB`);
-    console.log(
-      `  process : ${s(wallMs)} s wall, ${s(usage.userMs + usage.systemMs)} CPU-s (user ${s(usage.userMs)}, system ${s(usage.systemMs)}), peak RSS ${mb(usage.maxRssBytes)} MB`,
-    );
-    console.log(
-      `  stages  : build ${s(d.build ?? 0)} s, read ${s(d.read ?? 0)} s, upload ${s(d.upload ?? 0)} s, verify ${s(d.verify ?? 0)} s, flip ${d.flip ?? 0} ms, prune ${s(d.prune ?? 0)} s${summary.pruned.length > 0 ? ` (${summary.pruned.join(', ')})` : ''}`,
-    );
-    console.log(
-      `  S3      : ${[...counts].map(([kind, n]) => `${kind} ${n}`).join(', ')}; KeyValueStore: ${kvs.requests.length} requests in all so far`,
-    );
+    if (d)
+      console.log(
+        `  stages  : build ${s(d.build ?? 0)} s, read ${s(d.read ?? 0)} s, upload ${s(d.upload ?? 0)} s, verify ${s(d.verify ?? 0)} s, flip ${d.flip ?? 0} ms, prune ${s(d.prune ?? 0)} s`,
+      );
   }
+  const [full, unchanged, one, some] = figures as [Figures, Figures, Figures, Figures];
+  const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)} %`;
+  console.log('\nagainst a first publish:');
+  console.log(`  unchanged      : ${pct(unchanged.cpuMs, full.cpuMs)} of its CPU`);
+  console.log(
+    `  one title      : ${count(one.written)} objects, ${mb(one.bytes)} MB (${pct(one.bytes, full.bytes)} of its bytes)`,
+  );
+  console.log(
+    `  1 % of plans   : ${count(some.written)} objects, ${pct(some.written, full.written)} of its objects`,
+  );
 } finally {
   await s3.stop();
-  await new Promise<void>((resolve) => kvs.server.close(() => resolve()));
+  await new Promise<void>((done) => kvs.server.close(() => done()));
   await remove();
 }

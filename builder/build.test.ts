@@ -126,8 +126,20 @@ describe('a build of the fixtures', () => {
       source: fixture('plans.json'),
       tool: { name: 'training-plan-catalog' },
     });
-    const served = result.objects.filter((f) => f.key !== 'manifest.json');
+    const isPage = (key: string) => key.startsWith('plans/');
+    const served = result.objects.filter((f) => f.key !== 'manifest.json' && !isPage(f.key));
     expect(Object.keys(manifest.objects)).toEqual(served.map((f) => f.key));
+    // The pages by plan id, with the MD5 of each: shared by every build that holds the same page.
+    const pages = result.objects.filter((f) => isPage(f.key));
+    expect(pages).toHaveLength(manifest.plans);
+    expect(manifest.pages).toEqual(
+      Object.fromEntries(
+        pages.map((f) => [
+          f.key.slice('plans/'.length, -'.html'.length),
+          createHash('md5').update(f.body).digest('hex'),
+        ]),
+      ),
+    );
     for (const object of served) {
       expect(manifest.objects[object.key]).toEqual({
         size: object.body.length,

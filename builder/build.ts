@@ -75,8 +75,13 @@ export interface Manifest {
   /** The source, as named in messages (no password or token). */
   readonly source: string;
   readonly tool: { readonly name: string; readonly version: string };
-  /** The build's objects (the manifest aside), by key relative to the build. */
+  /** The build's own objects (the manifest and the pages aside), by key relative to the build. */
   readonly objects: Readonly<Record<string, ManifestEntry>>;
+  /**
+   * The build's plan pages: plan id → MD5 of the page's bytes (absent from manifests older than this field, which
+   * list their pages among `objects`). Pages are shared between builds (docs/decisions.md#plan-pages).
+   */
+  readonly pages?: Readonly<Record<string, string>>;
   /** The objects written at the origin's root with the build (the error page), by key. */
   readonly root: Readonly<Record<string, ManifestEntry>>;
   /** Every input that shapes the build's objects (absent from manifests older than this field). */
@@ -240,7 +245,10 @@ interface PreparedParts {
 }
 
 export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
-  /** The build's objects, keyed relative to the build; the manifest is the last. */
+  /**
+   * The build's objects as a flat directory holds them: the catalogs and openapi.yaml with their variants, a page
+   * per plan (`plans/<id>.html`), and the manifest, the last.
+   */
   readonly objects: readonly BuildObject[];
   /** Objects written at the origin's root along with the build (the error page CloudFront serves). */
   readonly root: readonly BuildObject[];
@@ -365,12 +373,13 @@ export async function completeBuild(
 
   // Pages are stored as they are: the distribution compresses them (docs/decisions.md#plan-pages).
   let pagesMs = 0;
-  const pages: BuildObject[] = [];
+  const pages: [string, BuildObject][] = [];
   try {
     if (prepared.parts.pages) {
       for (let start = 0; start < plans.length; start += PAGES_PER_TURN) {
         const sliceStarted = performance.now();
-        for (const plan of plans.slice(start, start + PAGES_PER_TURN)) pages.push(pageObject(plan));
+        for (const plan of plans.slice(start, start + PAGES_PER_TURN))
+          pages.push([plan.id, pageObject(plan)]);
         pagesMs += performance.now() - sliceStarted;
         await yieldToLoop();
       }
@@ -392,7 +401,6 @@ export async function completeBuild(
       buildObject(`${object.key}${VARIANTS.gzip}`, [gz], { contentType, contentEncoding: 'gzip' }),
     ];
   });
-  objects.push(...pages);
 
   const manifestStarted = performance.now();
   const manifest: Manifest = {
@@ -404,6 +412,7 @@ export async function completeBuild(
     source: prepared.source,
     tool: prepared.tool,
     objects: Object.fromEntries(objects.map((object) => [object.key, manifestEntry(object)])),
+    pages: Object.fromEntries(pages.map(([id, page]) => [id, page.md5])),
     root: Object.fromEntries(root.map((object) => [object.key, manifestEntry(object)])),
     inputs: prepared.inputs,
     inputsHash: prepared.inputsHash,
@@ -424,7 +433,7 @@ export async function completeBuild(
     inputsHash: prepared.inputsHash,
     source: prepared.source,
     tool: prepared.tool,
-    objects: [...objects, manifestObject],
+    objects: [...objects, ...pages.map(([, page]) => page), manifestObject],
     root,
     manifest,
     timings: {
@@ -454,13 +463,17 @@ function shared(chunks: readonly Buffer[]): Buffer {
  */
 function pageObject(plan: Plan): BuildObject {
   const rendered = Buffer.from(renderPlanPage(plan));
-  const digests = buildObject(planPageKey(plan.id), [rendered], { contentType: PAGE_HEADERS.html });
+  const digests = buildObject(planPageKey(plan.id), [rendered], {
+    contentType: PAGE_HEADERS.html,
+    cacheControl: PAGE_HEADERS.cacheable,
+  });
   return {
     key: digests.key,
     size: digests.size,
     sha256: digests.sha256,
     md5: digests.md5,
     contentType: digests.contentType,
+    cacheControl: PAGE_HEADERS.cacheable,
     get chunks() {
       return [Buffer.from(renderPlanPage(plan))];
     },

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   BUILD_ID_PATTERN,
-  NO_PAGE_KEY,
   PAGE_CSP,
+  PAGE_OBJECT_PREFIX,
+  PAGE_PATH_PREFIX,
   PAGE_STYLE_HASH,
   PLAN_ID_PATTERN,
   PROBLEMS,
@@ -42,8 +43,8 @@ describe('the shared names', () => {
     ]) {
       expect(PLAN_ID_PATTERN.test(id), id).toBe(false);
     }
-    // The key of a path that names no plan can never be a page's key.
-    expect(PLAN_ID_PATTERN.test(NO_PAGE_KEY.replace(/^plans\/|\.html$/g, ''))).toBe(false);
+    // A page's key is its path's (the viewer-request function rewrites one to the other).
+    expect(`/${PAGE_OBJECT_PREFIX}`).toBe(PAGE_PATH_PREFIX);
     expect(BUILD_ID_PATTERN.test('20261123T133944Z-0c79d57f')).toBe(true);
   });
 

@@ -236,7 +236,11 @@ export const PAGE_PATH_PREFIX = '/plans/';
 /** A plan id as a page path may carry it: a UUID in any case (the page's own key is lowercase). */
 export const PLAN_ID_PATTERN = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
 
-/** Object key of a plan's page within a build (or a flat output directory): `plans/<lowercase id>.html`. */
+/**
+ * Object key of a plan's live page at the origin's root, shared by every build (as in a flat output directory):
+ * `plans/<lowercase id>.html`, the page's own path with the suffix, so the gateway needs no store read to find it
+ * (docs/decisions.md#plan-pages).
+ */
 export const PAGE_OBJECT_PREFIX = 'plans/';
 export const PAGE_OBJECT_SUFFIX = '.html';
 
@@ -246,10 +250,10 @@ export function planPageKey(id: string): string {
 }
 
 /**
- * The key a page path that names no plan (`/plans/`, `/plans/a/b`, a malformed id) is sent to: never an object,
- * so the origin's miss gives the not-found page, as for an id not in the build.
+ * Prefix, at the origin's root, of the bytes of every page of every build, written once: `pages/<id>-<MD5>.html`.
+ * A build's manifest names its pages by MD5, so publish and rollback copy them to the live pages; never served.
  */
-export const NO_PAGE_KEY = `${PAGE_OBJECT_PREFIX}-${PAGE_OBJECT_SUFFIX}`;
+export const PAGE_VERSIONS_PREFIX = 'pages/';
 
 /** Object key of the page answered for a plan path that is not in the live build (outside the builds). */
 export const NOT_FOUND_PAGE = 'errors/404.html';
@@ -334,3 +338,10 @@ export const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost
 export const FIXTURE_COVER_ORIGIN = 'https://fixtures.invalid';
 /** The path under which the local edge (never CloudFront) serves the fixture covers. */
 export const LOCAL_COVER_PATH = '/_local/covers/';
+
+/**
+ * Object key, at the origin's root, of the store the origin belongs to (`{"store": …}`: a KeyValueStore's ARN,
+ * or the store file's path from the origin directory), written once by the first move of `build:live` and
+ * checked by every later move and prune (docs/decisions.md#live-build). Never served.
+ */
+export const STATE_DEPLOYMENT = 'state/deployment.json';

@@ -50,7 +50,7 @@ export interface RequestCase {
   readonly object?: OriginObjectName;
   /** The stored variant the request is served from (its `Content-Encoding`); none: the object itself. */
   readonly encoding?: 'br' | 'gzip';
-  /** A page path: the object within the live build the viewer-request function rewrites it to. */
+  /** A page path: the live page at the origin's root the viewer-request function rewrites it to. */
   readonly rewrite?: string;
   /**
    * What viewer-request records in the request's access-log record (`cf.logCustomData`; null: nothing): the
@@ -702,7 +702,8 @@ const SUFFIXES = { br: '.br', gzip: '.gz' } as const;
 
 /**
  * The viewer-request outcome a case implies (for runs of the function alone: njs, TestFunction): a status, or
- * the object's path within the live build (`/catalog.json.br`; compare with {@link withinBuild}).
+ * the object's path within the live build (`/catalog.json.br`; compare with {@link withinBuild}), or a page's at the
+ * origin's root.
  */
 export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
   if (testCase.rewrite) return { uri: testCase.rewrite };

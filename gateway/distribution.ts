@@ -5,7 +5,6 @@
  * can change alone. Facts about CloudFront behind these values are in gateway/README.md.
  */
 import {
-  BUILDS_PREFIX,
   ERROR_PAGE,
   NOT_FOUND_PAGE,
   PAGE_OBJECT_PREFIX,
@@ -96,6 +95,8 @@ export interface Behaviour {
   readonly compress: boolean;
   /** Headers the behaviour's response headers policy sets, besides nosniff, by lowercase name. */
   readonly securityHeaders: Readonly<Record<string, string>>;
+  /** The longest CloudFront keeps an answer, when shorter than the distribution's `ttlSeconds.max`. */
+  readonly maxTtlSeconds?: number;
 }
 
 const { 'x-content-type-options': _nosniff, ...PAGE_POLICY_HEADERS } = PAGE_SECURITY_HEADERS;
@@ -117,7 +118,7 @@ export const DISTRIBUTION = {
   /**
    * One bucket, read two ways. The catalog's reader may not list it, so a missing catalog object is a 403,
    * which becomes the 500 problem; the pages' reader may list it, so a missing page is a 404, which becomes
-   * the not-found page. The pages' reader may read page objects only.
+   * the not-found page. The pages' reader may read the live pages only.
    */
   origins: {
     catalog: { access: 'origin access control', list: false, missingObjectStatus: 403 },
@@ -125,10 +126,14 @@ export const DISTRIBUTION = {
       access: 'origin access identity',
       list: true,
       missingObjectStatus: 404,
-      readableKeys: [`${PAGE_OBJECT_PREFIX}*`, `${BUILDS_PREFIX}*/${PAGE_OBJECT_PREFIX}*`],
+      readableKeys: [`${PAGE_OBJECT_PREFIX}*`],
     },
   } satisfies Record<Behaviour['origin'], OriginAccess>,
-  /** The default behaviour serves the API; plan pages (`/plans/*`) have their own. */
+  /**
+   * The default behaviour serves the API; plan pages (`/plans/*`) have their own. A live page changes in place
+   * when a publish changes its plan, so the edge keeps it five minutes at most, whatever its object says
+   * (docs/decisions.md#plan-pages).
+   */
   behaviours: {
     api: { pathPattern: '*', origin: 'catalog', compress: false, securityHeaders: {} },
     pages: {
@@ -136,6 +141,7 @@ export const DISTRIBUTION = {
       origin: 'pages',
       compress: true,
       securityHeaders: PAGE_POLICY_HEADERS,
+      maxTtlSeconds: 300,
     },
   } satisfies Record<string, Behaviour>,
   /**

@@ -175,9 +175,7 @@ describe('origin bucket', () => {
       Effect: 'Deny',
       Principal: pagesReader,
       Action: 's3:GetObject',
-      NotResource: ['/plans/*', '/builds/*/plans/*'].map((key) => ({
-        'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, key]],
-      })),
+      NotResource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [ids.bucket, 'Arn'] }, '/plans/*']] },
     });
     template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
       OriginAccessControlConfig: {

@@ -163,10 +163,10 @@ export class CatalogStack extends Stack {
         headerBehavior: cloudfront.CacheHeaderBehavior.none(),
         cookieBehavior: cloudfront.CacheCookieBehavior.none(),
         // An object's own Cache-Control decides within [min, max]; min 0 lets `no-store` (the error pages)
-        // through, max a year keeps a build's objects, which never change.
+        // through, max a year keeps a build's objects, which never change (the live pages: five minutes).
         minTtl: Duration.seconds(ttlSeconds.min),
         defaultTtl: Duration.seconds(ttlSeconds.default),
-        maxTtl: Duration.seconds(ttlSeconds.max),
+        maxTtl: Duration.seconds(behaviour.maxTtlSeconds ?? ttlSeconds.max),
         enableAcceptEncodingGzip: behaviour.compress && compression.encodings.includes('gzip'),
         enableAcceptEncodingBrotli: behaviour.compress && compression.encodings.includes('br'),
       });
@@ -203,7 +203,7 @@ export class CatalogStack extends Stack {
       }),
     });
     // The pages' reader is a second principal (an origin access identity) that may list the bucket, so a
-    // missing page is a 404, which becomes the not-found page; it may read page objects only (infra/README.md).
+    // missing page is a 404, which becomes the not-found page; it may read the live pages only (infra/README.md).
     const pagesReader = new cloudfront.OriginAccessIdentity(this, 'PagesReader', {
       comment: `Training plan catalog (${this.stackName}): reads plan pages`,
     });

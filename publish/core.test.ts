@@ -47,6 +47,7 @@ const whole = (plans: number, objects?: Record<string, ManifestEntry>): LiveCata
   id: LIVE,
   manifest: manifest(LIVE, plans, objects),
   damage: [],
+  held: new Map(),
 });
 const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate => ({
   plans,

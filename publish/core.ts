@@ -5,7 +5,16 @@
  */
 import type { Manifest } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
-import { BUILD_ID_PATTERN, BUILDS_PREFIX, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
+import {
+  BUILD_ID_PATTERN,
+  BUILDS_PREFIX,
+  MANIFEST,
+  ORIGIN_FILES,
+  PAGE_OBJECT_PREFIX,
+  PAGE_OBJECT_SUFFIX,
+  PAGE_VERSIONS_PREFIX,
+  planPageKey,
+} from '../contract/index.ts';
 import type { GuardName } from './errors.ts';
 import type { StoredObject } from './origin.ts';
 import { shownValue } from './pointer.ts';
@@ -20,6 +29,53 @@ export function buildKey(buildId: string, key: string): string {
  * it likes (the viewer-response function still tells partners `max-age=300`).
  */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** The key of the bytes kept for a version of a plan's page: `pages/<id>-<MD5>.html`, written once. */
+export function pageVersionKey(id: string, md5: string): string {
+  return `${PAGE_VERSIONS_PREFIX}${id}-${md5}${PAGE_OBJECT_SUFFIX}`;
+}
+
+/** A live page a build wants: the MD5 of its bytes, and the key where those bytes are kept. */
+export interface WantedPage {
+  readonly md5: string;
+  readonly source: string;
+}
+
+/**
+ * The live pages of a build (`plans/<id>.html` at the origin's root), by key: from its manifest's `pages`, kept
+ * at {@link pageVersionKey}; a build from before shared pages kept them in its own folder.
+ */
+export function livePagesOf(
+  buildId: string,
+  manifest: Pick<Manifest, 'objects' | 'pages'>,
+): Map<string, WantedPage> {
+  const pages = new Map<string, WantedPage>();
+  if (manifest.pages)
+    for (const [id, md5] of Object.entries(manifest.pages))
+      pages.set(planPageKey(id), { md5, source: pageVersionKey(id, md5) });
+  else
+    for (const [key, { md5 }] of Object.entries(manifest.objects))
+      if (key.startsWith(PAGE_OBJECT_PREFIX)) pages.set(key, { md5, source: buildKey(buildId, key) });
+  return pages;
+}
+
+/**
+ * What is wrong with the live pages at the origin (`held`: key → MD5) against the pages a build wants: each page
+ * missing, with other bytes, or of a plan the build does not hold. Empty when they are the build's.
+ */
+export function pageDamage(
+  wanted: ReadonlyMap<string, WantedPage>,
+  held: ReadonlyMap<string, string>,
+): string[] {
+  const damage: string[] = [];
+  for (const [key, { md5 }] of wanted) {
+    const stored = held.get(key);
+    if (stored === undefined) damage.push(`${key} is missing`);
+    else if (stored !== '' && stored !== md5) damage.push(`${key} has other bytes (MD5 ${stored})`);
+  }
+  for (const key of held.keys()) if (!wanted.has(key)) damage.push(`${key} is not a page of the build`);
+  return damage;
+}
 
 /**
  * What is wrong with the stored objects of a build against its manifest: each object missing, or stored with
@@ -42,12 +98,16 @@ export function damageOf(
 
 /** The live catalog as the guards see it. */
 export type LiveCatalog =
-  /** A build is live; `damage` lists what is wrong with its stored objects (empty: whole). */
+  /**
+   * A build is live; `damage` lists what is wrong with its stored objects and the live pages (empty: whole);
+   * `held` is every live page at the origin, by key, with its MD5 (empty on a directory, which keeps it apart).
+   */
   | {
       readonly kind: 'build';
       readonly id: string;
       readonly manifest: Manifest;
       readonly damage: readonly string[];
+      readonly held: ReadonlyMap<string, string>;
     }
   /** The pointer names no build the edge can serve: not a build id, or one whose manifest cannot be read. */
   | { readonly kind: 'unreadable'; readonly id: string; readonly reason: string }

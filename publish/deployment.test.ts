@@ -5,11 +5,11 @@
  * serving the real origin, which must still answer 200 after each refusal.
  */
 import { existsSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEdge, serveLocal } from '../app/local.ts';
-import { KVS_LIVE_BUILD, KVS_ORIGIN } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_ORIGIN, STATE_DEPLOYMENT } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { serializeKvsFile } from '../keys/kvs-file.ts';
 import { issueKey } from '../keys/manage.ts';
@@ -31,6 +31,17 @@ async function stack(name: string): Promise<{ origin: string; store: string; bui
   const result = await runCatalog([...PUBLISH, '--origin', origin, '--store', store]);
   expect(result.code, result.stderr).toBe(0);
   return { origin, store, buildId: String(JSON.parse(result.stdout).buildId) };
+}
+
+/** Every file under `dir` (metadata and state too) with its bytes and modification time. */
+async function filesOf(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const name of await readdir(dir, { recursive: true })) {
+    const path = join(dir, name);
+    const info = await stat(path);
+    if (info.isFile()) files[name] = `${info.mtimeMs} ${(await readFile(path)).toString('base64')}`;
+  }
+  return files;
 }
 
 /** The local edge over `origin` and `store`, and a key it accepts; `answer()` is the status of GET /api/plans. */
@@ -99,21 +110,58 @@ describe('publish, rollback and unpin refuse a store and an origin of two deploy
     }
   });
 
+  it('a new store with the origin of another deployment: refused before anything is written there, the edge still 200', async () => {
+    const real = await stack('a');
+    const { edge, answer } = await edgeOver(real.origin, real.store);
+    try {
+      const fresh = join(scratch.dir, 'b', 'kvs.json');
+      const before = await filesOf(real.origin);
+      for (const command of [
+        [...PUBLISH, '--force', '--keep', '1'],
+        ['rollback', '--to', real.buildId],
+        ['unpin'],
+      ]) {
+        const result = await runCatalog([...command, '--origin', real.origin, '--store', fresh]);
+        expect(result.code, command.join(' ')).toBe(1);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toBe(
+          `catalog: ${fresh} and ${real.origin} are not one deployment: the origin belongs to the store "../kvs.json" (recorded by its first publish), not "../../b/kvs.json"; nothing was changed\n`,
+        );
+      }
+      expect(await filesOf(real.origin)).toEqual(before);
+      expect(await answer()).toBe(200);
+    } finally {
+      await edge.close();
+    }
+  });
+
   it('a store from before the record is adopted when its live build is at the origin, refused when it is not', async () => {
     const real = await stack('a');
     const other = await stack('b');
-    // As a store written before build:origin was recorded.
+    // As a store and origins written before build:origin and state/deployment.json were recorded.
     const file = new FileKeyValueStore(real.store);
     await file.update((entries) => entries.delete(KVS_ORIGIN));
+    for (const { origin } of [real, other]) await rm(join(origin, STATE_DEPLOYMENT));
     const wrong = await runCatalog([...PUBLISH, '--force', '--origin', other.origin, '--store', real.store]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toBe(
       `catalog: ${real.store} and ${other.origin} are not shown to be one deployment: the store names no origin yet, and its live build ${real.buildId} is not at ${other.origin}; nothing was changed (give the origin that holds it; --recover publishes a fresh build in its place, if it is truly lost)\n`,
     );
     expect((await file.read()).get(KVS_ORIGIN)).toBeUndefined();
+    // A new store takes an origin that names no store only while it holds no build, or with --recover.
+    const fresh = join(scratch.dir, 'c', 'kvs.json');
+    const taken = await runCatalog([...PUBLISH, '--origin', other.origin, '--store', fresh]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toBe(
+      `catalog: ${fresh} and ${other.origin} are not shown to be one deployment: the store is new, and the origin holds builds but names no store yet; nothing was changed (give the store that serves it; --recover lets this store take it)\n`,
+    );
+    expect(existsSync(join(other.origin, STATE_DEPLOYMENT))).toBe(false);
     const adopted = await runCatalog([...PUBLISH, '--force', '--origin', real.origin, '--store', real.store]);
     expect(adopted.code, adopted.stderr).toBe(0);
     expect((await file.read()).get(KVS_ORIGIN)).toBe('origin');
+    expect(JSON.parse(await readFile(join(real.origin, STATE_DEPLOYMENT), 'utf8'))).toEqual({
+      store: '../kvs.json',
+    });
   });
 
   it('--recover publishes over a live build that is truly gone: refused without it, the edge 500 then 200, the history records it', async () => {
@@ -230,6 +278,36 @@ describe('on S3: a store of one bucket with another bucket (s3rver, the KeyValue
     } finally {
       await edge.close();
       vi.unstubAllEnvs();
+    }
+  });
+
+  it('refuses a new store with the production bucket: exit 1, one line naming both; nothing written to the bucket', async () => {
+    const NEW = 'arn:aws:cloudfront::123456789012:key-value-store/0f6a3c2e-1b1b-4c4c-8d8d-000000000001';
+    const fresh = new FakeKvs(NEW);
+    await new Promise<void>((resolve) => fresh.server.listen(0, '127.0.0.1', resolve));
+    try {
+      const first = await runCatalog([...PUBLISH, '--bucket', production.bucket, '--kvs-arn', ARN], {
+        env: env(production),
+      });
+      expect(first.code, first.stderr).toBe(0);
+      const keys = await production.keys();
+      production.requests.length = 0;
+      const port = (fresh.server.address() as { port: number }).port;
+      const mixed = await runCatalog(
+        [...PUBLISH, '--force', '--bucket', production.bucket, '--kvs-arn', NEW],
+        {
+          env: { ...env(production), AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE: `http://kvs.test:${port}` },
+        },
+      );
+      expect(mixed.code).toBe(1);
+      expect(mixed.stderr).toBe(
+        `catalog: ${NEW} and s3://catalog-production are not one deployment: the origin belongs to the store "${ARN}" (recorded by its first publish), not "${NEW}"; nothing was changed\n`,
+      );
+      expect(production.requests.filter((request) => request.method !== 'GET')).toEqual([]);
+      expect(await production.keys()).toEqual(keys);
+      expect(fresh.updates()).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => fresh.server.close(() => resolve()));
     }
   });
 });

@@ -13,6 +13,7 @@ import {
   createReadStream,
   mkdirSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   type Stats,
@@ -20,7 +21,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { link, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { z } from 'zod';
@@ -142,9 +143,10 @@ export class DirectoryOrigin implements OriginStore {
     this.name = root;
   }
 
-  async bindingFor(store: string): Promise<string> {
+  async bindingFor(store: string): Promise<{ origin: string; store: string }> {
     const real = (path: string) => realpath(path).catch(() => resolve(path));
-    return relative(await real(dirname(resolve(store))), await real(this.#root)) || '.';
+    const [folder, root] = await Promise.all([real(dirname(resolve(store))), real(this.#root)]);
+    return { origin: relative(folder, root) || '.', store: relative(root, join(folder, basename(store))) };
   }
 
   /** The file of a key; refuses a key that leads outside the directory or into the metadata. */
@@ -162,13 +164,45 @@ export class DirectoryOrigin implements OriginStore {
   async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
     const path = this.#path(object.key);
     const temp = await writeTemporary(this.#folders, path, object.chunks);
+    const meta = writeTemporary(this.#folders, this.#metaPath(object.key), [
+      Buffer.from(JSON.stringify(metadataOf(object))),
+    ]);
+    return this.#place(object.key, temp, meta, options.overwrite);
+  }
+
+  /** A second name for the file at `from` and its metadata: no byte is copied. */
+  async copy(
+    from: string,
+    to: string,
+    options: { readonly overwrite: boolean },
+  ): Promise<'written' | 'exists'> {
+    const [source, path] = [this.#path(from), this.#path(to)];
+    const linked = async (file: string, target: string) => {
+      await this.#folders.ensure(dirname(target));
+      const temp = temporary(target);
+      await link(file, temp);
+      return temp;
+    };
+    const temp = await linked(source, path);
+    return this.#place(to, temp, linked(this.#metaPath(from), this.#metaPath(to)), options.overwrite);
+  }
+
+  /**
+   * Puts the complete temporary files of an object and of its metadata at `key`: renamed over it with
+   * `overwrite`, else linked into place, which fails (`exists`) when an object is there. Removes the temporaries.
+   */
+  async #place(
+    key: string,
+    temp: string,
+    meta: Promise<string>,
+    overwrite: boolean,
+  ): Promise<'written' | 'exists'> {
+    const path = this.#path(key);
     let metaTemp: string | undefined;
     try {
-      metaTemp = await writeTemporary(this.#folders, this.#metaPath(object.key), [
-        Buffer.from(JSON.stringify(metadataOf(object))),
-      ]);
-      if (options.overwrite) {
-        await rename(metaTemp, this.#metaPath(object.key));
+      metaTemp = await meta;
+      if (overwrite) {
+        await rename(metaTemp, this.#metaPath(key));
         await rename(temp, path);
         return 'written';
       }
@@ -178,7 +212,7 @@ export class DirectoryOrigin implements OriginStore {
         if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
         throw error;
       }
-      await rename(metaTemp, this.#metaPath(object.key));
+      await rename(metaTemp, this.#metaPath(key));
       return 'written';
     } finally {
       await Promise.all([rm(temp, { force: true }), metaTemp ? rm(metaTemp, { force: true }) : null]);
@@ -213,6 +247,16 @@ export class DirectoryOrigin implements OriginStore {
       return parsed.success ? parsed.data : undefined;
     } catch {
       return undefined;
+    }
+  }
+
+  /** The MD5 recorded in an object's metadata ('' when it cannot be read), read synchronously (see {@link list}). */
+  #recordedMd5(key: string): string {
+    try {
+      const { md5 } = JSON.parse(readFileSync(this.#metaPath(key), 'utf8')) as { md5?: unknown };
+      return typeof md5 === 'string' ? md5 : '';
+    } catch {
+      return '';
     }
   }
 
@@ -269,8 +313,9 @@ export class DirectoryOrigin implements OriginStore {
     const withMd5 = options.md5 ?? true;
     const startKey = dirname(`${prefix}x`);
     // Files found by walking the folders with their entries' types (no stat per entry to tell a folder from a
-    // file), then stat'ed synchronously, yielding now and then: a listing of a 30,000-plan build is 30,000
-    // stats, which cost twice the CPU through the thread pool (docs/decisions.md#build-cost).
+    // file), then stat'ed (and their metadata read) synchronously, yielding now and then: a listing of 30,000
+    // pages is 30,000 stats and reads, which cost several times the CPU through the thread pool
+    // (docs/decisions.md#build-cost).
     let files: { key: string; path: string }[];
     try {
       files = this.#walk(join(this.#root, startKey), startKey === '.' ? '' : `${startKey}/`, prefix);
@@ -289,12 +334,13 @@ export class DirectoryOrigin implements OriginStore {
         info = undefined;
       }
       if (!info?.isFile()) continue;
-      found.push({ key, size: info.size, md5: '', lastModified: info.mtime });
-    }
-    if (withMd5)
-      await eachLimit(found, FILE_CONCURRENCY * 4, async (object, index) => {
-        found[index] = { ...object, md5: (await this.#metadata(object.key))?.md5 ?? '' };
+      found.push({
+        key,
+        size: info.size,
+        md5: withMd5 ? this.#recordedMd5(key) : '',
+        lastModified: info.mtime,
       });
+    }
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
@@ -347,8 +393,8 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   /** Hashes the file's bytes as they are now, streaming (a catalog of 30,000 plans is never held whole). */
-  async sha256(key: string): Promise<string | null> {
-    const hash = createHash('sha256');
+  async md5(key: string): Promise<string | null> {
+    const hash = createHash('md5');
     try {
       for await (const chunk of createReadStream(this.#path(key))) hash.update(chunk as Buffer);
     } catch (error) {

@@ -82,6 +82,11 @@ export interface OriginStore {
    * `exists` (a build's objects are written once, never replaced).
    */
   put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
+  /**
+   * Copies the object at `from` to `to` with its metadata, inside the origin (S3 CopyObject: no bytes sent; a
+   * directory: a hard link). `overwrite` as for {@link put}; a missing `from` rejects.
+   */
+  copy(from: string, to: string, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
   /** The object with its bytes and metadata, or null. */
   get(key: string): Promise<FetchedObject | null>;
   /**
@@ -111,16 +116,18 @@ export interface OriginStore {
    */
   sync?(): Promise<void>;
   /**
-   * The SHA-256 (hex) of an object's bytes as stored now, or null when it is missing. Only an origin whose
-   * listed MD5 is a record made at write time has it (a directory, whose files can change afterwards); S3
-   * computes an object's ETag from the bytes it stores, so its listing already speaks for the bytes.
+   * The MD5 (hex) of an object's bytes as stored now, or null when it is missing. Only an origin whose listed
+   * MD5 is a record made at write time has it (a directory, whose files can change afterwards); S3 computes an
+   * object's ETag from the bytes it stores, so its listing already speaks for the bytes.
    */
-  sha256?(key: string): Promise<string | null>;
+  md5?(key: string): Promise<string | null>;
   /**
-   * How the key-value store named `store` records this origin as the one it serves (`build:origin`): a bucket,
-   * `s3://bucket`; a directory, its real path from the folder of the store file, so the two move together.
+   * How the key-value store named `store` and this origin record each other (docs/decisions.md#live-build):
+   * `origin`, the store's `build:origin` (a bucket, `s3://bucket`; a directory, its real path from the folder of
+   * the store file), and `store`, the origin's `state/deployment.json` (the store's ARN; the store file's real
+   * path from the directory), so that a directory and its store file move together.
    */
-  bindingFor(store: string): Promise<string>;
+  bindingFor(store: string): Promise<{ readonly origin: string; readonly store: string }>;
 }
 
 /** `s3://bucket` names a bucket; anything else is a directory. */

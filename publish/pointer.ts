@@ -50,10 +50,22 @@ export class DeploymentError extends CatalogError {
   override name = 'DeploymentError';
 }
 
-/** The refusal of a store that records another origin than `binding`. */
-export function mismatch(store: string, origin: string, bound: string, binding: string): DeploymentError {
+/**
+ * The refusal of a store that records another origin than `binding` (`side` 'store'), or of an origin that records
+ * another store (`side` 'origin').
+ */
+export function mismatch(
+  store: string,
+  origin: string,
+  bound: string,
+  binding: string,
+  side: 'store' | 'origin' = 'store',
+): DeploymentError {
+  const recorded = side === 'store' ? 'the store serves the origin' : 'the origin belongs to the store';
+  // Quoted whole (an ARN is longer than a shown value), within a bound: a record at the origin may hold anything.
+  const quoted = (value: string) => JSON.stringify(value.slice(0, 2 * SHOWN_MAX));
   return new DeploymentError(
-    `${store} and ${origin} are not one deployment: the store serves the origin ${shownValue(bound)} (recorded by its first publish), not ${shownValue(binding)}; nothing was changed`,
+    `${store} and ${origin} are not one deployment: ${recorded} ${quoted(bound)} (recorded by its first publish), not ${quoted(binding)}; nothing was changed`,
   );
 }
 

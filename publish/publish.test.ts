@@ -5,16 +5,24 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { BuildResult } from '../builder/build.ts';
+import type { BuildObject, BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
-import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, KVS_PREVIOUS_BUILDS } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, KVS_PREVIOUS_BUILDS, PAGE_HEADERS } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
-import { buildRows, fixtureRows, prepareRows, startS3, type TestS3, testS3Client } from '../testing/aws.ts';
+import {
+  buildRows,
+  fixtureRows,
+  prepareRows,
+  type S3Request,
+  startS3,
+  type TestS3,
+  testS3Client,
+} from '../testing/aws.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
-import { buildKey, IMMUTABLE } from './core.ts';
+import { buildKey, IMMUTABLE, pageVersionKey } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
 import { readHistory } from './history.ts';
@@ -27,6 +35,7 @@ import {
   protectedBy,
   pruneBuilds,
   publishBuild,
+  readLive,
   rollback,
   unpin,
 } from './publish.ts';
@@ -58,6 +67,40 @@ async function keys(origin: OriginStore, prefix = ''): Promise<string[]> {
   return (await origin.list(prefix)).map((object) => object.key).sort();
 }
 
+/** A build's own objects (under its prefix) and its pages (`plans/<id>.html`). */
+function partition(result: BuildResult): [BuildObject[], BuildObject[]] {
+  const isPage = (object: BuildObject) => object.key.startsWith('plans/');
+  return [result.objects.filter((object) => !isPage(object)), result.objects.filter(isPage)];
+}
+
+/** The plan id of a page's key. */
+const idOf = (key: string) => key.replace(/^plans\/|\.html$/g, '');
+
+/** Rows with the title of the plans at `indexes` tagged with `tag`. */
+const retitled = (subset: readonly unknown[], tag: string, ...indexes: number[]) =>
+  subset.map((row, index) =>
+    indexes.includes(index)
+      ? { ...(row as object), title: `${(row as { title: string }).title} ${tag}` }
+      : row,
+  );
+
+/**
+ * The writes of s3rver's requests, one line each: `PUT key (bytes)`, `COPY source > key`, `DELETE key…` (a
+ * DeleteObjects names no key in its URL: its count of requests), in order of key.
+ */
+function writesOf(requests: readonly S3Request[]): string[] {
+  return requests
+    .filter(({ method }) => method !== 'GET' && method !== 'HEAD')
+    .map(({ method, key, copyOf, query }) =>
+      copyOf !== undefined
+        ? `COPY ${copyOf} > ${key}`
+        : method === 'POST' && 'delete' in query
+          ? 'DELETE'
+          : `${method} ${key}`,
+    )
+    .sort();
+}
+
 const ORIGINS = ['a directory', 's3rver'] as const;
 
 describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind) => {
@@ -78,7 +121,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     s3 = undefined;
   });
 
-  it('uploads every object under the build prefix with its bytes and metadata, the manifest, then moves the pointer', async () => {
+  it('uploads its own objects under the build prefix, each page once and live, the manifest, then moves the pointer', async () => {
     const result = await build();
     const summary = await publishBuild(result, target, options());
     expect(summary).toMatchObject({
@@ -93,15 +136,43 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: result.buildId,
       pin: null,
       previous: [],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
+    const [own, pages] = partition(result);
+    expect(pages).toHaveLength(44);
+    expect(result.manifest.pages).toEqual(
+      Object.fromEntries(pages.map((page) => [idOf(page.key), page.md5])),
+    );
     expect((await keys(target.origin)).filter((key) => !key.startsWith('state/'))).toEqual(
       [
-        ...result.objects.map((object) => buildKey(result.buildId, object.key)),
+        ...own.map((object) => buildKey(result.buildId, object.key)),
+        ...pages.map((page) => page.key),
+        ...pages.map((page) => pageVersionKey(idOf(page.key), page.md5)),
         'errors/404.html',
         'errors/500.json',
       ].sort(),
     );
+    for (const object of own) {
+      const stored = await target.origin.get(buildKey(result.buildId, object.key));
+      expect(stored?.body.equals(object.body), object.key).toBe(true);
+      expect(stored, object.key).toMatchObject({
+        contentType: object.contentType,
+        contentEncoding: object.contentEncoding,
+        cacheControl: IMMUTABLE,
+        md5: object.md5,
+      });
+    }
+    // A page is live at the origin's root, and its bytes are kept for any build that lists it: five minutes in a
+    // cache, as it changes in place.
+    for (const page of pages)
+      for (const key of [page.key, pageVersionKey(idOf(page.key), page.md5)]) {
+        const stored = await target.origin.get(key);
+        expect(stored?.body.equals(page.body), key).toBe(true);
+        expect(stored, key).toMatchObject({
+          contentType: PAGE_HEADERS.html,
+          cacheControl: PAGE_HEADERS.cacheable,
+        });
+      }
     // The move is in the pointer's history, an object written once.
     const [move, ...others] = await keys(target.origin, 'state/history/');
     expect(others).toEqual([]);
@@ -115,16 +186,6 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       to: result.buildId,
       by: 'test',
     });
-    for (const object of result.objects) {
-      const stored = await target.origin.get(buildKey(result.buildId, object.key));
-      expect(stored?.body.equals(object.body), object.key).toBe(true);
-      expect(stored, object.key).toMatchObject({
-        contentType: object.contentType,
-        contentEncoding: object.contentEncoding,
-        cacheControl: IMMUTABLE,
-        md5: object.md5,
-      });
-    }
     expect(await target.origin.get('errors/500.json')).toMatchObject({
       contentType: 'application/problem+json',
       cacheControl: 'no-store',
@@ -233,7 +294,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
         reason: `rolled back from ${second.buildId}`,
       },
       previous: [],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
     const before = await keys(target.origin);
     const pinned = await publishBuild(await build(rows.slice(0, 45)), target, options());
@@ -251,7 +312,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: after.buildId,
       pin: null,
       previous: [first.buildId],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
   });
 
@@ -275,7 +336,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: only.buildId,
       pin: null,
       previous: [],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
   });
 
@@ -365,34 +426,186 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect(manifest.tool).toEqual({ name: 'training-plan-catalog', version: '99.0.0' });
   });
 
-  it('prunes an old build whole, after the pointer moved, finding builds without listing their objects', async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i += 1)
-      ids.push((await publishBuild(await build(rows.slice(0, 40 + i)), target, options())).buildId);
-    const doomed = (await target.origin.list(`builds/${ids[0]}/`)).length;
-    expect(doomed).toBeGreaterThan(40);
+  it('prunes an old build whole after the pointer moved, and the bytes of its pages no kept build lists', async () => {
+    // A retitles plan 0; B plan 1 instead (plan 0 as it was); C plans 1 and 2.
+    const published: BuildResult[] = [];
+    for (const subset of [retitled(rows, 'a', 0), retitled(rows, 'b', 1), retitled(rows, 'b', 1, 2)]) {
+      const result = await build(subset);
+      await publishBuild(result, target, options());
+      published.push(result);
+    }
+    const [a, b, c] = published as [BuildResult, BuildResult, BuildResult];
     // Keep one: the live build, and the build live before it (the rollback target) whatever `keep` says.
     const pointer = await readPointer(target.kvs);
-    expect(protectedBy(pointer)).toEqual({ live: ids[2], pinned: null, previous: ids[1] });
+    expect(protectedBy(pointer)).toEqual({ live: c.buildId, pinned: null, previous: b.buildId });
+    // Not with a store the origin does not belong to: its builds are another deployment's.
+    const stranger = { ...target, kvs: new FileKeyValueStore(`${scratch.dir}/other/kvs.json`) };
+    await expect(pruneBuilds(stranger, 1, protectedBy(pointer))).rejects.toThrow(DeploymentError);
+    expect((await target.origin.listPrefixes('builds/')).length).toBe(3);
+
     s3?.requests.splice(0);
-    expect(await pruneBuilds(target.origin, 1, protectedBy(pointer))).toEqual([ids[0]]);
+    expect(await pruneBuilds(target, 1, protectedBy(pointer))).toEqual([a.buildId]);
     const sent = s3?.requests.splice(0) ?? [];
-    expect(await target.origin.listPrefixes('builds/')).toEqual([`builds/${ids[1]}/`, `builds/${ids[2]}/`]);
-    expect(await target.origin.list(`builds/${ids[0]}/`)).toEqual([]);
+    expect(await target.origin.listPrefixes('builds/')).toEqual([
+      `builds/${b.buildId}/`,
+      `builds/${c.buildId}/`,
+    ]);
+    expect(await target.origin.list(`builds/${a.buildId}/`)).toEqual([]);
+    // A's pages go only where no kept build lists them: plan 0 retitled, and plan 1 before its new title.
+    const sources = (result: BuildResult) =>
+      Object.entries(result.manifest.pages ?? {}).map(([id, md5]) => pageVersionKey(id, md5));
+    const gone = sources(a).filter((key) => !sources(b).includes(key) && !sources(c).includes(key));
+    expect(gone).toHaveLength(2);
+    expect(await keys(target.origin, 'pages/')).toEqual([...new Set([...sources(b), ...sources(c)])].sort());
     if (kind === 'a directory') {
       const { readdir } = await import('node:fs/promises');
-      expect(await readdir(`${scratch.dir}/origin/builds`)).toEqual([ids[1], ids[2]]);
-      expect(await readdir(`${scratch.dir}/origin/.meta/builds`)).toEqual([ids[1], ids[2]]);
+      expect(await readdir(`${scratch.dir}/origin/builds`)).toEqual([b.buildId, c.buildId]);
+      expect(await readdir(`${scratch.dir}/origin/.meta/builds`)).toEqual([b.buildId, c.buildId]);
     }
     if (kind === 's3rver') {
-      // One listing of builds/ with a delimiter (the build ids, not their objects), then the pruned build
-      // alone: its one page of keys, deleted in one request. No kept build's objects are listed.
-      expect(sent.map(({ method, key, query }) => [method, key, query.prefix, query.delimiter])).toEqual([
-        ['GET', '', 'builds/', '/'],
-        ['GET', '', `builds/${ids[0]}/`, undefined],
-        ['POST', '', undefined, undefined],
+      // One listing of builds/ with a delimiter (the build ids, not their objects), the three manifests, then
+      // the pruned build alone: its pages' bytes in one request, its one page of keys, deleted in one request.
+      // No kept build's objects and no page is listed.
+      const listed = sent.filter(({ method, key }) => method === 'GET' && key === '');
+      expect(listed.map(({ query }) => [query.prefix, query.delimiter])).toEqual([
+        ['builds/', '/'],
+        [`builds/${a.buildId}/`, undefined],
       ]);
-      expect(sent[2]?.query).toHaveProperty('delete');
+      expect(
+        sent
+          .filter(({ method, key }) => method === 'GET' && key !== '')
+          .map(({ key }) => key)
+          .sort(),
+      ).toEqual(
+        [
+          'state/deployment.json',
+          ...[a, b, c].map((result) => buildKey(result.buildId, 'manifest.json')),
+        ].sort(),
+      );
+      expect(writesOf(sent)).toEqual(['DELETE', 'DELETE']);
+    }
+    // Every build kept can still be made live, its pages with it.
+    expect((await rollback(target, { now: new Date() })).buildId).toBe(b.buildId);
+    expect(await readLive(target.origin, b.buildId)).toMatchObject({ kind: 'build', damage: [] });
+  });
+
+  it('writes only what a changed title changes: the catalogs, that page once and live, the manifest', async () => {
+    const first = await build();
+    await publishBuild(first, target, options());
+    const before = new Map((await target.origin.list('')).map((object) => [object.key, object.md5]));
+    s3?.requests.splice(0);
+    const next = await build(retitled(rows, 'renamed', 5));
+    await publishBuild(next, target, options());
+    const [own, pages] = partition(next);
+    const changed = pages.filter((page) => first.manifest.pages?.[idOf(page.key)] !== page.md5);
+    expect(changed.map((page) => page.key)).toEqual([
+      `plans/${(rows[5] as { id: string }).id.toLowerCase()}.html`,
+    ]);
+    const page = changed[0] as BuildObject;
+    const version = pageVersionKey(idOf(page.key), page.md5);
+    const copied = own.filter((object) => object.key.startsWith('openapi.yaml'));
+    const uploaded = own.filter((object) => !copied.includes(object) && object.key !== 'manifest.json');
+    const history = (await keys(target.origin, 'state/history/')).filter((key) => !before.has(key));
+    const expected = [
+      // Every catalog holds the build's generatedAt: all three change, with their variants.
+      ...uploaded.map((object) => `PUT ${buildKey(next.buildId, object.key)}`),
+      ...copied.map(
+        (object) => `COPY ${buildKey(first.buildId, object.key)} > ${buildKey(next.buildId, object.key)}`,
+      ),
+      `PUT ${version}`,
+      `COPY ${version} > ${page.key}`,
+      `PUT ${buildKey(next.buildId, 'manifest.json')}`,
+      ...history.map((key) => `PUT ${key}`),
+    ].sort();
+    expect(expected).toHaveLength(16);
+    if (s3) {
+      const sent = s3.requests.splice(0);
+      expect(writesOf(sent)).toEqual(expected);
+      // Bytes: the catalogs with their variants, the page, the manifest and the history's record; no copy sends any.
+      const sizeOf = (objects: readonly BuildObject[]) =>
+        objects.reduce((sum, object) => sum + object.size, 0);
+      const manifest = next.objects.filter((object) => object.key === 'manifest.json');
+      const bytes = sent
+        .filter(({ method, copyOf }) => method === 'PUT' && copyOf === undefined)
+        .reduce((sum, request) => sum + request.bytes, 0);
+      // The history's record is a few hundred bytes.
+      expect(bytes - sizeOf([...uploaded, page, ...manifest])).toBeGreaterThan(0);
+      expect(bytes - sizeOf([...uploaded, page, ...manifest])).toBeLessThan(1_000);
+    }
+    // Whatever the origin, exactly those keys are new or changed.
+    const after = await target.origin.list('');
+    const changedKeys = after.filter((object) => before.get(object.key) !== object.md5).map(({ key }) => key);
+    expect(changedKeys.sort()).toEqual(expected.map((line) => line.split(' ').at(-1)).sort());
+  });
+
+  it('keeps the live pages with the live build through the local edge: removed 404, added 200, a rollback puts them back writing only what differs', async () => {
+    const { serveLocal } = await import('../app/local.ts');
+    const { vi } = await import('vitest');
+    const first = await build(retitled(rows.slice(0, 42), 'earlier', 2));
+    await publishBuild(first, target, options());
+    const idAt = (index: number) => (rows[index] as { id: string }).id.toLowerCase();
+    const pageKey = (index: number) => `plans/${idAt(index)}.html`;
+    if (s3) {
+      process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
+      process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+    }
+    const edge = await serveLocal(
+      {
+        origin: s3 ? `s3://${s3.bucket}` : `${scratch.dir}/origin`,
+        ...(s3 ? { endpoint: s3.endpoint } : {}),
+        store: target.kvs.name,
+        port: 0,
+        host: '127.0.0.1',
+      },
+      () => {},
+    );
+    const page = async (index: number) => {
+      const answer = await fetch(`${edge.url}/plans/${idAt(index)}`);
+      return [answer.status, /<title>([^<]*)<\/title>/.exec(await answer.text())?.[1]];
+    };
+    const title = (index: number) => (rows[index] as { title: string }).title;
+    const serving = (expected: Record<number, [number, string | undefined]>) =>
+      vi.waitFor(
+        async () => {
+          for (const [index, answer] of Object.entries(expected))
+            expect(await page(Number(index))).toEqual(answer);
+        },
+        { timeout: 5_000, interval: 50 },
+      );
+    try {
+      await serving({ 0: [200, title(0)], 2: [200, `${title(2)} earlier`], 42: [404, 'Plan not found'] });
+      // Plan 0 removed, 42 and 43 added, plan 2 retitled back.
+      const second = await build(rows.slice(1, 44));
+      s3?.requests.splice(0);
+      await publishBuild(second, target, options());
+      const version = (result: BuildResult, index: number) =>
+        pageVersionKey(idAt(index), result.manifest.pages?.[idAt(index)] ?? '');
+      if (s3)
+        expect(writesOf(s3.requests.splice(0)).filter((line) => /plans\/|pages\/|DELETE/.test(line))).toEqual(
+          [
+            ...[2, 42, 43].flatMap((index) => [
+              `PUT ${version(second, index)}`,
+              `COPY ${version(second, index)} > ${pageKey(index)}`,
+            ]),
+            'DELETE',
+          ].sort(),
+        );
+      await serving({ 0: [404, 'Plan not found'], 2: [200, title(2)], 42: [200, title(42)] });
+
+      // The rollback makes the first build's pages live again: it copies the two that differ and deletes the two
+      // the first build lacks, and uploads nothing.
+      await rollback(target, { now: new Date() });
+      if (s3)
+        expect(writesOf(s3.requests.splice(0)).filter((line) => !line.includes('state/history/'))).toEqual(
+          [0, 2]
+            .map((index) => `COPY ${version(first, index)} > ${pageKey(index)}`)
+            .concat('DELETE')
+            .sort(),
+        );
+      await serving({ 0: [200, title(0)], 2: [200, `${title(2)} earlier`], 42: [404, 'Plan not found'] });
+      expect(await target.origin.get(pageKey(43))).toBeNull();
+    } finally {
+      await edge.close();
     }
   });
 
@@ -462,7 +675,7 @@ describe('a publish cut after two uploads (s3rver through a proxy that stops)', 
         publishBuild(b, { origin: new S3Origin(client, s3.bucket), kvs }, options({ concurrency: 1 })),
       ).rejects.toThrow(
         new RegExp(
-          `^uploading build ${b.buildId} to s3://catalog-origin failed at \\S+ \\(.*\\): 2 of ${b.objects.length} objects written; the live build is still ${a.buildId}`,
+          `^uploading build ${b.buildId} to s3://catalog-origin failed at \\S+ \\(.*\\): 2 of \\d+ objects written; the live build is still ${a.buildId}`,
         ),
       );
     } finally {
@@ -529,7 +742,7 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
       {
         Puts: [
           { Key: KVS_LIVE_BUILD, Value: result.buildId },
-          { Key: KVS_ORIGIN, Value: await origin.bindingFor(kvs.name) },
+          { Key: KVS_ORIGIN, Value: (await origin.bindingFor(kvs.name)).origin },
         ],
       },
     ]);
@@ -640,7 +853,7 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
       live: v3.buildId,
       pin: null,
       previous: [v1.buildId],
-      origin: await target.origin.bindingFor(target.kvs.name),
+      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
 
     const listed = (await listBuilds(target)).builds.map((row) => [row.id, row.complete, row.everLive]);
@@ -661,6 +874,53 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
       { kind: 'publish', from: v1.buildId, to: v3.buildId, by: 'test' },
       { kind: 'publish', from: null, to: v1.buildId, by: 'test' },
     ]);
+  });
+
+  it('a publish that loses puts the live pages back to the winner’s, which it overwrote', async () => {
+    const { target } = under;
+    await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const winner = await build(rows.slice(0, 41));
+    const loser = await build(retitled(rows.slice(0, 41), 'lost', 0));
+    // The winner makes its pages live and waits at its move; the loser then makes its own live (plan 0 retitled)
+    // and waits at its move; the winner moves, then the loser tries to.
+    const gated = () => {
+      let arrive = () => {};
+      const arrived = new Promise<void>((resolve) => {
+        arrive = resolve;
+      });
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const at: PublishTarget = {
+        origin: target.origin,
+        kvs: {
+          name: target.kvs.name,
+          read: () => target.kvs.read(),
+          update: async (change) => {
+            arrive();
+            await opened;
+            return target.kvs.update(change);
+          },
+        },
+      };
+      return { at, arrived, open };
+    };
+    const [first, second] = [gated(), gated()];
+    const won = publishBuild(winner, first.at, options());
+    await first.arrived;
+    const lost = publishBuild(loser, second.at, options());
+    lost.catch(() => {});
+    await second.arrived;
+    first.open();
+    expect((await won).result).toBe('published');
+    second.open();
+    await expect(lost).rejects.toThrow(PointerMovedError);
+    expect(await readLive(target.origin, winner.buildId)).toMatchObject({ kind: 'build', damage: [] });
+    const page = winner.objects.find(
+      (object) => object.key === `plans/${idOf((rows[0] as { id: string }).id.toLowerCase())}.html`,
+    );
+    expect((await target.origin.get(page?.key ?? ''))?.body.equals(page?.body ?? Buffer.alloc(0))).toBe(true);
   });
 
   it('walks back through the builds that were live, one rollback at a time, and unpin records its move', async () => {

@@ -1,8 +1,9 @@
 /**
  * Putting a build live, and its siblings (rollback, unpin, the list of builds), on an origin (S3 or a
- * directory) and a key-value store (CloudFront KeyValueStore or the local file). A publish uploads every
- * object of the build under its own prefix, verifies them, then moves the live pointer with one conditional
- * write: until that moment partners see the old build, after it every object comes from the new one. The
+ * directory) and a key-value store (CloudFront KeyValueStore or the local file). A publish writes what the
+ * origin does not hold — the build's catalogs under its own prefix, the pages that changed — verifies them, makes
+ * its pages live, then moves the live pointer with one conditional write: until that moment partners see the old
+ * catalogs, after it every catalog comes from the new build (docs/decisions.md#plan-pages for the pages). The
  * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
  */
 import {
@@ -12,13 +13,17 @@ import {
   type Manifest,
   type PreparedBuild,
 } from '../builder/build.ts';
-import { describeCause, StoreError, settingRef } from '../contract/errors.ts';
+import { CatalogError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
   BUILDS_PREFIX,
   type Discipline,
   MANIFEST,
   ORIGIN_FILES,
+  PAGE_OBJECT_PREFIX,
+  PAGE_OBJECT_SUFFIX,
+  PAGE_VERSIONS_PREFIX,
+  STATE_DEPLOYMENT,
   STATE_HISTORY_PREFIX,
 } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
@@ -35,13 +40,17 @@ import {
   hasManifest,
   IMMUTABLE,
   type LiveCatalog,
+  livePagesOf,
   ms,
+  pageDamage,
+  pageVersionKey,
   rollbackTarget,
+  type WantedPage,
 } from './core.ts';
 import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
-import { type ObjectToWrite, type OriginStore, objectToWrite } from './origin.ts';
+import { type ObjectToWrite, type OriginStore, objectToWrite, stateObject } from './origin.ts';
 import {
   type Binding,
   DeploymentError,
@@ -160,13 +169,13 @@ async function readManifest(origin: OriginStore, buildId: string): Promise<Manif
   }
 }
 
-/** What is wrong with a build's stored objects against its manifest (empty: whole). */
+/** What is wrong with a build's own stored objects against its manifest (empty: whole). */
 async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Manifest): Promise<string[]> {
   const prefix = buildKey(buildId, '');
-  // Where an MD5 is only a record kept beside the object (a directory), reading it for every object would be
-  // most of an unchanged run's cost and would say nothing of the bytes: those are checked by SHA-256 when asked.
+  // Where an MD5 is only a record kept beside the object (a directory), reading it for every object would say
+  // nothing of the bytes: those are checked by hashing when asked.
   const stored = new Map(
-    (await origin.list(prefix, { md5: !origin.sha256 })).map((object) => [
+    (await origin.list(prefix, { md5: !origin.md5 })).map((object) => [
       object.key.slice(prefix.length),
       object,
     ]),
@@ -174,42 +183,49 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
+/**
+ * The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each (a directory's as recorded; with
+ * `md5` false, a directory leaves it empty rather than read a record per page).
+ */
+async function heldPages(origin: OriginStore, md5 = true): Promise<Map<string, string>> {
+  return new Map((await origin.list(PAGE_OBJECT_PREFIX, { md5 })).map((object) => [object.key, object.md5]));
+}
+
 /** Objects hashed at once when the bytes of a build are checked (files on one disk). */
 export const HASH_CONCURRENCY = 16;
 
 /**
- * What is wrong with the bytes of a build's objects against the SHA-256 of its manifest, on an origin whose
- * listing cannot tell (see {@link OriginStore.sha256}); the objects in `known` (already found missing or
+ * What is wrong with the bytes of objects (`[name in messages, key, MD5]`) as the origin stores them now, on an
+ * origin whose listing cannot tell (see {@link OriginStore.md5}); names already in `known` (found missing or
  * wrong) are skipped. Empty on any other origin.
  */
 async function byteDamageOf(
   origin: OriginStore,
-  buildId: string,
-  manifest: Manifest,
+  objects: readonly (readonly [name: string, key: string, md5: string])[],
   known: readonly string[],
 ): Promise<string[]> {
-  const sha256 = origin.sha256?.bind(origin);
-  if (!sha256) return [];
+  const md5 = origin.md5?.bind(origin);
+  if (!md5) return [];
   const skip = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
-  const entries = Object.entries(manifest.objects).filter(([key]) => !skip.has(key));
+  const checked = objects.filter(([name]) => !skip.has(name));
   const found: (string | null)[] = [];
-  await eachLimit(entries, HASH_CONCURRENCY, async ([key, entry], index) => {
-    const actual = await sha256(buildKey(buildId, key));
+  await eachLimit(checked, HASH_CONCURRENCY, async ([name, key, expected], index) => {
+    const actual = await md5(key);
     found[index] =
       actual === null
-        ? `${key} is missing`
-        : actual === entry.sha256
+        ? `${name} is missing`
+        : actual === expected
           ? null
-          : `${key} has other bytes (SHA-256 ${actual.slice(0, 12)}…, not ${entry.sha256.slice(0, 12)}…)`;
+          : `${name} has other bytes (MD5 ${actual})`;
   });
   return found.filter((line): line is string => line !== null);
 }
 
 /**
- * The live catalog: the live build with its manifest and its damage, or the flat root, or nothing. A pointer
- * the edge cannot serve (not a build id, or a build without a readable manifest) is `unreadable`. With
- * `bytes`, an origin that keeps only a record of each object's digest (a directory) has every object's bytes
- * hashed against the manifest too.
+ * The live catalog: the live build with its manifest and its damage (its own objects, then the live pages against
+ * its list of pages), or the flat root, or nothing. A pointer the edge cannot serve (not a build id, or a build
+ * without a readable manifest) is `unreadable`. With `bytes`, an origin that keeps only a record of each object's
+ * digest (a directory) has every object's bytes hashed against the manifest too.
  */
 export async function readLive(
   origin: OriginStore,
@@ -225,9 +241,20 @@ export async function readLive(
         id: live,
         reason: `no readable ${buildKey(live, MANIFEST)} at ${origin.name}`,
       };
-    const damage = await damageOfBuild(origin, live, manifest);
-    if (options.bytes) damage.push(...(await byteDamageOf(origin, live, manifest, damage)));
-    return { kind: 'build', id: live, manifest, damage };
+    const [damage, held] = await Promise.all([
+      damageOfBuild(origin, live, manifest),
+      heldPages(origin, !origin.md5),
+    ]);
+    const pages = livePagesOf(live, manifest);
+    damage.push(...pageDamage(pages, held));
+    if (options.bytes) {
+      const objects = Object.entries(manifest.objects).map(
+        ([key, { md5 }]) => [key, buildKey(live, key), md5] as const,
+      );
+      const live_ = [...pages].map(([key, { md5 }]) => [key, key, md5] as const);
+      damage.push(...(await byteDamageOf(origin, [...objects, ...live_], damage)));
+    }
+    return { kind: 'build', id: live, manifest, damage, held };
   }
   const flat = await origin.get(ORIGIN_FILES.all);
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
@@ -239,32 +266,59 @@ function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
 }
 
 /**
- * Writes the build's objects without overwriting, then (once they are durable: `origin.sync`) the manifest,
- * the build's commit point; throws {@link UploadError}.
+ * Writes what a build adds at the origin, without overwriting, then (once it is durable: `origin.sync`) the
+ * manifest, the build's commit point: each of its own objects — copied within the origin from the live build when
+ * that holds the same bytes (openapi.yaml, say), else uploaded — and the bytes of each page the live build does
+ * not list (`pages/<id>-<MD5>.html`). Throws {@link UploadError}.
  */
 async function upload(
   origin: OriginStore,
   build: BuildResult,
-  previous: string | null,
+  live: LiveCatalog,
   concurrency: number,
   progress: ProgressSink,
 ): Promise<void> {
+  const base = live.kind === 'build' ? live : undefined;
+  const kept = base?.manifest.pages ?? {};
+  const damaged = new Set(base?.damage.map((line) => line.slice(0, line.indexOf(' '))));
+  const writes: { readonly key: string; readonly write: () => Promise<unknown> }[] = [];
+  for (const object of build.objects) {
+    if (object.key === MANIFEST) continue;
+    const id = pageId(object.key);
+    if (id !== null) {
+      if (kept[id] !== object.md5) {
+        const key = pageVersionKey(id, object.md5);
+        const version = objectToWrite(object, key, object.cacheControl ?? IMMUTABLE);
+        writes.push({ key, write: () => origin.put(version, { overwrite: false }) });
+      }
+      continue;
+    }
+    const key = buildKey(build.buildId, object.key);
+    const same = base && base.manifest.objects[object.key]?.md5 === object.md5 && !damaged.has(object.key);
+    writes.push({
+      key,
+      write: () =>
+        same
+          ? origin.copy(buildKey(base.id, object.key), key, { overwrite: false })
+          : origin.put(toWrite(build.buildId, object), { overwrite: false }),
+    });
+  }
   const manifest = build.objects.find((object) => object.key === MANIFEST);
-  const rest = build.objects.filter((object) => object.key !== MANIFEST);
   let written = 0;
-  const total = build.objects.length;
+  const total = writes.length + 1;
   const fail = (key: string, error: unknown) =>
     new UploadError(
-      `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${build.objects.length} objects written; the live build is still ${previous ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
+      `uploading build ${build.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${total} objects written; the live build is still ${base?.id ?? '(none)'}, and ${build.buildId} is left unreferenced (pruned later); run publish again`,
       { cause: error },
     );
-  await eachLimit(rest, concurrency, async (object) => {
+  progress({ stage: 'uploading', done: 0, total });
+  await eachLimit(writes, concurrency, async ({ key, write }) => {
     try {
-      await origin.put(toWrite(build.buildId, object), { overwrite: false });
+      await write();
       written += 1;
       progress({ stage: 'uploading', done: written, total });
     } catch (error) {
-      throw fail(object.key, error);
+      throw fail(key, error);
     }
   });
   if (manifest) {
@@ -275,6 +329,93 @@ async function upload(
     } catch (error) {
       throw fail(MANIFEST, error);
     }
+  }
+}
+
+/** The plan id of a page's key within a build (`plans/<id>.html`), else null. */
+function pageId(key: string): string | null {
+  return key.startsWith(PAGE_OBJECT_PREFIX)
+    ? key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length)
+    : null;
+}
+
+/**
+ * Makes the live pages at the origin those of `wanted` where `held` says they differ, copying each from the bytes
+ * kept for it, and makes them durable; returns the live pages `wanted` does not list, which the caller deletes
+ * once the live pointer names the build that lacks them. Publish and rollback alike (docs/decisions.md#plan-pages).
+ */
+async function putLivePages(
+  origin: OriginStore,
+  wanted: ReadonlyMap<string, WantedPage>,
+  held: ReadonlyMap<string, string>,
+  progress: ProgressSink,
+): Promise<string[]> {
+  const differing = [...wanted].filter(([key, { md5 }]) => held.get(key) !== md5);
+  let done = 0;
+  await eachLimit(differing, UPLOAD_CONCURRENCY, async ([key, { source }]) => {
+    await origin.copy(source, key, { overwrite: true });
+    done += 1;
+    progress({ stage: 'updating the live pages', done, total: differing.length });
+  });
+  await origin.sync?.();
+  return [...held.keys()].filter((key) => !wanted.has(key));
+}
+
+/**
+ * After a move this run did not make (another publish or a rollback won, or a pin held it), puts the live pages
+ * back to those of the build live now. Best effort: a failure leaves them to the next publish, and catalog status
+ * names them meanwhile.
+ */
+async function restoreLivePages(target: PublishTarget): Promise<void> {
+  try {
+    const { live } = await readPointer(target.kvs);
+    const manifest =
+      live !== null && BUILD_ID_PATTERN.test(live) ? await readManifest(target.origin, live) : null;
+    if (live === null || !manifest) return;
+    const extra = await putLivePages(
+      target.origin,
+      livePagesOf(live, manifest),
+      await heldPages(target.origin),
+      () => {},
+    );
+    await target.origin.delete(extra);
+  } catch {}
+}
+
+/**
+ * Makes a build live with its pages (publish and rollback alike): its pages that differ from the live ones (`held`,
+ * listed here when not given) first,
+ * then `move` (the pointer's conditional write), then the deletion of the live pages it lacks (a failure there is
+ * a warning). When the pages or the move fail, the live pages are put back to the live build's and the error is
+ * thrown: the live catalogs did not change.
+ */
+async function goLive<T>(
+  target: PublishTarget,
+  build: { readonly id: string; readonly manifest: Manifest },
+  held: ReadonlyMap<string, string> | undefined,
+  progress: ProgressSink,
+  move: () => Promise<T>,
+): Promise<{ readonly moved: T; readonly warnings: string[] }> {
+  let extra: string[];
+  let moved: T;
+  try {
+    const wanted = livePagesOf(build.id, build.manifest);
+    extra = await putLivePages(target.origin, wanted, held ?? (await heldPages(target.origin)), progress);
+    progress({ stage: 'moving the live pointer' });
+    moved = await move();
+  } catch (error) {
+    await restoreLivePages(target);
+    if (error instanceof CatalogError) throw error;
+    throw storeFailure(`making the pages of build ${build.id} live at ${target.origin.name} failed`, {
+      cause: error,
+    });
+  }
+  try {
+    await target.origin.delete(extra);
+    return { moved, warnings: [] };
+  } catch (error) {
+    const warning = `deleting the live pages build ${build.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`;
+    return { moved, warnings: [warning] };
   }
 }
 
@@ -290,45 +431,104 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 /**
  * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target `previous`); returns
  * their ids. Builds are found by one listing with a delimiter (`builds/<id>/`, not the objects under them), and
- * each doomed build goes in bulk (`deletePrefix`).
+ * each doomed build goes in bulk (`deletePrefix`), after the bytes of its pages that no kept build lists (the
+ * kept builds' manifests say which). An origin that belongs to another store (or records none) is refused first
+ * ({@link DeploymentError}): its builds are another deployment's.
  */
 export async function pruneBuilds(
-  origin: OriginStore,
+  target: PublishTarget,
   keep: number,
   protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
 ): Promise<string[]> {
+  const { origin } = target;
+  const [owner, { store }] = await Promise.all([ownerOf(origin), origin.bindingFor(target.kvs.name)]);
+  await checkOwner(target, owner, store);
   const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
   const doomed = buildsToPrune(ids, keep, protect);
-  for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
+  if (doomed.length === 0) return doomed;
+  const sources = async (id: string) => {
+    const manifest = await readManifest(origin, id);
+    return manifest ? [...livePagesOf(id, manifest).values()].map(({ source }) => source) : [];
+  };
+  const used = new Set((await Promise.all(ids.filter((id) => !doomed.includes(id)).map(sources))).flat());
+  for (const id of doomed) {
+    const unused = (await sources(id)).filter(
+      (key) => key.startsWith(PAGE_VERSIONS_PREFIX) && !used.has(key),
+    );
+    await origin.delete(unused);
+    await origin.deletePrefix(buildKey(id, ''));
+  }
   return doomed;
+}
+
+/** The store the origin records it belongs to (`state/deployment.json`), or null when it records none. */
+async function ownerOf(origin: OriginStore): Promise<string | null> {
+  const object = await origin.get(STATE_DEPLOYMENT);
+  if (!object) return null;
+  try {
+    const { store } = JSON.parse(object.body.toString('utf8')) as { store?: unknown };
+    if (typeof store === 'string') return store;
+  } catch {}
+  return `(unreadable ${STATE_DEPLOYMENT})`;
+}
+
+/** Refuses a target whose origin records another store than its own (or none): throws {@link DeploymentError}. */
+async function checkOwner(target: PublishTarget, owner: string | null, store: string): Promise<void> {
+  if (owner !== store)
+    throw mismatch(target.kvs.name, target.origin.name, owner ?? '(none)', store, 'origin');
 }
 
 /**
  * Proves that the store and the origin of `target` are one deployment, before anything moves the pointer
- * (docs/decisions.md#live-build), and returns how the move records the origin. The store names the origin it
- * serves (`build:origin`, recorded by its first move): another one is refused, always. A store that names none
- * yet (new, or from before the record) is taken to serve this origin only when its live build is here. With
- * `live` (a publish), the live build must be here whatever the store records: a publish over a live build that
- * cannot be read is refused unless `recover`, which also lets a store that names no origin take this one.
- * Throws {@link DeploymentError} naming both.
+ * (docs/decisions.md#live-build), and returns how the move records the origin. Each records the other, once:
+ * the store names the origin it serves (`build:origin`, written by its first move), the origin the store it
+ * belongs to (`state/deployment.json`, written here by the first command that proves them); either naming
+ * another one is refused, always. A store that names none yet (new, or from before the record) is taken to serve
+ * this origin only when its live build is here, and a new store (no origin, no live build) takes an origin that
+ * records no store only while it holds no build. With `live` (a publish), the live build must be here whatever the
+ * store records: a publish over a live build that cannot be read is refused unless `recover`, which also lets a
+ * store that names no origin take this one. Throws {@link DeploymentError} naming both.
  */
 export async function proveDeployment(
   target: PublishTarget,
   pointer: Pointer,
   options: { readonly live?: boolean; readonly recover?: boolean } = {},
 ): Promise<Binding> {
-  const where = { origin: target.origin.name, binding: await target.origin.bindingFor(target.kvs.name) };
-  if (pointer.origin !== null && pointer.origin !== where.binding)
-    throw mismatch(target.kvs.name, target.origin.name, pointer.origin, where.binding);
+  const [{ origin: binding, store }, owner] = await Promise.all([
+    target.origin.bindingFor(target.kvs.name),
+    ownerOf(target.origin),
+  ]);
+  if (owner !== null) await checkOwner(target, owner, store);
+  if (pointer.origin !== null && pointer.origin !== binding)
+    throw mismatch(target.kvs.name, target.origin.name, pointer.origin, binding);
   const { live } = pointer;
-  if (live === null || options.recover || (pointer.origin !== null && !options.live)) return where;
-  if (BUILD_ID_PATTERN.test(live) && (await readManifest(target.origin, live))) return where;
   const recover = `${settingRef('recover')} publishes a fresh build in its place, if it is truly lost`;
-  throw new DeploymentError(
-    pointer.origin === null
-      ? `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store names no origin yet, and its live build ${shownValue(live)} is not at ${target.origin.name}; nothing was changed (give the origin that holds it; ${recover})`
-      : `${target.kvs.name}: its live build ${shownValue(live)} is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback makes an earlier build live; ${recover})`,
-  );
+  if (
+    live !== null &&
+    !options.recover &&
+    (pointer.origin === null || options.live) &&
+    !(BUILD_ID_PATTERN.test(live) && (await readManifest(target.origin, live)))
+  )
+    throw new DeploymentError(
+      pointer.origin === null
+        ? `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store names no origin yet, and its live build ${shownValue(live)} is not at ${target.origin.name}; nothing was changed (give the origin that holds it; ${recover})`
+        : `${target.kvs.name}: its live build ${shownValue(live)} is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback makes an earlier build live; ${recover})`,
+    );
+  if (owner === null) {
+    if (
+      pointer.origin === null &&
+      live === null &&
+      !options.recover &&
+      (await target.origin.listPrefixes(BUILDS_PREFIX)).length > 0
+    )
+      throw new DeploymentError(
+        `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store is new, and the origin holds builds but names no store yet; nothing was changed (give the store that serves it; ${settingRef('recover')} lets this store take it)`,
+      );
+    const claim = stateObject(STATE_DEPLOYMENT, `${JSON.stringify({ store })}\n`);
+    if ((await target.origin.put(claim, { overwrite: false })) === 'exists')
+      await checkOwner(target, await ownerOf(target.origin), store);
+  }
+  return { origin: target.origin.name, binding };
 }
 
 const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
@@ -336,11 +536,12 @@ const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => su
 /**
  * Publishes a build: reads the pointer and the live build, checks the guards (refusals throw
  * {@link PublishRefusedError}) — on a prepared build, before its variants and pages are made, so an identical
- * run costs no compression and no page — completes the build, uploads every object under `builds/<id>/`
- * (never overwriting), verifies them, writes the error page, then moves the pointer from the build it started
- * from — a pointer that moved meanwhile throws {@link PointerMovedError} naming the winner, and a pin (now or
- * meanwhile) makes the run `skipped-pinned`. Finally prunes old builds (unless `prune` is false). A failure
- * before the move leaves the live build as it was.
+ * run costs no compression and no page — completes the build, writes what the origin does not hold (never
+ * overwriting a build's object), verifies the build, writes the error page, makes the changed pages live, then
+ * moves the pointer from the build it started from — a pointer that moved meanwhile throws
+ * {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run `skipped-pinned`; both
+ * put the live pages back to the live build's — and deletes the live pages of removed plans. Finally prunes old
+ * builds (unless `prune` is false). A failure before the move leaves the live catalogs as they were.
  */
 export async function publishBuild(
   candidate: PreparedBuild | BuildResult,
@@ -454,8 +655,7 @@ export async function publishBuild(
   const built = build;
 
   const uploadStarted = performance.now();
-  progress({ stage: 'uploading', done: 0, total: built.objects.length });
-  await upload(target.origin, built, pointer.live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
+  await upload(target.origin, built, live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
   times.upload = ms(uploadStarted, performance.now());
 
   progress({ stage: 'verifying' });
@@ -473,11 +673,17 @@ export async function publishBuild(
     );
   times.verify = ms(verifyStarted, performance.now());
 
-  progress({ stage: 'moving the live pointer' });
+  // The new pages go live before the catalogs; the pages of removed plans go after them.
   const flipStarted = performance.now();
   let moved: Pointer;
   try {
-    moved = await movePointer(target.kvs, pointer.live, built.buildId, where);
+    // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
+    const held = live.kind === 'build' && !target.origin.md5 ? live.held : undefined;
+    const done = await goLive(target, { id: built.buildId, manifest: built.manifest }, held, progress, () =>
+      movePointer(target.kvs, pointer.live, built.buildId, where),
+    );
+    moved = done.moved;
+    warnings.push(...done.warnings);
   } catch (error) {
     if (error instanceof PinnedError)
       return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
@@ -498,7 +704,7 @@ export async function publishBuild(
   if (options.prune ?? true) {
     const pruneStarted = performance.now();
     try {
-      pruned = await pruneBuilds(target.origin, options.keep, protectedBy(moved));
+      pruned = await pruneBuilds(target, options.keep, protectedBy(moved));
     } catch (error) {
       warnings.push(pruneFailure(target.origin, error));
     }
@@ -551,9 +757,10 @@ function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
 /**
  * Makes an earlier build live and pins it there (publishing then moves nothing until `catalog unpin`): `to`
  * when given, else the build that was live before the live one (the rollback line, pointer.ts), never a build
- * that was only uploaded. The build must be whole. One conditional write to the key-value store (the live build
- * must still be the one read); nothing is copied. The move is then recorded in the history at the origin (a
- * failure there is a warning of the summary).
+ * that was only uploaded. The build must be whole. Its pages that differ from the live ones are copied back
+ * first, then one conditional write to the key-value store moves the pointer (the live build must still be the
+ * one read), then the live pages it lacks are deleted; nothing is uploaded. The move is then recorded in the
+ * history at the origin (a failure there is a warning of the summary).
  */
 export async function rollback(
   target: PublishTarget,
@@ -597,8 +804,12 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
-  progress({ stage: 'moving the live pointer' });
-  const { before, after } = await pinPointer(target.kvs, pin, pointer.live, where);
+  const {
+    moved: { before, after },
+    warnings,
+  } = await goLive(target, { id: chosen.id, manifest }, undefined, progress, () =>
+    pinPointer(target.kvs, pin, pointer.live, where),
+  );
   const warning = await recordMoveOrWarn(target.origin, {
     at: options.now.toISOString(),
     kind: 'rollback',
@@ -615,7 +826,7 @@ export async function rollback(
     previousBuildId: before.live,
     pin,
     previous: after.previous,
-    warnings: warning ? [warning] : [],
+    warnings: warning ? [...warnings, warning] : warnings,
   };
 }
 

@@ -1,10 +1,12 @@
 /**
  * The origin as an S3 bucket (or an S3-compatible store). The client is built by the entry point
  * (app/clients.ts) and passed in. Uploads are conditional (`If-None-Match: *`) where no overwrite is wanted,
- * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way. Builds are found by a
- * listing with the delimiter `/` and removed with DeleteObjects, 1,000 keys a request.
+ * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way; a copy is made by the bucket
+ * itself (CopyObject), so no bytes travel. Builds are found by a listing with the delimiter `/` and removed with
+ * DeleteObjects, 1,000 keys a request.
  */
 import {
+  CopyObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -41,8 +43,8 @@ export class S3Origin implements OriginStore {
     this.name = `s3://${bucket}`;
   }
 
-  async bindingFor(): Promise<string> {
-    return this.name;
+  async bindingFor(store: string): Promise<{ origin: string; store: string }> {
+    return { origin: this.name, store };
   }
 
   /** The PutObject request of an object, with its checksums and the given condition. */
@@ -65,6 +67,27 @@ export class S3Origin implements OriginStore {
   async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
     try {
       await this.#client.send(this.#putCommand(object, options.overwrite ? {} : { IfNoneMatch: '*' }));
+      return 'written';
+    } catch (error) {
+      if (!options.overwrite && isConflict(error)) return 'exists';
+      throw error;
+    }
+  }
+
+  async copy(
+    from: string,
+    to: string,
+    options: { readonly overwrite: boolean },
+  ): Promise<'written' | 'exists'> {
+    try {
+      await this.#client.send(
+        new CopyObjectCommand({
+          Bucket: this.#bucket,
+          Key: to,
+          CopySource: `${this.#bucket}/${encodeURI(from)}`,
+          ...(options.overwrite ? {} : { IfNoneMatch: '*' }),
+        }),
+      );
       return 'written';
     } catch (error) {
       if (!options.overwrite && isConflict(error)) return 'exists';

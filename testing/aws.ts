@@ -48,6 +48,10 @@ export interface S3Request {
   readonly method: string;
   readonly key: string;
   readonly query: Readonly<Record<string, string>>;
+  /** The body's length (Content-Length; 0 without one). */
+  readonly bytes: number;
+  /** The source of a CopyObject (`x-amz-copy-source`, decoded), else undefined. */
+  readonly copyOf: string | undefined;
   /** The status s3rver answered. */
   readonly status: number;
 }
@@ -163,10 +167,13 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
   const recordRequest = async (ctx: S3rverContext, next: () => Promise<unknown>) => {
     const prefix = `/${bucket}`;
     if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next();
+    const source = ctx.headers['x-amz-copy-source'];
     const request = {
       method: ctx.method,
       key: decodeURIComponent(ctx.path.slice(prefix.length + 1)),
       query: { ...ctx.query },
+      bytes: Number(ctx.headers['content-length'] ?? 0),
+      copyOf: typeof source === 'string' ? decodeURIComponent(source).replace(`${bucket}/`, '') : undefined,
       status: 0,
     };
     requests.push(request);
@@ -374,6 +381,62 @@ export async function startCutProxy(
     async close() {
       server.closeAllConnections();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A proxy that holds a request unanswered, so that a test can kill its sender at that very point. */
+export interface HoldingProxy {
+  readonly url: string;
+  /** Resolves with the first request held (`METHOD path`). */
+  readonly held: Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A proxy to `target` that forwards every request until `holds` picks one: that one and every one after it
+ * are held unanswered, and `held` resolves.
+ */
+export async function startHoldingProxy(
+  target: string,
+  holds: (request: http.IncomingMessage) => boolean,
+): Promise<HoldingProxy> {
+  const upstream = new URL(target);
+  let hold: ((line: string) => void) | undefined;
+  const held = new Promise<string>((resolve) => {
+    hold = resolve;
+  });
+  let holding = false;
+  const server = http.createServer((req, res) => {
+    if (holding || holds(req)) {
+      holding = true;
+      hold?.(`${req.method} ${req.url}`);
+      return;
+    }
+    const forward = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => req.socket.destroy());
+    req.pipe(forward);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -144,6 +144,14 @@ export function kvsClientFor(port: number): CloudFrontKeyValueStoreClient {
 }
 
 /**
+ * {@link resolveKvsTestHost} for another process: a module to preload (`node --import <this> …`) into a
+ * `catalog` child whose KeyValueStore endpoint is `http://kvs.test:<port>`.
+ */
+export const RESOLVE_KVS_TEST_HOST = `data:text/javascript,${encodeURIComponent(
+  "import dns from 'node:dns'; const lookup = dns.lookup; dns.lookup = (host, ...rest) => lookup(host.endsWith('.kvs.test') ? '127.0.0.1' : host, ...rest);",
+)}`;
+
+/**
  * The KeyValueStore client puts the account id in front of the endpoint's host (`123456789012.kvs.test`):
  * the harness resolves that name to the stand-in on 127.0.0.1, as the Lambda bundle's test does. Returns how
  * to undo it.

@@ -1,6 +1,7 @@
 /**
  * The world the gateway tests run in, made with the real builder, publisher and key store: the fixtures
- * published into an origin directory (a build under `builds/<id>/`, the live pointer in the store) — or, with
+ * published into an origin directory (a build under `builds/<id>/`, its pages live under `plans/`, the live
+ * pointer in the store) — or, with
  * `flat`, built flat into it with no pointer, as `catalog build --out` does — and two store files (without
  * and with a CORS origin) holding the keys the case table names. Test support only.
  */
@@ -106,9 +107,11 @@ export async function createTestWorld(
   const objects = {} as Record<OriginObjectName | 'notFoundPage', Buffer>;
   objects.notFoundPage = await readFile(join(originDir, NOT_FOUND_PAGE));
   const modified = {} as Record<OriginObjectName, string>;
+  // A build's catalogs are in its folder; the live pages at the origin's root, shared by every build.
+  const pathOf = (name: string, file: string) => join(name === 'page' ? originDir : objectDir, file);
   for (const [name, file] of Object.entries(OBJECT_FILES)) {
-    objects[name as OriginObjectName] = await readFile(join(objectDir, file));
-    modified[name as OriginObjectName] = (await stat(join(objectDir, file))).mtime.toUTCString();
+    objects[name as OriginObjectName] = await readFile(pathOf(name, file));
+    modified[name as OriginObjectName] = (await stat(pathOf(name, file))).mtime.toUTCString();
   }
   const etags: Record<string, string> = {};
   for (const [name, file] of Object.entries(OBJECT_FILES)) {

@@ -49,10 +49,15 @@ describe('catalog build', () => {
     const manifest = JSON.parse(await read('manifest.json'));
     expect(manifest).toMatchObject({ plans: 44, counts: { running: 22, strength: 22 } });
     expect(Object.keys(manifest.objects).sort()).toEqual(
-      [...visible, ...pages]
-        .filter((name) => !['errors', 'errors/404.html', 'errors/500.json', 'manifest.json'].includes(name))
-        .sort(),
+      visible.filter(
+        (name) => !['errors', 'errors/404.html', 'errors/500.json', 'manifest.json'].includes(name),
+      ),
     );
+    expect(
+      Object.keys(manifest.pages)
+        .map((id) => `plans/${id}.html`)
+        .sort(),
+    ).toEqual(pages.filter((name) => name !== 'plans'));
     expect(Object.keys(manifest.root)).toEqual(['errors/500.json', 'errors/404.html']);
     const all = Catalog.parse(JSON.parse(await read('catalog.json')));
     const running = Catalog.parse(JSON.parse(await read('catalog-running.json')));

@@ -3,7 +3,7 @@
  * (the same code as S3 and KeyValueStore, which app/status.test.ts runs on s3rver and the KVS stand-in), after
  * real `catalog publish` runs; and the record those runs leave, which the edge never serves.
  */
-import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
@@ -222,11 +222,31 @@ describe('catalog status', () => {
     const { code, report, stderr } = await statusJson();
     expect(code).toBe(2);
     expect(report.live.objects?.damaged).toEqual([
-      expect.stringMatching(/^openapi\.yaml has other bytes \(SHA-256 [0-9a-f]{12}…, not [0-9a-f]{12}…\)$/),
+      expect.stringMatching(/^openapi\.yaml has other bytes \(MD5 [0-9a-f]{32}\)$/),
     ]);
     expect(stderr).toMatch(
       /^catalog: broken: live build \S+ at .* does not match its manifest: openapi\.yaml has other bytes/,
     );
+  });
+
+  it('exits 2 when a live page differs from the live build: changed, missing, or of a plan it does not hold', async () => {
+    await publishFixtures();
+    const pages = join(scratch.dir, 'origin', 'plans');
+    const [changed, missing] = (await readdir(pages)).sort();
+    const page = await readFile(join(pages, changed as string), 'utf8');
+    await writeFile(join(pages, changed as string), page.replace('<title>', '<titlE>'));
+    await rm(join(pages, missing as string));
+    await writeFile(join(pages, '00000000-0000-4000-8000-000000000000.html'), page);
+    const { code, report, stderr } = await statusJson();
+    expect(code).toBe(2);
+    expect(report.live.objects?.expected).toBe(12 + 44);
+    // What the listing shows first, then what only the bytes show (a directory records each MD5 when written).
+    expect(report.live.objects?.damaged).toEqual([
+      `plans/${missing} is missing`,
+      'plans/00000000-0000-4000-8000-000000000000.html is not a page of the build',
+      expect.stringMatching(new RegExp(`^plans/${changed} has other bytes \\(MD5 [0-9a-f]{32}\\)$`)),
+    ]);
+    expect(stderr).toMatch(new RegExp(`does not match its manifest: plans/${missing} is missing; `));
   });
 
   it('exits 2 when nothing is live', async () => {

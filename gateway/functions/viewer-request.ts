@@ -1,8 +1,9 @@
 /**
  * Viewer-request function: decides every request before the cache, in this order: path → method
  * → OPTIONS → openapi.yaml → key → discipline (docs/decisions.md#gateway). A plan page (`/plans/<uuid>`, GET
- * or HEAD, no key) is rewritten to the live build's page, and any other path under `/plans/` to a key that
- * never exists, so the origin's miss gives the not-found page (docs/decisions.md#plan-pages). A valid request is rewritten to
+ * or HEAD, no key) is rewritten to its live page (`/plans/<id>.html`, the same whatever build is live), and any
+ * other path under `/plans/` to a key that never exists, so the origin's miss gives the not-found page
+ * (docs/decisions.md#plan-pages). A valid request is rewritten to
  * the object of the live build (`/builds/<id>/catalog.json.br`, from `build:live` in the key-value store; the
  * origin's root when there is none) in the encoding `Accept-Encoding` prefers, and loses its query string, so
  * unknown parameters never reach the cache key or the origin; it also loses any `Range`/`If-Range`, so the
@@ -18,9 +19,7 @@ import {
   KVS_KEY_PREFIX,
   KVS_LIVE_BUILD,
   LogValue,
-  NO_PAGE_KEY,
   ORIGIN_FILES,
-  PAGE_OBJECT_PREFIX,
   PAGE_OBJECT_SUFFIX,
   PAGE_PATH_PREFIX,
   PATHS,
@@ -195,16 +194,13 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   delete headers.range;
   delete headers['if-range'];
   if (page) {
-    // A page is sent as it is stored; CloudFront compresses it (the pages' behaviour in gateway/distribution.ts).
+    // The live page, shared by every build (no store read); sent as it is stored, and compressed by CloudFront
+    // (the pages' behaviour in gateway/distribution.ts).
     const id = uri.slice(PAGE_PATH_PREFIX.length);
-    return logged(
-      LogValue.Page,
-      forward(
-        request,
-        PLAN_ID_PATTERN.test(id) ? PAGE_OBJECT_PREFIX + id.toLowerCase() + PAGE_OBJECT_SUFFIX : NO_PAGE_KEY,
-        '',
-      ),
-    );
+    // A path that names no plan goes to `/plans/-.html`, never an object: the origin's miss is the not-found page.
+    request.uri = PAGE_PATH_PREFIX + (PLAN_ID_PATTERN.test(id) ? id.toLowerCase() : '-') + PAGE_OBJECT_SUFFIX;
+    request.querystring = {};
+    return logged(LogValue.Page, request);
   }
   if (uri === PATHS.openapi) return forward(request, ORIGIN_FILES.openapi, variant(request));
   const partner = await partnerOf(request);
