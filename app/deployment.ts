@@ -14,7 +14,7 @@ import { localStackUrl } from './local.ts';
 import { LOCAL_STACK } from './paths.ts';
 import { type Context, modeIn, namesIn, type SettingName, specFor } from './settings/index.ts';
 
-/** The region CloudFront's regional parts live in: the usage log group, in the stack or its `-edge` companion. */
+/** The region CloudFront's regional parts live in, the usage log group among them (its name is a stack output). */
 const EDGE_REGION = 'us-east-1';
 
 /** The settings that name where a command acts: any of them given means no local default. */
@@ -52,8 +52,7 @@ export interface GivenSettings {
 
 /**
  * The values `context`'s unset settings take from its deployment, as the text a flag would hold: the named
- * stack's outputs (`cloudFormation(region)` builds the client: the stack's region, or us-east-1 for the usage
- * log group of a stack elsewhere), or the local stack's targets when no target setting was given at all.
+ * stack's outputs (`cloudFormation(region)` builds the client for the stack's region), or the local stack's targets when no target setting was given at all.
  */
 export async function deploymentValues(
   context: Context,
@@ -89,15 +88,7 @@ export async function deploymentValues(
     const output = specFor(setting).output;
     if (output && wanted(setting) && outputs.has(output)) values.set(setting, outputs.get(output) as string);
   }
-  if (wanted('region')) values.set('region', region);
-  // Outside us-east-1 the usage log group is in the stack's companion there (infra/usage-logs.ts).
-  if (wanted('usageLogGroup') && !values.has('usageLogGroup') && region !== EDGE_REGION) {
-    const edge = await outputsOf(await cloudFormation(EDGE_REGION), `${name}-edge`);
-    const group = edge?.get(specFor('usageLogGroup').output as string);
-    if (group !== undefined) {
-      values.set('usageLogGroup', group);
-      if (wanted('region')) values.set('region', EDGE_REGION);
-    }
-  }
+  // The usage log group is in us-east-1 wherever the stack is (infra/usage-logs.ts): its queries go there.
+  if (wanted('region')) values.set('region', values.has('usageLogGroup') ? EDGE_REGION : region);
   return values;
 }

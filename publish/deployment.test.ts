@@ -114,7 +114,7 @@ describe('publish, rollback and unpin refuse a store and an origin of two deploy
     const real = await stack('a');
     const { edge, answer } = await edgeOver(real.origin, real.store);
     try {
-      const fresh = join(scratch.dir, 'b', 'kvs.json');
+      const fresh = makeStore(join(scratch.dir, 'b', 'kvs.json'));
       const before = await filesOf(real.origin);
       for (const command of [
         [...PUBLISH, '--force', '--keep', '1'],
@@ -149,7 +149,7 @@ describe('publish, rollback and unpin refuse a store and an origin of two deploy
     );
     expect((await file.read()).get(KVS_ORIGIN)).toBeUndefined();
     // A new store takes an origin that names no store only while it holds no build, or with --recover.
-    const fresh = join(scratch.dir, 'c', 'kvs.json');
+    const fresh = makeStore(join(scratch.dir, 'c', 'kvs.json'));
     const taken = await runCatalog([...PUBLISH, '--origin', other.origin, '--store', fresh]);
     expect(taken.code).toBe(1);
     expect(taken.stderr).toBe(
