@@ -318,16 +318,10 @@ export const FLAG_VALUES: Readonly<Record<string, Value>> = {
  */
 export const VARIABLES: Readonly<Record<string, (world: DocWorld) => string>> = {
   AWS_REGION: () => 'us-east-1',
-  CATALOG_BUCKET: (world) => world.aws.bucket,
-  CATALOG_KVS_ARN: (world) => world.aws.arn,
-  CATALOG_FUNCTION_NAME: () => BUILDER_FUNCTION,
-  VIEWER_REQUEST: () => VIEWER_REQUEST_FUNCTION,
   DISTRIBUTION_ID: () => 'E2EXAMPLE0DIST',
   BUILD_SCHEDULE: () => 'TrainingPlanCatalog-build',
-  API_URL: () => 'https://d111111abcdef8.cloudfront.net',
   CATALOG_PARTNER_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
   CATALOG_CHECK_KEY: () => 'tpc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
-  CATALOG_USAGE_LOG_GROUP: () => USAGE_LOG_GROUP,
   CATALOG_DEPLOYMENT: () => DEPLOYMENT,
   /** The key that leaked (infra/README.md, "A key leaked"). */
   LEAKED: () => 'tpc_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
