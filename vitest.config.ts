@@ -6,7 +6,7 @@ const EXCLUDE = ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**'
  * processes of their own (the unit tests' workers stay small), shared by the infra files as the unit tests'
  * workers are shared by theirs: each process loads its modules once, not once per file. The syntheses every
  * file shares (`npm run synth`'s, and those checked by cdk-nag and CDK's validation) run once per run, in
- * processes infra/global-setup.ts starts; a test waits for what it reads, however long the machine takes,
+ * processes testing/infra/global-setup.ts starts; a test waits for what it reads, however long the machine takes,
  * so the infra tests have no time limit (nothing in them waits on anything but work).
  */
 const INFRA = ['infra/**/*.test.ts'];
@@ -60,7 +60,7 @@ export default defineConfig({
           include: INFRA,
           exclude: EXCLUDE,
           setupFiles: ['cli/vitest.setup.ts'],
-          globalSetup: ['infra/global-setup.ts'],
+          globalSetup: ['testing/infra/global-setup.ts'],
           testTimeout: 0,
           hookTimeout: 0,
         },

@@ -1,6 +1,6 @@
 /**
  * The app's configuration: CDK context (strings from `-c`, or JSON values from cdk.json) to stack props; what
- * `npm run synth` writes and says (a shared synthesis, infra/testing.ts); and the app entry itself run as the
+ * `npm run synth` writes and says (a shared synthesis, testing/infra/stacks.ts); and the app entry itself run as the
  * CDK CLI runs it (CDK_OUTDIR, CDK_CONTEXT_JSON), with bundling skipped.
  */
 import { execFile } from 'node:child_process';
@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../testing/cli.ts';
+import { CDK_CONTEXT, sharedAssembly } from '../testing/infra/stacks.ts';
 import { configFromContext, DEFAULT_STACK_NAME } from './config.ts';
-import { CDK_CONTEXT, sharedAssembly } from './testing.ts';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
-import { type Synthesized, synthStack } from './testing.ts';
+import { type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 
 let synthesized: Synthesized;
 beforeAll(async () => {

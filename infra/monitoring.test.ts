@@ -13,8 +13,8 @@ import {
   METRICS_NAMESPACE,
   METRICS_SERVICE,
 } from '../contract/metrics.ts';
+import { logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import type { CatalogStack, CatalogStackProps } from './stack.ts';
-import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
 const ACCOUNT = '123456789012';
 async function synth(props: CatalogStackProps = {}): Promise<Synthesized> {

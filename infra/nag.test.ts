@@ -3,11 +3,17 @@
  * CloudFormation validation (the feature flag `@aws-cdk/core:validateAgainstDefaultRules` makes its findings
  * errors). No finding is left unaccepted in any configuration — `npm run synth`'s, the longest stack name in
  * every placement, and every option — every accepted finding carries a one-line reason, and none is accepted
- * without need. The syntheses are shared (infra/testing.ts).
+ * without need. The syntheses are shared (testing/infra/stacks.ts).
  */
 import { describe, expect, it } from 'vitest';
+import {
+  type Assembly,
+  LONGEST_STACK_NAME,
+  SHARED,
+  type SharedName,
+  sharedAssembly,
+} from '../testing/infra/stacks.ts';
 import { edgeStackName } from './monitoring.ts';
-import { type Assembly, LONGEST_STACK_NAME, SHARED, type SharedName, sharedAssembly } from './testing.ts';
 
 const CHECKED: SharedName[] = [
   'readme',

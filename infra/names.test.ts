@@ -12,8 +12,8 @@
 import { createHash } from 'node:crypto';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { LONGEST_STACK_NAME, type SharedName, sharedAssembly, synthStack } from '../testing/infra/stacks.ts';
 import type { CatalogStackProps } from './stack.ts';
-import { LONGEST_STACK_NAME, type SharedName, sharedAssembly, synthStack } from './testing.ts';
 
 const ACCOUNT = '123456789012';
 

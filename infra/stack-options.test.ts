@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLambdaEnvironment } from '../app/settings/environment.ts';
+import { constructStack, logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import { type CatalogStackProps, CatalogStackPropsError } from './stack.ts';
-import { constructStack, logicalId, type Synthesized, synthStack } from './testing.ts';
 
 const CERT = 'arn:aws:acm:us-east-1:123456789012:certificate/0f2b1c3d-1111-2222-3333-444455556666';
 const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog/source-AbCdEf';

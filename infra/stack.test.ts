@@ -1,5 +1,5 @@
 /**
- * The default stack as `npm run synth` writes it (a shared synthesis, infra/testing.ts: the builder really
+ * The default stack as `npm run synth` writes it (a shared synthesis, testing/infra/stacks.ts: the builder really
  * bundled by the local esbuild): each part of the stack asserted by its properties. Other settings:
  * stack-options.test.ts.
  */
@@ -20,7 +20,7 @@ import {
   type GatewayFunctionName,
 } from '../gateway/functions/bundle.ts';
 import { ROOT } from '../testing/cli.ts';
-import { type Assembly, logicalId, sharedAssembly } from './testing.ts';
+import { type Assembly, logicalId, sharedAssembly } from '../testing/infra/stacks.ts';
 
 const run = promisify(execFile);
 

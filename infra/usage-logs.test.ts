@@ -7,8 +7,8 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import type { CatalogStack } from './stack.ts';
-import { logicalId, type Synthesized, synthStack } from './testing.ts';
 
 const ACCOUNT = '123456789012';
 /** The last part of the stack's id, as the template computes it. */

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PROBLEM_RATE_LIMITED } from '../contract/index.ts';
+import { constructStack, logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import { type CatalogStackProps, CatalogStackPropsError } from './stack.ts';
-import { constructStack, logicalId, type Synthesized, synthStack } from './testing.ts';
 
 async function synth(props: CatalogStackProps = {}): Promise<Synthesized> {
   return synthStack(props);

@@ -1,6 +1,6 @@
 /**
  * The infra project's global setup (vitest.config.ts): when the run starts, it starts the syntheses every
- * infra test file shares (infra/testing.ts, `sharedAssembly`) in processes of their own, beside the tests,
+ * infra test file shares (testing/infra/stacks.ts, `sharedAssembly`) in processes of their own, beside the tests,
  * and does not wait for them:
  *
  * - `readme`: the command `npm run synth` runs (package.json), with its output directory here; `npm test` has
@@ -8,7 +8,7 @@
  *   as on a fresh machine: the CDK CLI gives the app its default region, us-east-1. CDK's CloudFormation
  *   validation of that template is left to the other process (`--no-validation`): its rule engine takes
  *   seconds to start in each process, and the template is the same with it or without.
- * - infra/shared-synth.ts: the other shared configurations, in one process, validated.
+ * - testing/infra/shared-synth.ts: the other shared configurations, in one process, validated.
  *
  * Each writes `<name>.done.json` (exit code and output) when it ends; teardown stops what still runs and
  * removes the directory.
@@ -18,9 +18,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { SHARED, type SynthDone } from './testing.ts';
+import { SHARED, type SynthDone } from './stacks.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** `npm run synth`'s command after its build step, from package.json (the README's command). */
 export function synthCommand(): string {
@@ -69,7 +69,7 @@ export default function setup(project: TestProject): () => void {
     npm_config_update_notifier: 'false',
     OUT: join(dir, 'readme'),
   });
-  start(Object.keys(SHARED), join(ROOT, 'node_modules/.bin/tsx'), ['infra/shared-synth.ts', dir], {
+  start(Object.keys(SHARED), join(ROOT, 'node_modules/.bin/tsx'), ['testing/infra/shared-synth.ts', dir], {
     PATH: path,
     HOME: join(dir, 'home'),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

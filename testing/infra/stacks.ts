@@ -6,8 +6,8 @@
  *   template itself).
  * - {@link sharedAssembly}: the configurations every run synthesizes once, as the app does (cdk-nag and CDK's
  *   CloudFormation validation, whose rule engine costs seconds to start in a process), shared by every infra
- *   test file. infra/global-setup.ts starts them when the run starts: `npm run synth`'s own command (the
- *   README's), and infra/shared-synth.ts for the {@link SHARED} configurations in one process.
+ *   test file. testing/infra/global-setup.ts starts them when the run starts: `npm run synth`'s own command (the
+ *   README's), and testing/infra/shared-synth.ts for the {@link SHARED} configurations in one process.
  *
  * Every app gets infra/cdk.json's context (the feature flags), as the CDK CLI gives it to the app.
  */
@@ -19,11 +19,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Template } from 'aws-cdk-lib/assertions';
 import { App, Validations } from 'aws-cdk-lib/core';
 import { inject } from 'vitest';
-import { CatalogStack, type CatalogStackProps } from './stack.ts';
+import { CatalogStack, type CatalogStackProps } from '../../infra/stack.ts';
 
 /** infra/cdk.json's context: the feature flags the stack is written for. */
 export const CDK_CONTEXT = (
-  JSON.parse(readFileSync(new URL('./cdk.json', import.meta.url), 'utf8')) as {
+  JSON.parse(readFileSync(new URL('../../infra/cdk.json', import.meta.url), 'utf8')) as {
     context: Record<string, unknown>;
   }
 ).context;
@@ -114,7 +114,7 @@ export interface NagViolation {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Where infra/global-setup.ts has the shared syntheses write (`<name>/`, then `<name>.done.json`). */
+    /** Where testing/infra/global-setup.ts has the shared syntheses write (`<name>/`, then `<name>.done.json`). */
     infraSynthDir: string;
   }
 }
@@ -128,7 +128,7 @@ export interface SynthDone {
 const assemblies = new Map<SharedName, Promise<Assembly>>();
 
 /**
- * A shared synthesis, once it is done (infra/global-setup.ts started it when the run started). Fails with
+ * A shared synthesis, once it is done (testing/infra/global-setup.ts started it when the run started). Fails with
  * its output when it failed.
  */
 export function sharedAssembly(name: SharedName): Promise<Assembly> {

@@ -1,6 +1,6 @@
 /**
- * Test support, run by infra/global-setup.ts as `tsx infra/shared-synth.ts DIR`: synthesizes every shared
- * configuration of infra/testing.ts into `DIR/<name>/` as infra/app.ts does (cdk-nag's AwsSolutions pack and
+ * Test support, run by testing/infra/global-setup.ts as `tsx testing/infra/shared-synth.ts DIR`: synthesizes every shared
+ * configuration of testing/infra/stacks.ts into `DIR/<name>/` as infra/app.ts does (cdk-nag's AwsSolutions pack and
  * CDK's CloudFormation validation, the builder not bundled), one after the other in this one process (the
  * validation's rule engine starts once), and writes `DIR/<name>.done.json` after each.
  */
@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { CfnDeliveryDestination } from 'aws-cdk-lib/aws-logs';
 import { App, Stack, Validations } from 'aws-cdk-lib/core';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { CatalogStack } from './stack.ts';
-import { CDK_CONTEXT, SHARED, type SharedConfiguration, type SynthDone } from './testing.ts';
+import { CatalogStack } from '../../infra/stack.ts';
+import { CDK_CONTEXT, SHARED, type SharedConfiguration, type SynthDone } from './stacks.ts';
 
 const [dir] = process.argv.slice(2);
-if (!dir) throw new Error('usage: tsx infra/shared-synth.ts DIR');
+if (!dir) throw new Error('usage: tsx testing/infra/shared-synth.ts DIR');
 
 const acknowledge = Validations.prototype.acknowledge;
 for (const [name, configuration] of Object.entries(SHARED) as [string, SharedConfiguration][]) {
