@@ -33,7 +33,7 @@ import { accountWideName, EDGE_REGION, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
 
 /** The thresholds of the alarms that are not settings (infra/README.md explains each). */
-export const ALARM_THRESHOLDS = {
+const ALARM_THRESHOLDS = {
   /** Percent of viewer requests answered 5xx, every minute for five minutes. */
   edge5xxPercent: 1,
   edge5xxMinutes: 5,
@@ -83,7 +83,7 @@ export interface Monitoring {
 }
 
 /** A metric of this deployment's builder (contract/metrics.ts), in the stack's region. */
-export function builderMetric(
+function builderMetric(
   builder: lambda.IFunction,
   name: keyof typeof METRICS,
   statistic: string,
@@ -98,13 +98,13 @@ export function builderMetric(
   });
 }
 
-/** A CloudFront metric of one dimension (`DistributionId` or `FunctionName`) and `Region=Global`. */
+/** A CloudFront metric of a distribution (`DistributionId`) or a function (`FunctionName`), `Region=Global`. */
 function cloudFrontMetric(
   dimension: 'DistributionId' | 'FunctionName',
   value: string,
   metricName: string,
   statistic: string,
-  period: Duration,
+  period = Duration.minutes(5),
   region?: string,
 ): cloudwatch.Metric {
   return new cloudwatch.Metric({
@@ -117,47 +117,47 @@ function cloudFrontMetric(
   });
 }
 
-/** A distribution metric (`AWS/CloudFront`, `DistributionId` and `Region=Global`). */
-export function distributionMetric(
-  distributionId: string,
-  metricName: string,
-  statistic: string,
-  period: Duration,
-  region?: string,
-): cloudwatch.Metric {
-  return cloudFrontMetric('DistributionId', distributionId, metricName, statistic, period, region);
-}
-
-/** A CloudFront Functions metric (`AWS/CloudFront`, `FunctionName` and `Region=Global`). */
-export function functionMetric(
-  functionName: string,
-  metricName: string,
-  statistic: string,
-  period: Duration,
-  region?: string,
-): cloudwatch.Metric {
-  return cloudFrontMetric('FunctionName', functionName, metricName, statistic, period, region);
+/**
+ * An alarm that notifies the topic on ALARM and on OK; unless told otherwise it fires on one period at 1 or
+ * more, and no data (nothing happened) is not breaching.
+ */
+function alarm(
+  scope: Construct,
+  id: string,
+  topic: sns.ITopic,
+  props: Omit<cloudwatch.AlarmProps, 'threshold' | 'evaluationPeriods'> &
+    Partial<Pick<cloudwatch.AlarmProps, 'threshold' | 'evaluationPeriods'>>,
+): cloudwatch.Alarm {
+  return notify(
+    new cloudwatch.Alarm(scope, id, {
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      ...props,
+    }),
+    topic,
+  );
 }
 
 /** Notifies the topic on ALARM and on OK. */
-function notify(alarm: cloudwatch.Alarm, topic: sns.ITopic): cloudwatch.Alarm {
+function notify(created: cloudwatch.Alarm, topic: sns.ITopic): cloudwatch.Alarm {
   const action = new cloudwatchActions.SnsAction(topic);
-  alarm.addAlarmAction(action);
-  alarm.addOkAction(action);
-  return alarm;
+  created.addAlarmAction(action);
+  created.addOkAction(action);
+  return created;
 }
 
-/** The topic every alarm of this stack notifies: the given one, or a new `AlarmTopic`. */
-function alarmTopic(stack: Stack, settings: StackSettings): sns.ITopic {
-  if (settings.alarmTopicArn)
-    return sns.Topic.fromTopicArn(stack, 'AlarmTopicImport', settings.alarmTopicArn);
+/** The topic the alarms of `stack` notify: the given one, or a new `AlarmTopic` (`what`: `alarms`, `edge alarms`). */
+function alarmTopic(stack: Stack, arn: string | undefined, what: string, where = ''): sns.ITopic {
+  if (arn) return sns.Topic.fromTopicArn(stack, 'AlarmTopicImport', arn);
   const topic = new sns.Topic(stack, 'AlarmTopic', {
-    displayName: 'Training plan catalog alarms',
+    displayName: `Training plan catalog ${what}`,
     enforceSSL: true,
   });
   new CfnOutput(stack, 'AlarmTopicArn', {
     value: topic.topicArn,
-    description: 'Subscribe to the alarms: aws sns subscribe --topic-arn … --protocol email',
+    description: `Subscribe to the ${what}${where}: aws sns subscribe --topic-arn … --protocol email`,
   });
   return topic;
 }
@@ -169,49 +169,40 @@ function alarmTopic(stack: Stack, settings: StackSettings): sns.ITopic {
  */
 function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSettings, topic: sns.ITopic) {
   const rate = Duration.minutes(settings.buildRateMinutes);
-  const errors = new cloudwatch.Alarm(stack, 'BuilderErrors', {
-    alarmDescription:
-      'A catalog build failed (source, invalid rows, a guard, upload or pointer move): the live catalog is unchanged. See the builder log; runbook "the builder keeps failing" in infra/README.md.',
-    metric: parts.builder.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
-    threshold: 1,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    evaluationPeriods: 1,
-    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-  });
-  const failedInvocations = new cloudwatch.Alarm(stack, 'BuilderFailedInvocations', {
-    alarmDescription:
-      'A builder invocation failed and went to the failure queue (an error, a timeout, throttling, or too old to run): read its message for the request and the error. Runbook "the builder keeps failing" in infra/README.md.',
-    metric: parts.builderFailures.metricApproximateNumberOfMessagesVisible({
-      period: Duration.minutes(5),
-      statistic: cloudwatch.Stats.MAXIMUM,
+  return [
+    alarm(stack, 'BuilderErrors', topic, {
+      alarmDescription:
+        'A catalog build failed (source, invalid rows, a guard, upload or pointer move): the live catalog is unchanged. See the builder log; runbook "the builder keeps failing" in infra/README.md.',
+      metric: parts.builder.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
     }),
-    threshold: 1,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    evaluationPeriods: 1,
-    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-  });
-  const noRun = new cloudwatch.Alarm(stack, 'NoSuccessfulRun', {
-    alarmDescription: `No good builder run in two schedule periods (2 × ${rate.toHumanString()}): runs failed without one succeeding, or the builder did not run at all. The catalog is not being refreshed. Runbook "the catalog is stale" in infra/README.md.`,
-    metric: goodRuns(parts.builder, rate, settings.scheduleEnabled),
-    threshold: 1,
-    comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-    evaluationPeriods: 2,
-    datapointsToAlarm: 2,
-    // A schedule that stops firing leaves no data at all: that must alarm, unless the schedule is off on purpose.
-    treatMissingData: settings.scheduleEnabled
-      ? cloudwatch.TreatMissingData.BREACHING
-      : cloudwatch.TreatMissingData.NOT_BREACHING,
-  });
-  const age = new cloudwatch.Alarm(stack, 'CatalogAgeHigh', {
-    alarmDescription: `The live catalog is older than ${Duration.seconds(settings.catalogAgeAlarmSeconds).toHumanString()} (pinned, or nothing published). Runbook "the catalog is stale" in infra/README.md.`,
-    metric: builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate),
-    threshold: settings.catalogAgeAlarmSeconds,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    evaluationPeriods: 1,
-    // Runs that stop are the no-successful-run alarm's business; this one keeps its state meanwhile.
-    treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-  });
-  return [errors, failedInvocations, noRun, age].map((alarm) => notify(alarm, topic));
+    alarm(stack, 'BuilderFailedInvocations', topic, {
+      alarmDescription:
+        'A builder invocation failed and went to the failure queue (an error, a timeout, throttling, or too old to run): read its message for the request and the error. Runbook "the builder keeps failing" in infra/README.md.',
+      metric: parts.builderFailures.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
+    }),
+    alarm(stack, 'NoSuccessfulRun', topic, {
+      alarmDescription: `No good builder run in two schedule periods (2 × ${rate.toHumanString()}): runs failed without one succeeding, or the builder did not run at all. The catalog is not being refreshed. Runbook "the catalog is stale" in infra/README.md.`,
+      metric: goodRuns(parts.builder, rate, settings.scheduleEnabled),
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      // A schedule that stops firing leaves no data at all: that must alarm, unless the schedule is off on purpose.
+      treatMissingData: settings.scheduleEnabled
+        ? cloudwatch.TreatMissingData.BREACHING
+        : cloudwatch.TreatMissingData.NOT_BREACHING,
+    }),
+    alarm(stack, 'CatalogAgeHigh', topic, {
+      alarmDescription: `The live catalog is older than ${Duration.seconds(settings.catalogAgeAlarmSeconds).toHumanString()} (pinned, or nothing published). Runbook "the catalog is stale" in infra/README.md.`,
+      metric: builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate),
+      threshold: settings.catalogAgeAlarmSeconds,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      // Runs that stop are the no-successful-run alarm's business; this one keeps its state meanwhile.
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+    }),
+  ];
 }
 
 /**
@@ -247,9 +238,10 @@ function edgeAlarms(
 ): cloudwatch.Alarm[] {
   const t = ALARM_THRESHOLDS;
   const alarms: cloudwatch.Alarm[] = [
-    new cloudwatch.Alarm(scope, 'Edge5xxRate', {
+    alarm(scope, 'Edge5xxRate', topic, {
       alarmDescription: `More than ${t.edge5xxPercent}% of requests answered 5xx for ${t.edge5xxMinutes} minutes (origin objects missing, origin failing, or a function error). Check catalog status and the function alarms.`,
-      metric: distributionMetric(
+      metric: cloudFrontMetric(
+        'DistributionId',
         distributionId,
         '5xxErrorRate',
         cloudwatch.Stats.AVERAGE,
@@ -259,65 +251,44 @@ function edgeAlarms(
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: t.edge5xxMinutes,
       datapointsToAlarm: t.edge5xxMinutes,
-      // No requests, no data: nothing is failing.
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     }),
-    new cloudwatch.AnomalyDetectionAlarm(scope, 'Edge4xxAnomaly', {
-      alarmDescription:
-        'The 4xx rate is far above its usual band: a broken or emptied key store answers 401 to everyone, a partner lost its key, or the rate limit blocks. Check catalog status and keys list.',
-      metric: distributionMetric(
-        distributionId,
-        '4xxErrorRate',
-        cloudwatch.Stats.AVERAGE,
-        Duration.minutes(5),
-      ),
-      stdDevs: t.edge4xxStdDevs,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
-      evaluationPeriods: t.edge4xxPeriods,
-      datapointsToAlarm: t.edge4xxPeriods,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    }),
+    notify(
+      new cloudwatch.AnomalyDetectionAlarm(scope, 'Edge4xxAnomaly', {
+        alarmDescription:
+          'The 4xx rate is far above its usual band: a broken or emptied key store answers 401 to everyone, a partner lost its key, or the rate limit blocks. Check catalog status and keys list.',
+        metric: cloudFrontMetric('DistributionId', distributionId, '4xxErrorRate', cloudwatch.Stats.AVERAGE),
+        stdDevs: t.edge4xxStdDevs,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
+        evaluationPeriods: t.edge4xxPeriods,
+        datapointsToAlarm: t.edge4xxPeriods,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      topic,
+    ),
   ];
   for (const { id, functionName } of functions) {
+    const metric = (name: string, statistic: string) =>
+      cloudFrontMetric('FunctionName', functionName, name, statistic);
     alarms.push(
-      new cloudwatch.Alarm(scope, `${id}ExecutionErrors`, {
+      alarm(scope, `${id}ExecutionErrors`, topic, {
         alarmDescription: `The CloudFront Function ${functionName} failed to run (an exception): those requests got CloudFront's 5xx. Test it with catalog verify-function; roll back the deploy.`,
-        metric: functionMetric(
-          functionName,
-          'FunctionExecutionErrors',
-          cloudwatch.Stats.SUM,
-          Duration.minutes(5),
-        ),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        metric: metric('FunctionExecutionErrors', cloudwatch.Stats.SUM),
       }),
-      new cloudwatch.Alarm(scope, `${id}Throttles`, {
+      alarm(scope, `${id}Throttles`, topic, {
         alarmDescription: `CloudFront throttled the function ${functionName} (compute budget exceeded): those requests failed.`,
-        metric: functionMetric(functionName, 'FunctionThrottles', cloudwatch.Stats.SUM, Duration.minutes(5)),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        metric: metric('FunctionThrottles', cloudwatch.Stats.SUM),
       }),
-      new cloudwatch.Alarm(scope, `${id}ComputeUtilization`, {
+      alarm(scope, `${id}ComputeUtilization`, topic, {
         alarmDescription: `The function ${functionName} uses more than ${t.functionComputePercent}% of its compute budget on average: CloudFront throttles functions that stay there.`,
-        metric: functionMetric(
-          functionName,
-          'FunctionComputeUtilization',
-          cloudwatch.Stats.AVERAGE,
-          Duration.minutes(5),
-        ),
+        metric: metric('FunctionComputeUtilization', cloudwatch.Stats.AVERAGE),
         threshold: t.functionComputePercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: t.functionComputePeriods,
         datapointsToAlarm: t.functionComputePeriods,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
     );
   }
-  return alarms.map((alarm) => notify(alarm, topic));
+  return alarms;
 }
 
 /** Props of {@link CatalogEdgeStack}. */
@@ -338,19 +309,7 @@ export class CatalogEdgeStack extends Stack {
 
   constructor(scope: Construct, id: string, props: CatalogEdgeStackProps) {
     super(scope, id, props);
-    if (props.alarmTopicArn) {
-      this.topic = sns.Topic.fromTopicArn(this, 'AlarmTopicImport', props.alarmTopicArn);
-    } else {
-      this.topic = new sns.Topic(this, 'AlarmTopic', {
-        displayName: 'Training plan catalog edge alarms',
-        enforceSSL: true,
-      });
-      new CfnOutput(this, 'AlarmTopicArn', {
-        value: this.topic.topicArn,
-        description:
-          'Subscribe to the edge alarms (us-east-1): aws sns subscribe --topic-arn … --protocol email',
-      });
-    }
+    this.topic = alarmTopic(this, props.alarmTopicArn, 'edge alarms', ' (us-east-1)');
     this.alarms = edgeAlarms(this, props.distributionId, props.functions, this.topic);
     addRegionRule(this);
   }
@@ -382,7 +341,7 @@ const arnRegion = (arn: string) => arn.split(':')[3];
  * the dashboard; for a stack outside us-east-1, the edge alarms go into the companion stack.
  */
 export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: StackSettings): Monitoring {
-  const topic = alarmTopic(stack, settings);
+  const topic = alarmTopic(stack, settings.alarmTopicArn, 'alarms');
   const alarms = builderAlarms(stack, parts, settings, topic);
   const functions = parts.functions.map(({ id, fn }) => ({ id, functionName: fn.functionName }));
   let edgeStack: CatalogEdgeStack | undefined;
@@ -430,9 +389,9 @@ function catalogDashboard(
   const five = Duration.minutes(5);
   const id = parts.distribution.distributionId;
   const edge = (name: string, statistic: string, period = five) =>
-    distributionMetric(id, name, statistic, period, EDGE_REGION);
+    cloudFrontMetric('DistributionId', id, name, statistic, period, EDGE_REGION);
   const fn = (name: string, metricName: string, statistic: string) =>
-    functionMetric(name, metricName, statistic, five, EDGE_REGION);
+    cloudFrontMetric('FunctionName', name, metricName, statistic, five, EDGE_REGION);
   const graph = (
     title: string,
     left: cloudwatch.IMetric[],

@@ -132,44 +132,19 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
+const proxyProblem = (name: string, title: string, status: number) =>
+  ({ type: `tag:training-plan-catalog,2026:partner-proxy:${name}`, title, status }) as const;
+
 /** RFC 9457 problem types of the proxy's own error answers. */
 export const PROXY_PROBLEMS = {
-  notFound: {
-    type: 'tag:training-plan-catalog,2026:partner-proxy:not-found',
-    title: 'Not Found',
-    status: 404,
-  },
-  methodNotAllowed: {
-    type: 'tag:training-plan-catalog,2026:partner-proxy:method-not-allowed',
-    title: 'Method Not Allowed',
-    status: 405,
-  },
-  invalidDiscipline: {
-    type: 'tag:training-plan-catalog,2026:partner-proxy:invalid-discipline',
-    title: 'Bad Request',
-    status: 400,
-  },
-  invalidChangesQuery: {
-    type: 'tag:training-plan-catalog,2026:partner-proxy:invalid-changes-query',
-    title: 'Bad Request',
-    status: 400,
-  },
-  changesGone: {
-    type: 'tag:training-plan-catalog,2026:partner-proxy:changes-gone',
-    title: 'Gone',
-    status: 410,
-  },
-  noCatalog: {
-    type: 'tag:training-plan-catalog,2026:partner-proxy:no-catalog',
-    title: 'Bad Gateway',
-    status: 502,
-  },
-  internal: {
-    type: 'tag:training-plan-catalog,2026:partner-proxy:internal-error',
-    title: 'Internal Server Error',
-    status: 500,
-  },
-} as const;
+  notFound: proxyProblem('not-found', 'Not Found', 404),
+  methodNotAllowed: proxyProblem('method-not-allowed', 'Method Not Allowed', 405),
+  invalidDiscipline: proxyProblem('invalid-discipline', 'Bad Request', 400),
+  invalidChangesQuery: proxyProblem('invalid-changes-query', 'Bad Request', 400),
+  changesGone: proxyProblem('changes-gone', 'Gone', 410),
+  noCatalog: proxyProblem('no-catalog', 'Bad Gateway', 502),
+  internal: proxyProblem('internal-error', 'Internal Server Error', 500),
+};
 
 /** One answer the proxy serves from its copy: the bytes and their entity tag. */
 interface Variant {
@@ -316,10 +291,9 @@ export class CatalogProxy {
 
   async #refresh(): Promise<RefreshRecord> {
     const started = performance.now();
-    const took = () => Math.round(performance.now() - started);
     const at = new Date();
     const result = await this.#client.fetch(this.#copy?.etag);
-    let record: RefreshRecord;
+    let outcome: Omit<RefreshRecord, 'at' | 'durationMs'>;
     let freshFor: number | undefined;
     let recorded: ChangeSet | undefined;
     const previous = this.#copy;
@@ -330,12 +304,10 @@ export class CatalogProxy {
       (previous?.catalog.plans.length ?? 0) > 0;
     this.#emptyAnswers = emptied ? this.#emptyAnswers + 1 : 0;
     if (result.kind === 'fetched' && emptied && this.#emptyAnswers < 2) {
-      record = {
-        at: at.toISOString(),
+      outcome = {
         outcome: 'failed',
         status: 200,
         error: `the service answered an empty catalog where the copy has ${previous?.catalog.plans.length} plans: the copy is kept until the next refresh confirms it`,
-        durationMs: took(),
       };
     } else if (result.kind === 'fetched') {
       this.#emptyAnswers = 0;
@@ -356,39 +328,30 @@ export class CatalogProxy {
         });
         recorded = next;
         if (next) this.#notifier?.kick();
-        record = { at: at.toISOString(), outcome: 'fetched', status: 200, durationMs: took() };
+        outcome = { outcome: 'fetched', status: 200 };
         freshFor = result.freshForSeconds;
       } catch (error) {
-        record = {
-          at: at.toISOString(),
+        outcome = {
           outcome: 'failed',
           status: 200,
           error: `the new copy could not be saved, so the last saved one is served: ${(error as Error).message}`,
-          durationMs: took(),
         };
       }
     } else if (result.kind === 'not-modified' && this.#copy) {
       this.#copy = { ...this.#copy, validatedAt: at.toISOString() };
-      record = {
-        at: at.toISOString(),
-        outcome: 'not-modified',
-        status: 304,
-        durationMs: took(),
-      };
+      outcome = { outcome: 'not-modified', status: 304 };
       freshFor = result.freshForSeconds;
+    } else if (result.kind === 'failed') {
+      const { kind: _, ...failure } = result;
+      outcome = { outcome: 'failed', ...failure };
     } else {
-      const failure = result.kind === 'failed' ? result : { error: '304 without a copy', status: 304 };
-      record = {
-        at: at.toISOString(),
-        outcome: 'failed',
-        ...(failure.status === undefined ? {} : { status: failure.status }),
-        ...('problemType' in failure && failure.problemType !== undefined
-          ? { problemType: failure.problemType }
-          : {}),
-        error: failure.error,
-        durationMs: took(),
-      };
+      outcome = { outcome: 'failed', status: 304, error: '304 without a copy' };
     }
+    const record: RefreshRecord = {
+      at: at.toISOString(),
+      ...outcome,
+      durationMs: Math.round(performance.now() - started),
+    };
     this.#lastRefresh = record;
     this.#failures = record.outcome === 'failed' ? this.#failures + 1 : 0;
     const next = this.#schedule(
@@ -397,10 +360,7 @@ export class CatalogProxy {
     this.#log({
       time: record.at,
       event: 'refresh',
-      outcome: record.outcome,
-      ...(record.status === undefined ? {} : { status: record.status }),
-      ...(record.problemType === undefined ? {} : { problemType: record.problemType }),
-      ...(record.error === undefined ? {} : { error: record.error }),
+      ...outcome,
       ...(record.outcome === 'failed' ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
       plans: this.#copy?.catalog.plans.length ?? 0,
       ...(recorded === undefined
