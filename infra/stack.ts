@@ -313,36 +313,42 @@ export class CatalogStack extends Stack {
     );
     acknowledgeFindings(this, settings);
 
-    new CfnOutput(this, 'ApiUrl', { value: this.baseUrl, description: 'The API base URL (GET /api/plans)' });
-    new CfnOutput(this, 'DistributionDomainName', {
-      value: this.distribution.distributionDomainName,
-      description: 'Point the custom domain (CNAME / alias) here',
-    });
-    new CfnOutput(this, 'DistributionId', {
-      value: this.distribution.distributionId,
-      description: 'The distribution (CloudWatch metrics, catalog verify-function)',
-    });
-    new CfnOutput(this, 'BucketName', {
-      value: this.bucket.bucketName,
-      description: 'catalog publish|builds|history|rollback|unpin|status --bucket (CATALOG_BUCKET)',
-    });
-    new CfnOutput(this, 'KeyValueStoreArn', {
-      value: this.keyValueStore.keyValueStoreArn,
-      description:
+    const outputs: [id: string, value: string, description: string][] = [
+      ['ApiUrl', this.baseUrl, 'The API base URL (GET /api/plans)'],
+      [
+        'DistributionDomainName',
+        this.distribution.distributionDomainName,
+        'Point the custom domain (CNAME / alias) here',
+      ],
+      [
+        'DistributionId',
+        this.distribution.distributionId,
+        'The distribution (CloudWatch metrics, catalog verify-function)',
+      ],
+      [
+        'BucketName',
+        this.bucket.bucketName,
+        'catalog publish|builds|history|rollback|unpin|status --bucket (CATALOG_BUCKET)',
+      ],
+      [
+        'KeyValueStoreArn',
+        this.keyValueStore.keyValueStoreArn,
         'catalog keys|cors|publish|builds|history|rollback|unpin|status --kvs-arn (CATALOG_KVS_ARN)',
-    });
-    new CfnOutput(this, 'BuilderFunctionName', {
-      value: this.builder.functionName,
-      description: 'catalog rebuild --function (CATALOG_FUNCTION_NAME)',
-    });
-    new CfnOutput(this, 'BuilderFailureQueueUrl', {
-      value: this.builderFailures.queueUrl,
-      description: 'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
-    });
-    new CfnOutput(this, 'ViewerRequestFunctionName', {
-      value: this.viewerRequest.functionName,
-      description: 'catalog verify-function --name',
-    });
+      ],
+      [
+        'BuilderFunctionName',
+        this.builder.functionName,
+        'catalog rebuild --function (CATALOG_FUNCTION_NAME)',
+      ],
+      [
+        'BuilderFailureQueueUrl',
+        this.builderFailures.queueUrl,
+        'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
+      ],
+      ['ViewerRequestFunctionName', this.viewerRequest.functionName, 'catalog verify-function --name'],
+    ];
+    for (const [outputId, value, description] of outputs)
+      new CfnOutput(this, outputId, { value, description });
   }
 
   /**
@@ -510,50 +516,23 @@ export class CatalogStack extends Stack {
       },
     });
 
-    builder.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'CatalogObjects',
-        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-        resources: [this.bucket.arnForObjects('*')],
-      }),
-    );
-    builder.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'CatalogListing',
-        actions: ['s3:ListBucket'],
-        resources: [this.bucket.bucketArn],
-      }),
-    );
     // The live pointer lives in the key-value store: a publish reads it and moves it with one conditional
     // UpdateKeys. No invalidation: a new build has new cache keys.
-    builder.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'LivePointer',
-        actions: [
-          'cloudfront-keyvaluestore:DescribeKeyValueStore',
-          'cloudfront-keyvaluestore:ListKeys',
-          'cloudfront-keyvaluestore:GetKey',
-          'cloudfront-keyvaluestore:UpdateKeys',
-        ],
-        resources: [this.keyValueStore.keyValueStoreArn],
-      }),
-    );
-    if (secretArn !== undefined)
-      builder.addToRolePolicy(
-        new iam.PolicyStatement({
-          sid: 'ReadSource',
-          actions: ['secretsmanager:GetSecretValue'],
-          resources: [secretArn],
-        }),
-      );
-    if (settings.monitoringKeySecretArn !== undefined)
-      builder.addToRolePolicy(
-        new iam.PolicyStatement({
-          sid: 'ReadMonitoringKey',
-          actions: ['secretsmanager:GetSecretValue'],
-          resources: [settings.monitoringKeySecretArn],
-        }),
-      );
+    const kvsActions = ['DescribeKeyValueStore', 'ListKeys', 'GetKey', 'UpdateKeys'];
+    const statements: [sid: string, actions: string[], resource: string | undefined][] = [
+      ['CatalogObjects', ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], this.bucket.arnForObjects('*')],
+      ['CatalogListing', ['s3:ListBucket'], this.bucket.bucketArn],
+      [
+        'LivePointer',
+        kvsActions.map((action) => `cloudfront-keyvaluestore:${action}`),
+        this.keyValueStore.keyValueStoreArn,
+      ],
+      ['ReadSource', ['secretsmanager:GetSecretValue'], secretArn],
+      ['ReadMonitoringKey', ['secretsmanager:GetSecretValue'], settings.monitoringKeySecretArn],
+    ];
+    for (const [sid, actions, resource] of statements)
+      if (resource !== undefined)
+        builder.addToRolePolicy(new iam.PolicyStatement({ sid, actions, resources: [resource] }));
     return builder;
   }
 
