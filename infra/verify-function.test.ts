@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import { REQUEST_CASES, type RequestCase } from '../gateway/cases.ts';
 import {
-  forgedKey,
   formatReport,
   judge,
   observe,
@@ -93,11 +92,6 @@ describe('planCases', () => {
       ['{other} is the first --key (give a second --key to vary it)'],
       ['{expiring} is the first --key (any valid key gives this outcome)'],
     ]);
-  });
-
-  it('makes a fresh forged key in the service format each time', () => {
-    expect(forgedKey()).toMatch(/^tpc_[A-Za-z0-9_-]{43}$/);
-    expect(forgedKey()).not.toBe(forgedKey());
   });
 });
 

@@ -1,16 +1,9 @@
 /**
  * `catalog verify-function`: runs the gateway's request-case table through CloudFront's TestFunction API
- * against a deployed viewer-request function — the real cloudfront-js-2.0 runtime and the real KeyValueStore —
- * and compares each result with the outcome the table implies (`viewerRequestOutcome`: a status, or the
- * rewritten URI). Pure planning and judging, plus one I/O function taking the SDK client.
- *
- * Keys: the table's placeholders name keys of a test world; against a deployed store the operator supplies
- * them. `valid[0]` stands for `{valid}` and `{expiring}` (any valid key gives those cases' outcome),
- * `valid[1]` (or `valid[0]`) for `{other}`; `{expired}` and `{revoked}` need their own keys, and their cases
- * are skipped without them; `{forged}` is a fresh random key that was never issued. Cases that need a valid
- * key are skipped when none is given. `{etag:…}` becomes a fixed ETag: the viewer-request function never
- * compares it. The CORS origin of a case is not set up (the deployed store has whatever it has); it changes
- * headers, never the status or URI compared here.
+ * against a deployed viewer-request function (the real runtime and KeyValueStore) and compares each result
+ * with the outcome the table implies (a status, or the rewritten URI). The operator's keys stand in for the
+ * table's placeholders (infra/README.md, "Verifying the function"); a case whose key is not given is skipped.
+ * A case's CORS origin is not set up: it changes headers, never the status or URI compared here.
  */
 import {
   type CloudFrontClient,
@@ -47,34 +40,14 @@ export interface VerifyKeys {
 /** The ETag `{etag:…}` stands for (the viewer-request function does not read If-None-Match). */
 export const PLACEHOLDER_ETAG = '"00000000000000000000000000000000"';
 
-/** The viewer address of every test event (TEST-NET-3, RFC 5737). */
-export const TEST_VIEWER_IP = '203.0.113.9';
-
 /** One case of the table, ready to send, or skipped with the reason. */
 export type PlannedCase =
   | { readonly testCase: RequestCase; readonly event: CloudFrontEvent; readonly notes: readonly string[] }
   | { readonly testCase: RequestCase; readonly skip: string };
 
-/** A fresh key in the service's format that no store holds. */
-export function forgedKey(): string {
-  return generateKey();
-}
-
-/**
- * The event TestFunction takes for a raw request: CloudFront's viewer-request event without the fields a
- * test event omits (distribution name and id, request id).
- */
-export function testEvent(method: string, target: string, headers: readonly (readonly [string, string])[]) {
-  const event = viewerRequestEvent(
-    { method, target, rawHeaders: headers.flat(), remoteAddress: TEST_VIEWER_IP },
-    'test',
-  );
-  return { ...event, context: { eventType: 'viewer-request' } } satisfies CloudFrontEvent;
-}
-
 /** Resolves the placeholders of every case with the operator's keys; a case missing a key is skipped. */
 export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): PlannedCase[] {
-  const forged = keys.forged ?? forgedKey();
+  const forged = keys.forged ?? generateKey();
   const valid = keys.valid[0];
   const values: Record<string, { value?: string | undefined; missing: string; note?: string }> = {
     valid: { value: valid, missing: 'needs a valid key (--key)' },
@@ -112,7 +85,15 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
     const target = resolve(testCase.target);
     const headers = (testCase.headers ?? []).map(([name, value]) => [name, resolve(value)] as const);
     if (skip !== undefined) return { testCase, skip };
-    return { testCase, event: testEvent(testCase.method, target, headers), notes: [...notes] };
+    // A test event has no distribution name or id and no request id; its viewer is TEST-NET-3 (RFC 5737).
+    const request = {
+      method: testCase.method,
+      target,
+      rawHeaders: headers.flat(),
+      remoteAddress: '203.0.113.9',
+    };
+    const event = { ...viewerRequestEvent(request, 'test'), context: { eventType: 'viewer-request' } };
+    return { testCase, event: event satisfies CloudFrontEvent, notes: [...notes] };
   });
 }
 
@@ -183,15 +164,25 @@ export function judge(
     ('status' in expected && 'status' in observed && expected.status === observed.status) ||
     ('uri' in expected && 'uri' in observed && expected.uri === withinBuild(observed.uri));
   const cu = Number.parseFloat(result.computeUtilization ?? '');
-  return {
-    name: testCase.name,
-    request: `${testCase.method} ${testCase.target}`,
-    verdict: pass ? 'pass' : 'fail',
-    expected: describeOutcome(expected),
-    actual: describeOutcome(observed),
-    computeUtilization: Number.isFinite(cu) ? cu : null,
+  return caseReport(
+    testCase,
+    pass ? 'pass' : 'fail',
+    describeOutcome(observed),
+    Number.isFinite(cu) ? cu : null,
     notes,
-  };
+  );
+}
+
+function caseReport(
+  testCase: RequestCase,
+  verdict: CaseReport['verdict'],
+  actual: string,
+  computeUtilization: number | null = null,
+  notes: readonly string[] = [],
+): CaseReport {
+  const expected = describeOutcome(viewerRequestOutcome(testCase));
+  const request = `${testCase.method} ${testCase.target}`;
+  return { name: testCase.name, request, verdict, expected, actual, computeUtilization, notes };
 }
 
 /** Compute utilization above this is throttled when sustained (DG/cloudfront-limits.html). */
@@ -277,17 +268,11 @@ export async function verifyFunction(
   try {
     described = await client.send(new DescribeFunctionCommand({ Name: options.name, Stage: options.stage }));
   } catch (error) {
-    const name = (error as { name?: string }).name;
-    if (name === 'NoSuchFunctionExists')
-      throw new CatalogError(
-        `no CloudFront function ${JSON.stringify(options.name)} in stage ${options.stage}`,
-        {
-          cause: error,
-        },
-      );
-    throw new CatalogError(`DescribeFunction ${options.name} failed (${describeCause(error)})`, {
-      cause: error,
-    });
+    const message =
+      (error as { name?: string }).name === 'NoSuchFunctionExists'
+        ? `no CloudFront function ${JSON.stringify(options.name)} in stage ${options.stage}`
+        : `DescribeFunction ${options.name} failed (${describeCause(error)})`;
+    throw new CatalogError(message, { cause: error });
   }
   const etag = described.ETag;
   if (!etag) throw new CatalogError(`DescribeFunction ${options.name} returned no ETag`);
@@ -299,16 +284,7 @@ export async function verifyFunction(
   const reports = await Promise.all(
     planned.map((item) =>
       limit(async (): Promise<CaseReport> => {
-        if ('skip' in item)
-          return {
-            name: item.testCase.name,
-            request: `${item.testCase.method} ${item.testCase.target}`,
-            verdict: 'skip',
-            expected: describeOutcome(viewerRequestOutcome(item.testCase)),
-            actual: item.skip,
-            computeUtilization: null,
-            notes: [],
-          };
+        if ('skip' in item) return caseReport(item.testCase, 'skip', item.skip);
         let answer: TestFunctionCommandOutput;
         try {
           answer = await client.send(

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useScratchDir } from '../testing/scratch.ts';
 import { FileKeyValueStore } from './file-store.ts';
 import {
+  generateKey,
   KeyRecord,
   keyRecordProblem,
   PartnerLabel,
@@ -12,6 +13,13 @@ import {
 } from './keys.ts';
 import { issueKey, revokeKeys, rotateKey } from './manage.ts';
 import { applyIssue } from './rules.ts';
+
+describe('a new key', () => {
+  it('is fresh each time, in the service format', () => {
+    expect(generateKey()).toMatch(/^tpc_[A-Za-z0-9_-]{43}$/);
+    expect(generateKey()).not.toBe(generateKey());
+  });
+});
 
 describe('a partner label', () => {
   it.each([
