@@ -19,54 +19,10 @@ import type { Monitoring } from './monitoring.ts';
 import { EDGE_REGION, fitName } from './names.ts';
 import type { StackSettings } from './props.ts';
 
-/**
- * The record fields delivered, in this order, and nothing else: when (date, time), the answer (status, bytes
- * sent, time taken), the cache result and the edge location, and what the viewer-request function recorded.
- */
-export const USAGE_LOG_FIELDS = [
-  'date',
-  'time',
-  'sc-status',
-  'sc-bytes',
-  'time-taken',
-  'x-edge-result-type',
-  'x-edge-location',
-  'viewer-request-log-data',
-] as const;
-
-/**
- * The log group of a stack's usage records (stack output UsageLogGroupName): `/aws/vendedlogs/<stack>/usage/`
- * and the id CloudFormation gave this creation of the stack (the last part of its stack id).
- */
-export function usageLogGroupName(stack: Stack): string {
-  return Fn.join('', [
-    `/aws/vendedlogs/${stack.stackName}/usage/`,
-    Fn.select(2, Fn.split('/', stack.stackId)),
-  ]);
-}
-
-/** Logs Insights, one line per command (the widget joins them with `|`): requests per partner over time (a refusal naming a partner counts for it). */
-export const PARTNER_REQUESTS_QUERY = [
-  'fields `viewer-request-log-data` as data',
-  'parse data /^(?<partner>[a-z0-9-]+)/',
-  `filter ispresent(partner) and partner not in [${[...LOG_REASONS, LogValue.Page].map((v) => `"${v}"`).join(', ')}]`,
-  'stats count(*) as requests by bin(1h), partner',
-];
-
-/** Logs Insights: 401s per reason over time (`acme.expired-key` counts as expired-key). */
-export const UNAUTHORIZED_REASONS_QUERY = [
-  'fields `viewer-request-log-data` as data, `sc-status` as status',
-  'filter status = 401',
-  'parse data /(?<reason>[a-z-]+)$/',
-  'stats count(*) as refusals by bin(1h), reason',
-];
-
-export interface UsageLogsProps {
-  /** The distribution's id (its ARN is built from it, in this stack's account). */
+/** The props of {@link UsageLogs}: the distribution's id (its ARN is built in this stack's account). */
+interface UsageLogsProps {
   readonly distributionId: string;
-  /** The log group's name ({@link usageLogGroupName} of the stack the distribution is in). */
   readonly logGroupName: string;
-  /** Days the group keeps its records. */
   readonly retentionDays: number;
 }
 
@@ -120,28 +76,21 @@ export class UsageLogs extends Construct {
     this.delivery = new logs.CfnDelivery(this, 'Delivery', {
       deliverySourceName: source.name,
       deliveryDestinationArn: destination.attrArn,
-      recordFields: [...USAGE_LOG_FIELDS],
+      // Exactly these, in this order: when, the answer (status, bytes, time taken), the cache result and the
+      // edge location, and what the viewer-request function recorded.
+      recordFields: [
+        'date',
+        'time',
+        'sc-status',
+        'sc-bytes',
+        'time-taken',
+        'x-edge-result-type',
+        'x-edge-location',
+        'viewer-request-log-data',
+      ],
     });
     this.delivery.addResourceDependency(source);
   }
-}
-
-/** The dashboard row of the usage records: requests per partner, 401s per reason, over time. */
-export function usageWidgets(logGroupName: string, region: string): cloudwatch.IWidget[] {
-  const widget = (title: string, queryLines: string[]) =>
-    new cloudwatch.LogQueryWidget({
-      title,
-      logGroupNames: [logGroupName],
-      region,
-      queryLines,
-      view: cloudwatch.LogQueryVisualizationType.LINE,
-      width: 12,
-      height: 6,
-    });
-  return [
-    widget('Requests per partner (hourly)', PARTNER_REQUESTS_QUERY),
-    widget('401s per reason (hourly)', UNAUTHORIZED_REASONS_QUERY),
-  ];
 }
 
 /**
@@ -154,13 +103,44 @@ export function addUsageLogs(
   settings: Pick<StackSettings, 'usageLogging' | 'usageLogRetentionDays'>,
 ): UsageLogs | undefined {
   if (!settings.usageLogging) return undefined;
-  const logGroupName = usageLogGroupName(stack);
+  // `/aws/vendedlogs/<stack>/usage/` and the id CloudFormation gave this creation of the stack.
+  const logGroupName = Fn.join('', [
+    `/aws/vendedlogs/${stack.stackName}/usage/`,
+    Fn.select(2, Fn.split('/', stack.stackId)),
+  ]);
   const usage = new UsageLogs(parts.monitoring.edgeStack ?? stack, 'UsageLogs', {
     distributionId: parts.distributionId,
     logGroupName,
     retentionDays: settings.usageLogRetentionDays,
   });
-  parts.monitoring.dashboard.addWidgets(...usageWidgets(logGroupName, EDGE_REGION));
+  // Logs Insights, one line per command (the widget joins them with `|`), hourly.
+  const widget = (title: string, queryLines: string[]) =>
+    new cloudwatch.LogQueryWidget({
+      title,
+      logGroupNames: [logGroupName],
+      region: EDGE_REGION,
+      queryLines,
+      view: cloudwatch.LogQueryVisualizationType.LINE,
+      width: 12,
+      height: 6,
+    });
+  const unnamed = [...LOG_REASONS, LogValue.Page].map((value) => `"${value}"`).join(', ');
+  parts.monitoring.dashboard.addWidgets(
+    // A refusal naming a partner counts for it.
+    widget('Requests per partner (hourly)', [
+      'fields `viewer-request-log-data` as data',
+      'parse data /^(?<partner>[a-z0-9-]+)/',
+      `filter ispresent(partner) and partner not in [${unnamed}]`,
+      'stats count(*) as requests by bin(1h), partner',
+    ]),
+    // `acme.expired-key` counts as expired-key.
+    widget('401s per reason (hourly)', [
+      'fields `viewer-request-log-data` as data, `sc-status` as status',
+      'filter status = 401',
+      'parse data /(?<reason>[a-z-]+)$/',
+      'stats count(*) as refusals by bin(1h), reason',
+    ]),
+  );
   new CfnOutput(stack, 'UsageLogGroupName', {
     value: logGroupName,
     description: 'The usage records: catalog usage --log-group <this> (in us-east-1)',
