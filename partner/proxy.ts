@@ -1,23 +1,10 @@
 /**
- * The reference partner proxy: what the catalog's specification asks of every partner that shows the catalog
- * in a browser, done once. A `node:http` server for the partner's own frontend that
- *
- * - serves `GET /plans.json` (and `?discipline=running|strength`) from a server-side copy, never calling the
- *   service per page view;
- * - refreshes that copy from the service with the key (held here, never sent to the browser, never logged),
- *   revalidating with `If-None-Match`, as often as the service's `Cache-Control: max-age` says (or every
- *   `refreshSeconds`);
- * - keeps serving the last good copy when a refresh fails in any way (a non-2xx answer, a network error, a
- *   body that is not a valid catalog, an empty catalog in place of one with plans until a second refresh
- *   confirms it), and answers 502 with a problem document only when it has nothing;
- * - tells the partner's own application what changed: each new copy is compared with the one before, plan by
- *   plan (changes.ts), into a numbered change set served at `GET /changes?since=N` and, optionally, POSTed to
- *   a notify URL (notify.ts);
- * - saves the last good copy with its change history to disk before serving, numbering or notifying it, so a
- *   restart does not start empty and a sequence number never means two things (a save that fails, a full disk,
- *   is a failed refresh: the last saved state is served and the refresh retried);
- * - gives every refresh a total deadline, so a service that trickles cannot stall it, nor a shutdown;
- * - reports its state at `GET /healthz` and logs one line per refresh.
+ * The reference partner proxy (README.md): a `node:http` server for the partner's own frontend that serves
+ * `GET /plans.json` from a server-side copy, refreshed with the key (never sent to the browser, never logged)
+ * as often as the service's `max-age` says, and kept whenever a refresh fails in any way (502 only when there
+ * is no copy). Each new copy is saved to disk before it is served, numbered or notified (a failed save is a
+ * failed refresh), and diffed into the change sets of `GET /changes?since=N` (changes.ts) and the notify hook
+ * (notify.ts). Every refresh has a total deadline; `GET /healthz` reports the state.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -29,23 +16,17 @@ import { ChangeNotifier, type NotifyHealth, type NotifyOptions, notifyUrlProblem
 import { DISCIPLINES, type Discipline } from './schema.ts';
 
 /** Seconds between refreshes when the service does not say (its documented lifetime). */
-export const DEFAULT_FRESH_SECONDS = 300;
-/** The shortest wait between two refreshes, whatever the service says. */
+const DEFAULT_FRESH_SECONDS = 300;
+/** The bounds of the wait between two refreshes, whatever the service says. */
 export const MIN_REFRESH_SECONDS = 5;
-/** The longest wait between two refreshes. */
-export const MAX_REFRESH_SECONDS = 3_600;
-/**
- * The first retry after a failed refresh; each further failure doubles it, up to the usual interval or
- * {@link DEFAULT_FRESH_SECONDS}, whichever is longer.
- */
-export const RETRY_BASE_SECONDS = 5;
-/** How many change sets the history keeps when not told. */
+const MAX_REFRESH_SECONDS = 3_600;
+/** The first retry after a failed refresh; it doubles, up to the usual interval or the default if longer. */
+const RETRY_BASE_SECONDS = 5;
 export const DEFAULT_CHANGES_KEPT = 100;
-/** How many change sets one `GET /changes` answer holds at most, and when the request does not say. */
+/** How many change sets one `GET /changes` answer holds when the request does not say, and at most. */
 export const CHANGES_PAGE = { default: 20, max: 100 } as const;
-/** The header of `/plans.json` answers naming the change set the copy served ends with. */
+/** The headers of `/plans.json` naming the change set the copy served ends with, and its history. */
 export const CHANGES_SEQUENCE_HEADER = 'catalog-changes-sequence';
-/** The header of `/plans.json` answers naming the history that sequence belongs to. */
 export const CHANGES_HISTORY_HEADER = 'catalog-changes-history';
 
 /** One line of the proxy's log (JSON on stderr by default). */
@@ -55,9 +36,8 @@ export type LogEntry = Readonly<Record<string, unknown>>;
 export interface ProxyOptions extends CatalogClientOptions {
   /** Where the last good copy is saved; no file: the copy lives in memory only. */
   readonly cacheFile?: string;
-  /** Port to listen on (0 picks a free one); default 8788. */
+  /** Where to listen: default 127.0.0.1:8788 (port 0 picks a free one). */
   readonly port?: number;
-  /** Interface to listen on; default 127.0.0.1. */
   readonly host?: string;
   /**
    * Refresh at start and then on the service's schedule (the default). Off: only {@link RunningProxy.refresh}
@@ -66,14 +46,11 @@ export interface ProxyOptions extends CatalogClientOptions {
   readonly autoRefresh?: boolean;
   /** Receives every log line; default: one JSON line on stderr. */
   readonly log?: (entry: LogEntry) => void;
-  /**
-   * Seconds from one refresh to the next, at least {@link MIN_REFRESH_SECONDS}. Default: as long as the
-   * service's `Cache-Control: max-age` (less `Age`) says, 5 s to an hour, 300 s when it says nothing.
-   */
+  /** Seconds between refreshes (at least 5); default: the service's `max-age` less `Age`, 5 s to an hour. */
   readonly refreshSeconds?: number;
   /** How many change sets the history keeps (default {@link DEFAULT_CHANGES_KEPT}). */
   readonly changesKept?: number;
-  /** POST each new change set to the partner's application (see notify.ts). */
+  /** POST each new change set to the partner's application (notify.ts). */
   readonly notify?: NotifyOptions;
 }
 
@@ -100,9 +77,8 @@ export interface Health {
     readonly plans: number;
     readonly etag: string | null;
     readonly fetchedAt: string;
-    /** When the service last confirmed the copy (a 200 or a 304). */
+    /** When the service last confirmed the copy (a 200 or a 304), and the seconds since. */
     readonly validatedAt: string;
-    /** Seconds since then. */
     readonly ageSeconds: number;
     /** Where the copy came from since the proxy started: the service, or the disk copy of a previous run. */
     readonly source: 'service' | 'disk';
@@ -117,13 +93,11 @@ export interface Health {
     readonly oldest: number | null;
     readonly kept: number;
   };
-  /** The notify hook, when there is one. */
   readonly notify: NotifyHealth | null;
 }
 
-/** A running proxy. */
+/** A running proxy, at `http://host:port`. */
 export interface RunningProxy {
-  /** `http://host:port` */
   readonly url: string;
   /** Refreshes now (joining a refresh already in flight). */
   refresh(): Promise<RefreshRecord>;
@@ -147,10 +121,7 @@ export const PROXY_PROBLEMS = {
 };
 
 /** One answer the proxy serves from its copy: the bytes and their entity tag. */
-interface Variant {
-  readonly body: Buffer;
-  readonly etag: string;
-}
+type Variant = { readonly body: Buffer; readonly etag: string };
 
 interface Copy extends StoredCopy {
   readonly catalog: CatalogDocument;
