@@ -1,16 +1,9 @@
 /**
- * What changed between two copies of the catalog, plan by plan, and the proxy's bounded history of those
- * change sets. Pure: no I/O, no clock (the caller passes the time); a new history draws its id at random.
- *
- * A history has an id of its own (a random UUID), carried by every change set and page: a proxy that lost its
- * cache file starts a new one, numbered from 1 again, and its first change set says `resync` (reload the whole
- * catalog), so a partner never takes a sequence of the new history for one of the old. A change set that would
- * list more than {@link LISTED_MAX}.set plans says `resync` too instead of listing them, and the history keeps
- * and a page serves at most so many listed plans: neither outgrows the copy.
- *
- * A plan is matched by its `id` (stable, safe to store as a foreign key). It is `changed` when one of its
- * published fields differs; a new `generatedAt`, a new position in the catalog or a field the published schema
- * does not have is not a change. Diffing is one pass over each catalog with a map of the previous plans.
+ * What changed between two copies of the catalog, plan by plan (matched by `id`; `changed` when a published
+ * field differs, not a new `generatedAt` or position), and the proxy's bounded history of those change sets.
+ * Pure: the caller passes the time. A history has a random id carried by every change set and page: a proxy
+ * that lost its cache file starts a new one whose first change set says `resync`, so a partner never takes a
+ * sequence of the new history for one of the old.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -86,12 +79,11 @@ export const StoredChanges = z
   );
 export type StoredChanges = z.output<typeof StoredChanges>;
 
-/** The plans of a catalog, as far as a diff reads them. */
+/** A catalog and its plans, as far as a diff reads them. */
 type PlanRecord = Readonly<Record<PlanField | 'id', unknown>> & {
   readonly id: string;
   readonly title: string;
 };
-/** A catalog, as far as a diff reads it. */
 export interface CatalogLike {
   readonly generatedAt: string;
   readonly plans: readonly PlanRecord[];
@@ -125,11 +117,10 @@ export function diffPlans(previous: readonly PlanRecord[], current: readonly Pla
 const listed = (changes: PlanChanges) =>
   changes.added.length + changes.changed.length + changes.removed.length;
 
-/** Where `GET /changes?since=N` cannot answer from the history: the caller resyncs from the whole catalog. */
-export interface ChangesGone {
+/** Where `GET /changes?since=N` cannot answer from the history (`oldest`: null when it holds none). */
+interface ChangesGone {
   readonly gone: 'behind' | 'ahead';
   readonly latest: number;
-  /** The first sequence the history still holds (null: none). */
   readonly oldest: number | null;
 }
 
@@ -153,25 +144,20 @@ export class ChangeLog {
     this.#sets = this.#trimmed(stored?.sets ?? []);
   }
 
-  /** The sequence of the latest change set (0: none yet). */
+  /** The sequence of the latest change set (0: none yet), the first one still held (null: none), how many. */
   get latest(): number {
     return this.#sequence;
   }
 
-  /** The first sequence still held, or null when the history holds none. */
   get oldest(): number | null {
     return this.#sets[0]?.sequence ?? null;
   }
 
-  /** How many change sets it holds. */
   get size(): number {
     return this.#sets.length;
   }
 
-  /**
-   * The change set that taking `current` after `previous` (none: the first copy) makes, numbered after the
-   * latest; undefined when no plan changed. It is not part of the history until {@link append}ed.
-   */
+  /** The change set taking `current` after `previous` makes (undefined: none changed), not yet {@link append}ed. */
   next(at: Date, previous: CatalogLike | undefined, current: CatalogLike): ChangeSet | undefined {
     const changes = previous && diffPlans(previous.plans, current.plans);
     if (changes && listed(changes) === 0) return undefined;
@@ -228,9 +214,8 @@ export class ChangeLog {
   }
 
   /**
-   * The change sets after `since`, at most `limit` of them and {@link LISTED_MAX}.page listed plans (one at
-   * least); or, when `since` is before what the history holds (sets after it were dropped) or after its latest
-   * (the history was started again), where it stands.
+   * The change sets after `since`, at most `limit` and {@link LISTED_MAX}.page listed plans (one at least); or
+   * where the history stands when `since` is before what it holds or after its latest (it was started again).
    */
   page(since: number, limit: number): ChangesPage | ChangesGone {
     const oldest = this.oldest;

@@ -1,9 +1,7 @@
 /**
- * One call to the catalog service, as a partner's server makes it: `GET {upstream}/api/plans` with the key in
- * `X-Api-Key` (the key stays on the server and is never part of a result or a message), revalidated with
- * `If-None-Match`, the body checked against the published schema. Every way the call can fail — a non-2xx
- * answer, a network error, a body that is not the catalog — is a `failed` result, never an exception, so the
- * caller keeps its last good copy. Written with undici.
+ * One call to the catalog service as a partner's server makes it (undici): `GET {upstream}/api/plans` with the
+ * key (never part of a result or a message), revalidated with `If-None-Match`, the body checked against the
+ * schema. Every failure is a `failed` result, never an exception, so the caller keeps its last good copy.
  */
 import { Agent, request } from 'undici';
 import type { components } from './api.ts';
@@ -35,14 +33,10 @@ export type FetchResult =
     };
 
 export interface CatalogClientOptions {
-  /** The service's base URL, `http(s)://host[:port]`. */
+  /** The service's base URL, `http(s)://host[:port]`, and the partner's API key. */
   readonly upstream: string;
-  /** The partner's API key. */
   readonly key: string;
-  /**
-   * Time to connect, to the response headers, the longest pause in the body, and the whole call from start to
-   * the last byte (ms; default 5,000, 10,000, 30,000 and 30,000).
-   */
+  /** Time to connect, to the headers, the longest pause in the body, the whole call (ms; 5, 10, 30, 30 s). */
   readonly timeouts?: {
     readonly connectMs?: number;
     readonly headersMs?: number;

@@ -1,10 +1,7 @@
 /**
- * The proxy's state on disk, so a restart does not start empty: the last good copy, the history of change sets
- * that goes with it (so sequence numbers carry on), and how far the notify hook has delivered. One file, written
- * atomically (a temporary file in the same directory, flushed, renamed over the old one, the directory flushed),
- * so a crash mid-write leaves the previous state whole and the copy and its history always agree; a write that
- * fails (a full disk) removes its temporary file. Read back only when the file and the catalog in it are valid;
- * a file of an earlier version (whose change sets had no history id) is not.
+ * The proxy's state on disk, so a restart does not start empty: the last good copy, its change history and the
+ * notify progress, in one file written atomically (a flushed temporary file renamed over the old one, the
+ * directory flushed), so a crash leaves the previous state whole. Read back only when it is valid.
  */
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
@@ -13,23 +10,18 @@ import { z } from 'zod';
 import { StoredChanges } from './changes.ts';
 import { Catalog, describeIssues } from './schema.ts';
 
-/** A copy of the catalog as the proxy holds it. */
+/** A copy of the catalog: the body as sent, when it was downloaded and last confirmed (200 or 304). */
 export interface StoredCopy {
-  /** The body exactly as the service sent it. */
   readonly body: string;
   readonly etag?: string;
-  /** When the body was downloaded (ISO 8601). */
   readonly fetchedAt: string;
-  /** When the service last confirmed it (a 200 or a 304; ISO 8601). */
   readonly validatedAt: string;
 }
 
-/** Everything the proxy keeps across a restart. */
+/** Everything the proxy keeps across a restart (`notified`: the last change set the hook delivered). */
 export interface StoredState {
   readonly copy: StoredCopy;
-  /** The change history that ends with this copy. */
   readonly changes: StoredChanges;
-  /** The sequence of the last change set the notify hook delivered, once there has been a hook. */
   readonly notified?: number;
 }
 

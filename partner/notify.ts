@@ -1,36 +1,27 @@
 /**
- * The notify hook: POSTs each new change set, in sequence order, to a URL of the partner's own application,
- * and retries a failed attempt (a network error, a timeout, any answer but a 2xx) with a doubling back-off
- * (p-retry) until the receiver accepts it. It runs beside the proxy: serving and refreshing never wait for it.
- * Every attempt is logged; the last one, the failures in a row and the next attempt show in `/healthz`.
- *
- * Delivery is at least once: a change set the receiver accepted but whose acceptance was not saved before a
- * restart is sent again, so a receiver treats a `sequence` of its `history` it has seen as done (another history,
- * or `resync`, means reload `/plans.json`). A change set that leaves the history before it could be delivered is
- * skipped (logged): the receiver then sees a gap in the sequence and resyncs from `/plans.json`.
+ * The notify hook: POSTs each new change set, in sequence order, to the partner's application, retrying any
+ * failure (network, timeout, non-2xx) with a doubling back-off (p-retry) until it is accepted, beside the proxy
+ * (serving never waits for it). At least once: a delivery not saved before a restart is sent again; a change
+ * set that left the history first is skipped, and the receiver, seeing the gap, resyncs (README.md).
  */
 import pRetry from 'p-retry';
 import { Agent, request } from 'undici';
 import type { ChangeSet } from './changes.ts';
 import { networkError } from './client.ts';
 
-/** How the hook is called. */
+/** Where each change set is POSTed, and the waits (ms): retries from 1 s doubling to 5 min, 10 s timeouts. */
 export interface NotifyOptions {
-  /** Where each change set is POSTed, `http(s)://…`. */
   readonly url: string;
-  /** The wait before the first retry (ms, default 1000); it doubles with each failure in a row. */
   readonly minRetryMs?: number;
-  /** The longest wait between two attempts (ms, default 300000). */
   readonly maxRetryMs?: number;
-  /** Time to connect, to the answer's headers, and the longest pause in its body (ms, default 10000 each). */
+  /** Time to connect, to the answer's headers, and the longest pause in its body. */
   readonly timeoutMs?: number;
 }
 
-/** One attempt to deliver a change set. */
+/** One attempt to deliver a change set (`attempt`: 1 for the first at it). */
 export interface NotifyAttempt {
   readonly at: string;
   readonly sequence: number;
-  /** 1 for the first attempt at this change set. */
   readonly attempt: number;
   readonly outcome: 'delivered' | 'failed';
   readonly status?: number;
@@ -43,22 +34,19 @@ export interface NotifyHealth {
   readonly status: 'ok' | 'retrying';
   /** The receiver's origin (the path and query can hold a secret and are not shown). */
   readonly receiver: string;
-  /** The sequence of the last change set the receiver accepted. */
+  /** The last change set the receiver accepted, and how many held are not delivered yet. */
   readonly delivered: number;
-  /** Change sets held and not delivered yet. */
   readonly pending: number;
   readonly consecutiveFailures: number;
   readonly lastAttempt: NotifyAttempt | null;
   readonly nextAttemptAt: string | null;
 }
 
-/** Where the hook takes the change sets from, and whom it tells about a delivery. */
+/** The change history, and whom to tell of a delivery (the proxy saves it: a restart carries on after it). */
 export interface NotifySource {
   readonly latest: number;
   readonly oldest: number | null;
-  /** The first change set after `sequence` still held. */
   after(sequence: number): ChangeSet | undefined;
-  /** The receiver accepted change set `sequence` (the proxy saves it, so a restart carries on after it). */
   delivered(sequence: number): void;
 }
 
