@@ -4,7 +4,6 @@
  * origin must be written exactly as a browser sends it: `scheme://host[:port]`, lowercase, no default port,
  * no path or trailing slash, never `*` or `null`, no wildcard in the host and no dot at its end.
  */
-import { z } from 'zod';
 import { ConfigError } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
 import type { KeyValueStore } from './store.ts';
@@ -47,31 +46,20 @@ export function originProblem(text: string): string | undefined {
   return undefined;
 }
 
-/** A CORS origin, validated by {@link originProblem}. */
-export const CorsOrigin = z.string().superRefine((text, context) => {
-  const problem = originProblem(text);
-  if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-});
-
-/** Sets the one allowed origin, replacing any earlier one. Returns the origin it replaced, if any. */
-export async function setCorsOrigin(store: KeyValueStore, origin: string): Promise<string | undefined> {
-  const problem = originProblem(origin);
+/** Sets the one allowed origin, or with none turns CORS off. Returns the origin it replaced, if any. */
+export async function setCorsOrigin(store: KeyValueStore, origin?: string): Promise<string | undefined> {
+  const problem = origin === undefined ? undefined : originProblem(origin);
   if (problem !== undefined) throw new ConfigError(`origin ${JSON.stringify(origin)}: ${problem}`);
   return store.update((entries) => {
     const previous = entries.get(KVS_CORS_ORIGIN);
-    entries.set(KVS_CORS_ORIGIN, origin);
+    if (origin === undefined) entries.delete(KVS_CORS_ORIGIN);
+    else entries.set(KVS_CORS_ORIGIN, origin);
     return previous;
   });
 }
 
 /** Turns CORS off. Returns the origin that was allowed, or undefined when CORS was already off. */
-export async function clearCorsOrigin(store: KeyValueStore): Promise<string | undefined> {
-  return store.update((entries) => {
-    const previous = entries.get(KVS_CORS_ORIGIN);
-    entries.delete(KVS_CORS_ORIGIN);
-    return previous;
-  });
-}
+export const clearCorsOrigin = (store: KeyValueStore) => setCorsOrigin(store);
 
 /** The allowed origin, or undefined when CORS is off. */
 export async function showCorsOrigin(store: KeyValueStore): Promise<string | undefined> {

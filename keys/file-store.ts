@@ -13,20 +13,15 @@ import { type KeyValueStore, planWrite, type StoreOptions } from './store.ts';
 
 export { type KeyValueStore, StoreError } from './store.ts';
 
-/** Options of {@link FileKeyValueStore}. */
-export interface FileStoreOptions extends StoreOptions {
+interface FileStoreOptions extends StoreOptions {
   /**
-   * A missing file is an empty store, created by the first write: for the commands that create a store
-   * (`keys issue`, `cors set`, the local stack). Without it, a missing file is an error (a typo in a path must
-   * not read as "no keys", nor start a second store).
+   * A missing file is an empty store, created by the first write (`keys issue`, `cors set`, the local stack);
+   * else an error: a typo in a path must not read as "no keys", nor start a second store.
    */
   readonly create?: boolean;
-  /**
-   * A lock older than this is taken over even if its holder seems alive (a hung command, or one on another
-   * host). A lock whose holder process is gone (same host) is taken over at once. Default: 10 000 ms.
-   */
+  /** A lock older than this is taken over even if its holder seems alive (default 10 s; a dead one at once). */
   readonly staleLockMs?: number;
-  /** How long to wait for a live holder before giving up. Default: `staleLockMs` + 5 000 ms. */
+  /** How long to wait for a live holder before giving up. Default: `staleLockMs` + 5 s. */
   readonly lockTimeoutMs?: number;
 }
 
@@ -68,13 +63,10 @@ export async function requireStoreFile(path: string): Promise<void> {
 }
 
 /**
- * The local store: a file in the KeyValueStore import format. Each update holds an exclusive lock file
- * (`<file>.lock`, created with its content in one step by `link`), reads the file, and writes the result to a
- * temporary file that is flushed and renamed over the old one, so two commands at once never lose an entry
- * and a failed write leaves the old file whole. A lock whose holder has exited is taken over at once; one
- * older than `staleLockMs` too. The takeover renames the stale lock aside and checks it moved the lock it
- * judged stale, so two commands taking over at once cannot both win; a holder checks its lock is still its
- * own just before it renames, and starts over if not.
+ * The local store. Each update holds an exclusive lock file (`<file>.lock`, made with its content in one step
+ * by `link`), reads the file, and renames a flushed temporary file over it: two commands at once never lose an
+ * entry, a failed write leaves the old file whole. A stale lock is renamed aside and checked to be the one
+ * judged stale, so two takeovers cannot both win; a holder checks its lock is its own before it renames.
  */
 export class FileKeyValueStore implements KeyValueStore {
   readonly name: string;
@@ -95,10 +87,7 @@ export class FileKeyValueStore implements KeyValueStore {
     this.#onWarning = options.onWarning ?? (() => {});
   }
 
-  /**
-   * Every entry. A missing file is an error, or an empty store with `create`; a corrupt file is an error
-   * (never read as empty).
-   */
+  /** Every entry; a missing file is an error (empty with `create`), a corrupt one always. */
   async read(): Promise<Map<string, string>> {
     let text: string;
     try {
@@ -148,12 +137,8 @@ export class FileKeyValueStore implements KeyValueStore {
     } catch (error) {
       await rm(temp, { force: true });
       if (error instanceof LockLostError) throw error;
-      throw new StoreError(
-        `cannot write ${this.#path}: ${(error as Error).message}; the store is unchanged`,
-        {
-          cause: error,
-        },
-      );
+      const message = `cannot write ${this.#path}: ${(error as Error).message}; the store is unchanged`;
+      throw new StoreError(message, { cause: error });
     }
     // Make the rename itself durable; some file systems refuse to sync a directory, which is harmless.
     await open(dirname(this.#path), 'r')
@@ -242,11 +227,7 @@ export class FileKeyValueStore implements KeyValueStore {
     return { content, stale: holderGone || Date.now() - mtimeMs > this.#staleLockMs };
   }
 
-  /**
-   * Removes a stale lock whose content is `staleContent`. The lock is renamed aside first (only one command
-   * can move a given file); if what moved is not the stale lock (another command took the lock in between),
-   * it is put back.
-   */
+  /** Removes the stale lock `staleContent`: renamed aside, and put back if another command took it meanwhile. */
   async #takeOver(staleContent: string): Promise<void> {
     const aside = `${this.#lockPath}.stale-${randomBytes(4).toString('hex')}`;
     try {

@@ -17,7 +17,7 @@ export const KEY_PREFIX = 'tpc_';
 export const KEY_PATTERN = /^tpc_[A-Za-z0-9_-]{43}$/;
 
 /** Labels no partner may take: the values the gateway records for requests that name no partner. */
-export const RESERVED_PARTNER_LABELS: readonly string[] = [...LOG_REASONS, LogValue.Page];
+const RESERVED_PARTNER_LABELS: readonly string[] = [...LOG_REASONS, LogValue.Page];
 
 /**
  * A partner label, as a command takes it: lowercase letters, digits and hyphens, 1 to 64 characters,
@@ -32,19 +32,14 @@ export const PartnerLabel = z
     error: `is reserved: the access log records ${RESERVED_PARTNER_LABELS.join(', ')} for requests that name no partner (docs/decisions.md#usage)`,
   });
 
-/**
- * A partner label as stored in a key record: any label the commands have ever accepted (lowercase letters,
- * digits and hyphens, 1 to 64), so a key issued before the first and last character had to be a letter or
- * digit still reads, lists and revokes as it did.
- */
+/** A stored partner label: any the commands ever accepted, so an older key still reads, lists and revokes. */
 const StoredPartnerLabel = z
   .string()
   .regex(/^[a-z0-9-]{1,64}$/, { error: 'must be 1–64 lowercase letters, digits or hyphens' });
 
 /**
- * A time in a key record: ISO 8601 UTC with milliseconds, exactly as `Date#toISOString` writes it
- * (`2026-12-01T00:00:00.000Z`). Only this one form is stored, because it is the form every JavaScript
- * runtime's `Date.parse` must read the same way, CloudFront's included.
+ * A time in a key record: exactly as `Date#toISOString` writes it, the one form every runtime's `Date.parse`
+ * must read the same way, CloudFront's included.
  */
 export const RecordTime = z.string().refine(
   (text) => {
@@ -68,24 +63,15 @@ export function generateKey(): string {
 }
 
 /** The SHA-256 hex digest of a key: what the store and the gateway compare. */
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
+export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 /** The store key under which a key's record lives. */
-export function storeKeyOf(hash: string): string {
-  return KVS_KEY_PREFIX + hash;
-}
+export const storeKeyOf = (hash: string): string => KVS_KEY_PREFIX + hash;
 
 /** The short, shareable id of a key: the first 12 hex digits of its hash (never the key itself). */
-export function keyId(hash: string): string {
-  return hash.slice(0, 12);
-}
+export const keyId = (hash: string): string => hash.slice(0, 12);
 
-/**
- * Why a stored value is not a key record the commands write (the first problem, naming the field), or
- * undefined when it is one.
- */
+/** Why a stored value is not a key record the commands write (naming the field), or undefined. */
 export function keyRecordProblem(value: string): string | undefined {
   let json: unknown;
   try {
@@ -114,10 +100,7 @@ export function parseKeyRecord(value: string): KeyRecord | undefined {
   }
 }
 
-/**
- * The stored form of a key record. Throws a {@link CatalogError} when the record breaks {@link KeyRecord} (a
- * time not in the one stored form, say), so nothing else is ever written.
- */
+/** The stored form of a key record; throws a {@link CatalogError} for one that breaks {@link KeyRecord}. */
 export function serializeKeyRecord(record: KeyRecord): string {
   const problem = recordProblem(record);
   if (problem !== undefined) throw new CatalogError(`refusing to store a key record: ${problem}`);

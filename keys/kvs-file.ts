@@ -46,21 +46,16 @@ export function parseKvsFile(text: string, name = 'store'): Map<string, string> 
 }
 
 /** An entry the gateway must not be given, and why (a sentence naming the entry, never a key). */
-export interface RefusedEntry {
+interface RefusedEntry {
   readonly key: string;
   readonly problem: string;
 }
 
 /**
- * Splits a store's entries into those the gateway may read and those it must refuse:
- * - a `cors:origin` that is not an origin {@link originProblem} accepts (a hand-edited value with a control
- *   character would otherwise reach the response headers): CORS is then off;
- * - a `key:` record that is not one the commands write (a partner label, `created` and an optional `expires`
- *   in ISO 8601 UTC with milliseconds, `2026-12-01T00:00:00.000Z`; a hand-written `"Dec 1 2026"` might be
- *   read differently, or not at all, by CloudFront's runtime): that key is then refused, as an unknown key is.
- *
- * Only the bad entry is left out; every other entry stays in force, so a bad hand edit never holds back a
- * revocation or any other change made after it, and the bad entry itself fails closed.
+ * Splits a store's entries into those the gateway may read and those it must refuse: a `cors:origin` that is
+ * not an origin (a hand-edited control character would reach the headers: CORS is off), a `key:` record the
+ * commands would not write (CloudFront might read a hand-written time differently: the key is refused). Only
+ * the bad entry is left out, so a bad hand edit never holds back a later revocation, and it fails closed.
  */
 export function screenEntries(entries: ReadonlyMap<string, string>): {
   entries: Map<string, string>;

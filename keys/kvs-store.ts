@@ -1,8 +1,7 @@
 /**
- * The CloudFront KeyValueStore backend of {@link KeyValueStore}, over the KVS data-plane API
- * (`@aws-sdk/client-cloudfront-keyvaluestore`, signed with SigV4A). An update reads the store's ETag
- * (DescribeKeyValueStore) BEFORE listing the entries (ListKeys), so any write between the two makes our
- * UpdateKeys fail its IfMatch instead of being lost; it then re-reads and retries, a bounded number of times.
+ * The CloudFront KeyValueStore backend of {@link KeyValueStore} (the data-plane API, SigV4A). An update reads
+ * the ETag BEFORE listing the entries, so any write between the two makes our UpdateKeys fail its IfMatch
+ * instead of being lost; it then re-reads and retries, a bounded number of times.
  */
 import {
   type CloudFrontKeyValueStoreClient,
@@ -15,16 +14,11 @@ import { describeCause, httpStatusOf, StoreError } from '../contract/errors.ts';
 import { type KeyValueStore, planWrite, type StoreOptions } from './store.ts';
 
 /** UpdateKeys takes at most this many puts and deletes together (the service's default quota). */
-export const MAX_BATCH = 50;
+const MAX_BATCH = 50;
 
-/** ListKeys page size (the API's maximum). */
-const PAGE_SIZE = 50;
-
-/** Options of {@link CloudFrontKeyValueStore}. */
-export interface KvsStoreOptions extends StoreOptions {
-  /** How many times an update is tried when another writer changed the store meanwhile. Default: 5. */
+interface KvsStoreOptions extends StoreOptions {
+  /** Tries of an update that another writer races (default 5), pause × the attempt number (default 200 ms). */
   readonly maxAttempts?: number;
-  /** Pause before a retry after a conflict, times the attempt number. Default: 200 ms. */
   readonly retryDelayMs?: number;
 }
 
@@ -35,9 +29,8 @@ function isConflict(error: unknown): boolean {
 }
 
 /**
- * The real store. Takes a client built once at the entry point (app/clients.ts). Writes are
- * one UpdateKeys batch, all or nothing, guarded by IfMatch; changes larger than {@link MAX_BATCH} entries
- * are refused rather than split, so a rotation can never land half-way.
+ * The real store (its client built once, app/clients.ts). A write is one UpdateKeys batch guarded by IfMatch;
+ * a larger change is refused rather than split, so a rotation never lands half-way.
  */
 export class CloudFrontKeyValueStore implements KeyValueStore {
   readonly name: string;
@@ -126,7 +119,7 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
   async #list(): Promise<Map<string, string>> {
     const entries = new Map<string, string>();
     const pages = paginateListKeys(
-      { client: this.#client, pageSize: PAGE_SIZE, stopOnSameToken: true },
+      { client: this.#client, pageSize: 50, stopOnSameToken: true },
       { KvsARN: this.#arn },
     );
     for await (const page of pages) {

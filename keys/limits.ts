@@ -1,14 +1,12 @@
 /**
  * The CloudFront KeyValueStore limits, checked before any write to either backend (the local file seeds the
- * real store, so it keeps to the same limits): a write that would pass them is refused, and one that reaches
- * {@link WARN_RATIO} of a limit is written with a warning. Pure functions over entry maps.
+ * real store): a write that would pass them is refused, one that reaches 80% of a limit warns.
  */
 
 /** CloudFront KeyValueStore limits: key 512 bytes, value 1 KB, store 5 MB (CloudFront quotas). */
 export const KVS_LIMITS = { keyBytes: 512, valueBytes: 1024, storeBytes: 5 * 1024 * 1024 } as const;
 
-/** A write that brings a value or the store to this share of its limit gets a warning. */
-export const WARN_RATIO = 0.8;
+const WARN_RATIO = 0.8;
 
 /** The puts and deletes that turn one set of entries into another. */
 export interface StoreChange {
@@ -16,21 +14,10 @@ export interface StoreChange {
   readonly deletes: readonly string[];
 }
 
-/** What a write would do to the limits: `problems` refuse it, `warnings` are printed and it goes ahead. */
-export interface LimitReport {
-  readonly problems: readonly string[];
-  readonly warnings: readonly string[];
-}
-
-/** The size KeyValueStore counts for one entry: key and value, in UTF-8 bytes. */
-export function entryBytes(key: string, value: string): number {
-  return Buffer.byteLength(key) + Buffer.byteLength(value);
-}
-
-/** The total size of a store's entries, as KeyValueStore counts it. */
+/** The total size of a store's entries as KeyValueStore counts it: keys and values, in UTF-8 bytes. */
 export function storeBytes(entries: ReadonlyMap<string, string>): number {
   let total = 0;
-  for (const [key, value] of entries) total += entryBytes(key, value);
+  for (const [key, value] of entries) total += Buffer.byteLength(key) + Buffer.byteLength(value);
   return total;
 }
 
@@ -48,21 +35,18 @@ export function diffEntries(
   return { puts, deletes };
 }
 
-/** True when the change does nothing. */
-export function isEmptyChange(change: StoreChange): boolean {
-  return change.puts.size === 0 && change.deletes.length === 0;
-}
-
 function percent(part: number, whole: number): string {
   return `${Math.floor((part / whole) * 100)}%`;
 }
 
 /**
- * Checks the entries a write puts, and the whole store after it, against the KeyValueStore limits (key 512
- * bytes, value 1 KB, store 5 MB). Only what the write puts is checked entry by entry, so an existing entry
- * never blocks an unrelated change.
+ * What a write would do to the limits: `problems` refuse it, `warnings` are printed and it goes ahead. Only
+ * what the write puts is checked entry by entry, so an existing entry never blocks an unrelated change.
  */
-export function checkLimits(after: ReadonlyMap<string, string>, change: StoreChange): LimitReport {
+export function checkLimits(
+  after: ReadonlyMap<string, string>,
+  change: StoreChange,
+): { problems: string[]; warnings: string[] } {
   const problems: string[] = [];
   const warnings: string[] = [];
   for (const [key, value] of change.puts) {

@@ -1,7 +1,6 @@
 /**
- * Key management on any {@link KeyValueStore} (docs/decisions.md#keys): issue, rotate, revoke, list. Each command is one
- * atomic store update running a rule from rules.ts. The functions take the clock and the store; they never
- * log or return a key except the one just issued.
+ * Key management on any {@link KeyValueStore} (docs/decisions.md#keys): each command is one atomic update
+ * running a rule of rules.ts; no key is logged or returned but the one just issued.
  */
 import { generateKey, hashKey, type KeyRecord, keyId, parseKeyRecord, storeKeyOf } from './keys.ts';
 import {
@@ -44,10 +43,7 @@ export async function issueKey(
   return { key, id, record };
 }
 
-/**
- * Rotates a partner's key: issues a new one and gives the partner's current keys an expiry at
- * `now + graceMs` (a sooner expiry is kept), in one atomic change. Fails for a partner with no keys.
- */
+/** Rotates a partner's key: a new one, and the current ones expire at `now + graceMs` at most (rules.ts). */
 export async function rotateKey(
   store: KeyValueStore,
   options: { partner: string; graceMs: number; now: Date },
@@ -65,10 +61,7 @@ export async function rotateKey(
   return { issued: { key, id, record }, ...outcome };
 }
 
-/**
- * Revokes a partner's keys, or one key by id: removes them now, or with `afterMs` gives them an expiry at
- * `now + afterMs` (never later than one they have). Fails when the target names no key.
- */
+/** Revokes a partner's keys, or one key by id, now or after `afterMs` (rules.ts). */
 export async function revokeKeys(
   store: KeyValueStore,
   options: { target: RevokeTarget; now: Date; afterMs?: number },

@@ -1,7 +1,6 @@
 /**
- * The key rules (docs/decisions.md#keys) as pure functions over the store's entries: which keys a partner has, their
- * status, and what issuing, rotating and revoking change. The store shell (manage.ts) runs them inside one
- * atomic update; nothing here does I/O, reads the clock or sees a key, only hashes.
+ * The key rules (docs/decisions.md#keys) as pure functions over the store's entries, run by manage.ts inside
+ * one atomic update: no I/O, no clock, no key (only hashes).
  */
 import { CatalogError } from '../contract/errors.ts';
 import { KVS_KEY_PREFIX } from '../contract/index.ts';
@@ -44,29 +43,21 @@ export function statusOf(record: KeyRecord, now: Date): KeyStatus {
   return Date.parse(record.expires) > now.getTime() ? 'expiring' : 'expired';
 }
 
-/**
- * The record with its expiry brought forward to `at`, or the record unchanged when it already expires at
- * or before `at`: an expiry is never lengthened.
- */
+/** The record with its expiry brought forward to `at`: an expiry is never lengthened. */
 export function withExpiryAtMost(record: KeyRecord, at: Date): KeyRecord {
   if (record.expires !== undefined && Date.parse(record.expires) <= at.getTime()) return record;
   return { partner: record.partner, created: record.created, expires: at.toISOString() };
 }
 
-/** A key whose expiry a command changed (or chose to keep because it was already sooner). */
+/** A key whose expiry a command changed (or kept, being sooner): before (none: no expiry) and after. */
 export interface ExpiryChange {
   readonly id: string;
   readonly partner: string;
-  /** The expiry before the command; undefined when the key had none. */
   readonly before?: string;
-  /** The expiry now. */
   readonly after: string;
 }
 
-/**
- * Adds a key's record under its hash. Refuses a hash that is already stored (a key is issued once), and a
- * record whose times are not in the one stored form (ISO 8601 UTC with milliseconds).
- */
+/** Adds a key's record under its hash; a key is issued once. */
 export function applyIssue(entries: Map<string, string>, hash: string, record: KeyRecord): void {
   const name = storeKeyOf(hash);
   if (entries.has(name)) throw new KeyRuleError(`key ${keyId(hash)} is already in the store`);
@@ -96,9 +87,8 @@ export interface RotateOutcome {
 }
 
 /**
- * Rotation: adds the new key (`hash`, `record`) and gives each of the partner's keys that is still accepted
- * an expiry at `now + graceMs`, keeping any sooner expiry. Refuses a partner with no key at all (a typo would
- * otherwise create a new partner: use issue for a first key).
+ * Rotation: adds the new key and gives each of the partner's accepted keys an expiry at `now + graceMs` at
+ * most. Refuses a partner with no key at all (a typo would otherwise create a new partner).
  */
 export function applyRotate(
   entries: Map<string, string>,
@@ -143,10 +133,7 @@ export function keysOf(entries: ReadonlyMap<string, string>, target: RevokeTarge
   return matched;
 }
 
-/**
- * Revocation: removes the target's keys now, or, with `afterMs`, gives each an expiry at `now + afterMs`
- * (keeping any sooner expiry; a key that has already expired stays as it is).
- */
+/** Revocation: removes the target's keys now, or with `afterMs` gives each an expiry at `now + afterMs` at most. */
 export function applyRevoke(
   entries: Map<string, string>,
   options: { target: RevokeTarget; now: Date; afterMs?: number },

@@ -1,17 +1,15 @@
 /**
- * The one store interface the key and CORS commands use, with two backends: the local file
- * ({@link ./file-store.ts}) and CloudFront KeyValueStore ({@link ./kvs-store.ts}). Both run a change through
- * {@link planWrite}, so the limits and the "nothing to write" case behave the same everywhere.
+ * The one store interface of the key and CORS commands, with two backends (file-store.ts, kvs-store.ts) that
+ * both run a change through {@link planWrite}: the limits and "nothing to write" behave the same everywhere.
  */
 import { z } from 'zod';
 import { StoreLimitError } from '../contract/errors.ts';
-import { checkLimits, diffEntries, isEmptyChange, type StoreChange } from './limits.ts';
+import { checkLimits, diffEntries, type StoreChange } from './limits.ts';
 
 /** A store that can be read and changed atomically: the local file, or CloudFront KeyValueStore. */
 export interface KeyValueStore {
   /** A human name for messages (a path, or the KVS ARN). */
   readonly name: string;
-  /** Every entry now. */
   read(): Promise<Map<string, string>>;
   /**
    * Reads the entries, lets `change` edit a copy, and writes the difference as one atomic change. Concurrent
@@ -22,9 +20,8 @@ export interface KeyValueStore {
   update<T>(change: (entries: Map<string, string>) => T | Promise<T>): Promise<T>;
 }
 
-/** Options both backends take. */
 export interface StoreOptions {
-  /** Hears the warnings of a write that succeeded (a limit at 80% or more). Default: none. */
+  /** Hears the warnings of a write that succeeded (a limit at 80% or more). */
   readonly onWarning?: (message: string) => void;
 }
 
@@ -32,7 +29,7 @@ export interface StoreOptions {
 export { StoreError, StoreLimitError } from '../contract/errors.ts';
 
 /** A change ready to write: what `change` returned, the entries after it, and the puts and deletes. */
-export interface PlannedWrite<T> {
+interface PlannedWrite<T> {
   readonly result: T;
   readonly after: ReadonlyMap<string, string>;
   readonly change: StoreChange;
@@ -58,13 +55,11 @@ export async function planWrite<T>(
       `${storeName}: refused, ${problems.join('; ')} (CloudFront KeyValueStore limits); nothing was changed`,
     );
   }
-  return { result, after, change: diff, empty: isEmptyChange(diff), warnings };
+  const empty = diff.puts.size === 0 && diff.deletes.length === 0;
+  return { result, after, change: diff, empty, warnings };
 }
 
-/**
- * A CloudFront KeyValueStore ARN, `arn:aws:cloudfront::<account>:key-value-store/<id>` (here rather than in
- * kvs-store.ts so the command line can check it without loading the AWS SDK).
- */
+/** A KeyValueStore ARN (here, not in kvs-store.ts: the command line checks it without loading the SDK). */
 export const KvsArn = z
   .string()
   .trim()
