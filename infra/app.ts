@@ -1,12 +1,7 @@
 /**
- * The CDK app (`infra/cdk.json` runs it with tsx): one {@link CatalogStack}, configured from CDK context (see
- * infra/config.ts and infra/README.md). Synth needs no credentials and makes no lookups: account and region
- * come from CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION when the CLI found credentials, else the stack is
- * environment-agnostic and the deploy uses the CLI's account and region. A region other than us-east-1 adds the
- * companion stack `<stack>-edge-<region>` in us-east-1 (infra/monitoring.ts). cdk-nag checks the whole app, and
- * CDK's own CloudFormation validation every template (cdk.json's feature flags make its findings errors).
- *
- * The context is read before the stack's construct libraries load, so a bad setting is reported at once.
+ * The CDK app (`infra/cdk.json` runs it with tsx): one {@link CatalogStack} configured from CDK context
+ * (config.ts), in the CLI's account and region when it found credentials, else environment-agnostic; checked by
+ * cdk-nag and CDK's validation. The context is read before the construct libraries load: a bad setting fails at once.
  */
 import { App, Validations } from 'aws-cdk-lib/core';
 import { configFromContext } from './config.ts';

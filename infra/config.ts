@@ -15,23 +15,17 @@ import {
   type SettingName,
 } from '../app/settings/index.ts';
 
-/**
- * The stack props the settings give: one per CDK setting (see docs/settings.md and infra/README.md), each
- * optional. CatalogStackProps (props.ts) adds CDK's own StackProps to them; this file needs no CDK.
- */
+/** The stack props the settings give, each optional (props.ts adds CDK's own: this file needs no CDK). */
 export type SettingProps = { readonly [K in NamesIn<'cdk'>]?: SettingInput<K> };
 
 /** The stack name when the `stackName` context is not set. */
 export const DEFAULT_STACK_NAME = SETTINGS.stackName.default;
 
-/** What the app passes to the stack: its name and props (only the settings the context gives). */
-export interface AppConfig {
-  readonly stackName: string;
-  readonly props: SettingProps;
-}
-
-/** Reads the context through `get` (e.g. `key => app.node.tryGetContext(key)`). */
-export function configFromContext(get: (key: string) => unknown, cwd: string = process.cwd()): AppConfig {
+/** The stack's name and props (the settings the context gives), read through `get` (`app.node.tryGetContext`). */
+export function configFromContext(
+  get: (key: string) => unknown,
+  cwd: string = process.cwd(),
+): { stackName: string; props: SettingProps } {
   const given = new Set<SettingName>();
   const parsed = parseSettings(
     'cdk',

@@ -1,18 +1,10 @@
 /**
- * The stack's alarms and its dashboard: the builder's metrics (named in contract/metrics.ts, written by the
- * builder as embedded-metric-format log lines in the stack's region, with its function's name as a dimension,
- * so two deployments in one region each watch their own) and CloudFront's (distribution and function
- * metrics, published ONLY in us-east-1 with the dimension `Region=Global`).
- *
- * A CloudWatch alarm watches metrics of its own region only, so the edge alarms must live in us-east-1:
- * - a stack deployed in us-east-1 holds every alarm;
- * - a stack with an explicit other region (the CLI's, or `env`) keeps the builder alarms and the dashboard,
- *   and a companion stack `<stack>-edge-<region>` in us-east-1 holds the edge alarms, with its own topic
- *   unless `alarmTopicArn` is in us-east-1 (it reads the distribution id from the stack's outputs);
- * - a stack without a region (synthesized without credentials) holds every alarm.
- * Every template carries a rule refusing a deploy outside the region it was made for (us-east-1 for a stack
- * without a region), before anything is created. The dashboard reads CloudFront's metrics from us-east-1
- * wherever it is.
+ * The stack's alarms and its dashboard (infra/README.md, "Alarms and dashboard"): the builder's metrics
+ * (contract/metrics.ts, in the stack's region, per builder function) and CloudFront's, published ONLY in
+ * us-east-1. An alarm watches its own region only, so a stack with an explicit other region keeps the builder
+ * alarms and the dashboard, and a companion stack `<stack>-edge-<region>` in us-east-1 holds the edge alarms;
+ * a stack in us-east-1 or without a region holds every alarm. Every template refuses a deploy outside the
+ * region it was made for (us-east-1 for a stack without a region).
  */
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -60,25 +52,21 @@ export function withEdgeReferences<P extends StackProps>(props: P): P {
   return companion ? { ...props, crossRegionReferences: true } : props;
 }
 
-/** What the alarms and the dashboard watch. */
-export interface MonitoredParts {
+/** What the alarms and the dashboard watch (each function with the construct id its alarms are named after). */
+interface MonitoredParts {
   readonly distribution: cloudfront.IDistribution;
-  /** The CloudFront Functions, each with the construct id its alarms are named after (`ViewerRequest`). */
   readonly functions: readonly { readonly id: string; readonly fn: cloudfront.IFunction }[];
   readonly builder: lambda.IFunction;
-  /** The queue of the builder's failed asynchronous invocations. */
   readonly builderFailures: sqs.IQueue;
   /** The per-key rate limit's web ACL name, when there is one (its blocked requests go on the dashboard). */
   readonly webAclName?: string;
 }
 
-/** The alarms, the topic they notify and the dashboard, as built. */
+/** The alarms of the stack, their topic, the dashboard, and the us-east-1 companion when there is one. */
 export interface Monitoring {
   readonly topic: sns.ITopic;
-  /** Every alarm of the stack (the edge alarms too unless they are in the companion stack). */
   readonly alarms: readonly cloudwatch.Alarm[];
   readonly dashboard: cloudwatch.Dashboard;
-  /** The us-east-1 companion holding the edge alarms, for a stack in another region. */
   readonly edgeStack?: CatalogEdgeStack;
 }
 
@@ -162,11 +150,7 @@ function alarmTopic(stack: Stack, arn: string | undefined, what: string, where =
   return topic;
 }
 
-/**
- * The builder's alarms: any failed invocation; any message in the failure queue (an asynchronous run that
- * failed, timed out, was throttled or waited too long, or a scheduled delivery the scheduler gave up on); no
- * good run within two schedule periods; the live catalog older than `catalogAgeAlarmSeconds`.
- */
+/** The builder's alarms: a failed invocation, a message in the failure queue, no good run, an old catalog. */
 function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSettings, topic: sns.ITopic) {
   const rate = Duration.minutes(settings.buildRateMinutes);
   return [
@@ -226,10 +210,7 @@ function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: bo
   });
 }
 
-/**
- * The edge alarms, in a stack of us-east-1 (or of no region, refused elsewhere): 5xx rate, 4xx rate far above
- * its usual band, and per function execution errors, throttles and compute utilization.
- */
+/** The edge alarms (us-east-1): 5xx rate, 4xx rate above its band, each function's errors, throttles, compute. */
 function edgeAlarms(
   scope: Stack,
   distributionId: string,
@@ -291,18 +272,14 @@ function edgeAlarms(
   return alarms;
 }
 
-/** Props of {@link CatalogEdgeStack}. */
-export interface CatalogEdgeStackProps extends StackProps {
+interface CatalogEdgeStackProps extends StackProps {
   readonly distributionId: string;
   readonly functions: readonly { readonly id: string; readonly functionName: string }[];
   /** The main stack's topic when it is in us-east-1; else this stack creates its own. */
   readonly alarmTopicArn?: string;
 }
 
-/**
- * The companion of a catalog stack deployed outside us-east-1: the edge alarms, next to CloudFront's metrics,
- * and their topic. Deployed after the main stack (it reads the distribution id from it).
- */
+/** The us-east-1 companion of a stack elsewhere: the edge alarms and their topic, deployed after the stack. */
 export class CatalogEdgeStack extends Stack {
   readonly topic: sns.ITopic;
   readonly alarms: readonly cloudwatch.Alarm[];
@@ -315,13 +292,8 @@ export class CatalogEdgeStack extends Stack {
   }
 }
 
-/**
- * A template rule that refuses, before anything is created, a deploy outside the region the template was made
- * for: the stack's, or us-east-1 for a stack synthesized without a region (it holds the edge alarms, which
- * watch CloudFront's metrics, published only there). A template made for one region is wrong in another (its
- * names and the placement of its alarms follow the region).
- */
-export function addRegionRule(stack: Stack): void {
+/** A template rule refusing a deploy outside the region the template was made for (its names follow it). */
+function addRegionRule(stack: Stack): void {
   const region = Token.isUnresolved(stack.region) ? EDGE_REGION : stack.region;
   new CfnRule(stack, 'DeployRegion', {
     assertions: [
@@ -336,10 +308,7 @@ export function addRegionRule(stack: Stack): void {
 /** The region part of an ARN (`arn:aws:sns:REGION:…`). */
 const arnRegion = (arn: string) => arn.split(':')[3];
 
-/**
- * Adds the alarms (each notifying the topic on ALARM and OK), CloudFront's additional metrics when asked, and
- * the dashboard; for a stack outside us-east-1, the edge alarms go into the companion stack.
- */
+/** Adds the alarms (in the companion for a stack outside us-east-1), the additional metrics and the dashboard. */
 export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: StackSettings): Monitoring {
   const topic = alarmTopic(stack, settings.alarmTopicArn, 'alarms');
   const alarms = builderAlarms(stack, parts, settings, topic);

@@ -1,9 +1,6 @@
 /**
- * The names the stack gives its resources. Every name must fit its service's limit for every stack name the
- * settings accept (48 characters), and two deployments must never share one: two stacks in one region differ
- * by their stack names, and the resources whose names are account-wide (CloudFront's functions, key-value
- * store and policies, CloudWatch dashboards) carry the region outside us-east-1 (infra/README.md, "Two
- * deployments in one account").
+ * The names the stack gives its resources: each fits its service's limit for every stack name the settings
+ * accept, and no two deployments share one (account-wide names carry the region outside us-east-1: infra/README.md).
  */
 import { createHash } from 'node:crypto';
 import { type Stack, Token } from 'aws-cdk-lib/core';

@@ -1,7 +1,6 @@
 /**
- * The props of {@link CatalogStack}: every CDK setting declared in app/settings (one prop per context key, the
- * same name, text or a typed value), plus the bundle directory tests point elsewhere. The stack validates
- * them with the settings' own rules, then the rules that tie settings together, and names every bad prop.
+ * The props of {@link CatalogStack}: one per CDK setting of app/settings (its context key's name), checked by
+ * the settings' own rules, then by the rules that tie settings together; every bad prop is named.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { type StackProps, Token } from 'aws-cdk-lib/core';
@@ -14,11 +13,7 @@ import type { SettingProps } from './config.ts';
 /** CDK's stack props and one prop per CDK setting (see docs/settings.md and infra/README.md), each optional. */
 export type CatalogStackProps = StackProps &
   SettingProps & {
-    /**
-     * Directory holding the CloudFront Function bundles `viewer-request.js` and `viewer-response.js`.
-     *
-     * @default - `dist/gateway` in the repository, as written by `npm run build`
-     */
+    /** The directory of `viewer-request.js` and `viewer-response.js` (default: `npm run build`'s). */
     readonly gatewayBundleDir?: string;
   };
 
@@ -67,27 +62,13 @@ const OAI_OPT_IN_REGIONS = new Set([
   'me-south-1',
 ]);
 
-/**
- * Whether an origin access identity (the pages' reader) can read a bucket in `region`: not in the opt-in
- * regions launched after December 2022, nor in one this CDK release does not know (a newer one, so opt-in).
- */
+/** Whether an origin access identity can read a bucket in `region`: not in an opt-in region newer than 2022. */
 function pagesReaderReaches(region: string): boolean {
   if (!RegionInfo.regions.some((known) => known.name === region)) return false;
   return !RegionInfo.get(region).isOptInRegion || OAI_OPT_IN_REGIONS.has(region);
 }
 
-/** Props whose unresolved tokens are passed through (synth must know every other value). */
-function readProp(props: CatalogStackProps, name: NamesIn<'cdk'>) {
-  const value = props[name];
-  if (value === undefined) return undefined;
-  return { value, from: 'prop' as const };
-}
-
-/**
- * Checks every prop with its setting's rule and applies the defaults, then the rules across settings.
- * Throws {@link CatalogStackPropsError} listing every problem; `stackName` is the stack's (function names
- * derive from it).
- */
+/** Checks every prop and applies the defaults; throws {@link CatalogStackPropsError} listing every problem. */
 export function resolveSettings(
   props: CatalogStackProps,
   stackName: string,
@@ -96,8 +77,10 @@ export function resolveSettings(
   // The stack's name is checked by its setting's rule too (the names of its resources derive from it).
   const reading = readSettings(
     'cdk',
-    (name) =>
-      name === 'stackName' ? { value: stackName, from: 'prop' } : readProp(props, name as NamesIn<'cdk'>),
+    (name) => {
+      const value = name === 'stackName' ? stackName : props[name as NamesIn<'cdk'>];
+      return value === undefined ? undefined : { value, from: 'prop' };
+    },
     (name) => name,
   );
   const problems = [...reading.problems];

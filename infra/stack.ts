@@ -43,8 +43,7 @@ import { addRateLimit } from './waf.ts';
 export type { CatalogStackProps } from './props.ts';
 export { CatalogStackPropsError } from './props.ts';
 
-/** The repository root (this file is `<root>/infra/stack.ts`). */
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The distribution's method sets, as CDK names them (the table lists the methods). */
 function methodSet<T>(methods: readonly string[], choices: readonly [readonly string[], T][]): T {
@@ -81,25 +80,16 @@ const PRICE_CLASSES = {
 
 /** The whole service in one stack. */
 export class CatalogStack extends Stack {
-  /** The private origin: the three catalogs, openapi.yaml, errors/500.json and `history/`. */
   readonly bucket: s3.Bucket;
-  /** Key hashes and the CORS origin, read by both functions. */
   readonly keyValueStore: cloudfront.KeyValueStore;
   readonly viewerRequest: cloudfront.Function;
   readonly viewerResponse: cloudfront.Function;
   readonly distribution: cloudfront.Distribution;
-  /** The scheduled builder (`lambda/handler.ts`). */
   readonly builder: NodejsFunction;
-  /**
-   * Where a failed asynchronous invocation of the builder goes (thrown, timed out, throttled, or too old), and
-   * a scheduled run the scheduler could not deliver: encrypted, kept {@link FAILURE_RETENTION_DAYS} days,
-   * alarmed on (infra/monitoring.ts).
-   */
+  /** The builder's failed asynchronous invocations and the scheduled runs the scheduler could not deliver. */
   readonly builderFailures: sqs.Queue;
   /** The API's public base URL (possibly a token). */
   readonly baseUrl: string;
-
-  /** The alarms, their topic and the dashboard (infra/monitoring.ts). */
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: CatalogStackProps = {}) {
@@ -352,11 +342,8 @@ export class CatalogStack extends Stack {
   }
 
   /**
-   * The pages the distribution's custom error responses fetch (`errors/500.json`, `errors/404.html`), put at
-   * the origin by the deploy itself: until the first publish writes them, CloudFront would answer its error
-   * responses with the 403 of the missing page. A publish writes the same bytes (builder/build.ts). One S3 call
-   * per page from CDK's SDK-call custom resource (a small function that runs only at deploy); the pages stay
-   * when the stack goes, like the bucket.
+   * The error pages, put by the deploy itself (until the first publish writes the same bytes, CloudFront would
+   * answer its errors with the 403 of the missing page): one SDK call per page, which stays with the bucket.
    */
   private putErrorPages(settings: StackSettings): void {
     for (const page of rootObjects(settings.appScheme ?? (SETTINGS.appScheme.default as string))) {
@@ -616,10 +603,7 @@ function asIBucket(bucket: s3.Bucket): s3.IBucket {
   return bucket as unknown as s3.IBucket;
 }
 
-/**
- * The builder bundles `publish/openapi.generated.ts`, generated from openapi.yaml: refuse to deploy a Lambda
- * that would publish an outdated document.
- */
+/** The builder bundles the module generated from openapi.yaml: refuse to deploy an outdated document. */
 function checkOpenApiModule(): void {
   const modulePath = join(REPO_ROOT, OPENAPI_MODULE);
   const expected = openapiModuleSource(readFileSync(join(REPO_ROOT, 'openapi.yaml'), 'utf8'));

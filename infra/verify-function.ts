@@ -25,13 +25,10 @@ import type { CloudFrontEvent } from '../gateway/functions/event.ts';
 import { viewerRequestEvent } from '../gateway/local/event.ts';
 import { generateKey } from '../keys/keys.ts';
 
-/** The keys an operator gives for the placeholders of the table. */
-export interface VerifyKeys {
-  /** Valid keys of the deployed store: the first is `{valid}` and `{expiring}`, the second `{other}`. */
+/** The operator's keys: valid ones (`{valid}` and `{expiring}`, then `{other}`), an expired, a revoked one. */
+interface VerifyKeys {
   readonly valid: readonly string[];
-  /** A key whose expiry has passed (still in the store). */
   readonly expired?: string;
-  /** A key that was issued and then revoked. */
   readonly revoked?: string;
   /** The never-issued key of `{forged}` (default: a fresh random one). */
   readonly forged?: string;
@@ -98,7 +95,7 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
 }
 
 /** What TestFunction answered for one event. */
-export interface FunctionTestResult {
+interface FunctionTestResult {
   readonly functionOutput?: string | undefined;
   readonly functionErrorMessage?: string | undefined;
   readonly computeUtilization?: string | undefined;
@@ -108,10 +105,7 @@ export interface FunctionTestResult {
 /** What the function did: answered with a status, passed the request on to a URI, or failed. */
 export type Observed = { readonly status: number } | { readonly uri: string } | { readonly error: string };
 
-/**
- * Reads TestFunction's FunctionOutput: the event object the function returned, `{"request": {…}}` or
- * `{"response": {…}}` (a bare request or response is accepted too).
- */
+/** Reads TestFunction's FunctionOutput: `{"request": {…}}` or `{"response": {…}}`, or a bare one. */
 export function observe(result: FunctionTestResult): Observed {
   if (result.functionErrorMessage) return { error: `the function failed: ${result.functionErrorMessage}` };
   if (!result.functionOutput) return { error: 'TestFunction returned no FunctionOutput' };
@@ -139,14 +133,12 @@ export function describeOutcome(outcome: ViewerRequestOutcome | Observed): strin
   return outcome.error;
 }
 
-/** The verdict on one case. */
-export interface CaseReport {
+/** The verdict on one case: its request as the table writes it (never a key), what the function did or why skipped. */
+interface CaseReport {
   readonly name: string;
-  /** Method and target as the table writes them (placeholders, never a key). */
   readonly request: string;
   readonly verdict: 'pass' | 'fail' | 'skip';
   readonly expected: string;
-  /** What the function did, or why the case was skipped. */
   readonly actual: string;
   readonly computeUtilization: number | null;
   readonly notes: readonly string[];
@@ -245,24 +237,19 @@ export function formatReport(report: VerifyReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Options of {@link verifyFunction}. */
-export interface VerifyOptions {
-  readonly name: string;
-  readonly stage: FunctionStage;
-  readonly cases: readonly RequestCase[];
-  readonly keys: VerifyKeys;
-  /** TestFunction calls in flight at once. Default 4. */
-  readonly concurrency?: number;
-}
-
 /**
- * Describes the function (for its ETag, which TestFunction requires as If-Match), then tests every planned
- * case. Throws {@link CatalogError} when the function cannot be described or a call fails; a case whose
- * result differs is a failed case in the report, not an exception.
+ * Describes the function (TestFunction needs its ETag), then tests every planned case, `concurrency` (4) at a
+ * time. Throws {@link CatalogError} when a call fails; a case whose result differs is a failed case.
  */
 export async function verifyFunction(
   client: CloudFrontClient,
-  options: VerifyOptions,
+  options: {
+    readonly name: string;
+    readonly stage: FunctionStage;
+    readonly cases: readonly RequestCase[];
+    readonly keys: VerifyKeys;
+    readonly concurrency?: number;
+  },
 ): Promise<VerifyReport> {
   let described: DescribeFunctionCommandOutput;
   try {

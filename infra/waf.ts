@@ -1,8 +1,6 @@
 /**
- * The optional per-key rate limit: an AWS WAF web ACL (CLOUDFRONT scope, which exists only in us-east-1) whose
- * one rate-based rule counts requests per `X-Api-Key` value over `rateLimitWindowSeconds` and answers a key
- * over `rateLimitPerKey` with 429, the rate-limited problem body and `Retry-After`. Every other request passes
- * on to the distribution and its functions. Off unless `rateLimitPerKey` is set. See infra/README.md.
+ * The optional per-key rate limit (infra/README.md): a WAF web ACL (CLOUDFRONT scope: us-east-1 only) whose one
+ * rate-based rule answers a key over `rateLimitPerKey` requests per window with 429, the problem and `Retry-After`.
  */
 
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -12,11 +10,8 @@ import { SETTINGS } from '../app/settings/index.ts';
 import { PROBLEM_RATE_LIMITED, problemDocument } from '../contract/index.ts';
 import type { StackSettings } from './props.ts';
 
-/** The window when none is given (the setting's declared default). */
-export const DEFAULT_RATE_WINDOW_SECONDS = SETTINGS.rateLimitWindowSeconds.default as number;
-
 /** The rule's name, also its metric name (the dashboard graphs its blocked requests). */
-export const RATE_LIMIT_RULE = 'PerKeyRateLimit';
+const RATE_LIMIT_RULE = 'PerKeyRateLimit';
 
 /** The key of the 429 body among the web ACL's custom response bodies. */
 const BODY_KEY = 'rate-limited';
@@ -28,7 +23,7 @@ export function addRateLimit(
   settings: StackSettings,
 ): wafv2.CfnWebACL | undefined {
   if (settings.rateLimitPerKey === undefined) return undefined;
-  const window = settings.rateLimitWindowSeconds ?? DEFAULT_RATE_WINDOW_SECONDS;
+  const window = settings.rateLimitWindowSeconds ?? (SETTINGS.rateLimitWindowSeconds.default as number);
   const name = `${stack.stackName}-rate-limit`;
   const webAcl = new wafv2.CfnWebACL(stack, 'RateLimit', {
     name,
