@@ -131,10 +131,7 @@ export class ChangeLog {
   #sequence: number;
   #sets: ChangeSet[];
 
-  /**
-   * A history keeping the last `limit` change sets (and at most {@link LISTED_MAX}.history listed plans):
-   * `stored`, trimmed to those bounds, when given, else a new one.
-   */
+  /** A history keeping the last `limit` change sets: `stored`, trimmed to the bounds, or a new one. */
   constructor(limit: number, stored?: StoredChanges) {
     if (!Number.isInteger(limit) || limit < 1)
       throw new RangeError(`the change history must keep at least 1 change set, not ${limit}`);

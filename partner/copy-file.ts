@@ -65,10 +65,7 @@ async function flushed(path: string, flags: string, write?: (file: FileHandle) =
   }
 }
 
-/**
- * The state saved at `path`: `undefined` when there is no file, an error message when the file or the catalog
- * in it is not valid (the proxy then starts empty rather than serve it).
- */
+/** The state saved at `path`: undefined without a file, an error when it is not valid (the proxy starts empty). */
 export async function loadState(path: string): Promise<StoredState | { readonly error: string } | undefined> {
   let text: string;
   try {

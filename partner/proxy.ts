@@ -7,6 +7,7 @@
  * (notify.ts). Every refresh has a total deadline; `GET /healthz` reports the state.
  */
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ChangeLog, type ChangeSet, type StoredChanges } from './changes.ts';
@@ -39,10 +40,7 @@ export interface ProxyOptions extends CatalogClientOptions {
   /** Where to listen: default 127.0.0.1:8788 (port 0 picks a free one). */
   readonly port?: number;
   readonly host?: string;
-  /**
-   * Refresh at start and then on the service's schedule (the default). Off: only {@link RunningProxy.refresh}
-   * refreshes, for a caller that drives refreshes itself (a scheduler, a test).
-   */
+  /** Refresh at start, then on schedule (the default); off: only {@link RunningProxy.refresh} refreshes. */
   readonly autoRefresh?: boolean;
   /** Receives every log line; default: one JSON line on stderr. */
   readonly log?: (entry: LogEntry) => void;
@@ -66,10 +64,7 @@ export interface RefreshRecord {
 
 /** What `GET /healthz` answers. */
 export interface Health {
-  /**
-   * `ok`: the last refresh worked; `degraded`: it failed (or a refresh is overdue by more than its deadline)
-   * and the last good copy is served; `empty`: no copy.
-   */
+  /** `degraded`: the last refresh failed (or one is overdue) and the last good copy is served. */
   readonly status: 'ok' | 'degraded' | 'empty';
   readonly upstream: string;
   readonly copy: {
@@ -379,10 +374,7 @@ export class CatalogProxy {
     }
   }
 
-  /**
-   * Schedules the next refresh: after `refreshSeconds` when set, else after `freshFor` seconds (the service's
-   * word); after a failure, with a doubling back-off up to the usual interval or the default one if longer.
-   */
+  /** Schedules the next refresh: after `refreshSeconds` or `freshFor`; after a failure, with a back-off. */
   #schedule(freshFor: number | undefined): number | undefined {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -527,10 +519,7 @@ export class CatalogProxy {
     );
   }
 
-  /**
-   * Stops refreshing (a call to the service under way is ended) and notifying, closes the connections to the
-   * service, waits for a save under way (once; later calls wait for the same).
-   */
+  /** Stops refreshing (a call under way is ended) and notifying, and waits for a save under way. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
@@ -588,21 +577,13 @@ function problem(
   });
 }
 
-/**
- * Starts the proxy: takes the disk copy of a previous run (if any), listens, and starts refreshing. Resolves
- * once it listens; a request that arrives before the first refresh has finished, with no disk copy, waits for it.
- */
+/** Starts the proxy: takes the disk copy, listens, starts refreshing (a request before a first copy waits for it). */
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const proxy = new CatalogProxy(options);
   await proxy.load();
   const server: Server = createServer(proxy.handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8788, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(options.port ?? 8788, options.host ?? '127.0.0.1');
+  await once(server, 'listening');
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   proxy.start();
