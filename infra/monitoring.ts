@@ -359,8 +359,10 @@ function catalogDashboard(
   const id = parts.distribution.distributionId;
   const edge = (name: string, statistic: string, period = five) =>
     cloudFrontMetric('DistributionId', id, name, statistic, period, EDGE_REGION);
-  const fn = (name: string, metricName: string, statistic: string) =>
-    cloudFrontMetric('FunctionName', name, metricName, statistic, five, EDGE_REGION);
+  const perFunction = (metricName: string, statistic: string) =>
+    parts.functions.map(({ fn }) =>
+      cloudFrontMetric('FunctionName', fn.functionName, metricName, statistic, five, EDGE_REGION),
+    );
   const graph = (
     title: string,
     left: cloudwatch.IMetric[],
@@ -415,28 +417,21 @@ function catalogDashboard(
       ]),
       graph(
         'Function compute utilization (%)',
-        parts.functions.map(({ fn: f }) =>
-          fn(f.functionName, 'FunctionComputeUtilization', cloudwatch.Stats.AVERAGE),
-        ),
+        perFunction('FunctionComputeUtilization', cloudwatch.Stats.AVERAGE),
         [{ value: ALARM_THRESHOLDS.functionComputePercent, label: 'alarm' }],
       ),
     ],
     [
-      graph(
-        'Function invocations',
-        parts.functions.map(({ fn: f }) => fn(f.functionName, 'FunctionInvocations', cloudwatch.Stats.SUM)),
-      ),
+      graph('Function invocations', perFunction('FunctionInvocations', cloudwatch.Stats.SUM)),
       graph(
         'Function execution and validation errors',
-        parts.functions.flatMap(({ fn: f }) => [
-          fn(f.functionName, 'FunctionExecutionErrors', cloudwatch.Stats.SUM),
-          fn(f.functionName, 'FunctionValidationErrors', cloudwatch.Stats.SUM),
-        ]),
+        parts.functions.flatMap(({ fn }) =>
+          ['FunctionExecutionErrors', 'FunctionValidationErrors'].map((name) =>
+            cloudFrontMetric('FunctionName', fn.functionName, name, cloudwatch.Stats.SUM, five, EDGE_REGION),
+          ),
+        ),
       ),
-      graph(
-        'Function throttles',
-        parts.functions.map(({ fn: f }) => fn(f.functionName, 'FunctionThrottles', cloudwatch.Stats.SUM)),
-      ),
+      graph('Function throttles', perFunction('FunctionThrottles', cloudwatch.Stats.SUM)),
     ],
   ];
   if (settings.additionalCloudFrontMetrics)

@@ -141,18 +141,14 @@ export function resolveSettings(
     problems.push(
       `rateLimitWindowSeconds ${shown(props.rateLimitWindowSeconds)} is set without rateLimitPerKey (the limit it is the window of)`,
     );
-  const region = props.env?.region;
-  if (
-    s.rateLimitPerKey !== undefined &&
-    region !== undefined &&
-    !Token.isUnresolved(region) &&
-    region !== 'us-east-1'
-  )
+  // A region the synth knows (not a token).
+  const region = Token.isUnresolved(props.env?.region) ? undefined : props.env?.region;
+  if (s.rateLimitPerKey !== undefined && region !== undefined && region !== 'us-east-1')
     problems.push(
       `rateLimitPerKey needs the stack in us-east-1, not ${region}: AWS WAF creates web ACLs for CloudFront only there (deploy the stack in us-east-1, or leave the rate limit off)`,
     );
 
-  if (region !== undefined && !Token.isUnresolved(region) && !pagesReaderReaches(region))
+  if (region !== undefined && !pagesReaderReaches(region))
     problems.push(
       `region ${region}: the plan pages' reader (an origin access identity) cannot read S3 buckets in regions launched after December 2022; deploy the stack in us-east-1 or an older region (infra/README.md, "Which region")`,
     );
