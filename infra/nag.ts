@@ -1,8 +1,6 @@
 /**
- * The cdk-nag (AwsSolutions pack) findings this stack accepts, each acknowledged on the one construct it is
- * about, with the reason a reviewer needs. infra/app.ts runs the pack on every synth and deploy, and
- * nag.test.ts on several configurations: any other finding fails them. Add an entry here only with a reason
- * that would convince a reviewer; fix the template otherwise.
+ * The cdk-nag (AwsSolutions pack) findings this stack accepts, each on the one construct it is about, with the
+ * reason a reviewer needs: any other finding fails every synth. Add one only with such a reason; else fix it.
  */
 import { type CfnElement, type Stack, Validations } from 'aws-cdk-lib/core';
 import { AwsCustomResource } from 'aws-cdk-lib/custom-resources';
@@ -10,7 +8,7 @@ import type { IConstruct } from 'constructs';
 import type { StackSettings } from './props.ts';
 
 /** One accepted finding: the rule (with its finding id where the rule has several), and why. */
-export interface AcceptedFinding {
+interface AcceptedFinding {
   readonly construct: IConstruct;
   readonly id: string;
   readonly reason: string;
@@ -39,7 +37,7 @@ function child(scope: IConstruct, id: string): IConstruct {
 }
 
 /** The findings this configuration of the stack accepts. */
-export function acceptedFindings(stack: NaggedParts, settings: StackSettings): AcceptedFinding[] {
+function acceptedFindings(stack: NaggedParts, settings: StackSettings): AcceptedFinding[] {
   const findings: AcceptedFinding[] = [
     {
       construct: stack.distribution,

@@ -45,21 +45,25 @@ export { CatalogStackPropsError } from './props.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The distribution's method sets, as CDK names them (the table lists the methods). */
-function methodSet<T>(methods: readonly string[], choices: readonly [readonly string[], T][]): T {
-  const wanted = [...methods].sort().join();
-  const match = choices.find(([set]) => [...set].sort().join() === wanted);
+/** CDK's method set holding exactly the methods the table lists. */
+function methodSet<T extends { readonly methods: readonly string[] }>(
+  methods: readonly string[],
+  sets: T[],
+): T {
+  const same = (set: T) => [...set.methods].sort().join() === [...methods].sort().join();
+  const match = sets.find(same);
   if (!match) throw new Error(`CloudFront offers no method set ${methods.join(', ')}`);
-  return match[1];
+  return match;
 }
+const { AllowedMethods, CachedMethods } = cloudfront;
 const ALLOWED_METHODS = methodSet(DISTRIBUTION.allowedMethods, [
-  [['GET', 'HEAD'], cloudfront.AllowedMethods.ALLOW_GET_HEAD],
-  [['GET', 'HEAD', 'OPTIONS'], cloudfront.AllowedMethods.ALLOW_GET_HEAD_OPTIONS],
-  [['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'], cloudfront.AllowedMethods.ALLOW_ALL],
+  AllowedMethods.ALLOW_GET_HEAD,
+  AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
+  AllowedMethods.ALLOW_ALL,
 ]);
 const CACHED_METHODS = methodSet(DISTRIBUTION.cachedMethods, [
-  [['GET', 'HEAD'], cloudfront.CachedMethods.CACHE_GET_HEAD],
-  [['GET', 'HEAD', 'OPTIONS'], cloudfront.CachedMethods.CACHE_GET_HEAD_OPTIONS],
+  CachedMethods.CACHE_GET_HEAD,
+  CachedMethods.CACHE_GET_HEAD_OPTIONS,
 ]);
 const VIEWER_PROTOCOLS = {
   'https-only': cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
