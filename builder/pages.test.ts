@@ -3,7 +3,6 @@ import { htmlUnescape } from 'escape-goat';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../contract/errors.ts';
 import { PAGE_CSP, PAGE_SECURITY_HEADERS, PAGE_STYLE_HASH } from '../contract/index.ts';
-import type { Plan } from './model.ts';
 import {
   HOSTILE_TEXT,
   hostileRows,
@@ -12,7 +11,8 @@ import {
   plansFrom,
   shownText,
   typicalPlan,
-} from './pages.testing.ts';
+} from '../testing/pages.ts';
+import type { Plan } from './model.ts';
 import { PAGE_STYLESHEET, renderNotFoundPage, renderPlanPage } from './pages.ts';
 
 /** The decoded text of the first element matching `open` (e.g. `<h1 dir="auto">`) up to `</tag>`. */

@@ -211,10 +211,3 @@ export class RowValidator {
     };
   }
 }
-
-/** Validates a whole source held in memory. */
-export function validateRows(rows: readonly unknown[], links: LinkConfig): RowReport {
-  const validator = new RowValidator(links);
-  validator.add(rows);
-  return validator.finish();
-}
