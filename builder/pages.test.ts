@@ -277,13 +277,6 @@ describe('sharing a plan page', () => {
       /<p class="note" id="app-note">[^<]*works only on a phone or tablet where the app is installed/,
     );
   });
-
-  it('names the site and app as configured, escaped', () => {
-    const named = renderPlanPage(plan, { siteName: 'Fit & <Co>', appName: 'Coach "Go"' });
-    expect(attributeOf(named, '<meta property="og:site_name"', 'content')).toBe('Fit & <Co>');
-    expect(named).toContain('<header><p>Fit &amp; &lt;Co&gt;</p></header>');
-    expect(named).toContain('in the Coach &quot;Go&quot; app');
-  });
 });
 
 describe('the not-found page', () => {
