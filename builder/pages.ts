@@ -82,7 +82,7 @@ function appLink(value: string): string {
   return url.href;
 }
 
-/** The cover's URL when it is `https:` or on the page's own origin (a local build's fixture covers), else null. */
+/** The cover's URL when `https:` or on the page's own origin (a local build's fixture covers), else null. */
 function coverSource(plan: Plan): string | null {
   const url = plan.coverUrl === null ? undefined : parsed(plan.coverUrl);
   if (!url || url.hostname === '') return null;
@@ -118,7 +118,7 @@ export const PAGE_STYLESHEET = [
   '.note{margin:.75rem 0 0;font-size:.9375rem;color:var(--muted)}',
 ].join('');
 
-/** The name in the page's banner and `og:site_name`, and the app's name in the line that says a link needs it. */
+/** The site's name (banner, `og:site_name`) and the app's, in the line that says a link needs it. */
 const SITE_NAME = 'Training Plans';
 const APP_NAME = 'Training Plans';
 const APP_NOTE_ID = 'app-note';
