@@ -1,11 +1,7 @@
 /**
- * `catalog check`: proves, row by row, that a deployment serves what the specification, the contract and
- * openapi.yaml promise, from outside, with nothing but its base URL and a key (docs/decisions.md#checking-a-deployment).
- * The rows and their judgement are app/check-rows.ts (pure); this module sends the requests with undici: one
- * connection pool, a deadline on each answer (from connecting to its last byte, retries included) and a size
- * bound on its body, retries only on network errors (undici's RetryAgent, never on a status), one request at
- * a time, and only GET, HEAD, OPTIONS and the methods the table checks are refused (POST, PUT, PATCH, DELETE,
- * all bodiless).
+ * `catalog check` (docs/decisions.md#checking-a-deployment): the rows of app/check-rows.ts, sent one at a time
+ * with undici: a deadline on each answer (retries included), a size bound on its body, retries only on
+ * network errors, and only the methods the service answers or the table checks are refused (all bodiless).
  */
 import { Agent, RetryAgent } from 'undici';
 import { formatMs } from '../builder/sources/options.ts';
@@ -30,11 +26,10 @@ import {
 
 export type { CheckReport } from './check-rows.ts';
 
-/** What `catalog check` is given. */
+/** What `catalog check` is given; `cors` is `null` for none, undefined when not told. */
 export interface CheckOptions {
   readonly baseUrl: string;
   readonly key: string;
-  /** The CORS origin the operator set, `null` for none, undefined when not told. */
   readonly cors: string | null | undefined;
   readonly maxAgeMs: number;
   /** The deadline of each answer, from connecting to its last byte. */
@@ -44,7 +39,7 @@ export interface CheckOptions {
   readonly now?: () => Date;
 }
 
-/** The methods a check sends: the ones the service answers, and the ones the table checks are refused. */
+/** The methods the service answers, and the ones the table checks are refused. */
 export const CHECK_METHODS = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** Sends one request, the target exactly as given; resolves with the raw answer (no decompression). */
@@ -95,10 +90,7 @@ function unanswered(error: unknown, timeoutMs: number): string {
   return `no answer: ${describeCause(error)}`;
 }
 
-/**
- * Runs every row against the deployment and returns the report (never with a key in it). A deployment that
- * does not answer the first request at all gives a report of that one row, `reachable: false`.
- */
+/** Runs every row and returns the report (never with a key in it); `reachable: false` when nothing answers. */
 export async function checkDeployment(options: CheckOptions, sender?: Sender): Promise<CheckReport> {
   const now = (options.now ?? (() => new Date()))();
   const settings: CheckSettings = {

@@ -1,8 +1,6 @@
 /**
- * The fixture covers (fixtures/covers/), which the local edge serves itself under contract/index.ts
- * `LOCAL_COVER_PATH`, so a local build's plans show real covers with no network (the fixtures name them on
- * `FIXTURE_COVER_ORIGIN`, and a local build points that at its own origin). CloudFront's behaviour table
- * knows no such path: this is the local stack's alone.
+ * The fixture covers, which the local edge alone (never CloudFront) serves under `LOCAL_COVER_PATH`, so a local
+ * build's plans show real covers with no network (it points `FIXTURE_COVER_ORIGIN` at its own origin).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,12 +1,7 @@
 /**
- * One name for a deployment (docs/decisions.md#command-line): the values a command's unset target settings take
- * from it. `--deployment NAME` is the AWS stack of that name: its outputs (read with CloudFormation's
- * DescribeStacks) give the bucket, the store, the builder function, the usage log group, the base URL and the
- * viewer-request function, each to the setting that declares the output (app/settings/registry.ts `output`),
- * and the stack's region is the region. Without a name and without any target setting, the deployment is the
- * local stack `npm start` serves: `.catalog/origin`, `.catalog/kvs.json` and the base URL it serves. Values
- * given as flags or variables always win; a store and an origin of two deployments are refused when the pointer
- * moves (publish/publish.ts `proveDeployment`).
+ * One name for a deployment (docs/decisions.md#command-line): `--deployment NAME` is the AWS stack of that name,
+ * whose outputs give each setting that declares one (app/settings/registry.ts `output`); without a name or any
+ * target setting, it is the local stack `npm start` serves. Values given as flags or variables always win.
  */
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
@@ -44,15 +39,15 @@ async function outputsOf(client: CloudFormationClient, stack: string): Promise<M
   }
 }
 
-/** What the first reading of a command's settings gave (the values that parsed, and which were given). */
+/** What the first reading of a command's settings gave: the values that parsed, and which were given. */
 export interface GivenSettings {
   readonly values: Readonly<Partial<Record<SettingName, unknown>>>;
   readonly given: (name: SettingName) => boolean;
 }
 
 /**
- * The values `context`'s unset settings take from its deployment, as the text a flag would hold: the named
- * stack's outputs (`cloudFormation(region)` builds the client for the stack's region), or the local stack's targets when no target setting was given at all.
+ * The values `context`'s unset settings take from its deployment, as the text a flag would hold
+ * (`cloudFormation(region)` builds the client for the stack's region).
  */
 export async function deploymentValues(
   context: Context,

@@ -1,7 +1,6 @@
 /**
- * The local stack: the local edge (the built CloudFront Functions in front of an origin directory or bucket,
- * keys and CORS from the store file) and the dev key `npm start` prints. The command line's `serve` and
- * `start` call these.
+ * The local stack (`catalog serve`, `catalog start`): the local edge, the built CloudFront Functions in front of
+ * an origin directory or bucket with keys and CORS from the store file, and the dev key `npm start` prints.
  */
 import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -13,7 +12,7 @@ import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
 import { LOCAL_STACK, repoRoot } from './paths.ts';
-import type { BuildSettings, PublishSettings } from './run.ts';
+import type { PublishSettings } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
 
 export { LOCAL_STACK } from './paths.ts';
@@ -29,22 +28,17 @@ export interface LocalEdgeSettings {
   readonly host: string;
 }
 
-/** A running local edge. */
+/** A running local edge; `close` lets requests in flight finish. */
 export interface RunningEdge {
-  /** `http://127.0.0.1:8787` */
   readonly url: string;
-  /** Stops accepting, lets requests in flight finish, then resolves. */
   close(): Promise<void>;
 }
 
 /** One log entry (the command line writes each as a JSON line on stderr). */
 export type LogEntry = object;
 
-/**
- * Refuses, before anything is built or written, a port that is taken: a second `npm start` must not rebuild
- * the origin under a running server and then die.
- */
-export async function checkPortFree(host: string, port: number): Promise<void> {
+/** Refuses a taken port before anything is built: a second `npm start` must not rebuild under a running one. */
+async function checkPortFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
@@ -61,7 +55,7 @@ export async function checkPortFree(host: string, port: number): Promise<void> {
   });
 }
 
-/** The record of the `catalog start` serving the local stack (LOCAL_STACK.running). */
+/** The record of the `catalog start` serving the local stack. */
 interface RunningStack {
   readonly pid: number;
   readonly url: string;
@@ -87,21 +81,17 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/**
- * The base URL of the local stack: the one the running (or last) `catalog start` serves, else the default
- * port's. A publish to the local stack without `--base-url` links its plans there.
- */
+/** The base URL the running (or last) `catalog start` serves, else the default port's. */
 export async function localStackUrl(): Promise<string> {
   return (await readRunning())?.url ?? DEFAULT_LINKS.baseUrl;
 }
 
 /**
- * Claims the local stack for this `catalog start`, before anything is built: one checkout has one `.catalog/`,
- * so a second start (on any port) is refused while the first one's process lives; a record left by a process
- * that is gone (killed) is taken over. The record appears whole or not at all (written aside, then linked).
+ * Claims the checkout's one `.catalog/` for this `catalog start`: refused while another start's process lives,
+ * taken over from one that is gone. The record appears whole or not at all (written aside, then linked).
  * Resolves how to release it.
  */
-export async function claimLocalStack(url: string): Promise<() => Promise<void>> {
+async function claimLocalStack(url: string): Promise<() => Promise<void>> {
   const file = LOCAL_STACK.running;
   await mkdir(dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
@@ -190,22 +180,16 @@ export async function serveLocal(
 }
 
 /**
- * The build settings of the local stack: every default, the repository's fixtures (wherever it is started
- * from), and webUrl on the address it serves, so a plan's link opens on it.
+ * The publish settings of the local stack: every default, the repository's fixtures, webUrl on the address it
+ * serves, and no shrink guard (fixtures edited down are the developer's business; empty is still refused).
  */
-export function devBuildSettings(host: string, port: number): BuildSettings {
+function devPublishSettings(host: string, port: number): PublishSettings {
   const defaults = parseSettings('build', () => undefined, String);
   const baseUrl = port === 0 ? defaults.baseUrl : `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return { ...defaults, source: join(repoRoot(), defaults.source), baseUrl };
-}
-
-/**
- * The publish settings of the local stack: {@link devBuildSettings}, the default guards, but no shrink guard
- * (fixtures edited down are the developer's business; an empty catalog is still refused).
- */
-export function devPublishSettings(host: string, port: number): PublishSettings {
   return {
-    ...devBuildSettings(host, port),
+    ...defaults,
+    source: join(repoRoot(), defaults.source),
+    baseUrl,
     allowEmpty: defaultOf('allowEmpty'),
     minRatio: 0,
     keepBuilds: defaultOf('keepBuilds'),
@@ -236,21 +220,17 @@ export async function ensureDevKey(storePath: string, now: Date): Promise<string
   return issued.key;
 }
 
-/** The local stack, running. */
+/** The local stack, running: the dev key in clear, how the publish went, one plan's page to try (if any). */
 export interface LocalStack {
   readonly edge: RunningEdge;
-  /** The dev key, in clear (local only). */
   readonly key: string;
-  /** How the publish of the fixtures went (`published`, or the build that stays live and why). */
   readonly summary: PublishSummary;
-  /** The path of one plan's page, to try in a browser (none when the catalog is empty). */
   readonly samplePage: string | null;
 }
 
 /**
- * What `npm start` runs: refuses a taken port before touching anything, makes sure a dev key exists (creating
- * the store file), publishes the fixtures into `.catalog/` the way production publishes (a build under
- * `builds/`, then the pointer in the store file), and serves the local edge.
+ * What `npm start` runs: refuses a taken port, claims `.catalog/`, ensures a dev key (creating the store
+ * file), publishes the fixtures the way production publishes, and serves the local edge.
  */
 export async function startLocalStack(options: {
   readonly host: string;
@@ -259,44 +239,39 @@ export async function startLocalStack(options: {
   readonly report: (line: string) => void;
   readonly log: (entry: LogEntry) => void;
 }): Promise<LocalStack> {
-  const { host, port } = options;
+  const { host, port, now } = options;
+  const { origin, store } = LOCAL_STACK;
   const settings = devPublishSettings(host, port);
   await checkPortFree(host, port);
   const release = await claimLocalStack(settings.baseUrl);
   try {
-    const stack = await publishAndServe(settings, options);
-    const { close } = stack.edge;
-    return { ...stack, edge: { ...stack.edge, close: () => close().finally(release) } };
+    const key = await ensureDevKey(store, now);
+    const run = await import('./run.ts');
+    const target = await run.openTarget({ origin, store }, () => {
+      throw new ConfigError('the local stack needs no AWS client');
+    });
+    const { summary } = await run.publish(settings, target, {
+      now,
+      force: false,
+      // Its own fixed origin and store: a live build deleted from .catalog/origin is simply replaced.
+      recover: true,
+      report: options.report,
+      actor: 'catalog start',
+    });
+    if (summary.result === 'busy') throw new CatalogError(`${origin}: ${summary.reason}`);
+    const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
+    const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;
+    const first = catalog ? (JSON.parse(catalog.body.toString('utf8')) as Catalog).plans[0] : undefined;
+    const edge = await serveLocal({ origin, store, port, host }, options.log);
+    const close = () => edge.close().finally(release);
+    return {
+      edge: { ...edge, close },
+      key,
+      summary,
+      samplePage: first ? new URL(first.webUrl).pathname : null,
+    };
   } catch (error) {
     await release();
     throw error;
   }
-}
-
-/** Publishes the fixtures into the local stack's origin and store, ensures the dev key, and serves them. */
-async function publishAndServe(
-  settings: PublishSettings,
-  options: Parameters<typeof startLocalStack>[0],
-): Promise<LocalStack> {
-  const { host, port, now } = options;
-  const { origin, store } = LOCAL_STACK;
-  const key = await ensureDevKey(store, now);
-  const run = await import('./run.ts');
-  const target = await run.openTarget({ origin, store }, () => {
-    throw new ConfigError('the local stack needs no AWS client');
-  });
-  const { summary } = await run.publish(settings, target, {
-    now,
-    force: false,
-    // Its own fixed origin and store: a live build deleted from .catalog/origin is simply replaced.
-    recover: true,
-    report: options.report,
-    actor: 'catalog start',
-  });
-  if (summary.result === 'busy') throw new CatalogError(`${origin}: ${summary.reason}`);
-  const live = summary.result === 'published' ? summary.buildId : summary.previousBuildId;
-  const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;
-  const first = catalog ? (JSON.parse(catalog.body.toString('utf8')) as Catalog).plans[0] : undefined;
-  const edge = await serveLocal({ origin, store, port, host }, options.log);
-  return { edge, key, summary, samplePage: first ? new URL(first.webUrl).pathname : null };
 }

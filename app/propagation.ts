@@ -1,8 +1,6 @@
 /**
- * How long the edge takes to serve a new build after the live pointer moved (docs/decisions.md#operations):
- * the builder asks `GET {base URL}/api/plans?discipline=running` — the spec's cheap liveness probe — with a
- * monitoring key until the answer's `generatedAt` is the new build's, within a bounded wait. The clock, the
- * pause between polls and `fetch` are injectable so tests can run it against a local server.
+ * How long the edge takes to serve a new build after the live pointer moved (docs/decisions.md#operations): the
+ * builder polls the spec's cheap liveness probe with a monitoring key until it serves the new `generatedAt`.
  */
 import { describeCause } from '../contract/errors.ts';
 import { PATHS } from '../contract/index.ts';
@@ -24,7 +22,7 @@ export type PropagationResult =
   /** The edge refused the probe in a way waiting does not fix (a wrong key, a wrong address). */
   | { readonly outcome: 'failed'; readonly reason: string; readonly polls: number };
 
-/** Time as the check sees it: a monotonic clock in milliseconds and a pause. */
+/** A monotonic clock in milliseconds and a pause. */
 export interface PollClock {
   now(): number;
   sleep(ms: number): Promise<void>;
@@ -39,22 +37,18 @@ export const SYSTEM_CLOCK: PollClock = {
 /** The statuses no amount of waiting changes: the probe itself is wrong. */
 const FINAL_STATUSES = new Set([400, 401, 403, 404, 405]);
 
-/** The longest one request may take, and the least it is given however close the deadline is. */
+/** The longest one request may take, and the least it is given however near the deadline. */
 const REQUEST_TIMEOUT_MS = 10_000;
 const MIN_REQUEST_TIMEOUT_MS = 2_000;
 
+/** `since`: the clock reading at the pointer move; `key`: the monitoring key, never logged. */
 export interface PropagationOptions {
-  /** The service's base URL (`https://host`), where `/api/plans` is served. */
   readonly baseUrl: string;
-  /** The monitoring key, sent as `X-Api-Key`; never logged. */
   readonly key: string;
   /** The new build's `generatedAt`. */
   readonly generatedAt: string;
-  /** The clock reading at the pointer move: the figure counts from here. */
   readonly since: number;
-  /** How long after `since` to keep asking. */
   readonly maxWaitMs: number;
-  /** The pause between two requests. */
   readonly intervalMs: number;
   readonly clock?: PollClock;
   readonly fetch?: typeof fetch;

@@ -1,8 +1,6 @@
 /**
- * `catalog status` (docs/decisions.md#operations): is the service as it should be? The facts are read once
- * ({@link readStatusFacts}: one read of the key-value store, the live build's manifest and listing, the last
- * run's record) and judged by a pure function ({@link evaluateStatus}): healthy, degraded or broken, with a
- * reason for each finding. The command line prints the report; a monitor runs it and reads its exit code.
+ * `catalog status` (docs/decisions.md#operations): the facts are read once ({@link readStatusFacts}) and judged
+ * by a pure function ({@link evaluateStatus}): healthy, degraded or broken, with a reason for each finding.
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
@@ -21,18 +19,16 @@ export const KEY_EXPIRY_WARNING_MS = 7 * 86_400_000;
 /** How many damaged objects a reason names (the report lists them all). */
 const NAMED_DAMAGE = 3;
 
-/** What status reads, before any judgement. */
+/** What status reads: every entry of the store, the live catalog, the last run's record, the run lock. */
 export interface StatusFacts {
   /** How the origin and the store are named (`s3://bucket`, a path, the KVS ARN). */
   readonly origin: string;
   readonly store: string;
-  /** Every entry of the key-value store: the pointer, the pin, the key hashes, the CORS origin. */
   readonly entries: ReadonlyMap<string, string>;
-  /** The live catalog: the live build with its manifest and damage, the flat root, or nothing. */
   readonly live: LiveCatalog;
   /** The last run's record, why it could not be read, or null when there is none. */
   readonly lastRun: { readonly record: LastRun } | { readonly problem: string } | null;
-  /** The run lock at the origin, and whether its holder is a process of this host that has exited. */
+  /** `gone`: the lock's holder is a process of this host that has exited. */
   readonly runLock: { readonly holder: LockHolder; readonly gone: boolean } | null;
 }
 
@@ -50,9 +46,7 @@ export const StatusReport = z.object({
   origin: z.string(),
   store: z.string(),
   live: z.object({
-    /** `build`: a live build; `unreadable`: build:live names nothing the edge can serve (not a build id, or a
-     * build whose manifest is missing); `flat`: no pointer, the origin's root holds a catalog; `none`: nothing
-     * to serve. */
+    /** `unreadable`: build:live names nothing the edge can serve; `flat`: the catalog at the origin's root. */
     state: z.enum(['build', 'unreadable', 'flat', 'none']),
     buildId: z.string().nullable(),
     generatedAt: z.string().nullable(),
@@ -64,10 +58,7 @@ export const StatusReport = z.object({
     confirmedAgeSeconds: z.number().nullable(),
     counts: Counts.nullable(),
     plans: z.number().int().nullable(),
-    /**
-     * The live build's objects and the live pages against its manifest (size and MD5): how many, and what is
-     * wrong.
-     */
+    /** The live build's objects and pages against its manifest (size and MD5): how many, and what is wrong. */
     objects: z.object({ expected: z.number().int(), damaged: z.array(z.string()) }).nullable(),
   }),
   /** The pin a rollback set (publishing moves nothing while it is there); an unreadable pin counts as one. */
@@ -75,10 +66,7 @@ export const StatusReport = z.object({
   lastRun: LastRun.nullable(),
   /** Why the last run's record could not be read. */
   lastRunProblem: z.string().nullable(),
-  /**
-   * The run lock at the origin: a run in progress (`running`), or one that never finished (`abandoned`: its
-   * lock expired, or its process on this host has exited, and it left no record), which counts as failed.
-   */
+  /** A run in progress, or one that never finished (lock expired or process gone, no record): failed. */
   runLock: z
     .object({
       by: z.string(),
@@ -103,36 +91,36 @@ export const StatusReport = z.object({
 export type StatusReport = z.output<typeof StatusReport>;
 type Problem = StatusReport['problems'][number];
 
+const AGE_UNITS = [
+  [86_400, 'd'],
+  [3_600, 'h'],
+  [60, 'm'],
+  [1, 's'],
+] as const;
+
 /** `90061` → `1d 1h`; `3720` → `1h 2m`; `42` → `42s`: the two largest units. */
 export function formatAge(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  const parts: string[] = [];
-  const d = Math.floor(s / 86_400);
-  const h = Math.floor((s % 86_400) / 3_600);
-  const m = Math.floor((s % 3_600) / 60);
-  const sec = s % 60;
-  for (const [value, unit] of [
-    [d, 'd'],
-    [h, 'h'],
-    [m, 'm'],
-    [sec, 's'],
-  ] as const) {
-    if (value > 0 || (parts.length > 0 && parts.length < 2)) parts.push(`${value}${unit}`);
-    if (parts.length === 2) break;
-  }
-  return parts.length > 0 ? parts.join(' ') : '0s';
+  let rest = Math.max(0, Math.round(seconds));
+  const parts = AGE_UNITS.map(([size, unit]) => {
+    const value = Math.floor(rest / size);
+    rest -= value * size;
+    return { value, text: `${value}${unit}` };
+  });
+  const first = parts.findIndex((part) => part.value > 0);
+  return first < 0
+    ? '0s'
+    : parts
+        .slice(first, first + 2)
+        .map((part) => part.text)
+        .join(' ');
 }
 
 const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso)) / 1000;
 
 /**
- * Judges the facts at `now`. Broken (exit 2): nothing is live, build:live names nothing the edge can serve
- * (not a build id, or a build whose manifest is missing), or an object of the live build is missing or
- * differs from its manifest. Degraded (exit 1): the
- * catalog was last built or confirmed against the source more than `maxAgeMs` ago; a run failed, was refused or
- * found no source configured and none has succeeded since (a busy run does not hide it); a run never finished
- * (its lock expired, or its process is gone, with no record); the record is unreadable; no key is usable (every
- * partner request gets 401); or only the flat objects from before builds are served. Otherwise healthy.
+ * Judges the facts at `now` (docs/decisions.md#operations lists the findings). Broken (exit 2): nothing the
+ * edge can serve, or a live object that differs from its manifest. Degraded (exit 1): older than `maxAgeMs`,
+ * a failure no run has succeeded since, an abandoned run, an unreadable record, no usable key, a flat catalog.
  */
 export function evaluateStatus(
   facts: StatusFacts,
@@ -310,10 +298,7 @@ export function evaluateStatus(
   };
 }
 
-/**
- * Reads the facts of {@link evaluateStatus}: one read of the store, the live build, the last run's record and
- * the run lock.
- */
+/** Reads the facts of {@link evaluateStatus}. */
 export async function readStatusFacts(target: PublishTarget): Promise<StatusFacts> {
   const [{ readLive }, { storeFailure }, { isAlive }] = await Promise.all([
     import('../publish/publish.ts'),

@@ -1,10 +1,8 @@
 /**
- * Per-partner usage (docs/decisions.md#usage): who calls, how much, with what outcome. Every request's record
- * carries what the viewer-request function recorded for it (`viewer-request-log-data` on AWS, `logData` in
- * `catalog serve`'s access log): a partner, a refusal's reason, `page`. Both sources are first grouped by
- * (recorded value, status) — on AWS by the destination's own engine, CloudWatch Logs Insights, so the records
- * never leave AWS; locally by reading the access log — and the same {@link foldUsage} turns those groups into
- * the report, so the two give the same answer for the same requests.
+ * Per-partner usage (docs/decisions.md#usage), from what the viewer-request function recorded for each request
+ * (`viewer-request-log-data` on AWS, `logData` in `catalog serve`'s access log). Both sources are grouped by
+ * (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — and the same
+ * {@link foldUsage} makes the report, so the two give the same answer for the same requests.
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -19,50 +17,44 @@ import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
 import { LOG_REASONS, type LogReason, LogValue } from '../contract/index.ts';
 import { LOCAL_STACK } from './paths.ts';
 
-/** Requests with one recorded value and one status, over the report's window. */
+/** Requests with one recorded value (as recorded: URL-encoded on AWS) and one status, over the window. */
 export interface UsageGroup {
-  /** The recorded value as the record holds it (URL-encoded on AWS). */
-  readonly logData: string;
-  readonly status: number;
-  readonly requests: number;
-  readonly bytes: number;
-  readonly first: Date;
-  readonly last: Date;
+  logData: string;
+  status: number;
+  requests: number;
+  bytes: number;
+  first: Date;
+  last: Date;
 }
 
-/** What one partner's requests came to. */
+/**
+ * What one partner's requests came to: answered 200 (`ok`), 304, refused by reason, or anything else (a 500
+ * from the origin, say); `bytes` sent (CloudFront's `sc-bytes`; locally the body).
+ */
 export interface PartnerUsage {
   readonly partner: string;
   readonly requests: number;
-  /** Answered 200. */
   readonly ok: number;
-  /** Answered 304. */
   readonly notModified: number;
-  /** Refused (4xx) by reason: a key of theirs that expired, a bad `discipline`. */
   readonly refused: Partial<Record<LogReason, number>>;
-  /** Any other answer the partner's request got (a 500 from the origin, say). */
   readonly other: number;
-  /** Bytes sent to the partner (CloudFront's `sc-bytes`; locally the body). */
   readonly bytes: number;
   readonly firstSeen: string;
   readonly lastSeen: string;
 }
 
+/**
+ * The report: partners by label, refusals that named no partner (by reason, in {@link LOG_REASONS} order),
+ * plan page requests, and records no version of the function writes or lines too long to be one (`unreadable`).
+ */
 export interface UsageReport {
   /** Where the records came from: an access-log file, standard input, or a log group. */
   readonly source: string;
   readonly since: string;
   readonly until: string;
-  /** Partners by label. */
   readonly partners: readonly PartnerUsage[];
-  /** Refusals that named no partner, by reason (in {@link LOG_REASONS} order), only reasons seen. */
   readonly unnamed: readonly { readonly reason: LogReason; readonly requests: number }[];
-  /** Plan page requests (no key, no partner). */
   readonly pages: number;
-  /**
-   * Records whose value no version of the function writes, and access-log lines too long to be a record
-   * (counted, never guessed at).
-   */
   readonly unreadable: number;
 }
 
@@ -98,16 +90,20 @@ export function readLogValue(raw: string | null | undefined): LogReading | null 
   return { kind: 'partner', partner, reason: reason as LogReason | null };
 }
 
-interface PartnerTally {
-  requests: number;
+/** Adds `group`'s requests, bytes and times to `into`. */
+function merge(into: Omit<UsageGroup, 'logData' | 'status'>, group: Omit<UsageGroup, 'logData' | 'status'>) {
+  into.requests += group.requests;
+  into.bytes += group.bytes;
+  if (group.first < into.first) into.first = group.first;
+  if (group.last > into.last) into.last = group.last;
+}
+
+type PartnerTally = Omit<UsageGroup, 'logData' | 'status'> & {
   ok: number;
   notModified: number;
-  refused: Partial<Record<LogReason, number>>;
   other: number;
-  bytes: number;
-  first: Date;
-  last: Date;
-}
+  refused: Partial<Record<LogReason, number>>;
+};
 
 /** The report of the groups (in any order) over [since, until], read from `source`. */
 export function foldUsage(
@@ -128,22 +124,11 @@ export function foldUsage(
     else {
       let tally = partners.get(reading.partner);
       if (!tally) {
-        tally = {
-          requests: 0,
-          ok: 0,
-          notModified: 0,
-          refused: {},
-          other: 0,
-          bytes: 0,
-          first: group.first,
-          last: group.last,
-        };
+        const { first, last } = group;
+        tally = { requests: 0, ok: 0, notModified: 0, refused: {}, other: 0, bytes: 0, first, last };
         partners.set(reading.partner, tally);
       }
-      tally.requests += group.requests;
-      tally.bytes += group.bytes;
-      if (group.first < tally.first) tally.first = group.first;
-      if (group.last > tally.last) tally.last = group.last;
+      merge(tally, group);
       if (reading.reason !== null)
         tally.refused[reading.reason] = (tally.refused[reading.reason] ?? 0) + group.requests;
       else if (group.status === 200) tally.ok += group.requests;
@@ -182,7 +167,6 @@ export function foldUsage(
   };
 }
 
-// ---------------------------------------------------------------------------------------------------------
 // Locally: `catalog serve`'s access log (JSON lines on its stderr, among lines of other kinds).
 
 /** Thrown when the usage cannot be read (a file, a query); names what failed. */
@@ -190,29 +174,16 @@ export class UsageError extends CatalogError {
   override name = 'UsageError';
 }
 
-/** An access log read: its groups, and what its lines were. */
-export interface AccessLogRead {
-  readonly groups: UsageGroup[];
-  readonly lines: number;
-  /** Access-log records, within the window or not. */
-  readonly records: number;
-  /** Lines too long to be a record ({@link linesOf}). */
-  readonly tooLong: number;
-}
-
 /**
- * Groups the access-log entries of `lines` whose time is within [since, until] by (recorded value, status).
- * Lines that are not access-log entries (the server's own notes) are skipped. An entry written before the
- * log recorded `logData` counts by its `partner`.
+ * Groups the access-log entries of `lines` within [since, until] by (recorded value, status), skipping the
+ * server's own notes; an entry from before the log recorded `logData` counts by its `partner`. Counts the
+ * lines, the records (within the window or not) and the lines too long to be a record ({@link linesOf}).
  */
 export async function groupAccessLog(
   lines: AsyncIterable<string | null>,
   window: { readonly since: Date; readonly until: Date },
-): Promise<AccessLogRead> {
-  const groups = new Map<
-    string,
-    { logData: string; status: number; requests: number; bytes: number; first: Date; last: Date }
-  >();
+): Promise<{ groups: UsageGroup[]; lines: number; records: number; tooLong: number }> {
+  const groups = new Map<string, UsageGroup>();
   const read = { lines: 0, records: 0, tooLong: 0 };
   for await (const line of lines) {
     read.lines += 1;
@@ -237,15 +208,10 @@ export async function groupAccessLog(
           : null;
     if (logData === null) continue;
     const key = `${status} ${logData}`;
+    const request = { requests: 1, bytes: typeof bytes === 'number' ? bytes : 0, first: at, last: at };
     const group = groups.get(key);
-    const sent = typeof bytes === 'number' ? bytes : 0;
-    if (!group) groups.set(key, { logData, status, requests: 1, bytes: sent, first: at, last: at });
-    else {
-      group.requests += 1;
-      group.bytes += sent;
-      if (at < group.first) group.first = at;
-      if (at > group.last) group.last = at;
-    }
+    if (group) merge(group, request);
+    else groups.set(key, { logData, status, ...request });
   }
   return { groups: [...groups.values()], ...read };
 }
@@ -253,10 +219,7 @@ export async function groupAccessLog(
 /** The longest line read as a record: an access-log record is a few hundred bytes. */
 const MAX_LINE_BYTES = 1024 * 1024;
 
-/**
- * The lines of a stream (a file, or standard input); a line longer than {@link MAX_LINE_BYTES} comes as null,
- * never held whole (readline would hold it, and fail past V8's longest string).
- */
+/** The lines of a stream; a line longer than {@link MAX_LINE_BYTES} comes as null, never held whole (as readline would). */
 export async function* linesOf(stream: Readable): AsyncGenerator<string | null> {
   let held: Buffer[] = [];
   let size = 0;
@@ -278,14 +241,10 @@ export async function* linesOf(stream: Readable): AsyncGenerator<string | null> 
   if (size > 0) yield size > MAX_LINE_BYTES ? null : Buffer.concat(held).toString('utf8');
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// On AWS: CloudWatch Logs Insights over the log group the distribution's standard logs (v2) go to.
+// On AWS: Logs Insights over the log group of the distribution's standard logs (v2), whose record fields the
+// delivery selects (infra/usage-logs.ts).
 
-/**
- * The Logs Insights query: the records' grouping by recorded value and status runs in CloudWatch Logs. Field
- * names are the standard-logging record fields the delivery selects (infra/usage-logs.ts).
- */
-export const USAGE_QUERY = [
+const USAGE_QUERY = [
   'fields `viewer-request-log-data` as data, `sc-status` as status, `sc-bytes` as sent',
   '| filter ispresent(data) and data != "-"',
   '| stats count(*) as requests, sum(sent) as bytes, min(@timestamp) as first, max(@timestamp) as last by data, status',
@@ -315,20 +274,14 @@ export function groupsOfResults(results: readonly (readonly ResultField[])[]): U
   });
 }
 
-export interface InsightsOptions {
-  readonly logGroup: string;
-  readonly since: Date;
-  readonly until: Date;
-  /** Between two GetQueryResults (default 1 s). */
-  readonly pollMs?: number;
-  /** How long to wait for the query (default 5 minutes). */
-  readonly timeoutMs?: number;
-}
+/** How long to wait for the query, and between two GetQueryResults. */
+const QUERY_TIMEOUT_MS = 300_000;
+const QUERY_POLL_MS = 1000;
 
 /** Runs {@link USAGE_QUERY} over the log group and window, and resolves with its groups. */
-export async function queryUsageGroups(
+async function queryUsageGroups(
   client: CloudWatchLogsClient,
-  options: InsightsOptions,
+  options: { readonly logGroup: string; readonly since: Date; readonly until: Date },
 ): Promise<UsageGroup[]> {
   let queryId: string | undefined;
   try {
@@ -347,7 +300,7 @@ export async function queryUsageGroups(
     });
   }
   if (!queryId) throw new UsageError(`Logs Insights started no query on ${options.logGroup}`);
-  const deadline = Date.now() + (options.timeoutMs ?? 300_000);
+  const deadline = Date.now() + QUERY_TIMEOUT_MS;
   for (;;) {
     const answer = await client.send(new GetQueryResultsCommand({ queryId })).catch((error: unknown) => {
       throw new UsageError(`Logs Insights query ${queryId} failed: ${describeCause(error)}`, {
@@ -361,28 +314,21 @@ export async function queryUsageGroups(
       );
     if (Date.now() > deadline)
       throw new UsageError(`Logs Insights query ${queryId} on ${options.logGroup} did not finish in time`);
-    await sleep(options.pollMs ?? 1000);
+    await sleep(QUERY_POLL_MS);
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// The operation: settings in, report out (`catalog usage`, `catalog keys list --usage`).
-
-/** Where the records are: a `catalog serve` access log, or the stack's usage log group. */
-export interface UsageSettings {
-  readonly accessLog?: string | undefined;
-  readonly usageLogGroup?: string | undefined;
-  /** How far back, in milliseconds. */
-  readonly since: number;
-}
-
 /**
- * The usage report over the last `settings.since` before `now`: from the access log (a file, or `stdin` for
- * `-`) or from the log group through `logs()` (called only then). Fails naming the setting when neither or
- * both are given, and naming the file when it cannot be read.
+ * The report over the last `settings.since` ms before `now` (`catalog usage`, `catalog keys list --usage`):
+ * from a `catalog serve` access log (a file, or `stdin` for `-`) or the stack's usage log group through
+ * `logs()` (called only then). Fails naming the setting when neither or both are given.
  */
 export async function usageReport(
-  settings: UsageSettings,
+  settings: {
+    readonly accessLog?: string | undefined;
+    readonly usageLogGroup?: string | undefined;
+    readonly since: number;
+  },
   options: {
     readonly now: Date;
     readonly stdin: Readable;
@@ -429,10 +375,7 @@ export async function usageReport(
   );
 }
 
-/**
- * When each partner was last seen in a report (ISO 8601), for `catalog keys list --usage`. The records name
- * partners, never keys: every key of a partner shows its partner's last request, refusals included.
- */
+/** When each partner was last seen (ISO 8601): the records name partners, never keys, so each key shows its partner's. */
 export function lastSeenByPartner(report: UsageReport): ReadonlyMap<string, string> {
   return new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
 }

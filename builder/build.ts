@@ -1,9 +1,7 @@
 /**
- * One build, in two steps (docs/decisions.md#build-cost). {@link prepareBuild} reads the source, validates every
- * row, orders the plans, renders openapi.yaml and the error pages, and fingerprints every input that shapes the
- * build's objects (the plans from their JSON, without rendering the catalogs): cheap, and enough for a publish
- * to decide that nothing changed. {@link completeBuild} then makes the costly part: the three catalogs, their
- * precompressed variants (on every CPU), a page per plan and the manifest that lists every object. Writing them (a directory, or S3) is the caller's job.
+ * One build, in two steps (docs/decisions.md#build-cost): {@link prepareBuild} is cheap and fingerprints every
+ * input, enough for a publish to decide that nothing changed; {@link completeBuild} makes the costly objects.
+ * Writing them (a directory, or S3) is the caller's job.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -22,7 +20,7 @@ import {
   VARIANTS,
 } from '../contract/index.ts';
 import { fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
-import { type CompressionJob, type Compressor, createCompressor, ENCODING_POLICY } from './compress.ts';
+import { type CompressionJob, createCompressor, ENCODING_POLICY } from './compress.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
 import type { LinkConfig, Plan } from './model.ts';
 import { renderOpenApi } from './openapi.ts';
@@ -39,29 +37,20 @@ export interface ObjectMetadata {
   readonly cacheControl?: string;
 }
 
-/** One object of a build, with what it is stored with and its digests. */
-export interface BuildObject extends ObjectMetadata {
-  /** The key relative to the build (or, for a root object, to the origin's root): `catalog.json.br`. */
-  readonly key: string;
-  /**
-   * The bytes as the build made them: write these to avoid a copy of a large catalog. A page's bytes are not
-   * kept: each read renders them again (the same bytes).
-   */
-  readonly chunks: readonly Buffer[];
-  /** The bytes, contiguous (joined from `chunks` on first use, then kept; a page's rendered again). */
-  readonly body: Buffer;
-  readonly size: number;
-  /** SHA-256 of the bytes, hex. */
-  readonly sha256: string;
-  /** MD5 of the bytes, hex: what S3 reports as the ETag of an object uploaded in one part. */
-  readonly md5: string;
-}
-
-/** An object as the manifest lists it. */
+/** An object as the manifest lists it; `md5` is what S3 reports as the ETag of a one-part upload. */
 export interface ManifestEntry extends ObjectMetadata {
   readonly size: number;
   readonly sha256: string;
   readonly md5: string;
+}
+
+/** One object of a build; its key is relative to the build (or, for a root object, to the origin's root). */
+export interface BuildObject extends ManifestEntry {
+  readonly key: string;
+  /** The bytes as the build made them (no copy of a large catalog); a page's are rendered again on each read. */
+  readonly chunks: readonly Buffer[];
+  /** The bytes, contiguous (joined on first use). */
+  readonly body: Buffer;
 }
 
 /** `manifest.json`: what a build is, and every object it holds. */
@@ -70,23 +59,19 @@ export interface Manifest {
   readonly generatedAt: string;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly plans: number;
-  /** SHA-256 of the plans, independent of `generatedAt`: equal fingerprints mean equal plans. */
+  /** SHA-256 of the plans, independent of `generatedAt`. */
   readonly plansHash: string;
   /** The source, as named in messages (no password or token). */
   readonly source: string;
   readonly tool: { readonly name: string; readonly version: string };
   /** The build's own objects (the manifest and the pages aside), by key relative to the build. */
   readonly objects: Readonly<Record<string, ManifestEntry>>;
-  /**
-   * The build's plan pages: plan id → MD5 of the page's bytes (absent from manifests older than this field, which
-   * list their pages among `objects`). Pages are shared between builds (docs/decisions.md#plan-pages).
-   */
+  /** Plan id → MD5 of its page (older manifests list pages among `objects`; docs/decisions.md#plan-pages). */
   readonly pages?: Readonly<Record<string, string>>;
   /** The objects written at the origin's root with the build (the error page), by key. */
   readonly root: Readonly<Record<string, ManifestEntry>>;
-  /** Every input that shapes the build's objects (absent from manifests older than this field). */
+  /** Absent from manifests older than these fields. */
   readonly inputs?: BuildInputs;
-  /** SHA-256 of `inputs`: two builds with the same one hold the same objects, `generatedAt` aside. */
   readonly inputsHash?: string;
 }
 
@@ -116,20 +101,21 @@ export function buildObject(key: string, chunks: readonly Buffer[], metadata: Ob
 }
 
 /** The manifest entry of an object. */
-export function manifestEntry(object: BuildObject): ManifestEntry {
+export function manifestEntry(object: ManifestEntry): ManifestEntry {
+  const { size, sha256, md5, contentType, contentEncoding, cacheControl } = object;
   return {
-    size: object.size,
-    sha256: object.sha256,
-    md5: object.md5,
-    contentType: object.contentType,
-    ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
-    ...(object.cacheControl ? { cacheControl: object.cacheControl } : {}),
+    size,
+    sha256,
+    md5,
+    contentType,
+    ...(contentEncoding ? { contentEncoding } : {}),
+    ...(cacheControl ? { cacheControl } : {}),
   };
 }
 
 /**
- * A new build id: the build's UTC second, compacted, and 8 lowercase hex digits (`20260301T101500Z-1f4a2b3c`)
- * — the millisecond (3 digits) then 5 random ones, so ids sort by build time to the millisecond and are unique.
+ * A new build id: the UTC second, compacted, then the millisecond (3 hex digits) and 5 random ones
+ * (`20260301T101500Z-1f4a2b3c`), so ids sort by build time to the millisecond and are unique.
  */
 export function newBuildId(
   generatedAt: Date,
@@ -144,9 +130,9 @@ export function newBuildId(
 }
 
 /**
- * Every input that shapes a build's objects, `generatedAt` aside. Two builds with equal inputs hold the same
- * plans, the same openapi.yaml, error pages and plan pages, made by the same tool with the same encodings: a
- * publish compares these with the live build's before it compresses or renders anything.
+ * Every input that shapes a build's objects, `generatedAt` aside: a publish compares these with the live
+ * build's before it compresses or renders anything. `openapi` and `root` are SHA-256 of openapi.yaml as served
+ * and of the error pages; `pages` is the page renderer's fingerprint, null when no pages are built.
  */
 export interface BuildInputs {
   /** SHA-256 of the plans (catalog order, as served). */
@@ -156,30 +142,29 @@ export interface BuildInputs {
   readonly appScheme: string;
   /** `name@version` of the tool. */
   readonly tool: string;
-  /** SHA-256 of openapi.yaml as served (the template with this base URL). */
   readonly openapi: string;
-  /** SHA-256 of the root objects (the error pages). */
   readonly root: string;
-  /** The page renderer's fingerprint, or null when no pages are built (`webBaseUrl`). */
   readonly pages: string | null;
   /** The compression policy of the variants. */
   readonly encodings: string;
 }
 
+/** The fields of {@link BuildInputs} in the fixed order their hash reads them. */
+const INPUT_FIELDS: (keyof BuildInputs)[] = [
+  'plansHash',
+  'baseUrl',
+  'webBaseUrl',
+  'appScheme',
+  'tool',
+  'openapi',
+  'root',
+  'pages',
+  'encodings',
+];
+
 /** SHA-256 (hex) of a build's inputs, from their fields in a fixed order. */
 export function inputsHashOf(inputs: BuildInputs): string {
-  const ordered: Record<keyof BuildInputs, string | null> = {
-    plansHash: inputs.plansHash,
-    baseUrl: inputs.baseUrl,
-    webBaseUrl: inputs.webBaseUrl,
-    appScheme: inputs.appScheme,
-    tool: inputs.tool,
-    openapi: inputs.openapi,
-    root: inputs.root,
-    pages: inputs.pages,
-    encodings: inputs.encodings,
-  };
-  return createHash('sha256').update(JSON.stringify(ordered)).digest('hex');
+  return sha256Of(JSON.stringify(inputs, INPUT_FIELDS));
 }
 
 export interface BuildOptions {
@@ -196,17 +181,17 @@ export interface BuildOptions {
   readonly tool?: { readonly name: string; readonly version: string };
 }
 
-/** Where a build's time went, in milliseconds (docs/decisions.md#build-cost). */
+/**
+ * Where a build's time went, in milliseconds (docs/decisions.md#build-cost): `compress` from the first
+ * compression to the last, `compressBusy` their own time summed over `compressThreads` (0: libuv's pool).
+ */
 export interface BuildTimings {
   /** Reading the source and validating every row. */
   readonly read: number;
-  /** Ordering and fingerprinting the plans, rendering openapi.yaml and the error pages, then the catalogs. */
+  /** Ordering and fingerprinting the plans, rendering openapi.yaml, the error pages and the catalogs. */
   readonly render: number;
-  /** From the first compression to the last (on worker threads, while the pages are rendered). */
   readonly compress: number;
-  /** The compressions' own time, summed over the threads (about their CPU time). */
   readonly compressBusy: number;
-  /** Threads that compressed (0: libuv's pool, for a small build). */
   readonly compressThreads: number;
   /** Rendering and hashing the pages, and the manifest. */
   readonly pages: number;
@@ -222,35 +207,27 @@ export interface PreparedBuild {
   readonly warnings: readonly InvalidRow[];
   /** Rows read from the source. */
   readonly total: number;
-  /** SHA-256 (hex) of the catalog's plans, independent of `generatedAt`: equal hashes mean equal content. */
   readonly plansHash: string;
   readonly inputs: BuildInputs;
   readonly inputsHash: string;
   /** The source, as named in messages. */
   readonly source: string;
-  /** The tool that builds. */
   readonly tool: { readonly name: string; readonly version: string };
   readonly timings: Pick<BuildTimings, 'read' | 'render'>;
   /** @internal What {@link completeBuild} needs. */
-  readonly parts: PreparedParts;
-}
-
-interface PreparedParts {
-  readonly plans: readonly Plan[];
-  /** The build time the catalogs are stamped with. */
-  readonly now: Date;
-  readonly openapi: Buffer;
-  readonly root: readonly BuildObject[];
-  readonly pages: boolean;
+  readonly parts: {
+    readonly plans: readonly Plan[];
+    readonly now: Date;
+    readonly openapi: Buffer;
+    readonly root: readonly BuildObject[];
+    readonly pages: boolean;
+  };
 }
 
 export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
-  /**
-   * The build's objects as a flat directory holds them: the catalogs and openapi.yaml with their variants, a page
-   * per plan (`plans/<id>.html`), and the manifest, the last.
-   */
+  /** The catalogs and openapi.yaml with their variants, a page per plan, and the manifest, the last. */
   readonly objects: readonly BuildObject[];
-  /** Objects written at the origin's root along with the build (the error page CloudFront serves). */
+  /** Objects written at the origin's root along with the build (the error pages). */
   readonly root: readonly BuildObject[];
   readonly manifest: Manifest;
   readonly timings: BuildTimings;
@@ -259,8 +236,8 @@ export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
 const sha256Of = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /**
- * The objects at the origin's root: the error pages the distribution's custom error responses fetch. They do
- * not depend on the catalog, so the stack puts them in place at deploy too (infra/stack.ts).
+ * The error pages the distribution's custom error responses fetch, at the origin's root. They do not depend
+ * on the catalog, so the stack puts them in place at deploy too (infra/stack.ts).
  */
 export function rootObjects(appScheme: string): BuildObject[] {
   return [
@@ -276,11 +253,9 @@ export function rootObjects(appScheme: string): BuildObject[] {
 }
 
 /**
- * The first step of a build: reads the source, validates every row, orders the plans, renders openapi.yaml
- * and the error pages, and fingerprints the inputs (the catalogs themselves are rendered by
- * {@link completeBuild}). Throws `SourceError` when the source cannot
- * be read or is not an array of objects, and `InvalidRowsError` (listing every invalid row) when a row is
- * invalid and `skipInvalid` is off.
+ * The first step: reads and validates every row, orders the plans, renders openapi.yaml and the error pages,
+ * and fingerprints the inputs. Throws `SourceError` when the source cannot be read or is not an array of
+ * objects, and `InvalidRowsError` when a row is invalid and `skipInvalid` is off.
  */
 export async function prepareBuild(source: PlanSource, options: BuildOptions): Promise<PreparedBuild> {
   const started = performance.now();
@@ -303,12 +278,13 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   const root = rootObjects(options.links.appScheme);
   // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
   const pages = !options.links.webBaseUrl;
+  const tool = options.tool ?? TOOL;
   const inputs: BuildInputs = {
     plansHash,
     baseUrl: options.links.baseUrl,
     webBaseUrl: options.links.webBaseUrl ?? null,
     appScheme: options.links.appScheme,
-    tool: `${(options.tool ?? TOOL).name}@${(options.tool ?? TOOL).version}`,
+    tool: `${tool.name}@${tool.version}`,
     openapi: sha256Of(openapi),
     root: sha256Of(root.map((object) => `${object.key} ${object.sha256} ${object.contentType}`).join('\n')),
     pages: pages ? PAGE_RENDERER : null,
@@ -325,7 +301,7 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
     inputs,
     inputsHash: inputsHashOf(inputs),
     source: source.name,
-    tool: options.tool ?? TOOL,
+    tool,
     timings: { read: read - started, render: performance.now() - read },
     parts: { plans, now: options.now, openapi, root, pages },
   };
@@ -335,16 +311,14 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
 const PAGES_PER_TURN = 500;
 
 /**
- * The second step: the three catalogs, the brotli and gzip variants of the catalogs and openapi.yaml (on `compressor`, default
- * one worker thread per CPU) while the pages are rendered and hashed here, then the manifest.
+ * The second step: the catalogs, the brotli and gzip variants of the catalogs and openapi.yaml (on worker
+ * threads) while the pages are rendered and hashed here, then the manifest.
  */
-export async function completeBuild(
-  prepared: PreparedBuild,
-  options: { readonly compressor?: Compressor } = {},
-): Promise<BuildResult> {
-  const { openapi, root, plans } = prepared.parts;
+export async function completeBuild(prepared: PreparedBuild): Promise<BuildResult> {
+  const { parts, timings, ...kept } = prepared;
+  const { openapi, root, plans } = parts;
   const renderStarted = performance.now();
-  const catalogs = renderCatalogs(plans, prepared.parts.now);
+  const catalogs = renderCatalogs(plans, parts.now);
   // The fingerprint the publish decided on must be the one of the bytes it publishes.
   if (catalogs.plansHash !== prepared.plansHash)
     throw new Error(
@@ -357,7 +331,6 @@ export async function completeBuild(
     [ORIGIN_FILES.strength, catalogs.byDiscipline.strength, HEADER_VALUES.json],
     [ORIGIN_FILES.openapi, [openapi], HEADER_VALUES.yaml],
   ];
-  // Each served object in one buffer over shared memory: the compression threads read it without a copy.
   const plain = served.map(([key, chunks, contentType]) =>
     buildObject(key, [shared(chunks)], { contentType }),
   );
@@ -366,16 +339,18 @@ export async function completeBuild(
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
-  const compressing = (options.compressor ?? createCompressor()).compress(jobs).then((done) => {
-    compressEnded = performance.now();
-    return done;
-  });
+  const compressing = createCompressor()
+    .compress(jobs)
+    .then((done) => {
+      compressEnded = performance.now();
+      return done;
+    });
 
   // Pages are stored as they are: the distribution compresses them (docs/decisions.md#plan-pages).
   let pagesMs = 0;
   const pages: [string, BuildObject][] = [];
   try {
-    if (prepared.parts.pages) {
+    if (parts.pages) {
       for (let start = 0; start < plans.length; start += PAGES_PER_TURN) {
         const sliceStarted = performance.now();
         for (const plan of plans.slice(start, start + PAGES_PER_TURN))
@@ -422,23 +397,13 @@ export async function completeBuild(
   });
   pagesMs += performance.now() - manifestStarted;
   return {
-    buildId: prepared.buildId,
-    generatedAt: prepared.generatedAt,
-    counts: prepared.counts,
-    skipped: prepared.skipped,
-    warnings: prepared.warnings,
-    total: prepared.total,
-    plansHash: prepared.plansHash,
-    inputs: prepared.inputs,
-    inputsHash: prepared.inputsHash,
-    source: prepared.source,
-    tool: prepared.tool,
+    ...kept,
     objects: [...objects, ...pages.map(([, page]) => page), manifestObject],
     root,
     manifest,
     timings: {
-      read: prepared.timings.read,
-      render: prepared.timings.render + renderMs,
+      read: timings.read,
+      render: timings.render + renderMs,
       compress: compressEnded - compressStarted,
       compressBusy: stats.busyMs,
       compressThreads: stats.threads,
@@ -447,7 +412,7 @@ export async function completeBuild(
   };
 }
 
-/** The chunks copied into one buffer over a `SharedArrayBuffer`. */
+/** The chunks copied into one buffer over a `SharedArrayBuffer` (the threads read it without a copy). */
 function shared(chunks: readonly Buffer[]): Buffer {
   const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
   const buffer = Buffer.from(new SharedArrayBuffer(size));
@@ -457,23 +422,15 @@ function shared(chunks: readonly Buffer[]): Buffer {
 }
 
 /**
- * A plan's page as a build object that does not keep its bytes: they are hashed once here, and rendered again
- * (the renderer is a pure function of the plan) each time they are read, so a build of 100,000 pages never
- * holds them all (docs/decisions.md#build-cost).
+ * A plan's page that does not keep its bytes: hashed once here, rendered again (a pure function of the plan) on
+ * each read, so a build of 100,000 pages never holds them all (docs/decisions.md#build-cost).
  */
 function pageObject(plan: Plan): BuildObject {
   const rendered = Buffer.from(renderPlanPage(plan));
-  const digests = buildObject(planPageKey(plan.id), [rendered], {
-    contentType: PAGE_HEADERS.html,
-    cacheControl: PAGE_HEADERS.cacheable,
-  });
+  const metadata = { contentType: PAGE_HEADERS.html, cacheControl: PAGE_HEADERS.cacheable };
   return {
-    key: digests.key,
-    size: digests.size,
-    sha256: digests.sha256,
-    md5: digests.md5,
-    contentType: digests.contentType,
-    cacheControl: PAGE_HEADERS.cacheable,
+    key: planPageKey(plan.id),
+    ...manifestEntry(buildObject('', [rendered], metadata)),
     get chunks() {
       return [Buffer.from(renderPlanPage(plan))];
     },
@@ -481,9 +438,4 @@ function pageObject(plan: Plan): BuildObject {
       return Buffer.from(renderPlanPage(plan));
     },
   };
-}
-
-/** Runs a whole build: {@link prepareBuild}, then {@link completeBuild}. */
-export async function buildCatalog(source: PlanSource, options: BuildOptions): Promise<BuildResult> {
-  return completeBuild(await prepareBuild(source, options));
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { testPlan } from '../testing/plans.ts';
 import { comparePlans, fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
 import { Catalog } from './model.ts';
-import { testPlan } from './testing.ts';
 
 const plan = testPlan;
 

@@ -1,8 +1,7 @@
 /**
- * The precompressed variants of a build's served objects (docs/decisions.md#build-cost): brotli and gzip,
- * made on worker threads, one per CPU the runtime reports, so a larger machine (a Lambda with more memory has
- * more vCPUs) compresses faster, and libuv's small thread pool stays free for the writes. Small inputs are
- * compressed on libuv's pool instead: starting threads would cost more than it saves.
+ * The brotli and gzip variants of a build's served objects (docs/decisions.md#build-cost), on one worker thread
+ * per CPU (a Lambda with more memory has more), leaving libuv's small pool to the writes; small inputs go to
+ * libuv's pool, where starting threads would cost more than it saves.
  */
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
@@ -10,22 +9,17 @@ import { Worker } from 'node:worker_threads';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 
 /**
- * Objects this large or larger are brotli-compressed at quality 10 with a 1 MiB window rather than at quality
- * 11 with the largest one: for the catalogs, that costs about a third of the CPU and a sixth of the memory,
- * and its output is within 3% of quality 11's size (a catalog's plans repeat their structure close by, so
- * a larger window finds little more). `npm run bench:wire` prints both sizes at every catalog size; the
- * limit partners are promised is 1.05 × quality 11 (docs/decisions.md#build-cost). Smaller objects keep
- * quality 11 and the largest window.
+ * From this size, brotli quality 10 with a 1 MiB window (2^20) instead of 11 with the largest: about a third of
+ * the CPU and a sixth of the memory, within 3% of quality 11's size (`npm run bench:wire`; the promise to
+ * partners is 1.05 × quality 11, docs/decisions.md#build-cost).
  */
 export const BROTLI_LARGE_FROM_BYTES = 1024 * 1024;
-
-/** The window of a large object: 2^20 bytes. */
 const LARGE_WINDOW_BITS = 20;
 
 /** Inputs smaller than this in all are compressed without worker threads. */
 const THREADS_FROM_BYTES = 512 * 1024;
 
-/** The brotli quality and window (bits) of an object of `size` bytes (see {@link BROTLI_LARGE_FROM_BYTES}). */
+/** The brotli quality and window (bits) of an object of `size` bytes. */
 export function brotliSettings(size: number): { readonly quality: number; readonly windowBits: number } {
   return size >= BROTLI_LARGE_FROM_BYTES
     ? { quality: 10, windowBits: LARGE_WINDOW_BITS }
@@ -35,8 +29,7 @@ export function brotliSettings(size: number): { readonly quality: number; readon
 /** The compression policy, as a build's inputs record it: a change of policy makes a new build. */
 export const ENCODING_POLICY = `br:q11w${constants.BROTLI_MAX_WINDOW_BITS},q10w${LARGE_WINDOW_BITS}>=${BROTLI_LARGE_FROM_BYTES};gzip:9`;
 
-/** The brotli parameters of an object of `size` bytes: text mode, and the quality and window above. */
-export function brotliParams(size: number): Record<number, number> {
+function brotliParams(size: number): Record<number, number> {
   const { quality, windowBits } = brotliSettings(size);
   return {
     [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
@@ -46,8 +39,7 @@ export function brotliParams(size: number): Record<number, number> {
   };
 }
 
-/** gzip at level 9. */
-export const GZIP_LEVEL = 9;
+const GZIP_LEVEL = 9;
 
 /** One compression to make: the object's bytes (in chunks) and the encoding. */
 export interface CompressionJob {
@@ -56,11 +48,9 @@ export interface CompressionJob {
   readonly size: number;
 }
 
-/** What a compressor did, for the build's timings. */
+/** Threads used (0: libuv's pool), and the jobs' time summed over them (about their CPU time). */
 export interface CompressionStats {
-  /** Threads used (0: libuv's pool). */
   readonly threads: number;
-  /** Sum of the time each job took on its thread (CPU-bound, so about its CPU time). */
   readonly busyMs: number;
 }
 
@@ -83,10 +73,7 @@ async function compressHere(job: CompressionJob): Promise<Buffer> {
     : gzipAsync(input, { level: GZIP_LEVEL });
 }
 
-/**
- * The worker's code, evaluated as a script so that it runs the same from the TypeScript sources, the command
- * line's bundle and the Lambda's bundle (none of which has a separate worker file to point at).
- */
+/** The worker's code, evaluated as a script: the sources and both bundles have no worker file to point at. */
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const zlib = require('node:zlib');
@@ -111,10 +98,7 @@ interface Answer {
   readonly ms?: number;
 }
 
-/**
- * Runs the jobs on `threads` worker threads (default: every CPU the runtime reports), largest first, each
- * thread taking the next job when it is done; the threads end with the call.
- */
+/** Runs the jobs on `threads` worker threads, largest first, each taking the next one when done. */
 async function compressOnThreads(
   jobs: readonly CompressionJob[],
   threads: number,
@@ -179,10 +163,7 @@ function cost(job: CompressionJob | undefined): number {
   return job.encoding === 'br' ? job.size * (brotliSettings(job.size).quality === 11 ? 25 : 8) : job.size;
 }
 
-/**
- * A compressor on worker threads (`threads`, default every CPU of `os.availableParallelism()`), or on
- * libuv's pool for inputs under 512 KB in all.
- */
+/** A compressor on `threads` worker threads (default: every CPU), or on libuv's pool under 512 KB in all. */
 export function createCompressor(options: { readonly threads?: number } = {}): Compressor {
   const threads = options.threads ?? availableParallelism();
   return {

@@ -46,8 +46,3 @@ export class InvalidRowsError extends CatalogError {
     return this.invalid.map(formatInvalidRow);
   }
 }
-
-/** Writing the output failed; the previous output is untouched. */
-export class OutputError extends CatalogError {
-  override name = 'OutputError';
-}

@@ -1,22 +1,17 @@
 /**
- * The catalog model, defined once with zod: what a source row must be (docs/decisions.md#source-rows), what a published Plan is,
- * and the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
+ * The catalog model, defined once with zod: a source row (docs/decisions.md#source-rows), a published Plan and
+ * the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
  */
 import { z } from 'zod';
 import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PLAN_ID_PATTERN, PROBLEMS } from '../contract/index.ts';
 
-// ---------------------------------------------------------------------------------------------------------
-// Source rows (docs/decisions.md#source-rows). Messages are the "rule broken" of the invalid-row report, so they read as rules.
+// Source rows: messages are the "rule broken" of the invalid-row report, so they read as rules.
 
 const required = (what: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? 'is required' : `must be ${what}`;
 
-/**
- * The longest title a plan may have, in characters as JavaScript counts them (UTF-16 code units: an emoji
- * counts as two), after trimming (docs/decisions.md#source-rows).
- */
+/** The longest title and summary, in UTF-16 code units (an emoji counts as two), after trimming. */
 export const TITLE_MAX_LENGTH = 150;
-/** The longest summary a plan may have, counted as {@link TITLE_MAX_LENGTH} is (docs/decisions.md#source-rows). */
 export const SUMMARY_MAX_LENGTH = 500;
 
 /** The rule a text longer than `max` breaks, naming its length. */
@@ -62,33 +57,18 @@ function checkInteger(value: unknown, min: number, max: number | undefined, null
   return { value: parsed };
 }
 
-/** A required integer ≥ `min`. */
-function integerField(min: number) {
+/** An integer from `min` to `max` (if given); with `nullable`, null when missing, null or empty. */
+function integerField<const N extends boolean>(min: number, max: number | undefined, nullable: N) {
   return z
     .unknown()
     .optional()
-    .transform((value, ctx): number => {
-      const checked = checkInteger(value, min, undefined, false);
-      if (checked.message !== undefined || checked.value === undefined || checked.value === null) {
+    .transform((value, ctx) => {
+      const checked = checkInteger(value, min, max, nullable);
+      if (checked.value === undefined) {
         ctx.addIssue({ code: 'custom', message: checked.message ?? 'is required' });
         return z.NEVER;
       }
-      return checked.value;
-    });
-}
-
-/** An integer from `min` to `max` (if given), or null when missing, null or empty. */
-function nullableIntegerField(min: number, max?: number) {
-  return z
-    .unknown()
-    .optional()
-    .transform((value, ctx): number | null => {
-      const checked = checkInteger(value, min, max, true);
-      if (checked.message !== undefined || checked.value === undefined) {
-        ctx.addIssue({ code: 'custom', message: checked.message ?? 'is required' });
-        return z.NEVER;
-      }
-      return checked.value;
+      return checked.value as N extends true ? number | null : number;
     });
 }
 
@@ -119,10 +99,8 @@ export const SourceRowGate = z.object({
 });
 
 /**
- * One published, approved source row (docs/decisions.md#source-rows), validated and normalised: trimmed strings, lowercase id,
- * empty nullable fields as null, `level` defaulting to `none`, integers from numbers or integer strings.
- * Unknown extra columns are ignored. (Written as single transforms rather than pipes: a build validates
- * every row, and this is its hot path.)
+ * One published, approved source row, validated and normalised (docs/decisions.md#source-rows); unknown
+ * columns are ignored. Single transforms rather than pipes: a build validates every row.
  */
 export const SourceRow = z.object({
   id: z
@@ -155,9 +133,9 @@ export const SourceRow = z.object({
   }),
   level: oneOf(LEVELS, `must be one of ${LEVELS.join(', ')} (or empty)`, 'none'),
   discipline: oneOf(DISCIPLINES, `must be exactly ${DISCIPLINES.join(' or ')}`),
-  weeks_count: integerField(1),
-  days_per_week: nullableIntegerField(1, 7),
-  est_minutes_per_session: nullableIntegerField(1),
+  weeks_count: integerField(1, undefined, false),
+  days_per_week: integerField(1, 7, true),
+  est_minutes_per_session: integerField(1, undefined, true),
 });
 export type SourceRow = z.output<typeof SourceRow>;
 
@@ -173,10 +151,9 @@ function fastNullableText(value: unknown): string | null | undefined {
 }
 
 /**
- * The hot path of row validation: {@link SourceRow}'s output for a row that breaks none of its rules, computed
- * without zod (a build validates every row, and zod's parse is most of reading a large source); undefined for
- * any row that breaks a rule or that this path does not take, which {@link SourceRow} then parses and reports.
- * It never accepts a row {@link SourceRow} refuses, and gives the same output (a property test compares them).
+ * The hot path: {@link SourceRow}'s output for a row that breaks none of its rules, without zod (whose parse is
+ * most of reading a large source); undefined for any other row, which {@link SourceRow} then parses and
+ * reports. A property test checks that the two agree.
  */
 export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): SourceRow | undefined {
   if (typeof raw.id !== 'string' || typeof raw.title !== 'string') return undefined;
@@ -224,7 +201,6 @@ export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): Sou
   };
 }
 
-// ---------------------------------------------------------------------------------------------------------
 // The published model (what partners receive).
 
 export const Discipline = z
@@ -321,46 +297,37 @@ export type Problem = z.output<typeof Problem>;
 /** The schemas published in openapi.yaml (`components.schemas`), by name. */
 export const API_SCHEMAS = { Catalog, Plan, Level, Discipline, Problem } as const;
 
-// ---------------------------------------------------------------------------------------------------------
 // Build configuration (docs/decisions.md#catalog-files).
+
+/** An http(s) URL with no user, password, query or fragment; undefined for any other text. */
+function plainHttpUrl(value: string): URL | undefined {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  const plain =
+    (url?.protocol === 'http:' || url?.protocol === 'https:') &&
+    url.username === '' &&
+    url.password === '' &&
+    !value.includes('?') &&
+    !value.includes('#');
+  return plain ? url : undefined;
+}
 
 /** `http(s)://host[:port]` with no path, query or fragment; a trailing `/` is dropped. */
 export const BaseUrl = z.string().transform((value, ctx) => {
-  const rule = 'must be http(s)://host[:port] with no path, query or fragment';
-  const url = URL.canParse(value) ? new URL(value) : undefined;
-  const bare = value.replace(/\/$/, '');
-  if (
-    !url ||
-    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.pathname !== '/' ||
-    bare.includes('?') ||
-    bare.includes('#') ||
-    /^https?:\/\/[^/]*\//i.test(bare)
-  ) {
-    ctx.addIssue({ code: 'custom', message: rule });
+  const url = plainHttpUrl(value);
+  if (url?.pathname !== '/' || /^https?:\/\/[^/]*\//i.test(value.replace(/\/$/, ''))) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be http(s)://host[:port] with no path, query or fragment',
+    });
     return z.NEVER;
   }
   return url.origin;
 });
 
-/**
- * The base of `webUrl` when plan pages live on a website elsewhere: `http(s)://host[:port][/path]`, no query or
- * fragment; a trailing `/` is dropped. `webUrl` is then `{web base URL}/plans/{id}`.
- */
+/** The base of `webUrl` when plan pages live on a website elsewhere; a trailing `/` is dropped. */
 export const WebBaseUrl = z.string().transform((value, ctx) => {
-  const url = URL.canParse(value) ? new URL(value) : undefined;
-  if (
-    !url ||
-    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    value.includes('?') ||
-    value.includes('#')
-  ) {
+  const url = plainHttpUrl(value);
+  if (!url) {
     ctx.addIssue({
       code: 'custom',
       message: 'must be http(s)://host[:port][/path] with no query or fragment',

@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../contract/index.ts';
 import { launchChromium } from '../testing/chromium.ts';
 import { ROOT, scratchDir } from '../testing/cli.ts';
+import { HOSTILE_TEXT, hostileRows, planFrom, plansFrom, shownText, typicalPlan } from '../testing/pages.ts';
 import type { Plan } from './model.ts';
-import { HOSTILE_TEXT, hostileRows, planFrom, plansFrom, shownText, typicalPlan } from './pages.testing.ts';
 import { renderNotFoundPage, renderPlanPage } from './pages.ts';
 
 /**

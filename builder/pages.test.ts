@@ -3,7 +3,6 @@ import { htmlUnescape } from 'escape-goat';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../contract/errors.ts';
 import { PAGE_CSP, PAGE_SECURITY_HEADERS, PAGE_STYLE_HASH } from '../contract/index.ts';
-import type { Plan } from './model.ts';
 import {
   HOSTILE_TEXT,
   hostileRows,
@@ -12,7 +11,8 @@ import {
   plansFrom,
   shownText,
   typicalPlan,
-} from './pages.testing.ts';
+} from '../testing/pages.ts';
+import type { Plan } from './model.ts';
 import { PAGE_STYLESHEET, renderNotFoundPage, renderPlanPage } from './pages.ts';
 
 /** The decoded text of the first element matching `open` (e.g. `<h1 dir="auto">`) up to `</tag>`. */
@@ -276,13 +276,6 @@ describe('sharing a plan page', () => {
     expect(page).toMatch(
       /<p class="note" id="app-note">[^<]*works only on a phone or tablet where the app is installed/,
     );
-  });
-
-  it('names the site and app as configured, escaped', () => {
-    const named = renderPlanPage(plan, { siteName: 'Fit & <Co>', appName: 'Coach "Go"' });
-    expect(attributeOf(named, '<meta property="og:site_name"', 'content')).toBe('Fit & <Co>');
-    expect(named).toContain('<header><p>Fit &amp; &lt;Co&gt;</p></header>');
-    expect(named).toContain('in the Coach &quot;Go&quot; app');
   });
 });
 

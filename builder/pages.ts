@@ -1,22 +1,14 @@
 /**
- * The plan pages (docs/decisions.md#plan-pages): one static HTML page per plan, for a person who followed a
- * partner's `webUrl`, and one page for a plan that is not in the catalog. Pure functions from a plan to the
- * page's text; the caller stores them as objects of the build.
- *
- * A page has no script, no external font and exactly one inline stylesheet ({@link PAGE_STYLESHEET}), whose
- * SHA-256 the page answer's Content-Security-Policy names (`PAGE_STYLE_HASH` in contract/index.ts). Titles
- * and summaries come from the plans source and are untrusted: every value reaches the markup through the
- * `html` template below, which escapes it with escape-goat for element text and double-quoted attributes;
- * a URL is first checked for its scheme and serialised by the WHATWG URL parser.
+ * The plan pages (docs/decisions.md#plan-pages): pure functions from a plan to its static HTML page, and the
+ * page for a plan that is not in the catalog. No script, no external font, one inline stylesheet whose SHA-256
+ * the Content-Security-Policy names. Titles and summaries are untrusted: every value reaches the markup through
+ * the escaping `html` template; a URL is first checked for its scheme and serialised by the WHATWG URL parser.
  */
 import { createHash } from 'node:crypto';
 import { htmlEscape } from 'escape-goat';
 import { ConfigError, settingRef } from '../contract/errors.ts';
 import { DISCIPLINE_LABELS, type Discipline, type Level, PAGE_HEADERS } from '../contract/index.ts';
 import type { Plan } from './model.ts';
-
-// ---------------------------------------------------------------------------------------------------------
-// Markup: values are escaped unless they are markup this module made.
 
 /** A piece of markup built by {@link html}: its interpolated values were escaped. */
 class Markup {
@@ -29,30 +21,23 @@ class Markup {
 type Value = Markup | string | number | null | readonly Markup[];
 
 /**
- * Characters an HTML document must not contain (the parser reports them as errors and replaces or drops
- * some): NUL and the other C0 and C1 controls except tab, line feed, form feed and carriage return, lone
- * surrogates and noncharacters. Each becomes U+FFFD, so the reader sees that something was there.
+ * Characters an HTML document must not contain (C0 and C1 controls but tab, LF, FF and CR, lone surrogates,
+ * noncharacters): each becomes U+FFFD, so the reader sees that something was there.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these controls are exactly what it matches
 const NOT_IN_HTML = /[\u0000-\u0008\u000B\u000E-\u001F\u007F-\u009F\p{Cs}\p{Noncharacter_Code_Point}]/gu;
-
-/** Text as it may stand in a document: forbidden characters replaced, nothing else changed. */
-function documentText(text: string): string {
-  return text.replace(NOT_IN_HTML, '\uFFFD');
-}
 
 function render(value: Value): string {
   if (value instanceof Markup) return value.text;
   if (value === null) return '';
   if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return htmlEscape(documentText(value));
+  if (typeof value === 'string') return htmlEscape(value.replace(NOT_IN_HTML, '\uFFFD'));
   return value.map((part) => part.text).join('');
 }
 
 /**
- * The one way markup is made here: a tagged template whose interpolated values are escaped (`&<>"'`), unless
- * they are {@link Markup} from this same template. Attribute values are always written in double quotes, so
- * the one escaping is right for element text and attributes alike. `null` renders nothing.
+ * The one way markup is made here: interpolated values are escaped (`&<>"'`) unless they are {@link Markup};
+ * attributes are always double-quoted, so one escaping serves text and attributes. `null` renders nothing.
  */
 function html(strings: TemplateStringsArray, ...values: Value[]): Markup {
   let out = strings[0] ?? '';
@@ -61,9 +46,6 @@ function html(strings: TemplateStringsArray, ...values: Value[]): Markup {
   });
   return new Markup(out);
 }
-
-// ---------------------------------------------------------------------------------------------------------
-// URLs: checked for their scheme, then serialised (which percent-encodes spaces, quotes and angle brackets).
 
 /** Schemes a link on a page must never have: they run code or read local data rather than open something. */
 const UNSAFE_SCHEMES = new Set([
@@ -100,23 +82,16 @@ function appLink(value: string): string {
   return url.href;
 }
 
-/**
- * The cover's URL when it is an absolute `https:` URL (the builder already requires it), or one on the page's
- * own origin (a local build's fixture covers, which its edge serves), else null.
- */
+/** The cover's URL when `https:` or on the page's own origin (a local build's fixture covers), else null. */
 function coverSource(plan: Plan): string | null {
   const url = plan.coverUrl === null ? undefined : parsed(plan.coverUrl);
   if (!url || url.hostname === '') return null;
   return url.protocol === 'https:' || url.origin === parsed(plan.webUrl)?.origin ? url.href : null;
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// The page.
-
 /**
- * The pages' one stylesheet. The Content-Security-Policy allows it by its SHA-256 (contract/index.ts
- * `PAGE_STYLE_HASH`), and a test fails when the two disagree: change both together. No style attributes
- * anywhere (the policy would block them); SVG presentation attributes are not styles.
+ * The pages' one stylesheet, allowed by its SHA-256 (contract/index.ts `PAGE_STYLE_HASH`; a test fails when the
+ * two disagree). No style attributes anywhere (the policy would block them).
  */
 export const PAGE_STYLESHEET = [
   ':root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--text:#17191c;--muted:#4b5260;--line:#d5d9df;--accent:#0a58ca;--on-accent:#fff}',
@@ -143,16 +118,9 @@ export const PAGE_STYLESHEET = [
   '.note{margin:.75rem 0 0;font-size:.9375rem;color:var(--muted)}',
 ].join('');
 
-/** What a page says about where it is; defaults suit the service as shipped. */
-export interface PageOptions {
-  /** The name shown in the page's banner and as `og:site_name`. */
-  readonly siteName?: string;
-  /** The app's name, in the line that says the app link needs it. */
-  readonly appName?: string;
-}
-
-const DEFAULT_SITE_NAME = 'Training Plans';
-const DEFAULT_APP_NAME = 'Training Plans';
+/** The site's name (banner, `og:site_name`) and the app's, in the line that says a link needs it. */
+const SITE_NAME = 'Training Plans';
+const APP_NAME = 'Training Plans';
 const APP_NOTE_ID = 'app-note';
 
 const LEVEL_NAMES: Readonly<Record<Level, string | null>> = {
@@ -200,13 +168,9 @@ const FALLBACK_ICONS: Readonly<Record<Discipline, Markup>> = {
 };
 
 /**
- * The cover: the drawn fallback, with the cover image (if any) laid over it. An image that loads hides the
- * drawing; one that fails (a host that does not resolve, a missing file) shows no text, because its
- * alternative text is empty, and the broken-image icon a browser draws in its corner is clipped away: the
- * image reaches 20 px beyond every edge of the cover, which hides the overflow (a loaded image loses those
- * 20 px of its edges). So the drawing stays visible, with no script (the page's policy allows none).
- * The alternative text is empty anyway: the heading right below names the plan, and nothing is known of what
- * the picture shows, so it is decorative (screen readers skip it rather than read a guess).
+ * The drawn fallback with the cover image (if any) laid over it, without script. An image that fails shows no
+ * text (its alternative text is empty: it is decorative, the heading names the plan) and its broken-image icon
+ * is clipped away (the image overflows the cover by 20 px on every side), so the drawing stays visible.
  */
 function cover(plan: Plan): Markup {
   const src = coverSource(plan);
@@ -221,7 +185,7 @@ interface Head {
 }
 
 /** The whole document around `body`; `head.extra` adds tags to the head (canonical link, Open Graph…). */
-function documentOf(head: Head, siteName: string, body: Markup): string {
+function documentOf(head: Head, body: Markup): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -232,7 +196,7 @@ function documentOf(head: Head, siteName: string, body: Markup): string {
 ${head.extra}<style>${new Markup(PAGE_STYLESHEET)}</style>
 </head>
 <body>
-<header><p>${siteName}</p></header>
+<header><p>${SITE_NAME}</p></header>
 <main>
 ${body}
 </main>
@@ -242,16 +206,11 @@ ${body}
 }
 
 /**
- * The page of one plan: title, summary, cover (over a drawn fallback, which shows without a request when there
- * is no cover or it fails to load), the facts the catalog
- * gives, and a link to open the plan in the app with a line saying it needs the app. The head carries the
- * description, the canonical link (`webUrl`), Open Graph and Twitter card tags. Every value is escaped; the
- * cover is used only when it is an `https:` URL or on the page's own origin. Throws `ConfigError` when `webUrl` is not http(s) or
- * `appUrl` has a scheme that runs code or reads local data (javascript:, data:, http(s): …).
+ * The page of one plan: title, summary, cover, facts, and a link to open it in the app; the head carries the
+ * canonical link (`webUrl`), Open Graph and Twitter card tags. Throws `ConfigError` when `webUrl` is not
+ * http(s) or `appUrl` has a scheme that runs code or reads local data (javascript:, data:, http(s): …).
  */
-export function renderPlanPage(plan: Plan, options: PageOptions = {}): string {
-  const siteName = options.siteName ?? DEFAULT_SITE_NAME;
-  const appName = options.appName ?? DEFAULT_APP_NAME;
+export function renderPlanPage(plan: Plan): string {
   const canonical = pageUrl(plan);
   const app = appLink(plan.appUrl);
   const image = coverSource(plan);
@@ -259,7 +218,7 @@ export function renderPlanPage(plan: Plan, options: PageOptions = {}): string {
 
   const extra = html`<link rel="canonical" href="${canonical}">
 <meta property="og:type" content="website">
-<meta property="og:site_name" content="${siteName}">
+<meta property="og:site_name" content="${SITE_NAME}">
 <meta property="og:title" content="${plan.title}">
 <meta property="og:description" content="${text}">
 <meta property="og:url" content="${canonical}">
@@ -275,28 +234,19 @@ ${cover(plan)}
 <h1 dir="auto">${plan.title}</h1>
 ${plan.summary === null ? null : html`<p class="summary" dir="auto">${plan.summary}</p>\n`}<dl>${factList}</dl>
 <p><a class="open" href="${app}" aria-describedby="${APP_NOTE_ID}">Open in the app</a></p>
-<p class="note" id="${APP_NOTE_ID}">This opens the plan in the ${appName} app, and works only on a phone or tablet where the app is installed.</p>
+<p class="note" id="${APP_NOTE_ID}">This opens the plan in the ${APP_NAME} app, and works only on a phone or tablet where the app is installed.</p>
 </div>
 </article>`;
 
-  return documentOf({ title: plan.title, description: text, extra }, siteName, body);
-}
-
-/** What the not-found page needs: the app scheme of the build, for its link to the app. */
-export interface NotFoundOptions extends PageOptions {
-  readonly appScheme: string;
+  return documentOf({ title: plan.title, description: text, extra }, body);
 }
 
 /**
- * The page for a plan path that is not in the catalog (withdrawn, mistyped, or not a plan path at all). One
- * static page serves every such path, so it cannot know which partner sent the reader, nor use a relative
- * link: it tells the reader to go back with the browser's Back button, and links to the app itself
- * (`<scheme>://`), the one destination every deployment has, with the line that says it needs the app.
- * Not indexed by search engines. Throws `ConfigError` as {@link renderPlanPage} for an unsafe app scheme.
+ * The one static page for every plan path not in the catalog: it cannot know who sent the reader, so it points
+ * to the Back button and links to the app itself (`<scheme>://`); not indexed. Throws `ConfigError` as
+ * {@link renderPlanPage} for an unsafe app scheme.
  */
-export function renderNotFoundPage(options: NotFoundOptions): string {
-  const siteName = options.siteName ?? DEFAULT_SITE_NAME;
-  const appName = options.appName ?? DEFAULT_APP_NAME;
+export function renderNotFoundPage(options: { readonly appScheme: string }): string {
   const app = appLink(`${options.appScheme}://`);
   const title = 'Plan not found';
   const extra = html`<meta name="robots" content="noindex">
@@ -305,16 +255,12 @@ export function renderNotFoundPage(options: NotFoundOptions): string {
 <div class="text">
 <h1>${title}</h1>
 <p class="summary">This plan is not in the catalog. It may have been withdrawn, or the link may be incomplete.</p>
-<p class="summary">To return to the page that sent you here, use your browser's Back button. The plans you can follow are in the ${appName} app.</p>
+<p class="summary">To return to the page that sent you here, use your browser's Back button. The plans you can follow are in the ${APP_NAME} app.</p>
 <p><a class="open" href="${app}" aria-describedby="${APP_NOTE_ID}">Open the app</a></p>
-<p class="note" id="${APP_NOTE_ID}">This works only on a phone or tablet where the ${appName} app is installed.</p>
+<p class="note" id="${APP_NOTE_ID}">This works only on a phone or tablet where the ${APP_NAME} app is installed.</p>
 </div>
 </article>`;
-  return documentOf(
-    { title, description: 'This training plan is not in the catalog.', extra },
-    siteName,
-    body,
-  );
+  return documentOf({ title, description: 'This training plan is not in the catalog.', extra }, body);
 }
 
 /** Plans that take every branch of the page's markup, rendered for {@link PAGE_RENDERER}. */
@@ -350,9 +296,8 @@ const PROBE_PLANS: readonly Plan[] = [
 ];
 
 /**
- * The page renderer's fingerprint: SHA-256 of pages rendered from fixed plans that take every branch of the
- * markup, and of their content type. Any change to the markup, the stylesheet or the escaping changes it, so
- * a build's inputs (builder/build.ts) change with the renderer, with no version number to remember.
+ * The page renderer's fingerprint: SHA-256 of {@link PROBE_PLANS}' pages and their content type, so a build's
+ * inputs change with the markup, the stylesheet or the escaping, with no version number to remember.
  */
 export const PAGE_RENDERER: string = createHash('sha256')
   .update([PAGE_HEADERS.html, ...PROBE_PLANS.map((plan) => renderPlanPage(plan))].join('\n'))

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_COVER_ORIGIN } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
+import { validateRows } from '../testing/plans.ts';
 import { SourceRowError } from './errors.ts';
 import { DEFAULT_LINKS, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
-import { RowValidator, validateRows } from './rows.ts';
+import { RowValidator } from './rows.ts';
 
 const links = { baseUrl: 'https://catalog.example.com', appScheme: 'trainingplans' };
 

@@ -1,16 +1,14 @@
 /**
- * Validation of source rows (docs/decisions.md#source-rows): the pure core of the build. Rows arrive in batches (a file is one
- * batch, a database cursor many); every problem is collected, none stops the scan.
+ * Validation of source rows (docs/decisions.md#source-rows), batch by batch (a file is one batch, a database
+ * cursor many); every problem is collected, none stops the scan.
  */
 import { DISCIPLINE_LABELS, FIXTURE_COVER_ORIGIN, LOOPBACK_HOST } from '../contract/index.ts';
 import { type InvalidRow, SourceRowError } from './errors.ts';
 import { type LinkConfig, type Plan, parseValidSourceRow, SourceRow, SourceRowGate } from './model.ts';
 
-/** Rows left out of the catalog without being an error. */
+/** Rows left out of the catalog without being an error: `published` false, or published but not `approved`. */
 export interface SkippedRows {
-  /** `published` is false. */
   readonly unpublished: number;
-  /** `published` is true but `approved` is false. */
   readonly unapproved: number;
 }
 
@@ -25,9 +23,8 @@ export interface RowReport {
 }
 
 /**
- * Where a build points the fixture covers (contract/index.ts `FIXTURE_COVER_ORIGIN`): the origin of its base URL
- * when that is http:// on a loopback host (a local build, whose edge serves them), else nowhere (null: the
- * source's URL is kept).
+ * Where a build points the fixture covers (contract/index.ts `FIXTURE_COVER_ORIGIN`): its base URL's origin
+ * when that is http:// on a loopback host (a local build, whose edge serves them), else null (kept as given).
  */
 function localCoverOrigin(baseUrl: string): string | null {
   try {
@@ -58,10 +55,7 @@ function quoted(text: string): string {
   return json.length > QUOTED_MAX ? `${json.slice(0, QUOTED_MAX - 3)}...` : json;
 }
 
-/**
- * The value a broken rule got, as the report shows it. Never serialises a whole array or object: a value of
- * any size or depth (a source can nest arrays deeper than JSON.stringify can walk) gives a short text.
- */
+/** The value a broken rule got, as the report shows it: short for a value of any size or depth. */
 function shown(value: unknown): string {
   if (value === undefined) return '';
   if (typeof value === 'string') return ` (got ${quoted(value)})`;
@@ -98,10 +92,7 @@ export class RowValidator {
     this.#coverOrigin = localCoverOrigin(links.baseUrl);
   }
 
-  /**
-   * Validates the next batch. Throws {@link SourceRowError} when an element is not an object: the source
-   * itself is broken, which no flag can skip.
-   */
+  /** Validates the next batch; throws {@link SourceRowError} when an element is not an object. */
   add(batch: readonly unknown[]): void {
     for (const raw of batch) {
       this.#total += 1;
@@ -210,11 +201,4 @@ export class RowValidator {
       total: this.#total,
     };
   }
-}
-
-/** Validates a whole source held in memory. */
-export function validateRows(rows: readonly unknown[], links: LinkConfig): RowReport {
-  const validator = new RowValidator(links);
-  validator.add(rows);
-  return validator.finish();
 }

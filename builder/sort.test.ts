@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { testPlan } from '../testing/plans.ts';
 import { comparePlans, planSortKey, sortPlans } from './catalogs.ts';
-import { testPlan } from './testing.ts';
 
 const collator = new Intl.Collator('en');
 const FAST = " -,;:!?.'()&/#+0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";

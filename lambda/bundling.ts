@@ -1,8 +1,6 @@
 /**
- * How the builder Lambda is bundled, declared once: `npm run build:lambda` (tools/build-lambda.ts, whose bundle
- * the tests run) and the CDK stack's NodejsFunction (infra/stack.ts) both read it, so the tests run what is
- * deployed. One self-contained ES module: the AWS SDK is bundled rather than taken from the runtime, so the
- * function runs the SDK version the tests ran.
+ * How the builder Lambda is bundled, declared once for `npm run build:lambda` (whose bundle the tests run) and
+ * the CDK stack's NodejsFunction: one ES module with the SDK bundled, so it runs the SDK version the tests ran.
  */
 import type { BuildOptions } from 'esbuild';
 

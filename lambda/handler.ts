@@ -1,22 +1,15 @@
 /**
- * The builder as a Lambda function (handler `handler`, bundled as lambda/bundling.ts says): the same
- * publish as `catalog publish` (app/run.ts), configured from the environment (parsed once, by the settings'
- * own rules: app/settings/environment.ts), run on a schedule or by `catalog rebuild`. Each run logs one JSON
- * line and leaves its record at the origin (`state/last-run.json`); its metrics go out as one CloudWatch
- * embedded-metric-format line (Powertools' Metrics); after a pointer move it measures how long the edge takes
- * to serve the new build when a monitoring key is configured. A failed run (source error, invalid rows, a
- * guard's refusal, an upload or pointer failure) throws, so Lambda records an error and the alarm can fire
- * (an asynchronous invocation that fails goes to the stack's failure queue). A run that finds another one
- * holding the run lock returns its `busy` summary: no error, since the other run does the work. A run whose
- * source secret still holds the stack's placeholder returns a `not-configured` summary, recorded as such: a
- * fresh deployment does not alarm before its source is set.
+ * The builder as a Lambda function (lambda/README.md): the same publish as `catalog publish` (app/run.ts),
+ * configured from the environment, logging one JSON line per run. A failed run throws, so the alarm can fire
+ * (and an asynchronous invocation goes to the failure queue); a `busy` run does not (the other run does the
+ * work), nor a `not-configured` one (a fresh deployment does not alarm before its source is set).
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
-import type { PollClock, PropagationResult } from '../app/propagation.ts';
+import type { PollClock } from '../app/propagation.ts';
 import { openTarget, publish, type TargetClients } from '../app/run.ts';
 import type { MetricsSink } from '../app/run-metrics.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
@@ -34,15 +27,11 @@ export interface LambdaClients extends TargetClients {
 export interface HandlerOptions {
   /** The environment to read the configuration from (once, on the first run). */
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Clients to use instead of creating them from the configuration. */
   readonly clients?: LambdaClients;
   /** Where the one JSON line per run goes (default: console.log, i.e. CloudWatch Logs). */
   readonly log?: (line: string) => void;
   readonly now?: () => Date;
-  /**
-   * The builder's metrics, published once per run (default: Powertools' Metrics in the namespace and with the
-   * dimensions of contract/metrics.ts, written to stdout as embedded-metric-format lines).
-   */
+  /** Default: Powertools' Metrics under contract/metrics.ts's names, as embedded-metric-format lines. */
   readonly metrics?: MetricsSink;
   /** How the propagation check reaches the edge and keeps time (tests point it at a local server). */
   readonly propagation?: { readonly fetch?: typeof fetch; readonly clock?: PollClock };
@@ -101,7 +90,7 @@ export function sourceFromSecret(secretArn: string, secret: string | undefined):
 
 const MAX_LOGGED_ROWS = 100;
 
-/** Reads a secret's string from Secrets Manager, at run time (so a rotated secret is picked up). */
+/** Reads a secret's string at run time (so a rotated secret is picked up). */
 async function readSecretString(
   client: SecretsManagerClient,
   secretArn: string,
@@ -114,7 +103,6 @@ async function readSecretString(
   }
 }
 
-/** Reads the source spec from its secret. */
 async function readSourceSecret(client: SecretsManagerClient, secretArn: string): Promise<SecretSource> {
   return sourceFromSecret(secretArn, await readSecretString(client, secretArn));
 }
@@ -134,17 +122,7 @@ function redact(text: string, secret: SecretSource | null): string {
   return clean;
 }
 
-/** A propagation result as logged: its texts without the source secret (they quote no key). */
-function redactPropagation(result: PropagationResult, secret: SecretSource | null): PropagationResult {
-  if (result.outcome === 'skipped' || result.outcome === 'failed')
-    return { ...result, reason: redact(result.reason, secret) };
-  return result;
-}
-
-/**
- * Creates a handler. The configuration is parsed and the clients created on the first run, then reused by
- * every run of the same execution environment.
- */
+/** Creates a handler; the configuration and clients of its first run serve every later one. */
 export function createHandler(
   options: HandlerOptions,
 ): (event: unknown, context?: LambdaContext) => Promise<RunSummary | NotConfiguredSummary> {
@@ -216,7 +194,7 @@ export function createHandler(
           ...options.propagation,
         },
       });
-      const { summary } = outcome;
+      const { summary, propagation } = outcome;
       const invalidRows = outcome.invalidRows.slice(0, MAX_LOGGED_ROWS).map(formatInvalidRow);
       // A skip's reason names settings as this function takes them.
       const rendered = (
@@ -228,7 +206,15 @@ export function createHandler(
           ...rendered,
           warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings],
           ...(invalidRows.length > 0 ? { invalidRows } : {}),
-          ...(outcome.propagation ? { propagation: redactPropagation(outcome.propagation, secret) } : {}),
+          // Its texts without the source secret (they quote no key).
+          ...(propagation
+            ? {
+                propagation:
+                  'reason' in propagation
+                    ? { ...propagation, reason: redact(propagation.reason, secret) }
+                    : propagation,
+              }
+            : {}),
         }),
       );
       return rendered;

@@ -1,13 +1,11 @@
 /**
- * `catalog rebuild`: the operator's manual rebuild. Invokes the deployed builder function synchronously and
- * returns its publish summary; a function error, a run that did nothing (busy, or no source configured), or an
- * answer that is not a summary, is a {@link RebuildError}.
+ * `catalog rebuild`: invokes the deployed builder function synchronously and returns its publish summary; a
+ * function error, a run that did nothing, or an answer that is not a summary, is a {@link RebuildError}.
  */
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from '@aws-sdk/client-lambda';
 import { z } from 'zod';
 import { CatalogError, describeCause } from '../contract/errors.ts';
 
-/** The deployed builder function failed, or answered something that is not a publish summary. */
 export class RebuildError extends CatalogError {
   override name = 'RebuildError';
 }

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOSTILE_TEXT, hostileRows, shownText } from '../../builder/pages.testing.ts';
 import { PAGE_CSP } from '../../contract/index.ts';
 import { launchChromium } from '../../testing/chromium.ts';
 import {
@@ -21,6 +20,7 @@ import {
   scratchDir,
   startServe,
 } from '../../testing/cli.ts';
+import { HOSTILE_TEXT, hostileRows, shownText } from '../../testing/pages.ts';
 import { MISSING_PLAN_ID, PAGE_PLAN_ID } from '../cases.ts';
 
 interface PageGlobals {

@@ -1,7 +1,7 @@
 /** Test support for the plan pages: hostile source rows, and plans made from rows by the real validator. */
 import { readFileSync } from 'node:fs';
-import type { LinkConfig, Plan } from './model.ts';
-import { validateRows } from './rows.ts';
+import type { LinkConfig, Plan } from '../builder/model.ts';
+import { validateRows } from './plans.ts';
 
 /** The links of the page tests: a production-like https base URL. */
 export const PAGE_LINKS: LinkConfig = { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans' };
