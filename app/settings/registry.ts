@@ -69,9 +69,13 @@ export interface ProductionReading {
   readonly settings: Readonly<Record<string, unknown>>;
 }
 
-/** Declares a setting, checking its default and production rule against its kind. */
-function setting<I, O>(spec: SettingSpec<I, O>): SettingSpec<I, O> {
-  return spec;
+/** Declares a setting: its kind, its one-line description, and the rest (its default and production rule are checked against the kind). */
+function setting<I, O>(
+  kind: Kind<I, O>,
+  description: string,
+  rest: Omit<SettingSpec<I, O>, 'kind' | 'description'> = {},
+): SettingSpec<I, O> {
+  return { kind, description, ...rest };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -145,302 +149,219 @@ function httpsUnlessLocal(url: string, reading: ProductionReading, why: string):
 
 export const SETTINGS = {
   // The build (source, links, validation).
-  source: setting({
-    kind: text('source'),
-    description: 'plans source: a JSON file path, postgres://… or http(s)://…',
+  source: setting(text('source'), 'plans source: a JSON file path, postgres://… or http(s)://…', {
     default: 'fixtures/plans.json',
     redact: redactUrl,
   }),
-  sourceSecretArn: setting({
-    kind: secretArn,
-    description: 'Secrets Manager secret holding the source (or {"source","token"}), read on every run',
-    flag: false,
-  }),
-  sourceToken: setting({
-    kind: text('token'),
-    description: 'bearer token sent to an http(s) source',
+  sourceSecretArn: setting(
+    secretArn,
+    'Secrets Manager secret holding the source (or {"source","token"}), read on every run',
+    { flag: false },
+  ),
+  sourceToken: setting(text('token'), 'bearer token sent to an http(s) source', {
     flag: false,
     secret: true,
   }),
-  baseUrl: setting({
-    kind: text('url', z.string().pipe(BaseUrl)),
-    description:
-      "the service's base URL, http(s)://host[:port]: the base of webUrl and of the served openapi.yaml (catalog check: the deployment to check)",
-    default: DEFAULT_LINKS.baseUrl,
-    output: 'ApiUrl',
-    production: (url, reading) =>
-      httpsUnlessLocal(url, reading, 'partners render webUrl as a link; the distribution serves HTTPS only'),
-  }),
-  webBaseUrl: setting({
-    kind: text('url', z.string().pipe(WebBaseUrl)),
-    description:
-      'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
-    production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link'),
-  }),
-  appScheme: setting({
-    kind: text('scheme', AppScheme),
-    description: 'scheme of appUrl deep links',
+  baseUrl: setting(
+    text('url', z.string().pipe(BaseUrl)),
+    "the service's base URL, http(s)://host[:port]: the base of webUrl and of the served openapi.yaml (catalog check: the deployment to check)",
+    {
+      default: DEFAULT_LINKS.baseUrl,
+      output: 'ApiUrl',
+      production: (url, reading) =>
+        httpsUnlessLocal(
+          url,
+          reading,
+          'partners render webUrl as a link; the distribution serves HTTPS only',
+        ),
+    },
+  ),
+  webBaseUrl: setting(
+    text('url', z.string().pipe(WebBaseUrl)),
+    'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
+    { production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link') },
+  ),
+  appScheme: setting(text('scheme', AppScheme), 'scheme of appUrl deep links', {
     default: DEFAULT_LINKS.appScheme,
   }),
-  skipInvalid: setting({
-    kind: boolean,
-    description: 'publish the valid rows and report the invalid ones as warnings',
+  skipInvalid: setting(boolean, 'publish the valid rows and report the invalid ones as warnings', {
     default: false,
   }),
-  sourceRelation: setting({
-    kind: text('name', RelationNameText),
-    description: 'postgres: table or view to read, optionally schema-qualified',
-    default: SOURCE_DEFAULTS.sourceRelation,
-  }),
-  sourceStatementTimeout: setting({
-    kind: timeout,
-    description: 'postgres: statement_timeout of each statement of the read, e.g. 30s',
-    default: SOURCE_DEFAULTS.sourceStatementTimeout,
-  }),
-  sourceConnectTimeout: setting({
-    kind: timeout,
-    description: 'postgres and http(s): time to connect',
+  sourceRelation: setting(
+    text('name', RelationNameText),
+    'postgres: table or view to read, optionally schema-qualified',
+    { default: SOURCE_DEFAULTS.sourceRelation },
+  ),
+  sourceStatementTimeout: setting(
+    timeout,
+    'postgres: statement_timeout of each statement of the read, e.g. 30s',
+    { default: SOURCE_DEFAULTS.sourceStatementTimeout },
+  ),
+  sourceConnectTimeout: setting(timeout, 'postgres and http(s): time to connect', {
     default: SOURCE_DEFAULTS.sourceConnectTimeout,
   }),
-  sourceHeadersTimeout: setting({
-    kind: timeout,
-    description: 'http(s): time to the response headers',
+  sourceHeadersTimeout: setting(timeout, 'http(s): time to the response headers', {
     default: SOURCE_DEFAULTS.sourceHeadersTimeout,
   }),
-  sourceBodyTimeout: setting({
-    kind: timeout,
-    description: 'http(s): longest pause while the body arrives',
+  sourceBodyTimeout: setting(timeout, 'http(s): longest pause while the body arrives', {
     default: SOURCE_DEFAULTS.sourceBodyTimeout,
   }),
-  sourceMaxBytes: setting({
-    kind: parsed('size', ByteSize, formatBytes),
-    description: 'http(s): largest body accepted, e.g. 64MiB',
-    default: SOURCE_DEFAULTS.sourceMaxBytes,
-  }),
-  sourceRetries: setting({
-    kind: integer(0, 10),
-    description: 'http(s): retries on 5xx, 429 and network errors, with backoff',
+  sourceMaxBytes: setting(
+    parsed('size', ByteSize, formatBytes),
+    'http(s): largest body accepted, e.g. 64MiB',
+    { default: SOURCE_DEFAULTS.sourceMaxBytes },
+  ),
+  sourceRetries: setting(integer(0, 10), 'http(s): retries on 5xx, 429 and network errors, with backoff', {
     default: SOURCE_DEFAULTS.sourceRetries,
   }),
-  out: setting({
-    kind: text('dir'),
-    description: 'output directory',
-    default: LOCAL_STACK.origin,
-  }),
+  out: setting(text('dir'), 'output directory', { default: LOCAL_STACK.origin }),
 
   // Publishing.
-  deployment: setting({
-    kind: cfnStackName('must be the name of a deployed stack (letters, digits and -, at most 48)'),
-    description:
-      "the deployment: its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
-  }),
-  bucket: setting({
-    kind: text('name', bucketName),
-    description: 'the origin S3 bucket (with --kvs-arn; or --origin and --store for a local origin)',
-    output: 'BucketName',
-  }),
-  unpin: setting({
-    kind: boolean,
-    description: "remove a rollback's pin first, so this publish goes live again",
+  deployment: setting(
+    cfnStackName('must be the name of a deployed stack (letters, digits and -, at most 48)'),
+    "the deployment: its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
+  ),
+  bucket: setting(
+    text('name', bucketName),
+    'the origin S3 bucket (with --kvs-arn; or --origin and --store for a local origin)',
+    { output: 'BucketName' },
+  ),
+  unpin: setting(boolean, "remove a rollback's pin first, so this publish goes live again", {
     default: false,
   }),
-  force: setting({
-    kind: boolean,
-    description: 'publish even when the catalog shrank, or is identical to the live one',
+  force: setting(boolean, 'publish even when the catalog shrank, or is identical to the live one', {
     default: false,
     labels: { lambda: 'an invocation with the event {"force": true} (catalog rebuild --force)' },
   }),
-  recover: setting({
-    kind: boolean,
-    description:
-      "publish even though the store's live build is not at the origin (deleted, or the store edited by hand): a fresh build replaces it, and a store that names no origin yet takes this one (a store that serves another origin is refused even so). Only to repair a broken deployment: with a wrong --origin or --bucket it points partners at a build their edge cannot serve",
-    default: false,
-    env: false,
-    labels: { lambda: 'catalog publish --recover' },
-  }),
-  allowEmpty: setting({
-    kind: boolean,
-    description: 'publish a catalog with no plans',
-    default: false,
-  }),
-  minRatio: setting({
-    kind: decimal(0, 1, 'ratio'),
-    description: 'refuse fewer plans than this share of the live count (0–1)',
+  recover: setting(
+    boolean,
+    "publish even though the store's live build is not at the origin (deleted, or the store edited by hand): a fresh build replaces it, and a store that names no origin yet takes this one (a store that serves another origin is refused even so). Only to repair a broken deployment: with a wrong --origin or --bucket it points partners at a build their edge cannot serve",
+    { default: false, env: false, labels: { lambda: 'catalog publish --recover' } },
+  ),
+  allowEmpty: setting(boolean, 'publish a catalog with no plans', { default: false }),
+  minRatio: setting(decimal(0, 1, 'ratio'), 'refuse fewer plans than this share of the live count (0–1)', {
     default: 0.5,
   }),
-  keepBuilds: setting({
-    kind: integer(1, 1000),
-    description: 'earlier builds kept for rollback',
+  keepBuilds: setting(integer(1, 1000), 'earlier builds kept for rollback', {
     default: 20,
     flag: '--keep',
     env: 'CATALOG_KEEP',
   }),
-  s3PathStyle: setting({
-    kind: boolean,
-    description: 'path-style S3 addressing (S3-compatible stores, test servers)',
+  s3PathStyle: setting(boolean, 'path-style S3 addressing (S3-compatible stores, test servers)', {
     default: false,
   }),
-  region: setting({
-    kind: text(
+  region: setting(
+    text(
       'region',
       z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, { error: 'must be an AWS region such as eu-west-1' }),
     ),
-    description:
-      "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region; with --deployment, the stack's)",
-    env: false,
-  }),
-  maxAttempts: setting({
-    kind: integer(1, 10),
-    description: 'attempts per AWS request (retries back off on throttling and 5xx)',
+    "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region; with --deployment, the stack's)",
+    { env: false },
+  ),
+  maxAttempts: setting(integer(1, 10), 'attempts per AWS request (retries back off on throttling and 5xx)', {
     default: 5,
   }),
-  to: setting({
-    kind: text(
-      'build',
-      z.string().regex(BUILD_ID_PATTERN, { error: 'must be a build id (see catalog builds)' }),
-    ),
-    description: 'the build to make live and pin (default: the one before the live build)',
-    env: 'CATALOG_ROLLBACK_TO',
-  }),
-  function: setting({
-    kind: text(
+  to: setting(
+    text('build', z.string().regex(BUILD_ID_PATTERN, { error: 'must be a build id (see catalog builds)' })),
+    'the build to make live and pin (default: the one before the live build)',
+    { env: 'CATALOG_ROLLBACK_TO' },
+  ),
+  function: setting(
+    text(
       'name',
       z.string().regex(/^[A-Za-z0-9_:.$-]{1,170}$/, { error: 'must be a Lambda function name or ARN' }),
     ),
-    description: 'the builder function name or ARN',
-    env: 'CATALOG_FUNCTION_NAME',
-    output: 'BuilderFunctionName',
-  }),
+    'the builder function name or ARN',
+    { env: 'CATALOG_FUNCTION_NAME', output: 'BuilderFunctionName' },
+  ),
 
   // The local edge and the key-value store.
-  origin: setting({
-    kind: text('dir|s3://bucket'),
-    description: 'origin: a directory (publishing: with --store), or an S3 bucket (s3://name) to serve',
-    default: LOCAL_STACK.origin,
-  }),
-  endpoint: setting({
-    kind: text('url', z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
-    description: 'S3-compatible endpoint for an s3:// origin',
-    env: 'CATALOG_S3_ENDPOINT',
-  }),
-  store: setting({
-    kind: text('file'),
-    description: 'local key-value store file (keys and CORS), the one catalog serve reads',
+  origin: setting(
+    text('dir|s3://bucket'),
+    'origin: a directory (publishing: with --store), or an S3 bucket (s3://name) to serve',
+    { default: LOCAL_STACK.origin },
+  ),
+  endpoint: setting(
+    text('url', z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
+    'S3-compatible endpoint for an s3:// origin',
+    { env: 'CATALOG_S3_ENDPOINT' },
+  ),
+  store: setting(text('file'), 'local key-value store file (keys and CORS), the one catalog serve reads', {
     default: LOCAL_STACK.store,
   }),
-  kvsArn: setting({
-    kind: text('arn', KvsArn),
-    description:
-      'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
-    output: 'KeyValueStoreArn',
-  }),
-  port: setting({
-    kind: integer(0, 65535, 'n'),
-    description: 'port (0 picks a free one)',
-    default: 8787,
-  }),
-  host: setting({
-    kind: text('host'),
-    description: 'interface to listen on',
-    default: '127.0.0.1',
-  }),
+  kvsArn: setting(
+    text('arn', KvsArn),
+    'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
+    { output: 'KeyValueStoreArn' },
+  ),
+  port: setting(integer(0, 65535, 'n'), 'port (0 picks a free one)', { default: 8787 }),
+  host: setting(text('host'), 'interface to listen on', { default: '127.0.0.1' }),
 
   // Keys.
-  partner: setting({
-    kind: text('label', PartnerLabel),
-    description: 'partner label: a-z, 0-9 and -, up to 64',
-  }),
-  expires: setting({
-    kind: text('when'),
-    description: 'ISO 8601 time, or a duration from now such as 90d',
-  }),
-  grace: setting({
-    kind: span,
-    description: 'how long the old keys keep working, such as 7d',
-  }),
-  keyId: setting({
-    kind: text('id', KeyIdInput),
-    description: 'the key id keys list shows (never the key itself)',
-  }),
-  after: setting({
-    kind: span,
-    description: 'keep the keys working this long, such as 1h',
-  }),
-  json: setting({
-    kind: boolean,
-    description: 'print JSON instead of a table, and no progress line',
-    default: false,
-  }),
-  historyLimit: setting({
-    kind: integer(1, 10000),
-    description: 'how many moves of the live pointer to show, newest first',
+  partner: setting(text('label', PartnerLabel), 'partner label: a-z, 0-9 and -, up to 64'),
+  expires: setting(text('when'), 'ISO 8601 time, or a duration from now such as 90d'),
+  grace: setting(span, 'how long the old keys keep working, such as 7d'),
+  keyId: setting(text('id', KeyIdInput), 'the key id keys list shows (never the key itself)'),
+  after: setting(span, 'keep the keys working this long, such as 1h'),
+  json: setting(boolean, 'print JSON instead of a table, and no progress line', { default: false }),
+  historyLimit: setting(integer(1, 10000), 'how many moves of the live pointer to show, newest first', {
     default: 20,
     flag: '--limit',
   }),
 
   // verify-function (keys are checked by the command, never echoed).
-  viewerRequestFunction: setting({
-    kind: text(
+  viewerRequestFunction: setting(
+    text(
       'name',
       z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
         error: 'must be a CloudFront function name (1–64 of A-Z, a-z, 0-9, - and _)',
       }),
     ),
-    description: 'the viewer-request function (stack output ViewerRequestFunctionName)',
-    flag: '--name',
-    output: 'ViewerRequestFunctionName',
-  }),
-  stage: setting({
-    kind: text(
+    'the viewer-request function (stack output ViewerRequestFunctionName)',
+    { flag: '--name', output: 'ViewerRequestFunctionName' },
+  ),
+  stage: setting(
+    text(
       'stage',
       z
         .string()
         .transform((value) => value.toUpperCase())
         .pipe(z.enum(['DEVELOPMENT', 'LIVE'], { error: 'must be DEVELOPMENT or LIVE' })),
     ),
-    description: 'DEVELOPMENT or LIVE (the stage serving traffic)',
-    default: 'LIVE',
-    env: 'CATALOG_FUNCTION_STAGE',
-  }),
-  key: setting({
-    kind: list(z.string(), 'key'),
-    description:
-      'a valid key of the deployed store; repeat for a second partner. Prefer the variable: arguments show in ps and shell history',
-    env: 'CATALOG_VERIFY_KEYS',
-    secret: true,
-    repeatable: true,
-    default: [],
-  }),
-  expiredKey: setting({
-    kind: text('key'),
-    description: 'a key whose expiry has passed (else its cases are skipped)',
+    'DEVELOPMENT or LIVE (the stage serving traffic)',
+    { default: 'LIVE', env: 'CATALOG_FUNCTION_STAGE' },
+  ),
+  key: setting(
+    list(z.string(), 'key'),
+    'a valid key of the deployed store; repeat for a second partner. Prefer the variable: arguments show in ps and shell history',
+    { env: 'CATALOG_VERIFY_KEYS', secret: true, repeatable: true, default: [] },
+  ),
+  expiredKey: setting(text('key'), 'a key whose expiry has passed (else its cases are skipped)', {
     env: 'CATALOG_VERIFY_EXPIRED_KEY',
     secret: true,
   }),
-  revokedKey: setting({
-    kind: text('key'),
-    description: 'a key that was revoked (else its cases are skipped)',
+  revokedKey: setting(text('key'), 'a key that was revoked (else its cases are skipped)', {
     env: 'CATALOG_VERIFY_REVOKED_KEY',
     secret: true,
   }),
 
   // The stack (CDK context keys; see infra/README.md).
-  stackName: setting({
-    kind: cfnStackName('must be a CloudFormation stack name of at most 48 characters (letters, digits, -)'),
-    description: 'the stack name (function names derive from it)',
-    default: 'TrainingPlanCatalog',
-  }),
-  domainName: setting({
-    kind: text(
+  stackName: setting(
+    cfnStackName('must be a CloudFormation stack name of at most 48 characters (letters, digits, -)'),
+    'the stack name (function names derive from it)',
+    { default: 'TrainingPlanCatalog' },
+  ),
+  domainName: setting(
+    text(
       'host',
       z.string().regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, {
         error: 'must be one lowercase host name such as catalog.example.com',
       }),
     ),
-    description: 'custom domain name of the API (needs certificateArn)',
-  }),
-  certificateArn: setting({
-    kind: text(
+    'custom domain name of the API (needs certificateArn)',
+  ),
+  certificateArn: setting(
+    text(
       'arn',
       arn(
         'acm',
@@ -448,248 +369,216 @@ export const SETTINGS = {
         'an ACM certificate ARN',
       ),
     ),
-    description: 'ACM certificate in us-east-1 covering domainName',
-    production: (value) =>
-      /:acm:us-east-1:/.test(value)
-        ? undefined
-        : `is in ${value.split(':')[3]}; CloudFront only uses certificates in us-east-1`,
-  }),
-  priceClass: setting({
-    kind: oneOf(['100', '200', 'All'], 'class'),
-    description: 'edge locations: 100 (North America, Europe), 200 (adds most of Asia), All',
-    default: '100',
-  }),
-  accessLogging: setting({
-    kind: boolean,
-    description: 'write CloudFront standard access logs',
-    default: false,
-  }),
-  usageLogging: setting({
-    kind: boolean,
-    description:
-      'deliver standard logs (v2) with the fields catalog usage reads to a CloudWatch Logs group (docs/decisions.md#usage)',
-    default: true,
-  }),
-  usageLogRetentionDays: setting({
-    kind: {
+    'ACM certificate in us-east-1 covering domainName',
+    {
+      production: (value) =>
+        /:acm:us-east-1:/.test(value)
+          ? undefined
+          : `is in ${value.split(':')[3]}; CloudFront only uses certificates in us-east-1`,
+    },
+  ),
+  priceClass: setting(
+    oneOf(['100', '200', 'All'], 'class'),
+    'edge locations: 100 (North America, Europe), 200 (adds most of Asia), All',
+    { default: '100' },
+  ),
+  accessLogging: setting(boolean, 'write CloudFront standard access logs', { default: false }),
+  usageLogging: setting(
+    boolean,
+    'deliver standard logs (v2) with the fields catalog usage reads to a CloudWatch Logs group (docs/decisions.md#usage)',
+    { default: true },
+  ),
+  usageLogRetentionDays: setting(
+    {
       ...integer(1, 3653, 'days'),
       schema: integer(1, 3653, 'days').schema.refine((days) => LOG_RETENTION_DAYS.includes(days), {
         error: `must be one of the retention periods CloudWatch Logs offers: ${LOG_RETENTION_DAYS.join(', ')}`,
       }),
     },
-    description: 'days the usage log group keeps its records (how far back catalog usage can look)',
-    default: 400,
-  }),
-  accessLogBucketName: setting({
-    kind: text('name', bucketName),
-    description: 'existing bucket (ACLs enabled) for the access logs, with accessLogging',
-  }),
-  accessLogRetentionDays: setting({
-    kind: integer(1, 3650, 'days'),
-    description: 'days the access logs are kept in the bucket this stack creates for them (default 90)',
-    // Optional, so a value given with accessLogBucketName (where it cannot apply) is refused.
-    default: 90,
-  }),
-  errorCachingMinTtlSeconds: setting({
-    kind: integer(0, 300, 'seconds'),
-    description: 'how long an edge keeps an error answer (a long TTL hides a recovered origin)',
-    default: 10,
-  }),
-  noncurrentVersionExpiryDays: setting({
-    kind: integer(1, 3650, 'days'),
-    description: 'days an overwritten or deleted object version is kept in the origin bucket',
-    default: 30,
-  }),
-  kvsSeedFile: setting({
-    kind: text('file'),
-    description:
-      'KeyValueStore import file seeding the store when it is CREATED (never change it afterwards)',
-  }),
-  buildRateMinutes: setting({
-    kind: integer(5, 1440, 'minutes'),
-    description:
-      'how often the scheduler runs the builder, in whole minutes (each run reads the whole source)',
-    default: 60,
-  }),
+    'days the usage log group keeps its records (how far back catalog usage can look)',
+    { default: 400 },
+  ),
+  accessLogBucketName: setting(
+    text('name', bucketName),
+    'existing bucket (ACLs enabled) for the access logs, with accessLogging',
+  ),
+  // Optional, so a value given with accessLogBucketName (where it cannot apply) is refused.
+  accessLogRetentionDays: setting(
+    integer(1, 3650, 'days'),
+    'days the access logs are kept in the bucket this stack creates for them (default 90)',
+    { default: 90 },
+  ),
+  errorCachingMinTtlSeconds: setting(
+    integer(0, 300, 'seconds'),
+    'how long an edge keeps an error answer (a long TTL hides a recovered origin)',
+    { default: 10 },
+  ),
+  noncurrentVersionExpiryDays: setting(
+    integer(1, 3650, 'days'),
+    'days an overwritten or deleted object version is kept in the origin bucket',
+    { default: 30 },
+  ),
+  kvsSeedFile: setting(
+    text('file'),
+    'KeyValueStore import file seeding the store when it is CREATED (never change it afterwards)',
+  ),
+  buildRateMinutes: setting(
+    integer(5, 1440, 'minutes'),
+    'how often the scheduler runs the builder, in whole minutes (each run reads the whole source)',
+    { default: 60 },
+  ),
   // Sized from the measured cost of a publish: infra/README.md, "Sizing the builder".
-  builderTimeoutSeconds: setting({
-    kind: integer(10, 900, 'seconds'),
-    description:
-      'the builder timeout, shorter than the build rate (a 30,000-plan publish takes about a third)',
-    default: 300,
-  }),
-  builderMemoryMiB: setting({
-    kind: integer(128, 10240, 'MiB'),
-    description: 'the builder memory, and so its CPU share (1,769 MiB is one vCPU)',
-    default: 2048,
-  }),
-  vpcId: setting({
-    kind: text('id', z.string().regex(/^vpc-[0-9a-f]{8,17}$/, { error: 'must be vpc-…' })),
-    description: 'run the builder in this VPC (with subnetIds), e.g. to reach a private PostgreSQL',
-  }),
-  subnetIds: setting({
-    kind: list(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, { error: 'must be subnet-…' }), 'ids'),
-    description: 'private subnets of the builder, with a NAT route (CloudFront has no VPC endpoint)',
-  }),
-  securityGroupIds: setting({
-    kind: list(z.string().regex(/^sg-[0-9a-f]{8,17}$/, { error: 'must be sg-…' }), 'ids'),
-    description: 'security groups of the builder (default: a new one, all outbound, no inbound)',
-  }),
-  alarmTopicArn: setting({
-    kind: text(
+  builderTimeoutSeconds: setting(
+    integer(10, 900, 'seconds'),
+    'the builder timeout, shorter than the build rate (a 30,000-plan publish takes about a third)',
+    { default: 300 },
+  ),
+  builderMemoryMiB: setting(
+    integer(128, 10240, 'MiB'),
+    'the builder memory, and so its CPU share (1,769 MiB is one vCPU)',
+    { default: 2048 },
+  ),
+  vpcId: setting(
+    text('id', z.string().regex(/^vpc-[0-9a-f]{8,17}$/, { error: 'must be vpc-…' })),
+    'run the builder in this VPC (with subnetIds), e.g. to reach a private PostgreSQL',
+  ),
+  subnetIds: setting(
+    list(z.string().regex(/^subnet-[0-9a-f]{8,17}$/, { error: 'must be subnet-…' }), 'ids'),
+    'private subnets of the builder, with a NAT route (CloudFront has no VPC endpoint)',
+  ),
+  securityGroupIds: setting(
+    list(z.string().regex(/^sg-[0-9a-f]{8,17}$/, { error: 'must be sg-…' }), 'ids'),
+    'security groups of the builder (default: a new one, all outbound, no inbound)',
+  ),
+  alarmTopicArn: setting(
+    text(
       'arn',
       arn('sns', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN'),
     ),
-    description: 'SNS topic the alarms notify (default: a new topic AlarmTopic)',
-  }),
+    'SNS topic the alarms notify (default: a new topic AlarmTopic)',
+  ),
 
   // Operations: alarms, CloudFront's additional metrics, per-key rate limits (infra/README.md).
-  scheduleEnabled: setting({
-    kind: boolean,
-    description:
-      'run the builder on its schedule; false keeps the schedule disabled and the no-successful-run alarm quiet',
-    default: true,
-  }),
-  catalogAgeAlarmSeconds: setting({
-    kind: integer(3600, 31536000, 'seconds'),
-    description:
-      'alarm when the live catalog is older than this after a run (set it above the longest the source goes unchanged)',
-    default: 7 * 24 * 3600,
-  }),
-  additionalCloudFrontMetrics: setting({
-    kind: boolean,
-    description:
-      "turn on CloudFront's additional distribution metrics (401/403/404/502/503/504 rates, cache hit rate, origin latency; billed per metric)",
-    default: false,
-  }),
-  rateLimitPerKey: setting({
-    kind: integer(10, 2_000_000_000, 'requests'),
-    description:
-      'requests one X-Api-Key may make per rateLimitWindowSeconds; adds an AWS WAF web ACL answering 429 (off when unset)',
-  }),
-  rateLimitWindowSeconds: setting({
-    kind: wafWindow,
-    description:
-      'the window of rateLimitPerKey: 60, 120, 300 or 600 seconds (the only windows AWS WAF offers)',
-    // Optional, so a window given without rateLimitPerKey (where it cannot apply) is refused.
-    default: 300,
-  }),
+  scheduleEnabled: setting(
+    boolean,
+    'run the builder on its schedule; false keeps the schedule disabled and the no-successful-run alarm quiet',
+    { default: true },
+  ),
+  catalogAgeAlarmSeconds: setting(
+    integer(3600, 31536000, 'seconds'),
+    'alarm when the live catalog is older than this after a run (set it above the longest the source goes unchanged)',
+    { default: 7 * 24 * 3600 },
+  ),
+  additionalCloudFrontMetrics: setting(
+    boolean,
+    "turn on CloudFront's additional distribution metrics (401/403/404/502/503/504 rates, cache hit rate, origin latency; billed per metric)",
+    { default: false },
+  ),
+  rateLimitPerKey: setting(
+    integer(10, 2_000_000_000, 'requests'),
+    'requests one X-Api-Key may make per rateLimitWindowSeconds; adds an AWS WAF web ACL answering 429 (off when unset)',
+  ),
+  // Optional, so a window given without rateLimitPerKey (where it cannot apply) is refused.
+  rateLimitWindowSeconds: setting(
+    wafWindow,
+    'the window of rateLimitPerKey: 60, 120, 300 or 600 seconds (the only windows AWS WAF offers)',
+    { default: 300 },
+  ),
 
   // The partner proxy (catalog proxy): the partner's side, so its own names and defaults.
-  upstream: setting({
-    kind: text('url', z.string().pipe(BaseUrl)),
-    description: "the catalog service's base URL, http(s)://host[:port]",
-    redact: redactUrl,
-  }),
-  partnerKey: setting({
-    kind: text('key'),
-    description: 'the API key the proxy sends to the service (never a flag, never logged)',
-    flag: false,
-    env: 'CATALOG_PARTNER_KEY',
-    secret: true,
-  }),
-  proxyPort: setting({
-    kind: integer(0, 65535, 'n'),
-    description: 'port the proxy listens on (0 picks a free one)',
+  upstream: setting(
+    text('url', z.string().pipe(BaseUrl)),
+    "the catalog service's base URL, http(s)://host[:port]",
+    { redact: redactUrl },
+  ),
+  partnerKey: setting(
+    text('key'),
+    'the API key the proxy sends to the service (never a flag, never logged)',
+    { flag: false, env: 'CATALOG_PARTNER_KEY', secret: true },
+  ),
+  proxyPort: setting(integer(0, 65535, 'n'), 'port the proxy listens on (0 picks a free one)', {
     default: 8788,
     flag: '--port',
   }),
-  proxyHost: setting({
-    kind: text('host'),
-    description: 'interface the proxy listens on',
+  proxyHost: setting(text('host'), 'interface the proxy listens on', {
     default: '127.0.0.1',
     flag: '--host',
   }),
-  cacheFile: setting({
-    kind: text('file'),
-    description:
-      "file holding the proxy's last good copy and its change history, so a restart does not start empty",
-    default: '.catalog/proxy-cache.json',
-  }),
-  refreshSeconds: setting({
-    kind: integer(5, 86_400, 'seconds'),
-    description:
-      "seconds between the proxy's refreshes, at least 5 (default: as long as the service's Cache-Control max-age says, 300 today)",
-  }),
-  changesKept: setting({
-    kind: integer(1, 10_000, 'n'),
-    description:
-      'how many change sets the proxy keeps for GET /changes?since=N (older ones answer 410: resync from /plans.json)',
-    default: 100,
-  }),
-  notify: setting({
-    kind: text(
+  cacheFile: setting(
+    text('file'),
+    "file holding the proxy's last good copy and its change history, so a restart does not start empty",
+    { default: '.catalog/proxy-cache.json' },
+  ),
+  refreshSeconds: setting(
+    integer(5, 86_400, 'seconds'),
+    "seconds between the proxy's refreshes, at least 5 (default: as long as the service's Cache-Control max-age says, 300 today)",
+  ),
+  changesKept: setting(
+    integer(1, 10_000, 'n'),
+    'how many change sets the proxy keeps for GET /changes?since=N (older ones answer 410: resync from /plans.json)',
+    { default: 100 },
+  ),
+  notify: setting(
+    text(
       'url',
       z.string().regex(/^https?:\/\/[^\s/?#@]+(?:[/?][^\s#]*)?$/, {
         error: 'must be an http(s):// URL without user:password@ or a #fragment',
       }),
     ),
-    description:
-      "URL of the partner's application the proxy POSTs each new change set to (JSON), retried with back-off until it answers 2xx",
-    env: 'CATALOG_NOTIFY_URL',
-    redact: redactUrl,
-  }),
+    "URL of the partner's application the proxy POSTs each new change set to (JSON), retried with back-off until it answers 2xx",
+    { env: 'CATALOG_NOTIFY_URL', redact: redactUrl },
+  ),
 
   // -------------------------------------------------------------------------------------------------------
   // Operations: `catalog status`, and the builder's propagation check after a pointer move
   // (docs/decisions.md#operations). Their contexts are also listed on bucket, kvsArn, origin, store, region,
   // maxAttempts, s3PathStyle and json above.
-  maxAge: setting({
-    kind: span,
-    description:
-      'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this; catalog check: a warning when the served generatedAt is older',
-    default: 25 * 3_600_000,
-  }),
+  maxAge: setting(
+    span,
+    'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this; catalog check: a warning when the served generatedAt is older',
+    { default: 25 * 3_600_000 },
+  ),
 
   // `catalog usage` and `catalog keys list --usage` (docs/decisions.md#usage). --json, --region and
   // --max-attempts are declared above.
-  since: setting({
-    kind: span,
-    description: 'how far back to count, such as 30d (up to the log group retention on AWS)',
+  since: setting(span, 'how far back to count, such as 30d (up to the log group retention on AWS)', {
     default: 30 * 86_400_000,
   }),
-  accessLog: setting({
-    kind: text('file'),
-    description: 'a catalog serve access log to read (- for standard input) instead of the AWS log group',
-  }),
-  usageLogGroup: setting({
-    kind: text(
+  accessLog: setting(
+    text('file'),
+    'a catalog serve access log to read (- for standard input) instead of the AWS log group',
+  ),
+  usageLogGroup: setting(
+    text(
       'name',
       z.string().regex(/^[A-Za-z0-9_./#-]{1,512}$/, {
         error: 'must be a CloudWatch Logs group name (stack output UsageLogGroupName)',
       }),
     ),
-    description:
-      'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
-    flag: '--log-group',
-    output: 'UsageLogGroupName',
-  }),
+    'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
+    { flag: '--log-group', output: 'UsageLogGroupName' },
+  ),
 
-  withUsage: setting({
-    kind: boolean,
-    description:
-      "add when each key's partner was last seen, from --access-log or --log-group (usage names partners, not keys)",
-    default: false,
-    flag: '--usage',
-    env: false,
-  }),
+  withUsage: setting(
+    boolean,
+    "add when each key's partner was last seen, from --access-log or --log-group (usage names partners, not keys)",
+    { default: false, flag: '--usage', env: false },
+  ),
 
   // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment). The base
   // URL, --json and --max-age are declared above.
-  checkKey: setting({
-    kind: text(
+  checkKey: setting(
+    text(
       'key',
       z.string().regex(KEY_PATTERN, {
         error: 'is not an API key (tpc_ and 43 base64url characters); the value is not shown',
       }),
     ),
-    description: 'the API key catalog check sends (never a flag, never printed)',
-    flag: false,
-    env: 'CATALOG_CHECK_KEY',
-    secret: true,
-  }),
-  corsOrigin: setting({
-    kind: text(
+    'the API key catalog check sends (never a flag, never printed)',
+    { flag: false, env: 'CATALOG_CHECK_KEY', secret: true },
+  ),
+  corsOrigin: setting(
+    text(
       'origin|off',
       z.string().transform((value, ctx) => {
         if (value === 'off') return null;
@@ -699,34 +588,28 @@ export const SETTINGS = {
         return z.NEVER;
       }),
     ),
-    description:
-      'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped',
-  }),
-  checkTimeout: setting({
-    kind: timeout,
-    description: 'catalog check: the deadline of each answer, from connecting to its last byte',
-    default: 10_000,
-    flag: '--timeout',
-  }),
-  monitoringKeySecretArn: setting({
-    kind: secretArn,
-    description:
-      'Secrets Manager secret holding an API key (the secret string is the key) with which the builder measures, after a publish, how long the edge takes to serve the new build; unset: not measured',
-    flag: false,
-  }),
-  propagationMaxWait: setting({
-    kind: timeout,
-    description:
-      'how long the builder waits, after a publish, for the edge to serve the new build before it records a timeout',
-    default: 120_000,
-    flag: false,
-  }),
-  propagationInterval: setting({
-    kind: timeout,
-    description: 'how often the builder asks the edge which build it serves while it waits',
-    default: 5_000,
-    flag: false,
-  }),
+    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped',
+  ),
+  checkTimeout: setting(
+    timeout,
+    'catalog check: the deadline of each answer, from connecting to its last byte',
+    { default: 10_000, flag: '--timeout' },
+  ),
+  monitoringKeySecretArn: setting(
+    secretArn,
+    'Secrets Manager secret holding an API key (the secret string is the key) with which the builder measures, after a publish, how long the edge takes to serve the new build; unset: not measured',
+    { flag: false },
+  ),
+  propagationMaxWait: setting(
+    timeout,
+    'how long the builder waits, after a publish, for the edge to serve the new build before it records a timeout',
+    { default: 120_000, flag: false },
+  ),
+  propagationInterval: setting(
+    timeout,
+    'how often the builder asks the edge which build it serves while it waits',
+    { default: 5_000, flag: false },
+  ),
 } as const;
 
 /** What every build reads besides the source, its token and the base URLs: the commands that build, the Lambda. */
