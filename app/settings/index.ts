@@ -51,7 +51,8 @@ export type SettingsIn<C extends Context> = {
     : SettingValue<K>;
 };
 
-const specOf = (name: SettingName): SettingSpec => SETTINGS[name] as SettingSpec;
+/** A setting's declaration (for the command line's generated options and the docs). */
+export const specFor = (name: SettingName): SettingSpec => SETTINGS[name] as SettingSpec;
 
 /** Each context's settings and their modes, read from READS once (a name that is no setting is a bug). */
 const MODES = new Map(
@@ -89,14 +90,14 @@ const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter}`)
 
 /** The flag of a setting (`--source-relation`), or undefined when it has none. */
 export function flagOf(name: SettingName): string | undefined {
-  const flag = specOf(name).flag;
+  const flag = specFor(name).flag;
   if (flag === false) return undefined;
   return flag ?? `--${kebab(name)}`;
 }
 
 /** The environment variable of a setting (`CATALOG_SOURCE_RELATION`), or undefined when it has none. */
 export function envOf(name: SettingName): string | undefined {
-  const env = specOf(name).env;
+  const env = specFor(name).env;
   if (env === false) return undefined;
   return env ?? `CATALOG_${snake(name)}`;
 }
@@ -117,7 +118,7 @@ export type Entry = 'cli' | 'lambda' | 'cdk';
 export function settingLabel(name: string, entry: Entry): string {
   if (!(name in SETTINGS)) return name;
   const key = name as SettingName;
-  const label = specOf(key).labels?.[entry];
+  const label = specFor(key).labels?.[entry];
   if (label !== undefined) return label;
   if (entry === 'cli') return flagOf(key) ?? envOf(key) ?? name;
   if (entry === 'lambda') return envOf(key) ?? name;
@@ -147,7 +148,7 @@ function labelOf(name: SettingName, from: ValueOrigin): string {
 
 /** A value as a message shows it: quoted, cut to a sane length; nothing for a secret. */
 function shown(name: SettingName, value: unknown): string {
-  const spec = specOf(name);
+  const spec = specFor(name);
   if (spec.secret || value === undefined) return '';
   if (spec.redact && typeof value !== 'string') return '';
   const raw = typeof value === 'string' && spec.redact ? spec.redact(value) : value;
@@ -178,7 +179,7 @@ export function readSettings<C extends Context>(
   // The production rules run once every value is parsed: a rule may depend on another setting.
   const checks: { name: SettingName; label: string; raw: unknown }[] = [];
   for (const name of namesIn(context)) {
-    const spec = specOf(name);
+    const spec = specFor(name);
     const mode = modeIn(name, context);
     const raw = read(name);
     if (raw === undefined || raw.value === undefined) {
@@ -197,7 +198,7 @@ export function readSettings<C extends Context>(
   }
   const settings = { ...values };
   for (const { name, label, raw } of checks) {
-    const refusal = specOf(name).production?.(settings[name] as never, { context, settings });
+    const refusal = specFor(name).production?.(settings[name] as never, { context, settings });
     if (refusal === undefined) continue;
     problems.push(`${label}${shown(name, raw)}: ${refusal}`);
     delete values[name];
@@ -218,19 +219,14 @@ export function parseSettings<C extends Context>(
 
 /** A setting's declared default; throws for a setting without one (a programming error). */
 export function defaultOf<K extends SettingName>(name: K): SettingValue<K> {
-  const value = specOf(name).default;
+  const value = specFor(name).default;
   if (value === undefined) throw new Error(`setting ${name} has no default`);
   return value as SettingValue<K>;
 }
 
 /** The canonical text of a parsed value (what a flag or variable would hold). */
 export function formatSetting<K extends SettingName>(name: K, value: SettingValue<K>): string {
-  return specOf(name).kind.format(value);
-}
-
-/** A setting's declaration (for the command line's generated options and the docs). */
-export function specFor(name: SettingName): SettingSpec {
-  return specOf(name);
+  return specFor(name).kind.format(value);
 }
 
 /** How the docs name a context: `keys issue`, `Lambda`, `CDK`. */
@@ -257,7 +253,7 @@ export function settingsTable(): string {
     ),
   ]);
   const settings = (Object.keys(SETTINGS) as SettingName[]).map((name) => {
-    const spec = specOf(name);
+    const spec = specFor(name);
     const shownDefault =
       spec.default === undefined ? '' : code(spec.kind.format(spec.default as never) || '(none)');
     return [

@@ -31,7 +31,7 @@ export type Mode = 'required' | 'default' | 'optional';
 /** Contexts that publish for real: a value that only suits the local stack is refused there. */
 export const PRODUCTION_CONTEXTS: readonly Context[] = ['publish', 'lambda', 'cdk'];
 
-/** What a context reads: the names of its settings in each mode, separated by spaces. */
+/** What a context reads: the names of its settings in each mode, in lists separated by spaces. */
 type Reads = { readonly [M in Mode]?: readonly string[] };
 
 export interface SettingSpec<I = unknown, O = unknown> {
@@ -69,7 +69,7 @@ export interface ProductionReading {
   readonly settings: Readonly<Record<string, unknown>>;
 }
 
-/** Declares a setting: its kind, its one-line description, and the rest (its default and production rule are checked against the kind). */
+/** Declares a setting: its kind, one line on what it does, and the rest (typed by the kind). */
 function setting<I, O>(
   kind: Kind<I, O>,
   description: string,
@@ -102,18 +102,19 @@ const timeout = parsed('duration', duration(86_400_000), formatDuration);
 /** A span of time such as a key's grace or how far back to look, at most 100 years. */
 const span = parsed('duration', Duration, formatDuration);
 
+/** A whole number from a closed list (the values an AWS API accepts); `error` lists them. */
+function wholeNumberOf(
+  values: readonly number[],
+  valueName: string,
+  error: string,
+): Kind<number | string, number> {
+  const kind = integer(Math.min(...values), Math.max(...values), valueName);
+  return { ...kind, schema: kind.schema.refine((value) => values.includes(value), { error }) };
+}
 /** The evaluation windows an AWS WAF rate-based rule accepts, in seconds. */
-export const WAF_RATE_WINDOWS = [60, 120, 300, 600] as const;
-const wafWindow: Kind<number | string, number> = {
-  ...integer(60, 600, 'seconds'),
-  schema: integer(60, 600, 'seconds').schema.refine(
-    (value) => (WAF_RATE_WINDOWS as readonly number[]).includes(value),
-    { error: 'must be 60, 120, 300 or 600' },
-  ),
-};
-
+const wafWindow = wholeNumberOf([60, 120, 300, 600], 'seconds', 'must be 60, 120, 300 or 600');
 /** The retention periods a CloudWatch Logs group accepts, in days. */
-export const LOG_RETENTION_DAYS: readonly number[] = [
+const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ];
 
@@ -389,12 +390,11 @@ export const SETTINGS = {
     { default: true },
   ),
   usageLogRetentionDays: setting(
-    {
-      ...integer(1, 3653, 'days'),
-      schema: integer(1, 3653, 'days').schema.refine((days) => LOG_RETENTION_DAYS.includes(days), {
-        error: `must be one of the retention periods CloudWatch Logs offers: ${LOG_RETENTION_DAYS.join(', ')}`,
-      }),
-    },
+    wholeNumberOf(
+      LOG_RETENTION_DAYS,
+      'days',
+      `must be one of the retention periods CloudWatch Logs offers: ${LOG_RETENTION_DAYS.join(', ')}`,
+    ),
     'days the usage log group keeps its records (how far back catalog usage can look)',
     { default: 400 },
   ),
