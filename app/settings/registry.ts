@@ -402,7 +402,7 @@ export const SETTINGS = {
     text('name', bucketName),
     'existing bucket (ACLs enabled) for the access logs, with accessLogging',
   ),
-  // Optional, so a value given with accessLogBucketName (where it cannot apply) is refused.
+  // Optional in READS.cdk, so a value given with accessLogBucketName (where it cannot apply) is refused.
   accessLogRetentionDays: setting(
     integer(1, 3650, 'days'),
     'days the access logs are kept in the bucket this stack creates for them (default 90)',
@@ -478,7 +478,7 @@ export const SETTINGS = {
     integer(10, 2_000_000_000, 'requests'),
     'requests one X-Api-Key may make per rateLimitWindowSeconds; adds an AWS WAF web ACL answering 429 (off when unset)',
   ),
-  // Optional, so a window given without rateLimitPerKey (where it cannot apply) is refused.
+  // Optional in READS.cdk, so a window given without rateLimitPerKey (where it cannot apply) is refused.
   rateLimitWindowSeconds: setting(
     wafWindow,
     'the window of rateLimitPerKey: 60, 120, 300 or 600 seconds (the only windows AWS WAF offers)',
@@ -529,18 +529,15 @@ export const SETTINGS = {
     { env: 'CATALOG_NOTIFY_URL', redact: redactUrl },
   ),
 
-  // -------------------------------------------------------------------------------------------------------
   // Operations: `catalog status`, and the builder's propagation check after a pointer move
-  // (docs/decisions.md#operations). Their contexts are also listed on bucket, kvsArn, origin, store, region,
-  // maxAttempts, s3PathStyle and json above.
+  // (docs/decisions.md#operations).
   maxAge: setting(
     span,
     'catalog status: degraded when the catalog was last built or confirmed against the source longer ago than this; catalog check: a warning when the served generatedAt is older',
     { default: 25 * 3_600_000 },
   ),
 
-  // `catalog usage` and `catalog keys list --usage` (docs/decisions.md#usage). --json, --region and
-  // --max-attempts are declared above.
+  // `catalog usage` and `catalog keys list --usage` (docs/decisions.md#usage).
   since: setting(span, 'how far back to count, such as 30d (up to the log group retention on AWS)', {
     default: 30 * 86_400_000,
   }),
@@ -558,15 +555,13 @@ export const SETTINGS = {
     'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
     { flag: '--log-group', output: 'UsageLogGroupName' },
   ),
-
   withUsage: setting(
     boolean,
     "add when each key's partner was last seen, from --access-log or --log-group (usage names partners, not keys)",
     { default: false, flag: '--usage', env: false },
   ),
 
-  // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment). The base
-  // URL, --json and --max-age are declared above.
+  // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment).
   checkKey: setting(
     text(
       'key',
