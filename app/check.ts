@@ -4,10 +4,10 @@
  * network errors, and only the methods the service answers or the table checks are refused (all bodiless).
  */
 import { Agent, RetryAgent } from 'undici';
-import { formatMs } from '../builder/sources/options.ts';
 import { describeCause, NETWORK_ERROR_CODES, settingRef } from '../contract/errors.ts';
 import { type Answer, MAX_BODY_BYTES } from '../gateway/judge.ts';
 import { generateKey } from '../keys/keys.ts';
+import { formatDuration } from '../keys/time.ts';
 import {
   type CheckReport,
   type CheckRequest,
@@ -86,7 +86,7 @@ const TOO_LARGE = `the answer is larger than ${MAX_BODY_BYTES / 1024 ** 2} MiB, 
 function unanswered(error: unknown, timeoutMs: number): string {
   if ((error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return TOO_LARGE;
   if ((error as Error).name === 'TimeoutError')
-    return `no complete answer within ${settingRef('checkTimeout')} ${formatMs(timeoutMs)}`;
+    return `no complete answer within ${settingRef('checkTimeout')} ${formatDuration(timeoutMs)}`;
   return `no answer: ${describeCause(error)}`;
 }
 

@@ -18,7 +18,6 @@ import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { openSource } from '../builder/sources/index.ts';
-import type { SourceOptions } from '../builder/sources/options.ts';
 import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
 import type { HeldRunLock } from '../publish/lock.ts';
@@ -65,25 +64,6 @@ export type BuildSettings = Pick<
   readonly sourceToken?: string | undefined;
 };
 
-/** The source settings of a build, as the sources take them. */
-export function sourceOptions(settings: BuildSettings): SourceOptions {
-  return {
-    relation: settings.sourceRelation,
-    statementTimeoutMs: settings.sourceStatementTimeout,
-    connectTimeoutMs: settings.sourceConnectTimeout,
-    headersTimeoutMs: settings.sourceHeadersTimeout,
-    bodyTimeoutMs: settings.sourceBodyTimeout,
-    maxBodyBytes: settings.sourceMaxBytes,
-    retries: settings.sourceRetries,
-    token: settings.sourceToken,
-  };
-}
-
-/** Opens the source the settings name (no connection is made until it is read). */
-export function openSourceOf(settings: BuildSettings): Promise<PlanSource> {
-  return openSource(settings.source, sourceOptions(settings));
-}
-
 /**
  * Reads the source and builds in memory, stamped `now`. Invalid rows are reported one line each — as warnings
  * with `skipInvalid`, else as the list of a failed build, which then throws {@link InvalidRowsError}.
@@ -95,7 +75,7 @@ export async function build(
   progress: ProgressSink = () => {},
 ): Promise<BuildResult> {
   progress({ stage: 'reading the source' });
-  const prepared = await prepareFrom(await openSourceOf(settings), settings, now, report);
+  const prepared = await prepareFrom(await openSource(settings.source, settings), settings, now, report);
   progress({ stage: 'compressing and rendering pages' });
   return completeBuild(prepared);
 }
@@ -456,7 +436,7 @@ export async function publish(
     options.progress?.({ stage: 'reading the source' });
     try {
       built = await prepareFrom(
-        await openSourceOf({ ...settings, source: from.source, sourceToken: from.sourceToken }),
+        await openSource(from.source, { ...settings, sourceToken: from.sourceToken }),
         settings,
         options.now,
         options.report,

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Duration, IsoTime, parseWhen } from './time.ts';
+import { Duration, duration, formatDuration, IsoTime, parseWhen } from './time.ts';
 
 const NOW = new Date('2026-06-01T12:00:00.000Z');
+
+const FORMAT = 'must be a number and a unit ms, s, m, h or d, such as 30s or 7d';
 
 describe('durations', () => {
   it.each([
@@ -10,21 +12,39 @@ describe('durations', () => {
     ['12h', 43_200_000],
     ['7d', 604_800_000],
     [' 2s ', 2_000],
+    ['500ms', 500],
   ])('reads %j as %d ms', (text, ms) => {
     expect(Duration.parse(text)).toBe(ms);
   });
 
   it.each([
-    ['7', 'must be a number and a unit s, m, h or d, such as 12h or 7d'],
-    ['7w', 'must be a number and a unit s, m, h or d, such as 12h or 7d'],
-    ['-1d', 'must be a number and a unit s, m, h or d, such as 12h or 7d'],
-    ['1.5h', 'must be a number and a unit s, m, h or d, such as 12h or 7d'],
-    ['7D', 'must be a number and a unit s, m, h or d, such as 12h or 7d'],
+    ['7', FORMAT],
+    ['7w', FORMAT],
+    ['-1d', FORMAT],
+    ['1.5h', FORMAT],
+    ['7D', FORMAT],
     ['0d', 'must be longer than zero'],
-    ['36501d', 'must be at most 36500d (100 years)'],
-    ['99999999999999999999d', 'must be at most 36500d (100 years)'],
+    ['36501d', 'must be at most 36500d'],
+    ['99999999999999999999d', 'must be at most 36500d'],
   ])('refuses %j: %s', (text, message) => {
     expect(Duration.safeParse(text).error?.issues[0]?.message).toBe(message);
+  });
+
+  it('bounds each setting by its own longest', () => {
+    const timeout = duration(86_400_000);
+    expect([timeout.parse('24h'), timeout.parse('1d'), timeout.parse(' 2m ')]).toEqual([
+      86_400_000, 86_400_000, 120_000,
+    ]);
+    expect(timeout.safeParse('25h').error?.issues[0]?.message).toBe('must be at most 1d');
+    expect(timeout.safeParse('30 s').error?.issues[0]?.message).toBe(FORMAT);
+  });
+
+  it('formats a duration as the shortest exact text, which reads back', () => {
+    const texts = [1_500, 30_000, 60_000, 7_200_000, 90_000_000, 2_592_000_000].map(formatDuration);
+    expect(texts).toEqual(['1500ms', '30s', '1m', '2h', '25h', '30d']);
+    expect(texts.map((text) => Duration.parse(text))).toEqual([
+      1_500, 30_000, 60_000, 7_200_000, 90_000_000, 2_592_000_000,
+    ]);
   });
 });
 

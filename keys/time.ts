@@ -1,19 +1,33 @@
-/** Durations (`90s`, `15m`, `12h`, `7d`) and times (ISO 8601) as the key commands take them (docs/decisions.md#keys). */
+/**
+ * Durations and times as every setting takes them: a duration is a whole number and a unit ms, s, m, h or d
+ * (`500ms`, `30s`, `12h`, `7d`; docs/settings.md), a time ISO 8601 (docs/decisions.md#keys).
+ */
 import { z } from 'zod';
 
-const UNITS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const UNITS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000, ms: 1 } as const;
 
-/** The longest duration accepted: 100 years. Longer ones are typos, and would overflow a Date. */
-export const MAX_DURATION_MS = 36_500 * UNITS.d;
+/** The shortest exact text of a duration (`25h`, `7d`, `1500ms`): what {@link duration} reads back. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of Object.entries(UNITS)) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
 
-/** A duration: a positive whole number and a unit s, m, h or d (at most 100 years); parsed to milliseconds. */
-export const Duration = z
-  .string()
-  .trim()
-  .regex(/^\d+[smhd]$/, { error: 'must be a number and a unit s, m, h or d, such as 12h or 7d' })
-  .transform((text) => Number(text.slice(0, -1)) * UNITS[text.slice(-1) as keyof typeof UNITS])
-  .refine((ms) => ms > 0, { error: 'must be longer than zero' })
-  .refine((ms) => ms <= MAX_DURATION_MS, { error: 'must be at most 36500d (100 years)' });
+/** A duration longer than zero and at most `max` ms, parsed to milliseconds. */
+export function duration(max: number) {
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+(ms|s|m|h|d)$/, { error: 'must be a number and a unit ms, s, m, h or d, such as 30s or 7d' })
+    .transform((text) => {
+      const [, digits = '', unit = 'ms'] = /^(\d+)(\w+)$/.exec(text) ?? [];
+      return Number(digits) * UNITS[unit as keyof typeof UNITS];
+    })
+    .refine((ms) => ms > 0, { error: 'must be longer than zero' })
+    .refine((ms) => ms <= max, { error: `must be at most ${formatDuration(max)}` });
+}
+
+/** A key's duration (`--grace`, `--after`, `--expires 90d`): at most 100 years (longer would overflow a Date). */
+export const Duration = duration(36_500 * UNITS.d);
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2})))?$/;
@@ -52,21 +66,10 @@ export const IsoTime = z
 export function parseWhen(text: string, now: Date): Date | string {
   const duration = Duration.safeParse(text);
   if (duration.success) return new Date(now.getTime() + duration.data);
-  if (/^\s*\d+[smhd]\s*$/.test(text)) return duration.error.issues[0]?.message ?? 'is not a valid duration';
+  if (/^\s*\d+(ms|s|m|h|d)\s*$/.test(text))
+    return duration.error.issues[0]?.message ?? 'is not a valid duration';
   const time = IsoTime.safeParse(text);
   if (!time.success) return 'must be an ISO 8601 time (2026-12-01T00:00:00Z) or a duration (12h, 7d)';
   if (time.data.getTime() <= now.getTime()) return `must be in the future (it is ${now.toISOString()} now)`;
   return time.data;
-}
-
-/** A zod schema for `--expires WHEN` relative to `now` (see {@link parseWhen}). */
-export function When(now: Date) {
-  return z.string().transform((text, context) => {
-    const when = parseWhen(text, now);
-    if (typeof when === 'string') {
-      context.addIssue({ code: 'custom', message: when });
-      return z.NEVER;
-    }
-    return when;
-  });
 }

@@ -53,10 +53,10 @@ export const LambdaEvent = z.preprocess(
   z.object({ force: z.boolean({ error: 'must be true or false' }).optional() }),
 );
 
-/** What a source secret holds: the source spec, and the bearer token of an HTTP source. */
+/** What a source secret holds, under the settings' names: the source, and the bearer token of an HTTP source. */
 export interface SecretSource {
-  readonly spec: string;
-  readonly token?: string;
+  readonly source: string;
+  readonly sourceToken?: string;
 }
 
 /**
@@ -69,7 +69,7 @@ export interface SecretSource {
 export function sourceFromSecret(secretArn: string, secret: string | undefined): SecretSource {
   const text = secret?.trim() ?? '';
   if (text === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
-  if (!text.startsWith('{')) return { spec: text };
+  if (!text.startsWith('{')) return { source: text };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -85,7 +85,7 @@ export function sourceFromSecret(secretArn: string, secret: string | undefined):
     throw new ConfigError(`secret ${secretArn}: the JSON object has no "source" string`);
   if (token !== undefined && typeof token !== 'string')
     throw new ConfigError(`secret ${secretArn}: "token" must be a string`);
-  return { spec: source.trim(), ...(token ? { token } : {}) };
+  return { source: source.trim(), ...(token ? { sourceToken: token } : {}) };
 }
 
 const MAX_LOGGED_ROWS = 100;
@@ -117,8 +117,8 @@ async function readMonitoringKey(client: SecretsManagerClient, secretArn: string
 /** Removes every occurrence of the secret's parts from a text (errors may quote a source name). */
 function redact(text: string, secret: SecretSource | null): string {
   if (!secret) return text;
-  let clean = text.split(secret.spec).join('<source from secret>');
-  if (secret.token) clean = clean.split(secret.token).join('***');
+  let clean = text.split(secret.source).join('<source from secret>');
+  if (secret.sourceToken) clean = clean.split(secret.sourceToken).join('***');
   return clean;
 }
 
@@ -179,7 +179,7 @@ export function createHandler(
           ? {
               source: async () => {
                 secret = await readSourceSecret(clients.secrets, secretArn);
-                return { source: secret.spec, sourceToken: secret.token };
+                return secret;
               },
             }
           : {}),

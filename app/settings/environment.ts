@@ -9,8 +9,7 @@ import {
   formatSetting,
   type NamesIn,
   namesIn,
-  parseSettings,
-  type SettingName,
+  readSettings,
   type SettingsIn,
   type SettingValue,
 } from './index.ts';
@@ -21,49 +20,35 @@ export type LambdaSettings = SettingsIn<'lambda'>;
 /** Setting values for the Lambda, as the stack has them (undefined: not set, the handler's default applies). */
 export type LambdaValues = { readonly [K in NamesIn<'lambda'>]?: SettingValue<K> | undefined };
 
-/** The variables the Lambda reads, by name. */
-function lambdaVariables(): Map<string, SettingName> {
-  const variables = new Map<string, SettingName>();
-  for (const name of namesIn('lambda')) {
-    const env = envOf(name);
-    if (env !== undefined) variables.set(env, name);
-  }
-  return variables;
-}
-
 /**
  * Parses the Lambda's environment. Refuses, by name, a `CATALOG_*` variable the Lambda does not read (a typo,
  * or a setting that only the command line has), requires exactly one of the source and the source secret,
  * and throws one {@link ConfigError} naming every problem.
  */
 export function parseLambdaEnvironment(env: Readonly<Record<string, string | undefined>>): LambdaSettings {
-  const variables = lambdaVariables();
+  const { values, problems } = readSettings(
+    'lambda',
+    (name) => {
+      const variable = envOf(name);
+      const value = variable === undefined ? undefined : env[variable];
+      return value === undefined ? undefined : { value, from: 'env' };
+    },
+    (name) => envOf(name) ?? name,
+  );
+  const sources = [envOf('source'), envOf('sourceSecretArn')];
+  const oneSource = sources.filter((name) => name !== undefined && env[name] !== undefined).length === 1;
+  const variables = new Set(namesIn('lambda').map(envOf));
   const unknown = Object.keys(env)
     .filter((name) => name.startsWith('CATALOG_') && !variables.has(name))
     .sort()
     .map((name) => `${name}: is not a setting of the builder Lambda`);
-  let settings: LambdaSettings | undefined;
-  let problems: string[] = [];
-  try {
-    settings = parseSettings(
-      'lambda',
-      (name) => {
-        const variable = envOf(name);
-        const value = variable === undefined ? undefined : env[variable];
-        return value === undefined ? undefined : { value, from: 'env' };
-      },
-      (name) => envOf(name) ?? name,
-    );
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    problems = [error.message];
-  }
-  const sources = [envOf('source'), envOf('sourceSecretArn')];
-  if (sources.filter((name) => name !== undefined && env[name] !== undefined).length !== 1)
-    problems.push(`set exactly one of ${sources.join(' and ')}`);
-  if (unknown.length > 0 || problems.length > 0 || settings === undefined)
-    throw new ConfigError([...problems, ...unknown].join('; '));
-  return settings;
+  const all = [
+    ...problems,
+    ...(oneSource ? [] : [`set exactly one of ${sources.join(' and ')}`]),
+    ...unknown,
+  ];
+  if (all.length > 0) throw new ConfigError(all.join('; '));
+  return values as LambdaSettings;
 }
 
 /** The Lambda's environment for the given values: each set value as its variable, in canonical text. */

@@ -10,13 +10,14 @@ import {
   type Context,
   type Mode,
   PRODUCTION_CONTEXTS,
+  READS,
   type Registry,
   SETTINGS,
   type SettingName,
   type SettingSpec,
 } from './registry.ts';
 
-export { COMMANDS, type CommandName, type Context, SETTINGS, type SettingName } from './registry.ts';
+export { type CommandName, type Context, SETTINGS, type SettingName } from './registry.ts';
 
 /** The parsed value of a setting. */
 export type SettingValue<K extends SettingName> = KindOutput<Registry[K]['kind']>;
@@ -25,30 +26,63 @@ export type SettingInput<K extends SettingName> = Registry[K]['kind'] extends { 
   ? Exclude<I, undefined>
   : never;
 
-/** The settings a context reads. */
-export type NamesIn<C extends Context> = {
-  [K in SettingName]: C extends keyof Registry[K]['use'] ? K : never;
-}[SettingName];
+/** The names in a space-separated list. */
+type Words<S extends string, Found extends string = never> = S extends `${infer Head} ${infer Rest}`
+  ? Words<Rest, Found | Head>
+  : Found | S;
 
-type ModeOf<K extends SettingName, C extends Context> = C extends keyof Registry[K]['use']
-  ? Registry[K]['use'][C]
+/** The settings a context reads in one mode. */
+type NamesWith<C extends Context, M extends Mode> = (typeof READS)[C] extends {
+  readonly [P in M]: readonly (infer S extends string)[];
+}
+  ? Words<S> & SettingName
   : never;
+
+/** The settings a context reads. */
+export type NamesIn<C extends Context> =
+  | NamesWith<C, 'required'>
+  | NamesWith<C, 'default'>
+  | NamesWith<C, 'optional'>;
 
 /** The typed settings of a context: a setting in `optional` mode may be undefined, the others never are. */
 export type SettingsIn<C extends Context> = {
-  readonly [K in NamesIn<C>]: ModeOf<K, C> extends 'optional' ? SettingValue<K> | undefined : SettingValue<K>;
+  readonly [K in NamesIn<C>]: K extends NamesWith<C, 'optional'>
+    ? SettingValue<K> | undefined
+    : SettingValue<K>;
 };
 
-const specOf = (name: SettingName): SettingSpec => SETTINGS[name] as SettingSpec;
+/** A setting's declaration (for the command line's generated options and the docs). */
+export const specFor = (name: SettingName): SettingSpec => SETTINGS[name] as SettingSpec;
+
+/** Each context's settings and their modes, read from READS once (a name that is no setting is a bug). */
+const MODES = new Map(
+  Object.entries(READS).map(([context, reads]) => {
+    const modes = new Map<string, Mode>();
+    for (const [mode, lists] of Object.entries(reads) as [Mode, readonly string[]][])
+      for (const name of lists.join(' ').split(' ')) {
+        if (!(name in SETTINGS) || modes.has(name))
+          throw new Error(`READS.${context}: ${name} is unknown or repeated`);
+        modes.set(name, mode);
+      }
+    return [context as Context, modes];
+  }),
+);
+
+const ENTRIES: readonly Context[] = ['lambda', 'cdk'];
+
+/** The `catalog` commands, in the order of READS. */
+export const COMMANDS = [...MODES.keys()].filter(
+  (context): context is CommandName => !ENTRIES.includes(context),
+);
 
 /** The names of the settings a context reads, in declaration order. */
 export function namesIn(context: Context): SettingName[] {
-  return (Object.keys(SETTINGS) as SettingName[]).filter((name) => specOf(name).use[context] !== undefined);
+  return (Object.keys(SETTINGS) as SettingName[]).filter((name) => MODES.get(context)?.has(name));
 }
 
 /** How a context treats a setting. */
 export function modeIn(name: SettingName, context: Context): Mode | undefined {
-  return specOf(name).use[context];
+  return MODES.get(context)?.get(name);
 }
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
@@ -56,14 +90,14 @@ const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter}`)
 
 /** The flag of a setting (`--source-relation`), or undefined when it has none. */
 export function flagOf(name: SettingName): string | undefined {
-  const flag = specOf(name).flag;
+  const flag = specFor(name).flag;
   if (flag === false) return undefined;
   return flag ?? `--${kebab(name)}`;
 }
 
 /** The environment variable of a setting (`CATALOG_SOURCE_RELATION`), or undefined when it has none. */
 export function envOf(name: SettingName): string | undefined {
-  const env = specOf(name).env;
+  const env = specFor(name).env;
   if (env === false) return undefined;
   return env ?? `CATALOG_${snake(name)}`;
 }
@@ -84,7 +118,7 @@ export type Entry = 'cli' | 'lambda' | 'cdk';
 export function settingLabel(name: string, entry: Entry): string {
   if (!(name in SETTINGS)) return name;
   const key = name as SettingName;
-  const label = specOf(key).labels?.[entry];
+  const label = specFor(key).labels?.[entry];
   if (label !== undefined) return label;
   if (entry === 'cli') return flagOf(key) ?? envOf(key) ?? name;
   if (entry === 'lambda') return envOf(key) ?? name;
@@ -114,7 +148,7 @@ function labelOf(name: SettingName, from: ValueOrigin): string {
 
 /** A value as a message shows it: quoted, cut to a sane length; nothing for a secret. */
 function shown(name: SettingName, value: unknown): string {
-  const spec = specOf(name);
+  const spec = specFor(name);
   if (spec.secret || value === undefined) return '';
   if (spec.redact && typeof value !== 'string') return '';
   const raw = typeof value === 'string' && spec.redact ? spec.redact(value) : value;
@@ -145,8 +179,8 @@ export function readSettings<C extends Context>(
   // The production rules run once every value is parsed: a rule may depend on another setting.
   const checks: { name: SettingName; label: string; raw: unknown }[] = [];
   for (const name of namesIn(context)) {
-    const spec = specOf(name);
-    const mode = spec.use[context];
+    const spec = specFor(name);
+    const mode = modeIn(name, context);
     const raw = read(name);
     if (raw === undefined || raw.value === undefined) {
       if (mode === 'required') problems.push(`${missingLabel(name)}: is required`);
@@ -164,7 +198,7 @@ export function readSettings<C extends Context>(
   }
   const settings = { ...values };
   for (const { name, label, raw } of checks) {
-    const refusal = specOf(name).production?.(settings[name] as never, { context, settings });
+    const refusal = specFor(name).production?.(settings[name] as never, { context, settings });
     if (refusal === undefined) continue;
     problems.push(`${label}${shown(name, raw)}: ${refusal}`);
     delete values[name];
@@ -185,76 +219,73 @@ export function parseSettings<C extends Context>(
 
 /** A setting's declared default; throws for a setting without one (a programming error). */
 export function defaultOf<K extends SettingName>(name: K): SettingValue<K> {
-  const value = specOf(name).default;
+  const value = specFor(name).default;
   if (value === undefined) throw new Error(`setting ${name} has no default`);
   return value as SettingValue<K>;
 }
 
-/** Whether a setting is secret (never echoed, never logged). */
-export function isSecret(name: SettingName): boolean {
-  return specOf(name).secret === true;
-}
-
 /** The canonical text of a parsed value (what a flag or variable would hold). */
 export function formatSetting<K extends SettingName>(name: K, value: SettingValue<K>): string {
-  return specOf(name).kind.format(value);
+  return specFor(name).kind.format(value);
 }
 
-/** A setting's declaration (for the command line's generated options and the docs). */
-export function specFor(name: SettingName): SettingSpec {
-  return specOf(name);
-}
+/** How the docs name a context: `keys issue`, `Lambda`, `CDK`. */
+const contextLabel = (context: Context) =>
+  context === 'lambda' ? 'Lambda' : context === 'cdk' ? 'CDK' : context.replace(/^(keys|cors)-/, '$1 ');
 
-/** The contexts in which a command-line setting is read (for the docs' table). */
-export function commandsUsing(name: SettingName): CommandName[] {
-  return (Object.keys(specOf(name).use) as Context[]).filter(
-    (context): context is CommandName => context !== 'lambda' && context !== 'cdk',
-  );
-}
-
-const ENTRY_CONTEXTS: readonly Context[] = ['lambda', 'cdk'];
+const markdownTable = (header: readonly string[], rows: readonly (readonly string[])[]) =>
+  [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
 
 /**
- * The settings as a Markdown table (docs/settings.md is this table, kept current by `npm run docs`): each
- * setting once, with its flag, variable, the stack output `--deployment` takes it from, default, which
- * commands read it, and whether the Lambda and CDK do.
+ * The generated part of docs/settings.md (`npm run docs`): what each command, the Lambda and CDK read, by mode;
+ * then each setting once, with its flag, variable, the stack output `--deployment` takes it from, default, the
+ * commands that read it, and how the Lambda and CDK do.
  */
 export function settingsTable(): string {
-  const rows = (Object.keys(SETTINGS) as SettingName[]).map((name) => {
-    const spec = specOf(name);
-    const contexts = Object.keys(spec.use) as Context[];
-    const commands = contexts
-      .filter((context) => !ENTRY_CONTEXTS.includes(context))
-      .map((context) => context.replace(/^(keys|cors)-/, '$1 '));
+  const code = (text: string | undefined) => (text ? `\`${text}\`` : '');
+  const reads = [...MODES].map(([context, modes]) => [
+    ENTRIES.includes(context) ? contextLabel(context) : `catalog ${contextLabel(context)}`,
+    ...(['required', 'default', 'optional'] as const).map((mode) =>
+      namesIn(context)
+        .filter((name) => modes.get(name) === mode)
+        .map(code)
+        .join(', '),
+    ),
+  ]);
+  const settings = (Object.keys(SETTINGS) as SettingName[]).map((name) => {
+    const spec = specFor(name);
     const shownDefault =
-      spec.default === undefined ? '' : `\`${spec.kind.format(spec.default as never) || '(none)'}\``;
-    const cell = (text: string | undefined) => (text ? `\`${text}\`` : '');
+      spec.default === undefined ? '' : code(spec.kind.format(spec.default as never) || '(none)');
     return [
-      `\`${name}\``,
-      cell(flagOf(name)),
-      cell(envOf(name)),
-      cell(spec.output),
+      code(name),
+      code(flagOf(name)),
+      code(envOf(name)),
+      code(spec.output),
       shownDefault,
-      commands.join(', '),
-      spec.use.lambda ?? '',
-      spec.use.cdk ?? '',
+      COMMANDS.filter((command) => modeIn(name, command))
+        .map(contextLabel)
+        .join(', '),
+      modeIn(name, 'lambda') ?? '',
+      modeIn(name, 'cdk') ?? '',
       `${spec.description.replaceAll('|', '\\|')}${spec.secret ? ' (secret: never shown)' : ''}`,
     ];
   });
-  const header = [
-    'setting / CDK key',
-    'flag',
-    'variable',
-    'stack output',
-    'default',
-    'commands',
-    'Lambda',
-    'CDK',
-    'what',
-  ];
   return [
-    `| ${header.join(' | ')} |`,
-    `| ${header.map(() => '---').join(' | ')} |`,
-    ...rows.map((row) => `| ${row.join(' | ')} |`),
+    markdownTable(['reader', 'required', 'default', 'optional'], reads),
+    '',
+    markdownTable(
+      [
+        'setting / CDK key',
+        'flag',
+        'variable',
+        'stack output',
+        'default',
+        'commands',
+        'Lambda',
+        'CDK',
+        'what',
+      ],
+      settings,
+    ),
   ].join('\n');
 }

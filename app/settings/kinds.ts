@@ -19,7 +19,6 @@ export interface Kind<I, O> {
   readonly input?: I;
 }
 
-export type KindInput<K> = K extends Kind<infer I, unknown> ? I : never;
 export type KindOutput<K> = K extends Kind<unknown, infer O> ? O : never;
 
 const isBlank = (value: unknown) => value === undefined || (typeof value === 'string' && value.trim() === '');

@@ -210,6 +210,16 @@ describe('docs/settings.md', () => {
     expect(withCurrentTable(markdown)).toBe(markdown);
     for (const name of Object.keys(SETTINGS)) expect(markdown).toContain(`| \`${name}\` |`);
   });
+
+  it('says in one row what each command reads, by mode', async () => {
+    const markdown = await readFile(join(ROOT, 'docs', 'settings.md'), 'utf8');
+    expect(markdown).toContain('| catalog cors show |  | `store` | `deployment`, `region`, `kvsArn` |');
+    expect(markdown).toMatch(
+      /^\| catalog publish \| `source`, `baseUrl` \| `appScheme`, .*`unpin`, `force`/m,
+    );
+    for (const command of COMMANDS)
+      expect(markdown).toMatch(new RegExp(`^\\| catalog ${words(command).join(' ')} \\|`, 'm'));
+  });
 });
 
 describe('the layers', () => {

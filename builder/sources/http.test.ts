@@ -64,11 +64,11 @@ const json = (response: ServerResponse, status: number, body: unknown, type = 'a
 
 /** Short timeouts and backoff, so the failure cases take milliseconds. */
 const FAST: HttpSourceOptions = {
-  token: TOKEN,
-  connectTimeoutMs: 1_000,
-  headersTimeoutMs: 1_000,
-  bodyTimeoutMs: 1_000,
-  retries: 2,
+  sourceToken: TOKEN,
+  sourceConnectTimeout: 1_000,
+  sourceHeadersTimeout: 1_000,
+  sourceBodyTimeout: 1_000,
+  sourceRetries: 2,
   retryBaseDelayMs: 10,
   retryMaxDelayMs: 2_000,
 };
@@ -103,7 +103,7 @@ describe('an HTTP source', () => {
 
   it('sends no Authorization header without a token', async () => {
     routes.set('/plans', (_req, res) => json(res, 200, []));
-    expect(await read('/plans', { ...FAST, token: undefined })).toEqual([]);
+    expect(await read('/plans', { ...FAST, sourceToken: undefined })).toEqual([]);
     expect(seen[0]?.authorization).toBeUndefined();
   });
 
@@ -126,7 +126,7 @@ describe('an HTTP source', () => {
       arrivals.push(performance.now());
       res.writeHead(502).end();
     });
-    await failure('/plans', { ...FAST, retries: 4, retryBaseDelayMs: 100, retryMaxDelayMs: 200 });
+    await failure('/plans', { ...FAST, sourceRetries: 4, retryBaseDelayMs: 100, retryMaxDelayMs: 200 });
     const waits = arrivals.slice(1).map((at, i) => at - (arrivals[i] ?? at));
     expect(waits).toHaveLength(4);
     // 100, 200, then capped at 200 (a timer may fire a millisecond early).
@@ -187,7 +187,7 @@ describe('an HTTP source', () => {
 
   it('says so when a 401 answers a request that had no token', async () => {
     routes.set('/plans', (_req, res) => res.writeHead(401).end());
-    const error = await failure('/plans', { ...FAST, token: undefined });
+    const error = await failure('/plans', { ...FAST, sourceToken: undefined });
     expect(error.message).toContain(
       `answered 401 Unauthorized (no token was sent: set ${settingRef('sourceToken')})`,
     );
@@ -225,7 +225,7 @@ describe('an HTTP source', () => {
       // …and nothing more.
     });
     const started = performance.now();
-    const error = await failure('/plans', { ...FAST, bodyTimeoutMs: 200 });
+    const error = await failure('/plans', { ...FAST, sourceBodyTimeout: 200 });
     expect(error.message).toBe(`source ${base}/plans: stopped sending the body for 200 ms (body timeout)`);
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(seen).toHaveLength(1);
@@ -235,14 +235,14 @@ describe('an HTTP source', () => {
     routes.set('/plans', () => {
       // Never answers.
     });
-    const error = await failure('/plans', { ...FAST, headersTimeoutMs: 200 });
+    const error = await failure('/plans', { ...FAST, sourceHeadersTimeout: 200 });
     expect(error.message).toBe(`source ${base}/plans: sent no response headers within 200 ms`);
     expect(seen).toHaveLength(1);
   });
 
   it('refuses a body whose Content-Length passes the limit, without reading it', async () => {
     routes.set('/plans', (_req, res) => json(res, 200, [{ ...ROW, summary: 'x'.repeat(5_000) }]));
-    const error = await failure('/plans', { ...FAST, maxBodyBytes: 1024 });
+    const error = await failure('/plans', { ...FAST, sourceMaxBytes: 1024 });
     expect(error.message).toMatch(
       new RegExp(
         `answered a body larger than the limit of 1KiB \\(declares \\d+ bytes; raise ${settingRef('sourceMaxBytes')}\\)$`,
@@ -266,7 +266,7 @@ describe('an HTTP source', () => {
         res.write(`${JSON.stringify(ROW)},`.repeat(40).slice(0, 10_000));
       }, 5);
     });
-    const error = await failure('/plans', { ...FAST, maxBodyBytes: 64 * 1024 });
+    const error = await failure('/plans', { ...FAST, sourceMaxBytes: 64 * 1024 });
     expect(error.message).toContain(
       `answered a body larger than the limit of 64KiB (sent more; raise ${settingRef('sourceMaxBytes')})`,
     );
@@ -366,7 +366,7 @@ describe('an HTTP source refuses before connecting', () => {
   ])('a token that cannot be sent (%#), without showing it', (token, reason) => {
     let message = '';
     try {
-      new HttpSource(`${base}/plans`, { token });
+      new HttpSource(`${base}/plans`, { sourceToken: token });
     } catch (error) {
       message = (error as Error).message;
     }
@@ -437,7 +437,10 @@ describe('catalog build --source http://…', () => {
 
   it.each([
     [['--source-retries', '11'], '--source-retries "11": must be a whole number from 0 to 10'],
-    [['--source-body-timeout', '5'], '--source-body-timeout "5": must be a number and a unit ms, s, m or h'],
+    [
+      ['--source-body-timeout', '5'],
+      '--source-body-timeout "5": must be a number and a unit ms, s, m, h or d',
+    ],
     [['--source-max-bytes', '1GiB'], '--source-max-bytes "1GiB": must be at most 500MiB'],
     [['--source-relation', 'plans;drop'], '--source-relation "plans;drop": must be a table or view name'],
   ])('refuses %j naming the flag and the value', async (args, message) => {

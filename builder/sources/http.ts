@@ -18,28 +18,18 @@
 import { STATUS_CODES } from 'node:http';
 import { Agent, errors, RetryAgent, type RetryHandler, request } from 'undici';
 import { ConfigError, NETWORK_ERROR_CODES, SourceError, settingRef } from '../../contract/errors.ts';
+import { formatDuration } from '../../keys/time.ts';
 import type { PlanSource } from '../source.ts';
-import { formatBytes, formatMs, SOURCE_DEFAULTS } from './options.ts';
+import { formatBytes, SOURCE_DEFAULTS, type SourceOptions } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 
-export interface HttpSourceOptions {
-  /** Sent as `Authorization: Bearer <token>`. Never part of a name or message. */
-  readonly token?: string | undefined;
-  /** How long to wait for the connection (TCP and TLS). Default 10 s. */
-  readonly connectTimeoutMs?: number | undefined;
-  /** How long to wait for the response headers. Default 30 s. */
-  readonly headersTimeoutMs?: number | undefined;
-  /** The longest pause while the body arrives. Default 30 s. */
-  readonly bodyTimeoutMs?: number | undefined;
-  /** A larger body is refused, without reading it to the end. Default 128 MiB. */
-  readonly maxBodyBytes?: number | undefined;
-  /** Retries after the first attempt on 5xx, 429 and network errors. Default 3. */
-  readonly retries?: number | undefined;
+/** The source settings that apply to HTTP, and the retry waits (see above). */
+export type HttpSourceOptions = Omit<SourceOptions, 'sourceRelation' | 'sourceStatementTimeout'> & {
   /** Wait before the first retry; doubles with each retry. Default 500 ms. */
   readonly retryBaseDelayMs?: number | undefined;
   /** The longest wait before a retry, also when a Retry-After asks for longer. Default 30 s. */
   readonly retryMaxDelayMs?: number | undefined;
-}
+};
 
 /** Network errors before an answer, where another attempt may get through (undici names two of its own). */
 const RETRIED_ERRORS = [...Object.keys(NETWORK_ERROR_CODES), 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'];
@@ -101,7 +91,7 @@ export class HttpSource implements PlanSource {
         `source ${this.name}: credentials in the URL are not sent; give a bearer token in ${settingRef('sourceToken')}`,
       );
     this.#url = parsed;
-    const token = options.token?.trim();
+    const token = options.sourceToken?.trim();
     if (token !== undefined && token !== '') {
       if (/^bearer\s/i.test(token))
         throw new ConfigError(`${settingRef('sourceToken')}: give the token alone, without "Bearer "`);
@@ -112,12 +102,12 @@ export class HttpSource implements PlanSource {
       this.#token = token;
       this.#secrets.push(token);
     }
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? SOURCE_DEFAULTS.connectTimeoutMs;
-    this.#headersTimeoutMs = options.headersTimeoutMs ?? SOURCE_DEFAULTS.headersTimeoutMs;
-    this.#bodyTimeoutMs = options.bodyTimeoutMs ?? SOURCE_DEFAULTS.bodyTimeoutMs;
-    this.#maxBodyBytes = options.maxBodyBytes ?? SOURCE_DEFAULTS.maxBodyBytes;
+    this.#connectTimeoutMs = options.sourceConnectTimeout ?? SOURCE_DEFAULTS.sourceConnectTimeout;
+    this.#headersTimeoutMs = options.sourceHeadersTimeout ?? SOURCE_DEFAULTS.sourceHeadersTimeout;
+    this.#bodyTimeoutMs = options.sourceBodyTimeout ?? SOURCE_DEFAULTS.sourceBodyTimeout;
+    this.#maxBodyBytes = options.sourceMaxBytes ?? SOURCE_DEFAULTS.sourceMaxBytes;
     this.#retry = {
-      maxRetries: options.retries ?? SOURCE_DEFAULTS.retries,
+      maxRetries: options.sourceRetries ?? SOURCE_DEFAULTS.sourceRetries,
       minTimeout: options.retryBaseDelayMs ?? 500,
       maxTimeout: options.retryMaxDelayMs ?? 30_000,
       timeoutFactor: 2,
@@ -200,7 +190,7 @@ export class HttpSource implements PlanSource {
         return `closed the connection before the body was complete and another attempt could not resume it (${status}: ${error.message})`;
       const retryAfter = header(error.headers['retry-after']);
       const asked = retryAfter
-        ? ` (Retry-After: ${retryAfter.slice(0, 40)}; a build waits at most ${formatMs(this.#retry.maxTimeout)} between attempts)`
+        ? ` (Retry-After: ${retryAfter.slice(0, 40)}; a build waits at most ${formatDuration(this.#retry.maxTimeout)} between attempts)`
         : '';
       return `${status}${attempts(error.data.count)}${asked}`;
     }

@@ -186,7 +186,7 @@ describe('the example schema and view', () => {
   });
 
   it('delivers bigint and numeric columns as strings, which the row rules accept as integers', async () => {
-    const source = new PostgresSource(server.url(), { relation: 'reporting."Valid Plans"' });
+    const source = new PostgresSource(server.url(), { sourceRelation: 'reporting."Valid Plans"' });
     const rows: Record<string, unknown>[] = [];
     for await (const batch of source.batches()) rows.push(...(batch as Record<string, unknown>[]));
     const strength = rows.find((row) => row.id === ID.strength);
@@ -226,7 +226,9 @@ describe('the example schema and view', () => {
   });
 
   it('reads in a read-only transaction: a relation that writes fails', async () => {
-    const error = await failure(new PostgresSource(server.url(), { relation: 'catalog_source_writes' }));
+    const error = await failure(
+      new PostgresSource(server.url(), { sourceRelation: 'catalog_source_writes' }),
+    );
     expect(error.message).toContain('read-only transaction');
     const { rows } = await admin.query('SELECT count(*)::int AS n FROM read_attempts');
     expect(rows[0]?.n).toBe(0);
@@ -238,7 +240,7 @@ describe('failures name the source without its password', () => {
   it('fails on a refused connection', async () => {
     const port = await freePort();
     const url = `postgres://catalog:hunter2-secret@127.0.0.1:${port}/plans`;
-    const error = await failure(new PostgresSource(url, { connectTimeoutMs: 2_000 }));
+    const error = await failure(new PostgresSource(url, { sourceConnectTimeout: 2_000 }));
     expect(error.message).toMatch(
       new RegExp(
         `^source postgres://catalog:\\*\\*\\*@127\\.0\\.0\\.1:${port}/plans: cannot connect \\(connection refused`,
@@ -266,7 +268,10 @@ describe('failures name the source without its password', () => {
   it('fails when the statement timeout passes', async () => {
     const started = performance.now();
     const error = await failure(
-      new PostgresSource(server.url(), { relation: 'catalog_source_slow', statementTimeoutMs: 300 }),
+      new PostgresSource(server.url(), {
+        sourceRelation: 'catalog_source_slow',
+        sourceStatementTimeout: 300,
+      }),
     );
     expect(error.message).toContain('the read timed out after 300 ms (statement_timeout');
     expect(performance.now() - started).toBeLessThan(4_000);
@@ -274,21 +279,23 @@ describe('failures name the source without its password', () => {
   });
 
   it('fails on a missing relation, naming it', async () => {
-    const error = await failure(new PostgresSource(server.url(), { relation: 'reporting.no_such_view' }));
+    const error = await failure(
+      new PostgresSource(server.url(), { sourceRelation: 'reporting.no_such_view' }),
+    );
     expect(error.message).toContain(
       `relation "reporting.no_such_view" does not exist; set ${settingRef('sourceRelation')}, or create the view`,
     );
   });
 
   it('fails on a relation the role may not read', async () => {
-    const error = await failure(new PostgresSource(server.url(), { relation: 'private_plans' }));
+    const error = await failure(new PostgresSource(server.url(), { sourceRelation: 'private_plans' }));
     expect(error.message).toContain(
       "permission denied for table private_plans; grant SELECT on private_plans to the source's user",
     );
   });
 
   it('fails on a relation without the contract columns, naming the first missing one', async () => {
-    const error = await failure(new PostgresSource(server.url(), { relation: 'plans' }));
+    const error = await failure(new PostgresSource(server.url(), { sourceRelation: 'plans' }));
     expect(error.message).toContain(
       'relation plans lacks a column of the row contract (column "cover_url" does not exist)',
     );
@@ -366,7 +373,7 @@ describe('the read', () => {
 
   it('refuses a relation name that is not one, before connecting', () => {
     expect(
-      () => new PostgresSource('postgres://x@127.0.0.1/db', { relation: 'plans; DROP TABLE plans' }),
+      () => new PostgresSource('postgres://x@127.0.0.1/db', { sourceRelation: 'plans; DROP TABLE plans' }),
     ).toThrow(/relation "plans; DROP TABLE plans": must be a table or view name/);
   });
 

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { ConfigError, NETWORK_ERROR_CODES, SourceError, settingRef } from '../../contract/errors.ts';
 import type { PlanSource } from '../source.ts';
-import { SOURCE_DEFAULTS } from './options.ts';
+import { SOURCE_DEFAULTS, type SourceOptions } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 import { parseRelationName, type RelationName, relationLabel, relationSql } from './relation.ts';
 
@@ -25,16 +25,14 @@ export const SOURCE_COLUMNS = [
   'approved',
 ] as const;
 
-export interface PostgresSourceOptions {
-  /** Table or view to read, optionally schema-qualified. Default `catalog_source_plans`. */
-  readonly relation?: string | undefined;
-  /** `statement_timeout` of every statement of the read, each FETCH included. Default 60 s. */
-  readonly statementTimeoutMs?: number | undefined;
-  /** How long to wait for the connection and its startup. Default 10 s. */
-  readonly connectTimeoutMs?: number | undefined;
+/** The source settings that apply to PostgreSQL (`sourceStatementTimeout` bounds each FETCH too). */
+export type PostgresSourceOptions = Pick<
+  SourceOptions,
+  'sourceRelation' | 'sourceStatementTimeout' | 'sourceConnectTimeout'
+> & {
   /** Rows per FETCH. At most two batches are held at once (one is read ahead). Default 2,000. */
   readonly batchRows?: number | undefined;
-}
+};
 
 const CURSOR = 'catalog_source_rows';
 const DEFAULT_BATCH_ROWS = 2_000;
@@ -130,13 +128,13 @@ export class PostgresSource implements PlanSource {
   constructor(url: string, options: PostgresSourceOptions = {}) {
     this.#url = url;
     this.name = redactUrl(url);
-    const relationText = options.relation ?? SOURCE_DEFAULTS.relation;
+    const relationText = options.sourceRelation ?? SOURCE_DEFAULTS.sourceRelation;
     const relation = parseRelationName(relationText);
     if (typeof relation === 'string')
       throw new ConfigError(`relation ${JSON.stringify(relationText)}: ${relation}`);
     this.#relation = relation;
-    this.#statementTimeoutMs = options.statementTimeoutMs ?? SOURCE_DEFAULTS.statementTimeoutMs;
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? SOURCE_DEFAULTS.connectTimeoutMs;
+    this.#statementTimeoutMs = options.sourceStatementTimeout ?? SOURCE_DEFAULTS.sourceStatementTimeout;
+    this.#connectTimeoutMs = options.sourceConnectTimeout ?? SOURCE_DEFAULTS.sourceConnectTimeout;
     this.#batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
     // Fails early (as a programming error) on a bad timeout or batch size.
     readStatements(this.#relation, this.#statementTimeoutMs, this.#batchRows);

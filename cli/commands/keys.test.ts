@@ -175,7 +175,7 @@ describe('catalog keys against a running catalog serve', () => {
     [['issue', '--partner', 'acme', '--expires', 'soon'], '--expires "soon": must be an ISO 8601 time'],
     [
       ['rotate', '--partner', 'acme', '--grace', '7'],
-      '--grace "7": must be a number and a unit s, m, h or d',
+      '--grace "7": must be a number and a unit ms, s, m, h or d',
     ],
     [['revoke', '--partner', 'acme', '--after', '0h'], '--after "0h": must be longer than zero'],
     [['revoke', '--key-id', 'xyz'], '--key-id "xyz": must be a key id as keys list shows it'],

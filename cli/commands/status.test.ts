@@ -259,7 +259,7 @@ describe('catalog status', () => {
     const bad = await runCatalog(['status', '--max-age', 'soon'], { env: env() });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe(
-      'catalog: --max-age "soon": must be a number and a unit s, m, h or d, such as 12h or 7d\n',
+      'catalog: --max-age "soon": must be a number and a unit ms, s, m, h or d, such as 30s or 7d\n',
     );
     const half = await runCatalog(['status', '--origin', scratch.dir], { env: {} });
     expect(half.stderr).toBe('catalog: --store: is required with --origin\n');
