@@ -7,13 +7,7 @@
 
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import type { S3Client } from '@aws-sdk/client-s3';
-import {
-  type BuildOptions,
-  type BuildResult,
-  completeBuild,
-  type PreparedBuild,
-  prepareBuild,
-} from '../builder/build.ts';
+import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
 import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
@@ -100,30 +94,15 @@ export async function build(
   return completeBuild(prepared);
 }
 
-type LinkSettings = Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid'> &
-  Partial<Pick<BuildSettings, 'webBaseUrl'>>;
-
-/** {@link build} from a source already open (tests and benchmarks make rows in memory). */
-export async function buildFrom(
-  source: PlanSource,
-  settings: LinkSettings,
-  now: Date,
-  report: Report,
-): Promise<BuildResult> {
-  return completeBuild(await prepareFrom(source, settings, now, report));
-}
-
 /**
- * The first, cheap step of a build from a source already open (builder/build.ts `prepareBuild`): read,
- * validate, order, render openapi.yaml and fingerprint the inputs (no catalog yet). Reports invalid rows as
- * {@link build}.
+ * The first, cheap step of a build (builder/build.ts `prepareBuild`): read, validate, order, render
+ * openapi.yaml and fingerprint the inputs (no catalog yet). Reports invalid rows as {@link build}.
  */
-export async function prepareFrom(
+async function prepareFrom(
   source: PlanSource,
-  settings: LinkSettings,
+  settings: Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid' | 'webBaseUrl'>,
   now: Date,
   report: Report,
-  tool?: BuildOptions['tool'],
 ): Promise<PreparedBuild> {
   try {
     const prepared = await prepareBuild(source, {
@@ -131,7 +110,6 @@ export async function prepareFrom(
       skipInvalid: settings.skipInvalid,
       now,
       openapiTemplate: OPENAPI_TEMPLATE,
-      ...(tool ? { tool } : {}),
     });
     for (const problem of prepared.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
     return prepared;
@@ -470,12 +448,10 @@ export async function publish(
       force: options.force,
       allowEmpty: settings.allowEmpty,
       minRatio: settings.minRatio,
-      keep: settings.keepBuilds,
       unpin: options.unpin ?? false,
       recover: options.recover ?? false,
       ...(options.progress ? { progress: options.progress } : {}),
       buildMs: performance.now() - started,
-      prune: false,
       clock,
       ...(options.actor !== undefined ? { actor: options.actor } : {}),
     });
@@ -600,53 +576,5 @@ async function prune(
       ms: Math.round(performance.now() - started),
       warning: pruneFailure(target.origin, error),
     };
-  }
-}
-
-/**
- * Makes an earlier build live and pins it: the build that was live before the live one, unless `to` names
- * one. `actor` says who, for the history of the live pointer.
- */
-export async function rollback(
-  settings: { readonly to?: string | undefined },
-  target: PublishTarget,
-  now: Date,
-  actor?: string,
-  progress?: ProgressSink,
-): Promise<RollbackSummary> {
-  const { rollback: pinBuild } = await import('../publish/publish.ts');
-  return pinBuild(target, {
-    ...(settings.to !== undefined ? { to: settings.to } : {}),
-    now,
-    ...(actor !== undefined ? { actor } : {}),
-    ...(progress ? { progress } : {}),
-  });
-}
-
-/** Removes a rollback's pin (recorded in the history of the live pointer, with `actor`). */
-export async function unpin(target: PublishTarget, now: Date, actor?: string) {
-  const publishing = await import('../publish/publish.ts');
-  return publishing.unpin(target, { now, ...(actor !== undefined ? { actor } : {}) });
-}
-
-/** The builds at an origin, newest first, with the live, pinned and ever-live ones marked. */
-export async function builds(target: PublishTarget) {
-  const { listBuilds } = await import('../publish/publish.ts');
-  return listBuilds(target);
-}
-
-/** The newest `limit` moves of the live pointer (publish, rollback, unpin), newest first. */
-export async function history(target: PublishTarget, limit: number) {
-  const [{ readHistory }, { storeFailure }] = await Promise.all([
-    import('../publish/history.ts'),
-    import('../publish/errors.ts'),
-  ]);
-  try {
-    return await readHistory(target.origin, limit);
-  } catch (error) {
-    throw storeFailure(`reading the history of ${target.origin.name} failed`, {
-      cause: error,
-      readOnly: true,
-    });
   }
 }

@@ -81,23 +81,13 @@ export interface Progress {
 /** Hears each {@link Progress} of an operation, as it goes. */
 export type ProgressSink = (progress: Progress) => void;
 
-/** How the guards behave, and how many builds are kept. */
+/** How a publish runs: the guards, and what it is told and tells. */
 export interface PublishOptions extends GuardOptions {
-  /** How many builds to keep (the newest); older ones are deleted after a publish. */
-  readonly keep: number;
   /** Remove a rollback's pin first, so this publish may move the pointer again. */
   readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
-  /**
-   * Prune old builds after the pointer moved (default true). app/run.ts prunes on its own, once the run's
-   * record is written ({@link pruneBuilds}).
-   */
-  readonly prune?: boolean;
-  /**
-   * Uploads at once (default {@link UPLOAD_CONCURRENCY}: a build of 30,000 plans holds about 30,000 pages, and the
-   * builder has 5 minutes).
-   */
+  /** Uploads at once (default {@link UPLOAD_CONCURRENCY}). */
   readonly concurrency?: number;
   /** Who publishes, for the history of the pointer (default `unknown`). */
   readonly actor?: string;
@@ -122,7 +112,10 @@ async function recordMoveOrWarn(origin: OriginStore, move: PointerMove): Promise
 /** What a publish did. */
 export type PublishResult = 'published' | 'skipped-identical' | 'skipped-pinned';
 
-/** Uploads at once by default: the SDK's HTTP agent keeps 50 sockets, the local directory does not care. */
+/**
+ * Uploads at once by default: the SDK's HTTP agent keeps 50 sockets, the local directory does not care (a build
+ * of 30,000 plans holds about 30,000 pages, and the builder has 5 minutes).
+ */
 export const UPLOAD_CONCURRENCY = 32;
 
 /** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
@@ -142,7 +135,7 @@ export interface PublishSummary {
   readonly reason?: string;
   /** The pin that held the pointer (`skipped-pinned`), or the one `unpin` removed. */
   readonly pin?: Pin;
-  /** Builds deleted because they were beyond `keep`. */
+  /** Builds deleted because they were beyond `keep` (app/run.ts prunes once the run's record is written). */
   readonly pruned: readonly string[];
   /** Problems that did not fail the run (a damaged live build replaced, a failed prune). */
   readonly warnings: readonly string[];
@@ -540,18 +533,18 @@ const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => su
  * overwriting a build's object), verifies the build, writes the error page, makes the changed pages live, then
  * moves the pointer from the build it started from — a pointer that moved meanwhile throws
  * {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run `skipped-pinned`; both
- * put the live pages back to the live build's — and deletes the live pages of removed plans. Finally prunes old
- * builds (unless `prune` is false). A failure before the move leaves the live catalogs as they were.
+ * put the live pages back to the live build's — and deletes the live pages of removed plans. Old builds are
+ * pruned by {@link pruneBuilds}. A failure before the move leaves the live catalogs as they were.
  */
 export async function publishBuild(
-  candidate: PreparedBuild | BuildResult,
+  candidate: PreparedBuild,
   target: PublishTarget,
   options: PublishOptions,
 ): Promise<PublishSummary> {
   const started = performance.now();
   const times: Partial<Record<keyof PublishSummary['durationsMs'], number>> = {};
   const warnings: string[] = [];
-  let build: BuildResult | undefined = 'objects' in candidate ? candidate : undefined;
+  let build: BuildResult | undefined;
   let completeMs = 0;
   const actor = options.actor ?? 'unknown';
   const clock = options.clock ?? (() => new Date());
@@ -646,13 +639,11 @@ export async function publishBuild(
   if (recovered) warnings.push(recovered);
 
   const progress = options.progress ?? (() => {});
-  if (!build) {
-    progress({ stage: 'compressing and rendering pages' });
-    const completeStarted = performance.now();
-    build = await completeBuild(candidate as PreparedBuild);
-    completeMs = performance.now() - completeStarted;
-  }
-  const built = build;
+  progress({ stage: 'compressing and rendering pages' });
+  const completeStarted = performance.now();
+  const built = await completeBuild(candidate);
+  build = built;
+  completeMs = performance.now() - completeStarted;
 
   const uploadStarted = performance.now();
   await upload(target.origin, built, live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
@@ -675,14 +666,12 @@ export async function publishBuild(
 
   // The new pages go live before the catalogs; the pages of removed plans go after them.
   const flipStarted = performance.now();
-  let moved: Pointer;
   try {
     // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
     const held = live.kind === 'build' && !target.origin.md5 ? live.held : undefined;
     const done = await goLive(target, { id: built.buildId, manifest: built.manifest }, held, progress, () =>
       movePointer(target.kvs, pointer.live, built.buildId, where),
     );
-    moved = done.moved;
     warnings.push(...done.warnings);
   } catch (error) {
     if (error instanceof PinnedError)
@@ -699,18 +688,7 @@ export async function publishBuild(
     ...(recovered ? { reason: recovered } : {}),
   });
   if (recorded) warnings.push(recorded);
-
-  let pruned: string[] = [];
-  if (options.prune ?? true) {
-    const pruneStarted = performance.now();
-    try {
-      pruned = await pruneBuilds(target, options.keep, protectedBy(moved));
-    } catch (error) {
-      warnings.push(pruneFailure(target.origin, error));
-    }
-    times.prune = ms(pruneStarted, performance.now());
-  }
-  return summary({ result: 'published', pruned }, pointer);
+  return summary({ result: 'published' }, pointer);
 }
 
 /** What a prune must keep, by the pointer: the live build, the pinned one and the rollback target. */
