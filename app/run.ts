@@ -17,7 +17,7 @@ import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from
 import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
 import type { HeldRunLock } from '../publish/lock.ts';
 import { bucketOf, objectToWrite } from '../publish/origin.ts';
-import type { ProgressSink, PublishSummary, PublishTarget, RollbackSummary } from '../publish/publish.ts';
+import type { ProgressSink, PublishSummary, PublishTarget } from '../publish/publish.ts';
 
 export type { Progress, ProgressSink } from '../publish/publish.ts';
 
