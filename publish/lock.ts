@@ -163,7 +163,7 @@ export async function acquireRunLock(origin: OriginStore, options: LockOptions):
         clearInterval(timer);
         await renewing;
         try {
-          const found = await origin.head(STATE_RUN_LOCK);
+          const found = await origin.get(STATE_RUN_LOCK);
           if (found && found.md5 === object.md5) await origin.delete([STATE_RUN_LOCK]);
         } catch {
           // Left in place, it expires.

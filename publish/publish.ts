@@ -6,6 +6,7 @@
  * catalogs, after it every catalog comes from the new build (docs/decisions.md#plan-pages for the pages). The
  * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
  */
+import pLimit from 'p-limit';
 import {
   type BuildObject,
   type BuildResult,
@@ -47,7 +48,6 @@ import {
   rollbackTarget,
   type WantedPage,
 } from './core.ts';
-import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
 import { type ObjectToWrite, type OriginStore, objectToWrite, stateObject } from './origin.ts';
@@ -201,15 +201,10 @@ async function byteDamageOf(
   if (!md5) return [];
   const skip = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
   const checked = objects.filter(([name]) => !skip.has(name));
-  const found: (string | null)[] = [];
-  await eachLimit(checked, HASH_CONCURRENCY, async ([name, key, expected], index) => {
+  const found = await pLimit(HASH_CONCURRENCY).map(checked, async ([name, key, expected]) => {
     const actual = await md5(key);
-    found[index] =
-      actual === null
-        ? `${name} is missing`
-        : actual === expected
-          ? null
-          : `${name} has other bytes (MD5 ${actual})`;
+    if (actual === null) return `${name} is missing`;
+    return actual === expected ? null : `${name} has other bytes (MD5 ${actual})`;
   });
   return found.filter((line): line is string => line !== null);
 }
@@ -305,15 +300,20 @@ async function upload(
       { cause: error },
     );
   progress({ stage: 'uploading', done: 0, total });
-  await eachLimit(writes, concurrency, async ({ key, write }) => {
+  // The first failure starts no further write, and is thrown once the writes under way have settled.
+  let failed: UploadError | undefined;
+  const limit = pLimit(concurrency);
+  await limit.map(writes, async ({ key, write }) => {
+    if (failed) return;
     try {
       await write();
       written += 1;
       progress({ stage: 'uploading', done: written, total });
     } catch (error) {
-      throw fail(key, error);
+      failed ??= fail(key, error);
     }
   });
+  if (failed) throw failed;
   if (manifest) {
     try {
       await origin.sync?.();
@@ -345,11 +345,19 @@ async function putLivePages(
 ): Promise<string[]> {
   const differing = [...wanted].filter(([key, { md5 }]) => held.get(key) !== md5);
   let done = 0;
-  await eachLimit(differing, UPLOAD_CONCURRENCY, async ([key, { source }]) => {
-    await origin.copy(source, key, { overwrite: true });
-    done += 1;
-    progress({ stage: 'updating the live pages', done, total: differing.length });
-  });
+  const limit = pLimit(UPLOAD_CONCURRENCY);
+  // Every copy settles before a failure is thrown: the caller then puts the live pages back.
+  const copies = await Promise.allSettled(
+    differing.map(([key, { source }]) =>
+      limit(async () => {
+        await origin.copy(source, key, { overwrite: true });
+        done += 1;
+        progress({ stage: 'updating the live pages', done, total: differing.length });
+      }),
+    ),
+  );
+  const failure = copies.find((copy): copy is PromiseRejectedResult => copy.status === 'rejected');
+  if (failure) throw failure.reason;
   await origin.sync?.();
   return [...held.keys()].filter((key) => !wanted.has(key));
 }

@@ -7,21 +7,8 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
-import { type CliIO, CommandExit, noter, progressLine } from '../io.ts';
+import { type CliIO, CommandExit, noter, progressLine, table } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-
-/** Pads the columns of a table of strings. */
-export function table(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
 
 /** Who runs a command that moves the live pointer, as its history names them: `user@host`. */
 export function actorOf(): string {
