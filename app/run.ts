@@ -348,17 +348,11 @@ async function checkPropagation(
 }
 
 /**
- * Builds from the source and publishes the result (see publish/README.md): the run lock, the guards (decided
- * before the costly part of the build, so a run whose inputs match the live build's compresses and renders
- * nothing), the upload of a new build, its verification, the move of the live pointer. `force` overrides the
- * shrink and identical-content guards; `unpin` removes a rollback's pin first. A run that finds another run
- * holding the lock at the origin does nothing and ends `busy` (docs/decisions.md#build-cost).
- *
- * Every run, success, failure or busy, then leaves its record at the origin (`state/last-run.json`,
- * docs/decisions.md#operations); after a publish that moved the pointer, old builds are pruned while the
- * propagation is measured (when asked to); and the run's figures go to `metrics` when given. None of these
- * changes the run's outcome: a run that failed throws its own error even when its record could not be
- * written (a warning says so), and a failed prune is a warning.
+ * Builds from the source and publishes the result under the run lock (publish/README.md; another run holding it
+ * makes this one `busy`, docs/decisions.md#build-cost). Every run then leaves its record at the origin
+ * (docs/decisions.md#operations); after a move, old builds are pruned while the propagation is measured; the
+ * figures go to `metrics`. None of these changes the outcome: a failed run throws its own error, and a record not
+ * written or a failed prune is a warning.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },

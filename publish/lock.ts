@@ -30,13 +30,7 @@ export const RunLockRecord = z.object({
 export type RunLockRecord = z.output<typeof RunLockRecord>;
 
 /** The lock another run holds. */
-export interface LockHolder {
-  readonly by: string;
-  readonly host: string;
-  readonly pid: number;
-  readonly since: string;
-  readonly expires: string;
-}
+export type LockHolder = Readonly<Omit<RunLockRecord, 'run'>>;
 
 /** A lock this run holds: renewed in the background until released. */
 export interface HeldRunLock {

@@ -210,10 +210,8 @@ async function byteDamageOf(
 }
 
 /**
- * The live catalog: the live build with its manifest and its damage (its own objects, then the live pages against
- * its list of pages), or the flat root, or nothing. A pointer the edge cannot serve (not a build id, or a build
- * without a readable manifest) is `unreadable`. With `bytes`, an origin that keeps only a record of each object's
- * digest (a directory) has every object's bytes hashed against the manifest too.
+ * The live catalog: the live build with its manifest and damage, the flat root, nothing, or `unreadable` (a
+ * pointer the edge cannot serve). With `bytes`, a directory's objects are hashed against the manifest too.
  */
 export async function readLive(
   origin: OriginStore,
@@ -254,10 +252,9 @@ function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
 }
 
 /**
- * Writes what a build adds at the origin, without overwriting, then (once it is durable: `origin.sync`) the
- * manifest, the build's commit point: each of its own objects — copied within the origin from the live build when
- * that holds the same bytes (openapi.yaml, say), else uploaded — and the bytes of each page the live build does
- * not list (`pages/<id>-<MD5>.html`). Throws {@link UploadError}.
+ * Writes what a build adds at the origin, never overwriting (its own objects, copied from the live build where the
+ * bytes are the same; the bytes of each page the live build does not list), then, once durable, the manifest: the
+ * build's commit point. Throws {@link UploadError}.
  */
 async function upload(
   origin: OriginStore,
@@ -333,9 +330,8 @@ function pageId(key: string): string | null {
 }
 
 /**
- * Makes the live pages at the origin those of `wanted` where `held` says they differ, copying each from the bytes
- * kept for it, and makes them durable; returns the live pages `wanted` does not list, which the caller deletes
- * once the live pointer names the build that lacks them. Publish and rollback alike (docs/decisions.md#plan-pages).
+ * Copies the pages of `wanted` that differ from `held` into place, durably; returns the live pages `wanted` does not
+ * list, for the caller to delete once the pointer moved (docs/decisions.md#plan-pages).
  */
 async function putLivePages(
   origin: OriginStore,
@@ -363,9 +359,8 @@ async function putLivePages(
 }
 
 /**
- * After a move this run did not make (another publish or a rollback won, or a pin held it), puts the live pages
- * back to those of the build live now. Best effort: a failure leaves them to the next publish, and catalog status
- * names them meanwhile.
+ * Puts the live pages back to those of the build live now, after a move this run did not make. Best effort: a
+ * failure leaves them to the next publish (catalog status names them meanwhile).
  */
 async function restoreLivePages(target: PublishTarget): Promise<void> {
   try {
@@ -384,11 +379,9 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
 }
 
 /**
- * Makes a build live with its pages (publish and rollback alike): its pages that differ from the live ones (`held`,
- * listed here when not given) first,
- * then `move` (the pointer's conditional write), then the deletion of the live pages it lacks (a failure there is
- * a warning). When the pages or the move fail, the live pages are put back to the live build's and the error is
- * thrown: the live catalogs did not change.
+ * Makes a build live (publish and rollback alike): its pages that differ from `held` (listed when not given),
+ * then `move`, then the deletion of the live pages it lacks (a failure there is a warning). When the pages or the
+ * move fail, the live pages are put back and the error thrown: the live catalogs did not change.
  */
 async function goLive<T>(
   target: PublishTarget,
@@ -430,11 +423,9 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 }
 
 /**
- * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target `previous`); returns
- * their ids. Builds are found by one listing with a delimiter (`builds/<id>/`, not the objects under them), and
- * each doomed build goes in bulk (`deletePrefix`), after the bytes of its pages that no kept build lists (the
- * kept builds' manifests say which). An origin that belongs to another store (or records none) is refused first
- * ({@link DeploymentError}): its builds are another deployment's.
+ * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target), each in bulk after the
+ * bytes of its pages no kept build lists; returns their ids. An origin that belongs to another store (or records
+ * none) is refused first ({@link DeploymentError}): its builds are another deployment's.
  */
 export async function pruneBuilds(
   target: PublishTarget,
@@ -535,14 +526,10 @@ export async function proveDeployment(
 const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
 
 /**
- * Publishes a build: reads the pointer and the live build, checks the guards (refusals throw
- * {@link PublishRefusedError}) — on a prepared build, before its variants and pages are made, so an identical
- * run costs no compression and no page — completes the build, writes what the origin does not hold (never
- * overwriting a build's object), verifies the build, writes the error page, makes the changed pages live, then
- * moves the pointer from the build it started from — a pointer that moved meanwhile throws
- * {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run `skipped-pinned`; both
- * put the live pages back to the live build's — and deletes the live pages of removed plans. Old builds are
- * pruned by {@link pruneBuilds}. A failure before the move leaves the live catalogs as they were.
+ * Publishes a prepared build (publish/README.md): the guards first (so an identical run compresses and renders
+ * nothing; refusals throw {@link PublishRefusedError}), then it completes, uploads and verifies the build and goes
+ * live from the build it started from ({@link PointerMovedError}, or `skipped-pinned`, when that moved). It never
+ * prunes ({@link pruneBuilds}). A failure before the move leaves the live catalogs as they were.
  */
 export async function publishBuild(
   candidate: PreparedBuild,
@@ -741,12 +728,9 @@ function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
 }
 
 /**
- * Makes an earlier build live and pins it there (publishing then moves nothing until `catalog unpin`): `to`
- * when given, else the build that was live before the live one (the rollback line, pointer.ts), never a build
- * that was only uploaded. The build must be whole. Its pages that differ from the live ones are copied back
- * first, then one conditional write to the key-value store moves the pointer (the live build must still be the
- * one read), then the live pages it lacks are deleted; nothing is uploaded. The move is then recorded in the
- * history at the origin (a failure there is a warning of the summary).
+ * Makes an earlier, whole build live and pins it there until `catalog unpin`: `to`, else the head of the rollback
+ * line (pointer.ts). Goes live as a publish does ({@link goLive}), uploading nothing; the move is recorded in the
+ * history (a failure there is a warning).
  */
 export async function rollback(
   target: PublishTarget,
