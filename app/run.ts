@@ -7,13 +7,7 @@
 
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import type { S3Client } from '@aws-sdk/client-s3';
-import {
-  type BuildOptions,
-  type BuildResult,
-  completeBuild,
-  type PreparedBuild,
-  prepareBuild,
-} from '../builder/build.ts';
+import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
 import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
@@ -22,7 +16,7 @@ import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from
 import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
 import type { HeldRunLock } from '../publish/lock.ts';
 import { bucketOf, objectToWrite } from '../publish/origin.ts';
-import type { ProgressSink, PublishSummary, PublishTarget, RollbackSummary } from '../publish/publish.ts';
+import type { ProgressSink, PublishSummary, PublishTarget } from '../publish/publish.ts';
 
 export type { Progress, ProgressSink } from '../publish/publish.ts';
 
@@ -80,30 +74,15 @@ export async function build(
   return completeBuild(prepared);
 }
 
-type LinkSettings = Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid'> &
-  Partial<Pick<BuildSettings, 'webBaseUrl'>>;
-
-/** {@link build} from a source already open (tests and benchmarks make rows in memory). */
-export async function buildFrom(
-  source: PlanSource,
-  settings: LinkSettings,
-  now: Date,
-  report: Report,
-): Promise<BuildResult> {
-  return completeBuild(await prepareFrom(source, settings, now, report));
-}
-
 /**
- * The first, cheap step of a build from a source already open (builder/build.ts `prepareBuild`): read,
- * validate, order, render openapi.yaml and fingerprint the inputs (no catalog yet). Reports invalid rows as
- * {@link build}.
+ * The first, cheap step of a build (builder/build.ts `prepareBuild`): read, validate, order, render
+ * openapi.yaml and fingerprint the inputs (no catalog yet). Reports invalid rows as {@link build}.
  */
-export async function prepareFrom(
+async function prepareFrom(
   source: PlanSource,
-  settings: LinkSettings,
+  settings: Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid' | 'webBaseUrl'>,
   now: Date,
   report: Report,
-  tool?: BuildOptions['tool'],
 ): Promise<PreparedBuild> {
   try {
     const prepared = await prepareBuild(source, {
@@ -111,7 +90,6 @@ export async function prepareFrom(
       skipInvalid: settings.skipInvalid,
       now,
       openapiTemplate: OPENAPI_TEMPLATE,
-      ...(tool ? { tool } : {}),
     });
     for (const problem of prepared.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
     return prepared;
@@ -350,17 +328,11 @@ async function checkPropagation(
 }
 
 /**
- * Builds from the source and publishes the result (see publish/README.md): the run lock, the guards (decided
- * before the costly part of the build, so a run whose inputs match the live build's compresses and renders
- * nothing), the upload of a new build, its verification, the move of the live pointer. `force` overrides the
- * shrink and identical-content guards; `unpin` removes a rollback's pin first. A run that finds another run
- * holding the lock at the origin does nothing and ends `busy` (docs/decisions.md#build-cost).
- *
- * Every run, success, failure or busy, then leaves its record at the origin (`state/last-run.json`,
- * docs/decisions.md#operations); after a publish that moved the pointer, old builds are pruned while the
- * propagation is measured (when asked to); and the run's figures go to `metrics` when given. None of these
- * changes the run's outcome: a run that failed throws its own error even when its record could not be
- * written (a warning says so), and a failed prune is a warning.
+ * Builds from the source and publishes the result under the run lock (publish/README.md; another run holding it
+ * makes this one `busy`, docs/decisions.md#build-cost). Every run then leaves its record at the origin
+ * (docs/decisions.md#operations); after a move, old builds are pruned while the propagation is measured; the
+ * figures go to `metrics`. None of these changes the outcome: a failed run throws its own error, and a record not
+ * written or a failed prune is a warning.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
@@ -450,12 +422,10 @@ export async function publish(
       force: options.force,
       allowEmpty: settings.allowEmpty,
       minRatio: settings.minRatio,
-      keep: settings.keepBuilds,
       unpin: options.unpin ?? false,
       recover: options.recover ?? false,
       ...(options.progress ? { progress: options.progress } : {}),
       buildMs: performance.now() - started,
-      prune: false,
       clock,
       ...(options.actor !== undefined ? { actor: options.actor } : {}),
     });
@@ -580,53 +550,5 @@ async function prune(
       ms: Math.round(performance.now() - started),
       warning: pruneFailure(target.origin, error),
     };
-  }
-}
-
-/**
- * Makes an earlier build live and pins it: the build that was live before the live one, unless `to` names
- * one. `actor` says who, for the history of the live pointer.
- */
-export async function rollback(
-  settings: { readonly to?: string | undefined },
-  target: PublishTarget,
-  now: Date,
-  actor?: string,
-  progress?: ProgressSink,
-): Promise<RollbackSummary> {
-  const { rollback: pinBuild } = await import('../publish/publish.ts');
-  return pinBuild(target, {
-    ...(settings.to !== undefined ? { to: settings.to } : {}),
-    now,
-    ...(actor !== undefined ? { actor } : {}),
-    ...(progress ? { progress } : {}),
-  });
-}
-
-/** Removes a rollback's pin (recorded in the history of the live pointer, with `actor`). */
-export async function unpin(target: PublishTarget, now: Date, actor?: string) {
-  const publishing = await import('../publish/publish.ts');
-  return publishing.unpin(target, { now, ...(actor !== undefined ? { actor } : {}) });
-}
-
-/** The builds at an origin, newest first, with the live, pinned and ever-live ones marked. */
-export async function builds(target: PublishTarget) {
-  const { listBuilds } = await import('../publish/publish.ts');
-  return listBuilds(target);
-}
-
-/** The newest `limit` moves of the live pointer (publish, rollback, unpin), newest first. */
-export async function history(target: PublishTarget, limit: number) {
-  const [{ readHistory }, { storeFailure }] = await Promise.all([
-    import('../publish/history.ts'),
-    import('../publish/errors.ts'),
-  ]);
-  try {
-    return await readHistory(target.origin, limit);
-  } catch (error) {
-    throw storeFailure(`reading the history of ${target.origin.name} failed`, {
-      cause: error,
-      readOnly: true,
-    });
   }
 }

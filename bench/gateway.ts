@@ -17,8 +17,10 @@ import { spawn } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { buildFrom, writeFlatBuild } from '../app/run.ts';
+import { writeFlatBuild } from '../app/run.ts';
+import { buildCatalog } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
+import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { generateRows } from '../fixtures/generate.ts';
 import { viewerRequestEvent } from '../gateway/local/event.ts';
@@ -108,7 +110,12 @@ try {
       yield rows;
     },
   };
-  const result = await buildFrom(source, { ...DEFAULT_LINKS, skipInvalid: false }, new Date(), () => {});
+  const result = await buildCatalog(source, {
+    links: DEFAULT_LINKS,
+    skipInvalid: false,
+    now: new Date(),
+    openapiTemplate: OPENAPI_TEMPLATE,
+  });
   const origin = join(dir, 'origin');
   await writeFlatBuild(origin, result);
   const storePath = join(dir, 'kvs.json');

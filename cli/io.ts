@@ -120,3 +120,21 @@ export function processIO(): CliIO {
     },
   };
 }
+
+/** Pads the columns of a table of strings. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** `2026-11-21T13:25:56.123Z` → `2026-11-21T13:25:56Z`: a table's readable form of a stored time (null: `-`). */
+export function shortTime(iso: string | null): string {
+  return iso === null ? '-' : iso.replace(/\.\d+Z$/, 'Z');
+}

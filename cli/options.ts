@@ -25,17 +25,8 @@ function attributeOf(flag: string): string {
   return flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, letter: string) => letter.toUpperCase());
 }
 
-/** The settings context each command was given by {@link addSettings}. */
-const contexts = new WeakMap<Command, CommandName>();
-
-/** The settings context of a command (undefined for a command without settings, such as `keys`). */
-export function settingsContextOf(command: Command): CommandName | undefined {
-  return contexts.get(command);
-}
-
 /** Adds the options of every setting `context` reads to `command`, with help texts and variables. */
 export function addSettings(command: Command, context: CommandName): Command {
-  contexts.set(command, context);
   const envOnly: string[] = [];
   for (const name of namesIn(context)) {
     const spec = specFor(name);

@@ -1,7 +1,7 @@
 /**
  * The `catalog` program: every command registered on one commander program that writes through a
  * {@link CliIO}, and {@link runCli}, which runs it on an argument list and returns the exit code. main.ts runs
- * it for the real process; tests run it in-process with their own streams and environment.
+ * it for the real process; tests run it in-process (cli/vitest.setup.ts) with their own streams and environment.
  */
 import { Command, CommanderError } from 'commander';
 import { renderMessage } from '../app/settings/index.ts';
@@ -17,24 +17,13 @@ import { registerStatus } from './commands/status.ts';
 import { registerUsage } from './commands/usage.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
 import { type CliIO, CommandExit } from './io.ts';
-import { parseCommand, settingsContextOf } from './options.ts';
-
-/** How a program runs its commands. */
-export interface ProgramOptions {
-  /**
-   * Check the arguments only: commander's parsing, then the command's settings (flags, variables, their
-   * rules), and exit 0 without running the command. What a command checks only while it runs (a store it
-   * cannot open, a target that does not exist) is not checked. For tests of commands that cannot run here.
-   */
-  readonly checkOnly?: boolean;
-}
 
 /**
  * A new program whose commands read and write through `io` (commander keeps state: one per run). Commander's
  * own usage errors (a missing argument, an unknown option) come out as every failure does: one line
  * `catalog: …`.
  */
-export function createProgram(io: CliIO, options: ProgramOptions = {}): Command {
+export function createProgram(io: CliIO): Command {
   const program = new Command('catalog')
     .description('Build, serve and publish the training plan catalog.')
     .configureOutput({
@@ -55,12 +44,6 @@ export function createProgram(io: CliIO, options: ProgramOptions = {}): Command 
   registerStatus(program, io);
   registerCheck(program, io);
   registerUsage(program, io);
-  if (options.checkOnly)
-    program.hook('preAction', async (_program, command) => {
-      const context = settingsContextOf(command);
-      if (context !== undefined) await parseCommand(command, context, io.env);
-      throw new CommandExit(0);
-    });
   return program;
 }
 
@@ -71,18 +54,14 @@ export function createProgram(io: CliIO, options: ProgramOptions = {}): Command 
  * either stream, names settings as the command line takes them (`--force`): a message's setting references
  * (contract/errors.ts `settingRef`) are rendered here, on the way out, whichever path wrote it.
  */
-export async function runCli(
-  argv: readonly string[],
-  given: CliIO,
-  options: ProgramOptions = {},
-): Promise<number> {
+export async function runCli(argv: readonly string[], given: CliIO): Promise<number> {
   const io: CliIO = {
     ...given,
     stdout: (text) => given.stdout(renderMessage(text, 'cli')),
     stderr: (text) => given.stderr(renderMessage(text, 'cli')),
   };
   try {
-    await createProgram(io, options).parseAsync([...argv], { from: 'user' });
+    await createProgram(io).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommandExit) return error.code;

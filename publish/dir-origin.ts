@@ -24,10 +24,10 @@ import { link, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile }
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import pLimit from 'p-limit';
 import { z } from 'zod';
 import { StoreError } from '../contract/errors.ts';
 import { MANIFEST } from '../contract/index.ts';
-import { eachLimit } from './each.ts';
 import type { FetchedObject, ObjectToWrite, OriginStore, StoredObject } from './origin.ts';
 
 /** The folder of the metadata files, inside the origin directory. */
@@ -291,20 +291,6 @@ export class DirectoryOrigin implements OriginStore {
     };
   }
 
-  /** The object's size and recorded MD5 without its bytes, or null. */
-  async head(key: string): Promise<StoredObject | null> {
-    const path = this.#path(key);
-    try {
-      const info = await stat(path);
-      if (!info.isFile()) return null;
-      const metadata = await this.#metadata(key);
-      return { key, size: info.size, md5: metadata?.md5 ?? '', lastModified: info.mtime };
-    } catch (error) {
-      if (isMissing(error)) return null;
-      throw error;
-    }
-  }
-
   /**
    * Every object under `prefix`: size from the file, MD5 as recorded when it was written (a file changed since
    * keeps its recorded MD5: {@link sha256} reads the bytes).
@@ -405,7 +391,7 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
-    await eachLimit(keys, FILE_CONCURRENCY, async (key) => {
+    await pLimit(FILE_CONCURRENCY).map(keys, async (key) => {
       await rm(this.#path(key), { force: true });
       await rm(this.#metaPath(key), { force: true });
     });

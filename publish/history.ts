@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { BUILD_ID_PATTERN, STATE_HISTORY_PREFIX } from '../contract/index.ts';
+import { storeFailure } from './errors.ts';
 import { type OriginStore, stateObject } from './origin.ts';
 
 /** What moved the pointer (or, for `unpin`, released it). */
@@ -89,23 +90,27 @@ const READ_CONCURRENCY = 8;
 
 /**
  * The newest `limit` moves, newest first, each read from its object; a move whose object cannot be read or
- * parsed is given from its key alone, with `by` saying so.
+ * parsed is given from its key alone, with `by` saying so. A failed listing throws a StoreError.
  */
 export async function readHistory(origin: OriginStore, limit: number): Promise<PointerMove[]> {
-  const shown = (await listMoves(origin)).slice(0, limit);
   const read = pLimit(READ_CONCURRENCY);
-  return Promise.all(
-    shown.map((move) =>
-      read(async (): Promise<PointerMove> => {
-        const object = await origin.get(move.key);
-        try {
-          return PointerMove.parse(JSON.parse(object?.body.toString('utf8') ?? ''));
-        } catch {
-          const t = move.time;
-          const at = `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}.${t.slice(15, 18)}Z`;
-          return { at, kind: move.kind, from: null, to: move.to, by: `(unreadable: ${move.key})` };
-        }
-      }),
-    ),
-  );
+  try {
+    const shown = (await listMoves(origin)).slice(0, limit);
+    return await Promise.all(
+      shown.map((move) =>
+        read(async (): Promise<PointerMove> => {
+          const object = await origin.get(move.key);
+          try {
+            return PointerMove.parse(JSON.parse(object?.body.toString('utf8') ?? ''));
+          } catch {
+            const t = move.time;
+            const at = `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}.${t.slice(15, 18)}Z`;
+            return { at, kind: move.kind, from: null, to: move.to, by: `(unreadable: ${move.key})` };
+          }
+        }),
+      ),
+    );
+  } catch (error) {
+    throw storeFailure(`reading the history of ${origin.name} failed`, { cause: error, readOnly: true });
+  }
 }

@@ -39,7 +39,7 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
       },
     });
     await first.release();
-    expect(await origin.head(STATE_RUN_LOCK)).toBeNull();
+    expect(await origin.get(STATE_RUN_LOCK)).toBeNull();
     const third = heldOf(await acquireRunLock(origin, { by: 'catalog publish', renewEveryMs: NEVER }));
     await third.release();
   });
@@ -88,6 +88,6 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
     await crashed.release();
     expect(await acquireRunLock(origin, { by: 'next' })).toMatchObject({ busy: { by: 'taker' } });
     await taker.release();
-    expect(await origin.head(STATE_RUN_LOCK)).toBeNull();
+    expect(await origin.get(STATE_RUN_LOCK)).toBeNull();
   });
 });

@@ -30,13 +30,7 @@ export const RunLockRecord = z.object({
 export type RunLockRecord = z.output<typeof RunLockRecord>;
 
 /** The lock another run holds. */
-export interface LockHolder {
-  readonly by: string;
-  readonly host: string;
-  readonly pid: number;
-  readonly since: string;
-  readonly expires: string;
-}
+export type LockHolder = Readonly<Omit<RunLockRecord, 'run'>>;
 
 /** A lock this run holds: renewed in the background until released. */
 export interface HeldRunLock {
@@ -163,7 +157,7 @@ export async function acquireRunLock(origin: OriginStore, options: LockOptions):
         clearInterval(timer);
         await renewing;
         try {
-          const found = await origin.head(STATE_RUN_LOCK);
+          const found = await origin.get(STATE_RUN_LOCK);
           if (found && found.md5 === object.md5) await origin.delete([STATE_RUN_LOCK]);
         } catch {
           // Left in place, it expires.

@@ -94,8 +94,6 @@ export interface OriginStore {
    * false, changing nothing, when it changed or is gone. The run lock's takeover and renewal use it.
    */
   replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean>;
-  /** The object's size and MD5 without its bytes, or null. */
-  head(key: string): Promise<StoredObject | null>;
   /**
    * Every object under `prefix`, with its size and MD5. With `md5: false` the MD5 may be left empty where
    * it costs a read per object (a directory keeps it in a file beside each object); S3 lists it anyway.

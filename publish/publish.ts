@@ -6,6 +6,7 @@
  * catalogs, after it every catalog comes from the new build (docs/decisions.md#plan-pages for the pages). The
  * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
  */
+import pLimit from 'p-limit';
 import {
   type BuildObject,
   type BuildResult,
@@ -47,7 +48,6 @@ import {
   rollbackTarget,
   type WantedPage,
 } from './core.ts';
-import { eachLimit } from './each.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
 import { type ObjectToWrite, type OriginStore, objectToWrite, stateObject } from './origin.ts';
@@ -81,23 +81,13 @@ export interface Progress {
 /** Hears each {@link Progress} of an operation, as it goes. */
 export type ProgressSink = (progress: Progress) => void;
 
-/** How the guards behave, and how many builds are kept. */
+/** How a publish runs: the guards, and what it is told and tells. */
 export interface PublishOptions extends GuardOptions {
-  /** How many builds to keep (the newest); older ones are deleted after a publish. */
-  readonly keep: number;
   /** Remove a rollback's pin first, so this publish may move the pointer again. */
   readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
-  /**
-   * Prune old builds after the pointer moved (default true). app/run.ts prunes on its own, once the run's
-   * record is written ({@link pruneBuilds}).
-   */
-  readonly prune?: boolean;
-  /**
-   * Uploads at once (default {@link UPLOAD_CONCURRENCY}: a build of 30,000 plans holds about 30,000 pages, and the
-   * builder has 5 minutes).
-   */
+  /** Uploads at once (default {@link UPLOAD_CONCURRENCY}). */
   readonly concurrency?: number;
   /** Who publishes, for the history of the pointer (default `unknown`). */
   readonly actor?: string;
@@ -122,7 +112,10 @@ async function recordMoveOrWarn(origin: OriginStore, move: PointerMove): Promise
 /** What a publish did. */
 export type PublishResult = 'published' | 'skipped-identical' | 'skipped-pinned';
 
-/** Uploads at once by default: the SDK's HTTP agent keeps 50 sockets, the local directory does not care. */
+/**
+ * Uploads at once by default: the SDK's HTTP agent keeps 50 sockets, the local directory does not care (a build
+ * of 30,000 plans holds about 30,000 pages, and the builder has 5 minutes).
+ */
 export const UPLOAD_CONCURRENCY = 32;
 
 /** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
@@ -142,7 +135,7 @@ export interface PublishSummary {
   readonly reason?: string;
   /** The pin that held the pointer (`skipped-pinned`), or the one `unpin` removed. */
   readonly pin?: Pin;
-  /** Builds deleted because they were beyond `keep`. */
+  /** Builds deleted because they were beyond `keep` (app/run.ts prunes once the run's record is written). */
   readonly pruned: readonly string[];
   /** Problems that did not fail the run (a damaged live build replaced, a failed prune). */
   readonly warnings: readonly string[];
@@ -208,24 +201,17 @@ async function byteDamageOf(
   if (!md5) return [];
   const skip = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
   const checked = objects.filter(([name]) => !skip.has(name));
-  const found: (string | null)[] = [];
-  await eachLimit(checked, HASH_CONCURRENCY, async ([name, key, expected], index) => {
+  const found = await pLimit(HASH_CONCURRENCY).map(checked, async ([name, key, expected]) => {
     const actual = await md5(key);
-    found[index] =
-      actual === null
-        ? `${name} is missing`
-        : actual === expected
-          ? null
-          : `${name} has other bytes (MD5 ${actual})`;
+    if (actual === null) return `${name} is missing`;
+    return actual === expected ? null : `${name} has other bytes (MD5 ${actual})`;
   });
   return found.filter((line): line is string => line !== null);
 }
 
 /**
- * The live catalog: the live build with its manifest and its damage (its own objects, then the live pages against
- * its list of pages), or the flat root, or nothing. A pointer the edge cannot serve (not a build id, or a build
- * without a readable manifest) is `unreadable`. With `bytes`, an origin that keeps only a record of each object's
- * digest (a directory) has every object's bytes hashed against the manifest too.
+ * The live catalog: the live build with its manifest and damage, the flat root, nothing, or `unreadable` (a
+ * pointer the edge cannot serve). With `bytes`, a directory's objects are hashed against the manifest too.
  */
 export async function readLive(
   origin: OriginStore,
@@ -266,10 +252,9 @@ function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
 }
 
 /**
- * Writes what a build adds at the origin, without overwriting, then (once it is durable: `origin.sync`) the
- * manifest, the build's commit point: each of its own objects — copied within the origin from the live build when
- * that holds the same bytes (openapi.yaml, say), else uploaded — and the bytes of each page the live build does
- * not list (`pages/<id>-<MD5>.html`). Throws {@link UploadError}.
+ * Writes what a build adds at the origin, never overwriting (its own objects, copied from the live build where the
+ * bytes are the same; the bytes of each page the live build does not list), then, once durable, the manifest: the
+ * build's commit point. Throws {@link UploadError}.
  */
 async function upload(
   origin: OriginStore,
@@ -312,15 +297,20 @@ async function upload(
       { cause: error },
     );
   progress({ stage: 'uploading', done: 0, total });
-  await eachLimit(writes, concurrency, async ({ key, write }) => {
+  // The first failure starts no further write, and is thrown once the writes under way have settled.
+  let failed: UploadError | undefined;
+  const limit = pLimit(concurrency);
+  await limit.map(writes, async ({ key, write }) => {
+    if (failed) return;
     try {
       await write();
       written += 1;
       progress({ stage: 'uploading', done: written, total });
     } catch (error) {
-      throw fail(key, error);
+      failed ??= fail(key, error);
     }
   });
+  if (failed) throw failed;
   if (manifest) {
     try {
       await origin.sync?.();
@@ -340,9 +330,8 @@ function pageId(key: string): string | null {
 }
 
 /**
- * Makes the live pages at the origin those of `wanted` where `held` says they differ, copying each from the bytes
- * kept for it, and makes them durable; returns the live pages `wanted` does not list, which the caller deletes
- * once the live pointer names the build that lacks them. Publish and rollback alike (docs/decisions.md#plan-pages).
+ * Copies the pages of `wanted` that differ from `held` into place, durably; returns the live pages `wanted` does not
+ * list, for the caller to delete once the pointer moved (docs/decisions.md#plan-pages).
  */
 async function putLivePages(
   origin: OriginStore,
@@ -352,19 +341,26 @@ async function putLivePages(
 ): Promise<string[]> {
   const differing = [...wanted].filter(([key, { md5 }]) => held.get(key) !== md5);
   let done = 0;
-  await eachLimit(differing, UPLOAD_CONCURRENCY, async ([key, { source }]) => {
-    await origin.copy(source, key, { overwrite: true });
-    done += 1;
-    progress({ stage: 'updating the live pages', done, total: differing.length });
-  });
+  const limit = pLimit(UPLOAD_CONCURRENCY);
+  // Every copy settles before a failure is thrown: the caller then puts the live pages back.
+  const copies = await Promise.allSettled(
+    differing.map(([key, { source }]) =>
+      limit(async () => {
+        await origin.copy(source, key, { overwrite: true });
+        done += 1;
+        progress({ stage: 'updating the live pages', done, total: differing.length });
+      }),
+    ),
+  );
+  const failure = copies.find((copy): copy is PromiseRejectedResult => copy.status === 'rejected');
+  if (failure) throw failure.reason;
   await origin.sync?.();
   return [...held.keys()].filter((key) => !wanted.has(key));
 }
 
 /**
- * After a move this run did not make (another publish or a rollback won, or a pin held it), puts the live pages
- * back to those of the build live now. Best effort: a failure leaves them to the next publish, and catalog status
- * names them meanwhile.
+ * Puts the live pages back to those of the build live now, after a move this run did not make. Best effort: a
+ * failure leaves them to the next publish (catalog status names them meanwhile).
  */
 async function restoreLivePages(target: PublishTarget): Promise<void> {
   try {
@@ -383,11 +379,9 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
 }
 
 /**
- * Makes a build live with its pages (publish and rollback alike): its pages that differ from the live ones (`held`,
- * listed here when not given) first,
- * then `move` (the pointer's conditional write), then the deletion of the live pages it lacks (a failure there is
- * a warning). When the pages or the move fail, the live pages are put back to the live build's and the error is
- * thrown: the live catalogs did not change.
+ * Makes a build live (publish and rollback alike): its pages that differ from `held` (listed when not given),
+ * then `move`, then the deletion of the live pages it lacks (a failure there is a warning). When the pages or the
+ * move fail, the live pages are put back and the error thrown: the live catalogs did not change.
  */
 async function goLive<T>(
   target: PublishTarget,
@@ -429,11 +423,9 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 }
 
 /**
- * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target `previous`); returns
- * their ids. Builds are found by one listing with a delimiter (`builds/<id>/`, not the objects under them), and
- * each doomed build goes in bulk (`deletePrefix`), after the bytes of its pages that no kept build lists (the
- * kept builds' manifests say which). An origin that belongs to another store (or records none) is refused first
- * ({@link DeploymentError}): its builds are another deployment's.
+ * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target), each in bulk after the
+ * bytes of its pages no kept build lists; returns their ids. An origin that belongs to another store (or records
+ * none) is refused first ({@link DeploymentError}): its builds are another deployment's.
  */
 export async function pruneBuilds(
   target: PublishTarget,
@@ -534,24 +526,20 @@ export async function proveDeployment(
 const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
 
 /**
- * Publishes a build: reads the pointer and the live build, checks the guards (refusals throw
- * {@link PublishRefusedError}) — on a prepared build, before its variants and pages are made, so an identical
- * run costs no compression and no page — completes the build, writes what the origin does not hold (never
- * overwriting a build's object), verifies the build, writes the error page, makes the changed pages live, then
- * moves the pointer from the build it started from — a pointer that moved meanwhile throws
- * {@link PointerMovedError} naming the winner, and a pin (now or meanwhile) makes the run `skipped-pinned`; both
- * put the live pages back to the live build's — and deletes the live pages of removed plans. Finally prunes old
- * builds (unless `prune` is false). A failure before the move leaves the live catalogs as they were.
+ * Publishes a prepared build (publish/README.md): the guards first (so an identical run compresses and renders
+ * nothing; refusals throw {@link PublishRefusedError}), then it completes, uploads and verifies the build and goes
+ * live from the build it started from ({@link PointerMovedError}, or `skipped-pinned`, when that moved). It never
+ * prunes ({@link pruneBuilds}). A failure before the move leaves the live catalogs as they were.
  */
 export async function publishBuild(
-  candidate: PreparedBuild | BuildResult,
+  candidate: PreparedBuild,
   target: PublishTarget,
   options: PublishOptions,
 ): Promise<PublishSummary> {
   const started = performance.now();
   const times: Partial<Record<keyof PublishSummary['durationsMs'], number>> = {};
   const warnings: string[] = [];
-  let build: BuildResult | undefined = 'objects' in candidate ? candidate : undefined;
+  let build: BuildResult | undefined;
   let completeMs = 0;
   const actor = options.actor ?? 'unknown';
   const clock = options.clock ?? (() => new Date());
@@ -646,13 +634,11 @@ export async function publishBuild(
   if (recovered) warnings.push(recovered);
 
   const progress = options.progress ?? (() => {});
-  if (!build) {
-    progress({ stage: 'compressing and rendering pages' });
-    const completeStarted = performance.now();
-    build = await completeBuild(candidate as PreparedBuild);
-    completeMs = performance.now() - completeStarted;
-  }
-  const built = build;
+  progress({ stage: 'compressing and rendering pages' });
+  const completeStarted = performance.now();
+  const built = await completeBuild(candidate);
+  build = built;
+  completeMs = performance.now() - completeStarted;
 
   const uploadStarted = performance.now();
   await upload(target.origin, built, live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
@@ -675,14 +661,12 @@ export async function publishBuild(
 
   // The new pages go live before the catalogs; the pages of removed plans go after them.
   const flipStarted = performance.now();
-  let moved: Pointer;
   try {
     // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
     const held = live.kind === 'build' && !target.origin.md5 ? live.held : undefined;
     const done = await goLive(target, { id: built.buildId, manifest: built.manifest }, held, progress, () =>
       movePointer(target.kvs, pointer.live, built.buildId, where),
     );
-    moved = done.moved;
     warnings.push(...done.warnings);
   } catch (error) {
     if (error instanceof PinnedError)
@@ -699,18 +683,7 @@ export async function publishBuild(
     ...(recovered ? { reason: recovered } : {}),
   });
   if (recorded) warnings.push(recorded);
-
-  let pruned: string[] = [];
-  if (options.prune ?? true) {
-    const pruneStarted = performance.now();
-    try {
-      pruned = await pruneBuilds(target, options.keep, protectedBy(moved));
-    } catch (error) {
-      warnings.push(pruneFailure(target.origin, error));
-    }
-    times.prune = ms(pruneStarted, performance.now());
-  }
-  return summary({ result: 'published', pruned }, pointer);
+  return summary({ result: 'published' }, pointer);
 }
 
 /** What a prune must keep, by the pointer: the live build, the pinned one and the rollback target. */
@@ -755,12 +728,9 @@ function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
 }
 
 /**
- * Makes an earlier build live and pins it there (publishing then moves nothing until `catalog unpin`): `to`
- * when given, else the build that was live before the live one (the rollback line, pointer.ts), never a build
- * that was only uploaded. The build must be whole. Its pages that differ from the live ones are copied back
- * first, then one conditional write to the key-value store moves the pointer (the live build must still be the
- * one read), then the live pages it lacks are deleted; nothing is uploaded. The move is then recorded in the
- * history at the origin (a failure there is a warning of the summary).
+ * Makes an earlier, whole build live and pins it there until `catalog unpin`: `to`, else the head of the rollback
+ * line (pointer.ts). Goes live as a publish does ({@link goLive}), uploading nothing; the move is recorded in the
+ * history (a failure there is a warning).
  */
 export async function rollback(
   target: PublishTarget,

@@ -9,7 +9,6 @@ import {
   CopyObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
-  HeadObjectCommand,
   PutObjectCommand,
   paginateListObjectsV2,
   type S3Client,
@@ -64,35 +63,34 @@ export class S3Origin implements OriginStore {
     });
   }
 
-  async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
+  /** Sends a write made with `If-None-Match: *` unless `overwrite`; `exists` when that condition failed. */
+  async #write(
+    send: (condition: { IfNoneMatch?: string }) => Promise<unknown>,
+    overwrite: boolean,
+  ): Promise<'written' | 'exists'> {
     try {
-      await this.#client.send(this.#putCommand(object, options.overwrite ? {} : { IfNoneMatch: '*' }));
+      await send(overwrite ? {} : { IfNoneMatch: '*' });
       return 'written';
     } catch (error) {
-      if (!options.overwrite && isConflict(error)) return 'exists';
+      if (!overwrite && isConflict(error)) return 'exists';
       throw error;
     }
   }
 
-  async copy(
-    from: string,
-    to: string,
-    options: { readonly overwrite: boolean },
-  ): Promise<'written' | 'exists'> {
-    try {
-      await this.#client.send(
-        new CopyObjectCommand({
-          Bucket: this.#bucket,
-          Key: to,
-          CopySource: `${this.#bucket}/${encodeURI(from)}`,
-          ...(options.overwrite ? {} : { IfNoneMatch: '*' }),
-        }),
-      );
-      return 'written';
-    } catch (error) {
-      if (!options.overwrite && isConflict(error)) return 'exists';
-      throw error;
-    }
+  put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
+    return this.#write(
+      (condition) => this.#client.send(this.#putCommand(object, condition)),
+      options.overwrite,
+    );
+  }
+
+  copy(from: string, to: string, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
+    const CopySource = `${this.#bucket}/${encodeURI(from)}`;
+    return this.#write(
+      (condition) =>
+        this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource, ...condition })),
+      options.overwrite,
+    );
   }
 
   async replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean> {
@@ -125,27 +123,17 @@ export class S3Origin implements OriginStore {
     }
   }
 
-  async head(key: string): Promise<StoredObject | null> {
-    try {
-      const answer = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
-      return {
-        key,
-        size: answer.ContentLength ?? 0,
-        md5: md5Of(answer.ETag),
-        lastModified: answer.LastModified ?? new Date(0),
-      };
-    } catch (error) {
-      if (isMissing(error)) return null;
-      throw error;
-    }
+  /** The pages of a listing of `prefix` (1,000 keys each), with the delimiter `/` when asked. */
+  #pages(prefix: string, delimiter?: '/') {
+    return paginateListObjectsV2(
+      { client: this.#client, pageSize: 1000 },
+      { Bucket: this.#bucket, Prefix: prefix, ...(delimiter ? { Delimiter: delimiter } : {}) },
+    );
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
     const objects: StoredObject[] = [];
-    for await (const page of paginateListObjectsV2(
-      { client: this.#client, pageSize: 1000 },
-      { Bucket: this.#bucket, Prefix: prefix },
-    )) {
+    for await (const page of this.#pages(prefix)) {
       for (const item of page.Contents ?? []) {
         if (item.Key === undefined) continue;
         objects.push({
@@ -161,12 +149,8 @@ export class S3Origin implements OriginStore {
 
   async listPrefixes(prefix: string): Promise<string[]> {
     const prefixes: string[] = [];
-    for await (const page of paginateListObjectsV2(
-      { client: this.#client, pageSize: 1000 },
-      { Bucket: this.#bucket, Prefix: prefix, Delimiter: '/' },
-    )) {
+    for await (const page of this.#pages(prefix, '/'))
       for (const item of page.CommonPrefixes ?? []) if (item.Prefix) prefixes.push(item.Prefix);
-    }
     return prefixes.sort();
   }
 
@@ -187,10 +171,7 @@ export class S3Origin implements OriginStore {
 
   /** Lists the prefix a page of 1,000 keys at a time and deletes each page in one DeleteObjects request. */
   async deletePrefix(prefix: string): Promise<void> {
-    for await (const page of paginateListObjectsV2(
-      { client: this.#client, pageSize: 1000 },
-      { Bucket: this.#bucket, Prefix: prefix },
-    )) {
+    for await (const page of this.#pages(prefix)) {
       const keys = (page.Contents ?? []).flatMap((item) => (item.Key === undefined ? [] : [item.Key]));
       if (keys.length > 0) await this.delete(keys);
     }

@@ -12,8 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { buildFrom, prepareFrom } from '../app/run.ts';
-import type { BuildResult, PreparedBuild } from '../builder/build.ts';
+import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
+import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from './cli.ts';
 import './s3rver-writes.ts';
@@ -457,11 +457,15 @@ const rowsSource = (rows: readonly unknown[]) => ({
   },
 });
 
-const TEST_LINKS = { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans', skipInvalid: false };
+const TEST_LINKS = { baseUrl: 'https://plans.example.com', appScheme: 'trainingplans' };
 
-/** Builds in memory from raw rows, as the Lambda does (the bundled openapi template). */
-export async function buildRows(rows: readonly unknown[], now: Date): Promise<BuildResult> {
-  return buildFrom(rowsSource(rows), TEST_LINKS, now, () => {});
+/**
+ * Builds in memory from raw rows, as the Lambda does (the bundled openapi template): the prepared build that
+ * publish/publish.ts `publishBuild` takes, with what completing it makes (its objects, to compare with).
+ */
+export async function buildRows(rows: readonly unknown[], now: Date): Promise<PreparedBuild & BuildResult> {
+  const prepared = await prepareRows(rows, now);
+  return { ...prepared, ...(await completeBuild(prepared)) };
 }
 
 /**
@@ -473,13 +477,13 @@ export async function prepareRows(
   now: Date,
   options: { readonly baseUrl?: string; readonly completable?: boolean; readonly tool?: string } = {},
 ): Promise<PreparedBuild> {
-  const prepared = await prepareFrom(
-    rowsSource(rows),
-    { ...TEST_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) },
+  const prepared = await prepareBuild(rowsSource(rows), {
+    links: { ...TEST_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) },
+    skipInvalid: false,
     now,
-    () => {},
-    options.tool ? { name: 'training-plan-catalog', version: options.tool } : undefined,
-  );
+    openapiTemplate: OPENAPI_TEMPLATE,
+    ...(options.tool ? { tool: { name: 'training-plan-catalog', version: options.tool } } : {}),
+  });
   if (options.completable ?? true) return prepared;
   return Object.defineProperty({ ...prepared }, 'parts', {
     get() {

@@ -88,8 +88,8 @@ let inProcess: { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; runs: number 
 /**
  * Runs `catalog …args` to completion — in this process when the test setup registered the command line (the
  * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin and
- * environment), else as a process. With `checkOnly` it checks the arguments and settings without running the
- * command (cli/program.ts, in-process only). While an in-process run goes on, `process.env` is its environment too,
+ * environment), else as a process. With `checkOnly` the real program parses the arguments and settings with the
+ * command's action replaced (cli/vitest.setup.ts, in-process only). While an in-process run goes on, `process.env` is its environment too,
  * because the AWS SDK reads credentials, region and endpoints from there; runs at the same time must share one
  * environment. A run in another directory than the repository root needs a process ({@link runCatalogProcess}),
  * as do the long-running commands ({@link startCatalog}).

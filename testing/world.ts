@@ -8,8 +8,10 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { buildFrom, writeFlatBuild } from '../app/run.ts';
+import { writeFlatBuild } from '../app/run.ts';
+import { completeBuild, prepareBuild } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
+import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { KVS_CORS_ORIGIN, NOT_FOUND_PAGE, ORIGIN_FILES, planPageKey } from '../contract/index.ts';
 import { type OriginObjectName, PAGE_PLAN_ID, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
@@ -63,19 +65,19 @@ export async function createTestWorld(
 ): Promise<TestWorld> {
   const { dir, remove } = await scratchDir('catalog-gateway-');
   const originDir = join(dir, 'origin');
-  const result = await buildFrom(
-    new FileSource(join(ROOT, 'fixtures/plans.json')),
-    { ...DEFAULT_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}), skipInvalid: false },
-    new Date(),
-    () => {},
-  );
+  const result = await prepareBuild(new FileSource(join(ROOT, 'fixtures/plans.json')), {
+    links: { ...DEFAULT_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) },
+    skipInvalid: false,
+    now: new Date(),
+    openapiTemplate: OPENAPI_TEMPLATE,
+  });
   const plain = new FileKeyValueStore(join(dir, 'kvs.json'), { create: true });
-  if (options.flat) await writeFlatBuild(originDir, result);
+  if (options.flat) await writeFlatBuild(originDir, await completeBuild(result));
   else
     await publishBuild(
       result,
       { origin: new DirectoryOrigin(originDir), kvs: plain },
-      { force: false, allowEmpty: false, minRatio: 0, keep: 20 },
+      { force: false, allowEmpty: false, minRatio: 0 },
     );
   const objectDir = options.flat ? originDir : join(originDir, 'builds', result.buildId);
 

@@ -9,7 +9,7 @@ import { KEY_PREFIX } from '../../keys/keys.ts';
 import type { ExpiryChange, KeyListing } from '../../keys/rules.ts';
 import type { KeyValueStore } from '../../keys/store.ts';
 import { parseWhen } from '../../keys/time.ts';
-import { type CliIO, noter } from '../io.ts';
+import { type CliIO, noter, shortTime, table } from '../io.ts';
 import { addSettings, givenBy, parseCommand } from '../options.ts';
 
 /**
@@ -60,11 +60,6 @@ export async function openStore(
   };
 }
 
-/** `2026-11-21T13:25:56.123Z` → `2026-11-21T13:25:56Z`: the listing's readable form of a stored time. */
-function shortTime(iso: string | null): string {
-  return iso === null ? '-' : iso.replace(/\.\d+Z$/, 'Z');
-}
-
 function describeExpiry(change: ExpiryChange): string {
   return change.before !== undefined && change.before === change.after
     ? `key ${change.id} keeps its earlier expiry ${shortTime(change.after)}`
@@ -85,17 +80,7 @@ export function formatKeyTable(rows: readonly KeyListing[], lastSeen?: ReadonlyM
     row.status,
     ...(lastSeen ? [shortTime(row.partner === null ? null : (lastSeen.get(row.partner) ?? null))] : []),
   ]);
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...cells.map((line) => (line[column] as string).length)),
-  );
-  return [header, ...cells]
-    .map((line) =>
-      line
-        .map((cell, column) => cell.padEnd(widths[column] as number))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return table([header, ...cells]);
 }
 
 /** ` (from CATALOG_X)` when a value came from the environment: a command says whose keys it touches. */

@@ -7,21 +7,8 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
-import { type CliIO, CommandExit, noter, progressLine } from '../io.ts';
+import { type CliIO, CommandExit, noter, progressLine, table } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-
-/** Pads the columns of a table of strings. */
-export function table(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
 
 /** Who runs a command that moves the live pointer, as its history names them: `user@host`. */
 export function actorOf(): string {
@@ -93,9 +80,9 @@ export function registerPublish(program: Command, io: CliIO): void {
     );
   addSettings(builds, 'builds').action(async () => {
     const settings = await parseCommand(builds, 'builds', io.env);
-    const run = await import('../../app/run.ts');
     const target = await targetOf(settings);
-    const { builds: rows, flat } = await run.builds(target);
+    const { listBuilds } = await import('../../publish/publish.ts');
+    const { builds: rows, flat } = await listBuilds(target);
     if (rows.length === 0) note(`${target.origin.name} holds no build`);
     else {
       const notes = (row: (typeof rows)[number]) =>
@@ -131,9 +118,9 @@ export function registerPublish(program: Command, io: CliIO): void {
     );
   addSettings(history, 'history').action(async () => {
     const settings = await parseCommand(history, 'history', io.env);
-    const run = await import('../../app/run.ts');
     const target = await targetOf(settings);
-    const moves = await run.history(target, settings.historyLimit);
+    const { readHistory } = await import('../../publish/history.ts');
+    const moves = await readHistory(target.origin, settings.historyLimit);
     if (settings.json) io.stdout(`${JSON.stringify(moves)}\n`);
     else if (moves.length === 0) note(`${target.origin.name} has no recorded move of the live pointer`);
     else {
@@ -162,11 +149,15 @@ export function registerPublish(program: Command, io: CliIO): void {
     );
   addSettings(rollback, 'rollback').action(async () => {
     const settings = await parseCommand(rollback, 'rollback', io.env);
-    const run = await import('../../app/run.ts');
+    const { rollback: pinBuild } = await import('../../publish/publish.ts');
+    const target = await targetOf(settings);
     const line = progressLine(io, 'rollback', settings.json);
-    const summary = await run
-      .rollback(settings, await targetOf(settings), new Date(), actorOf(), line.progress)
-      .finally(line.stop);
+    const summary = await pinBuild(target, {
+      ...(settings.to !== undefined ? { to: settings.to } : {}),
+      now: new Date(),
+      actor: actorOf(),
+      progress: line.progress,
+    }).finally(line.stop);
     for (const warning of summary.warnings) note(`warning: ${warning}`);
     note(`${summary.buildId} is live and pinned: publishing moves nothing until catalog unpin`);
     io.stdout(`${JSON.stringify(summary)}\n`);
@@ -179,8 +170,8 @@ export function registerPublish(program: Command, io: CliIO): void {
     );
   addSettings(unpin, 'unpin').action(async () => {
     const settings = await parseCommand(unpin, 'unpin', io.env);
-    const run = await import('../../app/run.ts');
-    const summary = await run.unpin(await targetOf(settings), new Date(), actorOf());
+    const publishing = await import('../../publish/publish.ts');
+    const summary = await publishing.unpin(await targetOf(settings), { now: new Date(), actor: actorOf() });
     for (const warning of summary.warnings) note(`warning: ${warning}`);
     note(
       summary.unpinned

@@ -7,9 +7,8 @@
 import type { Command } from 'commander';
 import type { StatusReport } from '../../app/status.ts';
 import { shownValue } from '../../publish/pointer.ts';
-import { type CliIO, CommandExit } from '../io.ts';
+import { type CliIO, CommandExit, table } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-import { table } from './publish.ts';
 
 /**
  * A text on one line whatever it quotes: each control character (a newline in a hand-edited store value, say)

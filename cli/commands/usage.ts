@@ -6,12 +6,8 @@
  */
 import type { Command } from 'commander';
 import type { UsageReport } from '../../app/usage.ts';
-import type { CliIO } from '../io.ts';
+import { type CliIO, shortTime as short, table } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-import { table } from './publish.ts';
-
-/** `2026-03-01T10:00:00.000Z` → `2026-03-01T10:00:00Z`. */
-const short = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
 
 /** The human form of a report: a table of partners, then the refusals that named no partner. */
 export function formatUsage(report: UsageReport): string {
