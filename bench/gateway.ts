@@ -18,7 +18,6 @@ import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { writeFlatBuild } from '../app/run.ts';
-import { buildCatalog } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
@@ -29,6 +28,7 @@ import { WatchedKeyValueStore } from '../gateway/local/store.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
 import { CATALOG_BIN, ROOT, scratchDir } from '../testing/cli.ts';
+import { buildCatalog } from '../testing/plans.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = 5;
