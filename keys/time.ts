@@ -12,8 +12,8 @@ export function formatDuration(ms: number): string {
   return `${ms}ms`;
 }
 
-/** A duration longer than zero and at most `max` ms, parsed to milliseconds. */
-export function duration(max: number) {
+/** A duration longer than zero and at most `max` ms (`note` says what that is), parsed to milliseconds. */
+export function duration(max: number, note = '') {
   return z
     .string()
     .trim()
@@ -23,11 +23,11 @@ export function duration(max: number) {
       return Number(digits) * UNITS[unit as keyof typeof UNITS];
     })
     .refine((ms) => ms > 0, { error: 'must be longer than zero' })
-    .refine((ms) => ms <= max, { error: `must be at most ${formatDuration(max)}` });
+    .refine((ms) => ms <= max, { error: `must be at most ${formatDuration(max)}${note}` });
 }
 
 /** A key's duration (`--grace`, `--after`, `--expires 90d`): at most 100 years (longer would overflow a Date). */
-export const Duration = duration(36_500 * UNITS.d);
+export const Duration = duration(36_500 * UNITS.d, ' (100 years)');
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2})))?$/;

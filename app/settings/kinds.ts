@@ -33,6 +33,11 @@ export function text<O = string>(valueName: string, inner?: z.ZodType<O, string>
   };
 }
 
+/** Text that matches `pattern`; `error` says what it must be. */
+export function matching(valueName: string, pattern: RegExp, error: string): Kind<string, string> {
+  return text(valueName, z.string().regex(pattern, { error }));
+}
+
 /** One of a closed list of words. */
 export function oneOf<const T extends string>(values: readonly T[], valueName: string): Kind<T, T> {
   return {

@@ -15,7 +15,7 @@ import { KEY_PATTERN, KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
 import { Duration, duration, formatDuration } from '../../keys/time.ts';
 import { LOCAL_STACK } from '../paths.ts';
-import { boolean, decimal, integer, type Kind, list, oneOf, parsed, text } from './kinds.ts';
+import { boolean, decimal, integer, type Kind, list, matching, oneOf, parsed, text } from './kinds.ts';
 
 /** Where a setting is read: a command of the command line (see {@link READS}), the builder Lambda, or the CDK app. */
 export type Context = keyof typeof READS;
@@ -81,22 +81,19 @@ function setting<I, O>(
 // ---------------------------------------------------------------------------------------------------------
 // Value rules used only here (the domain rules live with their modules and are imported above).
 
-const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-const bucketName = z.string().regex(BUCKET_NAME, {
-  error: 'must be an S3 bucket name (3–63 of a-z, 0-9, . and -)',
-});
-const arn = (service: string, pattern: RegExp, what: string) =>
-  z.string().regex(pattern, { error: `must be ${what} (arn:aws:${service}:…)` });
-const secretArn = text(
-  'arn',
-  arn(
-    'secretsmanager',
-    /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/,
-    'the complete ARN of a Secrets Manager secret, ending in -XXXXXX',
-  ),
+const bucketName = matching(
+  'name',
+  /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+  'must be an S3 bucket name (3–63 of a-z, 0-9, . and -)',
 );
-const cfnStackName = (error: string) =>
-  text('name', z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,47}$/, { error }));
+const arn = (service: string, pattern: RegExp, what: string) =>
+  matching('arn', pattern, `must be ${what} (arn:aws:${service}:…)`);
+const secretArn = arn(
+  'secretsmanager',
+  /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/,
+  'the complete ARN of a Secrets Manager secret, ending in -XXXXXX',
+);
+const cfnStackName = (error: string) => matching('name', /^[A-Za-z][A-Za-z0-9-]{0,47}$/, error);
 /** A deadline, at most a day. */
 const timeout = parsed('duration', duration(86_400_000), formatDuration);
 /** A span of time such as a key's grace or how far back to look, at most 100 years. */
@@ -223,7 +220,7 @@ export const SETTINGS = {
     "the deployment: its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
   ),
   bucket: setting(
-    text('name', bucketName),
+    bucketName,
     'the origin S3 bucket (with --kvs-arn; or --origin and --store for a local origin)',
     { output: 'BucketName' },
   ),
@@ -252,10 +249,7 @@ export const SETTINGS = {
     default: false,
   }),
   region: setting(
-    text(
-      'region',
-      z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, { error: 'must be an AWS region such as eu-west-1' }),
-    ),
+    matching('region', /^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-west-1'),
     "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region; with --deployment, the stack's)",
     { env: false },
   ),
@@ -263,15 +257,12 @@ export const SETTINGS = {
     default: 5,
   }),
   to: setting(
-    text('build', z.string().regex(BUILD_ID_PATTERN, { error: 'must be a build id (see catalog builds)' })),
+    matching('build', BUILD_ID_PATTERN, 'must be a build id (see catalog builds)'),
     'the build to make live and pin (default: the one before the live build)',
     { env: 'CATALOG_ROLLBACK_TO' },
   ),
   function: setting(
-    text(
-      'name',
-      z.string().regex(/^[A-Za-z0-9_:.$-]{1,170}$/, { error: 'must be a Lambda function name or ARN' }),
-    ),
+    matching('name', /^[A-Za-z0-9_:.$-]{1,170}$/, 'must be a Lambda function name or ARN'),
     'the builder function name or ARN',
     { env: 'CATALOG_FUNCTION_NAME', output: 'BuilderFunctionName' },
   ),
@@ -312,11 +303,10 @@ export const SETTINGS = {
 
   // verify-function (keys are checked by the command, never echoed).
   viewerRequestFunction: setting(
-    text(
+    matching(
       'name',
-      z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
-        error: 'must be a CloudFront function name (1–64 of A-Z, a-z, 0-9, - and _)',
-      }),
+      /^[A-Za-z0-9_-]{1,64}$/,
+      'must be a CloudFront function name (1–64 of A-Z, a-z, 0-9, - and _)',
     ),
     'the viewer-request function (stack output ViewerRequestFunctionName)',
     { flag: '--name', output: 'ViewerRequestFunctionName' },
@@ -353,23 +343,15 @@ export const SETTINGS = {
     { default: 'TrainingPlanCatalog' },
   ),
   domainName: setting(
-    text(
+    matching(
       'host',
-      z.string().regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, {
-        error: 'must be one lowercase host name such as catalog.example.com',
-      }),
+      /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+      'must be one lowercase host name such as catalog.example.com',
     ),
     'custom domain name of the API (needs certificateArn)',
   ),
   certificateArn: setting(
-    text(
-      'arn',
-      arn(
-        'acm',
-        /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]{36}$/,
-        'an ACM certificate ARN',
-      ),
-    ),
+    arn('acm', /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]{36}$/, 'an ACM certificate ARN'),
     'ACM certificate in us-east-1 covering domainName',
     {
       production: (value) =>
@@ -399,7 +381,7 @@ export const SETTINGS = {
     { default: 400 },
   ),
   accessLogBucketName: setting(
-    text('name', bucketName),
+    bucketName,
     'existing bucket (ACLs enabled) for the access logs, with accessLogging',
   ),
   // Optional in READS.cdk, so a value given with accessLogBucketName (where it cannot apply) is refused.
@@ -439,7 +421,7 @@ export const SETTINGS = {
     { default: 2048 },
   ),
   vpcId: setting(
-    text('id', z.string().regex(/^vpc-[0-9a-f]{8,17}$/, { error: 'must be vpc-…' })),
+    matching('id', /^vpc-[0-9a-f]{8,17}$/, 'must be vpc-…'),
     'run the builder in this VPC (with subnetIds), e.g. to reach a private PostgreSQL',
   ),
   subnetIds: setting(
@@ -451,10 +433,7 @@ export const SETTINGS = {
     'security groups of the builder (default: a new one, all outbound, no inbound)',
   ),
   alarmTopicArn: setting(
-    text(
-      'arn',
-      arn('sns', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN'),
-    ),
+    arn('sns', /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN'),
     'SNS topic the alarms notify (default: a new topic AlarmTopic)',
   ),
 
@@ -519,11 +498,10 @@ export const SETTINGS = {
     { default: 100 },
   ),
   notify: setting(
-    text(
+    matching(
       'url',
-      z.string().regex(/^https?:\/\/[^\s/?#@]+(?:[/?][^\s#]*)?$/, {
-        error: 'must be an http(s):// URL without user:password@ or a #fragment',
-      }),
+      /^https?:\/\/[^\s/?#@]+(?:[/?][^\s#]*)?$/,
+      'must be an http(s):// URL without user:password@ or a #fragment',
     ),
     "URL of the partner's application the proxy POSTs each new change set to (JSON), retried with back-off until it answers 2xx",
     { env: 'CATALOG_NOTIFY_URL', redact: redactUrl },
@@ -546,11 +524,10 @@ export const SETTINGS = {
     'a catalog serve access log to read (- for standard input) instead of the AWS log group',
   ),
   usageLogGroup: setting(
-    text(
+    matching(
       'name',
-      z.string().regex(/^[A-Za-z0-9_./#-]{1,512}$/, {
-        error: 'must be a CloudWatch Logs group name (stack output UsageLogGroupName)',
-      }),
+      /^[A-Za-z0-9_./#-]{1,512}$/,
+      'must be a CloudWatch Logs group name (stack output UsageLogGroupName)',
     ),
     'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
     { flag: '--log-group', output: 'UsageLogGroupName' },
@@ -563,11 +540,10 @@ export const SETTINGS = {
 
   // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment).
   checkKey: setting(
-    text(
+    matching(
       'key',
-      z.string().regex(KEY_PATTERN, {
-        error: 'is not an API key (tpc_ and 43 base64url characters); the value is not shown',
-      }),
+      KEY_PATTERN,
+      'is not an API key (tpc_ and 43 base64url characters); the value is not shown',
     ),
     'the API key catalog check sends (never a flag, never printed)',
     { flag: false, env: 'CATALOG_CHECK_KEY', secret: true },
