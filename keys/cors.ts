@@ -21,13 +21,11 @@ export function originProblem(text: string): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must start with https:// or http://';
   if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
   const host = url.hostname;
-  if (host.includes('*')) {
+  if (host.includes('*'))
     return 'must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from';
-  }
   const bare = host.replace(/\.+$/, '');
-  if (bare === '' || bare.startsWith('.') || bare.includes('..')) {
+  if (bare === '' || bare.startsWith('.') || bare.includes('..'))
     return 'must have a host name with no empty label (no two dots in a row, no leading dot)';
-  }
   if (bare !== host) {
     const port = url.port === '' ? '' : `:${url.port}`;
     return `must not end the host with a dot (browsers send the name without it): ${new URL(`${url.protocol}//${bare}${port}`).origin}`;
@@ -40,9 +38,8 @@ export function originProblem(text: string): string | undefined {
     if (/^[/?#]/.test(tail))
       return `must be scheme://host[:port] with no path, query or fragment: ${url.origin}`;
   }
-  if (text !== url.origin) {
+  if (text !== url.origin)
     return `must be written exactly as browsers send it (lowercase, no default port, punycode host): ${url.origin}`;
-  }
   return undefined;
 }
 
