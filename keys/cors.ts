@@ -1,8 +1,6 @@
 /**
- * The one CORS origin (docs/decisions.md#gateway): stored under `cors:origin`, echoed by the gateway in
- * `Access-Control-Allow-Origin`. A browser compares that header with its `Origin` byte for byte, so the
- * origin must be written exactly as a browser sends it: `scheme://host[:port]`, lowercase, no default port,
- * no path or trailing slash, never `*` or `null`, no wildcard in the host and no dot at its end.
+ * The one CORS origin (docs/decisions.md#gateway), echoed by the gateway in `Access-Control-Allow-Origin`,
+ * which a browser compares with its `Origin` byte for byte: so it is written exactly as a browser sends it.
  */
 import { ConfigError } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
