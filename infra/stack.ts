@@ -1,9 +1,7 @@
 /**
- * The production stack: the private origin bucket, the KeyValueStore of key hashes and the CORS origin, the two
- * CloudFront Functions built by `npm run build`, the distribution, the scheduled builder Lambda, and the
- * alarms, dashboard (monitoring.ts) and optional rate limit (waf.ts), checked by cdk-nag (nag.ts). Construct
- * ids are a contract: renaming one replaces its resource (a new bucket, a new, EMPTY key store), so never
- * rename them. See infra/README.md.
+ * The production stack (infra/README.md): origin bucket, key-value store, the two functions, distribution,
+ * scheduled builder, monitoring.ts, waf.ts, checked by cdk-nag (nag.ts). Construct ids are a contract: renaming
+ * one replaces its resource (a new bucket, a new, EMPTY key store), so never rename them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';

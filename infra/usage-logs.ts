@@ -1,12 +1,8 @@
 /**
- * The usage records (docs/decisions.md#usage): CloudFront standard logging (v2) from the distribution to a
- * CloudWatch Logs group — a delivery source for the distribution, a delivery destination for the group and a
- * delivery naming exactly the record fields `catalog usage` reads — and the dashboard widgets that count them.
- * Kept in us-east-1 with CloudFront's other regional parts: in the stack when it is there (or has no region),
- * else in its us-east-1 companion (infra/monitoring.ts). The group is kept when the stack goes; its name holds
- * the id of the stack's creation, so a stack created again (after a failed first deploy's rollback, or a
- * delete) never meets the group it kept. The stack computes the name, so its dashboard and its output
- * `UsageLogGroupName` name the group wherever the group is.
+ * The usage records (docs/decisions.md#usage): CloudFront standard logging (v2) of exactly the fields `catalog
+ * usage` reads to a log group in us-east-1 (the stack, or its companion), and the dashboard widgets counting
+ * them. The group outlives the stack; its name holds the id of the stack's creation, so a stack created again
+ * never meets the group it kept.
  */
 
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';

@@ -1,8 +1,6 @@
 /**
- * The one CORS origin (docs/decisions.md#gateway): stored under `cors:origin`, echoed by the gateway in
- * `Access-Control-Allow-Origin`. A browser compares that header with its `Origin` byte for byte, so the
- * origin must be written exactly as a browser sends it: `scheme://host[:port]`, lowercase, no default port,
- * no path or trailing slash, never `*` or `null`, no wildcard in the host and no dot at its end.
+ * The one CORS origin (docs/decisions.md#gateway), echoed by the gateway in `Access-Control-Allow-Origin`,
+ * which a browser compares with its `Origin` byte for byte: so it is written exactly as a browser sends it.
  */
 import { ConfigError } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
@@ -21,13 +19,11 @@ export function originProblem(text: string): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must start with https:// or http://';
   if (url.username !== '' || url.password !== '') return 'must not hold a user name or password';
   const host = url.hostname;
-  if (host.includes('*')) {
+  if (host.includes('*'))
     return 'must be one exact origin; a wildcard (*) is never allowed, name the one origin the pages are served from';
-  }
   const bare = host.replace(/\.+$/, '');
-  if (bare === '' || bare.startsWith('.') || bare.includes('..')) {
+  if (bare === '' || bare.startsWith('.') || bare.includes('..'))
     return 'must have a host name with no empty label (no two dots in a row, no leading dot)';
-  }
   if (bare !== host) {
     const port = url.port === '' ? '' : `:${url.port}`;
     return `must not end the host with a dot (browsers send the name without it): ${new URL(`${url.protocol}//${bare}${port}`).origin}`;
@@ -40,9 +36,8 @@ export function originProblem(text: string): string | undefined {
     if (/^[/?#]/.test(tail))
       return `must be scheme://host[:port] with no path, query or fragment: ${url.origin}`;
   }
-  if (text !== url.origin) {
+  if (text !== url.origin)
     return `must be written exactly as browsers send it (lowercase, no default port, punycode host): ${url.origin}`;
-  }
   return undefined;
 }
 

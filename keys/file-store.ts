@@ -187,9 +187,8 @@ export class FileKeyValueStore implements KeyValueStore {
             },
           };
         } catch (error) {
-          if (errorCode(error) !== 'EEXIST') {
+          if (errorCode(error) !== 'EEXIST')
             throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
-          }
         }
         const found = await this.#inspectLock();
         if (found === undefined) continue; // released meanwhile: try again at once
@@ -198,11 +197,10 @@ export class FileKeyValueStore implements KeyValueStore {
           await this.#takeOver(found.content);
           continue;
         }
-        if (Date.now() > deadline) {
+        if (Date.now() > deadline)
           throw new StoreError(
             `${this.#path} is locked by another command (process ${holder || 'unknown'}, ${lockPath}); nothing was changed`,
           );
-        }
         await sleep(Math.min(5 * 2 ** Math.min(attempt, 6), 100));
       }
     } finally {

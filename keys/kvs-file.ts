@@ -20,7 +20,6 @@ export const KvsFile = z.object({
     }),
   ),
 });
-export type KvsFile = z.output<typeof KvsFile>;
 
 /** Thrown when a store file is not valid JSON in the import format; the message says where. */
 export class KvsFileError extends StoreError {

@@ -72,15 +72,13 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
       const plan = await planWrite(this.name, before, change);
       if (plan.empty) return plan.result;
       const size = plan.change.puts.size + plan.change.deletes.length;
-      if (size > MAX_BATCH) {
+      if (size > MAX_BATCH)
         throw new StoreError(
           `KeyValueStore ${this.#arn}: the change touches ${size} entries, more than the ${MAX_BATCH} one UpdateKeys call takes; nothing was changed`,
         );
-      }
       const input: UpdateKeysCommandInput = { KvsARN: this.#arn, IfMatch: etag };
-      if (plan.change.puts.size > 0) {
+      if (plan.change.puts.size > 0)
         input.Puts = [...plan.change.puts].map(([Key, Value]) => ({ Key, Value }));
-      }
       if (plan.change.deletes.length > 0) input.Deletes = plan.change.deletes.map((Key) => ({ Key }));
       try {
         await this.#client.send(new UpdateKeysCommand(input));
@@ -123,9 +121,8 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
       { KvsARN: this.#arn },
     );
     for await (const page of pages) {
-      for (const item of page.Items ?? []) {
+      for (const item of page.Items ?? [])
         if (item.Key !== undefined && item.Value !== undefined) entries.set(item.Key, item.Value);
-      }
     }
     return entries;
   }

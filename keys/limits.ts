@@ -52,11 +52,10 @@ export function checkLimits(
   for (const [key, value] of change.puts) {
     const keyBytes = Buffer.byteLength(key);
     const valueBytes = Buffer.byteLength(value);
-    if (keyBytes > KVS_LIMITS.keyBytes) {
+    if (keyBytes > KVS_LIMITS.keyBytes)
       problems.push(
         `the key ${key.slice(0, 40)}… is ${keyBytes} bytes, over the ${KVS_LIMITS.keyBytes}-byte limit`,
       );
-    }
     if (valueBytes > KVS_LIMITS.valueBytes) {
       problems.push(
         `the value of ${key} is ${valueBytes} bytes, over the 1 KB (${KVS_LIMITS.valueBytes}-byte) limit`,

@@ -95,11 +95,10 @@ export function applyRotate(
   options: { partner: string; hash: string; record: KeyRecord; now: Date; graceMs: number },
 ): RotateOutcome {
   const partnerKeys = storedKeys(entries).filter((key) => key.record?.partner === options.partner);
-  if (partnerKeys.length === 0) {
+  if (partnerKeys.length === 0)
     throw new KeyRuleError(
       `partner ${options.partner} has no keys to rotate; issue a first key with catalog keys issue --partner ${options.partner}`,
     );
-  }
   const current = partnerKeys.filter(
     (key) => key.record !== null && statusOf(key.record, options.now) !== 'expired',
   );
@@ -127,9 +126,8 @@ export function keysOf(entries: ReadonlyMap<string, string>, target: RevokeTarge
   }
   const matched = keys.filter((key) => key.hash.startsWith(target.keyId));
   if (matched.length === 0) throw new KeyRuleError(`no key has the id ${target.keyId}`);
-  if (matched.length > 1) {
+  if (matched.length > 1)
     throw new KeyRuleError(`the id ${target.keyId} matches ${matched.length} keys; give more hex digits`);
-  }
   return matched;
 }
 
@@ -144,11 +142,10 @@ export function applyRevoke(
     return { removed: keys, expiring: [] };
   }
   const unreadable = keys.find((key) => key.record === null);
-  if (unreadable) {
+  if (unreadable)
     throw new KeyRuleError(
       `key ${unreadable.id} has an unreadable record, so it cannot be given an expiry; revoke it now (without --after)`,
     );
-  }
   const live = keys.filter((key) => key.record !== null && statusOf(key.record, options.now) !== 'expired');
   return {
     removed: [],

@@ -50,11 +50,10 @@ export async function planWrite<T>(
   const result = await change(after);
   const diff = diffEntries(before, after);
   const { problems, warnings } = checkLimits(after, diff);
-  if (problems.length > 0) {
+  if (problems.length > 0)
     throw new StoreLimitError(
       `${storeName}: refused, ${problems.join('; ')} (CloudFront KeyValueStore limits); nothing was changed`,
     );
-  }
   const empty = diff.puts.size === 0 && diff.deletes.length === 0;
   return { result, after, change: diff, empty, warnings };
 }

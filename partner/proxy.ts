@@ -189,7 +189,7 @@ export class CatalogProxy {
     this.#log = options.log ?? defaultLog;
   }
 
-  /** Takes the state a previous run saved (its copy, change history and notify progress), when it is valid. */
+  /** Takes the state a previous run saved, when it is valid. */
   async load(): Promise<void> {
     if (this.#options.cacheFile === undefined) return;
     const loaded = await loadState(this.#options.cacheFile);
@@ -353,7 +353,7 @@ export class CatalogProxy {
     return run;
   }
 
-  /** Saves the copy with `changes` and the notify progress to the cache file, if any; a failure is logged and thrown. */
+  /** Saves the copy, `changes` and the notify progress to the cache file, if any; a failure is logged, thrown. */
   async #save(copy: StoredCopy, changes: StoredChanges): Promise<void> {
     if (this.#options.cacheFile === undefined) return;
     const { body, etag, fetchedAt, validatedAt } = copy;

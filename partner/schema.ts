@@ -1,7 +1,6 @@
 /**
- * The catalog service's published schemas (openapi.yaml `components.schemas`) as zod schemas, so the proxy
- * refuses a body that breaks the contract before it replaces its last good copy. A test checks that they say
- * exactly what the document says (descriptions aside).
+ * The published schemas (openapi.yaml) as zod schemas, so the proxy refuses a body that breaks the contract
+ * before it replaces its last good copy; a test checks they say exactly what the document says.
  */
 import { z } from 'zod';
 
