@@ -13,7 +13,7 @@ import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { openSource } from '../builder/sources/index.ts';
 import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
-import { HEADER_VALUES, MANIFEST, STATE_LAST_RUN } from '../contract/index.ts';
+import { HEADER_VALUES, STATE_LAST_RUN } from '../contract/index.ts';
 import type { HeldRunLock } from '../publish/lock.ts';
 import { bucketOf, objectToWrite } from '../publish/origin.ts';
 import type { ProgressSink, PublishSummary, PublishTarget } from '../publish/publish.ts';
@@ -262,20 +262,13 @@ export interface PublishOutcome {
 
 /** The live build's `generatedAt`, read after a run (null: no build is live, or its manifest is unreadable). */
 async function liveGeneratedAt(target: PublishTarget): Promise<string | null> {
-  const [{ readPointer }, { buildKey }] = await Promise.all([
+  const [{ readPointer }, { readManifest }] = await Promise.all([
     import('../publish/pointer.ts'),
-    import('../publish/core.ts'),
+    import('../publish/publish.ts'),
   ]);
   const { live } = await readPointer(target.kvs);
-  if (live === null) return null;
-  const object = await target.origin.get(buildKey(live, MANIFEST));
-  if (!object) return null;
-  try {
-    const value = (JSON.parse(object.body.toString('utf8')) as { generatedAt?: unknown }).generatedAt;
-    return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
-  } catch {
-    return null;
-  }
+  const value: unknown = live === null ? null : (await readManifest(target.origin, live))?.generatedAt;
+  return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
 }
 
 /** The record the last run left at the origin, or null (none, unreadable, or not a record). */

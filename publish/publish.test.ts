@@ -47,8 +47,14 @@ beforeAll(async () => {
 });
 
 let clock = Date.parse('2026-03-01T10:00:00.000Z');
-/** A build of `subset` at a new time (a minute after the previous one, so build ids sort). */
-async function build(subset: readonly unknown[] = rows): ReturnType<typeof buildRows> {
+/** A build of `subset` at a new time (a minute after the previous one, so build ids sort), as publishBuild takes it. */
+async function build(subset: readonly unknown[] = rows): ReturnType<typeof prepareRows> {
+  clock += 60_000;
+  return prepareRows(subset, new Date(clock));
+}
+
+/** {@link build}, also completed: its objects, to compare with what was written. */
+async function built(subset: readonly unknown[] = rows): ReturnType<typeof buildRows> {
   clock += 60_000;
   return buildRows(subset, new Date(clock));
 }
@@ -121,7 +127,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('uploads its own objects under the build prefix, each page once and live, the manifest, then moves the pointer', async () => {
-    const result = await build();
+    const result = await built();
     const summary = await publishBuild(result, target, options());
     expect(summary).toMatchObject({
       command: 'publish',
@@ -429,7 +435,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     // A retitles plan 0; B plan 1 instead (plan 0 as it was); C plans 1 and 2.
     const published: BuildResult[] = [];
     for (const subset of [retitled(rows, 'a', 0), retitled(rows, 'b', 1), retitled(rows, 'b', 1, 2)]) {
-      const result = await build(subset);
+      const result = await built(subset);
       await publishBuild(result, target, options());
       published.push(result);
     }
@@ -489,11 +495,11 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('writes only what a changed title changes: the catalogs, that page once and live, the manifest', async () => {
-    const first = await build();
+    const first = await built();
     await publishBuild(first, target, options());
     const before = new Map((await target.origin.list('')).map((object) => [object.key, object.md5]));
     s3?.requests.splice(0);
-    const next = await build(retitled(rows, 'renamed', 5));
+    const next = await built(retitled(rows, 'renamed', 5));
     await publishBuild(next, target, options());
     const [own, pages] = partition(next);
     const changed = pages.filter((page) => first.manifest.pages?.[idOf(page.key)] !== page.md5);
@@ -540,7 +546,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   it('keeps the live pages with the live build through the local edge: removed 404, added 200, a rollback puts them back writing only what differs', async () => {
     const { serveLocal } = await import('../app/local.ts');
     const { vi } = await import('vitest');
-    const first = await build(retitled(rows.slice(0, 42), 'earlier', 2));
+    const first = await built(retitled(rows.slice(0, 42), 'earlier', 2));
     await publishBuild(first, target, options());
     const idAt = (index: number) => (rows[index] as { id: string }).id.toLowerCase();
     const pageKey = (index: number) => `plans/${idAt(index)}.html`;
@@ -574,7 +580,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     try {
       await serving({ 0: [200, title(0)], 2: [200, `${title(2)} earlier`], 42: [404, 'Plan not found'] });
       // Plan 0 removed, 42 and 43 added, plan 2 retitled back.
-      const second = await build(rows.slice(1, 44));
+      const second = await built(rows.slice(1, 44));
       s3?.requests.splice(0);
       await publishBuild(second, target, options());
       const version = (result: BuildResult, index: number) =>
@@ -613,7 +619,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const second = await publishBuild(await build(), target, options());
     // Two complete builds that never went live (publishes that lost), newer than the live one's predecessor.
     for (const subset of [rows.slice(0, 41), rows.slice(0, 42)]) {
-      const loser = await build(subset);
+      const loser = await built(subset);
       for (const object of loser.objects)
         await target.origin.put(
           { ...object, key: buildKey(loser.buildId, object.key), cacheControl: IMMUTABLE },
@@ -632,7 +638,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('publishes over the flat objects of a bucket from before builds, leaving them, and lists them', async () => {
-    const flat = await build(rows.slice(0, 40));
+    const flat = await built(rows.slice(0, 40));
     for (const object of [...flat.objects, ...flat.root])
       await target.origin.put({ ...object, cacheControl: 'public, max-age=300' }, { overwrite: true });
     const refused = publishBuild(await build(rows.slice(0, 10)), target, options());
@@ -879,7 +885,7 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
   it('a publish that loses puts the live pages back to the winner’s, which it overwrote', async () => {
     const { target } = under;
     await publishBuild(await build(rows.slice(0, 40)), target, options());
-    const winner = await build(rows.slice(0, 41));
+    const winner = await built(rows.slice(0, 41));
     const loser = await build(retitled(rows.slice(0, 41), 'lost', 0));
     // The winner makes its pages live and waits at its move; the loser then makes its own live (plan 0 retitled)
     // and waits at its move; the winner moves, then the loser tries to.

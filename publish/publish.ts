@@ -151,7 +151,7 @@ export interface PublishSummary {
 }
 
 /** Reads a build's manifest; null when it is missing or not a manifest. */
-async function readManifest(origin: OriginStore, buildId: string): Promise<Manifest | null> {
+export async function readManifest(origin: OriginStore, buildId: string): Promise<Manifest | null> {
   const object = await origin.get(buildKey(buildId, MANIFEST));
   if (!object) return null;
   try {

@@ -22,7 +22,7 @@ export function actorOf(): string {
 }
 
 /** Opens the target of a command's settings, building the AWS clients only for an AWS target. */
-async function targetOf(
+export async function targetOf(
   settings: TargetSettings & { region?: string | undefined; maxAttempts: number; s3PathStyle: boolean },
 ) {
   const run = await import('../../app/run.ts');

@@ -7,8 +7,9 @@
 import type { Command } from 'commander';
 import type { StatusReport } from '../../app/status.ts';
 import { shownValue } from '../../publish/pointer.ts';
-import { type CliIO, CommandExit, table } from '../io.ts';
+import { type CliIO, CommandExit, shortTime as short, table } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
+import { targetOf } from './publish.ts';
 
 /**
  * A text on one line whatever it quotes: each control character (a newline in a hand-edited store value, say)
@@ -18,9 +19,6 @@ export function oneLine(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
   return text.replace(/[\u0000-\u001f\u007f]/g, (char) => JSON.stringify(char).slice(1, -1));
 }
-
-/** `2026-03-01T10:00:00.000Z` → `2026-03-01T10:00:00Z`. */
-const short = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
 
 /** The human form of a report: one row per aspect. */
 export function formatStatus(report: StatusReport, age: (seconds: number) => string): string {
@@ -92,11 +90,8 @@ export function registerStatus(program: Command, io: CliIO): void {
     );
   addSettings(command, 'status').action(async () => {
     const settings = await parseCommand(command, 'status', io.env);
-    const [run, status] = await Promise.all([import('../../app/run.ts'), import('../../app/status.ts')]);
-    const target = await run.openTarget(settings, async () => {
-      const aws = await import('../../app/clients.ts');
-      return { s3: aws.createS3Client(settings), kvs: aws.createKvsClient(settings) };
-    });
+    const status = await import('../../app/status.ts');
+    const target = await targetOf(settings);
     const report = await status.catalogStatus(target, { now: new Date(), maxAgeMs: settings.maxAge });
     io.stdout(settings.json ? `${JSON.stringify(report)}\n` : `${formatStatus(report, status.formatAge)}\n`);
     if (report.health !== 'healthy')
