@@ -1,13 +1,9 @@
 /**
- * The disciplines, and everything derived from them. A module of its own, without dependencies or enums, so
- * that the partner kit (partner/schema.ts) can share it; contract/index.ts re-exports it.
- */
-
-/**
  * The disciplines, in catalog order, with the display name partners render instead of capitalising
- * `discipline`. Everything that depends on them is derived here or loops over them: the catalogs and their
- * files, the plan counts, the metrics, the OpenAPI enum (`npm run openapi:sync`) and the gateway's cases.
- * Adding one here (with its style in builder/pages.ts and its rows in the SQL view) adds it everywhere.
+ * `discipline`, and what is derived from them. Everything else loops over them: the catalogs and their files,
+ * the plan counts, the metrics, the OpenAPI enum (`npm run openapi:sync`) and the gateway's cases. Adding one
+ * here (with its style in builder/pages.ts and the SQL view's filter) adds it everywhere. A module without
+ * dependencies or enums, so the partner kit (partner/schema.ts) shares it; contract/index.ts re-exports it.
  */
 export const DISCIPLINES = ['running', 'strength'] as const;
 export type Discipline = (typeof DISCIPLINES)[number];

@@ -58,13 +58,8 @@ const VARY_PLANS = 'X-Api-Key, Accept-Encoding';
 /** `Vary` of openapi.yaml and the plan pages: no key, but a shared cache must still keep encodings apart. */
 const VARY_ENCODING = 'Accept-Encoding';
 
-/**
- * Header values the viewer-request function sends, kept apart from {@link SERVED_HEADERS} so that each
- * function bundles only the strings it sends.
- */
+/** Header values the viewer-request function sends besides a kind's headers. */
 export const GENERATED_HEADERS = {
-  problem: PROBLEM_TYPE,
-  noStore: NO_STORE,
   allow: 'GET, OPTIONS',
   /** `Allow` of a plan page (`/plans/…`). */
   allowPage: 'GET, HEAD',
@@ -72,18 +67,15 @@ export const GENERATED_HEADERS = {
   wwwAuthenticate: 'ApiKey realm="catalog", header="X-Api-Key"',
 } as const;
 
-/** Header values of the objects served from the origin (set by the viewer-response function). */
-export const SERVED_HEADERS = {
+/** The header values the builder stores objects with, by name. */
+export const HEADER_VALUES = {
   json: JSON_TYPE,
   yaml: YAML_TYPE,
   html: HTML_TYPE,
+  problem: PROBLEM_TYPE,
   cacheable: CACHEABLE,
-  varyPlans: VARY_PLANS,
-  varyEncoding: VARY_ENCODING,
+  noStore: NO_STORE,
 } as const;
-
-/** Every header value the gateway sets. */
-export const HEADER_VALUES = /* @__PURE__ */ Object.assign({}, GENERATED_HEADERS, SERVED_HEADERS);
 
 // The headers of each kind of answer, exactly, by lowercase name (the CORS origin aside): the functions send
 // them, the local edge and the response headers policies add the security headers, and the gateway's cases
