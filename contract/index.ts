@@ -249,7 +249,7 @@ export enum LogValue {
   ExpiredKey = 'expired-key',
   /** More than one `X-Api-Key` value. */
   ManyKeys = 'many-keys',
-  /** A valid key and a `discipline` that is not exactly one of the two (`acme.discipline`). */
+  /** A valid key and a `discipline` that is not exactly one discipline (`acme.discipline`). */
   Discipline = 'discipline',
   /** A method the path does not take (405). */
   Method = 'method',
