@@ -22,7 +22,15 @@ import { comparePlans } from '../builder/catalogs.ts';
 import { AppScheme, Catalog, Plan } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { settingRef } from '../contract/errors.ts';
-import { DISCIPLINES, type Discipline, PATHS } from '../contract/index.ts';
+import {
+  CATALOGS,
+  type CatalogName,
+  catalogTarget,
+  DISCIPLINES,
+  type Discipline,
+  PATHS,
+  perDiscipline,
+} from '../contract/index.ts';
 import {
   forOrigin,
   forPlan,
@@ -199,7 +207,8 @@ export function knownFrom(settings: CheckSettings, learned: Learned): Known {
   };
 }
 
-const KNOWN_BODIES: readonly string[] = ['all', 'running', 'strength', 'openapi', 'page', 'notFoundPage'];
+/** Every object the check learns, in the order it learns them. */
+const KNOWN_BODIES: readonly KnownBody[] = [...CATALOGS, 'openapi', 'page', 'notFoundPage'];
 
 /**
  * Judges a case's answer, then learns from it when its status is the one expected: the first body of each
@@ -215,15 +224,21 @@ export function judgeCase(
   if (settings.cors && answer.headers['access-control-allow-origin'] === settings.cors)
     learned.corsSeen = true;
   if (answer.status !== testCase.status) return problems;
-  if (KNOWN_BODIES.includes(testCase.body) && learned.bodies[testCase.body as KnownBody] === undefined) {
+  if (
+    (KNOWN_BODIES as readonly string[]).includes(testCase.body) &&
+    learned.bodies[testCase.body as KnownBody] === undefined
+  ) {
     try {
       learned.bodies[testCase.body as KnownBody] = decodeBody(answer);
     } catch {
       // an answer that cannot be decoded teaches nothing (the judge said why)
     }
   }
-  const served: readonly string[] = ['all', 'running', 'strength', 'openapi', 'page'];
-  if (testCase.status === 200 && served.includes(testCase.body)) {
+  if (
+    testCase.status === 200 &&
+    (KNOWN_BODIES as readonly string[]).includes(testCase.body) &&
+    testCase.body !== 'notFoundPage'
+  ) {
     const key = variantKey(testCase.body as OriginObjectName, testCase.encoding);
     const { etag, 'last-modified': lastModified } = answer.headers;
     if (etag !== undefined && !learned.etags.has(key)) learned.etags.set(key, etag);
@@ -235,16 +250,9 @@ export function judgeCase(
 // ---------------------------------------------------------------------------------------------------------
 // Catalog rows.
 
-type CatalogName = 'all' | Discipline;
 const CATALOG_NAMES: Readonly<Record<CatalogName, string>> = {
   all: 'the whole catalog',
-  running: 'running plans',
-  strength: 'strength plans',
-};
-const TARGETS: Readonly<Record<CatalogName, string>> = {
-  all: PATHS.plans,
-  running: `${PATHS.plans}?discipline=running`,
-  strength: `${PATHS.plans}?discipline=strength`,
+  ...perDiscipline((discipline) => `${discipline} plans`),
 };
 
 /** At most this many lines per row: the first failures say enough. */
@@ -400,7 +408,7 @@ const freshnessRow: CatalogRow = {
 function subsetRow(discipline: Discipline): CatalogRow {
   return {
     name: `${CATALOG_NAMES[discipline]}: exactly the whole catalog's ${discipline} plans, in order`,
-    request: `GET ${TARGETS[discipline]}`,
+    request: `GET ${catalogTarget(discipline)}`,
     requests: (_settings, learned) => {
       const missing = (['all', discipline] as const).find((name) => learned.bodies[name] === undefined);
       return missing ? { skip: `${CATALOG_NAMES[missing]} was not served (see its row)` } : [];
@@ -431,7 +439,6 @@ function subsetRow(discipline: Discipline): CatalogRow {
 }
 
 const ENCODINGS = ['gzip', 'br'] as const;
-const CATALOGS = ['all', ...DISCIPLINES] as const;
 
 const decodeRow: CatalogRow = {
   name: 'every catalog: gzip and br decode to the identity bytes',
@@ -442,7 +449,7 @@ const decodeRow: CatalogRow = {
     return CATALOGS.flatMap((name) =>
       ENCODINGS.map((encoding) => ({
         method: 'GET',
-        target: TARGETS[name],
+        target: catalogTarget(name),
         headers: [
           ['X-Api-Key', settings.key],
           ['Accept-Encoding', encoding],
@@ -525,10 +532,10 @@ const openapiRow: CatalogRow = {
 };
 
 /** The catalog rows, by the case they follow (the case whose answer they judge). */
-const CATALOG_ROWS: Readonly<Record<'all' | 'running' | 'strength' | 'openapi', readonly CatalogRow[]>> = {
+const CATALOG_ROWS: Readonly<Record<CatalogName | 'openapi', readonly CatalogRow[]>> = {
   all: [schemaRow, orderRow, linksRow, generatedAtRow, freshnessRow],
-  running: [subsetRow('running')],
-  strength: [subsetRow('strength'), decodeRow],
+  // Once every catalog is known: its encodings.
+  ...perDiscipline((d) => (d === DISCIPLINES.at(-1) ? [subsetRow(d), decodeRow] : [subsetRow(d)])),
   openapi: [openapiRow],
 };
 
@@ -555,7 +562,7 @@ export function checkSteps(cases: readonly RequestCase[] = REQUEST_CASES): Step[
   const candidates = blackBoxCases(cases);
   const steps: Step[] = [];
   const taken = new Set<RequestCase>();
-  for (const body of ['all', 'running', 'strength', 'openapi', 'page', 'notFoundPage'] as const) {
+  for (const body of KNOWN_BODIES) {
     const teacher = candidates.find((testCase) => teaches(testCase, body));
     if (teacher === undefined) throw new Error(`the request-case table has no plain GET of ${body}`);
     taken.add(teacher);

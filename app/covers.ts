@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LOCAL_COVER_PATH } from '../contract/index.ts';
+import { LOCAL_COVER_PATH, NOSNIFF } from '../contract/index.ts';
 import type { Edge, EdgeResponse } from '../gateway/local/edge.ts';
 import { repoRoot } from './paths.ts';
 
@@ -29,7 +29,7 @@ export function withFixtureCovers(edge: Pick<Edge, 'handle'>): Pick<Edge, 'handl
       const name = raw.target.slice(LOCAL_COVER_PATH.length);
       const body = COVER_NAME.test(name) ? await readFile(join(dir, name)).catch(() => null) : null;
       return body
-        ? answer(200, { 'content-type': 'image/png', 'x-content-type-options': 'nosniff' }, body)
+        ? answer(200, { 'content-type': 'image/png', 'x-content-type-options': NOSNIFF }, body)
         : answer(
             404,
             { 'content-type': 'text/plain; charset=utf-8' },

@@ -1,14 +1,20 @@
 import { z } from 'zod';
 import type { InvalidRow } from '../builder/errors.ts';
 import { CatalogError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
-import { STATE_LAST_RUN } from '../contract/index.ts';
+import {
+  DISCIPLINES,
+  type Discipline,
+  perDiscipline,
+  STATE_LAST_RUN,
+  totalPlans,
+} from '../contract/index.ts';
 import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
 import { type ObjectToWrite, stateObject } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
 
-const Counts = z.object({ running: z.number().int().min(0), strength: z.number().int().min(0) });
+const Counts = z.record(z.enum(DISCIPLINES), z.number().int().min(0));
 
 /** A run that did not succeed, as a later record remembers it. */
 const Failure = z.object({
@@ -60,7 +66,7 @@ export type LastRun = z.output<typeof LastRun>;
 export interface RunProgress {
   readonly built?: {
     readonly buildId: string;
-    readonly counts: Readonly<Record<'running' | 'strength', number>>;
+    readonly counts: Readonly<Record<Discipline, number>>;
     readonly invalid: readonly InvalidRow[];
   };
   /** Invalid rows of a build that failed because of them. */
@@ -137,8 +143,8 @@ export function lastRunOf(run: {
     started: run.started.toISOString(),
     finished: run.finished.toISOString(),
     buildId: built?.buildId ?? null,
-    counts: built ? { running: built.counts.running, strength: built.counts.strength } : null,
-    plans: built ? built.counts.running + built.counts.strength : null,
+    counts: built ? perDiscipline((discipline) => built.counts[discipline]) : null,
+    plans: built ? totalPlans(built.counts) : null,
     invalidRows: invalid ? invalidRowCount(invalid) : null,
     durationMs: Math.max(0, Math.round(run.durationMs)),
   };

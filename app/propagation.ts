@@ -3,7 +3,7 @@
  * builder polls the spec's cheap liveness probe with a monitoring key until it serves the new `generatedAt`.
  */
 import { describeCause } from '../contract/errors.ts';
-import { PATHS } from '../contract/index.ts';
+import { catalogTarget, DISCIPLINES } from '../contract/index.ts';
 
 /** What the check found. Only `measured` carries a figure; none of these fails a run. */
 export type PropagationResult =
@@ -54,9 +54,9 @@ export interface PropagationOptions {
   readonly fetch?: typeof fetch;
 }
 
-/** The probe's URL: the running catalog, the smallest one the edge caches. */
+/** The probe's URL: the first discipline's catalog (`running`, the spec's probe), one the edge caches. */
 export function probeUrl(baseUrl: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}${PATHS.plans}?discipline=running`;
+  return `${baseUrl.replace(/\/+$/, '')}${catalogTarget(DISCIPLINES[0])}`;
 }
 
 /** Reads `generatedAt` from a catalog body; null when the body is not a catalog. */

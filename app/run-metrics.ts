@@ -5,7 +5,8 @@
  * Powertools' `Metrics`, which writes them as one CloudWatch embedded-metric-format log line.
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { isFailedOutcome, METRICS } from '../contract/metrics.ts';
+import { DISCIPLINES } from '../contract/index.ts';
+import { isFailedOutcome, METRICS, plansMetric } from '../contract/metrics.ts';
 import type { LastRun } from './last-run.ts';
 import { succeeded } from './last-run.ts';
 import type { PropagationResult } from './propagation.ts';
@@ -52,12 +53,8 @@ export function runFigures(
   if (succeeded(record)) figures.push(figure('runSucceeded', 1));
   else if (isFailedOutcome(record.outcome)) figures.push(figure('runFailed', 1));
   figures.push(figure('buildDuration', record.durationMs));
-  if (record.counts) {
-    figures.push(
-      figure('plansRunning', record.counts.running),
-      figure('plansStrength', record.counts.strength),
-    );
-  }
+  const counts = record.counts;
+  if (counts) figures.push(...DISCIPLINES.map((d) => figure(plansMetric(d), counts[d])));
   if (record.invalidRows !== null) figures.push(figure('invalidRows', record.invalidRows));
   if (after.catalogAgeSeconds !== undefined)
     figures.push(figure('catalogAge', Math.max(0, Math.round(after.catalogAgeSeconds))));

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { StoreError, settingRef } from '../contract/errors.ts';
-import { KVS_CORS_ORIGIN, STATE_LAST_RUN } from '../contract/index.ts';
+import { DISCIPLINES, KVS_CORS_ORIGIN, perDiscipline, STATE_LAST_RUN } from '../contract/index.ts';
 import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
 import { describeHolder, type LockHolder, readLock } from '../publish/lock.ts';
@@ -32,7 +32,7 @@ export interface StatusFacts {
   readonly runLock: { readonly holder: LockHolder; readonly gone: boolean } | null;
 }
 
-const Counts = z.object({ running: z.number().int(), strength: z.number().int() });
+const Counts = z.record(z.enum(DISCIPLINES), z.number().int());
 
 /** The report `catalog status --json` prints. */
 export const StatusReport = z.object({
@@ -178,7 +178,7 @@ export function evaluateStatus(
         ageSeconds: Math.round(secondsSince(manifest.generatedAt, now)),
         confirmedAt: confirmation,
         confirmedAgeSeconds: Math.round(secondsSince(confirmation, now)),
-        counts: { running: manifest.counts.running, strength: manifest.counts.strength },
+        counts: perDiscipline((discipline) => manifest.counts[discipline]),
         plans: manifest.plans,
         objects: {
           expected: Object.keys(manifest.objects).length + Object.keys(manifest.pages ?? {}).length,

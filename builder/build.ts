@@ -7,6 +7,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { SourceError } from '../contract/errors.ts';
 import {
+  catalogFile,
+  DISCIPLINES,
   type Discipline,
   ERROR_PAGE,
   HEADER_VALUES,
@@ -17,6 +19,7 @@ import {
   PROBLEM_INTERNAL,
   planPageKey,
   problemDocument,
+  totalPlans,
   VARIANTS,
 } from '../contract/index.ts';
 import { fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
@@ -327,8 +330,11 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
   const renderMs = performance.now() - renderStarted;
   const served: [string, readonly Buffer[], string][] = [
     [ORIGIN_FILES.all, catalogs.all, HEADER_VALUES.json],
-    [ORIGIN_FILES.running, catalogs.byDiscipline.running, HEADER_VALUES.json],
-    [ORIGIN_FILES.strength, catalogs.byDiscipline.strength, HEADER_VALUES.json],
+    ...DISCIPLINES.map((d): [string, readonly Buffer[], string] => [
+      catalogFile(d),
+      catalogs.byDiscipline[d],
+      HEADER_VALUES.json,
+    ]),
     [ORIGIN_FILES.openapi, [openapi], HEADER_VALUES.yaml],
   ];
   const plain = served.map(([key, chunks, contentType]) =>
@@ -382,7 +388,7 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
     buildId: prepared.buildId,
     generatedAt: prepared.generatedAt,
     counts: prepared.counts,
-    plans: prepared.counts.running + prepared.counts.strength,
+    plans: totalPlans(prepared.counts),
     plansHash: prepared.plansHash,
     source: prepared.source,
     tool: prepared.tool,

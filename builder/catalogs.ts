@@ -3,7 +3,7 @@
  * catalog files (docs/decisions.md#catalog-files).
  */
 import { createHash } from 'node:crypto';
-import { DISCIPLINES, type Discipline } from '../contract/index.ts';
+import { DISCIPLINES, type Discipline, perDiscipline } from '../contract/index.ts';
 import type { Plan } from './model.ts';
 
 const titleCollator = new Intl.Collator('en');
@@ -156,7 +156,7 @@ export interface RenderedCatalogs {
 export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): RenderedCatalogs {
   const stamp = generatedAt.toISOString();
   const head = Buffer.from(`{"generatedAt":${JSON.stringify(stamp)},"plans":`);
-  const groups: Record<Discipline, Plan[]> = { running: [], strength: [] };
+  const groups = perDiscipline((): Plan[] => []);
   for (const plan of sorted) groups[plan.discipline].push(plan);
 
   const open = Buffer.from('[');
@@ -196,7 +196,7 @@ export function fingerprintPlans(sorted: readonly Plan[]): {
   readonly plansHash: string;
   readonly counts: Readonly<Record<Discipline, number>>;
 } {
-  const groups: Record<Discipline, Plan[]> = { running: [], strength: [] };
+  const groups = perDiscipline((): Plan[] => []);
   for (const plan of sorted) groups[plan.discipline].push(plan);
   const hash = createHash('sha256').update('[');
   const counts = {} as Record<Discipline, number>;

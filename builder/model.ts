@@ -245,9 +245,8 @@ export const Plan = z
       }),
     level: Level,
     discipline: Discipline,
-    disciplineLabel: z.enum([DISCIPLINE_LABELS.strength, DISCIPLINE_LABELS.running]).meta({
-      description:
-        'Display name of the discipline: "Workouts" for strength, "Outdoor" for running. Use this rather than capitalising `discipline`.',
+    disciplineLabel: z.enum(Object.values(DISCIPLINE_LABELS)).meta({
+      description: `Display name of the discipline: ${DISCIPLINES.map((d) => `"${DISCIPLINE_LABELS[d]}" for ${d}`).join(', ')}. Use this rather than capitalising \`discipline\`.`,
     }),
     weeksCount: z.int().min(1).meta({ description: 'Programme length in weeks.' }),
     daysPerWeek: z.int().min(1).max(7).nullable(),

@@ -573,9 +573,9 @@ components:
         disciplineLabel:
           type: string
           enum:
-            - Workouts
             - Outdoor
-          description: 'Display name of the discipline: "Workouts" for strength, "Outdoor" for running. Use this rather than capitalising \`discipline\`.'
+            - Workouts
+          description: 'Display name of the discipline: "Outdoor" for running, "Workouts" for strength. Use this rather than capitalising \`discipline\`.'
         weeksCount:
           type: integer
           minimum: 1

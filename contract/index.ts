@@ -4,24 +4,21 @@
  * (esbuild keeps only what a function references), so keep it to plain constants.
  */
 
-/** Disciplines in catalog order: `running` sorts before `strength`. */
-export const DISCIPLINES = ['running', 'strength'] as const;
-export type Discipline = (typeof DISCIPLINES)[number];
+import { CATALOG_FILE, type CatalogName } from './disciplines.ts';
 
-/** Display names partners render instead of capitalising `discipline`. */
-export const DISCIPLINE_LABELS = { running: 'Outdoor', strength: 'Workouts' } as const;
+export * from './disciplines.ts';
 
 /** The closed `level` enum; a plan without a level is `none`. */
 export const LEVELS = ['none', 'beginner', 'intermediate', 'advanced'] as const;
 export type Level = (typeof LEVELS)[number];
 
-/** Object names at the origin (the S3 bucket, or the local origin directory). */
-export const ORIGIN_FILES = {
-  all: 'catalog.json',
-  running: 'catalog-running.json',
-  strength: 'catalog-strength.json',
-  openapi: 'openapi.yaml',
-} as const;
+/** Object names at the origin (the S3 bucket, or the local origin directory); see also {@link catalogFile}. */
+export const ORIGIN_FILES = { all: CATALOG_FILE, openapi: 'openapi.yaml' } as const;
+
+/** The request target of a catalog: `/api/plans`, or `/api/plans?discipline=<discipline>`. */
+export function catalogTarget(catalog: CatalogName): string {
+  return catalog === 'all' ? PATHS.plans : `${PATHS.plans}?discipline=${catalog}`;
+}
 
 /** The origin's error page: the problem document CloudFront answers with when the origin fails. */
 export const ERROR_PAGE = 'errors/500.json';
@@ -46,36 +43,83 @@ export const VARIANTS = { br: '.br', gzip: '.gz' } as const;
 /** The two API paths the gateway serves (plan pages, for people, are under {@link PAGE_PATH_PREFIX}). */
 export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml' } as const;
 
-/**
- * Header values of the answers the viewer-request function generates (errors, preflights). Kept apart from
- * {@link SERVED_HEADERS} so that each function bundles only the strings it sends.
- */
+/** `X-Content-Type-Options` of every answer but a preflight (CloudFront's response headers policies add it too). */
+export const NOSNIFF = 'nosniff';
+
+// Each value is its own constant: esbuild drops an unused object only when nothing in it reads a property.
+const JSON_TYPE = 'application/json; charset=utf-8';
+const YAML_TYPE = 'application/yaml; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
+const PROBLEM_TYPE = 'application/problem+json';
+const CACHEABLE = 'public, max-age=300';
+const NO_STORE = 'no-store';
+/** `Vary` of the catalog: the answer depends on the key, and its encoding on `Accept-Encoding`. */
+const VARY_PLANS = 'X-Api-Key, Accept-Encoding';
+/** `Vary` of openapi.yaml and the plan pages: no key, but a shared cache must still keep encodings apart. */
+const VARY_ENCODING = 'Accept-Encoding';
+
+/** Header values the viewer-request function sends besides a kind's headers. */
 export const GENERATED_HEADERS = {
-  problem: 'application/problem+json',
-  noStore: 'no-store',
   allow: 'GET, OPTIONS',
   /** `Allow` of a plan page (`/plans/…`). */
   allowPage: 'GET, HEAD',
-  corsMethods: 'GET, OPTIONS',
-  corsHeaders: 'X-Api-Key',
-  corsMaxAgeSeconds: '600',
   /** The challenge every 401 carries (RFC 9110 requires one): the scheme, and the header the key goes in. */
   wwwAuthenticate: 'ApiKey realm="catalog", header="X-Api-Key"',
 } as const;
 
-/** Header values of the objects served from the origin (set by the viewer-response function). */
-export const SERVED_HEADERS = {
-  json: 'application/json; charset=utf-8',
-  yaml: 'application/yaml; charset=utf-8',
-  cacheable: 'public, max-age=300',
-  /** `Vary` of the catalog: the answer depends on the key, and its encoding on `Accept-Encoding`. */
-  varyPlans: 'X-Api-Key, Accept-Encoding',
-  /** `Vary` of openapi.yaml and the plan pages: no key, but a shared cache must still keep encodings apart. */
-  varyEncoding: 'Accept-Encoding',
+/** The header values the builder stores objects with, by name. */
+export const HEADER_VALUES = {
+  json: JSON_TYPE,
+  yaml: YAML_TYPE,
+  html: HTML_TYPE,
+  problem: PROBLEM_TYPE,
+  cacheable: CACHEABLE,
+  noStore: NO_STORE,
 } as const;
 
-/** Every header value the gateway sets. */
-export const HEADER_VALUES = /* @__PURE__ */ Object.assign({}, GENERATED_HEADERS, SERVED_HEADERS);
+// The headers of each kind of answer, exactly, by lowercase name (the CORS origin aside): the functions send
+// them, the local edge and the response headers policies add the security headers, and the gateway's cases
+// and judge expect them. Each kind is its own export so a function bundles only those it sends;
+// {@link ANSWER_HEADERS} is the table.
+
+/** A catalog (200 or, without `content-type`, 304). */
+export const CATALOG_HEADERS = {
+  'content-type': JSON_TYPE,
+  'x-content-type-options': NOSNIFF,
+  'cache-control': CACHEABLE,
+  vary: VARY_PLANS,
+} as const;
+/** openapi.yaml. */
+export const OPENAPI_HEADERS = {
+  'content-type': YAML_TYPE,
+  'x-content-type-options': NOSNIFF,
+  'cache-control': CACHEABLE,
+  vary: VARY_ENCODING,
+} as const;
+/** A found plan page, besides {@link PAGE_SECURITY_HEADERS}. */
+export const PAGE_SERVED_HEADERS = {
+  'content-type': HTML_TYPE,
+  'x-content-type-options': NOSNIFF,
+  'cache-control': CACHEABLE,
+  vary: VARY_ENCODING,
+} as const;
+/** A problem document the viewer-request function answers with (and CloudFront's 500 page, by its object). */
+export const PROBLEM_HEADERS = {
+  'content-type': PROBLEM_TYPE,
+  'x-content-type-options': NOSNIFF,
+  'cache-control': NO_STORE,
+} as const;
+/** A preflight, when a CORS origin is set (without one: no header at all). */
+export const PREFLIGHT_HEADERS = {
+  'access-control-allow-methods': 'GET, OPTIONS',
+  'access-control-allow-headers': 'X-Api-Key',
+  'access-control-max-age': '600',
+} as const;
+/** CloudFront's not-found page for a plan path (its object's headers), besides {@link PAGE_SECURITY_HEADERS}. */
+export const NOT_FOUND_PAGE_HEADERS = {
+  'content-type': HTML_TYPE,
+  'cache-control': NO_STORE,
+} as const;
 
 /** An RFC 9457 problem type: the body of an error answer is `{ type, title, status, detail }`. */
 export interface ProblemType {
@@ -110,7 +154,8 @@ export const PROBLEM_INVALID_DISCIPLINE: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
   title: 'Bad Request',
   status: 400,
-  detail: 'The discipline parameter, when present, must be exactly strength or running, once.',
+  detail:
+    'The discipline parameter, when present, must be exactly one of the values openapi.yaml lists, once.',
 };
 export const PROBLEM_INTERNAL: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:internal-error',
@@ -204,7 +249,7 @@ export enum LogValue {
   ExpiredKey = 'expired-key',
   /** More than one `X-Api-Key` value. */
   ManyKeys = 'many-keys',
-  /** A valid key and a `discipline` that is not exactly one of the two (`acme.discipline`). */
+  /** A valid key and a `discipline` that is not exactly one discipline (`acme.discipline`). */
   Discipline = 'discipline',
   /** A method the path does not take (405). */
   Method = 'method',
@@ -276,23 +321,30 @@ export const PAGE_CSP =
 
 /**
  * The security headers every page answer carries, found (200) or not (404), by lowercase header name: the
- * viewer-response function sets them on a served page, the distribution's response headers policy on the
- * not-found page.
+ * pages' response headers policy sets them (the not-found page is CloudFront's own answer).
  */
 export const PAGE_SECURITY_HEADERS = {
   'content-security-policy': PAGE_CSP,
-  'x-content-type-options': 'nosniff',
+  'x-content-type-options': NOSNIFF,
   /** Pages load covers from other hosts and link to the app: none of them needs to know the page. */
   'referrer-policy': 'no-referrer',
   /** Framing refused for browsers older than CSP's `frame-ancestors`. */
   'x-frame-options': 'DENY',
 } as const;
 
-/** Header values of a page answer besides the security headers. */
-export const PAGE_HEADERS = {
-  html: 'text/html; charset=utf-8',
-  /** A found page, as the catalog: five minutes in any cache. */
-  cacheable: 'public, max-age=300',
+/** The page values the builder stores its pages with. */
+export const PAGE_HEADERS = { html: HTML_TYPE, cacheable: CACHEABLE } as const;
+
+/** The headers of each kind of answer (see {@link CATALOG_HEADERS}). */
+export const ANSWER_HEADERS = {
+  catalog: CATALOG_HEADERS,
+  openapi: OPENAPI_HEADERS,
+  page: /* @__PURE__ */ Object.assign({}, PAGE_SECURITY_HEADERS, PAGE_SERVED_HEADERS),
+  problem: PROBLEM_HEADERS,
+  preflight: PREFLIGHT_HEADERS,
+  /** CloudFront's own answers (its custom error responses): the 500 problem and the not-found page. */
+  internalError: PROBLEM_HEADERS,
+  notFoundPage: /* @__PURE__ */ Object.assign({}, PAGE_SECURITY_HEADERS, NOT_FOUND_PAGE_HEADERS),
 } as const;
 
 // ---------------------------------------------------------------------------------------------------------

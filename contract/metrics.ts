@@ -2,6 +2,7 @@
  * The metrics the builder emits (CloudWatch embedded metric format, one set per run) and the alarms and
  * dashboard of the stack read: one namespace, one dimension, and the metric names with their units.
  */
+import { DISCIPLINES, type Discipline } from './disciplines.ts';
 
 /** The CloudWatch namespace of the builder's metrics. */
 export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
@@ -42,6 +43,14 @@ export function isFailedOutcome(outcome: RunOutcome): boolean {
   return outcome === 'refused' || outcome === 'failed';
 }
 
+/** The key of a discipline's plan count in {@link METRICS}: `plansRunning`. */
+export type PlansMetric = `plans${Capitalize<Discipline>}`;
+export function plansMetric(discipline: Discipline): PlansMetric {
+  return `plans${capitalised(discipline)}`;
+}
+const capitalised = (discipline: Discipline) =>
+  `${discipline.charAt(0).toUpperCase()}${discipline.slice(1)}` as Capitalize<Discipline>;
+
 /** The builder's metrics: name and CloudWatch unit. */
 export const METRICS = {
   /** 1 for a run that left the catalog as it should be (published, identical, or pinned), else absent. */
@@ -50,9 +59,10 @@ export const METRICS = {
   runFailed: { name: 'RunFailed', unit: 'Count' },
   /** How long the build and publish took. */
   buildDuration: { name: 'BuildDuration', unit: 'Milliseconds' },
-  /** Plans in the catalog, per discipline. */
-  plansRunning: { name: 'PlansRunning', unit: 'Count' },
-  plansStrength: { name: 'PlansStrength', unit: 'Count' },
+  /** Plans in the catalog, per discipline: `PlansRunning`… */
+  ...(Object.fromEntries(
+    DISCIPLINES.map((d) => [plansMetric(d), { name: `Plans${capitalised(d)}`, unit: 'Count' }]),
+  ) as Record<PlansMetric, { readonly name: string; readonly unit: 'Count' }>),
   /** Invalid rows found (left out with skipInvalid, or the reason the run failed). */
   invalidRows: { name: 'InvalidRows', unit: 'Count' },
   /** Seconds since the live build's generatedAt, after the run. */

@@ -11,26 +11,24 @@
  * catalog.
  */
 import {
+  ANSWER_HEADERS,
+  type CatalogName,
+  catalogFile,
+  catalogTarget,
+  DISCIPLINES,
   GENERATED_HEADERS,
   LogValue,
-  PAGE_HEADERS,
-  PAGE_SECURITY_HEADERS,
+  ORIGIN_FILES,
+  PATHS,
   type ProblemName,
+  VARIANTS,
 } from '../contract/index.ts';
 
 /**
  * What the body of the answer must be: a catalog, openapi.yaml, the page of {@link PAGE_PLAN_ID}, the
  * not-found page, nothing, or a problem document.
  */
-export type ExpectedBody =
-  | 'all'
-  | 'running'
-  | 'strength'
-  | 'openapi'
-  | 'page'
-  | 'notFoundPage'
-  | 'empty'
-  | ProblemName;
+export type ExpectedBody = CatalogName | 'openapi' | 'page' | 'notFoundPage' | 'empty' | ProblemName;
 
 export interface RequestCase {
   readonly name: string;
@@ -60,7 +58,7 @@ export interface RequestCase {
   readonly logData: string | null;
 }
 
-export type OriginObjectName = 'all' | 'running' | 'strength' | 'openapi' | 'page';
+export type OriginObjectName = CatalogName | 'openapi' | 'page';
 
 /** A published, approved plan of fixtures/plans.json: its page is in every build of the fixtures. */
 export const PAGE_PLAN_ID = '920c4400-79a6-5b26-9ac7-4c18aea7632c';
@@ -71,6 +69,15 @@ export const MISSING_PLAN_ID = '00000000-0000-4000-8000-000000000000';
 
 /** The one origin partners may be allowed in the CORS cases. */
 export const PARTNER_ORIGIN = 'https://partner.example';
+
+/** Two disciplines the cases take as examples; every discipline has its own 200. */
+const [ONE, TWO] = DISCIPLINES;
+const ONE_PLANS = catalogTarget(ONE);
+const TWO_PLANS = catalogTarget(TWO);
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+/** `%39…`: an id or a discipline with its first character percent-encoded. */
+const firstEscaped = (id: string) =>
+  `%${id.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}${id.slice(1)}`;
 
 const key = (placeholder: string): [string, string] => ['X-Api-Key', `{${placeholder}}`];
 const VALID = key('valid');
@@ -83,27 +90,19 @@ const UNKNOWN = { logData: LogValue.UnknownKey };
 /** `{expired}` is umbrella's. */
 const EXPIRED = { logData: refusedFor('umbrella', LogValue.ExpiredKey) };
 
-/** The headers every 200 and 304 of the catalog carries, exactly. */
-const CATALOG_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'x-content-type-options': 'nosniff',
-  'cache-control': 'public, max-age=300',
-  vary: 'X-Api-Key, Accept-Encoding',
-};
-/** The headers every 200 of openapi.yaml carries, exactly. */
-const OPENAPI_HEADERS = {
-  'content-type': 'application/yaml; charset=utf-8',
-  'x-content-type-options': 'nosniff',
-  'cache-control': 'public, max-age=300',
-  vary: 'Accept-Encoding',
-};
+const { catalog: CATALOG, openapi: OPENAPI, page: PAGE_OK, notFoundPage: PAGE_NOT_FOUND } = ANSWER_HEADERS;
 /** The validators and caching headers of a 304 (no Content-Type: it describes no body). */
-const notModified304 = (vary: string) => ({ 'cache-control': 'public, max-age=300', vary });
+const notModified304 = (kind: { 'cache-control': string; vary: string }) => ({
+  'cache-control': kind['cache-control'],
+  vary: kind.vary,
+});
 /** An HTTP-date long before any build, and one long after. */
 const LONG_AGO = 'Sun, 06 Nov 1994 08:49:37 GMT';
 const FAR_AHEAD = 'Thu, 31 Dec 2099 23:59:59 GMT';
+const OTHER_ETAG = '"0123456789abcdef0123456789abcdef"';
 
-const notFound = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
+type Extra = Partial<RequestCase>;
+const notFound = (name: string, target: string, extra: Extra = {}): RequestCase => ({
   name,
   method: 'GET',
   target,
@@ -113,27 +112,40 @@ const notFound = (name: string, target: string, extra: Partial<RequestCase> = {}
   logData: LogValue.Path,
   ...extra,
 });
-const notAllowed = (
-  name: string,
-  method: string,
-  target: string,
-  extra: Partial<RequestCase> = {},
-): RequestCase => ({
+const notAllowed = (name: string, method: string, target: string, extra: Extra = {}): RequestCase => ({
   name,
   method,
   target,
   headers: [VALID],
   status: 405,
   body: method === 'HEAD' ? 'empty' : 'methodNotAllowed',
-  headersPresent: { allow: 'GET, OPTIONS' },
+  headersPresent: { allow: GENERATED_HEADERS.allow },
   logData: LogValue.Method,
+  ...extra,
+});
+const options = (name: string, target: string, extra: Extra = {}): RequestCase => ({
+  name,
+  method: 'OPTIONS',
+  target,
+  status: 204,
+  body: 'empty',
+  logData: null,
+  ...extra,
+});
+const openapi = (name: string, extra: Extra = {}): RequestCase => ({
+  name,
+  method: 'GET',
+  target: PATHS.openapi,
+  status: 200,
+  body: 'openapi',
+  logData: null,
   ...extra,
 });
 const unauthorized = (
   name: string,
   target: string,
   headers: readonly (readonly [string, string])[],
-  extra: Partial<RequestCase> = {},
+  extra: Extra = {},
 ): RequestCase => ({
   name,
   method: 'GET',
@@ -141,26 +153,21 @@ const unauthorized = (
   headers,
   status: 401,
   body: 'unauthorized',
-  headersPresent: { 'www-authenticate': 'ApiKey realm="catalog", header="X-Api-Key"' },
+  headersPresent: { 'www-authenticate': GENERATED_HEADERS.wwwAuthenticate },
   logData: LogValue.NoKey,
   ...extra,
 });
-const badDiscipline = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
+const badDiscipline = (name: string, query: string, extra: Extra = {}): RequestCase => ({
   name,
   method: 'GET',
-  target,
+  target: `${PATHS.plans}?${query}`,
   headers: [VALID],
   status: 400,
   body: 'invalidDiscipline',
   logData: refusedFor(ACME, LogValue.Discipline),
   ...extra,
 });
-const ok = (
-  name: string,
-  target: string,
-  body: 'all' | 'running' | 'strength',
-  extra: Partial<RequestCase> = {},
-): RequestCase => ({
+const ok = (name: string, target: string, body: CatalogName, extra: Extra = {}): RequestCase => ({
   name,
   method: 'GET',
   target,
@@ -170,63 +177,58 @@ const ok = (
   logData: ACME,
   ...extra,
 });
+/** A 304 of a catalog, with the partner's key and `headers`. */
+const notModified = (
+  name: string,
+  target: string,
+  object: CatalogName,
+  headers: readonly (readonly [string, string])[],
+  extra: Extra = {},
+): RequestCase => ({
+  name,
+  logData: ACME,
+  method: 'GET',
+  target,
+  headers: [VALID, ...headers],
+  status: 304,
+  body: 'empty',
+  object,
+  ...extra,
+});
 
-/** The headers every 200 and 404 of a page carries, exactly. */
-const PAGE_SECURITY = { ...PAGE_SECURITY_HEADERS };
-const PAGE_OK_HEADERS = {
-  ...PAGE_SECURITY,
-  'content-type': PAGE_HEADERS.html,
-  'cache-control': PAGE_HEADERS.cacheable,
-  vary: 'Accept-Encoding',
-};
-const PAGE_NOT_FOUND_HEADERS = {
-  ...PAGE_SECURITY,
-  'content-type': PAGE_HEADERS.html,
-  'cache-control': 'no-store',
-};
 const pageKey = (id: string) => `/plans/${id.toLowerCase()}.html`;
 const NO_PAGE = '/plans/-.html';
 
-const page = (name: string, target: string, extra: Partial<RequestCase> = {}): RequestCase => ({
+const page = (name: string, target: string, extra: Extra = {}): RequestCase => ({
   name,
   method: 'GET',
   target,
   status: 200,
   body: 'page',
   rewrite: pageKey(PAGE_PLAN_ID),
-  headersPresent: PAGE_OK_HEADERS,
+  headersPresent: PAGE_OK,
   logData: LogValue.Page,
   ...extra,
 });
-const noPage = (
-  name: string,
-  target: string,
-  rewrite: string,
-  extra: Partial<RequestCase> = {},
-): RequestCase => ({
+const noPage = (name: string, target: string, rewrite: string, extra: Extra = {}): RequestCase => ({
   name,
   method: 'GET',
   target,
   status: 404,
   body: 'notFoundPage',
   rewrite,
-  headersPresent: PAGE_NOT_FOUND_HEADERS,
+  headersPresent: PAGE_NOT_FOUND,
   logData: LogValue.Page,
   ...extra,
 });
-const pageNotAllowed = (name: string, method: string, target: string, extra: Partial<RequestCase> = {}) =>
+const pageNotAllowed = (name: string, method: string, target: string, extra: Extra = {}) =>
   notAllowed(name, method, target, {
     headers: [],
     headersPresent: { allow: GENERATED_HEADERS.allowPage },
     ...extra,
   });
 
-const CORS_PREFLIGHT = {
-  'access-control-allow-origin': PARTNER_ORIGIN,
-  'access-control-allow-methods': 'GET, OPTIONS',
-  'access-control-allow-headers': 'X-Api-Key',
-  'access-control-max-age': '600',
-};
+const CORS_PREFLIGHT = { 'access-control-allow-origin': PARTNER_ORIGIN, ...ANSWER_HEADERS.preflight };
 
 export const REQUEST_CASES: readonly RequestCase[] = [
   // 1. Path: anything but exactly /api/plans or /openapi.yaml is 404, before any other rule.
@@ -235,7 +237,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   notFound('upper-case path', '/API/plans'),
   notFound('wrong-case last segment', '/api/Plans'),
   notFound('the catalog object directly', '/catalog.json'),
-  notFound('a discipline catalog object directly', '/catalog-running.json'),
+  notFound('a discipline catalog object directly', `/${catalogFile(ONE)}`),
   notFound('the error page object', '/errors/500.json'),
   notFound('the not-found page object', '/errors/404.html', { headers: [] }),
   notFound('the last run record', '/state/last-run.json'),
@@ -264,147 +266,56 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   notAllowed('DELETE with a bad discipline', 'DELETE', '/api/plans?discipline=walking'),
 
   // 3. OPTIONS: 204, no key needed, CORS headers only when an origin is configured.
-  {
-    name: 'OPTIONS without CORS',
-    logData: null,
-    method: 'OPTIONS',
-    target: '/api/plans',
-    status: 204,
-    body: 'empty',
-    headersAbsent: ['content-type'],
-  },
-  {
-    name: 'OPTIONS preflight with CORS',
-    logData: null,
-    method: 'OPTIONS',
-    target: '/api/plans',
+  options('OPTIONS without CORS', '/api/plans', { headersAbsent: ['content-type'] }),
+  options('OPTIONS preflight with CORS', '/api/plans', {
     headers: [
       ['Origin', PARTNER_ORIGIN],
       ['Access-Control-Request-Method', 'GET'],
       ['Access-Control-Request-Headers', 'x-api-key'],
     ],
     cors: PARTNER_ORIGIN,
-    status: 204,
-    body: 'empty',
     headersPresent: CORS_PREFLIGHT,
-  },
-  {
-    name: 'OPTIONS of openapi.yaml',
-    method: 'OPTIONS',
-    target: '/openapi.yaml',
-    status: 204,
-    body: 'empty',
-    logData: null,
-  },
-  {
-    name: 'OPTIONS ignores a bad discipline and a missing key',
-    logData: null,
-    method: 'OPTIONS',
-    target: '/api/plans?discipline=walking',
-    status: 204,
-    body: 'empty',
-  },
-  {
-    name: 'OPTIONS with an unknown key and CORS',
-    logData: null,
-    method: 'OPTIONS',
-    target: '/api/plans',
+  }),
+  options('OPTIONS of openapi.yaml', '/openapi.yaml'),
+  options('OPTIONS ignores a bad discipline and a missing key', '/api/plans?discipline=walking'),
+  options('OPTIONS with an unknown key and CORS', '/api/plans', {
     headers: [key('forged')],
     cors: PARTNER_ORIGIN,
-    status: 204,
-    body: 'empty',
     headersPresent: CORS_PREFLIGHT,
-  },
+  }),
 
   // 4. openapi.yaml: no key needed.
-  {
-    name: 'openapi.yaml',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
-    status: 200,
-    body: 'openapi',
-    headersPresent: OPENAPI_HEADERS,
-  },
-  {
-    name: 'openapi.yaml in the encoding asked for (stored precompressed, whatever CloudFront compresses)',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
+  openapi('openapi.yaml', { headersPresent: OPENAPI }),
+  openapi('openapi.yaml in the encoding asked for (stored precompressed, whatever CloudFront compresses)', {
     headers: [['Accept-Encoding', 'gzip, br']],
-    status: 200,
-    body: 'openapi',
     encoding: 'br',
-    headersPresent: { ...OPENAPI_HEADERS, 'content-encoding': 'br' },
-  },
-  {
-    name: 'openapi.yaml with a matching If-None-Match',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
+    headersPresent: { ...OPENAPI, 'content-encoding': 'br' },
+  }),
+  openapi('openapi.yaml with a matching If-None-Match', {
     headers: [['If-None-Match', '{etag:openapi}']],
     status: 304,
     body: 'empty',
     object: 'openapi',
-    headersPresent: notModified304('Accept-Encoding'),
-  },
-  {
-    name: 'openapi.yaml with If-Modified-Since its Last-Modified',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
+    headersPresent: notModified304(OPENAPI),
+  }),
+  openapi('openapi.yaml with If-Modified-Since its Last-Modified', {
     headers: [['If-Modified-Since', '{modified:openapi}']],
     status: 304,
     body: 'empty',
     object: 'openapi',
-    headersPresent: notModified304('Accept-Encoding'),
-  },
-  {
-    name: 'openapi.yaml with an older If-Modified-Since',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
-    headers: [['If-Modified-Since', LONG_AGO]],
-    status: 200,
-    body: 'openapi',
-  },
-  {
-    name: 'openapi.yaml ignores Range',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
+    headersPresent: notModified304(OPENAPI),
+  }),
+  openapi('openapi.yaml with an older If-Modified-Since', { headers: [['If-Modified-Since', LONG_AGO]] }),
+  openapi('openapi.yaml ignores Range', {
     headers: [['Range', 'bytes=0-9']],
-    status: 200,
-    body: 'openapi',
     headersAbsent: ['content-range'],
-  },
-  {
-    name: 'openapi.yaml ignores the query',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml?x=1&discipline=walking',
-    status: 200,
-    body: 'openapi',
-  },
-  {
-    name: 'openapi.yaml ignores a wrong key',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
-    headers: [key('forged')],
-    status: 200,
-    body: 'openapi',
-  },
-  {
-    name: 'openapi.yaml with CORS',
-    logData: null,
-    method: 'GET',
-    target: '/openapi.yaml',
+  }),
+  openapi('openapi.yaml ignores the query', { target: '/openapi.yaml?x=1&discipline=walking' }),
+  openapi('openapi.yaml ignores a wrong key', { headers: [key('forged')] }),
+  openapi('openapi.yaml with CORS', {
     cors: PARTNER_ORIGIN,
-    status: 200,
-    body: 'openapi',
     headersPresent: { 'access-control-allow-origin': PARTNER_ORIGIN },
-  },
+  }),
 
   // 5. Key: missing, unknown, revoked, expired or repeated is 401 — before the discipline check.
   unauthorized('no key', '/api/plans', []),
@@ -418,12 +329,8 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   }),
   unauthorized('the key in the query string', '/api/plans?api_key={valid}', []),
   unauthorized('the key as a bearer token', '/api/plans', [['Authorization', 'Bearer {valid}']]),
-  unauthorized('a conditional GET without a key', '/api/plans?discipline=running', [
-    ['If-None-Match', '{etag:running}'],
-  ]),
-  unauthorized('an If-Modified-Since GET without a key', '/api/plans?discipline=running', [
-    ['If-Modified-Since', FAR_AHEAD],
-  ]),
+  unauthorized('a conditional GET without a key', ONE_PLANS, [['If-None-Match', `{etag:${ONE}}`]]),
+  unauthorized('an If-Modified-Since GET without a key', ONE_PLANS, [['If-Modified-Since', FAR_AHEAD]]),
   unauthorized(
     'a conditional GET with a forged key',
     '/api/plans',
@@ -438,124 +345,74 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     EXPIRED,
   ),
 
-  // 6. discipline present in any form, and not exactly one of strength or running: 400.
-  badDiscipline('an empty discipline', '/api/plans?discipline='),
-  badDiscipline('discipline without =', '/api/plans?discipline'),
-  badDiscipline('a capitalised value', '/api/plans?discipline=Strength'),
-  badDiscipline('an upper-case value', '/api/plans?discipline=RUNNING'),
-  badDiscipline('an unknown value', '/api/plans?discipline=walking'),
-  badDiscipline('a repeated parameter, same value', '/api/plans?discipline=running&discipline=running'),
-  badDiscipline('a repeated parameter, two values', '/api/plans?discipline=running&discipline=strength'),
-  badDiscipline('a malformed escape', '/api/plans?discipline=%ZZ'),
-  badDiscipline('an encoded name with a bad value', '/api/plans?%64iscipline=walking'),
-  badDiscipline('an encoded NUL after the value', '/api/plans?discipline=running%00'),
-  badDiscipline('a plus after the value', '/api/plans?discipline=running+'),
-  badDiscipline('a leading encoded space', '/api/plans?discipline=%20running'),
-  badDiscipline('a plain and an encoded name together', '/api/plans?discipline=running&%64iscipline=running'),
-  badDiscipline('a comma list', '/api/plans?discipline=running,strength'),
+  // 6. discipline present in any form, and not exactly one of the disciplines: 400.
+  badDiscipline('an empty discipline', 'discipline='),
+  badDiscipline('discipline without =', 'discipline'),
+  badDiscipline('a capitalised value', `discipline=${capitalised(TWO)}`),
+  badDiscipline('an upper-case value', `discipline=${ONE.toUpperCase()}`),
+  badDiscipline('an unknown value', 'discipline=walking'),
+  badDiscipline('a repeated parameter, same value', `discipline=${ONE}&discipline=${ONE}`),
+  badDiscipline('a repeated parameter, two values', `discipline=${ONE}&discipline=${TWO}`),
+  badDiscipline('a malformed escape', 'discipline=%ZZ'),
+  badDiscipline('an encoded name with a bad value', '%64iscipline=walking'),
+  badDiscipline('an encoded NUL after the value', `discipline=${ONE}%00`),
+  badDiscipline('a plus after the value', `discipline=${ONE}+`),
+  badDiscipline('a leading encoded space', `discipline=%20${ONE}`),
+  badDiscipline('a plain and an encoded name together', `discipline=${ONE}&%64iscipline=${ONE}`),
+  badDiscipline('a comma list', `discipline=${ONE},${TWO}`),
 
   // 7. Otherwise 200 with the right file; other parameters are ignored.
-  ok('the whole catalog', '/api/plans', 'all', { headersPresent: CATALOG_HEADERS }),
-  ok('running plans', '/api/plans?discipline=running', 'running'),
-  ok('strength plans', '/api/plans?discipline=strength', 'strength'),
-  ok('a percent-encoded value', '/api/plans?discipline=%73trength', 'strength'),
-  ok('a percent-encoded name', '/api/plans?%64iscipline=running', 'running'),
+  ok('the whole catalog', '/api/plans', 'all', { headersPresent: CATALOG }),
+  ...DISCIPLINES.map((discipline) => ok(`${discipline} plans`, catalogTarget(discipline), discipline)),
+  ok('a percent-encoded value', `/api/plans?discipline=${firstEscaped(TWO)}`, TWO),
+  ok('a percent-encoded name', `/api/plans?%64iscipline=${ONE}`, ONE),
   ok('a differently-cased name is an unknown parameter', '/api/plans?Discipline=walking', 'all'),
   ok('a bracketed name is an unknown parameter', '/api/plans?discipline[]=walking', 'all'),
-  ok(
-    'unknown parameters around the discipline',
-    '/api/plans?foo=bar&discipline=running&cachebuster=123',
-    'running',
-  ),
+  ok('unknown parameters around the discipline', `/api/plans?foo=bar&discipline=${ONE}&cachebuster=123`, ONE),
   ok('an empty query string', '/api/plans?', 'all'),
   ok('a key of another partner', '/api/plans', 'all', { headers: [key('other')], logData: 'globex' }),
-  ok('a key that expires later', '/api/plans?discipline=strength', 'strength', {
-    headers: [key('expiring')],
-    logData: 'initech',
-  }),
+  ok('a key that expires later', TWO_PLANS, TWO, { headers: [key('expiring')], logData: 'initech' }),
   ok('an upper-case header name', '/api/plans', 'all', { headers: [['X-API-KEY', '{valid}']] }),
-  ok('CORS on a catalog answer', '/api/plans?discipline=running', 'running', {
+  ok('CORS on a catalog answer', ONE_PLANS, ONE, {
     headers: [VALID, ['Origin', PARTNER_ORIGIN]],
     cors: PARTNER_ORIGIN,
-    headersPresent: { ...CATALOG_HEADERS, 'access-control-allow-origin': PARTNER_ORIGIN },
+    headersPresent: { ...CATALOG, 'access-control-allow-origin': PARTNER_ORIGIN },
   }),
-  ok('a non-matching If-None-Match', '/api/plans?discipline=running', 'running', {
-    headers: [VALID, ['If-None-Match', '"0123456789abcdef0123456789abcdef"']],
+  ok('a non-matching If-None-Match', ONE_PLANS, ONE, { headers: [VALID, ['If-None-Match', OTHER_ETAG]] }),
+  notModified('a matching If-None-Match', ONE_PLANS, ONE, [['If-None-Match', `{etag:${ONE}}`]], {
+    headersPresent: notModified304(CATALOG),
   }),
-  {
-    name: 'a matching If-None-Match',
-    logData: ACME,
-    method: 'GET',
-    target: '/api/plans?discipline=running',
-    headers: [VALID, ['If-None-Match', '{etag:running}']],
-    status: 304,
-    body: 'empty',
-    object: 'running',
-    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
-  },
-  {
-    name: 'If-None-Match: *',
-    logData: ACME,
-    method: 'GET',
-    target: '/api/plans',
-    headers: [VALID, ['If-None-Match', '*']],
-    status: 304,
-    body: 'empty',
-    object: 'all',
-    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
-  },
-  {
-    name: 'If-Modified-Since equal to Last-Modified',
-    logData: ACME,
-    method: 'GET',
-    target: '/api/plans?discipline=strength',
-    headers: [VALID, ['If-Modified-Since', '{modified:strength}']],
-    status: 304,
-    body: 'empty',
-    object: 'strength',
-    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
-  },
-  {
-    name: 'If-Modified-Since later than Last-Modified',
-    logData: ACME,
-    method: 'GET',
-    target: '/api/plans',
-    headers: [VALID, ['If-Modified-Since', FAR_AHEAD]],
-    status: 304,
-    body: 'empty',
-    object: 'all',
-  },
-  ok('If-Modified-Since older than Last-Modified', '/api/plans?discipline=running', 'running', {
+  notModified('If-None-Match: *', '/api/plans', 'all', [['If-None-Match', '*']], {
+    headersPresent: notModified304(CATALOG),
+  }),
+  notModified(
+    'If-Modified-Since equal to Last-Modified',
+    TWO_PLANS,
+    TWO,
+    [['If-Modified-Since', `{modified:${TWO}}`]],
+    {
+      headersPresent: notModified304(CATALOG),
+    },
+  ),
+  notModified('If-Modified-Since later than Last-Modified', '/api/plans', 'all', [
+    ['If-Modified-Since', FAR_AHEAD],
+  ]),
+  ok('If-Modified-Since older than Last-Modified', ONE_PLANS, ONE, {
     headers: [VALID, ['If-Modified-Since', LONG_AGO]],
   }),
-  ok('a garbage If-Modified-Since is ignored', '/api/plans?discipline=running', 'running', {
+  ok('a garbage If-Modified-Since is ignored', ONE_PLANS, ONE, {
     headers: [VALID, ['If-Modified-Since', 'yesterday, around noon']],
   }),
   ok('an If-Modified-Since that is not an HTTP-date is ignored', '/api/plans', 'all', {
     headers: [VALID, ['If-Modified-Since', '2999']],
   }),
-  ok(
-    'a non-matching If-None-Match wins over a fresh If-Modified-Since',
-    '/api/plans?discipline=strength',
-    'strength',
-    {
-      headers: [
-        VALID,
-        ['If-None-Match', '"0123456789abcdef0123456789abcdef"'],
-        ['If-Modified-Since', FAR_AHEAD],
-      ],
-    },
-  ),
-  {
-    name: 'a matching If-None-Match wins over an old If-Modified-Since',
-    logData: ACME,
-    method: 'GET',
-    target: '/api/plans?discipline=running',
-    headers: [VALID, ['If-None-Match', '{etag:running}'], ['If-Modified-Since', LONG_AGO]],
-    status: 304,
-    body: 'empty',
-    object: 'running',
-  },
+  ok('a non-matching If-None-Match wins over a fresh If-Modified-Since', TWO_PLANS, TWO, {
+    headers: [VALID, ['If-None-Match', OTHER_ETAG], ['If-Modified-Since', FAR_AHEAD]],
+  }),
+  notModified('a matching If-None-Match wins over an old If-Modified-Since', ONE_PLANS, ONE, [
+    ['If-None-Match', `{etag:${ONE}}`],
+    ['If-Modified-Since', LONG_AGO],
+  ]),
   // Accept-Encoding picks the stored variant: brotli, then gzip, then the object itself (always acceptable).
   ...(
     [
@@ -577,43 +434,44 @@ export const REQUEST_CASES: readonly RequestCase[] = [
       ['garbage', ';;,=q, @@', undefined],
     ] as const
   ).map(([label, value, encoding]) =>
-    ok(`Accept-Encoding ${label}`, '/api/plans?discipline=running', 'running', {
+    ok(`Accept-Encoding ${label}`, ONE_PLANS, ONE, {
       headers: value === null ? [VALID] : [VALID, ['Accept-Encoding', value]],
       ...(encoding ? { encoding } : {}),
-      headersPresent: encoding ? { ...CATALOG_HEADERS, 'content-encoding': encoding } : CATALOG_HEADERS,
+      headersPresent: encoding ? { ...CATALOG, 'content-encoding': encoding } : CATALOG,
       ...(encoding ? {} : { headersAbsent: ['content-encoding'] }),
     }),
   ),
   ok('the whole catalog in brotli', '/api/plans', 'all', {
     headers: [VALID, ['Accept-Encoding', 'br']],
     encoding: 'br',
-    headersPresent: { ...CATALOG_HEADERS, 'content-encoding': 'br' },
+    headersPresent: { ...CATALOG, 'content-encoding': 'br' },
   }),
-  {
-    name: 'a 304 of a variant, by its own ETag',
-    logData: ACME,
-    method: 'GET',
-    target: '/api/plans',
-    headers: [VALID, ['Accept-Encoding', 'br'], ['If-None-Match', '{etag:all.br}']],
-    status: 304,
-    body: 'empty',
-    object: 'all',
-    encoding: 'br',
-    headersPresent: notModified304('X-Api-Key, Accept-Encoding'),
-    headersAbsent: ['content-encoding', 'content-type'],
-  },
+  notModified(
+    'a 304 of a variant, by its own ETag',
+    '/api/plans',
+    'all',
+    [
+      ['Accept-Encoding', 'br'],
+      ['If-None-Match', '{etag:all.br}'],
+    ],
+    {
+      encoding: 'br',
+      headersPresent: notModified304(CATALOG),
+      headersAbsent: ['content-encoding', 'content-type'],
+    },
+  ),
   ok("a gzip client with the brotli variant's ETag gets the gzip variant", '/api/plans', 'all', {
     headers: [VALID, ['Accept-Encoding', 'gzip'], ['If-None-Match', '{etag:all.br}']],
     encoding: 'gzip',
-    headersPresent: { ...CATALOG_HEADERS, 'content-encoding': 'gzip' },
+    headersPresent: { ...CATALOG, 'content-encoding': 'gzip' },
   }),
   ok('a Range request gets the whole catalog', '/api/plans', 'all', {
     headers: [VALID, ['Range', 'bytes=0-9']],
-    headersPresent: CATALOG_HEADERS,
+    headersPresent: CATALOG,
     headersAbsent: ['content-range'],
   }),
-  ok('a Range with If-Range gets the whole catalog', '/api/plans?discipline=running', 'running', {
-    headers: [VALID, ['Range', 'bytes=-5'], ['If-Range', '{etag:running}']],
+  ok('a Range with If-Range gets the whole catalog', ONE_PLANS, ONE, {
+    headers: [VALID, ['Range', 'bytes=-5'], ['If-Range', `{etag:${ONE}}`]],
     headersAbsent: ['content-range'],
   }),
 
@@ -639,28 +497,23 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   page('a plan page compressed by the distribution', `/plans/${PAGE_PLAN_ID}`, {
     headers: [['Accept-Encoding', 'gzip']],
     encoding: 'gzip',
-    headersPresent: { ...PAGE_OK_HEADERS, 'content-encoding': 'gzip' },
+    headersPresent: { ...PAGE_OK, 'content-encoding': 'gzip' },
   }),
   page('a plan page with CORS', `/plans/${PAGE_PLAN_ID}`, {
     cors: PARTNER_ORIGIN,
-    headersPresent: { ...PAGE_OK_HEADERS, 'access-control-allow-origin': PARTNER_ORIGIN },
+    headersPresent: { ...PAGE_OK, 'access-control-allow-origin': PARTNER_ORIGIN },
   }),
   page('a plan page ignores Range', `/plans/${PAGE_PLAN_ID}`, {
     headers: [['Range', 'bytes=0-9']],
     headersAbsent: ['content-range'],
   }),
-  {
-    name: 'a plan page with a matching If-None-Match',
-    logData: LogValue.Page,
-    method: 'GET',
-    target: `/plans/${PAGE_PLAN_ID}`,
+  page('a plan page with a matching If-None-Match', `/plans/${PAGE_PLAN_ID}`, {
     headers: [['If-None-Match', '{etag:page}']],
     status: 304,
     body: 'empty',
     object: 'page',
-    rewrite: pageKey(PAGE_PLAN_ID),
-    headersPresent: notModified304('Accept-Encoding'),
-  },
+    headersPresent: notModified304(PAGE_OK),
+  }),
   noPage('a plan that is in no catalog', `/plans/${MISSING_PLAN_ID}`, pageKey(MISSING_PLAN_ID)),
   noPage('HEAD of a plan that is in no catalog', `/plans/${MISSING_PLAN_ID}`, pageKey(MISSING_PLAN_ID), {
     method: 'HEAD',
@@ -685,20 +538,11 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   notFound('404 with CORS', '/catalog.json', { cors: PARTNER_ORIGIN }),
   notAllowed('405 with CORS', 'POST', '/api/plans', { cors: PARTNER_ORIGIN }),
   unauthorized('401 with CORS', '/api/plans', [key('expired')], { ...EXPIRED, cors: PARTNER_ORIGIN }),
-  badDiscipline('400 with CORS', '/api/plans?discipline=', { cors: PARTNER_ORIGIN }),
+  badDiscipline('400 with CORS', 'discipline=', { cors: PARTNER_ORIGIN }),
 ];
 
 /** What the viewer-request function alone must do: answer with a status, or pass the request to `uri`. */
 export type ViewerRequestOutcome = { readonly status: number } | { readonly uri: string };
-
-const OBJECT_URIS: Readonly<Record<Exclude<OriginObjectName, 'page'>, string>> = {
-  all: '/catalog.json',
-  running: '/catalog-running.json',
-  strength: '/catalog-strength.json',
-  openapi: '/openapi.yaml',
-};
-
-const SUFFIXES = { br: '.br', gzip: '.gz' } as const;
 
 /**
  * The viewer-request outcome a case implies (for runs of the function alone: njs, TestFunction): a status, or
@@ -707,9 +551,11 @@ const SUFFIXES = { br: '.br', gzip: '.gz' } as const;
  */
 export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
   if (testCase.rewrite) return { uri: testCase.rewrite };
-  const object = testCase.body in OBJECT_URIS ? (testCase.body as keyof typeof OBJECT_URIS) : testCase.object;
-  if ((testCase.status === 200 || testCase.status === 304) && object && object !== 'page')
-    return { uri: `${OBJECT_URIS[object]}${testCase.encoding ? SUFFIXES[testCase.encoding] : ''}` };
+  const object = testCase.status === 200 && testCase.body !== 'empty' ? testCase.body : testCase.object;
+  if ((testCase.status === 200 || testCase.status === 304) && object && object !== 'page') {
+    const file = object === 'openapi' ? ORIGIN_FILES.openapi : catalogFile(object as CatalogName);
+    return { uri: `/${file}${testCase.encoding ? VARIANTS[testCase.encoding] : ''}` };
+  }
   return { status: testCase.status };
 }
 
@@ -738,10 +584,6 @@ export function notBlackBox(testCase: RequestCase): string | undefined {
     return 'needs a plan of the fixtures whose source spells its id in upper case';
   return undefined;
 }
-
-/** `%39…`: a plan id with its first character percent-encoded. */
-const firstEscaped = (id: string) =>
-  `%${id.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}${id.slice(1)}`;
 
 /**
  * The case with the fixtures' page plan replaced by the plan `id` (lowercase) wherever the table derives a

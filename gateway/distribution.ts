@@ -6,6 +6,7 @@
  */
 import {
   ERROR_PAGE,
+  NOSNIFF,
   NOT_FOUND_PAGE,
   PAGE_OBJECT_PREFIX,
   PAGE_PATH_PREFIX,
@@ -171,7 +172,7 @@ export const DISTRIBUTION = {
   originFailureStatus: 502,
   /** What every behaviour's response headers policy adds to every answer from the cache or origin, and removes. */
   responseHeaders: {
-    contentTypeOptions: 'nosniff',
+    contentTypeOptions: NOSNIFF,
     remove: ['Server', 'x-amz-id-2', 'x-amz-request-id', 'x-amz-version-id', 'x-amz-server-side-encryption'],
   },
   /** Requests over these sizes get 413 and the connection closed. */

@@ -15,11 +15,13 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
+import { DISCIPLINES } from '../contract/index.ts';
 import {
   METRICS,
   METRICS_FUNCTION_DIMENSION,
   METRICS_NAMESPACE,
   METRICS_SERVICE,
+  plansMetric,
 } from '../contract/metrics.ts';
 import { accountWideName, EDGE_REGION, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
@@ -394,10 +396,10 @@ function catalogDashboard(
       ]),
     ],
     [
-      graph('Plans per discipline', [
-        builderMetric(parts.builder, 'plansRunning', cloudwatch.Stats.MAXIMUM, rate),
-        builderMetric(parts.builder, 'plansStrength', cloudwatch.Stats.MAXIMUM, rate),
-      ]),
+      graph(
+        'Plans per discipline',
+        DISCIPLINES.map((d) => builderMetric(parts.builder, plansMetric(d), cloudwatch.Stats.MAXIMUM, rate)),
+      ),
       graph('Invalid rows', [builderMetric(parts.builder, 'invalidRows', cloudwatch.Stats.MAXIMUM, rate)]),
       graph('Requests', [edge('Requests', cloudwatch.Stats.SUM)]),
     ],

@@ -26,7 +26,7 @@ import type { Construct } from 'constructs';
 import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
 import { rootObjects } from '../builder/build.ts';
-import { SOURCE_UNSET } from '../contract/index.ts';
+import { NOSNIFF, SOURCE_UNSET } from '../contract/index.ts';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
 import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
 import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
@@ -168,7 +168,7 @@ export class CatalogStack extends Stack {
         comment,
         // Only what the table asks for: the functions set every other header of the answers they make.
         securityHeadersBehavior: {
-          contentTypeOptions: { override: responseHeaders.contentTypeOptions === 'nosniff' },
+          contentTypeOptions: { override: responseHeaders.contentTypeOptions === NOSNIFF },
           ...securityHeaders(behaviour.securityHeaders),
         },
         removeHeaders: [...responseHeaders.remove],

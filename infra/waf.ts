@@ -7,7 +7,7 @@ import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import type { Stack } from 'aws-cdk-lib/core';
 import { SETTINGS } from '../app/settings/index.ts';
-import { PROBLEM_RATE_LIMITED, problemDocument } from '../contract/index.ts';
+import { NOSNIFF, PROBLEM_RATE_LIMITED, problemDocument } from '../contract/index.ts';
 import type { StackSettings } from './props.ts';
 
 /** The rule's name, also its metric name (the dashboard graphs its blocked requests). */
@@ -61,7 +61,7 @@ export function addRateLimit(
                 // WAF looks back one window: after that long without requests the key is under its limit.
                 { name: 'Retry-After', value: String(window) },
                 { name: 'Cache-Control', value: 'no-store' },
-                { name: 'X-Content-Type-Options', value: 'nosniff' },
+                { name: 'X-Content-Type-Options', value: NOSNIFF },
               ],
             },
           },

@@ -125,10 +125,10 @@ export interface components {
             level: components["schemas"]["Level"];
             discipline: components["schemas"]["Discipline"];
             /**
-             * @description Display name of the discipline: "Workouts" for strength, "Outdoor" for running. Use this rather than capitalising `discipline`.
+             * @description Display name of the discipline: "Outdoor" for running, "Workouts" for strength. Use this rather than capitalising `discipline`.
              * @enum {string}
              */
-            disciplineLabel: "Workouts" | "Outdoor";
+            disciplineLabel: "Outdoor" | "Workouts";
             /** @description Programme length in weeks. */
             weeksCount: number;
             daysPerWeek: number | null;

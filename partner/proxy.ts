@@ -462,7 +462,7 @@ export class CatalogProxy {
       return problem(
         response,
         PROXY_PROBLEMS.invalidDiscipline,
-        'discipline, when present, must be exactly running or strength, once.',
+        `discipline, when present, must be exactly ${DISCIPLINES.join(' or ')}, once.`,
       );
     if (this.#copy === undefined && this.#inFlight) await this.#inFlight;
     const copy = this.#copy;

@@ -3,9 +3,9 @@
  * before it replaces its last good copy; a test checks they say exactly what the document says.
  */
 import { z } from 'zod';
+import { DISCIPLINE_LABELS, DISCIPLINES } from '../contract/disciplines.ts';
 
-/** The two disciplines, in catalog order. */
-export const DISCIPLINES = ['running', 'strength'] as const;
+export { DISCIPLINES };
 
 export const Discipline = z.enum(DISCIPLINES);
 export type Discipline = z.output<typeof Discipline>;
@@ -26,7 +26,7 @@ export const Plan = z.object({
     .nullable(),
   level: Level,
   discipline: Discipline,
-  disciplineLabel: z.enum(['Workouts', 'Outdoor']),
+  disciplineLabel: z.enum(Object.values(DISCIPLINE_LABELS)),
   weeksCount: z.int().min(1),
   daysPerWeek: z.int().min(1).max(7).nullable(),
   estMinutesPerSession: z.int().min(1).nullable(),

@@ -8,6 +8,8 @@ import { settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
   BUILDS_PREFIX,
+  CATALOGS,
+  catalogFile,
   MANIFEST,
   ORIGIN_FILES,
   PAGE_OBJECT_PREFIX,
@@ -276,12 +278,7 @@ export function rollbackTarget(
 }
 
 /** The flat objects at the origin's root from before builds (a migrated bucket keeps them until removed). */
-export const FLAT_OBJECTS: readonly string[] = [
-  ORIGIN_FILES.all,
-  ORIGIN_FILES.running,
-  ORIGIN_FILES.strength,
-  ORIGIN_FILES.openapi,
-];
+export const FLAT_OBJECTS: readonly string[] = [...CATALOGS.map(catalogFile), ORIGIN_FILES.openapi];
 
 /** Counts the plans of a catalog body, or null when it is not a catalog (the flat objects of old buckets). */
 export function countPlans(body: Uint8Array): number | null {

@@ -26,6 +26,7 @@ import {
   PAGE_VERSIONS_PREFIX,
   STATE_DEPLOYMENT,
   STATE_HISTORY_PREFIX,
+  totalPlans,
 } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 import {
@@ -549,7 +550,7 @@ export async function publishBuild(
       buildId: candidate.buildId,
       generatedAt: candidate.generatedAt,
       counts: candidate.counts,
-      plans: candidate.counts.running + candidate.counts.strength,
+      plans: totalPlans(candidate.counts),
       bytes: build ? bytesOf(build) : 0,
       plansHash: candidate.plansHash,
       previousBuildId: pointer.live,
@@ -604,7 +605,7 @@ export async function publishBuild(
 
   const decision = decide(
     {
-      plans: candidate.counts.running + candidate.counts.strength,
+      plans: totalPlans(candidate.counts),
       plansHash: candidate.plansHash,
       inputsHash: candidate.inputsHash,
     },

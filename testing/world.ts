@@ -13,7 +13,14 @@ import { completeBuild, prepareBuild } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { FileSource } from '../builder/sources/file.ts';
-import { KVS_CORS_ORIGIN, NOT_FOUND_PAGE, ORIGIN_FILES, planPageKey } from '../contract/index.ts';
+import {
+  catalogFile,
+  KVS_CORS_ORIGIN,
+  NOT_FOUND_PAGE,
+  ORIGIN_FILES,
+  perDiscipline,
+  planPageKey,
+} from '../contract/index.ts';
 import { type OriginObjectName, PAGE_PLAN_ID, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
 import type { Answer } from '../gateway/judge.ts';
 import { Edge, type EdgeResponse, type ResponseEventRequest } from '../gateway/local/edge.ts';
@@ -50,8 +57,7 @@ export interface TestWorld {
 
 const OBJECT_FILES: Record<OriginObjectName, string> = {
   all: ORIGIN_FILES.all,
-  running: ORIGIN_FILES.running,
-  strength: ORIGIN_FILES.strength,
+  ...perDiscipline(catalogFile),
   openapi: ORIGIN_FILES.openapi,
   page: planPageKey(PAGE_PLAN_ID),
 };

@@ -1,6 +1,7 @@
 /** `catalog build`: builds from the source and writes one build's files into a directory. */
 import type { Command } from 'commander';
 import type { BuildResult } from '../../builder/build.ts';
+import { countsText, totalPlans } from '../../contract/index.ts';
 import { type CliIO, noter, progressLine } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
@@ -23,13 +24,13 @@ export function describeStages(result: BuildResult, writeMs: number): string {
 
 /** The one human summary of a build, for stderr. */
 export function describeBuild(result: BuildResult, where: string, ms: number, writeMs?: number): string {
-  const plans = result.counts.running + result.counts.strength;
+  const plans = totalPlans(result.counts);
   const files = [...result.objects, ...result.root];
   const bytes = files.reduce((sum, file) => sum + file.size, 0);
   const { unpublished, unapproved } = result.skipped;
   const invalidRows = new Set(result.warnings.map((w) => w.row)).size;
   return [
-    `built ${plans} plans (running ${result.counts.running}, strength ${result.counts.strength}) from ${result.total} rows into ${where}`,
+    `built ${plans} plans (${countsText(result.counts)}) from ${result.total} rows into ${where}`,
     `  skipped: ${unpublished} not published, ${unapproved} published but not approved, ${invalidRows} invalid`,
     `  build ${result.buildId}: ${files.length} objects, ${bytes} B in all`,
     `  generatedAt ${result.generatedAt}, ${ms.toFixed(0)} ms`,

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../app/check.ts';
 import { blackBoxCases, checkSteps } from '../../app/check-rows.ts';
 import { type BuildObject, buildObject, type Manifest, manifestEntry } from '../../builder/build.ts';
-import { BUILDS_PREFIX, HEADER_VALUES, MANIFEST, ORIGIN_FILES } from '../../contract/index.ts';
+import { BUILDS_PREFIX, catalogFile, HEADER_VALUES, MANIFEST, ORIGIN_FILES } from '../../contract/index.ts';
 import { PAGE_PLAN_ID, PARTNER_ORIGIN } from '../../gateway/cases.ts';
 import { Edge } from '../../gateway/local/edge.ts';
 import { EdgeOrigin } from '../../gateway/local/origin.ts';
@@ -296,7 +296,7 @@ handler = async function (event) { var response = await builtHandler(event); del
     const manifest = JSON.parse(await readFile(join(world.originDir, MANIFEST), 'utf8')) as Manifest;
     const objects = { ...manifest.objects };
     let swapped: string[] = [];
-    for (const file of [ORIGIN_FILES.all, ORIGIN_FILES.running]) {
+    for (const file of [ORIGIN_FILES.all, catalogFile('running')]) {
       const catalog = JSON.parse(await readFile(join(world.originDir, file), 'utf8')) as {
         plans: { title: string; discipline: string }[];
       };

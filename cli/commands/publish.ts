@@ -7,6 +7,7 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
+import { DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, CommandExit, noter, progressLine, table } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
@@ -94,12 +95,11 @@ export function registerPublish(program: Command, io: CliIO): void {
           .filter(Boolean)
           .join(', ');
       const lines = [
-        ['BUILD', 'GENERATED AT', 'RUNNING', 'STRENGTH', 'NOTE'],
+        ['BUILD', 'GENERATED AT', ...DISCIPLINES.map((d) => d.toUpperCase()), 'NOTE'],
         ...rows.map((row) => [
           row.id,
           row.generatedAt ?? '-',
-          row.counts ? String(row.counts.running) : '-',
-          row.counts ? String(row.counts.strength) : '-',
+          ...DISCIPLINES.map((d) => (row.counts ? String(row.counts[d]) : '-')),
           notes(row),
         ]),
       ];

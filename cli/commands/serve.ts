@@ -3,6 +3,7 @@ import { appendFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RunningEdge } from '../../app/local.ts';
 import { describeCause } from '../../contract/errors.ts';
+import { catalogTarget, DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
 
@@ -97,7 +98,7 @@ export function registerStart(program: Command, io: CliIO): void {
         '',
         `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr (and in ${local.LOCAL_STACK.accessLog}).`,
         `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.DEV_KEY_FILE}): ${key}`,
-        `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}/api/plans?discipline=running'`,
+        `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}${catalogTarget(DISCIPLINES[0])}'`,
         `  curl -i '${edge.url}/openapi.yaml'`,
         ...(samplePage ? [`  a plan's page, for people (no key): ${edge.url}${samplePage}`] : []),
         '',

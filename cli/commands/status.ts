@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { StatusReport } from '../../app/status.ts';
+import { countsText } from '../../contract/index.ts';
 import { shownValue } from '../../publish/pointer.ts';
 import { type CliIO, CommandExit, shortTime as short, table } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
@@ -36,11 +37,7 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
   // When a run last found the live build matching the source: it built it, or found the source unchanged.
   if (live.confirmedAt !== null)
     rows.push(['confirmed', `${short(live.confirmedAt)} (${age(live.confirmedAgeSeconds ?? 0)} ago)`]);
-  if (live.counts)
-    rows.push([
-      'plans',
-      `${live.plans ?? 0} (running ${live.counts.running}, strength ${live.counts.strength})`,
-    ]);
+  if (live.counts) rows.push(['plans', `${live.plans ?? 0} (${countsText(live.counts)})`]);
   else if (live.plans !== null) rows.push(['plans', String(live.plans)]);
   if (live.objects)
     rows.push([

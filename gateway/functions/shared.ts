@@ -3,7 +3,7 @@
  * spread, classes, for-of, optional chaining or `??` (the bundle check refuses them), and it must stay small.
  */
 import cf from 'cloudfront';
-import { GENERATED_HEADERS, KVS_CORS_ORIGIN } from '../../contract/index.ts';
+import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import type { Fields } from './event.ts';
 
 const kvs = cf.kvs();
@@ -41,11 +41,12 @@ export function addCors(headers: Fields, origin: string | null): Fields {
   return headers;
 }
 
-/** The headers of every error answer: a problem document that no cache may keep. */
-export function problemHeaders(): Fields {
-  return {
-    'content-type': { value: GENERATED_HEADERS.problem },
-    'x-content-type-options': { value: 'nosniff' },
-    'cache-control': { value: GENERATED_HEADERS.noStore },
-  };
+/** Sets every header of `values` (a kind of answer's headers, contract/index.ts) on `headers`. */
+export function setHeaders(headers: Fields, values: Readonly<Record<string, string>>): Fields {
+  const names = Object.keys(values);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    headers[name] = { value: values[name] as string };
+  }
+  return headers;
 }

@@ -14,6 +14,9 @@
 import crypto from 'crypto';
 import {
   BUILD_ID_PATTERN,
+  catalogFile,
+  DISCIPLINES,
+  type Discipline,
   GENERATED_HEADERS,
   KVS_CORS_ORIGIN,
   KVS_KEY_PREFIX,
@@ -24,6 +27,8 @@ import {
   PAGE_PATH_PREFIX,
   PATHS,
   PLAN_ID_PATTERN,
+  PREFLIGHT_HEADERS,
+  PROBLEM_HEADERS,
   PROBLEM_INVALID_DISCIPLINE,
   PROBLEM_METHOD_NOT_ALLOWED,
   PROBLEM_NOT_FOUND,
@@ -33,7 +38,7 @@ import {
   VARIANTS,
 } from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse, Fields } from './event.ts';
-import { addCors, logged, problemHeaders, read } from './shared.ts';
+import { addCors, logged, read, setHeaders } from './shared.ts';
 
 /**
  * An answer this function makes itself (404, 405, 401, 400): the problem document with every header it
@@ -42,7 +47,7 @@ import { addCors, logged, problemHeaders, read } from './shared.ts';
  */
 async function problem(p: ProblemType, extra?: Fields): Promise<CloudFrontResponse> {
   const origin = await read(KVS_CORS_ORIGIN);
-  const headers = addCors(problemHeaders(), origin);
+  const headers = setHeaders(addCors({}, origin), PROBLEM_HEADERS);
   if (extra) Object.assign(headers, extra);
   return {
     statusCode: p.status,
@@ -55,11 +60,7 @@ async function problem(p: ProblemType, extra?: Fields): Promise<CloudFrontRespon
 async function preflight(): Promise<CloudFrontResponse> {
   const origin = await read(KVS_CORS_ORIGIN);
   const headers = addCors({}, origin);
-  if (origin) {
-    headers['access-control-allow-methods'] = { value: GENERATED_HEADERS.corsMethods };
-    headers['access-control-allow-headers'] = { value: GENERATED_HEADERS.corsHeaders };
-    headers['access-control-max-age'] = { value: GENERATED_HEADERS.corsMaxAgeSeconds };
-  }
+  if (origin) setHeaders(headers, PREFLIGHT_HEADERS);
   return { statusCode: 204, headers: headers };
 }
 
@@ -118,7 +119,7 @@ async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
  * valid value, null for anything else (empty, repeated, wrong case, malformed). Names are matched after
  * percent-decoding, case-sensitively.
  */
-function catalogFile(querystring: Fields): string | null {
+function requestedCatalog(querystring: Fields): string | null {
   // Repeated names arrive as one field whose `multiValue` lists every value (`value` is the first): only the
   // count and the one value matter.
   let count = 0;
@@ -133,10 +134,8 @@ function catalogFile(querystring: Fields): string | null {
   }
   if (count === 0) return ORIGIN_FILES.all;
   if (count > 1) return null;
-  const decoded = decode(value);
-  if (decoded === 'running') return ORIGIN_FILES.running;
-  if (decoded === 'strength') return ORIGIN_FILES.strength;
-  return null;
+  const decoded = decode(value) as Discipline;
+  return DISCIPLINES.indexOf(decoded) === -1 ? null : catalogFile(decoded);
 }
 
 /**
@@ -209,7 +208,7 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
       'www-authenticate': { value: GENERATED_HEADERS.wwwAuthenticate },
     });
   }
-  const file = catalogFile(request.querystring);
+  const file = requestedCatalog(request.querystring);
   if (!file)
     return logged(partner + (LogValue.Separator + LogValue.Discipline), problem(PROBLEM_INVALID_DISCIPLINE));
   delete headers['x-api-key'];

@@ -12,9 +12,9 @@
  * `/api/plans`, `/openapi.yaml` or `/plans/<id>` as well as the object's key. A page keeps its type; an object
  * of any other type than a page or YAML is a catalog (gateway/README.md).
  */
-import { PAGE_HEADERS, SERVED_HEADERS } from '../../contract/index.ts';
+import { CATALOG_HEADERS, OPENAPI_HEADERS, PAGE_SERVED_HEADERS } from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontResponse, Fields } from './event.ts';
-import { addCors, corsOrigin } from './shared.ts';
+import { addCors, corsOrigin, setHeaders } from './shared.ts';
 
 /** The media type of a `Content-Type` value, lowercase, without its parameters (`text/html`). */
 function mediaType(value: string): string {
@@ -41,21 +41,12 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRespons
       delete headers[name];
     }
   }
-  headers['x-content-type-options'] = { value: 'nosniff' };
-  headers['cache-control'] = { value: SERVED_HEADERS.cacheable };
   // The body's encoding depends on Accept-Encoding: without it in Vary, a shared cache in front would hand
-  // a brotli body to a client that asked for gzip.
-  if (type === mediaType(PAGE_HEADERS.html)) {
-    // A plan page keeps its stored type; its security headers come from the distribution's response headers
-    // policy, which also covers the not-found page (no function runs on that one).
-    headers.vary = { value: SERVED_HEADERS.varyEncoding };
-  } else if (type === mediaType(SERVED_HEADERS.yaml)) {
-    headers['content-type'] = { value: SERVED_HEADERS.yaml };
-    headers.vary = { value: SERVED_HEADERS.varyEncoding };
-  } else {
-    headers['content-type'] = { value: SERVED_HEADERS.json };
-    headers.vary = { value: SERVED_HEADERS.varyPlans };
-  }
+  // a brotli body to a client that asked for gzip. A plan page's security headers come from the distribution's
+  // response headers policy, which also covers the not-found page (no function runs on that one).
+  if (type === mediaType(PAGE_SERVED_HEADERS['content-type'])) setHeaders(headers, PAGE_SERVED_HEADERS);
+  else if (type === mediaType(OPENAPI_HEADERS['content-type'])) setHeaders(headers, OPENAPI_HEADERS);
+  else setHeaders(headers, CATALOG_HEADERS);
   addCors(headers, origin);
   return response;
 }

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { HEADER_VALUES, LogValue, PROBLEM_INTERNAL, problemDocument } from '../../contract/index.ts';
+import { LogValue, PROBLEM_HEADERS, PROBLEM_INTERNAL, problemDocument } from '../../contract/index.ts';
 import {
   type Behaviour,
   behaviourFor,
@@ -330,8 +330,8 @@ export class Edge {
     }
     const headers = responseHeadersPolicy(
       {
-        'content-type': page?.contentType ?? HEADER_VALUES.problem,
-        'cache-control': page?.cacheControl ?? HEADER_VALUES.noStore,
+        'content-type': page?.contentType ?? PROBLEM_HEADERS['content-type'],
+        'cache-control': page?.cacheControl ?? PROBLEM_HEADERS['cache-control'],
       },
       behaviour,
     );
