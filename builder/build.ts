@@ -29,11 +29,10 @@ import { RowValidator, type SkippedRows } from './rows.ts';
 import type { PlanSource } from './source.ts';
 import { TOOL } from './tool.ts';
 
-/** How an object is stored: its type and, for a precompressed variant, its encoding. */
+/** How an object is stored; `cacheControl` when it does not depend on where it is written (the error page). */
 export interface ObjectMetadata {
   readonly contentType: string;
   readonly contentEncoding?: 'br' | 'gzip';
-  /** The object's own Cache-Control when it does not depend on where it is written (the error page). */
   readonly cacheControl?: string;
 }
 
@@ -59,7 +58,6 @@ export interface Manifest {
   readonly generatedAt: string;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly plans: number;
-  /** SHA-256 of the plans, independent of `generatedAt`. */
   readonly plansHash: string;
   /** The source, as named in messages (no password or token). */
   readonly source: string;
@@ -68,7 +66,7 @@ export interface Manifest {
   readonly objects: Readonly<Record<string, ManifestEntry>>;
   /** Plan id → MD5 of its page (older manifests list pages among `objects`; docs/decisions.md#plan-pages). */
   readonly pages?: Readonly<Record<string, string>>;
-  /** The objects written at the origin's root with the build (the error page), by key. */
+  /** The objects written at the origin's root with the build (the error pages), by key. */
   readonly root: Readonly<Record<string, ManifestEntry>>;
   /** Absent from manifests older than these fields. */
   readonly inputs?: BuildInputs;
@@ -100,17 +98,10 @@ export function buildObject(key: string, chunks: readonly Buffer[], metadata: Ob
   };
 }
 
-/** The manifest entry of an object. */
-export function manifestEntry(object: ManifestEntry): ManifestEntry {
-  const { size, sha256, md5, contentType, contentEncoding, cacheControl } = object;
-  return {
-    size,
-    sha256,
-    md5,
-    contentType,
-    ...(contentEncoding ? { contentEncoding } : {}),
-    ...(cacheControl ? { cacheControl } : {}),
-  };
+/** The manifest entry of an object: its metadata, size and digests. */
+export function manifestEntry(object: BuildObject): ManifestEntry {
+  const { key: _key, chunks: _chunks, body: _body, ...entry } = object;
+  return entry;
 }
 
 /**
