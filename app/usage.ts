@@ -69,9 +69,8 @@ const REASONS = new Set<string>(LOG_REASONS);
 const LABEL = /^[a-z0-9-]{1,64}$/;
 
 /**
- * Reads a recorded value (decoding CloudFront's URL-encoding): `acme` → acme's request, `acme.expired-key` →
- * acme refused, `no-key` → a refusal naming no partner, `page`. Null for a request with nothing recorded
- * (`-`, an empty or absent value).
+ * Reads a recorded value, URL-decoded: `acme`, `acme.expired-key` (acme refused), `no-key` (a refusal naming
+ * no partner), `page`; null for nothing recorded (`-`, empty or absent).
  */
 export function readLogValue(raw: string | null | undefined): LogReading | null {
   if (raw === null || raw === undefined || raw === '' || raw === '-') return null;
@@ -142,21 +141,14 @@ export function foldUsage(
     until: window.until.toISOString(),
     partners: [...partners.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([partner, tally]) => ({
+      .map(([partner, { first, last, ...tally }]) => ({
         partner,
-        requests: tally.requests,
-        ok: tally.ok,
-        notModified: tally.notModified,
+        ...tally,
         refused: Object.fromEntries(
-          LOG_REASONS.filter((reason) => tally.refused[reason] !== undefined).map((reason) => [
-            reason,
-            tally.refused[reason],
-          ]),
+          LOG_REASONS.flatMap((reason) => (reason in tally.refused ? [[reason, tally.refused[reason]]] : [])),
         ),
-        other: tally.other,
-        bytes: tally.bytes,
-        firstSeen: tally.first.toISOString(),
-        lastSeen: tally.last.toISOString(),
+        firstSeen: first.toISOString(),
+        lastSeen: last.toISOString(),
       })),
     unnamed: LOG_REASONS.filter((reason) => unnamed.has(reason)).map((reason) => ({
       reason,
