@@ -298,6 +298,9 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   };
 }
 
+/** The precompressed variants of each served object. */
+const ENCODINGS = ['br', 'gzip'] as const;
+
 /** Pages rendered between two turns of the event loop (the compression threads' answers wait for one). */
 const PAGES_PER_TURN = 500;
 
@@ -326,7 +329,7 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
     buildObject(key, [shared(chunks)], { contentType }),
   );
   const jobs: CompressionJob[] = plain.flatMap((object) =>
-    (['br', 'gzip'] as const).map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
+    ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
@@ -357,16 +360,17 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
   }
   const { outputs, stats } = await compressing;
 
-  const objects: BuildObject[] = plain.flatMap((object, index) => {
-    const br = outputs[index * 2] as Buffer;
-    const gz = outputs[index * 2 + 1] as Buffer;
-    const { contentType } = object;
-    return [
-      object,
-      buildObject(`${object.key}${VARIANTS.br}`, [br], { contentType, contentEncoding: 'br' }),
-      buildObject(`${object.key}${VARIANTS.gzip}`, [gz], { contentType, contentEncoding: 'gzip' }),
-    ];
-  });
+  // The outputs come in the order of the jobs.
+  let output = 0;
+  const objects: BuildObject[] = plain.flatMap((object) => [
+    object,
+    ...ENCODINGS.map((contentEncoding) =>
+      buildObject(`${object.key}${VARIANTS[contentEncoding]}`, [outputs[output++] as Buffer], {
+        contentType: object.contentType,
+        contentEncoding,
+      }),
+    ),
+  ]);
 
   const manifestStarted = performance.now();
   const manifest: Manifest = {
