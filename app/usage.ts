@@ -1,8 +1,7 @@
 /**
- * Per-partner usage (docs/decisions.md#usage), from what the viewer-request function recorded for each request
- * (`viewer-request-log-data` on AWS, `logData` in `catalog serve`'s access log). Both sources are grouped by
- * (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — and the same
- * {@link foldUsage} makes the report, so the two give the same answer for the same requests.
+ * Per-partner usage (docs/decisions.md#usage) from what the viewer-request function recorded for each request,
+ * grouped by (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — then folded
+ * by the one {@link foldUsage}, so both sources give the same answer for the same requests.
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -211,7 +210,7 @@ export async function groupAccessLog(
 /** The longest line read as a record: an access-log record is a few hundred bytes. */
 const MAX_LINE_BYTES = 1024 * 1024;
 
-/** The lines of a stream; a line longer than {@link MAX_LINE_BYTES} comes as null, never held whole (as readline would). */
+/** The lines of a stream; one longer than {@link MAX_LINE_BYTES} comes as null, never held whole. */
 export async function* linesOf(stream: Readable): AsyncGenerator<string | null> {
   let held: Buffer[] = [];
   let size = 0;
@@ -367,7 +366,7 @@ export async function usageReport(
   );
 }
 
-/** When each partner was last seen (ISO 8601): the records name partners, never keys, so each key shows its partner's. */
+/** When each partner was last seen (ISO 8601): records name partners, never keys, so a key shows its partner's. */
 export function lastSeenByPartner(report: UsageReport): ReadonlyMap<string, string> {
   return new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
 }
