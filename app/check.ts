@@ -113,15 +113,10 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
     for (const step of checkSteps()) {
       if (step.kind === 'catalog') {
         const { row } = step;
+        const head = { name: row.name, source: 'catalog', request: row.request } as const;
         const requests = row.requests(settings, learned);
         if ('skip' in requests) {
-          rows.push({
-            name: row.name,
-            source: 'catalog',
-            request: row.request,
-            verdict: 'skip',
-            lines: [requests.skip],
-          });
+          rows.push({ ...head, verdict: 'skip', lines: [requests.skip] });
           continue;
         }
         const answers: Answer[] = [];
@@ -137,14 +132,14 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
         const judged = failure
           ? { verdict: 'fail' as const, lines: [failure] }
           : row.judge(settings, learned, answers);
-        rows.push({ name: row.name, source: 'catalog', request: row.request, ...judged });
+        rows.push({ ...head, ...judged });
         continue;
       }
       const { testCase } = step;
-      const request = shownRequest(testCase, learned);
+      const head = { name: testCase.name, source: 'case', request: shownRequest(testCase, learned) } as const;
       const prepared = prepareCase(testCase, settings, learned);
       if ('skip' in prepared) {
-        rows.push({ name: testCase.name, source: 'case', request, verdict: 'skip', lines: [prepared.skip] });
+        rows.push({ ...head, verdict: 'skip', lines: [prepared.skip] });
         continue;
       }
       let answer: Answer;
@@ -152,7 +147,7 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
         answer = await send(prepared.request);
       } catch (error) {
         const reason = unanswered(error, options.timeoutMs);
-        rows.push({ name: testCase.name, source: 'case', request, verdict: 'fail', lines: [reason] });
+        rows.push({ ...head, verdict: 'fail', lines: [reason] });
         if (rows.length === 1 && reason !== TOO_LARGE) {
           // Nothing answered the very first request (in time): the service cannot be reached at all.
           reachable = false;
@@ -162,13 +157,7 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
       }
       if (rows.length === 0 && answer.status === 401) keyRefused = true;
       const problems = judgeCase(prepared.testCase, answer, settings, learned);
-      rows.push({
-        name: testCase.name,
-        source: 'case',
-        request,
-        verdict: problems.length === 0 ? 'pass' : 'fail',
-        lines: problems,
-      });
+      rows.push({ ...head, verdict: problems.length === 0 ? 'pass' : 'fail', lines: problems });
       // The whole catalog names the plan whose page the page cases check.
       if (rows.length === 1) learnPagePlan(settings, learned);
     }

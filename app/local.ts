@@ -17,11 +17,9 @@ import { defaultOf, parseSettings } from './settings/index.ts';
 
 export { LOCAL_STACK } from './paths.ts';
 
-/** Where the local edge listens and what it serves. */
+/** Where the local edge listens and what it serves: a directory, or `s3://bucket` (at `endpoint`, if given). */
 export interface LocalEdgeSettings {
-  /** A directory, or `s3://bucket`. */
   readonly origin: string;
-  /** An S3-compatible endpoint for an `s3://` origin. */
   readonly endpoint?: string | undefined;
   readonly store: string;
   readonly port: number;

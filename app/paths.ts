@@ -2,10 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/**
- * The repository root: the nearest folder above this module holding both package.json and openapi.yaml.
- * Works from the TypeScript sources and from the bundled command in dist/ alike.
- */
+/** The nearest folder above this module holding package.json and openapi.yaml (from sources or dist/ alike). */
 export function repoRoot(from: string = import.meta.url): string {
   let dir = dirname(fileURLToPath(from));
   for (;;) {

@@ -8,7 +8,7 @@ import { StoreError, settingRef } from '../contract/errors.ts';
 import { DISCIPLINES, KVS_CORS_ORIGIN, perDiscipline, STATE_LAST_RUN } from '../contract/index.ts';
 import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
-import { describeHolder, type LockHolder, readLock } from '../publish/lock.ts';
+import { describeHolder, type LockHolder, RunLockRecord, readLock } from '../publish/lock.ts';
 import { pointerOf, shownValue } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
 import { failureOf, LastRun, parseLastRun } from './last-run.ts';
@@ -67,15 +67,8 @@ export const StatusReport = z.object({
   /** Why the last run's record could not be read. */
   lastRunProblem: z.string().nullable(),
   /** A run in progress, or one that never finished (lock expired or process gone, no record): failed. */
-  runLock: z
-    .object({
-      by: z.string(),
-      host: z.string(),
-      pid: z.number().int(),
-      since: z.string(),
-      expires: z.string(),
-      state: z.enum(['running', 'abandoned']),
-    })
+  runLock: RunLockRecord.omit({ run: true })
+    .extend({ state: z.enum(['running', 'abandoned']) })
     .nullable(),
   keys: z.object({
     /** Usable (unexpired) keys per partner; a partner whose keys all expired shows 0. */

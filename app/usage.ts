@@ -1,8 +1,7 @@
 /**
- * Per-partner usage (docs/decisions.md#usage), from what the viewer-request function recorded for each request
- * (`viewer-request-log-data` on AWS, `logData` in `catalog serve`'s access log). Both sources are grouped by
- * (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — and the same
- * {@link foldUsage} makes the report, so the two give the same answer for the same requests.
+ * Per-partner usage (docs/decisions.md#usage) from what the viewer-request function recorded for each request,
+ * grouped by (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — then folded
+ * by the one {@link foldUsage}, so both sources give the same answer for the same requests.
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -69,9 +68,8 @@ const REASONS = new Set<string>(LOG_REASONS);
 const LABEL = /^[a-z0-9-]{1,64}$/;
 
 /**
- * Reads a recorded value (decoding CloudFront's URL-encoding): `acme` → acme's request, `acme.expired-key` →
- * acme refused, `no-key` → a refusal naming no partner, `page`. Null for a request with nothing recorded
- * (`-`, an empty or absent value).
+ * Reads a recorded value, URL-decoded: `acme`, `acme.expired-key` (acme refused), `no-key` (a refusal naming
+ * no partner), `page`; null for nothing recorded (`-`, empty or absent).
  */
 export function readLogValue(raw: string | null | undefined): LogReading | null {
   if (raw === null || raw === undefined || raw === '' || raw === '-') return null;
@@ -142,21 +140,14 @@ export function foldUsage(
     until: window.until.toISOString(),
     partners: [...partners.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([partner, tally]) => ({
+      .map(([partner, { first, last, ...tally }]) => ({
         partner,
-        requests: tally.requests,
-        ok: tally.ok,
-        notModified: tally.notModified,
+        ...tally,
         refused: Object.fromEntries(
-          LOG_REASONS.filter((reason) => tally.refused[reason] !== undefined).map((reason) => [
-            reason,
-            tally.refused[reason],
-          ]),
+          LOG_REASONS.flatMap((reason) => (reason in tally.refused ? [[reason, tally.refused[reason]]] : [])),
         ),
-        other: tally.other,
-        bytes: tally.bytes,
-        firstSeen: tally.first.toISOString(),
-        lastSeen: tally.last.toISOString(),
+        firstSeen: first.toISOString(),
+        lastSeen: last.toISOString(),
       })),
     unnamed: LOG_REASONS.filter((reason) => unnamed.has(reason)).map((reason) => ({
       reason,
@@ -219,7 +210,7 @@ export async function groupAccessLog(
 /** The longest line read as a record: an access-log record is a few hundred bytes. */
 const MAX_LINE_BYTES = 1024 * 1024;
 
-/** The lines of a stream; a line longer than {@link MAX_LINE_BYTES} comes as null, never held whole (as readline would). */
+/** The lines of a stream; one longer than {@link MAX_LINE_BYTES} comes as null, never held whole. */
 export async function* linesOf(stream: Readable): AsyncGenerator<string | null> {
   let held: Buffer[] = [];
   let size = 0;
@@ -375,7 +366,7 @@ export async function usageReport(
   );
 }
 
-/** When each partner was last seen (ISO 8601): the records name partners, never keys, so each key shows its partner's. */
+/** When each partner was last seen (ISO 8601): records name partners, never keys, so a key shows its partner's. */
 export function lastSeenByPartner(report: UsageReport): ReadonlyMap<string, string> {
   return new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
 }

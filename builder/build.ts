@@ -32,11 +32,10 @@ import { RowValidator, type SkippedRows } from './rows.ts';
 import type { PlanSource } from './source.ts';
 import { TOOL } from './tool.ts';
 
-/** How an object is stored: its type and, for a precompressed variant, its encoding. */
+/** How an object is stored; `cacheControl` when it does not depend on where it is written (the error page). */
 export interface ObjectMetadata {
   readonly contentType: string;
   readonly contentEncoding?: 'br' | 'gzip';
-  /** The object's own Cache-Control when it does not depend on where it is written (the error page). */
   readonly cacheControl?: string;
 }
 
@@ -62,7 +61,6 @@ export interface Manifest {
   readonly generatedAt: string;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly plans: number;
-  /** SHA-256 of the plans, independent of `generatedAt`. */
   readonly plansHash: string;
   /** The source, as named in messages (no password or token). */
   readonly source: string;
@@ -71,7 +69,7 @@ export interface Manifest {
   readonly objects: Readonly<Record<string, ManifestEntry>>;
   /** Plan id → MD5 of its page (older manifests list pages among `objects`; docs/decisions.md#plan-pages). */
   readonly pages?: Readonly<Record<string, string>>;
-  /** The objects written at the origin's root with the build (the error page), by key. */
+  /** The objects written at the origin's root with the build (the error pages), by key. */
   readonly root: Readonly<Record<string, ManifestEntry>>;
   /** Absent from manifests older than these fields. */
   readonly inputs?: BuildInputs;
@@ -103,17 +101,10 @@ export function buildObject(key: string, chunks: readonly Buffer[], metadata: Ob
   };
 }
 
-/** The manifest entry of an object. */
-export function manifestEntry(object: ManifestEntry): ManifestEntry {
-  const { size, sha256, md5, contentType, contentEncoding, cacheControl } = object;
-  return {
-    size,
-    sha256,
-    md5,
-    contentType,
-    ...(contentEncoding ? { contentEncoding } : {}),
-    ...(cacheControl ? { cacheControl } : {}),
-  };
+/** The manifest entry of an object: its metadata, size and digests. */
+export function manifestEntry(object: BuildObject): ManifestEntry {
+  const { key: _key, chunks: _chunks, body: _body, ...entry } = object;
+  return entry;
 }
 
 /**
@@ -310,6 +301,9 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   };
 }
 
+/** The precompressed variants of each served object. */
+const ENCODINGS = ['br', 'gzip'] as const;
+
 /** Pages rendered between two turns of the event loop (the compression threads' answers wait for one). */
 const PAGES_PER_TURN = 500;
 
@@ -341,7 +335,7 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
     buildObject(key, [shared(chunks)], { contentType }),
   );
   const jobs: CompressionJob[] = plain.flatMap((object) =>
-    (['br', 'gzip'] as const).map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
+    ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
@@ -372,16 +366,17 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
   }
   const { outputs, stats } = await compressing;
 
-  const objects: BuildObject[] = plain.flatMap((object, index) => {
-    const br = outputs[index * 2] as Buffer;
-    const gz = outputs[index * 2 + 1] as Buffer;
-    const { contentType } = object;
-    return [
-      object,
-      buildObject(`${object.key}${VARIANTS.br}`, [br], { contentType, contentEncoding: 'br' }),
-      buildObject(`${object.key}${VARIANTS.gzip}`, [gz], { contentType, contentEncoding: 'gzip' }),
-    ];
-  });
+  // The outputs come in the order of the jobs.
+  let output = 0;
+  const objects: BuildObject[] = plain.flatMap((object) => [
+    object,
+    ...ENCODINGS.map((contentEncoding) =>
+      buildObject(`${object.key}${VARIANTS[contentEncoding]}`, [outputs[output++] as Buffer], {
+        contentType: object.contentType,
+        contentEncoding,
+      }),
+    ),
+  ]);
 
   const manifestStarted = performance.now();
   const manifest: Manifest = {

@@ -62,12 +62,9 @@ export interface Compressor {
 const brotliAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 
-const join = (chunks: readonly Buffer[]) =>
-  chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]);
-
 /** One job on libuv's pool. */
 async function compressHere(job: CompressionJob): Promise<Buffer> {
-  const input = join(job.chunks);
+  const input = job.chunks.length === 1 && job.chunks[0] ? job.chunks[0] : Buffer.concat(job.chunks);
   return job.encoding === 'br'
     ? brotliAsync(input, { params: brotliParams(job.size) })
     : gzipAsync(input, { level: GZIP_LEVEL });
@@ -90,13 +87,6 @@ parentPort.on('message', (job) => {
   }
 });
 `;
-
-interface Answer {
-  readonly id: number;
-  readonly output?: Uint8Array;
-  readonly error?: string;
-  readonly ms?: number;
-}
 
 /** Runs the jobs on `threads` worker threads, largest first, each taking the next one when done. */
 async function compressOnThreads(
@@ -130,19 +120,22 @@ async function compressOnThreads(
                 level: GZIP_LEVEL,
               });
             };
-            worker.on('message', (answer: Answer) => {
-              if (answer.error !== undefined || !answer.output) {
-                reject(new Error(`compressing a build object failed: ${answer.error ?? 'no output'}`));
-                return;
-              }
-              outputs[answer.id] = Buffer.from(
-                answer.output.buffer,
-                answer.output.byteOffset,
-                answer.output.byteLength,
-              );
-              busyMs += answer.ms ?? 0;
-              give();
-            });
+            worker.on(
+              'message',
+              (answer: { id: number; output?: Uint8Array; error?: string; ms?: number }) => {
+                if (answer.error !== undefined || !answer.output) {
+                  reject(new Error(`compressing a build object failed: ${answer.error ?? 'no output'}`));
+                  return;
+                }
+                outputs[answer.id] = Buffer.from(
+                  answer.output.buffer,
+                  answer.output.byteOffset,
+                  answer.output.byteLength,
+                );
+                busyMs += answer.ms ?? 0;
+                give();
+              },
+            );
             worker.on('error', reject);
             worker.on('exit', (code) => {
               if (next <= order.length) reject(new Error(`a compression thread exited (${code})`));

@@ -1,7 +1,4 @@
-/**
- * The failures of a build a user must act on. Each names the failing input in its message, which the command
- * line prints as its one-line reason. The base classes are in contract/errors.ts.
- */
+/** The failures of a build a user must act on, each naming the failing input (bases: contract/errors.ts). */
 import { CatalogError, settingRef } from '../contract/errors.ts';
 
 /** One broken rule of one row. `row` is 1-based, in source order. */

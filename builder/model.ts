@@ -29,10 +29,7 @@ const nullableText = z
 
 const INTEGER_STRING = /^[+-]?\d+$/;
 
-/**
- * An integer, or a string holding only an integer (databases return bigint and numeric as strings).
- * Returns null for "no value" so the caller decides whether null is allowed.
- */
+/** An integer, or a string holding one (databases return bigint and numeric as strings); null for no value. */
 function toInteger(value: unknown): number | null | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
   if (typeof value === 'string') {

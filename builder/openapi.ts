@@ -4,10 +4,8 @@ import { isMap, isScalar, isSeq, parseDocument, visit } from 'yaml';
 const rendered = new Map<string, { readonly template: string; readonly document: string }>();
 
 /**
- * The openapi.yaml served at `{base_url}/openapi.yaml`: the repository's document with `servers` pointing at
- * this deployment's base URL, so a generated client needs no configuration, and every URL of its examples that
- * names the template's server (a plan's `webUrl`, say) naming this deployment instead. The same template and
- * base URL give the same text, so it is made once (parsing and printing the YAML takes tens of milliseconds).
+ * The openapi.yaml served: the repository's with `servers`, and the examples' URLs on the template's server,
+ * pointing at this deployment's base URL. Made once per template and base URL (YAML takes tens of ms).
  */
 export function renderOpenApi(template: string, baseUrl: string): string {
   const known = rendered.get(baseUrl);

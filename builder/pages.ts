@@ -178,14 +178,8 @@ function cover(plan: Plan): Markup {
   return html`<div class="cover fallback ${plan.discipline}" aria-hidden="true">${FALLBACK_ICONS[plan.discipline]}${image}</div>`;
 }
 
-interface Head {
-  readonly title: string;
-  readonly description: string;
-  readonly extra: Markup;
-}
-
 /** The whole document around `body`; `head.extra` adds tags to the head (canonical link, Open Graph…). */
-function documentOf(head: Head, body: Markup): string {
+function documentOf(head: { title: string; description: string; extra: Markup }, body: Markup): string {
   return html`<!doctype html>
 <html lang="en">
 <head>

@@ -75,10 +75,8 @@ function reportedId(id: string | null): string | null {
 export class RowValidator {
   readonly #links: LinkConfig;
   readonly #coverOrigin: string | null;
-  readonly #plans: Plan[] = [];
-  /** Source row number and id as given of each plan in #plans (parallel arrays), for the duplicate report. */
-  readonly #planRows: number[] = [];
-  readonly #planRawIds: string[] = [];
+  /** Each plan with its source row number and id as given, for the duplicate report. */
+  readonly #plans: { plan: Plan; row: number; rawId: string }[] = [];
   readonly #invalid: InvalidRow[] = [];
   /** Canonical id → row of its first occurrence; ids seen again → every row carrying them. */
   readonly #firstRow = new Map<string, number>();
@@ -152,7 +150,7 @@ export class RowValidator {
       else this.#duplicates.set(row.id, [first, rowNumber]);
     }
     const { baseUrl, appScheme, webBaseUrl } = this.#links;
-    this.#plans.push({
+    const plan: Plan = {
       id: row.id,
       title: row.title,
       summary: row.summary,
@@ -168,32 +166,25 @@ export class RowValidator {
       estMinutesPerSession: row.est_minutes_per_session,
       webUrl: `${webBaseUrl ?? baseUrl}/plans/${row.id}`,
       appUrl: `${appScheme}://plan/${row.id}`,
-    });
-    this.#planRows.push(rowNumber);
-    this.#planRawIds.push(rawId ?? row.id);
+    };
+    this.#plans.push({ plan, row: rowNumber, rawId: rawId ?? row.id });
   }
 
   /** Ends the scan: removes duplicated ids and returns the report, invalid rows in source order. */
   finish(): RowReport {
-    let plans = this.#plans;
-    let invalid = this.#invalid;
-    if (this.#duplicates.size > 0) {
-      plans = [];
-      invalid = [...this.#invalid];
-      this.#plans.forEach((plan, index) => {
-        const rows = this.#duplicates.get(plan.id);
-        if (!rows) {
-          plans.push(plan);
-          return;
-        }
-        const row = this.#planRows[index] ?? 0;
-        const others = rows.filter((r) => r !== row);
-        const where = `${others.length > 1 ? 'rows' : 'row'} ${others.join(', ')}`;
-        const id = this.#planRawIds[index] ?? plan.id;
-        invalid.push({ row, id, field: 'id', reason: `is duplicated (also in ${where})` });
-      });
-      invalid.sort((a, b) => a.row - b.row);
+    const plans: Plan[] = [];
+    const invalid = [...this.#invalid];
+    for (const { plan, row, rawId } of this.#plans) {
+      const rows = this.#duplicates.get(plan.id);
+      if (!rows) {
+        plans.push(plan);
+        continue;
+      }
+      const others = rows.filter((r) => r !== row);
+      const where = `${others.length > 1 ? 'rows' : 'row'} ${others.join(', ')}`;
+      invalid.push({ row, id: rawId, field: 'id', reason: `is duplicated (also in ${where})` });
     }
+    if (this.#duplicates.size > 0) invalid.sort((a, b) => a.row - b.row);
     return {
       plans,
       invalid,

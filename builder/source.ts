@@ -1,6 +1,4 @@
-/** The interface every plan source implements (a JSON file, PostgreSQL, an HTTP endpoint). */
-
-/** A readable source of raw rows (docs/decisions.md#source-rows). */
+/** A readable source of raw rows (docs/decisions.md#source-rows): a JSON file, PostgreSQL, an HTTP endpoint. */
 export interface PlanSource {
   /** How the source is named in messages and logs: never contains a password or token. */
   readonly name: string;

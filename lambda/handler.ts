@@ -19,7 +19,6 @@ import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } fr
 import { METRICS_FUNCTION_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import type { PublishTarget } from '../publish/publish.ts';
 
-/** The clients of the handler; tests pass their own. */
 export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
 }
@@ -37,10 +36,9 @@ export interface HandlerOptions {
   readonly propagation?: { readonly fetch?: typeof fetch; readonly clock?: PollClock };
 }
 
-/** The part of the Lambda context the handler reads. */
+/** The part of the Lambda context the handler reads; `functionName` is who moved the pointer, in its history. */
 export interface LambdaContext {
   getRemainingTimeInMillis?(): number;
-  /** The function's name: who moved the live pointer, in its history. */
   readonly functionName?: string;
 }
 
