@@ -46,11 +46,23 @@ beforeAll(async () => {
   rows = await fixtureRows();
 });
 
-let clock = Date.parse('2026-03-01T10:00:00.000Z');
+const START = Date.parse('2026-03-01T10:00:00.000Z');
+let clock = START;
+// Each test starts at the same time, so the tests each origin runs build the same builds: built once.
+beforeEach(() => {
+  clock = START;
+});
+const builds = new Map<string, Promise<BuildResult>>();
 /** A build of `subset` at a new time (a minute after the previous one, so build ids sort). */
-async function build(subset: readonly unknown[] = rows): Promise<BuildResult> {
+function build(subset: readonly unknown[] = rows): Promise<BuildResult> {
   clock += 60_000;
-  return buildRows(subset, new Date(clock));
+  const key = `${clock} ${JSON.stringify(subset)}`;
+  let result = builds.get(key);
+  if (!result) {
+    result = buildRows(subset, new Date(clock));
+    builds.set(key, result);
+  }
+  return result;
 }
 
 const options = (extra: Partial<PublishOptions> = {}): PublishOptions => ({
