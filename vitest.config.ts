@@ -24,8 +24,10 @@ export default defineConfig({
     // Quiet logs: the AWS SDK's notice that later versions need Node 22 is said once, in the README's Node
     // paragraph (`npm ci` shows the engine warnings), not once per test process.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A limit only stops a test that hangs; it never judges speed. The slowest test or hook takes under a minute
+    // on a quiet 2-core machine: ten minutes holds on a machine many times slower or busier.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     // Scratch files on tmpfs where there is one (testing/global-setup.ts).
     globalSetup: ['testing/global-setup.ts'],
     pool: 'forks',

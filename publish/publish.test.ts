@@ -46,18 +46,33 @@ beforeAll(async () => {
   rows = await fixtureRows();
 });
 
-let clock = Date.parse('2026-03-01T10:00:00.000Z');
-/** A build of `subset` at a new time (a minute after the previous one, so build ids sort), as publishBuild takes it. */
-async function build(subset: readonly unknown[] = rows): ReturnType<typeof prepareRows> {
+const START = Date.parse('2026-03-01T10:00:00.000Z');
+let clock = START;
+// Each test starts at the same time, so the tests each origin runs build the same builds: built once.
+beforeEach(() => {
+  clock = START;
+});
+const prepared = new Map<string, ReturnType<typeof prepareRows>>();
+const completed = new Map<string, ReturnType<typeof buildRows>>();
+/** `make(subset)` at a new time (a minute after the previous one, so build ids sort), made once per time and rows. */
+function at<T>(
+  cache: Map<string, T>,
+  subset: readonly unknown[],
+  make: (rows: readonly unknown[], now: Date) => T,
+): T {
   clock += 60_000;
-  return prepareRows(subset, new Date(clock));
+  const key = `${clock} ${JSON.stringify(subset)}`;
+  let result = cache.get(key);
+  if (result === undefined) {
+    result = make(subset, new Date(clock));
+    cache.set(key, result);
+  }
+  return result;
 }
-
+/** A build of `subset` at a new time, as publishBuild takes it. */
+const build = (subset: readonly unknown[] = rows) => at(prepared, subset, prepareRows);
 /** {@link build}, also completed: its objects, to compare with what was written. */
-async function built(subset: readonly unknown[] = rows): ReturnType<typeof buildRows> {
-  clock += 60_000;
-  return buildRows(subset, new Date(clock));
-}
+const built = (subset: readonly unknown[] = rows) => at(completed, subset, buildRows);
 
 const options = (extra: Partial<PublishOptions> = {}): PublishOptions => ({
   force: false,

@@ -15,7 +15,8 @@ describe('an S3 origin', () => {
 
   it('deletes a prefix of more than a page of keys in bulk, a page a request, leaving what is beside it', async () => {
     const origin = new S3Origin(s3.client, s3.bucket);
-    const doomed = Array.from({ length: 2_300 }, (_, i) => `builds/a/${String(i).padStart(5, '0')}.txt`);
+    // A page is 1,000 keys: one more makes two pages.
+    const doomed = Array.from({ length: 1_001 }, (_, i) => `builds/a/${String(i).padStart(5, '0')}.txt`);
     const kept = ['builds/b/0.txt', 'builds/a.txt'];
     const keys = [...doomed, ...kept];
     for (let start = 0; start < keys.length; start += 50)
@@ -27,10 +28,10 @@ describe('an S3 origin', () => {
     await origin.deletePrefix('builds/a/');
 
     const sent = s3.requests.splice(0).map((request) => `${request.method} ${request.query.prefix ?? ''}`);
-    expect(sent).toEqual(['GET builds/a/', 'POST ', 'GET builds/a/', 'POST ', 'GET builds/a/', 'POST ']);
+    expect(sent).toEqual(['GET builds/a/', 'POST ', 'GET builds/a/', 'POST ']);
     expect((await origin.list('builds/')).map((stored) => stored.key)).toEqual([
       'builds/a.txt',
       'builds/b/0.txt',
     ]);
-  }, 120_000);
+  });
 });

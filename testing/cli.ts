@@ -219,7 +219,7 @@ export function startCatalog(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`catalog ${args[0]} did not start: ${lines.join('\n')}`));
-    }, options.timeoutMs ?? 20_000);
+    }, options.timeoutMs ?? 300_000);
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
       const parts = buffered.split('\n');
