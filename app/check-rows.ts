@@ -1,21 +1,10 @@
 /**
- * The rows of `catalog check` and their judgement (pure; app/check.ts sends the requests). A deployment is
- * checked from outside, row by row, against what the specification, docs/decisions.md and openapi.yaml promise:
- *
- * - **Cases**: the black-box-checkable cases of the gateway's request-case table (gateway/cases.ts, the same
- *   table the local edge, njs, Prism and `catalog verify-function` run), each judged by gateway/judge.ts. The
- *   table's placeholders are filled from outside: `{valid}` is the checker's key, `{forged}` a key it forges,
- *   `{etag:…}` and `{modified:…}` what the deployment answered before, the fixtures' page plan becomes the
- *   deployment's first plan and the table's partner origin the one given with `--cors-origin`. Cases needing
- *   the test world's other keys or fixtures are not rows ({@link notBlackBox}).
- * - **Catalog rows**, which only a black-box run makes: the body against the zod model openapi.yaml's schemas
- *   are generated from (builder/model.ts), the order (builder/catalogs.ts `comparePlans`), the shape of the
- *   links, `generatedAt`, each discipline as exactly its subset of the whole catalog, the same bytes decoded
- *   from identity, gzip and br, openapi.yaml's operations against the document this version ships, and the
- *   catalog's age as a warning.
- *
- * The first answers teach the rest (the bodies, ETags and dates the later rows are judged against), so the
- * rows run in order; {@link checkSteps} gives it.
+ * The rows of `catalog check` and their judgement (pure; app/check.ts sends the requests): the black-box
+ * cases of gateway/cases.ts judged by gateway/judge.ts, their placeholders filled from outside (the checker's
+ * key, a forged one, what the deployment answered before, its first plan, the `--cors-origin`), and the
+ * catalog rows only a black-box run makes (schema, order, links, generatedAt, each discipline as its subset,
+ * the encodings, openapi.yaml's operations, the catalog's age). The first answers teach the rest, so the rows
+ * run in order ({@link checkSteps}).
  */
 import { parse } from 'yaml';
 import { comparePlans } from '../builder/catalogs.ts';
@@ -119,14 +108,14 @@ export type Step =
 export interface CatalogRow {
   readonly name: string;
   readonly request: string;
-  /** The requests it needs, or why it cannot run. */
-  requests(settings: CheckSettings, learned: Learned): readonly CheckRequest[] | { readonly skip: string };
-  judge(
-    settings: CheckSettings,
-    learned: Learned,
-    answers: readonly Answer[],
-  ): { readonly verdict: Verdict; readonly lines: readonly string[] };
+  /** The bodies it judges: skipped when one was not served. */
+  readonly needs: readonly KnownBody[];
+  /** The requests it makes itself, if any. */
+  readonly requests?: (settings: CheckSettings) => readonly CheckRequest[];
+  judge(settings: CheckSettings, learned: Learned, answers: readonly Answer[]): Judged;
 }
+
+type Judged = { readonly verdict: Verdict; readonly lines: readonly string[] };
 
 // ---------------------------------------------------------------------------------------------------------
 // Cases.
@@ -136,25 +125,15 @@ export function blackBoxCases(cases: readonly RequestCase[] = REQUEST_CASES): Re
   return cases.filter((testCase) => notBlackBox(testCase) === undefined);
 }
 
-/** Whether a case needs a plan whose page this deployment serves (its answer is the page). */
-function needsPage(testCase: RequestCase): boolean {
-  return (
-    (testCase.status === 200 || testCase.status === 304) &&
-    (testCase.body === 'page' || testCase.object === 'page')
-  );
-}
+const pagePlanId = (learned: Learned) => ('id' in learned.pagePlan ? learned.pagePlan.id : PAGE_PLAN_ID);
 
 /** The case's request as the report shows it: the deployment's plan, placeholders for keys. */
 export function shownRequest(testCase: RequestCase, learned: Learned): string {
-  const id = 'id' in learned.pagePlan ? learned.pagePlan.id : PAGE_PLAN_ID;
-  const derived = forPlan(testCase, id);
+  const derived = forPlan(testCase, pagePlanId(learned));
   return `${derived.method} ${derived.target}`;
 }
 
-/**
- * The case as this deployment can run it — the plan, the origin and the placeholders filled in — or why it
- * cannot run.
- */
+/** The case as this deployment can run it (plan, origin and placeholders filled in), or why it cannot. */
 export function prepareCase(
   testCase: RequestCase,
   settings: CheckSettings,
@@ -170,9 +149,11 @@ export function prepareCase(
       return { skip: `needs a CORS origin; ${settingRef('corsOrigin')} says CORS is off` };
     derived = forOrigin(derived, settings.cors);
   }
-  if (needsPage(testCase) && 'reason' in learned.pagePlan)
+  // A case whose answer is the page needs a plan whose page this deployment serves.
+  const isPage = testCase.body === 'page' || testCase.object === 'page';
+  if ((testCase.status === 200 || testCase.status === 304) && isPage && 'reason' in learned.pagePlan)
     return { skip: `no plan page to check: ${learned.pagePlan.reason}` };
-  derived = forPlan(derived, 'id' in learned.pagePlan ? learned.pagePlan.id : PAGE_PLAN_ID);
+  derived = forPlan(derived, pagePlanId(learned));
 
   let missing: string | undefined;
   const resolve = (text: string) =>
@@ -223,23 +204,17 @@ export function judgeCase(
   const problems = judgeAnswer(testCase, answer, knownFrom(settings, learned));
   if (settings.cors && answer.headers['access-control-allow-origin'] === settings.cors)
     learned.corsSeen = true;
-  if (answer.status !== testCase.status) return problems;
-  if (
-    (KNOWN_BODIES as readonly string[]).includes(testCase.body) &&
-    learned.bodies[testCase.body as KnownBody] === undefined
-  ) {
+  const body = KNOWN_BODIES.find((known) => known === testCase.body);
+  if (answer.status !== testCase.status || body === undefined) return problems;
+  if (learned.bodies[body] === undefined) {
     try {
-      learned.bodies[testCase.body as KnownBody] = decodeBody(answer);
+      learned.bodies[body] = decodeBody(answer);
     } catch {
       // an answer that cannot be decoded teaches nothing (the judge said why)
     }
   }
-  if (
-    testCase.status === 200 &&
-    (KNOWN_BODIES as readonly string[]).includes(testCase.body) &&
-    testCase.body !== 'notFoundPage'
-  ) {
-    const key = variantKey(testCase.body as OriginObjectName, testCase.encoding);
+  if (testCase.status === 200 && body !== 'notFoundPage') {
+    const key = variantKey(body, testCase.encoding);
     const { etag, 'last-modified': lastModified } = answer.headers;
     if (etag !== undefined && !learned.etags.has(key)) learned.etags.set(key, etag);
     if (lastModified !== undefined && !learned.modified.has(key)) learned.modified.set(key, lastModified);
@@ -250,19 +225,33 @@ export function judgeCase(
 // ---------------------------------------------------------------------------------------------------------
 // Catalog rows.
 
-const CATALOG_NAMES: Readonly<Record<CatalogName, string>> = {
+const BODY_NAMES: Readonly<Record<CatalogName | 'openapi', string>> = {
   all: 'the whole catalog',
   ...perDiscipline((discipline) => `${discipline} plans`),
+  openapi: 'openapi.yaml',
 };
+const notServed = (body: CatalogName | 'openapi') => `${BODY_NAMES[body]} was not served (see its row)`;
+
+/** A catalog row's requests, or why it is skipped. */
+export function rowRequests(
+  row: CatalogRow,
+  settings: CheckSettings,
+  learned: Learned,
+): readonly CheckRequest[] | { readonly skip: string } {
+  const missing = row.needs.find((body) => learned.bodies[body] === undefined);
+  if (missing === undefined) return row.requests?.(settings) ?? [];
+  return { skip: notServed(missing as CatalogName | 'openapi') };
+}
 
 /** At most this many lines per row: the first failures say enough. */
 const MAX_LINES = 5;
-const capped = (lines: readonly string[]) =>
-  lines.length > MAX_LINES
-    ? [...lines.slice(0, MAX_LINES), `… and ${lines.length - MAX_LINES} more`]
-    : [...lines];
-const outcome = (lines: readonly string[]) =>
-  ({ verdict: lines.length === 0 ? 'pass' : 'fail', lines: capped(lines) }) as const;
+const outcome = (lines: readonly string[]): Judged => ({
+  verdict: lines.length === 0 ? 'pass' : 'fail',
+  lines:
+    lines.length > MAX_LINES
+      ? [...lines.slice(0, MAX_LINES), `… and ${lines.length - MAX_LINES} more`]
+      : lines,
+});
 
 interface ParsedCatalog {
   readonly generatedAt: unknown;
@@ -272,20 +261,20 @@ interface ParsedCatalog {
 /** A catalog body as JSON, or why it is not one. */
 function parsedCatalog(learned: Learned, name: CatalogName): ParsedCatalog | string {
   const body = learned.bodies[name];
-  if (body === undefined) return `${CATALOG_NAMES[name]} was not served (see its row)`;
+  if (body === undefined) return notServed(name);
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
   } catch (error) {
-    return `${CATALOG_NAMES[name]} is not JSON (${(error as Error).message})`;
+    return `${BODY_NAMES[name]} is not JSON (${(error as Error).message})`;
   }
   const record = value as Partial<ParsedCatalog> | null;
   if (typeof record !== 'object' || record === null || !Array.isArray(record.plans))
-    return `${CATALOG_NAMES[name]} is not an object with a plans array`;
+    return `${BODY_NAMES[name]} is not an object with a plans array`;
   return record as ParsedCatalog;
 }
 
-/** A row judging the whole catalog's body, skipped when it was not served. */
+/** A row judging the whole catalog's body. */
 function catalogRow(
   name: string,
   judge: (catalog: ParsedCatalog, settings: CheckSettings) => readonly string[],
@@ -293,8 +282,7 @@ function catalogRow(
   return {
     name,
     request: `GET ${PATHS.plans}`,
-    requests: (_settings, learned) =>
-      learned.bodies.all === undefined ? { skip: 'the whole catalog was not served (see its row)' } : [],
+    needs: ['all'],
     judge: (settings, learned) => {
       const catalog = parsedCatalog(learned, 'all');
       return outcome(typeof catalog === 'string' ? [catalog] : judge(catalog, settings));
@@ -386,8 +374,7 @@ const generatedAtRow = catalogRow(
 const freshnessRow: CatalogRow = {
   name: `the whole catalog: generatedAt within ${settingRef('maxAge')} (else a warning)`,
   request: `GET ${PATHS.plans}`,
-  requests: (_settings, learned) =>
-    learned.bodies.all === undefined ? { skip: 'the whole catalog was not served (see its row)' } : [],
+  needs: ['all'],
   judge: (settings, learned) => {
     const catalog = parsedCatalog(learned, 'all');
     const time = typeof catalog === 'string' ? Number.NaN : Date.parse(String(catalog.generatedAt));
@@ -407,12 +394,9 @@ const freshnessRow: CatalogRow = {
 /** A discipline's catalog: exactly the whole catalog's plans of that discipline, in its order. */
 function subsetRow(discipline: Discipline): CatalogRow {
   return {
-    name: `${CATALOG_NAMES[discipline]}: exactly the whole catalog's ${discipline} plans, in order`,
+    name: `${BODY_NAMES[discipline]}: exactly the whole catalog's ${discipline} plans, in order`,
     request: `GET ${catalogTarget(discipline)}`,
-    requests: (_settings, learned) => {
-      const missing = (['all', discipline] as const).find((name) => learned.bodies[name] === undefined);
-      return missing ? { skip: `${CATALOG_NAMES[missing]} was not served (see its row)` } : [];
-    },
+    needs: ['all', discipline],
     judge: (_settings, learned) => {
       const all = parsedCatalog(learned, 'all');
       const part = parsedCatalog(learned, discipline);
@@ -438,54 +422,48 @@ function subsetRow(discipline: Discipline): CatalogRow {
   };
 }
 
-const ENCODINGS = ['gzip', 'br'] as const;
+/** Every catalog in each encoding, in the order the decode row requests them. */
+const ENCODED = CATALOGS.flatMap((name) => (['gzip', 'br'] as const).map((encoding) => ({ name, encoding })));
 
 const decodeRow: CatalogRow = {
   name: 'every catalog: gzip and br decode to the identity bytes',
   request: `GET ${PATHS.plans}[?discipline=…] with Accept-Encoding gzip, br`,
-  requests: (settings, learned) => {
-    const missing = CATALOGS.find((name) => learned.bodies[name] === undefined);
-    if (missing) return { skip: `${CATALOG_NAMES[missing]} was not served (see its row)` };
-    return CATALOGS.flatMap((name) =>
-      ENCODINGS.map((encoding) => ({
-        method: 'GET',
-        target: catalogTarget(name),
-        headers: [
-          ['X-Api-Key', settings.key],
-          ['Accept-Encoding', encoding],
-        ] as const,
-      })),
-    );
-  },
+  needs: CATALOGS,
+  requests: (settings) =>
+    ENCODED.map(({ name, encoding }) => ({
+      method: 'GET',
+      target: catalogTarget(name),
+      headers: [
+        ['X-Api-Key', settings.key],
+        ['Accept-Encoding', encoding],
+      ],
+    })),
   judge: (_settings, learned, answers) => {
     const lines: string[] = [];
-    let index = 0;
-    for (const name of CATALOGS)
-      for (const encoding of ENCODINGS) {
-        const answer = answers[index];
-        index += 1;
-        const label = `${CATALOG_NAMES[name]} in ${encoding}`;
-        const identity = learned.bodies[name];
-        if (!answer || !identity) continue;
-        if (answer.status !== 200) {
-          lines.push(`${label}: expected 200, got ${answer.status}`);
-          continue;
-        }
-        const sent = answer.headers['content-encoding'];
-        if (sent !== encoding)
-          lines.push(`${label}: Content-Encoding expected ${shown(encoding)}, got ${shown(sent)}`);
-        let decoded: Buffer;
-        try {
-          decoded = decodeBody(answer);
-        } catch (error) {
-          lines.push(`${label}: cannot be decoded (${(error as Error).message})`);
-          continue;
-        }
-        if (!decoded.equals(identity))
-          lines.push(
-            `${label}: decodes to other bytes than identity (${describeDifference(decoded, identity)})`,
-          );
+    for (const [index, { name, encoding }] of ENCODED.entries()) {
+      const answer = answers[index];
+      const label = `${BODY_NAMES[name]} in ${encoding}`;
+      const identity = learned.bodies[name];
+      if (!answer || !identity) continue;
+      if (answer.status !== 200) {
+        lines.push(`${label}: expected 200, got ${answer.status}`);
+        continue;
       }
+      const sent = answer.headers['content-encoding'];
+      if (sent !== encoding)
+        lines.push(`${label}: Content-Encoding expected ${shown(encoding)}, got ${shown(sent)}`);
+      let decoded: Buffer;
+      try {
+        decoded = decodeBody(answer);
+      } catch (error) {
+        lines.push(`${label}: cannot be decoded (${(error as Error).message})`);
+        continue;
+      }
+      if (!decoded.equals(identity))
+        lines.push(
+          `${label}: decodes to other bytes than identity (${describeDifference(decoded, identity)})`,
+        );
+    }
     return outcome(lines);
   },
 };
@@ -505,8 +483,7 @@ const CONTRACT_OPERATIONS = operationsOf(parse(OPENAPI_TEMPLATE, { maxAliasCount
 const openapiRow: CatalogRow = {
   name: "openapi.yaml: OpenAPI 3.1 with exactly the contract's operations",
   request: `GET ${PATHS.openapi}`,
-  requests: (_settings, learned) =>
-    learned.bodies.openapi === undefined ? { skip: 'openapi.yaml was not served (see its row)' } : [],
+  needs: ['openapi'],
   judge: (_settings, learned) => {
     let document: unknown;
     try {

@@ -1,7 +1,7 @@
 /**
  * `catalog check` (docs/decisions.md#checking-a-deployment): the rows of app/check-rows.ts, sent one at a time
  * with undici: a deadline on each answer (retries included), a size bound on its body, retries only on
- * network errors, and only the methods the service answers or the table checks are refused (all bodiless).
+ * network errors.
  */
 import { Agent, RetryAgent } from 'undici';
 import { describeCause, NETWORK_ERROR_CODES, settingRef } from '../contract/errors.ts';
@@ -20,6 +20,7 @@ import {
   learnPagePlan,
   newLearned,
   prepareCase,
+  rowRequests,
   shownRequest,
   withoutKeys,
 } from './check-rows.ts';
@@ -34,24 +35,19 @@ export interface CheckOptions {
   readonly maxAgeMs: number;
   /** The deadline of each answer, from connecting to its last byte. */
   readonly timeoutMs: number;
-  /** Retries of a request that failed on the network (default 2). */
-  readonly retries?: number;
-  readonly now?: () => Date;
 }
 
 /** The methods the service answers, and the ones the table checks are refused. */
-export const CHECK_METHODS = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const CHECK_METHODS = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** Sends one request, the target exactly as given; resolves with the raw answer (no decompression). */
-export type Sender = (request: CheckRequest) => Promise<Answer>;
+const TOO_LARGE = `the answer is larger than ${MAX_BODY_BYTES / 1024 ** 2} MiB, far more than any catalog: not read further`;
 
-/** A sender over undici to `baseUrl`, and how to close it. */
-export function undiciSender(
-  baseUrl: string,
-  options: { readonly timeoutMs: number; readonly retries: number },
-): { send: Sender; close(): Promise<void> } {
+/** Runs every row and returns the report (never with a key in it); `reachable: false` when nothing answers. */
+export async function checkDeployment(options: CheckOptions): Promise<CheckReport> {
+  const now = new Date();
+  const settings: CheckSettings = { ...options, forged: generateKey(), now };
   const dispatcher = new RetryAgent(new Agent({ maxResponseSize: MAX_BODY_BYTES }), {
-    maxRetries: options.retries,
+    maxRetries: 2,
     minTimeout: 250,
     maxTimeout: 2_000,
     timeoutFactor: 2,
@@ -61,50 +57,34 @@ export function undiciSender(
     // Not POST or PATCH: a request that may have arrived is not sent twice.
     methods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'],
   });
-  const send: Sender = async (request) => {
-    if (!(CHECK_METHODS as readonly string[]).includes(request.method))
-      throw new Error(`catalog check never sends ${request.method}`);
-    const response = await dispatcher.request({
-      origin: baseUrl,
-      path: request.target,
-      method: request.method as (typeof CHECK_METHODS)[number],
-      headers: [['user-agent', 'catalog-check'], ...request.headers].flat(),
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
-    const body = Buffer.from(await response.body.arrayBuffer());
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(response.headers))
-      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-    return { status: response.statusCode, headers, body };
+  /** Sends one request, the target exactly as given: the raw answer (no decompression), or why none came. */
+  const send = async (request: CheckRequest): Promise<Answer | { readonly failure: string }> => {
+    const method = CHECK_METHODS.find((known) => known === request.method);
+    if (method === undefined) throw new Error(`catalog check never sends ${request.method}`);
+    try {
+      const response = await dispatcher.request({
+        origin: options.baseUrl,
+        path: request.target,
+        method,
+        headers: [['user-agent', 'catalog-check'], ...request.headers].flat(),
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      const body = Buffer.from(await response.body.arrayBuffer());
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers))
+        if (value !== undefined)
+          headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+      return { status: response.statusCode, headers, body };
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
+        return { failure: TOO_LARGE };
+      if ((error as Error).name === 'TimeoutError')
+        return {
+          failure: `no complete answer within ${settingRef('checkTimeout')} ${formatDuration(options.timeoutMs)}`,
+        };
+      return { failure: `no answer: ${describeCause(error)}` };
+    }
   };
-  return { send, close: () => dispatcher.close() };
-}
-
-const TOO_LARGE = `the answer is larger than ${MAX_BODY_BYTES / 1024 ** 2} MiB, far more than any catalog: not read further`;
-
-/** Why a request got no answer to judge, as its row says it. */
-function unanswered(error: unknown, timeoutMs: number): string {
-  if ((error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return TOO_LARGE;
-  if ((error as Error).name === 'TimeoutError')
-    return `no complete answer within ${settingRef('checkTimeout')} ${formatDuration(timeoutMs)}`;
-  return `no answer: ${describeCause(error)}`;
-}
-
-/** Runs every row and returns the report (never with a key in it); `reachable: false` when nothing answers. */
-export async function checkDeployment(options: CheckOptions, sender?: Sender): Promise<CheckReport> {
-  const now = (options.now ?? (() => new Date()))();
-  const settings: CheckSettings = {
-    baseUrl: options.baseUrl,
-    key: options.key,
-    forged: generateKey(),
-    cors: options.cors,
-    maxAgeMs: options.maxAgeMs,
-    now,
-  };
-  const own = sender
-    ? undefined
-    : undiciSender(options.baseUrl, { timeoutMs: options.timeoutMs, retries: options.retries ?? 2 });
-  const send = sender ?? (own as { send: Sender }).send;
   const learned = newLearned();
   const rows: CheckRow[] = [];
   let reachable = true;
@@ -114,7 +94,7 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
       if (step.kind === 'catalog') {
         const { row } = step;
         const head = { name: row.name, source: 'catalog', request: row.request } as const;
-        const requests = row.requests(settings, learned);
+        const requests = rowRequests(row, settings, learned);
         if ('skip' in requests) {
           rows.push({ ...head, verdict: 'skip', lines: [requests.skip] });
           continue;
@@ -122,15 +102,15 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
         const answers: Answer[] = [];
         let failure: string | undefined;
         for (const request of requests) {
-          try {
-            answers.push(await send(request));
-          } catch (error) {
-            failure = `${request.method} ${request.target.split('?')[0]}: ${unanswered(error, options.timeoutMs)}`;
+          const answer = await send(request);
+          if ('failure' in answer) {
+            failure = `${request.method} ${request.target.split('?')[0]}: ${answer.failure}`;
             break;
           }
+          answers.push(answer);
         }
         const judged = failure
-          ? { verdict: 'fail' as const, lines: [failure] }
+          ? ({ verdict: 'fail', lines: [failure] } as const)
           : row.judge(settings, learned, answers);
         rows.push({ ...head, ...judged });
         continue;
@@ -142,17 +122,12 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
         rows.push({ ...head, verdict: 'skip', lines: [prepared.skip] });
         continue;
       }
-      let answer: Answer;
-      try {
-        answer = await send(prepared.request);
-      } catch (error) {
-        const reason = unanswered(error, options.timeoutMs);
-        rows.push({ ...head, verdict: 'fail', lines: [reason] });
-        if (rows.length === 1 && reason !== TOO_LARGE) {
-          // Nothing answered the very first request (in time): the service cannot be reached at all.
-          reachable = false;
-          break;
-        }
+      const answer = await send(prepared.request);
+      if ('failure' in answer) {
+        rows.push({ ...head, verdict: 'fail', lines: [answer.failure] });
+        // Nothing answered the very first request (in time): the service cannot be reached at all.
+        reachable = rows.length > 1 || answer.failure === TOO_LARGE;
+        if (!reachable) break;
         continue;
       }
       if (rows.length === 0 && answer.status === 401) keyRefused = true;
@@ -162,7 +137,7 @@ export async function checkDeployment(options: CheckOptions, sender?: Sender): P
       if (rows.length === 1) learnPagePlan(settings, learned);
     }
   } finally {
-    await own?.close();
+    await dispatcher.close();
   }
   const report = finishReport(
     {
