@@ -1,9 +1,9 @@
 /**
- * Per-partner usage (docs/decisions.md#usage) from what the viewer-request function recorded for each request,
- * grouped by (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — then folded
- * by the one {@link foldUsage}, so both sources give the same answer for the same requests.
+ * Per-partner usage (docs/decisions.md#usage) from what the viewer-request function recorded, grouped by
+ * (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — then folded by the one
+ * {@link foldUsage}, so both sources give the same answer for the same requests.
  */
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -88,20 +88,18 @@ export function readLogValue(raw: string | null | undefined): LogReading | null 
   return { kind: 'partner', partner, reason: reason as LogReason | null };
 }
 
+type Counted = Omit<UsageGroup, 'logData' | 'status'>;
+
 /** Adds `group`'s requests, bytes and times to `into`. */
-function merge(into: Omit<UsageGroup, 'logData' | 'status'>, group: Omit<UsageGroup, 'logData' | 'status'>) {
+function merge(into: Counted, group: Counted) {
   into.requests += group.requests;
   into.bytes += group.bytes;
   if (group.first < into.first) into.first = group.first;
   if (group.last > into.last) into.last = group.last;
 }
 
-type PartnerTally = Omit<UsageGroup, 'logData' | 'status'> & {
-  ok: number;
-  notModified: number;
-  other: number;
-  refused: Partial<Record<LogReason, number>>;
-};
+type PartnerTally = Counted &
+  Record<'ok' | 'notModified' | 'other', number> & { refused: Partial<Record<LogReason, number>> };
 
 /** The report of the groups (in any order) over [since, until], read from `source`. */
 export function foldUsage(
@@ -138,21 +136,21 @@ export function foldUsage(
     source: window.source,
     since: window.since.toISOString(),
     until: window.until.toISOString(),
-    partners: [...partners.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([partner, { first, last, ...tally }]) => ({
+    partners: [...partners.keys()].sort().map((partner) => {
+      const { first, last, ...tally } = partners.get(partner) as PartnerTally;
+      const refused = LOG_REASONS.filter((reason) => reason in tally.refused);
+      return {
         partner,
         ...tally,
-        refused: Object.fromEntries(
-          LOG_REASONS.flatMap((reason) => (reason in tally.refused ? [[reason, tally.refused[reason]]] : [])),
-        ),
+        refused: Object.fromEntries(refused.map((reason) => [reason, tally.refused[reason]])),
         firstSeen: first.toISOString(),
         lastSeen: last.toISOString(),
-      })),
-    unnamed: LOG_REASONS.filter((reason) => unnamed.has(reason)).map((reason) => ({
-      reason,
-      requests: unnamed.get(reason) ?? 0,
-    })),
+      };
+    }),
+    unnamed: LOG_REASONS.flatMap((reason) => {
+      const requests = unnamed.get(reason);
+      return requests === undefined ? [] : [{ reason, requests }];
+    }),
     pages,
     unreadable,
   };
@@ -274,9 +272,11 @@ async function queryUsageGroups(
   client: CloudWatchLogsClient,
   options: { readonly logGroup: string; readonly since: Date; readonly until: Date },
 ): Promise<UsageGroup[]> {
-  let queryId: string | undefined;
-  try {
-    ({ queryId } = await client.send(
+  const failed = (what: string) => (error: unknown) => {
+    throw new UsageError(`Logs Insights ${what}: ${describeCause(error)}`, { cause: error });
+  };
+  const { queryId } = await client
+    .send(
       new StartQueryCommand({
         logGroupName: options.logGroup,
         startTime: Math.floor(options.since.getTime() / 1000),
@@ -284,20 +284,14 @@ async function queryUsageGroups(
         queryString: USAGE_QUERY,
         limit: 10000,
       }),
-    ));
-  } catch (error) {
-    throw new UsageError(`Logs Insights could not query ${options.logGroup}: ${describeCause(error)}`, {
-      cause: error,
-    });
-  }
+    )
+    .catch(failed(`could not query ${options.logGroup}`));
   if (!queryId) throw new UsageError(`Logs Insights started no query on ${options.logGroup}`);
   const deadline = Date.now() + QUERY_TIMEOUT_MS;
   for (;;) {
-    const answer = await client.send(new GetQueryResultsCommand({ queryId })).catch((error: unknown) => {
-      throw new UsageError(`Logs Insights query ${queryId} failed: ${describeCause(error)}`, {
-        cause: error,
-      });
-    });
+    const answer = await client
+      .send(new GetQueryResultsCommand({ queryId }))
+      .catch(failed(`query ${queryId} failed`));
     if (answer.status === 'Complete') return groupsOfResults(answer.results ?? []);
     if (answer.status !== 'Scheduled' && answer.status !== 'Running')
       throw new UsageError(
@@ -334,15 +328,10 @@ export async function usageReport(
     );
   if (settings.accessLog !== undefined) {
     const path = settings.accessLog;
-    const stream = path === '-' ? options.stdin : createReadStream(path);
-    const opened = new Promise<void>((resolve, reject) => {
-      if (path === '-') resolve();
-      stream.once('open', () => resolve());
-      stream.once('error', reject);
-    });
     const source = path === '-' ? 'standard input' : path;
-    const read = await opened
-      .then(() => groupAccessLog(linesOf(stream), { since, until }))
+    const stream = async () => (path === '-' ? options.stdin : (await open(path)).createReadStream());
+    const read = await stream()
+      .then((lines) => groupAccessLog(linesOf(lines), { since, until }))
       .catch((error: unknown) => {
         throw new UsageError(`cannot read the access log ${path}: ${describeCause(error)}`, { cause: error });
       });
@@ -364,9 +353,4 @@ export async function usageReport(
   throw new UsageError(
     `nothing to read: give ${settingRef('accessLog')} (a catalog serve access log, - for standard input) or ${settingRef('usageLogGroup')} (stack output UsageLogGroupName)`,
   );
-}
-
-/** When each partner was last seen (ISO 8601): records name partners, never keys, so a key shows its partner's. */
-export function lastSeenByPartner(report: UsageReport): ReadonlyMap<string, string> {
-  return new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
 }

@@ -205,14 +205,14 @@ export function registerKeys(program: Command, io: CliIO): void {
     const rows = await listKeys(store, now);
     let lastSeen: ReadonlyMap<string, string> | undefined;
     if (settings.withUsage) {
-      const usage = await import('../../app/usage.ts');
-      lastSeen = usage.lastSeenByPartner(
-        await usage.usageReport(settings, {
-          now,
-          stdin: io.stdin,
-          logs: async () => (await import('../../app/clients.ts')).createLogsClient(settings),
-        }),
-      );
+      const { usageReport } = await import('../../app/usage.ts');
+      const report = await usageReport(settings, {
+        now,
+        stdin: io.stdin,
+        logs: async () => (await import('../../app/clients.ts')).createLogsClient(settings),
+      });
+      // Records name partners, never keys: a key shows when its partner was last seen.
+      lastSeen = new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
     }
     if (settings.json) {
       const listed = lastSeen
