@@ -24,7 +24,6 @@ import {
   forOrigin,
   forPlan,
   notBlackBox,
-  type OriginObjectName,
   PAGE_PLAN_ID,
   REQUEST_CASES,
   type RequestCase,
@@ -34,7 +33,6 @@ import {
   decodeBody,
   describeDifference,
   judgeAnswer,
-  type Known,
   type KnownBody,
   shown,
   variantKey,
@@ -44,28 +42,28 @@ import { formatAge } from './status.ts';
 /** A row's outcome: a warning does not fail the check. */
 export type Verdict = 'pass' | 'fail' | 'skip' | 'warn';
 
-/** One row of the report. Never holds a key: requests show the table's placeholders. */
+/**
+ * One row of the report, from a case of the table or a catalog row; its request as sent with placeholders
+ * (`{valid}`) for keys; its lines say what failed (expected and got), why it was skipped, or the warning.
+ */
 export interface CheckRow {
   readonly name: string;
-  /** `case`: a case of the request-case table; `catalog`: a check only a black-box run makes. */
   readonly source: 'case' | 'catalog';
-  /** Method and target as sent, placeholders (`{valid}`) in place of keys. */
   readonly request: string;
   readonly verdict: Verdict;
-  /** What failed (expected and got), why the row was skipped, or the warning. */
   readonly lines: readonly string[];
 }
 
-/** What a check is told. */
+/**
+ * What a check is told: the deployment (`http(s)://host[:port]`), the checker's key (`{valid}`) and one it
+ * forged (`{forged}`), the CORS origin the operator set (`null` for none, undefined when not told: CORS is not
+ * judged), the age past which a catalog gets a warning.
+ */
 export interface CheckSettings {
-  /** The deployment, `http(s)://host[:port]`. */
   readonly baseUrl: string;
-  /** The checker's key (`{valid}`), and a key it forged (`{forged}`). */
   readonly key: string;
   readonly forged: string;
-  /** The CORS origin the operator set, `null` for none, undefined when not told (CORS is not judged). */
   readonly cors: string | null | undefined;
-  /** Older catalogs get a warning. */
   readonly maxAgeMs: number;
   readonly now: Date;
 }
@@ -80,7 +78,7 @@ export interface CheckRequest {
 /** What the answers so far have taught: the bodies, ETags and dates later rows are judged against. */
 export interface Learned {
   readonly bodies: Partial<Record<KnownBody, Buffer>>;
-  /** By variant key (`all`, `all.br`, `all.gz`). */
+  /** ETags and Last-Modified by variant key (`all`, `all.br`, `all.gz`). */
   readonly etags: Map<string, string>;
   readonly modified: Map<string, string>;
   /** The plan whose page is checked (the catalog's first), or why there is none. */
@@ -117,7 +115,6 @@ export interface CatalogRow {
 
 type Judged = { readonly verdict: Verdict; readonly lines: readonly string[] };
 
-// ---------------------------------------------------------------------------------------------------------
 // Cases.
 
 /** The black-box-checkable cases of the table. */
@@ -177,17 +174,6 @@ export function prepareCase(
   return { testCase: derived, request };
 }
 
-/** What the judge knows from the settings and the answers so far. */
-export function knownFrom(settings: CheckSettings, learned: Learned): Known {
-  return {
-    bodies: learned.bodies,
-    etag: (object, encoding) => learned.etags.get(variantKey(object, encoding)),
-    modified: (object, encoding) => learned.modified.get(variantKey(object, encoding)),
-    secrets: [settings.key, settings.forged],
-    cors: settings.cors,
-  };
-}
-
 /** Every object the check learns, in the order it learns them. */
 const KNOWN_BODIES: readonly KnownBody[] = [...CATALOGS, 'openapi', 'page', 'notFoundPage'];
 
@@ -201,7 +187,13 @@ export function judgeCase(
   settings: CheckSettings,
   learned: Learned,
 ): string[] {
-  const problems = judgeAnswer(testCase, answer, knownFrom(settings, learned));
+  const problems = judgeAnswer(testCase, answer, {
+    bodies: learned.bodies,
+    etag: (object, encoding) => learned.etags.get(variantKey(object, encoding)),
+    modified: (object, encoding) => learned.modified.get(variantKey(object, encoding)),
+    secrets: [settings.key, settings.forged],
+    cors: settings.cors,
+  });
   if (settings.cors && answer.headers['access-control-allow-origin'] === settings.cors)
     learned.corsSeen = true;
   const body = KNOWN_BODIES.find((known) => known === testCase.body);
@@ -222,7 +214,6 @@ export function judgeCase(
   return problems;
 }
 
-// ---------------------------------------------------------------------------------------------------------
 // Catalog rows.
 
 const BODY_NAMES: Readonly<Record<CatalogName | 'openapi', string>> = {
@@ -516,17 +507,17 @@ const CATALOG_ROWS: Readonly<Record<CatalogName | 'openapi', readonly CatalogRow
   openapi: [openapiRow],
 };
 
-/**
- * The case that first teaches an object's body: the plain GET serving it (no other header than the key, no
- * encoding, no CORS).
- */
+/** The case that first teaches an object's body: the plain GET serving it (the key its only header). */
 function teaches(testCase: RequestCase, body: KnownBody): boolean {
+  const plain = (testCase.headers ?? []).every(
+    ([name, value]) => name === 'X-Api-Key' && value === '{valid}',
+  );
   return (
     testCase.method === 'GET' &&
     testCase.body === body &&
+    plain &&
     testCase.encoding === undefined &&
-    testCase.cors === undefined &&
-    (testCase.headers ?? []).every(([name, value]) => name === 'X-Api-Key' && value === '{valid}')
+    testCase.cors === undefined
   );
 }
 
@@ -544,8 +535,8 @@ export function checkSteps(cases: readonly RequestCase[] = REQUEST_CASES): Step[
     if (teacher === undefined) throw new Error(`the request-case table has no plain GET of ${body}`);
     taken.add(teacher);
     steps.push({ kind: 'case', testCase: teacher });
-    if (body in CATALOG_ROWS)
-      for (const row of CATALOG_ROWS[body as keyof typeof CATALOG_ROWS]) steps.push({ kind: 'catalog', row });
+    for (const row of CATALOG_ROWS[body as keyof typeof CATALOG_ROWS] ?? [])
+      steps.push({ kind: 'catalog', row });
   }
   for (const testCase of candidates) if (!taken.has(testCase)) steps.push({ kind: 'case', testCase });
   return steps;
@@ -557,45 +548,37 @@ export function checkSteps(cases: readonly RequestCase[] = REQUEST_CASES): Step[
  */
 export function learnPagePlan(settings: CheckSettings, learned: Learned): void {
   const catalog = parsedCatalog(learned, 'all');
-  if (typeof catalog === 'string') {
-    learned.pagePlan = { reason: catalog };
-    return;
-  }
-  const first = catalog.plans[0];
-  if (first === undefined) {
-    learned.pagePlan = { reason: 'the catalog has no plans' };
-    return;
-  }
-  const id = String(first.id).toLowerCase();
-  const webUrl = String(first.webUrl);
-  learned.pagePlan =
-    webUrl === `${settings.baseUrl}/plans/${id}` && /^[0-9a-f-]{36}$/.test(id)
-      ? { id }
-      : {
-          reason: `the first plan's webUrl ${webUrl} is not ${settings.baseUrl}/plans/<id> (pages on a website elsewhere, or a catalog built for another address)`,
-        };
+  const first = typeof catalog === 'string' ? undefined : catalog.plans[0];
+  const id = String(first?.id).toLowerCase();
+  const webUrl = String(first?.webUrl);
+  if (typeof catalog === 'string') learned.pagePlan = { reason: catalog };
+  else if (first === undefined) learned.pagePlan = { reason: 'the catalog has no plans' };
+  else if (webUrl === `${settings.baseUrl}/plans/${id}` && /^[0-9a-f-]{36}$/.test(id))
+    learned.pagePlan = { id };
+  else
+    learned.pagePlan = {
+      reason: `the first plan's webUrl ${webUrl} is not ${settings.baseUrl}/plans/<id> (pages on a website elsewhere, or a catalog built for another address)`,
+    };
 }
 
-// ---------------------------------------------------------------------------------------------------------
 // The report.
 
-/** The whole check. */
+/**
+ * The whole check: what the CORS rows were judged against (the origin given, `off`, or `unchecked`), the plan
+ * whose page was checked (or why none was), whether the service could be reached at all, whether the key was
+ * refused (401) on the first request, {@link corsCause}, the rows and their counts, and the exit code: 0 every
+ * row passed (warnings allowed), 1 a row failed, 2 the service could not be reached.
+ */
 export interface CheckReport {
   readonly baseUrl: string;
   readonly checkedAt: string;
-  /** What the CORS rows were judged against: the origin given, `off`, or `unchecked`. */
   readonly cors: string;
-  /** The plan whose page was checked, or why none was. */
   readonly pagePlan: string;
-  /** False when the service could not be reached at all. */
   readonly reachable: boolean;
-  /** The checker's key was refused (401) on the first request. */
   readonly keyRefused: boolean;
-  /** Why every CORS row failed, when they all failed the same way ({@link corsCause}). */
   readonly corsCause: string | null;
   readonly rows: readonly CheckRow[];
   readonly counts: Readonly<Record<Verdict, number>>;
-  /** 0 every row passed (warnings allowed), 1 a row failed, 2 the service could not be reached. */
   readonly exitCode: 0 | 1 | 2;
 }
 
@@ -615,21 +598,6 @@ export function corsCause(
   if (cors === undefined || learned.corsSeen || got === undefined || lines.some((line) => line !== lines[0]))
     return null;
   return `${got === 'none' ? 'the deployment has no CORS origin set' : `the deployment's CORS origin is ${got}`}, while ${settingRef('corsOrigin')} says ${cors ?? 'off'} (every one of the ${lines.length} rows failing on Access-Control-Allow-Origin got ${got}): catalog cors show where its keys are says which is meant; a change takes about a minute to reach the edge`;
-}
-
-/** Counts and exit code of the rows. */
-export function finishReport(
-  head: Omit<CheckReport, 'rows' | 'counts' | 'exitCode'>,
-  rows: readonly CheckRow[],
-): CheckReport {
-  const counts = { pass: 0, fail: 0, skip: 0, warn: 0 };
-  for (const row of rows) counts[row.verdict] += 1;
-  return {
-    ...head,
-    rows,
-    counts,
-    exitCode: !head.reachable ? 2 : counts.fail > 0 ? 1 : 0,
-  };
 }
 
 /** The report as text: one line per row (with its problems indented below), then the summary. */

@@ -15,7 +15,6 @@ import {
   type CheckSettings,
   checkSteps,
   corsCause,
-  finishReport,
   judgeCase,
   learnPagePlan,
   newLearned,
@@ -27,15 +26,8 @@ import {
 
 export type { CheckReport } from './check-rows.ts';
 
-/** What `catalog check` is given; `cors` is `null` for none, undefined when not told. */
-export interface CheckOptions {
-  readonly baseUrl: string;
-  readonly key: string;
-  readonly cors: string | null | undefined;
-  readonly maxAgeMs: number;
-  /** The deadline of each answer, from connecting to its last byte. */
-  readonly timeoutMs: number;
-}
+/** What `catalog check` is given, and the deadline of each answer (from connecting to its last byte). */
+export type CheckOptions = Omit<CheckSettings, 'forged' | 'now'> & { readonly timeoutMs: number };
 
 /** The methods the service answers, and the ones the table checks are refused. */
 const CHECK_METHODS = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -139,20 +131,22 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckRepor
   } finally {
     await dispatcher.close();
   }
-  const report = finishReport(
-    {
-      baseUrl: options.baseUrl,
-      checkedAt: now.toISOString(),
-      cors: options.cors === undefined ? 'unchecked' : (options.cors ?? 'off'),
-      pagePlan:
-        'id' in learned.pagePlan
-          ? `${learned.pagePlan.id} (the catalog's first plan)`
-          : `not checked: ${learned.pagePlan.reason}`,
-      reachable,
-      keyRefused,
-      corsCause: corsCause(options.cors, rows, learned),
-    },
+  const counts = { pass: 0, fail: 0, skip: 0, warn: 0 };
+  for (const row of rows) counts[row.verdict] += 1;
+  const report: CheckReport = {
+    baseUrl: options.baseUrl,
+    checkedAt: now.toISOString(),
+    cors: options.cors === undefined ? 'unchecked' : (options.cors ?? 'off'),
+    pagePlan:
+      'id' in learned.pagePlan
+        ? `${learned.pagePlan.id} (the catalog's first plan)`
+        : `not checked: ${learned.pagePlan.reason}`,
+    reachable,
+    keyRefused,
+    corsCause: corsCause(options.cors, rows, learned),
     rows,
-  );
+    counts,
+    exitCode: !reachable ? 2 : counts.fail > 0 ? 1 : 0,
+  };
   return withoutKeys(report, settings);
 }

@@ -26,10 +26,7 @@ export interface UsageGroup {
   last: Date;
 }
 
-/**
- * What one partner's requests came to: answered 200 (`ok`), 304, refused by reason, or anything else (a 500
- * from the origin, say); `bytes` sent (CloudFront's `sc-bytes`; locally the body).
- */
+/** One partner's requests: 200 (`ok`), 304, refused by reason, other (a 500, say); bytes as `sc-bytes` counts. */
 export interface PartnerUsage {
   readonly partner: string;
   readonly requests: number;
@@ -47,7 +44,7 @@ export interface PartnerUsage {
  * plan page requests, and records no version of the function writes or lines too long to be one (`unreadable`).
  */
 export interface UsageReport {
-  /** Where the records came from: an access-log file, standard input, or a log group. */
+  /** An access-log file, standard input, or a log group. */
   readonly source: string;
   readonly since: string;
   readonly until: string;
