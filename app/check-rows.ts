@@ -107,7 +107,7 @@ export interface CatalogRow {
   readonly name: string;
   readonly request: string;
   /** The bodies it judges: skipped when one was not served. */
-  readonly needs: readonly KnownBody[];
+  readonly needs: readonly (CatalogName | 'openapi')[];
   /** The requests it makes itself, if any. */
   readonly requests?: (settings: CheckSettings) => readonly CheckRequest[];
   judge(settings: CheckSettings, learned: Learned, answers: readonly Answer[]): Judged;
@@ -221,18 +221,9 @@ const BODY_NAMES: Readonly<Record<CatalogName | 'openapi', string>> = {
   ...perDiscipline((discipline) => `${discipline} plans`),
   openapi: 'openapi.yaml',
 };
-const notServed = (body: CatalogName | 'openapi') => `${BODY_NAMES[body]} was not served (see its row)`;
-
-/** A catalog row's requests, or why it is skipped. */
-export function rowRequests(
-  row: CatalogRow,
-  settings: CheckSettings,
-  learned: Learned,
-): readonly CheckRequest[] | { readonly skip: string } {
-  const missing = row.needs.find((body) => learned.bodies[body] === undefined);
-  if (missing === undefined) return row.requests?.(settings) ?? [];
-  return { skip: notServed(missing as CatalogName | 'openapi') };
-}
+/** Why a row is skipped: a body it judges was not served. */
+export const notServed = (body: CatalogName | 'openapi') =>
+  `${BODY_NAMES[body]} was not served (see its row)`;
 
 /** At most this many lines per row: the first failures say enough. */
 const MAX_LINES = 5;

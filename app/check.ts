@@ -18,8 +18,8 @@ import {
   judgeCase,
   learnPagePlan,
   newLearned,
+  notServed,
   prepareCase,
-  rowRequests,
   shownRequest,
   withoutKeys,
 } from './check-rows.ts';
@@ -86,14 +86,14 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckRepor
       if (step.kind === 'catalog') {
         const { row } = step;
         const head = { name: row.name, source: 'catalog', request: row.request } as const;
-        const requests = rowRequests(row, settings, learned);
-        if ('skip' in requests) {
-          rows.push({ ...head, verdict: 'skip', lines: [requests.skip] });
+        const missing = row.needs.find((body) => learned.bodies[body] === undefined);
+        if (missing !== undefined) {
+          rows.push({ ...head, verdict: 'skip', lines: [notServed(missing)] });
           continue;
         }
         const answers: Answer[] = [];
         let failure: string | undefined;
-        for (const request of requests) {
+        for (const request of row.requests?.(settings) ?? []) {
           const answer = await send(request);
           if ('failure' in answer) {
             failure = `${request.method} ${request.target.split('?')[0]}: ${answer.failure}`;
