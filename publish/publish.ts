@@ -1,10 +1,6 @@
 /**
- * Putting a build live, and its siblings (rollback, unpin, the list of builds), on an origin (S3 or a
- * directory) and a key-value store (CloudFront KeyValueStore or the local file). A publish writes what the
- * origin does not hold — the build's catalogs under its own prefix, the pages that changed — verifies them, makes
- * its pages live, then moves the live pointer with one conditional write: until that moment partners see the old
- * catalogs, after it every catalog comes from the new build (docs/decisions.md#plan-pages for the pages). The
- * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
+ * Putting a build live, and rollback, unpin and the list of builds (publish/README.md). The decisions are pure
+ * functions in core.ts; nothing here reads the environment or builds a client.
  */
 import pLimit from 'p-limit';
 import {
@@ -84,61 +80,53 @@ export type ProgressSink = (progress: Progress) => void;
 
 /** How a publish runs: the guards, and what it is told and tells. */
 export interface PublishOptions extends GuardOptions {
-  /** Remove a rollback's pin first, so this publish may move the pointer again. */
+  /** Remove a rollback's pin first. */
   readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
   /** Uploads at once (default {@link UPLOAD_CONCURRENCY}). */
   readonly concurrency?: number;
-  /** Who publishes, for the history of the pointer (default `unknown`). */
+  /** Who publishes, for the pointer's history (default `unknown`). */
   readonly actor?: string;
-  /** The time of a pointer move in its history (default: the system's). */
   readonly clock?: () => Date;
   /** Publish even though the store's live build is not at the origin (see {@link proveDeployment}). */
   readonly recover?: boolean;
-  /** Hears the stages and the objects uploaded. */
   readonly progress?: ProgressSink;
 }
 
-/** Records a move in the history at the origin; a failure is returned as a warning, never thrown. */
-async function recordMoveOrWarn(origin: OriginStore, move: PointerMove): Promise<string | null> {
+/** Records a move in the history at the origin, adding a failure to `warnings` (never thrown). */
+async function recordMoveOrWarn(origin: OriginStore, move: PointerMove, warnings: string[]): Promise<void> {
   try {
     await recordMove(origin, move);
-    return null;
   } catch (error) {
-    return `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`;
+    warnings.push(
+      `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`,
+    );
   }
 }
 
-/** What a publish did. */
-export type PublishResult = 'published' | 'skipped-identical' | 'skipped-pinned';
-
-/**
- * Uploads at once by default: the SDK's HTTP agent keeps 50 sockets, the local directory does not care (a build
- * of 30,000 plans holds about 30,000 pages, and the builder has 5 minutes).
- */
+/** Uploads at once by default: the SDK's HTTP agent keeps 50 sockets. */
 export const UPLOAD_CONCURRENCY = 32;
 
 /** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
 export interface PublishSummary {
   readonly command: 'publish';
-  readonly result: PublishResult;
+  readonly result: 'published' | 'skipped-identical' | 'skipped-pinned';
   readonly buildId: string;
   readonly generatedAt: string;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly plans: number;
-  /** Bytes of the build's objects. */
   readonly bytes: number;
   readonly plansHash: string;
-  /** The build that was live when the publish started (null: none). */
+  /** The build live when the publish started. */
   readonly previousBuildId: string | null;
   /** Why nothing was published (`skipped-*`). */
   readonly reason?: string;
-  /** The pin that held the pointer (`skipped-pinned`), or the one `unpin` removed. */
+  /** The pin that held the pointer (`skipped-pinned`). */
   readonly pin?: Pin;
-  /** Builds deleted because they were beyond `keep` (app/run.ts prunes once the run's record is written). */
+  /** Builds beyond `keep` deleted (app/run.ts prunes once the run's record is written). */
   readonly pruned: readonly string[];
-  /** Problems that did not fail the run (a damaged live build replaced, a failed prune). */
+  /** Problems that did not fail the run. */
   readonly warnings: readonly string[];
   readonly durationsMs: {
     readonly build: number;
@@ -177,10 +165,7 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
-/**
- * The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each (a directory's as recorded; with
- * `md5` false, a directory leaves it empty rather than read a record per page).
- */
+/** The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each when `md5`. */
 async function heldPages(origin: OriginStore, md5 = true): Promise<Map<string, string>> {
   return new Map((await origin.list(PAGE_OBJECT_PREFIX, { md5 })).map((object) => [object.key, object.md5]));
 }
@@ -189,9 +174,8 @@ async function heldPages(origin: OriginStore, md5 = true): Promise<Map<string, s
 export const HASH_CONCURRENCY = 16;
 
 /**
- * What is wrong with the bytes of objects (`[name in messages, key, MD5]`) as the origin stores them now, on an
- * origin whose listing cannot tell (see {@link OriginStore.md5}); names already in `known` (found missing or
- * wrong) are skipped. Empty on any other origin.
+ * What is wrong with the bytes of objects (`[name, key, MD5]`) on an origin whose listing cannot tell (see
+ * {@link OriginStore.md5}), skipping names already in `known`. Empty on any other origin.
  */
 async function byteDamageOf(
   origin: OriginStore,
@@ -210,10 +194,7 @@ async function byteDamageOf(
   return found.filter((line): line is string => line !== null);
 }
 
-/**
- * The live catalog: the live build with its manifest and damage, the flat root, nothing, or `unreadable` (a
- * pointer the edge cannot serve). With `bytes`, a directory's objects are hashed against the manifest too.
- */
+/** The live catalog (`unreadable`: a pointer the edge cannot serve); with `bytes`, a directory's files are hashed. */
 export async function readLive(
   origin: OriginStore,
   live: string | null,
@@ -253,9 +234,8 @@ function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
 }
 
 /**
- * Writes what a build adds at the origin, never overwriting (its own objects, copied from the live build where the
- * bytes are the same; the bytes of each page the live build does not list), then, once durable, the manifest: the
- * build's commit point. Throws {@link UploadError}.
+ * Writes what a build adds at the origin, never overwriting (copied from the live build where the bytes are the
+ * same), then, once durable, the manifest: the build's commit point. Throws {@link UploadError}.
  */
 async function upload(
   origin: OriginStore,
@@ -330,10 +310,7 @@ function pageId(key: string): string | null {
     : null;
 }
 
-/**
- * Copies the pages of `wanted` that differ from `held` into place, durably; returns the live pages `wanted` does not
- * list, for the caller to delete once the pointer moved (docs/decisions.md#plan-pages).
- */
+/** Copies the pages of `wanted` that differ from `held` into place, durably; returns the held pages it lacks. */
 async function putLivePages(
   origin: OriginStore,
   wanted: ReadonlyMap<string, WantedPage>,
@@ -359,10 +336,7 @@ async function putLivePages(
   return [...held.keys()].filter((key) => !wanted.has(key));
 }
 
-/**
- * Puts the live pages back to those of the build live now, after a move this run did not make. Best effort: a
- * failure leaves them to the next publish (catalog status names them meanwhile).
- */
+/** Puts the live pages back to those of the build live now. Best effort: else the next publish does. */
 async function restoreLivePages(target: PublishTarget): Promise<void> {
   try {
     const { live } = await readPointer(target.kvs);
@@ -380,9 +354,8 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
 }
 
 /**
- * Makes a build live (publish and rollback alike): its pages that differ from `held` (listed when not given),
- * then `move`, then the deletion of the live pages it lacks (a failure there is a warning). When the pages or the
- * move fail, the live pages are put back and the error thrown: the live catalogs did not change.
+ * Makes a build live (publish and rollback): its pages, then `move`, then the deletion of the live pages it lacks
+ * (a failure there is a warning). When the pages or the move fail, the live pages are put back and it throws.
  */
 async function goLive<T>(
   target: PublishTarget,
@@ -424,9 +397,8 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 }
 
 /**
- * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target), each in bulk after the
- * bytes of its pages no kept build lists; returns their ids. An origin that belongs to another store (or records
- * none) is refused first ({@link DeploymentError}): its builds are another deployment's.
+ * Deletes the builds beyond `keep` but those protected, with the page bytes no kept build lists; returns their
+ * ids. An origin that records another store (or none) is refused ({@link DeploymentError}).
  */
 export async function pruneBuilds(
   target: PublishTarget,
@@ -435,7 +407,7 @@ export async function pruneBuilds(
 ): Promise<string[]> {
   const { origin } = target;
   const [owner, { store }] = await Promise.all([ownerOf(origin), origin.bindingFor(target.kvs.name)]);
-  await checkOwner(target, owner, store);
+  if (owner !== store) throw mismatch(target.kvs.name, origin.name, owner ?? '(none)', store, 'origin');
   const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
   const doomed = buildsToPrune(ids, keep, protect);
   if (doomed.length === 0) return doomed;
@@ -465,22 +437,10 @@ async function ownerOf(origin: OriginStore): Promise<string | null> {
   return `(unreadable ${STATE_DEPLOYMENT})`;
 }
 
-/** Refuses a target whose origin records another store than its own (or none): throws {@link DeploymentError}. */
-async function checkOwner(target: PublishTarget, owner: string | null, store: string): Promise<void> {
-  if (owner !== store)
-    throw mismatch(target.kvs.name, target.origin.name, owner ?? '(none)', store, 'origin');
-}
-
 /**
- * Proves that the store and the origin of `target` are one deployment, before anything moves the pointer
- * (docs/decisions.md#live-build), and returns how the move records the origin. Each records the other, once:
- * the store names the origin it serves (`build:origin`, written by its first move), the origin the store it
- * belongs to (`state/deployment.json`, written here by the first command that proves them); either naming
- * another one is refused, always. A store that names none yet (new, or from before the record) is taken to serve
- * this origin only when its live build is here, and a new store (no origin, no live build) takes an origin that
- * records no store only while it holds no build. With `live` (a publish), the live build must be here whatever the
- * store records: a publish over a live build that cannot be read is refused unless `recover`, which also lets a
- * store that names no origin take this one. Throws {@link DeploymentError} naming both.
+ * Proves that the store and the origin of `target` are one deployment before anything moves the pointer, and
+ * returns how the move records the origin (docs/decisions.md#live-build, publish/README.md step 1). With `live`
+ * (a publish), the live build must be here unless `recover`. Throws {@link DeploymentError} naming both.
  */
 export async function proveDeployment(
   target: PublishTarget,
@@ -491,7 +451,9 @@ export async function proveDeployment(
     target.origin.bindingFor(target.kvs.name),
     ownerOf(target.origin),
   ]);
-  if (owner !== null) await checkOwner(target, owner, store);
+  const notOwner = (recorded: string | null) =>
+    mismatch(target.kvs.name, target.origin.name, recorded ?? '(none)', store, 'origin');
+  if (owner !== null && owner !== store) throw notOwner(owner);
   if (pointer.origin !== null && pointer.origin !== binding)
     throw mismatch(target.kvs.name, target.origin.name, pointer.origin, binding);
   const { live } = pointer;
@@ -518,8 +480,10 @@ export async function proveDeployment(
         `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store is new, and the origin holds builds but names no store yet; nothing was changed (give the store that serves it; ${settingRef('recover')} lets this store take it)`,
       );
     const claim = stateObject(STATE_DEPLOYMENT, `${JSON.stringify({ store })}\n`);
-    if ((await target.origin.put(claim, { overwrite: false })) === 'exists')
-      await checkOwner(target, await ownerOf(target.origin), store);
+    if ((await target.origin.put(claim, { overwrite: false })) === 'exists') {
+      const claimed = await ownerOf(target.origin);
+      if (claimed !== store) throw notOwner(claimed);
+    }
   }
   return { origin: target.origin.name, binding };
 }
@@ -579,8 +543,7 @@ export async function publishBuild(
       const removed = await unpinPointer(target.kvs, where);
       if (removed) {
         warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
-        const warning = await recordMoveOrWarn(target.origin, unpinMove(removed, actor, clock()));
-        if (warning) warnings.push(warning);
+        await recordMoveOrWarn(target.origin, unpinMove(removed, actor, clock()), warnings);
       }
       pointer = { ...pointer, pin: null };
     }
@@ -675,15 +638,18 @@ export async function publishBuild(
     throw error;
   }
   times.flip = ms(flipStarted, performance.now());
-  const recorded = await recordMoveOrWarn(target.origin, {
-    at: clock().toISOString(),
-    kind: 'publish',
-    from: pointer.live,
-    to: built.buildId,
-    by: actor,
-    ...(recovered ? { reason: recovered } : {}),
-  });
-  if (recorded) warnings.push(recorded);
+  await recordMoveOrWarn(
+    target.origin,
+    {
+      at: clock().toISOString(),
+      kind: 'publish',
+      from: pointer.live,
+      to: built.buildId,
+      by: actor,
+      ...(recovered ? { reason: recovered } : {}),
+    },
+    warnings,
+  );
   return summary({ result: 'published' }, pointer);
 }
 
@@ -781,14 +747,18 @@ export async function rollback(
   } = await goLive(target, { id: chosen.id, manifest }, undefined, progress, () =>
     pinPointer(target.kvs, pin, pointer.live, where),
   );
-  const warning = await recordMoveOrWarn(target.origin, {
-    at: options.now.toISOString(),
-    kind: 'rollback',
-    from: before.live,
-    to: chosen.id,
-    by: options.actor ?? 'unknown',
-    reason: pin.reason,
-  });
+  await recordMoveOrWarn(
+    target.origin,
+    {
+      at: options.now.toISOString(),
+      kind: 'rollback',
+      from: before.live,
+      to: chosen.id,
+      by: options.actor ?? 'unknown',
+      reason: pin.reason,
+    },
+    warnings,
+  );
   return {
     command: 'rollback',
     buildId: chosen.id,
@@ -797,7 +767,7 @@ export async function rollback(
     previousBuildId: before.live,
     pin,
     previous: after.previous,
-    warnings: warning ? [...warnings, warning] : warnings,
+    warnings,
   };
 }
 
@@ -811,13 +781,14 @@ export async function unpin(
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: string[] }> {
   const where = await proveDeployment(target, await readPointer(target.kvs));
   const unpinned = await unpinPointer(target.kvs, where);
-  const warning = unpinned
-    ? await recordMoveOrWarn(
-        target.origin,
-        unpinMove(unpinned, options.actor ?? 'unknown', options.now ?? new Date()),
-      )
-    : null;
-  return { command: 'unpin', unpinned, warnings: warning ? [warning] : [] };
+  const warnings: string[] = [];
+  if (unpinned)
+    await recordMoveOrWarn(
+      target.origin,
+      unpinMove(unpinned, options.actor ?? 'unknown', options.now ?? new Date()),
+      warnings,
+    );
+  return { command: 'unpin', unpinned, warnings };
 }
 
 /** One row of `catalog builds`. */
