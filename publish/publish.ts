@@ -171,7 +171,7 @@ async function heldPages(origin: OriginStore, md5 = true): Promise<Map<string, s
 }
 
 /** Objects hashed at once when the bytes of a build are checked (files on one disk). */
-export const HASH_CONCURRENCY = 16;
+const HASH_CONCURRENCY = 16;
 
 /**
  * What is wrong with the bytes of objects (`[name, key, MD5]`) on an origin whose listing cannot tell (see
@@ -488,13 +488,9 @@ export async function proveDeployment(
   return { origin: target.origin.name, binding };
 }
 
-const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
-
 /**
- * Publishes a prepared build (publish/README.md): the guards first (so an identical run compresses and renders
- * nothing; refusals throw {@link PublishRefusedError}), then it completes, uploads and verifies the build and goes
- * live from the build it started from ({@link PointerMovedError}, or `skipped-pinned`, when that moved). It never
- * prunes ({@link pruneBuilds}). A failure before the move leaves the live catalogs as they were.
+ * Publishes a prepared build (publish/README.md): the guards first, so an identical run compresses and renders
+ * nothing; then it completes, uploads, verifies and goes live from the build it started from. It never prunes.
  */
 export async function publishBuild(
   candidate: PreparedBuild,
@@ -515,7 +511,7 @@ export async function publishBuild(
       generatedAt: candidate.generatedAt,
       counts: candidate.counts,
       plans: totalPlans(candidate.counts),
-      bytes: build ? bytesOf(build) : 0,
+      bytes: build?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
       plansHash: candidate.plansHash,
       previousBuildId: pointer.live,
       pruned: [],
@@ -670,15 +666,13 @@ export function pruneFailure(origin: OriginStore, error: unknown): string {
 /** The one JSON line `catalog rollback` prints. */
 export interface RollbackSummary {
   readonly command: 'rollback';
-  /** The build now live, and pinned there. */
   readonly buildId: string;
   readonly generatedAt: string;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly previousBuildId: string | null;
   readonly pin: Pin;
-  /** The rollback line after it: where a further rollback goes, newest first. */
+  /** The rollback line after it, newest first. */
   readonly previous: readonly string[];
-  /** Problems that did not fail it (the history not written). */
   readonly warnings: readonly string[];
 }
 
@@ -694,11 +688,7 @@ function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
   };
 }
 
-/**
- * Makes an earlier, whole build live and pins it there until `catalog unpin`: `to`, else the head of the rollback
- * line (pointer.ts). Goes live as a publish does ({@link goLive}), uploading nothing; the move is recorded in the
- * history (a failure there is a warning).
- */
+/** Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there. */
 export async function rollback(
   target: PublishTarget,
   options: {
@@ -771,10 +761,7 @@ export async function rollback(
   };
 }
 
-/**
- * Removes a rollback's pin: the next publish may move the pointer again (the pinned build stays live until
- * then). Returns the pin removed, if any; an unpin that removed one is recorded in the history.
- */
+/** Removes a rollback's pin (the pinned build stays live until the next publish); returns it, if any. */
 export async function unpin(
   target: PublishTarget,
   options: { readonly now?: Date; readonly actor?: string } = {},
@@ -797,13 +784,10 @@ export interface BuildListing {
   readonly generatedAt: string | null;
   readonly counts: Readonly<Record<Discipline, number>> | null;
   readonly live: boolean;
-  /**
-   * Whether it has ever been live: recorded in the pointer's history, in the rollback line, or live now. A
-   * complete build that never was is one a publish uploaded but did not put live (it lost a race, say).
-   */
+  /** In the pointer's history, in the rollback line, or live now (else a publish lost a race, say). */
   readonly everLive: boolean;
   readonly pinned: boolean;
-  /** Whether its manifest is there (the upload finished). */
+  /** Its manifest is there (the upload finished). */
   readonly complete: boolean;
 }
 
