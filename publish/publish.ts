@@ -228,10 +228,9 @@ export async function readLive(
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
 }
 
-/** A build object as it is written under its build's prefix (immutable unless it says otherwise). */
-function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
-  return objectToWrite(object, buildKey(buildId, object.key), object.cacheControl ?? IMMUTABLE);
-}
+/** A build object as it is written at `key` (immutable unless it says otherwise). */
+const toWrite = (object: BuildObject, key: string): ObjectToWrite =>
+  objectToWrite(object, key, object.cacheControl ?? IMMUTABLE);
 
 /**
  * Writes what a build adds at the origin, never overwriting (copied from the live build where the bytes are the
@@ -250,13 +249,11 @@ async function upload(
   const writes: { readonly key: string; readonly write: () => Promise<unknown> }[] = [];
   for (const object of build.objects) {
     if (object.key === MANIFEST) continue;
-    const id = pageId(object.key);
-    if (id !== null) {
-      if (kept[id] !== object.md5) {
-        const key = pageVersionKey(id, object.md5);
-        const version = objectToWrite(object, key, object.cacheControl ?? IMMUTABLE);
-        writes.push({ key, write: () => origin.put(version, { overwrite: false }) });
-      }
+    if (object.key.startsWith(PAGE_OBJECT_PREFIX)) {
+      const id = object.key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
+      const key = pageVersionKey(id, object.md5);
+      if (kept[id] !== object.md5)
+        writes.push({ key, write: () => origin.put(toWrite(object, key), { overwrite: false }) });
       continue;
     }
     const key = buildKey(build.buildId, object.key);
@@ -266,7 +263,7 @@ async function upload(
       write: () =>
         same
           ? origin.copy(buildKey(base.id, object.key), key, { overwrite: false })
-          : origin.put(toWrite(build.buildId, object), { overwrite: false }),
+          : origin.put(toWrite(object, key), { overwrite: false }),
     });
   }
   const manifest = build.objects.find((object) => object.key === MANIFEST);
@@ -295,19 +292,12 @@ async function upload(
   if (manifest) {
     try {
       await origin.sync?.();
-      await origin.put(toWrite(build.buildId, manifest), { overwrite: false });
+      await origin.put(toWrite(manifest, buildKey(build.buildId, MANIFEST)), { overwrite: false });
       await origin.sync?.();
     } catch (error) {
       throw fail(MANIFEST, error);
     }
   }
-}
-
-/** The plan id of a page's key within a build (`plans/<id>.html`), else null. */
-function pageId(key: string): string | null {
-  return key.startsWith(PAGE_OBJECT_PREFIX)
-    ? key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length)
-    : null;
 }
 
 /** Copies the pages of `wanted` that differ from `held` into place, durably; returns the held pages it lacks. */
@@ -355,7 +345,7 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
 
 /**
  * Makes a build live (publish and rollback): its pages, then `move`, then the deletion of the live pages it lacks
- * (a failure there is a warning). When the pages or the move fail, the live pages are put back and it throws.
+ * (a failure there is added to `warnings`). When the pages or the move fail, the live pages are put back.
  */
 async function goLive<T>(
   target: PublishTarget,
@@ -363,7 +353,8 @@ async function goLive<T>(
   held: ReadonlyMap<string, string> | undefined,
   progress: ProgressSink,
   move: () => Promise<T>,
-): Promise<{ readonly moved: T; readonly warnings: string[] }> {
+  warnings: string[],
+): Promise<T> {
   let extra: string[];
   let moved: T;
   try {
@@ -380,11 +371,12 @@ async function goLive<T>(
   }
   try {
     await target.origin.delete(extra);
-    return { moved, warnings: [] };
   } catch (error) {
-    const warning = `deleting the live pages build ${build.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`;
-    return { moved, warnings: [warning] };
+    warnings.push(
+      `deleting the live pages build ${build.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`,
+    );
   }
+  return moved;
 }
 
 /** Writes the root objects (the error page) whose stored bytes differ from the build's. */
@@ -499,38 +491,44 @@ export async function publishBuild(
 ): Promise<PublishSummary> {
   const started = performance.now();
   const times: Partial<Record<keyof PublishSummary['durationsMs'], number>> = {};
+  let mark = started;
+  /** The time since the last lap (or the start). */
+  const lap = () => {
+    const now = performance.now();
+    const took = now - mark;
+    mark = now;
+    return took;
+  };
   const warnings: string[] = [];
-  let build: BuildResult | undefined;
+  let bytes = 0;
   let completeMs = 0;
   const actor = options.actor ?? 'unknown';
   const clock = options.clock ?? (() => new Date());
-  const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>, pointer: Pointer) =>
-    ({
-      command: 'publish',
-      buildId: candidate.buildId,
-      generatedAt: candidate.generatedAt,
-      counts: candidate.counts,
-      plans: totalPlans(candidate.counts),
-      bytes: build?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
-      plansHash: candidate.plansHash,
-      previousBuildId: pointer.live,
-      pruned: [],
-      warnings,
-      ...rest,
-      durationsMs: {
-        build: Math.round((options.buildMs ?? 0) + completeMs),
-        read: 0,
-        upload: 0,
-        verify: 0,
-        flip: 0,
-        prune: 0,
-        ...times,
-        total: ms(started, performance.now()) + Math.round(options.buildMs ?? 0),
-      },
-    }) satisfies PublishSummary;
-
   let pointer: Pointer;
-  let live: LiveCatalog;
+  const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>): PublishSummary => ({
+    command: 'publish',
+    buildId: candidate.buildId,
+    generatedAt: candidate.generatedAt,
+    counts: candidate.counts,
+    plans: totalPlans(candidate.counts),
+    bytes,
+    plansHash: candidate.plansHash,
+    previousBuildId: pointer.live,
+    pruned: [],
+    warnings,
+    ...rest,
+    durationsMs: {
+      build: Math.round((options.buildMs ?? 0) + completeMs),
+      read: 0,
+      upload: 0,
+      verify: 0,
+      flip: 0,
+      prune: 0,
+      ...times,
+      total: ms(started, performance.now()) + Math.round(options.buildMs ?? 0),
+    },
+  });
+
   let where: Binding;
   try {
     pointer = await readPointer(target.kvs);
@@ -547,43 +545,31 @@ export async function publishBuild(
     if (error instanceof StoreError || error instanceof DeploymentError) throw error;
     throw storeFailure(`reading the live build from ${target.kvs.name} failed`, { cause: error });
   }
-  if (pointer.pin) {
-    return summary(
-      { result: 'skipped-pinned', reason: new PinnedError(pointer.pin).message, pin: pointer.pin },
-      pointer,
-    );
-  }
+  const from = pointer.live;
+  if (pointer.pin)
+    return summary({
+      result: 'skipped-pinned',
+      reason: new PinnedError(pointer.pin).message,
+      pin: pointer.pin,
+    });
+  let live: LiveCatalog;
   try {
-    live = await readLive(target.origin, pointer.live);
+    live = await readLive(target.origin, from);
   } catch (error) {
-    throw storeFailure(`reading live build ${pointer.live ?? ''} from ${target.origin.name} failed`, {
+    throw storeFailure(`reading live build ${from ?? ''} from ${target.origin.name} failed`, {
       cause: error,
     });
   }
-  times.read = ms(started, performance.now());
+  times.read = Math.round(lap());
 
-  const decision = decide(
-    {
-      plans: totalPlans(candidate.counts),
-      plansHash: candidate.plansHash,
-      inputsHash: candidate.inputsHash,
-    },
-    live,
-    options,
-  );
+  const plans = totalPlans(candidate.counts);
+  const decision = decide({ ...candidate, plans }, live, options);
   if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
   if (decision.action === 'skip') {
     // Nothing is written: the build it names is the live one.
     const { id, manifest } = live as Extract<LiveCatalog, { kind: 'build' }>;
-    return summary(
-      {
-        result: 'skipped-identical',
-        reason: decision.reason,
-        buildId: id,
-        generatedAt: manifest.generatedAt,
-      },
-      pointer,
-    );
+    const { generatedAt } = manifest;
+    return summary({ result: 'skipped-identical', reason: decision.reason, buildId: id, generatedAt });
   }
   if (decision.note) warnings.push(decision.note);
   // Only with `recover` (proveDeployment refused it otherwise): the move is recorded with why.
@@ -595,17 +581,14 @@ export async function publishBuild(
 
   const progress = options.progress ?? (() => {});
   progress({ stage: 'compressing and rendering pages' });
-  const completeStarted = performance.now();
   const built = await completeBuild(candidate);
-  build = built;
-  completeMs = performance.now() - completeStarted;
+  bytes = built.objects.reduce((sum, object) => sum + object.size, 0);
+  completeMs = lap();
 
-  const uploadStarted = performance.now();
   await upload(target.origin, built, live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
-  times.upload = ms(uploadStarted, performance.now());
+  times.upload = Math.round(lap());
 
   progress({ stage: 'verifying' });
-  const verifyStarted = performance.now();
   let damage: string[];
   try {
     damage = await damageOfBuild(target.origin, built.buildId, built.manifest);
@@ -615,38 +598,39 @@ export async function publishBuild(
   }
   if (damage.length > 0)
     throw new UploadError(
-      `build ${built.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${pointer.live ?? '(none)'}; run publish again`,
+      `build ${built.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${from ?? '(none)'}; run publish again`,
     );
-  times.verify = ms(verifyStarted, performance.now());
+  times.verify = Math.round(lap());
 
   // The new pages go live before the catalogs; the pages of removed plans go after them.
-  const flipStarted = performance.now();
   try {
     // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
     const held = live.kind === 'build' && !target.origin.md5 ? live.held : undefined;
-    const done = await goLive(target, { id: built.buildId, manifest: built.manifest }, held, progress, () =>
-      movePointer(target.kvs, pointer.live, built.buildId, where),
+    await goLive(
+      target,
+      { id: built.buildId, manifest: built.manifest },
+      held,
+      progress,
+      () => movePointer(target.kvs, from, built.buildId, where),
+      warnings,
     );
-    warnings.push(...done.warnings);
   } catch (error) {
     if (error instanceof PinnedError)
-      return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
+      return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin });
     throw error;
   }
-  times.flip = ms(flipStarted, performance.now());
-  await recordMoveOrWarn(
-    target.origin,
-    {
-      at: clock().toISOString(),
-      kind: 'publish',
-      from: pointer.live,
-      to: built.buildId,
-      by: actor,
-      ...(recovered ? { reason: recovered } : {}),
-    },
-    warnings,
-  );
-  return summary({ result: 'published' }, pointer);
+  times.flip = Math.round(lap());
+  const reason = recovered ? { reason: recovered } : {};
+  const move = {
+    at: clock().toISOString(),
+    kind: 'publish',
+    from,
+    to: built.buildId,
+    by: actor,
+    ...reason,
+  } as const;
+  await recordMoveOrWarn(target.origin, move, warnings);
+  return summary({ result: 'published' });
 }
 
 /** What a prune must keep, by the pointer: the live build, the pinned one and the rollback target. */
@@ -731,11 +715,14 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
-  const {
-    moved: { before, after },
+  const warnings: string[] = [];
+  const { before, after } = await goLive(
+    target,
+    { id: chosen.id, manifest },
+    undefined,
+    progress,
+    () => pinPointer(target.kvs, pin, pointer.live, where),
     warnings,
-  } = await goLive(target, { id: chosen.id, manifest }, undefined, progress, () =>
-    pinPointer(target.kvs, pin, pointer.live, where),
   );
   await recordMoveOrWarn(
     target.origin,
