@@ -534,11 +534,9 @@ export async function publishBuild(
     pointer = await readPointer(target.kvs);
     where = await proveDeployment(target, pointer, { live: true, recover: options.recover ?? false });
     if (options.unpin && pointer.pin) {
-      const removed = await unpinPointer(target.kvs, where);
-      if (removed) {
-        warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
-        await recordMoveOrWarn(target.origin, unpinMove(removed, actor, clock()), warnings);
-      }
+      const removed = await removePin(target, where, actor, clock, warnings);
+      if (removed)
+        warnings.unshift(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
       pointer = { ...pointer, pin: null };
     }
   } catch (error) {
@@ -562,8 +560,8 @@ export async function publishBuild(
   }
   times.read = Math.round(lap());
 
-  const plans = totalPlans(candidate.counts);
-  const decision = decide({ ...candidate, plans }, live, options);
+  const { plansHash, inputsHash } = candidate;
+  const decision = decide({ plans: totalPlans(candidate.counts), plansHash, inputsHash }, live, options);
   if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
   if (decision.action === 'skip') {
     // Nothing is written: the build it names is the live one.
@@ -660,16 +658,22 @@ export interface RollbackSummary {
   readonly warnings: readonly string[];
 }
 
-/** The history entry of an unpin: the pinned build stays live. */
-function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
-  return {
-    at: at.toISOString(),
-    kind: 'unpin',
-    from: removed.build,
-    to: removed.build,
-    by,
-    reason: `pinned since ${removed.at} by ${removed.by} (${removed.reason})`,
-  };
+/** Removes the pin and records that (the pinned build stays live); returns the pin removed, if any. */
+async function removePin(
+  target: PublishTarget,
+  where: Binding,
+  by: string,
+  clock: () => Date,
+  warnings: string[],
+): Promise<Pin | null> {
+  const removed = await unpinPointer(target.kvs, where);
+  if (removed) {
+    const reason = `pinned since ${removed.at} by ${removed.by} (${removed.reason})`;
+    const at = clock().toISOString();
+    const move = { at, kind: 'unpin', from: removed.build, to: removed.build, by, reason } as const;
+    await recordMoveOrWarn(target.origin, move, warnings);
+  }
+  return removed;
 }
 
 /** Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there. */
@@ -724,18 +728,16 @@ export async function rollback(
     () => pinPointer(target.kvs, pin, pointer.live, where),
     warnings,
   );
-  await recordMoveOrWarn(
-    target.origin,
-    {
-      at: options.now.toISOString(),
-      kind: 'rollback',
-      from: before.live,
-      to: chosen.id,
-      by: options.actor ?? 'unknown',
-      reason: pin.reason,
-    },
-    warnings,
-  );
+  const by = options.actor ?? 'unknown';
+  const move = {
+    at: pin.at,
+    kind: 'rollback',
+    from: before.live,
+    to: chosen.id,
+    by,
+    reason: pin.reason,
+  } as const;
+  await recordMoveOrWarn(target.origin, move, warnings);
   return {
     command: 'rollback',
     buildId: chosen.id,
@@ -754,14 +756,9 @@ export async function unpin(
   options: { readonly now?: Date; readonly actor?: string } = {},
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: string[] }> {
   const where = await proveDeployment(target, await readPointer(target.kvs));
-  const unpinned = await unpinPointer(target.kvs, where);
   const warnings: string[] = [];
-  if (unpinned)
-    await recordMoveOrWarn(
-      target.origin,
-      unpinMove(unpinned, options.actor ?? 'unknown', options.now ?? new Date()),
-      warnings,
-    );
+  const clock = () => options.now ?? new Date();
+  const unpinned = await removePin(target, where, options.actor ?? 'unknown', clock, warnings);
   return { command: 'unpin', unpinned, warnings };
 }
 
