@@ -40,6 +40,7 @@ import {
   type LiveCatalog,
   livePagesOf,
   ms,
+  type Protected,
   pageDamage,
   pageVersionKey,
   rollbackTarget,
@@ -128,15 +129,9 @@ export interface PublishSummary {
   readonly pruned: readonly string[];
   /** Problems that did not fail the run. */
   readonly warnings: readonly string[];
-  readonly durationsMs: {
-    readonly build: number;
-    readonly read: number;
-    readonly upload: number;
-    readonly verify: number;
-    readonly flip: number;
-    readonly prune: number;
-    readonly total: number;
-  };
+  readonly durationsMs: Readonly<
+    Record<'build' | 'read' | 'upload' | 'verify' | 'flip' | 'prune' | 'total', number>
+  >;
 }
 
 /** Reads a build's manifest; null when it is missing or not a manifest. */
@@ -395,7 +390,7 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 export async function pruneBuilds(
   target: PublishTarget,
   keep: number,
-  protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
+  protect: Protected,
 ): Promise<string[]> {
   const { origin } = target;
   const [owner, { store }] = await Promise.all([ownerOf(origin), origin.bindingFor(target.kvs.name)]);
@@ -632,11 +627,7 @@ export async function publishBuild(
 }
 
 /** What a prune must keep, by the pointer: the live build, the pinned one and the rollback target. */
-export function protectedBy(pointer: Pointer): {
-  readonly live: string | null;
-  readonly pinned: string | null;
-  readonly previous: string | null;
-} {
+export function protectedBy(pointer: Pointer): Protected {
   return { live: pointer.live, pinned: pointer.pin?.build ?? null, previous: pointer.previous[0] ?? null };
 }
 
