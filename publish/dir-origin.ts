@@ -380,6 +380,14 @@ export class DirectoryOrigin implements OriginStore {
 /** Files a flat write handles between two turns of the event loop. */
 const FILES_PER_TURN = 128;
 
+/** Calls `each` on every item synchronously, yielding to the event loop every {@link FILES_PER_TURN}. */
+async function inTurns<T>(items: readonly T[], each: (item: T) => void): Promise<void> {
+  for (let start = 0; start < items.length; start += FILES_PER_TURN) {
+    for (const item of items.slice(start, start + FILES_PER_TURN)) each(item);
+    await yieldToLoop();
+  }
+}
+
 /**
  * Writes a flat build into a directory (`catalog build --out`): every file under a temporary name, one sync, then
  * renamed into place, the manifest last; a failure leaves the previous output. Synchronous calls a slice at a time
@@ -387,7 +395,6 @@ const FILES_PER_TURN = 128;
  */
 export async function writeFlat(dir: string, objects: readonly ObjectToWrite[]): Promise<void> {
   const root = resolve(dir);
-  const origin = new DirectoryOrigin(dir);
   const folders = new Set<string>();
   const staged: { temp: string; target: string }[] = [];
   const stage = (path: string, chunks: readonly Buffer[]) => {
@@ -400,40 +407,25 @@ export async function writeFlat(dir: string, objects: readonly ObjectToWrite[]):
     staged.push({ temp, target: path });
     writeFileSync(temp, chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]));
   };
-  const removeStaged = () => {
+  const fail = (error: unknown, message: (reason: string) => string) => {
     for (const { temp } of staged) rmSync(temp, { force: true });
+    return new StoreError(message((error as Error).message), { cause: error });
   };
   try {
-    for (let start = 0; start < objects.length; start += FILES_PER_TURN) {
-      for (const object of objects.slice(start, start + FILES_PER_TURN)) {
-        stage(join(root, META_DIR, `${object.key}.json`), [Buffer.from(JSON.stringify(metadataOf(object)))]);
-        stage(resolve(root, object.key), object.chunks);
-      }
-      await yieldToLoop();
-    }
+    await inTurns(objects, (object) => {
+      stage(join(root, META_DIR, `${object.key}.json`), [Buffer.from(JSON.stringify(metadataOf(object)))]);
+      stage(resolve(root, object.key), object.chunks);
+    });
     await syncFileSystem(root);
   } catch (error) {
-    removeStaged();
-    throw new StoreError(
-      `cannot write ${origin.name}: ${(error as Error).message}; the previous output is untouched`,
-      { cause: error },
-    );
+    throw fail(error, (reason) => `cannot write ${dir}: ${reason}; the previous output is untouched`);
   }
-  // The manifest is renamed last: a reader that finds it finds every object it lists.
-  const manifestPath = join(root, MANIFEST);
-  const ordered = [
-    ...staged.filter(({ target }) => target !== manifestPath),
-    ...staged.filter(({ target }) => target === manifestPath),
-  ];
+  // The manifest is renamed last (a stable sort): a reader that finds it finds every object it lists.
+  const last = join(root, MANIFEST);
+  staged.sort((a, b) => Number(a.target === last) - Number(b.target === last));
   try {
-    for (let start = 0; start < ordered.length; start += FILES_PER_TURN) {
-      for (const { temp, target } of ordered.slice(start, start + FILES_PER_TURN)) renameSync(temp, target);
-      await yieldToLoop();
-    }
+    await inTurns(staged, ({ temp, target }) => renameSync(temp, target));
   } catch (error) {
-    removeStaged();
-    throw new StoreError(`cannot replace files in ${origin.name}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw fail(error, (reason) => `cannot replace files in ${dir}: ${reason}`);
   }
 }
