@@ -95,7 +95,7 @@ async function syncFileSystem(dir: string): Promise<void> {
 }
 
 const isMissing = (error: unknown) =>
-  ['ENOENT', 'ENOTDIR'].includes(String((error as NodeJS.ErrnoException).code));
+  ['ENOENT', 'ENOTDIR', 'EISDIR'].includes(String((error as NodeJS.ErrnoException).code));
 
 /** How old a compare-and-swap guard is before it is judged left by a replacer that crashed. */
 const STALE_GUARD_MS = 30_000;
@@ -238,17 +238,12 @@ export class DirectoryOrigin implements OriginStore {
 
   async get(key: string): Promise<FetchedObject | null> {
     const path = this.#path(key);
-    let body: Buffer;
-    let modified: Date;
-    try {
-      const [info, bytes] = await Promise.all([stat(path), readFile(path)]);
-      if (!info.isFile()) return null;
-      body = bytes;
-      modified = info.mtime;
-    } catch (error) {
-      if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR') return null;
+    const read = await Promise.all([stat(path), readFile(path)]).catch((error: unknown) => {
+      if (isMissing(error)) return null;
       throw error;
-    }
+    });
+    if (!read?.[0].isFile()) return null;
+    const [info, body] = read;
     const metadata = this.#metadata(key);
     // Hashed when asked for: most reads (a build's 7.5 MB manifest, say) never look at it.
     let md5: string | undefined;
@@ -260,7 +255,7 @@ export class DirectoryOrigin implements OriginStore {
         md5 ??= createHash('md5').update(body).digest('hex');
         return md5;
       },
-      lastModified: modified,
+      lastModified: info.mtime,
       contentType: metadata?.contentType,
       contentEncoding: metadata?.contentEncoding,
       cacheControl: metadata?.cacheControl,
@@ -351,7 +346,7 @@ export class DirectoryOrigin implements OriginStore {
     try {
       for await (const chunk of createReadStream(this.#path(key))) hash.update(chunk as Buffer);
     } catch (error) {
-      if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR') return null;
+      if (isMissing(error)) return null;
       throw error;
     }
     return hash.digest('hex');

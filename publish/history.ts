@@ -73,9 +73,7 @@ export async function listMoves(
 export function everLive(
   moves: readonly { readonly kind: MoveKind; readonly to: string | null }[],
 ): Set<string> {
-  const ids = new Set<string>();
-  for (const move of moves) if (move.kind !== 'unpin' && move.to !== null) ids.add(move.to);
-  return ids;
+  return new Set(moves.flatMap(({ kind, to }) => (kind !== 'unpin' && to !== null ? [to] : [])));
 }
 
 /** Objects read at once when the history is shown. */
