@@ -221,11 +221,14 @@ export function hasManifest(keys: readonly string[]): boolean {
  * build a plain rollback would make live (`previous`: the build live before the live one, which may be older
  * than the newest `keep`). `ids` in any order.
  */
-export function buildsToPrune(
-  ids: readonly string[],
-  keep: number,
-  protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
-): string[] {
+/** What a prune must keep: the live build, the pinned one and the rollback target. */
+export interface Protected {
+  readonly live: string | null;
+  readonly pinned: string | null;
+  readonly previous: string | null;
+}
+
+export function buildsToPrune(ids: readonly string[], keep: number, protect: Protected): string[] {
   const newest = [...ids].sort().reverse();
   const kept = new Set(
     [protect.live, protect.pinned, protect.previous].filter((id): id is string => typeof id === 'string'),

@@ -1,11 +1,8 @@
 /**
- * The origin as a directory, for the local stack: each object is a file at its key, and what S3 keeps as the
- * object's metadata (Content-Type, Content-Encoding, Cache-Control, MD5) is kept beside it in
- * `.meta/<key>.json`. A write never exposes a half-written file (a temporary file, then a rename or a hard
- * link), and a write that must not overwrite links the new file into place, which fails when one is there.
- * Writes are not synced one by one: {@link DirectoryOrigin.sync} makes everything written so far durable with
- * one sync of the file system, which a publish does before it writes a build's manifest, the commit point
- * (docs/decisions.md#build-cost).
+ * The origin as a directory, for the local stack: each object is a file at its key, its S3 metadata in
+ * `.meta/<key>.json`. A write never exposes a half-written file (a temporary file, then a rename, or a hard link
+ * where it must not overwrite). Writes are made durable together by {@link DirectoryOrigin.sync}, one sync of the
+ * file system before a build's manifest, the commit point (docs/decisions.md#build-cost).
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -55,7 +52,7 @@ const metadataOf = (object: ObjectToWrite): Metadata => ({
   md5: object.md5,
 });
 
-/** Creates folders once per process run of a writer (a build writes thousands of files into a few folders). */
+/** Creates each folder once (a build writes thousands of files into a few folders). */
 class Folders {
   readonly #made = new Map<string, Promise<unknown>>();
   ensure(dir: string): Promise<unknown> {
@@ -84,11 +81,8 @@ async function writeTemporary(folders: Folders, path: string, chunks: readonly B
 
 const execFileAsync = promisify(execFile);
 
-/**
- * Makes every write to the file system holding `dir` durable: one `sync -f` (syncfs(2)), or a plain `sync`
- * where `-f` is not known. Far cheaper than an fsync per file of a build of thousands of pages.
- */
-export async function syncFileSystem(dir: string): Promise<void> {
+/** Makes every write to the file system of `dir` durable: `sync -f` (syncfs(2)), else a plain `sync`. */
+async function syncFileSystem(dir: string): Promise<void> {
   try {
     await execFileAsync('sync', ['-f', dir]);
   } catch {
@@ -101,15 +95,14 @@ export async function syncFileSystem(dir: string): Promise<void> {
 }
 
 const isMissing = (error: unknown) =>
-  ['ENOENT', 'ENOTDIR'].includes(String((error as NodeJS.ErrnoException).code));
+  ['ENOENT', 'ENOTDIR', 'EISDIR'].includes(String((error as NodeJS.ErrnoException).code));
 
 /** How old a compare-and-swap guard is before it is judged left by a replacer that crashed. */
 const STALE_GUARD_MS = 30_000;
 
 /**
- * Makes `guard` a second name of the file at `path` (false: there is no file). While another replacer holds
- * the guard, waits for it (a replace takes milliseconds); a guard older than {@link STALE_GUARD_MS} is moved
- * aside (only one can move it).
+ * Makes `guard` a second name of the file at `path` (false: no file), waiting while another replacer holds it;
+ * a guard older than {@link STALE_GUARD_MS} is moved aside (only one can move it).
  */
 async function takeGuard(path: string, guard: string): Promise<boolean> {
   for (;;) {
@@ -187,10 +180,7 @@ export class DirectoryOrigin implements OriginStore {
     return this.#place(to, temp, linked(this.#metaPath(from), this.#metaPath(to)), options.overwrite);
   }
 
-  /**
-   * Puts the complete temporary files of an object and of its metadata at `key`: renamed over it with
-   * `overwrite`, else linked into place, which fails (`exists`) when an object is there. Removes the temporaries.
-   */
+  /** Renames (`overwrite`) or links the temporary files of an object and its metadata into place. */
   async #place(
     key: string,
     temp: string,
@@ -220,12 +210,8 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   /**
-   * Replaces the object only if its stored MD5 is still `expectedMd5` (compare and swap). The key is never
-   * missing meanwhile, so a create-if-absent racing it (a run taking the run lock) always finds it: one replacer
-   * at a time holds a guard, a second name for the stored file (`<file>.cas`, made by `link`, which only one
-   * can make), compares the file it names, renames the new object over the key, and drops the guard. A guard
-   * left by a replacer that crashed is taken away once it is {@link STALE_GUARD_MS} old. Resolves false when
-   * the object changed or is gone.
+   * Replaces the object only if its MD5 is still `expectedMd5`. The key is never missing meanwhile (a racing
+   * create-if-absent always finds it): one replacer at a time holds `<file>.cas`, a link to the stored file.
    */
   async replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean> {
     const path = this.#path(object.key);
@@ -241,39 +227,24 @@ export class DirectoryOrigin implements OriginStore {
     }
   }
 
-  async #metadata(key: string): Promise<Metadata | undefined> {
+  /** An object's metadata, read synchronously (see {@link list}). */
+  #metadata(key: string): Metadata | undefined {
     try {
-      const parsed = Metadata.safeParse(JSON.parse(await readFile(this.#metaPath(key), 'utf8')));
-      return parsed.success ? parsed.data : undefined;
+      return Metadata.safeParse(JSON.parse(readFileSync(this.#metaPath(key), 'utf8'))).data;
     } catch {
       return undefined;
     }
   }
 
-  /** The MD5 recorded in an object's metadata ('' when it cannot be read), read synchronously (see {@link list}). */
-  #recordedMd5(key: string): string {
-    try {
-      const { md5 } = JSON.parse(readFileSync(this.#metaPath(key), 'utf8')) as { md5?: unknown };
-      return typeof md5 === 'string' ? md5 : '';
-    } catch {
-      return '';
-    }
-  }
-
   async get(key: string): Promise<FetchedObject | null> {
     const path = this.#path(key);
-    let body: Buffer;
-    let modified: Date;
-    try {
-      const [info, bytes] = await Promise.all([stat(path), readFile(path)]);
-      if (!info.isFile()) return null;
-      body = bytes;
-      modified = info.mtime;
-    } catch (error) {
-      if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR') return null;
+    const read = await Promise.all([stat(path), readFile(path)]).catch((error: unknown) => {
+      if (isMissing(error)) return null;
       throw error;
-    }
-    const metadata = await this.#metadata(key);
+    });
+    if (!read?.[0].isFile()) return null;
+    const [info, body] = read;
+    const metadata = this.#metadata(key);
     // Hashed when asked for: most reads (a build's 7.5 MB manifest, say) never look at it.
     let md5: string | undefined;
     return {
@@ -284,24 +255,19 @@ export class DirectoryOrigin implements OriginStore {
         md5 ??= createHash('md5').update(body).digest('hex');
         return md5;
       },
-      lastModified: modified,
+      lastModified: info.mtime,
       contentType: metadata?.contentType,
       contentEncoding: metadata?.contentEncoding,
       cacheControl: metadata?.cacheControl,
     };
   }
 
-  /**
-   * Every object under `prefix`: size from the file, MD5 as recorded when it was written (a file changed since
-   * keeps its recorded MD5: {@link sha256} reads the bytes).
-   */
+  /** Every object under `prefix`, with its MD5 as recorded when written ({@link md5} reads the bytes). */
   async list(prefix: string, options: { readonly md5?: boolean } = {}): Promise<StoredObject[]> {
     const withMd5 = options.md5 ?? true;
     const startKey = dirname(`${prefix}x`);
-    // Files found by walking the folders with their entries' types (no stat per entry to tell a folder from a
-    // file), then stat'ed (and their metadata read) synchronously, yielding now and then: a listing of 30,000
-    // pages is 30,000 stats and reads, which cost several times the CPU through the thread pool
-    // (docs/decisions.md#build-cost).
+    // Stat'ed and read synchronously, yielding now and then: through the thread pool 30,000 pages cost several
+    // times the CPU (docs/decisions.md#build-cost).
     let files: { key: string; path: string }[];
     try {
       files = this.#walk(join(this.#root, startKey), startKey === '.' ? '' : `${startKey}/`, prefix);
@@ -323,18 +289,14 @@ export class DirectoryOrigin implements OriginStore {
       found.push({
         key,
         size: info.size,
-        md5: withMd5 ? this.#recordedMd5(key) : '',
+        md5: withMd5 ? (this.#metadata(key)?.md5 ?? '') : '',
         lastModified: info.mtime,
       });
     }
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  /**
-   * The files under the folder `dir` (whose key is `dirKey`, empty or ending with `/`) whose keys start with
-   * `prefix`, outside the metadata and temporary files; a folder that cannot lead to `prefix` is not entered.
-   * Throws when `dir` itself cannot be read.
-   */
+  /** The files under `dir` (key `dirKey`) whose keys start with `prefix`, but metadata and temporaries. */
   #walk(dir: string, dirKey: string, prefix: string): { key: string; path: string }[] {
     const files: { key: string; path: string }[] = [];
     const visit = (folder: string, folderKey: string) => {
@@ -384,7 +346,7 @@ export class DirectoryOrigin implements OriginStore {
     try {
       for await (const chunk of createReadStream(this.#path(key))) hash.update(chunk as Buffer);
     } catch (error) {
-      if (isMissing(error) || (error as NodeJS.ErrnoException).code === 'EISDIR') return null;
+      if (isMissing(error)) return null;
       throw error;
     }
     return hash.digest('hex');
@@ -413,17 +375,21 @@ export class DirectoryOrigin implements OriginStore {
 /** Files a flat write handles between two turns of the event loop. */
 const FILES_PER_TURN = 128;
 
+/** Calls `each` on every item synchronously, yielding to the event loop every {@link FILES_PER_TURN}. */
+async function inTurns<T>(items: readonly T[], each: (item: T) => void): Promise<void> {
+  for (let start = 0; start < items.length; start += FILES_PER_TURN) {
+    for (const item of items.slice(start, start + FILES_PER_TURN)) each(item);
+    await yieldToLoop();
+  }
+}
+
 /**
- * Writes a whole flat build into a directory (`catalog build --out`) without ever exposing a half-written
- * file: every file and its metadata are first written completely under temporary names, made durable with
- * one sync of the file system, and only then renamed into place, the manifest last. When a write fails, the
- * temporary files are removed and the previous output stays as it was. The files are written with the
- * synchronous calls, a slice at a time between turns of the event loop: for thousands of small files that
- * costs about half the CPU of a round trip through libuv's pool per call.
+ * Writes a flat build into a directory (`catalog build --out`): every file under a temporary name, one sync, then
+ * renamed into place, the manifest last; a failure leaves the previous output. Synchronous calls a slice at a time
+ * cost about half the CPU of libuv's pool for thousands of small files.
  */
 export async function writeFlat(dir: string, objects: readonly ObjectToWrite[]): Promise<void> {
   const root = resolve(dir);
-  const origin = new DirectoryOrigin(dir);
   const folders = new Set<string>();
   const staged: { temp: string; target: string }[] = [];
   const stage = (path: string, chunks: readonly Buffer[]) => {
@@ -436,40 +402,25 @@ export async function writeFlat(dir: string, objects: readonly ObjectToWrite[]):
     staged.push({ temp, target: path });
     writeFileSync(temp, chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]));
   };
-  const removeStaged = () => {
+  const fail = (error: unknown, message: (reason: string) => string) => {
     for (const { temp } of staged) rmSync(temp, { force: true });
+    return new StoreError(message((error as Error).message), { cause: error });
   };
   try {
-    for (let start = 0; start < objects.length; start += FILES_PER_TURN) {
-      for (const object of objects.slice(start, start + FILES_PER_TURN)) {
-        stage(join(root, META_DIR, `${object.key}.json`), [Buffer.from(JSON.stringify(metadataOf(object)))]);
-        stage(resolve(root, object.key), object.chunks);
-      }
-      await yieldToLoop();
-    }
+    await inTurns(objects, (object) => {
+      stage(join(root, META_DIR, `${object.key}.json`), [Buffer.from(JSON.stringify(metadataOf(object)))]);
+      stage(resolve(root, object.key), object.chunks);
+    });
     await syncFileSystem(root);
   } catch (error) {
-    removeStaged();
-    throw new StoreError(
-      `cannot write ${origin.name}: ${(error as Error).message}; the previous output is untouched`,
-      { cause: error },
-    );
+    throw fail(error, (reason) => `cannot write ${dir}: ${reason}; the previous output is untouched`);
   }
-  // The manifest is renamed last: a reader that finds it finds every object it lists.
-  const manifestPath = join(root, MANIFEST);
-  const ordered = [
-    ...staged.filter(({ target }) => target !== manifestPath),
-    ...staged.filter(({ target }) => target === manifestPath),
-  ];
+  // The manifest is renamed last (a stable sort): a reader that finds it finds every object it lists.
+  const last = join(root, MANIFEST);
+  staged.sort((a, b) => Number(a.target === last) - Number(b.target === last));
   try {
-    for (let start = 0; start < ordered.length; start += FILES_PER_TURN) {
-      for (const { temp, target } of ordered.slice(start, start + FILES_PER_TURN)) renameSync(temp, target);
-      await yieldToLoop();
-    }
+    await inTurns(staged, ({ temp, target }) => renameSync(temp, target));
   } catch (error) {
-    removeStaged();
-    throw new StoreError(`cannot replace files in ${origin.name}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw fail(error, (reason) => `cannot replace files in ${dir}: ${reason}`);
   }
 }

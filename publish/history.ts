@@ -1,12 +1,7 @@
 /**
- * The history of the live pointer, kept at the origin for people: one object per move (a publish that moved
- * it, a rollback, an unpin) under `state/history/`, written once and never changed (S3 has no append). The key
- * alone says when, what kind and to which build, so `catalog builds` learns which builds were ever live from
- * one listing; `catalog history` reads the bodies of the moves it shows (who, from, why).
- *
- * The history is written just after the move, so a run that dies in between leaves a move unrecorded here.
- * What a rollback needs is therefore not read from here: the rollback line (`build:previous`) changes in the
- * same atomic write as the pointer (pointer.ts).
+ * The history of the live pointer, for people: one object per move under `state/history/`, written once (S3
+ * has no append), whose key says when, what kind and to which build. It is written just after the move, so a
+ * rollback never reads it: the rollback line changes with the pointer (pointer.ts).
  */
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
@@ -21,12 +16,10 @@ export type MoveKind = (typeof MOVE_KINDS)[number];
 
 /** One move of the live pointer, as its object at the origin holds it. */
 export const PointerMove = z.object({
-  /** When the pointer moved (ISO 8601 UTC). */
   at: z.iso.datetime(),
   kind: z.enum(MOVE_KINDS),
   /** The build live before (null: none). For an unpin, the pinned build, which stays live. */
   from: z.string().nullable(),
-  /** The build live after. */
   to: z.string().nullable(),
   /** Who moved it: `user@host` for the command line, the function's name for the scheduled builder. */
   by: z.string(),
@@ -80,18 +73,13 @@ export async function listMoves(
 export function everLive(
   moves: readonly { readonly kind: MoveKind; readonly to: string | null }[],
 ): Set<string> {
-  const ids = new Set<string>();
-  for (const move of moves) if (move.kind !== 'unpin' && move.to !== null) ids.add(move.to);
-  return ids;
+  return new Set(moves.flatMap(({ kind, to }) => (kind !== 'unpin' && to !== null ? [to] : [])));
 }
 
 /** Objects read at once when the history is shown. */
 const READ_CONCURRENCY = 8;
 
-/**
- * The newest `limit` moves, newest first, each read from its object; a move whose object cannot be read or
- * parsed is given from its key alone, with `by` saying so. A failed listing throws a StoreError.
- */
+/** The newest `limit` moves, newest first; one whose object cannot be read is given from its key alone. */
 export async function readHistory(origin: OriginStore, limit: number): Promise<PointerMove[]> {
   const read = pLimit(READ_CONCURRENCY);
   try {

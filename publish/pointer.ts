@@ -1,10 +1,8 @@
 /**
- * The live build: one entry of the key-value store (`build:live`) that the viewer-request function reads on
- * every request, the pin a rollback sets (`build:pin`), and the rollback line (`build:previous`: the builds
- * that were live before the live one, newest first). Moving the pointer is one conditional write through the
- * store's atomic update (CloudFront KeyValueStore: one UpdateKeys with IfMatch, re-read and re-decided on a
- * conflict; the local file: under its lock), it moves only from the build it started from, and the rollback
- * line changes in that same write, so no crash can leave the pointer moved and the line behind.
+ * The live build (`build:live`, read by the viewer-request function), the pin a rollback sets (`build:pin`) and
+ * the rollback line (`build:previous`, newest first). Each move is one conditional write through the store's
+ * atomic update, from the build it started from, and the line changes in that same write, so no crash can
+ * leave the pointer moved and the line behind.
  */
 import { z } from 'zod';
 import { CatalogError } from '../contract/errors.ts';
@@ -32,28 +30,18 @@ export interface Pointer {
   /** The live build, or null: no build is live (the gateway serves the origin's flat root). */
   readonly live: string | null;
   readonly pin: Pin | null;
-  /**
-   * The rollback line: the builds that were live before the live one, newest first (at most
-   * {@link PREVIOUS_BUILDS_KEPT}). Empty when none is recorded (no earlier publish, or a store from before
-   * the line was kept).
-   */
+  /** The rollback line: the builds live before the live one, newest first. */
   readonly previous: readonly string[];
-  /** The origin the store serves (`build:origin`), or null: recorded by no move yet (a new or older store). */
+  /** The origin the store serves (`build:origin`), or null: recorded by no move yet. */
   readonly origin: string | null;
 }
 
-/**
- * The store and the origin a command was given are not shown to be one deployment: moving the store's pointer to
- * a build at that origin could point partners at a build their edge cannot serve. Nothing was changed.
- */
+/** The store and the origin are not shown to be one deployment: a move could point the edge at nothing. */
 export class DeploymentError extends CatalogError {
   override name = 'DeploymentError';
 }
 
-/**
- * The refusal of a store that records another origin than `binding` (`side` 'store'), or of an origin that records
- * another store (`side` 'origin').
- */
+/** The refusal of a store that records another origin (`side` 'store'), or an origin another store. */
 export function mismatch(
   store: string,
   origin: string,
@@ -95,10 +83,7 @@ export class PointerMovedError extends CatalogError {
   }
 }
 
-/**
- * The pointer is pinned: publishing moves nothing until `catalog unpin`. The message says how to resume and
- * what that does, for whoever reads it (the command line, the run's record, `catalog status`).
- */
+/** The pointer is pinned: publishing moves nothing until `catalog unpin` (the message says so). */
 export class PinnedError extends CatalogError {
   override name = 'PinnedError';
   readonly pin: Pin;
@@ -114,18 +99,14 @@ export class PinnedError extends CatalogError {
 /** The longest part of a stored value a message quotes. */
 const SHOWN_MAX = 80;
 
-/**
- * A value of the store as a message shows it: a build id as it is; anything else JSON-quoted, so that a
- * newline or a control character cannot break the one-line message, and cut to {@link SHOWN_MAX} characters.
- */
+/** A value of the store as a one-line message shows it: a build id as it is, else JSON-quoted and cut. */
 export function shownValue(value: string): string {
   if (BUILD_ID_PATTERN.test(value)) return value;
   const json = JSON.stringify(value.length > SHOWN_MAX ? value.slice(0, SHOWN_MAX) : value);
   return json.length > SHOWN_MAX + 2 ? `${json.slice(0, SHOWN_MAX - 1)}..."` : json;
 }
 
-/** The rollback line as stored: build ids only (anything else in the value is dropped, and so is a value that
- * is not a JSON array). */
+/** The rollback line as stored: build ids only. */
 function previousOf(raw: string | undefined): string[] {
   if (raw === undefined) return [];
   try {
@@ -145,10 +126,7 @@ function setPrevious(entries: Map<string, string>, line: readonly string[]): voi
   else entries.set(KVS_PREVIOUS_BUILDS, JSON.stringify(kept));
 }
 
-/**
- * The rollback line after `from` stops being live: `from` goes first (when it is a build id), and any other
- * place it held (it was rolled back to and published from) is dropped.
- */
+/** The rollback line after `from` stops being live: `from` first, and nowhere else. */
 function lineAfterLeaving(from: string | null, line: readonly string[]): string[] {
   if (from === null || !BUILD_ID_PATTERN.test(from)) return [...line];
   return [from, ...line.filter((id) => id !== from)];
@@ -185,10 +163,8 @@ export async function readPointer(store: KeyValueStore): Promise<Pointer> {
 }
 
 /**
- * Moves the live build from `from` to `to` (a publish), only if it is still `from` and not pinned, and the
- * store serves the origin `where` (recorded in the same write when it records none); throws
- * {@link PointerMovedError}, {@link PinnedError} or {@link DeploymentError} otherwise (and changes nothing).
- * `from` heads the rollback line in the same write. Returns the pointer after the move.
+ * Moves the live build from `from` to `to` (a publish), only if it is still `from`, unpinned, and the store
+ * serves `where` (recorded in the same write); throws and changes nothing otherwise.
  */
 export async function movePointer(
   store: KeyValueStore,
@@ -208,12 +184,9 @@ export async function movePointer(
 }
 
 /**
- * Points at `pin.build` and pins it there (a rollback), only if the live build is still `from`; throws
- * {@link PointerMovedError} otherwise (and changes nothing). In the same write the rollback line becomes what
- * was below `pin.build` in it, so a second rollback goes further back; a build that was not in the line
- * (`--to` a build of the operator's choice) is put before the build that was live instead, which a plain
- * rollback then returns to. The store must serve the origin `where`, as {@link movePointer} says. Returns the
- * pointer before and after.
+ * Points at `pin.build` and pins it there (a rollback), as {@link movePointer} does. The line becomes what was
+ * below `pin.build` in it, so a second rollback goes further back; a build not in it (`--to`) is put before the
+ * build that was live, which a plain rollback then returns to.
  */
 export async function pinPointer(
   store: KeyValueStore,

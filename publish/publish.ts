@@ -1,10 +1,6 @@
 /**
- * Putting a build live, and its siblings (rollback, unpin, the list of builds), on an origin (S3 or a
- * directory) and a key-value store (CloudFront KeyValueStore or the local file). A publish writes what the
- * origin does not hold — the build's catalogs under its own prefix, the pages that changed — verifies them, makes
- * its pages live, then moves the live pointer with one conditional write: until that moment partners see the old
- * catalogs, after it every catalog comes from the new build (docs/decisions.md#plan-pages for the pages). The
- * decisions are pure functions in core.ts; nothing here reads the environment or builds a client.
+ * Putting a build live, and rollback, unpin and the list of builds (publish/README.md). The decisions are pure
+ * functions in core.ts; nothing here reads the environment or builds a client.
  */
 import pLimit from 'p-limit';
 import {
@@ -44,6 +40,7 @@ import {
   type LiveCatalog,
   livePagesOf,
   ms,
+  type Protected,
   pageDamage,
   pageVersionKey,
   rollbackTarget,
@@ -84,71 +81,57 @@ export type ProgressSink = (progress: Progress) => void;
 
 /** How a publish runs: the guards, and what it is told and tells. */
 export interface PublishOptions extends GuardOptions {
-  /** Remove a rollback's pin first, so this publish may move the pointer again. */
+  /** Remove a rollback's pin first. */
   readonly unpin?: boolean;
   /** How long the build took, reported in the summary. */
   readonly buildMs?: number;
   /** Uploads at once (default {@link UPLOAD_CONCURRENCY}). */
   readonly concurrency?: number;
-  /** Who publishes, for the history of the pointer (default `unknown`). */
+  /** Who publishes, for the pointer's history (default `unknown`). */
   readonly actor?: string;
-  /** The time of a pointer move in its history (default: the system's). */
   readonly clock?: () => Date;
   /** Publish even though the store's live build is not at the origin (see {@link proveDeployment}). */
   readonly recover?: boolean;
-  /** Hears the stages and the objects uploaded. */
   readonly progress?: ProgressSink;
 }
 
-/** Records a move in the history at the origin; a failure is returned as a warning, never thrown. */
-async function recordMoveOrWarn(origin: OriginStore, move: PointerMove): Promise<string | null> {
+/** Records a move in the history at the origin, adding a failure to `warnings` (never thrown). */
+async function recordMoveOrWarn(origin: OriginStore, move: PointerMove, warnings: string[]): Promise<void> {
   try {
     await recordMove(origin, move);
-    return null;
   } catch (error) {
-    return `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`;
+    warnings.push(
+      `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`,
+    );
   }
 }
 
-/** What a publish did. */
-export type PublishResult = 'published' | 'skipped-identical' | 'skipped-pinned';
-
-/**
- * Uploads at once by default: the SDK's HTTP agent keeps 50 sockets, the local directory does not care (a build
- * of 30,000 plans holds about 30,000 pages, and the builder has 5 minutes).
- */
+/** Uploads at once by default: the SDK's HTTP agent keeps 50 sockets. */
 export const UPLOAD_CONCURRENCY = 32;
 
 /** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
 export interface PublishSummary {
   readonly command: 'publish';
-  readonly result: PublishResult;
+  readonly result: 'published' | 'skipped-identical' | 'skipped-pinned';
   readonly buildId: string;
   readonly generatedAt: string;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly plans: number;
-  /** Bytes of the build's objects. */
   readonly bytes: number;
   readonly plansHash: string;
-  /** The build that was live when the publish started (null: none). */
+  /** The build live when the publish started. */
   readonly previousBuildId: string | null;
   /** Why nothing was published (`skipped-*`). */
   readonly reason?: string;
-  /** The pin that held the pointer (`skipped-pinned`), or the one `unpin` removed. */
+  /** The pin that held the pointer (`skipped-pinned`). */
   readonly pin?: Pin;
-  /** Builds deleted because they were beyond `keep` (app/run.ts prunes once the run's record is written). */
+  /** Builds beyond `keep` deleted (app/run.ts prunes once the run's record is written). */
   readonly pruned: readonly string[];
-  /** Problems that did not fail the run (a damaged live build replaced, a failed prune). */
+  /** Problems that did not fail the run. */
   readonly warnings: readonly string[];
-  readonly durationsMs: {
-    readonly build: number;
-    readonly read: number;
-    readonly upload: number;
-    readonly verify: number;
-    readonly flip: number;
-    readonly prune: number;
-    readonly total: number;
-  };
+  readonly durationsMs: Readonly<
+    Record<'build' | 'read' | 'upload' | 'verify' | 'flip' | 'prune' | 'total', number>
+  >;
 }
 
 /** Reads a build's manifest; null when it is missing or not a manifest. */
@@ -177,21 +160,17 @@ async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Man
   return damageOf(manifest, stored);
 }
 
-/**
- * The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each (a directory's as recorded; with
- * `md5` false, a directory leaves it empty rather than read a record per page).
- */
+/** The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each when `md5`. */
 async function heldPages(origin: OriginStore, md5 = true): Promise<Map<string, string>> {
   return new Map((await origin.list(PAGE_OBJECT_PREFIX, { md5 })).map((object) => [object.key, object.md5]));
 }
 
 /** Objects hashed at once when the bytes of a build are checked (files on one disk). */
-export const HASH_CONCURRENCY = 16;
+const HASH_CONCURRENCY = 16;
 
 /**
- * What is wrong with the bytes of objects (`[name in messages, key, MD5]`) as the origin stores them now, on an
- * origin whose listing cannot tell (see {@link OriginStore.md5}); names already in `known` (found missing or
- * wrong) are skipped. Empty on any other origin.
+ * What is wrong with the bytes of objects (`[name, key, MD5]`) on an origin whose listing cannot tell (see
+ * {@link OriginStore.md5}), skipping names already in `known`. Empty on any other origin.
  */
 async function byteDamageOf(
   origin: OriginStore,
@@ -210,10 +189,7 @@ async function byteDamageOf(
   return found.filter((line): line is string => line !== null);
 }
 
-/**
- * The live catalog: the live build with its manifest and damage, the flat root, nothing, or `unreadable` (a
- * pointer the edge cannot serve). With `bytes`, a directory's objects are hashed against the manifest too.
- */
+/** The live catalog (`unreadable`: a pointer the edge cannot serve); with `bytes`, a directory's files are hashed. */
 export async function readLive(
   origin: OriginStore,
   live: string | null,
@@ -247,15 +223,13 @@ export async function readLive(
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
 }
 
-/** A build object as it is written under its build's prefix (immutable unless it says otherwise). */
-function toWrite(buildId: string, object: BuildObject): ObjectToWrite {
-  return objectToWrite(object, buildKey(buildId, object.key), object.cacheControl ?? IMMUTABLE);
-}
+/** A build object as it is written at `key` (immutable unless it says otherwise). */
+const toWrite = (object: BuildObject, key: string): ObjectToWrite =>
+  objectToWrite(object, key, object.cacheControl ?? IMMUTABLE);
 
 /**
- * Writes what a build adds at the origin, never overwriting (its own objects, copied from the live build where the
- * bytes are the same; the bytes of each page the live build does not list), then, once durable, the manifest: the
- * build's commit point. Throws {@link UploadError}.
+ * Writes what a build adds at the origin, never overwriting (copied from the live build where the bytes are the
+ * same), then, once durable, the manifest: the build's commit point. Throws {@link UploadError}.
  */
 async function upload(
   origin: OriginStore,
@@ -270,13 +244,11 @@ async function upload(
   const writes: { readonly key: string; readonly write: () => Promise<unknown> }[] = [];
   for (const object of build.objects) {
     if (object.key === MANIFEST) continue;
-    const id = pageId(object.key);
-    if (id !== null) {
-      if (kept[id] !== object.md5) {
-        const key = pageVersionKey(id, object.md5);
-        const version = objectToWrite(object, key, object.cacheControl ?? IMMUTABLE);
-        writes.push({ key, write: () => origin.put(version, { overwrite: false }) });
-      }
+    if (object.key.startsWith(PAGE_OBJECT_PREFIX)) {
+      const id = object.key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
+      const key = pageVersionKey(id, object.md5);
+      if (kept[id] !== object.md5)
+        writes.push({ key, write: () => origin.put(toWrite(object, key), { overwrite: false }) });
       continue;
     }
     const key = buildKey(build.buildId, object.key);
@@ -286,7 +258,7 @@ async function upload(
       write: () =>
         same
           ? origin.copy(buildKey(base.id, object.key), key, { overwrite: false })
-          : origin.put(toWrite(build.buildId, object), { overwrite: false }),
+          : origin.put(toWrite(object, key), { overwrite: false }),
     });
   }
   const manifest = build.objects.find((object) => object.key === MANIFEST);
@@ -315,7 +287,7 @@ async function upload(
   if (manifest) {
     try {
       await origin.sync?.();
-      await origin.put(toWrite(build.buildId, manifest), { overwrite: false });
+      await origin.put(toWrite(manifest, buildKey(build.buildId, MANIFEST)), { overwrite: false });
       await origin.sync?.();
     } catch (error) {
       throw fail(MANIFEST, error);
@@ -323,17 +295,7 @@ async function upload(
   }
 }
 
-/** The plan id of a page's key within a build (`plans/<id>.html`), else null. */
-function pageId(key: string): string | null {
-  return key.startsWith(PAGE_OBJECT_PREFIX)
-    ? key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length)
-    : null;
-}
-
-/**
- * Copies the pages of `wanted` that differ from `held` into place, durably; returns the live pages `wanted` does not
- * list, for the caller to delete once the pointer moved (docs/decisions.md#plan-pages).
- */
+/** Copies the pages of `wanted` that differ from `held` into place, durably; returns the held pages it lacks. */
 async function putLivePages(
   origin: OriginStore,
   wanted: ReadonlyMap<string, WantedPage>,
@@ -359,10 +321,7 @@ async function putLivePages(
   return [...held.keys()].filter((key) => !wanted.has(key));
 }
 
-/**
- * Puts the live pages back to those of the build live now, after a move this run did not make. Best effort: a
- * failure leaves them to the next publish (catalog status names them meanwhile).
- */
+/** Puts the live pages back to those of the build live now. Best effort: else the next publish does. */
 async function restoreLivePages(target: PublishTarget): Promise<void> {
   try {
     const { live } = await readPointer(target.kvs);
@@ -380,9 +339,8 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
 }
 
 /**
- * Makes a build live (publish and rollback alike): its pages that differ from `held` (listed when not given),
- * then `move`, then the deletion of the live pages it lacks (a failure there is a warning). When the pages or the
- * move fail, the live pages are put back and the error thrown: the live catalogs did not change.
+ * Makes a build live (publish and rollback): its pages, then `move`, then the deletion of the live pages it lacks
+ * (a failure there is added to `warnings`). When the pages or the move fail, the live pages are put back.
  */
 async function goLive<T>(
   target: PublishTarget,
@@ -390,7 +348,8 @@ async function goLive<T>(
   held: ReadonlyMap<string, string> | undefined,
   progress: ProgressSink,
   move: () => Promise<T>,
-): Promise<{ readonly moved: T; readonly warnings: string[] }> {
+  warnings: string[],
+): Promise<T> {
   let extra: string[];
   let moved: T;
   try {
@@ -407,11 +366,12 @@ async function goLive<T>(
   }
   try {
     await target.origin.delete(extra);
-    return { moved, warnings: [] };
   } catch (error) {
-    const warning = `deleting the live pages build ${build.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`;
-    return { moved, warnings: [warning] };
+    warnings.push(
+      `deleting the live pages build ${build.id} lacks at ${target.origin.name} failed (${describeCause(error)}); they answer until the next publish`,
+    );
   }
+  return moved;
 }
 
 /** Writes the root objects (the error page) whose stored bytes differ from the build's. */
@@ -424,18 +384,17 @@ async function writeRoot(origin: OriginStore, build: BuildResult): Promise<void>
 }
 
 /**
- * Deletes the builds beyond `keep` (never the live, the pinned or the rollback target), each in bulk after the
- * bytes of its pages no kept build lists; returns their ids. An origin that belongs to another store (or records
- * none) is refused first ({@link DeploymentError}): its builds are another deployment's.
+ * Deletes the builds beyond `keep` but those protected, with the page bytes no kept build lists; returns their
+ * ids. An origin that records another store (or none) is refused ({@link DeploymentError}).
  */
 export async function pruneBuilds(
   target: PublishTarget,
   keep: number,
-  protect: { readonly live: string | null; readonly pinned: string | null; readonly previous: string | null },
+  protect: Protected,
 ): Promise<string[]> {
   const { origin } = target;
   const [owner, { store }] = await Promise.all([ownerOf(origin), origin.bindingFor(target.kvs.name)]);
-  await checkOwner(target, owner, store);
+  if (owner !== store) throw mismatch(target.kvs.name, origin.name, owner ?? '(none)', store, 'origin');
   const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
   const doomed = buildsToPrune(ids, keep, protect);
   if (doomed.length === 0) return doomed;
@@ -465,22 +424,10 @@ async function ownerOf(origin: OriginStore): Promise<string | null> {
   return `(unreadable ${STATE_DEPLOYMENT})`;
 }
 
-/** Refuses a target whose origin records another store than its own (or none): throws {@link DeploymentError}. */
-async function checkOwner(target: PublishTarget, owner: string | null, store: string): Promise<void> {
-  if (owner !== store)
-    throw mismatch(target.kvs.name, target.origin.name, owner ?? '(none)', store, 'origin');
-}
-
 /**
- * Proves that the store and the origin of `target` are one deployment, before anything moves the pointer
- * (docs/decisions.md#live-build), and returns how the move records the origin. Each records the other, once:
- * the store names the origin it serves (`build:origin`, written by its first move), the origin the store it
- * belongs to (`state/deployment.json`, written here by the first command that proves them); either naming
- * another one is refused, always. A store that names none yet (new, or from before the record) is taken to serve
- * this origin only when its live build is here, and a new store (no origin, no live build) takes an origin that
- * records no store only while it holds no build. With `live` (a publish), the live build must be here whatever the
- * store records: a publish over a live build that cannot be read is refused unless `recover`, which also lets a
- * store that names no origin take this one. Throws {@link DeploymentError} naming both.
+ * Proves that the store and the origin of `target` are one deployment before anything moves the pointer, and
+ * returns how the move records the origin (docs/decisions.md#live-build, publish/README.md step 1). With `live`
+ * (a publish), the live build must be here unless `recover`. Throws {@link DeploymentError} naming both.
  */
 export async function proveDeployment(
   target: PublishTarget,
@@ -491,7 +438,9 @@ export async function proveDeployment(
     target.origin.bindingFor(target.kvs.name),
     ownerOf(target.origin),
   ]);
-  if (owner !== null) await checkOwner(target, owner, store);
+  const notOwner = (recorded: string | null) =>
+    mismatch(target.kvs.name, target.origin.name, recorded ?? '(none)', store, 'origin');
+  if (owner !== null && owner !== store) throw notOwner(owner);
   if (pointer.origin !== null && pointer.origin !== binding)
     throw mismatch(target.kvs.name, target.origin.name, pointer.origin, binding);
   const { live } = pointer;
@@ -518,19 +467,17 @@ export async function proveDeployment(
         `${target.kvs.name} and ${target.origin.name} are not shown to be one deployment: the store is new, and the origin holds builds but names no store yet; nothing was changed (give the store that serves it; ${settingRef('recover')} lets this store take it)`,
       );
     const claim = stateObject(STATE_DEPLOYMENT, `${JSON.stringify({ store })}\n`);
-    if ((await target.origin.put(claim, { overwrite: false })) === 'exists')
-      await checkOwner(target, await ownerOf(target.origin), store);
+    if ((await target.origin.put(claim, { overwrite: false })) === 'exists') {
+      const claimed = await ownerOf(target.origin);
+      if (claimed !== store) throw notOwner(claimed);
+    }
   }
   return { origin: target.origin.name, binding };
 }
 
-const bytesOf = (build: BuildResult) => build.objects.reduce((sum, object) => sum + object.size, 0);
-
 /**
- * Publishes a prepared build (publish/README.md): the guards first (so an identical run compresses and renders
- * nothing; refusals throw {@link PublishRefusedError}), then it completes, uploads and verifies the build and goes
- * live from the build it started from ({@link PointerMovedError}, or `skipped-pinned`, when that moved). It never
- * prunes ({@link pruneBuilds}). A failure before the move leaves the live catalogs as they were.
+ * Publishes a prepared build (publish/README.md): the guards first, so an identical run compresses and renders
+ * nothing; then it completes, uploads, verifies and goes live from the build it started from. It never prunes.
  */
 export async function publishBuild(
   candidate: PreparedBuild,
@@ -539,92 +486,83 @@ export async function publishBuild(
 ): Promise<PublishSummary> {
   const started = performance.now();
   const times: Partial<Record<keyof PublishSummary['durationsMs'], number>> = {};
+  let mark = started;
+  /** The time since the last lap (or the start). */
+  const lap = () => {
+    const now = performance.now();
+    const took = now - mark;
+    mark = now;
+    return took;
+  };
   const warnings: string[] = [];
-  let build: BuildResult | undefined;
+  let bytes = 0;
   let completeMs = 0;
   const actor = options.actor ?? 'unknown';
   const clock = options.clock ?? (() => new Date());
-  const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>, pointer: Pointer) =>
-    ({
-      command: 'publish',
-      buildId: candidate.buildId,
-      generatedAt: candidate.generatedAt,
-      counts: candidate.counts,
-      plans: totalPlans(candidate.counts),
-      bytes: build ? bytesOf(build) : 0,
-      plansHash: candidate.plansHash,
-      previousBuildId: pointer.live,
-      pruned: [],
-      warnings,
-      ...rest,
-      durationsMs: {
-        build: Math.round((options.buildMs ?? 0) + completeMs),
-        read: 0,
-        upload: 0,
-        verify: 0,
-        flip: 0,
-        prune: 0,
-        ...times,
-        total: ms(started, performance.now()) + Math.round(options.buildMs ?? 0),
-      },
-    }) satisfies PublishSummary;
-
   let pointer: Pointer;
-  let live: LiveCatalog;
+  const summary = (rest: Pick<PublishSummary, 'result'> & Partial<PublishSummary>): PublishSummary => ({
+    command: 'publish',
+    buildId: candidate.buildId,
+    generatedAt: candidate.generatedAt,
+    counts: candidate.counts,
+    plans: totalPlans(candidate.counts),
+    bytes,
+    plansHash: candidate.plansHash,
+    previousBuildId: pointer.live,
+    pruned: [],
+    warnings,
+    ...rest,
+    durationsMs: {
+      build: Math.round((options.buildMs ?? 0) + completeMs),
+      read: 0,
+      upload: 0,
+      verify: 0,
+      flip: 0,
+      prune: 0,
+      ...times,
+      total: ms(started, performance.now()) + Math.round(options.buildMs ?? 0),
+    },
+  });
+
   let where: Binding;
   try {
     pointer = await readPointer(target.kvs);
     where = await proveDeployment(target, pointer, { live: true, recover: options.recover ?? false });
     if (options.unpin && pointer.pin) {
-      const removed = await unpinPointer(target.kvs, where);
-      if (removed) {
-        warnings.push(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
-        const warning = await recordMoveOrWarn(target.origin, unpinMove(removed, actor, clock()));
-        if (warning) warnings.push(warning);
-      }
+      const removed = await removePin(target, where, actor, clock, warnings);
+      if (removed)
+        warnings.unshift(`unpinned ${removed.build} (pinned since ${removed.at} by ${removed.by})`);
       pointer = { ...pointer, pin: null };
     }
   } catch (error) {
     if (error instanceof StoreError || error instanceof DeploymentError) throw error;
     throw storeFailure(`reading the live build from ${target.kvs.name} failed`, { cause: error });
   }
-  if (pointer.pin) {
-    return summary(
-      { result: 'skipped-pinned', reason: new PinnedError(pointer.pin).message, pin: pointer.pin },
-      pointer,
-    );
-  }
+  const from = pointer.live;
+  if (pointer.pin)
+    return summary({
+      result: 'skipped-pinned',
+      reason: new PinnedError(pointer.pin).message,
+      pin: pointer.pin,
+    });
+  let live: LiveCatalog;
   try {
-    live = await readLive(target.origin, pointer.live);
+    live = await readLive(target.origin, from);
   } catch (error) {
-    throw storeFailure(`reading live build ${pointer.live ?? ''} from ${target.origin.name} failed`, {
+    throw storeFailure(`reading live build ${from ?? ''} from ${target.origin.name} failed`, {
       cause: error,
     });
   }
-  times.read = ms(started, performance.now());
+  times.read = Math.round(lap());
 
-  const decision = decide(
-    {
-      plans: totalPlans(candidate.counts),
-      plansHash: candidate.plansHash,
-      inputsHash: candidate.inputsHash,
-    },
-    live,
-    options,
-  );
+  const { plansHash, inputsHash } = candidate;
+  const decision = decide({ plans: totalPlans(candidate.counts), plansHash, inputsHash }, live, options);
   if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
   if (decision.action === 'skip') {
     // Nothing is written: the build it names is the live one.
     const { id, manifest } = live as Extract<LiveCatalog, { kind: 'build' }>;
-    return summary(
-      {
-        result: 'skipped-identical',
-        reason: decision.reason,
-        buildId: id,
-        generatedAt: manifest.generatedAt,
-      },
-      pointer,
-    );
+    const { generatedAt } = manifest;
+    return summary({ result: 'skipped-identical', reason: decision.reason, buildId: id, generatedAt });
   }
   if (decision.note) warnings.push(decision.note);
   // Only with `recover` (proveDeployment refused it otherwise): the move is recorded with why.
@@ -636,17 +574,14 @@ export async function publishBuild(
 
   const progress = options.progress ?? (() => {});
   progress({ stage: 'compressing and rendering pages' });
-  const completeStarted = performance.now();
   const built = await completeBuild(candidate);
-  build = built;
-  completeMs = performance.now() - completeStarted;
+  bytes = built.objects.reduce((sum, object) => sum + object.size, 0);
+  completeMs = lap();
 
-  const uploadStarted = performance.now();
   await upload(target.origin, built, live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
-  times.upload = ms(uploadStarted, performance.now());
+  times.upload = Math.round(lap());
 
   progress({ stage: 'verifying' });
-  const verifyStarted = performance.now();
   let damage: string[];
   try {
     damage = await damageOfBuild(target.origin, built.buildId, built.manifest);
@@ -656,43 +591,43 @@ export async function publishBuild(
   }
   if (damage.length > 0)
     throw new UploadError(
-      `build ${built.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${pointer.live ?? '(none)'}; run publish again`,
+      `build ${built.buildId} at ${target.origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${from ?? '(none)'}; run publish again`,
     );
-  times.verify = ms(verifyStarted, performance.now());
+  times.verify = Math.round(lap());
 
   // The new pages go live before the catalogs; the pages of removed plans go after them.
-  const flipStarted = performance.now();
   try {
     // A directory's listing for the damage check left the MD5s out (catalog status hashes the pages instead).
     const held = live.kind === 'build' && !target.origin.md5 ? live.held : undefined;
-    const done = await goLive(target, { id: built.buildId, manifest: built.manifest }, held, progress, () =>
-      movePointer(target.kvs, pointer.live, built.buildId, where),
+    await goLive(
+      target,
+      { id: built.buildId, manifest: built.manifest },
+      held,
+      progress,
+      () => movePointer(target.kvs, from, built.buildId, where),
+      warnings,
     );
-    warnings.push(...done.warnings);
   } catch (error) {
     if (error instanceof PinnedError)
-      return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin }, pointer);
+      return summary({ result: 'skipped-pinned', reason: error.message, pin: error.pin });
     throw error;
   }
-  times.flip = ms(flipStarted, performance.now());
-  const recorded = await recordMoveOrWarn(target.origin, {
+  times.flip = Math.round(lap());
+  const reason = recovered ? { reason: recovered } : {};
+  const move = {
     at: clock().toISOString(),
     kind: 'publish',
-    from: pointer.live,
+    from,
     to: built.buildId,
     by: actor,
-    ...(recovered ? { reason: recovered } : {}),
-  });
-  if (recorded) warnings.push(recorded);
-  return summary({ result: 'published' }, pointer);
+    ...reason,
+  } as const;
+  await recordMoveOrWarn(target.origin, move, warnings);
+  return summary({ result: 'published' });
 }
 
 /** What a prune must keep, by the pointer: the live build, the pinned one and the rollback target. */
-export function protectedBy(pointer: Pointer): {
-  readonly live: string | null;
-  readonly pinned: string | null;
-  readonly previous: string | null;
-} {
+export function protectedBy(pointer: Pointer): Protected {
   return { live: pointer.live, pinned: pointer.pin?.build ?? null, previous: pointer.previous[0] ?? null };
 }
 
@@ -704,35 +639,35 @@ export function pruneFailure(origin: OriginStore, error: unknown): string {
 /** The one JSON line `catalog rollback` prints. */
 export interface RollbackSummary {
   readonly command: 'rollback';
-  /** The build now live, and pinned there. */
   readonly buildId: string;
   readonly generatedAt: string;
   readonly counts: Readonly<Record<Discipline, number>>;
   readonly previousBuildId: string | null;
   readonly pin: Pin;
-  /** The rollback line after it: where a further rollback goes, newest first. */
+  /** The rollback line after it, newest first. */
   readonly previous: readonly string[];
-  /** Problems that did not fail it (the history not written). */
   readonly warnings: readonly string[];
 }
 
-/** The history entry of an unpin: the pinned build stays live. */
-function unpinMove(removed: Pin, by: string, at: Date): PointerMove {
-  return {
-    at: at.toISOString(),
-    kind: 'unpin',
-    from: removed.build,
-    to: removed.build,
-    by,
-    reason: `pinned since ${removed.at} by ${removed.by} (${removed.reason})`,
-  };
+/** Removes the pin and records that (the pinned build stays live); returns the pin removed, if any. */
+async function removePin(
+  target: PublishTarget,
+  where: Binding,
+  by: string,
+  clock: () => Date,
+  warnings: string[],
+): Promise<Pin | null> {
+  const removed = await unpinPointer(target.kvs, where);
+  if (removed) {
+    const reason = `pinned since ${removed.at} by ${removed.by} (${removed.reason})`;
+    const at = clock().toISOString();
+    const move = { at, kind: 'unpin', from: removed.build, to: removed.build, by, reason } as const;
+    await recordMoveOrWarn(target.origin, move, warnings);
+  }
+  return removed;
 }
 
-/**
- * Makes an earlier, whole build live and pins it there until `catalog unpin`: `to`, else the head of the rollback
- * line (pointer.ts). Goes live as a publish does ({@link goLive}), uploading nothing; the move is recorded in the
- * history (a failure there is a warning).
- */
+/** Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there. */
 export async function rollback(
   target: PublishTarget,
   options: {
@@ -775,20 +710,25 @@ export async function rollback(
     by: 'rollback',
     reason: `rolled back from ${from}`,
   };
-  const {
-    moved: { before, after },
+  const warnings: string[] = [];
+  const { before, after } = await goLive(
+    target,
+    { id: chosen.id, manifest },
+    undefined,
+    progress,
+    () => pinPointer(target.kvs, pin, pointer.live, where),
     warnings,
-  } = await goLive(target, { id: chosen.id, manifest }, undefined, progress, () =>
-    pinPointer(target.kvs, pin, pointer.live, where),
   );
-  const warning = await recordMoveOrWarn(target.origin, {
-    at: options.now.toISOString(),
+  const by = options.actor ?? 'unknown';
+  const move = {
+    at: pin.at,
     kind: 'rollback',
     from: before.live,
     to: chosen.id,
-    by: options.actor ?? 'unknown',
+    by,
     reason: pin.reason,
-  });
+  } as const;
+  await recordMoveOrWarn(target.origin, move, warnings);
   return {
     command: 'rollback',
     buildId: chosen.id,
@@ -797,27 +737,20 @@ export async function rollback(
     previousBuildId: before.live,
     pin,
     previous: after.previous,
-    warnings: warning ? [...warnings, warning] : warnings,
+    warnings,
   };
 }
 
-/**
- * Removes a rollback's pin: the next publish may move the pointer again (the pinned build stays live until
- * then). Returns the pin removed, if any; an unpin that removed one is recorded in the history.
- */
+/** Removes a rollback's pin (the pinned build stays live until the next publish); returns it, if any. */
 export async function unpin(
   target: PublishTarget,
   options: { readonly now?: Date; readonly actor?: string } = {},
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: string[] }> {
   const where = await proveDeployment(target, await readPointer(target.kvs));
-  const unpinned = await unpinPointer(target.kvs, where);
-  const warning = unpinned
-    ? await recordMoveOrWarn(
-        target.origin,
-        unpinMove(unpinned, options.actor ?? 'unknown', options.now ?? new Date()),
-      )
-    : null;
-  return { command: 'unpin', unpinned, warnings: warning ? [warning] : [] };
+  const warnings: string[] = [];
+  const clock = () => options.now ?? new Date();
+  const unpinned = await removePin(target, where, options.actor ?? 'unknown', clock, warnings);
+  return { command: 'unpin', unpinned, warnings };
 }
 
 /** One row of `catalog builds`. */
@@ -826,13 +759,10 @@ export interface BuildListing {
   readonly generatedAt: string | null;
   readonly counts: Readonly<Record<Discipline, number>> | null;
   readonly live: boolean;
-  /**
-   * Whether it has ever been live: recorded in the pointer's history, in the rollback line, or live now. A
-   * complete build that never was is one a publish uploaded but did not put live (it lost a race, say).
-   */
+  /** In the pointer's history, in the rollback line, or live now (else a publish lost a race, say). */
   readonly everLive: boolean;
   readonly pinned: boolean;
-  /** Whether its manifest is there (the upload finished). */
+  /** Its manifest is there (the upload finished). */
   readonly complete: boolean;
 }
 
