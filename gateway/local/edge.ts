@@ -1,11 +1,7 @@
 /**
- * The local edge: what CloudFront does around the two functions, without the network. A request goes through
- * viewer-request; a response it generates is sent as is. Otherwise the object is fetched from the origin; a
- * missing object or a failing origin gets the custom error page (500, `errors/500.json`, no viewer-response);
- * an object gets viewer-response, then gzip or brotli for 1,000–10,000,000-byte bodies of a type CloudFront
- * compresses when the viewer accepts them, `304` for a matching `If-None-Match` (or, without one, an
- * `If-Modified-Since` not older than `Last-Modified`), and `206` for a `Range` the function let through.
- * A function that throws or sets a forbidden header gets CloudFront's 502.
+ * The local edge: what CloudFront does around the two functions, without the network: viewer-request, the
+ * origin (or the custom error page, with no viewer-response), viewer-response, then compression, `304` and
+ * `206` as CloudFront serves from its cache. A function that throws or sets a forbidden header gets a 502.
  */
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -33,19 +29,15 @@ export interface EdgeResponse {
   readonly body: Buffer;
   /** The partner label of a catalog request the viewer-request function let through, for the access log. */
   readonly partner: string | null;
-  /**
-   * What viewer-request recorded with `cf.logCustomData` (CloudFront's `viewer-request-log-data`): the
-   * partner, a refusal's reason, `page` (docs/decisions.md#usage). Absent or null: nothing.
-   */
+  /** What viewer-request recorded with `cf.logCustomData` (docs/decisions.md#usage); absent or null: nothing. */
   readonly logData?: string | null;
   /** Why the answer is a 500 or 502, for the error log (never shown to the client). */
   readonly error?: string;
 }
 
 /**
- * The request a viewer-response event carries: as the viewer sent it (AWS describes it so), or as the
- * viewer-request function left it (its rewrite to the build's object; AWS does not rule it out). The functions
- * must give the same answers with either, and the tests run both.
+ * The request a viewer-response event carries: as the viewer sent it, or as viewer-request left it (AWS does
+ * not rule it out). The functions must give the same answers with either, and the tests run both.
  */
 export type ResponseEventRequest = 'as-sent' | 'as-rewritten';
 
@@ -75,7 +67,7 @@ function bodyOf(response: CloudFrontResponse): Buffer {
 }
 
 /** Whether an `If-None-Match` value matches an entity tag (weak comparison, RFC 9110 §13.1.2). */
-export function ifNoneMatchMatches(header: string, etag: string): boolean {
+function ifNoneMatchMatches(header: string, etag: string): boolean {
   const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
   if (header.trim() === '*') return true;
   return header.split(',').some((candidate) => opaque(candidate) === opaque(etag));
@@ -93,7 +85,7 @@ const ASCTIME = new RegExp(
 );
 
 /** The time of an HTTP-date (RFC 9110 §5.6.7: IMF-fixdate or one of the two obsolete forms), else null. */
-export function parseHttpDate(text: string): number | null {
+function parseHttpDate(text: string): number | null {
   const value = text.trim();
   let time = Number.NaN;
   if (HTTP_DATES.some((form) => form.test(value))) time = Date.parse(value);
@@ -102,9 +94,8 @@ export function parseHttpDate(text: string): number | null {
 }
 
 /**
- * Whether a 200 becomes a 304, as CloudFront decides from its cache: a matching `If-None-Match`; or, only
- * when there is no `If-None-Match`, an `If-Modified-Since` date (exactly one, a valid HTTP-date) not older
- * than `Last-Modified`. Anything else (a garbage date, two dates) is ignored.
+ * Whether a 200 becomes a 304: a matching `If-None-Match`, or without one, exactly one valid
+ * `If-Modified-Since` not older than `Last-Modified`.
  */
 export function notModified(
   request: Fields,
@@ -121,14 +112,10 @@ export function notModified(
 }
 
 /**
- * The byte range a `Range` header asks for in a body of `length` bytes: one `bytes=first-last`,
- * `bytes=first-` or `bytes=-suffix` range. `null` means serve the whole body (no range, a form this edge does
- * not split, or several ranges); `'unsatisfiable'` means 416.
+ * The byte range one `bytes=first-last`, `first-` or `-suffix` range asks for; `null`: the whole body (no
+ * range, or a form this edge does not split), `'unsatisfiable'`: 416.
  */
-export function byteRange(
-  header: string,
-  length: number,
-): { start: number; end: number } | 'unsatisfiable' | null {
+function byteRange(header: string, length: number): { start: number; end: number } | 'unsatisfiable' | null {
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match || (match[1] === '' && match[2] === '')) return null;
   if (match[1] === '') {
@@ -144,7 +131,7 @@ export function byteRange(
 }
 
 /** The encoding CloudFront would pick: brotli when the viewer accepts it, else gzip, else none. */
-export function pickEncoding(acceptEncoding: string): 'br' | 'gzip' | null {
+function pickEncoding(acceptEncoding: string): 'br' | 'gzip' | null {
   const accepted = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
     const [coding = '', ...params] = part.trim().toLowerCase().split(';');
@@ -184,7 +171,7 @@ export class Edge {
     try {
       ({ result, logData } = await this.#options.viewerRequest.runLogged(event));
     } catch (error) {
-      return badGateway('viewer-request', error);
+      return failed('viewer-request', error);
     }
     if ('statusCode' in result) {
       return {
@@ -239,7 +226,7 @@ export class Edge {
         viewerResponseEvent({ ...event, request }, originResponse),
       )) as CloudFrontResponse;
     } catch (error) {
-      return { ...badGateway('viewer-response', error), partner, logData };
+      return { ...failed('viewer-response', error), partner, logData };
     }
     // CloudFront acts on the request as the function left it (a header the function removed is gone).
     return { ...(await this.#deliver(response, object, result.headers, behaviour)), partner, logData };
@@ -316,10 +303,7 @@ export class Edge {
     return pending;
   }
 
-  /**
-   * CloudFront's custom error response for an origin status: the page the distribution names, with its status
-   * and the object's own headers (no function runs). Without a page for the status, the origin's answer.
-   */
+  /** CloudFront's custom error page for an origin status (no function runs), else the origin's answer. */
   async #errorPage(originStatus: number, behaviour: Behaviour): Promise<Omit<EdgeResponse, 'partner'>> {
     const response = errorResponseFor(originStatus);
     let page: OriginObject | null = null;
@@ -363,13 +347,17 @@ function objectKey(uri: string): string {
   }
 }
 
-function badGateway(stage: string, error: unknown): EdgeResponse {
-  const reason = error instanceof FunctionError ? error.message : String(error);
+/** CloudFront's answer when it cannot use what it got: a plain 502 that no cache keeps. */
+export function badGateway(reason: string): EdgeResponse {
   return {
     status: 502,
     headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
     body: Buffer.from('502 Bad Gateway: the request could not be satisfied.\n'),
     partner: null,
-    error: `${stage} function: ${reason}`,
+    error: reason,
   };
+}
+
+function failed(stage: string, error: unknown): EdgeResponse {
+  return badGateway(`${stage} function: ${error instanceof FunctionError ? error.message : String(error)}`);
 }

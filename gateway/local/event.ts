@@ -1,11 +1,7 @@
 /**
- * Builds CloudFront Functions events from raw HTTP requests exactly as CloudFront shapes them: lowercase
- * header names, repeats collapsed into `multiValue` (the first value also in `value`), cookies apart,
- * hop-by-hop headers left out, and
- * query-string names and values exactly as sent (still percent-encoded; `?a` gives an empty value).
- *
- * Names come from the client, so every field map has a null prototype and is read through own properties
- * only: `__proto__`, `constructor` or `toString` are names like any other and never reach a built-in object.
+ * Builds CloudFront Functions events from raw HTTP requests as CloudFront shapes them: lowercase header names,
+ * repeats in `multiValue`, cookies apart, no hop-by-hop headers, query strings as sent (still encoded). Every
+ * field map has a null prototype and is read through own properties only: `__proto__` is a name like any other.
  */
 import type { CloudFrontEvent, CloudFrontResponse, Field, Fields } from '../functions/event.ts';
 
@@ -31,12 +27,12 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /** An empty field map with no prototype, so that any name is just a key. */
-export function emptyFields(): Fields {
+function emptyFields(): Fields {
   return Object.create(null) as Fields;
 }
 
 /** The field of that name, if the map has one of its own. */
-export function fieldOf(fields: Fields, name: string): Field | undefined {
+function fieldOf(fields: Fields, name: string): Field | undefined {
   return Object.hasOwn(fields, name) ? fields[name] : undefined;
 }
 
@@ -55,7 +51,7 @@ function add(fields: Fields, name: string, value: string): void {
 }
 
 /** Splits a request target into the path and the raw query string. */
-export function splitTarget(target: string): { uri: string; query: string } {
+function splitTarget(target: string): { uri: string; query: string } {
   let pathAndQuery = target;
   if (/^https?:\/\//i.test(target)) {
     const afterScheme = target.indexOf('//') + 2;
@@ -70,26 +66,17 @@ export function splitTarget(target: string): { uri: string; query: string } {
   return { uri: pathAndQuery.slice(0, question), query: pathAndQuery.slice(question + 1) };
 }
 
-/** Parses a raw query string into CloudFront's `querystring` object (names and values not decoded). */
-export function parseQuery(query: string): Fields {
-  const fields = emptyFields();
-  for (const part of query.split('&')) {
+/** Adds the `name=value` pairs of a query string or cookie header (names and values not decoded). */
+function addPairs(fields: Fields, text: string, separator: '&' | ';'): Fields {
+  for (const pair of text.split(separator)) {
+    // Cookie pairs are separated by `; `; query parameters are taken exactly as sent.
+    const part = separator === ';' ? pair.trim() : pair;
     if (part === '') continue;
     const equals = part.indexOf('=');
     if (equals === -1) add(fields, part, '');
     else add(fields, part.slice(0, equals), part.slice(equals + 1));
   }
   return fields;
-}
-
-function parseCookies(fields: Fields, header: string): void {
-  for (const pair of header.split(';')) {
-    const trimmed = pair.trim();
-    if (trimmed === '') continue;
-    const equals = trimmed.indexOf('=');
-    if (equals === -1) add(fields, trimmed, '');
-    else add(fields, trimmed.slice(0, equals), trimmed.slice(equals + 1));
-  }
 }
 
 /** The viewer-request event for a raw request. */
@@ -100,7 +87,7 @@ export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFro
   for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
     const name = (raw.rawHeaders[i] as string).toLowerCase();
     const value = raw.rawHeaders[i + 1] as string;
-    if (name === 'cookie') parseCookies(cookies, value);
+    if (name === 'cookie') addPairs(cookies, value, ';');
     else if (!HOP_BY_HOP.has(name)) add(headers, name, value);
   }
   return {
@@ -112,7 +99,7 @@ export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFro
       requestId,
     },
     viewer: { ip: raw.remoteAddress },
-    request: { method: raw.method, uri, querystring: parseQuery(query), headers, cookies },
+    request: { method: raw.method, uri, querystring: addPairs(emptyFields(), query, '&'), headers, cookies },
   };
 }
 
