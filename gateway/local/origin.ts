@@ -1,9 +1,7 @@
 /**
- * The origin as the local edge sees it: an origin store (publish/origin.ts — a directory, or an S3 bucket)
- * answering with an object's bytes and the metadata S3 would send, the metadata the build set (Content-Type,
- * Content-Encoding, Cache-Control), never a guess. Objects are kept in memory: a build's objects never change,
- * so they are read once; anything else is looked at again at most every `recheckMs`, so a new flat build or a
- * removed file shows within that time while a busy edge does not read a file per request.
+ * The origin as the local edge sees it: an origin store (publish/origin.ts) answering with an object's bytes
+ * and the metadata the build set, never a guess. A build's objects never change, so they are read once;
+ * anything else is looked at again at most every `recheckMs`.
  */
 import { BUILDS_PREFIX } from '../../contract/index.ts';
 import type { OriginStore } from '../../publish/origin.ts';

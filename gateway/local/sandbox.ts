@@ -114,11 +114,8 @@ export interface SandboxedFunction {
 
 /** The message of something thrown, whichever realm it comes from. */
 function messageOf(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    const message = (error as { message?: unknown }).message;
-    if (typeof message === 'string') return message;
-  }
-  return String(error);
+  const message = typeof error === 'object' ? (error as { message?: unknown } | null)?.message : undefined;
+  return typeof message === 'string' ? message : String(error);
 }
 
 /** The parts of a result whose names the viewer chose (headers, query parameters, cookies). */

@@ -3,6 +3,8 @@
  * (distribution.ts), one access-log line per request read (never the key) and graceful shutdown. A failure
  * while sending ends that one request (a 502, or a cut connection once the head is out), never the process.
  */
+
+import { once } from 'node:events';
 import {
   createServer,
   type IncomingMessage,
@@ -234,14 +236,10 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
 }
 
 /** Starts listening and resolves with the bound address. */
-export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
+export async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  server.listen(port, host);
+  await once(server, 'listening');
+  return server.address() as AddressInfo;
 }
 
 /**
