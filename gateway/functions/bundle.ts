@@ -250,8 +250,6 @@ export function checkFunctionCode(code: string): string[] {
       }
       case 'CallExpression': {
         const callee = node.callee as AnyNode;
-        if (callee.type === 'Identifier' && callee.name === 'eval')
-          problems.push(`eval ${at(node)} is not available`);
         if (callee.type === 'Identifier' && callee.name === 'require') {
           const args = node.arguments as AnyNode[];
           const name = args.length === 1 && args[0]?.type === 'Literal' ? args[0].value : undefined;

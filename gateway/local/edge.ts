@@ -184,25 +184,20 @@ export class Edge {
     }
     // A request let through names its partner alone (a page records `page`; openapi.yaml nothing).
     const partner = logData !== null && logData !== LogValue.Page ? logData : null;
-    let object: OriginObject | null;
+    const origin = this.#options.origin;
+    let object: OriginObject | null = null;
     let failure: string | undefined;
     try {
-      object = await this.#options.origin.get(objectKey(result.uri));
-      if (!object) failure = `${result.uri} is missing at the origin ${this.#options.origin.name}`;
+      object = await origin.get(objectKey(result.uri));
     } catch (error) {
-      object = null;
-      failure = `the origin ${this.#options.origin.name} failed: ${(error as Error).message}`;
+      failure = `the origin ${origin.name} failed: ${(error as Error).message}`;
     }
     if (!object) {
-      const status = failure?.startsWith('the origin')
+      const status = failure
         ? DISTRIBUTION.originFailureStatus
         : DISTRIBUTION.origins[behaviour.origin].missingObjectStatus;
-      return {
-        ...(await this.#errorPage(status, behaviour)),
-        partner,
-        logData,
-        error: failure ?? 'origin error',
-      };
+      const error = failure ?? `${result.uri} is missing at the origin ${origin.name}`;
+      return { ...(await this.#errorPage(status, behaviour)), partner, logData, error };
     }
 
     const originResponse: CloudFrontResponse = {

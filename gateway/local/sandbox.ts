@@ -333,15 +333,10 @@ function checkResult(result: unknown, event: CloudFrontEvent): CloudFrontRequest
       throw new FunctionError(`statusCode ${String(response.statusCode)} is not an HTTP status`);
     }
     const body = response.body;
-    if (body !== undefined && typeof body !== 'string') {
-      if (
-        typeof body !== 'object' ||
-        typeof body.data !== 'string' ||
-        !['text', 'base64'].includes(body.encoding)
-      ) {
-        throw new FunctionError('body must be a string or { encoding: "text" | "base64", data }');
-      }
-    }
+    const isBody = (b: object) =>
+      typeof own(b, 'data') === 'string' && ['text', 'base64'].includes(own(b, 'encoding') as string);
+    if (body !== undefined && typeof body !== 'string' && (typeof body !== 'object' || !isBody(body)))
+      throw new FunctionError('body must be a string or { encoding: "text" | "base64", data }');
     return response;
   }
   const request = result as CloudFrontRequest;
