@@ -66,13 +66,6 @@ function bodyOf(response: CloudFrontResponse): Buffer {
   return body.encoding === 'base64' ? Buffer.from(body.data, 'base64') : Buffer.from(body.data);
 }
 
-/** Whether an `If-None-Match` value matches an entity tag (weak comparison, RFC 9110 §13.1.2). */
-function ifNoneMatchMatches(header: string, etag: string): boolean {
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  if (header.trim() === '*') return true;
-  return header.split(',').some((candidate) => opaque(candidate) === opaque(etag));
-}
-
 const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
 const HTTP_DATES = [
   new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (${MONTHS}) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$`),
@@ -102,8 +95,15 @@ export function notModified(
   validators: { etag: string; lastModified: string | undefined },
 ): boolean {
   const ifNoneMatch = values(request, 'if-none-match').join(',');
-  if (ifNoneMatch.trim() !== '')
-    return validators.etag !== '' && ifNoneMatchMatches(ifNoneMatch, validators.etag);
+  if (ifNoneMatch.trim() !== '') {
+    // Weak comparison (RFC 9110 §13.1.2); `*` matches any entity.
+    const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+    const etag = opaque(validators.etag);
+    return (
+      validators.etag !== '' &&
+      (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((tag) => opaque(tag) === etag))
+    );
+  }
   const ifModifiedSince = values(request, 'if-modified-since');
   if (ifModifiedSince.length !== 1 || validators.lastModified === undefined) return false;
   const since = parseHttpDate(ifModifiedSince[0] as string);

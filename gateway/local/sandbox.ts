@@ -118,15 +118,12 @@ function messageOf(error: unknown): string {
   return typeof message === 'string' ? message : String(error);
 }
 
-/** The parts of a result whose names the viewer chose (headers, query parameters, cookies). */
-const FIELD_MAPS = ['headers', 'querystring', 'cookies'];
-
 /** A function's result, parsed; it and its field maps get a null prototype (a header named `__proto__`). */
 function parseResult(text: string): unknown {
   const result = JSON.parse(text) as unknown;
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
   Object.setPrototypeOf(result, null);
-  for (const name of FIELD_MAPS) {
+  for (const name of ['headers', 'querystring', 'cookies']) {
     const fields = own(result, name);
     if (typeof fields === 'object' && fields !== null && !Array.isArray(fields))
       Object.setPrototypeOf(fields, null);
