@@ -47,13 +47,11 @@ export const RUNTIME_OBJECTS: Readonly<Record<string, Readonly<Record<string, st
 const RUNTIME_FEATURES = new Set([
   ...words(`Object Array String Number Boolean Math JSON Date RegExp Promise Error TypeError RangeError
     SyntaxError ReferenceError URIError parseInt parseFloat isNaN isFinite decodeURI decodeURIComponent encodeURI
-    encodeURIComponent NaN Infinity undefined require console TextEncoder TextDecoder atob btoa`).map(
-    (name) => `global ${name}`,
-  ),
-  ...words(`Object.assign Object.create Object.defineProperty Object.entries Object.freeze
-    Object.getOwnPropertyNames Object.getPrototypeOf Object.keys Object.prototype Object.values Array.isArray
-    String.fromCharCode JSON.parse JSON.stringify Date.now Date.parse Date.UTC Math.abs Math.ceil Math.floor
-    Math.max Math.min Math.pow Math.random Math.round Promise.all Promise.reject Promise.resolve console.log`).map(
+    encodeURIComponent NaN Infinity undefined require console TextEncoder TextDecoder atob btoa Object.assign
+    Object.create Object.defineProperty Object.entries Object.freeze Object.getOwnPropertyNames
+    Object.getPrototypeOf Object.keys Object.prototype Object.values Array.isArray String.fromCharCode JSON.parse
+    JSON.stringify Date.now Date.parse Date.UTC Math.abs Math.ceil Math.floor Math.max Math.min Math.pow
+    Math.random Math.round Promise.all Promise.reject Promise.resolve console.log`).map(
     (name) => `global ${name}`,
   ),
   ...words(`charAt charCodeAt concat endsWith includes indexOf lastIndexOf match padStart replace replaceAll
@@ -333,10 +331,7 @@ export async function bundleFunction(entry: string): Promise<string> {
     // and fails the build where it cannot; checkFunctionCode then verifies the result.
     supported: Object.fromEntries(
       words(`object-extensions optional-catch-binding object-rest-spread for-of class generator destructuring
-        default-argument nullish-coalescing optional-chain async-generator`).map((feature) => [
-        feature,
-        false,
-      ]),
+        default-argument nullish-coalescing optional-chain async-generator`).map((name) => [name, false]),
     ),
   }).catch((error: { errors?: { text: string }[] }) => {
     const reasons = error.errors?.map((e) => e.text).join('; ') ?? String(error);
@@ -344,11 +339,7 @@ export async function bundleFunction(entry: string): Promise<string> {
   });
   let code = result.outputFiles?.[0]?.text ?? '';
   const tail = EXPORT_TAIL.exec(code);
-  if (!tail) {
-    throw new FunctionBundleError(
-      `${entry}: the bundle must end with the export of handler (is it missing?)`,
-    );
-  }
+  if (!tail) throw new FunctionBundleError(`${entry}: the bundle must end with the export of handler`);
   // The runtime calls a top-level `handler`: the minified function is called through one of that name.
   const renamed = tail[1];
   code = code.slice(0, tail.index) + (renamed ? `\nasync function handler(e){return ${renamed}(e)}\n` : '\n');
