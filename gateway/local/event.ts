@@ -16,15 +16,9 @@ export interface RawRequest {
 }
 
 /** Hop-by-hop headers: they concern one connection, and CloudFront does not pass them to functions. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
+const HOP_BY_HOP = new Set(
+  'connection keep-alive proxy-connection te trailer transfer-encoding upgrade'.split(' '),
+);
 
 /** An empty field map with no prototype, so that any name is just a key. */
 function emptyFields(): Fields {
@@ -38,29 +32,19 @@ function fieldOf(fields: Fields, name: string): Field | undefined {
 
 function add(fields: Fields, name: string, value: string): void {
   const existing = fieldOf(fields, name);
-  if (!existing) {
-    fields[name] = { value };
-    return;
+  if (!existing) fields[name] = { value };
+  else {
+    if (!Object.hasOwn(existing, 'multiValue')) existing.multiValue = [{ value: existing.value }];
+    existing.multiValue?.push({ value });
   }
-  let multiValue = Object.hasOwn(existing, 'multiValue') ? existing.multiValue : undefined;
-  if (!multiValue) {
-    multiValue = [{ value: existing.value }];
-    existing.multiValue = multiValue;
-  }
-  multiValue.push({ value });
 }
 
 /** Splits a request target into the path and the raw query string. */
 function splitTarget(target: string): { uri: string; query: string } {
-  let pathAndQuery = target;
-  if (/^https?:\/\//i.test(target)) {
-    const afterScheme = target.indexOf('//') + 2;
-    const slash = target.indexOf('/', afterScheme);
-    const question = target.indexOf('?', afterScheme);
-    const start = slash === -1 ? question : question === -1 ? slash : Math.min(slash, question);
-    pathAndQuery = start === -1 ? '/' : target.slice(start);
-    if (pathAndQuery.startsWith('?')) pathAndQuery = `/${pathAndQuery}`;
-  }
+  // Absolute-form: the path starts after the authority (`/` when there is none).
+  const authority = /^https?:\/\/[^/?]*/i.exec(target);
+  let pathAndQuery = authority ? target.slice(authority[0].length) : target;
+  if (authority && !pathAndQuery.startsWith('/')) pathAndQuery = `/${pathAndQuery}`;
   const question = pathAndQuery.indexOf('?');
   if (question === -1) return { uri: pathAndQuery, query: '' };
   return { uri: pathAndQuery.slice(0, question), query: pathAndQuery.slice(question + 1) };
