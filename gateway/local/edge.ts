@@ -139,9 +139,7 @@ function pickEncoding(acceptEncoding: string): 'br' | 'gzip' | null {
     accepted.set(coding.trim(), q ? Number(q.slice(2)) : 1);
   }
   const ok = (coding: string) => (accepted.get(coding) ?? accepted.get('*') ?? 0) > 0;
-  if (ok('br')) return 'br';
-  if (ok('gzip')) return 'gzip';
-  return null;
+  return ok('br') ? 'br' : ok('gzip') ? 'gzip' : null;
 }
 
 /** Request ids: unique per process without a random draw per request. */

@@ -141,7 +141,6 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
     codeGeneration: { strings: false, wasm: false },
   });
   const kvs = options.kvs;
-  const log = options.log ?? (() => {});
   /** The call running now (one runs at a time), whose last `cf.logCustomData` value the bridge records. */
   let current: { logData: string | null } | null = null;
   const bridge: Bridge = {
@@ -150,7 +149,7 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
       if (current) current.logData = Buffer.from(value).subarray(0, LOG_DATA_BYTES).toString();
     },
     digest: (algorithm, data, encoding) => hash(algorithm, data, encoding as 'hex' | 'base64' | 'base64url'),
-    log: (line) => log(line),
+    log: options.log ?? (() => {}),
   };
   const runtime = (RUNTIME.runInContext(context) as (bridge: Bridge) => Runtime)(bridge);
   let loaded: boolean;

@@ -13,10 +13,6 @@ type Version =
   | 'missing'
   | 'unread';
 
-function versionOf(info: Stats): Version {
-  return [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
-}
-
 /** Whether a file's status is this version (compared field by field: a look makes no string). */
 function isVersion(info: Stats, version: Version): boolean {
   return (
@@ -116,7 +112,8 @@ export class WatchedKeyValueStore implements KeyValueReader {
     }
     try {
       // The version of what is read, taken before reading: a change during the read is seen by the next look.
-      const version = versionOf(await handle.stat());
+      const info = await handle.stat();
+      const version: Version = [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
       let parsed: Map<string, string>;
       try {
         parsed = parseKvsFile(await handle.readFile('utf8'), this.#path);
