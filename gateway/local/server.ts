@@ -15,28 +15,17 @@ import {
 import type { AddressInfo } from 'node:net';
 import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
 import { badGateway, type Edge, type EdgeResponse } from './edge.ts';
+import type { RawRequest } from './event.ts';
 
 /** CloudFront's limits on a viewer request: beyond either it answers 413 and closes the connection. */
 const REQUEST_LIMITS = DISTRIBUTION.requestLimits;
 const TOO_LARGE_STATUS = DISTRIBUTION.requestLimits.status;
 
-/** The bytes of the request head as sent in its usual form: request line, `Name: value` lines, blank line. */
-export function requestHeadBytes(
-  method: string,
-  target: string,
-  httpVersion: string,
-  rawHeaders: readonly string[],
-): number {
-  let bytes = Buffer.byteLength(`${method} ${target} HTTP/${httpVersion}\r\n\r\n`);
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    bytes += Buffer.byteLength(rawHeaders[i] as string) + Buffer.byteLength(rawHeaders[i + 1] as string) + 4;
-  }
+/** The bytes of the request head as sent: request line, `Name: value` lines (+2 a part), blank line. */
+function requestHeadBytes(raw: RawRequest, httpVersion: string): number {
+  let bytes = Buffer.byteLength(`${raw.method} ${raw.target} HTTP/${httpVersion}\r\n\r\n`);
+  for (const part of raw.rawHeaders) bytes += Buffer.byteLength(part) + 2;
   return bytes;
-}
-
-/** The bytes of the URL CloudFront builds: `https://`, the Host header and the request target. */
-export function urlBytes(host: string | undefined, target: string): number {
-  return Buffer.byteLength(`https://${host ?? ''}`) + Buffer.byteLength(target);
 }
 
 /** One access-log entry. */
@@ -168,9 +157,9 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
           ...(answer.error ? { error: answer.error } : {}),
         });
       if (
-        urlBytes(req.headers.host, raw.target) > REQUEST_LIMITS.urlBytes ||
-        requestHeadBytes(raw.method, raw.target, req.httpVersion, raw.rawHeaders) >
-          REQUEST_LIMITS.requestBytes
+        // The URL CloudFront builds: `https://`, the Host header and the request target.
+        Buffer.byteLength(`https://${req.headers.host ?? ''}${raw.target}`) > REQUEST_LIMITS.urlBytes ||
+        requestHeadBytes(raw, req.httpVersion) > REQUEST_LIMITS.requestBytes
       ) {
         res.writeHead(TOO_LARGE_STATUS, { 'Content-Length': 0, Connection: 'close' });
         res.end();
