@@ -66,16 +66,15 @@ function bodyOf(response: CloudFrontResponse): Buffer {
   return body.encoding === 'base64' ? Buffer.from(body.data, 'base64') : Buffer.from(body.data);
 }
 
-const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
+const DAY = '(Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const CLOCK = '\\d{2}:\\d{2}:\\d{2}';
+/** IMF-fixdate and RFC 850 dates; an asctime date parses once ` GMT` is added. */
 const HTTP_DATES = [
-  new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (${MONTHS}) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$`),
-  new RegExp(
-    `^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-(${MONTHS})-\\d{2} \\d{2}:\\d{2}:\\d{2} GMT$`,
-  ),
-];
-const ASCTIME = new RegExp(
-  `^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) ( \\d|\\d{2}) \\d{2}:\\d{2}:\\d{2} \\d{4}$`,
-);
+  `${DAY}, \\d{2} ${MONTH} \\d{4} ${CLOCK} GMT`,
+  `(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{2}-${MONTH}-\\d{2} ${CLOCK} GMT`,
+].map((form) => new RegExp(`^${form}$`));
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} ( \\d|\\d{2}) ${CLOCK} \\d{4}$`);
 
 /** The time of an HTTP-date (RFC 9110 §5.6.7: IMF-fixdate or one of the two obsolete forms), else null. */
 function parseHttpDate(text: string): number | null {
