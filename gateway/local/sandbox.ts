@@ -69,10 +69,8 @@ function runtimePath(): string {
 }
 
 /** local/runtime.js, compiled once; each function's context runs it. */
-const RUNTIME = (() => {
-  const path = runtimePath();
-  return new vm.Script(readFileSync(path, 'utf8'), { filename: path });
-})();
+const RUNTIME_PATH = runtimePath();
+const RUNTIME = new vm.Script(readFileSync(RUNTIME_PATH, 'utf8'), { filename: RUNTIME_PATH });
 
 /**
  * The function's code as one strict function of the runtime's `require`, `console` and `cf` returning the
