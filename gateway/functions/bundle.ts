@@ -6,7 +6,7 @@
  */
 import { Parser } from 'acorn';
 import { fullAncestor } from 'acorn-walk';
-import { type BuildOptions, build } from 'esbuild';
+import { build } from 'esbuild';
 
 /** The two functions: source entry → output file name. */
 export const GATEWAY_FUNCTIONS = {
@@ -41,21 +41,17 @@ export const RUNTIME_OBJECTS: Readonly<Record<string, Readonly<Record<string, st
 };
 
 /**
- * What cloudfront-js-2.0 offers a function by name (AWS's "JavaScript runtime 2.0 features"), in the notation
- * of {@link functionUses}: globals and their members (ECMAScript 5.1 and the additions the runtime lists), the
- * methods of built-in values whatever the receiver (strings, arrays, regular expressions, numbers, functions,
- * promises), and the runtime's modules. Kept short on purpose: what is not here is refused until it is added.
+ * What cloudfront-js-2.0 offers by name (AWS's "JavaScript runtime 2.0 features"), in the notation of
+ * {@link functionUses}. Kept short on purpose: what is not here is refused until it is added.
  */
 const RUNTIME_FEATURES = new Set([
   ...words(`Object Array String Number Boolean Math JSON Date RegExp Promise Error TypeError RangeError
     SyntaxError ReferenceError URIError parseInt parseFloat isNaN isFinite decodeURI decodeURIComponent encodeURI
-    encodeURIComponent NaN Infinity undefined require console TextEncoder TextDecoder atob btoa`).map(
-    (name) => `global ${name}`,
-  ),
-  ...words(`Object.assign Object.create Object.defineProperty Object.entries Object.freeze
-    Object.getOwnPropertyNames Object.getPrototypeOf Object.keys Object.prototype Object.values Array.isArray
-    String.fromCharCode JSON.parse JSON.stringify Date.now Date.parse Date.UTC Math.abs Math.ceil Math.floor
-    Math.max Math.min Math.pow Math.random Math.round Promise.all Promise.reject Promise.resolve console.log`).map(
+    encodeURIComponent NaN Infinity undefined require console TextEncoder TextDecoder atob btoa Object.assign
+    Object.create Object.defineProperty Object.entries Object.freeze Object.getOwnPropertyNames
+    Object.getPrototypeOf Object.keys Object.prototype Object.values Array.isArray String.fromCharCode JSON.parse
+    JSON.stringify Date.now Date.parse Date.UTC Math.abs Math.ceil Math.floor Math.max Math.min Math.pow
+    Math.random Math.round Promise.all Promise.reject Promise.resolve console.log`).map(
     (name) => `global ${name}`,
   ),
   ...words(`charAt charCodeAt concat endsWith includes indexOf lastIndexOf match padStart replace replaceAll
@@ -69,53 +65,15 @@ const RUNTIME_FEATURES = new Set([
 ]);
 
 /** ES5 nodes, plus what cloudfront-js-2.0 adds (let/const, arrows, templates, rest parameters, await). */
-const ALLOWED = new Set([
-  'Program',
-  'ExpressionStatement',
-  'BlockStatement',
-  'EmptyStatement',
-  'ReturnStatement',
-  'LabeledStatement',
-  'BreakStatement',
-  'ContinueStatement',
-  'IfStatement',
-  'SwitchStatement',
-  'SwitchCase',
-  'ThrowStatement',
-  'TryStatement',
-  'CatchClause',
-  'WhileStatement',
-  'DoWhileStatement',
-  'ForStatement',
-  'ForInStatement',
-  'FunctionDeclaration',
-  'FunctionExpression',
-  'ArrowFunctionExpression',
-  'VariableDeclaration',
-  'VariableDeclarator',
-  'ThisExpression',
-  'ArrayExpression',
-  'ObjectExpression',
-  'Property',
-  'UnaryExpression',
-  'UpdateExpression',
-  'BinaryExpression',
-  'AssignmentExpression',
-  'LogicalExpression',
-  'MemberExpression',
-  'ConditionalExpression',
-  'CallExpression',
-  'NewExpression',
-  'SequenceExpression',
-  'Identifier',
-  'Literal',
-  'TemplateLiteral',
-  'TemplateElement',
-  'RestElement',
-  'AwaitExpression',
-  'ImportDeclaration',
-  'ImportDefaultSpecifier',
-]);
+const ALLOWED = new Set(
+  words(`Program ExpressionStatement BlockStatement EmptyStatement ReturnStatement LabeledStatement BreakStatement
+    ContinueStatement IfStatement SwitchStatement SwitchCase ThrowStatement TryStatement CatchClause WhileStatement
+    DoWhileStatement ForStatement ForInStatement FunctionDeclaration FunctionExpression ArrowFunctionExpression
+    VariableDeclaration VariableDeclarator ThisExpression ArrayExpression ObjectExpression Property UnaryExpression
+    UpdateExpression BinaryExpression AssignmentExpression LogicalExpression MemberExpression ConditionalExpression
+    CallExpression NewExpression SequenceExpression Identifier Literal TemplateLiteral TemplateElement RestElement
+    AwaitExpression ImportDeclaration ImportDefaultSpecifier`),
+);
 
 interface AnyNode {
   type: string;
@@ -126,12 +84,9 @@ interface AnyNode {
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
 
 /**
- * What the code uses of its runtime, by name, sorted: `global decodeURIComponent`, `global JSON.parse` (a
- * global or a member of one), `method trim` (a method called on a value that is none of the runtime's objects:
- * a built-in one), `runtime crypto` (a module) and `runtime Hash.digest` (a member of an object of
- * {@link RUNTIME_OBJECTS}, followed through the names it is bound to and the calls that return it). A name is
- * a global when no function or the program declares it (a name declared in a block counts for its whole
- * function: the minifier never reuses a global's name).
+ * What the code uses of its runtime, sorted: `global JSON.parse`, `method trim` (called on a built-in value),
+ * `runtime crypto`, `runtime Hash.digest` (followed through bindings and calls). A name is a global when no
+ * function or the program declares it (a block's declaration counts for its whole function).
  */
 function usesOf(program: AnyNode): string[] {
   const scopes = new Map<AnyNode, Map<string, string>>();
@@ -217,17 +172,15 @@ function usesOf(program: AnyNode): string[] {
   return [...uses].sort();
 }
 
+const parse = (code: string) =>
+  Parser.parse(code, { ecmaVersion: 2022, sourceType: 'module' }) as unknown as AnyNode;
+
 /** What a function's code uses of its runtime ({@link usesOf}: `global JSON.parse`, `runtime Hash.digest`…). */
 export function functionUses(code: string): string[] {
-  return usesOf(Parser.parse(code, { ecmaVersion: 2022, sourceType: 'module' }) as unknown as AnyNode);
+  return usesOf(parse(code));
 }
 
-/**
- * Returns every reason the code cannot run as a cloudfront-js-2.0 function (empty when it can): syntax outside
- * the runtime's list, imports other than `cloudfront`, requires other than crypto/querystring/buffer, a use
- * of a global, method or module member not in {@link RUNTIME_FEATURES}, no top-level `handler`, or a size
- * over the limit.
- */
+/** Every reason the code cannot run as a cloudfront-js-2.0 function (none when it can). */
 export function checkFunctionCode(code: string): string[] {
   const problems: string[] = [];
   const bytes = Buffer.byteLength(code);
@@ -235,7 +188,7 @@ export function checkFunctionCode(code: string): string[] {
     problems.push(`${bytes} bytes is over CloudFront's ${FUNCTION_SIZE_LIMIT}-byte limit`);
   let program: AnyNode;
   try {
-    program = Parser.parse(code, { ecmaVersion: 2022, sourceType: 'module' }) as unknown as AnyNode;
+    program = parse(code);
   } catch (error) {
     return [...problems, `does not parse: ${(error as Error).message}`];
   }
@@ -295,8 +248,6 @@ export function checkFunctionCode(code: string): string[] {
       }
       case 'CallExpression': {
         const callee = node.callee as AnyNode;
-        if (callee.type === 'Identifier' && callee.name === 'eval')
-          problems.push(`eval ${at(node)} is not available`);
         if (callee.type === 'Identifier' && callee.name === 'require') {
           const args = node.arguments as AnyNode[];
           const name = args.length === 1 && args[0]?.type === 'Literal' ? args[0].value : undefined;
@@ -355,33 +306,9 @@ const IMPORT_OF_MODULE = /import\s*(\w+)\s*from\s*"(crypto|querystring|buffer)";
 /** The bundle's last statement: the handler's export, under whatever name the minifier gave its function. */
 const EXPORT_TAIL = /export\s*\{\s*(?:([\w$]+)\s+as\s+)?handler\s*\};?\s*$/;
 
-/** Output syntax for cloudfront-js-2.0, shared by both esbuild passes. */
-const SYNTAX: Pick<BuildOptions, 'target' | 'minifyWhitespace' | 'minifySyntax' | 'supported'> = {
-  target: 'es2017',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  // What cloudfront-js-2.0 lacks: esbuild lowers it where it can (e.g. `{ headers }` → `{ headers: headers }`)
-  // and fails the build where it cannot; checkFunctionCode then verifies the result.
-  supported: {
-    'object-extensions': false,
-    'optional-catch-binding': false,
-    'object-rest-spread': false,
-    'for-of': false,
-    class: false,
-    generator: false,
-    destructuring: false,
-    'default-argument': false,
-    'nullish-coalescing': false,
-    'optional-chain': false,
-    'async-generator': false,
-  },
-};
-
 /**
- * Bundles one function entry (a module exporting `handler`) into the runtime's script form: esbuild output,
- * module imports turned into `require` calls, the `export { handler };` tail removed (the build fails when
- * esbuild had to rename `handler`). Throws {@link FunctionBundleError} when the result fails
- * {@link checkFunctionCode}.
+ * Bundles one function entry (a module exporting `handler`) into the runtime's script form. Throws
+ * {@link FunctionBundleError} when the result fails {@link checkFunctionCode}.
  */
 export async function bundleFunction(entry: string): Promise<string> {
   const result = await build({
@@ -390,25 +317,29 @@ export async function bundleFunction(entry: string): Promise<string> {
     write: false,
     format: 'esm',
     platform: 'neutral',
-    external: ['cloudfront', 'crypto', 'querystring', 'buffer'],
+    external: ['cloudfront', ...MODULES],
     legalComments: 'none',
     charset: 'utf8',
     logLevel: 'silent',
     // Every name is shortened, the module's top level too (it is not the script's global scope yet): the
     // 10 KB limit counts bytes. `handler` keeps its name through the wrapper below.
     minifyIdentifiers: true,
-    ...SYNTAX,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    target: 'es2017',
+    // What cloudfront-js-2.0 lacks: esbuild lowers it where it can (e.g. `{ headers }` → `{ headers: headers }`)
+    // and fails the build where it cannot; checkFunctionCode then verifies the result.
+    supported: Object.fromEntries(
+      words(`object-extensions optional-catch-binding object-rest-spread for-of class generator destructuring
+        default-argument nullish-coalescing optional-chain async-generator`).map((name) => [name, false]),
+    ),
   }).catch((error: { errors?: { text: string }[] }) => {
     const reasons = error.errors?.map((e) => e.text).join('; ') ?? String(error);
     throw new FunctionBundleError(`${entry}: ${reasons}`, { cause: error });
   });
   let code = result.outputFiles?.[0]?.text ?? '';
   const tail = EXPORT_TAIL.exec(code);
-  if (!tail) {
-    throw new FunctionBundleError(
-      `${entry}: the bundle must end with the export of handler (is it missing?)`,
-    );
-  }
+  if (!tail) throw new FunctionBundleError(`${entry}: the bundle must end with the export of handler`);
   // The runtime calls a top-level `handler`: the minified function is called through one of that name.
   const renamed = tail[1];
   code = code.slice(0, tail.index) + (renamed ? `\nasync function handler(e){return ${renamed}(e)}\n` : '\n');

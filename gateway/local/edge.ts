@@ -1,11 +1,7 @@
 /**
- * The local edge: what CloudFront does around the two functions, without the network. A request goes through
- * viewer-request; a response it generates is sent as is. Otherwise the object is fetched from the origin; a
- * missing object or a failing origin gets the custom error page (500, `errors/500.json`, no viewer-response);
- * an object gets viewer-response, then gzip or brotli for 1,000–10,000,000-byte bodies of a type CloudFront
- * compresses when the viewer accepts them, `304` for a matching `If-None-Match` (or, without one, an
- * `If-Modified-Since` not older than `Last-Modified`), and `206` for a `Range` the function let through.
- * A function that throws or sets a forbidden header gets CloudFront's 502.
+ * The local edge: what CloudFront does around the two functions, without the network: viewer-request, the
+ * origin (or the custom error page, with no viewer-response), viewer-response, then compression, `304` and
+ * `206` as CloudFront serves from its cache. A function that throws or sets a forbidden header gets a 502.
  */
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -33,19 +29,15 @@ export interface EdgeResponse {
   readonly body: Buffer;
   /** The partner label of a catalog request the viewer-request function let through, for the access log. */
   readonly partner: string | null;
-  /**
-   * What viewer-request recorded with `cf.logCustomData` (CloudFront's `viewer-request-log-data`): the
-   * partner, a refusal's reason, `page` (docs/decisions.md#usage). Absent or null: nothing.
-   */
+  /** What viewer-request recorded with `cf.logCustomData` (docs/decisions.md#usage); absent or null: nothing. */
   readonly logData?: string | null;
   /** Why the answer is a 500 or 502, for the error log (never shown to the client). */
   readonly error?: string;
 }
 
 /**
- * The request a viewer-response event carries: as the viewer sent it (AWS describes it so), or as the
- * viewer-request function left it (its rewrite to the build's object; AWS does not rule it out). The functions
- * must give the same answers with either, and the tests run both.
+ * The request a viewer-response event carries: as the viewer sent it, or as viewer-request left it (AWS does
+ * not rule it out). The functions must give the same answers with either, and the tests run both.
  */
 export type ResponseEventRequest = 'as-sent' | 'as-rewritten';
 
@@ -74,26 +66,18 @@ function bodyOf(response: CloudFrontResponse): Buffer {
   return body.encoding === 'base64' ? Buffer.from(body.data, 'base64') : Buffer.from(body.data);
 }
 
-/** Whether an `If-None-Match` value matches an entity tag (weak comparison, RFC 9110 §13.1.2). */
-export function ifNoneMatchMatches(header: string, etag: string): boolean {
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  if (header.trim() === '*') return true;
-  return header.split(',').some((candidate) => opaque(candidate) === opaque(etag));
-}
-
-const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
+const DAY = '(Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const CLOCK = '\\d{2}:\\d{2}:\\d{2}';
+/** IMF-fixdate and RFC 850 dates; an asctime date parses once ` GMT` is added. */
 const HTTP_DATES = [
-  new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (${MONTHS}) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$`),
-  new RegExp(
-    `^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-(${MONTHS})-\\d{2} \\d{2}:\\d{2}:\\d{2} GMT$`,
-  ),
-];
-const ASCTIME = new RegExp(
-  `^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) ( \\d|\\d{2}) \\d{2}:\\d{2}:\\d{2} \\d{4}$`,
-);
+  `${DAY}, \\d{2} ${MONTH} \\d{4} ${CLOCK} GMT`,
+  `(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{2}-${MONTH}-\\d{2} ${CLOCK} GMT`,
+].map((form) => new RegExp(`^${form}$`));
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} ( \\d|\\d{2}) ${CLOCK} \\d{4}$`);
 
 /** The time of an HTTP-date (RFC 9110 §5.6.7: IMF-fixdate or one of the two obsolete forms), else null. */
-export function parseHttpDate(text: string): number | null {
+function parseHttpDate(text: string): number | null {
   const value = text.trim();
   let time = Number.NaN;
   if (HTTP_DATES.some((form) => form.test(value))) time = Date.parse(value);
@@ -102,17 +86,23 @@ export function parseHttpDate(text: string): number | null {
 }
 
 /**
- * Whether a 200 becomes a 304, as CloudFront decides from its cache: a matching `If-None-Match`; or, only
- * when there is no `If-None-Match`, an `If-Modified-Since` date (exactly one, a valid HTTP-date) not older
- * than `Last-Modified`. Anything else (a garbage date, two dates) is ignored.
+ * Whether a 200 becomes a 304: a matching `If-None-Match`, or without one, exactly one valid
+ * `If-Modified-Since` not older than `Last-Modified`.
  */
 export function notModified(
   request: Fields,
   validators: { etag: string; lastModified: string | undefined },
 ): boolean {
   const ifNoneMatch = values(request, 'if-none-match').join(',');
-  if (ifNoneMatch.trim() !== '')
-    return validators.etag !== '' && ifNoneMatchMatches(ifNoneMatch, validators.etag);
+  if (ifNoneMatch.trim() !== '') {
+    // Weak comparison (RFC 9110 §13.1.2); `*` matches any entity.
+    const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+    const etag = opaque(validators.etag);
+    return (
+      validators.etag !== '' &&
+      (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((tag) => opaque(tag) === etag))
+    );
+  }
   const ifModifiedSince = values(request, 'if-modified-since');
   if (ifModifiedSince.length !== 1 || validators.lastModified === undefined) return false;
   const since = parseHttpDate(ifModifiedSince[0] as string);
@@ -121,14 +111,10 @@ export function notModified(
 }
 
 /**
- * The byte range a `Range` header asks for in a body of `length` bytes: one `bytes=first-last`,
- * `bytes=first-` or `bytes=-suffix` range. `null` means serve the whole body (no range, a form this edge does
- * not split, or several ranges); `'unsatisfiable'` means 416.
+ * The byte range one `bytes=first-last`, `first-` or `-suffix` range asks for; `null`: the whole body (no
+ * range, or a form this edge does not split), `'unsatisfiable'`: 416.
  */
-export function byteRange(
-  header: string,
-  length: number,
-): { start: number; end: number } | 'unsatisfiable' | null {
+function byteRange(header: string, length: number): { start: number; end: number } | 'unsatisfiable' | null {
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match || (match[1] === '' && match[2] === '')) return null;
   if (match[1] === '') {
@@ -144,7 +130,7 @@ export function byteRange(
 }
 
 /** The encoding CloudFront would pick: brotli when the viewer accepts it, else gzip, else none. */
-export function pickEncoding(acceptEncoding: string): 'br' | 'gzip' | null {
+function pickEncoding(acceptEncoding: string): 'br' | 'gzip' | null {
   const accepted = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
     const [coding = '', ...params] = part.trim().toLowerCase().split(';');
@@ -152,9 +138,7 @@ export function pickEncoding(acceptEncoding: string): 'br' | 'gzip' | null {
     accepted.set(coding.trim(), q ? Number(q.slice(2)) : 1);
   }
   const ok = (coding: string) => (accepted.get(coding) ?? accepted.get('*') ?? 0) > 0;
-  if (ok('br')) return 'br';
-  if (ok('gzip')) return 'gzip';
-  return null;
+  return ok('br') ? 'br' : ok('gzip') ? 'gzip' : null;
 }
 
 /** Request ids: unique per process without a random draw per request. */
@@ -184,7 +168,7 @@ export class Edge {
     try {
       ({ result, logData } = await this.#options.viewerRequest.runLogged(event));
     } catch (error) {
-      return badGateway('viewer-request', error);
+      return failed('viewer-request', error);
     }
     if ('statusCode' in result) {
       return {
@@ -197,25 +181,20 @@ export class Edge {
     }
     // A request let through names its partner alone (a page records `page`; openapi.yaml nothing).
     const partner = logData !== null && logData !== LogValue.Page ? logData : null;
-    let object: OriginObject | null;
+    const origin = this.#options.origin;
+    let object: OriginObject | null = null;
     let failure: string | undefined;
     try {
-      object = await this.#options.origin.get(objectKey(result.uri));
-      if (!object) failure = `${result.uri} is missing at the origin ${this.#options.origin.name}`;
+      object = await origin.get(objectKey(result.uri));
     } catch (error) {
-      object = null;
-      failure = `the origin ${this.#options.origin.name} failed: ${(error as Error).message}`;
+      failure = `the origin ${origin.name} failed: ${(error as Error).message}`;
     }
     if (!object) {
-      const status = failure?.startsWith('the origin')
+      const status = failure
         ? DISTRIBUTION.originFailureStatus
         : DISTRIBUTION.origins[behaviour.origin].missingObjectStatus;
-      return {
-        ...(await this.#errorPage(status, behaviour)),
-        partner,
-        logData,
-        error: failure ?? 'origin error',
-      };
+      const error = failure ?? `${result.uri} is missing at the origin ${origin.name}`;
+      return { ...(await this.#errorPage(status, behaviour)), partner, logData, error };
     }
 
     const originResponse: CloudFrontResponse = {
@@ -239,7 +218,7 @@ export class Edge {
         viewerResponseEvent({ ...event, request }, originResponse),
       )) as CloudFrontResponse;
     } catch (error) {
-      return { ...badGateway('viewer-response', error), partner, logData };
+      return { ...failed('viewer-response', error), partner, logData };
     }
     // CloudFront acts on the request as the function left it (a header the function removed is gone).
     return { ...(await this.#deliver(response, object, result.headers, behaviour)), partner, logData };
@@ -316,10 +295,7 @@ export class Edge {
     return pending;
   }
 
-  /**
-   * CloudFront's custom error response for an origin status: the page the distribution names, with its status
-   * and the object's own headers (no function runs). Without a page for the status, the origin's answer.
-   */
+  /** CloudFront's custom error page for an origin status (no function runs), else the origin's answer. */
   async #errorPage(originStatus: number, behaviour: Behaviour): Promise<Omit<EdgeResponse, 'partner'>> {
     const response = errorResponseFor(originStatus);
     let page: OriginObject | null = null;
@@ -363,13 +339,17 @@ function objectKey(uri: string): string {
   }
 }
 
-function badGateway(stage: string, error: unknown): EdgeResponse {
-  const reason = error instanceof FunctionError ? error.message : String(error);
+/** CloudFront's answer when it cannot use what it got: a plain 502 that no cache keeps. */
+export function badGateway(reason: string): EdgeResponse {
   return {
     status: 502,
     headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
     body: Buffer.from('502 Bad Gateway: the request could not be satisfied.\n'),
     partner: null,
-    error: `${stage} function: ${reason}`,
+    error: reason,
   };
+}
+
+function failed(stage: string, error: unknown): EdgeResponse {
+  return badGateway(`${stage} function: ${error instanceof FunctionError ? error.message : String(error)}`);
 }

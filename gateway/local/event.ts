@@ -1,11 +1,7 @@
 /**
- * Builds CloudFront Functions events from raw HTTP requests exactly as CloudFront shapes them: lowercase
- * header names, repeats collapsed into `multiValue` (the first value also in `value`), cookies apart,
- * hop-by-hop headers left out, and
- * query-string names and values exactly as sent (still percent-encoded; `?a` gives an empty value).
- *
- * Names come from the client, so every field map has a null prototype and is read through own properties
- * only: `__proto__`, `constructor` or `toString` are names like any other and never reach a built-in object.
+ * Builds CloudFront Functions events from raw HTTP requests as CloudFront shapes them: lowercase header names,
+ * repeats in `multiValue`, cookies apart, no hop-by-hop headers, query strings as sent (still encoded). Every
+ * field map has a null prototype and is read through own properties only: `__proto__` is a name like any other.
  */
 import type { CloudFrontEvent, CloudFrontResponse, Field, Fields } from '../functions/event.ts';
 
@@ -20,76 +16,51 @@ export interface RawRequest {
 }
 
 /** Hop-by-hop headers: they concern one connection, and CloudFront does not pass them to functions. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
+const HOP_BY_HOP = new Set(
+  'connection keep-alive proxy-connection te trailer transfer-encoding upgrade'.split(' '),
+);
 
 /** An empty field map with no prototype, so that any name is just a key. */
-export function emptyFields(): Fields {
+function emptyFields(): Fields {
   return Object.create(null) as Fields;
 }
 
 /** The field of that name, if the map has one of its own. */
-export function fieldOf(fields: Fields, name: string): Field | undefined {
+function fieldOf(fields: Fields, name: string): Field | undefined {
   return Object.hasOwn(fields, name) ? fields[name] : undefined;
 }
 
 function add(fields: Fields, name: string, value: string): void {
   const existing = fieldOf(fields, name);
-  if (!existing) {
-    fields[name] = { value };
-    return;
+  if (!existing) fields[name] = { value };
+  else {
+    if (!Object.hasOwn(existing, 'multiValue')) existing.multiValue = [{ value: existing.value }];
+    existing.multiValue?.push({ value });
   }
-  let multiValue = Object.hasOwn(existing, 'multiValue') ? existing.multiValue : undefined;
-  if (!multiValue) {
-    multiValue = [{ value: existing.value }];
-    existing.multiValue = multiValue;
-  }
-  multiValue.push({ value });
 }
 
 /** Splits a request target into the path and the raw query string. */
-export function splitTarget(target: string): { uri: string; query: string } {
-  let pathAndQuery = target;
-  if (/^https?:\/\//i.test(target)) {
-    const afterScheme = target.indexOf('//') + 2;
-    const slash = target.indexOf('/', afterScheme);
-    const question = target.indexOf('?', afterScheme);
-    const start = slash === -1 ? question : question === -1 ? slash : Math.min(slash, question);
-    pathAndQuery = start === -1 ? '/' : target.slice(start);
-    if (pathAndQuery.startsWith('?')) pathAndQuery = `/${pathAndQuery}`;
-  }
+function splitTarget(target: string): { uri: string; query: string } {
+  // Absolute-form: the path starts after the authority (`/` when there is none).
+  const authority = /^https?:\/\/[^/?]*/i.exec(target);
+  let pathAndQuery = authority ? target.slice(authority[0].length) : target;
+  if (authority && !pathAndQuery.startsWith('/')) pathAndQuery = `/${pathAndQuery}`;
   const question = pathAndQuery.indexOf('?');
   if (question === -1) return { uri: pathAndQuery, query: '' };
   return { uri: pathAndQuery.slice(0, question), query: pathAndQuery.slice(question + 1) };
 }
 
-/** Parses a raw query string into CloudFront's `querystring` object (names and values not decoded). */
-export function parseQuery(query: string): Fields {
-  const fields = emptyFields();
-  for (const part of query.split('&')) {
+/** Adds the `name=value` pairs of a query string or cookie header (names and values not decoded). */
+function addPairs(fields: Fields, text: string, separator: '&' | ';'): Fields {
+  for (const pair of text.split(separator)) {
+    // Cookie pairs are separated by `; `; query parameters are taken exactly as sent.
+    const part = separator === ';' ? pair.trim() : pair;
     if (part === '') continue;
     const equals = part.indexOf('=');
     if (equals === -1) add(fields, part, '');
     else add(fields, part.slice(0, equals), part.slice(equals + 1));
   }
   return fields;
-}
-
-function parseCookies(fields: Fields, header: string): void {
-  for (const pair of header.split(';')) {
-    const trimmed = pair.trim();
-    if (trimmed === '') continue;
-    const equals = trimmed.indexOf('=');
-    if (equals === -1) add(fields, trimmed, '');
-    else add(fields, trimmed.slice(0, equals), trimmed.slice(equals + 1));
-  }
 }
 
 /** The viewer-request event for a raw request. */
@@ -100,7 +71,7 @@ export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFro
   for (let i = 0; i + 1 < raw.rawHeaders.length; i += 2) {
     const name = (raw.rawHeaders[i] as string).toLowerCase();
     const value = raw.rawHeaders[i + 1] as string;
-    if (name === 'cookie') parseCookies(cookies, value);
+    if (name === 'cookie') addPairs(cookies, value, ';');
     else if (!HOP_BY_HOP.has(name)) add(headers, name, value);
   }
   return {
@@ -112,7 +83,7 @@ export function viewerRequestEvent(raw: RawRequest, requestId: string): CloudFro
       requestId,
     },
     viewer: { ip: raw.remoteAddress },
-    request: { method: raw.method, uri, querystring: parseQuery(query), headers, cookies },
+    request: { method: raw.method, uri, querystring: addPairs(emptyFields(), query, '&'), headers, cookies },
   };
 }
 

@@ -27,10 +27,5 @@ export async function loadBuiltFunction(
   if (source && source.mtimeMs > built.mtimeMs) {
     options.onStale?.(`${path} is older than its source: run npm run build to serve the current code`);
   }
-  return loadFunction(code, {
-    kvs: options.kvs,
-    filename: path,
-    ...(options.log ? { log: options.log } : {}),
-    ...(options.refreshStore === undefined ? {} : { refreshStore: options.refreshStore }),
-  });
+  return loadFunction(code, { ...options, filename: path });
 }

@@ -1,9 +1,7 @@
 /**
- * The origin as the local edge sees it: an origin store (publish/origin.ts — a directory, or an S3 bucket)
- * answering with an object's bytes and the metadata S3 would send, the metadata the build set (Content-Type,
- * Content-Encoding, Cache-Control), never a guess. Objects are kept in memory: a build's objects never change,
- * so they are read once; anything else is looked at again at most every `recheckMs`, so a new flat build or a
- * removed file shows within that time while a busy edge does not read a file per request.
+ * The origin as the local edge sees it: an origin store (publish/origin.ts) answering with an object's bytes
+ * and the metadata the build set, never a guess. A build's objects never change, so they are read once;
+ * anything else is looked at again at most every {@link RECHECK_MS}.
  */
 import { BUILDS_PREFIX } from '../../contract/index.ts';
 import type { OriginStore } from '../../publish/origin.ts';
@@ -27,24 +25,24 @@ export interface Origin {
 
 /** How many objects the edge keeps in memory (a build's served objects and a few root ones). */
 const CACHED_OBJECTS = 64;
+/** How long a cached object that is not a build's is used before the store is asked again. */
+const RECHECK_MS = 100;
 
 /** The local edge's origin over a store. */
 export class EdgeOrigin implements Origin {
   readonly name: string;
   readonly #store: OriginStore;
-  readonly #recheckMs: number;
   readonly #cache = new Map<string, { object: Promise<OriginObject | null>; checkedAt: number }>();
 
-  constructor(store: OriginStore, options: { recheckMs?: number } = {}) {
+  constructor(store: OriginStore) {
     this.#store = store;
     this.name = store.name;
-    this.#recheckMs = options.recheckMs ?? 100;
   }
 
   get(key: string): Promise<OriginObject | null> {
     const cached = this.#cache.get(key);
     const immutable = key.startsWith(BUILDS_PREFIX);
-    if (cached && (immutable || performance.now() - cached.checkedAt < this.#recheckMs)) return cached.object;
+    if (cached && (immutable || performance.now() - cached.checkedAt < RECHECK_MS)) return cached.object;
     if (this.#cache.size >= CACHED_OBJECTS) this.#cache.clear();
     const object = this.#fetch(key);
     this.#cache.set(key, { object, checkedAt: performance.now() });

@@ -1,18 +1,10 @@
 /**
- * A local stand-in for the cloudfront-js-2.0 runtime: runs a built function bundle (never the TypeScript
- * source) in a `node:vm` context of its own, in which local/runtime.js builds what the runtime offers (said
- * there): `cf.kvs()` over a local store, `cf.logCustomData()`, whose value each call's result carries (the
- * access-log record's `viewer-request-log-data`), `require('crypto')`, a one-argument `console.log` and a
- * `Date.now()` fixed at the start of each call; no process, timers, fetch, eval or Node `require`.
- *
- * As on CloudFront, nothing the function can reach belongs to the Node process: the event is copied into
- * objects of the context by code running there, the result comes out as JSON, and every object of the
- * runtime (modules, the store and its promises, errors) is made by code running in the context, so
- * `x.constructor.constructor` is always the context's `Function`, which cannot compile strings. (This guards
- * against hostile requests, not against hostile function code: the bundles are ours.)
- *
- * Results are checked as CloudFront checks them: an exception, a header a function may not set, or a header
- * HTTP cannot carry gives the 502 CloudFront would answer.
+ * A local stand-in for the cloudfront-js-2.0 runtime: runs a built function bundle in a `node:vm` context of
+ * its own, in which local/runtime.js builds what the runtime offers (said there). As on CloudFront, nothing
+ * the function can reach belongs to the Node process: the event is copied in by code of the context, the
+ * result comes out as JSON, so `x.constructor.constructor` is always the context's `Function`, which cannot
+ * compile strings (a guard against hostile requests, not hostile function code). Results are checked as
+ * CloudFront checks them: an exception or a header a function may not set or HTTP cannot carry gives a 502.
  */
 import { hash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -22,10 +14,7 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import type { CloudFrontEvent, CloudFrontRequest, CloudFrontResponse } from '../functions/event.ts';
 
-/**
- * The store behind `cf.kvs()`, looked at once per run: `refresh` brings it up to date when a run starts
- * (`undefined` when it already is), and the run's lookups `peek` at once (`undefined`: no such key).
- */
+/** The store behind `cf.kvs()`: `refresh` when a run starts (`undefined`: already current), then `peek`. */
 export interface KeyValueReader {
   refresh(): Promise<void> | undefined;
   peek(key: string): string | undefined;
@@ -35,47 +24,20 @@ export class FunctionError extends Error {
   override name = 'FunctionError';
 }
 
-/** Headers no function may set (CloudFront answers 502). Prefixes end with `-`. */
-const DISALLOWED = [
-  'connection',
-  'expect',
-  'keep-alive',
-  'proxy-',
-  'trailer',
-  'upgrade',
-  'x-accel-',
-  'x-amz-cf-',
-  'x-amzn-',
-  'x-cache',
-  'x-edge-',
-  'x-forwarded-proto',
-  'x-real-ip',
-];
+/** Headers no function may set (CloudFront answers 502), as one pattern: a rule ending in `-` is a prefix. */
+const DISALLOWED = new RegExp(
+  `^(?:${'connection expect keep-alive proxy- trailer upgrade x-accel- x-amz-cf- x-amzn- x-cache x-edge- x-forwarded-proto x-real-ip'
+    .split(' ')
+    .map((rule) => (rule.endsWith('-') ? `${rule}.*` : rule))
+    .join('|')})$`,
+);
 const READ_ONLY_IN_REQUEST = ['cdn-loop', 'content-length', 'host', 'transfer-encoding', 'via'];
 const READ_ONLY_IN_RESPONSE = ['warning', 'via'];
-
-/** The disallowed names as one pattern (a prefix rule matches the start of a name, any other the whole name). */
-const DISALLOWED_PATTERN = new RegExp(
-  `^(?:${DISALLOWED.map((rule) => (rule.endsWith('-') ? `${rule}.*` : rule)).join('|')})$`,
-);
-
-function isDisallowed(name: string): boolean {
-  return DISALLOWED_PATTERN.test(name);
-}
-
-/** What one call of a function recorded with `cf.logCustomData` (the last value wins). */
-interface CallRecord {
-  logData: string | null;
-}
 
 /** CloudFront keeps at most this many bytes of a recorded value. */
 const LOG_DATA_BYTES = 800;
 
-/**
- * What local/runtime.js may ask of the host: strings in, strings out, never an object of the host. `peek` is
- * the store's, `logData` records for the call running now (one runs at a time, see {@link loadFunction}),
- * `log` receives `console.log` lines.
- */
+/** What local/runtime.js may ask of the host: strings in, strings out, never an object of the host. */
 export interface Bridge {
   peek(key: string): string | undefined;
   logData(value: string): void;
@@ -87,10 +49,7 @@ export interface Bridge {
 export interface Runtime {
   /** Runs the function's code (its {@link scopedScript}) and keeps its handler; false when it has none. */
   load(code: (require: unknown, console: unknown, cf: unknown) => unknown): boolean;
-  /**
-   * Runs the handler on (a copy of) the host's event at a fixed time, and calls `done` with the result as
-   * JSON (undefined when there is none) or `fail` with what it threw or rejected with.
-   */
+  /** Runs the handler on a copy of the event at a fixed time; `done` gets the result as JSON. */
   run(
     event: CloudFrontEvent,
     time: number,
@@ -99,10 +58,7 @@ export interface Runtime {
   ): void;
 }
 
-/**
- * Where local/runtime.js is: `gateway/local/runtime.js` under the first folder above this module that has it
- * (the repository root, from the sources in gateway/local and from the bundled command in dist/cli alike).
- */
+/** Where local/runtime.js is: under the first folder above this module that has it (sources or dist/cli). */
 function runtimePath(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   for (let dir = here; dirname(dir) !== dir; dir = dirname(dir)) {
@@ -113,18 +69,13 @@ function runtimePath(): string {
 }
 
 /** local/runtime.js, compiled once; each function's context runs it. */
-const RUNTIME = (() => {
-  const path = runtimePath();
-  return new vm.Script(readFileSync(path, 'utf8'), { filename: path });
-})();
+const RUNTIME_PATH = runtimePath();
+const RUNTIME = new vm.Script(readFileSync(RUNTIME_PATH, 'utf8'), { filename: RUNTIME_PATH });
 
 /**
- * The function's code as run: one strict function of the runtime's `require`, `console` and `cf` (under the
- * name the code imports it as; none when it imports nothing), which {@link Runtime.load} calls with `this` the
- * global object, as in a script, and which returns the top-level `handler` (a handler the code puts on the
- * global object itself is found too). The code's top-level names, and the runtime's, are then variables
- * rather than properties of the global object, which in a vm context are read through Node's interceptor on
- * every use (a viewer-request call took 12.8 µs that way, 11.4 µs this way, in bench:gateway).
+ * The function's code as one strict function of the runtime's `require`, `console` and `cf` returning the
+ * top-level `handler`: its top-level names are then variables, not global properties that a vm context reads
+ * through Node's interceptor on every use (12.8 µs against 11.4 µs a viewer-request call, in bench:gateway).
  */
 function scopedScript(script: string, cfName: string | undefined): string {
   return `(function (require, console${cfName ? `, ${cfName}` : ''}) {"use strict";${script}\n;return typeof handler === "undefined" ? undefined : handler;})`;
@@ -140,25 +91,14 @@ export interface SandboxOptions {
   readonly log?: (line: string) => void;
   /** File name in stack traces. */
   readonly filename?: string;
-  /**
-   * Whether each run first brings the store up to date (default true). False where the caller has done so
-   * for the run already: the edge's viewer-response run reads the store as the request's viewer-request run
-   * left it ({@link VIEWER_RESPONSE_RUNTIME}).
-   */
+  /** Whether each run first brings the store up to date (default true). */
   readonly refreshStore?: boolean;
 }
 
-/**
- * How the edge runs viewer-response: on the store as the request's viewer-request run brought it up to date
- * when the request arrived (a change made before the request is seen by both runs; looking at the store file
- * again for the second run would only cost a `stat` per request).
- */
+/** How the edge runs viewer-response: on the store as the request's viewer-request run left it. */
 export const VIEWER_RESPONSE_RUNTIME = { refreshStore: false } as const satisfies Partial<SandboxOptions>;
 
-/**
- * How long one call may hold up the next: far beyond any run of our functions (a run over the local store is
- * microseconds), short enough that a call that never settles cannot stall the edge.
- */
+/** How long one call may hold up the next: far beyond any run, short enough not to stall the edge. */
 const HOLD_LIMIT_MS = 5_000;
 
 /** A function loaded into its own sandbox; `run` may be called many times, like a warm CloudFront instance. */
@@ -172,26 +112,16 @@ export interface SandboxedFunction {
 
 /** The message of something thrown, whichever realm it comes from. */
 function messageOf(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    const message = (error as { message?: unknown }).message;
-    if (typeof message === 'string') return message;
-  }
-  return String(error);
+  const message = typeof error === 'object' ? (error as { message?: unknown } | null)?.message : undefined;
+  return typeof message === 'string' ? message : String(error);
 }
 
-/** The parts of a result whose names the viewer chose (headers, query parameters, cookies). */
-const FIELD_MAPS = ['headers', 'querystring', 'cookies'];
-
-/**
- * A function's result, parsed. The result and its field maps get a null prototype, so no name in them (a
- * header named `__proto__` or `toString`) reaches a built-in; every other object of it is read through own
- * properties only.
- */
+/** A function's result, parsed; it and its field maps get a null prototype (a header named `__proto__`). */
 function parseResult(text: string): unknown {
   const result = JSON.parse(text) as unknown;
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
   Object.setPrototypeOf(result, null);
-  for (const name of FIELD_MAPS) {
+  for (const name of ['headers', 'querystring', 'cookies']) {
     const fields = own(result, name);
     if (typeof fields === 'object' && fields !== null && !Array.isArray(fields))
       Object.setPrototypeOf(fields, null);
@@ -199,10 +129,7 @@ function parseResult(text: string): unknown {
   return result;
 }
 
-/**
- * Loads a built function bundle. Throws {@link FunctionError} when the code does not compile or has no
- * top-level `handler`.
- */
+/** Loads a built function bundle; throws {@link FunctionError} when it does not compile or has no `handler`. */
 export function loadFunction(code: string, options: SandboxOptions): SandboxedFunction {
   const match = CLOUDFRONT_IMPORT.exec(code);
   const script = match ? code.slice(match[0].length) : code;
@@ -212,16 +139,15 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
     codeGeneration: { strings: false, wasm: false },
   });
   const kvs = options.kvs;
-  const log = options.log ?? (() => {});
-  /** The call running now (one runs at a time), whose `cf.logCustomData` values the bridge records. */
-  let current: CallRecord | null = null;
+  /** The call running now (one runs at a time), whose last `cf.logCustomData` value the bridge records. */
+  let current: { logData: string | null } | null = null;
   const bridge: Bridge = {
     peek: (key) => kvs.peek(key),
     logData: (value) => {
       if (current) current.logData = Buffer.from(value).subarray(0, LOG_DATA_BYTES).toString();
     },
     digest: (algorithm, data, encoding) => hash(algorithm, data, encoding as 'hex' | 'base64' | 'base64url'),
-    log: (line) => log(line),
+    log: options.log ?? (() => {}),
   };
   const runtime = (RUNTIME.runInContext(context) as (bridge: Bridge) => Runtime)(bridge);
   let loaded: boolean;
@@ -269,7 +195,7 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
     new Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>(
       (resolve, reject) => {
         const start = () => {
-          const call: CallRecord = { logData: null };
+          const call = { logData: null as string | null };
           let settled = false;
           /** Ends this call once: the next one starts, then this one's promise settles. */
           const settle = (outcome: () => void) => {
@@ -329,18 +255,11 @@ function own(fields: object | undefined, name: string): unknown {
     : undefined;
 }
 
-/**
- * What Node's `validateHeaderName` and `validateHeaderValue` test, checked first without them (they are
- * slower, and only their errors are needed: for a header that fails here, they say why).
- */
+/** What Node's `validateHeaderName`/`validateHeaderValue` test, checked first without them (they are slower). */
 const HTTP_TOKEN = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
-/**
- * Checks a field map a function returned: lowercase names, a string `value`, and a `multiValue` (when there)
- * of `{ value: string }`. Header names and values must also be ones HTTP can carry, or CloudFront would
- * refuse the result (a 502) — and a server would throw while sending them.
- */
+/** Checks a field map a function returned: lowercase names, string values, headers HTTP can carry. */
 function checkFields(fields: unknown, what: 'header' | 'query parameter'): void {
   if (typeof fields !== 'object' || fields === null) throw new FunctionError(`${what} must be an object`);
   for (const [name, field] of Object.entries(fields)) {
@@ -393,7 +312,7 @@ function checkResult(result: unknown, event: CloudFrontEvent): CloudFrontRequest
   checkFields(headers, 'header');
   const original = viewerResponse ? event.response?.headers : isResponse ? undefined : event.request.headers;
   for (const name of Object.keys(headers)) {
-    if (isDisallowed(name) && !sameField(headers[name], own(original, name))) {
+    if (DISALLOWED.test(name) && !sameField(headers[name], own(original, name))) {
       throw new FunctionError(`the function set the disallowed header "${name}"`);
     }
   }
@@ -408,15 +327,10 @@ function checkResult(result: unknown, event: CloudFrontEvent): CloudFrontRequest
       throw new FunctionError(`statusCode ${String(response.statusCode)} is not an HTTP status`);
     }
     const body = response.body;
-    if (body !== undefined && typeof body !== 'string') {
-      if (
-        typeof body !== 'object' ||
-        typeof body.data !== 'string' ||
-        !['text', 'base64'].includes(body.encoding)
-      ) {
-        throw new FunctionError('body must be a string or { encoding: "text" | "base64", data }');
-      }
-    }
+    const isBody = (b: object) =>
+      typeof own(b, 'data') === 'string' && ['text', 'base64'].includes(own(b, 'encoding') as string);
+    if (body !== undefined && typeof body !== 'string' && (typeof body !== 'object' || !isBody(body)))
+      throw new FunctionError('body must be a string or { encoding: "text" | "base64", data }');
     return response;
   }
   const request = result as CloudFrontRequest;

@@ -1,11 +1,10 @@
 /**
- * `catalog serve`: the local edge on node:http. Keep-alive, CloudFront's request limits (a URL over 8,192 bytes
- * or a request head over 20,480 bytes gets 413 and the connection closed), the connection limits of
- * `distribution.ts` (a slow head, a slow request, an idle connection), one JSON access-log line per request
- * read (never the key), graceful shutdown. A request is answered even when the client has closed its side
- * after sending it. A failure while sending ends that one request (a 502, or a cut connection once the head
- * is out), never the process.
+ * `catalog serve`: the local edge on node:http, with CloudFront's request and connection limits
+ * (distribution.ts), one access-log line per request read (never the key) and graceful shutdown. A failure
+ * while sending ends that one request (a 502, or a cut connection once the head is out), never the process.
  */
+
+import { once } from 'node:events';
 import {
   createServer,
   type IncomingMessage,
@@ -15,33 +14,18 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
-import type { Edge, EdgeResponse } from './edge.ts';
+import { badGateway, type Edge, type EdgeResponse } from './edge.ts';
+import type { RawRequest } from './event.ts';
 
-/**
- * CloudFront's limits on a viewer request (the distribution table): the URL it builds from the request
- * (`https://`, the host, the path and the query string), and the whole request without its body (request
- * line and headers). Beyond either it answers 413 and closes the connection.
- */
+/** CloudFront's limits on a viewer request: beyond either it answers 413 and closes the connection. */
 const REQUEST_LIMITS = DISTRIBUTION.requestLimits;
 const TOO_LARGE_STATUS = DISTRIBUTION.requestLimits.status;
 
-/** The bytes of the request head as sent in its usual form: request line, `Name: value` lines, blank line. */
-export function requestHeadBytes(
-  method: string,
-  target: string,
-  httpVersion: string,
-  rawHeaders: readonly string[],
-): number {
-  let bytes = Buffer.byteLength(`${method} ${target} HTTP/${httpVersion}\r\n\r\n`);
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    bytes += Buffer.byteLength(rawHeaders[i] as string) + Buffer.byteLength(rawHeaders[i + 1] as string) + 4;
-  }
+/** The bytes of the request head as sent: request line, `Name: value` lines (+2 a part), blank line. */
+function requestHeadBytes(raw: RawRequest, httpVersion: string): number {
+  let bytes = Buffer.byteLength(`${raw.method} ${raw.target} HTTP/${httpVersion}\r\n\r\n`);
+  for (const part of raw.rawHeaders) bytes += Buffer.byteLength(part) + 2;
   return bytes;
-}
-
-/** The bytes of the URL CloudFront builds: `https://`, the Host header and the request target. */
-export function urlBytes(host: string | undefined, target: string): number {
-  return Buffer.byteLength(`https://${host ?? ''}`) + Buffer.byteLength(target);
 }
 
 /** One access-log entry. */
@@ -53,11 +37,7 @@ export interface AccessLogEntry {
   readonly bytes: number;
   readonly ms: number;
   readonly partner: string | null;
-  /**
-   * What the viewer-request function recorded for the request (`cf.logCustomData`; CloudFront's
-   * `viewer-request-log-data`): a partner, a reason, `page`; null when it recorded nothing
-   * (docs/decisions.md#usage). `catalog usage` reads it.
-   */
+  /** What viewer-request recorded with `cf.logCustomData`, null when nothing (docs/decisions.md#usage). */
   readonly logData: string | null;
   readonly error?: string;
 }
@@ -71,11 +51,7 @@ export interface EdgeServerOptions {
   readonly limits?: ConnectionLimits;
 }
 
-/**
- * How often Node looks for connections over the head or request limit, as a share of the shorter one. Node
- * looks every 30 s by default, so a 10 s head limit cut a slow client only after up to 40 s; looking every
- * twentieth of the limit holds it to within 5 %.
- */
+/** How often Node looks for connections over a limit, per limit (its default, every 30 s, is far too late). */
 const CHECKS_PER_LIMIT = 20;
 
 /** Title-cases a header name the way CloudFront writes them (`content-type` → `Content-Type`; `ETag`). */
@@ -92,10 +68,7 @@ function headerName(name: string): string {
   return written;
 }
 
-/**
- * Sends an answer: its head in one `writeHead` (headers given there are checked as `setHeader` checks them,
- * without keeping each one in the response first), then its body.
- */
+/** Sends an answer: its head in one `writeHead` (checked as `setHeader` checks), then its body. */
 function send(res: ServerResponse, answer: EdgeResponse, head: boolean): void {
   // No prototype: a header a function named `__proto__` is a header like any other.
   const headers = Object.create(null) as OutgoingHttpHeaders;
@@ -105,17 +78,6 @@ function send(res: ServerResponse, answer: EdgeResponse, head: boolean): void {
   if (!noBody) headers['Content-Length'] = answer.body.length;
   res.writeHead(answer.status, headers);
   res.end(noBody || head ? undefined : answer.body);
-}
-
-/** CloudFront's answer when it cannot use what it got: a plain 502 that no cache keeps. */
-function badGatewayAnswer(reason: string): EdgeResponse {
-  return {
-    status: 502,
-    headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
-    body: Buffer.from('502 Bad Gateway: the request could not be satisfied.\n'),
-    partner: null,
-    error: reason,
-  };
 }
 
 /**
@@ -133,7 +95,7 @@ function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): E
       return { ...answer, error: reason };
     }
     const fallback = {
-      ...badGatewayAnswer(reason),
+      ...badGateway(reason),
       partner: answer.partner,
       logData: answer.logData ?? null,
     };
@@ -144,11 +106,6 @@ function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): E
     }
     return fallback;
   }
-}
-
-function tooLarge(res: ServerResponse): void {
-  res.writeHead(TOO_LARGE_STATUS, { 'Content-Length': 0, Connection: 'close' });
-  res.end();
 }
 
 /** The path for the log: without the query string, cut to a sane length. */
@@ -200,17 +157,18 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
           ...(answer.error ? { error: answer.error } : {}),
         });
       if (
-        urlBytes(req.headers.host, raw.target) > REQUEST_LIMITS.urlBytes ||
-        requestHeadBytes(raw.method, raw.target, req.httpVersion, raw.rawHeaders) >
-          REQUEST_LIMITS.requestBytes
+        // The URL CloudFront builds: `https://`, the Host header and the request target.
+        Buffer.byteLength(`https://${req.headers.host ?? ''}${raw.target}`) > REQUEST_LIMITS.urlBytes ||
+        requestHeadBytes(raw, req.httpVersion) > REQUEST_LIMITS.requestBytes
       ) {
-        tooLarge(res);
+        res.writeHead(TOO_LARGE_STATUS, { 'Content-Length': 0, Connection: 'close' });
+        res.end();
         log({ status: TOO_LARGE_STATUS, headers: {}, body: Buffer.alloc(0), partner: null });
         return;
       }
       options.edge
         .handle(raw)
-        .catch((error: unknown): EdgeResponse => badGatewayAnswer(`edge failure: ${String(error)}`))
+        .catch((error: unknown): EdgeResponse => badGateway(`edge failure: ${String(error)}`))
         .then((answer) => {
           if (res.destroyed) {
             // The client went away before the answer: nothing to send, but the request was read.
@@ -247,18 +205,12 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
       socket.destroy();
       return;
     }
-    const status =
+    const [status, reason] =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? TOO_LARGE_STATUS
+        ? [TOO_LARGE_STATUS, 'Request Entity Too Large']
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? 408
-          : 400;
-    const reason =
-      status === TOO_LARGE_STATUS
-        ? 'Request Entity Too Large'
-        : status === 408
-          ? 'Request Timeout'
-          : 'Bad Request';
+          ? [408, 'Request Timeout']
+          : [400, 'Bad Request'];
     socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
     socket.on('data', () => {});
     socket.once('end', () => socket.end());
@@ -273,14 +225,10 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
 }
 
 /** Starts listening and resolves with the bound address. */
-export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
+export async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  server.listen(port, host);
+  await once(server, 'listening');
+  return server.address() as AddressInfo;
 }
 
 /**

@@ -13,10 +13,6 @@ type Version =
   | 'missing'
   | 'unread';
 
-function versionOf(info: Stats): Version {
-  return [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
-}
-
 /** Whether a file's status is this version (compared field by field: a look makes no string). */
 function isVersion(info: Stats, version: Version): boolean {
   return (
@@ -32,20 +28,14 @@ function isVersion(info: Stats, version: Version): boolean {
 /**
  * The local KeyValueStore behind `cf.kvs()`: the store file, as it is when each function run starts.
  *
- * The local runtime calls {@link refresh} when a run starts, which looks at the file (one `stat`); when it has
- * changed, the run waits for the file to be read again, and so does every run that starts while that read is
- * in flight; one that starts during a read of an older version waits for it and then looks again. The run's
- * lookups then {@link peek} at what is in memory. So a change is seen by the first request that arrives after
- * the command that made it has finished: a key issued works, and a revoked key is refused, from that request
- * on, with no window, for one `stat` a run however many lookups the function makes. The look is a
- * synchronous `stat` of a local file, a few µs: an asynchronous one would put a thread-pool round trip (about
- * 45 µs) in front of every run, a check interval leaves a window in which a revoked key still works, and
- * `fs.watch` cannot promise that its event is handled before a request that arrives just after the change.
+ * {@link refresh} looks at the file when a run starts (one synchronous `stat`, a few µs); when it has changed,
+ * the run waits for it to be read again, and the run's lookups {@link peek} at memory. So a key issued or
+ * revoked counts from the first request after the command, with no window: an asynchronous `stat` would put a
+ * thread-pool round trip (about 45 µs) in front of every run, a check interval leaves a window, and `fs.watch`
+ * cannot promise its event comes before the next request.
  *
- * A missing file is an empty store. A file that cannot be read or is not in the import format keeps the last
- * good contents and is reported once per change; it never makes a key valid that cannot be verified. Entries
- * the gateway must not see (a `cors:origin` that is not an origin, a key record not in the form the commands
- * write: see {@link screenEntries}) are left out one by one and reported; the rest of the file is used.
+ * A missing file is an empty store. A file that cannot be read or parsed keeps the last good contents and is
+ * reported once per change; entries the gateway must not see ({@link screenEntries}) are left out and reported.
  */
 export class WatchedKeyValueStore implements KeyValueReader {
   readonly #path: string;
@@ -68,22 +58,14 @@ export class WatchedKeyValueStore implements KeyValueReader {
     return this.#settle();
   }
 
-  /**
-   * Looks at the file once: `undefined` when the contents in memory are those of the file now (the usual
-   * case: no promise, no await), else the reload to wait for.
-   */
+  /** Looks at the file once: `undefined` when memory holds the file as it is now, else the reload to await. */
   refresh(): Promise<void> | undefined {
-    return this.#isCurrent() ? undefined : this.#settle();
+    return this.#reading === undefined && this.#unchanged() ? undefined : this.#settle();
   }
 
   /** The value in memory (`undefined`: no such key), without looking at the file (after {@link refresh}). */
   peek(key: string): string | undefined {
     return this.#entries.get(key);
-  }
-
-  /** True when no read is in flight and the file is the version already in memory (or cannot be looked at). */
-  #isCurrent(): boolean {
-    return this.#reading === undefined && this.#unchanged();
   }
 
   /**
@@ -108,9 +90,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
       const info = statSync(this.#path, { throwIfNoEntry: false });
       return info === undefined ? this.#version === 'missing' : isVersion(info, this.#version);
     } catch (error) {
-      this.#report(
-        `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
-      );
+      this.#cannotRead(error);
       return true;
     }
   }
@@ -127,14 +107,13 @@ export class WatchedKeyValueStore implements KeyValueReader {
         this.#reported = '';
         return;
       }
-      this.#report(
-        `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
-      );
+      this.#cannotRead(error);
       return;
     }
     try {
       // The version of what is read, taken before reading: a change during the read is seen by the next look.
-      const version = versionOf(await handle.stat());
+      const info = await handle.stat();
+      const version: Version = [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs];
       let parsed: Map<string, string>;
       try {
         parsed = parseKvsFile(await handle.readFile('utf8'), this.#path);
@@ -159,16 +138,15 @@ export class WatchedKeyValueStore implements KeyValueReader {
         this.#onError(`${this.#path}: refusing ${problem}; ${effect}`);
       }
     } catch (error) {
-      this.#report(
-        `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`,
-      );
+      this.#cannotRead(error);
     } finally {
       await handle.close().catch(() => {});
     }
   }
 
-  /** Reports a problem with reading the file, once for as long as it stays the same. */
-  #report(message: string): void {
+  /** Reports that the file cannot be read, once for as long as the reason stays the same. */
+  #cannotRead(error: unknown): void {
+    const message = `cannot read the key store ${this.#path}: ${(error as Error).message}; keeping the last good one`;
     if (message === this.#reported) return;
     this.#reported = message;
     this.#onError(message);
