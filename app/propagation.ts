@@ -2,6 +2,7 @@
  * How long the edge takes to serve a new build after the live pointer moved (docs/decisions.md#operations): the
  * builder polls the spec's cheap liveness probe with a monitoring key until it serves the new `generatedAt`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describeCause } from '../contract/errors.ts';
 import { catalogTarget, DISCIPLINES } from '../contract/index.ts';
 
@@ -22,18 +23,6 @@ export type PropagationResult =
   /** The edge refused the probe in a way waiting does not fix (a wrong key, a wrong address). */
   | { readonly outcome: 'failed'; readonly reason: string; readonly polls: number };
 
-/** A monotonic clock in milliseconds and a pause. */
-export interface PollClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
-/** The real clock. */
-export const SYSTEM_CLOCK: PollClock = {
-  now: () => performance.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
 /** The statuses no amount of waiting changes: the probe itself is wrong. */
 const FINAL_STATUSES = new Set([400, 401, 403, 404, 405]);
 
@@ -41,7 +30,7 @@ const FINAL_STATUSES = new Set([400, 401, 403, 404, 405]);
 const REQUEST_TIMEOUT_MS = 10_000;
 const MIN_REQUEST_TIMEOUT_MS = 2_000;
 
-/** `since`: the clock reading at the pointer move; `key`: the monitoring key, never logged. */
+/** `since`: `performance.now()` at the pointer move; `key`: the monitoring key, never logged. */
 export interface PropagationOptions {
   readonly baseUrl: string;
   readonly key: string;
@@ -50,8 +39,6 @@ export interface PropagationOptions {
   readonly since: number;
   readonly maxWaitMs: number;
   readonly intervalMs: number;
-  readonly clock?: PollClock;
-  readonly fetch?: typeof fetch;
 }
 
 /** The probe's URL: the first discipline's catalog (`running`, the spec's probe), one the edge caches. */
@@ -74,17 +61,15 @@ function generatedAtOf(text: string): string | null {
  * after `since`. Network errors and 5xx answers are waited out; 400, 401, 403, 404 and 405 stop at once.
  */
 export async function measurePropagation(options: PropagationOptions): Promise<PropagationResult> {
-  const clock = options.clock ?? SYSTEM_CLOCK;
-  const get = options.fetch ?? fetch;
   const url = probeUrl(options.baseUrl);
   const deadline = options.since + options.maxWaitMs;
   let polls = 0;
   let lastSeen = 'no answer yet';
   for (;;) {
     polls += 1;
-    const remaining = deadline - clock.now();
+    const remaining = deadline - performance.now();
     try {
-      const answer = await get(url, {
+      const answer = await fetch(url, {
         headers: { 'x-api-key': options.key, accept: 'application/json' },
         // The last poll, at the deadline, still gets a fair chance to answer.
         signal: AbortSignal.timeout(
@@ -95,7 +80,7 @@ export async function measurePropagation(options: PropagationOptions): Promise<P
       if (answer.status === 200) {
         const served = generatedAtOf(text);
         if (served === options.generatedAt) {
-          const seconds = Math.max(0, clock.now() - options.since) / 1000;
+          const seconds = Math.max(0, performance.now() - options.since) / 1000;
           return { outcome: 'measured', seconds: Math.round(seconds * 1000) / 1000, polls };
         }
         lastSeen = served === null ? 'a 200 answer that is not a catalog' : `generatedAt ${served}`;
@@ -111,7 +96,7 @@ export async function measurePropagation(options: PropagationOptions): Promise<P
     } catch (error) {
       lastSeen = describeCause(error);
     }
-    const now = clock.now();
+    const now = performance.now();
     if (now >= deadline) {
       return {
         outcome: 'timeout',
@@ -120,6 +105,6 @@ export async function measurePropagation(options: PropagationOptions): Promise<P
         lastSeen,
       };
     }
-    await clock.sleep(Math.min(options.intervalMs, deadline - now));
+    await sleep(Math.min(options.intervalMs, deadline - now));
   }
 }

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SourceError } from '../contract/errors.ts';
 import { STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
@@ -72,6 +72,10 @@ vi.mock('../builder/pages.ts', async (importOriginal) => {
 });
 
 const FIXTURES = `${ROOT}/fixtures/plans.json`;
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 /** Publish settings: the defaults, the fixtures, an https base URL. */
 function settings(extra: Partial<PublishSettings> = {}): PublishSettings {
@@ -214,15 +218,14 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
 
   it('sends its figures as one EMF line, the catalog age read from the live build after the run', async () => {
     const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
+    // A fake clock stopped 90 s after the first run started: the second starts a minute after the first.
+    const started = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'], now: started + 90_000 });
     const published = await captureEmf(() =>
       publish(
         settings({ skipInvalid: true, source: `${ROOT}/fixtures/invalid/title-empty.json` }),
         under.target,
-        {
-          ...runOptions(),
-          clock: () => new Date(clock + 90_000),
-          metrics,
-        },
+        { ...runOptions(), now: new Date(started), metrics },
       ),
     );
     expect(published.lines).toHaveLength(1);
@@ -247,7 +250,7 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     const failed = await captureEmf(() =>
       publish(settings({ source: `${under.dir}/gone.json` }), under.target, {
         ...runOptions(),
-        clock: () => new Date(clock + 30_000),
+        now: new Date(started + 60_000),
         metrics,
       }).catch((error: unknown) => error),
     );
@@ -360,13 +363,10 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
   });
 
   it('a run takes over the expired lock of a run that crashed, says so, and publishes', async () => {
-    // A run that took the lock ten minutes ago for one minute and never came back (no renewal, no release).
-    const crashed = await acquireRunLock(under.target.origin, {
-      by: 'lambda',
-      clock: () => new Date(Date.now() - 600_000),
-      ttlMs: 60_000,
-      renewEveryMs: 2 ** 30,
-    });
+    // A run that took the lock ten minutes ago and never came back (its renewals never fire, no release).
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'], now: Date.now() - 600_000 });
+    const crashed = await acquireRunLock(under.target.origin, 'lambda');
+    vi.useRealTimers();
     expect('held' in crashed).toBe(true);
     const lines: string[] = [];
     const outcome = await publish(
@@ -421,21 +421,16 @@ describe('the propagation check after a publish, through the local edge over the
   });
 
   it('records a timeout as such when the edge never serves the new build, and the run still succeeds', async () => {
-    // An edge stuck on an old catalog; the check's clock is virtual, so the wait takes no real time.
-    const stuck = http.createServer((_req, res) =>
+    // An edge stuck on an old catalog.
+    let served = 0;
+    const stuck = http.createServer((_req, res) => {
+      served += 1;
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end('{"generatedAt":"2020-01-01T00:00:00.000Z","plans":[]}'),
-    );
+        .end('{"generatedAt":"2020-01-01T00:00:00.000Z","plans":[]}');
+    });
     stuck.listen(0, '127.0.0.1');
     await once(stuck, 'listening');
-    let now = 0;
-    const virtual = {
-      now: () => now,
-      sleep: async (ms: number) => {
-        now += ms;
-      },
-    };
     const target = {
       origin: new DirectoryOrigin(`${scratch.dir}/origin`),
       kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
@@ -449,26 +444,26 @@ describe('the propagation check after a publish, through the local edge over the
           metrics,
           propagation: {
             key: async () => 'tpc_monitoring',
-            maxWaitMs: 30_000,
-            intervalMs: 5_000,
-            clock: virtual,
+            maxWaitMs: 1_000,
+            intervalMs: 200,
           },
         }),
       );
       expect(result.summary.result).toBe('published');
       expect(result.record.outcome).toBe('published');
-      expect(result.propagation).toEqual({
+      expect(result.propagation).toMatchObject({
         outcome: 'timeout',
-        waitedSeconds: 30,
-        polls: 7,
         lastSeen: 'generatedAt 2020-01-01T00:00:00.000Z',
       });
+      const waited = result.propagation?.outcome === 'timeout' ? result.propagation.waitedSeconds : 0;
+      expect(waited).toBeGreaterThanOrEqual(1);
+      expect(result.propagation).toMatchObject({ polls: served });
       const emf = parseEmf(lines[0] ?? '');
       expect(emf.metrics.PropagationSeconds).toBeUndefined();
       expect(emf.metrics.RunSucceeded?.value).toBe(1);
       expect(emf.members).toMatchObject({
         propagation: 'timeout',
-        propagationDetail: 'still serving generatedAt 2020-01-01T00:00:00.000Z after 30 s',
+        propagationDetail: `still serving generatedAt 2020-01-01T00:00:00.000Z after ${waited} s`,
       });
     } finally {
       stuck.closeAllConnections();

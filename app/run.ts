@@ -30,7 +30,7 @@ import {
   type RunProgress,
   type RunSummary,
 } from './last-run.ts';
-import { measurePropagation, type PollClock, type PropagationResult, SYSTEM_CLOCK } from './propagation.ts';
+import { measurePropagation, type PropagationResult } from './propagation.ts';
 import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
 import { renderMessage, type SettingsIn } from './settings/index.ts';
 
@@ -208,8 +208,6 @@ export interface PropagationCheck {
    * reserve for the rest of the run); the wait ends by then. Nothing left: the check is skipped.
    */
   readonly timeLeftMs?: () => number;
-  readonly clock?: PollClock;
-  readonly fetch?: typeof fetch;
 }
 
 /** How a publish runs, and what it reports besides its summary. */
@@ -234,15 +232,8 @@ export interface PublishRunOptions {
   readonly metrics?: MetricsSink;
   /** Given, a publish that moved the pointer measures how long the edge takes to serve the new build. */
   readonly propagation?: PropagationCheck;
-  /**
-   * The clock of the record's finish time, of the catalog's age and of the run lock's expiry (default: the
-   * system's).
-   */
-  readonly clock?: () => Date;
   /** What runs, as the run lock names it (default `catalog publish`). */
   readonly runBy?: string;
-  /** How long the run lock lasts without renewal (default publish/lock.ts `RUN_LOCK_TTL_MS`). */
-  readonly lockTtlMs?: number;
   /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
   readonly actor?: string;
 }
@@ -282,7 +273,7 @@ async function previousRecord(target: PublishTarget): Promise<LastRun | null> {
   }
 }
 
-/** Runs the propagation check after a publish that moved the pointer at `movedAt` (the check's clock). */
+/** Runs the propagation check after a publish that moved the pointer at `movedAt` (`performance.now()`). */
 async function checkPropagation(
   check: PropagationCheck,
   baseUrl: string,
@@ -292,10 +283,9 @@ async function checkPropagation(
 ): Promise<PropagationResult> {
   if (summary.result !== 'published')
     return { outcome: 'skipped', reason: `nothing was published (${summary.result})` };
-  const clock = check.clock ?? SYSTEM_CLOCK;
   const left = check.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
   if (left <= 0) return { outcome: 'skipped', reason: 'no time left for it before the run times out' };
-  const maxWaitMs = Math.min(check.maxWaitMs, clock.now() - movedAt + left);
+  const maxWaitMs = Math.min(check.maxWaitMs, performance.now() - movedAt + left);
   let key: string | undefined;
   try {
     key = await check.key();
@@ -315,8 +305,6 @@ async function checkPropagation(
     since: movedAt,
     maxWaitMs,
     intervalMs: check.intervalMs,
-    ...(check.clock ? { clock: check.clock } : {}),
-    ...(check.fetch ? { fetch: check.fetch } : {}),
   });
 }
 
@@ -333,14 +321,12 @@ export async function publish(
   options: PublishRunOptions,
 ): Promise<PublishOutcome> {
   const started = performance.now();
-  const clock = options.clock ?? (() => new Date());
   const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
   const warnings: string[] = [];
   const warn = (line: string) => {
     warnings.push(line);
     options.report(`warning: ${line}`);
   };
-  const pollClock = options.propagation?.clock ?? SYSTEM_CLOCK;
   const [{ acquireRunLock, describeHolder }, publishing, { readPointer }] = await Promise.all([
     import('../publish/lock.ts'),
     import('../publish/publish.ts'),
@@ -368,11 +354,7 @@ export async function publish(
   let lock: HeldRunLock | undefined;
   try {
     try {
-      const attempt = await acquireRunLock(target.origin, {
-        by: options.runBy ?? 'catalog publish',
-        clock,
-        ...(options.lockTtlMs !== undefined ? { ttlMs: options.lockTtlMs } : {}),
-      });
+      const attempt = await acquireRunLock(target.origin, options.runBy ?? 'catalog publish');
       if ('busy' in attempt) {
         const reason = `busy: another run holds the run lock at ${target.origin.name}: ${describeHolder(attempt.busy)}; this run did nothing`;
         throw new RunBusy({
@@ -419,10 +401,9 @@ export async function publish(
       recover: options.recover ?? false,
       ...(options.progress ? { progress: options.progress } : {}),
       buildMs: performance.now() - started,
-      clock,
       ...(options.actor !== undefined ? { actor: options.actor } : {}),
     });
-    movedAt = pollClock.now();
+    movedAt = performance.now();
     for (const warning of summary.warnings) options.report(`warning: ${warning}`);
     end = { summary };
   } catch (error) {
@@ -432,7 +413,7 @@ export async function publish(
   try {
     const record = lastRunOf({
       started: options.now,
-      finished: clock(),
+      finished: new Date(),
       durationMs: performance.now() - started,
       progress,
       end,
@@ -485,7 +466,7 @@ export async function publish(
       let catalogAgeSeconds: number | undefined;
       try {
         const generatedAt = await liveGeneratedAt(target);
-        if (generatedAt !== null) catalogAgeSeconds = (clock().getTime() - Date.parse(generatedAt)) / 1000;
+        if (generatedAt !== null) catalogAgeSeconds = (Date.now() - Date.parse(generatedAt)) / 1000;
       } catch (error) {
         warn(`reading the live build for the catalog age failed (${describeCause(error)})`);
       }

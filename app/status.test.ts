@@ -4,7 +4,7 @@
  */
 import { unlink, writeFile } from 'node:fs/promises';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Manifest } from '../builder/build.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
 import { issueKey } from '../keys/manage.ts';
@@ -428,9 +428,9 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
     });
     await issueKey(under.target.kvs, { partner: 'acme', now: now() });
     // A run that took the lock and stopped (this process stays alive, so only the expiry tells).
-    const attempt = await acquireRunLock(under.target.origin, { by: 'catalog publish', ttlMs: 1_000 });
+    const attempt = await acquireRunLock(under.target.origin, 'catalog publish');
     if (!('held' in attempt)) throw new Error('the lock is free');
-    const later = () => new Date(Date.now() + 60_000);
+    const later = () => new Date(Date.now() + 180_000);
     try {
       const report = await catalogStatus(under.target, { now: later(), maxAgeMs: MAX_AGE });
       expect(report.problems).toEqual([
@@ -441,9 +441,10 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
           ),
         },
       ]);
+      // The next run starts after the lock expired (a fake clock, so nothing waits).
+      vi.useFakeTimers({ toFake: ['Date'], now: later() });
       const next = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
-        now: later(),
-        clock: later,
+        now: new Date(),
         force: true,
         report: () => {},
       });
@@ -454,6 +455,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
         runLock: null,
       });
     } finally {
+      vi.useRealTimers();
       await attempt.held.release();
     }
   });

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { renderOpenApi } from '../builder/openapi.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, SOURCE_UNSET, STATE_LAST_RUN } from '../contract/index.ts';
@@ -171,7 +171,7 @@ describe('the builder Lambda', () => {
     const { acquireRunLock } = await import('../publish/lock.ts');
     const { S3Origin } = await import('../publish/s3-origin.ts');
     const origin = new S3Origin(s3.client, s3.bucket);
-    const other = await acquireRunLock(origin, { by: 'catalog publish', renewEveryMs: 2 ** 30 });
+    const other = await acquireRunLock(origin, 'catalog publish');
     if (!('held' in other)) throw new Error('the lock was taken');
     try {
       const lines: string[] = [];
@@ -401,9 +401,10 @@ describe('what every run leaves: its record, its metrics', () => {
         }),
         clients,
         log: (line) => lines.push(line),
-        // The base URL is https://plans.example.com: the check's requests go to the local edge instead.
-        propagation: { fetch: (url, init) => fetch(String(url).replace(BASE_URL, local), init) },
       });
+      // The base URL is https://plans.example.com: the check's requests go to the local edge instead.
+      const direct = fetch;
+      vi.stubGlobal('fetch', (url: string, init?: RequestInit) => direct(url.replace(BASE_URL, local), init));
       const summary = publishSummaryOf(await handler({}));
       expect(keys.length).toBeGreaterThan(0);
       expect(new Set(keys)).toEqual(new Set([MONITORING_KEY]));
@@ -424,6 +425,7 @@ describe('what every run leaves: its record, its metrics', () => {
         propagation: { outcome: 'skipped', reason: 'nothing was published (skipped-identical)' },
       });
     } finally {
+      vi.unstubAllGlobals();
       edge.closeAllConnections();
       await new Promise<void>((resolve) => edge.close(() => resolve()));
     }

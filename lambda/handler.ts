@@ -9,7 +9,6 @@ import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/clien
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
-import type { PollClock } from '../app/propagation.ts';
 import { openTarget, publish, type TargetClients } from '../app/run.ts';
 import type { MetricsSink } from '../app/run-metrics.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
@@ -32,8 +31,6 @@ export interface HandlerOptions {
   readonly now?: () => Date;
   /** Default: Powertools' Metrics under contract/metrics.ts's names, as embedded-metric-format lines. */
   readonly metrics?: MetricsSink;
-  /** How the propagation check reaches the edge and keeps time (tests point it at a local server). */
-  readonly propagation?: { readonly fetch?: typeof fetch; readonly clock?: PollClock };
 }
 
 /** The part of the Lambda context the handler reads; `functionName` is who moved the pointer, in its history. */
@@ -189,7 +186,6 @@ export function createHandler(
           maxWaitMs: settings.propagationMaxWait,
           intervalMs: settings.propagationInterval,
           ...(remaining ? { timeLeftMs: () => remaining() - PROPAGATION_RESERVE_MS } : {}),
-          ...options.propagation,
         },
       });
       const { summary, propagation } = outcome;

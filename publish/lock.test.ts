@@ -3,11 +3,16 @@
  * exactly one of the runs that find it, renewal while the holder runs, and a release that never removes a lock
  * another run has taken.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
-import { acquireRunLock, type HeldRunLock, type LockAttempt, RunLockRecord } from './lock.ts';
+import {
+  acquireRunLock,
+  type HeldRunLock,
+  type LockAttempt,
+  RUN_LOCK_TTL_MS,
+  RunLockRecord,
+} from './lock.ts';
 
 /** The lock a run holds; fails the test when it was busy. */
 function heldOf(attempt: LockAttempt): HeldRunLock {
@@ -15,20 +20,26 @@ function heldOf(attempt: LockAttempt): HeldRunLock {
   return attempt.held;
 }
 
-const NEVER = 2 ** 30;
+/** The clock (and the renewal timer) of the tests that move time: fake, so no test waits for it. */
+const MOVED = { toFake: ['Date', 'setInterval', 'clearInterval'] } satisfies Parameters<
+  typeof vi.useFakeTimers
+>[0];
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
   const under = usePublishTarget(kind, 'catalog-lock-');
 
   it('is held by one run: a second finds it busy, naming the holder, until it is released', async () => {
     const origin = under.target.origin;
-    const first = heldOf(await acquireRunLock(origin, { by: 'lambda', renewEveryMs: NEVER }));
+    const first = heldOf(await acquireRunLock(origin, 'lambda'));
     expect(first.tookOver).toBeNull();
     const stored = RunLockRecord.parse(JSON.parse((await origin.get(STATE_RUN_LOCK))?.body.toString() ?? ''));
     expect(stored).toEqual(first.record);
     expect(Date.parse(stored.expires) - Date.parse(stored.since)).toBe(120_000);
 
-    const second = await acquireRunLock(origin, { by: 'catalog publish' });
+    const second = await acquireRunLock(origin, 'catalog publish');
     expect(second).toMatchObject({
       busy: {
         by: 'lambda',
@@ -40,19 +51,20 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
     });
     await first.release();
     expect(await origin.get(STATE_RUN_LOCK)).toBeNull();
-    const third = heldOf(await acquireRunLock(origin, { by: 'catalog publish', renewEveryMs: NEVER }));
+    const third = heldOf(await acquireRunLock(origin, 'catalog publish'));
     await third.release();
   });
 
   it('once expired, is taken over by exactly one of the runs that find it', async () => {
     const origin = under.target.origin;
-    const past = () => new Date(Date.now() - 600_000);
-    heldOf(await acquireRunLock(origin, { by: 'crashed', clock: past, ttlMs: 60_000, renewEveryMs: NEVER }));
-    const attempts = await Promise.all(
-      ['a', 'b', 'c'].map((by) => acquireRunLock(origin, { by, renewEveryMs: NEVER })),
-    );
+    // A run that took the lock ten minutes ago and crashed: its renewals never fire.
+    vi.useFakeTimers({ ...MOVED, now: Date.now() - 600_000 });
+    heldOf(await acquireRunLock(origin, 'crashed'));
+    vi.useRealTimers();
+    const attempts = await Promise.all(['a', 'b', 'c'].map((by) => acquireRunLock(origin, by)));
     const held = attempts.flatMap((attempt) => ('held' in attempt ? [attempt.held] : []));
     expect(held).toHaveLength(1);
+    expect(held[0]?.tookOver).toMatchObject({ by: 'crashed' });
     const stored = RunLockRecord.parse(JSON.parse((await origin.get(STATE_RUN_LOCK))?.body.toString() ?? ''));
     expect(stored).toEqual(held[0]?.record);
     for (const attempt of attempts) if ('busy' in attempt) expect(attempt.busy.by).toBe(held[0]?.record.by);
@@ -61,32 +73,29 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
 
   it('is renewed while its run goes on, and a holder that stalled past its expiry neither keeps nor removes it', async () => {
     const origin = under.target.origin;
-    const holder = heldOf(await acquireRunLock(origin, { by: 'slow', ttlMs: 1_000, renewEveryMs: 200 }));
+    vi.useFakeTimers(MOVED);
+    const holder = heldOf(await acquireRunLock(origin, 'slow'));
     const firstExpiry = holder.record.expires;
-    await sleep(1_500);
-    // Renewed: still held past its first expiry.
-    expect(Date.parse(holder.record.expires)).toBeGreaterThan(Date.parse(firstExpiry));
-    expect(await acquireRunLock(origin, { by: 'next' })).toMatchObject({ busy: { by: 'slow' } });
+    // A quarter of the expiry later, the holder has renewed it: still held past its first expiry.
+    await vi.advanceTimersByTimeAsync(RUN_LOCK_TTL_MS / 4);
+    await vi.waitFor(() =>
+      expect(Date.parse(holder.record.expires)).toBeGreaterThan(Date.parse(firstExpiry)),
+    );
+    vi.setSystemTime(Date.parse(firstExpiry) + 1);
+    expect(await acquireRunLock(origin, 'next')).toMatchObject({ busy: { by: 'slow' } });
     expect(holder.lost()).toBe(false);
-
     await holder.release();
 
-    // A holder that stalled: its lock expired (it was taken ten minutes ago for a second) and another run took
-    // it over; its next renewal finds the lock not its own, and its release leaves the new holder's lock.
-    const crashed = heldOf(
-      await acquireRunLock(origin, {
-        by: 'crashed',
-        clock: () => new Date(Date.now() - 600_000),
-        ttlMs: 1_000,
-        renewEveryMs: 300,
-      }),
-    );
-    const taker = heldOf(await acquireRunLock(origin, { by: 'taker', renewEveryMs: NEVER }));
-    expect(taker.tookOver).toMatchObject({ by: 'crashed' });
-    await sleep(700);
-    expect(crashed.lost()).toBe(true);
-    await crashed.release();
-    expect(await acquireRunLock(origin, { by: 'next' })).toMatchObject({ busy: { by: 'taker' } });
+    // A holder that stalled: its lock expired and another run took it over; its next renewal finds the lock not
+    // its own, and its release leaves the new holder's lock.
+    const stalled = heldOf(await acquireRunLock(origin, 'stalled'));
+    vi.setSystemTime(Date.parse(stalled.record.expires) + 1);
+    const taker = heldOf(await acquireRunLock(origin, 'taker'));
+    expect(taker.tookOver).toMatchObject({ by: 'stalled' });
+    await vi.advanceTimersByTimeAsync(RUN_LOCK_TTL_MS / 4);
+    await vi.waitFor(() => expect(stalled.lost()).toBe(true));
+    await stalled.release();
+    expect(await acquireRunLock(origin, 'next')).toMatchObject({ busy: { by: 'taker' } });
     await taker.release();
     expect(await origin.get(STATE_RUN_LOCK)).toBeNull();
   });

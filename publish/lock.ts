@@ -45,24 +45,12 @@ export interface HeldRunLock {
 
 export type LockAttempt = { readonly held: HeldRunLock } | { readonly busy: LockHolder };
 
-export interface LockOptions {
-  /** What runs, as the lock names it. */
-  readonly by: string;
-  readonly clock?: () => Date;
-  readonly ttlMs?: number;
-  /** How often the holder renews (default a quarter of the expiry). */
-  readonly renewEveryMs?: number;
-}
-
 function lockObject(record: RunLockRecord): ObjectToWrite {
   return stateObject(STATE_RUN_LOCK, `${JSON.stringify(record)}\n`);
 }
 
 /** The stored lock: its record (or, unreadable, an expiry from when it was written) and its MD5. */
-export async function readLock(
-  origin: OriginStore,
-  ttlMs = RUN_LOCK_TTL_MS,
-): Promise<{ holder: LockHolder; md5: string } | null> {
+export async function readLock(origin: OriginStore): Promise<{ holder: LockHolder; md5: string } | null> {
   const stored = await origin.get(STATE_RUN_LOCK);
   if (!stored) return null;
   let parsed: RunLockRecord | undefined;
@@ -76,7 +64,7 @@ export async function readLock(
     host: 'unknown',
     pid: 0,
     since: stored.lastModified.toISOString(),
-    expires: new Date(stored.lastModified.getTime() + ttlMs).toISOString(),
+    expires: new Date(stored.lastModified.getTime() + RUN_LOCK_TTL_MS).toISOString(),
   };
   return { holder, md5: stored.md5 };
 }
@@ -87,21 +75,19 @@ export function describeHolder(holder: LockHolder): string {
 }
 
 /**
- * Takes the run lock, or finds it held. An expired lock is taken over (`tookOver` names its run). Throws when
- * the origin cannot be read or written.
+ * Takes the run lock for `by` (what runs: `catalog publish`, `lambda`), or finds it held. An expired lock is
+ * taken over (`tookOver` names its run). Throws when the origin cannot be read or written.
  */
-export async function acquireRunLock(origin: OriginStore, options: LockOptions): Promise<LockAttempt> {
-  const clock = options.clock ?? (() => new Date());
-  const ttlMs = options.ttlMs ?? RUN_LOCK_TTL_MS;
+export async function acquireRunLock(origin: OriginStore, by: string): Promise<LockAttempt> {
   const run = randomBytes(8).toString('hex');
-  const since = clock();
+  const since = new Date();
   const recordAt = (now: Date): RunLockRecord => ({
     run,
-    by: options.by,
+    by,
     host: hostname(),
     pid: process.pid,
     since: since.toISOString(),
-    expires: new Date(now.getTime() + ttlMs).toISOString(),
+    expires: new Date(now.getTime() + RUN_LOCK_TTL_MS).toISOString(),
   });
 
   let tookOver: LockHolder | null = null;
@@ -110,41 +96,37 @@ export async function acquireRunLock(origin: OriginStore, options: LockOptions):
   // A lock released between our create and our read is simply tried again.
   for (let attempt = 0; ; attempt += 1) {
     if ((await origin.put(object, { overwrite: false })) === 'written') break;
-    const found = await readLock(origin, ttlMs);
+    const found = await readLock(origin);
     if (found === null) {
       if (attempt < 3) continue;
       throw new Error(`${origin.name}: ${STATE_RUN_LOCK} could not be created nor read`);
     }
-    if (Date.parse(found.holder.expires) > clock().getTime()) return { busy: found.holder };
+    if (Date.parse(found.holder.expires) > Date.now()) return { busy: found.holder };
     if (await origin.replace(object, found.md5)) {
       tookOver = found.holder;
       break;
     }
     // Another run took the expired lock first: it is busy now.
-    const winner = await readLock(origin, ttlMs);
+    const winner = await readLock(origin);
     if (winner) return { busy: winner.holder };
   }
 
   let lost = false;
   let renewing: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(
-    () => {
-      renewing = renewing.then(async () => {
-        if (lost) return;
-        const renewed = recordAt(clock());
-        const next = lockObject(renewed);
-        try {
-          if (await origin.replace(next, object.md5)) {
-            record = renewed;
-            object = next;
-          } else lost = true;
-        } catch {
-          // A failed renewal is tried again at the next interval; the expiry leaves room for a few.
-        }
-      });
-    },
-    options.renewEveryMs ?? Math.max(1000, Math.floor(ttlMs / 4)),
-  );
+  // Renewed four times per expiry: a failed renewal is tried again at the next, the expiry leaves room for a few.
+  const timer = setInterval(() => {
+    renewing = renewing.then(async () => {
+      if (lost) return;
+      const renewed = recordAt(new Date());
+      const next = lockObject(renewed);
+      try {
+        if (await origin.replace(next, object.md5)) {
+          record = renewed;
+          object = next;
+        } else lost = true;
+      } catch {}
+    });
+  }, RUN_LOCK_TTL_MS / 4);
   timer.unref();
   return {
     held: {
