@@ -14,9 +14,20 @@ import type { PlanSource } from '../builder/source.ts';
 import { openSource } from '../builder/sources/index.ts';
 import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import { HEADER_VALUES, STATE_LAST_RUN } from '../contract/index.ts';
-import type { HeldRunLock } from '../publish/lock.ts';
+import { acquireRunLock, describeHolder, type HeldRunLock } from '../publish/lock.ts';
 import { bucketOf, objectToWrite } from '../publish/origin.ts';
-import type { ProgressSink, PublishSummary, PublishTarget } from '../publish/publish.ts';
+import { readPointer } from '../publish/pointer.ts';
+import {
+  type ProgressSink,
+  type PublishSummary,
+  type PublishTarget,
+  protectedBy,
+  proveDeployment,
+  pruneBuilds,
+  pruneFailure,
+  publishBuild,
+  readManifest,
+} from '../publish/publish.ts';
 
 export type { Progress, ProgressSink } from '../publish/publish.ts';
 
@@ -130,25 +141,17 @@ export function targetKind(settings: TargetSettings): 'aws' | 'local' {
   const local = settings.origin !== undefined || settings.store !== undefined;
   const forms = `${settingRef('bucket')} with ${settingRef('kvsArn')} (AWS), or ${settingRef('origin')} with ${settingRef('store')} (a local origin)`;
   if (aws && local) throw new ConfigError(`give one target, not both: ${forms}`);
-  if (aws) {
-    if (settings.bucket === undefined)
-      throw new ConfigError(`${settingRef('bucket')}: is required with ${settingRef('kvsArn')}`);
-    if (settings.kvsArn === undefined)
-      throw new ConfigError(`${settingRef('kvsArn')}: is required with ${settingRef('bucket')}`);
-    return 'aws';
-  }
-  if (local) {
-    if (settings.origin === undefined)
-      throw new ConfigError(`${settingRef('origin')}: is required with ${settingRef('store')}`);
-    if (settings.store === undefined)
-      throw new ConfigError(`${settingRef('store')}: is required with ${settingRef('origin')}`);
-    if (bucketOf(settings.origin))
-      throw new ConfigError(
-        `${settingRef('origin')}: publishing to a bucket takes ${settingRef('bucket')} and ${settingRef('kvsArn')}`,
-      );
-    return 'local';
-  }
-  throw new ConfigError(`no target: give ${forms}`);
+  if (!aws && !local) throw new ConfigError(`no target: give ${forms}`);
+  // Each setting of the pair the settings name requires the other.
+  const pair = aws ? (['bucket', 'kvsArn'] as const) : (['origin', 'store'] as const);
+  for (const [name, other] of [pair, [pair[1], pair[0]]] as const)
+    if (settings[name] === undefined)
+      throw new ConfigError(`${settingRef(name)}: is required with ${settingRef(other)}`);
+  if (local && bucketOf(settings.origin as string))
+    throw new ConfigError(
+      `${settingRef('origin')}: publishing to a bucket takes ${settingRef('bucket')} and ${settingRef('kvsArn')}`,
+    );
+  return aws ? 'aws' : 'local';
 }
 
 /** The AWS clients a target on AWS needs, built by the entry point. */
@@ -253,10 +256,6 @@ export interface PublishOutcome {
 
 /** The live build's `generatedAt`, read after a run (null: no build is live, or its manifest is unreadable). */
 async function liveGeneratedAt(target: PublishTarget): Promise<string | null> {
-  const [{ readPointer }, { readManifest }] = await Promise.all([
-    import('../publish/pointer.ts'),
-    import('../publish/publish.ts'),
-  ]);
   const { live } = await readPointer(target.kvs);
   const value: unknown = live === null ? null : (await readManifest(target.origin, live))?.generatedAt;
   return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
@@ -327,15 +326,10 @@ export async function publish(
     warnings.push(line);
     options.report(`warning: ${line}`);
   };
-  const [{ acquireRunLock, describeHolder }, publishing, { readPointer }] = await Promise.all([
-    import('../publish/lock.ts'),
-    import('../publish/publish.ts'),
-    import('../publish/pointer.ts'),
-  ]);
   // Before anything is built or written (the run lock, the run's record): a store and an origin of two
   // deployments are refused here, and this origin never hears of the run.
   try {
-    await publishing.proveDeployment(target, await readPointer(target.kvs), {
+    await proveDeployment(target, await readPointer(target.kvs), {
       live: true,
       recover: options.recover ?? false,
     });
@@ -393,7 +387,7 @@ export async function publish(
       throw error;
     }
     progress = { built: { buildId: built.buildId, counts: built.counts, invalid: built.warnings } };
-    const summary = await publishing.publishBuild(built, target, {
+    const summary = await publishBuild(built, target, {
       force: options.force,
       allowEmpty: settings.allowEmpty,
       minRatio: settings.minRatio,
@@ -509,10 +503,6 @@ async function prune(
   keep: number,
   live: string,
 ): Promise<{ ids: string[]; ms: number; warning?: string }> {
-  const [{ pruneBuilds, pruneFailure, protectedBy }, { readPointer }] = await Promise.all([
-    import('../publish/publish.ts'),
-    import('../publish/pointer.ts'),
-  ]);
   const started = performance.now();
   try {
     const pointer = await readPointer(target.kvs);
