@@ -1,10 +1,7 @@
 /**
- * The rows of `catalog check` and their judgement (pure; app/check.ts sends the requests): the black-box
- * cases of gateway/cases.ts judged by gateway/judge.ts, their placeholders filled from outside (the checker's
- * key, a forged one, what the deployment answered before, its first plan, the `--cors-origin`), and the
- * catalog rows only a black-box run makes (schema, order, links, generatedAt, each discipline as its subset,
- * the encodings, openapi.yaml's operations, the catalog's age). The first answers teach the rest, so the rows
- * run in order ({@link checkSteps}).
+ * The rows of `catalog check` and their judgement (pure): the black-box cases of gateway/cases.ts, placeholders
+ * filled from outside, and the catalog rows only a black-box run makes. The first answers teach the rest, so the
+ * rows run in order ({@link checkSteps}).
  */
 import { parse } from 'yaml';
 import { comparePlans } from '../builder/catalogs.ts';
@@ -42,10 +39,7 @@ import { formatAge } from './status.ts';
 /** A row's outcome: a warning does not fail the check. */
 export type Verdict = 'pass' | 'fail' | 'skip' | 'warn';
 
-/**
- * One row of the report, from a case of the table or a catalog row; its request as sent with placeholders
- * (`{valid}`) for keys; its lines say what failed (expected and got), why it was skipped, or the warning.
- */
+/** One row of the report; its request with placeholders (`{valid}`) for keys; its lines say why not a pass. */
 export interface CheckRow {
   readonly name: string;
   readonly source: 'case' | 'catalog';
@@ -54,16 +48,14 @@ export interface CheckRow {
   readonly lines: readonly string[];
 }
 
-/**
- * What a check is told: the deployment (`http(s)://host[:port]`), the checker's key (`{valid}`) and one it
- * forged (`{forged}`), the CORS origin the operator set (`null` for none, undefined when not told: CORS is not
- * judged), the age past which a catalog gets a warning.
- */
+/** What a check is told: the deployment, the checker's key (`{valid}`) and one it forged (`{forged}`), and more. */
 export interface CheckSettings {
   readonly baseUrl: string;
   readonly key: string;
   readonly forged: string;
+  /** The CORS origin the operator set (`null`: none; undefined: not told, CORS is not judged). */
   readonly cors: string | null | undefined;
+  /** The age past which a catalog gets a warning. */
   readonly maxAgeMs: number;
   readonly now: Date;
 }
@@ -118,8 +110,8 @@ type Judged = { readonly verdict: Verdict; readonly lines: readonly string[] };
 // Cases.
 
 /** The black-box-checkable cases of the table. */
-export function blackBoxCases(cases: readonly RequestCase[] = REQUEST_CASES): RequestCase[] {
-  return cases.filter((testCase) => notBlackBox(testCase) === undefined);
+export function blackBoxCases(): RequestCase[] {
+  return REQUEST_CASES.filter((testCase) => notBlackBox(testCase) === undefined);
 }
 
 const pagePlanId = (learned: Learned) => ('id' in learned.pagePlan ? learned.pagePlan.id : PAGE_PLAN_ID);
@@ -177,10 +169,7 @@ export function prepareCase(
 /** Every object the check learns, in the order it learns them. */
 const KNOWN_BODIES: readonly KnownBody[] = [...CATALOGS, 'openapi', 'page', 'notFoundPage'];
 
-/**
- * Judges a case's answer, then learns from it when its status is the one expected: the first body of each
- * object, and the ETag and Last-Modified of each object's variant.
- */
+/** Judges a case's answer; an expected status teaches each object's first body and its variants' validators. */
 export function judgeCase(
   testCase: RequestCase,
   answer: Answer,
@@ -499,26 +488,17 @@ const CATALOG_ROWS: Readonly<Record<CatalogName | 'openapi', readonly CatalogRow
 };
 
 /** The case that first teaches an object's body: the plain GET serving it (the key its only header). */
-function teaches(testCase: RequestCase, body: KnownBody): boolean {
-  const plain = (testCase.headers ?? []).every(
-    ([name, value]) => name === 'X-Api-Key' && value === '{valid}',
-  );
-  return (
-    testCase.method === 'GET' &&
-    testCase.body === body &&
-    plain &&
-    testCase.encoding === undefined &&
-    testCase.cors === undefined
-  );
+function teaches(
+  { method, body: served, headers = [], encoding, cors }: RequestCase,
+  body: KnownBody,
+): boolean {
+  const plain = headers.every(([name, value]) => name === 'X-Api-Key' && value === '{valid}');
+  return method === 'GET' && served === body && plain && encoding === undefined && cors === undefined;
 }
 
-/**
- * Every step in order: the cases that teach the catalogs and openapi.yaml, each followed by its catalog rows;
- * then those that teach the page and the not-found page (once the plan is known); then every other case in
- * the table's order.
- */
-export function checkSteps(cases: readonly RequestCase[] = REQUEST_CASES): Step[] {
-  const candidates = blackBoxCases(cases);
+/** Every step in order: each case that teaches a body, followed by its catalog rows; then the other cases. */
+export function checkSteps(): Step[] {
+  const candidates = blackBoxCases();
   const steps: Step[] = [];
   const taken = new Set<RequestCase>();
   for (const body of KNOWN_BODIES) {
@@ -533,10 +513,7 @@ export function checkSteps(cases: readonly RequestCase[] = REQUEST_CASES): Step[
   return steps;
 }
 
-/**
- * Learns the plan whose page the page cases check: the whole catalog's first plan, when its `webUrl` is this
- * deployment's `/plans/<id>`. Otherwise the pages live elsewhere (a web base URL), or the catalog has none.
- */
+/** Learns the plan whose page is checked: the catalog's first, when its `webUrl` is this deployment's. */
 export function learnPagePlan(settings: CheckSettings, learned: Learned): void {
   const catalog = parsedCatalog(learned, 'all');
   const first = typeof catalog === 'string' ? undefined : catalog.plans[0];
@@ -554,29 +531,27 @@ export function learnPagePlan(settings: CheckSettings, learned: Learned): void {
 
 // The report.
 
-/**
- * The whole check: what the CORS rows were judged against (the origin given, `off`, or `unchecked`), the plan
- * whose page was checked (or why none was), whether the service could be reached at all, whether the key was
- * refused (401) on the first request, {@link corsCause}, the rows and their counts, and the exit code: 0 every
- * row passed (warnings allowed), 1 a row failed, 2 the service could not be reached.
- */
+/** The whole check, its rows and their counts. */
 export interface CheckReport {
   readonly baseUrl: string;
   readonly checkedAt: string;
+  /** What the CORS rows were judged against: the origin given, `off`, or `unchecked`. */
   readonly cors: string;
+  /** The plan whose page was checked, or why none was. */
   readonly pagePlan: string;
   readonly reachable: boolean;
+  /** The first request's key was refused (401). */
   readonly keyRefused: boolean;
   readonly corsCause: string | null;
   readonly rows: readonly CheckRow[];
   readonly counts: Readonly<Record<Verdict, number>>;
+  /** 0 every row passed (warnings allowed), 1 a row failed, 2 the service could not be reached. */
   readonly exitCode: 0 | 1 | 2;
 }
 
 /**
- * The likely cause when every row that judged CORS failed on it the same way: the same
- * `Access-Control-Allow-Origin` came in every row failing on it, and no answer carried the origin given (the
- * deployment's CORS origin is another, or none). Null otherwise, and when CORS was not judged.
+ * The likely cause when every row failing on `Access-Control-Allow-Origin` got the same value and no answer
+ * carried the origin given (the deployment's origin is another, or none); else null.
  */
 export function corsCause(
   cors: string | null | undefined,

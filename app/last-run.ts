@@ -37,10 +37,7 @@ export const LastRun = z.object({
   error: z.string().optional(),
   /** Why, in one line, with settings named as the entry point that ran takes them. */
   reason: z.string(),
-  /**
-   * The build this run made (live only when `published`; the live one when the source was found identical, as
-   * nothing was written); null when the build itself failed.
-   */
+  /** The build this run made (the live one when identical); null when the build itself failed. */
   buildId: z.string().nullable(),
   /** Its plans per discipline and in all; null when the build itself failed. */
   counts: Counts.nullable(),
@@ -124,10 +121,7 @@ export function failureOf(record: LastRun): Failure | null {
   return { finished, outcome, ...(guard !== undefined ? { guard } : {}), reason };
 }
 
-/**
- * The record of a run. `present` shows a message the way the entry point that ran shows it (settings by its
- * names, secrets removed); `previous` is the record this one replaces (its confirmation is carried over).
- */
+/** The record of a run; `previous` is the record it replaces (its confirmation is carried over). */
 export function lastRunOf(run: {
   readonly started: Date;
   readonly finished: Date;

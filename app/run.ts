@@ -1,8 +1,6 @@
 /**
- * The application layer: the one place where the service's operations are put together from their parts.
- * The command line, the builder Lambda, `npm start`, the test helpers and the benchmarks all call these; none
- * of them opens a source, runs a build or publishes on its own. Clients are built by the caller (see
- * clients.ts) and passed in; progress and warnings go to the caller's `report`.
+ * Build and publish, the only orchestration (see README.md): every entry point calls these. Clients are built by
+ * the caller and passed in; progress and warnings go to the caller's `report`.
  */
 
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
@@ -48,31 +46,15 @@ import { renderMessage, type SettingsIn } from './settings/index.ts';
 /** What an operation tells its caller as it goes: warnings and the rows a failed build refused. */
 export type Report = (line: string) => void;
 
-/** The settings a build reads (the same names on the command line, in the Lambda and in CDK). */
-export type BuildSettings = Pick<
-  SettingsIn<'build'>,
-  | 'baseUrl'
-  | 'webBaseUrl'
-  | 'appScheme'
-  | 'skipInvalid'
-  | 'sourceRelation'
-  | 'sourceStatementTimeout'
-  | 'sourceConnectTimeout'
-  | 'sourceHeadersTimeout'
-  | 'sourceBodyTimeout'
-  | 'sourceMaxBytes'
-  | 'sourceRetries'
-> & {
+/** The settings a build reads (the same names on the command line, in the Lambda and in CDK), but where it writes. */
+export type BuildSettings = Omit<SettingsIn<'build'>, 'out' | 'json' | 'source' | 'sourceToken'> & {
   /** The source spec (a path, `postgres://…`, `http(s)://…`). */
   readonly source: string;
   /** The bearer token of an HTTP source. */
   readonly sourceToken?: string | undefined;
 };
 
-/**
- * Reads the source and builds in memory, stamped `now`. Invalid rows are reported one line each — as warnings
- * with `skipInvalid`, else as the list of a failed build, which then throws {@link InvalidRowsError}.
- */
+/** Reads the source and builds in memory, stamped `now`; invalid rows are reported one line each. */
 export async function build(
   settings: BuildSettings,
   now: Date,
@@ -85,10 +67,7 @@ export async function build(
   return completeBuild(prepared);
 }
 
-/**
- * The first, cheap step of a build (builder/build.ts `prepareBuild`): read, validate, order, render
- * openapi.yaml and fingerprint the inputs (no catalog yet). Reports invalid rows as {@link build}.
- */
+/** The first, cheap step of a build (builder/build.ts `prepareBuild`), reporting invalid rows. */
 async function prepareFrom(
   source: PlanSource,
   settings: Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid' | 'webBaseUrl'>,
@@ -110,11 +89,7 @@ async function prepareFrom(
   }
 }
 
-/**
- * Writes one build flat into a directory (`catalog build --out`): its objects at the root, with the flat
- * layout's Cache-Control, plus the root objects. Each file appears whole or not at all, the manifest last
- * (publish/dir-origin.ts `writeFlat`). Resolves how long the write took, in milliseconds.
- */
+/** Writes one build flat into a directory (`catalog build --out`, publish/dir-origin.ts); resolves its ms. */
 export async function writeFlatBuild(dir: string, result: BuildResult): Promise<number> {
   const started = performance.now();
   const { writeFlat } = await import('../publish/dir-origin.ts');
@@ -160,10 +135,7 @@ export interface TargetClients {
   readonly kvs: CloudFrontKeyValueStoreClient;
 }
 
-/**
- * Opens the target the settings name (see {@link targetKind}). `clients` is called only for an AWS target, so
- * a local one never loads the AWS SDK.
- */
+/** Opens the target the settings name; `clients` is called only for an AWS target (a local one loads no SDK). */
 export async function openTarget(
   settings: TargetSettings,
   clients: () => Promise<TargetClients> | TargetClients,
@@ -196,20 +168,14 @@ export type PublishSettings = BuildSettings &
 /** The source of a run when it is read at run time (the Lambda's secret) rather than taken from the settings. */
 export type RunSource = Pick<BuildSettings, 'source' | 'sourceToken'>;
 
-/**
- * After a publish that moved the pointer: measuring how long the edge takes to serve the new build (see
- * propagation.ts). Never fails the run.
- */
+/** After a publish that moved the pointer: how long the edge takes to serve it (propagation.ts); never fails. */
 export interface PropagationCheck {
   /** The monitoring key; resolves undefined when none is configured (the check is skipped, and says so). */
   readonly key: () => Promise<string | undefined>;
   /** How long to wait after the pointer move. */
   readonly maxWaitMs: number;
   readonly intervalMs: number;
-  /**
-   * How long the caller may still wait, asked when the check starts (the Lambda: its remaining time, less a
-   * reserve for the rest of the run); the wait ends by then. Nothing left: the check is skipped.
-   */
+  /** How long the caller may still wait (the Lambda: its remaining time less a reserve); nothing left: skipped. */
   readonly timeLeftMs?: () => number;
 }
 
@@ -226,10 +192,7 @@ export interface PublishRunOptions {
   readonly progress?: ProgressSink;
   /** Reads the source when the run starts instead of taking it from the settings; its failure is recorded. */
   readonly source?: () => Promise<RunSource>;
-  /**
-   * Shows a message where this run is read (the record's reason): settings named the way the entry point
-   * takes them, secrets removed. Default: as the command line names them.
-   */
+  /** Shows a message the way the entry point names settings, secrets removed (default: the command line's). */
   readonly present?: (message: string) => string;
   /** Given, the run's figures go there once, at its end (the Lambda passes Powertools' Metrics). */
   readonly metrics?: MetricsSink;
@@ -308,11 +271,8 @@ async function checkPropagation(
 }
 
 /**
- * Builds from the source and publishes the result under the run lock (publish/README.md; another run holding it
- * makes this one `busy`, docs/decisions.md#build-cost). Every run then leaves its record at the origin
- * (docs/decisions.md#operations); after a move, old builds are pruned while the propagation is measured; the
- * figures go to `metrics`. None of these changes the outcome: a failed run throws its own error, and a record not
- * written or a failed prune is a warning.
+ * Builds and publishes under the run lock (held elsewhere: `busy`), then leaves the run's record, prunes, measures
+ * propagation and emits metrics (README.md). None of these changes the outcome: a failed run throws its own error.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
@@ -494,9 +454,8 @@ class RunBusy extends Error {
 }
 
 /**
- * Prunes old builds after a publish; never throws (a failure is the warning). It keeps what the pointer
- * protects as it stands now (the live build, the pinned one, the rollback target), and prunes nothing when
- * another run has moved the pointer from `live` since (that run prunes).
+ * Prunes old builds, keeping what the pointer protects now; nothing when another run moved it from `live` since
+ * (that run prunes). Never throws: a failure is the warning.
  */
 async function prune(
   target: PublishTarget,

@@ -39,10 +39,7 @@ export interface PartnerUsage {
   readonly lastSeen: string;
 }
 
-/**
- * The report: partners by label, refusals that named no partner (by reason, in {@link LOG_REASONS} order),
- * plan page requests, and records no version of the function writes or lines too long to be one (`unreadable`).
- */
+/** The report: partners by label, refusals naming no partner, page requests, and what could not be read. */
 export interface UsageReport {
   /** An access-log file, standard input, or a log group. */
   readonly source: string;
@@ -300,11 +297,7 @@ async function queryUsageGroups(
   }
 }
 
-/**
- * The report over the last `settings.since` ms before `now` (`catalog usage`, `catalog keys list --usage`):
- * from a `catalog serve` access log (a file, or `stdin` for `-`) or the stack's usage log group through
- * `logs()` (called only then). Fails naming the setting when neither or both are given.
- */
+/** The report over the last `settings.since` ms: from an access log (`-`: stdin) or the usage log group. */
 export async function usageReport(
   settings: {
     readonly accessLog?: string | undefined;

@@ -131,19 +131,11 @@ export function renderMessage(message: string, entry: Entry): string {
 }
 
 function labelOf(name: SettingName, from: ValueOrigin): string {
-  switch (from) {
-    case 'env':
-      return envOf(name) ?? name;
-    case 'flag':
-    case 'default':
-      return flagOf(name) ?? envOf(name) ?? name;
-    case 'context':
-      return `context ${name}`;
-    case 'deployment':
-      return `${flagOf(name) ?? envOf(name) ?? name} (from the deployment)`;
-    case 'prop':
-      return name;
-  }
+  const typed = flagOf(name) ?? envOf(name) ?? name;
+  if (from === 'env') return envOf(name) ?? name;
+  if (from === 'context') return `context ${name}`;
+  if (from === 'deployment') return `${typed} (from the deployment)`;
+  return from === 'prop' ? name : typed;
 }
 
 /** A value as a message shows it: quoted, cut to a sane length; nothing for a secret. */

@@ -21,8 +21,6 @@ export interface Kind<I, O> {
 
 export type KindOutput<K> = K extends Kind<unknown, infer O> ? O : never;
 
-const isBlank = (value: unknown) => value === undefined || (typeof value === 'string' && value.trim() === '');
-
 /** Text, trimmed, not empty; `inner` (a schema over the trimmed text) checks and transforms it. */
 export function text<O = string>(valueName: string, inner?: z.ZodType<O, string>): Kind<string, O> {
   const base = z.string({ error: 'must be text' }).trim().min(1, { error: 'must not be empty' });
@@ -70,31 +68,22 @@ export const boolean: Kind<boolean | string, boolean> = {
   format: (value) => (value ? 'true' : 'false'),
 };
 
-/** A whole number from `min` to `max` (text of digits, or a number). */
-export function integer(min: number, max: number, valueName = 'n'): Kind<number | string, number> {
-  const rule = `must be a whole number from ${min} to ${max}`;
+/** A number from `min` to `max`, as text or a number; `whole`: only a whole number (text of digits). */
+function number(min: number, max: number, valueName: string, whole: boolean): Kind<number | string, number> {
+  const rule = `must be a ${whole ? 'whole number' : 'number'} from ${min} to ${max}`;
+  const digits = whole ? /^\s*[+-]?\d+\s*$/ : /\S/;
+  const range = z.number({ error: rule }).min(min, { error: rule }).max(max, { error: rule });
   return {
     schema: z.preprocess(
-      (value) => (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : value),
-      z.number({ error: rule }).int({ error: rule }).min(min, { error: rule }).max(max, { error: rule }),
+      (value) => (typeof value === 'string' && digits.test(value) ? Number(value) : value),
+      whole ? range.int({ error: rule }) : range,
     ) as z.ZodType<number, unknown>,
     format: String,
     valueName,
   };
 }
-
-/** A number from `min` to `max` (text or a number). */
-export function decimal(min: number, max: number, valueName = 'n'): Kind<number | string, number> {
-  const rule = `must be a number from ${min} to ${max}`;
-  return {
-    schema: z.preprocess(
-      (value) => (typeof value === 'string' && !isBlank(value) ? Number(value) : value),
-      z.number({ error: rule }).min(min, { error: rule }).max(max, { error: rule }),
-    ) as z.ZodType<number, unknown>,
-    format: String,
-    valueName,
-  };
-}
+export const integer = (min: number, max: number, valueName = 'n') => number(min, max, valueName, true);
+export const decimal = (min: number, max: number, valueName = 'n') => number(min, max, valueName, false);
 
 /** A comma-separated list (or an array), each item checked by `item`. */
 export function list(item: z.ZodType<string, string>, valueName: string): Kind<string | string[], string[]> {
