@@ -1,7 +1,6 @@
 /**
- * `catalog check` (docs/decisions.md#checking-a-deployment): the rows of app/check-rows.ts, sent one at a time
- * with undici: a deadline on each answer (retries included), a size bound on its body, retries only on
- * network errors.
+ * `catalog check` (docs/decisions.md#checking-a-deployment): check-rows.ts's rows sent one at a time, each with a
+ * deadline and a size bound, retried only on network errors.
  */
 import { Agent, RetryAgent } from 'undici';
 import { describeCause, NETWORK_ERROR_CODES, settingRef } from '../contract/errors.ts';

@@ -1,7 +1,6 @@
 /**
- * One name for a deployment (docs/decisions.md#command-line): `--deployment NAME` is the AWS stack of that name,
- * whose outputs give each setting that declares one (app/settings/registry.ts `output`); without a name or any
- * target setting, it is the local stack `npm start` serves. Values given as flags or variables always win.
+ * `--deployment NAME` (docs/decisions.md#command-line): the stack's outputs give the settings that declare one;
+ * no name and no target: the local stack. Values given as flags or variables always win.
  */
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';

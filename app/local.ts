@@ -1,7 +1,4 @@
-/**
- * The local stack (`catalog serve`, `catalog start`): the local edge, the built CloudFront Functions in front of
- * an origin directory or bucket with keys and CORS from the store file, and the dev key `npm start` prints.
- */
+/** The local stack (`catalog serve`, `catalog start`): the local edge over an origin and a store, the dev key. */
 import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -85,9 +82,8 @@ export async function localStackUrl(): Promise<string> {
 }
 
 /**
- * Claims the checkout's one `.catalog/` for this `catalog start`: refused while another start's process lives,
- * taken over from one that is gone. The record appears whole or not at all (written aside, then linked).
- * Resolves how to release it.
+ * Claims the checkout's one `.catalog/`: refused while another start's process lives, else taken over. The record
+ * appears whole or not at all (written aside, then linked). Resolves how to release it.
  */
 async function claimLocalStack(url: string): Promise<() => Promise<void>> {
   const file = LOCAL_STACK.running;
@@ -177,10 +173,7 @@ export async function serveLocal(
   return { url: `http://${host}:${address.port}`, close: () => server.shutdown(http) };
 }
 
-/**
- * The publish settings of the local stack: every default, the repository's fixtures, webUrl on the address it
- * serves, and no shrink guard (fixtures edited down are the developer's business; empty is still refused).
- */
+/** The local publish: defaults, fixtures, no shrink guard (fixtures edited down are the developer's business). */
 function devPublishSettings(host: string, port: number): PublishSettings {
   const defaults = parseSettings('build', () => undefined, String);
   const baseUrl = port === 0 ? defaults.baseUrl : `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -226,10 +219,7 @@ export interface LocalStack {
   readonly samplePage: string | null;
 }
 
-/**
- * What `npm start` runs: refuses a taken port, claims `.catalog/`, ensures a dev key (creating the store
- * file), publishes the fixtures the way production publishes, and serves the local edge.
- */
+/** What `npm start` runs: port check, claim, dev key, a publish of the fixtures as production does, the edge. */
 export async function startLocalStack(options: {
   readonly host: string;
   readonly port: number;

@@ -1,7 +1,4 @@
-/**
- * How long the edge takes to serve a new build after the live pointer moved (docs/decisions.md#operations): the
- * builder polls the spec's cheap liveness probe with a monitoring key until it serves the new `generatedAt`.
- */
+/** How long the edge takes to serve a new build after the pointer moved (docs/decisions.md#operations). */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeCause } from '../contract/errors.ts';
 import { catalogTarget, DISCIPLINES } from '../contract/index.ts';

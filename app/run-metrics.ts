@@ -1,8 +1,6 @@
 /**
- * The builder's metrics of one run (docs/decisions.md#operations), under the names contract/metrics.ts
- * declares and the stack's alarms and dashboard read. Pure: {@link runFigures} turns a run's record and what
- * was measured after it into figures; {@link emitRunMetrics} hands them to a metrics sink — the Lambda passes
- * Powertools' `Metrics`, which writes them as one CloudWatch embedded-metric-format log line.
+ * The builder's metrics of one run (docs/decisions.md#operations) under contract/metrics.ts's names: figures from
+ * a run's record (pure), handed to a sink (the Lambda: Powertools' `Metrics`, one EMF line).
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { DISCIPLINES } from '../contract/index.ts';
@@ -36,10 +34,8 @@ const figure = (key: MetricKey, value: number): Figure => ({
 });
 
 /**
- * The figures of a run: `RunSucceeded` or `RunFailed` (1; the other is absent; neither for a `busy` run), `BuildDuration`, the plans per
- * discipline and the invalid rows when the build got that far, `CatalogAge` when the live build could be read
- * after the run, and `PropagationSeconds` when it was measured. The outcome, reason, build and the
- * propagation check's outcome travel as properties of the same line.
+ * The figures of a run (`RunSucceeded` or `RunFailed`, neither when `busy`; the others when known); the outcome,
+ * reason, build and propagation outcome travel as properties of the same line.
  */
 export function runFigures(
   record: LastRun,

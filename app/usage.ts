@@ -1,7 +1,6 @@
 /**
- * Per-partner usage (docs/decisions.md#usage) from what the viewer-request function recorded, grouped by
- * (recorded value, status) — on AWS by Logs Insights, so the records never leave AWS — then folded by the one
- * {@link foldUsage}, so both sources give the same answer for the same requests.
+ * Per-partner usage (docs/decisions.md#usage): records grouped by (recorded value, status), on AWS by Logs
+ * Insights (the records never leave AWS), then folded by one {@link foldUsage}, so both sources agree.
  */
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -158,9 +157,8 @@ export class UsageError extends CatalogError {
 }
 
 /**
- * Groups the access-log entries of `lines` within [since, until] by (recorded value, status), skipping the
- * server's own notes; an entry from before the log recorded `logData` counts by its `partner`. Counts the
- * lines, the records (within the window or not) and the lines too long to be a record ({@link linesOf}).
+ * Groups the access-log entries within the window by (recorded value, status); an entry older than `logData`
+ * counts by its `partner`. Counts the lines, the records and the lines too long to be one.
  */
 export async function groupAccessLog(
   lines: AsyncIterable<string | null>,

@@ -1,8 +1,4 @@
-/**
- * The builder Lambda's environment, both ways: the stack writes it from setting values
- * ({@link lambdaEnvironment}), the handler reads it back ({@link parseLambdaEnvironment}). Both go through the
- * one declaration of each setting, so whatever the stack can set, the handler accepts.
- */
+/** The builder Lambda's environment, written by the stack and read by the handler through the same settings. */
 import { ConfigError } from '../../contract/errors.ts';
 import {
   envOf,
@@ -21,9 +17,8 @@ export type LambdaSettings = SettingsIn<'lambda'>;
 export type LambdaValues = { readonly [K in NamesIn<'lambda'>]?: SettingValue<K> | undefined };
 
 /**
- * Parses the Lambda's environment. Refuses, by name, a `CATALOG_*` variable the Lambda does not read (a typo,
- * or a setting that only the command line has), requires exactly one of the source and the source secret,
- * and throws one {@link ConfigError} naming every problem.
+ * Parses the Lambda's environment: refuses a `CATALOG_*` variable it does not read (a typo, a CLI-only setting),
+ * requires one of the source and its secret; one {@link ConfigError} names every problem.
  */
 export function parseLambdaEnvironment(env: Readonly<Record<string, string | undefined>>): LambdaSettings {
   const { values, problems } = readSettings(

@@ -1,8 +1,4 @@
-/**
- * Reading the settings declared in registry.ts, for any context: which settings a command, the Lambda or the
- * CDK app reads, their typed values, and messages that name a setting the way the reader typed it. The entry
- * points (cli/options.ts, the Lambda's environment, infra/) call these; nothing else parses a setting.
- */
+/** Reading the settings of registry.ts for any context, and naming them the way the reader typed them. */
 import { ConfigError, renderSettingRefs } from '../../contract/errors.ts';
 import type { KindOutput } from './kinds.ts';
 import {
@@ -155,10 +151,8 @@ export interface SettingsReading<C extends Context> {
 }
 
 /**
- * Reads the settings of `context` from `read(name)` (the raw value and its origin, or undefined when none
- * was given): applies defaults, requires what the context requires, applies the production rules in
- * publishing contexts. Every problem names the setting the way the user gave it (`--base-url "…": must be …`,
- * `CATALOG_BUCKET: is required`, `context minRatio "2": …`); `missingLabel` names a setting not given at all.
+ * Reads the settings of `context` from `read(name)`: defaults, requirements, then production rules. Every problem
+ * names the setting the way it was given (`--base-url "…": must be …`); `missingLabel` names one not given.
  */
 export function readSettings<C extends Context>(
   context: C,
@@ -228,11 +222,7 @@ const contextLabel = (context: Context) =>
 const markdownTable = (header: readonly string[], rows: readonly (readonly string[])[]) =>
   [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
 
-/**
- * The generated part of docs/settings.md (`npm run docs`): what each command, the Lambda and CDK read, by mode;
- * then each setting once, with its flag, variable, the stack output `--deployment` takes it from, default, the
- * commands that read it, and how the Lambda and CDK do.
- */
+/** The generated part of docs/settings.md (`npm run docs`): what each reader reads, then each setting once. */
 export function settingsTable(): string {
   const code = (text: string | undefined) => (text ? `\`${text}\`` : '');
   const reads = [...MODES].map(([context, modes]) => [

@@ -1,8 +1,6 @@
 /**
- * Every setting of the service, declared once ({@link SETTINGS}: its kind, default, description, whether it is
- * secret), and what each `catalog` command, the builder Lambda and the CDK app read ({@link READS}, one entry per
- * context). The command line, the Lambda and the CDK app are generated from (or checked against) these; see
- * docs/settings.md.
+ * Every setting declared once ({@link SETTINGS}), and what each command, the builder Lambda and the CDK app read
+ * ({@link READS}); every entry point is generated from or checked against these (docs/settings.md).
  */
 import { z } from 'zod';
 import { AppScheme, BaseUrl, DEFAULT_LINKS, WebBaseUrl } from '../../builder/model.ts';
@@ -115,10 +113,7 @@ const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ];
 
-/**
- * Whether a reading publishes to a local origin (a directory and a store file, `catalog publish --origin
- * --store`), which only its own machine serves, rather than to AWS.
- */
+/** Whether a reading publishes to a local origin (`--origin --store`), which only its own machine serves. */
 function publishesLocally({ context, settings }: ProductionReading): boolean {
   return (
     context === 'publish' &&
