@@ -93,11 +93,6 @@ export type RunSummary = PublishSummary | BusySummary;
 /** How a run ended: its summary, or the error it failed with. */
 export type RunEnd = { readonly summary: RunSummary } | { readonly error: unknown };
 
-/** Rows (not problems: a row may break several rules) among the invalid-row problems. */
-export function invalidRowCount(invalid: readonly InvalidRow[]): number {
-  return new Set(invalid.map((problem) => problem.row)).size;
-}
-
 /** The longest reason kept: a record is a status line, not a log. */
 const MAX_REASON = 2000;
 
@@ -105,12 +100,6 @@ const MAX_REASON = 2000;
 export function oneLine(text: string): string {
   const line = text.replace(/\s*\n\s*/g, ' ').trim();
   return line.length > MAX_REASON ? `${line.slice(0, MAX_REASON - 1)}…` : line;
-}
-
-/** The outcome of a run that ended with `error`, and the guard when a guard refused. */
-export function outcomeOfError(error: unknown): { outcome: RunOutcome; guard?: string } {
-  if (error instanceof PublishRefusedError) return { outcome: 'refused', guard: error.guard };
-  return { outcome: error instanceof SourceNotConfiguredError ? 'not-configured' : 'failed' };
 }
 
 /** The failure a record remembers: its own, or the one it carried over (a record older than the field: its own). */
@@ -139,15 +128,23 @@ export function lastRunOf(run: {
     buildId: built?.buildId ?? null,
     counts: built ? perDiscipline((discipline) => built.counts[discipline]) : null,
     plans: built ? totalPlans(built.counts) : null,
-    invalidRows: invalid ? invalidRowCount(invalid) : null,
+    // Rows, not problems: a row may break several rules.
+    invalidRows: invalid ? new Set(invalid.map((problem) => problem.row)).size : null,
     durationMs: Math.max(0, Math.round(run.durationMs)),
   };
   if ('error' in run.end) {
     const { error } = run.end;
     const message = error instanceof CatalogError ? error.message : describeCause(error);
-    const failure = {
+    const outcome: RunOutcome =
+      error instanceof PublishRefusedError
+        ? 'refused'
+        : error instanceof SourceNotConfiguredError
+          ? 'not-configured'
+          : 'failed';
+    const failure: Failure = {
       finished: common.finished,
-      ...outcomeOfError(error),
+      outcome,
+      ...(error instanceof PublishRefusedError ? { guard: error.guard } : {}),
       reason: oneLine(run.present(message)),
     };
     return {

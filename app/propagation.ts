@@ -38,11 +38,6 @@ export interface PropagationOptions {
   readonly intervalMs: number;
 }
 
-/** The probe's URL: the first discipline's catalog (`running`, the spec's probe), one the edge caches. */
-export function probeUrl(baseUrl: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}${catalogTarget(DISCIPLINES[0])}`;
-}
-
 /** Reads `generatedAt` from a catalog body; null when the body is not a catalog. */
 function generatedAtOf(text: string): string | null {
   try {
@@ -58,7 +53,8 @@ function generatedAtOf(text: string): string | null {
  * after `since`. Network errors and 5xx answers are waited out; 400, 401, 403, 404 and 405 stop at once.
  */
 export async function measurePropagation(options: PropagationOptions): Promise<PropagationResult> {
-  const url = probeUrl(options.baseUrl);
+  // The probe: the first discipline's catalog (`running`, the spec's probe), one the edge caches.
+  const url = `${options.baseUrl.replace(/\/+$/, '')}${catalogTarget(DISCIPLINES[0])}`;
   const deadline = options.since + options.maxWaitMs;
   let polls = 0;
   let lastSeen = 'no answer yet';

@@ -36,20 +36,6 @@ export function matching(valueName: string, pattern: RegExp, error: string): Kin
   return text(valueName, z.string().regex(pattern, { error }));
 }
 
-/** One of a closed list of words. */
-export function oneOf<const T extends string>(values: readonly T[], valueName: string): Kind<T, T> {
-  return {
-    schema: z.preprocess(
-      (value) => (typeof value === 'string' ? value.trim() : value),
-      z.enum(values as unknown as [T, ...T[]], {
-        error: `must be ${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`,
-      }),
-    ) as z.ZodType<T, unknown>,
-    format: (value) => value,
-    valueName,
-  };
-}
-
 const TRUE = ['1', 'true', 'yes', 'on'];
 const FALSE = ['0', 'false', 'no', 'off'];
 

@@ -13,7 +13,7 @@ import { KEY_PATTERN, KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
 import { Duration, duration, formatDuration } from '../../keys/time.ts';
 import { LOCAL_STACK } from '../paths.ts';
-import { boolean, decimal, integer, type Kind, list, matching, oneOf, parsed, text } from './kinds.ts';
+import { boolean, decimal, integer, type Kind, list, matching, parsed, text } from './kinds.ts';
 
 /** Where a setting is read: a command of the command line (see {@link READS}), the builder Lambda, or the CDK app. */
 export type Context = keyof typeof READS;
@@ -356,7 +356,7 @@ export const SETTINGS = {
     },
   ),
   priceClass: setting(
-    oneOf(['100', '200', 'All'], 'class'),
+    text('class', z.enum(['100', '200', 'All'], { error: 'must be 100, 200 or All' })),
     'edge locations: 100 (North America, Europe), 200 (adds most of Asia), All',
     { default: '100' },
   ),
