@@ -256,17 +256,7 @@ export function settingsTable(): string {
     markdownTable(['reader', 'required', 'default', 'optional'], reads),
     '',
     markdownTable(
-      [
-        'setting / CDK key',
-        'flag',
-        'variable',
-        'stack output',
-        'default',
-        'commands',
-        'Lambda',
-        'CDK',
-        'what',
-      ],
+      'setting / CDK key|flag|variable|stack output|default|commands|Lambda|CDK|what'.split('|'),
       settings,
     ),
   ].join('\n');
