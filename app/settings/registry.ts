@@ -311,7 +311,7 @@ export const SETTINGS = {
       'stage',
       z
         .string()
-        .transform((value) => value.toUpperCase())
+        .toUpperCase()
         .pipe(z.enum(['DEVELOPMENT', 'LIVE'], { error: 'must be DEVELOPMENT or LIVE' })),
     ),
     'DEVELOPMENT or LIVE (the stage serving traffic)',
