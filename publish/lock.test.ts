@@ -24,6 +24,8 @@ function heldOf(attempt: LockAttempt): HeldRunLock {
 const MOVED = { toFake: ['Date', 'setInterval', 'clearInterval'] } satisfies Parameters<
   typeof vi.useFakeTimers
 >[0];
+/** How long a renewal's write may take on a busy machine before the test gives up on it. */
+const SETTLED = { timeout: 60_000 };
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -78,8 +80,9 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
     const firstExpiry = holder.record.expires;
     // A quarter of the expiry later, the holder has renewed it: still held past its first expiry.
     await vi.advanceTimersByTimeAsync(RUN_LOCK_TTL_MS / 4);
-    await vi.waitFor(() =>
-      expect(Date.parse(holder.record.expires)).toBeGreaterThan(Date.parse(firstExpiry)),
+    await vi.waitFor(
+      () => expect(Date.parse(holder.record.expires)).toBeGreaterThan(Date.parse(firstExpiry)),
+      SETTLED,
     );
     vi.setSystemTime(Date.parse(firstExpiry) + 1);
     expect(await acquireRunLock(origin, 'next')).toMatchObject({ busy: { by: 'slow' } });
@@ -93,7 +96,7 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
     const taker = heldOf(await acquireRunLock(origin, 'taker'));
     expect(taker.tookOver).toMatchObject({ by: 'stalled' });
     await vi.advanceTimersByTimeAsync(RUN_LOCK_TTL_MS / 4);
-    await vi.waitFor(() => expect(stalled.lost()).toBe(true));
+    await vi.waitFor(() => expect(stalled.lost()).toBe(true), SETTLED);
     await stalled.release();
     expect(await acquireRunLock(origin, 'next')).toMatchObject({ busy: { by: 'taker' } });
     await taker.release();
