@@ -23,7 +23,7 @@ import {
   VARIANTS,
 } from '../contract/index.ts';
 import { fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
-import { type CompressionJob, createCompressor, ENCODING_POLICY } from './compress.ts';
+import { type CompressionJob, compress, ENCODING_POLICY } from './compress.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
 import type { LinkConfig, Plan } from './model.ts';
 import { renderOpenApi } from './openapi.ts';
@@ -111,16 +111,13 @@ export function manifestEntry(object: BuildObject): ManifestEntry {
  * A new build id: the UTC second, compacted, then the millisecond (3 hex digits) and 5 random ones
  * (`20260301T101500Z-1f4a2b3c`), so ids sort by build time to the millisecond and are unique.
  */
-export function newBuildId(
-  generatedAt: Date,
-  suffix: string = generatedAt.getUTCMilliseconds().toString(16).padStart(3, '0') +
-    randomBytes(3).toString('hex').slice(0, 5),
-): string {
+export function newBuildId(generatedAt: Date): string {
   const stamp = generatedAt
     .toISOString()
     .replace(/\.\d{3}Z$/, 'Z')
     .replace(/[-:]/g, '');
-  return `${stamp}-${suffix}`;
+  const millisecond = generatedAt.getUTCMilliseconds().toString(16).padStart(3, '0');
+  return `${stamp}-${millisecond}${randomBytes(3).toString('hex').slice(0, 5)}`;
 }
 
 /**
@@ -169,10 +166,6 @@ export interface BuildOptions {
   readonly now: Date;
   /** The repository's openapi.yaml; its `servers` are set to the base URL. */
   readonly openapiTemplate: string;
-  /** The random part of the build id (tests fix it). */
-  readonly buildIdSuffix?: string;
-  /** The tool that builds, as the manifest records it (default: this package's name and version). */
-  readonly tool?: { readonly name: string; readonly version: string };
 }
 
 /**
@@ -272,20 +265,19 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   const root = rootObjects(options.links.appScheme);
   // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
   const pages = !options.links.webBaseUrl;
-  const tool = options.tool ?? TOOL;
   const inputs: BuildInputs = {
     plansHash,
     baseUrl: options.links.baseUrl,
     webBaseUrl: options.links.webBaseUrl ?? null,
     appScheme: options.links.appScheme,
-    tool: `${tool.name}@${tool.version}`,
+    tool: `${TOOL.name}@${TOOL.version}`,
     openapi: sha256Of(openapi),
     root: sha256Of(root.map((object) => `${object.key} ${object.sha256} ${object.contentType}`).join('\n')),
     pages: pages ? PAGE_RENDERER : null,
     encodings: ENCODING_POLICY,
   };
   return {
-    buildId: newBuildId(options.now, options.buildIdSuffix),
+    buildId: newBuildId(options.now),
     generatedAt: options.now.toISOString(),
     counts,
     skipped: report.skipped,
@@ -295,7 +287,7 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
     inputs,
     inputsHash: inputsHashOf(inputs),
     source: source.name,
-    tool,
+    tool: TOOL,
     timings: { read: read - started, render: performance.now() - read },
     parts: { plans, now: options.now, openapi, root, pages },
   };
@@ -339,12 +331,10 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
-  const compressing = createCompressor()
-    .compress(jobs)
-    .then((done) => {
-      compressEnded = performance.now();
-      return done;
-    });
+  const compressing = compress(jobs).then((done) => {
+    compressEnded = performance.now();
+    return done;
+  });
 
   // Pages are stored as they are: the distribution compresses them (docs/decisions.md#plan-pages).
   let pagesMs = 0;

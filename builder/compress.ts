@@ -54,11 +54,6 @@ export interface CompressionStats {
   readonly busyMs: number;
 }
 
-/** Compresses every job; the answers are in the order of the jobs. */
-export interface Compressor {
-  compress(jobs: readonly CompressionJob[]): Promise<{ outputs: Buffer[]; stats: CompressionStats }>;
-}
-
 const brotliAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 
@@ -156,18 +151,16 @@ function cost(job: CompressionJob | undefined): number {
   return job.encoding === 'br' ? job.size * (brotliSettings(job.size).quality === 11 ? 25 : 8) : job.size;
 }
 
-/** A compressor on `threads` worker threads (default: every CPU), or on libuv's pool under 512 KB in all. */
-export function createCompressor(options: { readonly threads?: number } = {}): Compressor {
-  const threads = options.threads ?? availableParallelism();
-  return {
-    async compress(jobs) {
-      const total = jobs.reduce((sum, job) => sum + job.size, 0);
-      if (total < THREADS_FROM_BYTES || threads < 1) {
-        const started = performance.now();
-        const outputs = await Promise.all(jobs.map(compressHere));
-        return { outputs, stats: { threads: 0, busyMs: performance.now() - started } };
-      }
-      return compressOnThreads(jobs, threads);
-    },
-  };
+/**
+ * Compresses every job, on one worker thread per CPU, or on libuv's pool under 512 KB in all; the answers
+ * are in the order of the jobs.
+ */
+export async function compress(
+  jobs: readonly CompressionJob[],
+): Promise<{ outputs: Buffer[]; stats: CompressionStats }> {
+  const total = jobs.reduce((sum, job) => sum + job.size, 0);
+  if (total >= THREADS_FROM_BYTES) return compressOnThreads(jobs, availableParallelism());
+  const started = performance.now();
+  const outputs = await Promise.all(jobs.map(compressHere));
+  return { outputs, stats: { threads: 0, busyMs: performance.now() - started } };
 }

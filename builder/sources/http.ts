@@ -3,9 +3,9 @@
  * size limit; an optional bearer token that never appears in a name or a message. Redirects are not followed.
  *
  * Retries are undici's RetryAgent, given the policy as options: up to `retries` more attempts on 429, on every
- * 5xx but 501 and 505, and on a network error before an answer; the first retry after `retryBaseDelayMs`, each
- * next one after twice as long, never more than `retryMaxDelayMs`. A Retry-After (seconds or an HTTP date)
- * replaces that wait but is cut to `retryMaxDelayMs` too: a build tries again sooner rather than stall, and if
+ * 5xx but 501 and 505, and on a network error before an answer; the first retry after 500 ms, each next one
+ * after twice as long, never more than 30 s. A Retry-After (seconds or an HTTP date) replaces that wait but is
+ * cut to 30 s too: a build tries again sooner rather than stall, and if
  * the server still refuses, the message quotes its Retry-After. A headers or body timeout and a body over the
  * limit are not retried. A body the network cuts short is asked for again from where it stopped (a Range
  * request, with If-Match when the response had a strong ETag); a server that cannot resume it fails the read.
@@ -23,13 +23,12 @@ import type { PlanSource } from '../source.ts';
 import { formatBytes, SOURCE_DEFAULTS, type SourceOptions } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 
-/** The source settings that apply to HTTP, and the retry waits (see above). */
-export type HttpSourceOptions = Omit<SourceOptions, 'sourceRelation' | 'sourceStatementTimeout'> & {
-  /** Wait before the first retry; doubles with each retry. Default 500 ms. */
-  readonly retryBaseDelayMs?: number | undefined;
-  /** The longest wait before a retry, also when a Retry-After asks for longer. Default 30 s. */
-  readonly retryMaxDelayMs?: number | undefined;
-};
+/** The source settings that apply to HTTP. */
+export type HttpSourceOptions = Omit<SourceOptions, 'sourceRelation' | 'sourceStatementTimeout'>;
+
+/** The wait before the first retry (it doubles with each), and the longest, also when Retry-After asks more. */
+const RETRY_FIRST_WAIT_MS = 500;
+const RETRY_LONGEST_WAIT_MS = 30_000;
 
 /** Network errors before an answer, where another attempt may get through (undici names two of its own). */
 const RETRIED_ERRORS = [...Object.keys(NETWORK_ERROR_CODES), 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'];
@@ -108,8 +107,8 @@ export class HttpSource implements PlanSource {
     this.#maxBodyBytes = options.sourceMaxBytes ?? SOURCE_DEFAULTS.sourceMaxBytes;
     this.#retry = {
       maxRetries: options.sourceRetries ?? SOURCE_DEFAULTS.sourceRetries,
-      minTimeout: options.retryBaseDelayMs ?? 500,
-      maxTimeout: options.retryMaxDelayMs ?? 30_000,
+      minTimeout: RETRY_FIRST_WAIT_MS,
+      maxTimeout: RETRY_LONGEST_WAIT_MS,
       timeoutFactor: 2,
       retryAfter: true,
       methods: ['GET'],

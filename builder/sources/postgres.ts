@@ -29,27 +29,23 @@ export const SOURCE_COLUMNS = [
 export type PostgresSourceOptions = Pick<
   SourceOptions,
   'sourceRelation' | 'sourceStatementTimeout' | 'sourceConnectTimeout'
-> & {
-  /** Rows per FETCH. At most two batches are held at once (one is read ahead). Default 2,000. */
-  readonly batchRows?: number | undefined;
-};
+>;
 
 const CURSOR = 'catalog_source_rows';
-const DEFAULT_BATCH_ROWS = 2_000;
+/** Rows per FETCH. At most two batches are held at once (one is read ahead). */
+const BATCH_ROWS = 2_000;
 
-/** The statements of one read, in order (the FETCH repeats until it returns fewer than `batchRows`). */
-export function readStatements(relation: RelationName, statementTimeoutMs: number, batchRows: number) {
+/** The statements of one read, in order (the FETCH repeats until it returns fewer than {@link BATCH_ROWS}). */
+export function readStatements(relation: RelationName, statementTimeoutMs: number) {
   if (!Number.isSafeInteger(statementTimeoutMs) || statementTimeoutMs < 1)
     throw new RangeError(`statement timeout must be a positive integer of ms (got ${statementTimeoutMs})`);
-  if (!Number.isSafeInteger(batchRows) || batchRows < 1)
-    throw new RangeError(`batch rows must be a positive integer (got ${batchRows})`);
   return {
     begin: 'BEGIN READ ONLY',
     timeout: `SET LOCAL statement_timeout = ${statementTimeoutMs}`,
     declare: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR SELECT ${SOURCE_COLUMNS.join(', ')} FROM ${relationSql(
       relation,
     )} WHERE published AND approved`,
-    fetch: `FETCH FORWARD ${batchRows} FROM ${CURSOR}`,
+    fetch: `FETCH FORWARD ${BATCH_ROWS} FROM ${CURSOR}`,
     end: 'COMMIT',
   };
 }
@@ -122,7 +118,6 @@ export class PostgresSource implements PlanSource {
   readonly #relation: RelationName;
   readonly #statementTimeoutMs: number;
   readonly #connectTimeoutMs: number;
-  readonly #batchRows: number;
 
   /** Throws `ConfigError` for a relation name that is not one. Opens no connection. */
   constructor(url: string, options: PostgresSourceOptions = {}) {
@@ -135,9 +130,8 @@ export class PostgresSource implements PlanSource {
     this.#relation = relation;
     this.#statementTimeoutMs = options.sourceStatementTimeout ?? SOURCE_DEFAULTS.sourceStatementTimeout;
     this.#connectTimeoutMs = options.sourceConnectTimeout ?? SOURCE_DEFAULTS.sourceConnectTimeout;
-    this.#batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
-    // Fails early (as a programming error) on a bad timeout or batch size.
-    readStatements(this.#relation, this.#statementTimeoutMs, this.#batchRows);
+    // Fails early (as a programming error) on a bad timeout.
+    readStatements(this.#relation, this.#statementTimeoutMs);
   }
 
   /** The relation read, as messages name it. */
@@ -146,7 +140,7 @@ export class PostgresSource implements PlanSource {
   }
 
   async *batches(): AsyncGenerator<readonly unknown[]> {
-    const sql = readStatements(this.#relation, this.#statementTimeoutMs, this.#batchRows);
+    const sql = readStatements(this.#relation, this.#statementTimeoutMs);
     const secrets = urlSecrets(this.#url);
     let stage: 'connect' | 'read' = 'connect';
     let client: pg.Client | undefined;
@@ -193,7 +187,7 @@ export class PostgresSource implements PlanSource {
       let next = fetchBatch(client);
       for (;;) {
         const result = await next;
-        const more = result.rows.length === this.#batchRows;
+        const more = result.rows.length === BATCH_ROWS;
         if (more) next = fetchBatch(client);
         if (result.rows.length > 0) yield result.rows;
         if (!more) break;
