@@ -60,19 +60,8 @@ export function planSortKey(title: string, id: string): string | null {
     codes[i] = primary;
     codes[length + 1 + i] = WEIGHTS.tertiary[code] ?? 0;
   }
-  return fromCharCodes(codes) + id;
-}
-
-/** Character codes per String.fromCharCode call: one call per title of any sane length, and no stack limit. */
-const CODES_PER_CALL = 4096;
-
-/** The string of `codes`, in calls of bounded size (one spread of a huge array overflows the stack). */
-function fromCharCodes(codes: readonly number[]): string {
-  if (codes.length <= CODES_PER_CALL) return String.fromCharCode(...codes);
-  let text = '';
-  for (let start = 0; start < codes.length; start += CODES_PER_CALL)
-    text += String.fromCharCode(...codes.slice(start, start + CODES_PER_CALL));
-  return text;
+  // Titles are at most 150 characters (the row rules), so one call takes every code.
+  return String.fromCharCode(...codes) + id;
 }
 
 function compareStrings(a: string, b: string): number {
@@ -188,42 +177,39 @@ export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): Rend
 
 /**
  * The plans' fingerprint and counts without rendering the catalogs: the same SHA-256 as
- * {@link renderCatalogs}' `plansHash` (of the plans of `catalog.json` as a JSON array), hashed from the JSON
- * text a chunk at a time, with no bytes kept. A publish decides "unchanged" from it before anything is
- * rendered (docs/decisions.md#build-cost).
+ * {@link renderCatalogs}' `plansHash`, hashed a chunk at a time with no bytes kept. A publish decides
+ * "unchanged" from it before anything is rendered (docs/decisions.md#build-cost).
  */
 export function fingerprintPlans(sorted: readonly Plan[]): {
   readonly plansHash: string;
   readonly counts: Readonly<Record<Discipline, number>>;
 } {
-  const groups = perDiscipline((): Plan[] => []);
-  for (const plan of sorted) groups[plan.discipline].push(plan);
   const hash = createHash('sha256').update('[');
-  const counts = {} as Record<Discipline, number>;
   let first = true;
-  for (const discipline of DISCIPLINES) {
-    const plans = groups[discipline];
-    counts[discipline] = plans.length;
-    for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK) {
-      const json = JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK));
-      if (!first) hash.update(',');
-      first = false;
-      hash.update(json.slice(1, -1), 'utf8');
-    }
+  for (const text of itemTexts(sorted)) {
+    hash.update(first ? text : `,${text}`, 'utf8');
+    first = false;
   }
+  const counts = perDiscipline(() => 0);
+  for (const plan of sorted) counts[plan.discipline] += 1;
   return { plansHash: hash.update(']').digest('hex'), counts };
 }
 
 /** Plans per JSON.stringify call: large enough to be fast, small enough to keep no huge string alive. */
 const ITEMS_PER_CHUNK = 2000;
 
-/** The plans as UTF-8 JSON array items (`{…},{…}`), in chunks with the separating commas, no brackets. */
+/** The plans as JSON array items (`{…},{…}`), a chunk at a time, without the brackets. */
+function* itemTexts(plans: readonly Plan[]): Generator<string> {
+  for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK)
+    yield JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK)).slice(1, -1);
+}
+
+/** The plans as UTF-8 JSON array items, in chunks with the separating commas, no brackets. */
 function encodeItems(plans: readonly Plan[]): Buffer[] {
   const chunks: Buffer[] = [];
-  for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK) {
-    const json = JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK));
+  for (const text of itemTexts(plans)) {
     if (chunks.length > 0) chunks.push(Buffer.from(','));
-    chunks.push(Buffer.from(json.slice(1, -1)));
+    chunks.push(Buffer.from(text));
   }
   return chunks;
 }
