@@ -1,7 +1,6 @@
 /**
- * One build, in two steps (docs/decisions.md#build-cost): {@link prepareBuild} is cheap and fingerprints every
- * input, enough for a publish to decide that nothing changed; {@link completeBuild} makes the costly objects.
- * Writing them (a directory, or S3) is the caller's job.
+ * One build, in two steps (docs/decisions.md#build-cost): {@link prepareBuild} fingerprints every input, enough
+ * for a publish to decide that nothing changed; {@link completeBuild} makes the costly objects.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -121,9 +120,8 @@ export function newBuildId(generatedAt: Date): string {
 }
 
 /**
- * Every input that shapes a build's objects, `generatedAt` aside: a publish compares these with the live
- * build's before it compresses or renders anything. `openapi` and `root` are SHA-256 of openapi.yaml as served
- * and of the error pages; `pages` is the page renderer's fingerprint, null when no pages are built.
+ * Every input that shapes a build's objects, `generatedAt` aside, compared with the live build's before anything
+ * costly: `openapi` and `root` are SHA-256 of openapi.yaml and the error pages, `pages` the renderer's (or null).
  */
 export interface BuildInputs {
   /** SHA-256 of the plans (catalog order, as served). */
@@ -138,24 +136,6 @@ export interface BuildInputs {
   readonly pages: string | null;
   /** The compression policy of the variants. */
   readonly encodings: string;
-}
-
-/** The fields of {@link BuildInputs} in the fixed order their hash reads them. */
-const INPUT_FIELDS: (keyof BuildInputs)[] = [
-  'plansHash',
-  'baseUrl',
-  'webBaseUrl',
-  'appScheme',
-  'tool',
-  'openapi',
-  'root',
-  'pages',
-  'encodings',
-];
-
-/** SHA-256 (hex) of a build's inputs, from their fields in a fixed order. */
-export function inputsHashOf(inputs: BuildInputs): string {
-  return sha256Of(JSON.stringify(inputs, INPUT_FIELDS));
 }
 
 export interface BuildOptions {
@@ -285,7 +265,8 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
     total: report.total,
     plansHash,
     inputs,
-    inputsHash: inputsHashOf(inputs),
+    // The JSON of the fields in the order written above (the manifest keeps it).
+    inputsHash: sha256Of(JSON.stringify(inputs)),
     source: source.name,
     tool: TOOL,
     timings: { read: read - started, render: performance.now() - read },

@@ -1,19 +1,12 @@
 /**
- * An HTTP source: one GET of a URL answering a JSON array of rows. Connect, headers and body timeouts; a body
- * size limit; an optional bearer token that never appears in a name or a message. Redirects are not followed.
+ * An HTTP source: one GET of a URL answering a JSON array of rows, with connect, headers and body timeouts, a
+ * body size limit (a Content-Length over it refused before reading) and an optional bearer token that never
+ * appears in a name or a message. Redirects are not followed.
  *
- * Retries are undici's RetryAgent, given the policy as options: up to `retries` more attempts on 429, on every
- * 5xx but 501 and 505, and on a network error before an answer; the first retry after 500 ms, each next one
- * after twice as long, never more than 30 s. A Retry-After (seconds or an HTTP date) replaces that wait but is
- * cut to 30 s too: a build tries again sooner rather than stall, and if
- * the server still refuses, the message quotes its Retry-After. A headers or body timeout and a body over the
- * limit are not retried. A body the network cuts short is asked for again from where it stopped (a Range
- * request, with If-Match when the response had a strong ETag); a server that cannot resume it fails the read.
- * Messages count the attempts: undici counts them for a status; a network error ends only once every retry of
- * the policy is used.
- *
- * The body limit is undici's `maxResponseSize`, which counts the bytes as they arrive; a Content-Length over it
- * is refused before reading, which undici does not do.
+ * Retries are undici's RetryAgent: on 429, every 5xx but 501 and 505, and a network error before an answer,
+ * waiting twice as long each time; a Retry-After is cut to the longest wait, so a build tries again sooner
+ * rather than stall (the message quotes it). A body cut short is resumed with a Range request (If-Match on
+ * a strong ETag); timeouts and a body over the limit are not retried.
  */
 import { STATUS_CODES } from 'node:http';
 import { Agent, errors, RetryAgent, type RetryHandler, request } from 'undici';
