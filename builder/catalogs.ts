@@ -9,13 +9,10 @@ import type { Plan } from './model.ts';
 const titleCollator = new Intl.Collator('en');
 
 /**
- * A fast path for sorting: for titles made only of the characters below (each a single collation element
- * with no accent), `Intl.Collator('en')` compares the sequence of primary weights (letters ignoring case,
- * digits, spaces, punctuation) and, when those are equal, the case of each character, lowercase first.
- * Such a title gets a sort key encoding exactly that, and two keys compare as plain strings, several times
- * faster than the collator. Titles with other characters (accents, say) are compared by the collator
- * itself. The weights are read from the collator at load time rather than written down, and the test suite
- * checks the key order against the collator on every string of a large generated set.
+ * A fast path for sorting: a title made only of these characters (one collation element each, no accent) gets
+ * a sort key of its primary weights, then its case weights, which compares as plain strings exactly as
+ * `Intl.Collator('en')` does, several times faster. The weights are read from the collator at load time; a
+ * test checks the order against the collator on a large generated set.
  */
 const FAST_ALPHABET = " -,;:!?.'()&/#+0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
@@ -121,10 +118,7 @@ export function sortPlans(plans: readonly Plan[]): Plan[] {
   return DISCIPLINES.flatMap((d) => sortDiscipline(groups.get(d) ?? []));
 }
 
-/**
- * The three catalog documents of one build, as compact UTF-8 JSON sharing one `generatedAt`. Each is a list of
- * chunks whose concatenation is the file; the three share their plan chunks, so a large catalog is held once.
- */
+/** The three catalogs of one build as chunks of compact UTF-8 JSON, sharing their plan chunks. */
 export interface RenderedCatalogs {
   readonly generatedAt: string;
   /** `catalog.json`: every plan. */
@@ -138,9 +132,8 @@ export interface RenderedCatalogs {
 }
 
 /**
- * Renders sorted plans into the three catalogs, byte for byte `JSON.stringify({ generatedAt, plans })`. The
- * plans are serialised and encoded once, a chunk at a time (no string of the whole catalog ever exists), and
- * the three files are assembled from those bytes, which halves the work and the memory of a large build.
+ * Renders sorted plans into the three catalogs, byte for byte `JSON.stringify({ generatedAt, plans })`, each
+ * plan encoded once, a chunk at a time (no string of the whole catalog ever exists).
  */
 export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): RenderedCatalogs {
   const stamp = generatedAt.toISOString();

@@ -9,9 +9,8 @@ import { Worker } from 'node:worker_threads';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 
 /**
- * From this size, brotli quality 10 with a 1 MiB window (2^20) instead of 11 with the largest: about a third of
- * the CPU and a sixth of the memory, within 3% of quality 11's size (`npm run bench:wire`; the promise to
- * partners is 1.05 × quality 11, docs/decisions.md#build-cost).
+ * From this size, brotli quality 10 with a 1 MiB window instead of 11 with the largest: a third of the CPU, a
+ * sixth of the memory, within 3% of the size (`npm run bench:wire`; docs/decisions.md#build-cost).
  */
 export const BROTLI_LARGE_FROM_BYTES = 1024 * 1024;
 const LARGE_WINDOW_BITS = 20;

@@ -5,25 +5,14 @@
  */
 import pg from 'pg';
 import { ConfigError, NETWORK_ERROR_CODES, SourceError, settingRef } from '../../contract/errors.ts';
+import { SourceRow, SourceRowGate } from '../model.ts';
 import type { PlanSource } from '../source.ts';
 import { SOURCE_DEFAULTS, type SourceOptions } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 import { parseRelationName, type RelationName, relationLabel, relationSql } from './relation.ts';
 
-/** The columns read: the row contract (docs/decisions.md#source-rows). Other columns of the relation are never fetched. */
-export const SOURCE_COLUMNS = [
-  'id',
-  'title',
-  'summary',
-  'cover_url',
-  'level',
-  'discipline',
-  'weeks_count',
-  'days_per_week',
-  'est_minutes_per_session',
-  'published',
-  'approved',
-] as const;
+/** The columns read: the row contract's (docs/decisions.md#source-rows), never the relation's others. */
+const SOURCE_COLUMNS = [...Object.keys(SourceRow.shape), ...Object.keys(SourceRowGate.shape)];
 
 /** The source settings that apply to PostgreSQL (`sourceStatementTimeout` bounds each FETCH too). */
 export type PostgresSourceOptions = Pick<
