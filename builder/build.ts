@@ -295,18 +295,12 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
       `the rendered catalogs' fingerprint ${catalogs.plansHash} is not the prepared ${prepared.plansHash}`,
     );
   const renderMs = performance.now() - renderStarted;
-  const served: [string, readonly Buffer[], string][] = [
-    [ORIGIN_FILES.all, catalogs.all, HEADER_VALUES.json],
-    ...DISCIPLINES.map((d): [string, readonly Buffer[], string] => [
-      catalogFile(d),
-      catalogs.byDiscipline[d],
-      HEADER_VALUES.json,
-    ]),
-    [ORIGIN_FILES.openapi, [openapi], HEADER_VALUES.yaml],
+  const json = { contentType: HEADER_VALUES.json };
+  const plain = [
+    buildObject(ORIGIN_FILES.all, [shared(catalogs.all)], json),
+    ...DISCIPLINES.map((d) => buildObject(catalogFile(d), [shared(catalogs.byDiscipline[d])], json)),
+    buildObject(ORIGIN_FILES.openapi, [shared([openapi])], { contentType: HEADER_VALUES.yaml }),
   ];
-  const plain = served.map(([key, chunks, contentType]) =>
-    buildObject(key, [shared(chunks)], { contentType }),
-  );
   const jobs: CompressionJob[] = plain.flatMap((object) =>
     ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
   );

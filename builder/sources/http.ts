@@ -26,10 +26,7 @@ const RETRY_LONGEST_WAIT_MS = 30_000;
 /** Network errors before an answer, where another attempt may get through (undici names two of its own). */
 const RETRIED_ERRORS = [...Object.keys(NETWORK_ERROR_CODES), 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'];
 
-/**
- * Why a Content-Type is not JSON, or null when it is: `application/json` or `application/<anything>+json`,
- * with any parameters.
- */
+/** Why a Content-Type is not JSON (`application/json` or `application/…+json`), or null when it is. */
 export function contentTypeProblem(contentType: string | undefined): string | null {
   if (contentType === undefined || contentType.trim() === '')
     return 'answered without a Content-Type (expected application/json)';

@@ -39,17 +39,6 @@ export function readStatements(relation: RelationName, statementTimeoutMs: numbe
   };
 }
 
-interface Failure {
-  readonly code: string | undefined;
-  readonly message: string;
-}
-
-function failureOf(error: unknown): Failure {
-  const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: typeof code === 'string' ? code : undefined, message };
-}
-
 /**
  * The one-line reason for a driver or server error (SQLSTATE codes from PostgreSQL's errcodes), without the
  * source name. Pure, so each mapping is tested without a server.
@@ -63,7 +52,9 @@ export function describePostgresError(
     statementTimeoutMs: number;
   },
 ): string {
-  const { code, message } = failureOf(error);
+  const rawCode = (error as { code?: unknown } | null)?.code;
+  const code = typeof rawCode === 'string' ? rawCode : undefined;
+  const message = error instanceof Error ? error.message : String(error);
   const detail = message || code || 'unknown error';
   if (code !== undefined && NETWORK_ERROR_CODES[code] !== undefined)
     return `cannot connect (${NETWORK_ERROR_CODES[code]}${message ? `: ${message}` : ''})`;
