@@ -1,7 +1,4 @@
-/**
- * The one store interface of the key and CORS commands, with two backends (file-store.ts, kvs-store.ts) that
- * both run a change through {@link planWrite}: the limits and "nothing to write" behave the same everywhere.
- */
+/** The store of the key and CORS commands; both backends run a change through {@link planWrite}. */
 import { z } from 'zod';
 import { StoreLimitError } from '../contract/errors.ts';
 import { checkLimits, diffEntries } from './limits.ts';
