@@ -57,8 +57,19 @@ export function planSortKey(title: string, id: string): string | null {
     codes[i] = primary;
     codes[length + 1 + i] = WEIGHTS.tertiary[code] ?? 0;
   }
-  // Titles are at most 150 characters (the row rules), so one call takes every code.
-  return String.fromCharCode(...codes) + id;
+  return fromCharCodes(codes) + id;
+}
+
+/** Character codes per String.fromCharCode call: one call per title of any sane length, and no stack limit. */
+const CODES_PER_CALL = 4096;
+
+/** The string of `codes`, in calls of bounded size (one spread of a huge array overflows the stack). */
+function fromCharCodes(codes: readonly number[]): string {
+  if (codes.length <= CODES_PER_CALL) return String.fromCharCode(...codes);
+  let text = '';
+  for (let start = 0; start < codes.length; start += CODES_PER_CALL)
+    text += String.fromCharCode(...codes.slice(start, start + CODES_PER_CALL));
+  return text;
 }
 
 function compareStrings(a: string, b: string): number {
