@@ -202,10 +202,7 @@ export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
 
 const sha256Of = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
-/**
- * The error pages the distribution's custom error responses fetch, at the origin's root. They do not depend
- * on the catalog, so the stack puts them in place at deploy too (infra/stack.ts).
- */
+/** The error pages at the origin's root: no catalog in them, so the stack puts them there at deploy too. */
 export function rootObjects(appScheme: string): BuildObject[] {
   return [
     buildObject(ERROR_PAGE, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
@@ -221,8 +218,7 @@ export function rootObjects(appScheme: string): BuildObject[] {
 
 /**
  * The first step: reads and validates every row, orders the plans, renders openapi.yaml and the error pages,
- * and fingerprints the inputs. Throws `SourceError` when the source cannot be read or is not an array of
- * objects, and `InvalidRowsError` when a row is invalid and `skipInvalid` is off.
+ * and fingerprints the inputs. Throws `SourceError`, or `InvalidRowsError` unless `skipInvalid`.
  */
 export async function prepareBuild(source: PlanSource, options: BuildOptions): Promise<PreparedBuild> {
   const started = performance.now();
@@ -280,10 +276,7 @@ const ENCODINGS = ['br', 'gzip'] as const;
 /** Pages rendered between two turns of the event loop (the compression threads' answers wait for one). */
 const PAGES_PER_TURN = 500;
 
-/**
- * The second step: the catalogs, the brotli and gzip variants of the catalogs and openapi.yaml (on worker
- * threads) while the pages are rendered and hashed here, then the manifest.
- */
+/** The second step: the catalogs' variants (on worker threads) while the pages render, then the manifest. */
 export async function completeBuild(prepared: PreparedBuild): Promise<BuildResult> {
   const { parts, timings, ...kept } = prepared;
   const { openapi, root, plans } = parts;
@@ -387,10 +380,7 @@ function shared(chunks: readonly Buffer[]): Buffer {
   return buffer;
 }
 
-/**
- * A plan's page that does not keep its bytes: hashed once here, rendered again (a pure function of the plan) on
- * each read, so a build of 100,000 pages never holds them all (docs/decisions.md#build-cost).
- */
+/** A plan's page without its bytes: hashed once, rendered again on each read, so no build holds them all. */
 function pageObject(plan: Plan): BuildObject {
   const rendered = Buffer.from(renderPlanPage(plan));
   const metadata = { contentType: PAGE_HEADERS.html, cacheControl: PAGE_HEADERS.cacheable };
