@@ -39,14 +39,9 @@ vi.mock('../builder/compress.ts', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../builder/compress.ts')>();
   return {
     ...actual,
-    createCompressor: (options?: { readonly threads?: number }) => {
-      const compressor = actual.createCompressor(options);
-      return {
-        compress: (jobs: Parameters<typeof compressor.compress>[0]) => {
-          work.compressions += 1;
-          return compressor.compress(jobs);
-        },
-      };
+    compress: (jobs: Parameters<typeof actual.compress>[0]) => {
+      work.compressions += 1;
+      return actual.compress(jobs);
     },
   };
 });

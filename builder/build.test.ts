@@ -1,19 +1,31 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { SourceError, settingRef } from '../contract/errors.ts';
 import { PROBLEMS } from '../contract/index.ts';
+import pkg from '../package.json' with { type: 'json' };
 import { ROOT } from '../testing/cli.ts';
 import { buildCatalog } from '../testing/plans.ts';
-import { type BuildOptions, inputsHashOf, prepareBuild } from './build.ts';
+import { type BuildOptions, prepareBuild } from './build.ts';
 import { ENCODING_POLICY } from './compress.ts';
 import { InvalidRowsError } from './errors.ts';
 import { Catalog, DEFAULT_LINKS } from './model.ts';
 import { PAGE_RENDERER } from './pages.ts';
 import type { PlanSource } from './source.ts';
 import { FileSource } from './sources/file.ts';
+
+/** The version a build records, as if the package were at another one (undefined: its own). */
+const release = vi.hoisted(() => ({ version: undefined as string | undefined }));
+vi.mock('./tool.ts', async (importOriginal) => {
+  const { TOOL } = await importOriginal<typeof import('./tool.ts')>();
+  return {
+    get TOOL() {
+      return { name: TOOL.name, version: release.version ?? TOOL.version };
+    },
+  };
+});
 
 const openapiTemplate = readFileSync(`${ROOT}/openapi.yaml`, 'utf8');
 const fixture = (name: string) => `${ROOT}/fixtures/${name}`;
@@ -47,11 +59,9 @@ const HTML_TYPE = 'text/html; charset=utf-8';
 
 describe('a build of the fixtures', () => {
   it('holds each catalog and openapi.yaml with its brotli and gzip variants, a page per plan, then its manifest', async () => {
-    const result = await buildCatalog(
-      new FileSource(fixture('plans.json')),
-      options({ buildIdSuffix: 'a1b2c3d4' }),
-    );
-    expect(result.buildId).toBe('20261121T080000Z-a1b2c3d4');
+    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
+    // The build's second, its millisecond (000) and 5 random hex digits.
+    expect(result.buildId).toMatch(/^20261121T080000Z-000[0-9a-f]{5}$/);
     const all = Catalog.parse(JSON.parse(text(result, 'catalog.json')));
     expect(result.objects.map((f) => [f.key, f.contentType, f.contentEncoding])).toEqual([
       ...['catalog.json', 'catalog-running.json', 'catalog-strength.json'].flatMap((key) => [
@@ -112,20 +122,17 @@ describe('a build of the fixtures', () => {
   });
 
   it('lists every object in the manifest with its size, digests and encoding', async () => {
-    const result = await buildCatalog(
-      new FileSource(fixture('plans.json')),
-      options({ buildIdSuffix: '0000ffff' }),
-    );
+    const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
     const manifest = JSON.parse(text(result, 'manifest.json'));
     expect(manifest).toEqual(JSON.parse(JSON.stringify(result.manifest)));
     expect(manifest).toMatchObject({
-      buildId: '20261121T080000Z-0000ffff',
+      buildId: result.buildId,
       generatedAt: '2026-11-21T08:00:00.000Z',
       counts: result.counts,
       plans: result.counts.running + result.counts.strength,
       plansHash: result.plansHash,
       source: fixture('plans.json'),
-      tool: { name: 'training-plan-catalog' },
+      tool: { name: 'training-plan-catalog', version: pkg.version },
     });
     const isPage = (key: string) => key.startsWith('plans/');
     const served = result.objects.filter((f) => f.key !== 'manifest.json' && !isPage(f.key));
@@ -219,11 +226,15 @@ describe("a build's inputs, decided before its costly part", () => {
 
   it('change with the base URL, the web base URL, the app scheme, the tool version or the openapi template', async () => {
     const base = await prepared();
+    release.version = '99.0.0';
+    const upgraded = await prepared().finally(() => {
+      release.version = undefined;
+    });
     const variants = await Promise.all([
       prepared({ links: { ...DEFAULT_LINKS, baseUrl: 'https://plans.example.com' } }),
       prepared({ links: { ...DEFAULT_LINKS, webBaseUrl: 'https://www.example.com' } }),
       prepared({ links: { ...DEFAULT_LINKS, appScheme: 'otherapp' } }),
-      prepared({ tool: { name: 'training-plan-catalog', version: '99.0.0' } }),
+      upgraded,
       prepared({ openapiTemplate: `${openapiTemplate}\n# another template\n` }),
     ]);
     const hashes = new Set([base, ...variants].map((build) => build.inputsHash));
@@ -256,7 +267,20 @@ describe("a build's inputs, decided before its costly part", () => {
     const manifest = JSON.parse(text(result, 'manifest.json'));
     expect(manifest.inputs).toEqual(result.inputs);
     expect(manifest.inputsHash).toBe(result.inputsHash);
-    expect(inputsHashOf(manifest.inputs)).toBe(result.inputsHash);
+    // The JSON of the fields in this order: a live build published before keeps its hash.
+    const fields = [
+      'plansHash',
+      'baseUrl',
+      'webBaseUrl',
+      'appScheme',
+      'tool',
+      'openapi',
+      'root',
+      'pages',
+      'encodings',
+    ];
+    const json = JSON.stringify(manifest.inputs, fields);
+    expect(createHash('sha256').update(json).digest('hex')).toBe(result.inputsHash);
   });
 
   it('keep no page in memory: a page is rendered again, byte for byte, each time it is read', async () => {

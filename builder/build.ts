@@ -1,7 +1,6 @@
 /**
- * One build, in two steps (docs/decisions.md#build-cost): {@link prepareBuild} is cheap and fingerprints every
- * input, enough for a publish to decide that nothing changed; {@link completeBuild} makes the costly objects.
- * Writing them (a directory, or S3) is the caller's job.
+ * One build, in two steps (docs/decisions.md#build-cost): {@link prepareBuild} fingerprints every input, enough
+ * for a publish to decide that nothing changed; {@link completeBuild} makes the costly objects.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -23,7 +22,7 @@ import {
   VARIANTS,
 } from '../contract/index.ts';
 import { fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
-import { type CompressionJob, createCompressor, ENCODING_POLICY } from './compress.ts';
+import { type CompressionJob, compress, ENCODING_POLICY } from './compress.ts';
 import { type InvalidRow, InvalidRowsError, SourceRowError } from './errors.ts';
 import type { LinkConfig, Plan } from './model.ts';
 import { renderOpenApi } from './openapi.ts';
@@ -111,22 +110,18 @@ export function manifestEntry(object: BuildObject): ManifestEntry {
  * A new build id: the UTC second, compacted, then the millisecond (3 hex digits) and 5 random ones
  * (`20260301T101500Z-1f4a2b3c`), so ids sort by build time to the millisecond and are unique.
  */
-export function newBuildId(
-  generatedAt: Date,
-  suffix: string = generatedAt.getUTCMilliseconds().toString(16).padStart(3, '0') +
-    randomBytes(3).toString('hex').slice(0, 5),
-): string {
+export function newBuildId(generatedAt: Date): string {
   const stamp = generatedAt
     .toISOString()
     .replace(/\.\d{3}Z$/, 'Z')
     .replace(/[-:]/g, '');
-  return `${stamp}-${suffix}`;
+  const millisecond = generatedAt.getUTCMilliseconds().toString(16).padStart(3, '0');
+  return `${stamp}-${millisecond}${randomBytes(3).toString('hex').slice(0, 5)}`;
 }
 
 /**
- * Every input that shapes a build's objects, `generatedAt` aside: a publish compares these with the live
- * build's before it compresses or renders anything. `openapi` and `root` are SHA-256 of openapi.yaml as served
- * and of the error pages; `pages` is the page renderer's fingerprint, null when no pages are built.
+ * Every input that shapes a build's objects, `generatedAt` aside, compared with the live build's before anything
+ * costly: `openapi` and `root` are SHA-256 of openapi.yaml and the error pages, `pages` the renderer's (or null).
  */
 export interface BuildInputs {
   /** SHA-256 of the plans (catalog order, as served). */
@@ -143,24 +138,6 @@ export interface BuildInputs {
   readonly encodings: string;
 }
 
-/** The fields of {@link BuildInputs} in the fixed order their hash reads them. */
-const INPUT_FIELDS: (keyof BuildInputs)[] = [
-  'plansHash',
-  'baseUrl',
-  'webBaseUrl',
-  'appScheme',
-  'tool',
-  'openapi',
-  'root',
-  'pages',
-  'encodings',
-];
-
-/** SHA-256 (hex) of a build's inputs, from their fields in a fixed order. */
-export function inputsHashOf(inputs: BuildInputs): string {
-  return sha256Of(JSON.stringify(inputs, INPUT_FIELDS));
-}
-
 export interface BuildOptions {
   readonly links: LinkConfig;
   /** Publish the valid rows and return the invalid ones as warnings, instead of failing. */
@@ -169,10 +146,6 @@ export interface BuildOptions {
   readonly now: Date;
   /** The repository's openapi.yaml; its `servers` are set to the base URL. */
   readonly openapiTemplate: string;
-  /** The random part of the build id (tests fix it). */
-  readonly buildIdSuffix?: string;
-  /** The tool that builds, as the manifest records it (default: this package's name and version). */
-  readonly tool?: { readonly name: string; readonly version: string };
 }
 
 /**
@@ -229,10 +202,7 @@ export interface BuildResult extends Omit<PreparedBuild, 'parts' | 'timings'> {
 
 const sha256Of = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
-/**
- * The error pages the distribution's custom error responses fetch, at the origin's root. They do not depend
- * on the catalog, so the stack puts them in place at deploy too (infra/stack.ts).
- */
+/** The error pages at the origin's root: no catalog in them, so the stack puts them there at deploy too. */
 export function rootObjects(appScheme: string): BuildObject[] {
   return [
     buildObject(ERROR_PAGE, [Buffer.from(problemDocument(PROBLEM_INTERNAL))], {
@@ -248,8 +218,7 @@ export function rootObjects(appScheme: string): BuildObject[] {
 
 /**
  * The first step: reads and validates every row, orders the plans, renders openapi.yaml and the error pages,
- * and fingerprints the inputs. Throws `SourceError` when the source cannot be read or is not an array of
- * objects, and `InvalidRowsError` when a row is invalid and `skipInvalid` is off.
+ * and fingerprints the inputs. Throws `SourceError`, or `InvalidRowsError` unless `skipInvalid`.
  */
 export async function prepareBuild(source: PlanSource, options: BuildOptions): Promise<PreparedBuild> {
   const started = performance.now();
@@ -272,20 +241,19 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   const root = rootObjects(options.links.appScheme);
   // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
   const pages = !options.links.webBaseUrl;
-  const tool = options.tool ?? TOOL;
   const inputs: BuildInputs = {
     plansHash,
     baseUrl: options.links.baseUrl,
     webBaseUrl: options.links.webBaseUrl ?? null,
     appScheme: options.links.appScheme,
-    tool: `${tool.name}@${tool.version}`,
+    tool: `${TOOL.name}@${TOOL.version}`,
     openapi: sha256Of(openapi),
     root: sha256Of(root.map((object) => `${object.key} ${object.sha256} ${object.contentType}`).join('\n')),
     pages: pages ? PAGE_RENDERER : null,
     encodings: ENCODING_POLICY,
   };
   return {
-    buildId: newBuildId(options.now, options.buildIdSuffix),
+    buildId: newBuildId(options.now),
     generatedAt: options.now.toISOString(),
     counts,
     skipped: report.skipped,
@@ -293,9 +261,10 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
     total: report.total,
     plansHash,
     inputs,
-    inputsHash: inputsHashOf(inputs),
+    // The JSON of the fields in the order written above (the manifest keeps it).
+    inputsHash: sha256Of(JSON.stringify(inputs)),
     source: source.name,
-    tool,
+    tool: TOOL,
     timings: { read: read - started, render: performance.now() - read },
     parts: { plans, now: options.now, openapi, root, pages },
   };
@@ -307,10 +276,7 @@ const ENCODINGS = ['br', 'gzip'] as const;
 /** Pages rendered between two turns of the event loop (the compression threads' answers wait for one). */
 const PAGES_PER_TURN = 500;
 
-/**
- * The second step: the catalogs, the brotli and gzip variants of the catalogs and openapi.yaml (on worker
- * threads) while the pages are rendered and hashed here, then the manifest.
- */
+/** The second step: the catalogs' variants (on worker threads) while the pages render, then the manifest. */
 export async function completeBuild(prepared: PreparedBuild): Promise<BuildResult> {
   const { parts, timings, ...kept } = prepared;
   const { openapi, root, plans } = parts;
@@ -322,29 +288,21 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
       `the rendered catalogs' fingerprint ${catalogs.plansHash} is not the prepared ${prepared.plansHash}`,
     );
   const renderMs = performance.now() - renderStarted;
-  const served: [string, readonly Buffer[], string][] = [
-    [ORIGIN_FILES.all, catalogs.all, HEADER_VALUES.json],
-    ...DISCIPLINES.map((d): [string, readonly Buffer[], string] => [
-      catalogFile(d),
-      catalogs.byDiscipline[d],
-      HEADER_VALUES.json,
-    ]),
-    [ORIGIN_FILES.openapi, [openapi], HEADER_VALUES.yaml],
+  const json = { contentType: HEADER_VALUES.json };
+  const plain = [
+    buildObject(ORIGIN_FILES.all, [shared(catalogs.all)], json),
+    ...DISCIPLINES.map((d) => buildObject(catalogFile(d), [shared(catalogs.byDiscipline[d])], json)),
+    buildObject(ORIGIN_FILES.openapi, [shared([openapi])], { contentType: HEADER_VALUES.yaml }),
   ];
-  const plain = served.map(([key, chunks, contentType]) =>
-    buildObject(key, [shared(chunks)], { contentType }),
-  );
   const jobs: CompressionJob[] = plain.flatMap((object) =>
     ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
-  const compressing = createCompressor()
-    .compress(jobs)
-    .then((done) => {
-      compressEnded = performance.now();
-      return done;
-    });
+  const compressing = compress(jobs).then((done) => {
+    compressEnded = performance.now();
+    return done;
+  });
 
   // Pages are stored as they are: the distribution compresses them (docs/decisions.md#plan-pages).
   let pagesMs = 0;
@@ -422,10 +380,7 @@ function shared(chunks: readonly Buffer[]): Buffer {
   return buffer;
 }
 
-/**
- * A plan's page that does not keep its bytes: hashed once here, rendered again (a pure function of the plan) on
- * each read, so a build of 100,000 pages never holds them all (docs/decisions.md#build-cost).
- */
+/** A plan's page without its bytes: hashed once, rendered again on each read, so no build holds them all. */
 function pageObject(plan: Plan): BuildObject {
   const rendered = Buffer.from(renderPlanPage(plan));
   const metadata = { contentType: PAGE_HEADERS.html, cacheControl: PAGE_HEADERS.cacheable };

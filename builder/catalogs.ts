@@ -9,13 +9,10 @@ import type { Plan } from './model.ts';
 const titleCollator = new Intl.Collator('en');
 
 /**
- * A fast path for sorting: for titles made only of the characters below (each a single collation element
- * with no accent), `Intl.Collator('en')` compares the sequence of primary weights (letters ignoring case,
- * digits, spaces, punctuation) and, when those are equal, the case of each character, lowercase first.
- * Such a title gets a sort key encoding exactly that, and two keys compare as plain strings, several times
- * faster than the collator. Titles with other characters (accents, say) are compared by the collator
- * itself. The weights are read from the collator at load time rather than written down, and the test suite
- * checks the key order against the collator on every string of a large generated set.
+ * A fast path for sorting: a title made only of these characters (one collation element each, no accent) gets
+ * a sort key of its primary weights, then its case weights, which compares as plain strings exactly as
+ * `Intl.Collator('en')` does, several times faster. The weights are read from the collator at load time; a
+ * test checks the order against the collator on a large generated set.
  */
 const FAST_ALPHABET = " -,;:!?.'()&/#+0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
@@ -132,10 +129,7 @@ export function sortPlans(plans: readonly Plan[]): Plan[] {
   return DISCIPLINES.flatMap((d) => sortDiscipline(groups.get(d) ?? []));
 }
 
-/**
- * The three catalog documents of one build, as compact UTF-8 JSON sharing one `generatedAt`. Each is a list of
- * chunks whose concatenation is the file; the three share their plan chunks, so a large catalog is held once.
- */
+/** The three catalogs of one build as chunks of compact UTF-8 JSON, sharing their plan chunks. */
 export interface RenderedCatalogs {
   readonly generatedAt: string;
   /** `catalog.json`: every plan. */
@@ -149,9 +143,8 @@ export interface RenderedCatalogs {
 }
 
 /**
- * Renders sorted plans into the three catalogs, byte for byte `JSON.stringify({ generatedAt, plans })`. The
- * plans are serialised and encoded once, a chunk at a time (no string of the whole catalog ever exists), and
- * the three files are assembled from those bytes, which halves the work and the memory of a large build.
+ * Renders sorted plans into the three catalogs, byte for byte `JSON.stringify({ generatedAt, plans })`, each
+ * plan encoded once, a chunk at a time (no string of the whole catalog ever exists).
  */
 export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): RenderedCatalogs {
   const stamp = generatedAt.toISOString();
@@ -188,42 +181,39 @@ export function renderCatalogs(sorted: readonly Plan[], generatedAt: Date): Rend
 
 /**
  * The plans' fingerprint and counts without rendering the catalogs: the same SHA-256 as
- * {@link renderCatalogs}' `plansHash` (of the plans of `catalog.json` as a JSON array), hashed from the JSON
- * text a chunk at a time, with no bytes kept. A publish decides "unchanged" from it before anything is
- * rendered (docs/decisions.md#build-cost).
+ * {@link renderCatalogs}' `plansHash`, hashed a chunk at a time with no bytes kept. A publish decides
+ * "unchanged" from it before anything is rendered (docs/decisions.md#build-cost).
  */
 export function fingerprintPlans(sorted: readonly Plan[]): {
   readonly plansHash: string;
   readonly counts: Readonly<Record<Discipline, number>>;
 } {
-  const groups = perDiscipline((): Plan[] => []);
-  for (const plan of sorted) groups[plan.discipline].push(plan);
   const hash = createHash('sha256').update('[');
-  const counts = {} as Record<Discipline, number>;
   let first = true;
-  for (const discipline of DISCIPLINES) {
-    const plans = groups[discipline];
-    counts[discipline] = plans.length;
-    for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK) {
-      const json = JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK));
-      if (!first) hash.update(',');
-      first = false;
-      hash.update(json.slice(1, -1), 'utf8');
-    }
+  for (const text of itemTexts(sorted)) {
+    hash.update(first ? text : `,${text}`, 'utf8');
+    first = false;
   }
+  const counts = perDiscipline(() => 0);
+  for (const plan of sorted) counts[plan.discipline] += 1;
   return { plansHash: hash.update(']').digest('hex'), counts };
 }
 
 /** Plans per JSON.stringify call: large enough to be fast, small enough to keep no huge string alive. */
 const ITEMS_PER_CHUNK = 2000;
 
-/** The plans as UTF-8 JSON array items (`{…},{…}`), in chunks with the separating commas, no brackets. */
+/** The plans as JSON array items (`{…},{…}`), a chunk at a time, without the brackets. */
+function* itemTexts(plans: readonly Plan[]): Generator<string> {
+  for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK)
+    yield JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK)).slice(1, -1);
+}
+
+/** The plans as UTF-8 JSON array items, in chunks with the separating commas, no brackets. */
 function encodeItems(plans: readonly Plan[]): Buffer[] {
   const chunks: Buffer[] = [];
-  for (let start = 0; start < plans.length; start += ITEMS_PER_CHUNK) {
-    const json = JSON.stringify(plans.slice(start, start + ITEMS_PER_CHUNK));
+  for (const text of itemTexts(plans)) {
     if (chunks.length > 0) chunks.push(Buffer.from(','));
-    chunks.push(Buffer.from(json.slice(1, -1)));
+    chunks.push(Buffer.from(text));
   }
   return chunks;
 }

@@ -1,6 +1,7 @@
+import { availableParallelism } from 'node:os';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { BROTLI_LARGE_FROM_BYTES, brotliSettings, createCompressor } from './compress.ts';
+import { BROTLI_LARGE_FROM_BYTES, brotliSettings, compress } from './compress.ts';
 
 /** JSON-like text of about `bytes` bytes, in chunks, repetitive as a catalog is. */
 function catalogLike(bytes: number): Buffer[] {
@@ -32,8 +33,9 @@ describe('compressing the variants', () => {
       { encoding: 'br' as const, chunks: small, size: size(small) },
       { encoding: 'gzip' as const, chunks: large, size: size(large) },
     ];
-    const { outputs, stats } = await createCompressor({ threads: 2 }).compress(jobs);
-    expect(stats.threads).toBe(2);
+    const { outputs, stats } = await compress(jobs);
+    // One thread per CPU, at most one per job.
+    expect(stats.threads).toBe(Math.min(availableParallelism(), jobs.length));
     expect(gunzipSync(outputs[0] as Buffer).equals(Buffer.concat(small))).toBe(true);
     expect(brotliDecompressSync(outputs[1] as Buffer).equals(Buffer.concat(large))).toBe(true);
     expect(brotliDecompressSync(outputs[2] as Buffer).equals(Buffer.concat(small))).toBe(true);
@@ -42,7 +44,7 @@ describe('compressing the variants', () => {
 
   it('compresses a small build on libuv’s pool, starting no thread', async () => {
     const small = catalogLike(5000);
-    const { outputs, stats } = await createCompressor({ threads: 4 }).compress([
+    const { outputs, stats } = await compress([
       { encoding: 'br', chunks: small, size: Buffer.concat(small).length },
     ]);
     expect(stats.threads).toBe(0);

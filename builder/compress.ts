@@ -9,9 +9,8 @@ import { Worker } from 'node:worker_threads';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 
 /**
- * From this size, brotli quality 10 with a 1 MiB window (2^20) instead of 11 with the largest: about a third of
- * the CPU and a sixth of the memory, within 3% of quality 11's size (`npm run bench:wire`; the promise to
- * partners is 1.05 × quality 11, docs/decisions.md#build-cost).
+ * From this size, brotli quality 10 with a 1 MiB window instead of 11 with the largest: a third of the CPU, a
+ * sixth of the memory, within 3% of the size (`npm run bench:wire`; docs/decisions.md#build-cost).
  */
 export const BROTLI_LARGE_FROM_BYTES = 1024 * 1024;
 const LARGE_WINDOW_BITS = 20;
@@ -52,11 +51,6 @@ export interface CompressionJob {
 export interface CompressionStats {
   readonly threads: number;
   readonly busyMs: number;
-}
-
-/** Compresses every job; the answers are in the order of the jobs. */
-export interface Compressor {
-  compress(jobs: readonly CompressionJob[]): Promise<{ outputs: Buffer[]; stats: CompressionStats }>;
 }
 
 const brotliAsync = promisify(brotliCompress);
@@ -156,18 +150,16 @@ function cost(job: CompressionJob | undefined): number {
   return job.encoding === 'br' ? job.size * (brotliSettings(job.size).quality === 11 ? 25 : 8) : job.size;
 }
 
-/** A compressor on `threads` worker threads (default: every CPU), or on libuv's pool under 512 KB in all. */
-export function createCompressor(options: { readonly threads?: number } = {}): Compressor {
-  const threads = options.threads ?? availableParallelism();
-  return {
-    async compress(jobs) {
-      const total = jobs.reduce((sum, job) => sum + job.size, 0);
-      if (total < THREADS_FROM_BYTES || threads < 1) {
-        const started = performance.now();
-        const outputs = await Promise.all(jobs.map(compressHere));
-        return { outputs, stats: { threads: 0, busyMs: performance.now() - started } };
-      }
-      return compressOnThreads(jobs, threads);
-    },
-  };
+/**
+ * Compresses every job, on one worker thread per CPU, or on libuv's pool under 512 KB in all; the answers
+ * are in the order of the jobs.
+ */
+export async function compress(
+  jobs: readonly CompressionJob[],
+): Promise<{ outputs: Buffer[]; stats: CompressionStats }> {
+  const total = jobs.reduce((sum, job) => sum + job.size, 0);
+  if (total >= THREADS_FROM_BYTES) return compressOnThreads(jobs, availableParallelism());
+  const started = performance.now();
+  const outputs = await Promise.all(jobs.map(compressHere));
+  return { outputs, stats: { threads: 0, busyMs: performance.now() - started } };
 }

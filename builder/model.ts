@@ -148,9 +148,8 @@ function fastNullableText(value: unknown): string | null | undefined {
 }
 
 /**
- * The hot path: {@link SourceRow}'s output for a row that breaks none of its rules, without zod (whose parse is
- * most of reading a large source); undefined for any other row, which {@link SourceRow} then parses and
- * reports. A property test checks that the two agree.
+ * The hot path: {@link SourceRow}'s output, without zod, for a row that breaks none of its rules (zod's
+ * parse is most of reading a large source); undefined for any other row. A property test checks they agree.
  */
 export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): SourceRow | undefined {
   if (typeof raw.id !== 'string' || typeof raw.title !== 'string') return undefined;

@@ -4,11 +4,7 @@
  * No dependencies, so any layer may import it.
  */
 
-/**
- * Base class: an expected failure with a one-line message fit for an operator. The command line prints the
- * message as its reason, the builder Lambda logs and throws it, the CDK app prints it. A message may name a
- * setting with {@link settingRef}; each entry point renders that name its own way (see docs/settings.md).
- */
+/** Base class: an expected failure, its one-line message fit for an operator (see {@link settingRef}). */
 export class CatalogError extends Error {
   override name = 'CatalogError';
 }
@@ -18,10 +14,7 @@ export class ConfigError extends CatalogError {
   override name = 'ConfigError';
 }
 
-/**
- * The deployment's source is not set yet: its secret still holds the placeholder the stack created. A run
- * records that and does nothing; it is not a failure of the builder (no alarm), and status says what to do.
- */
+/** The deployment's source is not set yet (the stack's placeholder): a run records it and does nothing. */
 export class SourceNotConfiguredError extends ConfigError {
   override name = 'SourceNotConfiguredError';
 }
@@ -36,10 +29,7 @@ export class SourceError extends CatalogError {
   }
 }
 
-/**
- * A store cannot be read or written: the key-value store (local file or CloudFront KeyValueStore), or the
- * origin (local directory or S3 bucket). The message says whether anything changed.
- */
+/** The key-value store or the origin cannot be read or written; the message says whether anything changed. */
 export class StoreError extends CatalogError {
   override name = 'StoreError';
 }
@@ -52,11 +42,7 @@ export class StoreLimitError extends StoreError {
 /** The marker a message uses for a setting, rendered by the entry point (`--source-relation`, `CATALOG_…`). */
 const SETTING_MARK = /\u2039setting:([A-Za-z0-9]+)\u203a/g;
 
-/**
- * Names a setting inside an error message, e.g. `raise ${settingRef('sourceMaxBytes')}`. The command line
- * shows it as `--source-max-bytes`, the builder Lambda as `CATALOG_SOURCE_MAX_BYTES`, CDK as `sourceMaxBytes`:
- * advice that fits where the message is read.
- */
+/** Names a setting in a message; each entry point renders it (`--source-max-bytes`, `CATALOG_…`). */
 export function settingRef(name: string): string {
   return `\u2039setting:${name}\u203a`;
 }
@@ -102,10 +88,8 @@ export function httpStatusOf(error: unknown): number | undefined {
 }
 
 /**
- * One line describing why a call failed: `NoSuchBucket, HTTP 404: The specified bucket does not exist`,
- * `cannot reach the service (connection refused: connect ECONNREFUSED 127.0.0.1:4569)`, or `no AWS credentials
- * (…)`; a {@link CatalogError}'s own message. The one describer of AWS SDK, file system and network errors:
- * it never says a cause twice.
+ * One line saying why an AWS SDK, file system or network call failed, never a cause twice:
+ * `NoSuchBucket, HTTP 404: The specified bucket does not exist`; a {@link CatalogError}'s own message.
  */
 export function describeCause(cause: unknown): string {
   if (!(cause instanceof Error)) return String(cause);

@@ -23,11 +23,7 @@ export function catalogTarget(catalog: CatalogName): string {
 /** The origin's error page: the problem document CloudFront answers with when the origin fails. */
 export const ERROR_PAGE = 'errors/500.json';
 
-/**
- * A build's objects live under `builds/<build id>/` and are never overwritten; the live build is the one the
- * key-value store's `build:live` names. A build id sorts by time and is unique: the build's UTC second, then 8
- * random lowercase hex digits.
- */
+/** A build's objects live under `builds/<build id>/`, never overwritten; ids sort by time and are unique. */
 export const BUILDS_PREFIX = 'builds/';
 export const BUILD_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 
@@ -164,11 +160,7 @@ export const PROBLEM_INTERNAL: ProblemType = {
   detail: 'The catalog could not be served. Keep using your last good copy and retry later.',
 };
 
-/**
- * The answer of the optional per-key rate limit. AWS WAF sends it, not a function: its `Content-Type` is
- * `application/json` (WAF sets the type of a custom body and allows no other) and it carries no CORS headers.
- * It joins {@link PROBLEMS} together with its entry in openapi.yaml.
- */
+/** The optional per-key rate limit's answer, from AWS WAF: `application/json` (WAF's only type), no CORS. */
 export const PROBLEM_RATE_LIMITED: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:rate-limited',
   title: 'Too Many Requests',
@@ -176,11 +168,7 @@ export const PROBLEM_RATE_LIMITED: ProblemType = {
   detail: 'This API key sent more requests than its limit allows. Wait for Retry-After seconds, then retry.',
 };
 
-/**
- * The RFC 9457 body of an error answer: exactly `type`, `title`, `status` and `detail`, as compact JSON. The
- * problem constants above hold exactly those four fields in that order (a test checks), so the object is the
- * document: the function bundles stay small.
- */
+/** The RFC 9457 body of an error answer: each constant above holds exactly its four fields, in order. */
 export function problemDocument(problem: ProblemType): string {
   return JSON.stringify(problem);
 }
@@ -198,9 +186,8 @@ export const PROBLEMS = {
 export type ProblemName = keyof typeof PROBLEMS;
 
 /**
- * Key-value store layout (CloudFront KeyValueStore, or its import-format file locally). An API key is stored
- * only as the SHA-256 hex digest of the key, under `KVS_KEY_PREFIX + digest`; the value is a JSON
- * {@link KeyRecord}. The one CORS origin lives under `KVS_CORS_ORIGIN`.
+ * Key-value store layout: an API key only as its SHA-256 hex digest, under `KVS_KEY_PREFIX + digest`, its
+ * value a JSON {@link KeyRecord}; the one CORS origin under `KVS_CORS_ORIGIN`.
  */
 export const KVS_KEY_PREFIX = 'key:';
 export const KVS_CORS_ORIGIN = 'cors:origin';
@@ -208,17 +195,9 @@ export const KVS_CORS_ORIGIN = 'cors:origin';
 export const KVS_LIVE_BUILD = 'build:live';
 /** Set by a rollback: a JSON `{"build","at","by","reason"}`; while it is there, publishing moves nothing. */
 export const KVS_PIN = 'build:pin';
-/**
- * The rollback line: a JSON array of the builds that were live before the live one, newest first, written in
- * the same atomic update that moves `build:live` (docs/decisions.md#live-build). A plain rollback goes to its
- * first build; the gateway never reads it.
- */
+/** The rollback line: the builds live before the live one, newest first (docs/decisions.md#live-build). */
 export const KVS_PREVIOUS_BUILDS = 'build:previous';
-/**
- * The origin the store serves (`s3://bucket`, or a directory's real path from the store file's folder), recorded
- * by its first move of `build:live`; every later move checks it (docs/decisions.md#live-build). The gateway
- * never reads it.
- */
+/** The origin the store serves, recorded by its first move of `build:live` and checked by every later one. */
 export const KVS_ORIGIN = 'build:origin';
 /** How many builds the rollback line holds (each id is 24 characters: far below the 1 KB value limit). */
 export const PREVIOUS_BUILDS_KEPT = 10;
@@ -231,15 +210,10 @@ export interface KeyRecord {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Usage: what the viewer-request function records in its request's access-log record (`cf.logCustomData`, the
-// `viewer-request-log-data` field; locally the `logData` of `catalog serve`'s access log) and `catalog usage`
-// reads (docs/decisions.md#usage). Never the key, never its hash. Each value is its own export so the function
-// bundles only short strings.
+// Usage: what the viewer-request function records in its access-log record and `catalog usage` reads
+// (docs/decisions.md#usage). Never the key, never its hash.
 
-/**
- * The values, as an enum so that esbuild writes each as a literal where a function uses it (the bundle stays
- * small).
- */
+/** The values, an enum so that esbuild writes each as a literal where a function uses it. */
 export enum LogValue {
   /** A catalog request without a key (or with an empty one). */
   NoKey = 'no-key',
@@ -281,11 +255,7 @@ export const PAGE_PATH_PREFIX = '/plans/';
 /** A plan id as a page path may carry it: a UUID in any case (the page's own key is lowercase). */
 export const PLAN_ID_PATTERN = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
 
-/**
- * Object key of a plan's live page at the origin's root, shared by every build (as in a flat output directory):
- * `plans/<lowercase id>.html`, the page's own path with the suffix, so the gateway needs no store read to find it
- * (docs/decisions.md#plan-pages).
- */
+/** A plan's live page at the origin's root, shared by every build: `plans/<lowercase id>.html`. */
 export const PAGE_OBJECT_PREFIX = 'plans/';
 export const PAGE_OBJECT_SUFFIX = '.html';
 
@@ -294,35 +264,23 @@ export function planPageKey(id: string): string {
   return PAGE_OBJECT_PREFIX + id + PAGE_OBJECT_SUFFIX;
 }
 
-/**
- * Prefix, at the origin's root, of the bytes of every page of every build, written once: `pages/<id>-<MD5>.html`.
- * A build's manifest names its pages by MD5, so publish and rollback copy them to the live pages; never served.
- */
+/** The bytes of every page of every build, written once as `pages/<id>-<MD5>.html`; never served. */
 export const PAGE_VERSIONS_PREFIX = 'pages/';
 
 /** Object key of the page answered for a plan path that is not in the live build (outside the builds). */
 export const NOT_FOUND_PAGE = 'errors/404.html';
 
-/**
- * The SHA-256 of the pages' one inline stylesheet, as a CSP source. A test recomputes it from the stylesheet
- * the builder writes: change the two together.
- */
+/** The SHA-256 of the pages' one inline stylesheet, as a CSP source (a test recomputes it). */
 export const PAGE_STYLE_HASH = "'sha256-y46wyJnqu/WE4FVhgD14SNTU1ouWsxSICVY/T7UcYGk='";
 
 /**
- * The Content-Security-Policy of a page answer: nothing is allowed but the inline stylesheet (by its hash) and
- * images over https: or from the page's own origin (covers; the local stack serves the fixtures' covers
- * itself, over http). No script of any kind, no fonts, no connections, no plugins; no framing, no
- * `<base>`, no form submission. A plain string, not built from {@link PAGE_STYLE_HASH}, so that a function
- * bundle that does not send it leaves it out; a test checks that it names exactly that hash.
+ * The Content-Security-Policy of a page: the inline stylesheet and images (https:, or the page's origin),
+ * nothing else. A plain string, so a bundle that does not send it leaves it out; a test checks its hash.
  */
 export const PAGE_CSP =
   "default-src 'none'; style-src 'sha256-y46wyJnqu/WE4FVhgD14SNTU1ouWsxSICVY/T7UcYGk='; img-src https: 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/**
- * The security headers every page answer carries, found (200) or not (404), by lowercase header name: the
- * pages' response headers policy sets them (the not-found page is CloudFront's own answer).
- */
+/** The security headers of every page answer, found or not: the pages' response headers policy sets them. */
 export const PAGE_SECURITY_HEADERS = {
   'content-security-policy': PAGE_CSP,
   'x-content-type-options': NOSNIFF,
@@ -350,50 +308,28 @@ export const ANSWER_HEADERS = {
 // ---------------------------------------------------------------------------------------------------------
 // Operations: the builder's record of its last run (docs/decisions.md#operations).
 
-/**
- * Object key, at the origin's root (outside the builds), of the last builder run's record: when it started and
- * finished, its outcome and reason, the build it made and its counts. Overwritten by every run, stored
- * `Cache-Control: no-store`, and never served: the gateway only rewrites to the catalogs, openapi.yaml and the
- * pages. `catalog status` reads it.
- */
+/** The last builder run's record, at the origin's root: overwritten by every run, never served. */
 export const STATE_LAST_RUN = 'state/last-run.json';
 
-/**
- * Object key, at the origin's root, of the run lock: held by the builder run in progress (created only if
- * absent, with an expiry it renews while it runs), so a second run exits early as `busy` and a crashed run's
- * lock expires. Never served.
- */
+/** The run lock, held and renewed by the builder run in progress; a crashed run's lock expires. */
 export const STATE_RUN_LOCK = 'state/run-lock.json';
 
-/**
- * Prefix, at the origin's root, of the history of the live pointer: one object per move (publish, rollback,
- * unpin), written once and never changed, whose key alone says when, what kind and to which build, so a
- * listing reads the history without reading the objects. Never served, like the record of the last run.
- */
+/** The history of the live pointer: one object per move, its key says when, what and where. Never served. */
 export const STATE_HISTORY_PREFIX = 'state/history/';
 
-/**
- * What the stack writes into the source secret it creates: no source yet. A builder run that reads it records
- * the outcome `not-configured` and does nothing (no failure, no alarm) until the operator puts the source there.
- */
+/** The source secret as the stack creates it: no source yet (a run records `not-configured`, no more). */
 export const SOURCE_UNSET = '{"source":""}';
 
 /** A loopback host as the WHATWG URL parser writes it: 127.0.0.0/8, `[::1]` or `localhost`. */
 export const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost)$/;
 
 /**
- * Fixture covers. A source row whose `cover_url` is on this origin (a reserved `.invalid` host: a valid
- * https URL that resolves nowhere) names one of the images the local stack serves itself, under
- * {@link LOCAL_COVER_PATH}. A local build (base URL http:// on a loopback host) points such a cover at its own
- * origin; every other build keeps the URL as the source gives it.
+ * Fixture covers: a `cover_url` on this reserved origin names an image the local stack serves under
+ * {@link LOCAL_COVER_PATH}; only a local build (http:// on a loopback host) points it there.
  */
 export const FIXTURE_COVER_ORIGIN = 'https://fixtures.invalid';
 /** The path under which the local edge (never CloudFront) serves the fixture covers. */
 export const LOCAL_COVER_PATH = '/_local/covers/';
 
-/**
- * Object key, at the origin's root, of the store the origin belongs to (`{"store": …}`: a KeyValueStore's ARN,
- * or the store file's path from the origin directory), written once by the first move of `build:live` and
- * checked by every later move and prune (docs/decisions.md#live-build). Never served.
- */
+/** The store the origin belongs to, written by the first move of `build:live`, checked by every later one. */
 export const STATE_DEPLOYMENT = 'state/deployment.json';

@@ -10,17 +10,12 @@ export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
 /** The one dimension every metric carries: the service (`catalog`), so the stack can name each metric exactly. */
 export const METRICS_SERVICE = 'catalog';
 
-/**
- * The deployed builder's second dimension: its Lambda function's name, so two deployments in one account and
- * region (staging and production) have metrics, and alarms, of their own.
- */
+/** The deployed builder's second dimension, its function's name: each deployment has metrics of its own. */
 export const METRICS_FUNCTION_DIMENSION = 'FunctionName';
 
 /**
- * The outcome of a builder run, as the last-run record and the metrics say it. `busy`: another run held the
- * run lock, so this one did nothing (neither a success nor a failure: the other run reports its own).
- * `not-configured`: the deployment's source is not set yet (its secret holds the stack's placeholder), so the
- * run did nothing; not a failure of the builder either (no alarm), but not a success.
+ * The outcome of a builder run. `busy` (another run held the lock) and `not-configured` (no source set yet)
+ * did nothing, and are neither a success nor a failure.
  */
 export const RUN_OUTCOMES = [
   'published',

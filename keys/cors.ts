@@ -53,9 +53,6 @@ export async function setCorsOrigin(store: KeyValueStore, origin?: string): Prom
   });
 }
 
-/** Turns CORS off. Returns the origin that was allowed, or undefined when CORS was already off. */
-export const clearCorsOrigin = (store: KeyValueStore) => setCorsOrigin(store);
-
 /** The allowed origin, or undefined when CORS is off. */
 export async function showCorsOrigin(store: KeyValueStore): Promise<string | undefined> {
   return (await store.read()).get(KVS_CORS_ORIGIN);

@@ -63,9 +63,8 @@ export async function requireStoreFile(path: string): Promise<void> {
 }
 
 /**
- * The local store. Each update holds an exclusive lock file (`<file>.lock`, made with its content in one step
- * by `link`), reads the file, and renames a flushed temporary file over it: two commands at once never lose an
- * entry, a failed write leaves the old file whole. A stale lock is renamed aside and checked to be the one
+ * The local store. Each update holds a lock file (`<file>.lock`, made with its content by `link`), reads the
+ * file and renames a flushed temporary file over it. A stale lock is renamed aside and checked to be the one
  * judged stale, so two takeovers cannot both win; a holder checks its lock is its own before it renames.
  */
 export class FileKeyValueStore implements KeyValueStore {

@@ -51,10 +51,9 @@ interface RefusedEntry {
 }
 
 /**
- * Splits a store's entries into those the gateway may read and those it must refuse: a `cors:origin` that is
- * not an origin (a hand-edited control character would reach the headers: CORS is off), a `key:` record the
- * commands would not write (CloudFront might read a hand-written time differently: the key is refused). Only
- * the bad entry is left out, so a bad hand edit never holds back a later revocation, and it fails closed.
+ * Splits a store's entries into those the gateway may read and those it must refuse (a `cors:origin` that is
+ * not an origin, a `key:` record the commands would not write). Only the bad entry is left out, so a bad hand
+ * edit never holds back a later revocation, and it fails closed.
  */
 export function screenEntries(entries: ReadonlyMap<string, string>): {
   entries: Map<string, string>;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
-import { clearCorsOrigin, setCorsOrigin } from './cors.ts';
+import { setCorsOrigin } from './cors.ts';
 import { hashKey, storeKeyOf } from './keys.ts';
 import { CloudFrontKeyValueStore } from './kvs-store.ts';
 import { issueKey, listKeys, revokeKeys, rotateKey } from './manage.ts';
@@ -103,7 +103,7 @@ describe('the CloudFront KeyValueStore backend', () => {
     fake.requests = [];
     await revokeKeys(store, { target: { partner: 'acme' }, now: NOW });
     await setCorsOrigin(store, 'https://partner.example');
-    await clearCorsOrigin(store);
+    await setCorsOrigin(store);
     expect(fake.updates()).toEqual([
       {
         Deletes: [{ Key: storeKeyOf(hashKey(a.key)) }, { Key: storeKeyOf(hashKey(b.key)) }].sort((x, y) =>
@@ -158,7 +158,7 @@ describe('the CloudFront KeyValueStore backend', () => {
     await expect(setCorsOrigin(store, `https://${'a'.repeat(1100)}.example`)).rejects.toThrow(
       StoreLimitError,
     );
-    await clearCorsOrigin(store);
+    await setCorsOrigin(store);
     expect(fake.calls()).not.toContain('update');
   });
 

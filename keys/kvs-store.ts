@@ -1,7 +1,6 @@
 /**
- * The CloudFront KeyValueStore backend of {@link KeyValueStore} (the data-plane API, SigV4A). An update reads
- * the ETag BEFORE listing the entries, so any write between the two makes our UpdateKeys fail its IfMatch
- * instead of being lost; it then re-reads and retries, a bounded number of times.
+ * The CloudFront KeyValueStore backend (the data-plane API, SigV4A). An update reads the ETag BEFORE listing
+ * the entries, so a write between the two fails our UpdateKeys' IfMatch instead of being lost: it is retried.
  */
 import {
   type CloudFrontKeyValueStoreClient,
@@ -28,10 +27,7 @@ function isConflict(error: unknown): boolean {
   return status === 412 || status === 409 || (error as { name?: unknown }).name === 'ConflictException';
 }
 
-/**
- * The real store (its client built once, app/clients.ts). A write is one UpdateKeys batch guarded by IfMatch;
- * a larger change is refused rather than split, so a rotation never lands half-way.
- */
+/** The real store. A write is one UpdateKeys batch; a larger change is refused, so none lands half-way. */
 export class CloudFrontKeyValueStore implements KeyValueStore {
   readonly name: string;
   readonly #client: CloudFrontKeyValueStoreClient;

@@ -1,7 +1,4 @@
-/**
- * The CloudFront KeyValueStore limits, checked before any write to either backend (the local file seeds the
- * real store): a write that would pass them is refused, one that reaches 80% of a limit warns.
- */
+/** The KeyValueStore limits, checked before a write to either backend: passing one refuses it, 80% warns. */
 
 /** CloudFront KeyValueStore limits: key 512 bytes, value 1 KB, store 5 MB (CloudFront quotas). */
 export const KVS_LIMITS = { keyBytes: 512, valueBytes: 1024, storeBytes: 5 * 1024 * 1024 } as const;

@@ -49,15 +49,7 @@ export async function rotateKey(
   options: { partner: string; graceMs: number; now: Date },
 ): Promise<{ issued: IssuedKey } & RotateOutcome> {
   const { key, hash, id, record } = newKey(options.partner, options.now);
-  const outcome = await store.update((entries) =>
-    applyRotate(entries, {
-      partner: options.partner,
-      hash,
-      record,
-      now: options.now,
-      graceMs: options.graceMs,
-    }),
-  );
+  const outcome = await store.update((entries) => applyRotate(entries, { ...options, hash, record }));
   return { issued: { key, id, record }, ...outcome };
 }
 

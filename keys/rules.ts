@@ -165,15 +165,11 @@ export interface KeyListing {
 
 /** The rows of `keys list` at `now`. */
 export function listKeys(entries: ReadonlyMap<string, string>, now: Date): KeyListing[] {
-  return storedKeys(entries).map((key) =>
-    key.record === null
-      ? { partner: null, id: key.id, created: null, expires: null, status: 'invalid' }
-      : {
-          partner: key.record.partner,
-          id: key.id,
-          created: key.record.created,
-          expires: key.record.expires ?? null,
-          status: statusOf(key.record, now),
-        },
-  );
+  return storedKeys(entries).map(({ id, record }) => ({
+    partner: record?.partner ?? null,
+    id,
+    created: record?.created ?? null,
+    expires: record?.expires ?? null,
+    status: record ? statusOf(record, now) : 'invalid',
+  }));
 }

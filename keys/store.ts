@@ -1,10 +1,7 @@
-/**
- * The one store interface of the key and CORS commands, with two backends (file-store.ts, kvs-store.ts) that
- * both run a change through {@link planWrite}: the limits and "nothing to write" behave the same everywhere.
- */
+/** The store of the key and CORS commands; both backends run a change through {@link planWrite}. */
 import { z } from 'zod';
 import { StoreLimitError } from '../contract/errors.ts';
-import { checkLimits, diffEntries, type StoreChange } from './limits.ts';
+import { checkLimits, diffEntries } from './limits.ts';
 
 /** A store that can be read and changed atomically: the local file, or CloudFront KeyValueStore. */
 export interface KeyValueStore {
@@ -28,24 +25,16 @@ export interface StoreOptions {
 // The store's failures are the shared ones: a store that cannot be read or written, a limit passed.
 export { StoreError, StoreLimitError } from '../contract/errors.ts';
 
-/** A change ready to write: what `change` returned, the entries after it, and the puts and deletes. */
-interface PlannedWrite<T> {
-  readonly result: T;
-  readonly after: ReadonlyMap<string, string>;
-  readonly change: StoreChange;
-  readonly empty: boolean;
-  readonly warnings: readonly string[];
-}
-
 /**
- * Runs `change` on a copy of `before` and checks the outcome against the KeyValueStore limits. Throws
- * {@link StoreLimitError} (naming `storeName`) when a limit would be passed; `before` is never modified.
+ * Runs `change` on a copy of `before` and checks the outcome against the KeyValueStore limits: what `change`
+ * returned, the entries after it, the puts and deletes. Throws {@link StoreLimitError} when a limit would be
+ * passed; `before` is never modified.
  */
 export async function planWrite<T>(
   storeName: string,
   before: ReadonlyMap<string, string>,
   change: (entries: Map<string, string>) => T | Promise<T>,
-): Promise<PlannedWrite<T>> {
+) {
   const after = new Map(before);
   const result = await change(after);
   const diff = diffEntries(before, after);

@@ -29,36 +29,19 @@ export function duration(max: number, note = '') {
 /** A key's duration (`--grace`, `--after`, `--expires 90d`): at most 100 years (longer would overflow a Date). */
 export const Duration = duration(36_500 * UNITS.d, ' (100 years)');
 
-const ISO_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2})))?$/;
-
-/** True when every field of an ISO 8601 match is in range (Date.parse alone accepts 2026-02-30 and 24:00). */
-function fieldsInRange(match: RegExpExecArray): boolean {
-  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match
-    .slice(1)
-    .map((field) => (field === undefined ? 0 : Number(field)));
-  if (month === undefined || month < 1 || month > 12 || day === undefined || day < 1) return false;
-  const daysInMonth = new Date(Date.UTC(year ?? 0, month, 0)).getUTCDate();
-  return (
-    day <= daysInMonth &&
-    (hour ?? 0) <= 23 &&
-    (minute ?? 0) <= 59 &&
-    (second ?? 0) <= 59 &&
-    (zoneHour ?? 0) <= 23 &&
-    (zoneMinute ?? 0) <= 59
-  );
-}
-
-/** An ISO 8601 time with a zone (`2026-12-01T00:00:00Z`) or a date (`2026-12-01`, midnight UTC). */
+/**
+ * An ISO 8601 time with a zone (`2026-12-01T00:00:00Z`, seconds optional) or a date (`2026-12-01`, midnight
+ * UTC); zod checks every field's range (Date.parse alone accepts 2026-02-30 and 24:00).
+ */
 export const IsoTime = z
   .string()
   .trim()
-  .refine(
-    (text) => {
-      const match = ISO_TIME.exec(text);
-      return match !== null && fieldsInRange(match) && !Number.isNaN(Date.parse(text));
-    },
-    { error: 'must be an ISO 8601 time such as 2026-12-01T00:00:00Z, or a date' },
+  .pipe(
+    z.union([
+      z.iso.datetime({ offset: true }),
+      z.iso.datetime({ offset: true, precision: -1 }),
+      z.iso.date(),
+    ]),
   )
   .transform((text) => new Date(text));
 

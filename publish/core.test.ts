@@ -62,10 +62,9 @@ describe('build ids and keys', () => {
     const id = newBuildId(new Date('2026-03-01T10:15:00.123Z'));
     expect(id).toMatch(BUILD_ID_PATTERN);
     expect(id.startsWith('20260301T101500Z-07b')).toBe(true);
-    expect(newBuildId(new Date('2026-03-01T10:15:00.000Z'), 'a1b2c3d4')).toBe('20260301T101500Z-a1b2c3d4');
+    expect(newBuildId(new Date('2026-03-01T10:15:00.124Z')) > id).toBe(true);
     expect(
-      newBuildId(new Date('2026-03-01T10:15:01Z'), '00000000') >
-        newBuildId(new Date('2026-03-01T10:15:00Z'), 'ffffffff'),
+      newBuildId(new Date('2026-03-01T10:15:01.000Z')) > newBuildId(new Date('2026-03-01T10:15:00.999Z')),
     ).toBe(true);
     expect(new Set(Array.from({ length: 50 }, () => newBuildId(new Date(0)))).size).toBe(50);
   });

@@ -4,7 +4,7 @@
  * exact requests are asserted.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BuildObject, BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, KVS_PREVIOUS_BUILDS, PAGE_HEADERS } from '../contract/index.ts';
@@ -40,6 +40,17 @@ import {
   unpin,
 } from './publish.ts';
 import { S3Origin } from './s3-origin.ts';
+
+/** The version a build records, as if the package were at another one (undefined: its own). */
+const release = vi.hoisted(() => ({ version: undefined as string | undefined }));
+vi.mock('../builder/tool.ts', async (importOriginal) => {
+  const { TOOL } = await importOriginal<typeof import('../builder/tool.ts')>();
+  return {
+    get TOOL() {
+      return { name: TOOL.name, version: release.version ?? TOOL.version };
+    },
+  };
+});
 
 let rows: unknown[];
 beforeAll(async () => {
@@ -433,10 +444,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const sameLinks = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
     expect((await publishBuild(sameLinks, target, options())).result).toBe('skipped-identical');
     clock += 60_000;
-    const newTool = await prepareRows(rows, new Date(clock), {
-      baseUrl: 'https://catalog.example.org',
-      tool: '99.0.0',
-    });
+    release.version = '99.0.0';
+    const newTool = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
+    release.version = undefined;
     expect(newTool.plansHash).toBe(sameLinks.plansHash);
     const upgraded = await publishBuild(newTool, target, options());
     expect(upgraded.result).toBe('published');

@@ -475,14 +475,13 @@ export async function buildRows(rows: readonly unknown[], now: Date): Promise<Pr
 export async function prepareRows(
   rows: readonly unknown[],
   now: Date,
-  options: { readonly baseUrl?: string; readonly completable?: boolean; readonly tool?: string } = {},
+  options: { readonly baseUrl?: string; readonly completable?: boolean } = {},
 ): Promise<PreparedBuild> {
   const prepared = await prepareBuild(rowsSource(rows), {
     links: { ...TEST_LINKS, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}) },
     skipInvalid: false,
     now,
     openapiTemplate: OPENAPI_TEMPLATE,
-    ...(options.tool ? { tool: { name: 'training-plan-catalog', version: options.tool } } : {}),
   });
   if (options.completable ?? true) return prepared;
   return Object.defineProperty({ ...prepared }, 'parts', {

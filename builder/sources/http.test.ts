@@ -2,7 +2,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Dispatcher, RetryHandler } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, SourceError, settingRef } from '../../contract/errors.ts';
 import { runCatalog } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
@@ -11,6 +12,26 @@ import { Catalog } from '../model.ts';
 import { contentTypeProblem, HttpSource, type HttpSourceOptions, parseRows } from './http.ts';
 
 const TOKEN = 'tok_9f8e7d6c5b4a3928';
+
+/**
+ * undici's RetryAgent as is, but for its waits: it records the policy the source gives it, then waits `first`
+ * and at most `longest` ms instead, so the failure cases take milliseconds.
+ */
+const retryWaits = vi.hoisted(() => ({
+  given: [] as RetryHandler.RetryOptions[],
+  first: 10,
+  longest: 2_000,
+}));
+vi.mock('undici', async (importOriginal) => {
+  const undici = await importOriginal<typeof import('undici')>();
+  class RetryAgent extends undici.RetryAgent {
+    constructor(dispatcher: Dispatcher, options: RetryHandler.RetryOptions) {
+      retryWaits.given.push(options);
+      super(dispatcher, { ...options, minTimeout: retryWaits.first, maxTimeout: retryWaits.longest });
+    }
+  }
+  return { ...undici, RetryAgent };
+});
 
 const ROW = {
   id: '5f0c6a9e-3b1d-4c2e-9a7f-1d2e3f4a5b6c',
@@ -55,6 +76,7 @@ afterAll(async () => {
 beforeEach(() => {
   seen.length = 0;
   routes.clear();
+  Object.assign(retryWaits, { given: [], first: 10, longest: 2_000 });
 });
 
 const json = (response: ServerResponse, status: number, body: unknown, type = 'application/json') => {
@@ -62,15 +84,13 @@ const json = (response: ServerResponse, status: number, body: unknown, type = 'a
   response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) }).end(text);
 };
 
-/** Short timeouts and backoff, so the failure cases take milliseconds. */
+/** Short timeouts, so the failure cases take milliseconds. */
 const FAST: HttpSourceOptions = {
   sourceToken: TOKEN,
   sourceConnectTimeout: 1_000,
   sourceHeadersTimeout: 1_000,
   sourceBodyTimeout: 1_000,
   sourceRetries: 2,
-  retryBaseDelayMs: 10,
-  retryMaxDelayMs: 2_000,
 };
 
 /** Reads a path of the test server, or any absolute URL. */
@@ -120,13 +140,22 @@ describe('an HTTP source', () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('gives undici its retry policy: 500 ms, then twice as long each time, at most 30 s', async () => {
+    routes.set('/plans', (_req, res) => json(res, 200, [ROW]));
+    await read('/plans');
+    expect(retryWaits.given).toEqual([
+      expect.objectContaining({ maxRetries: 2, minTimeout: 500, maxTimeout: 30_000, timeoutFactor: 2 }),
+    ]);
+  });
+
   it('backs off exponentially between attempts, up to the longest wait', async () => {
     const arrivals: number[] = [];
     routes.set('/plans', (_req, res) => {
       arrivals.push(performance.now());
       res.writeHead(502).end();
     });
-    await failure('/plans', { ...FAST, sourceRetries: 4, retryBaseDelayMs: 100, retryMaxDelayMs: 200 });
+    Object.assign(retryWaits, { first: 100, longest: 200 });
+    await failure('/plans', { ...FAST, sourceRetries: 4 });
     const waits = arrivals.slice(1).map((at, i) => at - (arrivals[i] ?? at));
     expect(waits).toHaveLength(4);
     // 100, 200, then capped at 200 (a timer may fire a millisecond early).
@@ -162,9 +191,10 @@ describe('an HTTP source', () => {
 
   it('waits no longer than the longest wait when Retry-After asks for more, and quotes it', async () => {
     routes.set('/plans', (_req, res) => res.writeHead(429, { 'retry-after': '120' }).end());
-    const error = await failure('/plans', { ...FAST, retryMaxDelayMs: 100 });
+    retryWaits.longest = 100;
+    const error = await failure('/plans');
     expect(error.message).toBe(
-      `source ${base}/plans: answered 429 Too Many Requests after 3 attempts (Retry-After: 120; a build waits at most 100ms between attempts)`,
+      `source ${base}/plans: answered 429 Too Many Requests after 3 attempts (Retry-After: 120; a build waits at most 30s between attempts)`,
     );
     expect(seen).toHaveLength(3);
   });

@@ -1,19 +1,12 @@
 /**
- * An HTTP source: one GET of a URL answering a JSON array of rows. Connect, headers and body timeouts; a body
- * size limit; an optional bearer token that never appears in a name or a message. Redirects are not followed.
+ * An HTTP source: one GET of a URL answering a JSON array of rows, with connect, headers and body timeouts, a
+ * body size limit (a Content-Length over it refused before reading) and an optional bearer token that never
+ * appears in a name or a message. Redirects are not followed.
  *
- * Retries are undici's RetryAgent, given the policy as options: up to `retries` more attempts on 429, on every
- * 5xx but 501 and 505, and on a network error before an answer; the first retry after `retryBaseDelayMs`, each
- * next one after twice as long, never more than `retryMaxDelayMs`. A Retry-After (seconds or an HTTP date)
- * replaces that wait but is cut to `retryMaxDelayMs` too: a build tries again sooner rather than stall, and if
- * the server still refuses, the message quotes its Retry-After. A headers or body timeout and a body over the
- * limit are not retried. A body the network cuts short is asked for again from where it stopped (a Range
- * request, with If-Match when the response had a strong ETag); a server that cannot resume it fails the read.
- * Messages count the attempts: undici counts them for a status; a network error ends only once every retry of
- * the policy is used.
- *
- * The body limit is undici's `maxResponseSize`, which counts the bytes as they arrive; a Content-Length over it
- * is refused before reading, which undici does not do.
+ * Retries are undici's RetryAgent: on 429, every 5xx but 501 and 505, and a network error before an answer,
+ * waiting twice as long each time; a Retry-After is cut to the longest wait, so a build tries again sooner
+ * rather than stall (the message quotes it). A body cut short is resumed with a Range request (If-Match on
+ * a strong ETag); timeouts and a body over the limit are not retried.
  */
 import { STATUS_CODES } from 'node:http';
 import { Agent, errors, RetryAgent, type RetryHandler, request } from 'undici';
@@ -23,21 +16,17 @@ import type { PlanSource } from '../source.ts';
 import { formatBytes, SOURCE_DEFAULTS, type SourceOptions } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 
-/** The source settings that apply to HTTP, and the retry waits (see above). */
-export type HttpSourceOptions = Omit<SourceOptions, 'sourceRelation' | 'sourceStatementTimeout'> & {
-  /** Wait before the first retry; doubles with each retry. Default 500 ms. */
-  readonly retryBaseDelayMs?: number | undefined;
-  /** The longest wait before a retry, also when a Retry-After asks for longer. Default 30 s. */
-  readonly retryMaxDelayMs?: number | undefined;
-};
+/** The source settings that apply to HTTP. */
+export type HttpSourceOptions = Omit<SourceOptions, 'sourceRelation' | 'sourceStatementTimeout'>;
+
+/** The wait before the first retry (it doubles with each), and the longest, also when Retry-After asks more. */
+const RETRY_FIRST_WAIT_MS = 500;
+const RETRY_LONGEST_WAIT_MS = 30_000;
 
 /** Network errors before an answer, where another attempt may get through (undici names two of its own). */
 const RETRIED_ERRORS = [...Object.keys(NETWORK_ERROR_CODES), 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'];
 
-/**
- * Why a Content-Type is not JSON, or null when it is: `application/json` or `application/<anything>+json`,
- * with any parameters.
- */
+/** Why a Content-Type is not JSON (`application/json` or `application/…+json`), or null when it is. */
 export function contentTypeProblem(contentType: string | undefined): string | null {
   if (contentType === undefined || contentType.trim() === '')
     return 'answered without a Content-Type (expected application/json)';
@@ -108,8 +97,8 @@ export class HttpSource implements PlanSource {
     this.#maxBodyBytes = options.sourceMaxBytes ?? SOURCE_DEFAULTS.sourceMaxBytes;
     this.#retry = {
       maxRetries: options.sourceRetries ?? SOURCE_DEFAULTS.sourceRetries,
-      minTimeout: options.retryBaseDelayMs ?? 500,
-      maxTimeout: options.retryMaxDelayMs ?? 30_000,
+      minTimeout: RETRY_FIRST_WAIT_MS,
+      maxTimeout: RETRY_LONGEST_WAIT_MS,
       timeoutFactor: 2,
       retryAfter: true,
       methods: ['GET'],

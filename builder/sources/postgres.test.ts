@@ -76,7 +76,10 @@ CREATE SCHEMA reporting;
 CREATE VIEW reporting."Valid Plans" AS
   SELECT * FROM catalog_source_plans WHERE id IN ('${ID.strength}', '${ID.running}');
 GRANT USAGE ON SCHEMA reporting TO catalog;
-GRANT SELECT ON catalog_source_slow, catalog_source_writes, reporting."Valid Plans" TO catalog;
+-- 4,001 rows: two whole batches of 2,000 and one row.
+CREATE VIEW catalog_source_many AS
+  SELECT p.* FROM catalog_source_plans AS p, generate_series(1, 4001) WHERE p.id = '${ID.strength}';
+GRANT SELECT ON catalog_source_slow, catalog_source_writes, catalog_source_many, reporting."Valid Plans" TO catalog;
 `;
 
 let server: TestPostgres;
@@ -208,18 +211,18 @@ describe('the example schema and view', () => {
     );
   });
 
-  it('reads through a cursor in batches of the configured size and then releases the connection', async () => {
-    const source = new PostgresSource(server.url(), { batchRows: 2 });
+  it('reads through a cursor in batches of 2,000 rows and then releases the connection', async () => {
+    const source = new PostgresSource(server.url(), { sourceRelation: 'catalog_source_many' });
     const sizes: number[] = [];
     for await (const batch of source.batches()) sizes.push(batch.length);
-    expect(sizes).toEqual([2, 2, 1]);
+    expect(sizes).toEqual([2000, 2000, 1]);
     expect(await builderSessions()).toBe(0);
   });
 
   it('releases the connection when the reader stops early', async () => {
-    const source = new PostgresSource(server.url(), { batchRows: 1 });
+    const source = new PostgresSource(server.url(), { sourceRelation: 'catalog_source_many' });
     for await (const batch of source.batches()) {
-      expect(batch).toHaveLength(1);
+      expect(batch).toHaveLength(2000);
       break;
     }
     expect(await builderSessions()).toBe(0);
@@ -360,13 +363,13 @@ describe('catalog build --source postgres://…', () => {
 
 describe('the read', () => {
   it('selects the contract columns of the quoted relation, published and approved only, read-only', () => {
-    const sql = readStatements({ schema: 'reporting', name: 'Valid "Plans"' }, 1500, 500);
+    const sql = readStatements({ schema: 'reporting', name: 'Valid "Plans"' }, 1500);
     expect(sql).toEqual({
       begin: 'BEGIN READ ONLY',
       timeout: 'SET LOCAL statement_timeout = 1500',
       declare:
         'DECLARE catalog_source_rows NO SCROLL CURSOR FOR SELECT id, title, summary, cover_url, level, discipline, weeks_count, days_per_week, est_minutes_per_session, published, approved FROM "reporting"."Valid ""Plans""" WHERE published AND approved',
-      fetch: 'FETCH FORWARD 500 FROM catalog_source_rows',
+      fetch: 'FETCH FORWARD 2000 FROM catalog_source_rows',
       end: 'COMMIT',
     });
   });

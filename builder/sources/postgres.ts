@@ -5,64 +5,38 @@
  */
 import pg from 'pg';
 import { ConfigError, NETWORK_ERROR_CODES, SourceError, settingRef } from '../../contract/errors.ts';
+import { SourceRow, SourceRowGate } from '../model.ts';
 import type { PlanSource } from '../source.ts';
 import { SOURCE_DEFAULTS, type SourceOptions } from './options.ts';
 import { redactUrl, scrub, urlSecrets } from './redact.ts';
 import { parseRelationName, type RelationName, relationLabel, relationSql } from './relation.ts';
 
-/** The columns read: the row contract (docs/decisions.md#source-rows). Other columns of the relation are never fetched. */
-export const SOURCE_COLUMNS = [
-  'id',
-  'title',
-  'summary',
-  'cover_url',
-  'level',
-  'discipline',
-  'weeks_count',
-  'days_per_week',
-  'est_minutes_per_session',
-  'published',
-  'approved',
-] as const;
+/** The columns read: the row contract's (docs/decisions.md#source-rows), never the relation's others. */
+const SOURCE_COLUMNS = [...Object.keys(SourceRow.shape), ...Object.keys(SourceRowGate.shape)];
 
 /** The source settings that apply to PostgreSQL (`sourceStatementTimeout` bounds each FETCH too). */
 export type PostgresSourceOptions = Pick<
   SourceOptions,
   'sourceRelation' | 'sourceStatementTimeout' | 'sourceConnectTimeout'
-> & {
-  /** Rows per FETCH. At most two batches are held at once (one is read ahead). Default 2,000. */
-  readonly batchRows?: number | undefined;
-};
+>;
 
 const CURSOR = 'catalog_source_rows';
-const DEFAULT_BATCH_ROWS = 2_000;
+/** Rows per FETCH. At most two batches are held at once (one is read ahead). */
+const BATCH_ROWS = 2_000;
 
-/** The statements of one read, in order (the FETCH repeats until it returns fewer than `batchRows`). */
-export function readStatements(relation: RelationName, statementTimeoutMs: number, batchRows: number) {
+/** The statements of one read, in order (the FETCH repeats until it returns fewer than {@link BATCH_ROWS}). */
+export function readStatements(relation: RelationName, statementTimeoutMs: number) {
   if (!Number.isSafeInteger(statementTimeoutMs) || statementTimeoutMs < 1)
     throw new RangeError(`statement timeout must be a positive integer of ms (got ${statementTimeoutMs})`);
-  if (!Number.isSafeInteger(batchRows) || batchRows < 1)
-    throw new RangeError(`batch rows must be a positive integer (got ${batchRows})`);
   return {
     begin: 'BEGIN READ ONLY',
     timeout: `SET LOCAL statement_timeout = ${statementTimeoutMs}`,
     declare: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR SELECT ${SOURCE_COLUMNS.join(', ')} FROM ${relationSql(
       relation,
     )} WHERE published AND approved`,
-    fetch: `FETCH FORWARD ${batchRows} FROM ${CURSOR}`,
+    fetch: `FETCH FORWARD ${BATCH_ROWS} FROM ${CURSOR}`,
     end: 'COMMIT',
   };
-}
-
-interface Failure {
-  readonly code: string | undefined;
-  readonly message: string;
-}
-
-function failureOf(error: unknown): Failure {
-  const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: typeof code === 'string' ? code : undefined, message };
 }
 
 /**
@@ -78,7 +52,9 @@ export function describePostgresError(
     statementTimeoutMs: number;
   },
 ): string {
-  const { code, message } = failureOf(error);
+  const rawCode = (error as { code?: unknown } | null)?.code;
+  const code = typeof rawCode === 'string' ? rawCode : undefined;
+  const message = error instanceof Error ? error.message : String(error);
   const detail = message || code || 'unknown error';
   if (code !== undefined && NETWORK_ERROR_CODES[code] !== undefined)
     return `cannot connect (${NETWORK_ERROR_CODES[code]}${message ? `: ${message}` : ''})`;
@@ -122,7 +98,6 @@ export class PostgresSource implements PlanSource {
   readonly #relation: RelationName;
   readonly #statementTimeoutMs: number;
   readonly #connectTimeoutMs: number;
-  readonly #batchRows: number;
 
   /** Throws `ConfigError` for a relation name that is not one. Opens no connection. */
   constructor(url: string, options: PostgresSourceOptions = {}) {
@@ -135,9 +110,8 @@ export class PostgresSource implements PlanSource {
     this.#relation = relation;
     this.#statementTimeoutMs = options.sourceStatementTimeout ?? SOURCE_DEFAULTS.sourceStatementTimeout;
     this.#connectTimeoutMs = options.sourceConnectTimeout ?? SOURCE_DEFAULTS.sourceConnectTimeout;
-    this.#batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
-    // Fails early (as a programming error) on a bad timeout or batch size.
-    readStatements(this.#relation, this.#statementTimeoutMs, this.#batchRows);
+    // Fails early (as a programming error) on a bad timeout.
+    readStatements(this.#relation, this.#statementTimeoutMs);
   }
 
   /** The relation read, as messages name it. */
@@ -146,7 +120,7 @@ export class PostgresSource implements PlanSource {
   }
 
   async *batches(): AsyncGenerator<readonly unknown[]> {
-    const sql = readStatements(this.#relation, this.#statementTimeoutMs, this.#batchRows);
+    const sql = readStatements(this.#relation, this.#statementTimeoutMs);
     const secrets = urlSecrets(this.#url);
     let stage: 'connect' | 'read' = 'connect';
     let client: pg.Client | undefined;
@@ -193,7 +167,7 @@ export class PostgresSource implements PlanSource {
       let next = fetchBatch(client);
       for (;;) {
         const result = await next;
-        const more = result.rows.length === this.#batchRows;
+        const more = result.rows.length === BATCH_ROWS;
         if (more) next = fetchBatch(client);
         if (result.rows.length > 0) yield result.rows;
         if (!more) break;

@@ -51,8 +51,8 @@ export function registerCors(program: Command, io: CliIO): void {
       clear,
       await parseCommand(clear, 'cors-clear', io.env),
     );
-    const { clearCorsOrigin } = await import('../../keys/cors.ts');
-    const previous = await clearCorsOrigin(store);
+    const { setCorsOrigin } = await import('../../keys/cors.ts');
+    const previous = await setCorsOrigin(store);
     if (previous === undefined) {
       note(`CORS is already off in ${store.name}; nothing was changed`);
       return;
