@@ -30,8 +30,6 @@ interface VerifyKeys {
   readonly valid: readonly string[];
   readonly expired?: string;
   readonly revoked?: string;
-  /** The never-issued key of `{forged}` (default: a fresh random one). */
-  readonly forged?: string;
 }
 
 /** The ETag `{etag:…}` stands for (the viewer-request function does not read If-None-Match). */
@@ -44,7 +42,6 @@ export type PlannedCase =
 
 /** Resolves the placeholders of every case with the operator's keys; a case missing a key is skipped. */
 export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): PlannedCase[] {
-  const forged = keys.forged ?? generateKey();
   const valid = keys.valid[0];
   const values: Record<string, { value?: string | undefined; missing: string; note?: string }> = {
     valid: { value: valid, missing: 'needs a valid key (--key)' },
@@ -62,7 +59,8 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
     },
     expired: { value: keys.expired, missing: 'needs an expired key (--expired-key)' },
     revoked: { value: keys.revoked, missing: 'needs a revoked key (--revoked-key)' },
-    forged: { value: forged, missing: '' },
+    // A never-issued key of the right shape.
+    forged: { value: generateKey(), missing: '' },
   };
   return cases.map((testCase): PlannedCase => {
     const notes = new Set<string>();
@@ -99,7 +97,6 @@ interface FunctionTestResult {
   readonly functionOutput?: string | undefined;
   readonly functionErrorMessage?: string | undefined;
   readonly computeUtilization?: string | undefined;
-  readonly logs?: readonly string[] | undefined;
 }
 
 /** What the function did: answered with a status, passed the request on to a URI, or failed. */
@@ -238,8 +235,8 @@ export function formatReport(report: VerifyReport): string {
 }
 
 /**
- * Describes the function (TestFunction needs its ETag), then tests every planned case, `concurrency` (4) at a
- * time. Throws {@link CatalogError} when a call fails; a case whose result differs is a failed case.
+ * Describes the function (TestFunction needs its ETag), then tests every planned case, four at a time. Throws
+ * {@link CatalogError} when a call fails; a case whose result differs is a failed case.
  */
 export async function verifyFunction(
   client: CloudFrontClient,
@@ -248,7 +245,6 @@ export async function verifyFunction(
     readonly stage: FunctionStage;
     readonly cases: readonly RequestCase[];
     readonly keys: VerifyKeys;
-    readonly concurrency?: number;
   },
 ): Promise<VerifyReport> {
   let described: DescribeFunctionCommandOutput;
@@ -267,7 +263,7 @@ export async function verifyFunction(
 
   const planned = planCases(options.cases, options.keys);
   // A few TestFunction calls at a time; the first failing call fails the run (the rest are not started).
-  const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+  const limit = pLimit(4);
   const reports = await Promise.all(
     planned.map((item) =>
       limit(async (): Promise<CaseReport> => {
@@ -296,7 +292,6 @@ export async function verifyFunction(
             functionOutput: result.FunctionOutput,
             functionErrorMessage: result.FunctionErrorMessage,
             computeUtilization: result.ComputeUtilization,
-            logs: result.FunctionExecutionLogs,
           },
           item.notes,
         );
