@@ -67,7 +67,8 @@ export interface Monitoring {
   readonly topic: sns.ITopic;
   readonly alarms: readonly cloudwatch.Alarm[];
   readonly dashboard: cloudwatch.Dashboard;
-  readonly edgeStack?: CatalogEdgeStack;
+  /** The us-east-1 companion of a stack elsewhere: the edge alarms and their topic, deployed after the stack. */
+  readonly edgeStack?: Stack;
 }
 
 /** A metric of this deployment's builder (contract/metrics.ts), in the stack's region. */
@@ -272,26 +273,6 @@ function edgeAlarms(
   return alarms;
 }
 
-interface CatalogEdgeStackProps extends StackProps {
-  readonly distributionId: string;
-  readonly functions: readonly { readonly id: string; readonly functionName: string }[];
-  /** The main stack's topic when it is in us-east-1; else this stack creates its own. */
-  readonly alarmTopicArn?: string;
-}
-
-/** The us-east-1 companion of a stack elsewhere: the edge alarms and their topic, deployed after the stack. */
-export class CatalogEdgeStack extends Stack {
-  readonly topic: sns.ITopic;
-  readonly alarms: readonly cloudwatch.Alarm[];
-
-  constructor(scope: Construct, id: string, props: CatalogEdgeStackProps) {
-    super(scope, id, props);
-    this.topic = alarmTopic(this, props.alarmTopicArn, 'edge alarms', ' (us-east-1)');
-    this.alarms = edgeAlarms(this, props.distributionId, props.functions, this.topic);
-    addRegionRule(this);
-  }
-}
-
 /** A template rule refusing a deploy outside the region the template was made for (its names follow it). */
 function addRegionRule(stack: Stack): void {
   const region = Token.isUnresolved(stack.region) ? EDGE_REGION : stack.region;
@@ -313,23 +294,27 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
   const topic = alarmTopic(stack, settings.alarmTopicArn, 'alarms');
   const alarms = builderAlarms(stack, parts, settings, topic);
   const functions = parts.functions.map(({ id, fn }) => ({ id, functionName: fn.functionName }));
-  let edgeStack: CatalogEdgeStack | undefined;
+  let edgeStack: Stack | undefined;
 
   addRegionRule(stack);
   if (!inEdgeRegion(stack)) {
     // Named after the stack and its region: two deployments of one name in two regions each have their own.
-    const app = stack.node.scope as Construct;
-    edgeStack = new CatalogEdgeStack(app, `${stack.node.id}-edge-${stack.region}`, {
+    edgeStack = new Stack(stack.node.scope as Construct, `${stack.node.id}-edge-${stack.region}`, {
       stackName: edgeStackName(stack.stackName, stack.region),
       description: `Training plan catalog: CloudFront alarms of ${stack.stackName} (CloudFront metrics exist only in ${EDGE_REGION})`,
       env: { ...(Token.isUnresolved(stack.account) ? {} : { account: stack.account }), region: EDGE_REGION },
       crossRegionReferences: true,
-      distributionId: parts.distribution.distributionId,
-      functions,
-      ...(settings.alarmTopicArn && arnRegion(settings.alarmTopicArn) === EDGE_REGION
-        ? { alarmTopicArn: settings.alarmTopicArn }
-        : {}),
     });
+    // The stack's own topic when it is in us-east-1; else the companion creates its own.
+    const arn = settings.alarmTopicArn;
+    const edgeTopic = alarmTopic(
+      edgeStack,
+      arn && arnRegion(arn) === EDGE_REGION ? arn : undefined,
+      'edge alarms',
+      ' (us-east-1)',
+    );
+    edgeAlarms(edgeStack, parts.distribution.distributionId, functions, edgeTopic);
+    addRegionRule(edgeStack);
   } else {
     alarms.push(...edgeAlarms(stack, parts.distribution.distributionId, functions, topic));
   }
@@ -352,7 +337,7 @@ function catalogDashboard(
   parts: MonitoredParts,
   settings: StackSettings,
   alarms: readonly cloudwatch.Alarm[],
-  edgeStack: CatalogEdgeStack | undefined,
+  edgeStack: Stack | undefined,
 ): cloudwatch.Dashboard {
   const rate = Duration.minutes(settings.buildRateMinutes);
   const { SUM, MAXIMUM, AVERAGE } = cloudwatch.Stats;

@@ -305,41 +305,27 @@ export class CatalogStack extends Stack {
     );
     acknowledgeFindings(this, settings);
 
-    const outputs: [id: string, value: string, description: string][] = [
-      ['ApiUrl', this.baseUrl, 'The API base URL (GET /api/plans)'],
-      [
-        'DistributionDomainName',
-        this.distribution.distributionDomainName,
-        'Point the custom domain (CNAME / alias) here',
-      ],
-      [
-        'DistributionId',
-        this.distribution.distributionId,
-        'The distribution (CloudWatch metrics, catalog verify-function)',
-      ],
-      [
-        'BucketName',
+    const cdn = this.distribution;
+    const outputs: Record<string, [value: string, description: string]> = {
+      ApiUrl: [this.baseUrl, 'The API base URL (GET /api/plans)'],
+      DistributionDomainName: [cdn.distributionDomainName, 'Point the custom domain (CNAME / alias) here'],
+      DistributionId: [cdn.distributionId, 'The distribution (CloudWatch metrics, catalog verify-function)'],
+      BucketName: [
         this.bucket.bucketName,
         'catalog publish|builds|history|rollback|unpin|status --bucket (CATALOG_BUCKET)',
       ],
-      [
-        'KeyValueStoreArn',
+      KeyValueStoreArn: [
         this.keyValueStore.keyValueStoreArn,
         'catalog keys|cors|publish|builds|history|rollback|unpin|status --kvs-arn (CATALOG_KVS_ARN)',
       ],
-      [
-        'BuilderFunctionName',
-        this.builder.functionName,
-        'catalog rebuild --function (CATALOG_FUNCTION_NAME)',
-      ],
-      [
-        'BuilderFailureQueueUrl',
+      BuilderFunctionName: [this.builder.functionName, 'catalog rebuild --function (CATALOG_FUNCTION_NAME)'],
+      BuilderFailureQueueUrl: [
         this.builderFailures.queueUrl,
         'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
       ],
-      ['ViewerRequestFunctionName', this.viewerRequest.functionName, 'catalog verify-function --name'],
-    ];
-    for (const [outputId, value, description] of outputs)
+      ViewerRequestFunctionName: [this.viewerRequest.functionName, 'catalog verify-function --name'],
+    };
+    for (const [outputId, [value, description]] of Object.entries(outputs))
       new CfnOutput(this, outputId, { value, description });
   }
 
