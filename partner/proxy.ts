@@ -279,7 +279,7 @@ export class CatalogProxy {
       this.#emptyAnswers = 0;
       const stored: StoredCopy = {
         body: result.body,
-        ...(result.etag === undefined ? {} : { etag: result.etag }),
+        etag: result.etag,
         fetchedAt: at.toISOString(),
         validatedAt: at.toISOString(),
       };
@@ -359,7 +359,7 @@ export class CatalogProxy {
     const { body, etag, fetchedAt, validatedAt } = copy;
     try {
       await saveState(this.#options.cacheFile, {
-        copy: { body, ...(etag === undefined ? {} : { etag }), fetchedAt, validatedAt },
+        copy: { body, etag, fetchedAt, validatedAt },
         changes,
         ...(this.#notified === undefined ? {} : { notified: this.#notified }),
       });

@@ -166,14 +166,10 @@ export function registerKeys(program: Command, io: CliIO): void {
     const now = new Date();
     const { store, takesEffect } = await openStore(io, revoke, settings);
     const { revokeKeys } = await import('../../keys/manage.ts');
-    const source =
-      settings.partner !== undefined ? fromEnv(io, revoke, 'partner') : fromEnv(io, revoke, 'keyId');
-    if (source)
-      note(
-        `revoking ${settings.partner !== undefined ? `partner ${settings.partner}` : `key ${settings.keyId}`}${source}`,
-      );
-    const target =
-      settings.partner !== undefined ? { partner: settings.partner } : { keyId: settings.keyId as string };
+    const { partner, keyId } = settings;
+    const source = fromEnv(io, revoke, partner !== undefined ? 'partner' : 'keyId');
+    if (source) note(`revoking ${partner !== undefined ? `partner ${partner}` : `key ${keyId}`}${source}`);
+    const target = partner !== undefined ? { partner } : { keyId: keyId as string };
     const outcome = await revokeKeys(store, {
       target,
       now,
