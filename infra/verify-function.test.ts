@@ -101,31 +101,31 @@ describe('observe and judge', () => {
   const notFoundCase = byName('root path');
 
   it('reads a generated response and a passed-on request, wrapped or bare', () => {
-    expect(observe({ functionOutput: '{"response":{"statusCode":404,"headers":{}}}' })).toEqual({
+    expect(observe({ FunctionOutput: '{"response":{"statusCode":404,"headers":{}}}' })).toEqual({
       status: 404,
     });
-    expect(observe({ functionOutput: '{"request":{"uri":"/catalog.json","method":"GET"}}' })).toEqual({
+    expect(observe({ FunctionOutput: '{"request":{"uri":"/catalog.json","method":"GET"}}' })).toEqual({
       uri: '/catalog.json',
     });
-    expect(observe({ functionOutput: '{"statusCode":"401"}' })).toEqual({ status: 401 });
-    expect(observe({ functionOutput: '{"uri":"/openapi.yaml"}' })).toEqual({ uri: '/openapi.yaml' });
+    expect(observe({ FunctionOutput: '{"statusCode":"401"}' })).toEqual({ status: 401 });
+    expect(observe({ FunctionOutput: '{"uri":"/openapi.yaml"}' })).toEqual({ uri: '/openapi.yaml' });
   });
 
   it('reports a runtime error, a missing or unreadable output', () => {
-    expect(observe({ functionErrorMessage: 'TypeError: x is undefined', functionOutput: '' })).toEqual({
+    expect(observe({ FunctionErrorMessage: 'TypeError: x is undefined', FunctionOutput: '' })).toEqual({
       error: 'the function failed: TypeError: x is undefined',
     });
     expect(observe({})).toEqual({ error: 'TestFunction returned no FunctionOutput' });
-    expect(observe({ functionOutput: 'nope' })).toEqual({ error: 'FunctionOutput is not JSON: nope' });
-    expect(observe({ functionOutput: '{"request":{}}' })).toMatchObject({
+    expect(observe({ FunctionOutput: 'nope' })).toEqual({ error: 'FunctionOutput is not JSON: nope' });
+    expect(observe({ FunctionOutput: '{"request":{}}' })).toMatchObject({
       error: expect.stringMatching(/^FunctionOutput is neither a response nor a request/),
     });
   });
 
   it('passes only the exact status or URI of the table', () => {
     const request = (uri: string) => ({
-      functionOutput: JSON.stringify({ request: { uri } }),
-      computeUtilization: '21',
+      FunctionOutput: JSON.stringify({ request: { uri } }),
+      ComputeUtilization: '21',
     });
     expect(judge(okCase, request('/catalog.json'))).toMatchObject({
       verdict: 'pass',
@@ -137,12 +137,12 @@ describe('observe and judge', () => {
       expected: '→ /catalog.json',
       actual: '→ /catalog-running.json',
     });
-    expect(judge(okCase, { functionOutput: '{"response":{"statusCode":401}}' })).toMatchObject({
+    expect(judge(okCase, { FunctionOutput: '{"response":{"statusCode":401}}' })).toMatchObject({
       verdict: 'fail',
     });
-    expect(judge(notFoundCase, { functionOutput: '{"response":{"statusCode":404}}' }).verdict).toBe('pass');
-    expect(judge(notFoundCase, { functionOutput: '{"request":{"uri":"/"}}' }).verdict).toBe('fail');
-    expect(judge(notFoundCase, { functionErrorMessage: 'boom' })).toMatchObject({
+    expect(judge(notFoundCase, { FunctionOutput: '{"response":{"statusCode":404}}' }).verdict).toBe('pass');
+    expect(judge(notFoundCase, { FunctionOutput: '{"request":{"uri":"/"}}' }).verdict).toBe('fail');
+    expect(judge(notFoundCase, { FunctionErrorMessage: 'boom' })).toMatchObject({
       verdict: 'fail',
       actual: 'the function failed: boom',
       computeUtilization: null,
@@ -162,8 +162,8 @@ describe('report', () => {
       judge(
         { ...testCase, name: `case ${i}` },
         {
-          functionOutput: `{"response":{"statusCode":${i === 0 ? 200 : 401}}}`,
-          computeUtilization: String(cu),
+          FunctionOutput: `{"response":{"statusCode":${i === 0 ? 200 : 401}}}`,
+          ComputeUtilization: String(cu),
         },
       ),
     ),

@@ -12,6 +12,7 @@ import {
   type FunctionStage,
   TestFunctionCommand,
   type TestFunctionCommandOutput,
+  type TestResult,
 } from '@aws-sdk/client-cloudfront';
 import pLimit from 'p-limit';
 import { CatalogError, describeCause } from '../contract/errors.ts';
@@ -92,25 +93,18 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
   });
 }
 
-/** What TestFunction answered for one event. */
-interface FunctionTestResult {
-  readonly functionOutput?: string | undefined;
-  readonly functionErrorMessage?: string | undefined;
-  readonly computeUtilization?: string | undefined;
-}
-
 /** What the function did: answered with a status, passed the request on to a URI, or failed. */
 export type Observed = { readonly status: number } | { readonly uri: string } | { readonly error: string };
 
 /** Reads TestFunction's FunctionOutput: `{"request": {…}}` or `{"response": {…}}`, or a bare one. */
-export function observe(result: FunctionTestResult): Observed {
-  if (result.functionErrorMessage) return { error: `the function failed: ${result.functionErrorMessage}` };
-  if (!result.functionOutput) return { error: 'TestFunction returned no FunctionOutput' };
+export function observe(result: TestResult): Observed {
+  if (result.FunctionErrorMessage) return { error: `the function failed: ${result.FunctionErrorMessage}` };
+  if (!result.FunctionOutput) return { error: 'TestFunction returned no FunctionOutput' };
   let output: unknown;
   try {
-    output = JSON.parse(result.functionOutput);
+    output = JSON.parse(result.FunctionOutput);
   } catch {
-    return { error: `FunctionOutput is not JSON: ${result.functionOutput.slice(0, 200)}` };
+    return { error: `FunctionOutput is not JSON: ${result.FunctionOutput.slice(0, 200)}` };
   }
   const record = (output ?? {}) as Record<string, unknown>;
   const inner = (record.response ?? record.request ?? record) as Record<string, unknown>;
@@ -119,7 +113,7 @@ export function observe(result: FunctionTestResult): Observed {
     return { status: Number(inner.statusCode) };
   if (typeof inner.uri === 'string') return { uri: inner.uri };
   return {
-    error: `FunctionOutput is neither a response nor a request: ${result.functionOutput.slice(0, 200)}`,
+    error: `FunctionOutput is neither a response nor a request: ${result.FunctionOutput.slice(0, 200)}`,
   };
 }
 
@@ -142,17 +136,13 @@ interface CaseReport {
 }
 
 /** Compares one observed result with the case's outcome. */
-export function judge(
-  testCase: RequestCase,
-  result: FunctionTestResult,
-  notes: readonly string[] = [],
-): CaseReport {
+export function judge(testCase: RequestCase, result: TestResult, notes: readonly string[] = []): CaseReport {
   const expected = viewerRequestOutcome(testCase);
   const observed = observe(result);
   const pass =
     ('status' in expected && 'status' in observed && expected.status === observed.status) ||
     ('uri' in expected && 'uri' in observed && expected.uri === withinBuild(observed.uri));
-  const cu = Number.parseFloat(result.computeUtilization ?? '');
+  const cu = Number.parseFloat(result.ComputeUtilization ?? '');
   return caseReport(
     testCase,
     pass ? 'pass' : 'fail',
@@ -285,16 +275,7 @@ export async function verifyFunction(
             { cause: error },
           );
         }
-        const result = answer.TestResult ?? {};
-        return judge(
-          item.testCase,
-          {
-            functionOutput: result.FunctionOutput,
-            functionErrorMessage: result.FunctionErrorMessage,
-            computeUtilization: result.ComputeUtilization,
-          },
-          item.notes,
-        );
+        return judge(item.testCase, answer.TestResult ?? {}, item.notes);
       }),
     ),
   );
