@@ -286,9 +286,6 @@ function addRegionRule(stack: Stack): void {
   });
 }
 
-/** The region part of an ARN (`arn:aws:sns:REGION:…`). */
-const arnRegion = (arn: string) => arn.split(':')[3];
-
 /** Adds the alarms (in the companion for a stack outside us-east-1), the additional metrics and the dashboard. */
 export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: StackSettings): Monitoring {
   const topic = alarmTopic(stack, settings.alarmTopicArn, 'alarms');
@@ -305,11 +302,11 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
       env: { ...(Token.isUnresolved(stack.account) ? {} : { account: stack.account }), region: EDGE_REGION },
       crossRegionReferences: true,
     });
-    // The stack's own topic when it is in us-east-1; else the companion creates its own.
+    // The stack's own topic when it is in us-east-1 (`arn:aws:sns:REGION:…`); else the companion creates its own.
     const arn = settings.alarmTopicArn;
     const edgeTopic = alarmTopic(
       edgeStack,
-      arn && arnRegion(arn) === EDGE_REGION ? arn : undefined,
+      arn?.split(':')[3] === EDGE_REGION ? arn : undefined,
       'edge alarms',
       ' (us-east-1)',
     );

@@ -143,22 +143,18 @@ export function judge(testCase: RequestCase, result: TestResult, notes: readonly
     ('status' in expected && 'status' in observed && expected.status === observed.status) ||
     ('uri' in expected && 'uri' in observed && expected.uri === withinBuild(observed.uri));
   const cu = Number.parseFloat(result.ComputeUtilization ?? '');
-  return caseReport(
-    testCase,
-    pass ? 'pass' : 'fail',
-    describeOutcome(observed),
-    Number.isFinite(cu) ? cu : null,
-    notes,
-  );
+  return caseReport(testCase, pass ? 'pass' : 'fail', describeOutcome(observed), notes, cu);
 }
 
+/** The report on one case; a compute utilization that is not a number is none. */
 function caseReport(
   testCase: RequestCase,
   verdict: CaseReport['verdict'],
   actual: string,
-  computeUtilization: number | null = null,
   notes: readonly string[] = [],
+  cu = Number.NaN,
 ): CaseReport {
+  const computeUtilization = Number.isFinite(cu) ? cu : null;
   const expected = describeOutcome(viewerRequestOutcome(testCase));
   const request = `${testCase.method} ${testCase.target}`;
   return { name: testCase.name, request, verdict, expected, actual, computeUtilization, notes };

@@ -329,17 +329,15 @@ export class CatalogProxy {
       ...outcome,
       ...(record.outcome === 'failed' ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
       plans: this.#copy?.catalog.plans.length ?? 0,
-      ...(recorded === undefined
-        ? {}
-        : {
-            changes: {
-              sequence: recorded.sequence,
-              resync: recorded.resync,
-              added: recorded.added.length,
-              changed: recorded.changed.length,
-              removed: recorded.removed.length,
-            },
-          }),
+      ...(recorded && {
+        changes: {
+          sequence: recorded.sequence,
+          resync: recorded.resync,
+          added: recorded.added.length,
+          changed: recorded.changed.length,
+          removed: recorded.removed.length,
+        },
+      }),
       ms: record.durationMs,
       ...(next === undefined ? {} : { nextRefreshInSeconds: next }),
     });
