@@ -157,14 +157,7 @@ export class ChangeNotifier {
         if (status < 200 || status > 299)
           throw Object.assign(new Error(`the receiver answered ${status}`), { status });
         this.#failures = 0;
-        this.#lastAttempt = {
-          at: new Date().toISOString(),
-          sequence: set.sequence,
-          attempt,
-          outcome: 'delivered',
-          status,
-        };
-        this.#log({ time: this.#lastAttempt.at, event: 'notify', ...this.#lastAttempt });
+        this.#attempted({ sequence: set.sequence, attempt, outcome: 'delivered', status });
       },
       {
         retries: Number.POSITIVE_INFINITY,
@@ -179,23 +172,25 @@ export class ChangeNotifier {
           const waitMs = Math.min(minRetryMs * 2 ** retriesConsumed, maxRetryMs);
           this.#failures += 1;
           this.#nextAttemptAt = new Date(Date.now() + waitMs);
-          this.#lastAttempt = {
-            at: new Date().toISOString(),
-            sequence: set.sequence,
-            attempt: attemptNumber,
-            outcome: 'failed',
-            ...('status' in error ? { status: error.status as number } : {}),
-            error: error.message,
-          };
-          this.#log({
-            time: this.#lastAttempt.at,
-            event: 'notify',
-            ...this.#lastAttempt,
-            nextAttemptInSeconds: waitMs / 1000,
-          });
+          this.#attempted(
+            {
+              sequence: set.sequence,
+              attempt: attemptNumber,
+              outcome: 'failed',
+              ...('status' in error ? { status: error.status as number } : {}),
+              error: error.message,
+            },
+            { nextAttemptInSeconds: waitMs / 1000 },
+          );
         },
       },
     );
+  }
+
+  /** Records an attempt, now, as the last one, and logs it. */
+  #attempted(attempt: Omit<NotifyAttempt, 'at'>, extra = {}): void {
+    this.#lastAttempt = { at: new Date().toISOString(), ...attempt };
+    this.#log({ time: this.#lastAttempt.at, event: 'notify', ...this.#lastAttempt, ...extra });
   }
 
   health(): NotifyHealth {
