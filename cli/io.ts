@@ -42,22 +42,14 @@ export function noter(io: Pick<CliIO, 'stderr'>): (line: string) => void {
   return (line) => io.stderr(`${line}\n`);
 }
 
-/** A line of progress on stderr, and how to write other lines around it. */
-export interface ProgressLine {
-  /** Shows a new stage or count (redrawn at once for a new stage, else at most five times a second). */
-  progress(progress: Progress): void;
-  /** One line of what the command did (as {@link noter}), above the progress line. */
-  note(line: string): void;
-  /** Removes the progress line; the command's own output follows. */
-  stop(): void;
-}
-
 /**
  * What a long command is doing, on one line of stderr redrawn in place: `publish: uploading 1200/30012, 14 s`,
  * the time since it started redrawn every second, so it is never silent. Only when a person watches (stdout
- * and stderr are a terminal) and `quiet` is false (`--json`); otherwise only its notes are written.
+ * and stderr are a terminal) and `quiet` is false (`--json`); otherwise only its notes are written. `progress`
+ * redraws at once for a new stage, else at most five times a second; `note` writes a line above the progress
+ * line; `stop` removes it, before the command's own output.
  */
-export function progressLine(io: CliIO, command: string, quiet: boolean): ProgressLine {
+export function progressLine(io: CliIO, command: string, quiet: boolean) {
   const show = io.terminal === true && !quiet;
   const started = performance.now();
   let current: Progress | undefined;
@@ -78,13 +70,13 @@ export function progressLine(io: CliIO, command: string, quiet: boolean): Progre
     shown = false;
   };
   return {
-    progress(progress) {
+    progress(progress: Progress) {
       if (!show) return;
       const changed = progress.stage !== current?.stage;
       current = progress;
       if (changed || performance.now() - drawnAt >= 200) draw();
     },
-    note(line) {
+    note(line: string) {
       clear();
       io.stderr(`${line}\n`);
       if (show) draw();

@@ -21,9 +21,7 @@ import {
 } from '../app/settings/index.ts';
 
 /** The attribute commander stores a flag's value under (`--source-relation` → `sourceRelation`). */
-function attributeOf(flag: string): string {
-  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, letter: string) => letter.toUpperCase());
-}
+const attributeOf = (flag: string) => new Option(flag).attributeName();
 
 /** Adds the options of every setting `context` reads to `command`, with help texts and variables. */
 export function addSettings(command: Command, context: CommandName): Command {

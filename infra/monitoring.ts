@@ -1,10 +1,7 @@
 /**
- * The stack's alarms and its dashboard (infra/README.md, "Alarms and dashboard"): the builder's metrics
- * (contract/metrics.ts, in the stack's region, per builder function) and CloudFront's, published ONLY in
- * us-east-1. An alarm watches its own region only, so a stack with an explicit other region keeps the builder
- * alarms and the dashboard, and a companion stack `<stack>-edge-<region>` in us-east-1 holds the edge alarms;
- * a stack in us-east-1 or without a region holds every alarm. Every template refuses a deploy outside the
- * region it was made for (us-east-1 for a stack without a region).
+ * The stack's alarms and its dashboard (infra/README.md, "Alarms and dashboard"). CloudFront publishes its
+ * metrics ONLY in us-east-1 and an alarm watches its own region, so a stack in another region keeps the builder
+ * alarms and the dashboard, and a companion stack `<stack>-edge-<region>` in us-east-1 holds the edge alarms.
  */
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -26,15 +23,16 @@ import {
 import { accountWideName, EDGE_REGION, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
 
-/** The thresholds of the alarms that are not settings (infra/README.md explains each). */
+/**
+ * The thresholds of the alarms that are not settings (infra/README.md explains each): the percent of requests
+ * answered 5xx each minute for five minutes; the 4xx band's width in standard deviations, three 5-minute
+ * periods above it; a function's average compute utilization, three 5-minute periods above it.
+ */
 const ALARM_THRESHOLDS = {
-  /** Percent of viewer requests answered 5xx, every minute for five minutes. */
   edge5xxPercent: 1,
   edge5xxMinutes: 5,
-  /** Width of the 4xx rate's expected band, in standard deviations; three 5-minute periods above it. */
   edge4xxStdDevs: 3,
   edge4xxPeriods: 3,
-  /** Average compute utilization of a function, three 5-minute periods above it (CloudFront throttles above). */
   functionComputePercent: 70,
   functionComputePeriods: 3,
 } as const;
@@ -69,7 +67,8 @@ export interface Monitoring {
   readonly topic: sns.ITopic;
   readonly alarms: readonly cloudwatch.Alarm[];
   readonly dashboard: cloudwatch.Dashboard;
-  readonly edgeStack?: CatalogEdgeStack;
+  /** The us-east-1 companion of a stack elsewhere: the edge alarms and their topic, deployed after the stack. */
+  readonly edgeStack?: Stack;
 }
 
 /** A metric of this deployment's builder (contract/metrics.ts), in the stack's region. */
@@ -274,26 +273,6 @@ function edgeAlarms(
   return alarms;
 }
 
-interface CatalogEdgeStackProps extends StackProps {
-  readonly distributionId: string;
-  readonly functions: readonly { readonly id: string; readonly functionName: string }[];
-  /** The main stack's topic when it is in us-east-1; else this stack creates its own. */
-  readonly alarmTopicArn?: string;
-}
-
-/** The us-east-1 companion of a stack elsewhere: the edge alarms and their topic, deployed after the stack. */
-export class CatalogEdgeStack extends Stack {
-  readonly topic: sns.ITopic;
-  readonly alarms: readonly cloudwatch.Alarm[];
-
-  constructor(scope: Construct, id: string, props: CatalogEdgeStackProps) {
-    super(scope, id, props);
-    this.topic = alarmTopic(this, props.alarmTopicArn, 'edge alarms', ' (us-east-1)');
-    this.alarms = edgeAlarms(this, props.distributionId, props.functions, this.topic);
-    addRegionRule(this);
-  }
-}
-
 /** A template rule refusing a deploy outside the region the template was made for (its names follow it). */
 function addRegionRule(stack: Stack): void {
   const region = Token.isUnresolved(stack.region) ? EDGE_REGION : stack.region;
@@ -307,31 +286,32 @@ function addRegionRule(stack: Stack): void {
   });
 }
 
-/** The region part of an ARN (`arn:aws:sns:REGION:…`). */
-const arnRegion = (arn: string) => arn.split(':')[3];
-
 /** Adds the alarms (in the companion for a stack outside us-east-1), the additional metrics and the dashboard. */
 export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: StackSettings): Monitoring {
   const topic = alarmTopic(stack, settings.alarmTopicArn, 'alarms');
   const alarms = builderAlarms(stack, parts, settings, topic);
   const functions = parts.functions.map(({ id, fn }) => ({ id, functionName: fn.functionName }));
-  let edgeStack: CatalogEdgeStack | undefined;
+  let edgeStack: Stack | undefined;
 
   addRegionRule(stack);
   if (!inEdgeRegion(stack)) {
     // Named after the stack and its region: two deployments of one name in two regions each have their own.
-    const app = stack.node.scope as Construct;
-    edgeStack = new CatalogEdgeStack(app, `${stack.node.id}-edge-${stack.region}`, {
+    edgeStack = new Stack(stack.node.scope as Construct, `${stack.node.id}-edge-${stack.region}`, {
       stackName: edgeStackName(stack.stackName, stack.region),
       description: `Training plan catalog: CloudFront alarms of ${stack.stackName} (CloudFront metrics exist only in ${EDGE_REGION})`,
       env: { ...(Token.isUnresolved(stack.account) ? {} : { account: stack.account }), region: EDGE_REGION },
       crossRegionReferences: true,
-      distributionId: parts.distribution.distributionId,
-      functions,
-      ...(settings.alarmTopicArn && arnRegion(settings.alarmTopicArn) === EDGE_REGION
-        ? { alarmTopicArn: settings.alarmTopicArn }
-        : {}),
     });
+    // The stack's own topic when it is in us-east-1 (`arn:aws:sns:REGION:…`); else the companion creates its own.
+    const arn = settings.alarmTopicArn;
+    const edgeTopic = alarmTopic(
+      edgeStack,
+      arn?.split(':')[3] === EDGE_REGION ? arn : undefined,
+      'edge alarms',
+      ' (us-east-1)',
+    );
+    edgeAlarms(edgeStack, parts.distribution.distributionId, functions, edgeTopic);
+    addRegionRule(edgeStack);
   } else {
     alarms.push(...edgeAlarms(stack, parts.distribution.distributionId, functions, topic));
   }
@@ -354,22 +334,36 @@ function catalogDashboard(
   parts: MonitoredParts,
   settings: StackSettings,
   alarms: readonly cloudwatch.Alarm[],
-  edgeStack: CatalogEdgeStack | undefined,
+  edgeStack: Stack | undefined,
 ): cloudwatch.Dashboard {
   const rate = Duration.minutes(settings.buildRateMinutes);
-  const five = Duration.minutes(5);
-  const id = parts.distribution.distributionId;
-  const edge = (name: string, statistic: string, period = five) =>
-    cloudFrontMetric('DistributionId', id, name, statistic, period, EDGE_REGION);
-  const perFunction = (metricName: string, statistic: string) =>
-    parts.functions.map(({ fn }) =>
-      cloudFrontMetric('FunctionName', fn.functionName, metricName, statistic, five, EDGE_REGION),
+  const { SUM, MAXIMUM, AVERAGE } = cloudwatch.Stats;
+  const built = (name: keyof typeof METRICS, statistic = MAXIMUM) =>
+    builderMetric(parts.builder, name, statistic, rate);
+  const edge = (name: string, statistic = AVERAGE, period = Duration.minutes(5)) =>
+    cloudFrontMetric(
+      'DistributionId',
+      parts.distribution.distributionId,
+      name,
+      statistic,
+      period,
+      EDGE_REGION,
     );
-  const graph = (
-    title: string,
-    left: cloudwatch.IMetric[],
-    annotations: cloudwatch.HorizontalAnnotation[] = [],
-  ) => new cloudwatch.GraphWidget({ title, left, leftAnnotations: annotations, width: 8, height: 6 });
+  const perFunction = (names: string[], statistic: string) =>
+    parts.functions.flatMap(({ fn }) =>
+      names.map((name) =>
+        cloudFrontMetric('FunctionName', fn.functionName, name, statistic, Duration.minutes(5), EDGE_REGION),
+      ),
+    );
+  const graph = (title: string, left: cloudwatch.IMetric[], alarmAt?: number) =>
+    new cloudwatch.GraphWidget({
+      title,
+      left,
+      leftAnnotations: alarmAt === undefined ? [] : [{ value: alarmAt, label: 'alarm' }],
+      width: 8,
+      height: 6,
+    });
+  const t = ALARM_THRESHOLDS;
 
   const rows: cloudwatch.IWidget[][] = [
     [
@@ -381,71 +375,51 @@ function catalogDashboard(
     ],
     [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...alarms], width: 24, height: 4 })],
     [
-      graph('Builder runs', [
-        builderMetric(parts.builder, 'runSucceeded', cloudwatch.Stats.SUM, rate),
-        builderMetric(parts.builder, 'runFailed', cloudwatch.Stats.SUM, rate),
-      ]),
-      graph(
-        'Catalog age (s)',
-        [builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate)],
-        [{ value: settings.catalogAgeAlarmSeconds, label: 'alarm' }],
-      ),
-      graph('Build duration and propagation', [
-        builderMetric(parts.builder, 'buildDuration', cloudwatch.Stats.MAXIMUM, rate),
-        builderMetric(parts.builder, 'propagation', cloudwatch.Stats.MAXIMUM, rate),
-      ]),
+      graph('Builder runs', [built('runSucceeded', SUM), built('runFailed', SUM)]),
+      graph('Catalog age (s)', [built('catalogAge')], settings.catalogAgeAlarmSeconds),
+      graph('Build duration and propagation', [built('buildDuration'), built('propagation')]),
     ],
     [
       graph(
         'Plans per discipline',
-        DISCIPLINES.map((d) => builderMetric(parts.builder, plansMetric(d), cloudwatch.Stats.MAXIMUM, rate)),
+        DISCIPLINES.map((d) => built(plansMetric(d))),
       ),
-      graph('Invalid rows', [builderMetric(parts.builder, 'invalidRows', cloudwatch.Stats.MAXIMUM, rate)]),
-      graph('Requests', [edge('Requests', cloudwatch.Stats.SUM)]),
+      graph('Invalid rows', [built('invalidRows')]),
+      graph('Requests', [edge('Requests', SUM)]),
     ],
     [
-      graph(
-        '5xx rate (%)',
-        [edge('5xxErrorRate', cloudwatch.Stats.AVERAGE, Duration.minutes(1))],
-        [{ value: ALARM_THRESHOLDS.edge5xxPercent, label: 'alarm' }],
-      ),
+      graph('5xx rate (%)', [edge('5xxErrorRate', AVERAGE, Duration.minutes(1))], t.edge5xxPercent),
       graph('4xx rate (%) and its expected band', [
-        edge('4xxErrorRate', cloudwatch.Stats.AVERAGE),
+        edge('4xxErrorRate'),
         cloudwatch.Metric.anomalyDetectionFor({
-          metric: edge('4xxErrorRate', cloudwatch.Stats.AVERAGE),
-          stdDevs: ALARM_THRESHOLDS.edge4xxStdDevs,
+          metric: edge('4xxErrorRate'),
+          stdDevs: t.edge4xxStdDevs,
           label: 'expected band',
         }),
       ]),
       graph(
         'Function compute utilization (%)',
-        perFunction('FunctionComputeUtilization', cloudwatch.Stats.AVERAGE),
-        [{ value: ALARM_THRESHOLDS.functionComputePercent, label: 'alarm' }],
+        perFunction(['FunctionComputeUtilization'], AVERAGE),
+        t.functionComputePercent,
       ),
     ],
     [
-      graph('Function invocations', perFunction('FunctionInvocations', cloudwatch.Stats.SUM)),
+      graph('Function invocations', perFunction(['FunctionInvocations'], SUM)),
       graph(
         'Function execution and validation errors',
-        parts.functions.flatMap(({ fn }) =>
-          ['FunctionExecutionErrors', 'FunctionValidationErrors'].map((name) =>
-            cloudFrontMetric('FunctionName', fn.functionName, name, cloudwatch.Stats.SUM, five, EDGE_REGION),
-          ),
-        ),
+        perFunction(['FunctionExecutionErrors', 'FunctionValidationErrors'], SUM),
       ),
-      graph('Function throttles', perFunction('FunctionThrottles', cloudwatch.Stats.SUM)),
+      graph('Function throttles', perFunction(['FunctionThrottles'], SUM)),
     ],
   ];
   if (settings.additionalCloudFrontMetrics)
     rows.push([
       graph(
         'Error rates by status (%)',
-        ['401', '403', '404', '502', '503', '504'].map((code) =>
-          edge(`${code}ErrorRate`, cloudwatch.Stats.AVERAGE),
-        ),
+        ['401', '403', '404', '502', '503', '504'].map((code) => edge(`${code}ErrorRate`)),
       ),
-      graph('Cache hit rate (%)', [edge('CacheHitRate', cloudwatch.Stats.AVERAGE)]),
-      graph('Origin latency (ms)', [edge('OriginLatency', cloudwatch.Stats.AVERAGE)]),
+      graph('Cache hit rate (%)', [edge('CacheHitRate')]),
+      graph('Origin latency (ms)', [edge('OriginLatency')]),
     ]);
   if (parts.webAclName !== undefined)
     rows.push([
@@ -454,7 +428,7 @@ function catalogDashboard(
           expression: `SEARCH('{AWS/WAFV2,Rule,WebACL} MetricName="BlockedRequests" WebACL="${parts.webAclName}"', 'Sum', 300)`,
           label: 'blocked',
           searchRegion: EDGE_REGION,
-          period: five,
+          period: Duration.minutes(5),
         }),
       ]),
     ]);

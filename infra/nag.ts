@@ -74,13 +74,13 @@ function acceptedFindings(stack: NaggedParts, settings: StackSettings): Accepted
       reason:
         'The builder writes each build under a new generated key prefix in this one bucket; the wildcard is limited to the objects of the origin bucket.',
     },
+    {
+      construct: child(child(stack, ERROR_PAGES_FUNCTION), 'ServiceRole'),
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason:
+        "CDK's SDK-call function runs only at deploy, to put the two error pages; AWS's basic policy lets it write its logs.",
+    },
   ];
-  findings.push({
-    construct: child(child(stack, ERROR_PAGES_FUNCTION), 'ServiceRole'),
-    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    reason:
-      "CDK's SDK-call function runs only at deploy, to put the two error pages; AWS's basic policy lets it write its logs.",
-  });
   const schedulerRole = stack.node.children.find((c) => c.node.id.startsWith('SchedulerRoleForTarget-'));
   if (schedulerRole)
     findings.push({

@@ -23,7 +23,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Annotations, CfnOutput, Duration, Fn, SecretValue, Stack } from 'aws-cdk-lib/core';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
-import { type LambdaValues, lambdaEnvironment } from '../app/settings/environment.ts';
+import { lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
 import { rootObjects } from '../builder/build.ts';
 import { NOSNIFF, SOURCE_UNSET } from '../contract/index.ts';
@@ -305,41 +305,27 @@ export class CatalogStack extends Stack {
     );
     acknowledgeFindings(this, settings);
 
-    const outputs: [id: string, value: string, description: string][] = [
-      ['ApiUrl', this.baseUrl, 'The API base URL (GET /api/plans)'],
-      [
-        'DistributionDomainName',
-        this.distribution.distributionDomainName,
-        'Point the custom domain (CNAME / alias) here',
-      ],
-      [
-        'DistributionId',
-        this.distribution.distributionId,
-        'The distribution (CloudWatch metrics, catalog verify-function)',
-      ],
-      [
-        'BucketName',
+    const cdn = this.distribution;
+    const outputs: Record<string, [value: string, description: string]> = {
+      ApiUrl: [this.baseUrl, 'The API base URL (GET /api/plans)'],
+      DistributionDomainName: [cdn.distributionDomainName, 'Point the custom domain (CNAME / alias) here'],
+      DistributionId: [cdn.distributionId, 'The distribution (CloudWatch metrics, catalog verify-function)'],
+      BucketName: [
         this.bucket.bucketName,
         'catalog publish|builds|history|rollback|unpin|status --bucket (CATALOG_BUCKET)',
       ],
-      [
-        'KeyValueStoreArn',
+      KeyValueStoreArn: [
         this.keyValueStore.keyValueStoreArn,
         'catalog keys|cors|publish|builds|history|rollback|unpin|status --kvs-arn (CATALOG_KVS_ARN)',
       ],
-      [
-        'BuilderFunctionName',
-        this.builder.functionName,
-        'catalog rebuild --function (CATALOG_FUNCTION_NAME)',
-      ],
-      [
-        'BuilderFailureQueueUrl',
+      BuilderFunctionName: [this.builder.functionName, 'catalog rebuild --function (CATALOG_FUNCTION_NAME)'],
+      BuilderFailureQueueUrl: [
         this.builderFailures.queueUrl,
         'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
       ],
-      ['ViewerRequestFunctionName', this.viewerRequest.functionName, 'catalog verify-function --name'],
-    ];
-    for (const [outputId, value, description] of outputs)
+      ViewerRequestFunctionName: [this.viewerRequest.functionName, 'catalog verify-function --name'],
+    };
+    for (const [outputId, [value, description]] of Object.entries(outputs))
       new CfnOutput(this, outputId, { value, description });
   }
 
@@ -416,31 +402,15 @@ export class CatalogStack extends Stack {
       });
     }
 
-    // Every setting the Lambda reads that this stack knows: its own resources, and the CDK settings.
-    const values: LambdaValues = {
+    // Every setting the Lambda reads that this stack knows: the CDK settings (one name each, from the registry),
+    // and its own resources.
+    const environment = lambdaEnvironment({
+      ...settings,
       bucket: this.bucket.bucketName,
       kvsArn: this.keyValueStore.keyValueStoreArn,
       baseUrl: this.baseUrl,
-      webBaseUrl: settings.webBaseUrl,
-      source: settings.source,
       sourceSecretArn: secretArn,
-      appScheme: settings.appScheme,
-      skipInvalid: settings.skipInvalid,
-      minRatio: settings.minRatio,
-      keepBuilds: settings.keepBuilds,
-      sourceRelation: settings.sourceRelation,
-      sourceStatementTimeout: settings.sourceStatementTimeout,
-      sourceConnectTimeout: settings.sourceConnectTimeout,
-      sourceHeadersTimeout: settings.sourceHeadersTimeout,
-      sourceBodyTimeout: settings.sourceBodyTimeout,
-      sourceMaxBytes: settings.sourceMaxBytes,
-      sourceRetries: settings.sourceRetries,
-      // The propagation check after a publish (docs/decisions.md#operations).
-      monitoringKeySecretArn: settings.monitoringKeySecretArn,
-      propagationMaxWait: settings.propagationMaxWait,
-      propagationInterval: settings.propagationInterval,
-    };
-    const environment = lambdaEnvironment(values);
+    });
 
     const network = settings.vpcId !== undefined ? this.builderNetwork(settings) : {};
     const rate = Duration.minutes(settings.buildRateMinutes);

@@ -15,100 +15,80 @@ import type { Monitoring } from './monitoring.ts';
 import { EDGE_REGION, fitName } from './names.ts';
 import type { StackSettings } from './props.ts';
 
-/** The props of {@link UsageLogs}: the distribution's id (its ARN is built in this stack's account). */
-interface UsageLogsProps {
-  readonly distributionId: string;
-  readonly logGroupName: string;
-  readonly retentionDays: number;
-}
-
-/** The delivery of the distribution's usage records to their log group. */
-export class UsageLogs extends Construct {
-  readonly logGroup: logs.LogGroup;
-  readonly delivery: logs.CfnDelivery;
-
-  constructor(scope: Construct, id: string, props: UsageLogsProps) {
-    super(scope, id);
-    const stack = Stack.of(this);
-    this.logGroup = new logs.LogGroup(this, 'Group', {
-      logGroupName: props.logGroupName,
-      retention: props.retentionDays as logs.RetentionDays,
-      // The records answer who used a key; deleting the stack should not delete them before their retention.
-      // A failed create's rollback deletes the group (it holds nothing yet).
-      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
-    });
-    // Names in this region's account-wide namespaces, from the stack's name (delivery names: at most 60).
-    const name = (suffix: string, max: number) => fitName(stack.stackName, max, `-usage-${suffix}`);
-    // The log delivery service writes the records, for deliveries of this account only.
-    new logs.ResourcePolicy(this, 'DeliveryPolicy', {
-      resourcePolicyName: name('delivery', 255),
-      policyStatements: [
-        new iam.PolicyStatement({
-          principals: [new iam.ServicePrincipal('delivery.logs.amazonaws.com')],
-          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-          resources: [this.logGroup.logGroupArn],
-          conditions: {
-            StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-            ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:*` },
-          },
-        }),
-      ],
-    });
-    const source = new logs.CfnDeliverySource(this, 'Source', {
-      name: name('source', 60),
-      logType: 'ACCESS_LOGS',
-      resourceArn: stack.formatArn({
-        service: 'cloudfront',
-        region: '',
-        resource: 'distribution',
-        resourceName: props.distributionId,
-      }),
-    });
-    const destination = new logs.CfnDeliveryDestination(this, 'Destination', {
-      name: name('destination', 60),
-      destinationResourceArn: this.logGroup.logGroupArn,
-      outputFormat: 'json',
-    });
-    this.delivery = new logs.CfnDelivery(this, 'Delivery', {
-      deliverySourceName: source.name,
-      deliveryDestinationArn: destination.attrArn,
-      // Exactly these, in this order: when, the answer (status, bytes, time taken), the cache result and the
-      // edge location, and what the viewer-request function recorded.
-      recordFields: [
-        'date',
-        'time',
-        'sc-status',
-        'sc-bytes',
-        'time-taken',
-        'x-edge-result-type',
-        'x-edge-location',
-        'viewer-request-log-data',
-      ],
-    });
-    this.delivery.addResourceDependency(source);
-  }
-}
-
 /**
- * Adds the usage records when `usageLogging` is on: the delivery in us-east-1 (the stack, or its companion
- * when it has one) and the widgets on the stack's dashboard.
+ * Adds the usage records when `usageLogging` is on: the delivery of the distribution's records to their log
+ * group in us-east-1, and the widgets on the stack's dashboard.
  */
 export function addUsageLogs(
   stack: Stack,
   parts: { readonly distributionId: string; readonly monitoring: Monitoring },
   settings: Pick<StackSettings, 'usageLogging' | 'usageLogRetentionDays'>,
-): UsageLogs | undefined {
-  if (!settings.usageLogging) return undefined;
+): void {
+  if (!settings.usageLogging) return;
   // `/aws/vendedlogs/<stack>/usage/` and the id CloudFormation gave this creation of the stack.
   const logGroupName = Fn.join('', [
     `/aws/vendedlogs/${stack.stackName}/usage/`,
     Fn.select(2, Fn.split('/', stack.stackId)),
   ]);
-  const usage = new UsageLogs(parts.monitoring.edgeStack ?? stack, 'UsageLogs', {
-    distributionId: parts.distributionId,
+  // The delivery lives in us-east-1: the stack, or its companion when it has one.
+  const usage = new Construct(parts.monitoring.edgeStack ?? stack, 'UsageLogs');
+  const usageStack = Stack.of(usage);
+  const group = new logs.LogGroup(usage, 'Group', {
     logGroupName,
-    retentionDays: settings.usageLogRetentionDays,
+    retention: settings.usageLogRetentionDays as logs.RetentionDays,
+    // The records answer who used a key; deleting the stack should not delete them before their retention.
+    // A failed create's rollback deletes the group (it holds nothing yet).
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
   });
+  // Names in this region's account-wide namespaces, from the stack's name (delivery names: at most 60).
+  const name = (suffix: string, max: number) => fitName(usageStack.stackName, max, `-usage-${suffix}`);
+  // The log delivery service writes the records, for deliveries of this account only.
+  new logs.ResourcePolicy(usage, 'DeliveryPolicy', {
+    resourcePolicyName: name('delivery', 255),
+    policyStatements: [
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('delivery.logs.amazonaws.com')],
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [group.logGroupArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+          ArnLike: { 'aws:SourceArn': `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:*` },
+        },
+      }),
+    ],
+  });
+  const source = new logs.CfnDeliverySource(usage, 'Source', {
+    name: name('source', 60),
+    logType: 'ACCESS_LOGS',
+    resourceArn: usageStack.formatArn({
+      service: 'cloudfront',
+      region: '',
+      resource: 'distribution',
+      resourceName: parts.distributionId,
+    }),
+  });
+  const destination = new logs.CfnDeliveryDestination(usage, 'Destination', {
+    name: name('destination', 60),
+    destinationResourceArn: group.logGroupArn,
+    outputFormat: 'json',
+  });
+  const delivery = new logs.CfnDelivery(usage, 'Delivery', {
+    deliverySourceName: source.name,
+    deliveryDestinationArn: destination.attrArn,
+    // Exactly these, in this order: when, the answer (status, bytes, time taken), the cache result and the
+    // edge location, and what the viewer-request function recorded.
+    recordFields: [
+      'date',
+      'time',
+      'sc-status',
+      'sc-bytes',
+      'time-taken',
+      'x-edge-result-type',
+      'x-edge-location',
+      'viewer-request-log-data',
+    ],
+  });
+  delivery.addResourceDependency(source);
   // Logs Insights, one line per command (the widget joins them with `|`), hourly.
   const widget = (title: string, queryLines: string[]) =>
     new cloudwatch.LogQueryWidget({
@@ -141,5 +121,4 @@ export function addUsageLogs(
     value: logGroupName,
     description: 'The usage records: catalog usage --log-group <this> (in us-east-1)',
   });
-  return usage;
 }

@@ -12,6 +12,7 @@ import {
   type FunctionStage,
   TestFunctionCommand,
   type TestFunctionCommandOutput,
+  type TestResult,
 } from '@aws-sdk/client-cloudfront';
 import pLimit from 'p-limit';
 import { CatalogError, describeCause } from '../contract/errors.ts';
@@ -30,8 +31,6 @@ interface VerifyKeys {
   readonly valid: readonly string[];
   readonly expired?: string;
   readonly revoked?: string;
-  /** The never-issued key of `{forged}` (default: a fresh random one). */
-  readonly forged?: string;
 }
 
 /** The ETag `{etag:…}` stands for (the viewer-request function does not read If-None-Match). */
@@ -44,7 +43,6 @@ export type PlannedCase =
 
 /** Resolves the placeholders of every case with the operator's keys; a case missing a key is skipped. */
 export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): PlannedCase[] {
-  const forged = keys.forged ?? generateKey();
   const valid = keys.valid[0];
   const values: Record<string, { value?: string | undefined; missing: string; note?: string }> = {
     valid: { value: valid, missing: 'needs a valid key (--key)' },
@@ -62,7 +60,8 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
     },
     expired: { value: keys.expired, missing: 'needs an expired key (--expired-key)' },
     revoked: { value: keys.revoked, missing: 'needs a revoked key (--revoked-key)' },
-    forged: { value: forged, missing: '' },
+    // A never-issued key of the right shape.
+    forged: { value: generateKey(), missing: '' },
   };
   return cases.map((testCase): PlannedCase => {
     const notes = new Set<string>();
@@ -94,26 +93,18 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
   });
 }
 
-/** What TestFunction answered for one event. */
-interface FunctionTestResult {
-  readonly functionOutput?: string | undefined;
-  readonly functionErrorMessage?: string | undefined;
-  readonly computeUtilization?: string | undefined;
-  readonly logs?: readonly string[] | undefined;
-}
-
 /** What the function did: answered with a status, passed the request on to a URI, or failed. */
 export type Observed = { readonly status: number } | { readonly uri: string } | { readonly error: string };
 
 /** Reads TestFunction's FunctionOutput: `{"request": {…}}` or `{"response": {…}}`, or a bare one. */
-export function observe(result: FunctionTestResult): Observed {
-  if (result.functionErrorMessage) return { error: `the function failed: ${result.functionErrorMessage}` };
-  if (!result.functionOutput) return { error: 'TestFunction returned no FunctionOutput' };
+export function observe(result: TestResult): Observed {
+  if (result.FunctionErrorMessage) return { error: `the function failed: ${result.FunctionErrorMessage}` };
+  if (!result.FunctionOutput) return { error: 'TestFunction returned no FunctionOutput' };
   let output: unknown;
   try {
-    output = JSON.parse(result.functionOutput);
+    output = JSON.parse(result.FunctionOutput);
   } catch {
-    return { error: `FunctionOutput is not JSON: ${result.functionOutput.slice(0, 200)}` };
+    return { error: `FunctionOutput is not JSON: ${result.FunctionOutput.slice(0, 200)}` };
   }
   const record = (output ?? {}) as Record<string, unknown>;
   const inner = (record.response ?? record.request ?? record) as Record<string, unknown>;
@@ -122,7 +113,7 @@ export function observe(result: FunctionTestResult): Observed {
     return { status: Number(inner.statusCode) };
   if (typeof inner.uri === 'string') return { uri: inner.uri };
   return {
-    error: `FunctionOutput is neither a response nor a request: ${result.functionOutput.slice(0, 200)}`,
+    error: `FunctionOutput is neither a response nor a request: ${result.FunctionOutput.slice(0, 200)}`,
   };
 }
 
@@ -145,33 +136,25 @@ interface CaseReport {
 }
 
 /** Compares one observed result with the case's outcome. */
-export function judge(
-  testCase: RequestCase,
-  result: FunctionTestResult,
-  notes: readonly string[] = [],
-): CaseReport {
+export function judge(testCase: RequestCase, result: TestResult, notes: readonly string[] = []): CaseReport {
   const expected = viewerRequestOutcome(testCase);
   const observed = observe(result);
   const pass =
     ('status' in expected && 'status' in observed && expected.status === observed.status) ||
     ('uri' in expected && 'uri' in observed && expected.uri === withinBuild(observed.uri));
-  const cu = Number.parseFloat(result.computeUtilization ?? '');
-  return caseReport(
-    testCase,
-    pass ? 'pass' : 'fail',
-    describeOutcome(observed),
-    Number.isFinite(cu) ? cu : null,
-    notes,
-  );
+  const cu = Number.parseFloat(result.ComputeUtilization ?? '');
+  return caseReport(testCase, pass ? 'pass' : 'fail', describeOutcome(observed), notes, cu);
 }
 
+/** The report on one case; a compute utilization that is not a number is none. */
 function caseReport(
   testCase: RequestCase,
   verdict: CaseReport['verdict'],
   actual: string,
-  computeUtilization: number | null = null,
   notes: readonly string[] = [],
+  cu = Number.NaN,
 ): CaseReport {
+  const computeUtilization = Number.isFinite(cu) ? cu : null;
   const expected = describeOutcome(viewerRequestOutcome(testCase));
   const request = `${testCase.method} ${testCase.target}`;
   return { name: testCase.name, request, verdict, expected, actual, computeUtilization, notes };
@@ -238,8 +221,8 @@ export function formatReport(report: VerifyReport): string {
 }
 
 /**
- * Describes the function (TestFunction needs its ETag), then tests every planned case, `concurrency` (4) at a
- * time. Throws {@link CatalogError} when a call fails; a case whose result differs is a failed case.
+ * Describes the function (TestFunction needs its ETag), then tests every planned case, four at a time. Throws
+ * {@link CatalogError} when a call fails; a case whose result differs is a failed case.
  */
 export async function verifyFunction(
   client: CloudFrontClient,
@@ -248,7 +231,6 @@ export async function verifyFunction(
     readonly stage: FunctionStage;
     readonly cases: readonly RequestCase[];
     readonly keys: VerifyKeys;
-    readonly concurrency?: number;
   },
 ): Promise<VerifyReport> {
   let described: DescribeFunctionCommandOutput;
@@ -267,7 +249,7 @@ export async function verifyFunction(
 
   const planned = planCases(options.cases, options.keys);
   // A few TestFunction calls at a time; the first failing call fails the run (the rest are not started).
-  const limit = pLimit(Math.max(1, options.concurrency ?? 4));
+  const limit = pLimit(4);
   const reports = await Promise.all(
     planned.map((item) =>
       limit(async (): Promise<CaseReport> => {
@@ -289,17 +271,7 @@ export async function verifyFunction(
             { cause: error },
           );
         }
-        const result = answer.TestResult ?? {};
-        return judge(
-          item.testCase,
-          {
-            functionOutput: result.FunctionOutput,
-            functionErrorMessage: result.FunctionErrorMessage,
-            computeUtilization: result.ComputeUtilization,
-            logs: result.FunctionExecutionLogs,
-          },
-          item.notes,
-        );
+        return judge(item.testCase, answer.TestResult ?? {}, item.notes);
       }),
     ),
   );

@@ -13,7 +13,7 @@ import { Catalog, describeIssues } from './schema.ts';
 /** A copy of the catalog: the body as sent, when it was downloaded and last confirmed (200 or 304). */
 export interface StoredCopy {
   readonly body: string;
-  readonly etag?: string;
+  readonly etag?: string | undefined;
   readonly fetchedAt: string;
   readonly validatedAt: string;
 }
@@ -89,10 +89,6 @@ export async function loadState(path: string): Promise<StoredState | { readonly 
   } catch {
     return { error: `${path} holds a catalog that is not JSON` };
   }
-  const { body, etag, fetchedAt, validatedAt } = stored;
-  return {
-    copy: { body, ...(etag === undefined ? {} : { etag }), fetchedAt, validatedAt },
-    changes: stored.changes,
-    ...(stored.notified === undefined ? {} : { notified: stored.notified }),
-  };
+  const { version: _, changes, notified, ...copy } = stored;
+  return { copy, changes, ...(notified === undefined ? {} : { notified }) };
 }

@@ -52,16 +52,6 @@ export interface NotifySource {
 
 const DEFAULTS = { minRetryMs: 1_000, maxRetryMs: 300_000, timeoutMs: 10_000 };
 
-/** A failed attempt: the receiver's answer when there was one, or what went wrong on the way. */
-class AttemptError extends Error {
-  readonly status: number | undefined;
-  constructor(message: string, status?: number) {
-    super(message);
-    this.name = 'AttemptError';
-    this.status = status;
-  }
-}
-
 /** Checks a notify URL: `http(s)://…`, no `user:password@`, no fragment; returns why not, or undefined. */
 export function notifyUrlProblem(url: string): string | undefined {
   let parsed: URL;
@@ -101,11 +91,7 @@ export class ChangeNotifier {
     const problem = notifyUrlProblem(options.url);
     if (problem !== undefined) throw new TypeError(`notify URL ${problem}`);
     this.#url = new URL(options.url);
-    this.#options = {
-      minRetryMs: options.minRetryMs ?? DEFAULTS.minRetryMs,
-      maxRetryMs: options.maxRetryMs ?? DEFAULTS.maxRetryMs,
-      timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
-    };
+    this.#options = { ...DEFAULTS, ...options };
     this.#source = source;
     this.#delivered = delivered;
     this.#log = log;
@@ -166,18 +152,12 @@ export class ChangeNotifier {
           await response.body.dump();
         } catch (error) {
           // Every failure on the way is worth another attempt (p-retry gives up at once on a TypeError).
-          throw new AttemptError(networkError(error));
+          throw new Error(networkError(error));
         }
-        if (status < 200 || status > 299) throw new AttemptError(`the receiver answered ${status}`, status);
+        if (status < 200 || status > 299)
+          throw Object.assign(new Error(`the receiver answered ${status}`), { status });
         this.#failures = 0;
-        this.#lastAttempt = {
-          at: new Date().toISOString(),
-          sequence: set.sequence,
-          attempt,
-          outcome: 'delivered',
-          status,
-        };
-        this.#log({ time: this.#lastAttempt.at, event: 'notify', ...this.#lastAttempt });
+        this.#attempted({ sequence: set.sequence, attempt, outcome: 'delivered', status });
       },
       {
         retries: Number.POSITIVE_INFINITY,
@@ -192,23 +172,25 @@ export class ChangeNotifier {
           const waitMs = Math.min(minRetryMs * 2 ** retriesConsumed, maxRetryMs);
           this.#failures += 1;
           this.#nextAttemptAt = new Date(Date.now() + waitMs);
-          this.#lastAttempt = {
-            at: new Date().toISOString(),
-            sequence: set.sequence,
-            attempt: attemptNumber,
-            outcome: 'failed',
-            ...(error instanceof AttemptError && error.status !== undefined ? { status: error.status } : {}),
-            error: error.message,
-          };
-          this.#log({
-            time: this.#lastAttempt.at,
-            event: 'notify',
-            ...this.#lastAttempt,
-            nextAttemptInSeconds: waitMs / 1000,
-          });
+          this.#attempted(
+            {
+              sequence: set.sequence,
+              attempt: attemptNumber,
+              outcome: 'failed',
+              ...('status' in error ? { status: error.status as number } : {}),
+              error: error.message,
+            },
+            { nextAttemptInSeconds: waitMs / 1000 },
+          );
         },
       },
     );
+  }
+
+  /** Records an attempt, now, as the last one, and logs it. */
+  #attempted(attempt: Omit<NotifyAttempt, 'at'>, extra = {}): void {
+    this.#lastAttempt = { at: new Date().toISOString(), ...attempt };
+    this.#log({ time: this.#lastAttempt.at, event: 'notify', ...this.#lastAttempt, ...extra });
   }
 
   health(): NotifyHealth {

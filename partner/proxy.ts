@@ -279,7 +279,7 @@ export class CatalogProxy {
       this.#emptyAnswers = 0;
       const stored: StoredCopy = {
         body: result.body,
-        ...(result.etag === undefined ? {} : { etag: result.etag }),
+        etag: result.etag,
         fetchedAt: at.toISOString(),
         validatedAt: at.toISOString(),
       };
@@ -329,17 +329,15 @@ export class CatalogProxy {
       ...outcome,
       ...(record.outcome === 'failed' ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
       plans: this.#copy?.catalog.plans.length ?? 0,
-      ...(recorded === undefined
-        ? {}
-        : {
-            changes: {
-              sequence: recorded.sequence,
-              resync: recorded.resync,
-              added: recorded.added.length,
-              changed: recorded.changed.length,
-              removed: recorded.removed.length,
-            },
-          }),
+      ...(recorded && {
+        changes: {
+          sequence: recorded.sequence,
+          resync: recorded.resync,
+          added: recorded.added.length,
+          changed: recorded.changed.length,
+          removed: recorded.removed.length,
+        },
+      }),
       ms: record.durationMs,
       ...(next === undefined ? {} : { nextRefreshInSeconds: next }),
     });
@@ -359,7 +357,7 @@ export class CatalogProxy {
     const { body, etag, fetchedAt, validatedAt } = copy;
     try {
       await saveState(this.#options.cacheFile, {
-        copy: { body, ...(etag === undefined ? {} : { etag }), fetchedAt, validatedAt },
+        copy: { body, etag, fetchedAt, validatedAt },
         changes,
         ...(this.#notified === undefined ? {} : { notified: this.#notified }),
       });
@@ -450,15 +448,15 @@ export class CatalogProxy {
       });
     if (url.pathname === '/healthz') {
       const health = this.health();
-      return send(response, health.status === 'empty' ? 503 : 200, JSON.stringify(health), {
-        'content-type': 'application/json; charset=utf-8',
-        'cache-control': 'no-store',
-      });
+      return send(response, health.status === 'empty' ? 503 : 200, JSON.stringify(health), NO_STORE_JSON);
     }
     if (url.pathname === '/changes') return this.#answerChanges(url, response);
     const disciplines = url.searchParams.getAll('discipline');
     const discipline = disciplines[0];
-    if (disciplines.length > 1 || (discipline !== undefined && !isDiscipline(discipline)))
+    if (
+      disciplines.length > 1 ||
+      (discipline !== undefined && !DISCIPLINES.includes(discipline as Discipline))
+    )
       return problem(
         response,
         PROXY_PROBLEMS.invalidDiscipline,
@@ -488,25 +486,17 @@ export class CatalogProxy {
   }
 
   /** `GET /changes?since=N[&limit=M]`: the change sets after N, or 410 when the history cannot say. */
-  #answerChanges(url: URL, response: ServerResponse): void {
+  #answerChanges(url: URL, response: ServerResponse) {
     const since = wholeParameter(url, 'since', 0, Number.MAX_SAFE_INTEGER);
     const limit = wholeParameter(url, 'limit', 1, CHANGES_PAGE.max) ?? CHANGES_PAGE.default;
-    if (since === undefined || since === 'bad' || limit === 'bad') {
-      problem(
+    if (since === undefined || since === 'bad' || limit === 'bad')
+      return problem(
         response,
         PROXY_PROBLEMS.invalidChangesQuery,
         `since must be given once, a whole number of at least 0 (the sequence of the last change set you applied; 0 for none); limit, when given, once, from 1 to ${CHANGES_PAGE.max}.`,
       );
-      return;
-    }
     const page = this.#changes.page(since, limit);
-    if (!('gone' in page)) {
-      send(response, 200, JSON.stringify(page), {
-        'content-type': 'application/json; charset=utf-8',
-        'cache-control': 'no-store',
-      });
-      return;
-    }
+    if (!('gone' in page)) return send(response, 200, JSON.stringify(page), NO_STORE_JSON);
     const resync = `Resync from GET /plans.json, then ask for the changes since the sequence in its ${CHANGES_SEQUENCE_HEADER} header (now ${page.latest}).`;
     problem(
       response,
@@ -523,9 +513,7 @@ export class CatalogProxy {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
-      if (this.#timer) clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#nextRefreshAt = undefined;
+      this.#schedule(undefined);
       await this.#client.close();
       await this.#inFlight;
       await this.#notifier?.close();
@@ -535,8 +523,8 @@ export class CatalogProxy {
   }
 }
 
-const isDiscipline = (value: string): value is Discipline =>
-  (DISCIPLINES as readonly string[]).includes(value);
+/** The headers of an answer that is never cached: the health report, a page of changes. */
+const NO_STORE_JSON = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
 /** A query parameter holding a whole number from `min` to `max`: undefined when absent, `bad` when not that. */
 function wholeParameter(url: URL, name: string, min: number, max: number): number | 'bad' | undefined {

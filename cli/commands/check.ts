@@ -35,11 +35,7 @@ export function registerCheck(program: Command, io: CliIO): void {
     });
     // Setting names in the rows (`--cors-origin`, `--max-age`) as this command line spells them.
     const rendered = JSON.parse(renderMessage(JSON.stringify(report), 'cli')) as CheckReport;
-    io.stdout(
-      settings.json
-        ? `${JSON.stringify(rendered)}\n`
-        : renderMessage(rows.formatCheckReport(rendered), 'cli'),
-    );
+    io.stdout(settings.json ? `${JSON.stringify(rendered)}\n` : rows.formatCheckReport(rendered));
     if (rendered.exitCode === 0) return;
     if (!rendered.reachable)
       io.stderr(

@@ -14,6 +14,9 @@ export function registerCors(program: Command, io: CliIO): void {
   const cors = program
     .command('cors')
     .description('Manage the one origin browsers may read the API from (off unless set).');
+  /** The store a subcommand names; only `cors set` may start one. */
+  const storeOf = async (command: Command, name: 'cors-set' | 'cors-clear' | 'cors-show') =>
+    openStore(io, command, await parseCommand(command, name, io.env), name === 'cors-set');
 
   const set = addSettings(
     cors
@@ -25,12 +28,7 @@ export function registerCors(program: Command, io: CliIO): void {
   set.action(async (origin: string) => {
     const problem = originProblem(origin);
     if (problem !== undefined) throw new ConfigError(`ORIGIN ${JSON.stringify(origin)}: ${problem}`);
-    const { store, takesEffect } = await openStore(
-      io,
-      set,
-      await parseCommand(set, 'cors-set', io.env),
-      true,
-    );
+    const { store, takesEffect } = await storeOf(set, 'cors-set');
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store, origin);
     if (previous === origin) {
@@ -46,11 +44,7 @@ export function registerCors(program: Command, io: CliIO): void {
     'cors-clear',
   );
   clear.action(async () => {
-    const { store, takesEffect } = await openStore(
-      io,
-      clear,
-      await parseCommand(clear, 'cors-clear', io.env),
-    );
+    const { store, takesEffect } = await storeOf(clear, 'cors-clear');
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store);
     if (previous === undefined) {
@@ -66,7 +60,7 @@ export function registerCors(program: Command, io: CliIO): void {
     'cors-show',
   );
   show.action(async () => {
-    const { store } = await openStore(io, show, await parseCommand(show, 'cors-show', io.env));
+    const { store } = await storeOf(show, 'cors-show');
     const { showCorsOrigin } = await import('../../keys/cors.ts');
     const origin = await showCorsOrigin(store);
     if (origin === undefined) note(`CORS is off: no origin is set in ${store.name}`);

@@ -66,19 +66,19 @@ function describeExpiry(change: ExpiryChange): string {
     : `key ${change.id} now expires ${shortTime(change.after)}`;
 }
 
-/**
- * The readable `keys list` table: one row per key, never the key itself; with `lastSeen` (`--usage`), when the
- * key's partner was last seen (`-`: not within the window).
- */
-export function formatKeyTable(rows: readonly KeyListing[], lastSeen?: ReadonlyMap<string, string>): string {
-  const header = ['PARTNER', 'KEY ID', 'CREATED', 'EXPIRES', 'STATUS', ...(lastSeen ? ['LAST SEEN'] : [])];
+/** A row of `keys list`; with `--usage`, when the key's partner was last seen (null: not within the window). */
+type ListedKey = KeyListing & { readonly lastSeen?: string | null };
+
+/** The readable `keys list` table: one row per key, never the key itself; with `usage`, the LAST SEEN column. */
+export function formatKeyTable(rows: readonly ListedKey[], usage: boolean): string {
+  const header = ['PARTNER', 'KEY ID', 'CREATED', 'EXPIRES', 'STATUS', ...(usage ? ['LAST SEEN'] : [])];
   const cells = rows.map((row) => [
     row.partner ?? '?',
     row.id,
     shortTime(row.created),
     shortTime(row.expires),
     row.status,
-    ...(lastSeen ? [shortTime(row.partner === null ? null : (lastSeen.get(row.partner) ?? null))] : []),
+    ...(usage ? [shortTime(row.lastSeen ?? null)] : []),
   ]);
   return table([header, ...cells]);
 }
@@ -166,14 +166,10 @@ export function registerKeys(program: Command, io: CliIO): void {
     const now = new Date();
     const { store, takesEffect } = await openStore(io, revoke, settings);
     const { revokeKeys } = await import('../../keys/manage.ts');
-    const source =
-      settings.partner !== undefined ? fromEnv(io, revoke, 'partner') : fromEnv(io, revoke, 'keyId');
-    if (source)
-      note(
-        `revoking ${settings.partner !== undefined ? `partner ${settings.partner}` : `key ${settings.keyId}`}${source}`,
-      );
-    const target =
-      settings.partner !== undefined ? { partner: settings.partner } : { keyId: settings.keyId as string };
+    const { partner, keyId } = settings;
+    const source = fromEnv(io, revoke, partner !== undefined ? 'partner' : 'keyId');
+    if (source) note(`revoking ${partner !== undefined ? `partner ${partner}` : `key ${keyId}`}${source}`);
+    const target = partner !== undefined ? { partner } : { keyId: keyId as string };
     const outcome = await revokeKeys(store, {
       target,
       now,
@@ -202,8 +198,7 @@ export function registerKeys(program: Command, io: CliIO): void {
     const { store } = await openStore(io, list, settings);
     const { listKeys } = await import('../../keys/manage.ts');
     const now = new Date();
-    const rows = await listKeys(store, now);
-    let lastSeen: ReadonlyMap<string, string> | undefined;
+    let rows: readonly ListedKey[] = await listKeys(store, now);
     if (settings.withUsage) {
       const { usageReport } = await import('../../app/usage.ts');
       const report = await usageReport(settings, {
@@ -212,20 +207,14 @@ export function registerKeys(program: Command, io: CliIO): void {
         logs: async () => (await import('../../app/clients.ts')).createLogsClient(settings),
       });
       // Records name partners, never keys: a key shows when its partner was last seen.
-      lastSeen = new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
+      const lastSeen = new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
+      rows = rows.map((row) => ({
+        ...row,
+        lastSeen: row.partner === null ? null : (lastSeen.get(row.partner) ?? null),
+      }));
     }
-    if (settings.json) {
-      const listed = lastSeen
-        ? rows.map((row) => ({
-            ...row,
-            lastSeen: row.partner === null ? null : (lastSeen.get(row.partner) ?? null),
-          }))
-        : rows;
-      io.stdout(`${JSON.stringify(listed, null, 2)}\n`);
-    } else if (rows.length === 0) {
-      note(`no keys in ${store.name}`);
-    } else {
-      io.stdout(`${formatKeyTable(rows, lastSeen)}\n`);
-    }
+    if (settings.json) io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+    else if (rows.length === 0) note(`no keys in ${store.name}`);
+    else io.stdout(`${formatKeyTable(rows, settings.withUsage)}\n`);
   });
 }

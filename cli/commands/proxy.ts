@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { type CliIO, noter } from '../io.ts';
 import { addSettings, parseCommand } from '../options.ts';
-import { jsonLines } from './serve.ts';
+import { jsonLines, stopOnSignals } from './serve.ts';
 
 export function registerProxy(program: Command, io: CliIO): void {
   const note = noter(io);
@@ -30,9 +30,6 @@ export function registerProxy(program: Command, io: CliIO): void {
       log: logLine,
     });
     note(`catalog proxy: listening on ${proxy.url} (upstream ${settings.upstream})`);
-    io.onStop((signal) => {
-      logLine({ time: new Date().toISOString(), message: `${signal}: shutting down` });
-      return proxy.close().finally(logLine.flush);
-    });
+    stopOnSignals(io, proxy, logLine);
   });
 }

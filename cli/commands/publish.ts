@@ -62,15 +62,12 @@ export function registerPublish(program: Command, io: CliIO): void {
         actor: actorOf(),
       })
       .finally(line.stop);
-    const { renderMessage } = await import('../../app/settings/index.ts');
-    if (summary.result === 'busy') {
-      // Another run holds the run lock: nothing was done, which is not this command's success.
-      io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
-      note(renderMessage(summary.reason, 'cli'));
-      throw new CommandExit(1);
-    }
-    if (summary.reason) note(renderMessage(`${summary.result}: ${summary.reason}`, 'cli'));
-    io.stdout(`${renderMessage(JSON.stringify(summary), 'cli')}\n`);
+    // Setting references in the reason are rendered on the way out (program.ts).
+    const busy = summary.result === 'busy';
+    if (summary.reason) note(busy ? summary.reason : `${summary.result}: ${summary.reason}`);
+    io.stdout(`${JSON.stringify(summary)}\n`);
+    // Busy: another run holds the run lock and nothing was done, which is not this command's success.
+    if (busy) throw new CommandExit(1);
     if (summary.result === 'skipped-pinned') throw new CommandExit(PINNED_EXIT_CODE);
   });
 

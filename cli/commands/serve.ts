@@ -1,7 +1,6 @@
 /** `catalog serve` and `catalog start`: the local stack (app/local.ts) on 127.0.0.1. */
 import { appendFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { RunningEdge } from '../../app/local.ts';
 import { describeCause } from '../../contract/errors.ts';
 import { catalogTarget, DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, noter } from '../io.ts';
@@ -41,11 +40,11 @@ export function jsonLines(io: CliIO, copyTo?: string): JsonLines {
   return Object.assign(log, { flush });
 }
 
-/** A stop (SIGINT or SIGTERM in a process) shuts the edge down gracefully, then writes the last log lines. */
-function stopOnSignals(io: CliIO, edge: RunningEdge, log: JsonLines): void {
+/** A stop (SIGINT or SIGTERM in a process) shuts the server down gracefully, then writes the last log lines. */
+export function stopOnSignals(io: CliIO, server: { close(): Promise<void> }, log: JsonLines): void {
   io.onStop((signal) => {
     log({ time: new Date().toISOString(), message: `${signal}: shutting down` });
-    return edge.close().finally(log.flush);
+    return server.close().finally(log.flush);
   });
 }
 
