@@ -126,11 +126,16 @@ describe('the partner proxy on a full disk, killed with kill -9', () => {
       await publish(
         rows.map((row) => (row.id === published[2]?.id ? { ...row, title: 'Renamed On A Full Disk' } : row)),
       );
+      // A refresh that asked before the pointer moved is told nothing changed; every later one fails.
+      const since = () => refreshes(first.lines).slice(logged);
       await until(
-        async () => (refreshes(first.lines).length >= logged + 2 ? true : undefined),
+        async () =>
+          since().filter((refresh) => refresh.outcome !== 'not-modified').length >= 2 ? true : undefined,
         'a failed refresh and its retry',
       );
-      for (const refresh of refreshes(first.lines).slice(logged))
+      const outcomes = since().map((refresh) => refresh.outcome);
+      expect(outcomes.slice(outcomes.indexOf('failed'))).not.toContain('not-modified');
+      for (const refresh of since().filter((refresh) => refresh.outcome !== 'not-modified'))
         expect(refresh).toMatchObject({
           outcome: 'failed',
           error: expect.stringMatching(
