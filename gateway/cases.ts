@@ -102,125 +102,69 @@ const FAR_AHEAD = 'Thu, 31 Dec 2099 23:59:59 GMT';
 const OTHER_ETAG = '"0123456789abcdef0123456789abcdef"';
 
 type Extra = Partial<RequestCase>;
-const notFound = (name: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  headers: [VALID],
-  status: 404,
-  body: 'notFound',
-  logData: LogValue.Path,
-  ...extra,
-});
-const notAllowed = (name: string, method: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method,
-  target,
-  headers: [VALID],
+type Headers = readonly (readonly [string, string])[];
+/** A kind of case: what its cases share; each names itself, its target and what else differs. */
+const kind =
+  (shared: Omit<RequestCase, 'name' | 'target'>) =>
+  (name: string, target: string, extra: Extra = {}): RequestCase => ({ name, target, ...shared, ...extra });
+const WITH_KEY = { method: 'GET', headers: [VALID] };
+
+const notFound = kind({ ...WITH_KEY, status: 404, body: 'notFound', logData: LogValue.Path });
+const refused405 = kind({
+  ...WITH_KEY,
   status: 405,
-  body: method === 'HEAD' ? 'empty' : 'methodNotAllowed',
+  body: 'methodNotAllowed',
   headersPresent: { allow: GENERATED_HEADERS.allow },
   logData: LogValue.Method,
-  ...extra,
 });
-const options = (name: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'OPTIONS',
-  target,
-  status: 204,
-  body: 'empty',
-  logData: null,
-  ...extra,
-});
-const openapi = (name: string, extra: Extra = {}): RequestCase => ({
-  name,
+const notAllowed = (name: string, method: string, target: string, extra: Extra = {}) =>
+  refused405(name, target, { method, body: method === 'HEAD' ? 'empty' : 'methodNotAllowed', ...extra });
+const options = kind({ method: 'OPTIONS', status: 204, body: 'empty', logData: null });
+const openapiCase = kind({ method: 'GET', status: 200, body: 'openapi', logData: null });
+const openapi = (name: string, extra: Extra = {}) => openapiCase(name, PATHS.openapi, extra);
+const refused401 = kind({
   method: 'GET',
-  target: PATHS.openapi,
-  status: 200,
-  body: 'openapi',
-  logData: null,
-  ...extra,
-});
-const unauthorized = (
-  name: string,
-  target: string,
-  headers: readonly (readonly [string, string])[],
-  extra: Extra = {},
-): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  headers,
   status: 401,
   body: 'unauthorized',
   headersPresent: { 'www-authenticate': GENERATED_HEADERS.wwwAuthenticate },
   logData: LogValue.NoKey,
-  ...extra,
 });
-const badDiscipline = (name: string, query: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target: `${PATHS.plans}?${query}`,
-  headers: [VALID],
+const unauthorized = (name: string, target: string, headers: Headers, extra: Extra = {}) =>
+  refused401(name, target, { headers, ...extra });
+const refused400 = kind({
+  ...WITH_KEY,
   status: 400,
   body: 'invalidDiscipline',
   logData: refusedFor(ACME, LogValue.Discipline),
-  ...extra,
 });
-const ok = (name: string, target: string, body: CatalogName, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  headers: [VALID],
-  status: 200,
-  body,
-  logData: ACME,
-  ...extra,
-});
+const badDiscipline = (name: string, query: string, extra: Extra = {}) =>
+  refused400(name, `${PATHS.plans}?${query}`, extra);
+const served = kind({ ...WITH_KEY, status: 200, body: 'all', logData: ACME });
+const ok = (name: string, target: string, body: CatalogName, extra: Extra = {}) =>
+  served(name, target, { body, ...extra });
 /** A 304 of a catalog, with the partner's key and `headers`. */
 const notModified = (
   name: string,
   target: string,
   object: CatalogName,
-  headers: readonly (readonly [string, string])[],
+  headers: Headers,
   extra: Extra = {},
-): RequestCase => ({
-  name,
-  logData: ACME,
-  method: 'GET',
-  target,
-  headers: [VALID, ...headers],
-  status: 304,
-  body: 'empty',
-  object,
-  ...extra,
-});
+) => served(name, target, { status: 304, body: 'empty', object, headers: [VALID, ...headers], ...extra });
 
 const pageKey = (id: string) => `/plans/${id.toLowerCase()}.html`;
 const NO_PAGE = '/plans/-.html';
 
-const page = (name: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
+const PAGE_CASE = { method: 'GET', logData: LogValue.Page };
+const page = kind({
+  ...PAGE_CASE,
   status: 200,
   body: 'page',
   rewrite: pageKey(PAGE_PLAN_ID),
   headersPresent: PAGE_OK,
-  logData: LogValue.Page,
-  ...extra,
 });
-const noPage = (name: string, target: string, rewrite: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  status: 404,
-  body: 'notFoundPage',
-  rewrite,
-  headersPresent: PAGE_NOT_FOUND,
-  logData: LogValue.Page,
-  ...extra,
-});
+const missingPage = kind({ ...PAGE_CASE, status: 404, body: 'notFoundPage', headersPresent: PAGE_NOT_FOUND });
+const noPage = (name: string, target: string, rewrite: string, extra: Extra = {}) =>
+  missingPage(name, target, { rewrite, ...extra });
 const pageNotAllowed = (name: string, method: string, target: string, extra: Extra = {}) =>
   notAllowed(name, method, target, {
     headers: [],

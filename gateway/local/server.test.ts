@@ -59,7 +59,7 @@ describeCaseTable(
         return { ...answer, logData: next.entry.logData as string | null };
       },
       async close() {
-        await Promise.all([shutdown(servers.plain.server, 100), shutdown(servers.cors.server, 100)]);
+        await Promise.all([shutdown(servers.plain.server), shutdown(servers.cors.server)]);
       },
     };
   },
@@ -346,7 +346,7 @@ describe('the edge server when sending an answer fails', () => {
     const address = await listen(server, 0, '127.0.0.1');
     url = `http://127.0.0.1:${address.port}`;
   });
-  afterAll(() => shutdown(server, 100));
+  afterAll(() => shutdown(server));
 
   it('answers 502 for that request, logs why, and keeps serving the next ones', async () => {
     const bad = await httpRequest(url, { method: 'GET', target: '/bad' });
@@ -382,7 +382,7 @@ describe("the edge server's connection limits", () => {
     server = createEdgeServer({ edge, log: () => {}, limits });
     url = `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}`;
   });
-  afterAll(() => shutdown(server, 100));
+  afterAll(() => shutdown(server));
 
   /** Writes `text` one byte every `everyMs` until the connection closes; resolves when it has. */
   async function dribble(socket: Socket, text: string, everyMs: number): Promise<void> {

@@ -231,13 +231,13 @@ export async function listen(server: Server, port: number, host: string): Promis
   return server.address() as AddressInfo;
 }
 
-/**
- * Stops accepting connections, lets requests in flight finish, closes idle keep-alive connections, and
- * after `graceMs` cuts whatever is left.
- */
-export function shutdown(server: Server, graceMs = 5_000): Promise<void> {
+/** How long a shutdown lets requests in flight finish before it cuts their connections. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/** Stops accepting connections, closes idle ones, lets requests in flight finish, then cuts what is left. */
+export function shutdown(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     timer.unref();
     server.close(() => {
       clearTimeout(timer);
