@@ -1,10 +1,7 @@
 /**
- * Judges one answer against its case of the request-case table (cases.ts) and against the rules every answer
- * obeys (docs/decisions.md#gateway, docs/decisions.md#plan-pages): the one place those expectations are
- * written. The table's runs against the local edge (testing/cases.suite.ts) and `catalog check` against any
- * deployment (app/check.ts) both call {@link judgeAnswer}; what each knows about the world it runs in — the
- * bodies, ETags and dates of the objects, the keys, the CORS origin — comes in as {@link Known}, and a rule
- * whose fact is unknown is not judged. Pure.
+ * Judges one answer against its case (cases.ts) and the rules every answer obeys (docs/decisions.md#gateway,
+ * #plan-pages), for the table's runs and `catalog check` alike. What a run knows of its world comes in as
+ * {@link Known}; a rule whose fact is unknown is not judged. Pure.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -60,10 +57,7 @@ export function variantKey(object: OriginObjectName, encoding: Encoding): string
 /** The largest body read or decoded (64 MiB): a catalog of 30,000 plans is about 15 MB. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-/**
- * The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). Throws when it cannot be
- * decoded, or decodes to more than {@link MAX_BODY_BYTES}.
- */
+/** The body before its `Content-Encoding`; throws when it cannot be decoded or is over {@link MAX_BODY_BYTES}. */
 export function decodeBody(answer: {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: Buffer;
@@ -212,8 +206,7 @@ export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known)
   // What is served from the origin: the whole object, validators, and a Vary that names Accept-Encoding.
   const served = testCase.status === 200 || testCase.status === 304;
   const catalogs: readonly (string | undefined)[] = CATALOGS;
-  const kinds = { openapi: ANSWER_HEADERS.openapi, page: ANSWER_HEADERS.page };
-  const kind = object === 'openapi' || object === 'page' ? kinds[object] : ANSWER_HEADERS.catalog;
+  const kind = ANSWER_HEADERS[object === 'openapi' || object === 'page' ? object : 'catalog'];
   // A 304 describes no body: its validators and caching headers only.
   if (served && object !== undefined) expectAll(kind, ['vary', 'cache-control']);
   if (served && catalogs.includes(object))

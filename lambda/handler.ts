@@ -58,11 +58,9 @@ export interface SecretSource {
 }
 
 /**
- * Reads a source secret: either the secret string itself is the source spec (e.g.
- * `postgres://user:pass@host/db`), or it is a JSON object `{"source": "…", "token": "…"}` (`token`, optional,
- * is sent to an HTTP source as a bearer token). An empty `source` (what the stack writes into the secret it
- * creates, contract/index.ts `SOURCE_UNSET`) is a source not set yet: {@link SourceNotConfiguredError}. No part
- * of the value ever enters an error message.
+ * Reads a source secret: the source itself (`postgres://…`), or `{"source": "…", "token": "…"}` (the token an
+ * HTTP source's bearer token). An empty `source` (the stack's placeholder) is {@link SourceNotConfiguredError}.
+ * No part of the value ever enters an error message.
  */
 export function sourceFromSecret(secretArn: string, secret: string | undefined): SecretSource {
   const text = secret?.trim() ?? '';
@@ -99,10 +97,6 @@ async function readSecretString(
   } catch (error) {
     throw new CatalogError(`reading secret ${secretArn} failed (${describeCause(error)})`, { cause: error });
   }
-}
-
-async function readSourceSecret(client: SecretsManagerClient, secretArn: string): Promise<SecretSource> {
-  return sourceFromSecret(secretArn, await readSecretString(client, secretArn));
 }
 
 /** Reads the monitoring key from its secret: the secret string is the key. Its value never enters a message. */
@@ -176,7 +170,7 @@ export function createHandler(
         ...(secretArn !== undefined
           ? {
               source: async () => {
-                secret = await readSourceSecret(clients.secrets, secretArn);
+                secret = sourceFromSecret(secretArn, await readSecretString(clients.secrets, secretArn));
                 return secret;
               },
             }

@@ -208,11 +208,6 @@ export function checkFunctionCode(code: string): string[] {
         if (node.generator) problems.push(`a generator ${at(node)} is not supported`);
         if (node.async && !topLevel.has(node))
           problems.push(`an async function that is not top-level ${at(node)} is not supported`);
-        for (const param of node.params as AnyNode[]) {
-          if (param.type !== 'Identifier' && param.type !== 'RestElement') {
-            problems.push(`a ${param.type} parameter ${at(param)} is not supported`);
-          }
-        }
         break;
       case 'LogicalExpression':
         if (node.operator === '??') problems.push(`?? ${at(node)} is not supported`);
@@ -222,9 +217,8 @@ export function checkFunctionCode(code: string): string[] {
           problems.push(`${node.operator} ${at(node)} is not supported`);
         break;
       case 'Property':
-        if (node.method || node.shorthand || node.computed) {
+        if (node.method || node.shorthand || node.computed)
           problems.push(`a method, shorthand or computed property ${at(node)} is not supported`);
-        }
         break;
       case 'CatchClause':
         if (!node.param) problems.push(`catch without a binding ${at(node)} is not supported`);
@@ -239,11 +233,10 @@ export function checkFunctionCode(code: string): string[] {
           source !== 'cloudfront' ||
           specifiers.length !== 1 ||
           specifiers[0]?.type !== 'ImportDefaultSpecifier'
-        ) {
+        )
           problems.push(
             `import of ${JSON.stringify(source)} ${at(node)}: only "import cf from 'cloudfront'" is allowed`,
           );
-        }
         break;
       }
       case 'CallExpression': {
@@ -251,21 +244,16 @@ export function checkFunctionCode(code: string): string[] {
         if (callee.type === 'Identifier' && callee.name === 'require') {
           const args = node.arguments as AnyNode[];
           const name = args.length === 1 && args[0]?.type === 'Literal' ? args[0].value : undefined;
-          if (typeof name !== 'string' || !MODULES.has(name)) {
+          if (typeof name !== 'string' || !MODULES.has(name))
             problems.push(
               `require(${args.map((a) => JSON.stringify(a.value ?? a.type)).join(', ')}) ${at(node)}: only crypto, querystring and buffer`,
             );
-          }
         }
         break;
       }
       case 'AwaitExpression':
-        if (
-          (parent?.type === 'CallExpression' || parent?.type === 'NewExpression') &&
-          parent.callee !== raw
-        ) {
+        if ((parent?.type === 'CallExpression' || parent?.type === 'NewExpression') && parent.callee !== raw)
           problems.push(`await inside call arguments ${at(node)} is refused by njs`);
-        }
         break;
       case 'Identifier': {
         // `require` may only be called directly with a module name; any other use (typeof require,

@@ -1,14 +1,9 @@
 /**
- * Viewer-request function: decides every request before the cache, in this order: path → method
- * → OPTIONS → openapi.yaml → key → discipline (docs/decisions.md#gateway). A plan page (`/plans/<uuid>`, GET
- * or HEAD, no key) is rewritten to its live page (`/plans/<id>.html`, the same whatever build is live), and any
- * other path under `/plans/` to a key that never exists, so the origin's miss gives the not-found page
- * (docs/decisions.md#plan-pages). A valid request is rewritten to
- * the object of the live build (`/builds/<id>/catalog.json.br`, from `build:live` in the key-value store; the
- * origin's root when there is none) in the encoding `Accept-Encoding` prefers, and loses its query string, so
- * unknown parameters never reach the cache key or the origin; it also loses any `Range`/`If-Range`, so the
- * answer is always the whole document. Every answer this function generates carries all its headers (a 401
- * its `WWW-Authenticate` challenge): CloudFront does not run viewer-response on it.
+ * Viewer-request function: decides every request before the cache, in this order: path → method → OPTIONS →
+ * openapi.yaml → key → discipline (docs/decisions.md#gateway). It answers 204/400/401/404/405 itself, with
+ * every header (CloudFront runs no viewer-response on them), or rewrites the request to the live build's object
+ * in the encoding the viewer prefers, or a plan page to its live page (docs/decisions.md#plan-pages); the
+ * query string, `Range` and `If-Range` go (gateway/README.md, "What runs when").
  */
 // biome-ignore lint/style/useNodejsImportProtocol: the runtime's module is `crypto`; the build turns this into require('crypto')
 import crypto from 'crypto';
@@ -49,11 +44,7 @@ async function problem(p: ProblemType, extra?: Fields): Promise<CloudFrontRespon
   const origin = await read(KVS_CORS_ORIGIN);
   const headers = setHeaders(addCors({}, origin), PROBLEM_HEADERS);
   if (extra) Object.assign(headers, extra);
-  return {
-    statusCode: p.status,
-    headers: headers,
-    body: problemDocument(p),
-  };
+  return { statusCode: p.status, headers: headers, body: problemDocument(p) };
 }
 
 /** The answer to a preflight: 204, and the CORS headers when an origin is set. */

@@ -1,10 +1,7 @@
 /**
- * A local stand-in for the cloudfront-js-2.0 runtime: runs a built function bundle in a `node:vm` context of
- * its own, in which local/runtime.js builds what the runtime offers (said there). As on CloudFront, nothing
- * the function can reach belongs to the Node process: the event is copied in by code of the context, the
- * result comes out as JSON, so `x.constructor.constructor` is always the context's `Function`, which cannot
- * compile strings (a guard against hostile requests, not hostile function code). Results are checked as
- * CloudFront checks them: an exception or a header a function may not set or HTTP cannot carry gives a 502.
+ * The cloudfront-js-2.0 runtime, locally: a built bundle runs in a `node:vm` context of its own, where
+ * local/runtime.js builds what the runtime offers. Nothing the function reaches belongs to the Node process (a
+ * guard against hostile requests, not hostile code); results are checked as CloudFront checks them.
  */
 import { hash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
