@@ -152,13 +152,6 @@ export const DISTRIBUTION = {
   connectionLimits: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
 } as const;
 
-/** How long a viewer's connection may take (see {@link DISTRIBUTION}'s `connectionLimits`). */
-export interface ConnectionLimits {
-  readonly headersMs: number;
-  readonly requestMs: number;
-  readonly keepAliveMs: number;
-}
-
 /** The behaviour CloudFront picks for a viewer's path (path patterns are case-sensitive). */
 export function behaviourFor(path: string): Behaviour {
   return path.startsWith(PAGE_PATH_PREFIX) ? DISTRIBUTION.behaviours.pages : DISTRIBUTION.behaviours.api;

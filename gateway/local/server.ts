@@ -13,7 +13,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
+import { DISTRIBUTION } from '../distribution.ts';
 import { badGateway, type Edge, type EdgeResponse } from './edge.ts';
 import type { RawRequest } from './event.ts';
 
@@ -47,8 +47,6 @@ export interface EdgeServerOptions {
   readonly edge: Pick<Edge, 'handle'>;
   /** Receives one entry per request (the CLI writes it as a JSON line to stderr). */
   readonly log: (entry: AccessLogEntry) => void;
-  /** The connection limits; `DISTRIBUTION.connectionLimits` unless a test makes them short. */
-  readonly limits?: ConnectionLimits;
 }
 
 /** How often Node looks for connections over a limit, per limit (its default, every 30 s, is far too late). */
@@ -116,7 +114,7 @@ function logPath(url: string): string {
 
 /** Creates the HTTP server of the local edge (not yet listening). */
 export function createEdgeServer(options: EdgeServerOptions): Server {
-  const limits = options.limits ?? DISTRIBUTION.connectionLimits;
+  const limits = DISTRIBUTION.connectionLimits;
   /** Connections whose request has been handed to the edge while its body is still coming in. */
   const readingBody = new WeakSet<object>();
   const server = createServer(
