@@ -1,8 +1,6 @@
 /**
- * What the CloudFront distribution does around the two functions, written once: the AWS stack (infra/stack.ts)
- * builds the distribution, its cache policy and its response headers policy from this table, and the local
- * edge (gateway/local/) behaves by it. A test holds the synthesized template against the table, so neither
- * can change alone. Facts about CloudFront behind these values are in gateway/README.md.
+ * What the CloudFront distribution does around the two functions, written once: the AWS stack builds it from
+ * this table and the local edge behaves by it (a test holds the template against it). Facts: gateway/README.md.
  */
 import {
   ERROR_PAGE,
@@ -13,13 +11,10 @@ import {
   PAGE_SECURITY_HEADERS,
 } from '../contract/index.ts';
 
-/** An origin answer CloudFront turns into an error page of its own (no function runs on it). */
+/** An origin status CloudFront turns into its own answer: the viewer's status, the page (its origin path). */
 export interface ErrorResponse {
-  /** The origin's status. */
   readonly originStatus: number;
-  /** The status the viewer gets. */
   readonly status: number;
-  /** The object served as the body, by its path at the origin. */
   readonly page: string;
 }
 
@@ -40,15 +35,14 @@ const COMPRESSED_MEDIA_TYPES = `
   .trim()
   .split(/\s+/);
 
-/** Where a behaviour's objects come from: the origin bucket, through one of two ways in. */
+/**
+ * How CloudFront reads the bucket for a behaviour: whether that reader may list it (S3 then answers a missing
+ * object with 404, else 403), and the keys it may read (every key when absent).
+ */
 export interface OriginAccess {
-  /** How CloudFront reads the bucket. */
   readonly access: 'origin access control' | 'origin access identity';
-  /** Whether that reader may list the bucket: S3 then answers a missing object with 404, else 403. */
   readonly list: boolean;
-  /** The status S3 answers this reader for a missing object. */
   readonly missingObjectStatus: 403 | 404;
-  /** The keys this reader may read (every key when absent). */
   readonly readableKeys?: readonly string[];
 }
 
@@ -126,13 +120,12 @@ export const DISTRIBUTION = {
    * missing catalog object (403) and origin failures become the 500 problem, a missing page (404) the
    * not-found page. Cached briefly (a setting).
    */
-  errorResponses: [
-    { originStatus: 403, status: 500, page: `/${ERROR_PAGE}` },
-    { originStatus: 404, status: 404, page: `/${NOT_FOUND_PAGE}` },
-    ...[500, 502, 503, 504].map(
-      (originStatus): ErrorResponse => ({ originStatus, status: 500, page: `/${ERROR_PAGE}` }),
-    ),
-  ] satisfies ErrorResponse[],
+  errorResponses: [403, 404, 500, 502, 503, 504].map(
+    (originStatus): ErrorResponse =>
+      originStatus === 404
+        ? { originStatus, status: 404, page: `/${NOT_FOUND_PAGE}` }
+        : { originStatus, status: 500, page: `/${ERROR_PAGE}` },
+  ),
   /** The status CloudFront answers when it cannot reach the origin at all. */
   originFailureStatus: 502,
   /** What every behaviour's response headers policy adds to every answer from the cache or origin, and removes. */
@@ -143,11 +136,8 @@ export const DISTRIBUTION = {
   /** Requests over these sizes get 413 and the connection closed. */
   requestLimits: { urlBytes: 8_192, requestBytes: 20_480, status: 413 },
   /**
-   * How long a viewer's connection may take: from a request's first byte to the end of its head
-   * (`headersMs`; then 408 and the connection closed), to the end of the whole request (`requestMs`), and
-   * idle between two requests (`keepAliveMs`; then closed). CloudFront publishes no viewer-side figures:
-   * these are the local edge's, and it holds them to within 5 % (gateway/README.md, "Fidelity with
-   * CloudFront").
+   * How long a viewer may take to send a request's head (then 408) and the whole request, and stay idle between
+   * requests. CloudFront publishes no figures: these are the local edge's (gateway/README.md, "Fidelity").
    */
   connectionLimits: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
 } as const;

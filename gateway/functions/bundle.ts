@@ -1,8 +1,6 @@
 /**
- * Bundling and checking of the CloudFront Functions. The output must be a plain script for cloudfront-js-2.0:
- * a top-level `handler`, no import but `cloudfront`, `require` only of crypto, querystring or buffer, only
- * the syntax the runtime supports and only the globals, methods and module members it offers (checked on the
- * syntax tree, not by a regular expression), at most 10 KB.
+ * Bundles the CloudFront Functions into plain cloudfront-js-2.0 scripts and checks them on the syntax tree:
+ * a top-level `handler`, only the runtime's syntax, modules, globals and methods, at most 10 KB (gateway/README.md).
  */
 import { Parser } from 'acorn';
 import { fullAncestor } from 'acorn-walk';
@@ -18,19 +16,15 @@ export type GatewayFunctionName = keyof typeof GATEWAY_FUNCTIONS;
 /** Where `npm run build` writes the bundles, relative to the repository root. */
 export const GATEWAY_DIST = 'dist/gateway';
 
-/** CloudFront's limit on function code, in bytes (not adjustable). */
+/** CloudFront's limit on function code, in bytes (not adjustable), and what we aim for (room to grow). */
 export const FUNCTION_SIZE_LIMIT = 10 * 1024;
-/** What we aim for, leaving room to grow. */
 export const FUNCTION_SIZE_TARGET = 4 * 1024;
 
 const MODULES = new Set(['crypto', 'querystring', 'buffer']);
 
 const words = (text: string) => text.trim().split(/\s+/);
 
-/**
- * The objects of the runtime's modules (`cloudfront`, and what `require` gives): each member, and the object a
- * call of it returns when that is another of these.
- */
+/** The runtime's module objects (`cloudfront`, what `require` gives): each member, and the object its call returns. */
 export const RUNTIME_OBJECTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   cloudfront: { kvs: 'KeyValueStore', logCustomData: '' },
   KeyValueStore: { get: '', exists: '', meta: '' },
@@ -40,10 +34,7 @@ export const RUNTIME_OBJECTS: Readonly<Record<string, Readonly<Record<string, st
   buffer: { Buffer: '' },
 };
 
-/**
- * What cloudfront-js-2.0 offers by name (AWS's "JavaScript runtime 2.0 features"), in the notation of
- * {@link functionUses}. Kept short on purpose: what is not here is refused until it is added.
- */
+/** What cloudfront-js-2.0 offers (AWS's "JavaScript runtime 2.0 features"), kept short on purpose. */
 const RUNTIME_FEATURES = new Set([
   ...words(`Object Array String Number Boolean Math JSON Date RegExp Promise Error TypeError RangeError
     SyntaxError ReferenceError URIError parseInt parseFloat isNaN isFinite decodeURI decodeURIComponent encodeURI
@@ -294,10 +285,7 @@ const IMPORT_OF_MODULE = /import\s*(\w+)\s*from\s*"(crypto|querystring|buffer)";
 /** The bundle's last statement: the handler's export, under whatever name the minifier gave its function. */
 const EXPORT_TAIL = /export\s*\{\s*(?:([\w$]+)\s+as\s+)?handler\s*\};?\s*$/;
 
-/**
- * Bundles one function entry (a module exporting `handler`) into the runtime's script form. Throws
- * {@link FunctionBundleError} when the result fails {@link checkFunctionCode}.
- */
+/** Bundles a module exporting `handler` into the runtime's script form; {@link FunctionBundleError} if it fails. */
 export async function bundleFunction(entry: string): Promise<string> {
   const result = await build({
     entryPoints: [entry],

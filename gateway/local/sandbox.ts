@@ -70,9 +70,8 @@ const RUNTIME_PATH = runtimePath();
 const RUNTIME = new vm.Script(readFileSync(RUNTIME_PATH, 'utf8'), { filename: RUNTIME_PATH });
 
 /**
- * The function's code as one strict function of the runtime's `require`, `console` and `cf` returning the
- * top-level `handler`: its top-level names are then variables, not global properties that a vm context reads
- * through Node's interceptor on every use (12.8 µs against 11.4 µs a viewer-request call, in bench:gateway).
+ * The code as one strict function of `require`, `console` and `cf` returning `handler`: its top-level names are
+ * then variables, not globals read through Node's interceptor (12.8 against 11.4 µs a call, bench:gateway).
  */
 function scopedScript(script: string, cfName: string | undefined): string {
   return `(function (require, console${cfName ? `, ${cfName}` : ''}) {"use strict";${script}\n;return typeof handler === "undefined" ? undefined : handler;})`;
@@ -81,14 +80,12 @@ function scopedScript(script: string, cfName: string | undefined): string {
 /** The one import a function may have, as the build writes it. */
 const CLOUDFRONT_IMPORT = /^import\s*([\w$]+)\s*from\s*"cloudfront";\n?/;
 
+/** `kvs` backs `cf.kvs()`, `log` hears `console.log`; `refreshStore`: each run first brings it up to date. */
 export interface SandboxOptions {
-  /** Backs `cf.kvs()`. */
   readonly kvs: KeyValueReader;
-  /** Receives each `console.log` line. */
   readonly log?: (line: string) => void;
   /** File name in stack traces. */
   readonly filename?: string;
-  /** Whether each run first brings the store up to date (default true). */
   readonly refreshStore?: boolean;
 }
 
@@ -159,12 +156,9 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
   if (!loaded) throw new FunctionError('the function has no top-level handler');
   const refresh = options.refreshStore === false ? undefined : () => kvs.refresh();
 
-  // One call at a time. The value a call records with cf.logCustomData must reach that call, and the bundle's
-  // `cf` is one object shared by every call, so nothing in the context tells two interleaved calls apart;
-  // telling them apart from the host (AsyncLocalStorage) puts a hook on every promise the process makes (a
-  // viewer-request call took 16.4 µs with it, 12.8 µs without, in bench:gateway). Lookups are answered from
-  // memory, so the next call starts a few microtasks later. A call that holds the next one up past
-  // HOLD_LIMIT_MS (one that awaits what never settles) is failed.
+  // One call at a time: what a call records with cf.logCustomData must reach that call, and the one shared
+  // `cf` cannot tell interleaved calls apart (AsyncLocalStorage could, at 16.4 against 12.8 µs a call). Lookups
+  // come from memory, so the next call waits a few microtasks; one held up past HOLD_LIMIT_MS fails the first.
   const waiting: (() => void)[] = [];
   /** Fails the call running now (set while one runs). */
   let abandon: (() => void) | undefined;
