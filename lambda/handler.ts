@@ -23,16 +23,16 @@ export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
 }
 
+/**
+ * The environment (read once, on the first run) and what else the handler uses: by default the SDK's clients,
+ * console.log (CloudWatch Logs), Powertools' Metrics, and the global fetch and clock for the propagation check.
+ */
 export interface HandlerOptions {
-  /** The environment to read the configuration from (once, on the first run). */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clients?: LambdaClients;
-  /** Where the one JSON line per run goes (default: console.log, i.e. CloudWatch Logs). */
   readonly log?: (line: string) => void;
   readonly now?: () => Date;
-  /** Default: Powertools' Metrics under contract/metrics.ts's names, as embedded-metric-format lines. */
   readonly metrics?: MetricsSink;
-  /** How the propagation check reaches the edge and keeps time (tests point it at a local server). */
   readonly propagation?: { readonly fetch?: typeof fetch; readonly clock?: PollClock };
 }
 
@@ -99,7 +99,7 @@ async function readSecretString(
   }
 }
 
-/** Reads the monitoring key from its secret: the secret string is the key. Its value never enters a message. */
+/** Reads the monitoring key: the secret string is the key. Its value never enters a message. */
 async function readMonitoringKey(client: SecretsManagerClient, secretArn: string): Promise<string> {
   const key = (await readSecretString(client, secretArn))?.trim() ?? '';
   if (key === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
