@@ -1,7 +1,6 @@
 /**
- * The gateway's request-case table: docs/decisions.md#gateway row by row, with its edge cases. One table drives the local
- * runtime tests, the HTTP tests against `catalog serve`, the njs run, the OpenAPI checks and
- * `catalog verify-function` against a deployed function.
+ * The gateway's request-case table (docs/decisions.md#gateway row by row, with its edge cases): the local
+ * runtime, `catalog serve`, njs, the OpenAPI checks and `catalog verify-function` are all held to it.
  *
  * Header values may name a key of the test world with a placeholder: `{valid}` (partner `acme`), `{other}`
  * (partner `globex`), `{expiring}` (expires in the future), `{expired}`, `{revoked}` (issued, then removed),
@@ -24,10 +23,7 @@ import {
   VARIANTS,
 } from '../contract/index.ts';
 
-/**
- * What the body of the answer must be: a catalog, openapi.yaml, the page of {@link PAGE_PLAN_ID}, the
- * not-found page, nothing, or a problem document.
- */
+/** The body of the answer: a catalog, openapi.yaml, {@link PAGE_PLAN_ID}'s page, the not-found page, none, a problem. */
 export type ExpectedBody = CatalogName | 'openapi' | 'page' | 'notFoundPage' | 'empty' | ProblemName;
 
 export interface RequestCase {
@@ -40,9 +36,8 @@ export interface RequestCase {
   readonly cors?: string;
   readonly status: number;
   readonly body: ExpectedBody;
-  /** Headers that must be present with exactly these values (names lowercase). */
+  /** Headers that must be present with exactly these values, and headers that must be absent (lowercase). */
   readonly headersPresent?: Readonly<Record<string, string>>;
-  /** Headers that must be absent (names lowercase). */
   readonly headersAbsent?: readonly string[];
   /** For a 304: the origin object the request is served from (a 200 names it in `body`). */
   readonly object?: OriginObjectName;
@@ -50,11 +45,7 @@ export interface RequestCase {
   readonly encoding?: 'br' | 'gzip';
   /** A page path: the live page at the origin's root the viewer-request function rewrites it to. */
   readonly rewrite?: string;
-  /**
-   * What viewer-request records in the request's access-log record (`cf.logCustomData`; null: nothing): the
-   * partner of a key it lets through, a refusal's reason (with the partner when the key names one), `page`
-   * (docs/decisions.md#usage).
-   */
+  /** What viewer-request records with `cf.logCustomData` (null: nothing; docs/decisions.md#usage). */
   readonly logData: string | null;
 }
 
@@ -468,11 +459,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
 /** What the viewer-request function alone must do: answer with a status, or pass the request to `uri`. */
 export type ViewerRequestOutcome = { readonly status: number } | { readonly uri: string };
 
-/**
- * The viewer-request outcome a case implies (for runs of the function alone: njs, TestFunction): a status, or
- * the object's path within the live build (`/catalog.json.br`; compare with {@link withinBuild}), or a page's at the
- * origin's root.
- */
+/** The outcome a case implies for the function alone (njs, TestFunction); a path is {@link withinBuild}. */
 export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
   if (testCase.rewrite) return { uri: testCase.rewrite };
   const object = testCase.status === 200 && testCase.body !== 'empty' ? testCase.body : testCase.object;
@@ -488,13 +475,9 @@ export function withinBuild(uri: string): string {
   return uri.replace(/^\/builds\/[^/]+/, '');
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// The table against a deployment (`catalog check`, app/check.ts): from outside, only what the answers show is
-// known. The keys of the test world's other partners and its expiring, expired and revoked keys do not exist
-// there, nor the fixtures' plans: a case that needs them is not black-box checkable. `{valid}` is the
-// checker's key, `{forged}` a key it forges, `{etag:…}` and `{modified:…}` what the deployment answered
-// before; the fixtures' page plan ({@link PAGE_PLAN_ID}) stands for the deployment's first plan, and
-// {@link PARTNER_ORIGIN} for the CORS origin its operator set.
+// The table against a deployment (`catalog check`): a case that needs the test world's other keys or the
+// fixtures' plans cannot be judged from outside. `{valid}` is the checker's key, `{forged}` one it forges; the
+// page plan stands for the deployment's first plan, {@link PARTNER_ORIGIN} for the origin its operator set.
 
 /** Key placeholders only the test world can fill. */
 const WORLD_ONLY_KEYS = ['other', 'expiring', 'expired', 'revoked'];
@@ -510,9 +493,8 @@ export function notBlackBox(testCase: RequestCase): string | undefined {
 }
 
 /**
- * The case with the fixtures' page plan replaced by the plan `id` (lowercase) wherever the table derives a
- * request from it: as is, in upper case, one character short, with its first character percent-encoded.
- * Throws when a page plan's id is left over: a derivation this function does not know (add it here).
+ * The case with the page plan replaced by the plan `id` (lowercase) in every form the table derives; throws
+ * when one is left over (a derivation to add here).
  */
 export function forPlan(testCase: RequestCase, id: string): RequestCase {
   if (id === PAGE_PLAN_ID) return testCase;

@@ -89,11 +89,7 @@ export const DISTRIBUTION = {
       readableKeys: [`${PAGE_OBJECT_PREFIX}*`],
     },
   } satisfies Record<Behaviour['origin'], OriginAccess>,
-  /**
-   * The default behaviour serves the API; plan pages (`/plans/*`) have their own. A live page changes in place
-   * when a publish changes its plan, so the edge keeps it five minutes at most, whatever its object says
-   * (docs/decisions.md#plan-pages).
-   */
+  /** The API, and plan pages (`/plans/*`): a live page changes in place, so it is kept five minutes at most. */
   behaviours: {
     api: { pathPattern: '*', origin: 'catalog', compress: false, securityHeaders: {} },
     pages: {
@@ -104,22 +100,14 @@ export const DISTRIBUTION = {
       maxTtlSeconds: 300,
     },
   } satisfies Record<string, Behaviour>,
-  /**
-   * CloudFront's own compression, where a behaviour turns it on (the pages). The API's behaviour has it off:
-   * every catalog and openapi.yaml is stored precompressed (br, gzip) and the viewer-request function picks
-   * the variant, at any size (CloudFront compresses only up to 10 MB).
-   */
+  /** CloudFront's compression, on for the pages only: the API's objects are stored compressed, at any size. */
   compression: {
     encodings: ['br', 'gzip'],
     minBytes: 1_000,
     maxBytes: 10_000_000,
     mediaTypes: COMPRESSED_MEDIA_TYPES,
   },
-  /**
-   * Origin statuses CloudFront turns into its own answers (distribution-wide; no function runs on them): a
-   * missing catalog object (403) and origin failures become the 500 problem, a missing page (404) the
-   * not-found page. Cached briefly (a setting).
-   */
+  /** Origin statuses CloudFront answers itself (no function runs): a missing page (404) gets the not-found page. */
   errorResponses: [403, 404, 500, 502, 503, 504].map(
     (originStatus): ErrorResponse =>
       originStatus === 404

@@ -190,20 +190,18 @@ export class Edge {
       return { ...(await this.#errorPage(status, behaviour)), partner, logData, error };
     }
 
-    const originResponse: CloudFrontResponse = {
-      statusCode: 200,
-      statusDescription: 'OK',
-      headers: {
-        'content-type': { value: object.contentType },
-        etag: { value: object.etag },
-        'last-modified': { value: object.lastModified.toUTCString() },
-        server: { value: 'AmazonS3' },
-        'x-amz-request-id': { value: nextId() },
-      },
+    const originHeaders: Record<string, string | undefined> = {
+      'content-type': object.contentType,
+      etag: object.etag,
+      'last-modified': object.lastModified.toUTCString(),
+      server: 'AmazonS3',
+      'x-amz-request-id': nextId(),
+      'cache-control': object.cacheControl,
+      'content-encoding': object.contentEncoding,
     };
-    if (object.cacheControl) originResponse.headers['cache-control'] = { value: object.cacheControl };
-    if (object.contentEncoding)
-      originResponse.headers['content-encoding'] = { value: object.contentEncoding };
+    const originResponse: CloudFrontResponse = { statusCode: 200, statusDescription: 'OK', headers: {} };
+    for (const [name, value] of Object.entries(originHeaders))
+      if (value) originResponse.headers[name] = { value };
     let response: CloudFrontResponse;
     try {
       const request = this.#options.responseEventRequest === 'as-rewritten' ? result : event.request;

@@ -233,10 +233,7 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
     const reloading = refresh?.();
     return reloading ? reloading.then(() => runNow(event)) : runNow(event);
   };
-  return {
-    runLogged,
-    run: (event) => runLogged(event).then((run) => run.result),
-  };
+  return { runLogged, run: (event) => runLogged(event).then((run) => run.result) };
 }
 
 /** A field of a map, read as an own property only. */

@@ -86,11 +86,7 @@ function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): E
       res.destroy();
       return { ...answer, error: reason };
     }
-    const fallback = {
-      ...badGateway(reason),
-      partner: answer.partner,
-      logData: answer.logData ?? null,
-    };
+    const fallback = { ...badGateway(reason), partner: answer.partner, logData: answer.logData ?? null };
     try {
       send(res, fallback, head);
     } catch {
