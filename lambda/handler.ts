@@ -1,8 +1,6 @@
 /**
- * The builder as a Lambda function (lambda/README.md): the same publish as `catalog publish` (app/run.ts),
- * configured from the environment, logging one JSON line per run. A failed run throws, so the alarm can fire
- * (and an asynchronous invocation goes to the failure queue); a `busy` run does not (the other run does the
- * work), nor a `not-configured` one (a fresh deployment does not alarm before its source is set).
+ * The builder as a Lambda function (lambda/README.md): `catalog publish` configured from the environment, one
+ * JSON line per run. A failed run throws (the alarm fires); a `busy` or `not-configured` one does not.
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -223,20 +221,16 @@ export function createHandler(
       }
       const message =
         error instanceof CatalogError ? renderMessage(error.message, 'lambda') : describeCause(error);
+      const clean = (line: string) => redact(line, secret);
       const entry = {
         level: 'error',
         command: 'publish',
         error: error instanceof Error ? error.name : 'Error',
         message: redact(message, secret),
         ...(error instanceof InvalidRowsError
-          ? {
-              invalidRows: error
-                .lines()
-                .slice(0, MAX_LOGGED_ROWS)
-                .map((line) => redact(line, secret)),
-            }
+          ? { invalidRows: error.lines().slice(0, MAX_LOGGED_ROWS).map(clean) }
           : {}),
-        ...(warnings.length > 0 ? { warnings: warnings.map((line) => redact(line, secret)) } : {}),
+        ...(warnings.length > 0 ? { warnings: warnings.map(clean) } : {}),
         durationMs: Math.round(performance.now() - started),
       };
       log(JSON.stringify(entry));

@@ -75,9 +75,8 @@ interface AnyNode {
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
 
 /**
- * What the code uses of its runtime, sorted: `global JSON.parse`, `method trim` (called on a built-in value),
- * `runtime crypto`, `runtime Hash.digest` (followed through bindings and calls). A name is a global when no
- * function or the program declares it (a block's declaration counts for its whole function).
+ * What the code uses of its runtime, sorted: `global JSON.parse`, `method trim`, `runtime Hash.digest` (followed
+ * through bindings and calls). A name no function declares is a global (a block's counts for its function).
  */
 function usesOf(program: AnyNode): string[] {
   const scopes = new Map<AnyNode, Map<string, string>>();

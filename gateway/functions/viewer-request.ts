@@ -80,10 +80,7 @@ function decode(text: string): string | null {
   }
 }
 
-/**
- * The partner label of a valid, unexpired key, else null with the reason recorded (an expired key's with its
- * partner). Only the SHA-256 of the key is looked up.
- */
+/** The partner of a valid, unexpired key, else null with the reason recorded; only the key's SHA-256 is looked up. */
 async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
   const header = request.headers['x-api-key'];
   if (!header || header.value === '') return logged(LogValue.NoKey, null);
@@ -106,9 +103,8 @@ async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
 }
 
 /**
- * The catalog file for the query string: `catalog.json` without `discipline`, the discipline's file for one
- * valid value, null for anything else (empty, repeated, wrong case, malformed). Names are matched after
- * percent-decoding, case-sensitively.
+ * The catalog file for the query string: `catalog.json` without `discipline`, the discipline's for one valid
+ * value, else null. Names are matched after percent-decoding, case-sensitively.
  */
 function requestedCatalog(querystring: Fields): string | null {
   // Repeated names arrive as one field whose `multiValue` lists every value (`value` is the first): only the
@@ -129,10 +125,7 @@ function requestedCatalog(querystring: Fields): string | null {
   return DISCIPLINES.indexOf(decoded) === -1 ? null : catalogFile(decoded);
 }
 
-/**
- * The weight `Accept-Encoding` gives a coding: its q-value when named, else the `*` one, else 0. A q-value
- * that is not a number counts as 0.
- */
+/** The weight `Accept-Encoding` gives a coding: its q-value (0 if not a number), else the `*` one, else 0. */
 function weight(accepted: string[], coding: string): number {
   let star = 0;
   for (let i = 0; i < accepted.length; i++) {

@@ -34,10 +34,7 @@ export interface EdgeResponse {
   readonly error?: string;
 }
 
-/**
- * The request a viewer-response event carries: as the viewer sent it, or as viewer-request left it (AWS does
- * not rule it out). The functions must give the same answers with either, and the tests run both.
- */
+/** The request viewer-response sees: as sent, or as viewer-request left it (AWS does not rule it out). */
 export type ResponseEventRequest = 'as-sent' | 'as-rewritten';
 
 export interface EdgeOptions {

@@ -42,11 +42,12 @@ export interface Bridge {
   log(line: string): void;
 }
 
-/** What local/runtime.js returns: functions of the function's context. */
+/**
+ * What local/runtime.js returns, functions of the function's context: `load` keeps the handler of the code's
+ * {@link scopedScript} (false: none); `run` runs it on a copy of the event at a fixed time, `done` gets JSON.
+ */
 export interface Runtime {
-  /** Runs the function's code (its {@link scopedScript}) and keeps its handler; false when it has none. */
   load(code: (require: unknown, console: unknown, cf: unknown) => unknown): boolean;
-  /** Runs the handler on a copy of the event at a fixed time; `done` gets the result as JSON. */
   run(
     event: CloudFrontEvent,
     time: number,
@@ -95,13 +96,14 @@ export const VIEWER_RESPONSE_RUNTIME = { refreshStore: false } as const satisfie
 /** How long one call may hold up the next: far beyond any run, short enough not to stall the edge. */
 const HOLD_LIMIT_MS = 5_000;
 
+/** A run's result, and what it recorded with `cf.logCustomData` (null: nothing). */
+type LoggedRun = { result: CloudFrontRequest | CloudFrontResponse; logData: string | null };
+
 /** A function loaded into its own sandbox; `run` may be called many times, like a warm CloudFront instance. */
 export interface SandboxedFunction {
   run(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse>;
-  /** As `run`, with the value the call recorded with `cf.logCustomData` (null: it recorded none). */
-  runLogged(
-    event: CloudFrontEvent,
-  ): Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>;
+  /** As `run`, with what the call recorded. */
+  runLogged(event: CloudFrontEvent): Promise<LoggedRun>;
 }
 
 /** The message of something thrown, whichever realm it comes from. */
@@ -183,51 +185,49 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
 
   /** One run, once the store is current: the result checked as CloudFront checks it, and what it recorded. */
   const runNow = (event: CloudFrontEvent) =>
-    new Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>(
-      (resolve, reject) => {
-        const start = () => {
-          const call = { logData: null as string | null };
-          let settled = false;
-          /** Ends this call once: the next one starts, then this one's promise settles. */
-          const settle = (outcome: () => void) => {
-            if (settled) return;
-            settled = true;
-            finish();
-            outcome();
-          };
-          current = call;
-          startedAt = performance.now();
-          abandon = () =>
-            settle(() => reject(new FunctionError(`the function did not finish within ${HOLD_LIMIT_MS} ms`)));
-          runtime.run(
-            event,
-            Date.now(),
-            (text) => {
-              const logData = call.logData;
-              settle(() => {
-                if (typeof text !== 'string') reject(new FunctionError('the function returned no object'));
-                else {
-                  try {
-                    resolve({ result: checkResult(parseResult(text), event), logData });
-                  } catch (error) {
-                    reject(error);
-                  }
-                }
-              });
-            },
-            (error) =>
-              settle(() =>
-                reject(new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error })),
-              ),
-          );
+    new Promise<LoggedRun>((resolve, reject) => {
+      const start = () => {
+        const call = { logData: null as string | null };
+        let settled = false;
+        /** Ends this call once: the next one starts, then this one's promise settles. */
+        const settle = (outcome: () => void) => {
+          if (settled) return;
+          settled = true;
+          finish();
+          outcome();
         };
-        if (abandon === undefined) start();
-        else {
-          waiting.push(start);
-          watch();
-        }
-      },
-    );
+        current = call;
+        startedAt = performance.now();
+        abandon = () =>
+          settle(() => reject(new FunctionError(`the function did not finish within ${HOLD_LIMIT_MS} ms`)));
+        runtime.run(
+          event,
+          Date.now(),
+          (text) => {
+            const logData = call.logData;
+            settle(() => {
+              if (typeof text !== 'string') reject(new FunctionError('the function returned no object'));
+              else {
+                try {
+                  resolve({ result: checkResult(parseResult(text), event), logData });
+                } catch (error) {
+                  reject(error);
+                }
+              }
+            });
+          },
+          (error) =>
+            settle(() =>
+              reject(new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error })),
+            ),
+        );
+      };
+      if (abandon === undefined) start();
+      else {
+        waiting.push(start);
+        watch();
+      }
+    });
   const runLogged = (event: CloudFrontEvent) => {
     // The store as it is when the run starts: a change made before the request is seen by all its lookups.
     const reloading = refresh?.();

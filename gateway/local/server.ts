@@ -54,10 +54,7 @@ const headerNames = new Map<string, string>([['etag', 'ETag']]);
 function headerName(name: string): string {
   let written = headerNames.get(name);
   if (written === undefined) {
-    written = name.replace(
-      /(^|-)([a-z])/g,
-      (_m, dash: string, letter: string) => dash + letter.toUpperCase(),
-    );
+    written = name.replace(/(^|-)[a-z]/g, (start) => start.toUpperCase());
     if (headerNames.size < 256) headerNames.set(name, written);
   }
   return written;

@@ -44,7 +44,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
     this.#onError = options.onError ?? (() => {});
   }
 
-  /** Brings the contents up to date with the file now (at start, and in tests). */
+  /** Brings the contents up to date with the file now. */
   load(): Promise<void> {
     return this.#settle();
   }
