@@ -3,7 +3,7 @@ import { Agent, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { issueKey } from '../../keys/manage.ts';
 import { describeCaseTable, nextAccessLogEntry } from '../../testing/cases.suite.ts';
@@ -448,6 +448,38 @@ describe("the edge server's connection limits", () => {
     // Node keeps an idle connection one second past the limit it announces, so that a client reusing it
     // right at the limit is not cut mid-request.
     expect(idle).toBeLessThan(late(limits.keepAliveMs) + 1_000);
+  });
+});
+
+describe('shutting the edge server down', () => {
+  it('lets a request in flight finish for five seconds, then cuts its connection', async () => {
+    let received = () => {};
+    const inFlight = new Promise<void>((resolve) => {
+      received = resolve;
+    });
+    const handle = () => {
+      received();
+      return new Promise<EdgeResponse>(() => {});
+    };
+    const server = createEdgeServer({ edge: { handle }, log: () => {} });
+    const client = rawConnection(`http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}`);
+    client.socket.write('GET /api/plans HTTP/1.1\r\nHost: x\r\n\r\n');
+    await inFlight;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let stopped = false;
+      const stopping = shutdown(server).then(() => {
+        stopped = true;
+      });
+      await vi.advanceTimersByTimeAsync(4_900);
+      expect(stopped).toBe(false);
+      await vi.advanceTimersByTimeAsync(100);
+      await stopping;
+      await client.closed;
+      expect(client.received()).toBe('');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
