@@ -1,7 +1,6 @@
 /**
- * The gateway's request-case table: docs/decisions.md#gateway row by row, with its edge cases. One table drives the local
- * runtime tests, the HTTP tests against `catalog serve`, the njs run, the OpenAPI checks and
- * `catalog verify-function` against a deployed function.
+ * The gateway's request-case table (docs/decisions.md#gateway row by row, with its edge cases): the local
+ * runtime, `catalog serve`, njs, the OpenAPI checks and `catalog verify-function` are all held to it.
  *
  * Header values may name a key of the test world with a placeholder: `{valid}` (partner `acme`), `{other}`
  * (partner `globex`), `{expiring}` (expires in the future), `{expired}`, `{revoked}` (issued, then removed),
@@ -24,10 +23,7 @@ import {
   VARIANTS,
 } from '../contract/index.ts';
 
-/**
- * What the body of the answer must be: a catalog, openapi.yaml, the page of {@link PAGE_PLAN_ID}, the
- * not-found page, nothing, or a problem document.
- */
+/** The body of the answer: a catalog, openapi.yaml, {@link PAGE_PLAN_ID}'s page, the not-found page, none, a problem. */
 export type ExpectedBody = CatalogName | 'openapi' | 'page' | 'notFoundPage' | 'empty' | ProblemName;
 
 export interface RequestCase {
@@ -40,9 +36,8 @@ export interface RequestCase {
   readonly cors?: string;
   readonly status: number;
   readonly body: ExpectedBody;
-  /** Headers that must be present with exactly these values (names lowercase). */
+  /** Headers that must be present with exactly these values, and headers that must be absent (lowercase). */
   readonly headersPresent?: Readonly<Record<string, string>>;
-  /** Headers that must be absent (names lowercase). */
   readonly headersAbsent?: readonly string[];
   /** For a 304: the origin object the request is served from (a 200 names it in `body`). */
   readonly object?: OriginObjectName;
@@ -50,11 +45,7 @@ export interface RequestCase {
   readonly encoding?: 'br' | 'gzip';
   /** A page path: the live page at the origin's root the viewer-request function rewrites it to. */
   readonly rewrite?: string;
-  /**
-   * What viewer-request records in the request's access-log record (`cf.logCustomData`; null: nothing): the
-   * partner of a key it lets through, a refusal's reason (with the partner when the key names one), `page`
-   * (docs/decisions.md#usage).
-   */
+  /** What viewer-request records with `cf.logCustomData` (null: nothing; docs/decisions.md#usage). */
   readonly logData: string | null;
 }
 
@@ -102,125 +93,73 @@ const FAR_AHEAD = 'Thu, 31 Dec 2099 23:59:59 GMT';
 const OTHER_ETAG = '"0123456789abcdef0123456789abcdef"';
 
 type Extra = Partial<RequestCase>;
-const notFound = (name: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  headers: [VALID],
-  status: 404,
-  body: 'notFound',
-  logData: LogValue.Path,
-  ...extra,
-});
-const notAllowed = (name: string, method: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method,
-  target,
-  headers: [VALID],
+type Headers = readonly (readonly [string, string])[];
+/** A kind of case: what its cases share; each names itself, its target and what else differs. */
+const kind =
+  (shared: Omit<RequestCase, 'name' | 'target'>) =>
+  (name: string, target: string, extra: Extra = {}): RequestCase => ({ name, target, ...shared, ...extra });
+const WITH_KEY = { method: 'GET', headers: [VALID] };
+
+const notFound = kind({ ...WITH_KEY, status: 404, body: 'notFound', logData: LogValue.Path });
+const refused405 = kind({
+  ...WITH_KEY,
   status: 405,
-  body: method === 'HEAD' ? 'empty' : 'methodNotAllowed',
+  body: 'methodNotAllowed',
   headersPresent: { allow: GENERATED_HEADERS.allow },
   logData: LogValue.Method,
-  ...extra,
 });
-const options = (name: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'OPTIONS',
-  target,
-  status: 204,
-  body: 'empty',
-  logData: null,
-  ...extra,
-});
-const openapi = (name: string, extra: Extra = {}): RequestCase => ({
-  name,
+const notAllowed = (name: string, method: string, target: string, extra: Extra = {}) =>
+  refused405(name, target, { method, body: method === 'HEAD' ? 'empty' : 'methodNotAllowed', ...extra });
+const options = kind({ method: 'OPTIONS', status: 204, body: 'empty', logData: null });
+const openapiCase = kind({ method: 'GET', status: 200, body: 'openapi', logData: null });
+const openapi = (name: string, extra: Extra = {}) => openapiCase(name, PATHS.openapi, extra);
+const refused401 = kind({
   method: 'GET',
-  target: PATHS.openapi,
-  status: 200,
-  body: 'openapi',
-  logData: null,
-  ...extra,
-});
-const unauthorized = (
-  name: string,
-  target: string,
-  headers: readonly (readonly [string, string])[],
-  extra: Extra = {},
-): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  headers,
   status: 401,
   body: 'unauthorized',
   headersPresent: { 'www-authenticate': GENERATED_HEADERS.wwwAuthenticate },
   logData: LogValue.NoKey,
-  ...extra,
 });
-const badDiscipline = (name: string, query: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target: `${PATHS.plans}?${query}`,
-  headers: [VALID],
+const unauthorized = (name: string, target: string, headers: Headers, extra: Extra = {}) =>
+  refused401(name, target, { headers, ...extra });
+const refused400 = kind({
+  ...WITH_KEY,
   status: 400,
   body: 'invalidDiscipline',
   logData: refusedFor(ACME, LogValue.Discipline),
-  ...extra,
 });
-const ok = (name: string, target: string, body: CatalogName, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  headers: [VALID],
-  status: 200,
-  body,
-  logData: ACME,
-  ...extra,
-});
+const badDiscipline = (name: string, query: string, extra: Extra = {}) =>
+  refused400(name, `${PATHS.plans}?${query}`, extra);
+const served = kind({ ...WITH_KEY, status: 200, body: 'all', logData: ACME });
+const ok = (name: string, target: string, body: CatalogName, extra: Extra = {}) =>
+  served(name, target, { body, ...extra });
+const NOT_MODIFIED = { status: 304, body: 'empty', headersPresent: notModified304(CATALOG) } as const;
 /** A 304 of a catalog, with the partner's key and `headers`. */
 const notModified = (
   name: string,
   target: string,
   object: CatalogName,
-  headers: readonly (readonly [string, string])[],
+  headers: Headers,
   extra: Extra = {},
-): RequestCase => ({
-  name,
-  logData: ACME,
-  method: 'GET',
-  target,
-  headers: [VALID, ...headers],
-  status: 304,
-  body: 'empty',
-  object,
-  ...extra,
-});
+) => served(name, target, { ...NOT_MODIFIED, object, headers: [VALID, ...headers], ...extra });
+/** A 304 of openapi.yaml, for `headers`. */
+const openapi304 = (name: string, headers: Headers) =>
+  openapi(name, { headers, ...NOT_MODIFIED, object: 'openapi', headersPresent: notModified304(OPENAPI) });
 
 const pageKey = (id: string) => `/plans/${id.toLowerCase()}.html`;
 const NO_PAGE = '/plans/-.html';
 
-const page = (name: string, target: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
+const PAGE_CASE = { method: 'GET', logData: LogValue.Page };
+const page = kind({
+  ...PAGE_CASE,
   status: 200,
   body: 'page',
   rewrite: pageKey(PAGE_PLAN_ID),
   headersPresent: PAGE_OK,
-  logData: LogValue.Page,
-  ...extra,
 });
-const noPage = (name: string, target: string, rewrite: string, extra: Extra = {}): RequestCase => ({
-  name,
-  method: 'GET',
-  target,
-  status: 404,
-  body: 'notFoundPage',
-  rewrite,
-  headersPresent: PAGE_NOT_FOUND,
-  logData: LogValue.Page,
-  ...extra,
-});
+const missingPage = kind({ ...PAGE_CASE, status: 404, body: 'notFoundPage', headersPresent: PAGE_NOT_FOUND });
+const noPage = (name: string, target: string, rewrite: string, extra: Extra = {}) =>
+  missingPage(name, target, { rewrite, ...extra });
 const pageNotAllowed = (name: string, method: string, target: string, extra: Extra = {}) =>
   notAllowed(name, method, target, {
     headers: [],
@@ -291,20 +230,10 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     encoding: 'br',
     headersPresent: { ...OPENAPI, 'content-encoding': 'br' },
   }),
-  openapi('openapi.yaml with a matching If-None-Match', {
-    headers: [['If-None-Match', '{etag:openapi}']],
-    status: 304,
-    body: 'empty',
-    object: 'openapi',
-    headersPresent: notModified304(OPENAPI),
-  }),
-  openapi('openapi.yaml with If-Modified-Since its Last-Modified', {
-    headers: [['If-Modified-Since', '{modified:openapi}']],
-    status: 304,
-    body: 'empty',
-    object: 'openapi',
-    headersPresent: notModified304(OPENAPI),
-  }),
+  openapi304('openapi.yaml with a matching If-None-Match', [['If-None-Match', '{etag:openapi}']]),
+  openapi304('openapi.yaml with If-Modified-Since its Last-Modified', [
+    ['If-Modified-Since', '{modified:openapi}'],
+  ]),
   openapi('openapi.yaml with an older If-Modified-Since', { headers: [['If-Modified-Since', LONG_AGO]] }),
   openapi('openapi.yaml ignores Range', {
     headers: [['Range', 'bytes=0-9']],
@@ -379,21 +308,11 @@ export const REQUEST_CASES: readonly RequestCase[] = [
     headersPresent: { ...CATALOG, 'access-control-allow-origin': PARTNER_ORIGIN },
   }),
   ok('a non-matching If-None-Match', ONE_PLANS, ONE, { headers: [VALID, ['If-None-Match', OTHER_ETAG]] }),
-  notModified('a matching If-None-Match', ONE_PLANS, ONE, [['If-None-Match', `{etag:${ONE}}`]], {
-    headersPresent: notModified304(CATALOG),
-  }),
-  notModified('If-None-Match: *', '/api/plans', 'all', [['If-None-Match', '*']], {
-    headersPresent: notModified304(CATALOG),
-  }),
-  notModified(
-    'If-Modified-Since equal to Last-Modified',
-    TWO_PLANS,
-    TWO,
-    [['If-Modified-Since', `{modified:${TWO}}`]],
-    {
-      headersPresent: notModified304(CATALOG),
-    },
-  ),
+  notModified('a matching If-None-Match', ONE_PLANS, ONE, [['If-None-Match', `{etag:${ONE}}`]]),
+  notModified('If-None-Match: *', '/api/plans', 'all', [['If-None-Match', '*']]),
+  notModified('If-Modified-Since equal to Last-Modified', TWO_PLANS, TWO, [
+    ['If-Modified-Since', `{modified:${TWO}}`],
+  ]),
   notModified('If-Modified-Since later than Last-Modified', '/api/plans', 'all', [
     ['If-Modified-Since', FAR_AHEAD],
   ]),
@@ -454,11 +373,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
       ['Accept-Encoding', 'br'],
       ['If-None-Match', '{etag:all.br}'],
     ],
-    {
-      encoding: 'br',
-      headersPresent: notModified304(CATALOG),
-      headersAbsent: ['content-encoding', 'content-type'],
-    },
+    { encoding: 'br', headersAbsent: ['content-encoding', 'content-type'] },
   ),
   ok("a gzip client with the brotli variant's ETag gets the gzip variant", '/api/plans', 'all', {
     headers: [VALID, ['Accept-Encoding', 'gzip'], ['If-None-Match', '{etag:all.br}']],
@@ -544,11 +459,7 @@ export const REQUEST_CASES: readonly RequestCase[] = [
 /** What the viewer-request function alone must do: answer with a status, or pass the request to `uri`. */
 export type ViewerRequestOutcome = { readonly status: number } | { readonly uri: string };
 
-/**
- * The viewer-request outcome a case implies (for runs of the function alone: njs, TestFunction): a status, or
- * the object's path within the live build (`/catalog.json.br`; compare with {@link withinBuild}), or a page's at the
- * origin's root.
- */
+/** The outcome a case implies for the function alone (njs, TestFunction); a path is {@link withinBuild}. */
 export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
   if (testCase.rewrite) return { uri: testCase.rewrite };
   const object = testCase.status === 200 && testCase.body !== 'empty' ? testCase.body : testCase.object;
@@ -564,13 +475,9 @@ export function withinBuild(uri: string): string {
   return uri.replace(/^\/builds\/[^/]+/, '');
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// The table against a deployment (`catalog check`, app/check.ts): from outside, only what the answers show is
-// known. The keys of the test world's other partners and its expiring, expired and revoked keys do not exist
-// there, nor the fixtures' plans: a case that needs them is not black-box checkable. `{valid}` is the
-// checker's key, `{forged}` a key it forges, `{etag:…}` and `{modified:…}` what the deployment answered
-// before; the fixtures' page plan ({@link PAGE_PLAN_ID}) stands for the deployment's first plan, and
-// {@link PARTNER_ORIGIN} for the CORS origin its operator set.
+// The table against a deployment (`catalog check`): a case that needs the test world's other keys or the
+// fixtures' plans cannot be judged from outside. `{valid}` is the checker's key, `{forged}` one it forges; the
+// page plan stands for the deployment's first plan, {@link PARTNER_ORIGIN} for the origin its operator set.
 
 /** Key placeholders only the test world can fill. */
 const WORLD_ONLY_KEYS = ['other', 'expiring', 'expired', 'revoked'];
@@ -586,9 +493,8 @@ export function notBlackBox(testCase: RequestCase): string | undefined {
 }
 
 /**
- * The case with the fixtures' page plan replaced by the plan `id` (lowercase) wherever the table derives a
- * request from it: as is, in upper case, one character short, with its first character percent-encoded.
- * Throws when a page plan's id is left over: a derivation this function does not know (add it here).
+ * The case with the page plan replaced by the plan `id` (lowercase) in every form the table derives; throws
+ * when one is left over (a derivation to add here).
  */
 export function forPlan(testCase: RequestCase, id: string): RequestCase {
   if (id === PAGE_PLAN_ID) return testCase;
@@ -612,19 +518,6 @@ export function forPlan(testCase: RequestCase, id: string): RequestCase {
 /** The case with the table's partner origin replaced by `origin` (the one the deployment's operator set). */
 export function forOrigin(testCase: RequestCase, origin: string): RequestCase {
   if (testCase.cors === undefined) return testCase;
-  const replace = (text: string) => text.replaceAll(PARTNER_ORIGIN, origin);
-  return {
-    ...testCase,
-    cors: origin,
-    ...(testCase.headers
-      ? { headers: testCase.headers.map(([name, value]) => [name, replace(value)] as const) }
-      : {}),
-    ...(testCase.headersPresent
-      ? {
-          headersPresent: Object.fromEntries(
-            Object.entries(testCase.headersPresent).map(([name, value]) => [name, replace(value)]),
-          ),
-        }
-      : {}),
-  };
+  const inJson = JSON.stringify(origin).slice(1, -1);
+  return JSON.parse(JSON.stringify(testCase).replaceAll(PARTNER_ORIGIN, () => inJson)) as RequestCase;
 }

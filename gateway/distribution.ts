@@ -1,8 +1,6 @@
 /**
- * What the CloudFront distribution does around the two functions, written once: the AWS stack (infra/stack.ts)
- * builds the distribution, its cache policy and its response headers policy from this table, and the local
- * edge (gateway/local/) behaves by it. A test holds the synthesized template against the table, so neither
- * can change alone. Facts about CloudFront behind these values are in gateway/README.md.
+ * What the CloudFront distribution does around the two functions, written once: the AWS stack builds it from
+ * this table and the local edge behaves by it (a test holds the template against it). Facts: gateway/README.md.
  */
 import {
   ERROR_PAGE,
@@ -13,13 +11,10 @@ import {
   PAGE_SECURITY_HEADERS,
 } from '../contract/index.ts';
 
-/** An origin answer CloudFront turns into an error page of its own (no function runs on it). */
+/** An origin status CloudFront turns into its own answer: the viewer's status, the page (its origin path). */
 export interface ErrorResponse {
-  /** The origin's status. */
   readonly originStatus: number;
-  /** The status the viewer gets. */
   readonly status: number;
-  /** The object served as the body, by its path at the origin. */
   readonly page: string;
 }
 
@@ -27,63 +22,27 @@ export interface ErrorResponse {
  * The media types CloudFront compresses (CloudFront Developer Guide, "Serve compressed files", "File types
  * that CloudFront compresses"). `application/json` is there; `application/yaml` is not.
  */
-const COMPRESSED_MEDIA_TYPES = [
-  'application/dash+xml',
-  'application/eot',
-  'application/font',
-  'application/font-sfnt',
-  'application/javascript',
-  'application/json',
-  'application/opentype',
-  'application/otf',
-  'application/pkcs7-mime',
-  'application/protobuf',
-  'application/rss+xml',
-  'application/truetype',
-  'application/ttf',
-  'application/vnd.apple.mpegurl',
-  'application/vnd.ms-fontobject',
-  'application/xhtml+xml',
-  'application/xml',
-  'application/x-font-opentype',
-  'application/x-font-truetype',
-  'application/x-font-ttf',
-  'application/x-httpd-cgi',
-  'application/x-javascript',
-  'application/x-mpegurl',
-  'application/x-opentype',
-  'application/x-otf',
-  'application/x-perl',
-  'application/x-ttf',
-  'font/eot',
-  'font/opentype',
-  'font/otf',
-  'font/ttf',
-  'image/svg+xml',
-  'text/css',
-  'text/csv',
-  'text/html',
-  'text/javascript',
-  'text/js',
-  'text/plain',
-  'text/richtext',
-  'text/tab-separated-values',
-  'text/xml',
-  'text/x-component',
-  'text/x-java-source',
-  'text/x-script',
-  'vnd.apple.mpegurl',
-] as const;
+const COMPRESSED_MEDIA_TYPES = `
+  application/dash+xml application/eot application/font application/font-sfnt application/javascript
+  application/json application/opentype application/otf application/pkcs7-mime application/protobuf
+  application/rss+xml application/truetype application/ttf application/vnd.apple.mpegurl
+  application/vnd.ms-fontobject application/xhtml+xml application/xml application/x-font-opentype
+  application/x-font-truetype application/x-font-ttf application/x-httpd-cgi application/x-javascript
+  application/x-mpegurl application/x-opentype application/x-otf application/x-perl application/x-ttf
+  font/eot font/opentype font/otf font/ttf image/svg+xml text/css text/csv text/html text/javascript
+  text/js text/plain text/richtext text/tab-separated-values text/xml text/x-component text/x-java-source
+  text/x-script vnd.apple.mpegurl`
+  .trim()
+  .split(/\s+/);
 
-/** Where a behaviour's objects come from: the origin bucket, through one of two ways in. */
+/**
+ * How CloudFront reads the bucket for a behaviour: whether that reader may list it (S3 then answers a missing
+ * object with 404, else 403), and the keys it may read (every key when absent).
+ */
 export interface OriginAccess {
-  /** How CloudFront reads the bucket. */
   readonly access: 'origin access control' | 'origin access identity';
-  /** Whether that reader may list the bucket: S3 then answers a missing object with 404, else 403. */
   readonly list: boolean;
-  /** The status S3 answers this reader for a missing object. */
   readonly missingObjectStatus: 403 | 404;
-  /** The keys this reader may read (every key when absent). */
   readonly readableKeys?: readonly string[];
 }
 
@@ -130,11 +89,7 @@ export const DISTRIBUTION = {
       readableKeys: [`${PAGE_OBJECT_PREFIX}*`],
     },
   } satisfies Record<Behaviour['origin'], OriginAccess>,
-  /**
-   * The default behaviour serves the API; plan pages (`/plans/*`) have their own. A live page changes in place
-   * when a publish changes its plan, so the edge keeps it five minutes at most, whatever its object says
-   * (docs/decisions.md#plan-pages).
-   */
+  /** The API, and plan pages (`/plans/*`): a live page changes in place, so it is kept five minutes at most. */
   behaviours: {
     api: { pathPattern: '*', origin: 'catalog', compress: false, securityHeaders: {} },
     pages: {
@@ -145,29 +100,20 @@ export const DISTRIBUTION = {
       maxTtlSeconds: 300,
     },
   } satisfies Record<string, Behaviour>,
-  /**
-   * CloudFront's own compression, where a behaviour turns it on (the pages). The API's behaviour has it off:
-   * every catalog and openapi.yaml is stored precompressed (br, gzip) and the viewer-request function picks
-   * the variant, at any size (CloudFront compresses only up to 10 MB).
-   */
+  /** CloudFront's compression, on for the pages only: the API's objects are stored compressed, at any size. */
   compression: {
     encodings: ['br', 'gzip'],
     minBytes: 1_000,
     maxBytes: 10_000_000,
     mediaTypes: COMPRESSED_MEDIA_TYPES,
   },
-  /**
-   * Origin statuses CloudFront turns into its own answers (distribution-wide; no function runs on them): a
-   * missing catalog object (403) and origin failures become the 500 problem, a missing page (404) the
-   * not-found page. Cached briefly (a setting).
-   */
-  errorResponses: [
-    { originStatus: 403, status: 500, page: `/${ERROR_PAGE}` },
-    { originStatus: 404, status: 404, page: `/${NOT_FOUND_PAGE}` },
-    ...[500, 502, 503, 504].map(
-      (originStatus): ErrorResponse => ({ originStatus, status: 500, page: `/${ERROR_PAGE}` }),
-    ),
-  ] satisfies ErrorResponse[],
+  /** Origin statuses CloudFront answers itself (no function runs): a missing page (404) gets the not-found page. */
+  errorResponses: [403, 404, 500, 502, 503, 504].map(
+    (originStatus): ErrorResponse =>
+      originStatus === 404
+        ? { originStatus, status: 404, page: `/${NOT_FOUND_PAGE}` }
+        : { originStatus, status: 500, page: `/${ERROR_PAGE}` },
+  ),
   /** The status CloudFront answers when it cannot reach the origin at all. */
   originFailureStatus: 502,
   /** What every behaviour's response headers policy adds to every answer from the cache or origin, and removes. */
@@ -178,21 +124,11 @@ export const DISTRIBUTION = {
   /** Requests over these sizes get 413 and the connection closed. */
   requestLimits: { urlBytes: 8_192, requestBytes: 20_480, status: 413 },
   /**
-   * How long a viewer's connection may take: from a request's first byte to the end of its head
-   * (`headersMs`; then 408 and the connection closed), to the end of the whole request (`requestMs`), and
-   * idle between two requests (`keepAliveMs`; then closed). CloudFront publishes no viewer-side figures:
-   * these are the local edge's, and it holds them to within 5 % (gateway/README.md, "Fidelity with
-   * CloudFront").
+   * How long a viewer may take to send a request's head (then 408) and the whole request, and stay idle between
+   * requests. CloudFront publishes no figures: these are the local edge's (gateway/README.md, "Fidelity").
    */
   connectionLimits: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 },
 } as const;
-
-/** How long a viewer's connection may take (see {@link DISTRIBUTION}'s `connectionLimits`). */
-export interface ConnectionLimits {
-  readonly headersMs: number;
-  readonly requestMs: number;
-  readonly keepAliveMs: number;
-}
 
 /** The behaviour CloudFront picks for a viewer's path (path patterns are case-sensitive). */
 export function behaviourFor(path: string): Behaviour {

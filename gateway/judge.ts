@@ -1,10 +1,7 @@
 /**
- * Judges one answer against its case of the request-case table (cases.ts) and against the rules every answer
- * obeys (docs/decisions.md#gateway, docs/decisions.md#plan-pages): the one place those expectations are
- * written. The table's runs against the local edge (testing/cases.suite.ts) and `catalog check` against any
- * deployment (app/check.ts) both call {@link judgeAnswer}; what each knows about the world it runs in — the
- * bodies, ETags and dates of the objects, the keys, the CORS origin — comes in as {@link Known}, and a rule
- * whose fact is unknown is not judged. Pure.
+ * Judges one answer against its case (cases.ts) and the rules every answer obeys (docs/decisions.md#gateway,
+ * #plan-pages), for the table's runs and `catalog check` alike. What a run knows of its world comes in as
+ * {@link Known}; a rule whose fact is unknown is not judged. Pure.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -35,20 +32,16 @@ export type KnownBody = Exclude<ExpectedBody, 'empty' | keyof typeof PROBLEMS>;
 /** The stored variant an answer is served from: none (the object itself), br or gzip. */
 export type Encoding = 'br' | 'gzip' | undefined;
 
-/** What the judge knows about the world an answer comes from. */
+/**
+ * What the judge knows about the world an answer comes from: each object's decoded body, and its `ETag` and
+ * `Last-Modified` in an encoding (what is not given is not compared); texts no body may contain (the keys
+ * sent); the CORS origin (`null`: none, so no `Access-Control-*` header at all; `undefined`: not judged).
+ */
 export interface Known {
-  /** The decoded body of each object; a body not given is not compared. */
   readonly bodies: Readonly<Partial<Record<KnownBody, Buffer>>>;
-  /** The `ETag` an object is served with in an encoding; undefined: not compared. */
   etag(object: OriginObjectName, encoding: Encoding): string | undefined;
-  /** The `Last-Modified` an object is served with in an encoding; undefined: not compared. */
   modified(object: OriginObjectName, encoding: Encoding): string | undefined;
-  /** Texts no body may contain (the keys sent). */
   readonly secrets: readonly string[];
-  /**
-   * The CORS origin the answers are made under: an origin, `null` for none (no `Access-Control-*` header at
-   * all), `undefined` when unknown (CORS headers are not judged).
-   */
   readonly cors: string | null | undefined;
 }
 
@@ -60,10 +53,7 @@ export function variantKey(object: OriginObjectName, encoding: Encoding): string
 /** The largest body read or decoded (64 MiB): a catalog of 30,000 plans is about 15 MB. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-/**
- * The body of an answer as sent before its `Content-Encoding` (br, gzip, or none). Throws when it cannot be
- * decoded, or decodes to more than {@link MAX_BODY_BYTES}.
- */
+/** The body before its `Content-Encoding`; throws when it cannot be decoded or is over {@link MAX_BODY_BYTES}. */
 export function decodeBody(answer: {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: Buffer;
@@ -98,11 +88,10 @@ export function describeDifference(got: Buffer, expected: Buffer): string {
   return `${got.length} bytes against ${expected.length}, first difference at byte ${at}: ${around(got)} where ${around(expected)} was expected`;
 }
 
-/** The problem document's `type`, when a body is one (to say what a wrong status was). */
-function problemTypeOf(answer: Answer): string | undefined {
+/** The body `read` gives, as JSON; undefined when it cannot be read or is not JSON. */
+function jsonOf(read: () => Buffer): unknown {
   try {
-    const parsed = JSON.parse(decodeBody(answer).toString('utf8')) as { type?: unknown };
-    return typeof parsed.type === 'string' ? parsed.type : undefined;
+    return JSON.parse(read().toString('utf8'));
   } catch {
     return undefined;
   }
@@ -124,8 +113,10 @@ const BODY_NAMES: Readonly<Record<KnownBody, string>> = {
 export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known): string[] {
   const { headers } = answer;
   if (answer.status !== testCase.status) {
-    const type = problemTypeOf(answer);
-    return [`status: expected ${testCase.status}, got ${answer.status}${type ? ` (${type})` : ''}`];
+    // A problem document's `type` says what the wrong status was.
+    const type = (jsonOf(() => decodeBody(answer)) as { type?: unknown } | null | undefined)?.type;
+    const what = typeof type === 'string' ? ` (${type})` : '';
+    return [`status: expected ${testCase.status}, got ${answer.status}${what}`];
   }
   const problems: string[] = [];
   const expect = (name: string, expected: string | undefined) => {
@@ -160,13 +151,13 @@ export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known)
       }
     } else {
       const problem = PROBLEMS[expected as keyof typeof PROBLEMS];
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body.toString('utf8'));
-      } catch {
-        parsed = undefined;
-      }
-      if (!isDeepStrictEqual(parsed, JSON.parse(problemDocument(problem))))
+      const sent = body;
+      if (
+        !isDeepStrictEqual(
+          jsonOf(() => sent),
+          JSON.parse(problemDocument(problem)),
+        )
+      )
         problems.push(
           `body: expected the problem document ${problemDocument(problem)}, got ${shown(body.toString('utf8'))}`,
         );
@@ -212,8 +203,7 @@ export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known)
   // What is served from the origin: the whole object, validators, and a Vary that names Accept-Encoding.
   const served = testCase.status === 200 || testCase.status === 304;
   const catalogs: readonly (string | undefined)[] = CATALOGS;
-  const kinds = { openapi: ANSWER_HEADERS.openapi, page: ANSWER_HEADERS.page };
-  const kind = object === 'openapi' || object === 'page' ? kinds[object] : ANSWER_HEADERS.catalog;
+  const kind = ANSWER_HEADERS[object === 'openapi' || object === 'page' ? object : 'catalog'];
   // A 304 describes no body: its validators and caching headers only.
   if (served && object !== undefined) expectAll(kind, ['vary', 'cache-control']);
   if (served && catalogs.includes(object))

@@ -1,8 +1,6 @@
 /**
- * The builder as a Lambda function (lambda/README.md): the same publish as `catalog publish` (app/run.ts),
- * configured from the environment, logging one JSON line per run. A failed run throws, so the alarm can fire
- * (and an asynchronous invocation goes to the failure queue); a `busy` run does not (the other run does the
- * work), nor a `not-configured` one (a fresh deployment does not alarm before its source is set).
+ * The builder as a Lambda function (lambda/README.md): `catalog publish` configured from the environment, one
+ * JSON line per run. A failed run throws (the alarm fires); a `busy` or `not-configured` one does not.
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -22,14 +20,15 @@ export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
 }
 
+/**
+ * The environment (read once, on the first run) and what else the handler uses: by default the SDK's clients,
+ * console.log (CloudWatch Logs) and Powertools' Metrics.
+ */
 export interface HandlerOptions {
-  /** The environment to read the configuration from (once, on the first run). */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clients?: LambdaClients;
-  /** Where the one JSON line per run goes (default: console.log, i.e. CloudWatch Logs). */
   readonly log?: (line: string) => void;
   readonly now?: () => Date;
-  /** Default: Powertools' Metrics under contract/metrics.ts's names, as embedded-metric-format lines. */
   readonly metrics?: MetricsSink;
 }
 
@@ -55,11 +54,9 @@ export interface SecretSource {
 }
 
 /**
- * Reads a source secret: either the secret string itself is the source spec (e.g.
- * `postgres://user:pass@host/db`), or it is a JSON object `{"source": "…", "token": "…"}` (`token`, optional,
- * is sent to an HTTP source as a bearer token). An empty `source` (what the stack writes into the secret it
- * creates, contract/index.ts `SOURCE_UNSET`) is a source not set yet: {@link SourceNotConfiguredError}. No part
- * of the value ever enters an error message.
+ * Reads a source secret: the source itself (`postgres://…`), or `{"source": "…", "token": "…"}` (the token an
+ * HTTP source's bearer token). An empty `source` (the stack's placeholder) is {@link SourceNotConfiguredError}.
+ * No part of the value ever enters an error message.
  */
 export function sourceFromSecret(secretArn: string, secret: string | undefined): SecretSource {
   const text = secret?.trim() ?? '';
@@ -98,11 +95,7 @@ async function readSecretString(
   }
 }
 
-async function readSourceSecret(client: SecretsManagerClient, secretArn: string): Promise<SecretSource> {
-  return sourceFromSecret(secretArn, await readSecretString(client, secretArn));
-}
-
-/** Reads the monitoring key from its secret: the secret string is the key. Its value never enters a message. */
+/** Reads the monitoring key: the secret string is the key. Its value never enters a message. */
 async function readMonitoringKey(client: SecretsManagerClient, secretArn: string): Promise<string> {
   const key = (await readSecretString(client, secretArn))?.trim() ?? '';
   if (key === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
@@ -173,7 +166,7 @@ export function createHandler(
         ...(secretArn !== undefined
           ? {
               source: async () => {
-                secret = await readSourceSecret(clients.secrets, secretArn);
+                secret = sourceFromSecret(secretArn, await readSecretString(clients.secrets, secretArn));
                 return secret;
               },
             }
@@ -225,20 +218,16 @@ export function createHandler(
       }
       const message =
         error instanceof CatalogError ? renderMessage(error.message, 'lambda') : describeCause(error);
+      const clean = (line: string) => redact(line, secret);
       const entry = {
         level: 'error',
         command: 'publish',
         error: error instanceof Error ? error.name : 'Error',
         message: redact(message, secret),
         ...(error instanceof InvalidRowsError
-          ? {
-              invalidRows: error
-                .lines()
-                .slice(0, MAX_LOGGED_ROWS)
-                .map((line) => redact(line, secret)),
-            }
+          ? { invalidRows: error.lines().slice(0, MAX_LOGGED_ROWS).map(clean) }
           : {}),
-        ...(warnings.length > 0 ? { warnings: warnings.map((line) => redact(line, secret)) } : {}),
+        ...(warnings.length > 0 ? { warnings: warnings.map(clean) } : {}),
         durationMs: Math.round(performance.now() - started),
       };
       log(JSON.stringify(entry));

@@ -55,11 +55,8 @@ export async function invokeBuilder(
     payload = text;
   }
   if (answer.FunctionError) {
-    const details = ErrorPayload.safeParse(payload);
-    const what =
-      details.success && (details.data.errorType || details.data.errorMessage)
-        ? [details.data.errorType, details.data.errorMessage].filter(Boolean).join(': ')
-        : text.slice(0, 500);
+    const { errorType, errorMessage } = ErrorPayload.safeParse(payload).data ?? {};
+    const what = [errorType, errorMessage].filter(Boolean).join(': ') || text.slice(0, 500);
     throw new RebuildError(`function ${functionName} failed (${answer.FunctionError}): ${what}`);
   }
   if (answer.StatusCode !== undefined && answer.StatusCode !== 200)

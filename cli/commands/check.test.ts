@@ -409,7 +409,7 @@ handler = async function (event) { var response = await builtHandler(event); del
 async function hostileServer(answer: (request: IncomingMessage, response: ServerResponse) => void) {
   const http = createServer(answer);
   const { port } = await listen(http, 0, '127.0.0.1');
-  return { url: `http://127.0.0.1:${port}`, close: () => shutdown(http, 0) };
+  return { url: `http://127.0.0.1:${port}`, close: () => shutdown(http) };
 }
 
 /** `times` copies of `chunk`, as a stream into `response` (which may be cut off by the client). */

@@ -1,8 +1,6 @@
 /**
- * Bundling and checking of the CloudFront Functions. The output must be a plain script for cloudfront-js-2.0:
- * a top-level `handler`, no import but `cloudfront`, `require` only of crypto, querystring or buffer, only
- * the syntax the runtime supports and only the globals, methods and module members it offers (checked on the
- * syntax tree, not by a regular expression), at most 10 KB.
+ * Bundles the CloudFront Functions into plain cloudfront-js-2.0 scripts and checks them on the syntax tree:
+ * a top-level `handler`, only the runtime's syntax, modules, globals and methods, at most 10 KB (gateway/README.md).
  */
 import { Parser } from 'acorn';
 import { fullAncestor } from 'acorn-walk';
@@ -18,19 +16,15 @@ export type GatewayFunctionName = keyof typeof GATEWAY_FUNCTIONS;
 /** Where `npm run build` writes the bundles, relative to the repository root. */
 export const GATEWAY_DIST = 'dist/gateway';
 
-/** CloudFront's limit on function code, in bytes (not adjustable). */
+/** CloudFront's limit on function code, in bytes (not adjustable), and what we aim for (room to grow). */
 export const FUNCTION_SIZE_LIMIT = 10 * 1024;
-/** What we aim for, leaving room to grow. */
 export const FUNCTION_SIZE_TARGET = 4 * 1024;
 
 const MODULES = new Set(['crypto', 'querystring', 'buffer']);
 
 const words = (text: string) => text.trim().split(/\s+/);
 
-/**
- * The objects of the runtime's modules (`cloudfront`, and what `require` gives): each member, and the object a
- * call of it returns when that is another of these.
- */
+/** The runtime's module objects (`cloudfront`, what `require` gives): each member, and the object its call returns. */
 export const RUNTIME_OBJECTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   cloudfront: { kvs: 'KeyValueStore', logCustomData: '' },
   KeyValueStore: { get: '', exists: '', meta: '' },
@@ -40,10 +34,7 @@ export const RUNTIME_OBJECTS: Readonly<Record<string, Readonly<Record<string, st
   buffer: { Buffer: '' },
 };
 
-/**
- * What cloudfront-js-2.0 offers by name (AWS's "JavaScript runtime 2.0 features"), in the notation of
- * {@link functionUses}. Kept short on purpose: what is not here is refused until it is added.
- */
+/** What cloudfront-js-2.0 offers (AWS's "JavaScript runtime 2.0 features"), kept short on purpose. */
 const RUNTIME_FEATURES = new Set([
   ...words(`Object Array String Number Boolean Math JSON Date RegExp Promise Error TypeError RangeError
     SyntaxError ReferenceError URIError parseInt parseFloat isNaN isFinite decodeURI decodeURIComponent encodeURI
@@ -84,9 +75,8 @@ interface AnyNode {
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
 
 /**
- * What the code uses of its runtime, sorted: `global JSON.parse`, `method trim` (called on a built-in value),
- * `runtime crypto`, `runtime Hash.digest` (followed through bindings and calls). A name is a global when no
- * function or the program declares it (a block's declaration counts for its whole function).
+ * What the code uses of its runtime, sorted: `global JSON.parse`, `method trim`, `runtime Hash.digest` (followed
+ * through bindings and calls). A name no function declares is a global (a block's counts for its function).
  */
 function usesOf(program: AnyNode): string[] {
   const scopes = new Map<AnyNode, Map<string, string>>();
@@ -208,11 +198,6 @@ export function checkFunctionCode(code: string): string[] {
         if (node.generator) problems.push(`a generator ${at(node)} is not supported`);
         if (node.async && !topLevel.has(node))
           problems.push(`an async function that is not top-level ${at(node)} is not supported`);
-        for (const param of node.params as AnyNode[]) {
-          if (param.type !== 'Identifier' && param.type !== 'RestElement') {
-            problems.push(`a ${param.type} parameter ${at(param)} is not supported`);
-          }
-        }
         break;
       case 'LogicalExpression':
         if (node.operator === '??') problems.push(`?? ${at(node)} is not supported`);
@@ -222,9 +207,8 @@ export function checkFunctionCode(code: string): string[] {
           problems.push(`${node.operator} ${at(node)} is not supported`);
         break;
       case 'Property':
-        if (node.method || node.shorthand || node.computed) {
+        if (node.method || node.shorthand || node.computed)
           problems.push(`a method, shorthand or computed property ${at(node)} is not supported`);
-        }
         break;
       case 'CatchClause':
         if (!node.param) problems.push(`catch without a binding ${at(node)} is not supported`);
@@ -239,11 +223,10 @@ export function checkFunctionCode(code: string): string[] {
           source !== 'cloudfront' ||
           specifiers.length !== 1 ||
           specifiers[0]?.type !== 'ImportDefaultSpecifier'
-        ) {
+        )
           problems.push(
             `import of ${JSON.stringify(source)} ${at(node)}: only "import cf from 'cloudfront'" is allowed`,
           );
-        }
         break;
       }
       case 'CallExpression': {
@@ -251,21 +234,16 @@ export function checkFunctionCode(code: string): string[] {
         if (callee.type === 'Identifier' && callee.name === 'require') {
           const args = node.arguments as AnyNode[];
           const name = args.length === 1 && args[0]?.type === 'Literal' ? args[0].value : undefined;
-          if (typeof name !== 'string' || !MODULES.has(name)) {
+          if (typeof name !== 'string' || !MODULES.has(name))
             problems.push(
               `require(${args.map((a) => JSON.stringify(a.value ?? a.type)).join(', ')}) ${at(node)}: only crypto, querystring and buffer`,
             );
-          }
         }
         break;
       }
       case 'AwaitExpression':
-        if (
-          (parent?.type === 'CallExpression' || parent?.type === 'NewExpression') &&
-          parent.callee !== raw
-        ) {
+        if ((parent?.type === 'CallExpression' || parent?.type === 'NewExpression') && parent.callee !== raw)
           problems.push(`await inside call arguments ${at(node)} is refused by njs`);
-        }
         break;
       case 'Identifier': {
         // `require` may only be called directly with a module name; any other use (typeof require,
@@ -306,10 +284,7 @@ const IMPORT_OF_MODULE = /import\s*(\w+)\s*from\s*"(crypto|querystring|buffer)";
 /** The bundle's last statement: the handler's export, under whatever name the minifier gave its function. */
 const EXPORT_TAIL = /export\s*\{\s*(?:([\w$]+)\s+as\s+)?handler\s*\};?\s*$/;
 
-/**
- * Bundles one function entry (a module exporting `handler`) into the runtime's script form. Throws
- * {@link FunctionBundleError} when the result fails {@link checkFunctionCode}.
- */
+/** Bundles a module exporting `handler` into the runtime's script form; {@link FunctionBundleError} if it fails. */
 export async function bundleFunction(entry: string): Promise<string> {
   const result = await build({
     entryPoints: [entry],

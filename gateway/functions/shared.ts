@@ -3,7 +3,6 @@
  * spread, classes, for-of, optional chaining or `??` (the bundle check refuses them), and it must stay small.
  */
 import cf from 'cloudfront';
-import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import type { Fields } from './event.ts';
 
 const kvs = cf.kvs();
@@ -28,11 +27,6 @@ export function logged<T>(value: string, result: T): T {
     cf.logCustomData(value);
   } catch (_error) {}
   return result;
-}
-
-/** The one allowed CORS origin, or null when CORS is off. */
-export function corsOrigin(): Promise<string | null> {
-  return read(KVS_CORS_ORIGIN);
 }
 
 /** Adds `Access-Control-Allow-Origin` when an origin is configured. */

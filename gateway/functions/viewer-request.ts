@@ -1,14 +1,9 @@
 /**
- * Viewer-request function: decides every request before the cache, in this order: path → method
- * → OPTIONS → openapi.yaml → key → discipline (docs/decisions.md#gateway). A plan page (`/plans/<uuid>`, GET
- * or HEAD, no key) is rewritten to its live page (`/plans/<id>.html`, the same whatever build is live), and any
- * other path under `/plans/` to a key that never exists, so the origin's miss gives the not-found page
- * (docs/decisions.md#plan-pages). A valid request is rewritten to
- * the object of the live build (`/builds/<id>/catalog.json.br`, from `build:live` in the key-value store; the
- * origin's root when there is none) in the encoding `Accept-Encoding` prefers, and loses its query string, so
- * unknown parameters never reach the cache key or the origin; it also loses any `Range`/`If-Range`, so the
- * answer is always the whole document. Every answer this function generates carries all its headers (a 401
- * its `WWW-Authenticate` challenge): CloudFront does not run viewer-response on it.
+ * Viewer-request function: decides every request before the cache, in this order: path → method → OPTIONS →
+ * openapi.yaml → key → discipline (docs/decisions.md#gateway). It answers 204/400/401/404/405 itself, with
+ * every header (CloudFront runs no viewer-response on them), or rewrites the request to the live build's object
+ * in the encoding the viewer prefers, or a plan page to its live page (docs/decisions.md#plan-pages); the
+ * query string, `Range` and `If-Range` go (gateway/README.md, "What runs when").
  */
 // biome-ignore lint/style/useNodejsImportProtocol: the runtime's module is `crypto`; the build turns this into require('crypto')
 import crypto from 'crypto';
@@ -49,11 +44,7 @@ async function problem(p: ProblemType, extra?: Fields): Promise<CloudFrontRespon
   const origin = await read(KVS_CORS_ORIGIN);
   const headers = setHeaders(addCors({}, origin), PROBLEM_HEADERS);
   if (extra) Object.assign(headers, extra);
-  return {
-    statusCode: p.status,
-    headers: headers,
-    body: problemDocument(p),
-  };
+  return { statusCode: p.status, headers: headers, body: problemDocument(p) };
 }
 
 /** The answer to a preflight: 204, and the CORS headers when an origin is set. */
@@ -89,10 +80,7 @@ function decode(text: string): string | null {
   }
 }
 
-/**
- * The partner label of a valid, unexpired key, else null with the reason recorded (an expired key's with its
- * partner). Only the SHA-256 of the key is looked up.
- */
+/** The partner of a valid, unexpired key, else null with the reason recorded; only the key's SHA-256 is looked up. */
 async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
   const header = request.headers['x-api-key'];
   if (!header || header.value === '') return logged(LogValue.NoKey, null);
@@ -115,9 +103,8 @@ async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
 }
 
 /**
- * The catalog file for the query string: `catalog.json` without `discipline`, the discipline's file for one
- * valid value, null for anything else (empty, repeated, wrong case, malformed). Names are matched after
- * percent-decoding, case-sensitively.
+ * The catalog file for the query string: `catalog.json` without `discipline`, the discipline's for one valid
+ * value, else null. Names are matched after percent-decoding, case-sensitively.
  */
 function requestedCatalog(querystring: Fields): string | null {
   // Repeated names arrive as one field whose `multiValue` lists every value (`value` is the first): only the
@@ -138,10 +125,7 @@ function requestedCatalog(querystring: Fields): string | null {
   return DISCIPLINES.indexOf(decoded) === -1 ? null : catalogFile(decoded);
 }
 
-/**
- * The weight `Accept-Encoding` gives a coding: its q-value when named, else the `*` one, else 0. A q-value
- * that is not a number counts as 0.
- */
+/** The weight `Accept-Encoding` gives a coding: its q-value (0 if not a number), else the `*` one, else 0. */
 function weight(accepted: string[], coding: string): number {
   let star = 0;
   for (let i = 0; i < accepted.length; i++) {

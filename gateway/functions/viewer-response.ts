@@ -1,20 +1,18 @@
 /**
- * Viewer-response function: runs on cache hits and origin answers below 400 (a catalog, openapi.yaml or a plan
- * page). Sets the spec's headers exactly (`Vary` names `Accept-Encoding` too; the object's `Content-Encoding`
- * stays), removes what S3 adds (`x-amz-*`, `Server`, any `Access-Control-*`), and adds the CORS origin when one
- * is set. A build's objects are stored to be cached for a long time; partners are told `max-age=300` all the
- * same.
- *
- * What was served is decided by the object's `Content-Type` from the origin, which the builder sets on every
- * object it writes (builder/build.ts: the page, openapi.yaml and catalog types of contract/index.ts), never by
- * the request: AWS describes the request of a viewer-response event as the one the viewer sent and does not
- * promise that the viewer-request function's rewrite (`/builds/<id>/…`) shows there, so the URI may be
- * `/api/plans`, `/openapi.yaml` or `/plans/<id>` as well as the object's key. A page keeps its type; an object
- * of any other type than a page or YAML is a catalog (gateway/README.md).
+ * Viewer-response function: on cache hits and origin answers below 400, sets the spec's headers exactly
+ * (`Cache-Control: max-age=300` whatever the object says, `Vary` with `Accept-Encoding`), removes what S3 adds
+ * (`x-amz-*`, `Server`, any `Access-Control-*`) and adds the CORS origin when one is set. What was served is
+ * told by the object's `Content-Type` (a page, openapi.yaml, else a catalog), never by the request URI: AWS does
+ * not promise that viewer-request's rewrite shows in this event (gateway/README.md, "What runs when").
  */
-import { CATALOG_HEADERS, OPENAPI_HEADERS, PAGE_SERVED_HEADERS } from '../../contract/index.ts';
+import {
+  CATALOG_HEADERS,
+  KVS_CORS_ORIGIN,
+  OPENAPI_HEADERS,
+  PAGE_SERVED_HEADERS,
+} from '../../contract/index.ts';
 import type { CloudFrontEvent, CloudFrontResponse, Fields } from './event.ts';
-import { addCors, corsOrigin, setHeaders } from './shared.ts';
+import { addCors, read, setHeaders } from './shared.ts';
 
 /** The media type of a `Content-Type` value, lowercase, without its parameters (`text/html`). */
 function mediaType(value: string): string {
@@ -30,7 +28,7 @@ function servedType(headers: Fields): string {
 
 export async function handler(event: CloudFrontEvent): Promise<CloudFrontResponse> {
   // Read the store first: njs (and so, likely, the CloudFront runtime) refuses `await` inside call arguments.
-  const origin = await corsOrigin();
+  const origin = await read(KVS_CORS_ORIGIN);
   const response = event.response as CloudFrontResponse;
   const headers = response.headers;
   const type = servedType(headers);

@@ -1,7 +1,6 @@
 /**
- * The local edge: what CloudFront does around the two functions, without the network: viewer-request, the
- * origin (or the custom error page, with no viewer-response), viewer-response, then compression, `304` and
- * `206` as CloudFront serves from its cache. A function that throws or sets a forbidden header gets a 502.
+ * The local edge: viewer-request, the origin (or CloudFront's error page), viewer-response, then compression,
+ * `304` and `206` as CloudFront serves from its cache; a function that fails gets a 502 (gateway/README.md).
  */
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -35,10 +34,7 @@ export interface EdgeResponse {
   readonly error?: string;
 }
 
-/**
- * The request a viewer-response event carries: as the viewer sent it, or as viewer-request left it (AWS does
- * not rule it out). The functions must give the same answers with either, and the tests run both.
- */
+/** The request viewer-response sees: as sent, or as viewer-request left it (AWS does not rule it out). */
 export type ResponseEventRequest = 'as-sent' | 'as-rewritten';
 
 export interface EdgeOptions {
@@ -85,11 +81,8 @@ function parseHttpDate(text: string): number | null {
   return Number.isNaN(time) ? null : time;
 }
 
-/**
- * Whether a 200 becomes a 304: a matching `If-None-Match`, or without one, exactly one valid
- * `If-Modified-Since` not older than `Last-Modified`.
- */
-export function notModified(
+/** Whether a 200 becomes a 304: a matching `If-None-Match`, else one `If-Modified-Since` ≥ `Last-Modified`. */
+function notModified(
   request: Fields,
   validators: { etag: string; lastModified: string | undefined },
 ): boolean {
@@ -110,10 +103,7 @@ export function notModified(
   return since !== null && modified !== null && modified <= since;
 }
 
-/**
- * The byte range one `bytes=first-last`, `first-` or `-suffix` range asks for; `null`: the whole body (no
- * range, or a form this edge does not split), `'unsatisfiable'`: 416.
- */
+/** The one `bytes=` range asked for; `null`: the whole body (none, or a form not split); 416 when unsatisfiable. */
 function byteRange(header: string, length: number): { start: number; end: number } | 'unsatisfiable' | null {
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!match || (match[1] === '' && match[2] === '')) return null;
@@ -197,20 +187,18 @@ export class Edge {
       return { ...(await this.#errorPage(status, behaviour)), partner, logData, error };
     }
 
-    const originResponse: CloudFrontResponse = {
-      statusCode: 200,
-      statusDescription: 'OK',
-      headers: {
-        'content-type': { value: object.contentType },
-        etag: { value: object.etag },
-        'last-modified': { value: object.lastModified.toUTCString() },
-        server: { value: 'AmazonS3' },
-        'x-amz-request-id': { value: nextId() },
-      },
+    const originHeaders: Record<string, string | undefined> = {
+      'content-type': object.contentType,
+      etag: object.etag,
+      'last-modified': object.lastModified.toUTCString(),
+      server: 'AmazonS3',
+      'x-amz-request-id': nextId(),
+      'cache-control': object.cacheControl,
+      'content-encoding': object.contentEncoding,
     };
-    if (object.cacheControl) originResponse.headers['cache-control'] = { value: object.cacheControl };
-    if (object.contentEncoding)
-      originResponse.headers['content-encoding'] = { value: object.contentEncoding };
+    const originResponse: CloudFrontResponse = { statusCode: 200, statusDescription: 'OK', headers: {} };
+    for (const [name, value] of Object.entries(originHeaders))
+      if (value) originResponse.headers[name] = { value };
     let response: CloudFrontResponse;
     try {
       const request = this.#options.responseEventRequest === 'as-rewritten' ? result : event.request;

@@ -1,16 +1,13 @@
 /**
- * Builds CloudFront Functions events from raw HTTP requests as CloudFront shapes them: lowercase header names,
- * repeats in `multiValue`, cookies apart, no hop-by-hop headers, query strings as sent (still encoded). Every
- * field map has a null prototype and is read through own properties only: `__proto__` is a name like any other.
+ * CloudFront Functions events from raw HTTP requests, shaped as CloudFront shapes them (gateway/README.md). Field
+ * maps have a null prototype and are read through own properties only: `__proto__` is a name like any other.
  */
 import type { CloudFrontEvent, CloudFrontResponse, Field, Fields } from '../functions/event.ts';
 
-/** A request as it came off the wire. */
+/** A request as it came off the wire: its target as sent, its headers as Node's `rawHeaders`. */
 export interface RawRequest {
   readonly method: string;
-  /** The request target as sent (origin-form `/path?query`, or absolute-form). */
   readonly target: string;
-  /** Alternating names and values, as Node's `rawHeaders`. */
   readonly rawHeaders: readonly string[];
   readonly remoteAddress: string;
 }

@@ -4,10 +4,7 @@ import { ConfigError } from '../../contract/errors.ts';
 import { GATEWAY_DIST, GATEWAY_FUNCTIONS, type GatewayFunctionName } from '../functions/bundle.ts';
 import { loadFunction, type SandboxedFunction, type SandboxOptions } from './sandbox.ts';
 
-/**
- * Loads a built function from `<root>/dist/gateway` into the local runtime. Fails with a clear reason when
- * the bundle is missing; `onStale` hears when the function's source is newer than its bundle.
- */
+/** Loads a built function from `<root>/dist/gateway`; `onStale` hears when its source is newer than the bundle. */
 export async function loadBuiltFunction(
   root: string,
   name: GatewayFunctionName,

@@ -1,7 +1,6 @@
 /**
- * The origin as the local edge sees it: an origin store (publish/origin.ts) answering with an object's bytes
- * and the metadata the build set, never a guess. A build's objects never change, so they are read once;
- * anything else is looked at again at most every {@link RECHECK_MS}.
+ * The origin as the local edge sees it: an origin store's objects with the metadata the build set. A build's
+ * objects never change, so they are read once; anything else is looked at again every {@link RECHECK_MS}.
  */
 import { BUILDS_PREFIX } from '../../contract/index.ts';
 import type { OriginStore } from '../../publish/origin.ts';

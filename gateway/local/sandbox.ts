@@ -1,10 +1,7 @@
 /**
- * A local stand-in for the cloudfront-js-2.0 runtime: runs a built function bundle in a `node:vm` context of
- * its own, in which local/runtime.js builds what the runtime offers (said there). As on CloudFront, nothing
- * the function can reach belongs to the Node process: the event is copied in by code of the context, the
- * result comes out as JSON, so `x.constructor.constructor` is always the context's `Function`, which cannot
- * compile strings (a guard against hostile requests, not hostile function code). Results are checked as
- * CloudFront checks them: an exception or a header a function may not set or HTTP cannot carry gives a 502.
+ * The cloudfront-js-2.0 runtime, locally: a built bundle runs in a `node:vm` context of its own, where
+ * local/runtime.js builds what the runtime offers. Nothing the function reaches belongs to the Node process (a
+ * guard against hostile requests, not hostile code); results are checked as CloudFront checks them.
  */
 import { hash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -45,11 +42,12 @@ export interface Bridge {
   log(line: string): void;
 }
 
-/** What local/runtime.js returns: functions of the function's context. */
+/**
+ * What local/runtime.js returns, functions of the function's context: `load` keeps the handler of the code's
+ * {@link scopedScript} (false: none); `run` runs it on a copy of the event at a fixed time, `done` gets JSON.
+ */
 export interface Runtime {
-  /** Runs the function's code (its {@link scopedScript}) and keeps its handler; false when it has none. */
   load(code: (require: unknown, console: unknown, cf: unknown) => unknown): boolean;
-  /** Runs the handler on a copy of the event at a fixed time; `done` gets the result as JSON. */
   run(
     event: CloudFrontEvent,
     time: number,
@@ -73,9 +71,8 @@ const RUNTIME_PATH = runtimePath();
 const RUNTIME = new vm.Script(readFileSync(RUNTIME_PATH, 'utf8'), { filename: RUNTIME_PATH });
 
 /**
- * The function's code as one strict function of the runtime's `require`, `console` and `cf` returning the
- * top-level `handler`: its top-level names are then variables, not global properties that a vm context reads
- * through Node's interceptor on every use (12.8 µs against 11.4 µs a viewer-request call, in bench:gateway).
+ * The code as one strict function of `require`, `console` and `cf` returning `handler`: its top-level names are
+ * then variables, not globals read through Node's interceptor (12.8 against 11.4 µs a call, bench:gateway).
  */
 function scopedScript(script: string, cfName: string | undefined): string {
   return `(function (require, console${cfName ? `, ${cfName}` : ''}) {"use strict";${script}\n;return typeof handler === "undefined" ? undefined : handler;})`;
@@ -84,14 +81,12 @@ function scopedScript(script: string, cfName: string | undefined): string {
 /** The one import a function may have, as the build writes it. */
 const CLOUDFRONT_IMPORT = /^import\s*([\w$]+)\s*from\s*"cloudfront";\n?/;
 
+/** `kvs` backs `cf.kvs()`, `log` hears `console.log`; `refreshStore`: each run first brings it up to date. */
 export interface SandboxOptions {
-  /** Backs `cf.kvs()`. */
   readonly kvs: KeyValueReader;
-  /** Receives each `console.log` line. */
   readonly log?: (line: string) => void;
   /** File name in stack traces. */
   readonly filename?: string;
-  /** Whether each run first brings the store up to date (default true). */
   readonly refreshStore?: boolean;
 }
 
@@ -101,13 +96,14 @@ export const VIEWER_RESPONSE_RUNTIME = { refreshStore: false } as const satisfie
 /** How long one call may hold up the next: far beyond any run, short enough not to stall the edge. */
 const HOLD_LIMIT_MS = 5_000;
 
+/** A run's result, and what it recorded with `cf.logCustomData` (null: nothing). */
+type LoggedRun = { result: CloudFrontRequest | CloudFrontResponse; logData: string | null };
+
 /** A function loaded into its own sandbox; `run` may be called many times, like a warm CloudFront instance. */
 export interface SandboxedFunction {
   run(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse>;
-  /** As `run`, with the value the call recorded with `cf.logCustomData` (null: it recorded none). */
-  runLogged(
-    event: CloudFrontEvent,
-  ): Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>;
+  /** As `run`, with what the call recorded. */
+  runLogged(event: CloudFrontEvent): Promise<LoggedRun>;
 }
 
 /** The message of something thrown, whichever realm it comes from. */
@@ -162,12 +158,9 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
   if (!loaded) throw new FunctionError('the function has no top-level handler');
   const refresh = options.refreshStore === false ? undefined : () => kvs.refresh();
 
-  // One call at a time. The value a call records with cf.logCustomData must reach that call, and the bundle's
-  // `cf` is one object shared by every call, so nothing in the context tells two interleaved calls apart;
-  // telling them apart from the host (AsyncLocalStorage) puts a hook on every promise the process makes (a
-  // viewer-request call took 16.4 µs with it, 12.8 µs without, in bench:gateway). Lookups are answered from
-  // memory, so the next call starts a few microtasks later. A call that holds the next one up past
-  // HOLD_LIMIT_MS (one that awaits what never settles) is failed.
+  // One call at a time: what a call records with cf.logCustomData must reach that call, and the one shared
+  // `cf` cannot tell interleaved calls apart (AsyncLocalStorage could, at 16.4 against 12.8 µs a call). Lookups
+  // come from memory, so the next call waits a few microtasks; one held up past HOLD_LIMIT_MS fails the first.
   const waiting: (() => void)[] = [];
   /** Fails the call running now (set while one runs). */
   let abandon: (() => void) | undefined;
@@ -192,60 +185,55 @@ export function loadFunction(code: string, options: SandboxOptions): SandboxedFu
 
   /** One run, once the store is current: the result checked as CloudFront checks it, and what it recorded. */
   const runNow = (event: CloudFrontEvent) =>
-    new Promise<{ result: CloudFrontRequest | CloudFrontResponse; logData: string | null }>(
-      (resolve, reject) => {
-        const start = () => {
-          const call = { logData: null as string | null };
-          let settled = false;
-          /** Ends this call once: the next one starts, then this one's promise settles. */
-          const settle = (outcome: () => void) => {
-            if (settled) return;
-            settled = true;
-            finish();
-            outcome();
-          };
-          current = call;
-          startedAt = performance.now();
-          abandon = () =>
-            settle(() => reject(new FunctionError(`the function did not finish within ${HOLD_LIMIT_MS} ms`)));
-          runtime.run(
-            event,
-            Date.now(),
-            (text) => {
-              const logData = call.logData;
-              settle(() => {
-                if (typeof text !== 'string') reject(new FunctionError('the function returned no object'));
-                else {
-                  try {
-                    resolve({ result: checkResult(parseResult(text), event), logData });
-                  } catch (error) {
-                    reject(error);
-                  }
-                }
-              });
-            },
-            (error) =>
-              settle(() =>
-                reject(new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error })),
-              ),
-          );
+    new Promise<LoggedRun>((resolve, reject) => {
+      const start = () => {
+        const call = { logData: null as string | null };
+        let settled = false;
+        /** Ends this call once: the next one starts, then this one's promise settles. */
+        const settle = (outcome: () => void) => {
+          if (settled) return;
+          settled = true;
+          finish();
+          outcome();
         };
-        if (abandon === undefined) start();
-        else {
-          waiting.push(start);
-          watch();
-        }
-      },
-    );
+        current = call;
+        startedAt = performance.now();
+        abandon = () =>
+          settle(() => reject(new FunctionError(`the function did not finish within ${HOLD_LIMIT_MS} ms`)));
+        runtime.run(
+          event,
+          Date.now(),
+          (text) => {
+            const logData = call.logData;
+            settle(() => {
+              if (typeof text !== 'string') reject(new FunctionError('the function returned no object'));
+              else {
+                try {
+                  resolve({ result: checkResult(parseResult(text), event), logData });
+                } catch (error) {
+                  reject(error);
+                }
+              }
+            });
+          },
+          (error) =>
+            settle(() =>
+              reject(new FunctionError(`the function threw: ${messageOf(error)}`, { cause: error })),
+            ),
+        );
+      };
+      if (abandon === undefined) start();
+      else {
+        waiting.push(start);
+        watch();
+      }
+    });
   const runLogged = (event: CloudFrontEvent) => {
     // The store as it is when the run starts: a change made before the request is seen by all its lookups.
     const reloading = refresh?.();
     return reloading ? reloading.then(() => runNow(event)) : runNow(event);
   };
-  return {
-    runLogged,
-    run: (event) => runLogged(event).then((run) => run.result),
-  };
+  return { runLogged, run: (event) => runLogged(event).then((run) => run.result) };
 }
 
 /** A field of a map, read as an own property only. */

@@ -3,14 +3,14 @@ import { Agent, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { issueKey } from '../../keys/manage.ts';
 import { describeCaseTable, nextAccessLogEntry } from '../../testing/cases.suite.ts';
 import { accessLogStart, httpRequest, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { rawRequest } from '../../testing/raw.ts';
 import { createTestWorld, edgeFor, type TestWorld } from '../../testing/world.ts';
-import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
+import { DISTRIBUTION } from '../distribution.ts';
 import type { EdgeResponse } from './edge.ts';
 import type { RawRequest } from './event.ts';
 import { type AccessLogEntry, createEdgeServer, listen, shutdown } from './server.ts';
@@ -59,7 +59,7 @@ describeCaseTable(
         return { ...answer, logData: next.entry.logData as string | null };
       },
       async close() {
-        await Promise.all([shutdown(servers.plain.server, 100), shutdown(servers.cors.server, 100)]);
+        await Promise.all([shutdown(servers.plain.server), shutdown(servers.cors.server)]);
       },
     };
   },
@@ -346,7 +346,7 @@ describe('the edge server when sending an answer fails', () => {
     const address = await listen(server, 0, '127.0.0.1');
     url = `http://127.0.0.1:${address.port}`;
   });
-  afterAll(() => shutdown(server, 100));
+  afterAll(() => shutdown(server));
 
   it('answers 502 for that request, logs why, and keeps serving the next ones', async () => {
     const bad = await httpRequest(url, { method: 'GET', target: '/bad' });
@@ -373,16 +373,23 @@ describe("the edge server's connection limits", () => {
     }),
   };
   /** Short limits, so a slow client is cut in well under a second. */
-  const limits: ConnectionLimits = { headersMs: 400, requestMs: 800, keepAliveMs: 1_000 };
+  const limits = { headersMs: 400, requestMs: 800, keepAliveMs: 1_000 };
   /** How late a cut may come: the 5 % the server promises, and time for a busy machine to schedule it. */
   const late = (limitMs: number) => limitMs * 1.05 + 1_000;
   let server: Server;
   let url: string;
   beforeAll(async () => {
-    server = createEdgeServer({ edge, log: () => {}, limits });
+    // The server reads distribution.ts's limits once, when it is made: made short for this one.
+    const real = { ...DISTRIBUTION.connectionLimits };
+    Object.assign(DISTRIBUTION.connectionLimits, limits);
+    try {
+      server = createEdgeServer({ edge, log: () => {} });
+    } finally {
+      Object.assign(DISTRIBUTION.connectionLimits, real);
+    }
     url = `http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}`;
   });
-  afterAll(() => shutdown(server, 100));
+  afterAll(() => shutdown(server));
 
   /** Writes `text` one byte every `everyMs` until the connection closes; resolves when it has. */
   async function dribble(socket: Socket, text: string, everyMs: number): Promise<void> {
@@ -393,7 +400,7 @@ describe("the edge server's connection limits", () => {
     }
   }
 
-  it('uses the limits of distribution.ts unless told otherwise, and looks for slow clients often enough to hold them', () => {
+  it('uses the limits of distribution.ts, and looks for slow clients often enough to hold them', () => {
     const production = createEdgeServer({ edge, log: () => {} });
     const { headersMs, requestMs, keepAliveMs } = DISTRIBUTION.connectionLimits;
     expect(production.headersTimeout).toBe(headersMs);
@@ -441,6 +448,38 @@ describe("the edge server's connection limits", () => {
     // Node keeps an idle connection one second past the limit it announces, so that a client reusing it
     // right at the limit is not cut mid-request.
     expect(idle).toBeLessThan(late(limits.keepAliveMs) + 1_000);
+  });
+});
+
+describe('shutting the edge server down', () => {
+  it('lets a request in flight finish for five seconds, then cuts its connection', async () => {
+    let received = () => {};
+    const inFlight = new Promise<void>((resolve) => {
+      received = resolve;
+    });
+    const handle = () => {
+      received();
+      return new Promise<EdgeResponse>(() => {});
+    };
+    const server = createEdgeServer({ edge: { handle }, log: () => {} });
+    const client = rawConnection(`http://127.0.0.1:${(await listen(server, 0, '127.0.0.1')).port}`);
+    client.socket.write('GET /api/plans HTTP/1.1\r\nHost: x\r\n\r\n');
+    await inFlight;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let stopped = false;
+      const stopping = shutdown(server).then(() => {
+        stopped = true;
+      });
+      await vi.advanceTimersByTimeAsync(4_900);
+      expect(stopped).toBe(false);
+      await vi.advanceTimersByTimeAsync(100);
+      await stopping;
+      await client.closed;
+      expect(client.received()).toBe('');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -13,11 +13,10 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ConnectionLimits, DISTRIBUTION } from '../distribution.ts';
+import { DISTRIBUTION } from '../distribution.ts';
 import { badGateway, type Edge, type EdgeResponse } from './edge.ts';
 import type { RawRequest } from './event.ts';
 
-/** CloudFront's limits on a viewer request: beyond either it answers 413 and closes the connection. */
 const REQUEST_LIMITS = DISTRIBUTION.requestLimits;
 const TOO_LARGE_STATUS = DISTRIBUTION.requestLimits.status;
 
@@ -28,7 +27,7 @@ function requestHeadBytes(raw: RawRequest, httpVersion: string): number {
   return bytes;
 }
 
-/** One access-log entry. */
+/** One access-log entry; `logData` is what viewer-request recorded with `cf.logCustomData` (null: nothing). */
 export interface AccessLogEntry {
   readonly time: string;
   readonly method: string;
@@ -37,18 +36,14 @@ export interface AccessLogEntry {
   readonly bytes: number;
   readonly ms: number;
   readonly partner: string | null;
-  /** What viewer-request recorded with `cf.logCustomData`, null when nothing (docs/decisions.md#usage). */
   readonly logData: string | null;
   readonly error?: string;
 }
 
+/** The edge that answers, and where each request's access-log entry goes. */
 export interface EdgeServerOptions {
-  /** The edge that answers requests (only its `handle` is used). */
   readonly edge: Pick<Edge, 'handle'>;
-  /** Receives one entry per request (the CLI writes it as a JSON line to stderr). */
   readonly log: (entry: AccessLogEntry) => void;
-  /** The connection limits; `DISTRIBUTION.connectionLimits` unless a test makes them short. */
-  readonly limits?: ConnectionLimits;
 }
 
 /** How often Node looks for connections over a limit, per limit (its default, every 30 s, is far too late). */
@@ -59,10 +54,7 @@ const headerNames = new Map<string, string>([['etag', 'ETag']]);
 function headerName(name: string): string {
   let written = headerNames.get(name);
   if (written === undefined) {
-    written = name.replace(
-      /(^|-)([a-z])/g,
-      (_m, dash: string, letter: string) => dash + letter.toUpperCase(),
-    );
+    written = name.replace(/(^|-)[a-z]/g, (start) => start.toUpperCase());
     if (headerNames.size < 256) headerNames.set(name, written);
   }
   return written;
@@ -80,10 +72,7 @@ function send(res: ServerResponse, answer: EdgeResponse, head: boolean): void {
   res.end(noBody || head ? undefined : answer.body);
 }
 
-/**
- * Sends an answer; if that throws (a header value HTTP cannot carry, a closed socket), sends a 502 instead
- * while the head is not out yet, or cuts the connection once it is. Returns what the client was given.
- */
+/** Sends an answer, or when that throws, a 502 (or a cut once the head is out); returns what was given. */
 function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): EdgeResponse {
   try {
     send(res, answer, head);
@@ -94,11 +83,7 @@ function sendSafely(res: ServerResponse, answer: EdgeResponse, head: boolean): E
       res.destroy();
       return { ...answer, error: reason };
     }
-    const fallback = {
-      ...badGateway(reason),
-      partner: answer.partner,
-      logData: answer.logData ?? null,
-    };
+    const fallback = { ...badGateway(reason), partner: answer.partner, logData: answer.logData ?? null };
     try {
       send(res, fallback, head);
     } catch {
@@ -116,7 +101,7 @@ function logPath(url: string): string {
 
 /** Creates the HTTP server of the local edge (not yet listening). */
 export function createEdgeServer(options: EdgeServerOptions): Server {
-  const limits = options.limits ?? DISTRIBUTION.connectionLimits;
+  const limits = DISTRIBUTION.connectionLimits;
   /** Connections whose request has been handed to the edge while its body is still coming in. */
   const readingBody = new WeakSet<object>();
   const server = createServer(
@@ -187,20 +172,17 @@ export function createEdgeServer(options: EdgeServerOptions): Server {
         });
     },
   );
-  // A client that sends its request and closes its side (a half-close) still gets the answer: Node's default
-  // is to end the connection at once, dropping an answer that is not ready yet (one that waits for the key
-  // store to be read again, say). The connection ends once the answer is sent.
+  // A client that half-closes still gets its answer (Node's default ends the connection at once, dropping an
+  // answer not ready yet); the connection ends once it is sent.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  // A connection that breaks or sends garbage must never take the server down. The parser reports an error
-  // again for every further chunk of a bad request: answer once. Then linger — read and discard what the
-  // client still sends, end when it ends, cut after two seconds — so that closing does not reset the
-  // connection and destroy the answer before the client has read it.
+  // A broken or garbage connection never takes the server down. Answer once (the parser reports every further
+  // chunk), then linger — discard what still comes, cut after two seconds — so the answer is not reset unread.
   const rejected = new WeakSet<object>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (rejected.has(socket)) return;
     rejected.add(socket);
-    // A request whose body broke off or came too slowly has its answer already (or on its way): a second
-    // status line would be garbage to the client. Cut the connection.
+    // A request whose body broke off or came too slowly has its answer already: a second status line would be
+    // garbage. Cut the connection.
     if (!socket.writable || readingBody.has(socket)) {
       socket.destroy();
       return;
@@ -231,13 +213,13 @@ export async function listen(server: Server, port: number, host: string): Promis
   return server.address() as AddressInfo;
 }
 
-/**
- * Stops accepting connections, lets requests in flight finish, closes idle keep-alive connections, and
- * after `graceMs` cuts whatever is left.
- */
-export function shutdown(server: Server, graceMs = 5_000): Promise<void> {
+/** How long a shutdown lets requests in flight finish before it cuts their connections. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/** Stops accepting connections, closes idle ones, lets requests in flight finish, then cuts what is left. */
+export function shutdown(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     timer.unref();
     server.close(() => {
       clearTimeout(timer);

@@ -4,16 +4,13 @@ import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import { KvsFileError, parseKvsFile, screenEntries } from '../../keys/kvs-file.ts';
 import type { KeyValueReader } from './sandbox.ts';
 
-/**
- * What tells one version of the file from the next: a new file (inode), or an edit in place (size, times);
- * `missing` for a missing file (an empty store), `unread` before the first read.
- */
+/** A version of the file (inode, size, times; compared field by field: a look makes no string), or none. */
 type Version =
   | readonly [dev: number, ino: number, size: number, mtimeMs: number, ctimeMs: number]
   | 'missing'
   | 'unread';
 
-/** Whether a file's status is this version (compared field by field: a look makes no string). */
+/** Whether a file's status is this version. */
 function isVersion(info: Stats, version: Version): boolean {
   return (
     typeof version !== 'string' &&
@@ -26,16 +23,10 @@ function isVersion(info: Stats, version: Version): boolean {
 }
 
 /**
- * The local KeyValueStore behind `cf.kvs()`: the store file, as it is when each function run starts.
- *
- * {@link refresh} looks at the file when a run starts (one synchronous `stat`, a few µs); when it has changed,
- * the run waits for it to be read again, and the run's lookups {@link peek} at memory. So a key issued or
- * revoked counts from the first request after the command, with no window: an asynchronous `stat` would put a
- * thread-pool round trip (about 45 µs) in front of every run, a check interval leaves a window, and `fs.watch`
- * cannot promise its event comes before the next request.
- *
- * A missing file is an empty store. A file that cannot be read or parsed keeps the last good contents and is
- * reported once per change; entries the gateway must not see ({@link screenEntries}) are left out and reported.
+ * The local KeyValueStore behind `cf.kvs()`: the store file as it is when each function run starts. {@link
+ * refresh} `stat`s it synchronously (a few µs; an asynchronous one costs about 45 µs a run, an interval leaves a
+ * window, `fs.watch` may come late), so a key issued or revoked counts from the next request. A missing file is
+ * an empty store; a bad one keeps the last good contents, reported once per change, as are refused entries.
  */
 export class WatchedKeyValueStore implements KeyValueReader {
   readonly #path: string;
@@ -53,7 +44,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
     this.#onError = options.onError ?? (() => {});
   }
 
-  /** Brings the contents up to date with the file now (at start, and in tests). */
+  /** Brings the contents up to date with the file now. */
   load(): Promise<void> {
     return this.#settle();
   }
@@ -68,10 +59,7 @@ export class WatchedKeyValueStore implements KeyValueReader {
     return this.#entries.get(key);
   }
 
-  /**
-   * Waits until the contents are those of a read that started after this call: a read in flight may have
-   * opened the file before a change this caller must see, so after it the file is looked at again.
-   */
+  /** Waits for contents read after this call (a read in flight may predate a change): then looks again. */
   async #settle(): Promise<void> {
     if (this.#reading !== undefined) await this.#reading;
     if (this.#unchanged()) return;
