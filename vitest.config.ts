@@ -7,7 +7,9 @@ const EXCLUDE = ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**'
  * workers are shared by theirs: each process loads its modules once, not once per file. The syntheses every
  * file shares (`npm run synth`'s, and those checked by cdk-nag and CDK's validation) run once per run, in
  * processes testing/infra/global-setup.ts starts; a test waits for what it reads, however long the machine takes,
- * so the infra tests have no time limit (nothing in them waits on anything but work).
+ * so the infra tests have no time limit (nothing in them waits on anything but work). They run in one worker,
+ * after the other projects (`groupOrder`): each further worker would load aws-cdk-lib again, and by then the
+ * shared syntheses, started with the run, are done, so a second worker would have nothing to overlap.
  */
 const INFRA = ['infra/**/*.test.ts'];
 /**
@@ -32,6 +34,7 @@ export default defineConfig({
     globalSetup: ['testing/global-setup.ts'],
     pool: 'forks',
     // Two cores, but many tests wait (on a child process, a socket, a timer): a third worker fills those waits.
+    // Measured against two workers, a third costs no CPU time that the noise of a shared machine shows.
     maxWorkers: 3,
     projects: [
       {
@@ -59,6 +62,8 @@ export default defineConfig({
         test: {
           name: 'infra',
           isolate: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
           include: INFRA,
           exclude: EXCLUDE,
           setupFiles: ['cli/vitest.setup.ts'],
