@@ -48,6 +48,7 @@ const whole = (plans: number, objects?: Record<string, ManifestEntry>): LiveCata
   manifest: manifest(LIVE, plans, objects),
   damage: [],
   held: new Map(),
+  pages: new Map(),
 });
 const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate => ({
   plans,

@@ -155,19 +155,14 @@ async function served(): Promise<{ generatedAt: string[]; pages: Map<string, num
 }
 
 const POINTS: readonly [string, boolean, (method: string, key: string, copy: boolean) => boolean][] = [
-  [
-    'uploading the first page',
-    false,
-    (method, key, copy) => method === 'PUT' && key.startsWith('pages/') && !copy,
-  ],
+  ['uploading the pack of the new pages', false, (method, key) => method === 'PUT' && key.endsWith('.pack')],
   ['writing the manifest', false, (method, key) => method === 'PUT' && key.endsWith('/manifest.json')],
   [
-    'copying the second live page',
+    'writing the second live page',
     false,
     (() => {
-      let copies = 0;
-      return (method: string, key: string, copy: boolean) =>
-        method === 'PUT' && key.startsWith('plans/') && copy && ++copies === 2;
+      let writes = 0;
+      return (method: string, key: string) => method === 'PUT' && key.startsWith('plans/') && ++writes === 2;
     })(),
   ],
   [
