@@ -1,6 +1,6 @@
 /**
  * A publish killed (`kill -9`) at any point leaves the live catalog and its pages served. A real `catalog publish`
- * process writes to s3rver through a proxy that holds one request unanswered — the first bytes of a page, the
+ * process writes to s3rver through a proxy that holds one request unanswered — the pack of the new pages, the
  * manifest, the second live page, the deletion of removed plans' pages after the pointer moved, the pointer's
  * history — and is killed there. Then, through the local edge over the bucket and the store: every catalog in
  * every encoding comes from the build the pointer names, and every `webUrl` of it answers its page; and a second
