@@ -295,8 +295,8 @@ export function planPageKey(id: string): string {
 }
 
 /**
- * Prefix, at the origin's root, of the bytes of every page of every build, written once: `pages/<id>-<MD5>.html`.
- * A build's manifest names its pages by MD5, so publish and rollback copy them to the live pages; never served.
+ * Prefix, at the origin's root, of what builds share, each written once and never served: the packs of page
+ * versions a rollback reads back, and the shards of the page maps (docs/decisions.md#plan-pages).
  */
 export const PAGE_VERSIONS_PREFIX = 'pages/';
 
