@@ -181,6 +181,7 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
       origin: {
         name: origin.name,
         get: (key) => origin.get(key),
+        getRange: (key, offset, size) => origin.getRange(key, offset, size),
         list: (prefix) => origin.list(prefix),
         listPrefixes: (prefix) => origin.listPrefixes(prefix),
         delete: (keys) => origin.delete(keys),

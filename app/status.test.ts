@@ -73,6 +73,7 @@ function facts(extra: Partial<StatusFacts> = {}): StatusFacts {
       manifest: manifest('2026-03-02T10:00:00.000Z'),
       damage: [],
       held: new Map(),
+      pages: new Map(),
     },
     lastRun: { record: run() },
     runLock: null,
@@ -118,6 +119,7 @@ describe('the judgement', () => {
         manifest: manifest('2026-03-01T10:00:00.000Z'),
         damage: [],
         held: new Map(),
+        pages: new Map(),
       },
       lastRun: { record: run({ confirmed: { at: '2026-03-01T10:00:00.000Z', buildId: LIVE } }) },
     });
@@ -290,6 +292,7 @@ describe('the judgement', () => {
           manifest: manifest('2026-03-02T10:00:00.000Z'),
           damage,
           held: new Map(),
+          pages: new Map(),
         },
         lastRun: { record: run({ outcome: 'failed', reason: 'x' }) },
       }),

@@ -174,7 +174,7 @@ export function evaluateStatus(
         counts: perDiscipline((discipline) => manifest.counts[discipline]),
         plans: manifest.plans,
         objects: {
-          expected: Object.keys(manifest.objects).length + Object.keys(manifest.pages ?? {}).length,
+          expected: Object.keys(manifest.objects).length + live.pages.size,
           damaged: [...damage],
         },
       };

@@ -43,6 +43,8 @@ interface Figures {
   readonly written: number;
   readonly state: number;
   readonly bytes: number;
+  /** Of `bytes`, the build's catalogs and their variants. */
+  readonly catalogBytes: number;
   readonly cpuMs: number;
   readonly wallMs: number;
 }
@@ -142,9 +144,13 @@ try {
     for (const request of s3.requests) kinds.set(kindOf(request), (kinds.get(kindOf(request)) ?? 0) + 1);
     const writes = s3.requests.filter(({ method }) => method === 'PUT');
     const state = writes.filter(({ key }) => key.startsWith('state/')).length;
-    const bytes = writes.reduce((sum, { bytes: size, copyOf }) => sum + (copyOf === undefined ? size : 0), 0);
+    const uploaded = writes.filter(({ copyOf }) => copyOf === undefined);
+    const bytes = uploaded.reduce((sum, { bytes: size }) => sum + size, 0);
+    const catalogBytes = uploaded
+      .filter(({ key }) => key.startsWith('builds/') && !key.endsWith('/manifest.json'))
+      .reduce((sum, { bytes: size }) => sum + size, 0);
     const cpuMs = usage.userMs + usage.systemMs;
-    figures.push({ label, written: writes.length - state, state, bytes, cpuMs, wallMs });
+    figures.push({ label, written: writes.length - state, state, bytes, catalogBytes, cpuMs, wallMs });
     console.log(`\n${label}: ${summary.result ?? 'rolled back to'} ${summary.buildId ?? ''}`);
     console.log(
       `  written : ${count(writes.length - state)} objects, ${mb(bytes)} MB uploaded (and ${state} records of the run under state/)`,
@@ -164,7 +170,7 @@ try {
   console.log('\nagainst a first publish:');
   console.log(`  unchanged      : ${pct(unchanged.cpuMs, full.cpuMs)} of its CPU`);
   console.log(
-    `  one title      : ${count(one.written)} objects, ${mb(one.bytes)} MB (${pct(one.bytes, full.bytes)} of its bytes)`,
+    `  one title      : ${count(one.written)} objects, ${mb(one.bytes)} MB (${pct(one.bytes, full.bytes)} of its bytes; beyond the catalogs and their variants, ${count(Math.round((one.bytes - one.catalogBytes) / 1024))} kB)`,
   );
   console.log(
     `  1 % of plans   : ${count(some.written)} objects, ${pct(some.written, full.written)} of its objects`,

@@ -264,7 +264,7 @@ export function planPageKey(id: string): string {
   return PAGE_OBJECT_PREFIX + id + PAGE_OBJECT_SUFFIX;
 }
 
-/** The bytes of every page of every build, written once as `pages/<id>-<MD5>.html`; never served. */
+/** What builds share at the origin's root, written once, never served: page packs and page-map shards. */
 export const PAGE_VERSIONS_PREFIX = 'pages/';
 
 /** Object key of the page answered for a plan path that is not in the live build (outside the builds). */

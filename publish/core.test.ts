@@ -12,7 +12,11 @@ import {
   decide,
   groupBuilds,
   type LiveCatalog,
+  PAGE_SHARDS,
+  pagesOfShard,
   rollbackTarget,
+  shardOf,
+  shardText,
 } from './core.ts';
 
 const entry = (sha256: string, size = 10): ManifestEntry => ({
@@ -48,6 +52,7 @@ const whole = (plans: number, objects?: Record<string, ManifestEntry>): LiveCata
   manifest: manifest(LIVE, plans, objects),
   damage: [],
   held: new Map(),
+  pages: new Map(),
 });
 const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate => ({
   plans,
@@ -256,5 +261,30 @@ describe('the builds at an origin', () => {
     ).toEqual({
       error: `none of the builds live before live build ${ids[3]} is complete at the origin any more (20250101T000000Z-0000000a); roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`,
     });
+  });
+});
+
+describe('the page map in shards', () => {
+  const ids = Array.from(
+    { length: 2_000 },
+    (_, n) => `0a1b2c3d-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  );
+
+  it('spreads patterned ids over every shard', () => {
+    const counts = new Array<number>(PAGE_SHARDS).fill(0);
+    for (const id of ids) counts[shardOf(id)] = (counts[shardOf(id)] ?? 0) + 1;
+    expect(Math.min(...counts)).toBeGreaterThan(10);
+  });
+
+  it('keeps where each page version is, the same text for the same pages in any order', () => {
+    const pages = new Map(
+      ids
+        .slice(0, 3)
+        .map((id, n) => [id, { md5: `md5-${n}`, source: 'pages/b-0.pack', offset: n * 10, size: 10 }]),
+    );
+    const text = shardText(pages);
+    expect(shardText(new Map([...pages].reverse()))).toBe(text);
+    expect(pagesOfShard(text)).toEqual([...pages].map(([id, page]) => [`plans/${id}.html`, page]));
+    expect(pagesOfShard('not json')).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
  * to prune, what a rollback restores. No I/O here: publish.ts reads the origin and the pointer, asks these
  * functions what to do, and does it.
  */
+import { createHash } from 'node:crypto';
 import type { Manifest } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import {
@@ -13,7 +14,6 @@ import {
   MANIFEST,
   ORIGIN_FILES,
   PAGE_OBJECT_PREFIX,
-  PAGE_OBJECT_SUFFIX,
   PAGE_VERSIONS_PREFIX,
   planPageKey,
 } from '../contract/index.ts';
@@ -32,32 +32,76 @@ export function buildKey(buildId: string, key: string): string {
  */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** The key of the bytes kept for a version of a plan's page: `pages/<id>-<MD5>.html`, written once. */
-export function pageVersionKey(id: string, md5: string): string {
-  return `${PAGE_VERSIONS_PREFIX}${id}-${md5}${PAGE_OBJECT_SUFFIX}`;
+/** Shards of a build's page map: a change to one page rewrites one shard (docs/decisions.md#plan-pages). */
+export const PAGE_SHARDS = 64;
+
+/** The most page bytes one pack holds: a publish keeps each pack in memory while it writes it. */
+export const PACK_BYTES = 8 * 1024 * 1024;
+
+/** The key of a shard of a page map, named by its MD5: `pages/map-<MD5>.json`, written once, shared by builds. */
+export function shardKey(md5: string): string {
+  return `${PAGE_VERSIONS_PREFIX}map-${md5}.json`;
 }
 
-/** A live page a build wants: the MD5 of its bytes, and the key where those bytes are kept. */
-export interface WantedPage {
-  readonly md5: string;
-  readonly source: string;
+/** The key of the `n`th pack of a build's new page versions: `pages/<build>-<n>.pack`, written once. */
+export function packKey(buildId: string, n: number): string {
+  return `${PAGE_VERSIONS_PREFIX}${buildId}-${n}.pack`;
+}
+
+/** The shard of a plan's entry in a page map: from the MD5 of its id (ids need not be random). */
+export function shardOf(id: string): number {
+  return (createHash('md5').update(id).digest()[0] ?? 0) % PAGE_SHARDS;
 }
 
 /**
- * The live pages of a build (`plans/<id>.html` at the origin's root), by key: from its manifest's `pages`, kept
- * at {@link pageVersionKey}; a build from before shared pages kept them in its own folder.
+ * A live page a build wants: the MD5 of its bytes, and where those bytes are kept — `size` bytes at `offset` in
+ * the pack `source`, or (a build from before packs) the whole object `source`.
  */
-export function livePagesOf(
-  buildId: string,
-  manifest: Pick<Manifest, 'objects' | 'pages'>,
-): Map<string, WantedPage> {
+export interface WantedPage {
+  readonly md5: string;
+  readonly source: string;
+  readonly offset?: number;
+  readonly size?: number;
+}
+
+/** A shard's entry for a page: `[MD5, pack, offset, size]`. */
+type ShardEntry = readonly [md5: string, pack: string, offset: number, size: number];
+
+/** The text of a shard of a page map: plan id → entry, by id. */
+export function shardText(pages: ReadonlyMap<string, WantedPage>): string {
+  const entries = [...pages]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([id, page]): [string, ShardEntry] => [
+      id,
+      [page.md5, page.source, page.offset ?? 0, page.size ?? 0],
+    ]);
+  return `${JSON.stringify(Object.fromEntries(entries))}\n`;
+}
+
+/** The live pages (`plans/<id>.html`) of a shard's text; none when it is not a shard. */
+export function pagesOfShard(text: string): [string, WantedPage][] {
+  try {
+    return Object.entries(JSON.parse(text) as Record<string, ShardEntry>).map(
+      ([id, [md5, source, offset, size]]) => [planPageKey(id), { md5, source, offset, size }],
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** A build's manifest as it is stored at the origin: the page map in shards rather than `pages`. */
+export interface StoredManifest extends Manifest {
+  /** The MD5 of each shard of the page map ({@link shardKey}), by shard number. */
+  readonly pageShards?: readonly string[];
+  /** The objects outside the build's folder it uses (its shards, the packs of its pages), by key. */
+  readonly shared?: Readonly<Record<string, { readonly size: number; readonly md5: string }>>;
+}
+
+/** The live pages of a build from before shared pages, kept in its own folder. */
+export function ownPagesOf(buildId: string, manifest: Pick<Manifest, 'objects'>): Map<string, WantedPage> {
   const pages = new Map<string, WantedPage>();
-  if (manifest.pages)
-    for (const [id, md5] of Object.entries(manifest.pages))
-      pages.set(planPageKey(id), { md5, source: pageVersionKey(id, md5) });
-  else
-    for (const [key, { md5 }] of Object.entries(manifest.objects))
-      if (key.startsWith(PAGE_OBJECT_PREFIX)) pages.set(key, { md5, source: buildKey(buildId, key) });
+  for (const [key, { md5 }] of Object.entries(manifest.objects))
+    if (key.startsWith(PAGE_OBJECT_PREFIX)) pages.set(key, { md5, source: buildKey(buildId, key) });
   return pages;
 }
 
@@ -84,7 +128,7 @@ export function pageDamage(
  * another size or MD5. Empty when the build is whole.
  */
 export function damageOf(
-  manifest: Pick<Manifest, 'objects'>,
+  manifest: { readonly objects: Readonly<Record<string, { readonly size: number; readonly md5: string }>> },
   stored: ReadonlyMap<string, Pick<StoredObject, 'size' | 'md5'>>,
 ): string[] {
   const damage: string[] = [];
@@ -102,12 +146,14 @@ export function damageOf(
 export type LiveCatalog =
   /**
    * A build is live; `damage` lists what is wrong with its stored objects and the live pages (empty: whole);
-   * `held` is every live page at the origin, by key, with its MD5 (empty on a directory, which keeps it apart).
+   * `held` is every live page at the origin, by key, with its MD5 (empty on a directory, which keeps it apart);
+   * `pages` the live pages the build wants.
    */
   | {
       readonly kind: 'build';
       readonly id: string;
-      readonly manifest: Manifest;
+      readonly manifest: StoredManifest;
+      readonly pages: ReadonlyMap<string, WantedPage>;
       readonly damage: readonly string[];
       readonly held: ReadonlyMap<string, string>;
     }

@@ -17,7 +17,18 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { link, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -260,6 +271,21 @@ export class DirectoryOrigin implements OriginStore {
       contentEncoding: metadata?.contentEncoding,
       cacheControl: metadata?.cacheControl,
     };
+  }
+
+  async getRange(key: string, offset: number, size: number): Promise<Buffer | null> {
+    const file = await open(this.#path(key)).catch((error: unknown) => {
+      if (isMissing(error)) return null;
+      throw error;
+    });
+    if (!file) return null;
+    try {
+      const buffer = Buffer.alloc(size);
+      const { bytesRead } = await file.read(buffer, 0, size, offset);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await file.close();
+    }
   }
 
   /** Every object under `prefix`, with its MD5 as recorded when written ({@link md5} reads the bytes). */

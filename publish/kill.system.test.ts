@@ -1,6 +1,6 @@
 /**
  * A publish killed (`kill -9`) at any point leaves the live catalog and its pages served. A real `catalog publish`
- * process writes to s3rver through a proxy that holds one request unanswered — the first bytes of a page, the
+ * process writes to s3rver through a proxy that holds one request unanswered — the pack of the new pages, the
  * manifest, the second live page, the deletion of removed plans' pages after the pointer moved, the pointer's
  * history — and is killed there. Then, through the local edge over the bucket and the store: every catalog in
  * every encoding comes from the build the pointer names, and every `webUrl` of it answers its page; and a second
@@ -155,19 +155,14 @@ async function served(): Promise<{ generatedAt: string[]; pages: Map<string, num
 }
 
 const POINTS: readonly [string, boolean, (method: string, key: string, copy: boolean) => boolean][] = [
-  [
-    'uploading the first page',
-    false,
-    (method, key, copy) => method === 'PUT' && key.startsWith('pages/') && !copy,
-  ],
+  ['uploading the pack of the new pages', false, (method, key) => method === 'PUT' && key.endsWith('.pack')],
   ['writing the manifest', false, (method, key) => method === 'PUT' && key.endsWith('/manifest.json')],
   [
-    'copying the second live page',
+    'writing the second live page',
     false,
     (() => {
-      let copies = 0;
-      return (method: string, key: string, copy: boolean) =>
-        method === 'PUT' && key.startsWith('plans/') && copy && ++copies === 2;
+      let writes = 0;
+      return (method: string, key: string) => method === 'PUT' && key.startsWith('plans/') && ++writes === 2;
     })(),
   ],
   [

@@ -44,16 +44,23 @@ export function objectToWrite(object: BuildObject, key: string, cacheControl: st
  * history): its text as it is, never cached.
  */
 export function stateObject(key: string, text: string): ObjectToWrite {
-  const body = Buffer.from(text);
-  return {
-    key,
-    chunks: [body],
-    size: body.length,
-    sha256: createHash('sha256').update(body).digest('hex'),
-    md5: createHash('md5').update(body).digest('hex'),
-    contentType: HEADER_VALUES.json,
-    cacheControl: HEADER_VALUES.noStore,
-  };
+  return bytesObject(key, [Buffer.from(text)], HEADER_VALUES.json, HEADER_VALUES.noStore);
+}
+
+/** An object of these bytes, hashed here. */
+export function bytesObject(
+  key: string,
+  chunks: readonly Buffer[],
+  contentType: string,
+  cacheControl: string,
+): ObjectToWrite {
+  const [sha256, md5] = ['sha256', 'md5'].map((algorithm) => {
+    const hash = createHash(algorithm);
+    for (const chunk of chunks) hash.update(chunk);
+    return hash.digest('hex');
+  }) as [string, string];
+  const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  return { key, chunks, size, sha256, md5, contentType, cacheControl };
 }
 
 /** What the origin says about a stored object. */
@@ -89,6 +96,8 @@ export interface OriginStore {
   copy(from: string, to: string, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
   /** The object with its bytes and metadata, or null. */
   get(key: string): Promise<FetchedObject | null>;
+  /** `size` bytes of an object from `offset` (S3: a ranged GET), or null when it is missing. */
+  getRange(key: string, offset: number, size: number): Promise<Buffer | null>;
   /**
    * Replaces an object only if its MD5 is still `expectedMd5` (compare and swap: S3's `If-Match`); resolves
    * false, changing nothing, when it changed or is gone. The run lock's takeover and renewal use it.

@@ -22,7 +22,7 @@ import {
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
-import { buildKey, IMMUTABLE, pageVersionKey } from './core.ts';
+import { buildKey, IMMUTABLE } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
 import { readHistory } from './history.ts';
@@ -104,6 +104,13 @@ function partition(result: BuildResult): [BuildObject[], BuildObject[]] {
   return [result.objects.filter((object) => !isPage(object)), result.objects.filter(isPage)];
 }
 
+/** A build as it is stored at the origin: its manifest, and where the bytes of each of its live pages are. */
+async function storedBuild(origin: OriginStore, buildId: string) {
+  const live = await readLive(origin, buildId);
+  if (live.kind !== 'build') throw new Error(`build ${buildId} is not at ${origin.name}`);
+  return live;
+}
+
 /** The plan id of a page's key. */
 const idOf = (key: string) => key.replace(/^plans\/|\.html$/g, '');
 
@@ -174,16 +181,29 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect(result.manifest.pages).toEqual(
       Object.fromEntries(pages.map((page) => [idOf(page.key), page.md5])),
     );
+    // Each page is live, its bytes kept in the build's one pack, and the page map in shards named by their MD5.
+    const stored = await storedBuild(target.origin, result.buildId);
+    expect(stored.damage).toEqual([]);
+    expect(stored.manifest.pages).toBeUndefined();
+    expect(stored.manifest.pageShards).toHaveLength(64);
+    const shards = [...new Set(stored.manifest.pageShards)].map((md5) => `pages/map-${md5}.json`);
+    const pack = `pages/${result.buildId}-0.pack`;
+    expect(Object.keys(stored.manifest.shared ?? {}).sort()).toEqual([pack, ...shards].sort());
     expect((await keys(target.origin)).filter((key) => !key.startsWith('state/'))).toEqual(
       [
-        ...own.map((object) => buildKey(result.buildId, object.key)),
+        ...own
+          .filter((object) => object.key !== 'manifest.json')
+          .map((object) => buildKey(result.buildId, object.key)),
+        buildKey(result.buildId, 'manifest.json'),
         ...pages.map((page) => page.key),
-        ...pages.map((page) => pageVersionKey(idOf(page.key), page.md5)),
+        pack,
+        ...shards,
         'errors/404.html',
         'errors/500.json',
       ].sort(),
     );
-    for (const object of own) {
+    // The manifest stored lists the page map's shards rather than every page.
+    for (const object of own.filter(({ key }) => key !== 'manifest.json')) {
       const stored = await target.origin.get(buildKey(result.buildId, object.key));
       expect(stored?.body.equals(object.body), object.key).toBe(true);
       expect(stored, object.key).toMatchObject({
@@ -195,15 +215,17 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     }
     // A page is live at the origin's root, and its bytes are kept for any build that lists it: five minutes in a
     // cache, as it changes in place.
-    for (const page of pages)
-      for (const key of [page.key, pageVersionKey(idOf(page.key), page.md5)]) {
-        const stored = await target.origin.get(key);
-        expect(stored?.body.equals(page.body), key).toBe(true);
-        expect(stored, key).toMatchObject({
-          contentType: PAGE_HEADERS.html,
-          cacheControl: PAGE_HEADERS.cacheable,
-        });
-      }
+    for (const page of pages) {
+      const live = await target.origin.get(page.key);
+      expect(live?.body.equals(page.body), page.key).toBe(true);
+      expect(live, page.key).toMatchObject({
+        contentType: PAGE_HEADERS.html,
+        cacheControl: PAGE_HEADERS.cacheable,
+      });
+      const { md5, source, offset = -1, size = 0 } = stored.pages.get(page.key) ?? { md5: '', source: '' };
+      expect([md5, source]).toEqual([page.md5, pack]);
+      expect((await target.origin.getRange(source, offset, size))?.equals(page.body), page.key).toBe(true);
+    }
     // The move is in the pointer's history, an object written once.
     const [move, ...others] = await keys(target.origin, 'state/history/');
     expect(others).toEqual([]);
@@ -465,6 +487,13 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       published.push(result);
     }
     const [a, b, c] = published as [BuildResult, BuildResult, BuildResult];
+    const shared = new Map<string, string[]>();
+    for (const result of published)
+      shared.set(
+        result.buildId,
+        Object.keys((await storedBuild(target.origin, result.buildId)).manifest.shared ?? {}),
+      );
+    const sharedOf = async (id: string) => shared.get(id);
     // Keep one: the live build, and the build live before it (the rollback target) whatever `keep` says.
     const pointer = await readPointer(target.kvs);
     expect(protectedBy(pointer)).toEqual({ live: c.buildId, pinned: null, previous: b.buildId });
@@ -481,12 +510,14 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       `builds/${c.buildId}/`,
     ]);
     expect(await target.origin.list(`builds/${a.buildId}/`)).toEqual([]);
-    // A's pages go only where no kept build lists them: plan 0 retitled, and plan 1 before its new title.
-    const sources = (result: BuildResult) =>
-      Object.entries(result.manifest.pages ?? {}).map(([id, md5]) => pageVersionKey(id, md5));
-    const gone = sources(a).filter((key) => !sources(b).includes(key) && !sources(c).includes(key));
-    expect(gone).toHaveLength(2);
-    expect(await keys(target.origin, 'pages/')).toEqual([...new Set([...sources(b), ...sources(c)])].sort());
+    // A's shared objects go only where no kept build uses them: the shards that listed plan 0 retitled and plan 1
+    // before its new title; its pack holds pages B and C still list.
+    const [sa, sb, sc] = await Promise.all([a, b, c].map((result) => sharedOf(result.buildId)));
+    const gone = (sa ?? []).filter((key) => !sb?.includes(key) && !sc?.includes(key));
+    expect(gone.length).toBeGreaterThan(0);
+    expect(gone.every((key) => key.startsWith('pages/map-'))).toBe(true);
+    expect(sb).toContain(`pages/${a.buildId}-0.pack`);
+    expect(await keys(target.origin, 'pages/')).toEqual([...new Set([...(sb ?? []), ...(sc ?? [])])].sort());
     if (kind === 'a directory') {
       const { readdir } = await import('node:fs/promises');
       expect(await readdir(`${scratch.dir}/origin/builds`)).toEqual([b.buildId, c.buildId]);
@@ -519,7 +550,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect(await readLive(target.origin, b.buildId)).toMatchObject({ kind: 'build', damage: [] });
   });
 
-  it('writes only what a changed title changes: the catalogs, that page once and live, the manifest', async () => {
+  it('writes only what a changed title changes: the catalogs, that page live, its bytes in one pack, one shard of the page map, the manifest', async () => {
     const first = await built();
     await publishBuild(first, target, options());
     const before = new Map((await target.origin.list('')).map((object) => [object.key, object.md5]));
@@ -532,35 +563,46 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       `plans/${(rows[5] as { id: string }).id.toLowerCase()}.html`,
     ]);
     const page = changed[0] as BuildObject;
-    const version = pageVersionKey(idOf(page.key), page.md5);
     const copied = own.filter((object) => object.key.startsWith('openapi.yaml'));
     const uploaded = own.filter((object) => !copied.includes(object) && object.key !== 'manifest.json');
     const history = (await keys(target.origin, 'state/history/')).filter((key) => !before.has(key));
+    // The page map is split in shards named by their MD5: the two builds' maps differ in one shard.
+    const shardsOf = async (result: BuildResult) =>
+      JSON.parse(
+        (await target.origin.get(buildKey(result.buildId, 'manifest.json')))?.body.toString() ?? '{}',
+      ).pageShards as string[];
+    const [was, now] = [await shardsOf(first), await shardsOf(next)];
+    expect(now).toHaveLength(was.length);
+    const shards = now.filter((md5, index) => md5 !== was[index]);
+    expect(shards).toHaveLength(1);
     const expected = [
       // Every catalog holds the build's generatedAt: all three change, with their variants.
       ...uploaded.map((object) => `PUT ${buildKey(next.buildId, object.key)}`),
       ...copied.map(
         (object) => `COPY ${buildKey(first.buildId, object.key)} > ${buildKey(next.buildId, object.key)}`,
       ),
-      `PUT ${version}`,
-      `COPY ${version} > ${page.key}`,
+      `PUT pages/${next.buildId}-0.pack`,
+      `PUT pages/map-${shards[0]}.json`,
+      `PUT ${page.key}`,
       `PUT ${buildKey(next.buildId, 'manifest.json')}`,
       ...history.map((key) => `PUT ${key}`),
     ].sort();
-    expect(expected).toHaveLength(16);
+    expect(expected).toHaveLength(17);
     if (s3) {
       const sent = s3.requests.splice(0);
       expect(writesOf(sent)).toEqual(expected);
-      // Bytes: the catalogs with their variants, the page, the manifest and the history's record; no copy sends any.
+      // Bytes: the catalogs with their variants, the page twice (live, and in the pack), one shard of the page
+      // map, the manifest and the history's record; no copy sends any.
       const sizeOf = (objects: readonly BuildObject[]) =>
         objects.reduce((sum, object) => sum + object.size, 0);
-      const manifest = next.objects.filter((object) => object.key === 'manifest.json');
       const bytes = sent
         .filter(({ method, copyOf }) => method === 'PUT' && copyOf === undefined)
         .reduce((sum, request) => sum + request.bytes, 0);
-      // The history's record is a few hundred bytes.
-      expect(bytes - sizeOf([...uploaded, page, ...manifest])).toBeGreaterThan(0);
-      expect(bytes - sizeOf([...uploaded, page, ...manifest])).toBeLessThan(1_000);
+      const manifest = (await target.origin.get(buildKey(next.buildId, 'manifest.json')))?.size ?? 0;
+      const extra = bytes - sizeOf([...uploaded, page, page]) - manifest;
+      // One shard of the page map and the history's record: a few hundred bytes, not a map of every page.
+      expect(extra).toBeGreaterThan(0);
+      expect(extra).toBeLessThan(1_000);
     }
     // Whatever the origin, exactly those keys are new or changed.
     const after = await target.origin.list('');
@@ -608,27 +650,24 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       const second = await built(rows.slice(1, 44));
       s3?.requests.splice(0);
       await publishBuild(second, target, options());
-      const version = (result: BuildResult, index: number) =>
-        pageVersionKey(idAt(index), result.manifest.pages?.[idAt(index)] ?? '');
+      // Each changed or added page is written once, live; their bytes are kept in one pack.
       if (s3)
-        expect(writesOf(s3.requests.splice(0)).filter((line) => /plans\/|pages\/|DELETE/.test(line))).toEqual(
+        expect(writesOf(s3.requests.splice(0)).filter((line) => /plans\/|\.pack|DELETE/.test(line))).toEqual(
           [
-            ...[2, 42, 43].flatMap((index) => [
-              `PUT ${version(second, index)}`,
-              `COPY ${version(second, index)} > ${pageKey(index)}`,
-            ]),
+            ...[2, 42, 43].map((index) => `PUT ${pageKey(index)}`),
+            `PUT pages/${second.buildId}-0.pack`,
             'DELETE',
           ].sort(),
         );
       await serving({ 0: [404, 'Plan not found'], 2: [200, title(2)], 42: [200, title(42)] });
 
-      // The rollback makes the first build's pages live again: it copies the two that differ and deletes the two
-      // the first build lacks, and uploads nothing.
+      // The rollback makes the first build's pages live again: it writes the two that differ (their bytes read
+      // from the first build's pack) and deletes the two the first build lacks, and writes nothing else.
       await rollback(target, { now: new Date() });
       if (s3)
         expect(writesOf(s3.requests.splice(0)).filter((line) => !line.includes('state/history/'))).toEqual(
           [0, 2]
-            .map((index) => `COPY ${version(first, index)} > ${pageKey(index)}`)
+            .map((index) => `PUT ${pageKey(index)}`)
             .concat('DELETE')
             .sort(),
         );

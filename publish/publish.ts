@@ -6,8 +6,8 @@ import pLimit from 'p-limit';
 import {
   type BuildObject,
   type BuildResult,
+  buildObject,
   completeBuild,
-  type Manifest,
   type PreparedBuild,
 } from '../builder/build.ts';
 import { CatalogError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
@@ -15,8 +15,10 @@ import {
   BUILD_ID_PATTERN,
   BUILDS_PREFIX,
   type Discipline,
+  HEADER_VALUES,
   MANIFEST,
   ORIGIN_FILES,
+  PAGE_HEADERS,
   PAGE_OBJECT_PREFIX,
   PAGE_OBJECT_SUFFIX,
   PAGE_VERSIONS_PREFIX,
@@ -38,17 +40,24 @@ import {
   hasManifest,
   IMMUTABLE,
   type LiveCatalog,
-  livePagesOf,
   ms,
+  ownPagesOf,
+  PACK_BYTES,
+  PAGE_SHARDS,
   type Protected,
+  packKey,
   pageDamage,
-  pageVersionKey,
+  pagesOfShard,
   rollbackTarget,
+  type StoredManifest,
+  shardKey,
+  shardOf,
+  shardText,
   type WantedPage,
 } from './core.ts';
 import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
-import { type ObjectToWrite, type OriginStore, objectToWrite, stateObject } from './origin.ts';
+import { bytesObject, type ObjectToWrite, type OriginStore, objectToWrite, stateObject } from './origin.ts';
 import {
   type Binding,
   DeploymentError,
@@ -135,29 +144,48 @@ export interface PublishSummary {
 }
 
 /** Reads a build's manifest; null when it is missing or not a manifest. */
-export async function readManifest(origin: OriginStore, buildId: string): Promise<Manifest | null> {
+export async function readManifest(origin: OriginStore, buildId: string): Promise<StoredManifest | null> {
   const object = await origin.get(buildKey(buildId, MANIFEST));
   if (!object) return null;
   try {
-    const manifest = JSON.parse(object.body.toString('utf8')) as Manifest;
+    const manifest = JSON.parse(object.body.toString('utf8')) as StoredManifest;
     return manifest.buildId === buildId && typeof manifest.objects === 'object' ? manifest : null;
   } catch {
     return null;
   }
 }
 
-/** What is wrong with a build's own stored objects against its manifest (empty: whole). */
-async function damageOfBuild(origin: OriginStore, buildId: string, manifest: Manifest): Promise<string[]> {
-  const prefix = buildKey(buildId, '');
+/** What is wrong with a build's stored objects (its own, and the shared ones it uses) against its manifest. */
+async function damageOfBuild(
+  origin: OriginStore,
+  buildId: string,
+  manifest: StoredManifest,
+): Promise<string[]> {
   // Where an MD5 is only a record kept beside the object (a directory), reading it for every object would say
   // nothing of the bytes: those are checked by hashing when asked.
-  const stored = new Map(
-    (await origin.list(prefix, { md5: !origin.md5 })).map((object) => [
-      object.key.slice(prefix.length),
-      object,
-    ]),
+  const listed = async (prefix: string, strip: number) =>
+    new Map(
+      (await origin.list(prefix, { md5: !origin.md5 })).map((object) => [object.key.slice(strip), object]),
+    );
+  const prefix = buildKey(buildId, '');
+  const [own, shared] = await Promise.all([
+    listed(prefix, prefix.length),
+    manifest.shared ? listed(PAGE_VERSIONS_PREFIX, 0) : new Map(),
+  ]);
+  return [...damageOf(manifest, own), ...damageOf({ objects: manifest.shared ?? {} }, shared)];
+}
+
+/** The live pages a build wants, by key: from the shards of its page map (or, before those, its own folder). */
+async function pagesOf(
+  origin: OriginStore,
+  buildId: string,
+  manifest: StoredManifest,
+): Promise<Map<string, WantedPage>> {
+  if (!manifest.pageShards) return ownPagesOf(buildId, manifest);
+  const shards = await pLimit(HASH_CONCURRENCY).map([...new Set(manifest.pageShards)], async (md5) =>
+    pagesOfShard((await origin.get(shardKey(md5)))?.body.toString('utf8') ?? ''),
   );
-  return damageOf(manifest, stored);
+  return new Map(shards.flat());
 }
 
 /** The live pages at the origin (`plans/<id>.html`), by key, with the MD5 of each when `md5`. */
@@ -204,20 +232,22 @@ export async function readLive(
         id: live,
         reason: `no readable ${buildKey(live, MANIFEST)} at ${origin.name}`,
       };
-    const [damage, held] = await Promise.all([
+    const [damage, held, pages] = await Promise.all([
       damageOfBuild(origin, live, manifest),
       heldPages(origin, !origin.md5),
+      pagesOf(origin, live, manifest),
     ]);
-    const pages = livePagesOf(live, manifest);
     damage.push(...pageDamage(pages, held));
     if (options.bytes) {
       const objects = Object.entries(manifest.objects).map(
         ([key, { md5 }]) => [key, buildKey(live, key), md5] as const,
       );
-      const live_ = [...pages].map(([key, { md5 }]) => [key, key, md5] as const);
-      damage.push(...(await byteDamageOf(origin, [...objects, ...live_], damage)));
+      const others = [...Object.entries(manifest.shared ?? {}), ...pages].map(
+        ([key, { md5 }]) => [key, key, md5] as const,
+      );
+      damage.push(...(await byteDamageOf(origin, [...objects, ...others], damage)));
     }
-    return { kind: 'build', id: live, manifest, damage, held };
+    return { kind: 'build', id: live, manifest, pages, damage, held };
   }
   const flat = await origin.get(ORIGIN_FILES.all);
   return flat ? { kind: 'flat', plans: countPlans(flat.body) } : { kind: 'none' };
@@ -227,9 +257,20 @@ export async function readLive(
 const toWrite = (object: BuildObject, key: string): ObjectToWrite =>
   objectToWrite(object, key, object.cacheControl ?? IMMUTABLE);
 
+/** The pages of a build, by key (`plans/<id>.html`). */
+const pageObjects = (build: BuildResult): Map<string, BuildObject> =>
+  new Map(
+    build.objects.filter(({ key }) => key.startsWith(PAGE_OBJECT_PREFIX)).map((page) => [page.key, page]),
+  );
+
+/** Packs rendered and held in memory at once. */
+const PACK_CONCURRENCY = 2;
+
 /**
  * Writes what a build adds at the origin, never overwriting (copied from the live build where the bytes are the
- * same), then, once durable, the manifest: the build's commit point. Throws {@link UploadError}.
+ * same): its own objects, the pages the live build does not hold in packs, the shards of its page map that
+ * changed; then, once durable, the manifest: the build's commit point. Returns the manifest and the live pages
+ * it wants. Throws {@link UploadError}.
  */
 async function upload(
   origin: OriginStore,
@@ -237,20 +278,12 @@ async function upload(
   live: LiveCatalog,
   concurrency: number,
   progress: ProgressSink,
-): Promise<void> {
+): Promise<{ readonly manifest: StoredManifest; readonly pages: Map<string, WantedPage> }> {
   const base = live.kind === 'build' ? live : undefined;
-  const kept = base?.manifest.pages ?? {};
   const damaged = new Set(base?.damage.map((line) => line.slice(0, line.indexOf(' '))));
   const writes: { readonly key: string; readonly write: () => Promise<unknown> }[] = [];
   for (const object of build.objects) {
-    if (object.key === MANIFEST) continue;
-    if (object.key.startsWith(PAGE_OBJECT_PREFIX)) {
-      const id = object.key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
-      const key = pageVersionKey(id, object.md5);
-      if (kept[id] !== object.md5)
-        writes.push({ key, write: () => origin.put(toWrite(object, key), { overwrite: false }) });
-      continue;
-    }
+    if (object.key === MANIFEST || object.key.startsWith(PAGE_OBJECT_PREFIX)) continue;
     const key = buildKey(build.buildId, object.key);
     const same = base && base.manifest.objects[object.key]?.md5 === object.md5 && !damaged.has(object.key);
     writes.push({
@@ -261,7 +294,65 @@ async function upload(
           : origin.put(toWrite(object, key), { overwrite: false }),
     });
   }
-  const manifest = build.objects.find((object) => object.key === MANIFEST);
+  // A page version the live build holds whole is kept where it is; the others go into this build's packs.
+  const pages = new Map<string, WantedPage>();
+  const shared: Record<string, { size: number; md5: string }> = {};
+  const packs: BuildObject[][] = [];
+  let packed = PACK_BYTES;
+  for (const [key, page] of pageObjects(build)) {
+    const held = base?.pages.get(key);
+    if (held?.md5 === page.md5 && held.offset !== undefined && !damaged.has(held.source)) {
+      pages.set(key, held);
+      const entry = base?.manifest.shared?.[held.source];
+      if (entry) shared[held.source] = entry;
+      continue;
+    }
+    if (packed + page.size > PACK_BYTES && packed > 0) {
+      packs.push([]);
+      packed = 0;
+    }
+    pages.set(key, {
+      md5: page.md5,
+      source: packKey(build.buildId, packs.length - 1),
+      offset: packed,
+      size: page.size,
+    });
+    packed += page.size;
+    packs.at(-1)?.push(page);
+  }
+  const packLimit = pLimit(PACK_CONCURRENCY);
+  packs.forEach((pack, n) => {
+    const key = packKey(build.buildId, n);
+    writes.push({
+      key,
+      write: () =>
+        packLimit(async () => {
+          const object = bytesObject(
+            key,
+            pack.flatMap((page) => page.chunks),
+            'application/octet-stream',
+            IMMUTABLE,
+          );
+          shared[key] = { size: object.size, md5: object.md5 };
+          return origin.put(object, { overwrite: false });
+        }),
+    });
+  });
+  const shards = Array.from({ length: PAGE_SHARDS }, () => new Map<string, WantedPage>());
+  for (const [key, page] of pages) {
+    const id = key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
+    shards[shardOf(id)]?.set(id, page);
+  }
+  const kept = new Set(base?.manifest.pageShards);
+  const pageShards = shards.map((shard) => {
+    const text = Buffer.from(shardText(shard));
+    const object = bytesObject('', [text], HEADER_VALUES.json, IMMUTABLE);
+    const key = shardKey(object.md5);
+    if ((!kept.has(object.md5) || damaged.has(key)) && !shared[key])
+      writes.push({ key, write: () => origin.put({ ...object, key }, { overwrite: false }) });
+    shared[key] = { size: object.size, md5: object.md5 };
+    return object.md5;
+  });
   let written = 0;
   const total = writes.length + 1;
   const fail = (key: string, error: unknown) =>
@@ -284,32 +375,49 @@ async function upload(
     }
   });
   if (failed) throw failed;
-  if (manifest) {
-    try {
-      await origin.sync?.();
-      await origin.put(toWrite(manifest, buildKey(build.buildId, MANIFEST)), { overwrite: false });
-      await origin.sync?.();
-    } catch (error) {
-      throw fail(MANIFEST, error);
-    }
+  const { pages: _map, ...rest } = build.manifest;
+  const manifest: StoredManifest = { ...rest, pageShards, shared };
+  const text = `${JSON.stringify(manifest, null, 2)}\n`;
+  const object = buildObject(MANIFEST, [Buffer.from(text)], { contentType: HEADER_VALUES.json });
+  try {
+    await origin.sync?.();
+    await origin.put(toWrite(object, buildKey(build.buildId, MANIFEST)), { overwrite: false });
+    await origin.sync?.();
+  } catch (error) {
+    throw fail(MANIFEST, error);
   }
+  return { manifest, pages };
 }
 
-/** Copies the pages of `wanted` that differ from `held` into place, durably; returns the held pages it lacks. */
+/**
+ * Writes the pages of `wanted` that differ from `held` into place, durably — from `local` (the build being
+ * published) when it holds the same bytes, else from where the build keeps them; returns the held pages it lacks.
+ */
 async function putLivePages(
   origin: OriginStore,
   wanted: ReadonlyMap<string, WantedPage>,
   held: ReadonlyMap<string, string>,
   progress: ProgressSink,
+  local: ReadonlyMap<string, BuildObject> = new Map(),
 ): Promise<string[]> {
   const differing = [...wanted].filter(([key, { md5 }]) => held.get(key) !== md5);
+  const write = async (key: string, page: WantedPage) => {
+    const own = local.get(key);
+    if (own?.md5 === page.md5)
+      return origin.put(objectToWrite(own, key, PAGE_HEADERS.cacheable), { overwrite: true });
+    if (page.offset === undefined) return origin.copy(page.source, key, { overwrite: true });
+    const bytes = await origin.getRange(page.source, page.offset, page.size ?? 0);
+    const object = bytesObject(key, bytes ? [bytes] : [], PAGE_HEADERS.html, PAGE_HEADERS.cacheable);
+    if (object.md5 !== page.md5) throw new Error(`${page.source} does not hold the bytes of ${key}`);
+    return origin.put(object, { overwrite: true });
+  };
   let done = 0;
   const limit = pLimit(UPLOAD_CONCURRENCY);
-  // Every copy settles before a failure is thrown: the caller then puts the live pages back.
+  // Every write settles before a failure is thrown: the caller then puts the live pages back.
   const copies = await Promise.allSettled(
-    differing.map(([key, { source }]) =>
+    differing.map(([key, page]) =>
       limit(async () => {
-        await origin.copy(source, key, { overwrite: true });
+        await write(key, page);
         done += 1;
         progress({ stage: 'updating the live pages', done, total: differing.length });
       }),
@@ -330,7 +438,7 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
     if (live === null || !manifest) return;
     const extra = await putLivePages(
       target.origin,
-      livePagesOf(live, manifest),
+      await pagesOf(target.origin, live, manifest),
       await heldPages(target.origin),
       () => {},
     );
@@ -344,17 +452,18 @@ async function restoreLivePages(target: PublishTarget): Promise<void> {
  */
 async function goLive<T>(
   target: PublishTarget,
-  build: { readonly id: string; readonly manifest: Manifest },
+  build: { readonly id: string; readonly pages: ReadonlyMap<string, WantedPage> },
   held: ReadonlyMap<string, string> | undefined,
   progress: ProgressSink,
   move: () => Promise<T>,
   warnings: string[],
+  local?: ReadonlyMap<string, BuildObject>,
 ): Promise<T> {
   let extra: string[];
   let moved: T;
   try {
-    const wanted = livePagesOf(build.id, build.manifest);
-    extra = await putLivePages(target.origin, wanted, held ?? (await heldPages(target.origin)), progress);
+    held ??= await heldPages(target.origin);
+    extra = await putLivePages(target.origin, build.pages, held, progress, local);
     progress({ stage: 'moving the live pointer' });
     moved = await move();
   } catch (error) {
@@ -398,15 +507,10 @@ export async function pruneBuilds(
   const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
   const doomed = buildsToPrune(ids, keep, protect);
   if (doomed.length === 0) return doomed;
-  const sources = async (id: string) => {
-    const manifest = await readManifest(origin, id);
-    return manifest ? [...livePagesOf(id, manifest).values()].map(({ source }) => source) : [];
-  };
+  const sources = async (id: string) => Object.keys((await readManifest(origin, id))?.shared ?? {});
   const used = new Set((await Promise.all(ids.filter((id) => !doomed.includes(id)).map(sources))).flat());
   for (const id of doomed) {
-    const unused = (await sources(id)).filter(
-      (key) => key.startsWith(PAGE_VERSIONS_PREFIX) && !used.has(key),
-    );
+    const unused = (await sources(id)).filter((key) => !used.has(key));
     await origin.delete(unused);
     await origin.deletePrefix(buildKey(id, ''));
   }
@@ -578,13 +682,19 @@ export async function publishBuild(
   bytes = built.objects.reduce((sum, object) => sum + object.size, 0);
   completeMs = lap();
 
-  await upload(target.origin, built, live, options.concurrency ?? UPLOAD_CONCURRENCY, progress);
+  const uploaded = await upload(
+    target.origin,
+    built,
+    live,
+    options.concurrency ?? UPLOAD_CONCURRENCY,
+    progress,
+  );
   times.upload = Math.round(lap());
 
   progress({ stage: 'verifying' });
   let damage: string[];
   try {
-    damage = await damageOfBuild(target.origin, built.buildId, built.manifest);
+    damage = await damageOfBuild(target.origin, built.buildId, uploaded.manifest);
     if (damage.length === 0) await writeRoot(target.origin, built);
   } catch (error) {
     throw storeFailure(`verifying build ${built.buildId} at ${target.origin.name} failed`, { cause: error });
@@ -601,11 +711,12 @@ export async function publishBuild(
     const held = live.kind === 'build' && !target.origin.md5 ? live.held : undefined;
     await goLive(
       target,
-      { id: built.buildId, manifest: built.manifest },
+      { id: built.buildId, pages: uploaded.pages },
       held,
       progress,
       () => movePointer(target.kvs, from, built.buildId, where),
       warnings,
+      pageObjects(built),
     );
   } catch (error) {
     if (error instanceof PinnedError)
@@ -713,7 +824,7 @@ export async function rollback(
   const warnings: string[] = [];
   const { before, after } = await goLive(
     target,
-    { id: chosen.id, manifest },
+    { id: chosen.id, pages: await pagesOf(target.origin, chosen.id, manifest) },
     undefined,
     progress,
     () => pinPointer(target.kvs, pin, pointer.live, where),

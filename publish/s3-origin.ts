@@ -123,6 +123,19 @@ export class S3Origin implements OriginStore {
     }
   }
 
+  async getRange(key: string, offset: number, size: number): Promise<Buffer | null> {
+    const range = `bytes=${offset}-${offset + size - 1}`;
+    try {
+      const answer = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: range }),
+      );
+      return Buffer.from((await answer.Body?.transformToByteArray()) ?? []);
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
   /** The pages of a listing of `prefix` (1,000 keys each), with the delimiter `/` when asked. */
   #pages(prefix: string, delimiter?: '/') {
     return paginateListObjectsV2(
