@@ -65,3 +65,18 @@ export function describeIssues(error: z.ZodError): string {
   const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : '';
   return `${issues.join('; ')}${more}`;
 }
+
+/** `text` parsed as JSON and checked against `schema`: its data and the JSON as it is (extras kept), or why not. */
+export function parseJson<T>(
+  schema: z.ZodType<T>,
+  text: string,
+): { readonly data: T; readonly json: unknown } | { readonly error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { error: 'not JSON' };
+  }
+  const checked = schema.safeParse(json);
+  return checked.success ? { data: checked.data, json } : { error: describeIssues(checked.error) };
+}
