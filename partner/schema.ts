@@ -53,9 +53,6 @@ export const Problem = z.object({
 });
 export type Problem = z.output<typeof Problem>;
 
-/** The schemas under the names the document gives them. */
-export const DOCUMENT_SCHEMAS = { Catalog, Plan, Level, Discipline, Problem } as const;
-
 /** A zod error as one short line: the first few issues, each with its path. */
 export function describeIssues(error: z.ZodError): string {
   const issues = error.issues.slice(0, 3).map((issue) => {
