@@ -102,24 +102,8 @@ function sortDiscipline(plans: readonly Plan[]): Plan[] {
   // Keys end with the (unique) id, so they are unique; the default sort compares strings by code unit.
   const keyed = [...byKey.keys()].sort().map((key) => byKey.get(key) as Plan);
   if (others.length === 0) return keyed;
-  others.sort(comparePlanTitles);
-  const merged: Plan[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < keyed.length && j < others.length) {
-    const a = keyed[i] as Plan;
-    const b = others[j] as Plan;
-    if (comparePlanTitles(a, b) <= 0) {
-      merged.push(a);
-      i += 1;
-    } else {
-      merged.push(b);
-      j += 1;
-    }
-  }
-  for (; i < keyed.length; i += 1) merged.push(keyed[i] as Plan);
-  for (; j < others.length; j += 1) merged.push(others[j] as Plan);
-  return merged;
+  // Two sorted runs: V8's sort (TimSort) finds them and merges them.
+  return [...keyed, ...others.sort(comparePlanTitles)].sort(comparePlanTitles);
 }
 
 /** Returns the plans in catalog order (a new array): the order of {@link comparePlans}, computed faster. */

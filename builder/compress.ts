@@ -3,6 +3,7 @@
  * per CPU (a Lambda with more memory has more), leaving libuv's small pool to the writes; small inputs go to
  * libuv's pool, where starting threads would cost more than it saves.
  */
+import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
@@ -75,9 +76,9 @@ parentPort.on('message', (job) => {
     const output = job.encoding === 'br'
       ? zlib.brotliCompressSync(input, { params: job.params })
       : zlib.gzipSync(input, { level: job.level });
-    parentPort.postMessage({ id: job.id, output, ms: performance.now() - started });
+    parentPort.postMessage({ output, ms: performance.now() - started });
   } catch (error) {
-    parentPort.postMessage({ id: job.id, error: String(error && error.message || error) });
+    parentPort.postMessage({ error: String(error && error.message || error) });
   }
 });
 `;
@@ -93,51 +94,25 @@ async function compressOnThreads(
   const workers = Array.from({ length: count }, () => new Worker(WORKER_SOURCE, { eval: true }));
   let busyMs = 0;
   let next = 0;
+  const work = async (worker: Worker) => {
+    while (next < order.length) {
+      const index = order[next] as number;
+      next += 1;
+      const job = jobs[index] as CompressionJob;
+      const params = brotliParams(job.size);
+      worker.postMessage({ encoding: job.encoding, chunks: job.chunks, params, level: GZIP_LEVEL });
+      // once() rejects when the thread fails ('error') meanwhile.
+      const [answer] = (await once(worker, 'message')) as [
+        { output?: Uint8Array; error?: string; ms: number },
+      ];
+      if (answer.error !== undefined || !answer.output)
+        throw new Error(`compressing a build object failed: ${answer.error ?? 'no output'}`);
+      outputs[index] = Buffer.from(answer.output.buffer, answer.output.byteOffset, answer.output.byteLength);
+      busyMs += answer.ms;
+    }
+  };
   try {
-    await Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<void>((resolve, reject) => {
-            const give = () => {
-              const index = order[next];
-              next += 1;
-              if (index === undefined) {
-                resolve();
-                return;
-              }
-              const job = jobs[index] as CompressionJob;
-              worker.postMessage({
-                id: index,
-                encoding: job.encoding,
-                chunks: job.chunks,
-                params: brotliParams(job.size),
-                level: GZIP_LEVEL,
-              });
-            };
-            worker.on(
-              'message',
-              (answer: { id: number; output?: Uint8Array; error?: string; ms?: number }) => {
-                if (answer.error !== undefined || !answer.output) {
-                  reject(new Error(`compressing a build object failed: ${answer.error ?? 'no output'}`));
-                  return;
-                }
-                outputs[answer.id] = Buffer.from(
-                  answer.output.buffer,
-                  answer.output.byteOffset,
-                  answer.output.byteLength,
-                );
-                busyMs += answer.ms ?? 0;
-                give();
-              },
-            );
-            worker.on('error', reject);
-            worker.on('exit', (code) => {
-              if (next <= order.length) reject(new Error(`a compression thread exited (${code})`));
-            });
-            give();
-          }),
-      ),
-    );
+    await Promise.all(workers.map(work));
   } finally {
     await Promise.all(workers.map((worker) => worker.terminate()));
   }

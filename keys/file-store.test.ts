@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { scratchDir } from '../testing/cli.ts';
 import { FileKeyValueStore, StoreError } from './file-store.ts';
 import { parseKvsFile } from './kvs-file.ts';
@@ -86,7 +86,7 @@ describe('the local store file', () => {
   });
 
   it('takes over at once a lock left by a process that has exited', async () => {
-    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 60_000, lockTimeoutMs: 60_000 });
+    const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
     const gone = spawnSync(process.execPath, ['-e', '0']).pid;
     await writeFile(lockPath(), `${gone} ${hostname()} deadbeef\n`);
@@ -98,11 +98,20 @@ describe('the local store file', () => {
   });
 
   it('waits for a live holder, never breaks its lock, and gives up with a clear error', async () => {
-    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 60_000, lockTimeoutMs: 300 });
+    const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
     const held = `${process.pid} ${hostname()} cafebabe\n`;
     await writeFile(lockPath(), held);
-    await expect(store.update((entries) => entries.set('b', '2'))).rejects.toThrow(
+    // A lock dated ahead never turns stale; the clock runs fast until the store gives up waiting for it.
+    const ahead = new Date(Date.now() + 3_600_000);
+    await utimes(lockPath(), ahead, ahead);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const clock = setInterval(() => vi.setSystemTime(Date.now() + 1_000), 10);
+    const update = store.update((entries) => entries.set('b', '2'));
+    await update.catch(() => {});
+    clearInterval(clock);
+    vi.useRealTimers();
+    await expect(update).rejects.toThrow(
       new StoreError(
         `${path} is locked by another command (process ${process.pid}, ${lockPath()}); nothing was changed`,
       ),
@@ -112,7 +121,7 @@ describe('the local store file', () => {
   });
 
   it('goes ahead as soon as a live holder releases its lock', async () => {
-    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 60_000, lockTimeoutMs: 10_000 });
+    const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
     await writeFile(lockPath(), `${process.pid} ${hostname()} cafebabe\n`);
     const update = store.update((entries) => entries.set('b', '2'));
@@ -124,10 +133,10 @@ describe('the local store file', () => {
   });
 
   it('takes over a lock older than the stale limit even if its holder looks alive', async () => {
-    const store = new FileKeyValueStore(path, { create: true, staleLockMs: 1_000, lockTimeoutMs: 60_000 });
+    const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
     await writeFile(lockPath(), `${process.pid} ${hostname()} cafebabe\n`);
-    const old = new Date(Date.now() - 5_000);
+    const old = new Date(Date.now() - 60_000);
     await utimes(lockPath(), old, old);
     await store.update((entries) => entries.set('b', '2'));
     expect((await store.read()).size).toBe(2);

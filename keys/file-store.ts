@@ -19,11 +19,12 @@ interface FileStoreOptions extends StoreOptions {
    * else an error: a typo in a path must not read as "no keys", nor start a second store.
    */
   readonly create?: boolean;
-  /** A lock older than this is taken over even if its holder seems alive (default 10 s; a dead one at once). */
-  readonly staleLockMs?: number;
-  /** How long to wait for a live holder before giving up. Default: `staleLockMs` + 5 s. */
-  readonly lockTimeoutMs?: number;
 }
+
+/** A lock older than this is taken over even if its holder seems alive (a dead holder's at once). */
+const STALE_LOCK_MS = 10_000;
+/** How long to wait for a live holder before giving up. */
+const LOCK_TIMEOUT_MS = STALE_LOCK_MS + 5_000;
 
 /** Our lock was taken over while we held it (we looked hung): the write is abandoned and retried. */
 class LockLostError extends StoreError {
@@ -71,8 +72,6 @@ export class FileKeyValueStore implements KeyValueStore {
   readonly name: string;
   readonly #path: string;
   readonly #lockPath: string;
-  readonly #staleLockMs: number;
-  readonly #lockTimeoutMs: number;
   readonly #onWarning: (message: string) => void;
   readonly #create: boolean;
 
@@ -81,8 +80,6 @@ export class FileKeyValueStore implements KeyValueStore {
     this.#create = options.create ?? false;
     this.#lockPath = `${path}.lock`;
     this.name = path;
-    this.#staleLockMs = options.staleLockMs ?? 10_000;
-    this.#lockTimeoutMs = options.lockTimeoutMs ?? this.#staleLockMs + 5_000;
     this.#onWarning = options.onWarning ?? (() => {});
   }
 
@@ -168,7 +165,7 @@ export class FileKeyValueStore implements KeyValueStore {
       await rm(mine, { force: true });
       throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
     }
-    const deadline = Date.now() + this.#lockTimeoutMs;
+    const deadline = Date.now() + LOCK_TIMEOUT_MS;
     let holder = '';
     try {
       for (let attempt = 0; ; attempt += 1) {
@@ -221,7 +218,7 @@ export class FileKeyValueStore implements KeyValueStore {
     }
     const [pid, host] = content.split(' ');
     const holderGone = host === hostname() && /^\d+$/.test(pid ?? '') && !isAlive(Number(pid));
-    return { content, stale: holderGone || Date.now() - mtimeMs > this.#staleLockMs };
+    return { content, stale: holderGone || Date.now() - mtimeMs > STALE_LOCK_MS };
   }
 
   /** Removes the stale lock `staleContent`: renamed aside, and put back if another command took it meanwhile. */

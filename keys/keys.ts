@@ -93,8 +93,7 @@ function recordProblem(record: unknown): string | undefined {
 /** A key record read back from the store, or undefined when the value is not a valid record. */
 export function parseKeyRecord(value: string): KeyRecord | undefined {
   try {
-    const parsed = KeyRecord.safeParse(JSON.parse(value));
-    return parsed.success ? (parsed.data as KeyRecord) : undefined;
+    return KeyRecord.parse(JSON.parse(value)) as KeyRecord;
   } catch {
     return undefined;
   }

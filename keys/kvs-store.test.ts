@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { setCorsOrigin } from './cors.ts';
@@ -20,7 +20,7 @@ describe('the CloudFront KeyValueStore backend', () => {
   beforeAll(async () => {
     await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
     port = (fake.server.address() as AddressInfo).port;
-    store = new CloudFrontKeyValueStore(kvsClientFor(port), ARN, { retryDelayMs: 10 });
+    store = new CloudFrontKeyValueStore(kvsClientFor(port), ARN);
   });
   afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
   beforeEach(() => {
@@ -134,7 +134,14 @@ describe('the CloudFront KeyValueStore backend', () => {
 
   it('also retries a 409 ConflictException, and gives up after a bounded number of attempts', async () => {
     fake.failUpdatesWith = { status: 409, type: 'ConflictException' };
-    await expect(issueKey(store, { partner: 'acme', now: NOW })).rejects.toThrow(
+    // The pauses between attempts pass on a fast clock.
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const clock = setInterval(() => vi.advanceTimersByTime(1_000), 10);
+    const issuing = issueKey(store, { partner: 'acme', now: NOW });
+    await issuing.catch(() => {});
+    clearInterval(clock);
+    vi.useRealTimers();
+    await expect(issuing).rejects.toThrow(
       new StoreError(
         `KeyValueStore ${ARN}: changed by another writer during each of 5 attempts; nothing was changed, try again`,
       ),

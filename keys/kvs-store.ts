@@ -15,11 +15,9 @@ import { type KeyValueStore, planWrite, type StoreOptions } from './store.ts';
 /** UpdateKeys takes at most this many puts and deletes together (the service's default quota). */
 const MAX_BATCH = 50;
 
-interface KvsStoreOptions extends StoreOptions {
-  /** Tries of an update that another writer races (default 5), pause × the attempt number (default 200 ms). */
-  readonly maxAttempts?: number;
-  readonly retryDelayMs?: number;
-}
+/** Tries of an update that another writer races, and the pause before a retry × the attempt number. */
+const MAX_ATTEMPTS = 5;
+const RETRY_DELAY_MS = 200;
 
 /** True for an IfMatch failure: the store changed since we read its ETag. */
 function isConflict(error: unknown): boolean {
@@ -32,16 +30,12 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
   readonly name: string;
   readonly #client: CloudFrontKeyValueStoreClient;
   readonly #arn: string;
-  readonly #maxAttempts: number;
-  readonly #retryDelayMs: number;
   readonly #onWarning: (message: string) => void;
 
-  constructor(client: CloudFrontKeyValueStoreClient, arn: string, options: KvsStoreOptions = {}) {
+  constructor(client: CloudFrontKeyValueStoreClient, arn: string, options: StoreOptions = {}) {
     this.#client = client;
     this.#arn = arn;
     this.name = arn;
-    this.#maxAttempts = options.maxAttempts ?? 5;
-    this.#retryDelayMs = options.retryDelayMs ?? 200;
     this.#onWarning = options.onWarning ?? (() => {});
   }
 
@@ -80,8 +74,8 @@ export class CloudFrontKeyValueStore implements KeyValueStore {
         await this.#client.send(new UpdateKeysCommand(input));
       } catch (error) {
         if (isConflict(error)) {
-          if (attempt < this.#maxAttempts) {
-            await new Promise((resolve) => setTimeout(resolve, this.#retryDelayMs * attempt));
+          if (attempt < MAX_ATTEMPTS) {
+            await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * attempt));
             continue;
           }
           throw new StoreError(

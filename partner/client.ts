@@ -5,7 +5,7 @@
  */
 import { Agent, request } from 'undici';
 import type { components } from './api.ts';
-import { Catalog, describeIssues, Problem } from './schema.ts';
+import { Catalog, Problem, parseJson } from './schema.ts';
 
 /** The catalog as the document types it (openapi-typescript, partner/api.ts). */
 export type CatalogDocument = components['schemas']['Catalog'];
@@ -114,20 +114,13 @@ export class CatalogClient {
       }
       const body = await response.body.text();
       if (response.statusCode !== 200) return failedAnswer(response.statusCode, body);
-      let json: unknown;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        return { kind: 'failed', status: 200, error: 'invalid body: not JSON' };
-      }
-      const checked = Catalog.safeParse(json);
-      if (!checked.success)
-        return { kind: 'failed', status: 200, error: `invalid body: ${describeIssues(checked.error)}` };
+      const checked = parseJson(Catalog, body);
+      if ('error' in checked) return { kind: 'failed', status: 200, error: `invalid body: ${checked.error}` };
       const answerEtag = single(response.headers.etag);
       return {
         kind: 'fetched',
         body,
-        catalog: json as CatalogDocument,
+        catalog: checked.json as CatalogDocument,
         ...(answerEtag === undefined ? {} : { etag: answerEtag }),
         ...fresh,
       };

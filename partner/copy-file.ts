@@ -8,7 +8,7 @@ import { type FileHandle, mkdir, open, readFile, rename, rm } from 'node:fs/prom
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { StoredChanges } from './changes.ts';
-import { Catalog, describeIssues } from './schema.ts';
+import { Catalog, parseJson } from './schema.ts';
 
 /** A copy of the catalog: the body as sent, when it was downloaded and last confirmed (200 or 304). */
 export interface StoredCopy {
@@ -74,21 +74,10 @@ export async function loadState(path: string): Promise<StoredState | { readonly 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     return { error: `cannot read ${path}: ${(error as Error).message}` };
   }
-  let stored: z.output<typeof StateFile>;
-  try {
-    const parsed = StateFile.safeParse(JSON.parse(text));
-    if (!parsed.success) return { error: `${path} is not a saved copy: ${describeIssues(parsed.error)}` };
-    stored = parsed.data;
-  } catch {
-    return { error: `${path} is not JSON` };
-  }
-  try {
-    const catalog = Catalog.safeParse(JSON.parse(stored.body));
-    if (!catalog.success)
-      return { error: `${path} holds an invalid catalog: ${describeIssues(catalog.error)}` };
-  } catch {
-    return { error: `${path} holds a catalog that is not JSON` };
-  }
-  const { version: _, changes, notified, ...copy } = stored;
+  const state = parseJson(StateFile, text);
+  if ('error' in state) return { error: `${path} is not a saved copy: ${state.error}` };
+  const { version: _, changes, notified, ...copy } = state.data;
+  const catalog = parseJson(Catalog, copy.body);
+  if ('error' in catalog) return { error: `${path} holds an invalid catalog: ${catalog.error}` };
   return { copy, changes, ...(notified === undefined ? {} : { notified }) };
 }

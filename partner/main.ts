@@ -9,7 +9,6 @@
  * from the environment: a flag would show in `ps` and in shell history.
  */
 import { parseArgs } from 'node:util';
-import { notifyUrlProblem } from './notify.ts';
 import { DEFAULT_CHANGES_KEPT, MIN_REFRESH_SECONDS, startProxy } from './proxy.ts';
 
 function fail(message: string): never {
@@ -56,9 +55,8 @@ const refreshSeconds =
     : whole('refresh-seconds', values['refresh-seconds'], MIN_REFRESH_SECONDS, 86_400);
 const changesKept = whole('changes-kept', values['changes-kept'], 1, 10_000);
 const notify = values.notify;
-const notifyProblem = notify === undefined ? undefined : notifyUrlProblem(notify);
-if (notifyProblem !== undefined) fail(`--notify ${notifyProblem}`);
 
+// The proxy refuses a bad notify URL (or upstream), said in one line.
 const proxy = await startProxy({
   upstream: upstream.replace(/\/$/, ''),
   key,
@@ -68,7 +66,7 @@ const proxy = await startProxy({
   changesKept,
   ...(refreshSeconds === undefined ? {} : { refreshSeconds }),
   ...(notify === undefined ? {} : { notify: { url: notify } }),
-});
+}).catch((error: Error) => fail(error.message));
 process.stderr.write(`catalog-proxy: listening on ${proxy.url}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => {

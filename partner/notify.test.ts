@@ -35,13 +35,7 @@ function historyOf(count: number, limit = 100): ChangeLog {
 
 function sourceOf(log: ChangeLog, delivered: number[] = []): NotifySource {
   return {
-    get latest() {
-      return log.latest;
-    },
-    get oldest() {
-      return log.oldest;
-    },
-    after: (sequence) => log.after(sequence),
+    changes: () => log,
     delivered: (sequence) => delivered.push(sequence),
   };
 }

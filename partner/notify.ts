@@ -6,7 +6,7 @@
  */
 import pRetry from 'p-retry';
 import { Agent, request } from 'undici';
-import type { ChangeSet } from './changes.ts';
+import type { ChangeLog, ChangeSet } from './changes.ts';
 import { networkError } from './client.ts';
 
 /** Where each change set is POSTed, and the waits (ms): retries from 1 s doubling to 5 min, 10 s timeouts. */
@@ -44,9 +44,7 @@ export interface NotifyHealth {
 
 /** The change history, and whom to tell of a delivery (the proxy saves it: a restart carries on after it). */
 export interface NotifySource {
-  readonly latest: number;
-  readonly oldest: number | null;
-  after(sequence: number): ChangeSet | undefined;
+  changes(): Pick<ChangeLog, 'latest' | 'oldest' | 'after'>;
   delivered(sequence: number): void;
 }
 
@@ -103,13 +101,13 @@ export class ChangeNotifier {
     if (this.#running || this.#stop.signal.aborted) return;
     this.#running = this.#drain().finally(() => {
       this.#running = undefined;
-      if (this.#source.after(this.#delivered) !== undefined) this.kick();
+      if (this.#source.changes().after(this.#delivered) !== undefined) this.kick();
     });
   }
 
   async #drain(): Promise<void> {
     for (;;) {
-      const set = this.#source.after(this.#delivered);
+      const set = this.#source.changes().after(this.#delivered);
       if (set === undefined || this.#stop.signal.aborted) return;
       if (set.sequence > this.#delivered + 1)
         this.#log({
@@ -194,8 +192,8 @@ export class ChangeNotifier {
   }
 
   health(): NotifyHealth {
-    const latest = this.#source.latest;
-    const held = this.#source.oldest === null ? latest : this.#source.oldest - 1;
+    const { latest, oldest } = this.#source.changes();
+    const held = oldest === null ? latest : oldest - 1;
     return {
       status: this.#lastAttempt?.outcome === 'failed' ? 'retrying' : 'ok',
       receiver: this.#url.origin,

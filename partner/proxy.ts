@@ -217,17 +217,10 @@ export class CatalogProxy {
     if (notify !== undefined && this.#notifier === undefined && !this.#closed) {
       // A first hook starts with the next change set, not with the history from before it existed.
       this.#notified ??= this.#changes.latest;
-      const changes = () => this.#changes;
       this.#notifier = new ChangeNotifier(
         notify,
         {
-          get latest() {
-            return changes().latest;
-          },
-          get oldest() {
-            return changes().oldest;
-          },
-          after: (sequence) => changes().after(sequence),
+          changes: () => this.#changes,
           delivered: (sequence) => {
             // Saved so a restart does not send it again; a failed save only means it may be sent again.
             this.#queue(async () => {

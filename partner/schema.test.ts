@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OPENAPI_DOCUMENT } from '../testing/openapi.ts';
-import { Catalog, DOCUMENT_SCHEMAS } from './schema.ts';
+import { Catalog, Discipline, Level, Plan, Problem } from './schema.ts';
+
+/** The schemas under the names the document gives them. */
+const DOCUMENT_SCHEMAS = { Catalog, Plan, Level, Discipline, Problem };
 
 /** A JSON Schema without what does not change which values are valid (texts, zod's safe-integer bound). */
 function meaningOf(value: unknown): unknown {

@@ -788,9 +788,7 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
   let kvs: CloudFrontKeyValueStore;
   beforeAll(async () => {
     await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
-    kvs = new CloudFrontKeyValueStore(kvsClientFor((fake.server.address() as { port: number }).port), ARN, {
-      retryDelayMs: 5,
-    });
+    kvs = new CloudFrontKeyValueStore(kvsClientFor((fake.server.address() as { port: number }).port), ARN);
   });
   afterAll(() => new Promise<void>((resolve) => fake.server.close(() => resolve())));
   beforeEach(() => {

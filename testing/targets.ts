@@ -49,7 +49,7 @@ export function usePublishTarget(kind: TargetKind, prefix = 'catalog-target-'): 
       const port = (fake.server.address() as { port: number }).port;
       target = {
         origin: new S3Origin(s3.client, s3.bucket),
-        kvs: new CloudFrontKeyValueStore(kvsClientFor(port), KVS_ARN, { retryDelayMs: 5 }),
+        kvs: new CloudFrontKeyValueStore(kvsClientFor(port), KVS_ARN),
       };
     } else {
       target = {

@@ -9,10 +9,10 @@ import { repoRoot } from '../app/paths.ts';
 import { LAMBDA_OUTFILE, lambdaBuildOptions } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, writeOpenApiModule } from './openapi-module.ts';
 
-/** Bundles the handler into `outfile` (absolute, or relative to `root`) and returns its size in bytes. */
-export async function bundleLambda(root: string, outfile: string = LAMBDA_OUTFILE): Promise<number> {
-  await build(lambdaBuildOptions(root, outfile));
-  return (await stat(resolve(root, outfile))).size;
+/** Bundles the handler into {@link LAMBDA_OUTFILE} under `root` and returns its size in bytes. */
+export async function bundleLambda(root: string): Promise<number> {
+  await build(lambdaBuildOptions(root));
+  return (await stat(resolve(root, LAMBDA_OUTFILE))).size;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
