@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { until } from '../testing/until.ts';
 import { ChangeLog, type ChangeSet } from './changes.ts';
 import { ChangeNotifier, type NotifySource, notifyUrlProblem } from './notify.ts';
 
@@ -63,14 +64,6 @@ async function receiverOn(port: number, status: () => number) {
   };
 }
 
-async function until(done: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('the notify hook', () => {
   it('retries a receiver that cannot be reached until it listens, then delivers every change set in order', async () => {
     // Take a free port, then free it: nothing listens there until the receiver starts.
@@ -87,7 +80,7 @@ describe('the notify hook', () => {
       (entry) => logs.push(entry),
     );
     notifier.kick();
-    await until(() => notifier.health().consecutiveFailures >= 2);
+    await until(() => notifier.health().consecutiveFailures >= 2, 'two failures');
     expect(notifier.health()).toMatchObject({
       status: 'retrying',
       delivered: 0,
@@ -96,7 +89,7 @@ describe('the notify hook', () => {
     });
     const receiver = await receiverOn(port, () => 200);
     try {
-      await until(() => delivered.length === 2);
+      await until(() => delivered.length === 2, 'two deliveries');
       expect(delivered).toEqual([1, 2]);
       expect(receiver.bodies.map((body) => [body.sequence, body.changed])).toEqual([
         [1, [{ id: PLAN.id, title: 'Title 1', fields: ['title'] }]],
@@ -128,7 +121,7 @@ describe('the notify hook', () => {
     try {
       expect(notifier.health()).toMatchObject({ delivered: 1, pending: 2 });
       notifier.kick();
-      await until(() => notifier.health().delivered === 5);
+      await until(() => notifier.health().delivered === 5, 'five deliveries');
       expect(receiver.bodies.map((body) => body.sequence)).toEqual([4, 5]);
       expect(logs[0]).toMatchObject({ event: 'notify', outcome: 'skipped', sequences: [2, 3] });
     } finally {
@@ -147,7 +140,7 @@ describe('the notify hook', () => {
     );
     try {
       notifier.kick();
-      await until(() => notifier.health().consecutiveFailures === 1);
+      await until(() => notifier.health().consecutiveFailures === 1, 'a failure');
       const started = performance.now();
       await notifier.close();
       expect(performance.now() - started).toBeLessThan(5_000);

@@ -3,6 +3,7 @@
  * fills; mounting it needs root) and killed with `kill -9`, in front of a real `catalog serve` whose live build
  * real publishes change.
  */
+
 import { execFileSync } from 'node:child_process';
 import { mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   startCatalog,
   startServe,
 } from '../testing/cli.ts';
+import { until } from '../testing/until.ts';
 import { type ChangeSet, ChangesPage } from './changes.ts';
 import { CHANGES_SEQUENCE_HEADER } from './proxy.ts';
 
@@ -32,16 +34,6 @@ async function fill(path: string): Promise<void> {
     if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
   } finally {
     await file.close();
-  }
-}
-
-async function until<T>(check: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -17,6 +17,7 @@ import {
   startCatalog,
   startServe,
 } from '../testing/cli.ts';
+import { until } from '../testing/until.ts';
 import { createTestWorld, type TestWorld } from '../testing/world.ts';
 import { ChangeSet, ChangesPage } from './changes.ts';
 import {
@@ -398,12 +399,12 @@ describe('the partner proxy in front of a real catalog serve', () => {
       });
 
       front.set('pass');
-      await until(() => proxy.health().copy !== null, 15_000, 'the retry after the failed refresh');
+      await until(() => proxy.health().copy !== null, 'the retry after the failed refresh');
       front.set('trickle');
       // The next refresh is due 5 s after that one; once it is due for longer than the deadline, /healthz says
       // degraded and the last good copy is served.
       const due = Date.parse(proxy.health().nextRefreshAt ?? '');
-      await until(() => Date.now() > due + deadline.totalMs + 200, 15_000, 'the refresh to be overdue');
+      await until(() => Date.now() > due + deadline.totalMs + 200, 'the refresh to be overdue');
       const health = await healthOf(proxy);
       expect(health).toMatchObject({ status: 'degraded', copy: { source: 'service' } });
       expect(Date.parse(health.nextRefreshAt)).toBeGreaterThan(due);
@@ -424,7 +425,7 @@ describe('the partner proxy in front of a real catalog serve', () => {
           env: { CATALOG_PARTNER_KEY: world.keys.valid },
         },
       );
-      await until(() => front.trickling() > 0, 10_000, 'the refresh to reach the service');
+      await until(() => front.trickling() > 0, 'the refresh to reach the service');
       // The upstream never finishes its answer: the process exits anyway, cleanly.
       expect(await proxy.stop()).toBe(0);
       expect(proxy.lines.join('\n')).toMatch(/SIGTERM: shutting down/);
@@ -436,19 +437,6 @@ describe('the partner proxy in front of a real catalog serve', () => {
 
 /** A source row of fixtures/plans.json. */
 type Row = Record<string, unknown> & { id: string; title: string; published: boolean; approved: boolean };
-
-/** Waits until `done()` holds, checking every 20 ms, for at most `ms`. */
-async function until(
-  done: () => boolean | Promise<boolean>,
-  ms = 10_000,
-  what = 'the condition',
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** A URL on 127.0.0.1 where nothing listens (a port that was free a moment ago). */
 async function refusingUrl(): Promise<string> {
@@ -837,7 +825,7 @@ describe('the change log, against a real catalog serve whose live build real pub
       const proxy = await proxyOf({ upstream: serve.url, cacheFile, notify });
       await proxy.refresh();
       // The first copy starts the history: the receiver is told to resync.
-      await until(() => proxy.health().notify?.delivered === 1, 10_000, 'the first delivery');
+      await until(() => proxy.health().notify?.delivered === 1, 'the first delivery');
       expect(proxy.health().notify).toEqual({
         status: 'ok',
         receiver: receiver.url,
@@ -856,7 +844,7 @@ describe('the change log, against a real catalog serve whose live build real pub
       // The refresh and the frontend never wait for the receiver: two retries are still to come.
       expect(proxy.health().notify).toMatchObject({ delivered: 1, pending: 1 });
       expect((await get(proxy, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('2');
-      await until(() => proxy.health().notify?.delivered === 2, 10_000, 'the delivery');
+      await until(() => proxy.health().notify?.delivered === 2, 'the delivery');
 
       const [set] = (await pageOf(proxy, 'since=1')).changes;
       expect(set).toMatchObject({ sequence: 2, resync: false, changed: [{ fields: ['title'] }] });
@@ -895,7 +883,7 @@ describe('the change log, against a real catalog serve whose live build real pub
       receiver.answerWith(() => 500);
       await publish(titled(2, 'Easier Intervals'));
       await proxy.refresh();
-      await until(() => (proxy.health().notify?.consecutiveFailures ?? 0) >= 2, 10_000, 'two failures');
+      await until(() => (proxy.health().notify?.consecutiveFailures ?? 0) >= 2, 'two failures');
       expect(await healthOf(proxy)).toMatchObject({
         status: 'ok',
         notify: {
@@ -910,7 +898,7 @@ describe('the change log, against a real catalog serve whose live build real pub
       const before = receiver.received.length;
       receiver.answerWith(() => 204);
       const restarted = await proxyOf({ upstream: serve.url, cacheFile, notify });
-      await until(() => restarted.health().notify?.delivered === 3, 10_000, 'the delivery after the restart');
+      await until(() => restarted.health().notify?.delivered === 3, 'the delivery after the restart');
       expect(receiver.received.slice(before).map((r) => [JSON.parse(r.body).sequence, r.status])).toEqual([
         [3, 204],
       ]);
@@ -932,7 +920,7 @@ describe('the change log, against a real catalog serve whose live build real pub
       await first.refresh();
       await publish(titled(3, 'Before The Loss'));
       await first.refresh();
-      await until(() => first.health().notify?.delivered === 2, 10_000, 'two deliveries');
+      await until(() => first.health().notify?.delivered === 2, 'two deliveries');
       const old = (await pageOf(first, 'since=0')).history;
       await first.close();
 
@@ -942,7 +930,7 @@ describe('the change log, against a real catalog serve whose live build real pub
       await publish(titled(3, 'Before The Loss').filter((row) => row.id !== gone.id));
       const second = await proxyOf({ upstream: serve.url, cacheFile, notify });
       await second.refresh();
-      await until(() => receiver.received.length === 3, 10_000, 'the delivery after the loss');
+      await until(() => receiver.received.length === 3, 'the delivery after the loss');
       const renewed = second.health().changes.history;
       expect(renewed).not.toBe(old);
       expect(bodies()).toMatchObject([

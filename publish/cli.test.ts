@@ -3,11 +3,11 @@
  * a local origin directory and store file (the same code path as S3 and KeyValueStore, which publish.test.ts
  * and the Lambda's tests run in-process), plus a recorder standing in for the APIs with no local peer.
  */
+
 import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
@@ -23,6 +23,7 @@ import {
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { expireRunLock } from '../testing/targets.ts';
+import { until } from '../testing/until.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
 
@@ -320,15 +321,6 @@ function publishProcess(extra: Record<string, string>) {
     child.on('close', (code) => resolve({ code, stdout, stderr })),
   );
   return { child, done };
-}
-
-/** Resolves once `predicate` holds, checking every 10 ms for at most `ms`. */
-async function until(predicate: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 describe('two publishes at once, the later build winning, then a rollback', () => {
