@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
 import { openTarget, publish, type TargetClients } from '../app/run.ts';
-import type { MetricsSink } from '../app/run-metrics.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
@@ -20,16 +19,10 @@ export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
 }
 
-/**
- * The environment (read once, on the first run) and what else the handler uses: by default the SDK's clients,
- * console.log (CloudWatch Logs) and Powertools' Metrics.
- */
+/** The environment (read once, on the first run) and the clients (by default the SDK's). */
 export interface HandlerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clients?: LambdaClients;
-  readonly log?: (line: string) => void;
-  readonly now?: () => Date;
-  readonly metrics?: MetricsSink;
 }
 
 /** The part of the Lambda context the handler reads; `functionName` is who moved the pointer, in its history. */
@@ -114,17 +107,15 @@ function redact(text: string, secret: SecretSource | null): string {
 export function createHandler(
   options: HandlerOptions,
 ): (event: unknown, context?: LambdaContext) => Promise<RunSummary | NotConfiguredSummary> {
-  const log = options.log ?? ((line: string) => console.log(line));
-  const clock = options.now ?? (() => new Date());
+  // One JSON line per run to CloudWatch Logs.
+  const log = (entry: object) => console.log(JSON.stringify(entry));
   // On Lambda, the function's name (which Lambda sets) tells this deployment's metrics from another's.
   const functionName = options.env.AWS_LAMBDA_FUNCTION_NAME;
-  const metrics =
-    options.metrics ??
-    new Metrics({
-      namespace: METRICS_NAMESPACE,
-      serviceName: METRICS_SERVICE,
-      ...(functionName ? { defaultDimensions: { [METRICS_FUNCTION_DIMENSION]: functionName } } : {}),
-    });
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: METRICS_SERVICE,
+    ...(functionName ? { defaultDimensions: { [METRICS_FUNCTION_DIMENSION]: functionName } } : {}),
+  });
   let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
   return async (event: unknown, context?: LambdaContext): Promise<RunSummary | NotConfiguredSummary> => {
@@ -152,7 +143,7 @@ export function createHandler(
       const monitoringArn = settings.monitoringKeySecretArn;
       const remaining = context?.getRemainingTimeInMillis?.bind(context);
       const outcome = await publish(settings, target, {
-        now: clock(),
+        now: new Date(),
         // A second invocation while one runs (no reserved concurrency) finds the run lock and ends busy.
         runBy: 'lambda',
         force: request.data.force ?? false,
@@ -187,23 +178,21 @@ export function createHandler(
       const rendered = (
         summary.reason ? { ...summary, reason: renderMessage(summary.reason, 'lambda') } : summary
       ) as RunSummary;
-      log(
-        JSON.stringify({
-          level: 'info',
-          ...rendered,
-          warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings],
-          ...(invalidRows.length > 0 ? { invalidRows } : {}),
-          // Its texts without the source secret (they quote no key).
-          ...(propagation
-            ? {
-                propagation:
-                  'reason' in propagation
-                    ? { ...propagation, reason: redact(propagation.reason, secret) }
-                    : propagation,
-              }
-            : {}),
-        }),
-      );
+      log({
+        level: 'info',
+        ...rendered,
+        warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings],
+        ...(invalidRows.length > 0 ? { invalidRows } : {}),
+        // Its texts without the source secret (they quote no key).
+        ...(propagation
+          ? {
+              propagation:
+                'reason' in propagation
+                  ? { ...propagation, reason: redact(propagation.reason, secret) }
+                  : propagation,
+            }
+          : {}),
+      });
       return rendered;
     } catch (error) {
       if (error instanceof SourceNotConfiguredError) {
@@ -211,9 +200,7 @@ export function createHandler(
         // error goes to Lambda (no alarm, no failure queue).
         const reason = renderMessage(error.message, 'lambda');
         const summary = { command: 'publish', result: 'not-configured', reason } as const;
-        log(
-          JSON.stringify({ level: 'warn', ...summary, durationMs: Math.round(performance.now() - started) }),
-        );
+        log({ level: 'warn', ...summary, durationMs: Math.round(performance.now() - started) });
         return summary;
       }
       const message =
@@ -230,7 +217,7 @@ export function createHandler(
         ...(warnings.length > 0 ? { warnings: warnings.map(clean) } : {}),
         durationMs: Math.round(performance.now() - started),
       };
-      log(JSON.stringify(entry));
+      log(entry);
       if (error instanceof Error) {
         // Lambda reports the message and the stack of a thrown error: neither may hold the secret, and the
         // message names settings as this function's environment variables.
