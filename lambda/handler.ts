@@ -46,53 +46,44 @@ export interface SecretSource {
   readonly sourceToken?: string;
 }
 
+/** A source secret in its JSON form. */
+const SourceSecretJson = z.object({ source: z.string().trim(), token: z.string().optional() });
+
 /**
- * Reads a source secret: the source itself (`postgres://…`), or `{"source": "…", "token": "…"}` (the token an
- * HTTP source's bearer token). An empty `source` (the stack's placeholder) is {@link SourceNotConfiguredError}.
- * No part of the value ever enters an error message.
+ * Reads a source secret's string: the source itself (`postgres://…`), or `{"source": "…", "token": "…"}` (the
+ * token an HTTP source's bearer token). An empty `source` (the stack's placeholder) is
+ * {@link SourceNotConfiguredError}. No part of the value ever enters an error message.
  */
-export function sourceFromSecret(secretArn: string, secret: string | undefined): SecretSource {
-  const text = secret?.trim() ?? '';
-  if (text === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
+export function sourceFromSecret(secretArn: string, text: string): SecretSource {
   if (!text.startsWith('{')) return { source: text };
-  let parsed: unknown;
+  let secret: z.infer<typeof SourceSecretJson>;
   try {
-    parsed = JSON.parse(text);
+    secret = SourceSecretJson.parse(JSON.parse(text));
   } catch {
-    throw new ConfigError(`secret ${secretArn}: starts with { but is not valid JSON`);
+    throw new ConfigError(
+      `secret ${secretArn}: starts with { but is not {"source": "…", "token": "…"} (JSON strings)`,
+    );
   }
-  const { source, token } = parsed as { source?: unknown; token?: unknown };
-  if (source === '')
+  if (secret.source === '')
     throw new SourceNotConfiguredError(
       `secret ${secretArn}: no source is set yet (the placeholder the stack created); put the source there: aws secretsmanager put-secret-value --secret-id ${secretArn} --secret-string 'postgres://…' (or '{"source":"https://…","token":"…"}')`,
     );
-  if (typeof source !== 'string' || source.trim() === '')
-    throw new ConfigError(`secret ${secretArn}: the JSON object has no "source" string`);
-  if (token !== undefined && typeof token !== 'string')
-    throw new ConfigError(`secret ${secretArn}: "token" must be a string`);
-  return { source: source.trim(), ...(token ? { sourceToken: token } : {}) };
+  return { source: secret.source, ...(secret.token ? { sourceToken: secret.token } : {}) };
 }
 
 const MAX_LOGGED_ROWS = 100;
 
-/** Reads a secret's string at run time (so a rotated secret is picked up). */
-async function readSecretString(
-  client: SecretsManagerClient,
-  secretArn: string,
-): Promise<string | undefined> {
+/** Reads a secret's string, trimmed, at run time (so a rotated secret is picked up); its value never enters a message. */
+async function readSecret(client: SecretsManagerClient, secretArn: string): Promise<string> {
+  let answer: { SecretString?: string | undefined };
   try {
-    const answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-    return answer.SecretString;
+    answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
   } catch (error) {
     throw new CatalogError(`reading secret ${secretArn} failed (${describeCause(error)})`, { cause: error });
   }
-}
-
-/** Reads the monitoring key: the secret string is the key. Its value never enters a message. */
-async function readMonitoringKey(client: SecretsManagerClient, secretArn: string): Promise<string> {
-  const key = (await readSecretString(client, secretArn))?.trim() ?? '';
-  if (key === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
-  return key;
+  const text = answer.SecretString?.trim() ?? '';
+  if (text === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
+  return text;
 }
 
 /** Removes every occurrence of the secret's parts from a text (errors may quote a source name). */
@@ -157,7 +148,7 @@ export function createHandler(
         ...(secretArn !== undefined
           ? {
               source: async () => {
-                secret = sourceFromSecret(secretArn, await readSecretString(clients.secrets, secretArn));
+                secret = sourceFromSecret(secretArn, await readSecret(clients.secrets, secretArn));
                 return secret;
               },
             }
@@ -166,7 +157,7 @@ export function createHandler(
         metrics,
         propagation: {
           key: async () =>
-            monitoringArn === undefined ? undefined : readMonitoringKey(clients.secrets, monitoringArn),
+            monitoringArn === undefined ? undefined : readSecret(clients.secrets, monitoringArn),
           maxWaitMs: settings.propagationMaxWait,
           intervalMs: settings.propagationInterval,
           ...(remaining ? { timeLeftMs: () => remaining() - PROPAGATION_RESERVE_MS } : {}),
