@@ -4,9 +4,8 @@
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { DISCIPLINES } from '../contract/index.ts';
-import { isFailedOutcome, METRICS, plansMetric } from '../contract/metrics.ts';
+import { isFailedOutcome, isSuccessfulOutcome, METRICS, plansMetric } from '../contract/metrics.ts';
 import type { LastRun } from './last-run.ts';
-import { succeeded } from './last-run.ts';
 import type { PropagationResult } from './propagation.ts';
 
 /** Where the figures go: the part of Powertools' `Metrics` a run uses. */
@@ -35,7 +34,7 @@ export function runFigures(
 ): { figures: Figure[]; metadata: Record<string, string> } {
   const figures: Figure[] = [];
   // A busy run did nothing: the run that held the lock reports its own outcome.
-  if (succeeded(record)) figures.push(figure('runSucceeded', 1));
+  if (isSuccessfulOutcome(record.outcome)) figures.push(figure('runSucceeded', 1));
   else if (isFailedOutcome(record.outcome)) figures.push(figure('runFailed', 1));
   figures.push(figure('buildDuration', record.durationMs));
   const counts = record.counts;
