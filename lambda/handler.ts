@@ -7,7 +7,7 @@ import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/clien
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
-import { openTarget, publish, type TargetClients } from '../app/run.ts';
+import { openTarget, publish, type RunSource, type TargetClients } from '../app/run.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
@@ -40,12 +40,6 @@ export const LambdaEvent = z.preprocess(
   z.object({ force: z.boolean({ error: 'must be true or false' }).optional() }),
 );
 
-/** What a source secret holds, under the settings' names: the source, and the bearer token of an HTTP source. */
-export interface SecretSource {
-  readonly source: string;
-  readonly sourceToken?: string;
-}
-
 /** A source secret in its JSON form. */
 const SourceSecretJson = z.object({ source: z.string().trim(), token: z.string().optional() });
 
@@ -54,7 +48,7 @@ const SourceSecretJson = z.object({ source: z.string().trim(), token: z.string()
  * token an HTTP source's bearer token). An empty `source` (the stack's placeholder) is
  * {@link SourceNotConfiguredError}. No part of the value ever enters an error message.
  */
-export function sourceFromSecret(secretArn: string, text: string): SecretSource {
+export function sourceFromSecret(secretArn: string, text: string): RunSource {
   if (!text.startsWith('{')) return { source: text };
   let secret: z.infer<typeof SourceSecretJson>;
   try {
@@ -87,7 +81,7 @@ async function readSecret(client: SecretsManagerClient, secretArn: string): Prom
 }
 
 /** Removes every occurrence of the secret's parts from a text (errors may quote a source name). */
-function redact(text: string, secret: SecretSource | null): string {
+function redact(text: string, secret: RunSource | null): string {
   if (!secret) return text;
   let clean = text.split(secret.source).join('<source from secret>');
   if (secret.sourceToken) clean = clean.split(secret.sourceToken).join('***');
@@ -111,7 +105,7 @@ export function createHandler(
 
   return async (event: unknown, context?: LambdaContext): Promise<RunSummary | NotConfiguredSummary> => {
     const started = performance.now();
-    let secret: SecretSource | null = null;
+    let secret: RunSource | null = null;
     // Warnings of the run (its record or metrics not written), for the error line of a failed run.
     const warnings: string[] = [];
     try {
