@@ -7,10 +7,7 @@
 import '@aws-sdk/signature-v4a';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
-import {
-  CloudFrontKeyValueStoreClient,
-  type CloudFrontKeyValueStoreClientConfig,
-} from '@aws-sdk/client-cloudfront-keyvaluestore';
+import { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -72,14 +69,6 @@ export function createSecretsClient(settings: AwsSettings): SecretsManagerClient
 }
 
 /** A KeyValueStore data-plane client: the store is global, requests signed with SigV4A for all regions. */
-export function createKvsClient(
-  settings: Pick<AwsSettings, 'maxAttempts'>,
-  config: CloudFrontKeyValueStoreClientConfig = {},
-): CloudFrontKeyValueStoreClient {
-  return new CloudFrontKeyValueStoreClient({
-    region: CLOUDFRONT_REGION,
-    maxAttempts: settings.maxAttempts,
-    retryMode: 'standard',
-    ...config,
-  });
+export function createKvsClient(settings: Pick<AwsSettings, 'maxAttempts'>): CloudFrontKeyValueStoreClient {
+  return new CloudFrontKeyValueStoreClient({ ...common(settings), region: CLOUDFRONT_REGION });
 }

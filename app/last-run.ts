@@ -16,17 +16,8 @@ import type { PublishSummary } from '../publish/publish.ts';
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int().min(0));
 
-/** A run that did not succeed, as a later record remembers it. */
-const Failure = z.object({
-  finished: z.iso.datetime(),
-  outcome: z.enum(RUN_OUTCOMES),
-  guard: z.string().optional(),
-  reason: z.string(),
-});
-export type Failure = z.output<typeof Failure>;
-
-/** The last run's record, as stored. */
-export const LastRun = z.object({
+/** The fields of a run's record (the record is {@link LastRun}). */
+const RunFields = z.object({
   /** When the run started and when its outcome was settled (ISO 8601 UTC). */
   started: z.iso.datetime(),
   finished: z.iso.datetime(),
@@ -50,6 +41,14 @@ export const LastRun = z.object({
    * identical to it — and that build: carried over from the previous record by a run that did neither.
    */
   confirmed: z.object({ at: z.iso.datetime(), buildId: z.string() }).nullable(),
+});
+
+/** A run that did not succeed, as a later record remembers it. */
+const Failure = RunFields.pick({ finished: true, outcome: true, guard: true, reason: true });
+export type Failure = z.output<typeof Failure>;
+
+/** The last run's record, as stored. */
+export const LastRun = RunFields.extend({
   /**
    * The latest run since the last success that failed, was refused or found no source configured: this run
    * when it is one, carried over by a run that is neither (busy), null after a success. Absent in records
@@ -105,7 +104,7 @@ export function oneLine(text: string): string {
 /** The failure a record remembers: its own, or the one it carried over (a record older than the field: its own). */
 export function failureOf(record: LastRun): Failure | null {
   if (record.failure !== undefined) return record.failure;
-  if (succeeded(record) || record.outcome === 'busy') return null;
+  if (isSuccessfulOutcome(record.outcome) || record.outcome === 'busy') return null;
   const { finished, outcome, guard, reason } = record;
   return { finished, outcome, ...(guard !== undefined ? { guard } : {}), reason };
 }
@@ -179,11 +178,6 @@ export function lastRunOf(run: {
     confirmed: confirms ? { at: common.finished, buildId: live } : (run.previous?.confirmed ?? null),
     failure: null,
   };
-}
-
-/** Whether a record's run succeeded (published, identical, or held by a pin). */
-export function succeeded(record: Pick<LastRun, 'outcome'>): boolean {
-  return isSuccessfulOutcome(record.outcome);
 }
 
 /** The record as the object written at the origin: JSON, `Cache-Control: no-store`, overwriting the last one. */

@@ -2,6 +2,7 @@
 import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { z } from 'zod';
 import type { Catalog } from '../builder/model.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { CatalogError, ConfigError } from '../contract/errors.ts';
@@ -50,17 +51,12 @@ async function checkPortFree(host: string, port: number): Promise<void> {
   });
 }
 
-/** The record of the `catalog start` serving the local stack. */
-interface RunningStack {
-  readonly pid: number;
-  readonly url: string;
-  readonly since: string;
-}
+/** The record of the `catalog start` serving the local stack (it also holds `since`). */
+const RunningStack = z.object({ pid: z.number(), url: z.string() });
 
-async function readRunning(): Promise<RunningStack | null> {
+async function readRunning(): Promise<z.infer<typeof RunningStack> | null> {
   try {
-    const record = JSON.parse(await readFile(LOCAL_STACK.running, 'utf8')) as Partial<RunningStack>;
-    return typeof record.pid === 'number' && typeof record.url === 'string' ? (record as RunningStack) : null;
+    return RunningStack.parse(JSON.parse(await readFile(LOCAL_STACK.running, 'utf8')));
   } catch {
     return null;
   }

@@ -4,9 +4,8 @@
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { DISCIPLINES } from '../contract/index.ts';
-import { isFailedOutcome, METRICS, plansMetric } from '../contract/metrics.ts';
+import { isFailedOutcome, isSuccessfulOutcome, METRICS, plansMetric } from '../contract/metrics.ts';
 import type { LastRun } from './last-run.ts';
-import { succeeded } from './last-run.ts';
 import type { PropagationResult } from './propagation.ts';
 
 /** Where the figures go: the part of Powertools' `Metrics` a run uses. */
@@ -15,23 +14,12 @@ export type MetricsSink = Pick<Metrics, 'addMetric' | 'addMetadata' | 'publishSt
 type MetricKey = keyof typeof METRICS;
 
 /** One figure: a metric of contract/metrics.ts and its value. */
-export interface Figure {
-  readonly name: (typeof METRICS)[MetricKey]['name'];
-  readonly unit: (typeof METRICS)[MetricKey]['unit'];
-  readonly value: number;
-}
-
-/** The figures of a run, and the properties that explain them in the same log line (not metrics). */
-export interface RunFigures {
-  readonly figures: readonly Figure[];
-  readonly metadata: Readonly<Record<string, string>>;
-}
-
-const figure = (key: MetricKey, value: number): Figure => ({
+const figure = (key: MetricKey, value: number) => ({
   name: METRICS[key].name,
   unit: METRICS[key].unit,
   value,
 });
+type Figure = ReturnType<typeof figure>;
 
 /**
  * The figures of a run (`RunSucceeded` or `RunFailed`, neither when `busy`; the others when known); the outcome,
@@ -43,10 +31,10 @@ export function runFigures(
     readonly catalogAgeSeconds?: number | undefined;
     readonly propagation?: PropagationResult | undefined;
   },
-): RunFigures {
+): { figures: Figure[]; metadata: Record<string, string> } {
   const figures: Figure[] = [];
   // A busy run did nothing: the run that held the lock reports its own outcome.
-  if (succeeded(record)) figures.push(figure('runSucceeded', 1));
+  if (isSuccessfulOutcome(record.outcome)) figures.push(figure('runSucceeded', 1));
   else if (isFailedOutcome(record.outcome)) figures.push(figure('runFailed', 1));
   figures.push(figure('buildDuration', record.durationMs));
   const counts = record.counts;
@@ -71,7 +59,7 @@ export function runFigures(
 }
 
 /** Hands a run's figures to the sink and publishes them (one log line). */
-export function emitRunMetrics(sink: MetricsSink, run: RunFigures): void {
+export function emitRunMetrics(sink: MetricsSink, run: ReturnType<typeof runFigures>): void {
   for (const { name, unit, value } of run.figures) sink.addMetric(name, unit, value);
   for (const [key, value] of Object.entries(run.metadata)) sink.addMetadata(key, value);
   sink.publishStoredMetrics();

@@ -8,7 +8,6 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
 import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import type { PlanSource } from '../builder/source.ts';
 import { openSource } from '../builder/sources/index.ts';
 import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import { HEADER_VALUES, STATE_LAST_RUN } from '../contract/index.ts';
@@ -59,23 +58,23 @@ export async function build(
   settings: BuildSettings,
   now: Date,
   report: Report,
-  progress: ProgressSink = () => {},
+  progress: ProgressSink,
 ): Promise<BuildResult> {
-  progress({ stage: 'reading the source' });
-  const prepared = await prepareFrom(await openSource(settings.source, settings), settings, now, report);
+  const prepared = await prepareFrom(settings, now, report, progress);
   progress({ stage: 'compressing and rendering pages' });
   return completeBuild(prepared);
 }
 
-/** The first, cheap step of a build (builder/build.ts `prepareBuild`), reporting invalid rows. */
+/** Reads the source and takes a build's first, cheap step (builder/build.ts `prepareBuild`), reporting invalid rows. */
 async function prepareFrom(
-  source: PlanSource,
-  settings: Pick<BuildSettings, 'baseUrl' | 'appScheme' | 'skipInvalid' | 'webBaseUrl'>,
+  settings: BuildSettings,
   now: Date,
   report: Report,
+  progress: ProgressSink | undefined,
 ): Promise<PreparedBuild> {
+  progress?.({ stage: 'reading the source' });
   try {
-    const prepared = await prepareBuild(source, {
+    const prepared = await prepareBuild(await openSource(settings.source, settings), {
       links: { baseUrl: settings.baseUrl, appScheme: settings.appScheme, webBaseUrl: settings.webBaseUrl },
       skipInvalid: settings.skipInvalid,
       now,
@@ -334,13 +333,12 @@ export async function publish(
         ? await options.source()
         : { source: settings.source, sourceToken: settings.sourceToken };
     if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
-    options.progress?.({ stage: 'reading the source' });
     try {
       built = await prepareFrom(
-        await openSource(from.source, { ...settings, sourceToken: from.sourceToken }),
-        settings,
+        { ...settings, source: from.source, sourceToken: from.sourceToken },
         options.now,
         options.report,
+        options.progress,
       );
     } catch (error) {
       if (error instanceof InvalidRowsError) progress = { invalid: error.invalid };

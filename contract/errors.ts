@@ -52,11 +52,6 @@ export function renderSettingRefs(text: string, render: (name: string) => string
   return text.replace(SETTING_MARK, (_mark, name: string) => render(name));
 }
 
-/** The setting names a message refers to (tests check that each one is declared). */
-export function settingRefsIn(text: string): string[] {
-  return [...text.matchAll(SETTING_MARK)].map((match) => match[1] ?? '');
-}
-
 /**
  * Network error codes of a connection that never got as far as an answer: another attempt may succeed. The one
  * list the HTTP source's retries, the PostgreSQL source's messages and the AWS error describer share.

@@ -48,8 +48,10 @@ let clients: LambdaClients;
 let scratch: { dir: string; remove: () => Promise<void> };
 /** What the stand-in for Secrets Manager answers as the secret string. */
 let secretString: string;
-/** The EMF lines the handler's default Powertools Metrics writes to stdout, per test. */
+/** The EMF lines the handler's Powertools Metrics writes to stdout, per test. */
 let emf: EmfCapture;
+/** The handler's log lines (console.log, which goes to CloudWatch Logs on Lambda), per test. */
+let lines: string[];
 
 function answer(request: RecordedRequest) {
   if (request.headers['x-amz-target'] === 'secretsmanager.GetSecretValue') {
@@ -80,6 +82,10 @@ afterAll(async () => {
 
 beforeEach(async () => {
   emf = startEmfCapture();
+  lines = [];
+  vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+    lines.push(String(line));
+  });
   s3 = await startS3();
   scratch = await scratchDir('catalog-lambda-');
   recorder.requests.length = 0;
@@ -96,6 +102,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   emf.stop();
+  vi.restoreAllMocks();
   clients.secrets.destroy();
   clients.kvs.destroy();
   await s3.stop();
@@ -115,8 +122,7 @@ function environment(extra: Record<string, string> = {}): Record<string, string>
 describe('the builder Lambda', () => {
   it('refuses a store that serves another bucket: no upload, no record, no move, an error naming both', async () => {
     kvs.entries.set(KVS_ORIGIN, 's3://catalog-production');
-    const lines: string[] = [];
-    const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+    const handler = createHandler({ env: environment(), clients });
     await expect(handler({})).rejects.toThrow(
       `${KVS_ARN} and s3://${s3.bucket} are not one deployment: the store serves the origin "s3://catalog-production" (recorded by its first publish), not "s3://${s3.bucket}"; nothing was changed`,
     );
@@ -126,8 +132,7 @@ describe('the builder Lambda', () => {
   });
 
   it('publishes from its environment, moving the live pointer, and logs one JSON line per run', async () => {
-    const lines: string[] = [];
-    const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+    const handler = createHandler({ env: environment(), clients });
     const first = publishSummaryOf(await handler({}));
     expect(first).toMatchObject({ result: 'published', plans: 44, previousBuildId: null });
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(first.buildId);
@@ -152,10 +157,8 @@ describe('the builder Lambda', () => {
     const few = join(scratch.dir, 'few.json');
     const rows = JSON.parse(await readFile(FIXTURES, 'utf8')) as unknown[];
     await writeFile(few, JSON.stringify(rows.slice(0, 10)));
-    const lines: string[] = [];
-    const log = (line: string) => lines.push(line);
-    await createHandler({ env: environment(), clients, log })({});
-    const shrunk = createHandler({ env: environment({ CATALOG_SOURCE: few }), clients, log });
+    await createHandler({ env: environment(), clients })({});
+    const shrunk = createHandler({ env: environment({ CATALOG_SOURCE: few }), clients });
     await expect(shrunk({})).rejects.toThrow(PublishRefusedError);
     expect(JSON.parse(lines[1] ?? '')).toMatchObject({
       level: 'error',
@@ -175,8 +178,7 @@ describe('the builder Lambda', () => {
     const other = await acquireRunLock(origin, 'catalog publish');
     if (!('held' in other)) throw new Error('the lock was taken');
     try {
-      const lines: string[] = [];
-      const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+      const handler = createHandler({ env: environment(), clients });
       const before = kvs.entries.get(KVS_LIVE_BUILD);
       const summary = await handler({});
       expect(summary).toMatchObject({ result: 'busy', holder: { by: 'catalog publish' } });
@@ -191,8 +193,7 @@ describe('the builder Lambda', () => {
   });
 
   it('moves nothing while the pointer is pinned, and reports it as a successful run', async () => {
-    const lines: string[] = [];
-    const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+    const handler = createHandler({ env: environment(), clients });
     const first = publishSummaryOf(await handler({}, { functionName: 'catalog-builder' }));
     // Its move is in the pointer's history at the origin, naming the function.
     const { readHistory } = await import('../publish/history.ts');
@@ -227,10 +228,9 @@ describe('the builder Lambda', () => {
     const secretPath = join(scratch.dir, 'secret-location-7f3a.json');
     await copyFile(FIXTURES, secretPath);
     secretString = JSON.stringify({ source: secretPath });
-    const lines: string[] = [];
     const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
     delete env.CATALOG_SOURCE;
-    const handler = createHandler({ env, clients, log: (line) => lines.push(line) });
+    const handler = createHandler({ env, clients });
     expect(await handler({})).toMatchObject({ result: 'published', plans: 44 });
 
     secretString = join(scratch.dir, 'secret-location-7f3a-gone.json');
@@ -254,11 +254,9 @@ describe('the builder Lambda', () => {
   });
 
   it('fails naming every bad variable, without echoing the source', async () => {
-    const lines: string[] = [];
     const handler = createHandler({
       env: { CATALOG_BUCKET: 'Bad_Bucket', CATALOG_SOURCE: 'postgres://u:pw@db/x', CATALOG_MIN_RATIO: '2' },
       clients,
-      log: (line) => lines.push(line),
     });
     const expected =
       'CATALOG_BASE_URL: is required; CATALOG_BUCKET "Bad_Bucket": must be an S3 bucket name (3–63 of a-z, 0-9, . and -); CATALOG_MIN_RATIO "2": must be a number from 0 to 1; CATALOG_KVS_ARN: is required';
@@ -267,7 +265,6 @@ describe('the builder Lambda', () => {
     const both = createHandler({
       env: environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN }),
       clients,
-      log: () => {},
     });
     await expect(both({})).rejects.toThrow('set exactly one of CATALOG_SOURCE and CATALOG_SOURCE_SECRET_ARN');
   });
@@ -279,7 +276,7 @@ describe('what every run leaves: its record, its metrics', () => {
 
   it('on Lambda, metrics that carry the function’s name: two deployments in one region each have their own', async () => {
     const env = { ...environment(), AWS_LAMBDA_FUNCTION_NAME: 'CatalogStaging-BuilderB630A0FA-Ab12Cd34' };
-    await createHandler({ env, clients, log: () => undefined })({});
+    await createHandler({ env, clients })({});
     const line = parseEmf(emf.lines[0] ?? '');
     expect(line.dimensions).toEqual([['service', 'FunctionName']]);
     expect(line.members).toMatchObject({
@@ -289,8 +286,7 @@ describe('what every run leaves: its record, its metrics', () => {
   });
 
   it('a publish: the record, and one EMF line with the run, its duration, plans, invalid rows and catalog age', async () => {
-    const lines: string[] = [];
-    const handler = createHandler({ env: environment(), clients, log: (line) => lines.push(line) });
+    const handler = createHandler({ env: environment(), clients });
     const summary = publishSummaryOf(await handler({}));
     expect(await record()).toMatchObject({ outcome: 'published', buildId: summary.buildId, plans: 44 });
     expect(emf.lines).toHaveLength(1);
@@ -323,10 +319,10 @@ describe('what every run leaves: its record, its metrics', () => {
   });
 
   it('a run whose source is missing: a failed record at the bucket, RunFailed, and the error thrown', async () => {
-    const handler = createHandler({ env: environment(), clients, log: () => {} });
+    const handler = createHandler({ env: environment(), clients });
     const first = publishSummaryOf(await handler({}));
     const gone = join(scratch.dir, 'gone.json');
-    const failing = createHandler({ env: environment({ CATALOG_SOURCE: gone }), clients, log: () => {} });
+    const failing = createHandler({ env: environment({ CATALOG_SOURCE: gone }), clients });
     await expect(failing({})).rejects.toThrow(/gone\.json/);
     expect(await record()).toMatchObject({
       outcome: 'failed',
@@ -345,7 +341,7 @@ describe('what every run leaves: its record, its metrics', () => {
     secretString = '   ';
     const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
     delete env.CATALOG_SOURCE;
-    const handler = createHandler({ env, clients, log: () => {} });
+    const handler = createHandler({ env, clients });
     await expect(handler({})).rejects.toThrow(`secret ${SECRET_ARN}: has no SecretString`);
     expect(await record()).toMatchObject({
       outcome: 'failed',
@@ -359,8 +355,7 @@ describe('what every run leaves: its record, its metrics', () => {
     secretString = SOURCE_UNSET;
     const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
     delete env.CATALOG_SOURCE;
-    const lines: string[] = [];
-    const handler = createHandler({ env, clients, log: (line) => lines.push(line) });
+    const handler = createHandler({ env, clients });
     const summary = await handler({});
     const reason = `secret ${SECRET_ARN}: no source is set yet (the placeholder the stack created); put the source there: aws secretsmanager put-secret-value --secret-id ${SECRET_ARN} --secret-string 'postgres://…' (or '{"source":"https://…","token":"…"}')`;
     expect(summary).toEqual({ command: 'publish', result: 'not-configured', reason });
@@ -394,14 +389,12 @@ describe('what every run leaves: its record, its metrics', () => {
     await once(edge, 'listening');
     const local = `http://127.0.0.1:${(edge.address() as AddressInfo).port}`;
     try {
-      const lines: string[] = [];
       const handler = createHandler({
         env: environment({
           CATALOG_MONITORING_KEY_SECRET_ARN: MONITORING_ARN,
           CATALOG_PROPAGATION_INTERVAL: '50ms',
         }),
         clients,
-        log: (line) => lines.push(line),
       });
       // The base URL is https://plans.example.com: the check's requests go to the local edge instead.
       const direct = fetch;
@@ -433,11 +426,9 @@ describe('what every run leaves: its record, its metrics', () => {
   });
 
   it('skips the check when the function has no time left for it', async () => {
-    const lines: string[] = [];
     const handler = createHandler({
       env: environment({ CATALOG_MONITORING_KEY_SECRET_ARN: MONITORING_ARN }),
       clients,
-      log: (line) => lines.push(line),
     });
     await handler({}, { getRemainingTimeInMillis: () => 5_000 });
     expect(JSON.parse(lines[0] ?? '')).toMatchObject({

@@ -7,8 +7,7 @@ import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/clien
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
-import { openTarget, publish, type TargetClients } from '../app/run.ts';
-import type { MetricsSink } from '../app/run-metrics.ts';
+import { openTarget, publish, type RunSource, type TargetClients } from '../app/run.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
@@ -20,16 +19,10 @@ export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
 }
 
-/**
- * The environment (read once, on the first run) and what else the handler uses: by default the SDK's clients,
- * console.log (CloudWatch Logs) and Powertools' Metrics.
- */
+/** The environment (read once, on the first run) and the clients (by default the SDK's). */
 export interface HandlerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clients?: LambdaClients;
-  readonly log?: (line: string) => void;
-  readonly now?: () => Date;
-  readonly metrics?: MetricsSink;
 }
 
 /** The part of the Lambda context the handler reads; `functionName` is who moved the pointer, in its history. */
@@ -47,63 +40,48 @@ export const LambdaEvent = z.preprocess(
   z.object({ force: z.boolean({ error: 'must be true or false' }).optional() }),
 );
 
-/** What a source secret holds, under the settings' names: the source, and the bearer token of an HTTP source. */
-export interface SecretSource {
-  readonly source: string;
-  readonly sourceToken?: string;
-}
+/** A source secret in its JSON form. */
+const SourceSecretJson = z.object({ source: z.string().trim(), token: z.string().optional() });
 
 /**
- * Reads a source secret: the source itself (`postgres://…`), or `{"source": "…", "token": "…"}` (the token an
- * HTTP source's bearer token). An empty `source` (the stack's placeholder) is {@link SourceNotConfiguredError}.
- * No part of the value ever enters an error message.
+ * Reads a source secret's string: the source itself (`postgres://…`), or `{"source": "…", "token": "…"}` (the
+ * token an HTTP source's bearer token). An empty `source` (the stack's placeholder) is
+ * {@link SourceNotConfiguredError}. No part of the value ever enters an error message.
  */
-export function sourceFromSecret(secretArn: string, secret: string | undefined): SecretSource {
-  const text = secret?.trim() ?? '';
-  if (text === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
+export function sourceFromSecret(secretArn: string, text: string): RunSource {
   if (!text.startsWith('{')) return { source: text };
-  let parsed: unknown;
+  let secret: z.infer<typeof SourceSecretJson>;
   try {
-    parsed = JSON.parse(text);
+    secret = SourceSecretJson.parse(JSON.parse(text));
   } catch {
-    throw new ConfigError(`secret ${secretArn}: starts with { but is not valid JSON`);
+    throw new ConfigError(
+      `secret ${secretArn}: starts with { but is not {"source": "…", "token": "…"} (JSON strings)`,
+    );
   }
-  const { source, token } = parsed as { source?: unknown; token?: unknown };
-  if (source === '')
+  if (secret.source === '')
     throw new SourceNotConfiguredError(
       `secret ${secretArn}: no source is set yet (the placeholder the stack created); put the source there: aws secretsmanager put-secret-value --secret-id ${secretArn} --secret-string 'postgres://…' (or '{"source":"https://…","token":"…"}')`,
     );
-  if (typeof source !== 'string' || source.trim() === '')
-    throw new ConfigError(`secret ${secretArn}: the JSON object has no "source" string`);
-  if (token !== undefined && typeof token !== 'string')
-    throw new ConfigError(`secret ${secretArn}: "token" must be a string`);
-  return { source: source.trim(), ...(token ? { sourceToken: token } : {}) };
+  return { source: secret.source, ...(secret.token ? { sourceToken: secret.token } : {}) };
 }
 
 const MAX_LOGGED_ROWS = 100;
 
-/** Reads a secret's string at run time (so a rotated secret is picked up). */
-async function readSecretString(
-  client: SecretsManagerClient,
-  secretArn: string,
-): Promise<string | undefined> {
+/** Reads a secret's string, trimmed, at run time (so a rotated secret is picked up); its value never enters a message. */
+async function readSecret(client: SecretsManagerClient, secretArn: string): Promise<string> {
+  let answer: { SecretString?: string | undefined };
   try {
-    const answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-    return answer.SecretString;
+    answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
   } catch (error) {
     throw new CatalogError(`reading secret ${secretArn} failed (${describeCause(error)})`, { cause: error });
   }
-}
-
-/** Reads the monitoring key: the secret string is the key. Its value never enters a message. */
-async function readMonitoringKey(client: SecretsManagerClient, secretArn: string): Promise<string> {
-  const key = (await readSecretString(client, secretArn))?.trim() ?? '';
-  if (key === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
-  return key;
+  const text = answer.SecretString?.trim() ?? '';
+  if (text === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
+  return text;
 }
 
 /** Removes every occurrence of the secret's parts from a text (errors may quote a source name). */
-function redact(text: string, secret: SecretSource | null): string {
+function redact(text: string, secret: RunSource | null): string {
   if (!secret) return text;
   let clean = text.split(secret.source).join('<source from secret>');
   if (secret.sourceToken) clean = clean.split(secret.sourceToken).join('***');
@@ -114,22 +92,20 @@ function redact(text: string, secret: SecretSource | null): string {
 export function createHandler(
   options: HandlerOptions,
 ): (event: unknown, context?: LambdaContext) => Promise<RunSummary | NotConfiguredSummary> {
-  const log = options.log ?? ((line: string) => console.log(line));
-  const clock = options.now ?? (() => new Date());
+  // One JSON line per run to CloudWatch Logs.
+  const log = (entry: object) => console.log(JSON.stringify(entry));
   // On Lambda, the function's name (which Lambda sets) tells this deployment's metrics from another's.
   const functionName = options.env.AWS_LAMBDA_FUNCTION_NAME;
-  const metrics =
-    options.metrics ??
-    new Metrics({
-      namespace: METRICS_NAMESPACE,
-      serviceName: METRICS_SERVICE,
-      ...(functionName ? { defaultDimensions: { [METRICS_FUNCTION_DIMENSION]: functionName } } : {}),
-    });
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: METRICS_SERVICE,
+    ...(functionName ? { defaultDimensions: { [METRICS_FUNCTION_DIMENSION]: functionName } } : {}),
+  });
   let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
   return async (event: unknown, context?: LambdaContext): Promise<RunSummary | NotConfiguredSummary> => {
     const started = performance.now();
-    let secret: SecretSource | null = null;
+    let secret: RunSource | null = null;
     // Warnings of the run (its record or metrics not written), for the error line of a failed run.
     const warnings: string[] = [];
     try {
@@ -152,7 +128,7 @@ export function createHandler(
       const monitoringArn = settings.monitoringKeySecretArn;
       const remaining = context?.getRemainingTimeInMillis?.bind(context);
       const outcome = await publish(settings, target, {
-        now: clock(),
+        now: new Date(),
         // A second invocation while one runs (no reserved concurrency) finds the run lock and ends busy.
         runBy: 'lambda',
         force: request.data.force ?? false,
@@ -166,7 +142,7 @@ export function createHandler(
         ...(secretArn !== undefined
           ? {
               source: async () => {
-                secret = sourceFromSecret(secretArn, await readSecretString(clients.secrets, secretArn));
+                secret = sourceFromSecret(secretArn, await readSecret(clients.secrets, secretArn));
                 return secret;
               },
             }
@@ -175,7 +151,7 @@ export function createHandler(
         metrics,
         propagation: {
           key: async () =>
-            monitoringArn === undefined ? undefined : readMonitoringKey(clients.secrets, monitoringArn),
+            monitoringArn === undefined ? undefined : readSecret(clients.secrets, monitoringArn),
           maxWaitMs: settings.propagationMaxWait,
           intervalMs: settings.propagationInterval,
           ...(remaining ? { timeLeftMs: () => remaining() - PROPAGATION_RESERVE_MS } : {}),
@@ -187,23 +163,21 @@ export function createHandler(
       const rendered = (
         summary.reason ? { ...summary, reason: renderMessage(summary.reason, 'lambda') } : summary
       ) as RunSummary;
-      log(
-        JSON.stringify({
-          level: 'info',
-          ...rendered,
-          warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings],
-          ...(invalidRows.length > 0 ? { invalidRows } : {}),
-          // Its texts without the source secret (they quote no key).
-          ...(propagation
-            ? {
-                propagation:
-                  'reason' in propagation
-                    ? { ...propagation, reason: redact(propagation.reason, secret) }
-                    : propagation,
-              }
-            : {}),
-        }),
-      );
+      log({
+        level: 'info',
+        ...rendered,
+        warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings],
+        ...(invalidRows.length > 0 ? { invalidRows } : {}),
+        // Its texts without the source secret (they quote no key).
+        ...(propagation
+          ? {
+              propagation:
+                'reason' in propagation
+                  ? { ...propagation, reason: redact(propagation.reason, secret) }
+                  : propagation,
+            }
+          : {}),
+      });
       return rendered;
     } catch (error) {
       if (error instanceof SourceNotConfiguredError) {
@@ -211,9 +185,7 @@ export function createHandler(
         // error goes to Lambda (no alarm, no failure queue).
         const reason = renderMessage(error.message, 'lambda');
         const summary = { command: 'publish', result: 'not-configured', reason } as const;
-        log(
-          JSON.stringify({ level: 'warn', ...summary, durationMs: Math.round(performance.now() - started) }),
-        );
+        log({ level: 'warn', ...summary, durationMs: Math.round(performance.now() - started) });
         return summary;
       }
       const message =
@@ -230,7 +202,7 @@ export function createHandler(
         ...(warnings.length > 0 ? { warnings: warnings.map(clean) } : {}),
         durationMs: Math.round(performance.now() - started),
       };
-      log(JSON.stringify(entry));
+      log(entry);
       if (error instanceof Error) {
         // Lambda reports the message and the stack of a thrown error: neither may hold the secret, and the
         // message names settings as this function's environment variables.

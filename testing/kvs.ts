@@ -4,8 +4,8 @@
  */
 import dns from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
-import { createKvsClient } from '../app/clients.ts';
+import { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
+import { CLOUDFRONT_REGION } from '../app/clients.ts';
 
 interface Recorded {
   readonly method: string;
@@ -119,16 +119,17 @@ export class FakeKvs {
  * to 127.0.0.1 instead (the signed Host header stays as it was).
  */
 export function kvsClientFor(port: number): CloudFrontKeyValueStoreClient {
-  const client = createKvsClient(
-    { maxAttempts: 3 },
-    {
-      endpoint: `http://kvs.test:${port}`,
-      credentials: {
-        accessKeyId: 'AKIDEXAMPLE',
-        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
-      },
+  // The production client's configuration (app/clients.ts, which also registers the SigV4A signer), pointed here.
+  const client = new CloudFrontKeyValueStoreClient({
+    region: CLOUDFRONT_REGION,
+    maxAttempts: 3,
+    retryMode: 'standard',
+    endpoint: `http://kvs.test:${port}`,
+    credentials: {
+      accessKeyId: 'AKIDEXAMPLE',
+      secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
     },
-  );
+  });
   type Middleware = Parameters<typeof client.middlewareStack.addRelativeTo>[0];
   const toLocalListener =
     (next: (args: { request: unknown }) => Promise<unknown>) => (args: { request: unknown }) => {

@@ -5,7 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { settingRefsIn } from '../../contract/errors.ts';
+import { renderSettingRefs } from '../../contract/errors.ts';
 import { configFromContext } from '../../infra/config.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
 import { withCurrentTable } from '../../tools/docs.ts';
@@ -197,7 +197,10 @@ describe('messages that name a setting', () => {
     for (const file of files) {
       const text = await readFile(join(ROOT, file), 'utf8');
       for (const match of text.matchAll(/settingRef\('([A-Za-z0-9]+)'\)/g)) named.add(match[1] ?? '');
-      for (const name of settingRefsIn(text)) named.add(name);
+      renderSettingRefs(text, (name) => {
+        named.add(name);
+        return '';
+      });
     }
     expect(named.size).toBeGreaterThan(5);
     for (const name of named) expect(Object.keys(SETTINGS), name).toContain(name as SettingName);
