@@ -10,7 +10,7 @@ import type { ExpiryChange, KeyListing } from '../../keys/rules.ts';
 import type { KeyValueStore } from '../../keys/store.ts';
 import { parseWhen } from '../../keys/time.ts';
 import { type CliIO, noter, shortTime, table } from '../io.ts';
-import { addSettings, givenBy, parseCommand } from '../options.ts';
+import { addSettings, givenBy, parseCommand, settingsCommand } from '../options.ts';
 
 /**
  * Opens the store a command's `settings` name. A flag beats an environment variable, which beats the default
@@ -99,18 +99,23 @@ function expiryOf(io: CliIO, command: Command, text: string | undefined, now: Da
   throw new ConfigError(`${label} ${JSON.stringify(text)}: ${when}`);
 }
 
+/** What each command here does, as its --help says. */
+const HELP = {
+  'keys-issue': 'Issue a key for a partner and print it, alone, on stdout. It is shown only this once.',
+  'keys-rotate':
+    "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
+  'keys-list':
+    'List the keys: partner, key id, created, expires, status; with --usage, when the partner was last seen. Never shows a key.',
+} as const;
+
 export function registerKeys(program: Command, io: CliIO): void {
   const note = noter(io);
   const keys = program
     .command('keys')
     .description('Manage partner API keys (only their SHA-256 hashes are stored).');
 
-  const issue = keys
-    .command('issue')
-    .description('Issue a key for a partner and print it, alone, on stdout. It is shown only this once.');
-  addSettings(issue, 'keys-issue').action(async () => {
+  settingsCommand(keys, 'keys-issue', HELP['keys-issue'], io, async (settings, issue) => {
     const now = new Date();
-    const settings = await parseCommand(issue, 'keys-issue', io.env);
     const expires = expiryOf(io, issue, settings.expires, now);
     const { store, takesEffect } = await openStore(io, issue, settings, true);
     const { issueKey } = await import('../../keys/manage.ts');
@@ -127,13 +132,7 @@ export function registerKeys(program: Command, io: CliIO): void {
     note(`${takesEffect}.`);
   });
 
-  const rotate = keys
-    .command('rotate')
-    .description(
-      "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
-    );
-  addSettings(rotate, 'keys-rotate').action(async () => {
-    const settings = await parseCommand(rotate, 'keys-rotate', io.env);
+  settingsCommand(keys, 'keys-rotate', HELP['keys-rotate'], io, async (settings, rotate) => {
     const now = new Date();
     const { store, takesEffect } = await openStore(io, rotate, settings);
     const { rotateKey } = await import('../../keys/manage.ts');
@@ -188,13 +187,7 @@ export function registerKeys(program: Command, io: CliIO): void {
     }
   });
 
-  const list = keys
-    .command('list')
-    .description(
-      'List the keys: partner, key id, created, expires, status; with --usage, when the partner was last seen. Never shows a key.',
-    );
-  addSettings(list, 'keys-list').action(async () => {
-    const settings = await parseCommand(list, 'keys-list', io.env);
+  settingsCommand(keys, 'keys-list', HELP['keys-list'], io, async (settings, list) => {
     const { store } = await openStore(io, list, settings);
     const { listKeys } = await import('../../keys/manage.ts');
     const now = new Date();

@@ -9,7 +9,7 @@ import type { StatusReport } from '../../app/status.ts';
 import { countsText } from '../../contract/index.ts';
 import { shownValue } from '../../publish/pointer.ts';
 import { type CliIO, CommandExit, shortTime as short, table } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 import { targetOf } from './publish.ts';
 
 /**
@@ -79,14 +79,14 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
   return table(rows.map(([label, value]) => [(label ?? '').toUpperCase(), oneLine(value ?? '')]));
 }
 
+/** What each command here does, as its --help says. */
+const HELP = {
+  status:
+    'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.',
+} as const;
+
 export function registerStatus(program: Command, io: CliIO): void {
-  const command = program
-    .command('status')
-    .description(
-      'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.',
-    );
-  addSettings(command, 'status').action(async () => {
-    const settings = await parseCommand(command, 'status', io.env);
+  settingsCommand(program, 'status', HELP.status, io, async (settings) => {
     const status = await import('../../app/status.ts');
     const target = await targetOf(settings);
     const report = await status.catalogStatus(target, { now: new Date(), maxAgeMs: settings.maxAge });
