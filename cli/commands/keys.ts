@@ -150,18 +150,16 @@ export function registerKeys(program: Command, io: CliIO): void {
     .description("Revoke all of a partner's keys, or one key by id: now, or after a delay.");
   addSettings(revoke, 'keys-revoke').action(async () => {
     const raw = revoke.opts() as { keyId?: unknown; partner?: unknown };
-    if (typeof raw.keyId === 'string' && raw.keyId.includes(KEY_PREFIX)) {
-      // Never echo it: this is a key. Its id is the first 12 hex digits of its SHA-256.
+    // Never echo it: this is a key. Its id is the first 12 hex digits of its SHA-256.
+    if (typeof raw.keyId === 'string' && raw.keyId.includes(KEY_PREFIX))
       throw new ConfigError(
         '--key-id: that is a key, not a key id; never put a key on a command line. Its id is the first 12 hex digits of its SHA-256 (see keys/README.md)',
       );
-    }
     if (givenBy(revoke, 'partner', io.env) === 'flag' && givenBy(revoke, 'keyId', io.env) === 'flag')
       throw new ConfigError("option '--partner <label>' cannot be used with option '--key-id <id>'");
     const settings = await parseCommand(revoke, 'keys-revoke', io.env);
-    if (settings.partner === undefined && settings.keyId === undefined) {
+    if (settings.partner === undefined && settings.keyId === undefined)
       throw new ConfigError('give --partner LABEL or --key-id ID');
-    }
     const now = new Date();
     const { store, takesEffect } = await openStore(io, revoke, settings);
     const { revokeKeys } = await import('../../keys/manage.ts');
@@ -174,17 +172,13 @@ export function registerKeys(program: Command, io: CliIO): void {
       now,
       ...(settings.after !== undefined ? { afterMs: settings.after } : {}),
     });
-    for (const key of outcome.removed) {
+    for (const key of outcome.removed)
       note(
         `revoked key ${key.id}${key.record ? ` of ${key.record.partner}` : ''}: removed from ${store.name}`,
       );
-    }
     for (const change of outcome.expiring) note(describeExpiry(change));
-    if (outcome.removed.length === 0 && outcome.expiring.length === 0) {
-      note('every matching key has expired already; nothing was changed');
-    } else {
-      note(`${takesEffect}.`);
-    }
+    const changed = outcome.removed.length > 0 || outcome.expiring.length > 0;
+    note(changed ? `${takesEffect}.` : 'every matching key has expired already; nothing was changed');
   });
 
   settingsCommand(keys, 'keys-list', HELP['keys-list'], io, async (settings, list) => {
