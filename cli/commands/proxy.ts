@@ -7,16 +7,12 @@ import { type CliIO, noter } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 import { jsonLines, stopOnSignals } from './serve.ts';
 
-/** What each command here does, as its --help says. */
-const HELP = {
-  proxy:
-    "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, GET /changes?since=N to the partner's application (and POSTs each change set to --notify), and GET /healthz.",
-} as const;
-
 export function registerProxy(program: Command, io: CliIO): void {
   const note = noter(io);
   const logLine = jsonLines(io);
-  settingsCommand(program, 'proxy', HELP.proxy, io, async (settings) => {
+  const description =
+    "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, GET /changes?since=N to the partner's application (and POSTs each change set to --notify), and GET /healthz.";
+  settingsCommand(program, 'proxy', description, io, async (settings) => {
     const { startProxy } = await import('../../partner/proxy.ts');
     const proxy = await startProxy({
       upstream: settings.upstream,

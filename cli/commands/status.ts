@@ -79,14 +79,10 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
   return table(rows.map(([label, value]) => [(label ?? '').toUpperCase(), oneLine(value ?? '')]));
 }
 
-/** What each command here does, as its --help says. */
-const HELP = {
-  status:
-    'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.',
-} as const;
-
 export function registerStatus(program: Command, io: CliIO): void {
-  settingsCommand(program, 'status', HELP.status, io, async (settings) => {
+  const description =
+    'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.';
+  settingsCommand(program, 'status', description, io, async (settings) => {
     const status = await import('../../app/status.ts');
     const target = await targetOf(settings);
     const report = await status.catalogStatus(target, { now: new Date(), maxAgeMs: settings.maxAge });

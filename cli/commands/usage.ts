@@ -50,14 +50,10 @@ export function formatUsage(report: UsageReport): string {
   return lines.join('\n');
 }
 
-/** What each command here does, as its --help says. */
-const HELP = {
-  usage:
-    'Per partner: requests, answers (200, 304, refusals by reason), bytes, first and last seen; then refusals that named no partner. From a catalog serve access log or, on AWS, the usage log group (Logs Insights).',
-} as const;
-
 export function registerUsage(program: Command, io: CliIO): void {
-  settingsCommand(program, 'usage', HELP.usage, io, async (settings) => {
+  const description =
+    'Per partner: requests, answers (200, 304, refusals by reason), bytes, first and last seen; then refusals that named no partner. From a catalog serve access log or, on AWS, the usage log group (Logs Insights).';
+  settingsCommand(program, 'usage', description, io, async (settings) => {
     const usage = await import('../../app/usage.ts');
     const report = await usage.usageReport(settings, {
       now: new Date(),

@@ -24,14 +24,10 @@ function checkKey(label: string, key: string): string {
   return key;
 }
 
-/** What each command here does, as its --help says. */
-const HELP = {
-  'verify-function':
-    'Run the request-case table through CloudFront TestFunction against the deployed viewer-request function; one line per case, exit 1 when one fails.',
-} as const;
-
 export function registerVerifyFunction(program: Command, io: CliIO): void {
-  settingsCommand(program, 'verify-function', HELP['verify-function'], io, async (flags) => {
+  const description =
+    'Run the request-case table through CloudFront TestFunction against the deployed viewer-request function; one line per case, exit 1 when one fails.';
+  settingsCommand(program, 'verify-function', description, io, async (flags) => {
     const name = flags.viewerRequestFunction;
     const valid = splitKeys(flags.key).map((key, i) => checkKey(`--key #${i + 1}`, key));
     const expired = flags.expiredKey === undefined ? undefined : checkKey('--expired-key', flags.expiredKey);
