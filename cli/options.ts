@@ -106,6 +106,22 @@ export async function parseCommand<C extends CommandName>(
   );
 }
 
+/**
+ * Adds the command `context` names under `parent` (`keys-issue`: `issue` under `keys`) with the options of its
+ * settings; its action runs `run` on them, parsed by {@link parseCommand}, and the command.
+ */
+export function settingsCommand<C extends CommandName>(
+  parent: Command,
+  context: C,
+  description: string,
+  io: { readonly env: Environment },
+  run: (settings: SettingsIn<C>, command: Command) => Promise<void>,
+): Command {
+  const name = parent.parent ? context.slice(parent.name().length + 1) : context;
+  const command = addSettings(parent.command(name).description(description), context);
+  return command.action(async () => run(await parseCommand(command, context, io.env), command));
+}
+
 /** Whether the user gave a setting at all (a flag or its variable), and which one; undefined when neither. */
 export function givenBy(command: Command, name: SettingName, env: Environment): 'flag' | 'env' | undefined {
   const from = givenValue(command, name, env)?.from;

@@ -7,13 +7,6 @@ import { AwsCustomResource } from 'aws-cdk-lib/custom-resources';
 import type { IConstruct } from 'constructs';
 import type { StackSettings } from './props.ts';
 
-/** One accepted finding: the rule (with its finding id where the rule has several), and why. */
-interface AcceptedFinding {
-  readonly construct: IConstruct;
-  readonly id: string;
-  readonly reason: string;
-}
-
 /** The stack's parts that findings are about (the stack's own fields). */
 interface NaggedParts extends Stack {
   readonly bucket: IConstruct;
@@ -36,106 +29,91 @@ function child(scope: IConstruct, id: string): IConstruct {
   return found;
 }
 
-/** The findings this configuration of the stack accepts. */
-function acceptedFindings(stack: NaggedParts, settings: StackSettings): AcceptedFinding[] {
-  const findings: AcceptedFinding[] = [
-    {
-      construct: stack.distribution,
-      id: 'AwsSolutions-CFR1',
-      reason: 'Partners call from servers anywhere; access is by API key, so there is no country to refuse.',
-    },
-    {
-      construct: stack.distribution,
-      id: 'AwsSolutions-CFR7',
-      reason:
-        'The catalog uses OAC; plan pages use an identity on purpose: it may list, so a missing page is a 404 (the not-found page), not the 500.',
-    },
-    {
-      construct: stack.bucket,
-      id: 'AwsSolutions-S1',
-      reason:
-        'Only CloudFront (through OAC) and the builder touch the origin; CloudFront access logs (accessLogging) and CloudTrail record those reads and writes.',
-    },
-    {
-      construct: child(stack.builder, 'Resource'),
-      id: 'AwsSolutions-L1',
-      reason:
-        'The runtime is pinned in lambda/bundling.ts to the Node version the bundle targets and the tests run; it moves with that file, not silently.',
-    },
-    {
-      construct: child(stack.builderFailures, 'Resource'),
-      id: 'AwsSolutions-SQS3',
-      reason:
-        "This queue is itself the dead end: the builder's failed invocations land here to be read (and alarmed on); a queue behind it would only move them.",
-    },
-    {
-      construct: child(child(stack, 'BuilderRole'), 'DefaultPolicy'),
-      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, stack.bucket)}.Arn>/*]`,
-      reason:
-        'The builder writes each build under a new generated key prefix in this one bucket; the wildcard is limited to the objects of the origin bucket.',
-    },
-    {
-      construct: child(child(stack, ERROR_PAGES_FUNCTION), 'ServiceRole'),
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      reason:
-        "CDK's SDK-call function runs only at deploy, to put the two error pages; AWS's basic policy lets it write its logs.",
-    },
-  ];
+/**
+ * Acknowledges the findings this configuration of the stack accepts, each on its construct: the rule (with its
+ * finding id where the rule has several), and why.
+ */
+export function acknowledgeFindings(of: Stack, settings: StackSettings): void {
+  const stack = of as NaggedParts;
+  const accept = (construct: IConstruct, id: string, reason: string) =>
+    Validations.of(construct).acknowledge({ id, reason });
+  accept(
+    stack.distribution,
+    'AwsSolutions-CFR1',
+    'Partners call from servers anywhere; access is by API key, so there is no country to refuse.',
+  );
+  accept(
+    stack.distribution,
+    'AwsSolutions-CFR7',
+    'The catalog uses OAC; plan pages use an identity on purpose: it may list, so a missing page is a 404 (the not-found page), not the 500.',
+  );
+  accept(
+    stack.bucket,
+    'AwsSolutions-S1',
+    'Only CloudFront (through OAC) and the builder touch the origin; CloudFront access logs (accessLogging) and CloudTrail record those reads and writes.',
+  );
+  accept(
+    child(stack.builder, 'Resource'),
+    'AwsSolutions-L1',
+    'The runtime is pinned in lambda/bundling.ts to the Node version the bundle targets and the tests run; it moves with that file, not silently.',
+  );
+  accept(
+    child(stack.builderFailures, 'Resource'),
+    'AwsSolutions-SQS3',
+    "This queue is itself the dead end: the builder's failed invocations land here to be read (and alarmed on); a queue behind it would only move them.",
+  );
+  accept(
+    child(child(stack, 'BuilderRole'), 'DefaultPolicy'),
+    `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, stack.bucket)}.Arn>/*]`,
+    'The builder writes each build under a new generated key prefix in this one bucket; the wildcard is limited to the objects of the origin bucket.',
+  );
+  accept(
+    child(child(stack, ERROR_PAGES_FUNCTION), 'ServiceRole'),
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    "CDK's SDK-call function runs only at deploy, to put the two error pages; AWS's basic policy lets it write its logs.",
+  );
   const schedulerRole = stack.node.children.find((c) => c.node.id.startsWith('SchedulerRoleForTarget-'));
   if (schedulerRole)
-    findings.push({
-      construct: child(schedulerRole, 'DefaultPolicy'),
-      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, stack.builder)}.Arn>:*]`,
-      reason:
-        "CDK's scheduler target may invoke the builder's versions and aliases (ARN:*); it is still the one builder function.",
-    });
+    accept(
+      child(schedulerRole, 'DefaultPolicy'),
+      `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, stack.builder)}.Arn>:*]`,
+      "CDK's scheduler target may invoke the builder's versions and aliases (ARN:*); it is still the one builder function.",
+    );
   if (settings.rateLimitPerKey === undefined)
-    findings.push({
-      construct: stack.distribution,
-      id: 'AwsSolutions-CFR2',
-      reason:
-        'WAF is optional (rateLimitPerKey): the viewer-request function refuses requests without a valid key before the origin, and WAF costs a fixed monthly fee.',
-    });
+    accept(
+      stack.distribution,
+      'AwsSolutions-CFR2',
+      'WAF is optional (rateLimitPerKey): the viewer-request function refuses requests without a valid key before the origin, and WAF costs a fixed monthly fee.',
+    );
   if (!settings.accessLogging)
-    findings.push({
-      construct: stack.distribution,
-      id: 'AwsSolutions-CFR3',
-      reason:
-        'Access logs are opt-in (accessLogging) to keep viewer IP addresses out of storage by default; the alarms watch CloudFront metrics instead.',
-    });
+    accept(
+      stack.distribution,
+      'AwsSolutions-CFR3',
+      'Access logs are opt-in (accessLogging) to keep viewer IP addresses out of storage by default; the alarms watch CloudFront metrics instead.',
+    );
   else if (!settings.accessLogBucketName)
-    findings.push({
-      construct: child(stack, 'AccessLogs'),
-      id: 'AwsSolutions-S1',
-      reason: 'This bucket receives the access logs; logging its own access would log the logging.',
-    });
+    accept(
+      child(stack, 'AccessLogs'),
+      'AwsSolutions-S1',
+      'This bucket receives the access logs; logging its own access would log the logging.',
+    );
   if (!settings.domainName)
-    findings.push({
-      construct: stack.distribution,
-      id: 'AwsSolutions-CFR4',
-      reason:
-        'Without a custom domain the *.cloudfront.net certificate decides the TLS floor; with domainName the stack sets TLSv1.2_2021.',
-    });
+    accept(
+      stack.distribution,
+      'AwsSolutions-CFR4',
+      'Without a custom domain the *.cloudfront.net certificate decides the TLS floor; with domainName the stack sets TLSv1.2_2021.',
+    );
   const secret = stack.node.tryFindChild('SourceSecret');
   if (secret)
-    findings.push({
-      construct: secret,
-      id: 'AwsSolutions-SMG4',
-      reason:
-        "The secret holds a credential issued by the source's owner, rotated there; the builder reads the secret afresh on every run.",
-    });
+    accept(
+      secret,
+      'AwsSolutions-SMG4',
+      "The secret holds a credential issued by the source's owner, rotated there; the builder reads the secret afresh on every run.",
+    );
   if (settings.vpcId !== undefined)
-    findings.push({
-      construct: child(stack, 'BuilderRole'),
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-      reason:
-        "AWS's managed policy for the network interfaces Lambda creates in a VPC; it grants nothing on the catalog's data.",
-    });
-  return findings;
-}
-
-/** Acknowledges the findings this configuration of the stack accepts (see {@link acceptedFindings}). */
-export function acknowledgeFindings(stack: Stack, settings: StackSettings): void {
-  for (const { construct, id, reason } of acceptedFindings(stack as NaggedParts, settings))
-    Validations.of(construct).acknowledge({ id, reason });
+    accept(
+      child(stack, 'BuilderRole'),
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      "AWS's managed policy for the network interfaces Lambda creates in a VPC; it grants nothing on the catalog's data.",
+    );
 }

@@ -50,22 +50,13 @@ function sourceProblems(source: string): string[] {
 }
 
 /** The opt-in regions launched before 2023: an origin access identity reads buckets there (and in every older one). */
-const OAI_OPT_IN_REGIONS = new Set([
-  'af-south-1',
-  'ap-east-1',
-  'ap-south-2',
-  'ap-southeast-3',
-  'eu-central-2',
-  'eu-south-1',
-  'eu-south-2',
-  'me-central-1',
-  'me-south-1',
-]);
+const OAI_OPT_IN_REGIONS =
+  'af-south-1 ap-east-1 ap-south-2 ap-southeast-3 eu-central-2 eu-south-1 eu-south-2 me-central-1 me-south-1';
 
 /** Whether an origin access identity can read a bucket in `region`: not in an opt-in region newer than 2022. */
 function pagesReaderReaches(region: string): boolean {
   if (!RegionInfo.regions.some((known) => known.name === region)) return false;
-  return !RegionInfo.get(region).isOptInRegion || OAI_OPT_IN_REGIONS.has(region);
+  return !RegionInfo.get(region).isOptInRegion || OAI_OPT_IN_REGIONS.split(' ').includes(region);
 }
 
 /** Checks every prop and applies the defaults; throws {@link CatalogStackPropsError} listing every problem. */

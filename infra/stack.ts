@@ -43,42 +43,24 @@ export { CatalogStackPropsError } from './props.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** CDK's method set holding exactly the methods the table lists. */
+/** CDK's method set (a static member of `sets`) holding exactly the methods the table lists. */
 function methodSet<T extends { readonly methods: readonly string[] }>(
   methods: readonly string[],
-  sets: T[],
+  sets: Record<string, T>,
 ): T {
   const same = (set: T) => [...set.methods].sort().join() === [...methods].sort().join();
-  const match = sets.find(same);
+  const match = Object.values(sets).find(same);
   if (!match) throw new Error(`CloudFront offers no method set ${methods.join(', ')}`);
   return match;
 }
-const { AllowedMethods, CachedMethods } = cloudfront;
-const ALLOWED_METHODS = methodSet(DISTRIBUTION.allowedMethods, [
-  AllowedMethods.ALLOW_GET_HEAD,
-  AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
-  AllowedMethods.ALLOW_ALL,
-]);
-const CACHED_METHODS = methodSet(DISTRIBUTION.cachedMethods, [
-  CachedMethods.CACHE_GET_HEAD,
-  CachedMethods.CACHE_GET_HEAD_OPTIONS,
-]);
-const VIEWER_PROTOCOLS = {
-  'https-only': cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-  'redirect-to-https': cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-} as const;
+const ALLOWED_METHODS = methodSet(DISTRIBUTION.allowedMethods, { ...cloudfront.AllowedMethods });
+const CACHED_METHODS = methodSet(DISTRIBUTION.cachedMethods, { ...cloudfront.CachedMethods });
 
 /** Days a failed builder invocation stays in the failure queue: SQS's longest, room for a long weekend. */
 export const FAILURE_RETENTION_DAYS = 14;
 
 /** The access-log retention when none is given (the setting's declared default). */
 const ACCESS_LOG_RETENTION_DAYS = SETTINGS.accessLogRetentionDays.default as number;
-
-const PRICE_CLASSES = {
-  '100': cloudfront.PriceClass.PRICE_CLASS_100,
-  '200': cloudfront.PriceClass.PRICE_CLASS_200,
-  All: cloudfront.PriceClass.PRICE_CLASS_ALL,
-} as const;
 
 /** The whole service in one stack. */
 export class CatalogStack extends Stack {
@@ -180,7 +162,8 @@ export class CatalogStack extends Stack {
     const behaviourOptions = (behaviour: Behaviour) => ({
       allowedMethods: ALLOWED_METHODS,
       cachedMethods: CACHED_METHODS,
-      viewerProtocolPolicy: VIEWER_PROTOCOLS[DISTRIBUTION.viewerProtocol],
+      // The table's values are CloudFront's own names of the policies.
+      viewerProtocolPolicy: DISTRIBUTION.viewerProtocol as cloudfront.ViewerProtocolPolicy,
       compress: behaviour.compress,
       functionAssociations,
     });
@@ -254,7 +237,7 @@ export class CatalogStack extends Stack {
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       enableIpv6: true,
-      priceClass: PRICE_CLASSES[settings.priceClass],
+      priceClass: `PriceClass_${settings.priceClass}` as cloudfront.PriceClass,
       errorResponses: DISTRIBUTION.errorResponses.map((response) => ({
         httpStatus: response.originStatus,
         responseHttpStatus: response.status,

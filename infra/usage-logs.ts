@@ -16,6 +16,13 @@ import { EDGE_REGION, fitName } from './names.ts';
 import type { StackSettings } from './props.ts';
 
 /**
+ * The fields of a record, exactly these in this order: when, the answer (status, bytes, time taken), the cache
+ * result and the edge location, and what the viewer-request function recorded.
+ */
+const RECORD_FIELDS =
+  'date time sc-status sc-bytes time-taken x-edge-result-type x-edge-location viewer-request-log-data';
+
+/**
  * Adds the usage records when `usageLogging` is on: the delivery of the distribution's records to their log
  * group in us-east-1, and the widgets on the stack's dashboard.
  */
@@ -75,18 +82,7 @@ export function addUsageLogs(
   const delivery = new logs.CfnDelivery(usage, 'Delivery', {
     deliverySourceName: source.name,
     deliveryDestinationArn: destination.attrArn,
-    // Exactly these, in this order: when, the answer (status, bytes, time taken), the cache result and the
-    // edge location, and what the viewer-request function recorded.
-    recordFields: [
-      'date',
-      'time',
-      'sc-status',
-      'sc-bytes',
-      'time-taken',
-      'x-edge-result-type',
-      'x-edge-location',
-      'viewer-request-log-data',
-    ],
+    recordFields: RECORD_FIELDS.split(' '),
   });
   delivery.addResourceDependency(source);
   // Logs Insights, one line per command (the widget joins them with `|`), hourly.

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { BuildResult } from '../../builder/build.ts';
 import { countsText, totalPlans } from '../../contract/index.ts';
 import { type CliIO, noter, progressLine } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 
 /** Where a build's time went, in one line: each stage and its share of their sum. */
 export function describeStages(result: BuildResult, writeMs: number): string {
@@ -40,14 +40,10 @@ export function describeBuild(result: BuildResult, where: string, ms: number, wr
 
 export function registerBuild(program: Command, io: CliIO): void {
   const note = noter(io);
-  const command = program
-    .command('build')
-    .description(
-      'Build one build flat into a directory: the three catalogs, openapi.yaml, their br and gz variants, the manifest and errors/500.json.',
-    );
-  addSettings(command, 'build').action(async () => {
+  const description =
+    'Build one build flat into a directory: the three catalogs, openapi.yaml, their br and gz variants, the manifest and errors/500.json.';
+  settingsCommand(program, 'build', description, io, async (settings) => {
     const started = performance.now();
-    const settings = await parseCommand(command, 'build', io.env);
     const { build, writeFlatBuild } = await import('../../app/run.ts');
     const line = progressLine(io, 'build', settings.json);
     let result: BuildResult;

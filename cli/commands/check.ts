@@ -7,20 +7,12 @@
 import type { Command } from 'commander';
 import type { CheckReport } from '../../app/check.ts';
 import { type CliIO, CommandExit } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 
 export function registerCheck(program: Command, io: CliIO): void {
-  const command = program
-    .command('check')
-    .description(
-      'Check a deployment from outside, row by row, against the specification (key from CATALOG_CHECK_KEY). Exit 0 every row passes, 1 a row fails, 2 the service cannot be reached.',
-    );
-  addSettings(command, 'check').addHelpText(
-    'after',
-    '\nOne line per row: PASS; FAIL with what was expected and what came; SKIP with why; WARN (the catalog is\nolder than --max-age). What a failing row means and what to do: docs/decisions.md#checking-a-deployment.',
-  );
-  command.action(async () => {
-    const settings = await parseCommand(command, 'check', io.env);
+  const description =
+    'Check a deployment from outside, row by row, against the specification (key from CATALOG_CHECK_KEY). Exit 0 every row passes, 1 a row fails, 2 the service cannot be reached.';
+  settingsCommand(program, 'check', description, io, async (settings) => {
     const [check, rows, { renderMessage }] = await Promise.all([
       import('../../app/check.ts'),
       import('../../app/check-rows.ts'),
@@ -49,5 +41,8 @@ export function registerCheck(program: Command, io: CliIO): void {
       );
     }
     throw new CommandExit(rendered.exitCode);
-  });
+  }).addHelpText(
+    'after',
+    '\nOne line per row: PASS; FAIL with what was expected and what came; SKIP with why; WARN (the catalog is\nolder than --max-age). What a failing row means and what to do: docs/decisions.md#checking-a-deployment.',
+  );
 }

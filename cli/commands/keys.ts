@@ -10,7 +10,7 @@ import type { ExpiryChange, KeyListing } from '../../keys/rules.ts';
 import type { KeyValueStore } from '../../keys/store.ts';
 import { parseWhen } from '../../keys/time.ts';
 import { type CliIO, noter, shortTime, table } from '../io.ts';
-import { addSettings, givenBy, parseCommand } from '../options.ts';
+import { addSettings, givenBy, parseCommand, settingsCommand } from '../options.ts';
 
 /**
  * Opens the store a command's `settings` name. A flag beats an environment variable, which beats the default
@@ -99,18 +99,23 @@ function expiryOf(io: CliIO, command: Command, text: string | undefined, now: Da
   throw new ConfigError(`${label} ${JSON.stringify(text)}: ${when}`);
 }
 
+/** What each command here does, as its --help says. */
+const HELP = {
+  'keys-issue': 'Issue a key for a partner and print it, alone, on stdout. It is shown only this once.',
+  'keys-rotate':
+    "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
+  'keys-list':
+    'List the keys: partner, key id, created, expires, status; with --usage, when the partner was last seen. Never shows a key.',
+} as const;
+
 export function registerKeys(program: Command, io: CliIO): void {
   const note = noter(io);
   const keys = program
     .command('keys')
     .description('Manage partner API keys (only their SHA-256 hashes are stored).');
 
-  const issue = keys
-    .command('issue')
-    .description('Issue a key for a partner and print it, alone, on stdout. It is shown only this once.');
-  addSettings(issue, 'keys-issue').action(async () => {
+  settingsCommand(keys, 'keys-issue', HELP['keys-issue'], io, async (settings, issue) => {
     const now = new Date();
-    const settings = await parseCommand(issue, 'keys-issue', io.env);
     const expires = expiryOf(io, issue, settings.expires, now);
     const { store, takesEffect } = await openStore(io, issue, settings, true);
     const { issueKey } = await import('../../keys/manage.ts');
@@ -127,13 +132,7 @@ export function registerKeys(program: Command, io: CliIO): void {
     note(`${takesEffect}.`);
   });
 
-  const rotate = keys
-    .command('rotate')
-    .description(
-      "Issue a new key for a partner (printed alone on stdout, once) and give the partner's current keys an expiry after the grace period.",
-    );
-  addSettings(rotate, 'keys-rotate').action(async () => {
-    const settings = await parseCommand(rotate, 'keys-rotate', io.env);
+  settingsCommand(keys, 'keys-rotate', HELP['keys-rotate'], io, async (settings, rotate) => {
     const now = new Date();
     const { store, takesEffect } = await openStore(io, rotate, settings);
     const { rotateKey } = await import('../../keys/manage.ts');
@@ -151,18 +150,16 @@ export function registerKeys(program: Command, io: CliIO): void {
     .description("Revoke all of a partner's keys, or one key by id: now, or after a delay.");
   addSettings(revoke, 'keys-revoke').action(async () => {
     const raw = revoke.opts() as { keyId?: unknown; partner?: unknown };
-    if (typeof raw.keyId === 'string' && raw.keyId.includes(KEY_PREFIX)) {
-      // Never echo it: this is a key. Its id is the first 12 hex digits of its SHA-256.
+    // Never echo it: this is a key. Its id is the first 12 hex digits of its SHA-256.
+    if (typeof raw.keyId === 'string' && raw.keyId.includes(KEY_PREFIX))
       throw new ConfigError(
         '--key-id: that is a key, not a key id; never put a key on a command line. Its id is the first 12 hex digits of its SHA-256 (see keys/README.md)',
       );
-    }
     if (givenBy(revoke, 'partner', io.env) === 'flag' && givenBy(revoke, 'keyId', io.env) === 'flag')
       throw new ConfigError("option '--partner <label>' cannot be used with option '--key-id <id>'");
     const settings = await parseCommand(revoke, 'keys-revoke', io.env);
-    if (settings.partner === undefined && settings.keyId === undefined) {
+    if (settings.partner === undefined && settings.keyId === undefined)
       throw new ConfigError('give --partner LABEL or --key-id ID');
-    }
     const now = new Date();
     const { store, takesEffect } = await openStore(io, revoke, settings);
     const { revokeKeys } = await import('../../keys/manage.ts');
@@ -175,26 +172,16 @@ export function registerKeys(program: Command, io: CliIO): void {
       now,
       ...(settings.after !== undefined ? { afterMs: settings.after } : {}),
     });
-    for (const key of outcome.removed) {
+    for (const key of outcome.removed)
       note(
         `revoked key ${key.id}${key.record ? ` of ${key.record.partner}` : ''}: removed from ${store.name}`,
       );
-    }
     for (const change of outcome.expiring) note(describeExpiry(change));
-    if (outcome.removed.length === 0 && outcome.expiring.length === 0) {
-      note('every matching key has expired already; nothing was changed');
-    } else {
-      note(`${takesEffect}.`);
-    }
+    const changed = outcome.removed.length > 0 || outcome.expiring.length > 0;
+    note(changed ? `${takesEffect}.` : 'every matching key has expired already; nothing was changed');
   });
 
-  const list = keys
-    .command('list')
-    .description(
-      'List the keys: partner, key id, created, expires, status; with --usage, when the partner was last seen. Never shows a key.',
-    );
-  addSettings(list, 'keys-list').action(async () => {
-    const settings = await parseCommand(list, 'keys-list', io.env);
+  settingsCommand(keys, 'keys-list', HELP['keys-list'], io, async (settings, list) => {
     const { store } = await openStore(io, list, settings);
     const { listKeys } = await import('../../keys/manage.ts');
     const now = new Date();

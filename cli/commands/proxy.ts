@@ -4,19 +4,15 @@
  */
 import type { Command } from 'commander';
 import { type CliIO, noter } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 import { jsonLines, stopOnSignals } from './serve.ts';
 
 export function registerProxy(program: Command, io: CliIO): void {
   const note = noter(io);
   const logLine = jsonLines(io);
-  const command = program
-    .command('proxy')
-    .description(
-      "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, GET /changes?since=N to the partner's application (and POSTs each change set to --notify), and GET /healthz.",
-    );
-  addSettings(command, 'proxy').action(async () => {
-    const settings = await parseCommand(command, 'proxy', io.env);
+  const description =
+    "Run the partner proxy: serves GET /plans.json to a partner's frontend from a cached copy of the catalog, GET /changes?since=N to the partner's application (and POSTs each change set to --notify), and GET /healthz.";
+  settingsCommand(program, 'proxy', description, io, async (settings) => {
     const { startProxy } = await import('../../partner/proxy.ts');
     const proxy = await startProxy({
       upstream: settings.upstream,

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
 import { DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, CommandExit, noter, progressLine, table } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 
 /** Who runs a command that moves the live pointer, as its history names them: `user@host`. */
 export function actorOf(): string {
@@ -39,15 +39,23 @@ export async function targetOf(
  */
 export const PINNED_EXIT_CODE = 3;
 
+/** What each command here does, as its --help says. */
+const HELP = {
+  publish: `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed, refused, or busy (another run holds the run lock at the origin; nothing done), ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
+  builds:
+    'List the builds at the origin, newest first, marking the live one, the pinned one, those that were live before (a complete build never live was only uploaded: a publish that lost a race, say) and incomplete ones.',
+  history:
+    'List the moves of the live pointer, newest first: when, what (publish, rollback, unpin), from which build to which, by whom.',
+  rollback:
+    'Make the build that was live before the live one live again (or --to a build), in seconds, with no copying, and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
+  unpin:
+    "Remove a rollback's pin: the pinned build stays live until the next publish, which goes live. Prints one JSON line.",
+  rebuild: 'Invoke the deployed builder function now and print its summary (manual rebuild).',
+} as const;
+
 export function registerPublish(program: Command, io: CliIO): void {
   const note = noter(io);
-  const publish = program
-    .command('publish')
-    .description(
-      `Build from the source, check the guards, upload the build, verify it, then move the live pointer. Prints one JSON summary line. Exit 0 published or identical to the live build, 1 failed, refused, or busy (another run holds the run lock at the origin; nothing done), ${PINNED_EXIT_CODE} pinned by a rollback (nothing moved; catalog unpin, then publish again).`,
-    );
-  addSettings(publish, 'publish').action(async () => {
-    const settings = await parseCommand(publish, 'publish', io.env);
+  settingsCommand(program, 'publish', HELP.publish, io, async (settings) => {
     const target = await targetOf(settings);
     const run = await import('../../app/run.ts');
     const line = progressLine(io, 'publish', settings.json);
@@ -71,13 +79,7 @@ export function registerPublish(program: Command, io: CliIO): void {
     if (summary.result === 'skipped-pinned') throw new CommandExit(PINNED_EXIT_CODE);
   });
 
-  const builds = program
-    .command('builds')
-    .description(
-      'List the builds at the origin, newest first, marking the live one, the pinned one, those that were live before (a complete build never live was only uploaded: a publish that lost a race, say) and incomplete ones.',
-    );
-  addSettings(builds, 'builds').action(async () => {
-    const settings = await parseCommand(builds, 'builds', io.env);
+  settingsCommand(program, 'builds', HELP.builds, io, async (settings) => {
     const target = await targetOf(settings);
     const { listBuilds } = await import('../../publish/publish.ts');
     const { builds: rows, flat } = await listBuilds(target);
@@ -108,13 +110,7 @@ export function registerPublish(program: Command, io: CliIO): void {
       );
   });
 
-  const history = program
-    .command('history')
-    .description(
-      'List the moves of the live pointer, newest first: when, what (publish, rollback, unpin), from which build to which, by whom.',
-    );
-  addSettings(history, 'history').action(async () => {
-    const settings = await parseCommand(history, 'history', io.env);
+  settingsCommand(program, 'history', HELP.history, io, async (settings) => {
     const target = await targetOf(settings);
     const { readHistory } = await import('../../publish/history.ts');
     const moves = await readHistory(target.origin, settings.historyLimit);
@@ -139,13 +135,7 @@ export function registerPublish(program: Command, io: CliIO): void {
     }
   });
 
-  const rollback = program
-    .command('rollback')
-    .description(
-      'Make the build that was live before the live one live again (or --to a build), in seconds, with no copying, and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
-    );
-  addSettings(rollback, 'rollback').action(async () => {
-    const settings = await parseCommand(rollback, 'rollback', io.env);
+  settingsCommand(program, 'rollback', HELP.rollback, io, async (settings) => {
     const { rollback: pinBuild } = await import('../../publish/publish.ts');
     const target = await targetOf(settings);
     const line = progressLine(io, 'rollback', settings.json);
@@ -160,13 +150,7 @@ export function registerPublish(program: Command, io: CliIO): void {
     io.stdout(`${JSON.stringify(summary)}\n`);
   });
 
-  const unpin = program
-    .command('unpin')
-    .description(
-      "Remove a rollback's pin: the pinned build stays live until the next publish, which goes live. Prints one JSON line.",
-    );
-  addSettings(unpin, 'unpin').action(async () => {
-    const settings = await parseCommand(unpin, 'unpin', io.env);
+  settingsCommand(program, 'unpin', HELP.unpin, io, async (settings) => {
     const publishing = await import('../../publish/publish.ts');
     const summary = await publishing.unpin(await targetOf(settings), { now: new Date(), actor: actorOf() });
     for (const warning of summary.warnings) note(`warning: ${warning}`);
@@ -178,11 +162,7 @@ export function registerPublish(program: Command, io: CliIO): void {
     io.stdout(`${JSON.stringify(summary)}\n`);
   });
 
-  const rebuild = program
-    .command('rebuild')
-    .description('Invoke the deployed builder function now and print its summary (manual rebuild).');
-  addSettings(rebuild, 'rebuild').action(async () => {
-    const settings = await parseCommand(rebuild, 'rebuild', io.env);
+  settingsCommand(program, 'rebuild', HELP.rebuild, io, async (settings) => {
     const [{ createLambdaClient }, { invokeBuilder }] = await Promise.all([
       import('../../app/clients.ts'),
       import('../../lambda/invoke.ts'),

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { describeCause } from '../../contract/errors.ts';
 import { catalogTarget, DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, noter } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 
 /** Writes one JSON log line per entry; {@link JsonLines.flush} writes the waiting ones at once. */
 export interface JsonLines {
@@ -48,15 +48,16 @@ export function stopOnSignals(io: CliIO, server: { close(): Promise<void> }, log
   });
 }
 
+/** What each command here does, as its --help says. */
+const HELP = {
+  serve: 'Run the local edge: the built CloudFront Functions in front of an origin directory or bucket.',
+  start:
+    'The local stack (npm start): build from the fixtures, make sure a dev key exists, serve on 127.0.0.1:8787.',
+} as const;
+
 export function registerServe(program: Command, io: CliIO): void {
   const note = noter(io);
-  const command = program
-    .command('serve')
-    .description(
-      'Run the local edge: the built CloudFront Functions in front of an origin directory or bucket.',
-    );
-  addSettings(command, 'serve').action(async () => {
-    const settings = await parseCommand(command, 'serve', io.env);
+  settingsCommand(program, 'serve', HELP.serve, io, async (settings) => {
     const [{ serveLocal }, { requireStoreFile }] = await Promise.all([
       import('../../app/local.ts'),
       import('../../keys/file-store.ts'),
@@ -72,14 +73,8 @@ export function registerServe(program: Command, io: CliIO): void {
 
 export function registerStart(program: Command, io: CliIO): void {
   const note = noter(io);
-  const command = program
-    .command('start')
-    .description(
-      'The local stack (npm start): build from the fixtures, make sure a dev key exists, serve on 127.0.0.1:8787.',
-    );
-  addSettings(command, 'start').action(async () => {
+  settingsCommand(program, 'start', HELP.start, io, async ({ port, host }) => {
     const started = performance.now();
-    const { port, host } = await parseCommand(command, 'start', io.env);
     const local = await import('../../app/local.ts');
     const log = jsonLines(io, local.LOCAL_STACK.accessLog);
     const { edge, key, summary, samplePage } = await local

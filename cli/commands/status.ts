@@ -9,7 +9,7 @@ import type { StatusReport } from '../../app/status.ts';
 import { countsText } from '../../contract/index.ts';
 import { shownValue } from '../../publish/pointer.ts';
 import { type CliIO, CommandExit, shortTime as short, table } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 import { targetOf } from './publish.ts';
 
 /**
@@ -80,13 +80,9 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
 }
 
 export function registerStatus(program: Command, io: CliIO): void {
-  const command = program
-    .command('status')
-    .description(
-      'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.',
-    );
-  addSettings(command, 'status').action(async () => {
-    const settings = await parseCommand(command, 'status', io.env);
+  const description =
+    'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.';
+  settingsCommand(program, 'status', description, io, async (settings) => {
     const status = await import('../../app/status.ts');
     const target = await targetOf(settings);
     const report = await status.catalogStatus(target, { now: new Date(), maxAgeMs: settings.maxAge });

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { UsageReport } from '../../app/usage.ts';
 import { type CliIO, shortTime as short, table } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 
 /** The human form of a report: a table of partners, then the refusals that named no partner. */
 export function formatUsage(report: UsageReport): string {
@@ -51,13 +51,9 @@ export function formatUsage(report: UsageReport): string {
 }
 
 export function registerUsage(program: Command, io: CliIO): void {
-  const command = program
-    .command('usage')
-    .description(
-      'Per partner: requests, answers (200, 304, refusals by reason), bytes, first and last seen; then refusals that named no partner. From a catalog serve access log or, on AWS, the usage log group (Logs Insights).',
-    );
-  addSettings(command, 'usage').action(async () => {
-    const settings = await parseCommand(command, 'usage', io.env);
+  const description =
+    'Per partner: requests, answers (200, 304, refusals by reason), bytes, first and last seen; then refusals that named no partner. From a catalog serve access log or, on AWS, the usage log group (Logs Insights).';
+  settingsCommand(program, 'usage', description, io, async (settings) => {
     const usage = await import('../../app/usage.ts');
     const report = await usage.usageReport(settings, {
       now: new Date(),

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { CatalogError, ConfigError } from '../../contract/errors.ts';
 import { KEY_PATTERN } from '../../keys/keys.ts';
 import type { CliIO } from '../io.ts';
-import { addSettings, parseCommand } from '../options.ts';
+import { settingsCommand } from '../options.ts';
 
 /** Splits `--key` values (repeated) and the variable's list (commas or whitespace) into keys. */
 function splitKeys(values: readonly string[]): string[] {
@@ -25,15 +25,9 @@ function checkKey(label: string, key: string): string {
 }
 
 export function registerVerifyFunction(program: Command, io: CliIO): void {
-  const command = program
-    .command('verify-function')
-    .description(
-      'Run the request-case table through CloudFront TestFunction against the deployed viewer-request function; one line per case, exit 1 when one fails.',
-    );
-  addSettings(command, 'verify-function');
-
-  command.action(async () => {
-    const flags = await parseCommand(command, 'verify-function', io.env);
+  const description =
+    'Run the request-case table through CloudFront TestFunction against the deployed viewer-request function; one line per case, exit 1 when one fails.';
+  settingsCommand(program, 'verify-function', description, io, async (flags) => {
     const name = flags.viewerRequestFunction;
     const valid = splitKeys(flags.key).map((key, i) => checkKey(`--key #${i + 1}`, key));
     const expired = flags.expiredKey === undefined ? undefined : checkKey('--expired-key', flags.expiredKey);
