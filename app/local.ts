@@ -7,6 +7,7 @@ import type { Catalog } from '../builder/model.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { CatalogError, ConfigError } from '../contract/errors.ts';
 import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
+import { isAlive } from '../keys/file-store.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
 import { LOCAL_STACK, repoRoot } from './paths.ts';
@@ -59,16 +60,6 @@ async function readRunning(): Promise<z.infer<typeof RunningStack> | null> {
     return RunningStack.parse(JSON.parse(await readFile(LOCAL_STACK.running, 'utf8')));
   } catch {
     return null;
-  }
-}
-
-/** True when process `pid` exists on this host (EPERM: it exists, owned by someone else). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -183,8 +174,6 @@ function devPublishSettings(host: string, port: number): PublishSettings {
   };
 }
 
-/** The clear dev key of the local stack, kept so `npm start` can print it again. Local only, never deployed. */
-export const DEV_KEY_FILE = LOCAL_STACK.devKey;
 export const DEV_PARTNER = 'dev';
 
 /** Reuses the saved dev key while the store still accepts it; otherwise issues a new one and saves it. */
@@ -195,15 +184,15 @@ export async function ensureDevKey(storePath: string, now: Date): Promise<string
   ]);
   // The local stack starts its store: the one command besides keys issue and cors set that creates it.
   const store = new FileKeyValueStore(storePath, { create: true });
-  const saved = (await readFile(DEV_KEY_FILE, 'utf8').catch(() => '')).trim();
+  const saved = (await readFile(LOCAL_STACK.devKey, 'utf8').catch(() => '')).trim();
   if (saved !== '') {
     const record = await lookupKey(store, saved);
     if (record && (!record.expires || Date.parse(record.expires) > now.getTime())) return saved;
   }
   const issued = await issueKey(store, { partner: DEV_PARTNER, now });
-  await mkdir(dirname(DEV_KEY_FILE), { recursive: true });
-  await writeFile(DEV_KEY_FILE, `${issued.key}\n`, { mode: 0o600 });
-  await chmod(DEV_KEY_FILE, 0o600);
+  await mkdir(dirname(LOCAL_STACK.devKey), { recursive: true });
+  await writeFile(LOCAL_STACK.devKey, `${issued.key}\n`, { mode: 0o600 });
+  await chmod(LOCAL_STACK.devKey, 0o600);
   return issued.key;
 }
 

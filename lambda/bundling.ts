@@ -27,11 +27,11 @@ export const LAMBDA_BUNDLE = {
 export const LAMBDA_OUTFILE = 'dist/lambda/index.mjs';
 
 /** The esbuild options of the bundle, for `absWorkingDir` = the repository root. */
-export function lambdaBuildOptions(root: string, outfile: string = LAMBDA_OUTFILE): BuildOptions {
+export function lambdaBuildOptions(root: string): BuildOptions {
   return {
     absWorkingDir: root,
     entryPoints: [LAMBDA_BUNDLE.entry],
-    outfile,
+    outfile: LAMBDA_OUTFILE,
     bundle: true,
     platform: LAMBDA_BUNDLE.platform,
     format: LAMBDA_BUNDLE.format,

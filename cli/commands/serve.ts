@@ -91,7 +91,7 @@ export function registerStart(program: Command, io: CliIO): void {
       [
         '',
         `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr (and in ${local.LOCAL_STACK.accessLog}).`,
-        `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.DEV_KEY_FILE}): ${key}`,
+        `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.LOCAL_STACK.devKey}): ${key}`,
         `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}${catalogTarget(DISCIPLINES[0])}'`,
         `  curl -i '${edge.url}/openapi.yaml'`,
         ...(samplePage ? [`  a plan's page, for people (no key): ${edge.url}${samplePage}`] : []),
