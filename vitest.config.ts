@@ -16,10 +16,10 @@ const INFRA = ['infra/**/*.test.ts'];
  * Files that change what the whole process shares while they run, so they run in a process of their own, not
  * in the unit tests' shared workers: the working directory (docs/commands.test.ts; a module first loaded
  * meanwhile keeps it, as esbuild starts its service in the directory it was loaded in), and module mocks
- * (app/run.test.ts counts the builder's compressions and pages with `vi.mock`, which a module another file
- * already loaded in a shared worker would not see).
+ * (app/run.test.ts counts the builder's compressions and pages with `vi.mock`, and builder/sources/http.test.ts
+ * shortens undici's retry waits, mocks a module another file already loaded in a shared worker would not see).
  */
-const OWN_PROCESS = ['docs/commands.test.ts', 'app/run.test.ts'];
+const OWN_PROCESS = ['docs/commands.test.ts', 'app/run.test.ts', 'builder/sources/http.test.ts'];
 
 export default defineConfig({
   test: {

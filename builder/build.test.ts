@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SourceError, settingRef } from '../contract/errors.ts';
 import { PROBLEMS } from '../contract/index.ts';
 import pkg from '../package.json' with { type: 'json' };
 import { ROOT } from '../testing/cli.ts';
 import { buildCatalog } from '../testing/plans.ts';
+import { asVersion } from '../testing/tool.ts';
 import { type BuildOptions, prepareBuild } from './build.ts';
 import { ENCODING_POLICY } from './compress.ts';
 import { InvalidRowsError } from './errors.ts';
@@ -15,17 +16,6 @@ import { Catalog, DEFAULT_LINKS } from './model.ts';
 import { PAGE_RENDERER } from './pages.ts';
 import type { PlanSource } from './source.ts';
 import { FileSource } from './sources/file.ts';
-
-/** The version a build records, as if the package were at another one (undefined: its own). */
-const release = vi.hoisted(() => ({ version: undefined as string | undefined }));
-vi.mock('./tool.ts', async (importOriginal) => {
-  const { TOOL } = await importOriginal<typeof import('./tool.ts')>();
-  return {
-    get TOOL() {
-      return { name: TOOL.name, version: release.version ?? TOOL.version };
-    },
-  };
-});
 
 const openapiTemplate = readFileSync(`${ROOT}/openapi.yaml`, 'utf8');
 const fixture = (name: string) => `${ROOT}/fixtures/${name}`;
@@ -226,10 +216,7 @@ describe("a build's inputs, decided before its costly part", () => {
 
   it('change with the base URL, the web base URL, the app scheme, the tool version or the openapi template', async () => {
     const base = await prepared();
-    release.version = '99.0.0';
-    const upgraded = await prepared().finally(() => {
-      release.version = undefined;
-    });
+    const upgraded = await asVersion('99.0.0', () => prepared());
     const variants = await Promise.all([
       prepared({ links: { ...DEFAULT_LINKS, baseUrl: 'https://plans.example.com' } }),
       prepared({ links: { ...DEFAULT_LINKS, webBaseUrl: 'https://www.example.com' } }),

@@ -3,8 +3,9 @@
  * in the local store file, and on CloudFront KeyValueStore's API stand-in (it has no local peer) where the
  * exact requests are asserted.
  */
+
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildObject, BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, KVS_PREVIOUS_BUILDS, PAGE_HEADERS } from '../contract/index.ts';
@@ -22,6 +23,7 @@ import {
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import { asVersion } from '../testing/tool.ts';
 import { buildKey, IMMUTABLE } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
@@ -40,17 +42,6 @@ import {
   unpin,
 } from './publish.ts';
 import { S3Origin } from './s3-origin.ts';
-
-/** The version a build records, as if the package were at another one (undefined: its own). */
-const release = vi.hoisted(() => ({ version: undefined as string | undefined }));
-vi.mock('../builder/tool.ts', async (importOriginal) => {
-  const { TOOL } = await importOriginal<typeof import('../builder/tool.ts')>();
-  return {
-    get TOOL() {
-      return { name: TOOL.name, version: release.version ?? TOOL.version };
-    },
-  };
-});
 
 let rows: unknown[];
 beforeAll(async () => {
@@ -466,11 +457,12 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const sameLinks = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
     expect((await publishBuild(sameLinks, target, options())).result).toBe('skipped-identical');
     clock += 60_000;
-    release.version = '99.0.0';
-    const newTool = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
-    release.version = undefined;
+    // The same plans, published by the next release of the tool.
+    const { newTool, upgraded } = await asVersion('99.0.0', async () => {
+      const newTool = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
+      return { newTool, upgraded: await publishBuild(newTool, target, options()) };
+    });
     expect(newTool.plansHash).toBe(sameLinks.plansHash);
-    const upgraded = await publishBuild(newTool, target, options());
     expect(upgraded.result).toBe('published');
     const manifest = JSON.parse(
       (await target.origin.get(buildKey(upgraded.buildId, 'manifest.json')))?.body.toString() ?? '{}',
