@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DISCIPLINES } from '../contract/index.ts';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
   CATALOG_BIN,
@@ -20,6 +21,7 @@ import {
   startCatalog,
   startServe,
 } from '../testing/cli.ts';
+import { planCounts } from '../testing/plans.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { expireRunLock } from '../testing/targets.ts';
@@ -61,7 +63,7 @@ describe('catalog publish', () => {
     expect(summary).toMatchObject({
       command: 'publish',
       result: 'published',
-      counts: { running: 22, strength: 22 },
+      counts: planCounts({ running: 22, strength: 22 }),
     });
     expect(await pointer()).toEqual({ live: summary.buildId });
     const again = await runCatalog(['publish'], { env: env() });
@@ -292,7 +294,7 @@ describe('catalog builds, rollback and unpin', () => {
     expect(published.code, published.stderr).toBe(0);
     const listed = await runCatalog(['builds'], { env: env() });
     expect(listed.stderr).toBe(
-      `${join(scratch.dir, 'origin')} also holds flat objects from before builds (catalog.json, catalog-running.json, catalog-strength.json, openapi.yaml): nothing serves them while a build is live; remove them when you no longer need them\n`,
+      `${join(scratch.dir, 'origin')} also holds flat objects from before builds (${['catalog.json', ...DISCIPLINES.map((d) => `catalog-${d}.json`), 'openapi.yaml'].join(', ')}): nothing serves them while a build is live; remove them when you no longer need them\n`,
     );
   });
 });
