@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DISCIPLINES } from '../contract/index.ts';
+import { DISCIPLINES, type Discipline } from '../contract/index.ts';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
   CATALOG_BIN,
@@ -240,9 +240,18 @@ describe('catalog builds, rollback and unpin', () => {
     const listed = await runCatalog(['builds'], { env: env() });
     expect(listed.code, listed.stderr).toBe(0);
     const lines = listed.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^BUILD\s+GENERATED AT\s+RUNNING\s+STRENGTH\s+NOTE$/);
-    expect(lines[1]).toMatch(new RegExp(`^${second.buildId}\\s+\\S+Z\\s+22\\s+22\\s+live$`));
-    expect(lines[2]).toMatch(new RegExp(`^${first.buildId}\\s+\\S+Z\\s+\\d+\\s+\\d+\\s+was live$`));
+    // A column of plans per discipline.
+    const columns = (cell: (d: Discipline) => string | number) => DISCIPLINES.map(cell).join('\\s+');
+    const counts = planCounts({ running: 22, strength: 22 });
+    expect(lines[0]).toMatch(
+      new RegExp(`^BUILD\\s+GENERATED AT\\s+${columns((d) => d.toUpperCase())}\\s+NOTE$`),
+    );
+    expect(lines[1]).toMatch(
+      new RegExp(`^${second.buildId}\\s+\\S+Z\\s+${columns((d) => counts[d])}\\s+live$`),
+    );
+    expect(lines[2]).toMatch(
+      new RegExp(`^${first.buildId}\\s+\\S+Z\\s+${columns(() => '\\d+')}\\s+was live$`),
+    );
     expect(lines).toHaveLength(3);
 
     const rolled = await runCatalog(['rollback'], { env: env() });
@@ -387,7 +396,7 @@ describe('two publishes at once, the later build winning, then a rollback', () =
         .slice(1)
         .map((line) => {
           const cells = line.split(/\s{2,}/);
-          return [cells[0], cells[4] ?? ''];
+          return [cells[0], cells[2 + DISCIPLINES.length] ?? ''];
         }),
     );
     expect(notes).toEqual({
