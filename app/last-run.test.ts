@@ -6,7 +6,7 @@ import { SourceError, SourceNotConfiguredError, settingRef } from '../contract/e
 import { STATE_LAST_RUN } from '../contract/index.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { PublishSummary } from '../publish/publish.ts';
-import { planCounts } from '../testing/plans.ts';
+import { planCounts } from '../testing/counts.ts';
 import {
   type LastRun,
   lastRunObject,

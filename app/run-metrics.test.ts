@@ -6,8 +6,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
 import { DISCIPLINES, perDiscipline } from '../contract/index.ts';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import { planCounts } from '../testing/counts.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
-import { planCounts } from '../testing/plans.ts';
 import type { LastRun } from './last-run.ts';
 import { emitRunMetrics, runFigures } from './run-metrics.ts';
 

@@ -10,7 +10,7 @@ import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../con
 import { issueKey } from '../keys/manage.ts';
 import { acquireRunLock } from '../publish/lock.ts';
 import { ROOT } from '../testing/cli.ts';
-import { planCounts } from '../testing/plans.ts';
+import { planCounts } from '../testing/counts.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';

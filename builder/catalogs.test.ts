@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planCounts, testPlan } from '../testing/plans.ts';
+import { planCounts } from '../testing/counts.ts';
+import { testPlan } from '../testing/plans.ts';
 import { comparePlans, fingerprintPlans, renderCatalogs, sortPlans } from './catalogs.ts';
 import { Catalog } from './model.ts';
 

@@ -32,9 +32,9 @@ import {
   type TestS3,
 } from '../testing/aws.ts';
 import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
+import { planCounts } from '../testing/counts.ts';
 import { type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
-import { planCounts } from '../testing/plans.ts';
 import { publishSummaryOf } from '../testing/targets.ts';
 import { bundleLambda } from '../tools/build-lambda.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';

@@ -21,7 +21,7 @@ import {
   startCatalog,
   startServe,
 } from '../testing/cli.ts';
-import { planCounts } from '../testing/plans.ts';
+import { planCounts } from '../testing/counts.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { expireRunLock } from '../testing/targets.ts';

@@ -3,7 +3,7 @@ import type { Manifest, ManifestEntry } from '../builder/build.ts';
 import { newBuildId } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import { BUILD_ID_PATTERN } from '../contract/index.ts';
-import { planCounts } from '../testing/plans.ts';
+import { planCounts } from '../testing/counts.ts';
 import {
   buildIdsOf,
   buildKey,

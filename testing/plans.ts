@@ -3,7 +3,7 @@ import { type BuildOptions, type BuildResult, completeBuild, prepareBuild } from
 import type { LinkConfig, Plan } from '../builder/model.ts';
 import { type RowReport, RowValidator } from '../builder/rows.ts';
 import type { PlanSource } from '../builder/source.ts';
-import { DISCIPLINE_LABELS, DISCIPLINES, type Discipline, perDiscipline } from '../contract/index.ts';
+import { DISCIPLINE_LABELS, type Discipline } from '../contract/index.ts';
 
 let counter = 0;
 
@@ -37,17 +37,4 @@ export function validateRows(rows: readonly unknown[], links: LinkConfig): RowRe
 /** A whole build: {@link prepareBuild}, then {@link completeBuild}. */
 export async function buildCatalog(source: PlanSource, options: BuildOptions): Promise<BuildResult> {
   return completeBuild(await prepareBuild(source, options));
-}
-
-/**
- * The plan counts of every discipline: those given, 0 for the others (the rows hold no plan of them), so an
- * expectation holds whatever contract/disciplines.ts declares.
- */
-export function planCounts(given: Partial<Record<Discipline, number>>): Record<Discipline, number> {
-  return perDiscipline((discipline) => given[discipline] ?? 0);
-}
-
-/** {@link planCounts} as the commands print them: `running 22, strength 21`, every discipline in order. */
-export function planCountsText(given: Partial<Record<Discipline, number>>): string {
-  return DISCIPLINES.map((discipline) => `${discipline} ${given[discipline] ?? 0}`).join(', ');
 }

@@ -6,7 +6,7 @@ import type { Dispatcher, RetryHandler } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, SourceError, settingRef } from '../../contract/errors.ts';
 import { runCatalog } from '../../testing/cli.ts';
-import { planCountsText } from '../../testing/plans.ts';
+import { planCountsText } from '../../testing/counts.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { Catalog } from '../model.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Catalog, TITLE_MAX_LENGTH } from '../../builder/model.ts';
 import { DISCIPLINES } from '../../contract/index.ts';
 import { httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
-import { planCounts, planCountsText } from '../../testing/plans.ts';
+import { planCounts, planCountsText } from '../../testing/counts.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
 describe('catalog build', () => {

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { StatusReport } from '../../app/status.ts';
 import { CATALOGS } from '../../contract/index.ts';
 import { httpRequest, localTargetEnv, runCatalog, spawnCatalog, startServe } from '../../testing/cli.ts';
-import { planCountsText } from '../../testing/plans.ts';
+import { planCountsText } from '../../testing/counts.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
