@@ -3,6 +3,7 @@
  * case is derived for a deployment (its plan, its origin, its placeholders), and the order the rows run in.
  */
 import { describe, expect, it } from 'vitest';
+import { DISCIPLINES } from '../contract/index.ts';
 import {
   forOrigin,
   forPlan,
@@ -92,10 +93,9 @@ describe('the steps', () => {
         .map((c) => c.name)
         .sort(),
     );
-    expect(cases.slice(0, 6)).toEqual([
+    expect(cases.slice(0, 4 + DISCIPLINES.length)).toEqual([
       'the whole catalog',
-      'running plans',
-      'strength plans',
+      ...DISCIPLINES.map((discipline) => `${discipline} plans`),
       'openapi.yaml',
       'a plan page',
       'a plan that is in no catalog',

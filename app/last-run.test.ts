@@ -6,6 +6,7 @@ import { SourceError, SourceNotConfiguredError, settingRef } from '../contract/e
 import { STATE_LAST_RUN } from '../contract/index.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { PublishSummary } from '../publish/publish.ts';
+import { planCounts } from '../testing/counts.ts';
 import {
   type LastRun,
   lastRunObject,
@@ -28,7 +29,7 @@ function summary(result: PublishSummary['result'], extra: Partial<PublishSummary
     result,
     buildId: BUILD,
     generatedAt: STARTED.toISOString(),
-    counts: { running: 22, strength: 21 },
+    counts: planCounts({ running: 22, strength: 21 }),
     plans: 43,
     bytes: 1000,
     plansHash: 'ab'.repeat(32),
@@ -40,7 +41,9 @@ function summary(result: PublishSummary['result'], extra: Partial<PublishSummary
   };
 }
 
-const built: RunProgress = { built: { buildId: BUILD, counts: { running: 22, strength: 21 }, invalid: [] } };
+const built: RunProgress = {
+  built: { buildId: BUILD, counts: planCounts({ running: 22, strength: 21 }), invalid: [] },
+};
 const cli = (message: string) => renderMessage(message, 'cli');
 
 function record(end: RunEnd, progress: RunProgress = built, previous: LastRun | null = null): LastRun {
@@ -63,7 +66,7 @@ describe('the record of a run', () => {
       outcome: 'published',
       reason: `published build ${BUILD} (43 plans); the live build was ${LIVE}`,
       buildId: BUILD,
-      counts: { running: 22, strength: 21 },
+      counts: planCounts({ running: 22, strength: 21 }),
       plans: 43,
       invalidRows: 0,
       durationMs: 4250,
@@ -115,7 +118,7 @@ describe('the record of a run', () => {
       error: 'PublishRefusedError',
       reason: `refused: the new catalog has 10 plans, fewer than 0.5 × the 44 plans of live build ${LIVE} (22); --force publishes it anyway`,
       buildId: BUILD,
-      counts: { running: 22, strength: 21 },
+      counts: planCounts({ running: 22, strength: 21 }),
       confirmed: null,
     });
   });

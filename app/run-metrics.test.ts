@@ -4,10 +4,18 @@
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
+import { DISCIPLINES, perDiscipline } from '../contract/index.ts';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import { planCounts } from '../testing/counts.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
 import type { LastRun } from './last-run.ts';
 import { emitRunMetrics, runFigures } from './run-metrics.ts';
+
+/** Each discipline's metric name (`PlansRunning`…), and its figure in {@link published}: none of a discipline it does not name. */
+const PLANS_METRIC = perDiscipline((d) => `Plans${d.charAt(0).toUpperCase()}${d.slice(1)}`);
+const COUNTS = planCounts({ running: 22, strength: 21 });
+const plansFigures = <T>(figure: (count: number) => T) =>
+  Object.fromEntries(DISCIPLINES.map((d) => [PLANS_METRIC[d], figure(COUNTS[d])]));
 
 const published: LastRun = {
   started: '2026-03-01T10:00:00.000Z',
@@ -15,7 +23,7 @@ const published: LastRun = {
   outcome: 'published',
   reason: 'published build 20260301T100000Z-0123abcd (43 plans); the live build was (none)',
   buildId: '20260301T100000Z-0123abcd',
-  counts: { running: 22, strength: 21 },
+  counts: COUNTS,
   plans: 43,
   invalidRows: 2,
   durationMs: 4000,
@@ -45,8 +53,7 @@ describe('the figures of a run', () => {
     expect(values(figures)).toEqual({
       RunSucceeded: 1,
       BuildDuration: 4000,
-      PlansRunning: 22,
-      PlansStrength: 21,
+      ...plansFigures((count) => count),
       InvalidRows: 2,
       CatalogAge: 4,
       PropagationSeconds: 41.25,
@@ -128,8 +135,7 @@ describe("Powertools' embedded-metric-format line", () => {
     expect(emf.metrics).toEqual({
       RunSucceeded: { unit: 'Count', value: 1 },
       BuildDuration: { unit: 'Milliseconds', value: 4000 },
-      PlansRunning: { unit: 'Count', value: 22 },
-      PlansStrength: { unit: 'Count', value: 21 },
+      ...plansFigures((value) => ({ unit: 'Count', value })),
       InvalidRows: { unit: 'Count', value: 2 },
       CatalogAge: { unit: 'Seconds', value: 0 },
       PropagationSeconds: { unit: 'Seconds', value: 12.5 },
@@ -148,7 +154,7 @@ describe("Powertools' embedded-metric-format line", () => {
       emitRunMetrics(metrics, runFigures(failed, {}));
     });
     expect(lines.map((line) => Object.keys(parseEmf(line).metrics))).toEqual([
-      ['RunSucceeded', 'BuildDuration', 'PlansRunning', 'PlansStrength', 'InvalidRows'],
+      ['RunSucceeded', 'BuildDuration', ...DISCIPLINES.map((d) => PLANS_METRIC[d]), 'InvalidRows'],
       ['RunFailed', 'BuildDuration'],
     ]);
   });

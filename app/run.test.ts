@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SourceError } from '../contract/errors.ts';
-import { STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
+import { DISCIPLINES, STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
+import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE, plansMetric } from '../contract/metrics.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
@@ -227,14 +227,16 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     expect(published.lines).toHaveLength(1);
     const emf = parseEmf(published.lines[0] ?? '');
     expect(emf.namespace).toBe(METRICS_NAMESPACE);
-    expect(Object.keys(emf.metrics).sort()).toEqual(
-      ['BuildDuration', 'CatalogAge', 'InvalidRows', 'PlansRunning', 'PlansStrength', 'RunSucceeded'].sort(),
-    );
     const { counts } = publishSummaryOf(published.result.summary);
+    const plans = Object.fromEntries(
+      DISCIPLINES.map((d) => [METRICS[plansMetric(d)].name, { value: counts[d] }]),
+    );
+    expect(Object.keys(emf.metrics).sort()).toEqual(
+      ['BuildDuration', 'CatalogAge', 'InvalidRows', ...Object.keys(plans), 'RunSucceeded'].sort(),
+    );
     expect(emf.metrics).toMatchObject({
       RunSucceeded: { value: 1 },
-      PlansRunning: { value: counts.running },
-      PlansStrength: { value: counts.strength },
+      ...plans,
       InvalidRows: { value: 1 },
       CatalogAge: { unit: 'Seconds', value: 90 },
     });

@@ -10,6 +10,7 @@ import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../con
 import { issueKey } from '../keys/manage.ts';
 import { acquireRunLock } from '../publish/lock.ts';
 import { ROOT } from '../testing/cli.ts';
+import { planCounts } from '../testing/counts.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';
@@ -24,7 +25,7 @@ const LIVE = '20260302T100000Z-0123abcd';
 const manifest = (generatedAt: string): Manifest => ({
   buildId: LIVE,
   generatedAt,
-  counts: { running: 22, strength: 21 },
+  counts: planCounts({ running: 22, strength: 21 }),
   plans: 43,
   plansHash: 'ab'.repeat(32),
   source: 'fixtures/plans.json',
@@ -48,7 +49,7 @@ const run = (extra: Partial<LastRun> = {}): LastRun => ({
   outcome: 'published',
   reason: `published build ${LIVE} (43 plans); the live build was (none)`,
   buildId: LIVE,
-  counts: { running: 22, strength: 21 },
+  counts: planCounts({ running: 22, strength: 21 }),
   plans: 43,
   invalidRows: 0,
   durationMs: 5000,
@@ -99,7 +100,7 @@ describe('the judgement', () => {
         ageSeconds: 7200,
         confirmedAt: '2026-03-02T10:00:05.000Z',
         confirmedAgeSeconds: 7195,
-        counts: { running: 22, strength: 21 },
+        counts: planCounts({ running: 22, strength: 21 }),
         plans: 43,
         objects: { expected: 2, damaged: [] },
       },

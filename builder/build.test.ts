@@ -4,9 +4,10 @@ import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSy
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SourceError, settingRef } from '../contract/errors.ts';
-import { PROBLEMS } from '../contract/index.ts';
+import { DISCIPLINES, PROBLEMS, perDiscipline } from '../contract/index.ts';
 import pkg from '../package.json' with { type: 'json' };
 import { ROOT } from '../testing/cli.ts';
+import { planCounts } from '../testing/counts.ts';
 import { buildCatalog } from '../testing/plans.ts';
 import { asVersion } from '../testing/tool.ts';
 import { type BuildOptions, prepareBuild } from './build.ts';
@@ -54,7 +55,7 @@ describe('a build of the fixtures', () => {
     expect(result.buildId).toMatch(/^20261121T080000Z-000[0-9a-f]{5}$/);
     const all = Catalog.parse(JSON.parse(text(result, 'catalog.json')));
     expect(result.objects.map((f) => [f.key, f.contentType, f.contentEncoding])).toEqual([
-      ...['catalog.json', 'catalog-running.json', 'catalog-strength.json'].flatMap((key) => [
+      ...['catalog.json', ...DISCIPLINES.map((d) => `catalog-${d}.json`)].flatMap((key) => [
         [key, JSON_TYPE, undefined],
         [`${key}.br`, JSON_TYPE, 'br'],
         [`${key}.gz`, JSON_TYPE, 'gzip'],
@@ -153,14 +154,16 @@ describe('a build of the fixtures', () => {
   it('writes catalogs that are valid against the model and split by discipline', async () => {
     const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
     const all = Catalog.parse(JSON.parse(text(result, 'catalog.json')));
-    const running = Catalog.parse(JSON.parse(text(result, 'catalog-running.json')));
-    const strength = Catalog.parse(JSON.parse(text(result, 'catalog-strength.json')));
+    const split = perDiscipline((d) => Catalog.parse(JSON.parse(text(result, `catalog-${d}.json`))));
     expect(all.plans.length).toBeGreaterThanOrEqual(40);
-    expect(running.plans.every((p) => p.discipline === 'running')).toBe(true);
-    expect(strength.plans.every((p) => p.discipline === 'strength')).toBe(true);
-    expect([...running.plans, ...strength.plans]).toEqual(all.plans);
-    expect(result.counts).toEqual({ running: running.plans.length, strength: strength.plans.length });
-    expect(new Set([all.generatedAt, running.generatedAt, strength.generatedAt])).toEqual(
+    for (const d of DISCIPLINES)
+      expect(
+        split[d].plans.every((p) => p.discipline === d),
+        d,
+      ).toBe(true);
+    expect(DISCIPLINES.flatMap((d) => split[d].plans)).toEqual(all.plans);
+    expect(result.counts).toEqual(perDiscipline((d) => split[d].plans.length));
+    expect(new Set([all, ...Object.values(split)].map((catalog) => catalog.generatedAt))).toEqual(
       new Set(['2026-11-21T08:00:00.000Z']),
     );
     expect(result.skipped).toEqual({ unpublished: 3, unapproved: 2 });
@@ -307,7 +310,7 @@ describe('invalid input', () => {
 
   it('publishes the valid rows with --skip-invalid and returns the invalid ones as warnings', async () => {
     const result = await buildCatalog(memorySource(rows), options({ skipInvalid: true }));
-    expect(result.counts).toEqual({ running: 1, strength: 0 });
+    expect(result.counts).toEqual(planCounts({ running: 1 }));
     expect(result.warnings.map((w) => w.field)).toEqual(['weeks_count']);
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_COVER_ORIGIN } from '../contract/index.ts';
+import { DISCIPLINES, FIXTURE_COVER_ORIGIN } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
 import { validateRows } from '../testing/plans.ts';
 import { SourceRowError } from './errors.ts';
@@ -26,6 +26,11 @@ function row(overrides: Record<string, unknown> = {}): Record<string, unknown> {
     ...overrides,
   };
 }
+
+/** What a discipline must be; a name longer than any discipline (so none); a capitalised one (so none). */
+const DISCIPLINE_RULE = `must be exactly ${DISCIPLINES.join(' or ')}`;
+const UNKNOWN_DISCIPLINE = DISCIPLINES.join('-');
+const UPPER_DISCIPLINE = `${DISCIPLINES[0].charAt(0).toUpperCase()}${DISCIPLINES[0].slice(1)}`;
 
 function without(field: string): Record<string, unknown> {
   const copy = row();
@@ -214,15 +219,15 @@ describe('invalid rows (one rule each)', () => {
     ],
     [
       'an unknown discipline',
-      row({ discipline: 'cycling' }),
+      row({ discipline: UNKNOWN_DISCIPLINE }),
       'discipline',
-      'must be exactly running or strength (got "cycling")',
+      `${DISCIPLINE_RULE} (got "${UNKNOWN_DISCIPLINE}")`,
     ],
     [
       'a discipline in the wrong case',
-      row({ discipline: 'Running' }),
+      row({ discipline: UPPER_DISCIPLINE }),
       'discipline',
-      'must be exactly running or strength (got "Running")',
+      `${DISCIPLINE_RULE} (got "${UPPER_DISCIPLINE}")`,
     ],
     ['a missing weeks_count', without('weeks_count'), 'weeks_count', 'is required'],
     ['a weeks_count of 0', row({ weeks_count: 0 }), 'weeks_count', 'must be an integer ≥ 1 (got 0)'],

@@ -12,8 +12,15 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { renderOpenApi } from '../builder/openapi.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, SOURCE_UNSET, STATE_LAST_RUN } from '../contract/index.ts';
-import { METRICS_NAMESPACE } from '../contract/metrics.ts';
+import {
+  DISCIPLINES,
+  KVS_LIVE_BUILD,
+  KVS_ORIGIN,
+  KVS_PIN,
+  SOURCE_UNSET,
+  STATE_LAST_RUN,
+} from '../contract/index.ts';
+import { METRICS, METRICS_NAMESPACE, plansMetric } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import {
   type RecordedRequest,
@@ -25,6 +32,7 @@ import {
   type TestS3,
 } from '../testing/aws.ts';
 import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
+import { planCounts } from '../testing/counts.ts';
 import { type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { publishSummaryOf } from '../testing/targets.ts';
@@ -294,14 +302,17 @@ describe('what every run leaves: its record, its metrics', () => {
     expect(line.namespace).toBe(METRICS_NAMESPACE);
     expect(line.dimensions).toEqual([['service']]);
     expect(line.members.service).toBe('catalog');
+    const counts = planCounts({ running: 22, strength: 22 });
+    const plans = Object.fromEntries(
+      DISCIPLINES.map((d) => [METRICS[plansMetric(d)].name, { unit: 'Count', value: counts[d] }]),
+    );
     expect(Object.keys(line.metrics).sort()).toEqual(
-      ['BuildDuration', 'CatalogAge', 'InvalidRows', 'PlansRunning', 'PlansStrength', 'RunSucceeded'].sort(),
+      ['BuildDuration', 'CatalogAge', 'InvalidRows', ...Object.keys(plans), 'RunSucceeded'].sort(),
     );
     expect(line.metrics).toMatchObject({
       RunSucceeded: { unit: 'Count', value: 1 },
       BuildDuration: { unit: 'Milliseconds' },
-      PlansRunning: { unit: 'Count', value: 22 },
-      PlansStrength: { unit: 'Count', value: 22 },
+      ...plans,
       InvalidRows: { unit: 'Count', value: 0 },
       CatalogAge: { unit: 'Seconds' },
     });

@@ -9,6 +9,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DISCIPLINES, type Discipline } from '../contract/index.ts';
 import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
   CATALOG_BIN,
@@ -20,6 +21,7 @@ import {
   startCatalog,
   startServe,
 } from '../testing/cli.ts';
+import { planCounts } from '../testing/counts.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { expireRunLock } from '../testing/targets.ts';
@@ -62,7 +64,7 @@ describe('catalog publish', () => {
     expect(summary).toMatchObject({
       command: 'publish',
       result: 'published',
-      counts: { running: 22, strength: 22 },
+      counts: planCounts({ running: 22, strength: 22 }),
     });
     expect(await pointer()).toEqual({ live: summary.buildId });
     const again = await runCatalog(['publish'], { env: env() });
@@ -239,9 +241,18 @@ describe('catalog builds, rollback and unpin', () => {
     const listed = await runCatalog(['builds'], { env: env() });
     expect(listed.code, listed.stderr).toBe(0);
     const lines = listed.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^BUILD\s+GENERATED AT\s+RUNNING\s+STRENGTH\s+NOTE$/);
-    expect(lines[1]).toMatch(new RegExp(`^${second.buildId}\\s+\\S+Z\\s+22\\s+22\\s+live$`));
-    expect(lines[2]).toMatch(new RegExp(`^${first.buildId}\\s+\\S+Z\\s+\\d+\\s+\\d+\\s+was live$`));
+    // A column of plans per discipline.
+    const columns = (cell: (d: Discipline) => string | number) => DISCIPLINES.map(cell).join('\\s+');
+    const counts = planCounts({ running: 22, strength: 22 });
+    expect(lines[0]).toMatch(
+      new RegExp(`^BUILD\\s+GENERATED AT\\s+${columns((d) => d.toUpperCase())}\\s+NOTE$`),
+    );
+    expect(lines[1]).toMatch(
+      new RegExp(`^${second.buildId}\\s+\\S+Z\\s+${columns((d) => counts[d])}\\s+live$`),
+    );
+    expect(lines[2]).toMatch(
+      new RegExp(`^${first.buildId}\\s+\\S+Z\\s+${columns(() => '\\d+')}\\s+was live$`),
+    );
     expect(lines).toHaveLength(3);
 
     const rolled = await runCatalog(['rollback'], { env: env() });
@@ -293,7 +304,7 @@ describe('catalog builds, rollback and unpin', () => {
     expect(published.code, published.stderr).toBe(0);
     const listed = await runCatalog(['builds'], { env: env() });
     expect(listed.stderr).toBe(
-      `${join(scratch.dir, 'origin')} also holds flat objects from before builds (catalog.json, catalog-running.json, catalog-strength.json, openapi.yaml): nothing serves them while a build is live; remove them when you no longer need them\n`,
+      `${join(scratch.dir, 'origin')} also holds flat objects from before builds (${['catalog.json', ...DISCIPLINES.map((d) => `catalog-${d}.json`), 'openapi.yaml'].join(', ')}): nothing serves them while a build is live; remove them when you no longer need them\n`,
     );
   });
 });
@@ -377,7 +388,7 @@ describe('two publishes at once, the later build winning, then a rollback', () =
         .slice(1)
         .map((line) => {
           const cells = line.split(/\s{2,}/);
-          return [cells[0], cells[4] ?? ''];
+          return [cells[0], cells[2 + DISCIPLINES.length] ?? ''];
         }),
     );
     expect(notes).toEqual({

@@ -3,6 +3,7 @@ import type { Manifest, ManifestEntry } from '../builder/build.ts';
 import { newBuildId } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import { BUILD_ID_PATTERN } from '../contract/index.ts';
+import { planCounts } from '../testing/counts.ts';
 import {
   buildIdsOf,
   buildKey,
@@ -34,7 +35,7 @@ function manifest(
   return {
     buildId: id,
     generatedAt: '2026-03-01T10:00:00.000Z',
-    counts: { running: Math.floor(plans / 2), strength: plans - Math.floor(plans / 2) },
+    counts: planCounts({ running: Math.floor(plans / 2), strength: plans - Math.floor(plans / 2) }),
     plans,
     plansHash: `plans-${plans}`,
     source: 'fixtures/plans.json',

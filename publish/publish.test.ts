@@ -8,7 +8,15 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildObject, BuildResult } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
-import { KVS_LIVE_BUILD, KVS_ORIGIN, KVS_PIN, KVS_PREVIOUS_BUILDS, PAGE_HEADERS } from '../contract/index.ts';
+import {
+  CATALOGS,
+  DISCIPLINES,
+  KVS_LIVE_BUILD,
+  KVS_ORIGIN,
+  KVS_PIN,
+  KVS_PREVIOUS_BUILDS,
+  PAGE_HEADERS,
+} from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import {
@@ -568,7 +576,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const shards = now.filter((md5, index) => md5 !== was[index]);
     expect(shards).toHaveLength(1);
     const expected = [
-      // Every catalog holds the build's generatedAt: all three change, with their variants.
+      // Every catalog holds the build's generatedAt: each changes, with its variants.
       ...uploaded.map((object) => `PUT ${buildKey(next.buildId, object.key)}`),
       ...copied.map(
         (object) => `COPY ${buildKey(first.buildId, object.key)} > ${buildKey(next.buildId, object.key)}`,
@@ -579,7 +587,8 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       `PUT ${buildKey(next.buildId, 'manifest.json')}`,
       ...history.map((key) => `PUT ${key}`),
     ].sort();
-    expect(expected).toHaveLength(17);
+    // Each catalog and openapi.yaml with two variants; the pack, the shard, the page, the manifest, one record.
+    expect(expected).toHaveLength(3 * (CATALOGS.length + 1) + 5);
     if (s3) {
       const sent = s3.requests.splice(0);
       expect(writesOf(sent)).toEqual(expected);
@@ -705,8 +714,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect(await target.origin.get('catalog.json')).not.toBeNull();
     expect((await listBuilds(target)).flat).toEqual([
       'catalog.json',
-      'catalog-running.json',
-      'catalog-strength.json',
+      ...DISCIPLINES.map((d) => `catalog-${d}.json`),
       'openapi.yaml',
     ]);
   });

@@ -6,6 +6,7 @@ import type { Dispatcher, RetryHandler } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, SourceError, settingRef } from '../../contract/errors.ts';
 import { runCatalog } from '../../testing/cli.ts';
+import { planCountsText } from '../../testing/counts.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { Catalog } from '../model.ts';
@@ -434,7 +435,7 @@ describe('catalog build --source http://…', () => {
     const result = await runCatalog(['build', '--out', scratch.dir, '--source', `${base}/plans`], {
       env: { CATALOG_SOURCE_TOKEN: TOKEN },
     });
-    expect(result.stderr).toContain('built 1 plans (running 1, strength 0) from 1 rows');
+    expect(result.stderr).toContain(`built 1 plans (${planCountsText({ running: 1 })}) from 1 rows`);
     expect(result.code).toBe(0);
     expect(seen.map((s) => s.authorization)).toEqual([`Bearer ${TOKEN}`]);
     const catalog = Catalog.parse(JSON.parse(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')));

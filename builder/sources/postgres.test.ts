@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceError, settingRef } from '../../contract/errors.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
+import { planCountsText } from '../../testing/counts.ts';
 import { buildCatalog } from '../../testing/plans.ts';
 import { freePort, startPostgres, type TestPostgres } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
@@ -330,7 +331,9 @@ describe('catalog build --source postgres://…', () => {
       '--source-relation',
       'reporting."Valid Plans"',
     ]);
-    expect(result.stderr).toContain('built 2 plans (running 1, strength 1) from 2 rows into');
+    expect(result.stderr).toContain(
+      `built 2 plans (${planCountsText({ running: 1, strength: 1 })}) from 2 rows into`,
+    );
     expect(result.code).toBe(0);
     const catalog = Catalog.parse(JSON.parse(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')));
     expect(catalog.plans.map((p) => p.id)).toEqual([ID.running, ID.strength]);

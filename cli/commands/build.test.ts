@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Catalog, TITLE_MAX_LENGTH } from '../../builder/model.ts';
+import { DISCIPLINES } from '../../contract/index.ts';
 import { httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
+import { planCounts, planCountsText } from '../../testing/counts.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
 describe('catalog build', () => {
@@ -18,24 +20,22 @@ describe('catalog build', () => {
     const files = (await readdir(scratch.dir, { recursive: true })).map(String).sort();
     const pages = files.filter((name) => name.startsWith('plans/'));
     const visible = files.filter((name) => !name.startsWith('.meta') && !name.startsWith('plans'));
-    expect(visible).toEqual([
-      'catalog-running.json',
-      'catalog-running.json.br',
-      'catalog-running.json.gz',
-      'catalog-strength.json',
-      'catalog-strength.json.br',
-      'catalog-strength.json.gz',
-      'catalog.json',
-      'catalog.json.br',
-      'catalog.json.gz',
-      'errors',
-      'errors/404.html',
-      'errors/500.json',
-      'manifest.json',
-      'openapi.yaml',
-      'openapi.yaml.br',
-      'openapi.yaml.gz',
-    ]);
+    expect(visible).toEqual(
+      [
+        ...['catalog.json', ...DISCIPLINES.map((d) => `catalog-${d}.json`)].flatMap((name) => [
+          name,
+          `${name}.br`,
+          `${name}.gz`,
+        ]),
+        'errors',
+        'errors/404.html',
+        'errors/500.json',
+        'manifest.json',
+        'openapi.yaml',
+        'openapi.yaml.br',
+        'openapi.yaml.gz',
+      ].sort(),
+    );
     // what S3 keeps as metadata (type, encoding) is kept beside each file
     expect(files.filter((name) => name.endsWith('.json') && name.startsWith('.meta/'))).toHaveLength(
       visible.filter((name) => name !== 'errors').length + pages.length,
@@ -47,7 +47,7 @@ describe('catalog build', () => {
       await read('catalog.json'),
     );
     const manifest = JSON.parse(await read('manifest.json'));
-    expect(manifest).toMatchObject({ plans: 44, counts: { running: 22, strength: 22 } });
+    expect(manifest).toMatchObject({ plans: 44, counts: planCounts({ running: 22, strength: 22 }) });
     expect(Object.keys(manifest.objects).sort()).toEqual(
       visible.filter(
         (name) => !['errors', 'errors/404.html', 'errors/500.json', 'manifest.json'].includes(name),
@@ -71,7 +71,9 @@ describe('catalog build', () => {
     expect(all.plans[0]?.appUrl).toMatch(/^trainingplans:\/\/plan\/[0-9a-f-]{36}$/);
     expect(await read('catalog.json')).not.toContain('\n');
     expect(JSON.parse(await read('errors/500.json'))).toMatchObject({ status: 500 });
-    expect(result.stderr).toContain('built 44 plans (running 22, strength 22) from 49 rows into');
+    expect(result.stderr).toContain(
+      `built 44 plans (${planCountsText({ running: 22, strength: 22 })}) from 49 rows into`,
+    );
     expect(result.stderr).toContain('skipped: 3 not published, 2 published but not approved, 0 invalid');
   });
 

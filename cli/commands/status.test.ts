@@ -10,7 +10,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StatusReport } from '../../app/status.ts';
+import { CATALOGS } from '../../contract/index.ts';
 import { httpRequest, localTargetEnv, runCatalog, spawnCatalog, startServe } from '../../testing/cli.ts';
+import { planCountsText } from '../../testing/counts.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -49,7 +51,7 @@ describe('catalog status', () => {
     );
     expect(rows).toMatchObject({
       'LIVE BUILD': buildId,
-      PLANS: '44 (running 22, strength 22)',
+      PLANS: `44 (${planCountsText({ running: 22, strength: 22 })})`,
       PINNED: 'no',
       KEYS: 'acme 1',
       'CORS ORIGIN': 'none (CORS off)',
@@ -239,7 +241,8 @@ describe('catalog status', () => {
     await writeFile(join(pages, '00000000-0000-4000-8000-000000000000.html'), page);
     const { code, report, stderr } = await statusJson();
     expect(code).toBe(2);
-    expect(report.live.objects?.expected).toBe(12 + 44);
+    // Each catalog and openapi.yaml with its two variants, and a page per plan.
+    expect(report.live.objects?.expected).toBe(3 * (CATALOGS.length + 1) + 44);
     // What the listing shows first, then what only the bytes show (a directory records each MD5 when written).
     expect(report.live.objects?.damaged).toEqual([
       `plans/${missing} is missing`,
