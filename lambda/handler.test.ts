@@ -39,7 +39,7 @@ import { publishSummaryOf } from '../testing/targets.ts';
 import { bundleLambda } from '../tools/build-lambda.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { LAMBDA_OUTFILE } from './bundling.ts';
-import { createHandler, type LambdaClients } from './handler.ts';
+import { createHandler, type HandlerOptions, type LambdaClients } from './handler.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog-source-AbCdEf';
 const MONITORING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog-monitoring-XyZ123';
@@ -53,6 +53,8 @@ const kvs = new FakeKvs(KVS_ARN);
 let kvsPort: number;
 let s3: TestS3;
 let clients: LambdaClients;
+/** The handler's clients for its settings: this test's, whatever the settings. */
+const made = () => clients;
 let scratch: { dir: string; remove: () => Promise<void> };
 /** What the stand-in for Secrets Manager answers as the secret string. */
 let secretString: string;
@@ -130,7 +132,7 @@ function environment(extra: Record<string, string> = {}): Record<string, string>
 describe('the builder Lambda', () => {
   it('refuses a store that serves another bucket: no upload, no record, no move, an error naming both', async () => {
     kvs.entries.set(KVS_ORIGIN, 's3://catalog-production');
-    const handler = createHandler({ env: environment(), clients });
+    const handler = createHandler({ env: environment(), clients: made });
     await expect(handler({})).rejects.toThrow(
       `${KVS_ARN} and s3://${s3.bucket} are not one deployment: the store serves the origin "s3://catalog-production" (recorded by its first publish), not "s3://${s3.bucket}"; nothing was changed`,
     );
@@ -140,7 +142,8 @@ describe('the builder Lambda', () => {
   });
 
   it('publishes from its environment, moving the live pointer, and logs one JSON line per run', async () => {
-    const handler = createHandler({ env: environment(), clients });
+    const factory = vi.fn<HandlerOptions['clients']>(made);
+    const handler = createHandler({ env: environment(), clients: factory });
     const first = publishSummaryOf(await handler({}));
     expect(first).toMatchObject({ result: 'published', plans: 44, previousBuildId: null });
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(first.buildId);
@@ -159,14 +162,17 @@ describe('the builder Lambda', () => {
     });
     expect(JSON.parse(lines[1] ?? '')).toMatchObject({ level: 'info', result: 'skipped-identical' });
     expect(kvs.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
+    // The clients are made once, from the settings the environment gave, and serve the later run too.
+    expect(factory).toHaveBeenCalledTimes(1);
+    expect(factory.mock.calls[0]?.[0]).toMatchObject({ bucket: environment().CATALOG_BUCKET });
   });
 
   it('throws on a refused run, logging the reason, and publishes with force from the event', async () => {
     const few = join(scratch.dir, 'few.json');
     const rows = JSON.parse(await readFile(FIXTURES, 'utf8')) as unknown[];
     await writeFile(few, JSON.stringify(rows.slice(0, 10)));
-    await createHandler({ env: environment(), clients })({});
-    const shrunk = createHandler({ env: environment({ CATALOG_SOURCE: few }), clients });
+    await createHandler({ env: environment(), clients: made })({});
+    const shrunk = createHandler({ env: environment({ CATALOG_SOURCE: few }), clients: made });
     await expect(shrunk({})).rejects.toThrow(PublishRefusedError);
     expect(JSON.parse(lines[1] ?? '')).toMatchObject({
       level: 'error',
@@ -186,7 +192,7 @@ describe('the builder Lambda', () => {
     const other = await acquireRunLock(origin, 'catalog publish');
     if (!('held' in other)) throw new Error('the lock was taken');
     try {
-      const handler = createHandler({ env: environment(), clients });
+      const handler = createHandler({ env: environment(), clients: made });
       const before = kvs.entries.get(KVS_LIVE_BUILD);
       const summary = await handler({});
       expect(summary).toMatchObject({ result: 'busy', holder: { by: 'catalog publish' } });
@@ -201,7 +207,7 @@ describe('the builder Lambda', () => {
   });
 
   it('moves nothing while the pointer is pinned, and reports it as a successful run', async () => {
-    const handler = createHandler({ env: environment(), clients });
+    const handler = createHandler({ env: environment(), clients: made });
     const first = publishSummaryOf(await handler({}, { functionName: 'catalog-builder' }));
     // Its move is in the pointer's history at the origin, naming the function.
     const { readHistory } = await import('../publish/history.ts');
@@ -238,7 +244,7 @@ describe('the builder Lambda', () => {
     secretString = JSON.stringify({ source: secretPath });
     const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
     delete env.CATALOG_SOURCE;
-    const handler = createHandler({ env, clients });
+    const handler = createHandler({ env, clients: made });
     expect(await handler({})).toMatchObject({ result: 'published', plans: 44 });
 
     secretString = join(scratch.dir, 'secret-location-7f3a-gone.json');
@@ -264,7 +270,7 @@ describe('the builder Lambda', () => {
   it('fails naming every bad variable, without echoing the source', async () => {
     const handler = createHandler({
       env: { CATALOG_BUCKET: 'Bad_Bucket', CATALOG_SOURCE: 'postgres://u:pw@db/x', CATALOG_MIN_RATIO: '2' },
-      clients,
+      clients: made,
     });
     const expected =
       'CATALOG_BASE_URL: is required; CATALOG_BUCKET "Bad_Bucket": must be an S3 bucket name (3–63 of a-z, 0-9, . and -); CATALOG_MIN_RATIO "2": must be a number from 0 to 1; CATALOG_KVS_ARN: is required';
@@ -272,7 +278,7 @@ describe('the builder Lambda', () => {
     expect(lines[0]).not.toContain('pw');
     const both = createHandler({
       env: environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN }),
-      clients,
+      clients: made,
     });
     await expect(both({})).rejects.toThrow('set exactly one of CATALOG_SOURCE and CATALOG_SOURCE_SECRET_ARN');
   });
@@ -284,7 +290,7 @@ describe('what every run leaves: its record, its metrics', () => {
 
   it('on Lambda, metrics that carry the function’s name: two deployments in one region each have their own', async () => {
     const env = { ...environment(), AWS_LAMBDA_FUNCTION_NAME: 'CatalogStaging-BuilderB630A0FA-Ab12Cd34' };
-    await createHandler({ env, clients })({});
+    await createHandler({ env, clients: made })({});
     const line = parseEmf(emf.lines[0] ?? '');
     expect(line.dimensions).toEqual([['service', 'FunctionName']]);
     expect(line.members).toMatchObject({
@@ -294,7 +300,7 @@ describe('what every run leaves: its record, its metrics', () => {
   });
 
   it('a publish: the record, and one EMF line with the run, its duration, plans, invalid rows and catalog age', async () => {
-    const handler = createHandler({ env: environment(), clients });
+    const handler = createHandler({ env: environment(), clients: made });
     const summary = publishSummaryOf(await handler({}));
     expect(await record()).toMatchObject({ outcome: 'published', buildId: summary.buildId, plans: 44 });
     expect(emf.lines).toHaveLength(1);
@@ -330,10 +336,10 @@ describe('what every run leaves: its record, its metrics', () => {
   });
 
   it('a run whose source is missing: a failed record at the bucket, RunFailed, and the error thrown', async () => {
-    const handler = createHandler({ env: environment(), clients });
+    const handler = createHandler({ env: environment(), clients: made });
     const first = publishSummaryOf(await handler({}));
     const gone = join(scratch.dir, 'gone.json');
-    const failing = createHandler({ env: environment({ CATALOG_SOURCE: gone }), clients });
+    const failing = createHandler({ env: environment({ CATALOG_SOURCE: gone }), clients: made });
     await expect(failing({})).rejects.toThrow(/gone\.json/);
     expect(await record()).toMatchObject({
       outcome: 'failed',
@@ -352,7 +358,7 @@ describe('what every run leaves: its record, its metrics', () => {
     secretString = '   ';
     const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
     delete env.CATALOG_SOURCE;
-    const handler = createHandler({ env, clients });
+    const handler = createHandler({ env, clients: made });
     await expect(handler({})).rejects.toThrow(`secret ${SECRET_ARN}: has no SecretString`);
     expect(await record()).toMatchObject({
       outcome: 'failed',
@@ -366,7 +372,7 @@ describe('what every run leaves: its record, its metrics', () => {
     secretString = SOURCE_UNSET;
     const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
     delete env.CATALOG_SOURCE;
-    const handler = createHandler({ env, clients });
+    const handler = createHandler({ env, clients: made });
     const summary = await handler({});
     const reason = `secret ${SECRET_ARN}: no source is set yet (the placeholder the stack created); put the source there: aws secretsmanager put-secret-value --secret-id ${SECRET_ARN} --secret-string 'postgres://…' (or '{"source":"https://…","token":"…"}')`;
     expect(summary).toEqual({ command: 'publish', result: 'not-configured', reason });
@@ -405,7 +411,7 @@ describe('what every run leaves: its record, its metrics', () => {
           CATALOG_MONITORING_KEY_SECRET_ARN: MONITORING_ARN,
           CATALOG_PROPAGATION_INTERVAL: '50ms',
         }),
-        clients,
+        clients: made,
       });
       // The base URL is https://plans.example.com: the check's requests go to the local edge instead.
       const direct = fetch;
@@ -439,7 +445,7 @@ describe('what every run leaves: its record, its metrics', () => {
   it('skips the check when the function has no time left for it', async () => {
     const handler = createHandler({
       env: environment({ CATALOG_MONITORING_KEY_SECRET_ARN: MONITORING_ARN }),
-      clients,
+      clients: made,
     });
     await handler({}, { getRemainingTimeInMillis: () => 5_000 });
     expect(JSON.parse(lines[0] ?? '')).toMatchObject({

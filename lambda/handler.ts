@@ -19,10 +19,19 @@ export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
 }
 
-/** The environment (read once, on the first run) and the clients (by default the SDK's). */
+/** The environment (read once, on the first run) and what makes the clients from its settings (once). */
 export interface HandlerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clients?: LambdaClients;
+  readonly clients: (settings: LambdaSettings) => LambdaClients;
+}
+
+/** The SDK's clients for the Lambda's settings, credentials and region from the SDK's default chain. */
+export function sdkClients(settings: LambdaSettings): LambdaClients {
+  return {
+    s3: createS3Client(settings),
+    kvs: createKvsClient(settings),
+    secrets: createSecretsClient(settings),
+  };
 }
 
 /** The part of the Lambda context the handler reads; `functionName` is who moved the pointer, in its history. */
@@ -111,11 +120,7 @@ export function createHandler(
     try {
       if (!ready) {
         const settings = parseLambdaEnvironment(options.env);
-        const clients = options.clients ?? {
-          s3: createS3Client(settings),
-          kvs: createKvsClient(settings),
-          secrets: createSecretsClient(settings),
-        };
+        const clients = options.clients(settings);
         ready = { settings, clients, target: await openTarget(settings, () => clients) };
       }
       const { settings, clients, target } = ready;
@@ -215,4 +220,4 @@ export function createHandler(
 }
 
 /** The Lambda entry point: configuration from `process.env`, clients from the SDK's default chain. */
-export const handler = createHandler({ env: process.env });
+export const handler = createHandler({ env: process.env, clients: sdkClients });
