@@ -206,11 +206,12 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
       }
     }
   };
-  // Before s3rver's own middleware: Koa composes the list when the server starts.
-  (server as unknown as { middleware: unknown[] }).middleware.unshift(
-    recordRequest,
-    conditionalWrites(bucket),
-  );
+  // Before s3rver's own middleware: Koa composes the list when the server starts. Its first is koa-logger, which
+  // formats and measures every response even when `silent` drops the line: it goes (tests record requests above).
+  const middleware = (server as unknown as { middleware: { name: string }[] }).middleware;
+  if (middleware[0]?.name !== 'logger')
+    throw new Error(`s3rver's first middleware is ${middleware[0]?.name}, not koa-logger's logger`);
+  middleware.splice(0, 1, recordRequest, conditionalWrites(bucket));
   const address = await server.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
   const client = testS3Client(endpoint);
