@@ -1,10 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StoreError } from '../contract/errors.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { DirectoryOrigin, writeFlat } from './dir-origin.ts';
+import { DirectoryOrigin, FSYNC_FILES_UP_TO, writeFlat } from './dir-origin.ts';
 import type { ObjectToWrite } from './origin.ts';
 
 /** An object to write, from its chunks. */
@@ -35,8 +36,75 @@ async function objectFiles(dir: string): Promise<string[]> {
   return entries.filter((path) => !path.startsWith('.meta/')).sort();
 }
 
+/**
+ * Runs `work` with a `sync` command first on PATH that records its arguments and runs the real one, and
+ * fsync(2) counted on every file handle; answers the `sync` commands run and the fsyncs made.
+ */
+async function syncsDuring(
+  dir: string,
+  work: () => Promise<void>,
+): Promise<{ commands: string[]; fsyncs: number }> {
+  const real = execFileSync('sh', ['-c', 'command -v sync'], { encoding: 'utf8' }).trim();
+  const bin = join(dir, 'bin');
+  const log = join(dir, 'sync.log');
+  await mkdir(bin, { recursive: true });
+  await writeFile(log, '');
+  await writeFile(join(bin, 'sync'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`);
+  await chmod(join(bin, 'sync'), 0o755);
+  const handle = await open(log, 'r');
+  const fsync = vi.spyOn(Object.getPrototypeOf(handle) as { sync(): Promise<void> }, 'sync');
+  await handle.close();
+  const path = process.env.PATH;
+  process.env.PATH = `${bin}:${path}`;
+  let fsyncs: number;
+  try {
+    await work();
+  } finally {
+    process.env.PATH = path;
+    fsyncs = fsync.mock.calls.length;
+    fsync.mockRestore();
+  }
+  const commands = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  return { commands, fsyncs };
+}
+
 describe('a directory origin', () => {
   const scratch = useScratchDir();
+
+  it('syncs the few files written since the last sync, each with its folders, and nothing else', async () => {
+    const root = join(scratch.dir, 'origin');
+    const origin = new DirectoryOrigin(root);
+    const synced = await syncsDuring(scratch.dir, async () => {
+      await origin.put(object('builds/b1/catalog.json', ['{}']), { overwrite: false });
+      await origin.copy('builds/b1/catalog.json', 'builds/b2/catalog.json', { overwrite: false });
+      // Found there already: nothing is written, nothing more to sync.
+      await origin.put(object('builds/b1/catalog.json', ['{}']), { overwrite: false });
+      await origin.sync();
+      // Nothing written since: nothing synced.
+      await origin.sync();
+    });
+    // Four files (two objects, their metadata); builds/b1, builds/b2, builds, the root, and the same four
+    // folders of the metadata under .meta.
+    expect(synced).toEqual({ commands: [], fsyncs: 4 + 8 });
+  });
+
+  it(`syncs the whole file system once after more than ${FSYNC_FILES_UP_TO} files, then counts afresh`, async () => {
+    const root = join(scratch.dir, 'origin');
+    const origin = new DirectoryOrigin(root);
+    const many = FSYNC_FILES_UP_TO / 2 + 1;
+    const bulk = await syncsDuring(scratch.dir, async () => {
+      for (let index = 0; index < many; index += 1)
+        await origin.put(object(`plans/p${index}.html`, ['<p>']), { overwrite: false });
+      await origin.sync();
+    });
+    expect(bulk).toEqual({ commands: [`-f ${root}`], fsyncs: 0 });
+    const few = await syncsDuring(scratch.dir, async () => {
+      await origin.put(object('plans/one-more.html', ['<p>']), { overwrite: false });
+      await origin.sync();
+    });
+    // The page and its metadata; plans, .meta/plans, .meta and the root.
+    expect(few).toEqual({ commands: [], fsyncs: 2 + 4 });
+  });
 
   it('compares and swaps without the key ever missing: a create-if-absent racing a replace finds it', async () => {
     const origin = new DirectoryOrigin(scratch.dir);

@@ -1,8 +1,9 @@
 /**
  * The origin as a directory, for the local stack: each object is a file at its key, its S3 metadata in
  * `.meta/<key>.json`. A write never exposes a half-written file (a temporary file, then a rename, or a hard link
- * where it must not overwrite). Writes are made durable together by {@link DirectoryOrigin.sync}, one sync of the
- * file system before a build's manifest, the commit point (docs/decisions.md#build-cost).
+ * where it must not overwrite). Writes are made durable together by {@link DirectoryOrigin.sync} before a build's
+ * manifest, the commit point: the few files written since the last sync each synced with their folders, or else
+ * one sync of the file system (docs/decisions.md#build-cost).
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -92,6 +93,28 @@ async function writeTemporary(folders: Folders, path: string, chunks: readonly B
 
 const execFileAsync = promisify(execFile);
 
+/**
+ * Up to this many files written since the last sync are synced one by one with their folders (fsync(2)); more are
+ * synced with their whole file system at once, which also flushes what other processes wrote there.
+ */
+export const FSYNC_FILES_UP_TO = 256;
+
+/** Syncs a file or folder that exists; one that is gone (a write another replaced or deleted) has nothing to sync. */
+async function fsyncPath(path: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if (isMissing(error)) return;
+    throw error;
+  }
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Makes every write to the file system of `dir` durable: `sync -f` (syncfs(2)), else a plain `sync`. */
 async function syncFileSystem(dir: string): Promise<void> {
   try {
@@ -141,6 +164,8 @@ export class DirectoryOrigin implements OriginStore {
   readonly name: string;
   readonly #root: string;
   readonly #folders = new Folders();
+  /** The files placed since the last {@link sync} (objects and their metadata); null: more than are synced one by one. */
+  #unsynced: Set<string> | null = new Set();
 
   constructor(root: string) {
     this.#root = resolve(root);
@@ -205,6 +230,7 @@ export class DirectoryOrigin implements OriginStore {
       if (overwrite) {
         await rename(metaTemp, this.#metaPath(key));
         await rename(temp, path);
+        this.#placed(path, this.#metaPath(key));
         return 'written';
       }
       try {
@@ -214,6 +240,7 @@ export class DirectoryOrigin implements OriginStore {
         throw error;
       }
       await rename(metaTemp, this.#metaPath(key));
+      this.#placed(path, this.#metaPath(key));
       return 'written';
     } finally {
       await Promise.all([rm(temp, { force: true }), metaTemp ? rm(metaTemp, { force: true }) : null]);
@@ -392,9 +419,39 @@ export class DirectoryOrigin implements OriginStore {
     await rm(dir, { recursive: true, force: true });
   }
 
-  /** Makes every object written so far durable: one sync of the directory's file system. */
+  /** Records files placed, until there are more than {@link FSYNC_FILES_UP_TO}. */
+  #placed(...paths: string[]): void {
+    if (!this.#unsynced) return;
+    for (const path of paths) this.#unsynced.add(path);
+    if (this.#unsynced.size > FSYNC_FILES_UP_TO) this.#unsynced = null;
+  }
+
+  /**
+   * Makes every object written so far durable: each file placed since the last sync, then every folder from
+   * theirs up to the directory (where their names were linked); or, after more than {@link FSYNC_FILES_UP_TO}
+   * files, one sync of the directory's file system.
+   */
   async sync(): Promise<void> {
-    await syncFileSystem(this.#root);
+    const files = this.#unsynced;
+    this.#unsynced = new Set();
+    try {
+      if (!files) return await syncFileSystem(this.#root);
+      const folders = new Set<string>();
+      for (const file of files)
+        for (let folder = dirname(file); folder.startsWith(this.#root); folder = dirname(folder)) {
+          if (folders.has(folder)) break;
+          folders.add(folder);
+          if (folder === this.#root) break;
+        }
+      const limit = pLimit(FILE_CONCURRENCY);
+      await limit.map([...files], fsyncPath);
+      await limit.map([...folders], fsyncPath);
+    } catch (error) {
+      // Not synced: the next sync covers these files too, with the file system's.
+      this.#unsynced = null;
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(`cannot sync ${this.name} to disk: ${(error as Error).message}`, { cause: error });
+    }
   }
 }
 

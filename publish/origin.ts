@@ -118,8 +118,8 @@ export interface OriginStore {
   /** Deletes every object under `prefix` (which ends with `/`), in bulk. */
   deletePrefix(prefix: string): Promise<void>;
   /**
-   * Makes every object written so far durable before the caller commits to them (a directory: one sync of
-   * its file system). Absent where a write is durable once it returns (S3).
+   * Makes every object written so far durable before the caller commits to them (a directory: its files, or
+   * its whole file system after many). Absent where a write is durable once it returns (S3).
    */
   sync?(): Promise<void>;
   /**
