@@ -55,7 +55,74 @@ async function startEdge(flipAfterMs: number): Promise<Edge> {
   };
 }
 
+/** An edge answering 200 with `write(res)` to the right key; `ended` settles when the probe's connection closes. */
+async function startStreamingEdge(
+  write: (res: http.ServerResponse) => void,
+): Promise<Edge & { ended: Promise<number> }> {
+  const requests: Edge['requests'] = [];
+  let ended!: (bytes: number) => void;
+  const endedPromise = new Promise<number>((resolve) => {
+    ended = resolve;
+  });
+  const server = http.createServer((req, res) => {
+    requests.push({ url: req.url ?? '', key: req.headers['x-api-key'] as string | undefined });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.on('close', () => ended(req.socket.bytesWritten));
+    write(res);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    ended: endedPromise,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 describe('the propagation check', () => {
+  it('reads only the head of the catalog: a body that never ends is measured at once, and dropped', async () => {
+    const streaming = await startStreamingEdge((res) => {
+      res.write(`{"generatedAt":${JSON.stringify(NEW)},"plans":[`);
+      const plan = `${JSON.stringify({ id: 'p', title: 'x'.repeat(1000) })},`;
+      const more = () => {
+        if (res.destroyed) return;
+        res.write(plan.repeat(64), () => setImmediate(more));
+      };
+      more();
+    });
+    edge = streaming;
+    const result = await measurePropagation({
+      baseUrl: edge.url,
+      key: KEY,
+      generatedAt: NEW,
+      since: performance.now(),
+      maxWaitMs: 60_000,
+      intervalMs: 1_000,
+    });
+    expect(result).toMatchObject({ outcome: 'measured', polls: 1 });
+    // The probe closed the connection; what the edge had written by then is what the socket buffers took,
+    // not the endless body.
+    expect(await streaming.ended).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('says so when a 200 answer does not start as a catalog, and waits on', async () => {
+    edge = await startStreamingEdge((res) => res.end('<html>not a catalog</html>'));
+    const result = await measurePropagation({
+      baseUrl: edge.url,
+      key: KEY,
+      generatedAt: NEW,
+      since: performance.now(),
+      maxWaitMs: 300,
+      intervalMs: 100,
+    });
+    expect(result).toMatchObject({ outcome: 'timeout', lastSeen: 'a 200 answer that is not a catalog' });
+  });
+
   it('measures from the pointer move until the edge serves the new build: at least the delay', async () => {
     const since = performance.now();
     edge = await startEdge(400);

@@ -38,14 +38,43 @@ export interface PropagationOptions {
   readonly intervalMs: number;
 }
 
-/** Reads `generatedAt` from a catalog body; null when the body is not a catalog. */
-function generatedAtOf(text: string): string | null {
+/**
+ * The most of an answer the probe reads: a catalog starts with its `generatedAt` (builder/catalogs.ts), and the
+ * rest of it (megabytes at 30,000 plans) is never downloaded.
+ */
+const HEAD_BYTES = 1024;
+
+/** A catalog's head: `{"generatedAt":"…"` (JSON whitespace allowed). */
+const CATALOG_HEAD = /^\s*\{\s*"generatedAt"\s*:\s*("(?:[^"\\]|\\.)*")/;
+
+/** Reads `generatedAt` from the head of a catalog body; null when the body does not start as a catalog. */
+function generatedAtOf(head: string): string | null {
+  const quoted = CATALOG_HEAD.exec(head)?.[1];
+  if (quoted === undefined) return null;
   try {
-    const value = (JSON.parse(text) as { generatedAt?: unknown } | null)?.generatedAt;
-    return typeof value === 'string' ? value : null;
+    return JSON.parse(quoted) as string;
   } catch {
     return null;
   }
+}
+
+/** The first {@link HEAD_BYTES} of an answer's body (decoded); the rest is cancelled, never read. */
+async function headOf(answer: Response): Promise<string> {
+  const reader = answer.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < HEAD_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, HEAD_BYTES).toString('utf8');
 }
 
 /**
@@ -69,9 +98,9 @@ export async function measurePropagation(options: PropagationOptions): Promise<P
           Math.ceil(Math.min(REQUEST_TIMEOUT_MS, Math.max(remaining, MIN_REQUEST_TIMEOUT_MS))),
         ),
       });
-      const text = await answer.text();
+      const head = await headOf(answer);
       if (answer.status === 200) {
-        const served = generatedAtOf(text);
+        const served = generatedAtOf(head);
         if (served === options.generatedAt) {
           const seconds = Math.max(0, performance.now() - options.since) / 1000;
           return { outcome: 'measured', seconds: Math.round(seconds * 1000) / 1000, polls };
