@@ -12,6 +12,7 @@ import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { EDGE_REGION } from '../contract/index.ts';
 
 /** The settings the clients read; `maxAttempts` counts the first, and the SDK backs off in standard mode. */
 export interface AwsSettings {
@@ -21,9 +22,6 @@ export interface AwsSettings {
   readonly s3PathStyle?: boolean | undefined;
   readonly s3Endpoint?: string | undefined;
 }
-
-/** CloudFront's APIs are global, signed for us-east-1 whatever the caller's region. */
-export const CLOUDFRONT_REGION = 'us-east-1';
 
 function common(settings: AwsSettings) {
   return {
@@ -53,7 +51,7 @@ export function createCloudFormationClient(settings: AwsSettings): CloudFormatio
 }
 
 export function createCloudFrontClient(settings: AwsSettings): CloudFrontClient {
-  return new CloudFrontClient({ ...common(settings), region: CLOUDFRONT_REGION });
+  return new CloudFrontClient({ ...common(settings), region: EDGE_REGION });
 }
 
 export function createLambdaClient(settings: AwsSettings): LambdaClient {
@@ -70,5 +68,5 @@ export function createSecretsClient(settings: AwsSettings): SecretsManagerClient
 
 /** A KeyValueStore data-plane client: the store is global, requests signed with SigV4A for all regions. */
 export function createKvsClient(settings: Pick<AwsSettings, 'maxAttempts'>): CloudFrontKeyValueStoreClient {
-  return new CloudFrontKeyValueStoreClient({ ...common(settings), region: CLOUDFRONT_REGION });
+  return new CloudFrontKeyValueStoreClient({ ...common(settings), region: EDGE_REGION });
 }

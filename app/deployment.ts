@@ -4,12 +4,10 @@
  */
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
+import { EDGE_REGION } from '../contract/index.ts';
 import { localStackUrl } from './local.ts';
 import { LOCAL_STACK } from './paths.ts';
 import { type Context, modeIn, namesIn, type SettingName, specFor } from './settings/index.ts';
-
-/** The region CloudFront's regional parts live in, the usage log group among them (its name is a stack output). */
-const EDGE_REGION = 'us-east-1';
 
 /** The settings that name where a command acts: any of them given means no local default. */
 const TARGETS: readonly SettingName[] = ['bucket', 'kvsArn', 'origin', 'store', 'deployment'];

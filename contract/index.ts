@@ -8,6 +8,12 @@ import { CATALOG_FILE, type CatalogName } from './disciplines.ts';
 
 export * from './disciplines.ts';
 
+/**
+ * The region of CloudFront's global parts: its APIs (the key-value store's requests are signed for it), its
+ * metrics, its web ACLs and the logs of its edge.
+ */
+export const EDGE_REGION = 'us-east-1';
+
 /** The closed `level` enum; a plan without a level is `none`. */
 export const LEVELS = ['none', 'beginner', 'intermediate', 'advanced'] as const;
 export type Level = (typeof LEVELS)[number];

@@ -12,7 +12,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
-import { DISCIPLINES } from '../contract/index.ts';
+import { DISCIPLINES, EDGE_REGION } from '../contract/index.ts';
 import {
   METRICS,
   METRICS_FUNCTION_DIMENSION,
@@ -20,7 +20,7 @@ import {
   METRICS_SERVICE,
   plansMetric,
 } from '../contract/metrics.ts';
-import { accountWideName, EDGE_REGION, inEdgeRegion } from './names.ts';
+import { accountWideName, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
 
 /**

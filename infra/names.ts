@@ -4,9 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type Stack, Token } from 'aws-cdk-lib/core';
-
-/** The only region where CloudFront publishes its metrics and accepts a CLOUDFRONT-scope web ACL. */
-export const EDGE_REGION = 'us-east-1';
+import { EDGE_REGION } from '../contract/index.ts';
 
 /** `name` if it has at most `max` characters, else its head and a hash of the whole, keeping its last part. */
 export function fitName(name: string, max: number, tail = ''): string {

@@ -7,6 +7,7 @@ import { type StackProps, Token } from 'aws-cdk-lib/core';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { type NamesIn, readSettings, type SettingsIn } from '../app/settings/index.ts';
 import { ConfigError } from '../contract/errors.ts';
+import { EDGE_REGION } from '../contract/index.ts';
 import { parseKvsFile } from '../keys/kvs-file.ts';
 import type { SettingProps } from './config.ts';
 
@@ -134,7 +135,7 @@ export function resolveSettings(
     );
   // A region the synth knows (not a token).
   const region = Token.isUnresolved(props.env?.region) ? undefined : props.env?.region;
-  if (s.rateLimitPerKey !== undefined && region !== undefined && region !== 'us-east-1')
+  if (s.rateLimitPerKey !== undefined && region !== undefined && region !== EDGE_REGION)
     problems.push(
       `rateLimitPerKey needs the stack in us-east-1, not ${region}: AWS WAF creates web ACLs for CloudFront only there (deploy the stack in us-east-1, or leave the rate limit off)`,
     );

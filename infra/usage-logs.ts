@@ -10,9 +10,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Aws, CfnOutput, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib/core';
 import { Construct } from 'constructs';
-import { LOG_REASONS, LogValue } from '../contract/index.ts';
+import { EDGE_REGION, LOG_REASONS, LogValue } from '../contract/index.ts';
 import type { Monitoring } from './monitoring.ts';
-import { EDGE_REGION, fitName } from './names.ts';
+import { fitName } from './names.ts';
 import type { StackSettings } from './props.ts';
 
 /**

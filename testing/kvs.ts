@@ -5,7 +5,9 @@
 import dns from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
-import { CLOUDFRONT_REGION } from '../app/clients.ts';
+// The production clients' module: it registers the SigV4A signer the client needs, as in production.
+import '../app/clients.ts';
+import { EDGE_REGION } from '../contract/index.ts';
 
 interface Recorded {
   readonly method: string;
@@ -121,7 +123,7 @@ export class FakeKvs {
 export function kvsClientFor(port: number): CloudFrontKeyValueStoreClient {
   // The production client's configuration (app/clients.ts, which also registers the SigV4A signer), pointed here.
   const client = new CloudFrontKeyValueStoreClient({
-    region: CLOUDFRONT_REGION,
+    region: EDGE_REGION,
     maxAttempts: 3,
     retryMode: 'standard',
     endpoint: `http://kvs.test:${port}`,

@@ -7,7 +7,7 @@ import { AppScheme, BaseUrl, DEFAULT_LINKS, WebBaseUrl } from '../../builder/mod
 import { ByteSize, formatBytes, RelationNameText, SOURCE_DEFAULTS } from '../../builder/sources/options.ts';
 import { redactUrl } from '../../builder/sources/redact.ts';
 import { settingRef } from '../../contract/errors.ts';
-import { BUILD_ID_PATTERN, LOOPBACK_HOST } from '../../contract/index.ts';
+import { BUILD_ID_PATTERN, EDGE_REGION, LOOPBACK_HOST } from '../../contract/index.ts';
 import { originProblem } from '../../keys/cors.ts';
 import { KEY_PATTERN, KeyIdInput, PartnerLabel } from '../../keys/keys.ts';
 import { KvsArn } from '../../keys/store.ts';
@@ -350,9 +350,9 @@ export const SETTINGS = {
     'ACM certificate in us-east-1 covering domainName',
     {
       production: (value) =>
-        /:acm:us-east-1:/.test(value)
+        value.split(':')[3] === EDGE_REGION
           ? undefined
-          : `is in ${value.split(':')[3]}; CloudFront only uses certificates in us-east-1`,
+          : `is in ${value.split(':')[3]}; CloudFront only uses certificates in ${EDGE_REGION}`,
     },
   ),
   priceClass: setting(
