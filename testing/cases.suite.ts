@@ -24,12 +24,15 @@ export function knownOf(world: TestWorld, testCase: RequestCase): Known {
   return {
     bodies: world.objects,
     etag: (object, encoding) => world.etags[variantKey(object, encoding)],
-    // Every variant of an object is written with it, so it carries the object's date. The world knows the date
-    // of one page: a case that reads another plan's page (written a moment apart) is not compared.
-    modified: (object) =>
-      object === 'page' && testCase.rewrite !== `/${planPageKey(PAGE_PLAN_ID)}`
-        ? undefined
-        : world.modified[object],
+    // Each stored variant carries the date it was written; a page has one, whatever the encoding (the
+    // distribution compresses it). The world knows the date of one page: a case that reads another plan's page
+    // (written a moment apart) is not compared.
+    modified: (object, encoding) =>
+      object === 'page'
+        ? testCase.rewrite === `/${planPageKey(PAGE_PLAN_ID)}`
+          ? world.modified.page
+          : undefined
+        : world.modified[variantKey(object, encoding)],
     secrets: Object.values(world.keys),
     cors: testCase.cors ?? null,
   };

@@ -48,8 +48,12 @@ export interface TestWorld {
   readonly keys: Readonly<Record<KeyName, string>>;
   /** The live build's objects the table names, and the not-found page at the origin's root. */
   readonly objects: Readonly<Record<OriginObjectName | 'notFoundPage', Buffer>>;
-  /** The Last-Modified date the edge sends for each object (its file's time, as an HTTP-date). */
-  readonly modified: Readonly<Record<OriginObjectName, string>>;
+  /**
+   * The Last-Modified date the edge sends for each stored object (its file's time, as an HTTP-date): `all`, and
+   * its variants `all.br`, `all.gz`, each written at its own moment (a second may turn between them).
+   */
+  readonly modified: Readonly<Record<OriginObjectName, string>> &
+    Readonly<Record<string, string | undefined>>;
   /** The ETag the edge sends for each stored object of the live build: `all`, and its variants `all.br`, `all.gz`. */
   readonly etags: Readonly<Record<string, string>>;
   remove(): Promise<void>;
@@ -114,7 +118,7 @@ export async function createTestWorld(
 
   const objects = {} as Record<OriginObjectName | 'notFoundPage', Buffer>;
   objects.notFoundPage = await readFile(join(originDir, NOT_FOUND_PAGE));
-  const modified = {} as Record<OriginObjectName, string>;
+  const modified = {} as Record<OriginObjectName, string> & Record<string, string>;
   // A build's catalogs are in its folder; the live pages at the origin's root, shared by every build.
   const pathOf = (name: string, file: string) => join(name === 'page' ? originDir : objectDir, file);
   for (const [name, file] of Object.entries(OBJECT_FILES)) {
@@ -125,8 +129,11 @@ export async function createTestWorld(
   for (const [name, file] of Object.entries(OBJECT_FILES)) {
     etags[name] = etagOf(objects[name as OriginObjectName]);
     if (name === 'page') continue; // a page has no stored variants: the distribution compresses it
-    etags[`${name}.br`] = etagOf(await readFile(join(objectDir, `${file}.br`)));
-    etags[`${name}.gz`] = etagOf(await readFile(join(objectDir, `${file}.gz`)));
+    for (const suffix of ['.br', '.gz']) {
+      const path = join(objectDir, `${file}${suffix}`);
+      etags[`${name}${suffix}`] = etagOf(await readFile(path));
+      modified[`${name}${suffix}`] = (await stat(path)).mtime.toUTCString();
+    }
   }
   return {
     dir,
