@@ -43,9 +43,14 @@ export function shardKey(md5: string): string {
   return `${PAGE_VERSIONS_PREFIX}map-${md5}.json`;
 }
 
+/** What the keys of a build's packs start with: `pages/<build>-`. */
+export function packPrefix(buildId: string): string {
+  return `${PAGE_VERSIONS_PREFIX}${buildId}-`;
+}
+
 /** The key of the `n`th pack of a build's new page versions: `pages/<build>-<n>.pack`, written once. */
 export function packKey(buildId: string, n: number): string {
-  return `${PAGE_VERSIONS_PREFIX}${buildId}-${n}.pack`;
+  return `${packPrefix(buildId)}${n}.pack`;
 }
 
 /** The shard of a plan's entry in a page map: from the MD5 of its id (ids need not be random). */

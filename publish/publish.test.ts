@@ -15,6 +15,7 @@ import {
   KVS_ORIGIN,
   KVS_PIN,
   KVS_PREVIOUS_BUILDS,
+  MANIFEST,
   PAGE_HEADERS,
 } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
@@ -32,7 +33,7 @@ import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { asVersion } from '../testing/tool.ts';
-import { buildKey, IMMUTABLE } from './core.ts';
+import { buildKey, IMMUTABLE, packPrefix } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
 import { readHistory } from './history.ts';
@@ -434,6 +435,34 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       complete: true,
       counts: expect.any(Object),
     });
+  });
+
+  it('prunes a build that died before its manifest with its packs, which no manifest lists', async () => {
+    const first = await publishBuild(await build(rows.slice(0, 40)), target, options());
+    // A publish killed at its commit point: everything written but the manifest.
+    const dying = new Proxy(target.origin, {
+      get(origin, name) {
+        if (name === 'put')
+          return (object: { key: string }, putOptions: { overwrite: boolean }) =>
+            object.key.endsWith(`/${MANIFEST}`)
+              ? Promise.reject(new Error('killed'))
+              : origin.put(object as Parameters<OriginStore['put']>[0], putOptions);
+        const value = Reflect.get(origin, name, origin);
+        return typeof value === 'function' ? value.bind(origin) : value;
+      },
+    });
+    const died = await build(retitled(rows.slice(0, 41), 'died', 3));
+    await expect(publishBuild(died, { ...target, origin: dying }, options())).rejects.toThrow(/killed/);
+    const deadPacks = await keys(target.origin, packPrefix(died.buildId));
+    expect(deadPacks.length).toBeGreaterThan(0);
+    expect((await readPointer(target.kvs)).live).toBe(first.buildId);
+
+    for (let i = 0; i < 3; i += 1) {
+      await publishBuild(await build(rows.slice(0, 42 + i)), target, options());
+      await pruneBuilds(target, 2, protectedBy(await readPointer(target.kvs)));
+    }
+    expect(await keys(target.origin, packPrefix(died.buildId))).toEqual([]);
+    expect(await keys(target.origin, buildKey(died.buildId, ''))).toEqual([]);
   });
 
   it('decides an unchanged build before completing it: nothing compressed, no page rendered, nothing written', async () => {

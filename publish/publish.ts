@@ -46,6 +46,7 @@ import {
   PAGE_SHARDS,
   type Protected,
   packKey,
+  packPrefix,
   pageDamage,
   pagesOfShard,
   rollbackTarget,
@@ -510,7 +511,10 @@ export async function pruneBuilds(
   const sources = async (id: string) => Object.keys((await readManifest(origin, id))?.shared ?? {});
   const used = new Set((await Promise.all(ids.filter((id) => !doomed.includes(id)).map(sources))).flat());
   for (const id of doomed) {
-    const unused = (await sources(id)).filter((key) => !used.has(key));
+    // The packs are named by their build: those of a publish that died before its manifest (which lists
+    // them) go too, unless a kept build uses them.
+    const packs = (await origin.list(packPrefix(id), { md5: false })).map((object) => object.key);
+    const unused = [...new Set([...(await sources(id)), ...packs])].filter((key) => !used.has(key));
     await origin.delete(unused);
     await origin.deletePrefix(buildKey(id, ''));
   }
