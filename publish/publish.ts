@@ -511,10 +511,13 @@ export async function pruneBuilds(
   const sources = async (id: string) => Object.keys((await readManifest(origin, id))?.shared ?? {});
   const used = new Set((await Promise.all(ids.filter((id) => !doomed.includes(id)).map(sources))).flat());
   for (const id of doomed) {
-    // The packs are named by their build: those of a publish that died before its manifest (which lists
-    // them) go too, unless a kept build uses them.
-    const packs = (await origin.list(packPrefix(id), { md5: false })).map((object) => object.key);
-    const unused = [...new Set([...(await sources(id)), ...packs])].filter((key) => !used.has(key));
+    // A manifest lists the packs of its build. A publish that died before writing it left packs only their
+    // names tell (`pages/<build>-<n>.pack`): those go too, unless a kept build uses them.
+    const manifest = await readManifest(origin, id);
+    const listed = manifest
+      ? Object.keys(manifest.shared ?? {})
+      : (await origin.list(packPrefix(id), { md5: false })).map((object) => object.key);
+    const unused = listed.filter((key) => !used.has(key));
     await origin.delete(unused);
     await origin.deletePrefix(buildKey(id, ''));
   }
