@@ -26,6 +26,20 @@ afterEach(async () => {
   edge = undefined;
 });
 
+/** The server listening on 127.0.0.1: its URL, and how to stop it (its connections cut). */
+async function listening(server: http.Server): Promise<Pick<Edge, 'url' | 'close'>> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 /** An edge serving OLD until `flipAfterMs` after it started (never: Infinity), then NEW. */
 async function startEdge(flipAfterMs: number): Promise<Edge> {
   const started = performance.now();
@@ -42,17 +56,7 @@ async function startEdge(flipAfterMs: number): Promise<Edge> {
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify({ generatedAt, plans: [] }));
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...(await listening(server)), requests };
 }
 
 /** An edge answering 200 with `write(res)` to the right key; `ended` settles when the probe's connection closes. */
@@ -70,18 +74,7 @@ async function startStreamingEdge(
     res.on('close', () => ended(req.socket.bytesWritten));
     write(res);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    ended: endedPromise,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...(await listening(server)), requests, ended: endedPromise };
 }
 
 describe('the propagation check', () => {
