@@ -88,13 +88,21 @@ export function progressLine(io: CliIO, command: string, quiet: boolean) {
   };
 }
 
-/** The real process's streams, environment and signals. */
+/**
+ * The real process's streams, environment and signals. A reader that stops early (`catalog builds | head`)
+ * closes the pipe: what follows for stdout is dropped, and the command runs to its end and exit code.
+ */
 export function processIO(): CliIO {
+  let readerGone = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    readerGone = true;
+  });
   return {
     env: process.env,
     terminal: Boolean(process.stdout.isTTY && process.stderr.isTTY),
     stdout: (text) => {
-      process.stdout.write(text);
+      if (!readerGone) process.stdout.write(text);
     },
     stderr: (text) => {
       process.stderr.write(text);

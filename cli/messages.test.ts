@@ -5,11 +5,13 @@
  * run here, in-process, and `catalog start`'s through a real process; a command added to the program without
  * a case here fails the last test.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { localTargetEnv, ROOT, runCatalog, startCatalog } from '../testing/cli.ts';
+import { CATALOG_BIN, localTargetEnv, ROOT, runCatalog, startCatalog } from '../testing/cli.ts';
 import { freePort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { createProgram } from './program.ts';
@@ -144,5 +146,26 @@ describe("every command's failure and warning output", () => {
     });
     const covered = new Set([...cases.map(([, make]) => pathOf(make().args)), 'start']);
     expect([...covered].sort()).toEqual(commandsOf(program).sort());
+  });
+});
+
+describe('a reader that stops early (`catalog build --json | head`)', () => {
+  const out = useScratchDir({ prefix: 'catalog-epipe-' });
+
+  it('drops the rest of stdout without a stack trace, and the command runs to its end and exit code', async () => {
+    const child = spawn(process.execPath, [CATALOG_BIN, 'build', '--json', '--out', out.dir], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Closed before the process has written a byte: its every write to stdout fails with EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(await readFile(join(out.dir, 'manifest.json'), 'utf8'))).toMatchObject({ plans: 44 });
   });
 });
