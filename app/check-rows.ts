@@ -79,6 +79,7 @@ export interface Learned {
   corsSeen: boolean;
 }
 
+/** What a check knows before its first answer. */
 export function newLearned(): Learned {
   return {
     bodies: {},
@@ -144,38 +145,28 @@ export function prepareCase(
     return { skip: `no plan page to check: ${learned.pagePlan.reason}` };
   derived = forPlan(derived, pagePlanId(learned));
 
+  // {valid} and {forged} are the keys; {etag:…} and {modified:…} the validators an earlier answer gave.
   let missing: string | undefined;
   const resolve = (text: string) =>
     text.replace(/\{(etag:|modified:)?([a-z.]+)\}/g, (match, kind: string | undefined, name: string) => {
-      let value: string | undefined;
-      if (kind === 'etag:') value = learned.etags.get(name);
-      else if (kind === 'modified:') value = learned.modified.get(name);
-      else if (name === 'valid') value = settings.key;
-      else if (name === 'forged') value = settings.forged;
-      else return match;
+      if (kind === undefined)
+        return name === 'valid' ? settings.key : name === 'forged' ? settings.forged : match;
+      const value = (kind === 'etag:' ? learned.etags : learned.modified).get(name);
       if (value === undefined)
         missing ??= `needs the ${kind === 'etag:' ? 'ETag' : 'Last-Modified'} of ${name}, which no earlier answer gave`;
       return value ?? match;
     });
-  const request: CheckRequest = {
-    method: derived.method,
-    target: resolve(derived.target),
-    headers: (derived.headers ?? []).map(([name, value]) => [name, resolve(value)] as const),
-  };
+  const target = resolve(derived.target);
+  const headers = (derived.headers ?? []).map(([name, value]) => [name, resolve(value)] as const);
   if (missing !== undefined) return { skip: missing };
-  return { testCase: derived, request };
+  return { testCase: derived, request: { method: derived.method, target, headers } };
 }
 
 /** Every object the check learns, in the order it learns them. */
 const KNOWN_BODIES: readonly KnownBody[] = [...CATALOGS, 'openapi', 'page', 'notFoundPage'];
 
 /** Judges a case's answer; an expected status teaches each object's first body and its variants' validators. */
-export function judgeCase(
-  testCase: RequestCase,
-  answer: Answer,
-  settings: CheckSettings,
-  learned: Learned,
-): string[] {
+export function judgeCase(testCase: RequestCase, answer: Answer, settings: CheckSettings, learned: Learned) {
   const problems = judgeAnswer(testCase, answer, {
     bodies: learned.bodies,
     etag: (object, encoding) => learned.etags.get(variantKey(object, encoding)),
@@ -239,10 +230,9 @@ function parsedCatalog(learned: Learned, name: CatalogName): ParsedCatalog | str
   } catch (error) {
     return `${BODY_NAMES[name]} is not JSON (${(error as Error).message})`;
   }
-  const record = value as Partial<ParsedCatalog> | null;
-  if (typeof record !== 'object' || record === null || !Array.isArray(record.plans))
+  if (!Array.isArray((value as Partial<ParsedCatalog> | null)?.plans))
     return `${BODY_NAMES[name]} is not an object with a plans array`;
-  return record as ParsedCatalog;
+  return value as ParsedCatalog;
 }
 
 /** A row judging the whole catalog's body. */
@@ -267,22 +257,20 @@ const planLabel = (plans: readonly Record<string, unknown>[], index: number) => 
   return `plans[${index}] (${String(plan.discipline)}, ${shown(String(plan.title))}, ${String(plan.id)})`;
 };
 
-const PLAN_FIELDS = Object.keys(Plan.shape);
+const PLAN_FIELDS = Object.keys(Plan.shape).join(',');
 
 const schemaRow = catalogRow(
   "the whole catalog: openapi.yaml's Catalog schema, the documented fields",
   (catalog) => {
-    const lines: string[] = [];
-    const result = Catalog.safeParse(catalog);
-    if (!result.success)
-      for (const issue of result.error.issues)
-        lines.push(`${issue.path.join('.') || '(body)'}: ${issue.message}`);
+    const lines = (Catalog.safeParse(catalog).error?.issues ?? []).map(
+      (issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`,
+    );
     const top = Object.keys(catalog).join(',');
     if (top !== 'generatedAt,plans') lines.push(`fields: expected generatedAt,plans, got ${top}`);
     catalog.plans.forEach((plan, index) => {
       const fields = Object.keys(plan ?? {}).join(',');
-      if (fields !== PLAN_FIELDS.join(','))
-        lines.push(`plans[${index}] fields: expected ${PLAN_FIELDS.join(',')}, got ${fields}`);
+      if (fields !== PLAN_FIELDS)
+        lines.push(`plans[${index}] fields: expected ${PLAN_FIELDS}, got ${fields}`);
     });
     return lines;
   },
@@ -351,14 +339,11 @@ const freshnessRow: CatalogRow = {
     const time = typeof catalog === 'string' ? Number.NaN : Date.parse(String(catalog.generatedAt));
     if (typeof catalog === 'string' || Number.isNaN(time))
       return { verdict: 'skip', lines: ['no generatedAt to judge (see the row above)'] };
-    const ageSeconds = Math.max(0, Math.round((settings.now.getTime() - time) / 1000));
-    if (settings.now.getTime() - time <= settings.maxAgeMs) return { verdict: 'pass', lines: [] };
-    return {
-      verdict: 'warn',
-      lines: [
-        `generatedAt ${String(catalog.generatedAt)} is ${formatAge(ageSeconds)} old, more than ${settingRef('maxAge')} ${formatAge(settings.maxAgeMs / 1000)}: run catalog status where the builds are`,
-      ],
-    };
+    const ageMs = settings.now.getTime() - time;
+    if (ageMs <= settings.maxAgeMs) return { verdict: 'pass', lines: [] };
+    const age = formatAge(Math.max(0, Math.round(ageMs / 1000)));
+    const line = `generatedAt ${String(catalog.generatedAt)} is ${age} old, more than ${settingRef('maxAge')} ${formatAge(settings.maxAgeMs / 1000)}: run catalog status where the builds are`;
+    return { verdict: 'warn', lines: [line] };
   },
 };
 
@@ -371,8 +356,8 @@ function subsetRow(discipline: Discipline): CatalogRow {
     judge: (_settings, learned) => {
       const all = parsedCatalog(learned, 'all');
       const part = parsedCatalog(learned, discipline);
-      if (typeof all === 'string' || typeof part === 'string')
-        return outcome([typeof all === 'string' ? all : (part as string)]);
+      if (typeof all === 'string') return outcome([all]);
+      if (typeof part === 'string') return outcome([part]);
       const lines: string[] = [];
       if (part.generatedAt !== all.generatedAt)
         lines.push(
@@ -488,10 +473,7 @@ const CATALOG_ROWS: Readonly<Record<CatalogName | 'openapi', readonly CatalogRow
 };
 
 /** The case that first teaches an object's body: the plain GET serving it (the key its only header). */
-function teaches(
-  { method, body: served, headers = [], encoding, cors }: RequestCase,
-  body: KnownBody,
-): boolean {
+function teaches({ method, body: served, headers = [], encoding, cors }: RequestCase, body: KnownBody) {
   const plain = headers.every(([name, value]) => name === 'X-Api-Key' && value === '{valid}');
   return method === 'GET' && served === body && plain && encoding === undefined && cors === undefined;
 }
@@ -591,9 +573,6 @@ export function formatCheckReport(report: CheckReport): string {
 }
 
 /** Every text of the report with the keys replaced by their placeholders (a service may echo one). */
-export function withoutKeys<T>(value: T, settings: Pick<CheckSettings, 'key' | 'forged'>): T {
-  const text = JSON.stringify(value)
-    .replaceAll(settings.key, '{valid}')
-    .replaceAll(settings.forged, '{forged}');
-  return JSON.parse(text) as T;
+export function withoutKeys<T>(value: T, { key, forged }: Pick<CheckSettings, 'key' | 'forged'>): T {
+  return JSON.parse(JSON.stringify(value).replaceAll(key, '{valid}').replaceAll(forged, '{forged}')) as T;
 }

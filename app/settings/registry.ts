@@ -32,6 +32,7 @@ export const PRODUCTION_CONTEXTS: readonly Context[] = ['publish', 'lambda', 'cd
 /** What a context reads: the names of its settings in each mode, in lists separated by spaces. */
 type Reads = { readonly [M in Mode]?: readonly string[] };
 
+/** A setting's declaration: its kind of value, what it does, and how it is given, named and shown. */
 export interface SettingSpec<I = unknown, O = unknown> {
   readonly kind: Kind<I, O>;
   /** One line: what the setting does (help texts, docs/settings.md). */
@@ -53,9 +54,8 @@ export interface SettingSpec<I = unknown, O = unknown> {
   /** The stack output that gives the value under `--deployment` (app/deployment.ts), when one does. */
   readonly output?: string;
   /**
-   * A further rule in {@link PRODUCTION_CONTEXTS}: returns why the value does not suit production. It sees the
-   * context and the other settings of the same reading (parsed, whatever their order), for a rule that depends
-   * on them, such as the target a publish goes to.
+   * A further rule in {@link PRODUCTION_CONTEXTS}: why the value does not suit production. It sees the other
+   * settings of the reading (parsed, whatever their order), for a rule that depends on them (a publish's target).
    */
   readonly production?: (value: NoInfer<O>, reading: ProductionReading) => string | undefined;
 }
@@ -67,14 +67,17 @@ export interface ProductionReading {
   readonly settings: Readonly<Record<string, unknown>>;
 }
 
+/** What a setting declares besides its kind and description. */
+type Extras<I, O> = Omit<SettingSpec<I, O>, 'kind' | 'description'>;
+
 /** Declares a setting: its kind, one line on what it does, and the rest (typed by the kind). */
-function setting<I, O>(
-  kind: Kind<I, O>,
-  description: string,
-  rest: Omit<SettingSpec<I, O>, 'kind' | 'description'> = {},
-): SettingSpec<I, O> {
+function setting<I, O>(kind: Kind<I, O>, description: string, rest: Extras<I, O> = {}): SettingSpec<I, O> {
   return { kind, description, ...rest };
 }
+
+/** A switch that is off unless given. */
+const toggle = (description: string, rest: Extras<boolean | string, boolean> = {}) =>
+  setting(boolean, description, { default: false, ...rest });
 
 // ---------------------------------------------------------------------------------------------------------
 // Value rules used only here (the domain rules live with their modules and are imported above).
@@ -98,11 +101,7 @@ const timeout = parsed('duration', duration(86_400_000), formatDuration);
 const span = parsed('duration', Duration, formatDuration);
 
 /** A whole number from a closed list (the values an AWS API accepts); `error` lists them. */
-function wholeNumberOf(
-  values: readonly number[],
-  valueName: string,
-  error: string,
-): Kind<number | string, number> {
+function wholeNumberOf(values: readonly number[], valueName: string, error: string) {
   const kind = integer(Math.min(...values), Math.max(...values), valueName);
   return { ...kind, schema: kind.schema.refine((value) => values.includes(value), { error }) };
 }
@@ -113,33 +112,26 @@ const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ];
 
-/** Whether a reading publishes to a local origin (`--origin --store`), which only its own machine serves. */
-function publishesLocally({ context, settings }: ProductionReading): boolean {
-  return (
-    context === 'publish' &&
-    settings.bucket === undefined &&
-    settings.kvsArn === undefined &&
-    (settings.origin !== undefined || settings.store !== undefined)
-  );
-}
-
 /**
  * The production rule of a URL that partners follow: https://, except that publishing to a local origin may
  * use http:// on a loopback host, which is where its `catalog serve` answers (an https host there would be
  * invented). `why` says what https protects.
  */
-function httpsUnlessLocal(url: string, reading: ProductionReading, why: string): string | undefined {
+function httpsUnlessLocal(url: string, { context, settings }: ProductionReading, why: string) {
   if (url.startsWith('https://')) return undefined;
-  const local = publishesLocally(reading);
+  // A local origin (--origin or --store, no --bucket or --kvs-arn): only this machine serves it.
+  const local =
+    context === 'publish' &&
+    (settings.bucket ?? settings.kvsArn) === undefined &&
+    (settings.origin ?? settings.store) !== undefined;
   if (local && url.startsWith('http://') && LOOPBACK_HOST.test(new URL(url).hostname)) return undefined;
-  if (reading.context !== 'publish') return `must be https:// (${why})`;
+  if (context !== 'publish') return `must be https:// (${why})`;
   return local
     ? `must be https:// (${why}), or http:// on a loopback host (127.0.0.1, [::1], localhost) when publishing to a local origin`
     : `must be https:// (${why}); http:// on a loopback host is only for a local origin (${settingRef('origin')} with ${settingRef('store')})`;
 }
 
-// ---------------------------------------------------------------------------------------------------------
-
+/** Every setting, by the name the code and the CDK context use (its flag and variable derive from it). */
 export const SETTINGS = {
   // The build (source, links, validation).
   source: setting(text('source'), 'plans source: a JSON file path, postgres://… or http(s)://…', {
@@ -177,9 +169,7 @@ export const SETTINGS = {
   appScheme: setting(text('scheme', AppScheme), 'scheme of appUrl deep links', {
     default: DEFAULT_LINKS.appScheme,
   }),
-  skipInvalid: setting(boolean, 'publish the valid rows and report the invalid ones as warnings', {
-    default: false,
-  }),
+  skipInvalid: toggle('publish the valid rows and report the invalid ones as warnings'),
   sourceRelation: setting(
     text('name', RelationNameText),
     'postgres: table or view to read, optionally schema-qualified',
@@ -219,19 +209,15 @@ export const SETTINGS = {
     'the origin S3 bucket (with --kvs-arn; or --origin and --store for a local origin)',
     { output: 'BucketName' },
   ),
-  unpin: setting(boolean, "remove a rollback's pin first, so this publish goes live again", {
-    default: false,
-  }),
-  force: setting(boolean, 'publish even when the catalog shrank, or is identical to the live one', {
-    default: false,
+  unpin: toggle("remove a rollback's pin first, so this publish goes live again"),
+  force: toggle('publish even when the catalog shrank, or is identical to the live one', {
     labels: { lambda: 'an invocation with the event {"force": true} (catalog rebuild --force)' },
   }),
-  recover: setting(
-    boolean,
+  recover: toggle(
     "publish even though the store's live build is not at the origin (deleted, or the store edited by hand): a fresh build replaces it, and a store that names no origin yet takes this one (a store that serves another origin is refused even so). Only to repair a broken deployment: with a wrong --origin or --bucket it points partners at a build their edge cannot serve",
-    { default: false, env: false, labels: { lambda: 'catalog publish --recover' } },
+    { env: false, labels: { lambda: 'catalog publish --recover' } },
   ),
-  allowEmpty: setting(boolean, 'publish a catalog with no plans', { default: false }),
+  allowEmpty: toggle('publish a catalog with no plans'),
   minRatio: setting(decimal(0, 1, 'ratio'), 'refuse fewer plans than this share of the live count (0–1)', {
     default: 0.5,
   }),
@@ -240,9 +226,7 @@ export const SETTINGS = {
     flag: '--keep',
     env: 'CATALOG_KEEP',
   }),
-  s3PathStyle: setting(boolean, 'path-style S3 addressing (S3-compatible stores, test servers)', {
-    default: false,
-  }),
+  s3PathStyle: toggle('path-style S3 addressing (S3-compatible stores, test servers)'),
   region: setting(
     matching('region', /^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-west-1'),
     "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region; with --deployment, the stack's)",
@@ -290,7 +274,7 @@ export const SETTINGS = {
   grace: setting(span, 'how long the old keys keep working, such as 7d'),
   keyId: setting(text('id', KeyIdInput), 'the key id keys list shows (never the key itself)'),
   after: setting(span, 'keep the keys working this long, such as 1h'),
-  json: setting(boolean, 'print JSON instead of a table, and no progress line', { default: false }),
+  json: toggle('print JSON instead of a table, and no progress line'),
   historyLimit: setting(integer(1, 10000), 'how many moves of the live pointer to show, newest first', {
     default: 20,
     flag: '--limit',
@@ -360,7 +344,7 @@ export const SETTINGS = {
     'edge locations: 100 (North America, Europe), 200 (adds most of Asia), All',
     { default: '100' },
   ),
-  accessLogging: setting(boolean, 'write CloudFront standard access logs', { default: false }),
+  accessLogging: toggle('write CloudFront standard access logs'),
   usageLogging: setting(
     boolean,
     'deliver standard logs (v2) with the fields catalog usage reads to a CloudWatch Logs group (docs/decisions.md#usage)',
@@ -443,10 +427,8 @@ export const SETTINGS = {
     'alarm when the live catalog is older than this after a run (set it above the longest the source goes unchanged)',
     { default: 7 * 24 * 3600 },
   ),
-  additionalCloudFrontMetrics: setting(
-    boolean,
+  additionalCloudFrontMetrics: toggle(
     "turn on CloudFront's additional distribution metrics (401/403/404/502/503/504 rates, cache hit rate, origin latency; billed per metric)",
-    { default: false },
   ),
   rateLimitPerKey: setting(
     integer(10, 2_000_000_000, 'requests'),
@@ -527,10 +509,9 @@ export const SETTINGS = {
     'the log group the distribution delivers its usage records to (stack output UsageLogGroupName)',
     { flag: '--log-group', output: 'UsageLogGroupName' },
   ),
-  withUsage: setting(
-    boolean,
+  withUsage: toggle(
     "add when each key's partner was last seen, from --access-log or --log-group (usage names partners, not keys)",
-    { default: false, flag: '--usage', env: false },
+    { flag: '--usage', env: false },
   ),
 
   // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment).
