@@ -23,18 +23,18 @@ import {
 import { accountWideName, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
 
+const { SUM, MAXIMUM, AVERAGE } = cloudwatch.Stats;
+const FIVE_MINUTES = Duration.minutes(5);
+
 /**
  * The thresholds of the alarms that are not settings (infra/README.md explains each): the percent of requests
  * answered 5xx each minute for five minutes; the 4xx band's width in standard deviations, three 5-minute
  * periods above it; a function's average compute utilization, three 5-minute periods above it.
  */
 const ALARM_THRESHOLDS = {
-  edge5xxPercent: 1,
-  edge5xxMinutes: 5,
-  edge4xxStdDevs: 3,
-  edge4xxPeriods: 3,
-  functionComputePercent: 70,
-  functionComputePeriods: 3,
+  edge5xx: { percent: 1, minutes: 5 },
+  edge4xx: { stdDevs: 3, periods: 3 },
+  functionCompute: { percent: 70, periods: 3 },
 } as const;
 
 /** The name of the us-east-1 companion of the stack `stackName` in `region`. */
@@ -52,14 +52,14 @@ export function withEdgeReferences<P extends StackProps>(props: P): P {
   return companion ? { ...props, crossRegionReferences: true } : props;
 }
 
-/** What the alarms and the dashboard watch (each function with the construct id its alarms are named after). */
+/** What the alarms and the dashboard watch (a function's alarms are named after its construct id). */
 interface MonitoredParts {
   readonly distribution: cloudfront.IDistribution;
-  readonly functions: readonly { readonly id: string; readonly fn: cloudfront.IFunction }[];
+  readonly functions: readonly cloudfront.IFunction[];
   readonly builder: lambda.IFunction;
   readonly builderFailures: sqs.IQueue;
   /** The per-key rate limit's web ACL name, when there is one (its blocked requests go on the dashboard). */
-  readonly webAclName?: string;
+  readonly webAclName?: string | undefined;
 }
 
 /** The alarms of the stack, their topic, the dashboard, and the us-east-1 companion when there is one. */
@@ -71,52 +71,39 @@ export interface Monitoring {
   readonly edgeStack?: Stack;
 }
 
-/** A metric of this deployment's builder (contract/metrics.ts), in the stack's region. */
-function builderMetric(
-  builder: lambda.IFunction,
-  name: keyof typeof METRICS,
-  statistic: string,
-  period: Duration,
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName: METRICS[name].name,
-    dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: builder.functionName },
-    statistic,
-    period,
-  });
+/** The metrics of this deployment's builder (contract/metrics.ts), in the stack's region, per `period`. */
+function builderMetrics(builder: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) {
+  return (name: keyof typeof METRICS) =>
+    new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: METRICS[name].name,
+      dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: builder.functionName },
+      statistic,
+      period,
+    });
 }
 
-/** A CloudFront metric of a distribution (`DistributionId`) or a function (`FunctionName`), `Region=Global`. */
-function cloudFrontMetric(
-  dimension: 'DistributionId' | 'FunctionName',
-  value: string,
-  metricName: string,
-  statistic: string,
-  period = Duration.minutes(5),
-  region?: string,
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: 'AWS/CloudFront',
-    metricName,
-    dimensionsMap: { [dimension]: value, Region: 'Global' },
-    statistic,
-    period,
-    ...(region ? { region } : {}),
-  });
+/** CloudFront's metrics of a distribution or a function (`Region=Global`), read from `region` when given. */
+function cloudFrontMetrics(dimension: 'DistributionId' | 'FunctionName', value: string, region?: string) {
+  return (metricName: string, statistic: string = AVERAGE, period = FIVE_MINUTES) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/CloudFront',
+      metricName,
+      dimensionsMap: { [dimension]: value, Region: 'Global' },
+      statistic,
+      period,
+      ...(region ? { region } : {}),
+    });
 }
+
+/** An alarm's props: the metric, and whatever differs from {@link alarm}'s defaults. */
+type AlarmOptions = Partial<cloudwatch.AlarmProps> & Pick<cloudwatch.AlarmProps, 'metric'>;
 
 /**
  * An alarm that notifies the topic on ALARM and on OK; unless told otherwise it fires on one period at 1 or
- * more, and no data (nothing happened) is not breaching.
+ * more (over several periods: when each of them breaches), and no data (nothing happened) is not breaching.
  */
-function alarm(
-  scope: Construct,
-  id: string,
-  topic: sns.ITopic,
-  props: Omit<cloudwatch.AlarmProps, 'threshold' | 'evaluationPeriods'> &
-    Partial<Pick<cloudwatch.AlarmProps, 'threshold' | 'evaluationPeriods'>>,
-): cloudwatch.Alarm {
+function alarm(scope: Construct, id: string, topic: sns.ITopic, props: AlarmOptions): cloudwatch.Alarm {
   return notify(
     new cloudwatch.Alarm(scope, id, {
       threshold: 1,
@@ -124,6 +111,7 @@ function alarm(
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       ...props,
+      ...(props.evaluationPeriods ? { datapointsToAlarm: props.evaluationPeriods } : {}),
     }),
     topic,
   );
@@ -158,14 +146,14 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
     alarm(stack, 'BuilderErrors', topic, {
       alarmDescription:
         'A catalog build failed (source, invalid rows, a guard, upload or pointer move): the live catalog is unchanged. See the builder log; runbook "the builder keeps failing" in infra/README.md.',
-      metric: parts.builder.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
+      metric: parts.builder.metricErrors({ period: FIVE_MINUTES, statistic: SUM }),
     }),
     alarm(stack, 'BuilderFailedInvocations', topic, {
       alarmDescription:
         'A builder invocation failed and went to the failure queue (an error, a timeout, throttling, or too old to run): read its message for the request and the error. Runbook "the builder keeps failing" in infra/README.md.',
       metric: parts.builderFailures.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(5),
-        statistic: cloudwatch.Stats.MAXIMUM,
+        period: FIVE_MINUTES,
+        statistic: MAXIMUM,
       }),
     }),
     alarm(stack, 'NoSuccessfulRun', topic, {
@@ -173,7 +161,6 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
       metric: goodRuns(parts.builder, rate, settings.scheduleEnabled),
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       evaluationPeriods: 2,
-      datapointsToAlarm: 2,
       // A schedule that stops firing leaves no data at all: that must alarm, unless the schedule is off on purpose.
       treatMissingData: settings.scheduleEnabled
         ? cloudwatch.TreatMissingData.BREACHING
@@ -181,7 +168,7 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
     }),
     alarm(stack, 'CatalogAgeHigh', topic, {
       alarmDescription: `The live catalog is older than ${Duration.seconds(settings.catalogAgeAlarmSeconds).toHumanString()} (pinned, or nothing published). Runbook "the catalog is stale" in infra/README.md.`,
-      metric: builderMetric(parts.builder, 'catalogAge', cloudwatch.Stats.MAXIMUM, rate),
+      metric: builderMetrics(parts.builder, rate)('catalogAge'),
       threshold: settings.catalogAgeAlarmSeconds,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       // Runs that stop are the no-successful-run alarm's business; this one keeps its state meanwhile.
@@ -198,13 +185,13 @@ function builderAlarms(stack: Stack, parts: MonitoredParts, settings: StackSetti
  * after its invocation, so either counts.
  */
 function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: boolean): cloudwatch.IMetric {
-  const sum = cloudwatch.Stats.SUM;
+  const counted = builderMetrics(builder, rate, SUM);
   return new cloudwatch.MathExpression({
     expression: `IF(FILL(failed, 0) > 0 AND FILL(succeeded, 0) == 0, 0, IF(FILL(runs, 0) + FILL(succeeded, 0) > 0, 1, ${scheduleEnabled ? 0 : 1}))`,
     usingMetrics: {
-      runs: builder.metricInvocations({ statistic: sum, period: rate }),
-      succeeded: builderMetric(builder, 'runSucceeded', sum, rate),
-      failed: builderMetric(builder, 'runFailed', sum, rate),
+      runs: builder.metricInvocations({ statistic: SUM, period: rate }),
+      succeeded: counted('runSucceeded'),
+      failed: counted('runFailed'),
     },
     period: rate,
     label: 'good runs',
@@ -212,61 +199,48 @@ function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: bo
 }
 
 /** The edge alarms (us-east-1): 5xx rate, 4xx rate above its band, each function's errors, throttles, compute. */
-function edgeAlarms(
-  scope: Stack,
-  distributionId: string,
-  functions: readonly { readonly id: string; readonly functionName: string }[],
-  topic: sns.ITopic,
-): cloudwatch.Alarm[] {
-  const t = ALARM_THRESHOLDS;
-  const alarms: cloudwatch.Alarm[] = [
+function edgeAlarms(scope: Stack, parts: MonitoredParts, topic: sns.ITopic): cloudwatch.Alarm[] {
+  const { edge5xx, edge4xx, functionCompute } = ALARM_THRESHOLDS;
+  const edge = cloudFrontMetrics('DistributionId', parts.distribution.distributionId);
+  const alarms = [
     alarm(scope, 'Edge5xxRate', topic, {
-      alarmDescription: `More than ${t.edge5xxPercent}% of requests answered 5xx for ${t.edge5xxMinutes} minutes (origin objects missing, origin failing, or a function error). Check catalog status and the function alarms.`,
-      metric: cloudFrontMetric(
-        'DistributionId',
-        distributionId,
-        '5xxErrorRate',
-        cloudwatch.Stats.AVERAGE,
-        Duration.minutes(1),
-      ),
-      threshold: t.edge5xxPercent,
+      alarmDescription: `More than ${edge5xx.percent}% of requests answered 5xx for ${edge5xx.minutes} minutes (origin objects missing, origin failing, or a function error). Check catalog status and the function alarms.`,
+      metric: edge('5xxErrorRate', AVERAGE, Duration.minutes(1)),
+      threshold: edge5xx.percent,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: t.edge5xxMinutes,
-      datapointsToAlarm: t.edge5xxMinutes,
+      evaluationPeriods: edge5xx.minutes,
     }),
     notify(
       new cloudwatch.AnomalyDetectionAlarm(scope, 'Edge4xxAnomaly', {
         alarmDescription:
           'The 4xx rate is far above its usual band: a broken or emptied key store answers 401 to everyone, a partner lost its key, or the rate limit blocks. Check catalog status and keys list.',
-        metric: cloudFrontMetric('DistributionId', distributionId, '4xxErrorRate', cloudwatch.Stats.AVERAGE),
-        stdDevs: t.edge4xxStdDevs,
+        metric: edge('4xxErrorRate'),
+        stdDevs: edge4xx.stdDevs,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
-        evaluationPeriods: t.edge4xxPeriods,
-        datapointsToAlarm: t.edge4xxPeriods,
+        evaluationPeriods: edge4xx.periods,
+        datapointsToAlarm: edge4xx.periods,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),
       topic,
     ),
   ];
-  for (const { id, functionName } of functions) {
-    const metric = (name: string, statistic: string) =>
-      cloudFrontMetric('FunctionName', functionName, name, statistic);
+  for (const { node, functionName } of parts.functions) {
+    const metric = cloudFrontMetrics('FunctionName', functionName);
     alarms.push(
-      alarm(scope, `${id}ExecutionErrors`, topic, {
+      alarm(scope, `${node.id}ExecutionErrors`, topic, {
         alarmDescription: `The CloudFront Function ${functionName} failed to run (an exception): those requests got CloudFront's 5xx. Test it with catalog verify-function; roll back the deploy.`,
-        metric: metric('FunctionExecutionErrors', cloudwatch.Stats.SUM),
+        metric: metric('FunctionExecutionErrors', SUM),
       }),
-      alarm(scope, `${id}Throttles`, topic, {
+      alarm(scope, `${node.id}Throttles`, topic, {
         alarmDescription: `CloudFront throttled the function ${functionName} (compute budget exceeded): those requests failed.`,
-        metric: metric('FunctionThrottles', cloudwatch.Stats.SUM),
+        metric: metric('FunctionThrottles', SUM),
       }),
-      alarm(scope, `${id}ComputeUtilization`, topic, {
-        alarmDescription: `The function ${functionName} uses more than ${t.functionComputePercent}% of its compute budget on average: CloudFront throttles functions that stay there.`,
-        metric: metric('FunctionComputeUtilization', cloudwatch.Stats.AVERAGE),
-        threshold: t.functionComputePercent,
+      alarm(scope, `${node.id}ComputeUtilization`, topic, {
+        alarmDescription: `The function ${functionName} uses more than ${functionCompute.percent}% of its compute budget on average: CloudFront throttles functions that stay there.`,
+        metric: metric('FunctionComputeUtilization', AVERAGE),
+        threshold: functionCompute.percent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: t.functionComputePeriods,
-        datapointsToAlarm: t.functionComputePeriods,
+        evaluationPeriods: functionCompute.periods,
       }),
     );
   }
@@ -290,11 +264,11 @@ function addRegionRule(stack: Stack): void {
 export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: StackSettings): Monitoring {
   const topic = alarmTopic(stack, settings.alarmTopicArn, 'alarms');
   const alarms = builderAlarms(stack, parts, settings, topic);
-  const functions = parts.functions.map(({ id, fn }) => ({ id, functionName: fn.functionName }));
   let edgeStack: Stack | undefined;
 
   addRegionRule(stack);
-  if (!inEdgeRegion(stack)) {
+  if (inEdgeRegion(stack)) alarms.push(...edgeAlarms(stack, parts, topic));
+  else {
     // Named after the stack and its region: two deployments of one name in two regions each have their own.
     edgeStack = new Stack(stack.node.scope as Construct, `${stack.node.id}-edge-${stack.region}`, {
       stackName: edgeStackName(stack.stackName, stack.region),
@@ -303,17 +277,9 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
       crossRegionReferences: true,
     });
     // The stack's own topic when it is in us-east-1 (`arn:aws:sns:REGION:…`); else the companion creates its own.
-    const arn = settings.alarmTopicArn;
-    const edgeTopic = alarmTopic(
-      edgeStack,
-      arn?.split(':')[3] === EDGE_REGION ? arn : undefined,
-      'edge alarms',
-      ' (us-east-1)',
-    );
-    edgeAlarms(edgeStack, parts.distribution.distributionId, functions, edgeTopic);
+    const arn = settings.alarmTopicArn?.split(':')[3] === EDGE_REGION ? settings.alarmTopicArn : undefined;
+    edgeAlarms(edgeStack, parts, alarmTopic(edgeStack, arn, 'edge alarms', ' (us-east-1)'));
     addRegionRule(edgeStack);
-  } else {
-    alarms.push(...edgeAlarms(stack, parts.distribution.distributionId, functions, topic));
   }
 
   if (settings.additionalCloudFrontMetrics)
@@ -337,24 +303,14 @@ function catalogDashboard(
   edgeStack: Stack | undefined,
 ): cloudwatch.Dashboard {
   const rate = Duration.minutes(settings.buildRateMinutes);
-  const { SUM, MAXIMUM, AVERAGE } = cloudwatch.Stats;
-  const built = (name: keyof typeof METRICS, statistic = MAXIMUM) =>
-    builderMetric(parts.builder, name, statistic, rate);
-  const edge = (name: string, statistic = AVERAGE, period = Duration.minutes(5)) =>
-    cloudFrontMetric(
-      'DistributionId',
-      parts.distribution.distributionId,
-      name,
-      statistic,
-      period,
-      EDGE_REGION,
-    );
+  const built = builderMetrics(parts.builder, rate);
+  const counted = builderMetrics(parts.builder, rate, SUM);
+  const edge = cloudFrontMetrics('DistributionId', parts.distribution.distributionId, EDGE_REGION);
   const perFunction = (names: string[], statistic: string) =>
-    parts.functions.flatMap(({ fn }) =>
-      names.map((name) =>
-        cloudFrontMetric('FunctionName', fn.functionName, name, statistic, Duration.minutes(5), EDGE_REGION),
-      ),
-    );
+    parts.functions.flatMap((fn) => {
+      const metric = cloudFrontMetrics('FunctionName', fn.functionName, EDGE_REGION);
+      return names.map((name) => metric(name, statistic));
+    });
   const graph = (title: string, left: cloudwatch.IMetric[], alarmAt?: number) =>
     new cloudwatch.GraphWidget({
       title,
@@ -363,7 +319,7 @@ function catalogDashboard(
       width: 8,
       height: 6,
     });
-  const t = ALARM_THRESHOLDS;
+  const { edge5xx, edge4xx, functionCompute } = ALARM_THRESHOLDS;
 
   const rows: cloudwatch.IWidget[][] = [
     [
@@ -375,32 +331,29 @@ function catalogDashboard(
     ],
     [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...alarms], width: 24, height: 4 })],
     [
-      graph('Builder runs', [built('runSucceeded', SUM), built('runFailed', SUM)]),
+      graph('Builder runs', [counted('runSucceeded'), counted('runFailed')]),
       graph('Catalog age (s)', [built('catalogAge')], settings.catalogAgeAlarmSeconds),
       graph('Build duration and propagation', [built('buildDuration'), built('propagation')]),
     ],
     [
-      graph(
-        'Plans per discipline',
-        DISCIPLINES.map((d) => built(plansMetric(d))),
-      ),
+      graph('Plans per discipline', DISCIPLINES.map(plansMetric).map(built)),
       graph('Invalid rows', [built('invalidRows')]),
       graph('Requests', [edge('Requests', SUM)]),
     ],
     [
-      graph('5xx rate (%)', [edge('5xxErrorRate', AVERAGE, Duration.minutes(1))], t.edge5xxPercent),
+      graph('5xx rate (%)', [edge('5xxErrorRate', AVERAGE, Duration.minutes(1))], edge5xx.percent),
       graph('4xx rate (%) and its expected band', [
         edge('4xxErrorRate'),
         cloudwatch.Metric.anomalyDetectionFor({
           metric: edge('4xxErrorRate'),
-          stdDevs: t.edge4xxStdDevs,
+          stdDevs: edge4xx.stdDevs,
           label: 'expected band',
         }),
       ]),
       graph(
         'Function compute utilization (%)',
         perFunction(['FunctionComputeUtilization'], AVERAGE),
-        t.functionComputePercent,
+        functionCompute.percent,
       ),
     ],
     [
@@ -421,14 +374,14 @@ function catalogDashboard(
       graph('Cache hit rate (%)', [edge('CacheHitRate')]),
       graph('Origin latency (ms)', [edge('OriginLatency')]),
     ]);
-  if (parts.webAclName !== undefined)
+  if (parts.webAclName)
     rows.push([
       graph('Requests refused by the per-key rate limit (429)', [
         new cloudwatch.MathExpression({
           expression: `SEARCH('{AWS/WAFV2,Rule,WebACL} MetricName="BlockedRequests" WebACL="${parts.webAclName}"', 'Sum', 300)`,
           label: 'blocked',
           searchRegion: EDGE_REGION,
-          period: Duration.minutes(5),
+          period: FIVE_MINUTES,
         }),
       ]),
     ]);

@@ -56,6 +56,22 @@ function methodSet<T extends { readonly methods: readonly string[] }>(
 const ALLOWED_METHODS = methodSet(DISTRIBUTION.allowedMethods, { ...cloudfront.AllowedMethods });
 const CACHED_METHODS = methodSet(DISTRIBUTION.cachedMethods, { ...cloudfront.CachedMethods });
 
+/** Each behaviour's policies: the prefix of their construct ids (a contract, as every id), their comments. */
+const BEHAVIOUR_POLICIES = {
+  api: {
+    idPrefix: '',
+    cacheComment:
+      'Catalog API: key is the rewritten path only (the variant is in it); honours the origin max-age',
+    headersComment: 'Catalog API: nosniff on every answer (error pages too); no origin server headers',
+  },
+  pages: {
+    idPrefix: 'Pages',
+    cacheComment:
+      'Plan pages: key is the rewritten path and the normalised Accept-Encoding (compressed here)',
+    headersComment: 'Plan pages: no script, no framing, no referrer, nosniff (the not-found page too)',
+  },
+} as const;
+
 /** Days a failed builder invocation stays in the failure queue: SQS's longest, room for a long weekend. */
 export const FAILURE_RETENTION_DAYS = 14;
 
@@ -79,7 +95,11 @@ export class CatalogStack extends Stack {
   constructor(scope: Construct, id: string, props: CatalogStackProps = {}) {
     super(scope, id, withEdgeReferences(props));
     const settings = resolveSettings(props, this.stackName, join(REPO_ROOT, GATEWAY_DIST));
-    checkOpenApiModule();
+    // The builder bundles the module generated from openapi.yaml: refuse to deploy an outdated document.
+    const openapiModule = join(REPO_ROOT, OPENAPI_MODULE);
+    const openapi = openapiModuleSource(readFileSync(join(REPO_ROOT, 'openapi.yaml'), 'utf8'));
+    if (!existsSync(openapiModule) || readFileSync(openapiModule, 'utf8') !== openapi)
+      throw new Error(`${OPENAPI_MODULE} is missing or older than openapi.yaml: run npm run build`);
 
     this.bucket = new s3.Bucket(this, 'Origin', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -125,51 +145,12 @@ export class CatalogStack extends Stack {
       'Catalog gateway: the response headers of the spec, CORS origin',
     );
 
-    // Cache policies, response headers policies, origins and behaviours follow gateway/distribution.ts, which
-    // the local edge follows too.
+    // Policies, origins and behaviours follow gateway/distribution.ts, as the local edge does.
     const { cacheKey, ttlSeconds, compression, responseHeaders, behaviours, origins: access } = DISTRIBUTION;
     if (cacheKey.queryStrings !== 'none' || cacheKey.headers !== 'none' || cacheKey.cookies !== 'none')
       throw new Error('gateway/distribution.ts: only a cache key of the path alone is built');
-    const cachePolicyFor = (id: string, behaviour: Behaviour, comment: string) =>
-      new cloudfront.CachePolicy(this, id, {
-        comment,
-        queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
-        headerBehavior: cloudfront.CacheHeaderBehavior.none(),
-        cookieBehavior: cloudfront.CacheCookieBehavior.none(),
-        // An object's own Cache-Control decides within [min, max]; min 0 lets `no-store` (the error pages)
-        // through, max a year keeps a build's objects, which never change (the live pages: five minutes).
-        minTtl: Duration.seconds(ttlSeconds.min),
-        defaultTtl: Duration.seconds(ttlSeconds.default),
-        maxTtl: Duration.seconds(behaviour.maxTtlSeconds ?? ttlSeconds.max),
-        enableAcceptEncodingGzip: behaviour.compress && compression.encodings.includes('gzip'),
-        enableAcceptEncodingBrotli: behaviour.compress && compression.encodings.includes('br'),
-      });
-    const headersPolicyFor = (id: string, behaviour: Behaviour, comment: string) =>
-      new cloudfront.ResponseHeadersPolicy(this, id, {
-        responseHeadersPolicyName: accountWideName(this, id, 128),
-        comment,
-        // Only what the table asks for: the functions set every other header of the answers they make.
-        securityHeadersBehavior: {
-          contentTypeOptions: { override: responseHeaders.contentTypeOptions === NOSNIFF },
-          ...securityHeaders(behaviour.securityHeaders),
-        },
-        removeHeaders: [...responseHeaders.remove],
-      });
-    const functionAssociations = [
-      { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequest },
-      { eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE, function: this.viewerResponse },
-    ];
-    const behaviourOptions = (behaviour: Behaviour) => ({
-      allowedMethods: ALLOWED_METHODS,
-      cachedMethods: CACHED_METHODS,
-      // The table's values are CloudFront's own names of the policies.
-      viewerProtocolPolicy: DISTRIBUTION.viewerProtocol as cloudfront.ViewerProtocolPolicy,
-      compress: behaviour.compress,
-      functionAssociations,
-    });
 
-    // The catalog's reader (origin access control) may read but not list: a missing catalog object is a 403,
-    // which becomes the 500 problem.
+    // The catalog's reader (origin access control) may read, not list: a missing object is the 500 problem.
     if (access.catalog.list) throw new Error('gateway/distribution.ts: the catalog reader must not list');
     const catalogOrigin = origins.S3BucketOrigin.withOriginAccessControl(asIBucket(this.bucket), {
       originAccessLevels: [cloudfront.AccessLevel.READ],
@@ -177,64 +158,73 @@ export class CatalogStack extends Stack {
         originAccessControlName: accountWideName(this, 'catalog-reader', 64),
       }),
     });
-    // The pages' reader is a second principal (an origin access identity) that may list the bucket, so a
-    // missing page is a 404, which becomes the not-found page; it may read the live pages only (infra/README.md).
+    // The pages' reader (an origin access identity) may list, so a missing page is the not-found page; it may
+    // read the live pages only (infra/README.md).
     const pagesReader = new cloudfront.OriginAccessIdentity(this, 'PagesReader', {
       comment: `Training plan catalog (${this.stackName}): reads plan pages`,
     });
     const pagesOrigin = origins.S3BucketOrigin.withOriginAccessIdentity(asIBucket(this.bucket), {
       originAccessIdentity: pagesReader,
     });
-    this.bucket.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'PagesReaderLists',
-        principals: [pagesReader.grantPrincipal],
-        actions: ['s3:ListBucket'],
-        resources: [this.bucket.bucketArn],
-      }),
-    );
-    this.bucket.addToResourcePolicy(
-      new iam.PolicyStatement({
+    for (const statement of [
+      { sid: 'PagesReaderLists', actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn] },
+      {
         sid: 'PagesReaderReadsOnlyPages',
         effect: iam.Effect.DENY,
-        principals: [pagesReader.grantPrincipal],
         actions: ['s3:GetObject'],
         notResources: (access.pages.readableKeys ?? []).map((key) => this.bucket.arnForObjects(key)),
-      }),
-    );
+      },
+    ])
+      this.bucket.addToResourcePolicy(
+        new iam.PolicyStatement({ ...statement, principals: [pagesReader.grantPrincipal] }),
+      );
+
+    const originFor = { catalog: catalogOrigin, pages: pagesOrigin };
+    const functionAssociations = [
+      { eventType: cloudfront.FunctionEventType.VIEWER_REQUEST, function: this.viewerRequest },
+      { eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE, function: this.viewerResponse },
+    ];
+    /** A behaviour of the table, with its own cache policy and response headers policy. */
+    const behaviourOptions = (name: keyof typeof behaviours): cloudfront.BehaviorOptions => {
+      const behaviour: Behaviour = behaviours[name];
+      const { idPrefix, cacheComment, headersComment } = BEHAVIOUR_POLICIES[name];
+      return {
+        origin: originFor[behaviour.origin],
+        allowedMethods: ALLOWED_METHODS,
+        cachedMethods: CACHED_METHODS,
+        // The table's values are CloudFront's own names of the policies.
+        viewerProtocolPolicy: DISTRIBUTION.viewerProtocol as cloudfront.ViewerProtocolPolicy,
+        compress: behaviour.compress,
+        functionAssociations,
+        cachePolicy: new cloudfront.CachePolicy(this, `${idPrefix}CachePolicy`, {
+          comment: cacheComment,
+          queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
+          headerBehavior: cloudfront.CacheHeaderBehavior.none(),
+          cookieBehavior: cloudfront.CacheCookieBehavior.none(),
+          // An object's own Cache-Control decides within these bounds (gateway/distribution.ts says why).
+          minTtl: Duration.seconds(ttlSeconds.min),
+          defaultTtl: Duration.seconds(ttlSeconds.default),
+          maxTtl: Duration.seconds(behaviour.maxTtlSeconds ?? ttlSeconds.max),
+          enableAcceptEncodingGzip: behaviour.compress && compression.encodings.includes('gzip'),
+          enableAcceptEncodingBrotli: behaviour.compress && compression.encodings.includes('br'),
+        }),
+        responseHeadersPolicy: new cloudfront.ResponseHeadersPolicy(this, `${idPrefix}ResponseHeaders`, {
+          responseHeadersPolicyName: accountWideName(this, `${idPrefix}ResponseHeaders`, 128),
+          comment: headersComment,
+          // Only what the table asks for: the functions set every other header of the answers they make.
+          securityHeadersBehavior: {
+            contentTypeOptions: { override: responseHeaders.contentTypeOptions === NOSNIFF },
+            ...securityHeaders(behaviour.securityHeaders),
+          },
+          removeHeaders: [...responseHeaders.remove],
+        }),
+      };
+    };
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Training plan catalog (${this.stackName})`,
-      defaultBehavior: {
-        origin: catalogOrigin,
-        ...behaviourOptions(behaviours.api),
-        cachePolicy: cachePolicyFor(
-          'CachePolicy',
-          behaviours.api,
-          'Catalog API: key is the rewritten path only (the variant is in it); honours the origin max-age',
-        ),
-        responseHeadersPolicy: headersPolicyFor(
-          'ResponseHeaders',
-          behaviours.api,
-          'Catalog API: nosniff on every answer (error pages too); no origin server headers',
-        ),
-      },
-      additionalBehaviors: {
-        [behaviours.pages.pathPattern]: {
-          origin: pagesOrigin,
-          ...behaviourOptions(behaviours.pages),
-          cachePolicy: cachePolicyFor(
-            'PagesCachePolicy',
-            behaviours.pages,
-            'Plan pages: key is the rewritten path and the normalised Accept-Encoding (compressed here)',
-          ),
-          responseHeadersPolicy: headersPolicyFor(
-            'PagesResponseHeaders',
-            behaviours.pages,
-            'Plan pages: no script, no framing, no referrer, nosniff (the not-found page too)',
-          ),
-        },
-      },
+      defaultBehavior: behaviourOptions('api'),
+      additionalBehaviors: { [behaviours.pages.pathPattern]: behaviourOptions('pages') },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       enableIpv6: true,
       priceClass: `PriceClass_${settings.priceClass}` as cloudfront.PriceClass,
@@ -271,13 +261,10 @@ export class CatalogStack extends Stack {
       this,
       {
         distribution: this.distribution,
-        functions: [
-          { id: 'ViewerRequest', fn: this.viewerRequest },
-          { id: 'ViewerResponse', fn: this.viewerResponse },
-        ],
+        functions: [this.viewerRequest, this.viewerResponse],
         builder: this.builder,
         builderFailures: this.builderFailures,
-        ...(webAcl?.name ? { webAclName: webAcl.name } : {}),
+        webAclName: webAcl?.name,
       },
       settings,
     );
@@ -348,6 +335,7 @@ export class CatalogStack extends Stack {
   /** Standard access logs, to the named bucket or to a new private one whose logs expire. */
   private accessLogging(settings: StackSettings): Partial<cloudfront.DistributionProps> {
     if (!settings.accessLogging) return {};
+    const expiration = Duration.days(settings.accessLogRetentionDays ?? ACCESS_LOG_RETENTION_DAYS);
     const logBucket: s3.IBucket = settings.accessLogBucketName
       ? s3.Bucket.fromBucketName(this, 'AccessLogBucket', settings.accessLogBucketName)
       : asIBucket(
@@ -357,12 +345,7 @@ export class CatalogStack extends Stack {
             encryption: s3.BucketEncryption.S3_MANAGED,
             // CloudFront standard logging writes with an ACL grant.
             objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
-            lifecycleRules: [
-              {
-                id: 'expire-logs',
-                expiration: Duration.days(settings.accessLogRetentionDays ?? ACCESS_LOG_RETENTION_DAYS),
-              },
-            ],
+            lifecycleRules: [{ id: 'expire-logs', expiration }],
           }),
         );
     return { enableLogging: true, logBucket, logFilePrefix: 'cloudfront/', logIncludesCookies: false };
@@ -373,20 +356,18 @@ export class CatalogStack extends Stack {
     let secretArn = settings.sourceSecretArn;
     if (settings.source === undefined && secretArn === undefined) {
       // Created with no source in it: until the operator puts one there, each run is `not-configured`, not failed.
-      const secret = new secretsmanager.Secret(this, 'SourceSecret', {
+      secretArn = new secretsmanager.Secret(this, 'SourceSecret', {
         description:
           'Training plan catalog: the builder source (postgres://… or http(s)://…, or {"source","token"}). Replace the empty placeholder.',
         secretStringValue: SecretValue.unsafePlainText(SOURCE_UNSET),
-      });
-      secretArn = secret.secretArn;
+      }).secretArn;
       new CfnOutput(this, 'SourceSecretArn', {
         value: secretArn,
         description: 'Put the builder source here: aws secretsmanager put-secret-value --secret-id …',
       });
     }
 
-    // Every setting the Lambda reads that this stack knows: the CDK settings (one name each, from the registry),
-    // and its own resources.
+    // Every setting the Lambda reads that this stack knows: its CDK settings, and its own resources.
     const environment = lambdaEnvironment({
       ...settings,
       bucket: this.bucket.bucketName,
@@ -418,13 +399,16 @@ export class CatalogStack extends Stack {
         resources: [logGroup.logGroupArn],
       }),
     );
+    // The runtime lambda/bundling.ts names (its bundle targets it).
+    const runtime = lambda.Runtime.ALL.find((candidate) => candidate.name === LAMBDA_BUNDLE.runtime);
+    if (!runtime) throw new Error(`unknown Lambda runtime ${LAMBDA_BUNDLE.runtime} in lambda/bundling.ts`);
     const builder = new NodejsFunction(this, 'Builder', {
       description: `Training plan catalog builder: source → a build in S3 → the live pointer (${LAMBDA_BUNDLE.entry})`,
       entry: join(REPO_ROOT, LAMBDA_BUNDLE.entry),
       handler: LAMBDA_BUNDLE.handler,
       projectRoot: REPO_ROOT,
       depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
-      runtime: builderRuntime(),
+      runtime,
       architecture: lambda.Architecture.ARM_64,
       // Sized from the measured cost of a build (infra/README.md, "Sizing the builder"): memory buys CPU.
       memorySize: settings.builderMemoryMiB,
@@ -460,15 +444,13 @@ export class CatalogStack extends Stack {
 
     // The live pointer lives in the key-value store: a publish reads it and moves it with one conditional
     // UpdateKeys. No invalidation: a new build has new cache keys.
-    const kvsActions = ['DescribeKeyValueStore', 'ListKeys', 'GetKey', 'UpdateKeys'];
+    const kvsActions = ['DescribeKeyValueStore', 'ListKeys', 'GetKey', 'UpdateKeys'].map(
+      (action) => `cloudfront-keyvaluestore:${action}`,
+    );
     const statements: [sid: string, actions: string[], resource: string | undefined][] = [
       ['CatalogObjects', ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], this.bucket.arnForObjects('*')],
       ['CatalogListing', ['s3:ListBucket'], this.bucket.bucketArn],
-      [
-        'LivePointer',
-        kvsActions.map((action) => `cloudfront-keyvaluestore:${action}`),
-        this.keyValueStore.keyValueStoreArn,
-      ],
+      ['LivePointer', kvsActions, this.keyValueStore.keyValueStoreArn],
       ['ReadSource', ['secretsmanager:GetSecretValue'], secretArn],
       ['ReadMonitoringKey', ['secretsmanager:GetSecretValue'], settings.monitoringKeySecretArn],
     ];
@@ -525,43 +507,22 @@ export class CatalogStack extends Stack {
 }
 
 /** A behaviour's security headers (by lowercase name, as the table holds them) as CDK's policy settings. */
-function securityHeaders(
-  headers: Readonly<Record<string, string>>,
-): cloudfront.ResponseSecurityHeadersBehavior {
-  const behavior: {
-    -readonly [K in keyof cloudfront.ResponseSecurityHeadersBehavior]: cloudfront.ResponseSecurityHeadersBehavior[K];
-  } = {};
-  for (const [name, value] of Object.entries(headers)) {
+function securityHeaders(headers: Behaviour['securityHeaders']): cloudfront.ResponseSecurityHeadersBehavior {
+  const setting = ([name, value]: [string, string]): cloudfront.ResponseSecurityHeadersBehavior => {
     if (name === 'content-security-policy')
-      behavior.contentSecurityPolicy = { contentSecurityPolicy: value, override: true };
-    else if (name === 'referrer-policy' && value === 'no-referrer')
-      behavior.referrerPolicy = {
-        referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER,
-        override: true,
+      return { contentSecurityPolicy: { contentSecurityPolicy: value, override: true } };
+    if (name === 'referrer-policy' && value === 'no-referrer')
+      return {
+        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
       };
-    else if (name === 'x-frame-options' && value === 'DENY')
-      behavior.frameOptions = { frameOption: cloudfront.HeadersFrameOption.DENY, override: true };
-    else throw new Error(`gateway/distribution.ts: no response headers policy setting for ${name}: ${value}`);
-  }
-  return behavior;
-}
-
-/** The Lambda runtime lambda/bundling.ts names (its bundle targets it). */
-function builderRuntime(): lambda.Runtime {
-  const runtime = lambda.Runtime.ALL.find((candidate) => candidate.name === LAMBDA_BUNDLE.runtime);
-  if (!runtime) throw new Error(`unknown Lambda runtime ${LAMBDA_BUNDLE.runtime} in lambda/bundling.ts`);
-  return runtime;
+    if (name === 'x-frame-options' && value === 'DENY')
+      return { frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true } };
+    throw new Error(`gateway/distribution.ts: no response headers policy setting for ${name}: ${value}`);
+  };
+  return Object.assign({}, ...Object.entries(headers).map(setting));
 }
 
 /** aws-cdk-lib's `Bucket` declares `isWebsite?: boolean`, which `exactOptionalPropertyTypes` refuses as `IBucket`. */
 function asIBucket(bucket: s3.Bucket): s3.IBucket {
   return bucket as unknown as s3.IBucket;
-}
-
-/** The builder bundles the module generated from openapi.yaml: refuse to deploy an outdated document. */
-function checkOpenApiModule(): void {
-  const modulePath = join(REPO_ROOT, OPENAPI_MODULE);
-  const expected = openapiModuleSource(readFileSync(join(REPO_ROOT, 'openapi.yaml'), 'utf8'));
-  if (!existsSync(modulePath) || readFileSync(modulePath, 'utf8') !== expected)
-    throw new Error(`${OPENAPI_MODULE} is missing or older than openapi.yaml: run npm run build`);
 }

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ChangeLog, type ChangeSet, type StoredChanges } from './changes.ts';
 import { CatalogClient, type CatalogClientOptions, type CatalogDocument } from './client.ts';
@@ -82,12 +82,7 @@ export interface Health {
   readonly consecutiveFailures: number;
   readonly nextRefreshAt: string | null;
   /** The change history: its id, the latest sequence (0: none yet), the first one held (null: none), how many. */
-  readonly changes: {
-    readonly history: string;
-    readonly latest: number;
-    readonly oldest: number | null;
-    readonly kept: number;
-  };
+  readonly changes: Readonly<{ history: string; latest: number; oldest: number | null; kept: number }>;
   readonly notify: NotifyHealth | null;
 }
 
@@ -130,29 +125,22 @@ const variant = (text: string): Variant => {
 };
 
 /** The copy with its three answers: the service's body as sent, and each discipline's plans in the same order. */
-function withVariants(
-  stored: StoredCopy,
-  source: Copy['source'],
-  catalog = JSON.parse(stored.body) as CatalogDocument,
-): Copy {
+function withVariants(stored: StoredCopy, source: Copy['source'], catalog: CatalogDocument): Copy {
   const variants = new Map<Discipline | 'all', Variant>([['all', variant(stored.body)]]);
-  for (const discipline of DISCIPLINES)
-    variants.set(
-      discipline,
-      variant(
-        JSON.stringify({ ...catalog, plans: catalog.plans.filter((plan) => plan.discipline === discipline) }),
-      ),
-    );
+  for (const discipline of DISCIPLINES) {
+    const plans = catalog.plans.filter((plan) => plan.discipline === discipline);
+    variants.set(discipline, variant(JSON.stringify({ ...catalog, plans })));
+  }
   return { ...stored, catalog, source, variants };
 }
-
-const defaultLog = (entry: LogEntry) => process.stderr.write(`${JSON.stringify(entry)}\n`);
 
 /** The proxy's state and behaviour, apart from listening (see {@link startProxy}). */
 export class CatalogProxy {
   readonly #options: ProxyOptions;
   readonly #client: CatalogClient;
   readonly #log: (entry: LogEntry) => void;
+  /** Logs `entry` with the time it is logged. */
+  readonly #logNow = (entry: LogEntry) => this.#log({ time: new Date().toISOString(), ...entry });
   readonly #changesKept: number;
   #copy: Copy | undefined;
   #changes: ChangeLog;
@@ -186,7 +174,7 @@ export class CatalogProxy {
     this.#changesKept = changesKept ?? DEFAULT_CHANGES_KEPT;
     this.#changes = new ChangeLog(this.#changesKept);
     this.#client = new CatalogClient(options);
-    this.#log = options.log ?? defaultLog;
+    this.#log = options.log ?? ((entry) => process.stderr.write(`${JSON.stringify(entry)}\n`));
   }
 
   /** Takes the state a previous run saved, when it is valid. */
@@ -194,15 +182,11 @@ export class CatalogProxy {
     if (this.#options.cacheFile === undefined) return;
     const loaded = await loadState(this.#options.cacheFile);
     if (loaded === undefined) return;
-    if ('error' in loaded) {
-      this.#log({ time: new Date().toISOString(), event: 'load', outcome: 'ignored', error: loaded.error });
-      return;
-    }
-    this.#copy = withVariants(loaded.copy, 'disk');
+    if ('error' in loaded) return this.#logNow({ event: 'load', outcome: 'ignored', error: loaded.error });
+    this.#copy = withVariants(loaded.copy, 'disk', JSON.parse(loaded.copy.body) as CatalogDocument);
     this.#changes = new ChangeLog(this.#changesKept, loaded.changes);
     this.#notified = loaded.notified;
-    this.#log({
-      time: new Date().toISOString(),
+    this.#logNow({
       event: 'load',
       outcome: 'loaded',
       plans: this.#copy.catalog.plans.length,
@@ -251,31 +235,25 @@ export class CatalogProxy {
   async #refresh(): Promise<RefreshRecord> {
     const started = performance.now();
     const at = new Date();
+    const now = at.toISOString();
     const result = await this.#client.fetch(this.#copy?.etag);
     let outcome: Omit<RefreshRecord, 'at' | 'durationMs'>;
     let freshFor: number | undefined;
     let recorded: ChangeSet | undefined;
     const previous = this.#copy;
     // An empty catalog in place of one with plans is taken only when the next refresh says the same.
-    const emptied =
-      result.kind === 'fetched' &&
-      result.catalog.plans.length === 0 &&
-      (previous?.catalog.plans.length ?? 0) > 0;
+    const held = previous?.catalog.plans.length ?? 0;
+    const emptied = result.kind === 'fetched' && result.catalog.plans.length === 0 && held > 0;
     this.#emptyAnswers = emptied ? this.#emptyAnswers + 1 : 0;
-    if (result.kind === 'fetched' && emptied && this.#emptyAnswers < 2) {
+    if (emptied && this.#emptyAnswers < 2) {
       outcome = {
         outcome: 'failed',
         status: 200,
-        error: `the service answered an empty catalog where the copy has ${previous?.catalog.plans.length} plans: the copy is kept until the next refresh confirms it`,
+        error: `the service answered an empty catalog where the copy has ${held} plans: the copy is kept until the next refresh confirms it`,
       };
     } else if (result.kind === 'fetched') {
       this.#emptyAnswers = 0;
-      const stored: StoredCopy = {
-        body: result.body,
-        etag: result.etag,
-        fetchedAt: at.toISOString(),
-        validatedAt: at.toISOString(),
-      };
+      const stored: StoredCopy = { body: result.body, etag: result.etag, fetchedAt: now, validatedAt: now };
       const next = this.#changes.next(at, previous?.catalog, result.catalog);
       // Saved before it is served, numbered or notified: a restart never gives a sequence number that was
       // seen to another change set. A failed save changes nothing; the refresh failed and is retried.
@@ -297,7 +275,7 @@ export class CatalogProxy {
         };
       }
     } else if (result.kind === 'not-modified' && this.#copy) {
-      this.#copy = { ...this.#copy, validatedAt: at.toISOString() };
+      this.#copy = { ...this.#copy, validatedAt: now };
       outcome = { outcome: 'not-modified', status: 304 };
       freshFor = result.freshForSeconds;
     } else if (result.kind === 'failed') {
@@ -307,20 +285,19 @@ export class CatalogProxy {
       outcome = { outcome: 'failed', status: 304, error: '304 without a copy' };
     }
     const record: RefreshRecord = {
-      at: at.toISOString(),
+      at: now,
       ...outcome,
       durationMs: Math.round(performance.now() - started),
     };
+    const failed = record.outcome === 'failed';
     this.#lastRefresh = record;
-    this.#failures = record.outcome === 'failed' ? this.#failures + 1 : 0;
-    const next = this.#schedule(
-      record.outcome === 'failed' ? undefined : (freshFor ?? DEFAULT_FRESH_SECONDS),
-    );
+    this.#failures = failed ? this.#failures + 1 : 0;
+    const next = this.#schedule(failed ? undefined : (freshFor ?? DEFAULT_FRESH_SECONDS));
     this.#log({
-      time: record.at,
+      time: now,
       event: 'refresh',
       ...outcome,
-      ...(record.outcome === 'failed' ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
+      ...(failed ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
       plans: this.#copy?.catalog.plans.length ?? 0,
       ...(recorded && {
         changes: {
@@ -355,12 +332,7 @@ export class CatalogProxy {
         ...(this.#notified === undefined ? {} : { notified: this.#notified }),
       });
     } catch (error) {
-      this.#log({
-        time: new Date().toISOString(),
-        event: 'save',
-        outcome: 'failed',
-        error: (error as Error).message,
-      });
+      this.#logNow({ event: 'save', outcome: 'failed', error: (error as Error).message });
       throw error;
     }
   }
@@ -372,12 +344,10 @@ export class CatalogProxy {
     this.#nextRefreshAt = undefined;
     if (this.#options.autoRefresh === false || this.#closed) return undefined;
     const usual = this.#options.refreshSeconds;
+    const backOff = RETRY_BASE_SECONDS * 2 ** Math.min(this.#failures - 1, 16);
     const seconds =
       freshFor === undefined
-        ? Math.min(
-            RETRY_BASE_SECONDS * 2 ** Math.min(this.#failures - 1, 16),
-            Math.max(usual ?? 0, DEFAULT_FRESH_SECONDS),
-          )
+        ? Math.min(backOff, Math.max(usual ?? 0, DEFAULT_FRESH_SECONDS))
         : (usual ?? Math.min(Math.max(freshFor, MIN_REFRESH_SECONDS), MAX_REFRESH_SECONDS));
     this.#nextRefreshAt = new Date(Date.now() + seconds * 1000);
     this.#timer = setTimeout(() => void this.refresh(), seconds * 1000);
@@ -387,6 +357,7 @@ export class CatalogProxy {
 
   health(): Health {
     const copy = this.#copy;
+    const { history, latest, oldest, size } = this.#changes;
     const now = Date.now();
     const overdue = now > (this.#nextRefreshAt?.getTime() ?? now) + this.#client.deadlineMs;
     return {
@@ -408,12 +379,7 @@ export class CatalogProxy {
       lastRefresh: this.#lastRefresh ?? null,
       consecutiveFailures: this.#failures,
       nextRefreshAt: this.#nextRefreshAt?.toISOString() ?? null,
-      changes: {
-        history: this.#changes.history,
-        latest: this.#changes.latest,
-        oldest: this.#changes.oldest,
-        kept: this.#changes.size,
-      },
+      changes: { history, latest, oldest, kept: size },
       notify: this.#notifier?.health() ?? null,
     };
   }
@@ -421,7 +387,7 @@ export class CatalogProxy {
   /** The `node:http` request handler. */
   readonly handle = (request: IncomingMessage, response: ServerResponse): void => {
     this.#answer(request, response).catch((error: unknown) => {
-      this.#log({ time: new Date().toISOString(), event: 'request', error: (error as Error).message });
+      this.#logNow({ event: 'request', error: (error as Error).message });
       if (!response.headersSent) problem(response, PROXY_PROBLEMS.internal, 'The proxy failed.');
       else response.destroy();
     });
@@ -444,12 +410,8 @@ export class CatalogProxy {
       return send(response, health.status === 'empty' ? 503 : 200, JSON.stringify(health), NO_STORE_JSON);
     }
     if (url.pathname === '/changes') return this.#answerChanges(url, response);
-    const disciplines = url.searchParams.getAll('discipline');
-    const discipline = disciplines[0];
-    if (
-      disciplines.length > 1 ||
-      (discipline !== undefined && !DISCIPLINES.includes(discipline as Discipline))
-    )
+    const [discipline, ...others] = url.searchParams.getAll('discipline');
+    if (others.length > 0 || (discipline !== undefined && !DISCIPLINES.includes(discipline as Discipline)))
       return problem(
         response,
         PROXY_PROBLEMS.invalidDiscipline,
@@ -521,10 +483,9 @@ const NO_STORE_JSON = { 'content-type': 'application/json; charset=utf-8', 'cach
 
 /** A query parameter holding a whole number from `min` to `max`: undefined when absent, `bad` when not that. */
 function wholeParameter(url: URL, name: string, min: number, max: number): number | 'bad' | undefined {
-  const values = url.searchParams.getAll(name);
-  if (values.length === 0) return undefined;
-  const value = values[0] ?? '';
-  if (values.length > 1 || !/^\d{1,16}$/.test(value)) return 'bad';
+  const [value, ...others] = url.searchParams.getAll(name);
+  if (value === undefined) return undefined;
+  if (others.length > 0 || !/^\d{1,16}$/.test(value)) return 'bad';
   const number = Number(value);
   return number >= min && number <= max ? number : 'bad';
 }
@@ -535,7 +496,7 @@ function send(
   body: string | Buffer | undefined,
   headers: Record<string, string>,
 ): void {
-  const bytes = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   response.writeHead(status, {
     'x-content-type-options': 'nosniff',
     ...headers,
@@ -562,7 +523,7 @@ function problem(
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const proxy = new CatalogProxy(options);
   await proxy.load();
-  const server: Server = createServer(proxy.handle);
+  const server = createServer(proxy.handle);
   server.listen(options.port ?? 8788, options.host ?? '127.0.0.1');
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
