@@ -94,18 +94,13 @@ const AGE_UNITS = [
 /** `90061` → `1d 1h`; `3720` → `1h 2m`; `42` → `42s`: the two largest units. */
 export function formatAge(seconds: number): string {
   let rest = Math.max(0, Math.round(seconds));
-  const parts = AGE_UNITS.map(([size, unit]) => {
+  const parts: string[] = [];
+  for (const [size, unit] of AGE_UNITS) {
     const value = Math.floor(rest / size);
     rest -= value * size;
-    return { value, text: `${value}${unit}` };
-  });
-  const first = parts.findIndex((part) => part.value > 0);
-  return first < 0
-    ? '0s'
-    : parts
-        .slice(first, first + 2)
-        .map((part) => part.text)
-        .join(' ');
+    if (value > 0 || parts.length > 0) parts.push(`${value}${unit}`);
+  }
+  return parts.slice(0, 2).join(' ') || '0s';
 }
 
 const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso)) / 1000;
@@ -125,6 +120,7 @@ export function evaluateStatus(
   const degraded = (message: string) => problems.push({ level: 'degraded', message });
   const { live } = facts;
   const record = facts.lastRun && 'record' in facts.lastRun ? facts.lastRun.record : null;
+  const lastRunProblem = facts.lastRun && 'problem' in facts.lastRun ? facts.lastRun.problem : null;
   const { pin } = pointerOf(facts.entries);
 
   let summary: StatusReport['live'] = {
@@ -158,25 +154,22 @@ export function evaluateStatus(
       break;
     case 'build': {
       const { manifest, damage } = live;
+      const confirmed = record?.confirmed;
       const confirmation =
-        record?.confirmed &&
-        record.confirmed.buildId === live.id &&
-        Date.parse(record.confirmed.at) > Date.parse(manifest.generatedAt)
-          ? record.confirmed.at
+        confirmed?.buildId === live.id && Date.parse(confirmed.at) > Date.parse(manifest.generatedAt)
+          ? confirmed.at
           : manifest.generatedAt;
+      const age = secondsSince(confirmation, now);
       summary = {
         ...summary,
         buildId: live.id,
         generatedAt: manifest.generatedAt,
         ageSeconds: Math.round(secondsSince(manifest.generatedAt, now)),
         confirmedAt: confirmation,
-        confirmedAgeSeconds: Math.round(secondsSince(confirmation, now)),
+        confirmedAgeSeconds: Math.round(age),
         counts: perDiscipline((discipline) => manifest.counts[discipline]),
         plans: manifest.plans,
-        objects: {
-          expected: Object.keys(manifest.objects).length + live.pages.size,
-          damaged: [...damage],
-        },
+        objects: { expected: Object.keys(manifest.objects).length + live.pages.size, damaged: [...damage] },
       };
       if (damage.length > 0) {
         const named = damage.slice(0, NAMED_DAMAGE).join('; ');
@@ -185,7 +178,6 @@ export function evaluateStatus(
           `live build ${live.id} at ${facts.origin} does not match its manifest: ${named}${more}; run catalog rollback, or catalog publish --force`,
         );
       }
-      const age = secondsSince(confirmation, now);
       if (age * 1000 > options.maxAgeMs) {
         const held = pin ? `; pinned to ${shownValue(pin.build)} since ${pin.at} by ${pin.by}` : '';
         degraded(
@@ -196,8 +188,7 @@ export function evaluateStatus(
     }
   }
 
-  if (facts.lastRun && 'problem' in facts.lastRun)
-    degraded(`the last run's record: ${facts.lastRun.problem}`);
+  if (lastRunProblem !== null) degraded(`the last run's record: ${lastRunProblem}`);
   // A failure stands until a run succeeds: a busy run after it (another run was at work) carries it over.
   const failure = record && failureOf(record);
   if (record && failure) {
@@ -276,13 +267,9 @@ export function evaluateStatus(
     live: summary,
     pin,
     lastRun: record,
-    lastRunProblem: facts.lastRun && 'problem' in facts.lastRun ? facts.lastRun.problem : null,
+    lastRunProblem,
     runLock,
-    keys: {
-      partners: [...partners].map(([partner, keys]) => ({ partner, keys })),
-      expiringSoon,
-      invalid,
-    },
+    keys: { partners: [...partners].map(([partner, keys]) => ({ partner, keys })), expiringSoon, invalid },
     cors: { origin: facts.entries.get(KVS_CORS_ORIGIN) ?? null },
     thresholds: {
       maxAgeSeconds: options.maxAgeMs / 1000,
@@ -298,13 +285,10 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
     import('../publish/errors.ts'),
     import('../keys/file-store.ts'),
   ]);
-  let entries: Map<string, string>;
-  try {
-    entries = await target.kvs.read();
-  } catch (error) {
+  const entries = await target.kvs.read().catch((error: unknown) => {
     if (error instanceof StoreError) throw error;
     throw storeFailure(`reading ${target.kvs.name} failed`, { cause: error, readOnly: true });
-  }
+  });
   try {
     const [live, object, lock] = await Promise.all([
       readLive(target.origin, pointerOf(entries).live, { bytes: true }),

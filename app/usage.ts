@@ -65,7 +65,7 @@ const LABEL = /^[a-z0-9-]{1,64}$/;
  * no partner), `page`; null for nothing recorded (`-`, empty or absent).
  */
 export function readLogValue(raw: string | null | undefined): LogReading | null {
-  if (raw === null || raw === undefined || raw === '' || raw === '-') return null;
+  if (!raw || raw === '-') return null;
   let value: string;
   try {
     value = decodeURIComponent(raw);
@@ -181,13 +181,8 @@ export async function groupAccessLog(
     read.records += 1;
     const at = new Date(time);
     if (Number.isNaN(at.getTime()) || at < window.since || at > window.until) continue;
-    const logData =
-      typeof entry.logData === 'string'
-        ? entry.logData
-        : entry.logData === undefined && typeof entry.partner === 'string'
-          ? entry.partner
-          : null;
-    if (logData === null) continue;
+    const logData = entry.logData === undefined ? entry.partner : entry.logData;
+    if (typeof logData !== 'string') continue;
     const key = `${status} ${logData}`;
     const request = { requests: 1, bytes: typeof bytes === 'number' ? bytes : 0, first: at, last: at };
     const group = groups.get(key);
@@ -233,7 +228,7 @@ const USAGE_QUERY = [
 ].join('\n');
 
 /** Logs Insights writes times as `2026-11-24 15:04:05.123` (UTC). */
-function insightsTime(text: string | undefined): Date {
+function insightsTime(text: string | undefined) {
   const time = new Date(`${(text ?? '').replace(' ', 'T')}Z`);
   if (Number.isNaN(time.getTime()))
     throw new UsageError(`Logs Insights returned a time that does not read: ${text}`);
@@ -260,25 +255,20 @@ const QUERY_TIMEOUT_MS = 300_000;
 const QUERY_POLL_MS = 1000;
 
 /** Runs {@link USAGE_QUERY} over the log group and window, and resolves with its groups. */
-async function queryUsageGroups(
-  client: CloudWatchLogsClient,
-  options: { readonly logGroup: string; readonly since: Date; readonly until: Date },
-): Promise<UsageGroup[]> {
+async function queryUsageGroups(client: CloudWatchLogsClient, logGroup: string, since: Date, until: Date) {
   const failed = (what: string) => (error: unknown) => {
     throw new UsageError(`Logs Insights ${what}: ${describeCause(error)}`, { cause: error });
   };
-  const { queryId } = await client
-    .send(
-      new StartQueryCommand({
-        logGroupName: options.logGroup,
-        startTime: Math.floor(options.since.getTime() / 1000),
-        endTime: Math.ceil(options.until.getTime() / 1000),
-        queryString: USAGE_QUERY,
-        limit: 10000,
-      }),
-    )
-    .catch(failed(`could not query ${options.logGroup}`));
-  if (!queryId) throw new UsageError(`Logs Insights started no query on ${options.logGroup}`);
+  const start = new StartQueryCommand({
+    logGroupName: logGroup,
+    startTime: Math.floor(since.getTime() / 1000),
+    endTime: Math.ceil(until.getTime() / 1000),
+    queryString: USAGE_QUERY,
+    limit: 10000,
+  });
+  const { queryId } = await client.send(start).catch(failed(`could not query ${logGroup}`));
+  if (!queryId) throw new UsageError(`Logs Insights started no query on ${logGroup}`);
+  const query = `Logs Insights query ${queryId} on ${logGroup}`;
   const deadline = Date.now() + QUERY_TIMEOUT_MS;
   for (;;) {
     const answer = await client
@@ -286,11 +276,8 @@ async function queryUsageGroups(
       .catch(failed(`query ${queryId} failed`));
     if (answer.status === 'Complete') return groupsOfResults(answer.results ?? []);
     if (answer.status !== 'Scheduled' && answer.status !== 'Running')
-      throw new UsageError(
-        `Logs Insights query ${queryId} on ${options.logGroup} ended ${answer.status ?? 'without a status'}`,
-      );
-    if (Date.now() > deadline)
-      throw new UsageError(`Logs Insights query ${queryId} on ${options.logGroup} did not finish in time`);
+      throw new UsageError(`${query} ended ${answer.status ?? 'without a status'}`);
+    if (Date.now() > deadline) throw new UsageError(`${query} did not finish in time`);
     await sleep(QUERY_POLL_MS);
   }
 }
@@ -308,14 +295,14 @@ export async function usageReport(
     readonly logs: () => Promise<CloudWatchLogsClient>;
   },
 ): Promise<UsageReport> {
+  const { accessLog: path, usageLogGroup: logGroup } = settings;
   const until = options.now;
   const since = new Date(until.getTime() - settings.since);
-  if (settings.accessLog !== undefined && settings.usageLogGroup !== undefined)
+  if (path !== undefined && logGroup !== undefined)
     throw new UsageError(
       `give either ${settingRef('accessLog')} (a catalog serve access log) or ${settingRef('usageLogGroup')} (the usage log group on AWS), not both`,
     );
-  if (settings.accessLog !== undefined) {
-    const path = settings.accessLog;
+  if (path !== undefined) {
     const source = path === '-' ? 'standard input' : path;
     const stream = async () => (path === '-' ? options.stdin : (await open(path)).createReadStream());
     const read = await stream()
@@ -330,13 +317,9 @@ export async function usageReport(
     const report = foldUsage(read.groups, { source, since, until });
     return { ...report, unreadable: report.unreadable + read.tooLong };
   }
-  if (settings.usageLogGroup !== undefined) {
-    const groups = await queryUsageGroups(await options.logs(), {
-      logGroup: settings.usageLogGroup,
-      since,
-      until,
-    });
-    return foldUsage(groups, { source: `log group ${settings.usageLogGroup}`, since, until });
+  if (logGroup !== undefined) {
+    const groups = await queryUsageGroups(await options.logs(), logGroup, since, until);
+    return foldUsage(groups, { source: `log group ${logGroup}`, since, until });
   }
   throw new UsageError(
     `nothing to read: give ${settingRef('accessLog')} (a catalog serve access log, - for standard input) or ${settingRef('usageLogGroup')} (stack output UsageLogGroupName)`,

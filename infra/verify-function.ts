@@ -44,19 +44,18 @@ export type PlannedCase =
 /** Resolves the placeholders of every case with the operator's keys; a case missing a key is skipped. */
 export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): PlannedCase[] {
   const valid = keys.valid[0];
-  const values: Record<string, { value?: string | undefined; missing: string; note?: string }> = {
-    valid: { value: valid, missing: 'needs a valid key (--key)' },
+  const needsValid = 'needs a valid key (--key)';
+  const values: Record<string, { value?: string | undefined; missing: string; note?: string | undefined }> = {
+    valid: { value: valid, missing: needsValid },
     expiring: {
       value: valid,
-      missing: 'needs a valid key (--key)',
+      missing: needsValid,
       note: '{expiring} is the first --key (any valid key gives this outcome)',
     },
     other: {
       value: keys.valid[1] ?? valid,
-      missing: 'needs a valid key (--key)',
-      ...(keys.valid.length < 2
-        ? { note: '{other} is the first --key (give a second --key to vary it)' }
-        : {}),
+      missing: needsValid,
+      note: keys.valid.length < 2 ? '{other} is the first --key (give a second --key to vary it)' : undefined,
     },
     expired: { value: keys.expired, missing: 'needs an expired key (--expired-key)' },
     revoked: { value: keys.revoked, missing: 'needs a revoked key (--revoked-key)' },
@@ -79,15 +78,10 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
         return entry.value;
       });
     const target = resolve(testCase.target);
-    const headers = (testCase.headers ?? []).map(([name, value]) => [name, resolve(value)] as const);
+    const rawHeaders = (testCase.headers ?? []).flatMap(([name, value]) => [name, resolve(value)]);
     if (skip !== undefined) return { testCase, skip };
     // A test event has no distribution name or id and no request id; its viewer is TEST-NET-3 (RFC 5737).
-    const request = {
-      method: testCase.method,
-      target,
-      rawHeaders: headers.flat(),
-      remoteAddress: '203.0.113.9',
-    };
+    const request = { method: testCase.method, target, rawHeaders, remoteAddress: '203.0.113.9' };
     const event = { ...viewerRequestEvent(request, 'test'), context: { eventType: 'viewer-request' } };
     return { testCase, event: event satisfies CloudFrontEvent, notes: [...notes] };
   });
@@ -100,11 +94,12 @@ export type Observed = { readonly status: number } | { readonly uri: string } | 
 export function observe(result: TestResult): Observed {
   if (result.FunctionErrorMessage) return { error: `the function failed: ${result.FunctionErrorMessage}` };
   if (!result.FunctionOutput) return { error: 'TestFunction returned no FunctionOutput' };
+  const shown = result.FunctionOutput.slice(0, 200);
   let output: unknown;
   try {
     output = JSON.parse(result.FunctionOutput);
   } catch {
-    return { error: `FunctionOutput is not JSON: ${result.FunctionOutput.slice(0, 200)}` };
+    return { error: `FunctionOutput is not JSON: ${shown}` };
   }
   const record = (output ?? {}) as Record<string, unknown>;
   const inner = (record.response ?? record.request ?? record) as Record<string, unknown>;
@@ -112,9 +107,7 @@ export function observe(result: TestResult): Observed {
   if (typeof inner.statusCode === 'string' && /^\d{3}$/.test(inner.statusCode))
     return { status: Number(inner.statusCode) };
   if (typeof inner.uri === 'string') return { uri: inner.uri };
-  return {
-    error: `FunctionOutput is neither a response nor a request: ${result.FunctionOutput.slice(0, 200)}`,
-  };
+  return { error: `FunctionOutput is neither a response nor a request: ${shown}` };
 }
 
 /** Shows an outcome the way the report prints it: `404`, or `→ /catalog.json`. */
@@ -185,9 +178,7 @@ export function summarize(report: VerifyReport) {
     failed: count('fail'),
     skipped: count('skip'),
     maxUtilization: utilizations.at(-1) ?? null,
-    medianUtilization: utilizations.length
-      ? (utilizations[Math.floor(utilizations.length / 2)] as number)
-      : null,
+    medianUtilization: utilizations[Math.floor(utilizations.length / 2)] ?? null,
   };
 }
 
@@ -196,15 +187,10 @@ export function formatReport(report: VerifyReport): string {
   const width = Math.min(48, Math.max(...report.cases.map((c) => c.name.length), 4));
   const lines = report.cases.map((c) => {
     const verdict = c.verdict.toUpperCase().padEnd(4);
-    const cu = c.computeUtilization === null ? '' : `  cu ${c.computeUtilization}`;
-    const body =
-      c.verdict === 'skip'
-        ? c.actual
-        : c.verdict === 'pass'
-          ? `${c.actual}${cu}`
-          : `expected ${c.expected}, got ${c.actual}${cu}`;
+    const got = c.verdict === 'fail' ? `expected ${c.expected}, got ${c.actual}` : c.actual;
+    const cu = c.verdict === 'skip' || c.computeUtilization === null ? '' : `  cu ${c.computeUtilization}`;
     const notes = c.notes.length > 0 ? `  (${c.notes.join('; ')})` : '';
-    return `${verdict}  ${c.name.padEnd(width)}  ${c.request}  ${body}${notes}`;
+    return `${verdict}  ${c.name.padEnd(width)}  ${c.request}  ${got}${cu}${notes}`;
   });
   const s = summarize(report);
   lines.push(
@@ -252,7 +238,7 @@ export async function verifyFunction(
   const limit = pLimit(4);
   const reports = await Promise.all(
     planned.map((item) =>
-      limit(async (): Promise<CaseReport> => {
+      limit(async () => {
         if ('skip' in item) return caseReport(item.testCase, 'skip', item.skip);
         let answer: TestFunctionCommandOutput;
         try {
