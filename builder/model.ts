@@ -10,6 +10,12 @@ import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PLAN_ID_PATTERN, PROBLEMS } fro
 const required = (what: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? 'is required' : `must be ${what}`;
 
+/** Reports `message` as the rule the field breaks; the transform's output is then never used. */
+function broken(ctx: z.RefinementCtx, message: string): never {
+  ctx.addIssue({ code: 'custom', message });
+  return z.NEVER;
+}
+
 /** The longest title and summary, in UTF-16 code units (an emoji counts as two), after trimming. */
 export const TITLE_MAX_LENGTH = 150;
 export const SUMMARY_MAX_LENGTH = 500;
@@ -31,16 +37,14 @@ const INTEGER_STRING = /^[+-]?\d+$/;
 
 /** An integer, or a string holding one (databases return bigint and numeric as strings); null for no value. */
 function toInteger(value: unknown): number | null | undefined {
-  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
+  if (value === null || value === undefined) return null;
+  let number: unknown = value;
   if (typeof value === 'string') {
     const trimmed = value.trim();
     if (trimmed === '') return null;
-    if (!INTEGER_STRING.test(trimmed)) return undefined;
-    const parsed = Number(trimmed);
-    return Number.isSafeInteger(parsed) ? parsed : undefined;
+    number = INTEGER_STRING.test(trimmed) ? Number(trimmed) : undefined;
   }
-  if (value === null || value === undefined) return null;
-  return undefined;
+  return typeof number === 'number' && Number.isSafeInteger(number) ? number : undefined;
 }
 
 /** Checks an integer field; returns the integer, null for "no value" when `nullable`, or a rule message. */
@@ -61,15 +65,22 @@ function integerField<const N extends boolean>(min: number, max: number | undefi
     .optional()
     .transform((value, ctx) => {
       const checked = checkInteger(value, min, max, nullable);
-      if (checked.value === undefined) {
-        ctx.addIssue({ code: 'custom', message: checked.message ?? 'is required' });
-        return z.NEVER;
-      }
+      if (checked.value === undefined) return broken(ctx, checked.message ?? 'is required');
       return checked.value as N extends true ? number | null : number;
     });
 }
 
 const HTTPS_URL = /^https:\/\//i;
+
+/** The serialisation of an absolute https: URL; undefined for any other text. */
+function httpsHref(text: string): string | undefined {
+  if (!HTTPS_URL.test(text)) return undefined;
+  try {
+    return new URL(text).href;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A string field whose trimmed value must be one of `values`; `fallback` (if given) stands for empty/missing. */
 function oneOf<const T extends string>(values: readonly T[], message: string, fallback?: T) {
@@ -81,11 +92,7 @@ function oneOf<const T extends string>(values: readonly T[], message: string, fa
       const trimmed = value?.trim() ?? '';
       if (trimmed === '' && fallback !== undefined) return fallback;
       if (allowed.has(trimmed)) return trimmed as T;
-      ctx.addIssue({
-        code: 'custom',
-        message: value === undefined || value === null ? 'is required' : message,
-      });
-      return z.NEVER;
+      return broken(ctx, value === undefined || value === null ? 'is required' : message);
     });
 }
 
@@ -112,21 +119,12 @@ export const SourceRow = z.object({
     .max(TITLE_MAX_LENGTH, { error: tooLong(TITLE_MAX_LENGTH) }),
   summary: nullableText.transform((summary, ctx) => {
     if (summary === null || summary.length <= SUMMARY_MAX_LENGTH) return summary;
-    ctx.addIssue({ code: 'custom', message: tooLong(SUMMARY_MAX_LENGTH)({ input: summary }) });
-    return z.NEVER;
+    return broken(ctx, tooLong(SUMMARY_MAX_LENGTH)({ input: summary }));
   }),
   // Normalised to the URL's serialisation, so non-ASCII characters arrive percent-encoded (a valid URI).
   cover_url: nullableText.transform((url, ctx) => {
-    if (url === null) return null;
-    if (HTTPS_URL.test(url)) {
-      try {
-        return new URL(url).href;
-      } catch {
-        // not a URL: reported below
-      }
-    }
-    ctx.addIssue({ code: 'custom', message: 'must be an absolute https: URL or empty' });
-    return z.NEVER;
+    const href = url === null ? null : httpsHref(url);
+    return href === undefined ? broken(ctx, 'must be an absolute https: URL or empty') : href;
   }),
   level: oneOf(LEVELS, `must be one of ${LEVELS.join(', ')} (or empty)`, 'none'),
   discipline: oneOf(DISCIPLINES, `must be exactly ${DISCIPLINES.join(' or ')}`),
@@ -159,16 +157,9 @@ export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): Sou
   if (title.length < 1 || title.length > TITLE_MAX_LENGTH) return undefined;
   const summary = fastNullableText(raw.summary);
   if (summary === undefined || (summary !== null && summary.length > SUMMARY_MAX_LENGTH)) return undefined;
-  let coverUrl = fastNullableText(raw.cover_url);
+  const coverText = fastNullableText(raw.cover_url);
+  const coverUrl = coverText ? httpsHref(coverText) : coverText;
   if (coverUrl === undefined) return undefined;
-  if (coverUrl !== null) {
-    if (!HTTPS_URL.test(coverUrl)) return undefined;
-    try {
-      coverUrl = new URL(coverUrl).href;
-    } catch {
-      return undefined;
-    }
-  }
   const levelText = fastNullableText(raw.level);
   if (levelText === undefined || (levelText !== null && !LEVEL_SET.has(levelText))) return undefined;
   if (typeof raw.discipline !== 'string') return undefined;
@@ -177,12 +168,7 @@ export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): Sou
   const weeks = checkInteger(raw.weeks_count, 1, undefined, false);
   const days = checkInteger(raw.days_per_week, 1, 7, true);
   const minutes = checkInteger(raw.est_minutes_per_session, 1, undefined, true);
-  if (
-    weeks.value === undefined ||
-    weeks.value === null ||
-    days.value === undefined ||
-    minutes.value === undefined
-  )
+  if (typeof weeks.value !== 'number' || days.value === undefined || minutes.value === undefined)
     return undefined;
   return {
     id: id.toLowerCase(),
@@ -309,26 +295,15 @@ function plainHttpUrl(value: string): URL | undefined {
 /** `http(s)://host[:port]` with no path, query or fragment; a trailing `/` is dropped. */
 export const BaseUrl = z.string().transform((value, ctx) => {
   const url = plainHttpUrl(value);
-  if (url?.pathname !== '/' || /^https?:\/\/[^/]*\//i.test(value.replace(/\/$/, ''))) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be http(s)://host[:port] with no path, query or fragment',
-    });
-    return z.NEVER;
-  }
+  if (url?.pathname !== '/' || /^https?:\/\/[^/]*\//i.test(value.replace(/\/$/, '')))
+    return broken(ctx, 'must be http(s)://host[:port] with no path, query or fragment');
   return url.origin;
 });
 
 /** The base of `webUrl` when plan pages live on a website elsewhere; a trailing `/` is dropped. */
 export const WebBaseUrl = z.string().transform((value, ctx) => {
   const url = plainHttpUrl(value);
-  if (!url) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'must be http(s)://host[:port][/path] with no query or fragment',
-    });
-    return z.NEVER;
-  }
+  if (!url) return broken(ctx, 'must be http(s)://host[:port][/path] with no query or fragment');
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 });
 

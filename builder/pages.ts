@@ -12,10 +12,7 @@ import type { Plan } from './model.ts';
 
 /** A piece of markup built by {@link html}: its interpolated values were escaped. */
 class Markup {
-  readonly text: string;
-  constructor(text: string) {
-    this.text = text;
-  }
+  constructor(readonly text: string) {}
 }
 
 type Value = Markup | string | number | null | readonly Markup[];
@@ -47,16 +44,8 @@ function html(strings: TemplateStringsArray, ...values: Value[]): Markup {
   return new Markup(out);
 }
 
-/** Schemes a link on a page must never have: they run code or read local data rather than open something. */
-const UNSAFE_SCHEMES = new Set([
-  'javascript:',
-  'vbscript:',
-  'data:',
-  'blob:',
-  'file:',
-  'filesystem:',
-  'about:',
-]);
+/** Schemes an app link must not have: they run code, read local data, or open a web page, not the app. */
+const NOT_APP_SCHEMES = /^(javascript|vbscript|data|blob|file|filesystem|about|https?):$/;
 
 function parsed(value: string): URL | undefined {
   return URL.canParse(value) ? new URL(value) : undefined;
@@ -75,7 +64,7 @@ function pageUrl(plan: Plan): string {
 /** An app deep link, serialised; refused when the app scheme is one that runs code or reads local data. */
 function appLink(value: string): string {
   const url = parsed(value);
-  if (!url || UNSAFE_SCHEMES.has(url.protocol) || url.protocol === 'http:' || url.protocol === 'https:')
+  if (!url || NOT_APP_SCHEMES.test(url.protocol))
     throw new ConfigError(
       `the app link ${JSON.stringify(value)} cannot be a link on a plan page; ${settingRef('appScheme')} must name the app's own scheme`,
     );
@@ -130,23 +119,20 @@ const LEVEL_NAMES: Readonly<Record<Level, string | null>> = {
   advanced: 'Advanced',
 };
 
-function count(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
+/** `n` and the unit, plural but for 1: `1 week`, `12 weeks`. */
+function count(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
 }
 
 /** The facts of a plan as label and value; a fact the catalog does not give is left out. */
 function facts(plan: Plan): [label: string, value: string][] {
+  const minutes = plan.estMinutesPerSession;
   const rows: [string, string | null][] = [
     ['Type', plan.disciplineLabel],
     ['Level', LEVEL_NAMES[plan.level]],
-    ['Length', count(plan.weeksCount, 'week', 'weeks')],
+    ['Length', count(plan.weeksCount, 'week')],
     ['Days per week', plan.daysPerWeek === null ? null : String(plan.daysPerWeek)],
-    [
-      'Per session',
-      plan.estMinutesPerSession === null
-        ? null
-        : `about ${count(plan.estMinutesPerSession, 'minute', 'minutes')}`,
-    ],
+    ['Per session', minutes === null ? null : `about ${count(minutes, 'minute')}`],
   ];
   return rows.filter((row): row is [string, string] => row[1] !== null);
 }
@@ -154,10 +140,10 @@ function facts(plan: Plan): [label: string, value: string][] {
 /** The page's description: the summary, or (without one) the facts in one line, in our own words. */
 function description(plan: Plan): string {
   if (plan.summary !== null) return plan.summary;
-  const parts = [count(plan.weeksCount, 'week', 'weeks')];
-  if (plan.daysPerWeek !== null) parts.push(`${count(plan.daysPerWeek, 'day', 'days')} a week`);
+  const parts = [count(plan.weeksCount, 'week')];
+  if (plan.daysPerWeek !== null) parts.push(`${count(plan.daysPerWeek, 'day')} a week`);
   if (plan.estMinutesPerSession !== null)
-    parts.push(`about ${count(plan.estMinutesPerSession, 'minute', 'minutes')} a session`);
+    parts.push(`about ${count(plan.estMinutesPerSession, 'minute')} a session`);
   return `${plan.disciplineLabel} plan: ${parts.join(', ')}.`;
 }
 
@@ -166,17 +152,6 @@ const FALLBACK_ICONS: Readonly<Record<Discipline, Markup>> = {
   strength: html`<svg viewBox="0 0 64 64" aria-hidden="true" focusable="false"><g fill="#fff" fill-opacity=".9"><rect x="6" y="22" width="8" height="20" rx="2"/><rect x="14" y="17" width="8" height="30" rx="2"/><rect x="42" y="17" width="8" height="30" rx="2"/><rect x="50" y="22" width="8" height="20" rx="2"/><rect x="22" y="29" width="20" height="6" rx="1"/></g></svg>`,
   running: html`<svg viewBox="0 0 64 64" aria-hidden="true" focusable="false"><g fill="none" stroke="#fff" stroke-opacity=".9" stroke-width="4" stroke-linecap="round"><path d="M10 50c10-2 12-12 22-14s14-10 22-20" stroke-dasharray="1 8"/></g><g fill="#fff" fill-opacity=".9"><circle cx="10" cy="50" r="5"/><circle cx="54" cy="16" r="5"/></g></svg>`,
 };
-
-/**
- * The drawn fallback with the cover image (if any) laid over it, without script. An image that fails shows no
- * text (its alternative text is empty: it is decorative, the heading names the plan) and its broken-image icon
- * is clipped away (the image overflows the cover by 20 px on every side), so the drawing stays visible.
- */
-function cover(plan: Plan): Markup {
-  const src = coverSource(plan);
-  const image = src === null ? null : html`<img src="${src}" alt="" decoding="async">`;
-  return html`<div class="cover fallback ${plan.discipline}" aria-hidden="true">${FALLBACK_ICONS[plan.discipline]}${image}</div>`;
-}
 
 /** The whole document around `body`; `head.extra` adds tags to the head (canonical link, Open Graph…). */
 function documentOf(head: { title: string; description: string; extra: Markup }, body: Markup): string {
@@ -221,9 +196,14 @@ ${image === null ? null : html`<meta property="og:image" content="${image}">\n`}
 <meta name="twitter:description" content="${text}">
 ${image === null ? null : html`<meta name="twitter:image" content="${image}">\n`}`;
 
+  // The cover: the drawn fallback with the image (if any) laid over it, without script. An image that
+  // fails shows no text (its alternative text is empty: it is decorative, the heading names the plan) and
+  // its broken-image icon is clipped away (it overflows the cover by 20 px on every side), so the drawing
+  // stays visible.
+  const coverImage = image === null ? null : html`<img src="${image}" alt="" decoding="async">`;
   const factList = facts(plan).map(([label, value]) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`);
   const body = html`<article>
-${cover(plan)}
+<div class="cover fallback ${plan.discipline}" aria-hidden="true">${FALLBACK_ICONS[plan.discipline]}${coverImage}</div>
 <div class="text">
 <h1 dir="auto">${plan.title}</h1>
 ${plan.summary === null ? null : html`<p class="summary" dir="auto">${plan.summary}</p>\n`}<dl>${factList}</dl>

@@ -82,24 +82,20 @@ function parseHttpDate(text: string): number | null {
 }
 
 /** Whether a 200 becomes a 304: a matching `If-None-Match`, else one `If-Modified-Since` ≥ `Last-Modified`. */
-function notModified(
-  request: Fields,
-  validators: { etag: string; lastModified: string | undefined },
-): boolean {
+function notModified(request: Fields, etag: string, lastModified: string | undefined): boolean {
   const ifNoneMatch = values(request, 'if-none-match').join(',');
   if (ifNoneMatch.trim() !== '') {
     // Weak comparison (RFC 9110 §13.1.2); `*` matches any entity.
     const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-    const etag = opaque(validators.etag);
+    const own = opaque(etag);
     return (
-      validators.etag !== '' &&
-      (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((tag) => opaque(tag) === etag))
+      etag !== '' && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((tag) => opaque(tag) === own))
     );
   }
   const ifModifiedSince = values(request, 'if-modified-since');
-  if (ifModifiedSince.length !== 1 || validators.lastModified === undefined) return false;
+  if (ifModifiedSince.length !== 1 || lastModified === undefined) return false;
   const since = parseHttpDate(ifModifiedSince[0] as string);
-  const modified = parseHttpDate(validators.lastModified);
+  const modified = parseHttpDate(lastModified);
   return since !== null && modified !== null && modified <= since;
 }
 
@@ -109,8 +105,7 @@ function byteRange(header: string, length: number): { start: number; end: number
   if (!match || (match[1] === '' && match[2] === '')) return null;
   if (match[1] === '') {
     const suffix = Number(match[2]);
-    if (suffix === 0) return 'unsatisfiable';
-    return { start: Math.max(0, length - suffix), end: length - 1 };
+    return suffix === 0 ? 'unsatisfiable' : { start: Math.max(0, length - suffix), end: length - 1 };
   }
   const start = Number(match[1]);
   const end = match[2] === '' ? length - 1 : Math.min(Number(match[2]), length - 1);
@@ -213,15 +208,10 @@ export class Edge {
   }
 
   /** Compression, conditional GET and ranges, after viewer-response, as CloudFront serves from its cache. */
-  async #deliver(
-    response: CloudFrontResponse,
-    object: OriginObject,
-    requestHeaders: Fields,
-    behaviour: Behaviour,
-  ): Promise<Omit<EdgeResponse, 'partner'>> {
+  async #deliver(response: CloudFrontResponse, object: OriginObject, request: Fields, behaviour: Behaviour) {
     const headers = responseHeadersPolicy(flatten(response.headers), behaviour);
     let body = response.body === undefined ? object.body : bodyOf(response);
-    const encoding = pickEncoding(values(requestHeaders, 'accept-encoding').join(','));
+    const encoding = pickEncoding(values(request, 'accept-encoding').join(','));
     if (
       response.body === undefined &&
       encoding !== null &&
@@ -233,24 +223,19 @@ export class Edge {
       headers.etag = `W/${object.etag}`;
     }
     if (response.statusCode !== 200) return { status: response.statusCode, headers, body };
-    const lastModified = headers['last-modified'];
-    const validators = {
-      etag: String(headers.etag ?? ''),
-      lastModified: typeof lastModified === 'string' ? lastModified : undefined,
-    };
-    if (notModified(requestHeaders, validators)) {
+    const etag = String(headers.etag ?? '');
+    const lastModified = typeof headers['last-modified'] === 'string' ? headers['last-modified'] : undefined;
+    if (notModified(request, etag, lastModified)) {
       // A 304 carries the validators and caching headers, not the description of a body it does not have.
       delete headers['content-encoding'];
       delete headers['content-type'];
       return { status: 304, headers, body: Buffer.alloc(0) };
     }
-    const range = values(requestHeaders, 'range');
-    const ifRange = values(requestHeaders, 'if-range')[0];
+    const range = values(request, 'range');
+    const ifRange = values(request, 'if-range')[0];
     const rangeApplies =
       range.length === 1 &&
-      (ifRange === undefined ||
-        (!ifRange.startsWith('W/') && ifRange === validators.etag) ||
-        ifRange === validators.lastModified);
+      (ifRange === undefined || (!ifRange.startsWith('W/') && ifRange === etag) || ifRange === lastModified);
     const wanted = rangeApplies ? byteRange(range[0] as string, body.length) : null;
     if (wanted === 'unsatisfiable') {
       headers['content-range'] = `bytes */${body.length}`;
@@ -268,15 +253,9 @@ export class Edge {
     let pending = this.#compressed.get(key);
     if (!pending) {
       if (this.#compressed.size >= 16) this.#compressed.clear();
-      pending =
-        encoding === 'br'
-          ? brotli(object.body, {
-              params: {
-                [constants.BROTLI_PARAM_QUALITY]: 5,
-                [constants.BROTLI_PARAM_SIZE_HINT]: object.body.length,
-              },
-            })
-          : gzipAsync(object.body, { level: 6 });
+      const { body } = object;
+      const params = { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length };
+      pending = encoding === 'br' ? brotli(body, { params }) : gzipAsync(body, { level: 6 });
       pending.catch(() => this.#compressed.delete(key));
       this.#compressed.set(key, pending);
     }
@@ -286,12 +265,7 @@ export class Edge {
   /** CloudFront's custom error page for an origin status (no function runs), else the origin's answer. */
   async #errorPage(originStatus: number, behaviour: Behaviour): Promise<Omit<EdgeResponse, 'partner'>> {
     const response = errorResponseFor(originStatus);
-    let page: OriginObject | null = null;
-    try {
-      page = response ? await this.#options.origin.get(objectKey(response.page)) : null;
-    } catch {
-      page = null;
-    }
+    const page = response ? await this.#options.origin.get(objectKey(response.page)).catch(() => null) : null;
     const headers = responseHeadersPolicy(
       {
         'content-type': page?.contentType ?? PROBLEM_HEADERS['content-type'],
@@ -308,10 +282,7 @@ export class Edge {
 }
 
 /** The behaviour's response headers policy, on what comes from the cache or origin (error pages included). */
-function responseHeadersPolicy(
-  headers: Record<string, string | string[]>,
-  behaviour: Behaviour,
-): Record<string, string | string[]> {
+function responseHeadersPolicy(headers: Record<string, string | string[]>, behaviour: Behaviour) {
   for (const name of DISTRIBUTION.responseHeaders.remove) delete headers[name.toLowerCase()];
   headers['x-content-type-options'] = DISTRIBUTION.responseHeaders.contentTypeOptions;
   for (const [name, value] of Object.entries(behaviour.securityHeaders)) headers[name] = value;
