@@ -101,7 +101,8 @@ type AlarmOptions = Partial<cloudwatch.AlarmProps> & Pick<cloudwatch.AlarmProps,
 
 /**
  * An alarm that notifies the topic on ALARM and on OK; unless told otherwise it fires on one period at 1 or
- * more (over several periods: when each of them breaches), and no data (nothing happened) is not breaching.
+ * more (over several periods: when each of them breaches, unless `datapointsToAlarm` says fewer), and no data
+ * (nothing happened) is not breaching.
  */
 function alarm(scope: Construct, id: string, topic: sns.ITopic, props: AlarmOptions): cloudwatch.Alarm {
   return notify(
@@ -111,7 +112,9 @@ function alarm(scope: Construct, id: string, topic: sns.ITopic, props: AlarmOpti
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       ...props,
-      ...(props.evaluationPeriods ? { datapointsToAlarm: props.evaluationPeriods } : {}),
+      ...(props.evaluationPeriods
+        ? { datapointsToAlarm: props.datapointsToAlarm ?? props.evaluationPeriods }
+        : {}),
     }),
     topic,
   );
