@@ -38,9 +38,12 @@ export const PAGE_SHARDS = 64;
 /** The most page bytes one pack holds: a publish keeps each pack in memory while it writes it. */
 export const PACK_BYTES = 8 * 1024 * 1024;
 
+/** What the keys of the shards of page maps start with. */
+export const SHARD_PREFIX = `${PAGE_VERSIONS_PREFIX}map-`;
+
 /** The key of a shard of a page map, named by its MD5: `pages/map-<MD5>.json`, written once, shared by builds. */
 export function shardKey(md5: string): string {
-  return `${PAGE_VERSIONS_PREFIX}map-${md5}.json`;
+  return `${SHARD_PREFIX}${md5}.json`;
 }
 
 /** What the keys of a build's packs start with: `pages/<build>-`. */

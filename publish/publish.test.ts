@@ -17,6 +17,7 @@ import {
   KVS_PREVIOUS_BUILDS,
   MANIFEST,
   PAGE_HEADERS,
+  PAGE_VERSIONS_PREFIX,
 } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
@@ -33,7 +34,7 @@ import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { asVersion } from '../testing/tool.ts';
-import { buildKey, IMMUTABLE, packPrefix } from './core.ts';
+import { buildKey, IMMUTABLE, packPrefix, SHARD_PREFIX } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
 import { readHistory } from './history.ts';
@@ -437,8 +438,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     });
   });
 
-  it('prunes a build that died before its manifest with its packs, which no manifest lists', async () => {
+  it('prunes a build that died before its manifest with its packs and shards, which no manifest lists', async () => {
     const first = await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const shardsBefore = await keys(target.origin, SHARD_PREFIX);
     // A publish killed at its commit point: everything written but the manifest.
     const dying = new Proxy(target.origin, {
       get(origin, name) {
@@ -455,6 +457,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     await expect(publishBuild(died, { ...target, origin: dying }, options())).rejects.toThrow(/killed/);
     const deadPacks = await keys(target.origin, packPrefix(died.buildId));
     expect(deadPacks.length).toBeGreaterThan(0);
+    // The shard holding the retitled page's entry, and the shards of the one page the first build lacks.
+    const deadShards = (await keys(target.origin, SHARD_PREFIX)).filter((key) => !shardsBefore.includes(key));
+    expect(deadShards.length).toBeGreaterThan(0);
     expect((await readPointer(target.kvs)).live).toBe(first.buildId);
 
     for (let i = 0; i < 3; i += 1) {
@@ -463,6 +468,15 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     }
     expect(await keys(target.origin, packPrefix(died.buildId))).toEqual([]);
     expect(await keys(target.origin, buildKey(died.buildId, ''))).toEqual([]);
+    const shards = await keys(target.origin, SHARD_PREFIX);
+    expect(shards.filter((key) => deadShards.includes(key))).toEqual([]);
+    // Every shard and pack a kept build lists stays.
+    const held = new Set(await keys(target.origin, PAGE_VERSIONS_PREFIX));
+    for (const { id } of (await listBuilds(target)).builds) {
+      const { manifest } = await storedBuild(target.origin, id);
+      expect(Object.keys(manifest.shared ?? {}).filter((key) => !held.has(key))).toEqual([]);
+    }
+    expect((await storedBuild(target.origin, (await readPointer(target.kvs)).live ?? '')).damage).toEqual([]);
   });
 
   it('decides an unchanged build before completing it: nothing compressed, no page rendered, nothing written', async () => {

@@ -50,6 +50,7 @@ import {
   pageDamage,
   pagesOfShard,
   rollbackTarget,
+  SHARD_PREFIX,
   type StoredManifest,
   shardKey,
   shardOf,
@@ -510,17 +511,21 @@ export async function pruneBuilds(
   if (doomed.length === 0) return doomed;
   const sources = async (id: string) => Object.keys((await readManifest(origin, id))?.shared ?? {});
   const used = new Set((await Promise.all(ids.filter((id) => !doomed.includes(id)).map(sources))).flat());
+  const keysUnder = async (prefix: string) =>
+    (await origin.list(prefix, { md5: false })).map((object) => object.key);
+  let died = false;
   for (const id of doomed) {
     // A manifest lists the packs of its build. A publish that died before writing it left packs only their
     // names tell (`pages/<build>-<n>.pack`): those go too, unless a kept build uses them.
     const manifest = await readManifest(origin, id);
-    const listed = manifest
-      ? Object.keys(manifest.shared ?? {})
-      : (await origin.list(packPrefix(id), { md5: false })).map((object) => object.key);
-    const unused = listed.filter((key) => !used.has(key));
-    await origin.delete(unused);
+    died ||= !manifest;
+    const listed = manifest ? Object.keys(manifest.shared ?? {}) : await keysUnder(packPrefix(id));
+    await origin.delete(listed.filter((key) => !used.has(key)));
     await origin.deletePrefix(buildKey(id, ''));
   }
+  // Its shards are named by their content: those no kept build lists go (the run lock keeps out a publish
+  // that has written shards and not yet its manifest).
+  if (died) await origin.delete((await keysUnder(SHARD_PREFIX)).filter((key) => !used.has(key)));
   return doomed;
 }
 
