@@ -13,9 +13,11 @@ import {
   decide,
   groupBuilds,
   type LiveCatalog,
-  PAGE_SHARDS,
+  MAX_PAGE_SHARDS,
+  PAGES_PER_SHARD,
   pagesOfShard,
   rollbackTarget,
+  shardCount,
   shardOf,
   shardText,
 } from './core.ts';
@@ -271,10 +273,22 @@ describe('the page map in shards', () => {
     (_, n) => `0a1b2c3d-0000-4000-8000-${String(n).padStart(12, '0')}`,
   );
 
-  it('spreads patterned ids over every shard', () => {
-    const counts = new Array<number>(PAGE_SHARDS).fill(0);
-    for (const id of ids) counts[shardOf(id)] = (counts[shardOf(id)] ?? 0) + 1;
-    expect(Math.min(...counts)).toBeGreaterThan(10);
+  it('has as many shards as the pages need: one for a small catalog, doubling, at most the most', () => {
+    expect([0, 1, PAGES_PER_SHARD].map(shardCount)).toEqual([1, 1, 1]);
+    expect(shardCount(PAGES_PER_SHARD + 1)).toBe(2);
+    expect(shardCount(4 * PAGES_PER_SHARD + 1)).toBe(8);
+    // The realistic top (30,000 plans): the most shards, each under PAGES_PER_SHARD pages.
+    expect(shardCount(30_000)).toBe(MAX_PAGE_SHARDS);
+    expect(30_000 / MAX_PAGE_SHARDS).toBeLessThan(PAGES_PER_SHARD);
+    expect(shardCount(1_000_000)).toBe(MAX_PAGE_SHARDS);
+  });
+
+  it('spreads patterned ids over every shard, whatever the count', () => {
+    for (const count of [MAX_PAGE_SHARDS, 4]) {
+      const counts = new Array<number>(count).fill(0);
+      for (const id of ids) counts[shardOf(id, count)] = (counts[shardOf(id, count)] ?? 0) + 1;
+      expect(counts.every((n) => n > 10)).toBe(true);
+    }
   });
 
   it('keeps where each page version is, the same text for the same pages in any order', () => {

@@ -32,8 +32,21 @@ export function buildKey(buildId: string, key: string): string {
  */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** Shards of a build's page map: a change to one page rewrites one shard (docs/decisions.md#plan-pages). */
-export const PAGE_SHARDS = 64;
+/**
+ * A build's page map is split in shards, so a change to one page rewrites one shard; as many as the pages need,
+ * up to this many (docs/decisions.md#plan-pages).
+ */
+export const MAX_PAGE_SHARDS = 64;
+
+/** The pages a shard holds before the map splits into twice as many shards. */
+export const PAGES_PER_SHARD = 512;
+
+/** The shards of a map of `pages` pages: a power of two (one for a small catalog), at most {@link MAX_PAGE_SHARDS}. */
+export function shardCount(pages: number): number {
+  let count = 1;
+  while (count < MAX_PAGE_SHARDS && count * PAGES_PER_SHARD < pages) count *= 2;
+  return count;
+}
 
 /** The most page bytes one pack holds: a publish keeps each pack in memory while it writes it. */
 export const PACK_BYTES = 8 * 1024 * 1024;
@@ -56,9 +69,9 @@ export function packKey(buildId: string, n: number): string {
   return `${packPrefix(buildId)}${n}.pack`;
 }
 
-/** The shard of a plan's entry in a page map: from the MD5 of its id (ids need not be random). */
-export function shardOf(id: string): number {
-  return (createHash('md5').update(id).digest()[0] ?? 0) % PAGE_SHARDS;
+/** The shard of a plan's entry in a map of `count` shards: from the MD5 of its id (ids need not be random). */
+export function shardOf(id: string, count: number): number {
+  return (createHash('md5').update(id).digest()[0] ?? 0) % count;
 }
 
 /**

@@ -7,6 +7,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BuildObject, BuildResult } from '../builder/build.ts';
+import { totalPlans } from '../contract/disciplines.ts';
 import { settingRef } from '../contract/errors.ts';
 import {
   CATALOGS,
@@ -19,6 +20,7 @@ import {
   PAGE_HEADERS,
   PAGE_VERSIONS_PREFIX,
 } from '../contract/index.ts';
+import { generateRows } from '../fixtures/generate.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import {
@@ -34,7 +36,16 @@ import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { asVersion } from '../testing/tool.ts';
-import { buildKey, IMMUTABLE, packPrefix, SHARD_PREFIX } from './core.ts';
+import {
+  buildKey,
+  IMMUTABLE,
+  PAGES_PER_SHARD,
+  packPrefix,
+  pagesOfShard,
+  SHARD_PREFIX,
+  shardCount,
+  shardOf,
+} from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError } from './errors.ts';
 import { readHistory } from './history.ts';
@@ -186,7 +197,8 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const stored = await storedBuild(target.origin, result.buildId);
     expect(stored.damage).toEqual([]);
     expect(stored.manifest.pages).toBeUndefined();
-    expect(stored.manifest.pageShards).toHaveLength(64);
+    // 44 pages: a map of one shard (shardCount), listed with the pack among the objects the build shares.
+    expect(stored.manifest.pageShards).toHaveLength(1);
     const shards = [...new Set(stored.manifest.pageShards)].map((md5) => `pages/map-${md5}.json`);
     const pack = `pages/${result.buildId}-0.pack`;
     expect(Object.keys(stored.manifest.shared ?? {}).sort()).toEqual([pack, ...shards].sort());
@@ -642,11 +654,12 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       const bytes = sent
         .filter(({ method, copyOf }) => method === 'PUT' && copyOf === undefined)
         .reduce((sum, request) => sum + request.bytes, 0);
-      const manifest = (await target.origin.get(buildKey(next.buildId, 'manifest.json')))?.size ?? 0;
-      const extra = bytes - sizeOf([...uploaded, page, page]) - manifest;
-      // One shard of the page map and the history's record: a few hundred bytes, not a map of every page.
-      expect(extra).toBeGreaterThan(0);
-      expect(extra).toBeLessThan(1_000);
+      const sizes = new Map((await target.origin.list('')).map((object) => [object.key, object.size]));
+      const sizeAt = (key: string) => sizes.get(key) ?? Number.NaN;
+      const extra =
+        bytes - sizeOf([...uploaded, page, page]) - sizeAt(buildKey(next.buildId, 'manifest.json'));
+      // The shard of the page map and the history's record, nothing else (no map of every page in the manifest).
+      expect(extra).toBe(sizeAt(`pages/map-${shards[0]}.json`) + sizeAt(history[0] ?? ''));
     }
     // Whatever the origin, exactly those keys are new or changed.
     const after = await target.origin.list('');
@@ -760,6 +773,41 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       ...DISCIPLINES.map((d) => `catalog-${d}.json`),
       'openapi.yaml',
     ]);
+  });
+});
+
+describe('the page map of a bigger catalog (a directory)', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-shards-' });
+
+  it('is split by plan id into as many shards as its pages need, and a changed title rewrites one of them', async () => {
+    const many = [...generateRows(PAGES_PER_SHARD + 48, 7)];
+    const target = {
+      origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
+    };
+    const first = await build(many);
+    await publishBuild(first, target, options());
+    await publishBuild(await build(retitled(many, 'renamed', 5)), target, options());
+    const shardsOf = async (id: string | null) =>
+      (await storedBuild(target.origin, id ?? '')).manifest.pageShards ?? [];
+    const was = await shardsOf(first.buildId);
+    const now = await shardsOf((await readPointer(target.kvs)).live);
+    const plans = totalPlans(first.counts);
+    expect(plans).toBeGreaterThan(PAGES_PER_SHARD);
+    expect(now).toHaveLength(shardCount(plans));
+    expect(now).toHaveLength(2);
+    expect(now.filter((md5, index) => md5 !== was[index])).toHaveLength(1);
+    // Each shard holds the pages of the plans whose ids shardOf puts there, and every page is in one.
+    const held = await Promise.all(
+      now.map(async (md5, index) => {
+        const text = (await target.origin.get(`pages/map-${md5}.json`))?.body.toString() ?? '';
+        const ids = pagesOfShard(text).map(([key]) => idOf(key));
+        expect(ids.every((id) => shardOf(id, now.length) === index)).toBe(true);
+        return ids.length;
+      }),
+    );
+    expect(held.reduce((sum, n) => sum + n, 0)).toBe(plans);
+    expect(held.every((n) => n > PAGES_PER_SHARD / 4)).toBe(true);
   });
 });
 

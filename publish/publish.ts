@@ -43,7 +43,6 @@ import {
   ms,
   ownPagesOf,
   PACK_BYTES,
-  PAGE_SHARDS,
   type Protected,
   packKey,
   packPrefix,
@@ -52,6 +51,7 @@ import {
   rollbackTarget,
   SHARD_PREFIX,
   type StoredManifest,
+  shardCount,
   shardKey,
   shardOf,
   shardText,
@@ -340,10 +340,11 @@ async function upload(
         }),
     });
   });
-  const shards = Array.from({ length: PAGE_SHARDS }, () => new Map<string, WantedPage>());
+  const count = shardCount(pages.size);
+  const shards = Array.from({ length: count }, () => new Map<string, WantedPage>());
   for (const [key, page] of pages) {
     const id = key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
-    shards[shardOf(id)]?.set(id, page);
+    shards[shardOf(id, count)]?.set(id, page);
   }
   const kept = new Set(base?.manifest.pageShards);
   const pageShards = shards.map((shard) => {
