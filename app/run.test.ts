@@ -5,12 +5,13 @@
  * edge.
  */
 import { once } from 'node:events';
+import { readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SourceError } from '../contract/errors.ts';
-import { DISCIPLINES, STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
+import { CATALOGS, DISCIPLINES, STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE, plansMetric } from '../contract/metrics.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
@@ -31,8 +32,8 @@ import { type PublishRunOptions, type PublishSettings, publish } from './run.ts'
 import { defaultOf, parseSettings } from './settings/index.ts';
 
 /**
- * How often a build compressed its variants, rendered a plan page and rendered the catalogs, counted through
- * the real functions.
+ * How many variants a build compressed, how often it rendered a plan page and the catalogs, counted through the
+ * real functions.
  */
 const work = vi.hoisted(() => ({ compressions: 0, pages: 0, catalogs: 0 }));
 vi.mock('../builder/compress.ts', async (importOriginal) => {
@@ -40,7 +41,7 @@ vi.mock('../builder/compress.ts', async (importOriginal) => {
   return {
     ...actual,
     compress: (jobs: Parameters<typeof actual.compress>[0]) => {
-      work.compressions += 1;
+      work.compressions += jobs.length;
       return actual.compress(jobs);
     },
   };
@@ -305,6 +306,44 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
         .map((request) => `${request.method} ${request.key}`);
       expect(writes).toEqual([`PUT ${STATE_RUN_LOCK}`, `PUT ${STATE_LAST_RUN}`, 'POST ']);
     }
+  });
+
+  it('a run after a change compresses the catalogs, not openapi.yaml, whose variants it copies', async () => {
+    work.compressions = 0;
+    const first = publishSummaryOf((await publish(settings(), under.target, runOptions())).summary);
+    // Both variants of the three catalogs and openapi.yaml.
+    expect(work.compressions).toBe(2 * (CATALOGS.length + 1));
+    const rows = JSON.parse(await readFile(FIXTURES, 'utf8')) as { title: string }[];
+    const source = `${under.dir}/retitled.json`;
+    const retitled = rows.map((row, n) => (n === 5 ? { ...row, title: `${row.title} renamed` } : row));
+    await writeFile(source, JSON.stringify(retitled));
+    work.compressions = 0;
+    under.s3?.requests.splice(0);
+
+    const next = publishSummaryOf((await publish(settings({ source }), under.target, runOptions())).summary);
+    expect(next).toMatchObject({ result: 'published', previousBuildId: first.buildId });
+    // Each catalog holds generatedAt, so each is new; openapi.yaml is the live one.
+    expect(work.compressions).toBe(2 * CATALOGS.length);
+    const variants = ['openapi.yaml.br', 'openapi.yaml.gz'];
+    for (const build of [first.buildId, next.buildId]) {
+      const objects = await under.target.origin.list(`builds/${build}/openapi.yaml`);
+      expect(objects.map((object) => object.key.slice(`builds/${build}/`.length)).sort()).toEqual([
+        'openapi.yaml',
+        ...variants,
+      ]);
+    }
+    const [was, now] = await Promise.all(
+      [first.buildId, next.buildId].map(async (build) =>
+        Promise.all(
+          variants.map(async (key) => (await under.target.origin.get(`builds/${build}/${key}`))?.body),
+        ),
+      ),
+    );
+    expect(now).toEqual(was);
+    if (under.s3)
+      expect(
+        under.s3.requests.filter((request) => request.copyOf !== undefined).map((request) => request.key),
+      ).toEqual(expect.arrayContaining(variants.map((key) => `builds/${next.buildId}/${key}`)));
   });
 
   it('a second run during a first exits busy, naming the first, and changes nothing but its run record', async () => {

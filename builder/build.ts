@@ -102,8 +102,15 @@ export function buildObject(key: string, chunks: readonly Buffer[], metadata: Ob
 
 /** The manifest entry of an object: its metadata, size and digests. */
 export function manifestEntry(object: BuildObject): ManifestEntry {
-  const { key: _key, chunks: _chunks, body: _body, ...entry } = object;
-  return entry;
+  const { size, sha256, md5, contentType, contentEncoding, cacheControl } = object;
+  return {
+    size,
+    sha256,
+    md5,
+    contentType,
+    ...(contentEncoding ? { contentEncoding } : {}),
+    ...(cacheControl ? { cacheControl } : {}),
+  };
 }
 
 /**
@@ -276,8 +283,38 @@ const ENCODINGS = ['br', 'gzip'] as const;
 /** Pages rendered between two turns of the event loop (the compression threads' answers wait for one). */
 const PAGES_PER_TURN = 500;
 
+/** What {@link completeBuild} may keep instead of making. */
+export interface CompleteOptions {
+  /**
+   * Objects of the live build that are whole at the origin, by key: a served object with the same bytes as one
+   * of these keeps their variants' entries, which the publish copies, instead of compressing them again
+   * (docs/decisions.md#build-cost).
+   */
+  readonly kept?: Readonly<Record<string, ManifestEntry>>;
+}
+
+/** An object kept from the live build: its entry, and no bytes (they are copied at the origin, never read). */
+function keptObject(key: string, entry: ManifestEntry): BuildObject {
+  const unread = (): never => {
+    throw new Error(`${key} is kept from the live build: it is copied at the origin, its bytes never made`);
+  };
+  return {
+    key,
+    ...entry,
+    get chunks() {
+      return unread();
+    },
+    get body() {
+      return unread();
+    },
+  };
+}
+
 /** The second step: the catalogs' variants (on worker threads) while the pages render, then the manifest. */
-export async function completeBuild(prepared: PreparedBuild): Promise<BuildResult> {
+export async function completeBuild(
+  prepared: PreparedBuild,
+  options: CompleteOptions = {},
+): Promise<BuildResult> {
   const { parts, timings, ...kept } = prepared;
   const { openapi, root, plans } = parts;
   const renderStarted = performance.now();
@@ -294,8 +331,20 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
     ...DISCIPLINES.map((d) => buildObject(catalogFile(d), [shared(catalogs.byDiscipline[d])], json)),
     buildObject(ORIGIN_FILES.openapi, [shared([openapi])], { contentType: HEADER_VALUES.yaml }),
   ];
-  const jobs: CompressionJob[] = plain.flatMap((object) =>
-    ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
+  /** The kept variants of an object whose bytes are the live one's, each encoding's, else undefined. */
+  const keptVariants = (object: BuildObject) => {
+    const { kept } = options;
+    if (kept?.[object.key]?.md5 !== object.md5) return undefined;
+    const variants = ENCODINGS.map((encoding) => {
+      const key = `${object.key}${VARIANTS[encoding]}`;
+      const entry = kept[key];
+      return entry?.contentEncoding === encoding ? keptObject(key, entry) : undefined;
+    });
+    return variants.every((variant) => variant !== undefined) ? variants : undefined;
+  };
+  const made = plain.map((object) => ({ object, kept: keptVariants(object) }));
+  const jobs: CompressionJob[] = made.flatMap(({ object, kept }) =>
+    kept ? [] : ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
@@ -326,14 +375,15 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
 
   // The outputs come in the order of the jobs.
   let output = 0;
-  const objects: BuildObject[] = plain.flatMap((object) => [
+  const objects: BuildObject[] = made.flatMap(({ object, kept }) => [
     object,
-    ...ENCODINGS.map((contentEncoding) =>
-      buildObject(`${object.key}${VARIANTS[contentEncoding]}`, [outputs[output++] as Buffer], {
-        contentType: object.contentType,
-        contentEncoding,
-      }),
-    ),
+    ...(kept ??
+      ENCODINGS.map((contentEncoding) =>
+        buildObject(`${object.key}${VARIANTS[contentEncoding]}`, [outputs[output++] as Buffer], {
+          contentType: object.contentType,
+          contentEncoding,
+        }),
+      )),
   ]);
 
   const manifestStarted = performance.now();

@@ -301,7 +301,8 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
 
   it('repairs a live build whose object was damaged: the same content is published as a fresh build', async () => {
     const first = await publishBuild(await build(), target, options());
-    const key = buildKey(first.buildId, 'catalog-running.json.gz');
+    // openapi.yaml's variants are copied from the live build while whole: a damaged one is made again.
+    const key = buildKey(first.buildId, 'openapi.yaml.gz');
     const stored = await target.origin.get(key);
     const truncated = stored?.body.subarray(0, 100) ?? Buffer.alloc(0);
     if (s3) await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: truncated }));
@@ -312,11 +313,13 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const repaired = await publishBuild(await build(), target, options());
     expect(repaired.result).toBe('published');
     expect(repaired.warnings).toEqual([
-      expect.stringContaining(
-        `live build ${first.buildId} is damaged (catalog-running.json.gz has 100 bytes, not`,
-      ),
+      expect.stringContaining(`live build ${first.buildId} is damaged (openapi.yaml.gz has 100 bytes, not`),
     ]);
     expect((await readPointer(target.kvs)).live).toBe(repaired.buildId);
+    expect((await storedBuild(target.origin, repaired.buildId)).damage).toEqual([]);
+    expect((await target.origin.get(buildKey(repaired.buildId, 'openapi.yaml.gz')))?.body).toEqual(
+      stored?.body,
+    );
   });
 
   it('refuses a pointer that names no build (a hand-edited "../.."); --recover replaces it, and the history says so', async () => {

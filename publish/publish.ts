@@ -7,6 +7,7 @@ import {
   type BuildObject,
   type BuildResult,
   buildObject,
+  type CompleteOptions,
   completeBuild,
   type PreparedBuild,
 } from '../builder/build.ts';
@@ -274,6 +275,20 @@ const PACK_CONCURRENCY = 2;
  * changed; then, once durable, the manifest: the build's commit point. Returns the manifest and the live pages
  * it wants. Throws {@link UploadError}.
  */
+/** The keys the live build's damage check named (its own objects by key within it, shards and packs whole). */
+function damagedKeys(live: LiveCatalog): Set<string> {
+  return new Set(live.kind === 'build' ? live.damage.map((line) => line.slice(0, line.indexOf(' '))) : []);
+}
+
+/** The live build's own objects that are whole at the origin: a publish copies them rather than make them. */
+function keptFrom(live: LiveCatalog): CompleteOptions {
+  if (live.kind !== 'build') return {};
+  const damaged = damagedKeys(live);
+  return {
+    kept: Object.fromEntries(Object.entries(live.manifest.objects).filter(([key]) => !damaged.has(key))),
+  };
+}
+
 async function upload(
   origin: OriginStore,
   build: BuildResult,
@@ -282,7 +297,7 @@ async function upload(
   progress: ProgressSink,
 ): Promise<{ readonly manifest: StoredManifest; readonly pages: Map<string, WantedPage> }> {
   const base = live.kind === 'build' ? live : undefined;
-  const damaged = new Set(base?.damage.map((line) => line.slice(0, line.indexOf(' '))));
+  const damaged = damagedKeys(live);
   const writes: { readonly key: string; readonly write: () => Promise<unknown> }[] = [];
   for (const object of build.objects) {
     if (object.key === MANIFEST || object.key.startsWith(PAGE_OBJECT_PREFIX)) continue;
@@ -691,7 +706,7 @@ export async function publishBuild(
 
   const progress = options.progress ?? (() => {});
   progress({ stage: 'compressing and rendering pages' });
-  const built = await completeBuild(candidate);
+  const built = await completeBuild(candidate, keptFrom(live));
   bytes = built.objects.reduce((sum, object) => sum + object.size, 0);
   completeMs = lap();
 
