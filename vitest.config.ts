@@ -44,7 +44,7 @@ export default defineConfig({
           include: ['**/*.test.ts'],
           exclude: [...EXCLUDE, ...INFRA, ...OWN_PROCESS],
           // The command line registers itself with the test harness, so runCatalog runs commands in-process.
-          setupFiles: ['cli/vitest.setup.ts'],
+          setupFiles: ['testing/vitest.setup.ts', 'cli/vitest.setup.ts'],
           isolate: false,
         },
       },
@@ -54,7 +54,7 @@ export default defineConfig({
           name: 'own-process',
           include: OWN_PROCESS,
           exclude: EXCLUDE,
-          setupFiles: ['cli/vitest.setup.ts'],
+          setupFiles: ['testing/vitest.setup.ts', 'cli/vitest.setup.ts'],
         },
       },
       {
@@ -66,7 +66,7 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           include: INFRA,
           exclude: EXCLUDE,
-          setupFiles: ['cli/vitest.setup.ts'],
+          setupFiles: ['testing/vitest.setup.ts', 'cli/vitest.setup.ts'],
           globalSetup: ['testing/infra/global-setup.ts'],
           testTimeout: 0,
           hookTimeout: 0,
