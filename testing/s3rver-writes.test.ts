@@ -33,3 +33,44 @@ it("answers a PutObject only once the object's bytes are in its file, however sl
     await s3.stop();
   }
 });
+
+it('gives a GET while the same key is written the old object or the new one, whole', async () => {
+  const s3 = await startS3();
+  try {
+    const key = 'state/run-lock.json';
+    const put = (body: Buffer) =>
+      s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: body }));
+    const read = async () => {
+      const answer = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+      return Buffer.from(await (answer.Body?.transformToByteArray() ?? new Uint8Array()));
+    };
+    const old = Buffer.from('o'.repeat(5000));
+    await put(old);
+    // The new object's write takes 300 ms once its file is open (and emptied): the GETs come meanwhile.
+    let opened = () => {};
+    const writing = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    storeFs.createWriteStream = ((path: string) => {
+      const file = original(path);
+      opened();
+      return new Writable({
+        write(chunk, encoding, callback) {
+          setTimeout(() => file.write(chunk, encoding, callback), 300);
+        },
+        final(callback) {
+          file.end(callback);
+        },
+      });
+    }) as typeof original;
+    const next = Buffer.from('n'.repeat(3000));
+    const putting = put(next);
+    await writing;
+    const reads = await Promise.all([read(), read(), read()]);
+    await putting;
+    for (const bytes of reads) expect([old, next]).toContainEqual(bytes);
+    expect(await read()).toEqual(next);
+  } finally {
+    await s3.stop();
+  }
+});

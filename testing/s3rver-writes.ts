@@ -6,12 +6,19 @@
  * made the publish tests fail now and then. Amazon S3 answers a PutObject only once the whole object is
  * stored. This replaces the store's `putObject` with one that answers after the write stream has finished
  * (the same files: the object, its MD5 and its metadata, written by the store's own `putMetadata`).
+ *
+ * It also writes those files in place, so a GET while the same key is written read a truncated file under the
+ * old metadata's length: the server closed the connection mid-body and the reader got "aborted" (three runs
+ * taking over the run lock, one replacing it while the others read it). Amazon S3 gives a reader the old object
+ * or the new one, whole. So each key's reads, writes and copies take turns here, and a read holds its bytes
+ * before it answers.
  * Test support only; imported by testing/aws.ts before s3rver starts.
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Readable, Transform } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
 
 const require = createRequire(import.meta.url);
@@ -23,10 +30,39 @@ interface StoredObject {
   readonly metadata: Record<string, string>;
 }
 
+/** s3rver's object as its store answers a GET or HEAD: the bytes as a stream (s3rver destroys it for a HEAD). */
+interface FoundObject {
+  content: Readable | null;
+}
+
 interface FilesystemStore {
   getResourcePath(bucket: string, key: string, resource: string): string;
   putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
   putObject(object: StoredObject): Promise<{ size: number; md5: string }>;
+  getObject(bucket: string, key: string, options?: unknown): Promise<FoundObject | null>;
+  copyObject(
+    bucket: string,
+    key: string,
+    toBucket: string,
+    toKey: string,
+    ...rest: unknown[]
+  ): Promise<unknown>;
+}
+
+/** The work on each key now running or waiting, the last in line. */
+const turns = new Map<string, Promise<unknown>>();
+
+/** Runs `work` once everything before it on each of `keys` has ended, and holds them until it ends. */
+function inTurn<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
+  const ids = [...new Set(keys)];
+  const before = Promise.all(ids.map((id) => turns.get(id)));
+  const done = before.then(work);
+  const ended = done.catch(() => undefined);
+  for (const id of ids) turns.set(id, ended);
+  void ended.then(() => {
+    for (const id of ids) if (turns.get(id) === ended) turns.delete(id);
+  });
+  return done;
 }
 
 /** The file system module s3rver's store writes with (fs-extra), so a test can slow its writes down. */
@@ -39,7 +75,27 @@ export const storeFs = require(
 
 const store = (require('s3rver/lib/stores/filesystem.js') as { prototype: FilesystemStore }).prototype;
 
-store.putObject = async function putObject(this: FilesystemStore, object: StoredObject) {
+const { getObject, copyObject } = store;
+
+store.getObject = function getObjectInTurn(this: FilesystemStore, bucket, key, options) {
+  return inTurn([`${bucket}/${key}`], async () => {
+    const found = await getObject.call(this, bucket, key, options);
+    if (found?.content) found.content = Readable.from([await buffer(found.content)]);
+    return found;
+  });
+};
+
+store.copyObject = function copyObjectInTurn(this: FilesystemStore, bucket, key, toBucket, toKey, ...rest) {
+  return inTurn([`${bucket}/${key}`, `${toBucket}/${toKey}`], () =>
+    copyObject.call(this, bucket, key, toBucket, toKey, ...rest),
+  );
+};
+
+store.putObject = function putObjectInTurn(this: FilesystemStore, object: StoredObject) {
+  return inTurn([`${object.bucket}/${object.key}`], () => writeObject.call(this, object));
+};
+
+async function writeObject(this: FilesystemStore, object: StoredObject) {
   const path = this.getResourcePath(object.bucket, object.key, 'object');
   await storeFs.mkdirp(dirname(path));
   const md5 = createHash('md5');
@@ -56,4 +112,4 @@ store.putObject = async function putObject(this: FilesystemStore, object: Stored
   const digest = md5.digest('hex');
   await this.putMetadata(object.bucket, object.key, object.metadata, digest);
   return { size, md5: digest };
-};
+}
