@@ -9,19 +9,25 @@ afterEach(() => {
   storeFs.createWriteStream = original;
 });
 
-it("answers a PutObject only once the object's bytes are in its file, however slow the disk", async () => {
-  // A disk that takes 200 ms for each write: the object must still read back whole right after its PUT.
+/** A disk on which each write of s3rver's store takes `ms`; `opened` is called as each file is opened (emptied). */
+function slowDisk(ms: number, opened: () => void = () => {}): void {
   storeFs.createWriteStream = ((path: string) => {
     const file = original(path);
+    opened();
     return new Writable({
       write(chunk, encoding, callback) {
-        setTimeout(() => file.write(chunk, encoding, callback), 200);
+        setTimeout(() => file.write(chunk, encoding, callback), ms);
       },
       final(callback) {
         file.end(callback);
       },
     });
   }) as typeof original;
+}
+
+it("answers a PutObject only once the object's bytes are in its file, however slow the disk", async () => {
+  // A disk that takes 200 ms for each write: the object must still read back whole right after its PUT.
+  slowDisk(200);
   const s3 = await startS3();
   try {
     const body = Buffer.from('x'.repeat(3862));
@@ -51,18 +57,7 @@ it('gives a GET while the same key is written the old object or the new one, who
     const writing = new Promise<void>((resolve) => {
       opened = resolve;
     });
-    storeFs.createWriteStream = ((path: string) => {
-      const file = original(path);
-      opened();
-      return new Writable({
-        write(chunk, encoding, callback) {
-          setTimeout(() => file.write(chunk, encoding, callback), 300);
-        },
-        final(callback) {
-          file.end(callback);
-        },
-      });
-    }) as typeof original;
+    slowDisk(300, opened);
     const next = Buffer.from('n'.repeat(3000));
     const putting = put(next);
     await writing;
