@@ -333,18 +333,18 @@ export async function completeBuild(
   ];
   /** The kept variants of an object whose bytes are the live one's, each encoding's, else undefined. */
   const keptVariants = (object: BuildObject) => {
-    const { kept } = options;
-    if (kept?.[object.key]?.md5 !== object.md5) return undefined;
+    const live = options.kept;
+    if (live?.[object.key]?.md5 !== object.md5) return undefined;
     const variants = ENCODINGS.map((encoding) => {
       const key = `${object.key}${VARIANTS[encoding]}`;
-      const entry = kept[key];
+      const entry = live[key];
       return entry?.contentEncoding === encoding ? keptObject(key, entry) : undefined;
     });
     return variants.every((variant) => variant !== undefined) ? variants : undefined;
   };
-  const made = plain.map((object) => ({ object, kept: keptVariants(object) }));
-  const jobs: CompressionJob[] = made.flatMap(({ object, kept }) =>
-    kept ? [] : ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
+  const made = plain.map((object) => ({ object, variants: keptVariants(object) }));
+  const jobs: CompressionJob[] = made.flatMap(({ object, variants }) =>
+    variants ? [] : ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
@@ -375,9 +375,9 @@ export async function completeBuild(
 
   // The outputs come in the order of the jobs.
   let output = 0;
-  const objects: BuildObject[] = made.flatMap(({ object, kept }) => [
+  const objects: BuildObject[] = made.flatMap(({ object, variants }) => [
     object,
-    ...(kept ??
+    ...(variants ??
       ENCODINGS.map((contentEncoding) =>
         buildObject(`${object.key}${VARIANTS[contentEncoding]}`, [outputs[output++] as Buffer], {
           contentType: object.contentType,

@@ -269,12 +269,6 @@ const pageObjects = (build: BuildResult): Map<string, BuildObject> =>
 /** Packs rendered and held in memory at once. */
 const PACK_CONCURRENCY = 2;
 
-/**
- * Writes what a build adds at the origin, never overwriting (copied from the live build where the bytes are the
- * same): its own objects, the pages the live build does not hold in packs, the shards of its page map that
- * changed; then, once durable, the manifest: the build's commit point. Returns the manifest and the live pages
- * it wants. Throws {@link UploadError}.
- */
 /** The keys the live build's damage check named (its own objects by key within it, shards and packs whole). */
 function damagedKeys(live: LiveCatalog): Set<string> {
   return new Set(live.kind === 'build' ? live.damage.map((line) => line.slice(0, line.indexOf(' '))) : []);
@@ -289,6 +283,12 @@ function keptFrom(live: LiveCatalog): CompleteOptions {
   };
 }
 
+/**
+ * Writes what a build adds at the origin, never overwriting (copied from the live build where the bytes are the
+ * same): its own objects, the pages the live build does not hold in packs, the shards of its page map that
+ * changed; then, once durable, the manifest: the build's commit point. Returns the manifest and the live pages
+ * it wants. Throws {@link UploadError}.
+ */
 async function upload(
   origin: OriginStore,
   build: BuildResult,
