@@ -1,10 +1,14 @@
+import { createHash } from 'node:crypto';
 import {
   DeleteBucketWebsiteCommand,
   GetBucketWebsiteCommand,
+  HeadObjectCommand,
   PutBucketWebsiteCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3, type TestS3 } from './aws.ts';
+
+const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
 describe('s3rver, its bucket configurations kept between requests', () => {
   let s3: TestS3;
@@ -31,5 +35,21 @@ describe('s3rver, its bucket configurations kept between requests', () => {
     expect((await read()).IndexDocument?.Suffix).toBe('index.html');
     await s3.client.send(new DeleteBucketWebsiteCommand({ Bucket: s3.bucket }));
     expect(await nameOfError(read())).toBe('NoSuchWebsiteConfiguration');
+  });
+});
+
+describe('s3rver, objects seeded through its store', () => {
+  it('are what a GetObject and a HeadObject answer, as if put, without a request each', async () => {
+    const s3 = await startS3();
+    try {
+      await s3.seed({ 'a/1.txt': 'one', 'a/2.txt': 'two' });
+      expect(s3.requests).toEqual([]);
+      expect(await s3.keys()).toEqual(['a/1.txt', 'a/2.txt']);
+      expect((await s3.body('a/2.txt'))?.toString('utf8')).toBe('two');
+      const head = await s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: 'a/1.txt' }));
+      expect(head).toMatchObject({ ContentType: 'text/plain', ContentLength: 3, ETag: `"${md5('one')}"` });
+    } finally {
+      await s3.stop();
+    }
   });
 });

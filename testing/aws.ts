@@ -18,6 +18,8 @@ import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from './cli.ts';
 import './s3rver-writes.ts';
 
+const require = createRequire(import.meta.url);
+
 /** The credentials s3rver accepts (it checks signatures). */
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
@@ -66,6 +68,11 @@ export interface TestS3 {
   body(key: string): Promise<Buffer | null>;
   /** Every key of the bucket, sorted. */
   keys(): Promise<string[]>;
+  /**
+   * Stores objects (text, `text/plain`) through s3rver's own store, as its PutObject stores them, without a
+   * request each: for a test whose subject is what it does with many objects, not putting them.
+   */
+  seed(objects: Readonly<Record<string, string>>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -83,6 +90,7 @@ interface S3rverContext {
 
 /** The part of s3rver's file store the fixes below use. */
 interface S3rverStore {
+  putObject(object: unknown): Promise<unknown>;
   deleteObject(bucket: string, key: string): Promise<void>;
   getResourcePath(bucket: string, key: string, resource: string): string;
   getBucketPath(bucket: string): string;
@@ -162,7 +170,7 @@ function conditionalWrites(bucket: string) {
  * is in the default provider: s3rver's `des` is served by it (nothing else in the process asks for `des`).
  */
 function serveSingleDes(): void {
-  const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto') & {
+  const crypto = require('node:crypto') as typeof import('node:crypto') & {
     __singleDes?: boolean;
   };
   if (crypto.__singleDes) return;
@@ -264,6 +272,19 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
     async keys() {
       const answer = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
       return (answer.Contents ?? []).map((item) => item.Key ?? '').sort();
+    },
+    async seed(objects) {
+      const S3Object = require('s3rver/lib/models/object.js') as new (
+        bucket: string,
+        key: string,
+        content: Buffer,
+        metadata: Record<string, string>,
+      ) => unknown;
+      await Promise.all(
+        Object.entries(objects).map(([key, text]) =>
+          store.putObject(new S3Object(bucket, key, Buffer.from(text), { 'content-type': 'text/plain' })),
+        ),
+      );
     },
     async stop() {
       client.destroy();
