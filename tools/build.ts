@@ -42,7 +42,18 @@ try {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
+    // Packages stay in node_modules, but zod: it is about 95 modules, each resolved and compiled on every start
+    // (every command validates with it); bundled, a command starts sooner (docs/decisions.md#command-line).
+    plugins: [
+      {
+        name: 'packages-external-but-zod',
+        setup(build) {
+          build.onResolve({ filter: /^[^./]/ }, ({ path }) =>
+            /^zod(\/|$)/.test(path) ? undefined : { path, external: true },
+          );
+        },
+      },
+    ],
     sourcemap: 'linked',
     logLevel: 'warning',
   });
