@@ -38,3 +38,8 @@ export function storeFailure(what: string, options: ErrorOptions & { readOnly?: 
 export class HistoryError extends CatalogError {
   override name = 'HistoryError';
 }
+
+/** Another run holds the run lock (publish/lock.ts), so a command that needs it changed nothing. */
+export class RunLockBusyError extends CatalogError {
+  override name = 'RunLockBusyError';
+}

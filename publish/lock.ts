@@ -19,7 +19,7 @@ export const RUN_LOCK_TTL_MS = 120_000;
 export const RunLockRecord = z.object({
   /** A random id of the run holding it. */
   run: z.string(),
-  /** What runs: `catalog publish`, `lambda`. */
+  /** What runs: `catalog publish`, `catalog rollback`, `lambda`. */
   by: z.string(),
   host: z.string(),
   pid: z.number().int(),

@@ -19,6 +19,7 @@ import {
   MANIFEST,
   PAGE_HEADERS,
   PAGE_VERSIONS_PREFIX,
+  STATE_RUN_LOCK,
 } from '../contract/index.ts';
 import { generateRows } from '../fixtures/generate.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
@@ -47,8 +48,9 @@ import {
   shardOf,
 } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
-import { HistoryError, PublishRefusedError } from './errors.ts';
+import { HistoryError, PublishRefusedError, RunLockBusyError } from './errors.ts';
 import { readHistory } from './history.ts';
+import { acquireRunLock, describeHolder } from './lock.ts';
 import type { OriginStore } from './origin.ts';
 import { DeploymentError, PointerMovedError, readPointer } from './pointer.ts';
 import {
@@ -383,6 +385,28 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       previous: [first.buildId],
       origin: (await target.origin.bindingFor(target.kvs.name)).origin,
     });
+  });
+
+  it('rolls back only under the run lock: while a run holds it, nothing moves and the holder is named', async () => {
+    const first = await publishBuild(await build(rows.slice(0, 40)), target, options());
+    const second = await publishBuild(await build(), target, options());
+    const attempt = await acquireRunLock(target.origin, 'catalog publish');
+    if (!('held' in attempt)) throw new Error('the run lock was not free');
+    const pointer = await readPointer(target.kvs);
+    const history = await readHistory(target.origin, 10);
+    await expect(rollback(target, { now: new Date() })).rejects.toThrow(
+      new RunLockBusyError(
+        `another run holds the run lock at ${target.origin.name}: ${describeHolder(attempt.held.record)}; nothing was changed (roll back once it ends; a run that died leaves its lock to expire within 2 minutes)`,
+      ),
+    );
+    expect(await readPointer(target.kvs)).toEqual(pointer);
+    expect(await readHistory(target.origin, 10)).toEqual(history);
+    expect(pointer.live).toBe(second.buildId);
+
+    await attempt.held.release();
+    expect((await rollback(target, { now: new Date() })).buildId).toBe(first.buildId);
+    // Released when the rollback ended: the next run takes the lock.
+    expect(await target.origin.get(STATE_RUN_LOCK)).toBeNull();
   });
 
   it('unpins and publishes in one run when asked to', async () => {
@@ -722,15 +746,17 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       await serving({ 0: [404, 'Plan not found'], 2: [200, title(2)], 42: [200, title(42)] });
 
       // The rollback makes the first build's pages live again: it writes the two that differ (their bytes read
-      // from the first build's pack) and deletes the two the first build lacks, and writes nothing else.
+      // from the first build's pack) and deletes the two the first build lacks, under the run lock it takes
+      // and releases (a put and a delete of its own), and writes nothing else.
       await rollback(target, { now: new Date() });
       if (s3)
         expect(writesOf(s3.requests.splice(0)).filter((line) => !line.includes('state/history/'))).toEqual(
           [0, 2]
             .map((index) => `PUT ${pageKey(index)}`)
-            .concat('DELETE')
+            .concat('DELETE', 'DELETE', `PUT ${STATE_RUN_LOCK}`)
             .sort(),
         );
+      expect(await target.origin.get(STATE_RUN_LOCK)).toBeNull();
       await serving({ 0: [200, title(0)], 2: [200, `${title(2)} earlier`], 42: [404, 'Plan not found'] });
       expect(await target.origin.get(pageKey(43))).toBeNull();
     } finally {

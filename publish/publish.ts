@@ -58,8 +58,9 @@ import {
   shardText,
   type WantedPage,
 } from './core.ts';
-import { HistoryError, PublishRefusedError, storeFailure, UploadError } from './errors.ts';
+import { HistoryError, PublishRefusedError, RunLockBusyError, storeFailure, UploadError } from './errors.ts';
 import { everLive, listMoves, type PointerMove, recordMove } from './history.ts';
+import { acquireRunLock, describeHolder, type LockAttempt, RUN_LOCK_TTL_MS } from './lock.ts';
 import { bytesObject, type ObjectToWrite, type OriginStore, objectToWrite, stateObject } from './origin.ts';
 import {
   type Binding,
@@ -819,19 +820,47 @@ export async function rollback(
   const progress = options.progress ?? (() => {});
   progress({ stage: 'reading the builds' });
   let pointer: Pointer;
-  let builds: Map<string, string[]>;
   try {
-    [pointer, builds] = await Promise.all([
-      readPointer(target.kvs),
-      target.origin.list('builds/').then(groupBuilds),
-    ]);
+    pointer = await readPointer(target.kvs);
   } catch (error) {
-    throw storeFailure(`reading the builds of ${target.origin.name} failed`, {
+    throw storeFailure(`reading the live build from ${target.kvs.name} failed`, {
       cause: error,
       readOnly: true,
     });
   }
   const where = await proveDeployment(target, pointer);
+  // The rest under the run lock, as a run's prune is: no prune deletes the build a rollback chooses and moves to.
+  let attempt: LockAttempt;
+  try {
+    attempt = await acquireRunLock(target.origin, 'catalog rollback');
+  } catch (error) {
+    throw storeFailure(`taking the run lock at ${target.origin.name} failed`, { cause: error });
+  }
+  if ('busy' in attempt)
+    throw new RunLockBusyError(
+      `another run holds the run lock at ${target.origin.name}: ${describeHolder(attempt.busy)}; nothing was changed (roll back once it ends; a run that died leaves its lock to expire within ${RUN_LOCK_TTL_MS / 60_000} minutes)`,
+    );
+  try {
+    return await rollbackLocked(target, options, pointer, where);
+  } finally {
+    await attempt.held.release();
+  }
+}
+
+/** {@link rollback} once it holds the run lock. */
+async function rollbackLocked(
+  target: PublishTarget,
+  options: Parameters<typeof rollback>[1],
+  pointer: Pointer,
+  where: Binding,
+): Promise<RollbackSummary> {
+  const progress = options.progress ?? (() => {});
+  let builds: Map<string, string[]>;
+  try {
+    builds = groupBuilds(await target.origin.list('builds/'));
+  } catch (error) {
+    throw storeFailure(`reading the builds of ${target.origin.name} failed`, { cause: error });
+  }
   const chosen = rollbackTarget(builds, pointer, options.to);
   if ('error' in chosen) throw new HistoryError(`${target.origin.name}: ${chosen.error}`);
   progress({ stage: `checking build ${chosen.id}` });
