@@ -841,7 +841,7 @@ export async function rollback(
       `another run holds the run lock at ${target.origin.name}: ${describeHolder(attempt.busy)}; nothing was changed (roll back once it ends; a run that died leaves its lock to expire within ${RUN_LOCK_TTL_MS / 60_000} minutes)`,
     );
   try {
-    return await rollbackLocked(target, options, pointer, where);
+    return await rollbackLocked(target, options, where);
   } finally {
     await attempt.held.release();
   }
@@ -851,13 +851,17 @@ export async function rollback(
 async function rollbackLocked(
   target: PublishTarget,
   options: Parameters<typeof rollback>[1],
-  pointer: Pointer,
   where: Binding,
 ): Promise<RollbackSummary> {
   const progress = options.progress ?? (() => {});
+  // Read again under the lock: a run that ended between the first read and the lock may have moved the pointer.
+  let pointer: Pointer;
   let builds: Map<string, string[]>;
   try {
-    builds = groupBuilds(await target.origin.list('builds/'));
+    [pointer, builds] = await Promise.all([
+      readPointer(target.kvs),
+      target.origin.list('builds/').then(groupBuilds),
+    ]);
   } catch (error) {
     throw storeFailure(`reading the builds of ${target.origin.name} failed`, { cause: error });
   }
