@@ -2,7 +2,8 @@
  * Test setup (vitest.config.ts): lets the test harness run `catalog` in-process (testing/cli.ts runCatalog) —
  * the same program, exit codes and output as the `catalog` process, without a process start per call. The
  * harness cannot import the command line (nothing below it may), so the command line registers itself here.
- * A long-running command (serve, start, proxy) is stopped as soon as it is serving.
+ * A long-running command (serve, start, proxy) is stopped as soon as it is serving, unless the harness keeps
+ * it running (testing/cli.ts startServe).
  */
 import { Readable } from 'node:stream';
 import type { Command } from 'commander';
@@ -59,7 +60,8 @@ useInProcessCatalog(async (argv, options) => {
       stdout += text;
     },
     stderr: (text) => {
-      stderr += text;
+      if (options.serving) options.serving.stderr(text);
+      else stderr += text;
     },
     stdin: Readable.from(options.input !== undefined ? [options.input] : []),
     onStop: (stop) => {
@@ -68,6 +70,16 @@ useInProcessCatalog(async (argv, options) => {
   };
   const { runCli } = await import('./program.ts');
   const code = options.checkOnly ? await checkArguments(argv, io) : await runCli(argv, io);
-  for (const stop of stops) await stop('SIGTERM');
+  // As the process does on SIGTERM: each stop, then exit 0, or 1 when one fails (cli/io.ts).
+  const stop = async () => {
+    try {
+      for (const each of stops.splice(0)) await each('SIGTERM');
+      return code;
+    } catch {
+      return 1;
+    }
+  };
+  if (options.serving) return { code, stdout, stderr, stop };
+  await stop();
   return { code, stdout, stderr };
 });

@@ -108,15 +108,18 @@ export async function nextAccessLogEntry(
 }
 
 /**
- * A test world and a `catalog serve` over it (plain store) for the suites of the enclosing `describe`: made
- * before them, stopped and removed after. Read `.world` and `.server` inside a test.
+ * A test world and a `catalog serve` over it (plain store; its own process with `process`) for the suites of
+ * the enclosing `describe`: made before them, stopped and removed after. Read `.world` and `.server` inside a test.
  */
-export function useServedWorld(): { readonly world: TestWorld; readonly server: ServeProcess } {
+export function useServedWorld(options: { process?: boolean } = {}): {
+  readonly world: TestWorld;
+  readonly server: ServeProcess;
+} {
   let world: TestWorld | undefined;
   let server: ServeProcess | undefined;
   beforeAll(async () => {
     world = await createTestWorld();
-    server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
+    server = await startServe(['--origin', world.originDir, '--store', world.stores.plain], options);
   });
   afterAll(async () => {
     await server?.stop();

@@ -72,12 +72,21 @@ export function runCatalogProcess(
 /** Runs the `catalog` program in this process (registered by the command line's test setup). */
 export type InProcessCatalog = (
   argv: readonly string[],
-  options: { readonly env: NodeJS.ProcessEnv; readonly input?: string; readonly checkOnly?: boolean },
-) => Promise<CliResult & { readonly code: number }>;
+  options: {
+    readonly env: NodeJS.ProcessEnv;
+    readonly input?: string;
+    readonly checkOnly?: boolean;
+    /**
+     * Keeps a long-running command (serve) running once its action has returned, as its process would, and
+     * hands each write to stderr over at once: the run's `stop` stops it as SIGTERM stops the process.
+     */
+    readonly serving?: { readonly stderr: (text: string) => void };
+  },
+) => Promise<CliResult & { readonly code: number; readonly stop?: () => Promise<number> }>;
 
 let inProcessCatalog: InProcessCatalog | undefined;
 
-/** Called by cli/vitest.setup.ts: {@link runCatalog} then runs commands in-process. */
+/** Called by cli/vitest.setup.ts: {@link runCatalog} and {@link startServe} then run commands in-process. */
 export function useInProcessCatalog(run: InProcessCatalog): void {
   inProcessCatalog = run;
 }
@@ -103,7 +112,24 @@ export async function runCatalog(
     throw new Error('runCatalog: checkOnly needs the in-process command line (cli/vitest.setup.ts), no cwd');
   if (!run || (options.cwd !== undefined && resolve(options.cwd) !== resolve(ROOT)))
     return runCatalogProcess(args, options);
-  const env = cleanEnv({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(options.env ?? {}) });
+  return inProcessRun(options.env, (env) =>
+    run(args, {
+      env,
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      ...(options.checkOnly ? { checkOnly: true } : {}),
+    }),
+  );
+}
+
+/**
+ * Runs `work` with `process.env` set to the test environment made of `extra` (runCatalog says why), restoring
+ * it when the last in-process run under way ends.
+ */
+async function inProcessRun<T>(
+  extra: Record<string, string> | undefined,
+  work: (env: NodeJS.ProcessEnv) => Promise<T>,
+): Promise<T> {
+  const env = cleanEnv({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(extra ?? {}) });
   if (inProcess && JSON.stringify(inProcess.env) !== JSON.stringify(env))
     throw new Error(
       'runCatalog: in-process runs at the same time need the same environment (use runCatalogProcess)',
@@ -112,11 +138,7 @@ export async function runCatalog(
   inProcess.runs += 1;
   process.env = inProcess.env;
   try {
-    return await run(args, {
-      env,
-      ...(options.input !== undefined ? { input: options.input } : {}),
-      ...(options.checkOnly ? { checkOnly: true } : {}),
-    });
+    return await work(env);
   } finally {
     inProcess.runs -= 1;
     if (inProcess.runs === 0) {
@@ -134,15 +156,15 @@ export async function scratchDir(
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** A running `catalog serve` child process. */
+/** A running `catalog serve` (its own process, or in this one: testing/cli.ts startServe). */
 export interface ServeProcess {
   /** `http://127.0.0.1:PORT` */
   readonly url: string;
   /** Every stderr line so far (access log lines are JSON). */
   readonly lines: string[];
-  /** The process id (to read its memory, or signal it). */
+  /** The id of the process that serves (to read its memory, or signal it): this one when in-process. */
   readonly pid: number;
-  /** Stops the server with SIGTERM and resolves with its exit code. */
+  /** Stops the server as SIGTERM does and resolves with its exit code. */
   stop(): Promise<number | null>;
 }
 
@@ -166,18 +188,35 @@ export async function accessLogStart(serve: Pick<ServeProcess, 'url' | 'lines'>)
   throw new Error(`the access log of ${serve.url} never logged the mark request`);
 }
 
+const SERVE_READY = /catalog serve: listening on (http:\/\/\S+)/;
+
 /**
- * Starts `catalog serve …args --port 0` and resolves once it listens. Rejects (and kills the child) if it
- * exits or has not announced its address within `timeoutMs`.
+ * Starts `catalog serve …args --port 0` and resolves once it listens: in this process when the test setup
+ * registered the command line (the same program and log, stopped as SIGTERM stops it, without a process start
+ * of about half a CPU second), else — or with `process` — as its own process, which `timeoutMs` bounds. Rejects
+ * (and stops it) if it ends before listening.
  */
-export function startServe(
+export async function startServe(
   args: readonly string[],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { env?: Record<string, string>; timeoutMs?: number; process?: boolean } = {},
 ): Promise<ServeProcess> {
-  return startCatalog(['serve', '--port', '0', ...args], {
-    ...options,
-    ready: /listening on (http:\/\/\S+)/,
-  });
+  const argv = ['serve', '--port', '0', ...args];
+  const run = inProcessCatalog;
+  if (!run || options.process) return startCatalog(argv, { ...options, ready: SERVE_READY });
+  const lines: string[] = [];
+  let buffered = '';
+  const stderr = (text: string) => {
+    const parts = (buffered + text).split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+  };
+  const started = await inProcessRun(options.env, (env) => run(argv, { env, serving: { stderr } }));
+  const url = lines.map((line) => SERVE_READY.exec(line)?.[1]).find((found) => found !== undefined);
+  if (url === undefined) {
+    await started.stop?.();
+    throw new Error(`catalog serve exited with ${started.code}: ${[...lines, buffered].join('\n')}`);
+  }
+  return { url, lines, pid: process.pid, stop: async () => (await started.stop?.()) ?? started.code };
 }
 
 /**

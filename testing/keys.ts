@@ -1,13 +1,12 @@
 /**
- * Test support for the key and CORS commands end to end: a `catalog serve` child process over a store file,
+ * Test support for the key and CORS commands end to end: a `catalog serve` over a store file,
  * plain HTTP requests to it on 127.0.0.1, and polling with a bounded wait. Test support only.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CATALOG_BIN, EMPTY_STORE, ROOT, runCatalog, scratchDir } from './cli.ts';
+import { EMPTY_STORE, runCatalog, scratchDir, startServe } from './cli.ts';
 
 export interface LocalEdge {
   readonly url: string;
@@ -22,59 +21,24 @@ export async function startLocalEdge(): Promise<LocalEdge> {
   const { dir, remove } = await scratchDir('catalog-keys-e2e-');
   const origin = join(dir, 'origin');
   const store = join(dir, 'kvs.json');
-  const built = await runCatalog(['build', '--out', origin]);
-  if (built.code !== 0) throw new Error(`catalog build failed: ${built.stderr}`);
-  await writeFile(store, EMPTY_STORE);
-  const child = spawn(
-    process.execPath,
-    [CATALOG_BIN, 'serve', '--origin', origin, '--store', store, '--port', '0'],
-    {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  const stop = async () => {
-    await stopChild(child);
-    await remove();
-  };
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let stderr = '';
-      const timer = setTimeout(
-        () => reject(new Error(`catalog serve did not start in 20 s: ${stderr}`)),
-        20_000,
-      );
-      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-        stderr += chunk;
-        const match = /catalog serve: listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`catalog serve exited with ${code}: ${stderr}`));
-      });
-    });
-    // Keep draining the access log so the child never blocks on a full pipe.
-    child.stderr?.resume();
-    return { url, dir, store, stop };
+    const built = await runCatalog(['build', '--out', origin]);
+    if (built.code !== 0) throw new Error(`catalog build failed: ${built.stderr}`);
+    await writeFile(store, EMPTY_STORE);
+    const server = await startServe(['--origin', origin, '--store', store]);
+    return {
+      url: server.url,
+      dir,
+      store,
+      stop: async () => {
+        await server.stop();
+        await remove();
+      },
+    };
   } catch (error) {
-    await stop();
+    await remove();
     throw error;
   }
-}
-
-/** Ends a child: SIGTERM, then SIGKILL if it has not exited within 5 s. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 export interface Answer {

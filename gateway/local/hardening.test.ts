@@ -178,7 +178,8 @@ describe('catalog serve against adversarial requests', () => {
 });
 
 describe('catalog serve under connection faults', () => {
-  const served = useServedWorld();
+  // Its own process: the test reads the server's memory.
+  const served = useServedWorld({ process: true });
 
   const rssKiB = () =>
     Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${served.server.pid}/status`, 'utf8'))?.[1]);

@@ -487,7 +487,9 @@ describe('stopping catalog serve', () => {
   it('exits cleanly on SIGTERM', async () => {
     const world = await createTestWorld();
     try {
-      const server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
+      const server = await startServe(['--origin', world.originDir, '--store', world.stores.plain], {
+        process: true,
+      });
       expect((await httpRequest(server.url, { method: 'GET', target: '/openapi.yaml' })).status).toBe(200);
       expect(await server.stop()).toBe(0);
     } finally {
