@@ -423,6 +423,7 @@ describe('the partner proxy in front of a real catalog serve', () => {
         {
           ready: /catalog proxy: listening on (http:\/\/\S+)/,
           env: { CATALOG_PARTNER_KEY: world.keys.valid },
+          process: true,
         },
       );
       await until(() => front.trickling() > 0, 'the refresh to reach the service');

@@ -188,35 +188,18 @@ export async function accessLogStart(serve: Pick<ServeProcess, 'url' | 'lines'>)
   throw new Error(`the access log of ${serve.url} never logged the mark request`);
 }
 
-const SERVE_READY = /catalog serve: listening on (http:\/\/\S+)/;
-
 /**
- * Starts `catalog serve …args --port 0` and resolves once it listens: in this process when the test setup
- * registered the command line (the same program and log, stopped as SIGTERM stops it, without a process start
- * of about half a CPU second), else — or with `process` — as its own process, which `timeoutMs` bounds. Rejects
- * (and stops it) if it ends before listening.
+ * Starts `catalog serve …args --port 0` and resolves once it listens ({@link startCatalog}: in this process
+ * unless `process`).
  */
-export async function startServe(
+export function startServe(
   args: readonly string[],
   options: { env?: Record<string, string>; timeoutMs?: number; process?: boolean } = {},
 ): Promise<ServeProcess> {
-  const argv = ['serve', '--port', '0', ...args];
-  const run = inProcessCatalog;
-  if (!run || options.process) return startCatalog(argv, { ...options, ready: SERVE_READY });
-  const lines: string[] = [];
-  let buffered = '';
-  const stderr = (text: string) => {
-    const parts = (buffered + text).split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  };
-  const started = await inProcessRun(options.env, (env) => run(argv, { env, serving: { stderr } }));
-  const url = lines.map((line) => SERVE_READY.exec(line)?.[1]).find((found) => found !== undefined);
-  if (url === undefined) {
-    await started.stop?.();
-    throw new Error(`catalog serve exited with ${started.code}: ${[...lines, buffered].join('\n')}`);
-  }
-  return { url, lines, pid: process.pid, stop: async () => (await started.stop?.()) ?? started.code };
+  return startCatalog(['serve', '--port', '0', ...args], {
+    ...options,
+    ready: /catalog serve: listening on (http:\/\/\S+)/,
+  });
 }
 
 /**
@@ -236,9 +219,42 @@ export function spawnCatalog(
 
 /**
  * Starts a long-running `catalog …args` (serve, start, proxy) and resolves once a stderr line matches `ready`,
- * whose first group is the URL. Rejects (and kills the child) if it exits first or takes over `timeoutMs`.
+ * whose first group is the URL. In this process when the test setup registered the command line and it runs in
+ * the repository root (the same program and log, stopped as SIGTERM stops it, without a process start of about
+ * half a CPU second); else — or with `process`, for a test of the process itself — as its own process, which
+ * `timeoutMs` bounds. Rejects (and stops it) if it ends before it is ready.
  */
-export function startCatalog(
+export async function startCatalog(
+  args: readonly string[],
+  options: {
+    ready: RegExp;
+    env?: Record<string, string>;
+    cwd?: string;
+    timeoutMs?: number;
+    process?: boolean;
+  },
+): Promise<ServeProcess> {
+  const run = inProcessCatalog;
+  if (!run || options.process || (options.cwd !== undefined && resolve(options.cwd) !== resolve(ROOT)))
+    return startCatalogProcess(args, options);
+  const lines: string[] = [];
+  let buffered = '';
+  const stderr = (text: string) => {
+    const parts = (buffered + text).split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+  };
+  const started = await inProcessRun(options.env, (env) => run(args, { env, serving: { stderr } }));
+  const url = lines.map((line) => options.ready.exec(line)?.[1]).find((found) => found !== undefined);
+  if (url === undefined) {
+    await started.stop?.();
+    throw new Error(`catalog ${args[0]} exited with ${started.code}: ${[...lines, buffered].join('\n')}`);
+  }
+  return { url, lines, pid: process.pid, stop: async () => (await started.stop?.()) ?? started.code };
+}
+
+/** {@link startCatalog} as its own process. */
+function startCatalogProcess(
   args: readonly string[],
   options: { ready: RegExp; env?: Record<string, string>; cwd?: string; timeoutMs?: number },
 ): Promise<ServeProcess> {
