@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
-import { BROTLI_LARGE_FROM_BYTES, brotliSettings, compress } from './compress.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { BROTLI_LARGE_FROM_BYTES, brotliSettings, compress, THREADS_FROM_BYTES } from './compress.ts';
 
 /** JSON-like text of about `bytes` bytes, in chunks, repetitive as a catalog is. */
 function catalogLike(bytes: number): Buffer[] {
@@ -49,5 +50,25 @@ describe('compressing the variants', () => {
     ]);
     expect(stats.threads).toBe(0);
     expect(brotliDecompressSync(outputs[0] as Buffer).equals(Buffer.concat(small))).toBe(true);
+  });
+
+  // A thread that ends without an error and without answering (stopped from outside, or its code returned) is
+  // an error at once, not a build that waits forever for its answer. A limit only stops a build that hangs: a
+  // correct one rejects as soon as the thread has ended.
+  it('fails the build, naming the exit, when a thread ends without answering', {
+    timeout: 60_000,
+  }, async () => {
+    const large = catalogLike(THREADS_FROM_BYTES);
+    const post = vi.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (this: Worker) {
+      void this.terminate();
+    });
+    try {
+      await expect(
+        compress([{ encoding: 'gzip', chunks: large, size: Buffer.concat(large).length }]),
+      ).rejects.toThrow(/^a compression thread ended \(exit code \d+\) before it answered$/);
+      expect(post).toHaveBeenCalledTimes(1);
+    } finally {
+      post.mockRestore();
+    }
   });
 });

@@ -17,7 +17,7 @@ export const BROTLI_LARGE_FROM_BYTES = 1024 * 1024;
 const LARGE_WINDOW_BITS = 20;
 
 /** Inputs smaller than this in all are compressed without worker threads. */
-const THREADS_FROM_BYTES = 512 * 1024;
+export const THREADS_FROM_BYTES = 512 * 1024;
 
 /** The brotli quality and window (bits) of an object of `size` bytes. */
 export function brotliSettings(size: number): { readonly quality: number; readonly windowBits: number } {
@@ -96,15 +96,18 @@ async function compressOnThreads(
   let next = 0;
   const work = async (worker: Worker) => {
     while (next < order.length) {
-      const index = order[next] as number;
-      next += 1;
+      const index = order[next++] as number;
       const job = jobs[index] as CompressionJob;
       const params = brotliParams(job.size);
       worker.postMessage({ encoding: job.encoding, chunks: job.chunks, params, level: GZIP_LEVEL });
-      // once() rejects when the thread fails ('error') meanwhile.
-      const [answer] = (await once(worker, 'message')) as [
-        { output?: Uint8Array; error?: string; ms: number },
-      ];
+      // A thread that fails ('error') or ends ('exit') before it answers fails the build: nothing would answer.
+      const waits = new AbortController();
+      const [answer] = (await Promise.race([
+        once(worker, 'message', { signal: waits.signal }),
+        once(worker, 'exit', { signal: waits.signal }).then(([code]) => {
+          throw new Error(`a compression thread ended (exit code ${code}) before it answered`);
+        }),
+      ]).finally(() => waits.abort())) as [{ output?: Uint8Array; error?: string; ms: number }];
       if (answer.error !== undefined || !answer.output)
         throw new Error(`compressing a build object failed: ${answer.error ?? 'no output'}`);
       outputs[index] = Buffer.from(answer.output.buffer, answer.output.byteOffset, answer.output.byteLength);
