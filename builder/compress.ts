@@ -95,19 +95,19 @@ async function compressOnThreads(
   let busyMs = 0;
   let next = 0;
   const work = async (worker: Worker) => {
+    // A thread ending before it answers, even between jobs, fails the build; its exit once done does not.
+    const ended = once(worker, 'exit').then(([code]) => {
+      throw new Error(`a compression thread ended (exit code ${code}) before it answered`);
+    });
+    ended.catch(() => {});
     while (next < order.length) {
       const index = order[next++] as number;
       const job = jobs[index] as CompressionJob;
       const params = brotliParams(job.size);
       worker.postMessage({ encoding: job.encoding, chunks: job.chunks, params, level: GZIP_LEVEL });
-      // A thread that fails ('error') or ends ('exit') before it answers fails the build: nothing would answer.
-      const waits = new AbortController();
-      const [answer] = (await Promise.race([
-        once(worker, 'message', { signal: waits.signal }),
-        once(worker, 'exit', { signal: waits.signal }).then(([code]) => {
-          throw new Error(`a compression thread ended (exit code ${code}) before it answered`);
-        }),
-      ]).finally(() => waits.abort())) as [{ output?: Uint8Array; error?: string; ms: number }];
+      const [answer] = (await Promise.race([once(worker, 'message'), ended])) as [
+        { output?: Uint8Array; error?: string; ms: number },
+      ];
       if (answer.error !== undefined || !answer.output)
         throw new Error(`compressing a build object failed: ${answer.error ?? 'no output'}`);
       outputs[index] = Buffer.from(answer.output.buffer, answer.output.byteOffset, answer.output.byteLength);
