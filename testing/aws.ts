@@ -31,7 +31,10 @@ export const TEST_AWS_ENV = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 } as const;
 
-/** An S3 client for a test endpoint, with the settings s3rver needs (forcePathStyle, and checksums only when required: aws-chunked bodies are stored raw). */
+/**
+ * An S3 client for a test endpoint, with the settings s3rver needs (forcePathStyle, and checksums only when
+ * required: aws-chunked bodies are stored raw), its middleware resolved once per command as app/clients.ts's are.
+ */
 export function testS3Client(endpoint: string, maxAttempts = 2): S3Client {
   return new S3Client({
     region: 'us-east-1',
@@ -42,6 +45,7 @@ export function testS3Client(endpoint: string, maxAttempts = 2): S3Client {
     responseChecksumValidation: 'WHEN_REQUIRED',
     maxAttempts,
     retryMode: 'standard',
+    cacheMiddleware: true,
   });
 }
 
