@@ -1,6 +1,7 @@
 /**
  * npm test's lint of openapi.yaml (lint-openapi.ts): Redocly's verdict and exit code as they are, without the
- * Node 20 banner Redocly prints on every run and without its celebration of a valid description.
+ * Node 20 banner Redocly prints on every run and without its celebration of a valid description. The first case
+ * is that lint: `npm test` fails when openapi.yaml does not pass it (it runs once, here, not also as a step).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
