@@ -15,11 +15,12 @@ const INFRA = ['infra/**/*.test.ts'];
 /**
  * Files that change what the whole process shares while they run, so they run in a process of their own, not
  * in the unit tests' shared workers: the working directory (docs/commands.test.ts; a module first loaded
- * meanwhile keeps it, as esbuild starts its service in the directory it was loaded in), and module mocks
- * (app/run.test.ts counts the builder's compressions and pages with `vi.mock`, and builder/sources/http.test.ts
- * shortens undici's retry waits, mocks a module another file already loaded in a shared worker would not see).
+ * meanwhile keeps it, as esbuild starts its service in the directory it was loaded in), and a module mock
+ * (builder/sources/http.test.ts shortens the waits of undici's RetryAgent, a class of a package: a mock another
+ * file already loaded in a shared worker would not see, and a package's exports cannot be spied on). A file that
+ * counts calls to our own modules spies on their exports instead (app/run.test.ts), in the shared workers.
  */
-const OWN_PROCESS = ['docs/commands.test.ts', 'app/run.test.ts', 'builder/sources/http.test.ts'];
+const OWN_PROCESS = ['docs/commands.test.ts', 'builder/sources/http.test.ts'];
 
 export default defineConfig({
   test: {

@@ -9,7 +9,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import * as catalogsModule from '../builder/catalogs.ts';
+import * as compressModule from '../builder/compress.ts';
+import * as pagesModule from '../builder/pages.ts';
 import { SourceError } from '../contract/errors.ts';
 import { CATALOGS, DISCIPLINES, STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE, plansMetric } from '../contract/metrics.ts';
@@ -33,38 +36,28 @@ import { defaultOf, parseSettings } from './settings/index.ts';
 
 /**
  * How many variants a build compressed, how often it rendered a plan page and the catalogs, counted through the
- * real functions.
+ * real functions (spies on their modules' exports, which the builder calls through; restored after the file).
  */
-const work = vi.hoisted(() => ({ compressions: 0, pages: 0, catalogs: 0 }));
-vi.mock('../builder/compress.ts', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../builder/compress.ts')>();
-  return {
-    ...actual,
-    compress: (jobs: Parameters<typeof actual.compress>[0]) => {
-      work.compressions += jobs.length;
-      return actual.compress(jobs);
-    },
-  };
+const work = { compressions: 0, pages: 0, catalogs: 0 };
+beforeAll(() => {
+  const { compress } = compressModule;
+  const { renderCatalogs } = catalogsModule;
+  const { renderPlanPage } = pagesModule;
+  vi.spyOn(compressModule, 'compress').mockImplementation((jobs) => {
+    work.compressions += jobs.length;
+    return compress(jobs);
+  });
+  vi.spyOn(catalogsModule, 'renderCatalogs').mockImplementation((...args) => {
+    work.catalogs += 1;
+    return renderCatalogs(...args);
+  });
+  vi.spyOn(pagesModule, 'renderPlanPage').mockImplementation((...args) => {
+    work.pages += 1;
+    return renderPlanPage(...args);
+  });
 });
-vi.mock('../builder/catalogs.ts', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../builder/catalogs.ts')>();
-  return {
-    ...actual,
-    renderCatalogs: (...args: Parameters<typeof actual.renderCatalogs>) => {
-      work.catalogs += 1;
-      return actual.renderCatalogs(...args);
-    },
-  };
-});
-vi.mock('../builder/pages.ts', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../builder/pages.ts')>();
-  return {
-    ...actual,
-    renderPlanPage: (...args: Parameters<typeof actual.renderPlanPage>) => {
-      work.pages += 1;
-      return actual.renderPlanPage(...args);
-    },
-  };
+afterAll(() => {
+  vi.restoreAllMocks();
 });
 
 const FIXTURES = `${ROOT}/fixtures/plans.json`;
