@@ -66,6 +66,8 @@ export default defineConfig({
         test: {
           name: 'infra',
           isolate: false,
+          // Garbage collection on the main thread only, as in the synthesizing processes (testing/infra/stacks.ts).
+          execArgv: ['--single-threaded-gc'],
           maxWorkers: 1,
           sequence: { groupOrder: 1 },
           include: INFRA,

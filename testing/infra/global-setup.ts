@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { SHARED, type SynthDone } from './stacks.ts';
+import { SHARED, SYNTH_V8_FLAGS, type SynthDone } from './stacks.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -69,11 +69,16 @@ export default function setup(project: TestProject): () => void {
     npm_config_update_notifier: 'false',
     OUT: join(dir, 'readme'),
   });
-  start(Object.keys(SHARED), join(ROOT, 'node_modules/.bin/tsx'), ['testing/infra/shared-synth.ts', dir], {
-    PATH: path,
-    HOME: join(dir, 'home'),
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  });
+  start(
+    Object.keys(SHARED),
+    join(ROOT, 'node_modules/.bin/tsx'),
+    [...SYNTH_V8_FLAGS, 'testing/infra/shared-synth.ts', dir],
+    {
+      PATH: path,
+      HOME: join(dir, 'home'),
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
+  );
 
   return () => {
     stopped = true;
