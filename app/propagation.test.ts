@@ -16,7 +16,8 @@ const KEY = `tpc_${'k'.repeat(43)}`;
 
 interface Edge {
   readonly url: string;
-  readonly requests: { url: string; key: string | undefined }[];
+  /** Each request: its target, its key and when it arrived (`performance.now()`, this process's clock). */
+  readonly requests: { url: string; key: string | undefined; at: number }[];
   close(): Promise<void>;
 }
 
@@ -46,7 +47,7 @@ async function startEdge(flipAfterMs: number): Promise<Edge> {
   const requests: Edge['requests'] = [];
   const server = http.createServer((req, res) => {
     const key = req.headers['x-api-key'] as string | undefined;
-    requests.push({ url: req.url ?? '', key });
+    requests.push({ url: req.url ?? '', key, at: performance.now() });
     if (key !== KEY) {
       res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"status":401}');
       return;
@@ -69,7 +70,11 @@ async function startStreamingEdge(
     ended = resolve;
   });
   const server = http.createServer((req, res) => {
-    requests.push({ url: req.url ?? '', key: req.headers['x-api-key'] as string | undefined });
+    requests.push({
+      url: req.url ?? '',
+      key: req.headers['x-api-key'] as string | undefined,
+      at: performance.now(),
+    });
     res.writeHead(200, { 'content-type': 'application/json' });
     res.on('close', () => ended(req.socket.bytesWritten));
     write(res);
@@ -163,6 +168,9 @@ describe('the propagation check', () => {
     expect(result.waitedSeconds).toBeLessThanOrEqual(Math.round(waited * 1000) / 1000 + 0.001);
     expect(result.polls).toBeGreaterThan(2);
     expect(result.polls).toBeLessThanOrEqual(11);
+    // The last poll is at the deadline, not just before it: a timer that ends early (Node counts whole
+    // milliseconds) left time for a twelfth poll, a millisecond after the eleventh.
+    expect(edge.requests.at(-1)?.at).toBeGreaterThanOrEqual(since + 1_000);
   });
 
   it('stops at once when the edge refuses the key', async () => {

@@ -127,6 +127,7 @@ export async function measurePropagation(options: PropagationOptions): Promise<P
         lastSeen,
       };
     }
-    await sleep(Math.min(options.intervalMs, deadline - now));
+    // A timer can end up to a millisecond early (Node counts whole ms): the last pause ends past the deadline.
+    await sleep(Math.min(options.intervalMs, Math.ceil(deadline - now) + 1));
   }
 }
