@@ -1,3 +1,7 @@
+/**
+ * The AWS clients of app/clients.ts: what they share, and that each resolves its middleware once per kind of
+ * command, counted against s3rver (a real S3-protocol server).
+ */
 import { HeadBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { S3RVER_CREDENTIALS, startS3, type TestS3 } from '../testing/aws.ts';
@@ -34,7 +38,10 @@ describe('the AWS clients', () => {
       createSecretsClient(settings),
       createKvsClient(settings),
     ];
-    for (const client of clients) expect(client.config.cacheMiddleware, client.constructor.name).toBe(true);
+    for (const client of clients) {
+      expect(client.config.cacheMiddleware, client.constructor.name).toBe(true);
+      client.destroy();
+    }
 
     const client = createS3Client({ ...settings, s3PathStyle: true, s3Endpoint: s3.endpoint });
     const list = vi.spyOn(ListObjectsV2Command.prototype, 'resolveMiddleware');
