@@ -4,30 +4,16 @@
  * stand for): so a doc cannot drift from the command line. A new fenced command is picked up by itself; see
  * testing/README.md for the convention.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, runCatalog } from '../testing/cli.ts';
+import { ROOT, repositoryFiles, runCatalog } from '../testing/cli.ts';
 import { type DocStep, docSteps, literalOf } from '../testing/doc-commands.ts';
 import { CHECK_ONLY, DocShell, type DocWorld, startDocWorld } from '../testing/doc-world.ts';
 
-/** Folders that hold no documentation of ours. */
-const SKIPPED = new Set(['node_modules', 'dist', '.catalog', '.git', 'test-output', 'cdk.out']);
-
-/** Every Markdown file of the repository, relative to its root, sorted. */
-async function markdownFiles(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (entry.isDirectory() && !SKIPPED.has(entry.name))
-      found.push(...(await markdownFiles(join(dir, entry.name))));
-    else if (entry.isFile() && entry.name.endsWith('.md')) found.push(relative(ROOT, join(dir, entry.name)));
-  }
-  return found.sort();
-}
-
 /** Each document's steps, or why a reader could not follow it. */
 const documents: { file: string; steps: DocStep[]; error?: Error }[] = [];
-for (const file of await markdownFiles(ROOT)) {
+for (const file of (await repositoryFiles()).filter((name) => name.endsWith('.md'))) {
   try {
     documents.push({ file, steps: docSteps(await readFile(join(ROOT, file), 'utf8'), file) });
   } catch (error) {

@@ -1,10 +1,10 @@
 /** Test helpers: run the `catalog` command (in this process, or as its own) and make scratch directories. */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import httpModule from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { decodeBody } from '../gateway/judge.ts';
@@ -15,6 +15,24 @@ export const EMPTY_STORE = '{"data":[]}\n';
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const CATALOG_BIN = join(ROOT, 'bin', 'catalog.js');
+
+/** Folders of the repository that hold nothing of ours: dependencies, Git's, and what builds and runs write. */
+const NOT_OURS = new Set(['node_modules', '.git', 'dist', '.catalog', 'cdk.out', 'test-output']);
+
+/**
+ * Every file of the repository, relative to its root, sorted; {@link NOT_OURS} is not entered (a walk of
+ * node_modules alone visits some 40,000 files).
+ */
+export async function repositoryFiles(dir = ROOT): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (!NOT_OURS.has(entry.name)) found.push(...(await repositoryFiles(path)));
+    } else if (entry.isFile()) found.push(relative(ROOT, path));
+  }
+  return found.sort();
+}
 
 export interface CliResult {
   readonly code: number | null;

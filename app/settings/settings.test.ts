@@ -2,12 +2,12 @@
  * One declaration per setting: the command line, the builder Lambda and the CDK app are checked against the
  * registry, so no entry point can grow a setting of its own or lose one.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderSettingRefs } from '../../contract/errors.ts';
 import { configFromContext } from '../../infra/config.ts';
-import { ROOT, runCatalog } from '../../testing/cli.ts';
+import { ROOT, repositoryFiles, runCatalog } from '../../testing/cli.ts';
 import { withCurrentTable } from '../../tools/docs.ts';
 import { lambdaEnvironment, parseLambdaEnvironment } from './environment.ts';
 import {
@@ -190,9 +190,7 @@ describe('messages that name a setting', () => {
   });
 
   it('only ever name declared settings', async () => {
-    const files = (await readdir(ROOT, { recursive: true })).filter(
-      (file) => file.endsWith('.ts') && !file.includes('node_modules') && !file.startsWith('dist'),
-    );
+    const files = (await repositoryFiles()).filter((file) => file.endsWith('.ts'));
     const named = new Set<string>();
     for (const file of files) {
       const text = await readFile(join(ROOT, file), 'utf8');
@@ -227,13 +225,8 @@ describe('docs/settings.md', () => {
 
 describe('the layers', () => {
   it('never import the command line from outside it', async () => {
-    const files = (await readdir(ROOT, { recursive: true })).filter(
-      (file) =>
-        /\.(ts|js|mjs)$/.test(file) &&
-        !file.includes('node_modules') &&
-        !file.startsWith('dist') &&
-        !file.startsWith('cli/') &&
-        !file.startsWith('bin/'),
+    const files = (await repositoryFiles()).filter(
+      (file) => /\.(ts|js|mjs)$/.test(file) && !file.startsWith('cli/') && !file.startsWith('bin/'),
     );
     const offenders: string[] = [];
     for (const file of files) {
