@@ -10,7 +10,8 @@ import { ROOT, runProcess } from '../testing/cli.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 
 const lint = (file: string) =>
-  runProcess(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'tools/lint-openapi.ts'), file], {
+  // tsx as Node's loader (testing/infra/global-setup.ts says why), from the root where it is installed.
+  runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/lint-openapi.ts'), file], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '' },
   });

@@ -71,8 +71,9 @@ export default function setup(project: TestProject): () => void {
   });
   start(
     Object.keys(SHARED),
-    join(ROOT, 'node_modules/.bin/tsx'),
-    [...SYNTH_V8_FLAGS, 'testing/infra/shared-synth.ts', dir],
+    // tsx as Node's loader, not its command: the command is one more Node process, started to start this one.
+    process.execPath,
+    [...SYNTH_V8_FLAGS, '--import', 'tsx', 'testing/infra/shared-synth.ts', dir],
     {
       PATH: path,
       HOME: join(dir, 'home'),

@@ -29,7 +29,7 @@ export const CDK_CONTEXT = (
 ).context;
 
 /**
- * V8 flags for the processes that synthesize (tsx passes them to Node): garbage collection on the main thread
+ * V8 flags for the processes that synthesize (Node's, before tsx's loader): garbage collection on the main thread
  * only, and WebAssembly compiled once by the baseline compiler. A synthesis makes a large heap of small objects
  * whose collection costs more CPU spread over helper threads than on the main thread alone, and CDK's validation
  * runs a 9 MB WebAssembly module for seconds: optimizing it again costs more than it saves. The same
