@@ -1,4 +1,7 @@
-/** Test helpers: run the `catalog` command (in this process, or as its own) and make scratch directories. */
+/**
+ * Test helpers: run the `catalog` command (in this process, or as its own), make scratch directories, and list the
+ * repository's own files.
+ */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
