@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../testing/cli.ts';
-import { CDK_CONTEXT, sharedAssembly } from '../testing/infra/stacks.ts';
+import { CDK_APP, CDK_CONTEXT, sharedAssembly } from '../testing/infra/stacks.ts';
 import { configFromContext, DEFAULT_STACK_NAME } from './config.ts';
 
 const run = promisify(execFile);
@@ -108,10 +108,13 @@ describe('the app entry (as the CDK CLI runs it)', () => {
   });
   afterAll(() => rm(outdir, { recursive: true, force: true }));
 
-  /** Runs the app entry into an output directory of its own, with cdk.json's context as the CLI gives it. */
+  /**
+   * Runs cdk.json's app command through a shell, as the CDK CLI runs it, into an output directory of its own,
+   * with cdk.json's context as the CLI gives it.
+   */
   const app = async (context: Record<string, unknown>, extraEnv: Record<string, string> = {}) => {
     const dir = await mkdtemp(join(outdir, 'out-'));
-    await run(join(ROOT, 'node_modules/.bin/tsx'), ['app.ts'], {
+    await run('sh', ['-c', CDK_APP], {
       cwd: join(ROOT, 'infra'),
       env: {
         ...extraEnv,

@@ -21,12 +21,16 @@ import { App, Validations } from 'aws-cdk-lib/core';
 import { inject } from 'vitest';
 import { CatalogStack, type CatalogStackProps } from '../../infra/stack.ts';
 
+const CDK_JSON = JSON.parse(readFileSync(new URL('../../infra/cdk.json', import.meta.url), 'utf8')) as {
+  app: string;
+  context: Record<string, unknown>;
+};
+
 /** infra/cdk.json's context: the feature flags the stack is written for. */
-export const CDK_CONTEXT = (
-  JSON.parse(readFileSync(new URL('../../infra/cdk.json', import.meta.url), 'utf8')) as {
-    context: Record<string, unknown>;
-  }
-).context;
+export const CDK_CONTEXT = CDK_JSON.context;
+
+/** infra/cdk.json's app: the command the CDK CLI runs (through a shell, in infra/) to synthesize. */
+export const CDK_APP = CDK_JSON.app;
 
 /**
  * V8 flags for the processes that synthesize (Node's, before tsx's loader): garbage collection on the main thread
