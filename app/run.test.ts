@@ -24,6 +24,7 @@ import { acquireRunLock } from '../publish/lock.ts';
 import type { OriginStore } from '../publish/origin.ts';
 import { readPointer } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/publish.ts';
+import { fewPlansFile } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
 import { freePort } from '../testing/postgres.ts';
@@ -60,17 +61,21 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
-const FIXTURES = `${ROOT}/fixtures/plans.json`;
+/** The source of the runs: a few plans of the fixtures (testing/aws.ts), 14: 10 running, 4 strength. */
+let PLANS = '';
+beforeAll(async () => {
+  PLANS = await fewPlansFile();
+});
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
-/** Publish settings: the defaults, the fixtures, an https base URL. */
+/** Publish settings: the defaults, a few plans, an https base URL. */
 function settings(extra: Partial<PublishSettings> = {}): PublishSettings {
   return {
     ...parseSettings('build', () => undefined, String),
-    source: FIXTURES,
+    source: PLANS,
     baseUrl: 'https://plans.example.com',
     allowEmpty: defaultOf('allowEmpty'),
     minRatio: defaultOf('minRatio'),
@@ -113,8 +118,8 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     expect(record).toMatchObject({
       outcome: 'published',
       buildId: publishSummaryOf(outcome.summary).buildId,
-      counts: { running: 22, strength: 22 },
-      plans: 44,
+      counts: { running: 10, strength: 4 },
+      plans: 14,
       invalidRows: 0,
       confirmed: { buildId: publishSummaryOf(outcome.summary).buildId },
     });
@@ -275,7 +280,7 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
     work.catalogs = 0;
     const first = publishSummaryOf((await publish(settings(), under.target, runOptions())).summary);
     expect(work.compressions).toBeGreaterThan(0);
-    expect(work.pages).toBeGreaterThanOrEqual(44);
+    expect(work.pages).toBeGreaterThanOrEqual(14);
     expect(work.catalogs).toBe(1);
     const before = await objectsAt(under.target.origin);
     work.compressions = 0;
@@ -306,7 +311,7 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
     const first = publishSummaryOf((await publish(settings(), under.target, runOptions())).summary);
     // Both variants of the three catalogs and openapi.yaml.
     expect(work.compressions).toBe(2 * (CATALOGS.length + 1));
-    const rows = JSON.parse(await readFile(FIXTURES, 'utf8')) as { title: string }[];
+    const rows = JSON.parse(await readFile(PLANS, 'utf8')) as { title: string }[];
     const source = `${under.dir}/retitled.json`;
     const retitled = rows.map((row, n) => (n === 5 ? { ...row, title: `${row.title} renamed` } : row));
     await writeFile(source, JSON.stringify(retitled));
@@ -355,7 +360,7 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
       source: async () => {
         reading();
         await paused;
-        return { source: FIXTURES };
+        return { source: PLANS };
       },
     });
     await inSource;

@@ -9,7 +9,7 @@ import type { Manifest } from '../builder/build.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
 import { issueKey } from '../keys/manage.ts';
 import { acquireRunLock } from '../publish/lock.ts';
-import { ROOT } from '../testing/cli.ts';
+import { fewPlansFile } from '../testing/aws.ts';
 import { planCounts } from '../testing/counts.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import type { LastRun } from './last-run.ts';
@@ -384,7 +384,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
   const now = () => new Date();
 
   it('is healthy after a publish, degraded after a failed run saying why, broken without a live object', async () => {
-    const published = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+    const published = await publish(settings(await fewPlansFile()), under.target, {
       now: now(),
       force: false,
       report: () => {},
@@ -425,7 +425,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
   });
 
   it('is degraded while a run that took the run lock never ended, until a run succeeds', async () => {
-    const published = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+    const published = await publish(settings(await fewPlansFile()), under.target, {
       now: now(),
       force: false,
       report: () => {},
@@ -447,7 +447,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
       ]);
       // The next run starts after the lock expired (a fake clock, so nothing waits).
       vi.useFakeTimers({ toFake: ['Date'], now: later() });
-      const next = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+      const next = await publish(settings(await fewPlansFile()), under.target, {
         now: new Date(),
         force: true,
         report: () => {},
@@ -465,15 +465,16 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
   });
 
   it('is broken when a live object was changed in place to bytes of the same size', async () => {
-    const published = await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+    const published = await publish(settings(await fewPlansFile()), under.target, {
       now: now(),
       force: false,
       report: () => {},
     });
     const key = `builds/${publishSummaryOf(published.summary).buildId}/catalog-running.json`;
     const before = (await under.target.origin.get(key))?.body.toString('utf8') ?? '';
-    // The same size, one letter of a title changed: what a hand edit or a flipped bit leaves.
-    const at = before.indexOf('"title":"') + '"title":"'.length;
+    // The same size, one letter of a title changed: what a hand edit or a flipped bit leaves (a title that starts
+    // with an ASCII character, one byte as X or Y is).
+    const at = before.search(/"title":"[ -~]/) + '"title":"'.length;
     const after = Buffer.from(
       `${before.slice(0, at)}${before[at] === 'X' ? 'Y' : 'X'}${before.slice(at + 1)}`,
     );
@@ -492,7 +493,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
   it.each(['../..', 'x\ny', ''])(
     'is broken (exit 2), not a read failure, when build:live is %j: no build the edge can serve',
     async (value) => {
-      await publish(settings(`${ROOT}/fixtures/plans.json`), under.target, {
+      await publish(settings(await fewPlansFile()), under.target, {
         now: now(),
         force: false,
         report: () => {},

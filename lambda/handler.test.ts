@@ -23,6 +23,7 @@ import {
 import { METRICS, METRICS_NAMESPACE, plansMetric } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import {
+  fewPlansFile,
   type RecordedRequest,
   type Recorder,
   S3RVER_CREDENTIALS,
@@ -45,7 +46,6 @@ const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog
 const MONITORING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalog-monitoring-XyZ123';
 const MONITORING_KEY = `tpc_${'m'.repeat(43)}`;
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
-const FIXTURES = join(ROOT, 'fixtures', 'plans.json');
 const BASE_URL = 'https://plans.example.com';
 
 let recorder: Recorder;
@@ -79,7 +79,11 @@ function answer(request: RecordedRequest) {
   return { status: 404, body: '' };
 }
 
+/** The source of the runs: a few plans of the fixtures (testing/aws.ts), 14: 10 running, 4 strength. */
+let PLANS = '';
+
 beforeAll(async () => {
+  PLANS = await fewPlansFile();
   recorder = await startRecorder();
   recorder.answerWith(answer);
   await new Promise<void>((resolve) => kvs.server.listen(0, '127.0.0.1', resolve));
@@ -124,7 +128,7 @@ function environment(extra: Record<string, string> = {}): Record<string, string>
     CATALOG_BUCKET: s3.bucket,
     CATALOG_KVS_ARN: KVS_ARN,
     CATALOG_BASE_URL: BASE_URL,
-    CATALOG_SOURCE: FIXTURES,
+    CATALOG_SOURCE: PLANS,
     ...extra,
   };
 }
@@ -145,7 +149,7 @@ describe('the builder Lambda', () => {
     const factory = vi.fn<HandlerOptions['clients']>(made);
     const handler = createHandler({ env: environment(), clients: factory });
     const first = publishSummaryOf(await handler({}));
-    expect(first).toMatchObject({ result: 'published', plans: 44, previousBuildId: null });
+    expect(first).toMatchObject({ result: 'published', plans: 14, previousBuildId: null });
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(first.buildId);
     const catalog = await s3.body(`builds/${first.buildId}/catalog.json`);
     expect(JSON.parse(catalog?.toString('utf8') ?? '{}').plans[0].webUrl).toMatch(
@@ -169,8 +173,8 @@ describe('the builder Lambda', () => {
 
   it('throws on a refused run, logging the reason, and publishes with force from the event', async () => {
     const few = join(scratch.dir, 'few.json');
-    const rows = JSON.parse(await readFile(FIXTURES, 'utf8')) as unknown[];
-    await writeFile(few, JSON.stringify(rows.slice(0, 10)));
+    const rows = JSON.parse(await readFile(PLANS, 'utf8')) as unknown[];
+    await writeFile(few, JSON.stringify(rows.slice(0, 3)));
     await createHandler({ env: environment(), clients: made })({});
     const shrunk = createHandler({ env: environment({ CATALOG_SOURCE: few }), clients: made });
     await expect(shrunk({})).rejects.toThrow(PublishRefusedError);
@@ -178,7 +182,7 @@ describe('the builder Lambda', () => {
       level: 'error',
       error: 'PublishRefusedError',
       message: expect.stringMatching(
-        /^refused: the new catalog has \d+ plans, fewer than 0.5 × the 44 plans of live build \S+ \(22\); an invocation with the event \{"force": true\} \(catalog rebuild --force\) publishes it anyway$/,
+        /^refused: the new catalog has \d+ plans, fewer than 0.5 × the 14 plans of live build \S+ \(7\); an invocation with the event \{"force": true\} \(catalog rebuild --force\) publishes it anyway$/,
       ),
     });
     await expect(shrunk({ force: 'yes' })).rejects.toThrow('event force: must be true or false');
@@ -240,12 +244,12 @@ describe('the builder Lambda', () => {
 
   it('reads the source from a Secrets Manager secret on every run and never logs it', async () => {
     const secretPath = join(scratch.dir, 'secret-location-7f3a.json');
-    await copyFile(FIXTURES, secretPath);
+    await copyFile(PLANS, secretPath);
     secretString = JSON.stringify({ source: secretPath });
     const env = environment({ CATALOG_SOURCE_SECRET_ARN: SECRET_ARN });
     delete env.CATALOG_SOURCE;
     const handler = createHandler({ env, clients: made });
-    expect(await handler({})).toMatchObject({ result: 'published', plans: 44 });
+    expect(await handler({})).toMatchObject({ result: 'published', plans: 14 });
 
     secretString = join(scratch.dir, 'secret-location-7f3a-gone.json');
     const failure = await handler({}).then(
@@ -302,13 +306,13 @@ describe('what every run leaves: its record, its metrics', () => {
   it('a publish: the record, and one EMF line with the run, its duration, plans, invalid rows and catalog age', async () => {
     const handler = createHandler({ env: environment(), clients: made });
     const summary = publishSummaryOf(await handler({}));
-    expect(await record()).toMatchObject({ outcome: 'published', buildId: summary.buildId, plans: 44 });
+    expect(await record()).toMatchObject({ outcome: 'published', buildId: summary.buildId, plans: 14 });
     expect(emf.lines).toHaveLength(1);
     const line = parseEmf(emf.lines[0] ?? '');
     expect(line.namespace).toBe(METRICS_NAMESPACE);
     expect(line.dimensions).toEqual([['service']]);
     expect(line.members.service).toBe('catalog');
-    const counts = planCounts({ running: 22, strength: 22 });
+    const counts = planCounts({ running: 10, strength: 4 });
     const plans = Object.fromEntries(
       DISCIPLINES.map((d) => [METRICS[plansMetric(d)].name, { unit: 'Count', value: counts[d] }]),
     );
@@ -499,9 +503,9 @@ describe('the Lambda bundle', () => {
     expect(JSON.parse(lines[1] ?? '')).toMatchObject({ level: 'info', result: 'published' });
     const metrics = parseEmf(lines[0] ?? '');
     expect(metrics).toMatchObject({ namespace: METRICS_NAMESPACE, dimensions: [['service']] });
-    expect(metrics.metrics).toMatchObject({ RunSucceeded: { value: 1 }, PlansRunning: { value: 22 } });
+    expect(metrics.metrics).toMatchObject({ RunSucceeded: { value: 1 }, PlansRunning: { value: 10 } });
     const summary = JSON.parse(lines[2] ?? '');
-    expect(summary).toMatchObject({ result: 'published', plans: 44 });
+    expect(summary).toMatchObject({ result: 'published', plans: 14 });
     const yaml = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
     expect((await s3.body(`builds/${summary.buildId}/openapi.yaml`))?.toString('utf8')).toBe(
       renderOpenApi(yaml, BASE_URL),

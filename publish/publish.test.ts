@@ -26,7 +26,7 @@ import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import {
   buildRows,
-  fixtureRows,
+  fewRows,
   prepareRows,
   type S3Request,
   startS3,
@@ -66,17 +66,10 @@ import {
 } from './publish.ts';
 import { S3Origin } from './s3-origin.ts';
 
-/**
- * 19 rows of fixtures/plans.json, 14 plans (4 strength, 10 running): its first four and its last 15, so that
- * `rows.slice(0, n)` holds n plans up to 14, and the tail keeps the fixtures' rows that are not published.
- * Every build completes (compresses, renders a page per plan) and a first publish writes every page: the
- * scenarios need a few plans, not the fixtures' 44 (a catalog of all the fixtures is builder/build.test.ts's;
- * a large one is the page map's test below).
- */
+/** A few plans (testing/aws.ts): `rows.slice(0, n)` holds n plans up to 14. */
 let rows: unknown[];
 beforeAll(async () => {
-  const all = await fixtureRows();
-  rows = [...all.slice(0, 4), ...all.slice(34)];
+  rows = await fewRows();
 });
 
 const START = Date.parse('2026-03-01T10:00:00.000Z');

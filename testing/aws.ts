@@ -5,10 +5,11 @@
  */
 
 import { once } from 'node:events';
-import { rm, rmdir } from 'node:fs/promises';
+import { rm, rmdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
@@ -555,6 +556,29 @@ export async function fixtureRows(): Promise<unknown[]> {
   for await (const batch of new FileSource(join(ROOT, 'fixtures', 'plans.json')).batches())
     rows.push(...batch);
   return rows;
+}
+
+/**
+ * 19 rows of fixtures/plans.json, 14 plans (4 strength, 10 running): its first four rows and its last 15, so that
+ * `slice(0, n)` holds n plans up to 14, and the tail keeps the fixtures' rows that are not published. For the
+ * tests of what runs and publishes do, which need a few plans, not the fixtures' 44: every build compresses its
+ * catalogs and renders a page per plan, and a first publish writes every page. A catalog of all the fixtures is
+ * builder/build.test.ts's.
+ */
+export async function fewRows(): Promise<unknown[]> {
+  const rows = await fixtureRows();
+  return [...rows.slice(0, 4), ...rows.slice(34)];
+}
+
+let fewFile: Promise<string> | undefined;
+/** {@link fewRows} as a JSON file, a source of its own: written once per process under the run's scratch root. */
+export function fewPlansFile(): Promise<string> {
+  fewFile ??= (async () => {
+    const file = join(tmpdir(), `catalog-few-plans-${process.pid}.json`);
+    await writeFile(file, `${JSON.stringify(await fewRows(), null, 2)}\n`);
+    return file;
+  })();
+  return fewFile;
 }
 
 /**
