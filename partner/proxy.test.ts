@@ -1,4 +1,4 @@
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { hashKey, storeKeyOf } from '../keys/keys.ts';
 import { issueKey } from '../keys/manage.ts';
+import { fewRows } from '../testing/aws.ts';
 import {
   accessLogStart,
   httpRequest,
   localTargetEnv,
-  ROOT,
   runCatalog,
   type ServeProcess,
   scratchDir,
@@ -546,7 +546,8 @@ describe('the change log, against a real catalog serve whose live build real pub
 
   beforeAll(async () => {
     scratch = await scratchDir('catalog-proxy-changes-');
-    rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as Row[];
+    // A few plans of the fixtures (testing/aws.ts): each publish builds and writes the changed pages.
+    rows = (await fewRows()) as Row[];
     published = rows.filter((row) => row.published === true && row.approved === true);
     await publish(rows);
     const issued = await runCatalog(['keys', 'issue', '--partner', 'proxy-changes'], { env: env() });
