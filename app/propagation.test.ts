@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../testing/postgres.ts';
+import { refusedPort } from '../testing/postgres.ts';
 import { measurePropagation } from './propagation.ts';
 
 const OLD = '2026-03-01T09:00:00.000Z';
@@ -191,7 +191,7 @@ describe('the propagation check', () => {
   });
 
   it('waits out an edge it cannot reach, and says so when the wait runs out', async () => {
-    const port = await freePort();
+    const port = await refusedPort();
     const result = await measurePropagation({
       baseUrl: `http://127.0.0.1:${port}`,
       key: KEY,

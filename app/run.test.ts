@@ -27,7 +27,7 @@ import type { PublishTarget } from '../publish/publish.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
-import { freePort } from '../testing/postgres.ts';
+import { refusedPort } from '../testing/postgres.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { type LastRun, parseLastRun } from './last-run.ts';
@@ -105,7 +105,7 @@ async function lastRun(origin: OriginStore): Promise<LastRun> {
 
 /** A source URL nothing listens on: the source is down. */
 async function downSource(): Promise<string> {
-  return `http://127.0.0.1:${await freePort()}/plans.json`;
+  return `http://127.0.0.1:${await refusedPort()}/plans.json`;
 }
 
 describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {

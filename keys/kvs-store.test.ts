@@ -1,8 +1,8 @@
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KVS_CORS_ORIGIN } from '../contract/index.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
+import { refusedPort } from '../testing/postgres.ts';
 import { setCorsOrigin } from './cors.ts';
 import { hashKey, storeKeyOf } from './keys.ts';
 import { CloudFrontKeyValueStore } from './kvs-store.ts';
@@ -170,10 +170,7 @@ describe('the CloudFront KeyValueStore backend', () => {
   });
 
   it('gives a clear error and changes nothing when the endpoint cannot be reached', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const closedPort = await refusedPort();
     const unreachable = new CloudFrontKeyValueStore(kvsClientFor(closedPort), ARN);
     const issuing = issueKey(unreachable, { partner: 'acme', now: NOW });
     await expect(issuing).rejects.toThrow(StoreError);

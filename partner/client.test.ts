@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServeProcess, startServe } from '../testing/cli.ts';
+import { refusedPort } from '../testing/postgres.ts';
 import { createTestWorld, type TestWorld } from '../testing/world.ts';
 import { CatalogClient, freshnessSeconds } from './client.ts';
 
@@ -60,9 +61,11 @@ describe('the partner client against a real catalog serve', () => {
   });
 
   it('treats a service that cannot be reached as a failed call', async () => {
-    const gone = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
-    await gone.stop();
-    const client = new CatalogClient({ upstream: gone.url, key: world.keys.valid });
+    // Nothing listens there (testing/postgres.ts refusedPort).
+    const client = new CatalogClient({
+      upstream: `http://127.0.0.1:${await refusedPort()}`,
+      key: world.keys.valid,
+    });
     try {
       const result = await client.fetch();
       expect(result.kind).toBe('failed');

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { refusedPort } from '../testing/postgres.ts';
 import { until } from '../testing/until.ts';
 import { ChangeLog, type ChangeSet } from './changes.ts';
 import { ChangeNotifier, type NotifySource, notifyUrlProblem } from './notify.ts';
@@ -66,10 +67,8 @@ async function receiverOn(port: number, status: () => number) {
 
 describe('the notify hook', () => {
   it('retries a receiver that cannot be reached until it listens, then delivers every change set in order', async () => {
-    // Take a free port, then free it: nothing listens there until the receiver starts.
-    const probe = await receiverOn(0, () => 204);
-    const port = Number(new URL(probe.url).port);
-    await probe.close();
+    // Nothing listens there until the receiver starts (testing/postgres.ts refusedPort).
+    const port = await refusedPort();
     const log = historyOf(2);
     const delivered: number[] = [];
     const logs: Record<string, unknown>[] = [];

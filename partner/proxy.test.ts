@@ -17,6 +17,7 @@ import {
   startCatalog,
   startServe,
 } from '../testing/cli.ts';
+import { refusedPort } from '../testing/postgres.ts';
 import { until } from '../testing/until.ts';
 import { createTestWorld, type TestWorld } from '../testing/world.ts';
 import { ChangeSet, ChangesPage } from './changes.ts';
@@ -113,7 +114,7 @@ describe('the partner proxy in front of a real catalog serve', () => {
   let world: TestWorld;
   let serve: ServeProcess;
   let scratch: { dir: string; remove: () => Promise<void> };
-  /** A `catalog serve` that has been stopped: its address refuses connections. */
+  /** The service down: an address of 127.0.0.1 that refuses connections (testing/postgres.ts refusedPort). */
   let down: string;
   const proxies: RunningProxy[] = [];
   const logs: LogEntry[] = [];
@@ -135,9 +136,7 @@ describe('the partner proxy in front of a real catalog serve', () => {
     world = await createTestWorld();
     serve = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
     scratch = await scratchDir('catalog-proxy-');
-    const stopped = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
-    await stopped.stop();
-    down = stopped.url;
+    down = `http://127.0.0.1:${await refusedPort()}`;
   });
   afterAll(async () => {
     await Promise.all(proxies.map((p) => p.close()));
@@ -439,15 +438,6 @@ describe('the partner proxy in front of a real catalog serve', () => {
 /** A source row of fixtures/plans.json. */
 type Row = Record<string, unknown> & { id: string; title: string; published: boolean; approved: boolean };
 
-/** A URL on 127.0.0.1 where nothing listens (a port that was free a moment ago). */
-async function refusingUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
-
 /** One request a receiver got. */
 interface Received {
   readonly method: string;
@@ -737,7 +727,11 @@ describe('the change log, against a real catalog serve whose live build real pub
     await first.close();
 
     // Restarted with the service down: the same history and sequence, from the cache file.
-    const second = await proxyOf({ upstream: await refusingUrl(), cacheFile, changesKept: 3 });
+    const second = await proxyOf({
+      upstream: `http://127.0.0.1:${await refusedPort()}`,
+      cacheFile,
+      changesKept: 3,
+    });
     expect((await get(second, '/changes?since=2')).body).toEqual(page);
     expect((await get(second, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('5');
     expect(await healthOf(second)).toMatchObject({ changes: { history, latest: 5, oldest: 3, kept: 3 } });

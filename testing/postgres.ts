@@ -38,6 +38,38 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Whether a server can listen on `port` of 127.0.0.1 now (it is closed again at once). */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A port of 127.0.0.1 where nothing listens, for a peer that is down (connection refused) for as long as a test
+ * runs: one below the range the kernel picks `listen(0)` ports from (net.ipv4.ip_local_port_range), free when
+ * chosen. A port freed a moment ago, as {@link freePort} gives, is in that range: a server another test starts
+ * meanwhile can get it, and the "down" peer then answers.
+ */
+export async function refusedPort(): Promise<number> {
+  let first = 32_768;
+  try {
+    const from = Number(
+      (await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')).trim().split(/\s+/)[0],
+    );
+    if (Number.isInteger(from) && from > 2_048) first = from;
+  } catch {
+    // Not Linux: the usual range.
+  }
+  const low = Math.max(1_024, first - 10_000);
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (first - low));
+    if (await canListen(port)) return port;
+  }
+}
+
 /** The files of builder/sql in the order they are applied. */
 export const EXAMPLE_SQL = ['schema.sql', 'catalog_source_plans.sql'] as const;
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { ConfigError, SourceError, settingRef } from '../../contract/errors.ts';
 import { runCatalog } from '../../testing/cli.ts';
 import { planCountsText } from '../../testing/counts.ts';
-import { freePort } from '../../testing/postgres.ts';
+import { refusedPort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { Catalog } from '../model.ts';
 import { contentTypeProblem, HttpSource, type HttpSourceOptions, parseRows } from './http.ts';
@@ -370,7 +370,7 @@ describe('an HTTP source', () => {
   });
 
   it('retries a refused connection, then fails', async () => {
-    const port = await freePort();
+    const port = await refusedPort();
     const error = await failure(`http://127.0.0.1:${port}/plans`);
     expect(error.message).toBe(
       `source http://127.0.0.1:${port}/plans: cannot connect (connection refused after 3 attempts)`,

@@ -7,7 +7,7 @@ import { SourceError, settingRef } from '../../contract/errors.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
 import { planCountsText } from '../../testing/counts.ts';
 import { buildCatalog } from '../../testing/plans.ts';
-import { freePort, startPostgres, type TestPostgres } from '../../testing/postgres.ts';
+import { refusedPort, startPostgres, type TestPostgres } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import type { BuildOptions } from '../build.ts';
 import { InvalidRowsError } from '../errors.ts';
@@ -242,7 +242,7 @@ describe('the example schema and view', () => {
 
 describe('failures name the source without its password', () => {
   it('fails on a refused connection', async () => {
-    const port = await freePort();
+    const port = await refusedPort();
     const url = `postgres://catalog:hunter2-secret@127.0.0.1:${port}/plans`;
     const error = await failure(new PostgresSource(url, { sourceConnectTimeout: 2_000 }));
     expect(error.message).toMatch(

@@ -32,7 +32,7 @@ import { WatchedKeyValueStore } from '../../gateway/local/store.ts';
 import { generateKey } from '../../keys/keys.ts';
 import { DirectoryOrigin } from '../../publish/dir-origin.ts';
 import { ROOT, runCatalog, runCatalogProcess, type ServeProcess, startServe } from '../../testing/cli.ts';
-import { freePort } from '../../testing/postgres.ts';
+import { freePort, refusedPort } from '../../testing/postgres.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 /** A world whose catalog links to the address it is going to be served on. */
@@ -220,7 +220,7 @@ describe('catalog check against catalog serve on the fixtures', () => {
 
 describe('catalog check refuses what it cannot use', () => {
   it('exits 2 when the service cannot be reached at all', async () => {
-    const url = `http://127.0.0.1:${await freePort()}`;
+    const url = `http://127.0.0.1:${await refusedPort()}`;
     const result = await check(url, generateKey(), '--timeout', '2s');
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(

@@ -13,7 +13,7 @@ import { StatusReport } from '../../app/status.ts';
 import { CATALOGS } from '../../contract/index.ts';
 import { httpRequest, localTargetEnv, runCatalog, spawnCatalog, startServe } from '../../testing/cli.ts';
 import { planCountsText } from '../../testing/counts.ts';
-import { freePort } from '../../testing/postgres.ts';
+import { refusedPort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-status-cli-' });
@@ -67,7 +67,7 @@ describe('catalog status', () => {
 
   it('after a run whose source is down: the record says failed and why, and status exits 1 saying it', async () => {
     const buildId = await publishFixtures();
-    const source = `http://127.0.0.1:${await freePort()}/plans.json`;
+    const source = `http://127.0.0.1:${await refusedPort()}/plans.json`;
     const failed = await runCatalog(['publish', '--source', source, '--source-retries', '0'], { env: env() });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(
