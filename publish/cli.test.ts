@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DISCIPLINES, type Discipline } from '../contract/index.ts';
-import { type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
+import { fewPlansFile, fewRows, type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
   CATALOG_BIN,
   type CliResult,
@@ -29,12 +29,19 @@ import { until } from '../testing/until.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-publish-cli-' });
 
-/** The environment of a `catalog` child that publishes into the scratch origin and store. */
-const env = (extra: Record<string, string> = {}) => localTargetEnv(scratch.dir, extra);
+/** The source the commands publish: a few plans of the fixtures (testing/aws.ts), 14: 10 running, 4 strength. */
+let PLANS = '';
+beforeAll(async () => {
+  PLANS = await fewPlansFile();
+});
 
-/** A source file holding the first `count` rows of the fixtures. */
+/** The environment of a `catalog` child that publishes those plans into the scratch origin and store. */
+const env = (extra: Record<string, string> = {}) =>
+  localTargetEnv(scratch.dir, { CATALOG_SOURCE: PLANS, ...extra });
+
+/** A source file holding the first `count` of those rows (`count` plans, up to 14). */
 async function fewerRows(count: number): Promise<string> {
-  const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as unknown[];
+  const rows = await fewRows();
   const path = join(scratch.dir, `rows-${count}.json`);
   await writeFile(path, JSON.stringify(rows.slice(0, count)));
   return path;
@@ -64,7 +71,7 @@ describe('catalog publish', () => {
     expect(summary).toMatchObject({
       command: 'publish',
       result: 'published',
-      counts: planCounts({ running: 22, strength: 22 }),
+      counts: planCounts({ running: 10, strength: 4 }),
     });
     expect(await pointer()).toEqual({ live: summary.buildId });
     const again = await runCatalog(['publish'], { env: env() });
@@ -91,22 +98,22 @@ describe('catalog publish', () => {
         join(scratch.dir, 'other', 'builds', String(summaryOf(result.stdout).buildId), 'manifest.json'),
         'utf8',
       ),
-    ).toContain('"plans": 44');
+    ).toContain('"plans": 14');
   });
 
   it('refuses a shrunken catalog with a one-line reason naming the numbers, and an empty one unless --allow-empty', async () => {
     const first = await runCatalog(['publish'], { env: env() });
-    const result = await runCatalog(['publish', '--source', await fewerRows(10)], { env: env() });
+    const result = await runCatalog(['publish', '--source', await fewerRows(3)], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
-      /^catalog: refused: the new catalog has \d+ plans, fewer than 0\.5 × the 44 plans of live build \S+ \(22\); --force publishes it anyway\n$/,
+      /^catalog: refused: the new catalog has \d+ plans, fewer than 0\.5 × the 14 plans of live build \S+ \(7\); --force publishes it anyway\n$/,
     );
     const empty = join(ROOT, 'fixtures', 'empty.json');
     const refused = await runCatalog(['publish', '--source', empty, '--force'], { env: env() });
     expect(refused.stderr).toBe(
       'catalog: refused: the new catalog has 0 plans (live build ' +
-        `${summaryOf(first.stdout).buildId} has 44); --allow-empty publishes an empty catalog\n`,
+        `${summaryOf(first.stdout).buildId} has 14); --allow-empty publishes an empty catalog\n`,
     );
     expect(await pointer()).toEqual({ live: summaryOf(first.stdout).buildId });
     const allowed = await runCatalog(['publish', '--source', empty, '--allow-empty', '--force'], {
@@ -234,7 +241,7 @@ describe('catalog publish', () => {
 describe('catalog builds, rollback and unpin', () => {
   it('list the builds, roll back by pinning the earlier one, hold it through a publish, and unpin', async () => {
     const first = summaryOf(
-      (await runCatalog(['publish', '--source', await fewerRows(40)], { env: env() })).stdout,
+      (await runCatalog(['publish', '--source', await fewerRows(10)], { env: env() })).stdout,
     );
     const second = summaryOf((await runCatalog(['publish'], { env: env() })).stdout);
 
@@ -243,7 +250,7 @@ describe('catalog builds, rollback and unpin', () => {
     const lines = listed.stdout.trim().split('\n');
     // A column of plans per discipline.
     const columns = (cell: (d: Discipline) => string | number) => DISCIPLINES.map(cell).join('\\s+');
-    const counts = planCounts({ running: 22, strength: 22 });
+    const counts = planCounts({ running: 10, strength: 4 });
     expect(lines[0]).toMatch(
       new RegExp(`^BUILD\\s+GENERATED AT\\s+${columns((d) => d.toUpperCase())}\\s+NOTE$`),
     );
@@ -269,7 +276,7 @@ describe('catalog builds, rollback and unpin', () => {
       new RegExp(`${first.buildId}.*live, pinned`),
     );
 
-    const held = await runCatalog(['publish', '--source', await fewerRows(45)], { env: env() });
+    const held = await runCatalog(['publish', '--source', await fewerRows(15)], { env: env() });
     expect(held.code, held.stderr).toBe(3);
     expect(summaryOf(held.stdout)).toMatchObject({ result: 'skipped-pinned' });
     expect(held.stderr).toMatch(
@@ -289,7 +296,7 @@ describe('catalog builds, rollback and unpin', () => {
       command: 'unpin',
       unpinned: { build: first.buildId },
     });
-    const after = await runCatalog(['publish', '--source', await fewerRows(45)], { env: env() });
+    const after = await runCatalog(['publish', '--source', await fewerRows(15)], { env: env() });
     expect(summaryOf(after.stdout)).toMatchObject({ result: 'published' });
     expect(await pointer()).toEqual({ live: summaryOf(after.stdout).buildId });
 
@@ -299,7 +306,10 @@ describe('catalog builds, rollback and unpin', () => {
   });
 
   it('say when flat objects from before builds are still at the origin', async () => {
-    expect((await runCatalog(['build', '--out', join(scratch.dir, 'origin')], { env: {} })).code).toBe(0);
+    expect(
+      (await runCatalog(['build', '--source', PLANS, '--out', join(scratch.dir, 'origin')], { env: {} }))
+        .code,
+    ).toBe(0);
     const published = await runCatalog(['publish'], { env: env() });
     expect(published.code, published.stderr).toBe(0);
     const listed = await runCatalog(['builds'], { env: env() });
@@ -337,7 +347,7 @@ function publishProcess(extra: Record<string, string>) {
 describe('two publishes at once, the later build winning, then a rollback', () => {
   it('goes back to the build live before the winner, never to the build of the publish that lost', async () => {
     const v1 = summaryOf(
-      (await runCatalog(['publish', '--source', await fewerRows(40)], { env: env() })).stdout,
+      (await runCatalog(['publish', '--source', await fewerRows(10)], { env: env() })).stdout,
     );
 
     // The store's lock is held, as by another publish moving the pointer: v2's publish reads the pointer
@@ -345,7 +355,7 @@ describe('two publishes at once, the later build winning, then a rollback', () =
     // runs from start to end, then resumed: v3 moved the pointer from v1 first, and v2 loses.
     const lock = join(scratch.dir, 'kvs.json.lock');
     await writeFile(lock, `${process.pid} ${hostname()} test-holds-the-lock\n`);
-    const v2 = publishProcess({ CATALOG_SOURCE: await fewerRows(41) });
+    const v2 = publishProcess({ CATALOG_SOURCE: await fewerRows(11) });
     const waiting = async () =>
       (await readdir(scratch.dir)).some((name) => name.startsWith(`kvs.json.lock.${v2.child.pid}-`));
     try {
@@ -365,7 +375,7 @@ describe('two publishes at once, the later build winning, then a rollback', () =
       async () => new Date().toISOString().slice(0, 19).replace(/[-:]/g, '') > (v2Build ?? '').slice(0, 15),
       'the next second',
     );
-    const v3run = await runCatalog(['publish', '--source', await fewerRows(42)], { env: env() });
+    const v3run = await runCatalog(['publish', '--source', await fewerRows(12)], { env: env() });
     v2.child.kill('SIGCONT');
     const v2run = await v2.done;
     expect(v3run.code, v3run.stderr).toBe(0);

@@ -8,9 +8,10 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { StatusReport } from '../../app/status.ts';
 import { CATALOGS } from '../../contract/index.ts';
+import { fewPlansFile } from '../../testing/aws.ts';
 import { httpRequest, localTargetEnv, runCatalog, spawnCatalog, startServe } from '../../testing/cli.ts';
 import { planCountsText } from '../../testing/counts.ts';
 import { refusedPort } from '../../testing/postgres.ts';
@@ -18,11 +19,18 @@ import { useScratchDir } from '../../testing/scratch.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-status-cli-' });
 
-/** The environment of a `catalog` child working on the scratch origin and store. */
-const env = (extra: Record<string, string> = {}) => localTargetEnv(scratch.dir, extra);
+/** The source the commands publish: a few plans of the fixtures (testing/aws.ts), 14: 10 running, 4 strength. */
+let PLANS = '';
+beforeAll(async () => {
+  PLANS = await fewPlansFile();
+});
 
-/** Publishes the fixtures; with `key`, issues partner acme a key first, as a deployment has one. */
-async function publishFixtures(key = true): Promise<string> {
+/** The environment of a `catalog` child working on the scratch origin and store, with those plans. */
+const env = (extra: Record<string, string> = {}) =>
+  localTargetEnv(scratch.dir, { CATALOG_SOURCE: PLANS, ...extra });
+
+/** Publishes those plans; with `key`, issues partner acme a key first, as a deployment has one. */
+async function publishPlans(key = true): Promise<string> {
   if (key) expect((await runCatalog(['keys', 'issue', '--partner', 'acme'], { env: env() })).code).toBe(0);
   const published = await runCatalog(['publish'], { env: env() });
   expect(published.code, published.stderr).toBe(0);
@@ -39,7 +47,7 @@ async function statusJson(
 
 describe('catalog status', () => {
   it('exits 0 and prints the table after a publish: live build, age, plans, objects, pin, last run, keys, CORS', async () => {
-    const buildId = await publishFixtures();
+    const buildId = await publishPlans();
     const result = await runCatalog(['status'], { env: env() });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe('');
@@ -51,7 +59,7 @@ describe('catalog status', () => {
     );
     expect(rows).toMatchObject({
       'LIVE BUILD': buildId,
-      PLANS: `44 (${planCountsText({ running: 22, strength: 22 })})`,
+      PLANS: `14 (${planCountsText({ running: 10, strength: 4 })})`,
       PINNED: 'no',
       KEYS: 'acme 1',
       'CORS ORIGIN': 'none (CORS off)',
@@ -61,12 +69,12 @@ describe('catalog status', () => {
     expect(result.stdout).toMatch(/^CONFIRMED\s+\S+Z \(\d+s ago\)$/m);
     expect(result.stdout).toMatch(/^OBJECTS\s+all \d+ match the manifest$/m);
     expect(result.stdout).toMatch(
-      new RegExp(`^LAST RUN\\s+published at \\S+Z: published build ${buildId} \\(44 plans\\)`, 'm'),
+      new RegExp(`^LAST RUN\\s+published at \\S+Z: published build ${buildId} \\(14 plans\\)`, 'm'),
     );
   });
 
   it('after a run whose source is down: the record says failed and why, and status exits 1 saying it', async () => {
-    const buildId = await publishFixtures();
+    const buildId = await publishPlans();
     const source = `http://127.0.0.1:${await refusedPort()}/plans.json`;
     const failed = await runCatalog(['publish', '--source', source, '--source-retries', '0'], { env: env() });
     expect(failed.code).toBe(1);
@@ -89,7 +97,7 @@ describe('catalog status', () => {
   });
 
   it('exits 1 with no usable key, since every partner request would get 401', async () => {
-    await publishFixtures(false);
+    await publishPlans(false);
     const result = await runCatalog(['status'], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
@@ -98,7 +106,7 @@ describe('catalog status', () => {
   });
 
   it('does not forget a failed run when a busy one follows, and counts a publish killed with kill -9 as failed', async () => {
-    await publishFixtures();
+    await publishPlans();
     const failed = await runCatalog(['publish', '--source', join(scratch.dir, 'gone.json')], { env: env() });
     expect(failed.code).toBe(1);
     const recordPath = join(scratch.dir, 'origin', 'state', 'last-run.json');
@@ -149,7 +157,7 @@ describe('catalog status', () => {
   });
 
   it('exits 1 when the catalog is older than --max-age (25h by default), naming the flag', async () => {
-    const buildId = await publishFixtures();
+    const buildId = await publishPlans();
     // Make the catalog two days old: its manifest and the run that confirmed it.
     const twoDaysAgo = new Date(Date.now() - 48 * 3_600_000).toISOString();
     const manifestPath = join(scratch.dir, 'origin', 'builds', buildId, 'manifest.json');
@@ -169,7 +177,7 @@ describe('catalog status', () => {
   });
 
   it('exits 2 naming a live object that was deleted', async () => {
-    const buildId = await publishFixtures();
+    const buildId = await publishPlans();
     await unlink(join(scratch.dir, 'origin', 'builds', buildId, 'catalog-running.json.gz'));
     const { code, report, stderr } = await statusJson();
     expect(code).toBe(2);
@@ -183,7 +191,7 @@ describe('catalog status', () => {
     ['../..', '"../.."'],
     ['../..\nstill one line', '"../..\\nstill one line"'],
   ])('exits 2 in one line when build:live is %j, which the edge answers with 500', async (value, shown) => {
-    await publishFixtures();
+    await publishPlans();
     const key = (await runCatalog(['keys', 'issue', '--partner', 'p'], { env: env() })).stdout.trim();
     const storePath = join(scratch.dir, 'kvs.json');
     const store = JSON.parse(await readFile(storePath, 'utf8')) as { data: { key: string; value: string }[] };
@@ -217,7 +225,7 @@ describe('catalog status', () => {
   });
 
   it('exits 2 when a live object of a local origin was changed to bytes of the same size', async () => {
-    const buildId = await publishFixtures();
+    const buildId = await publishPlans();
     const path = join(scratch.dir, 'origin', 'builds', buildId, 'openapi.yaml');
     const before = await readFile(path, 'utf8');
     await writeFile(path, before.replace('Training Plan Catalog API', 'Training Plan Catalog XPI'));
@@ -232,7 +240,7 @@ describe('catalog status', () => {
   });
 
   it('exits 2 when a live page differs from the live build: changed, missing, or of a plan it does not hold', async () => {
-    await publishFixtures();
+    await publishPlans();
     const pages = join(scratch.dir, 'origin', 'plans');
     const [changed, missing] = (await readdir(pages)).sort();
     const page = await readFile(join(pages, changed as string), 'utf8');
@@ -242,7 +250,7 @@ describe('catalog status', () => {
     const { code, report, stderr } = await statusJson();
     expect(code).toBe(2);
     // Each catalog and openapi.yaml with its two variants, and a page per plan.
-    expect(report.live.objects?.expected).toBe(3 * (CATALOGS.length + 1) + 44);
+    expect(report.live.objects?.expected).toBe(3 * (CATALOGS.length + 1) + 14);
     // What the listing shows first, then what only the bytes show (a directory records each MD5 when written).
     expect(report.live.objects?.damaged).toEqual([
       `plans/${missing} is missing`,
@@ -271,7 +279,7 @@ describe('catalog status', () => {
 
 describe("the last run's record at the edge", () => {
   it('is never served: /state/last-run.json is 404 with or without a key, while the catalog is 200', async () => {
-    await publishFixtures();
+    await publishPlans();
     // The record is there at the origin's root…
     const record = await readFile(join(scratch.dir, 'origin', 'state', 'last-run.json'), 'utf8');
     expect(JSON.parse(record)).toMatchObject({ outcome: 'published' });
