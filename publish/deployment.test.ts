@@ -13,16 +13,19 @@ import { KVS_LIVE_BUILD, KVS_ORIGIN, STATE_DEPLOYMENT } from '../contract/index.
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { serializeKvsFile } from '../keys/kvs-file.ts';
 import { issueKey } from '../keys/manage.ts';
-import { startS3, TEST_AWS_ENV, type TestS3 } from '../testing/aws.ts';
-import { httpRequest, makeStore, ROOT, runCatalog } from '../testing/cli.ts';
+import { fewPlansFile, startS3, TEST_AWS_ENV, type TestS3 } from '../testing/aws.ts';
+import { httpRequest, makeStore, runCatalog } from '../testing/cli.ts';
 import { FakeKvs, resolveKvsTestHost } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { readHistory } from './history.ts';
 
 const scratch = useScratchDir({ prefix: 'catalog-deployment-', each: true });
-const SOURCE = join(ROOT, 'fixtures', 'plans.json');
-const PUBLISH = ['publish', '--source', SOURCE, '--base-url', 'https://plans.example.com'];
+/** `catalog publish` of a few plans of the fixtures (testing/aws.ts). */
+let PUBLISH: string[] = [];
+beforeAll(async () => {
+  PUBLISH = ['publish', '--source', await fewPlansFile(), '--base-url', 'https://plans.example.com'];
+});
 
 /** A local stack in `name`: its origin and store file, published once with the real command. */
 async function stack(name: string): Promise<{ origin: string; store: string; buildId: string }> {

@@ -11,6 +11,7 @@ import { LOCAL_STACK } from '../../app/paths.ts';
 import { KVS_LIVE_BUILD } from '../../contract/index.ts';
 import {
   describeStacksAnswer,
+  fewPlansFile,
   type RecordedRequest,
   type Recorder,
   startRecorder,
@@ -18,12 +19,16 @@ import {
   TEST_AWS_ENV,
   type TestS3,
 } from '../../testing/aws.ts';
-import { makeStore, ROOT, runCatalog } from '../../testing/cli.ts';
+import { makeStore, runCatalog } from '../../testing/cli.ts';
 import { FakeKvs, resolveKvsTestHost } from '../../testing/kvs.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
 const ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
-const SOURCE = join(ROOT, 'fixtures', 'plans.json');
+/** The source the commands publish: a few plans of the fixtures (testing/aws.ts). */
+let SOURCE = '';
+beforeAll(async () => {
+  SOURCE = await fewPlansFile();
+});
 const API_URL = 'https://d111111abcdef8.cloudfront.net';
 const FUNCTION = 'staging-builder';
 const LOG_GROUP = '/aws/vendedlogs/staging/usage';
