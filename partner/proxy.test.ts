@@ -44,6 +44,8 @@ type FrontMode = 'pass' | 'fail' | 'invalid' | 'no-key' | 'truncated' | 'drop' |
 async function startFront(target: string) {
   let mode: FrontMode = 'pass';
   let trickling = 0;
+  /** The answers trickling now, each with how to end it. */
+  const trickles = new Set<(rest: Buffer) => void>();
   const server: Server = createServer((request, response) => {
     if (mode === 'drop') {
       request.socket.destroy();
@@ -54,7 +56,15 @@ async function startFront(target: string) {
       response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
       response.write('{');
       const timer = setInterval(() => response.write(' '), 2_000);
-      response.on('close', () => clearInterval(timer));
+      const finish = (rest: Buffer) => {
+        clearInterval(timer);
+        response.end(rest);
+      };
+      trickles.add(finish);
+      response.on('close', () => {
+        clearInterval(timer);
+        trickles.delete(finish);
+      });
       return;
     }
     if (mode === 'fail') {
@@ -98,6 +108,10 @@ async function startFront(target: string) {
     },
     /** How many requests it has answered in `trickle` mode. */
     trickling: () => trickling,
+    /** Ends every answer trickling now with `body` (a JSON object, whose `{` was sent first). */
+    finishTrickles: (body: Buffer) => {
+      for (const finish of trickles) finish(body.subarray(body.indexOf('{') + 1));
+    },
     close: () =>
       new Promise((resolve) => {
         server.close(resolve);
@@ -329,6 +343,7 @@ describe('the partner proxy in front of a real catalog serve', () => {
       type: PROXY_PROBLEMS.noCatalog.type,
       status: 502,
     });
+    await until(() => proxy.health().lastRefresh, 'the refresh the proxy started with to fail');
     const health = await get(proxy, '/healthz');
     expect(health.status).toBe(503);
     expect(JSON.parse(health.body.toString())).toMatchObject({
@@ -389,9 +404,9 @@ describe('the partner proxy in front of a real catalog serve', () => {
         refreshSeconds: 5,
         timeouts: deadline,
       });
-      // The first request waits for the refresh the proxy started with, which its deadline ends: 502, no hang.
-      const first = await get(proxy, '/plans.json');
-      expect(first.status).toBe(502);
+      // The refresh the proxy started with is ended by its deadline: no hang, and still no copy (502).
+      await until(() => proxy.health().lastRefresh, 'the refresh deadline');
+      expect((await get(proxy, '/plans.json')).status).toBe(502);
       expect(await healthOf(proxy)).toMatchObject({
         status: 'empty',
         lastRefresh: { outcome: 'failed', error: 'no whole answer within 2 s (the refresh deadline)' },
@@ -408,6 +423,35 @@ describe('the partner proxy in front of a real catalog serve', () => {
       expect(health).toMatchObject({ status: 'degraded', copy: { source: 'service' } });
       expect(Date.parse(health.nextRefreshAt)).toBeGreaterThan(due);
       expect((await get(proxy, '/plans.json')).body).toEqual(world.objects.all);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('answers 502 at once when it has no copy, while its first refresh trickles on in the background and then serves what it fetched', async () => {
+    const front = await startFront(serve.url);
+    try {
+      front.set('trickle');
+      // A deadline far beyond the test: only the service's answer ends this refresh.
+      const proxy = await proxyOf({ upstream: front.url, autoRefresh: true, timeouts: { totalMs: 600_000 } });
+      await until(() => front.trickling() > 0, 'the first refresh to reach the service');
+      const answers = await Promise.all(Array.from({ length: 4 }, () => get(proxy, '/plans.json')));
+      // Every caller has its answer while the refresh is still in flight: none has ended yet.
+      expect(proxy.health()).toMatchObject({ status: 'empty', lastRefresh: null });
+      for (const answer of answers) {
+        expect(answer.status).toBe(502);
+        expect(JSON.parse(answer.body.toString())).toMatchObject({
+          type: PROXY_PROBLEMS.noCatalog.type,
+          detail: expect.stringContaining('under way'),
+        });
+      }
+      // The refresh went on: once the service's answer ends, its copy is served.
+      front.finishTrickles(world.objects.all);
+      await until(() => proxy.health().lastRefresh, 'the refresh to end');
+      expect(proxy.health()).toMatchObject({ status: 'ok', lastRefresh: { outcome: 'fetched' } });
+      const served = await get(proxy, '/plans.json');
+      expect(served.status).toBe(200);
+      expect(JSON.parse(served.body.toString())).toEqual(JSON.parse(world.objects.all.toString()));
     } finally {
       await front.close();
     }

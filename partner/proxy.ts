@@ -1,10 +1,10 @@
 /**
  * The reference partner proxy (README.md): a `node:http` server for the partner's own frontend that serves
  * `GET /plans.json` from a server-side copy, refreshed with the key (never sent to the browser, never logged)
- * as often as the service's `max-age` says, and kept whenever a refresh fails in any way (502 only when there
- * is no copy). Each new copy is saved to disk before it is served, numbered or notified (a failed save is a
- * failed refresh), and diffed into the change sets of `GET /changes?since=N` (changes.ts) and the notify hook
- * (notify.ts). Every refresh has a total deadline; `GET /healthz` reports the state.
+ * as often as the service's `max-age` says, and kept whenever a refresh fails in any way (502, at once, only
+ * when there is no copy). Each new copy is saved to disk before it is served, numbered or notified (a failed
+ * save is a failed refresh), and diffed into the change sets of `GET /changes?since=N` (changes.ts) and the
+ * notify hook (notify.ts). Every refresh has a total deadline; `GET /healthz` reports the state.
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -417,13 +417,16 @@ export class CatalogProxy {
         PROXY_PROBLEMS.invalidDiscipline,
         `discipline, when present, must be exactly ${DISCIPLINES.join(' or ')}, once.`,
       );
-    if (this.#copy === undefined && this.#inFlight) await this.#inFlight;
+    // No copy: 502 at once, whatever a refresh is doing (it goes on, bounded by its own deadline). Waiting
+    // for it made a caller wait up to that deadline behind a service that trickles.
     const copy = this.#copy;
     if (copy === undefined)
       return problem(
         response,
         PROXY_PROBLEMS.noCatalog,
-        'No copy of the catalog yet: the catalog service could not be reached or refused the call.',
+        this.#inFlight
+          ? 'No copy of the catalog yet: the call to the catalog service is under way (GET /healthz says how it ends).'
+          : 'No copy of the catalog yet: the catalog service could not be reached or refused the call.',
       );
     const answer = copy.variants.get((discipline as Discipline | undefined) ?? 'all');
     if (answer === undefined) throw new Error('a variant of the copy is missing');
@@ -519,7 +522,7 @@ function problem(
   });
 }
 
-/** Starts the proxy: takes the disk copy, listens, starts refreshing (a request before a first copy waits for it). */
+/** Starts the proxy: takes the disk copy, listens, starts refreshing (a request before a first copy gets 502). */
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const proxy = new CatalogProxy(options);
   await proxy.load();
@@ -535,7 +538,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     refresh: () => proxy.refresh(),
     health: () => proxy.health(),
     close: () => {
-      // Both at once: a request waiting for the first refresh is answered once that refresh is ended.
+      // Both at once: stop listening, and end the refresh under way rather than wait for it.
       closing ??= Promise.all([
         new Promise<void>((resolve) => {
           server.close(() => resolve());

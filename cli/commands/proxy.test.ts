@@ -12,6 +12,7 @@ import {
   startCatalog,
   startServe,
 } from '../../testing/cli.ts';
+import { until } from '../../testing/until.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const READY = /catalog proxy: listening on (http:\/\/\S+)/;
@@ -39,7 +40,11 @@ describe('catalog proxy', () => {
     const serve = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
     const first = await startProxy(serve.url, cacheFile);
     try {
-      // The first request waits for the refresh the proxy starts with.
+      // Until the refresh the proxy starts with brings a copy, /healthz answers 503 (and /plans.json 502).
+      await until(
+        async () => (await httpRequest(first.url, { method: 'GET', target: '/healthz' })).status === 200,
+        'the first refresh',
+      );
       const answer = await httpRequest(first.url, {
         method: 'GET',
         target: '/plans.json?discipline=running',
