@@ -1,12 +1,13 @@
+#!/usr/bin/env node
 /**
- * Runs the proxy on its own, outside the catalog repository:
+ * Runs the proxy on its own, outside the catalog repository (the package's `catalog-proxy`):
  *
- *   CATALOG_PARTNER_KEY=tpc_… node main.ts --upstream https://catalog.example.com [--port 8788]
+ *   CATALOG_PARTNER_KEY=tpc_… npx catalog-proxy --upstream https://catalog.example.com [--port 8788]
  *     [--host 127.0.0.1] [--cache-file ./catalog-cache.json] [--refresh-seconds N] [--changes-kept N]
  *     [--notify https://app.example.com/hooks/catalog]
  *
- * (Node 22.18 or later runs the TypeScript directly; on Node 20 use `npx tsx main.ts …`.) The key comes only
- * from the environment: a flag would show in `ps` and in shell history.
+ * The key comes only from the environment: a flag would show in `ps` and in shell history. In the catalog
+ * repository, `catalog proxy` runs the same proxy with the repository's settings.
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_CHANGES_KEPT, MIN_REFRESH_SECONDS, startProxy } from './proxy.ts';
