@@ -386,9 +386,9 @@ describe('error pages before the first publish', () => {
 });
 
 describe('builder Lambda', () => {
-  it('runs on Node.js 22 with the declared timeout and memory, no reserved concurrency, never retried at once', () => {
+  it('runs on Node.js 24 with the declared timeout and memory, no reserved concurrency, never retried at once', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs22.x',
+      Runtime: 'nodejs24.x',
       Handler: 'index.handler',
       ReservedConcurrentExecutions: Match.absent(),
       Timeout: SETTINGS.builderTimeoutSeconds.default,

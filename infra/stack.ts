@@ -399,8 +399,10 @@ export class CatalogStack extends Stack {
         resources: [logGroup.logGroupArn],
       }),
     );
-    // The runtime lambda/bundling.ts names (its bundle targets it).
-    const runtime = lambda.Runtime.ALL.find((candidate) => candidate.name === LAMBDA_BUNDLE.runtime);
+    // The runtime lambda/bundling.ts names (its bundle targets it): that version, not CDK's "latest" alias.
+    const runtime = lambda.Runtime.ALL.find(
+      (candidate) => candidate.name === LAMBDA_BUNDLE.runtime && !candidate.isVariable,
+    );
     if (!runtime) throw new Error(`unknown Lambda runtime ${LAMBDA_BUNDLE.runtime} in lambda/bundling.ts`);
     const builder = new NodejsFunction(this, 'Builder', {
       description: `Training plan catalog builder: source → a build in S3 → the live pointer (${LAMBDA_BUNDLE.entry})`,
