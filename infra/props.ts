@@ -140,6 +140,17 @@ export function resolveSettings(
       `rateLimitPerKey needs the stack in us-east-1, not ${region}: AWS WAF creates web ACLs for CloudFront only there (deploy the stack in us-east-1, or leave the rate limit off)`,
     );
 
+  // CloudFront delivers no standard logs to a bucket in an opt-in region: the one the stack would create is there.
+  if (
+    s.accessLogging &&
+    props.accessLogBucketName === undefined &&
+    region !== undefined &&
+    RegionInfo.regions.some((known) => known.name === region) &&
+    RegionInfo.get(region).isOptInRegion
+  )
+    problems.push(
+      `accessLogging in ${region}: CloudFront delivers no standard logs to buckets in opt-in regions, where the stack would create its log bucket; name a bucket in another region with accessLogBucketName (ACLs enabled), or leave the access logs off (the usage records, usageLogging, need no bucket)`,
+    );
   if (region !== undefined && !pagesReaderReaches(region))
     problems.push(
       `region ${region}: the plan pages' reader (an origin access identity) cannot read S3 buckets in regions launched after December 2022; deploy the stack in us-east-1 or an older region (infra/README.md, "Which region")`,

@@ -437,6 +437,31 @@ describe('invalid props', () => {
       expect(() => constructStack({ env: { account: '123456789012', region } }), region).not.toThrow();
   });
 
+  it('fails access logs in an opt-in region, where CloudFront delivers no standard logs to the bucket the stack would create', () => {
+    for (const region of ['eu-south-1', 'ap-east-1', 'me-south-1'])
+      expect(failure({ accessLogging: true, env: { account: '123456789012', region } }), region).toContain(
+        `accessLogging in ${region}: CloudFront delivers no standard logs to buckets in opt-in regions, where the stack would create its log bucket; name a bucket in another region with accessLogBucketName`,
+      );
+    // A bucket of the operator's own (in a region CloudFront delivers to), or a region that is not opt-in.
+    expect(() =>
+      constructStack({
+        accessLogging: true,
+        accessLogBucketName: 'ops-logs-bucket',
+        env: { account: '123456789012', region: 'eu-south-1' },
+      }),
+    ).not.toThrow();
+    expect(() =>
+      constructStack({ accessLogging: true, env: { account: '123456789012', region: 'eu-west-1' } }),
+    ).not.toThrow();
+  });
+
+  it('fails a contact address that is neither an e-mail address nor an https:// URL', () => {
+    for (const address of ['keys', 'http://keys.example.org', 'keys@example', 'a"b@example.org'])
+      expect(failure({ contactAddress: address }), address).toContain(
+        `contactAddress ${JSON.stringify(address)}: must be an e-mail address (keys@example.org) or an https:// URL`,
+      );
+  });
+
   it('fails listing every problem at once', () => {
     const error = (() => {
       try {

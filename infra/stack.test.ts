@@ -367,6 +367,23 @@ describe('error pages before the first publish', () => {
     for (const { id } of calls) expect(resource(id).Properties.Delete).toBeUndefined();
   });
 
+  it('by a function whose log group exists before it (no group of its first run’s making) and goes with the stack', () => {
+    const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) =>
+      id.startsWith('AWS679f53fac002430cb0da5b7982bd2287'),
+    );
+    expect(functions).toHaveLength(1);
+    const group = logicalId(template, 'AWS::Logs::LogGroup', 'ErrorPagesLogs');
+    expect(functions[0]?.[1].Properties.LoggingConfig).toEqual({ LogGroup: { Ref: group } });
+    expect(resource(group)).toMatchObject({
+      DeletionPolicy: 'Delete',
+      Properties: { RetentionInDays: 30 },
+    });
+    expect(resource(group).Properties.LogGroupName).toBeUndefined();
+    // The group CDK would add after the function (named after it, kept on delete) is not there.
+    const groups = Object.keys(template.findResources('AWS::Logs::LogGroup'));
+    expect(groups.filter((id) => id.startsWith('AWS679f53fac002430cb0da5b7982bd2287'))).toEqual([]);
+  });
+
   it('each by a call that may put only its page', () => {
     for (const { id, create } of puts()) {
       const own = Object.entries(template.findResources('AWS::IAM::Policy')).find(([policyId]) =>

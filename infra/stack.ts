@@ -20,7 +20,17 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Annotations, CfnOutput, Duration, Fn, SecretValue, Stack } from 'aws-cdk-lib/core';
+import {
+  Annotations,
+  Aws,
+  CfnOutput,
+  CfnRule,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  SecretValue,
+  Stack,
+} from 'aws-cdk-lib/core';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { lambdaEnvironment } from '../app/settings/environment.ts';
@@ -304,6 +314,12 @@ export class CatalogStack extends Stack {
    * answer its errors with the 403 of the missing page): one SDK call per page, which stays with the bucket.
    */
   private putErrorPages(settings: StackSettings): void {
+    // The function's log group, made before the function (a group Lambda makes at its first run races the one CDK
+    // would add after the function) and deleted with the stack.
+    const logGroup = new logs.LogGroup(this, 'ErrorPagesLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     for (const page of rootObjects(settings.appScheme ?? (SETTINGS.appScheme.default as string))) {
       const put: cr.AwsSdkCall = {
         service: 'S3',
@@ -322,6 +338,7 @@ export class CatalogStack extends Stack {
         onCreate: put,
         onUpdate: put,
         installLatestAwsSdk: false,
+        logGroup,
         policy: cr.AwsCustomResourcePolicy.fromStatements([
           new iam.PolicyStatement({
             actions: ['s3:PutObject'],
