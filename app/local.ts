@@ -23,6 +23,8 @@ export interface LocalEdgeSettings {
   readonly store: string;
   readonly port: number;
   readonly host: string;
+  /** Where the 401 tells partners to ask for a key (default: the local stack's, `contactAddress`'s default). */
+  readonly contactAddress?: string | undefined;
 }
 
 /** A running local edge; `close` lets requests in flight finish. */
@@ -125,12 +127,14 @@ export async function serveLocal(
   const root = repoRoot();
   const functionLog = (line: string) => log({ time: time(), function: line });
   const onStale = (message: string) => log({ time: time(), level: 'warning', message });
+  const contactAddress = settings.contactAddress ?? defaultOf('contactAddress');
   const [viewerRequest, viewerResponse] = await Promise.all([
-    loadBuiltFunction(root, 'viewer-request', { kvs, log: functionLog, onStale }),
+    loadBuiltFunction(root, 'viewer-request', { kvs, log: functionLog, onStale, contactAddress }),
     loadBuiltFunction(root, 'viewer-response', {
       kvs,
       log: functionLog,
       onStale,
+      contactAddress,
       ...VIEWER_RESPONSE_RUNTIME,
     }),
   ]);
