@@ -12,14 +12,10 @@ import { parseKvsFile } from '../keys/kvs-file.ts';
 import type { SettingProps } from './config.ts';
 
 /** CDK's stack props and one prop per CDK setting (see docs/settings.md and infra/README.md), each optional. */
-export type CatalogStackProps = StackProps &
-  SettingProps & {
-    /** The directory of `viewer-request.js` and `viewer-response.js` (default: `npm run build`'s). */
-    readonly gatewayBundleDir?: string;
-  };
+export type CatalogStackProps = StackProps & SettingProps;
 
 /** The validated settings of the stack, defaults applied. */
-export type StackSettings = SettingsIn<'cdk'> & { readonly gatewayBundleDir: string };
+export type StackSettings = SettingsIn<'cdk'>;
 
 /** The props are invalid; the message lists every problem, each naming the prop and its value. */
 export class CatalogStackPropsError extends ConfigError {
@@ -61,12 +57,10 @@ function pagesReaderReaches(region: string): boolean {
 }
 
 /** Checks every prop and applies the defaults; throws {@link CatalogStackPropsError} listing every problem. */
-export function resolveSettings(
-  props: CatalogStackProps,
-  stackName: string,
-  defaultGatewayDir: string,
-): StackSettings {
-  // The stack's name is checked by its setting's rule too (the names of its resources derive from it).
+export function resolveSettings(props: CatalogStackProps, stackName: string): StackSettings {
+  // The stack's name is the deployment's, checked by its setting's rule too (the names of its resources derive
+  // from it); its region is its environment's, when known.
+  const region = Token.isUnresolved(props.env?.region) ? undefined : props.env?.region;
   const reading = readSettings(
     'cdk',
     (name) => {
@@ -78,14 +72,9 @@ export function resolveSettings(
   const problems = [...reading.problems];
   const s = reading.values;
 
-  const gatewayBundleDir = props.gatewayBundleDir ?? defaultGatewayDir;
-  for (const name of ['viewer-request', 'viewer-response']) {
-    const file = `${gatewayBundleDir}/${name}.js`;
-    if (!existsSync(file)) problems.push(`gateway bundle ${file} is missing: run npm run build`);
-  }
   if (/-edge-[a-z]+(-[a-z]+)*-\d+$/.test(stackName))
     problems.push(
-      `stackName ${shown(stackName)}: must not end with -edge-<region>, the name of another stack's us-east-1 companion`,
+      `deployment ${shown(stackName)}: must not end with -edge-<region>, the name of another stack's us-east-1 companion`,
     );
   if (s.kvsSeedFile !== undefined) {
     if (!existsSync(s.kvsSeedFile)) problems.push(`kvsSeedFile ${shown(s.kvsSeedFile)}: no such file`);
@@ -157,5 +146,5 @@ export function resolveSettings(
     );
 
   if (problems.length > 0) throw new CatalogStackPropsError(problems);
-  return { ...(s as SettingsIn<'cdk'>), gatewayBundleDir };
+  return s as SettingsIn<'cdk'>;
 }

@@ -395,13 +395,6 @@ describe('invalid props', () => {
     );
   });
 
-  it('fails when the gateway bundles are missing, saying to run npm run build', () => {
-    const dir = join(scratch, 'no-bundles');
-    expect(failure({ gatewayBundleDir: dir })).toContain(
-      `gateway bundle ${dir}/viewer-request.js is missing: run npm run build`,
-    );
-  });
-
   it('fails a seed file that is missing or not in the import format', async () => {
     expect(failure({ kvsSeedFile: join(scratch, 'none.json') })).toContain(
       `kvsSeedFile "${join(scratch, 'none.json')}": no such file`,
@@ -473,5 +466,35 @@ describe('invalid props', () => {
     })();
     expect(error.problems).toHaveLength(3);
     expect(error.message).toMatch(/^invalid CatalogStack props: /);
+  });
+});
+
+describe('the contact address', () => {
+  const functionCode = (s: Synthesized, id: string) =>
+    s.template.findResources('AWS::CloudFront::Function')[
+      logicalId(s.template, 'AWS::CloudFront::Function', id)
+    ]?.Properties.FunctionCode as string;
+
+  it('is in the viewer-request function’s 401 and in the output ContactAddress, the placeholder gone', async () => {
+    const s = await synth({ contactAddress: 'https://partners.trainingplans.app/keys' });
+    const code = functionCode(s, 'ViewerRequest');
+    expect(code).toContain('keys are issued through https://partners.trainingplans.app/keys.');
+    expect(code).not.toContain('<CONTACT_ADDRESS>');
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(10 * 1024);
+    s.template.hasOutput('ContactAddress', { Value: 'https://partners.trainingplans.app/keys' });
+    expect(s.template.toJSON().Rules?.ContactAddressSet).toBeUndefined();
+  });
+
+  it('at a domain reserved for examples synthesizes, with a rule that refuses to deploy it before any resource is made', async () => {
+    const s = await synth({ contactAddress: 'api-keys@example.com' });
+    expect(s.template.toJSON().Rules.ContactAddressSet).toEqual({
+      Assertions: [
+        {
+          Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'contactAddress-is-an-example'] },
+          AssertDescription:
+            'contactAddress api-keys@example.com is at a domain reserved for examples, which reaches no one: set the address partners ask for keys at in infra/deployments/TrainingPlanCatalog.json, then deploy.',
+        },
+      ],
+    });
   });
 });

@@ -35,10 +35,17 @@ import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
+import { isReservedContact } from '../app/settings/registry.ts';
 import { rootObjects } from '../builder/build.ts';
 import { NOSNIFF, SOURCE_UNSET } from '../contract/index.ts';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
-import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
+import {
+  bundleFunctionSync,
+  checkFunctionCode,
+  GATEWAY_FUNCTIONS,
+  type GatewayFunctionName,
+} from '../gateway/functions/bundle.ts';
+import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring.ts';
@@ -85,6 +92,27 @@ const BEHAVIOUR_POLICIES = {
 /** Days a failed builder invocation stays in the failure queue: SQS's longest, room for a long weekend. */
 export const FAILURE_RETENTION_DAYS = 14;
 
+/** The functions bundled from their sources, once per process (each stack fills in its own contact address). */
+const bundled = new Map<GatewayFunctionName, string>();
+
+/**
+ * A function's code as the stack deploys it: bundled from the checkout's sources at synth (never a bundle an
+ * older `npm run build` left in dist/), the viewer-request's 401 naming the deployment's contact address, and
+ * checked against the runtime's rules and its size limit once filled.
+ */
+function gatewayCode(name: GatewayFunctionName, contactAddress: string): string {
+  let code = bundled.get(name);
+  if (code === undefined) {
+    code = bundleFunctionSync(join(REPO_ROOT, GATEWAY_FUNCTIONS[name]));
+    bundled.set(name, code);
+  }
+  if (name !== 'viewer-request') return code;
+  const filled = fillContactAddress(code, contactAddress);
+  const problems = checkFunctionCode(filled);
+  if (problems.length > 0) throw new Error(`${name} with contactAddress: ${problems.join('; ')}`);
+  return filled;
+}
+
 /** The access-log retention when none is given (the setting's declared default). */
 const ACCESS_LOG_RETENTION_DAYS = SETTINGS.accessLogRetentionDays.default as number;
 
@@ -104,7 +132,7 @@ export class CatalogStack extends Stack {
 
   constructor(scope: Construct, id: string, props: CatalogStackProps = {}) {
     super(scope, id, withEdgeReferences(props));
-    const settings = resolveSettings(props, this.stackName, join(REPO_ROOT, GATEWAY_DIST));
+    const settings = resolveSettings(props, this.stackName);
     // The builder bundles the module generated from openapi.yaml: refuse to deploy an outdated document.
     const openapiModule = join(REPO_ROOT, OPENAPI_MODULE);
     const openapi = openapiModuleSource(readFileSync(join(REPO_ROOT, 'openapi.yaml'), 'utf8'));
@@ -135,11 +163,11 @@ export class CatalogStack extends Stack {
       ...(settings.kvsSeedFile ? { source: cloudfront.ImportSource.fromAsset(settings.kvsSeedFile) } : {}),
     });
 
-    const gatewayFunction = (id: string, name: 'viewer-request' | 'viewer-response', comment: string) =>
+    const gatewayFunction = (id: string, name: GatewayFunctionName, comment: string) =>
       new cloudfront.Function(this, id, {
         functionName: accountWideName(this, name, 64),
         comment,
-        code: cloudfront.FunctionCode.fromFile({ filePath: join(settings.gatewayBundleDir, `${name}.js`) }),
+        code: cloudfront.FunctionCode.fromInline(gatewayCode(name, settings.contactAddress)),
         runtime: cloudfront.FunctionRuntime.JS_2_0,
         keyValueStore: this.keyValueStore,
         autoPublish: true,
@@ -256,6 +284,7 @@ export class CatalogStack extends Stack {
     });
 
     this.putErrorPages(settings);
+    this.refuseExampleContact(settings.contactAddress);
 
     this.baseUrl =
       settings.baseUrl ?? `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
@@ -304,9 +333,30 @@ export class CatalogStack extends Stack {
         'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
       ],
       ViewerRequestFunctionName: [this.viewerRequest.functionName, 'catalog verify-function --name'],
+      ContactAddress: [
+        settings.contactAddress,
+        'Where partners ask for keys: catalog publish --contact-address (CATALOG_CONTACT_ADDRESS)',
+      ],
     };
     for (const [outputId, [value, description]] of Object.entries(outputs))
       new CfnOutput(this, outputId, { value, description });
+  }
+
+  /**
+   * A contact address at a domain reserved for examples (the default deployment file's, until its operator sets
+   * the real one) synthesizes, so the stack can be checked offline, but its template refuses to deploy before
+   * any resource is made: partners would be told to write to an address that reaches no one.
+   */
+  private refuseExampleContact(address: string): void {
+    if (!isReservedContact(address)) return;
+    new CfnRule(this, 'ContactAddressSet', {
+      assertions: [
+        {
+          assert: Fn.conditionEquals(Aws.REGION, 'contactAddress-is-an-example'),
+          assertDescription: `contactAddress ${address} is at a domain reserved for examples, which reaches no one: set the address partners ask for keys at in infra/deployments/${this.stackName}.json, then deploy.`,
+        },
+      ],
+    });
   }
 
   /**
