@@ -10,7 +10,7 @@ import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
-import { LOCAL_STACK, repoRoot } from './paths.ts';
+import { LOCAL_STACK, localStackPath, repoRoot } from './paths.ts';
 import type { PublishSettings } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
 
@@ -59,7 +59,7 @@ const RunningStack = z.object({ pid: z.number(), url: z.string() });
 
 async function readRunning(): Promise<z.infer<typeof RunningStack> | null> {
   try {
-    return RunningStack.parse(JSON.parse(await readFile(LOCAL_STACK.running, 'utf8')));
+    return RunningStack.parse(JSON.parse(await readFile(localStackPath(LOCAL_STACK.running), 'utf8')));
   } catch {
     return null;
   }

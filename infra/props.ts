@@ -64,7 +64,8 @@ export function resolveSettings(props: CatalogStackProps, stackName: string): St
   const reading = readSettings(
     'cdk',
     (name) => {
-      const value = name === 'stackName' ? stackName : props[name as NamesIn<'cdk'>];
+      const value =
+        name === 'deployment' ? stackName : name === 'region' ? region : props[name as NamesIn<'cdk'>];
       return value === undefined ? undefined : { value, from: 'prop' };
     },
     (name) => name,
@@ -122,8 +123,6 @@ export function resolveSettings(props: CatalogStackProps, stackName: string): St
     problems.push(
       `rateLimitWindowSeconds ${shown(props.rateLimitWindowSeconds)} is set without rateLimitPerKey (the limit it is the window of)`,
     );
-  // A region the synth knows (not a token).
-  const region = Token.isUnresolved(props.env?.region) ? undefined : props.env?.region;
   if (s.rateLimitPerKey !== undefined && region !== undefined && region !== EDGE_REGION)
     problems.push(
       `rateLimitPerKey needs the stack in us-east-1, not ${region}: AWS WAF creates web ACLs for CloudFront only there (deploy the stack in us-east-1, or leave the rate limit off)`,

@@ -409,13 +409,13 @@ describe('invalid props', () => {
   it('fails a stack name the settings refuse (the names of its resources derive from it)', () => {
     const name = `Catalog${'x'.repeat(42)}`;
     expect(failure({}, name)).toContain(
-      `stackName "${name}": must be a CloudFormation stack name of at most 48 characters`,
+      `deployment "${name}": must be a deployment's name: its stack's name, letters, digits and - (at most 48`,
     );
   });
 
   it('fails a stack name that another stack’s us-east-1 companion has', () => {
     expect(failure({}, 'Catalog-edge-eu-west-1')).toContain(
-      'stackName "Catalog-edge-eu-west-1": must not end with -edge-<region>',
+      'deployment "Catalog-edge-eu-west-1": must not end with -edge-<region>',
     );
     expect(() => constructStack({}, 'Catalog-edge')).not.toThrow();
   });

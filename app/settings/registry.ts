@@ -255,8 +255,10 @@ export const SETTINGS = {
 
   // Publishing.
   deployment: setting(
-    cfnStackName('must be the name of a deployed stack (letters, digits and -, at most 48)'),
-    "the deployment: its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
+    cfnStackName(
+      "must be a deployment's name: its stack's name, letters, digits and - (at most 48, a letter first)",
+    ),
+    "the deployment, by its name (its stack's; infra/deployments/<name>.json declares it): its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
   ),
   bucket: setting(
     bucketName,
@@ -283,7 +285,7 @@ export const SETTINGS = {
   s3PathStyle: toggle('path-style S3 addressing (S3-compatible stores, test servers)'),
   region: setting(
     matching('region', /^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-west-1'),
-    "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region; with --deployment, the stack's)",
+    "AWS region: a deployment's is its file's (infra/deployments/<name>.json); else the SDK's chain (AWS_REGION, then the profile's region)",
     { env: false },
   ),
   maxAttempts: setting(integer(1, 10), 'attempts per AWS request (retries back off on throttling and 5xx)', {
@@ -370,11 +372,6 @@ export const SETTINGS = {
   }),
 
   // The stack (CDK context keys; see infra/README.md).
-  stackName: setting(
-    cfnStackName('must be a CloudFormation stack name of at most 48 characters (letters, digits, -)'),
-    'the stack name (function names derive from it)',
-    { default: 'TrainingPlanCatalog' },
-  ),
   domainName: setting(
     matching(
       'host',
@@ -694,7 +691,7 @@ export const READS = {
       'catalogAgeAlarmSeconds additionalCloudFrontMetrics',
     ],
     optional: [
-      'source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
+      'region source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
       ...BUILD,
       'monitoringKeySecretArn propagationMaxWait propagationInterval',
       'domainName certificateArn accessLogBucketName accessLogRetentionDays kvsSeedFile vpcId subnetIds',

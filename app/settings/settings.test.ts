@@ -2,7 +2,8 @@
  * One declaration per setting: the command line, the builder Lambda and the CDK app are checked against the
  * registry, so no entry point can grow a setting of its own or lose one.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderSettingRefs } from '../../contract/errors.ts';
