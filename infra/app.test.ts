@@ -4,9 +4,11 @@
  * file says; what `npm run synth` writes and says (a shared synthesis, testing/infra/stacks.ts); and the app run
  * by the pinned CDK CLI itself (`npm run cdk -- …`), in a scratch checkout with deployments of its own.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleFunction, GATEWAY_FUNCTIONS } from '../gateway/functions/bundle.ts';
+import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { ROOT } from '../testing/cli.ts';
 import { runCdk, type ScratchCheckout, scratchCheckout } from '../testing/infra/checkout.ts';
 import { CDK_CONTEXT, sharedAssembly } from '../testing/infra/stacks.ts';
@@ -16,6 +18,9 @@ import { configFromContext } from './config.ts';
 const DEFAULT_DEPLOYMENT = 'TrainingPlanCatalog';
 
 const CONTACT = 'https://partners.trainingplans.app/keys';
+
+/** What an older build could have left in dist/gateway: not the functions of the sources. */
+const STALE_BUNDLE = 'async function handler(event) { return event.request; }\n';
 
 /** The deployments the scratch checkouts declare besides the repository's. */
 const DEPLOYMENTS = {
@@ -168,6 +173,11 @@ describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in
   let checkout: ScratchCheckout;
   beforeAll(async () => {
     checkout = await scratchCheckout(DEPLOYMENTS);
+    // A dist/ an older npm run build left: its function bundles are not the sources'.
+    await rm(join(checkout.dir, 'dist'));
+    await mkdir(join(checkout.dir, 'dist', 'gateway'), { recursive: true });
+    for (const name of ['viewer-request', 'viewer-response'])
+      await writeFile(join(checkout.dir, 'dist', 'gateway', `${name}.js`), STALE_BUNDLE);
   });
   afterAll(() => checkout.remove());
   /** `cdk ARGS` into an output directory of its own, so runs side by side do not share infra/cdk.out. */
@@ -175,13 +185,32 @@ describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in
     runCdk(checkout, [...args, '--output', join(checkout.scratch, `out-${args.join('-')}`)], env);
 
   // Each case runs the CLI and the app in child processes, each into its own directory, side by side.
-  it.concurrent('lists the deployment -c deployment names, and only it, from its file', async ({
+  it.concurrent('lists the deployment -c deployment names, and only it, from its file, with the functions of the checkout’s sources whatever dist/ holds', async ({
     expect,
   }) => {
-    const listed = await cdk(['ls', '-c', 'deployment=CatalogStaging'], { CDK_VALIDATION: 'false' });
+    // The app as cdk.json runs it, its modules kept at their paths in the checkout (Node would follow the links
+    // to the repository's), so that a stack reading dist/ would read the checkout's stale one.
+    const app = 'node --preserve-symlinks --preserve-symlinks-main --import tsx app.ts';
+    const listed = await cdk(['ls', '-c', 'deployment=CatalogStaging', '--app', app], {
+      CDK_VALIDATION: 'false',
+    });
     expect(listed.stderr).not.toMatch(/infra:/);
     expect(listed.stdout).toBe('CatalogStaging\n');
     expect(listed.code).toBe(0);
+    const dir = join(checkout.scratch, `out-ls--c-deployment=CatalogStaging---app-${app}`);
+    const template = JSON.parse(await readFile(join(dir, 'CatalogStaging.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: { FunctionCode?: string } }>;
+    };
+    const code = Object.entries(template.Resources)
+      .filter(([, resource]) => resource.Type === 'AWS::CloudFront::Function')
+      .map(([id, resource]) => [id.replace(/[0-9A-F]{8}$/, ''), resource.Properties.FunctionCode]);
+    expect(Object.fromEntries(code)).toEqual({
+      ViewerRequest: fillContactAddress(
+        await bundleFunction(join(ROOT, GATEWAY_FUNCTIONS['viewer-request'])),
+        CONTACT,
+      ),
+      ViewerResponse: await bundleFunction(join(ROOT, GATEWAY_FUNCTIONS['viewer-response'])),
+    });
   });
 
   it.concurrent('adds the us-east-1 edge stack of a deployment whose file says another region, named after it and its region, and checks both stacks with cdk-nag', async ({
