@@ -5,8 +5,9 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
 import { EDGE_REGION } from '../contract/index.ts';
+import { readDeploymentFile } from './deployments.ts';
 import { localStackUrl } from './local.ts';
-import { LOCAL_STACK } from './paths.ts';
+import { checkoutRoot, LOCAL_STACK, localStackPath } from './paths.ts';
 import { type Context, modeIn, namesIn, type SettingName, specFor } from './settings/index.ts';
 
 /** The settings that name where a command acts: any of them given means no local default. */
@@ -60,12 +61,21 @@ export async function deploymentValues(
   const name = first.values.deployment as string | undefined;
   if (name === undefined) {
     if (TARGETS.some(first.given)) return values;
-    if (wanted('origin')) values.set('origin', LOCAL_STACK.origin);
-    if (wanted('store')) values.set('store', LOCAL_STACK.store);
+    // The checkout's one local stack, from whichever of its folders the command is typed in.
+    if (wanted('origin')) values.set('origin', localStackPath(LOCAL_STACK.origin));
+    if (wanted('store')) values.set('store', localStackPath(LOCAL_STACK.store));
     if (wanted('baseUrl')) values.set('baseUrl', await localStackUrl());
     return values;
   }
-  const client = await cloudFormation(first.values.region as string | undefined);
+  // The deployment's region is its file's, in a checkout that declares it (one word for one thing).
+  const root = checkoutRoot();
+  const file = root === undefined ? null : readDeploymentFile(root, name);
+  const given = first.values.region as string | undefined;
+  if (file !== null && given !== undefined && first.given('region') && given !== file.region)
+    throw new ConfigError(
+      `${settingRef('region')} ${given}: the deployment ${name} is in ${file.region} (${file.file}); leave ${settingRef('region')} out`,
+    );
+  const client = await cloudFormation(given ?? file?.region);
   const region = await client.config.region().catch(() => undefined);
   if (region === undefined)
     throw new ConfigError(

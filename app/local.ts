@@ -10,7 +10,7 @@ import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
-import { LOCAL_STACK, repoRoot } from './paths.ts';
+import { LOCAL_STACK, localStackPath, repoRoot } from './paths.ts';
 import type { PublishSettings } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
 
@@ -23,6 +23,8 @@ export interface LocalEdgeSettings {
   readonly store: string;
   readonly port: number;
   readonly host: string;
+  /** Where the 401 tells partners to ask for a key (default: the local stack's, `contactAddress`'s default). */
+  readonly contactAddress?: string | undefined;
 }
 
 /** A running local edge; `close` lets requests in flight finish. */
@@ -57,7 +59,7 @@ const RunningStack = z.object({ pid: z.number(), url: z.string() });
 
 async function readRunning(): Promise<z.infer<typeof RunningStack> | null> {
   try {
-    return RunningStack.parse(JSON.parse(await readFile(LOCAL_STACK.running, 'utf8')));
+    return RunningStack.parse(JSON.parse(await readFile(localStackPath(LOCAL_STACK.running), 'utf8')));
   } catch {
     return null;
   }
@@ -125,12 +127,14 @@ export async function serveLocal(
   const root = repoRoot();
   const functionLog = (line: string) => log({ time: time(), function: line });
   const onStale = (message: string) => log({ time: time(), level: 'warning', message });
+  const contactAddress = settings.contactAddress ?? defaultOf('contactAddress');
   const [viewerRequest, viewerResponse] = await Promise.all([
-    loadBuiltFunction(root, 'viewer-request', { kvs, log: functionLog, onStale }),
+    loadBuiltFunction(root, 'viewer-request', { kvs, log: functionLog, onStale, contactAddress }),
     loadBuiltFunction(root, 'viewer-response', {
       kvs,
       log: functionLog,
       onStale,
+      contactAddress,
       ...VIEWER_RESPONSE_RUNTIME,
     }),
   ]);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The nearest folder above this module holding package.json and openapi.yaml (from sources or dist/ alike). */
@@ -26,3 +26,26 @@ export const LOCAL_STACK = {
   /** Which `catalog start` serves the local stack now, and at which base URL (removed when it stops). */
   running: '.catalog/stack.json',
 } as const;
+
+/**
+ * The checkout a command runs in: the nearest folder at or above `cwd` holding package.json and openapi.yaml (a
+ * command typed in a subfolder acts on the checkout's one local stack), or undefined outside any.
+ */
+export function checkoutRoot(cwd: string = process.cwd()): string | undefined {
+  let dir = resolve(cwd);
+  for (;;) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'openapi.yaml'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * A path of the local stack ({@link LOCAL_STACK}) as seen from `cwd`: under the checkout's root (`.catalog/kvs.json`
+ * there, `../.catalog/kvs.json` from `infra/`), or as it is outside a checkout.
+ */
+export function localStackPath(path: string, cwd: string = process.cwd()): string {
+  const root = checkoutRoot(cwd);
+  return root === undefined ? path : relative(cwd, join(root, path)) || '.';
+}

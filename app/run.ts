@@ -79,6 +79,7 @@ async function prepareFrom(
       skipInvalid: settings.skipInvalid,
       now,
       openapiTemplate: OPENAPI_TEMPLATE,
+      contactAddress: settings.contactAddress,
     });
     for (const problem of prepared.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
     return prepared;

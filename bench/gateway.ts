@@ -18,10 +18,12 @@ import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { writeFlatBuild } from '../app/run.ts';
+import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import type { PlanSource } from '../builder/source.ts';
 import { generateRows } from '../fixtures/generate.ts';
+import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { viewerRequestEvent } from '../gateway/local/event.ts';
 import { loadFunction } from '../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../gateway/local/store.ts';
@@ -115,6 +117,7 @@ try {
     skipInvalid: false,
     now: new Date(),
     openapiTemplate: OPENAPI_TEMPLATE,
+    contactAddress: LOCAL_CONTACT_ADDRESS,
   });
   const origin = join(dir, 'origin');
   await writeFlatBuild(origin, result);
@@ -129,6 +132,8 @@ try {
   const bundles: Record<string, string> = {};
   for (const name of ['viewer-request', 'viewer-response'])
     bundles[name] = await readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
+  // The 401 names the local stack's contact address, as catalog serve's does.
+  bundles['viewer-request'] = fillContactAddress(bundles['viewer-request'] as string, LOCAL_CONTACT_ADDRESS);
 
   // 2. viewer-request in the local runtime, against a do-nothing handler.
   const kvs = new WatchedKeyValueStore(storePath);

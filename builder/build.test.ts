@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 import { SourceError, settingRef } from '../contract/errors.ts';
 import { DISCIPLINES, PROBLEMS, perDiscipline } from '../contract/index.ts';
 import pkg from '../package.json' with { type: 'json' };
@@ -27,6 +28,7 @@ function options(overrides: Partial<BuildOptions> = {}): BuildOptions {
     skipInvalid: false,
     now: new Date('2026-11-21T08:00:00.000Z'),
     openapiTemplate,
+    contactAddress: LOCAL_CONTACT_ADDRESS,
     ...overrides,
   };
 }

@@ -153,6 +153,8 @@ export interface BuildOptions {
   readonly now: Date;
   /** The repository's openapi.yaml; its `servers` are set to the base URL. */
   readonly openapiTemplate: string;
+  /** Where partners ask for a key, written into openapi.yaml (the `contactAddress` setting). */
+  readonly contactAddress: string;
 }
 
 /**
@@ -244,7 +246,9 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   const plans = sortPlans(report.plans);
   // The catalogs are rendered only when the build is completed: their fingerprint needs no bytes.
   const { plansHash, counts } = fingerprintPlans(plans);
-  const openapi = Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl));
+  const openapi = Buffer.from(
+    renderOpenApi(options.openapiTemplate, options.links.baseUrl, options.contactAddress),
+  );
   const root = rootObjects(options.links.appScheme);
   // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
   const pages = !options.links.webBaseUrl;

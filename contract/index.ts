@@ -146,11 +146,19 @@ export const PROBLEM_METHOD_NOT_ALLOWED: ProblemType = {
   status: 405,
   detail: 'See the Allow header.',
 };
+/**
+ * Where partners ask for a key, as openapi.yaml and the 401's detail write it: each deployment's
+ * `contactAddress` takes its place where they are served (builder/openapi.ts renders the document; the stack and
+ * the local edge fill the viewer-request bundle: gateway/functions/contact.ts).
+ */
+export const CONTACT_PLACEHOLDER = '<CONTACT_ADDRESS>';
 export const PROBLEM_UNAUTHORIZED: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:unauthorized',
   title: 'Unauthorized',
   status: 401,
-  detail: 'Send exactly one valid API key in the X-Api-Key header.',
+  // CONTACT_PLACEHOLDER, written out: a template literal would keep this constant in every bundle.
+  detail:
+    'Send exactly one valid API key in the X-Api-Key header; keys are issued through <CONTACT_ADDRESS>.',
 };
 export const PROBLEM_INVALID_DISCIPLINE: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 import { renderOpenApi } from '../builder/openapi.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { KVS_LIVE_BUILD } from '../contract/index.ts';
@@ -267,8 +268,22 @@ describe('the served openapi.yaml', () => {
     );
   });
 
+  it('says where partners ask for a key: the deployment’s contact address, in its description and info.contact', () => {
+    expect(OPENAPI_TEMPLATE).toContain('<CONTACT_ADDRESS>');
+    for (const [address, contact] of [
+      ['api-keys@trainingplans.app', { email: 'api-keys@trainingplans.app' }],
+      ['https://partners.trainingplans.app/keys', { url: 'https://partners.trainingplans.app/keys' }],
+    ] as const) {
+      const served = renderOpenApi(OPENAPI_TEMPLATE, 'https://plans.example.com', address);
+      const document = parse(served) as { info: { description: string; contact: unknown } };
+      expect(document.info.description).toContain(`the operator on request through ${address};`);
+      expect(document.info.contact).toEqual(contact);
+      expect(served).not.toContain('<CONTACT_ADDRESS>');
+    }
+  });
+
   it('names the served base URL in its servers and in the URLs of its examples', () => {
-    const served = renderOpenApi(OPENAPI_TEMPLATE, 'https://plans.example.com');
+    const served = renderOpenApi(OPENAPI_TEMPLATE, 'https://plans.example.com', LOCAL_CONTACT_ADDRESS);
     const document = parse(served) as { servers: { url: string }[] };
     expect(document.servers.map((s) => s.url)).toEqual(['https://plans.example.com']);
     expect(served).toContain('webUrl: https://plans.example.com/plans/0b6e8a8e-6c1e-4b8e-9a4e-6f7c3f1d2a10');

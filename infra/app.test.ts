@@ -1,90 +1,158 @@
 /**
- * The app's configuration: CDK context (strings from `-c`, or JSON values from cdk.json) to stack props; what
- * `npm run synth` writes and says (a shared synthesis, testing/infra/stacks.ts); and the app entry itself run as the
- * CDK CLI runs it (CDK_OUTDIR, CDK_CONTEXT_JSON), with bundling skipped.
+ * The app's configuration: a deployment's file (infra/deployments/NAME.json) to the stack's name, region and
+ * props, and every context key refused but the deployment's name, CDK's own keys and settings that say what the
+ * file says; what `npm run synth` writes and says (a shared synthesis, testing/infra/stacks.ts); and the app run
+ * by the pinned CDK CLI itself (`npm run cdk -- …`), in a scratch checkout with deployments of its own.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleFunction, GATEWAY_FUNCTIONS } from '../gateway/functions/bundle.ts';
+import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { ROOT } from '../testing/cli.ts';
-import { CDK_APP, CDK_CONTEXT, sharedAssembly } from '../testing/infra/stacks.ts';
-import { configFromContext, DEFAULT_STACK_NAME } from './config.ts';
+import { runCdk, type ScratchCheckout, scratchCheckout } from '../testing/infra/checkout.ts';
+import { CDK_CONTEXT, sharedAssembly } from '../testing/infra/stacks.ts';
+import { configFromContext } from './config.ts';
 
-const run = promisify(execFile);
+/** The repository's default deployment (package.json's `npm run synth` names it). */
+const DEFAULT_DEPLOYMENT = 'TrainingPlanCatalog';
+
+const CONTACT = 'https://partners.trainingplans.app/keys';
+
+/** What an older build could have left in dist/gateway: not the functions of the sources. */
+const STALE_BUNDLE = 'async function handler(event) { return event.request; }\n';
+
+/** The deployments the scratch checkouts declare besides the repository's. */
+const DEPLOYMENTS = {
+  CatalogStaging: {
+    deployment: 'CatalogStaging',
+    region: 'us-east-1',
+    contactAddress: CONTACT,
+    scheduleEnabled: false,
+    buildRateMinutes: 15,
+  },
+  CatalogWest: { deployment: 'CatalogWest', region: 'eu-west-1', contactAddress: CONTACT },
+  CatalogLab: {
+    deployment: 'CatalogLab',
+    region: 'eu-west-1',
+    contactAddress: CONTACT,
+    vpcId: 'vpc-0abc1234',
+    subnetIds: ['subnet-0aaa1111'],
+    kvsSeedFile: 'seeds/lab.json',
+  },
+  CatalogBroken: {
+    deployment: 'CatalogBroken',
+    region: 'us-east-1',
+    contactAddress: CONTACT,
+    buildRateMinutes: 2,
+  },
+};
 
 describe('configFromContext', () => {
-  const from = (context: Record<string, unknown>) => configFromContext((key) => context[key], '/work/infra');
-
-  it('gives the default stack name and no props for an empty context', () => {
-    expect(from({})).toEqual({ stackName: DEFAULT_STACK_NAME, props: {} });
+  let checkout: ScratchCheckout;
+  beforeAll(async () => {
+    checkout = await scratchCheckout(DEPLOYMENTS);
   });
+  afterAll(() => checkout.remove());
+  const from = (context: Record<string, unknown>) => configFromContext(context, checkout.dir);
+  const failure = (context: Record<string, unknown>) => {
+    try {
+      from(context);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('accepted');
+  };
 
-  it('parses the strings of -c into numbers, booleans, durations, lists and absolute paths', () => {
-    const { stackName, props } = from({
-      stackName: 'CatalogStaging',
-      buildRateMinutes: '15',
-      builderTimeoutSeconds: '120',
-      builderMemoryMiB: '512',
-      errorCachingMinTtlSeconds: '5',
-      accessLogging: 'true',
-      skipInvalid: 'false',
-      minRatio: '0.8',
-      priceClass: 'All',
-      vpcId: 'vpc-0abc1234',
-      subnetIds: 'subnet-0aaa1111, subnet-0bbb2222',
-      kvsSeedFile: 'seed.json',
+  it('builds the stack the context names from its file alone: its name, its region, the settings it gives', () => {
+    const config = from({ ...CDK_CONTEXT, deployment: 'CatalogLab' });
+    expect(config).toMatchObject({
+      stackName: 'CatalogLab',
+      region: 'eu-west-1',
+      props: {
+        contactAddress: CONTACT,
+        subnetIds: ['subnet-0aaa1111'],
+        vpcId: 'vpc-0abc1234',
+        kvsSeedFile: join(checkout.dir, 'infra', 'deployments', 'seeds', 'lab.json'),
+      },
     });
-    expect(stackName).toBe('CatalogStaging');
-    expect(props).toEqual({
+    expect(from({ deployment: 'CatalogStaging' }).props).toEqual({
+      contactAddress: CONTACT,
+      scheduleEnabled: false,
       buildRateMinutes: 15,
-      builderTimeoutSeconds: 120,
-      errorCachingMinTtlSeconds: 5,
-      builderMemoryMiB: 512,
-      accessLogging: true,
-      skipInvalid: false,
-      minRatio: 0.8,
-      priceClass: 'All',
-      vpcId: 'vpc-0abc1234',
-      subnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'],
-      kvsSeedFile: '/work/infra/seed.json',
     });
+    expect(Object.keys(config.props)).not.toContain('deployment');
+    expect(Object.keys(config.props)).not.toContain('region');
   });
 
-  it('takes JSON values from cdk.json as they are', () => {
-    const { props } = from({
-      buildRateMinutes: 30,
-      accessLogging: true,
-      subnetIds: ['subnet-0aaa1111'],
-      vpcId: 'vpc-0abc1234',
-    });
-    expect(props).toEqual({
-      buildRateMinutes: 30,
-      accessLogging: true,
-      subnetIds: ['subnet-0aaa1111'],
-      vpcId: 'vpc-0abc1234',
-    });
-  });
-
-  it('fails naming every bad key and value, but never a source value', () => {
-    expect(() => from({ buildRateMinutes: 'hourly', accessLogging: 'maybe', priceClass: '300' })).toThrow(
-      'context priceClass "300": must be 100, 200 or All; context accessLogging "maybe": must be 1/true/yes/on or 0/false/no/off; context buildRateMinutes "hourly": must be a whole number from 5 to 1440',
+  it('fails without a deployment, naming the ones the checkout declares', () => {
+    expect(failure({ ...CDK_CONTEXT })).toBe(
+      'name the deployment: -c deployment=NAME (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog)',
     );
-    expect(() => from({ source: 3 })).toThrow(/^context source: /);
-    expect(() => from({ source: 'postgres://catalog:hunter2@db', minRatio: 'x' })).not.toThrow(/hunter2/);
+  });
+
+  it('fails a deployment that has no file', () => {
+    expect(failure({ deployment: 'CatalogProd' })).toBe(
+      'context deployment "CatalogProd": there is no infra/deployments/CatalogProd.json (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog); a new deployment is a new file there',
+    );
+  });
+
+  it('fails every context key that is no setting, naming the one probably meant; CDK’s own keys pass', () => {
+    expect(
+      failure({
+        ...CDK_CONTEXT,
+        'aws:cdk:bundling-stacks': [],
+        'cli-telemetry': false,
+        deployment: 'CatalogStaging',
+        stackname: 'CatalogStaging',
+        scheduleEnable: 'false',
+        frobnicate: '1',
+      }),
+    ).toBe(
+      'context stackname: is not a setting of a deployment (did you mean deployment?); context scheduleEnable: is not a setting of a deployment (did you mean scheduleEnabled?); context frobnicate: is not a setting of a deployment',
+    );
+  });
+
+  it('fails a setting given as context that differs from the file, and takes one that says the same', () => {
+    expect(failure({ deployment: 'CatalogStaging', scheduleEnabled: 'true', buildRateMinutes: '60' })).toBe(
+      'context scheduleEnabled "true" differs from infra/deployments/CatalogStaging.json, which says "false": a deployment\'s settings live in its file; change it there; context buildRateMinutes "60" differs from infra/deployments/CatalogStaging.json, which says "15": a deployment\'s settings live in its file; change it there',
+    );
+    expect(failure({ deployment: 'TrainingPlanCatalog', scheduleEnabled: 'false' })).toBe(
+      'context scheduleEnabled "false" differs from infra/deployments/TrainingPlanCatalog.json (the default), which says "true": a deployment\'s settings live in its file; change it there',
+    );
+    expect(failure({ deployment: 'TrainingPlanCatalog', vpcId: 'vpc-0abc1234' })).toContain(
+      'context vpcId "vpc-0abc1234" differs from infra/deployments/TrainingPlanCatalog.json (the default), which says not set',
+    );
+    expect(
+      from({ deployment: 'CatalogLab', subnetIds: 'subnet-0aaa1111', scheduleEnabled: true }).stackName,
+    ).toBe('CatalogLab');
+  });
+
+  it('fails a file with a key that is no setting, a bad value, another name, or no region or contact address', async () => {
+    const bad = await scratchCheckout({
+      Copied: { deployment: 'CatalogStaging', stackName: 'X', buildRateMinutes: 2 },
+    });
+    try {
+      expect(() => configFromContext({ deployment: 'Copied' }, bad.dir)).toThrow(
+        'infra/deployments/Copied.json: stackName: is not a setting of a deployment (did you mean deployment?); the settings: infra/README.md, "Settings"; contactAddress: is required; buildRateMinutes 2: must be a whole number from 5 to 1440; deployment "CatalogStaging": must be the file\'s name, Copied (a copied file keeps the name of the one it was copied from); region: is required (the AWS region the deployment lives in, such as us-east-1)',
+      );
+    } finally {
+      await bad.remove();
+    }
+  });
+
+  it('is what the repository declares for its default deployment: us-east-1, and a contact address', () => {
+    const config = configFromContext({ ...CDK_CONTEXT, deployment: DEFAULT_DEPLOYMENT }, ROOT);
+    expect(config).toMatchObject({ stackName: DEFAULT_DEPLOYMENT, region: 'us-east-1' });
+    expect(config.props.contactAddress).toBeDefined();
   });
 });
 
 describe('npm run synth (the README’s command, on a machine without AWS credentials)', () => {
-  it('writes the default stack for us-east-1, the region the CLI gives an app without credentials, with a rule refusing any other region', async () => {
+  it('writes the default deployment’s stack for us-east-1, the region its file gives, with a rule refusing any other region', async () => {
     const { templates } = await sharedAssembly('readme');
-    expect(Object.keys(templates)).toEqual([DEFAULT_STACK_NAME]);
-    const rules = templates[DEFAULT_STACK_NAME as string]?.toJSON().Rules as Record<
-      string,
-      { Assertions: unknown[] }
-    >;
+    expect(Object.keys(templates)).toEqual([DEFAULT_DEPLOYMENT]);
+    const rules = templates[DEFAULT_DEPLOYMENT]?.toJSON().Rules as Record<string, { Assertions: unknown[] }>;
     expect(rules.DeployRegion?.Assertions).toEqual([
       {
         Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] },
@@ -101,60 +169,92 @@ describe('npm run synth (the README’s command, on a machine without AWS creden
   });
 });
 
-describe('the app entry (as the CDK CLI runs it)', () => {
-  let outdir: string;
+describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in a checkout’s infra/)', () => {
+  let checkout: ScratchCheckout;
   beforeAll(async () => {
-    outdir = await mkdtemp(join(tmpdir(), 'catalog-app-'));
+    checkout = await scratchCheckout(DEPLOYMENTS);
+    // A dist/ an older npm run build left: its function bundles are not the sources'.
+    await rm(join(checkout.dir, 'dist'));
+    await mkdir(join(checkout.dir, 'dist', 'gateway'), { recursive: true });
+    for (const name of ['viewer-request', 'viewer-response'])
+      await writeFile(join(checkout.dir, 'dist', 'gateway', `${name}.js`), STALE_BUNDLE);
   });
-  afterAll(() => rm(outdir, { recursive: true, force: true }));
+  afterAll(() => checkout.remove());
+  /** `cdk ARGS` into an output directory of its own, so runs side by side do not share infra/cdk.out. */
+  const cdk = (args: string[], env: Record<string, string> = {}) =>
+    runCdk(checkout, [...args, '--output', join(checkout.scratch, `out-${args.join('-')}`)], env);
 
-  /**
-   * Runs cdk.json's app command through a shell, as the CDK CLI runs it, into an output directory of its own,
-   * with cdk.json's context as the CLI gives it.
-   */
-  const app = async (context: Record<string, unknown>, extraEnv: Record<string, string> = {}) => {
-    const dir = await mkdtemp(join(outdir, 'out-'));
-    await run('sh', ['-c', CDK_APP], {
-      cwd: join(ROOT, 'infra'),
-      env: {
-        ...extraEnv,
-        PATH: process.env.PATH ?? '',
-        CDK_OUTDIR: dir,
-        CDK_CONTEXT_JSON: JSON.stringify({ ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context }),
-      },
+  // Each case runs the CLI and the app in child processes, each into its own directory, side by side.
+  it.concurrent('lists the deployment -c deployment names, and only it, from its file, with the functions of the checkout’s sources whatever dist/ holds', async ({
+    expect,
+  }) => {
+    // The app as cdk.json runs it, its modules kept at their paths in the checkout (Node would follow the links
+    // to the repository's), so that a stack reading dist/ would read the checkout's stale one.
+    const app = 'node --preserve-symlinks --preserve-symlinks-main --import tsx app.ts';
+    const listed = await cdk(['ls', '-c', 'deployment=CatalogStaging', '--app', app], {
+      CDK_VALIDATION: 'false',
     });
-    return dir;
-  };
+    expect(listed.stderr).not.toMatch(/infra:/);
+    expect(listed.stdout).toBe('CatalogStaging\n');
+    expect(listed.code).toBe(0);
+    const dir = join(checkout.scratch, `out-ls--c-deployment=CatalogStaging---app-${app}`);
+    const template = JSON.parse(await readFile(join(dir, 'CatalogStaging.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: { FunctionCode?: string } }>;
+    };
+    const code = Object.entries(template.Resources)
+      .filter(([, resource]) => resource.Type === 'AWS::CloudFront::Function')
+      .map(([id, resource]) => [id.replace(/[0-9A-F]{8}$/, ''), resource.Properties.FunctionCode]);
+    expect(Object.fromEntries(code)).toEqual({
+      ViewerRequest: fillContactAddress(
+        await bundleFunction(join(ROOT, GATEWAY_FUNCTIONS['viewer-request'])),
+        CONTACT,
+      ),
+      ViewerResponse: await bundleFunction(join(ROOT, GATEWAY_FUNCTIONS['viewer-response'])),
+    });
+  });
 
-  // Each case runs the whole app in a child process, each into its own directory, so the cases run side by side.
-  it.concurrent('adds the us-east-1 edge stack, named after the stack and its region, when the CLI deploys elsewhere, and checks both stacks with cdk-nag', async ({
+  it.concurrent('adds the us-east-1 edge stack of a deployment whose file says another region, named after it and its region, and checks both stacks with cdk-nag', async ({
     expect,
   }) => {
     // CDK's CloudFormation validation of that placement is nag.test.ts's (a shared synthesis).
-    const dir = await app(
-      { stackName: 'CatalogWest' },
-      { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1', CDK_VALIDATION: 'false' },
-    );
+    const listed = await cdk(['ls', '-c', 'deployment=CatalogWest'], { CDK_VALIDATION: 'false' });
+    expect(listed.stdout).toBe('CatalogWest\nCatalogWest-edge-eu-west-1\n');
+    const dir = join(checkout.scratch, 'out-ls--c-deployment=CatalogWest');
     const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
       artifacts: Record<string, { type: string; environment?: string }>;
     };
-    expect(manifest.artifacts.CatalogWest?.environment).toBe('aws://123456789012/eu-west-1');
-    expect(manifest.artifacts['CatalogWest-edge-eu-west-1']?.environment).toBe(
-      'aws://123456789012/us-east-1',
-    );
+    expect(manifest.artifacts.CatalogWest?.environment).toMatch(/\/eu-west-1$/);
+    expect(manifest.artifacts['CatalogWest-edge-eu-west-1']?.environment).toMatch(/\/us-east-1$/);
     // The AwsSolutions pack ran on the app (its report is written) and found nothing unaccepted.
     const report = JSON.parse(await readFile(join(dir, 'validation-report.json'), 'utf8'));
     expect(report).toMatchObject({ title: 'Validation Report', pluginReports: [] });
   });
 
-  it.concurrent('fails with one line naming the bad setting', async ({ expect }) => {
-    const failure = await app({ buildRateMinutes: '2' }).then(
-      () => null,
-      (error: { code: number; stderr: string }) => error,
+  it.concurrent('fails, in one line before any stack is built, a command that names no deployment, a key that is no setting, or a setting that differs from the file', async ({
+    expect,
+  }) => {
+    const [none, misspelt, differs] = await Promise.all([
+      cdk(['ls']),
+      cdk(['ls', '-c', 'stackName=CatalogStaging']),
+      cdk(['deploy', '--all', '-c', 'deployment=CatalogStaging', '-c', 'scheduleEnabled=true']),
+    ]);
+    for (const result of [none, misspelt, differs]) expect(result.code).not.toBe(0);
+    expect(none.stderr).toContain(
+      'infra: name the deployment: -c deployment=NAME (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog)\n',
     );
-    expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toBe(
-      'infra: context buildRateMinutes "2": must be a whole number from 5 to 1440\n',
+    expect(misspelt.stderr).toContain(
+      'infra: context stackName: is not a setting of a deployment (did you mean deployment?); name the deployment: -c deployment=NAME',
+    );
+    expect(differs.stderr).toContain(
+      `infra: context scheduleEnabled "true" differs from infra/deployments/CatalogStaging.json, which says "false": a deployment's settings live in its file; change it there\n`,
+    );
+  });
+
+  it.concurrent('fails with one line naming the bad setting of the file', async ({ expect }) => {
+    const failed = await cdk(['synth', '-c', 'deployment=CatalogBroken']);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toContain(
+      'infra: infra/deployments/CatalogBroken.json: buildRateMinutes 2: must be a whole number from 5 to 1440\n',
     );
   });
 });

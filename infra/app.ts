@@ -1,25 +1,32 @@
 /**
- * The CDK app (`infra/cdk.json` runs it with tsx): one {@link CatalogStack} configured from CDK context
- * (config.ts), in the CLI's account and region when it found credentials, else environment-agnostic; checked by
- * cdk-nag and CDK's validation. The context is read before the construct libraries load: a bad setting fails at once.
+ * The CDK app (`infra/cdk.json` runs it with tsx): the {@link CatalogStack} of the deployment CDK context names
+ * (`-c deployment=NAME`), built from its file infra/deployments/NAME.json alone (config.ts), in the file's region
+ * and the CLI's account when it found credentials; checked by cdk-nag and CDK's validation. The context is read
+ * before the construct libraries load: a bad setting fails at once. The generated openapi module the builder
+ * bundles is written first, so what is deployed is what the checkout holds, built or not.
  */
 import { App, Validations } from 'aws-cdk-lib/core';
+import { checkoutRoot } from '../app/paths.ts';
+import { ConfigError } from '../contract/errors.ts';
+import { writeOpenApiModule } from '../tools/openapi-module.ts';
 import { configFromContext } from './config.ts';
 
 const app = new App();
 try {
-  const { stackName, props } = configFromContext((key) => app.node.tryGetContext(key));
+  const root = checkoutRoot();
+  if (root === undefined) throw new ConfigError(`${process.cwd()} is not inside the repository`);
+  const { stackName, region, props } = configFromContext(app.node.getAllContext(), root);
+  await writeOpenApiModule(root);
   const [{ CatalogStack }, { AwsSolutionsChecks }] = await Promise.all([
     import('./stack.ts'),
     import('cdk-nag'),
   ]);
   const account = process.env.CDK_DEFAULT_ACCOUNT;
-  const region = process.env.CDK_DEFAULT_REGION;
   new CatalogStack(app, stackName, {
     ...props,
     description:
       'Training plan catalog: CloudFront + Functions + KeyValueStore, S3 origin, scheduled builder',
-    ...(account || region ? { env: { ...(account ? { account } : {}), ...(region ? { region } : {}) } } : {}),
+    env: { ...(account ? { account } : {}), region },
   });
   // Every synth and deploy is checked by cdk-nag's AwsSolutions pack: a finding infra/nag.ts does not accept
   // with a reason stops it (the report is validation-report.json in the output directory).

@@ -1,48 +1,100 @@
 /**
- * The app's settings from CDK context (`cdk.json` "context", or `-c name=value` on the command line, which
- * wins): one context key per CDK setting of app/settings, the same name as the stack prop. Values are parsed
- * by the settings' own rules (text from `-c`, typed values from cdk.json) and every bad key is named; the
- * stack then checks the rules that tie settings together. Relative file paths are resolved against the
- * directory `cdk` runs in (`infra/`).
+ * The app's configuration: the deployment CDK context names (`-c deployment=NAME`), read from its committed file
+ * (app/deployments.ts, infra/deployments/NAME.json), and nothing else. Every other context key is CDK's own (the
+ * feature flags of cdk.json, `aws:cdk:*`…) or refused: a key that is no setting names the one probably meant, and
+ * a setting given as context must say what the file says (a runbook changes the file, reviewed like code, not a
+ * flag that the next deploy forgets). This file needs no CDK.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import {
+  type DeploymentFile,
+  listDeployments,
+  nearestSetting,
+  readDeploymentFile,
+} from '../app/deployments.ts';
+import {
+  formatSetting,
   type NamesIn,
   namesIn,
-  parseSettings,
-  SETTINGS,
   type SettingInput,
   type SettingName,
+  specFor,
 } from '../app/settings/index.ts';
+import { ConfigError } from '../contract/errors.ts';
 
 /** The stack props the settings give, each optional (props.ts adds CDK's own: this file needs no CDK). */
 export type SettingProps = { readonly [K in NamesIn<'cdk'>]?: SettingInput<K> };
 
-/** The stack name when the `stackName` context is not set. */
-export const DEFAULT_STACK_NAME = SETTINGS.stackName.default;
+/** The app's configuration: the deployment's file, its stack's name and region, and the props it gives. */
+export interface AppConfig {
+  readonly deployment: DeploymentFile;
+  readonly stackName: string;
+  readonly region: string;
+  /** The settings the file gives, but its name and region (the stack's id and environment). */
+  readonly props: SettingProps;
+}
 
-/** The stack's name and props (the settings the context gives), read through `get` (`app.node.tryGetContext`). */
-export function configFromContext(
-  get: (key: string) => unknown,
-  cwd: string = process.cwd(),
-): { stackName: string; props: SettingProps } {
-  const given = new Set<SettingName>();
-  const parsed = parseSettings(
-    'cdk',
-    (name) => {
-      const value = get(name);
-      if (value === undefined || value === null || value === '') return undefined;
-      given.add(name);
-      return { value, from: 'context' };
-    },
-    (name) => `context ${name}`,
-  );
-  const props: Record<string, unknown> = {};
-  for (const name of namesIn('cdk')) {
-    if (!given.has(name) || name === 'stackName') continue;
-    const value = parsed[name as NamesIn<'cdk'>];
-    props[name] =
-      name === 'kvsSeedFile' && typeof value === 'string' && !isAbsolute(value) ? resolve(cwd, value) : value;
+/** Context keys without a colon that CDK itself sets or reads (every other of its keys holds a colon). */
+const CDK_PLAIN_KEYS = new Set(['cli-telemetry', 'acknowledged-issue-numbers']);
+
+/** Whether a context key is CDK's own: a feature flag (`@aws-cdk/…:…`), `aws:cdk:…`, a lookup's cache entry… */
+export function isCdkContextKey(key: string): boolean {
+  return key.includes(':') || key.startsWith('@') || CDK_PLAIN_KEYS.has(key);
+}
+
+/** The text of a setting's value as a message shows it (canonical, as a flag would hold it). */
+const shownValue = (name: SettingName, value: unknown) =>
+  value === undefined ? 'not set' : JSON.stringify(formatSetting(name, value as never));
+
+/**
+ * Reads the configuration from the app's whole context (`app.node.getAllContext()`) in the checkout at `root`.
+ * Throws one {@link ConfigError} naming every problem.
+ */
+export function configFromContext(context: Readonly<Record<string, unknown>>, root: string): AppConfig {
+  const names: readonly string[] = namesIn('cdk');
+  const problems: string[] = [];
+  const keys = Object.keys(context).filter((key) => !isCdkContextKey(key));
+  for (const key of keys)
+    if (!names.includes(key)) {
+      const meant = nearestSetting(key, names);
+      problems.push(
+        `context ${key}: is not a setting of a deployment${meant ? ` (did you mean ${meant}?)` : ''}`,
+      );
+    }
+  const raw = context.deployment;
+  const named = specFor('deployment').kind.schema.safeParse(raw);
+  if (raw === undefined || raw === '') {
+    problems.push(`name the deployment: -c deployment=NAME (${listDeployments(root)})`);
+  } else if (!named.success) {
+    problems.push(
+      `context deployment ${JSON.stringify(raw)}: ${named.error.issues[0]?.message ?? 'is invalid'}`,
+    );
   }
-  return { stackName: parsed.stackName, props: props as SettingProps };
+  if (problems.length > 0 || !named.success) throw new ConfigError(problems.join('; '));
+  const name = named.data as string;
+  const deployment = readDeploymentFile(root, name);
+  if (deployment === null)
+    throw new ConfigError(
+      `context deployment ${JSON.stringify(name)}: there is no infra/deployments/${name}.json (${listDeployments(root)}); a new deployment is a new file there`,
+    );
+
+  // A setting given as context as well: accepted only when it says what the file says.
+  for (const key of keys) {
+    if (key === 'deployment' || !names.includes(key)) continue;
+    const setting = key as NamesIn<'cdk'>;
+    const parsed = specFor(setting).kind.schema.safeParse(context[key]);
+    const inFile = deployment.settings[setting];
+    const where = deployment.given.has(setting) ? deployment.file : `${deployment.file} (the default)`;
+    if (!parsed.success) problems.push(`context ${key}: ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
+    else if (!isDeepStrictEqual(parsed.data, inFile))
+      problems.push(
+        `context ${key} ${shownValue(setting, parsed.data)} differs from ${where}, which says ${shownValue(setting, inFile)}: a deployment's settings live in its file; change it there`,
+      );
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+
+  const props: Record<string, unknown> = {};
+  for (const setting of deployment.given)
+    if (setting !== 'deployment' && setting !== 'region') props[setting] = deployment.values[setting];
+  return { deployment, stackName: name, region: deployment.region, props: props as SettingProps };
 }

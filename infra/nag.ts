@@ -53,11 +53,6 @@ export function acknowledgeFindings(of: Stack, settings: StackSettings): void {
     'Only CloudFront (through OAC) and the builder touch the origin; CloudFront access logs (accessLogging) and CloudTrail record those reads and writes.',
   );
   accept(
-    child(stack.builder, 'Resource'),
-    'AwsSolutions-L1',
-    'The runtime is pinned in lambda/bundling.ts to the Node version the bundle targets and the tests run; it moves with that file, not silently.',
-  );
-  accept(
     child(stack.builderFailures, 'Resource'),
     'AwsSolutions-SQS3',
     "This queue is itself the dead end: the builder's failed invocations land here to be read (and alarmed on); a queue behind it would only move them.",

@@ -12,14 +12,10 @@ import { parseKvsFile } from '../keys/kvs-file.ts';
 import type { SettingProps } from './config.ts';
 
 /** CDK's stack props and one prop per CDK setting (see docs/settings.md and infra/README.md), each optional. */
-export type CatalogStackProps = StackProps &
-  SettingProps & {
-    /** The directory of `viewer-request.js` and `viewer-response.js` (default: `npm run build`'s). */
-    readonly gatewayBundleDir?: string;
-  };
+export type CatalogStackProps = StackProps & SettingProps;
 
 /** The validated settings of the stack, defaults applied. */
-export type StackSettings = SettingsIn<'cdk'> & { readonly gatewayBundleDir: string };
+export type StackSettings = SettingsIn<'cdk'>;
 
 /** The props are invalid; the message lists every problem, each naming the prop and its value. */
 export class CatalogStackPropsError extends ConfigError {
@@ -61,16 +57,15 @@ function pagesReaderReaches(region: string): boolean {
 }
 
 /** Checks every prop and applies the defaults; throws {@link CatalogStackPropsError} listing every problem. */
-export function resolveSettings(
-  props: CatalogStackProps,
-  stackName: string,
-  defaultGatewayDir: string,
-): StackSettings {
-  // The stack's name is checked by its setting's rule too (the names of its resources derive from it).
+export function resolveSettings(props: CatalogStackProps, stackName: string): StackSettings {
+  // The stack's name is the deployment's, checked by its setting's rule too (the names of its resources derive
+  // from it); its region is its environment's, when known.
+  const region = Token.isUnresolved(props.env?.region) ? undefined : props.env?.region;
   const reading = readSettings(
     'cdk',
     (name) => {
-      const value = name === 'stackName' ? stackName : props[name as NamesIn<'cdk'>];
+      const value =
+        name === 'deployment' ? stackName : name === 'region' ? region : props[name as NamesIn<'cdk'>];
       return value === undefined ? undefined : { value, from: 'prop' };
     },
     (name) => name,
@@ -78,14 +73,9 @@ export function resolveSettings(
   const problems = [...reading.problems];
   const s = reading.values;
 
-  const gatewayBundleDir = props.gatewayBundleDir ?? defaultGatewayDir;
-  for (const name of ['viewer-request', 'viewer-response']) {
-    const file = `${gatewayBundleDir}/${name}.js`;
-    if (!existsSync(file)) problems.push(`gateway bundle ${file} is missing: run npm run build`);
-  }
   if (/-edge-[a-z]+(-[a-z]+)*-\d+$/.test(stackName))
     problems.push(
-      `stackName ${shown(stackName)}: must not end with -edge-<region>, the name of another stack's us-east-1 companion`,
+      `deployment ${shown(stackName)}: must not end with -edge-<region>, the name of another stack's us-east-1 companion`,
     );
   if (s.kvsSeedFile !== undefined) {
     if (!existsSync(s.kvsSeedFile)) problems.push(`kvsSeedFile ${shown(s.kvsSeedFile)}: no such file`);
@@ -133,18 +123,27 @@ export function resolveSettings(
     problems.push(
       `rateLimitWindowSeconds ${shown(props.rateLimitWindowSeconds)} is set without rateLimitPerKey (the limit it is the window of)`,
     );
-  // A region the synth knows (not a token).
-  const region = Token.isUnresolved(props.env?.region) ? undefined : props.env?.region;
   if (s.rateLimitPerKey !== undefined && region !== undefined && region !== EDGE_REGION)
     problems.push(
       `rateLimitPerKey needs the stack in us-east-1, not ${region}: AWS WAF creates web ACLs for CloudFront only there (deploy the stack in us-east-1, or leave the rate limit off)`,
     );
 
+  // CloudFront delivers no standard logs to a bucket in an opt-in region: the one the stack would create is there.
+  if (
+    s.accessLogging &&
+    props.accessLogBucketName === undefined &&
+    region !== undefined &&
+    RegionInfo.regions.some((known) => known.name === region) &&
+    RegionInfo.get(region).isOptInRegion
+  )
+    problems.push(
+      `accessLogging in ${region}: CloudFront delivers no standard logs to buckets in opt-in regions, where the stack would create its log bucket; name a bucket in another region with accessLogBucketName (ACLs enabled), or leave the access logs off (the usage records, usageLogging, need no bucket)`,
+    );
   if (region !== undefined && !pagesReaderReaches(region))
     problems.push(
       `region ${region}: the plan pages' reader (an origin access identity) cannot read S3 buckets in regions launched after December 2022; deploy the stack in us-east-1 or an older region (infra/README.md, "Which region")`,
     );
 
   if (problems.length > 0) throw new CatalogStackPropsError(problems);
-  return { ...(s as SettingsIn<'cdk'>), gatewayBundleDir };
+  return s as SettingsIn<'cdk'>;
 }

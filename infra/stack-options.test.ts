@@ -395,13 +395,6 @@ describe('invalid props', () => {
     );
   });
 
-  it('fails when the gateway bundles are missing, saying to run npm run build', () => {
-    const dir = join(scratch, 'no-bundles');
-    expect(failure({ gatewayBundleDir: dir })).toContain(
-      `gateway bundle ${dir}/viewer-request.js is missing: run npm run build`,
-    );
-  });
-
   it('fails a seed file that is missing or not in the import format', async () => {
     expect(failure({ kvsSeedFile: join(scratch, 'none.json') })).toContain(
       `kvsSeedFile "${join(scratch, 'none.json')}": no such file`,
@@ -416,13 +409,13 @@ describe('invalid props', () => {
   it('fails a stack name the settings refuse (the names of its resources derive from it)', () => {
     const name = `Catalog${'x'.repeat(42)}`;
     expect(failure({}, name)).toContain(
-      `stackName "${name}": must be a CloudFormation stack name of at most 48 characters`,
+      `deployment "${name}": must be a deployment's name: its stack's name, letters, digits and - (at most 48`,
     );
   });
 
   it('fails a stack name that another stack’s us-east-1 companion has', () => {
     expect(failure({}, 'Catalog-edge-eu-west-1')).toContain(
-      'stackName "Catalog-edge-eu-west-1": must not end with -edge-<region>',
+      'deployment "Catalog-edge-eu-west-1": must not end with -edge-<region>',
     );
     expect(() => constructStack({}, 'Catalog-edge')).not.toThrow();
   });
@@ -437,6 +430,31 @@ describe('invalid props', () => {
       expect(() => constructStack({ env: { account: '123456789012', region } }), region).not.toThrow();
   });
 
+  it('fails access logs in an opt-in region, where CloudFront delivers no standard logs to the bucket the stack would create', () => {
+    for (const region of ['eu-south-1', 'ap-east-1', 'me-south-1'])
+      expect(failure({ accessLogging: true, env: { account: '123456789012', region } }), region).toContain(
+        `accessLogging in ${region}: CloudFront delivers no standard logs to buckets in opt-in regions, where the stack would create its log bucket; name a bucket in another region with accessLogBucketName`,
+      );
+    // A bucket of the operator's own (in a region CloudFront delivers to), or a region that is not opt-in.
+    expect(() =>
+      constructStack({
+        accessLogging: true,
+        accessLogBucketName: 'ops-logs-bucket',
+        env: { account: '123456789012', region: 'eu-south-1' },
+      }),
+    ).not.toThrow();
+    expect(() =>
+      constructStack({ accessLogging: true, env: { account: '123456789012', region: 'eu-west-1' } }),
+    ).not.toThrow();
+  });
+
+  it('fails a contact address that is neither an e-mail address nor an https:// URL', () => {
+    for (const address of ['keys', 'http://keys.example.org', 'keys@example', 'a"b@example.org'])
+      expect(failure({ contactAddress: address }), address).toContain(
+        `contactAddress ${JSON.stringify(address)}: must be an e-mail address (keys@example.org) or an https:// URL`,
+      );
+  });
+
   it('fails listing every problem at once', () => {
     const error = (() => {
       try {
@@ -448,5 +466,35 @@ describe('invalid props', () => {
     })();
     expect(error.problems).toHaveLength(3);
     expect(error.message).toMatch(/^invalid CatalogStack props: /);
+  });
+});
+
+describe('the contact address', () => {
+  const functionCode = (s: Synthesized, id: string) =>
+    s.template.findResources('AWS::CloudFront::Function')[
+      logicalId(s.template, 'AWS::CloudFront::Function', id)
+    ]?.Properties.FunctionCode as string;
+
+  it('is in the viewer-request function’s 401 and in the output ContactAddress, the placeholder gone', async () => {
+    const s = await synth({ contactAddress: 'https://partners.trainingplans.app/keys' });
+    const code = functionCode(s, 'ViewerRequest');
+    expect(code).toContain('keys are issued through https://partners.trainingplans.app/keys.');
+    expect(code).not.toContain('<CONTACT_ADDRESS>');
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(10 * 1024);
+    s.template.hasOutput('ContactAddress', { Value: 'https://partners.trainingplans.app/keys' });
+    expect(s.template.toJSON().Rules?.ContactAddressSet).toBeUndefined();
+  });
+
+  it('at a domain reserved for examples synthesizes, with a rule that refuses to deploy it before any resource is made', async () => {
+    const s = await synth({ contactAddress: 'api-keys@example.com' });
+    expect(s.template.toJSON().Rules.ContactAddressSet).toEqual({
+      Assertions: [
+        {
+          Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'contactAddress-is-an-example'] },
+          AssertDescription:
+            'contactAddress api-keys@example.com is at a domain reserved for examples, which reaches no one: set the address partners ask for keys at in infra/deployments/TrainingPlanCatalog.json, then deploy.',
+        },
+      ],
+    });
   });
 });

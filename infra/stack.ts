@@ -20,15 +20,32 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Annotations, CfnOutput, Duration, Fn, SecretValue, Stack } from 'aws-cdk-lib/core';
+import {
+  Annotations,
+  Aws,
+  CfnOutput,
+  CfnRule,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  SecretValue,
+  Stack,
+} from 'aws-cdk-lib/core';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
+import { isReservedContact } from '../app/settings/registry.ts';
 import { rootObjects } from '../builder/build.ts';
 import { NOSNIFF, SOURCE_UNSET } from '../contract/index.ts';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
-import { GATEWAY_DIST } from '../gateway/functions/bundle.ts';
+import {
+  bundleFunctionSync,
+  checkFunctionCode,
+  GATEWAY_FUNCTIONS,
+  type GatewayFunctionName,
+} from '../gateway/functions/bundle.ts';
+import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring.ts';
@@ -75,6 +92,27 @@ const BEHAVIOUR_POLICIES = {
 /** Days a failed builder invocation stays in the failure queue: SQS's longest, room for a long weekend. */
 export const FAILURE_RETENTION_DAYS = 14;
 
+/** The functions bundled from their sources, once per process (each stack fills in its own contact address). */
+const bundled = new Map<GatewayFunctionName, string>();
+
+/**
+ * A function's code as the stack deploys it: bundled from the checkout's sources at synth (never a bundle an
+ * older `npm run build` left in dist/), the viewer-request's 401 naming the deployment's contact address, and
+ * checked against the runtime's rules and its size limit once filled.
+ */
+function gatewayCode(name: GatewayFunctionName, contactAddress: string): string {
+  let code = bundled.get(name);
+  if (code === undefined) {
+    code = bundleFunctionSync(join(REPO_ROOT, GATEWAY_FUNCTIONS[name]));
+    bundled.set(name, code);
+  }
+  if (name !== 'viewer-request') return code;
+  const filled = fillContactAddress(code, contactAddress);
+  const problems = checkFunctionCode(filled);
+  if (problems.length > 0) throw new Error(`${name} with contactAddress: ${problems.join('; ')}`);
+  return filled;
+}
+
 /** The access-log retention when none is given (the setting's declared default). */
 const ACCESS_LOG_RETENTION_DAYS = SETTINGS.accessLogRetentionDays.default as number;
 
@@ -94,7 +132,7 @@ export class CatalogStack extends Stack {
 
   constructor(scope: Construct, id: string, props: CatalogStackProps = {}) {
     super(scope, id, withEdgeReferences(props));
-    const settings = resolveSettings(props, this.stackName, join(REPO_ROOT, GATEWAY_DIST));
+    const settings = resolveSettings(props, this.stackName);
     // The builder bundles the module generated from openapi.yaml: refuse to deploy an outdated document.
     const openapiModule = join(REPO_ROOT, OPENAPI_MODULE);
     const openapi = openapiModuleSource(readFileSync(join(REPO_ROOT, 'openapi.yaml'), 'utf8'));
@@ -125,11 +163,11 @@ export class CatalogStack extends Stack {
       ...(settings.kvsSeedFile ? { source: cloudfront.ImportSource.fromAsset(settings.kvsSeedFile) } : {}),
     });
 
-    const gatewayFunction = (id: string, name: 'viewer-request' | 'viewer-response', comment: string) =>
+    const gatewayFunction = (id: string, name: GatewayFunctionName, comment: string) =>
       new cloudfront.Function(this, id, {
         functionName: accountWideName(this, name, 64),
         comment,
-        code: cloudfront.FunctionCode.fromFile({ filePath: join(settings.gatewayBundleDir, `${name}.js`) }),
+        code: cloudfront.FunctionCode.fromInline(gatewayCode(name, settings.contactAddress)),
         runtime: cloudfront.FunctionRuntime.JS_2_0,
         keyValueStore: this.keyValueStore,
         autoPublish: true,
@@ -246,6 +284,7 @@ export class CatalogStack extends Stack {
     });
 
     this.putErrorPages(settings);
+    this.refuseExampleContact(settings.contactAddress);
 
     this.baseUrl =
       settings.baseUrl ?? `https://${settings.domainName ?? this.distribution.distributionDomainName}`;
@@ -294,9 +333,30 @@ export class CatalogStack extends Stack {
         'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
       ],
       ViewerRequestFunctionName: [this.viewerRequest.functionName, 'catalog verify-function --name'],
+      ContactAddress: [
+        settings.contactAddress,
+        'Where partners ask for keys: catalog publish --contact-address (CATALOG_CONTACT_ADDRESS)',
+      ],
     };
     for (const [outputId, [value, description]] of Object.entries(outputs))
       new CfnOutput(this, outputId, { value, description });
+  }
+
+  /**
+   * A contact address at a domain reserved for examples (the default deployment file's, until its operator sets
+   * the real one) synthesizes, so the stack can be checked offline, but its template refuses to deploy before
+   * any resource is made: partners would be told to write to an address that reaches no one.
+   */
+  private refuseExampleContact(address: string): void {
+    if (!isReservedContact(address)) return;
+    new CfnRule(this, 'ContactAddressSet', {
+      assertions: [
+        {
+          assert: Fn.conditionEquals(Aws.REGION, 'contactAddress-is-an-example'),
+          assertDescription: `contactAddress ${address} is at a domain reserved for examples, which reaches no one: set the address partners ask for keys at in infra/deployments/${this.stackName}.json, then deploy.`,
+        },
+      ],
+    });
   }
 
   /**
@@ -304,6 +364,12 @@ export class CatalogStack extends Stack {
    * answer its errors with the 403 of the missing page): one SDK call per page, which stays with the bucket.
    */
   private putErrorPages(settings: StackSettings): void {
+    // The function's log group, made before the function (a group Lambda makes at its first run races the one CDK
+    // would add after the function) and deleted with the stack.
+    const logGroup = new logs.LogGroup(this, 'ErrorPagesLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     for (const page of rootObjects(settings.appScheme ?? (SETTINGS.appScheme.default as string))) {
       const put: cr.AwsSdkCall = {
         service: 'S3',
@@ -322,6 +388,7 @@ export class CatalogStack extends Stack {
         onCreate: put,
         onUpdate: put,
         installLatestAwsSdk: false,
+        logGroup,
         policy: cr.AwsCustomResourcePolicy.fromStatements([
           new iam.PolicyStatement({
             actions: ['s3:PutObject'],
@@ -399,8 +466,10 @@ export class CatalogStack extends Stack {
         resources: [logGroup.logGroupArn],
       }),
     );
-    // The runtime lambda/bundling.ts names (its bundle targets it).
-    const runtime = lambda.Runtime.ALL.find((candidate) => candidate.name === LAMBDA_BUNDLE.runtime);
+    // The runtime lambda/bundling.ts names (its bundle targets it): that version, not CDK's "latest" alias.
+    const runtime = lambda.Runtime.ALL.find(
+      (candidate) => candidate.name === LAMBDA_BUNDLE.runtime && !candidate.isVariable,
+    );
     if (!runtime) throw new Error(`unknown Lambda runtime ${LAMBDA_BUNDLE.runtime} in lambda/bundling.ts`);
     const builder = new NodejsFunction(this, 'Builder', {
       description: `Training plan catalog builder: source → a build in S3 → the live pointer (${LAMBDA_BUNDLE.entry})`,

@@ -19,6 +19,9 @@ import type { StackSettings } from './props.ts';
  * The fields of a record, exactly these in this order: when, the answer (status, bytes, time taken), the cache
  * result and the edge location, and what the viewer-request function recorded.
  */
+/** The stack's output naming the usage log group (`catalog --deployment` reads it; the companion too). */
+export const USAGE_LOG_GROUP_OUTPUT = 'UsageLogGroupName';
+
 const RECORD_FIELDS =
   'date time sc-status sc-bytes time-taken x-edge-result-type x-edge-location viewer-request-log-data';
 
@@ -37,11 +40,18 @@ export function addUsageLogs(
     `/aws/vendedlogs/${stack.stackName}/usage/`,
     Fn.select(2, Fn.split('/', stack.stackId)),
   ]);
-  // The delivery lives in us-east-1: the stack, or its companion when it has one.
-  const usage = new Construct(parts.monitoring.edgeStack ?? stack, 'UsageLogs');
+  const output = new CfnOutput(stack, USAGE_LOG_GROUP_OUTPUT, {
+    value: logGroupName,
+    description: 'The usage records: catalog usage --log-group <this> (in us-east-1)',
+  });
+  // The delivery lives in us-east-1: the stack, or its companion when it has one, which reads the finished name
+  // from the stack's output (one Fn::GetStackOutput, nothing nested in it), once the stack is deployed.
+  const edge = parts.monitoring.edgeStack;
+  const usage = new Construct(edge ?? stack, 'UsageLogs');
   const usageStack = Stack.of(usage);
+  if (edge) edge.addDependency(stack, 'it reads the usage log group name from its output');
   const group = new logs.LogGroup(usage, 'Group', {
-    logGroupName,
+    logGroupName: edge ? Fn.getStackOutput(stack.stackName, output.node.id, stack.region) : logGroupName,
     retention: settings.usageLogRetentionDays as logs.RetentionDays,
     // The records answer who used a key; deleting the stack should not delete them before their retention.
     // A failed create's rollback deletes the group (it holds nothing yet).
@@ -50,7 +60,7 @@ export function addUsageLogs(
   // Names in this region's account-wide namespaces, from the stack's name (delivery names: at most 60).
   const name = (suffix: string, max: number) => fitName(usageStack.stackName, max, `-usage-${suffix}`);
   // The log delivery service writes the records, for deliveries of this account only.
-  new logs.ResourcePolicy(usage, 'DeliveryPolicy', {
+  const policy = new logs.ResourcePolicy(usage, 'DeliveryPolicy', {
     resourcePolicyName: name('delivery', 255),
     policyStatements: [
       new iam.PolicyStatement({
@@ -79,6 +89,9 @@ export function addUsageLogs(
     destinationResourceArn: group.logGroupArn,
     outputFormat: 'json',
   });
+  // As CDK's own delivery constructs do: the first records find the policy in place, and a delete removes the
+  // delivery before the policy (without it the service may write a policy of its own that outlives the stack).
+  destination.node.addDependency(policy);
   const delivery = new logs.CfnDelivery(usage, 'Delivery', {
     deliverySourceName: source.name,
     deliveryDestinationArn: destination.attrArn,
@@ -113,8 +126,4 @@ export function addUsageLogs(
       'stats count(*) as refusals by bin(1h), reason',
     ]),
   );
-  new CfnOutput(stack, 'UsageLogGroupName', {
-    value: logGroupName,
-    description: 'The usage records: catalog usage --log-group <this> (in us-east-1)',
-  });
 }

@@ -10,8 +10,8 @@ export const LAMBDA_BUNDLE = {
   entry: 'lambda/handler.ts',
   handler: 'handler',
   /** The Lambda runtime the stack deploys, and the esbuild target that matches it. */
-  runtime: 'nodejs22.x',
-  target: 'node22',
+  runtime: 'nodejs24.x',
+  target: 'node24',
   format: 'esm',
   platform: 'node',
   mainFields: ['module', 'main'],

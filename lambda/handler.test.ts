@@ -47,6 +47,7 @@ const MONITORING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cat
 const MONITORING_KEY = `tpc_${'m'.repeat(43)}`;
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
 const BASE_URL = 'https://plans.example.com';
+const CONTACT_ADDRESS = 'https://partners.trainingplans.app/keys';
 
 let recorder: Recorder;
 const kvs = new FakeKvs(KVS_ARN);
@@ -128,6 +129,7 @@ function environment(extra: Record<string, string> = {}): Record<string, string>
     CATALOG_BUCKET: s3.bucket,
     CATALOG_KVS_ARN: KVS_ARN,
     CATALOG_BASE_URL: BASE_URL,
+    CATALOG_CONTACT_ADDRESS: CONTACT_ADDRESS,
     CATALOG_SOURCE: PLANS,
     ...extra,
   };
@@ -277,7 +279,7 @@ describe('the builder Lambda', () => {
       clients: made,
     });
     const expected =
-      'CATALOG_BASE_URL: is required; CATALOG_BUCKET "Bad_Bucket": must be an S3 bucket name (3–63 of a-z, 0-9, . and -); CATALOG_MIN_RATIO "2": must be a number from 0 to 1; CATALOG_KVS_ARN: is required';
+      'CATALOG_BASE_URL: is required; CATALOG_CONTACT_ADDRESS: is required; CATALOG_BUCKET "Bad_Bucket": must be an S3 bucket name (3–63 of a-z, 0-9, . and -); CATALOG_MIN_RATIO "2": must be a number from 0 to 1; CATALOG_KVS_ARN: is required';
     await expect(handler({})).rejects.toThrow(expected);
     expect(lines[0]).not.toContain('pw');
     const both = createHandler({
@@ -508,7 +510,7 @@ describe('the Lambda bundle', () => {
     expect(summary).toMatchObject({ result: 'published', plans: 14 });
     const yaml = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
     expect((await s3.body(`builds/${summary.buildId}/openapi.yaml`))?.toString('utf8')).toBe(
-      renderOpenApi(yaml, BASE_URL),
+      renderOpenApi(yaml, BASE_URL, CONTACT_ADDRESS),
     );
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(summary.buildId);
   });

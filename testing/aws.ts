@@ -18,6 +18,7 @@ import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from './cli.ts';
 import './s3rver-writes.ts';
+import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -541,6 +542,7 @@ export async function prepareRows(
     skipInvalid: false,
     now,
     openapiTemplate: OPENAPI_TEMPLATE,
+    contactAddress: LOCAL_CONTACT_ADDRESS,
   });
   if (options.completable ?? true) return prepared;
   return Object.defineProperty({ ...prepared }, 'parts', {

@@ -12,16 +12,18 @@ const shown = (word: Word) =>
 /** Each command's ways to run, as text; each assignment as `NAME=value`. */
 function summary(steps: DocStep[]): string[] {
   return steps.flatMap((step) =>
-    step.kind === 'assign'
-      ? [
-          `${step.assignment.exported ? 'export ' : ''}${step.assignment.name}=${shown(step.assignment.value)}`,
-        ]
-      : step.command.variants.map(
-          (words) =>
-            `${step.command.line}: ${step.command.env.map((a) => `${a.name}=${shown(a.value)} `).join('')}catalog ${words
-              .map(shown)
-              .join(' ')}${step.command.stdoutTo ? ` > ${step.command.stdoutTo}` : ''}`,
-        ),
+    step.kind === 'cdk'
+      ? [`${step.command.line}: npm run ${step.command.script} -- ${step.command.args.map(shown).join(' ')}`]
+      : step.kind === 'assign'
+        ? [
+            `${step.assignment.exported ? 'export ' : ''}${step.assignment.name}=${shown(step.assignment.value)}`,
+          ]
+        : step.command.variants.map(
+            (words) =>
+              `${step.command.line}: ${step.command.env.map((a) => `${a.name}=${shown(a.value)} `).join('')}catalog ${words
+                .map(shown)
+                .join(' ')}${step.command.stdoutTo ? ` > ${step.command.stdoutTo}` : ''}`,
+          ),
   );
 }
 

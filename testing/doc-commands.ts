@@ -3,8 +3,8 @@
  * block that is shell (no language, or sh, bash, shell, console, zsh), line by line (a `\` at the end joins the
  * next line), `#` comments dropped, split at `&&`, `||`, `;` and `|`, redirections and `NAME=value` prefixes
  * taken apart. A `catalog …`, `npx catalog …`, `node bin/catalog.js …` or `npm start [-- …]` command is kept,
- * with the shell's assignments (`export NAME=value`, `NAME=value`) around it; anything else (aws, curl, npm run
- * cdk) is left to its own tools.
+ * with the shell's assignments (`export NAME=value`, `NAME=value`) around it, and so is a command of the CDK CLI
+ * (`npm run cdk -- …`, `npm run synth [-- …]`); anything else (aws, curl) is left to its own tools.
  *
  * A command may be written as a synopsis: `[…]` is an optional part and `a | b` inside it a choice
  * (`catalog keys issue --partner P [--expires WHEN]`); each is run both ways. A `|` outside brackets is a pipe,
@@ -44,12 +44,32 @@ export interface DocCommand {
   readonly variants: readonly (readonly Word[])[];
   /** A file its standard output goes to (`> FILE`). */
   readonly stdoutTo?: string;
+  /**
+   * The Secrets Manager secret its standard output goes to, piped into `aws secretsmanager create-secret --name
+   * NAME` (or `put-secret-value --secret-id NAME`): a later `$(aws secretsmanager get-secret-value --secret-id
+   * NAME …)` reads it.
+   */
+  readonly stdoutToSecret?: Word;
 }
 
-/** What a document does in its shell, in order: assignments, and the `catalog` commands. */
+/** One command of the CDK CLI in a document: `npm run cdk -- ARGS`, or `npm run synth [-- ARGS]`. */
+export interface CdkCommand {
+  readonly file: string;
+  readonly line: number;
+  readonly text: string;
+  /** `NAME=value` words in front of the command. */
+  readonly env: readonly Assignment[];
+  /** The package.json script it runs. */
+  readonly script: 'cdk' | 'synth';
+  /** The words after `--`, as written (none for a bare `npm run synth`). */
+  readonly args: readonly Word[];
+}
+
+/** What a document does in its shell, in order: assignments, the `catalog` commands and the CDK CLI's. */
 export type DocStep =
   | { readonly kind: 'assign'; readonly assignment: Assignment; readonly file: string; readonly line: number }
-  | { readonly kind: 'command'; readonly command: DocCommand };
+  | { readonly kind: 'command'; readonly command: DocCommand }
+  | { readonly kind: 'cdk'; readonly command: CdkCommand };
 
 /** A document a reader cannot follow as written (a line the shell cannot read, a pipe into a flag). */
 export class DocSyntaxError extends Error {
@@ -301,11 +321,35 @@ function catalogArgs(words: readonly Token[], where: string): Token[] | undefine
   return undefined;
 }
 
+/** The script and the words after `--` of `npm run cdk|synth [-- …]`, else undefined. */
+function cdkArgs(
+  words: readonly Token[],
+  where: string,
+): { script: 'cdk' | 'synth'; args: Word[] } | undefined {
+  const texts = words.map((token) => (token.kind === 'word' ? literalOf(token.word) : undefined));
+  if (texts[0] !== 'npm' || texts[1] !== 'run' || (texts[2] !== 'cdk' && texts[2] !== 'synth'))
+    return undefined;
+  const script = texts[2];
+  const rest = words.slice(3);
+  if (rest.length > 0 && texts[3] !== '--')
+    throw new DocSyntaxError(`${where}: npm run ${script} passes arguments after --: npm run ${script} -- …`);
+  const args = rest.slice(1).map((token) => {
+    if (token.kind !== 'word') throw new DocSyntaxError(`${where}: a [ ] synopsis in a cdk command`);
+    return token.word;
+  });
+  if (script === 'cdk' && args.length === 0)
+    throw new DocSyntaxError(`${where}: npm run cdk with no command`);
+  return { script, args };
+}
+
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
 
-/** A line that runs the command line (possibly after `NAME=value` words), or names `npx catalog` anywhere. */
+/**
+ * A line that runs the command line (possibly after `NAME=value` words), or names `npx catalog` anywhere, or
+ * runs the CDK CLI's script.
+ */
 const RUNS_CATALOG =
-  /^\s*(export\s+)?(\S+=\S*\s+)*(catalog\s|node\s+\S*bin\/catalog\.js|npm\s+(run\s+)?start\b)|\bnpx\s+catalog\b/;
+  /^\s*(export\s+)?(\S+=\S*\s+)*(catalog\s|node\s+\S*bin\/catalog\.js|npm\s+(run\s+)?start\b)|\bnpx\s+catalog\b|\bnpm\s+run\s+(cdk|synth)\b/;
 
 /** A `NAME=value` word as an assignment, else undefined. */
 function assignmentOf(word: Word, exported: boolean): Assignment | undefined {
@@ -319,6 +363,27 @@ function assignmentOf(word: Word, exported: boolean): Assignment | undefined {
     value: { parts: [...(rest === '' ? [] : [{ ...first, text: rest }]), ...word.parts.slice(1)] },
     exported,
   };
+}
+
+/** The words of a segment that are words (not operators or redirections). */
+const wordsOf = (tokens: readonly Token[]) =>
+  tokens.flatMap((token) => (token.kind === 'word' ? [token.word] : []));
+
+/** The word after `flag` in an `aws secretsmanager ACTION …` command, when it is one of `actions`. */
+function secretOf(words: readonly Word[], actions: readonly string[], flag: string): Word | undefined {
+  const texts = words.map(literalOf);
+  if (texts[0] !== 'aws' || texts[1] !== 'secretsmanager' || !actions.includes(texts[2] ?? ''))
+    return undefined;
+  const at = texts.indexOf(flag);
+  return at === -1 ? undefined : words[at + 1];
+}
+
+/**
+ * The secret a command substitution reads, when it is `aws secretsmanager get-secret-value --secret-id NAME …`
+ * (the name as written); else undefined.
+ */
+export function secretReadBy(command: string): Word | undefined {
+  return secretOf(wordsOf(tokenize(command, command)), ['get-secret-value'], '--secret-id');
 }
 
 /** The steps of one logical line. */
@@ -372,8 +437,19 @@ function stepsOfLine(line: string, file: string, lineNumber: number): DocStep[] 
         steps.push({ kind: 'assign', assignment, file, line: lineNumber });
       return;
     }
+    const cdk = cdkArgs(rest, where);
+    if (cdk) {
+      steps.push({
+        kind: 'cdk',
+        command: { file, line: lineNumber, text: line.trim(), env: assignments, ...cdk },
+      });
+      return;
+    }
     const args = catalogArgs(rest, where);
     if (!args) return;
+    const next = pipedInto[index + 1] ? wordsOf(segments[index + 1] ?? []) : [];
+    const secret =
+      secretOf(next, ['create-secret'], '--name') ?? secretOf(next, ['put-secret-value'], '--secret-id');
     steps.push({
       kind: 'command',
       command: {
@@ -383,16 +459,79 @@ function stepsOfLine(line: string, file: string, lineNumber: number): DocStep[] 
         env: assignments,
         variants: expandSynopsis(parseItems(args, where)),
         ...(stdoutTo !== undefined ? { stdoutTo } : {}),
+        ...(secret !== undefined ? { stdoutToSecret: secret } : {}),
       },
     });
   });
   return steps;
 }
 
-/** Every step of a Markdown document's shell blocks, in order. */
-export function docSteps(markdown: string, file: string): DocStep[] {
+/** A file a documented command writes: where (as written, and from which directory), and whether a key. */
+export interface FileWrite {
+  readonly file: string;
+  readonly line: number;
+  /** The path as written (`~/key.txt`, `outputs.json`, `$HOME/x`). */
+  readonly path: string;
+  /** The directory the command runs in, relative to the repository root (`infra` for `npm run cdk`). */
+  readonly cwd: string;
+  /** Written by `catalog keys issue` or `keys rotate`: it holds a key. */
+  readonly key: boolean;
+}
+
+/**
+ * Every file the shell lines of a document write, whatever the program: each `> FILE` and `>> FILE` of standard
+ * output or error, and each `--outputs-file FILE` (the CDK CLI's).
+ */
+export function fileWrites(markdown: string, file: string): FileWrite[] {
+  const writes: FileWrite[] = [];
+  forEachShellLine(markdown, (line, lineNumber) => {
+    let tokens: Token[];
+    try {
+      tokens = tokenize(line, `${file}:${lineNumber}`);
+    } catch {
+      return;
+    }
+    let segment: Token[] = [];
+    const flush = () => {
+      // `aws … --secret-id <SourceSecretArn>` writes a placeholder the reader replaces, not a redirection.
+      if (segment.some((token) => token.kind === 'redirect' && token.op === '<')) {
+        segment = [];
+        return;
+      }
+      const words = wordsOf(segment).map((word) => literalOf(word) ?? '$');
+      const at = words[0] === 'npx' ? 1 : 0;
+      const key =
+        words[at] === 'catalog' && words[at + 1] === 'keys' && /^(issue|rotate)$/.test(words[at + 2] ?? '');
+      const cwd =
+        words[0] === 'npm' && words[1] === 'run' && /^(cdk|synth)$/.test(words[2] ?? '') ? 'infra' : '';
+      segment.forEach((token, index) => {
+        const target = segment[index + 1];
+        const path =
+          token.kind === 'redirect' && !token.dup && token.op !== '<' && target?.kind === 'word'
+            ? target.word
+            : token.kind === 'word' && literalOf(token.word) === '--outputs-file' && target?.kind === 'word'
+              ? target.word
+              : undefined;
+        if (path === undefined) return;
+        const written = path.parts
+          .map((part) => (part.kind === 'text' ? part.text : part.kind === 'var' ? `$${part.name}` : '$(…)'))
+          .join('');
+        writes.push({ file, line: lineNumber, path: written, cwd, key });
+      });
+      segment = [];
+    };
+    for (const token of tokens) {
+      if (token.kind === 'op') flush();
+      else segment.push(token);
+    }
+    flush();
+  });
+  return writes;
+}
+
+/** Calls `visit` with each logical line of the document's shell blocks (continuations joined) and its number. */
+function forEachShellLine(markdown: string, visit: (line: string, lineNumber: number) => void): void {
   const lines = markdown.split('\n');
-  const steps: DocStep[] = [];
   let fence: { marker: string; shell: boolean } | undefined;
   for (let i = 0; i < lines.length; i += 1) {
     const raw = lines[i] as string;
@@ -410,19 +549,27 @@ export function docSteps(markdown: string, file: string): DocStep[] {
       continue;
     }
     if (!fence.shell) continue;
-    // A logical line: a backslash at the end joins the next one.
     const start = i;
     let line = raw;
     while (line.endsWith('\\') && i + 1 < lines.length) {
       i += 1;
       line = `${line.slice(0, -1)} ${(lines[i] as string).trim()}`;
     }
+    visit(line, start + 1);
+  }
+}
+
+/** Every step of a Markdown document's shell blocks, in order. */
+export function docSteps(markdown: string, file: string): DocStep[] {
+  const steps: DocStep[] = [];
+  // A logical line: a backslash at the end joins the next one.
+  forEachShellLine(markdown, (line, lineNumber) => {
     try {
-      steps.push(...stepsOfLine(line, file, start + 1));
+      steps.push(...stepsOfLine(line, file, lineNumber));
     } catch (error) {
       // A drawing or prose in an unlabelled block is not a shell line; a line that runs the command line is.
       if (RUNS_CATALOG.test(line)) throw error;
     }
-  }
+  });
   return steps;
 }

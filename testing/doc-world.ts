@@ -11,7 +11,8 @@
  * {@link VARIABLES} or {@link FLAG_VALUES}; a command that cannot run here at all goes in {@link CHECK_ONLY}
  * with the reason (its arguments are still checked by the real program). Test support only.
  */
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import { KVS_LIVE_BUILD } from '../contract/index.ts';
@@ -24,10 +25,20 @@ import {
   TEST_AWS_ENV,
   type TestS3,
 } from './aws.ts';
-import { EMPTY_STORE, ROOT, runCatalog, scratchDir } from './cli.ts';
+import { type CdkAws, type CdkAwsRequest, startCdkAws } from './cdk-aws.ts';
+import { EMPTY_STORE, ROOT, runCatalog } from './cli.ts';
 import { FakeCloudFront } from './cloudfront.ts';
-import { type Assignment, type DocCommand, literalOf, type Word } from './doc-commands.ts';
+import {
+  type Assignment,
+  type CdkCommand,
+  type DocCommand,
+  literalOf,
+  secretReadBy,
+  type Word,
+} from './doc-commands.ts';
+import { type CdkResult, runCdk, scratchCheckout } from './infra/checkout.ts';
 import { FakeKvs, resolveKvsTestHost } from './kvs.ts';
+import { builtFunctionCode } from './world.ts';
 
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
 const BUILDER_FUNCTION = 'TrainingPlanCatalog-builder';
@@ -38,6 +49,8 @@ const DEPLOYMENT = 'TrainingPlanCatalog';
 /** The stack's usage log group (stack output UsageLogGroupName). */
 const USAGE_LOG_GROUP = '/aws/vendedlogs/TrainingPlanCatalog/usage';
 const FIXTURES = join(ROOT, 'fixtures', 'plans.json');
+/** The deployment's contact address (stack output ContactAddress). */
+const CONTACT_ADDRESS = 'api-keys@trainingplans.app';
 
 /** The targets the docs' commands act on, and the stand-ins for the AWS APIs. */
 export interface DocWorld {
@@ -60,10 +73,35 @@ export interface DocWorld {
   readonly env: Readonly<Record<string, string>>;
   /** A new empty directory inside the working directory. */
   freshDir(): Promise<string>;
+  /** The AWS APIs the CDK CLI calls, stood in for (bootstrap, diff, deploy, destroy). */
+  readonly cdkAws: CdkAws;
+  /**
+   * Runs the CDK CLI (`npm run cdk -- …args`) in the checkout: the app synthesizes once per context the docs
+   * give it, as the CLI runs it, offline; the command then runs on that assembly against the AWS stand-in.
+   */
+  cdk(args: readonly string[], env: Readonly<Record<string, string>>): Promise<CdkRun>;
   /** Runs `catalog keys …args` on a target with the real command (what a placeholder arranges). */
   keys(target: Target, args: readonly string[]): Promise<{ stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
+
+/** What a CDK command did: its exit code and output, and the requests it sent to the AWS stand-in. */
+export interface CdkRun extends CdkResult {
+  readonly requests: readonly CdkAwsRequest[];
+}
+
+/**
+ * The deployments the docs have a reader declare besides the repository's (infra/README.md, "Two deployments in
+ * one account"), as the reader would have written them.
+ */
+const DOC_DEPLOYMENTS = {
+  CatalogStaging: {
+    deployment: 'CatalogStaging',
+    region: 'us-east-1',
+    contactAddress: CONTACT_ADDRESS,
+    buildRateMinutes: 15,
+  },
+};
 
 /** The target a command acts on. */
 export type Target = { readonly kind: 'aws' } | { readonly kind: 'local'; readonly store: string };
@@ -99,12 +137,9 @@ async function seedBuilds(target: readonly string[], env: Record<string, string>
  * changes into {@link DocWorld.dir} to run the commands (a reader runs them from the repository's root).
  */
 export async function startDocWorld(): Promise<DocWorld> {
-  const scratch = await scratchDir('catalog-docs-');
-  const dir = join(scratch.dir, 'repo');
+  const checkout = await scratchCheckout(DOC_DEPLOYMENTS);
+  const { dir } = checkout;
   await mkdir(join(dir, '.catalog'), { recursive: true });
-  for (const entry of await readdir(ROOT))
-    if (!['.catalog', '.git', 'test-output'].includes(entry))
-      await symlink(join(ROOT, entry), join(dir, entry));
   const local = { origin: join(dir, '.catalog', 'origin'), store: join(dir, '.catalog', 'kvs.json') };
   // The store `npm start` makes: the local commands read it, and refuse one that is not there.
   await writeFile(local.store, EMPTY_STORE);
@@ -135,9 +170,7 @@ export async function startDocWorld(): Promise<DocWorld> {
         },
   );
   // The deployed viewer-request function: the built bundle over the KeyValueStore stand-in's entries.
-  const code = await import('node:fs/promises').then((fs) =>
-    fs.readFile(join(ROOT, 'dist/gateway/viewer-request.js'), 'utf8'),
-  );
+  const code = await builtFunctionCode('viewer-request');
   const reader = { refresh: () => undefined, peek: (key: string) => kvs.entries.get(key) };
   const cloudfront = new FakeCloudFront(loadFunction(code, { kvs: reader }), VIEWER_REQUEST_FUNCTION);
   const cloudfrontUrl = await cloudfront.start();
@@ -167,6 +200,7 @@ export async function startDocWorld(): Promise<DocWorld> {
       };
     return { status: 400, headers: json, body: '{"__type":"InvalidParameterException","message":"unknown"}' };
   });
+  const cdkAws = await startCdkAws();
   const cloudFormation = await startRecorder();
   cloudFormation.answerWith((request) => {
     const stack = new URLSearchParams(request.body).get('StackName') ?? '';
@@ -178,6 +212,7 @@ export async function startDocWorld(): Promise<DocWorld> {
           BuilderFunctionName: BUILDER_FUNCTION,
           ViewerRequestFunctionName: VIEWER_REQUEST_FUNCTION,
           UsageLogGroupName: USAGE_LOG_GROUP,
+          ContactAddress: CONTACT_ADDRESS,
         })
       : describeStacksAnswer(stack);
   });
@@ -214,9 +249,30 @@ export async function startDocWorld(): Promise<DocWorld> {
   };
   const builds = {
     local: await seedBuilds(['--origin', local.origin, '--store', local.store], env),
-    aws: await seedBuilds(['--bucket', s3.bucket, '--kvs-arn', KVS_ARN], env),
+    aws: await seedBuilds(
+      ['--bucket', s3.bucket, '--kvs-arn', KVS_ARN, '--contact-address', CONTACT_ADDRESS],
+      env,
+    ),
   };
   let dirs = 0;
+  /** The cloud assembly the app made for each context the docs give the CLI, by that context. */
+  const assemblies = new Map<string, Promise<CdkRun & { readonly dir: string }>>();
+  const synthesized = (context: readonly string[]) => {
+    const key = JSON.stringify([...context].sort());
+    let made = assemblies.get(key);
+    if (!made) {
+      const out = join(checkout.scratch, `assembly-${assemblies.size}`);
+      made = runCdk(checkout, [
+        'synth',
+        '--quiet',
+        ...context.flatMap((pair) => ['-c', pair]),
+        '--output',
+        out,
+      ]).then((result) => ({ ...result, requests: [], dir: out }));
+      assemblies.set(key, made);
+    }
+    return made;
+  };
   return {
     dir,
     local,
@@ -234,6 +290,33 @@ export async function startDocWorld(): Promise<DocWorld> {
       await mkdir(made);
       return made;
     },
+    cdkAws,
+    async cdk(args, env) {
+      const context = contextOf(args);
+      const assembly = await synthesized(context);
+      if (assembly.code !== 0) return assembly;
+      const verb = args.find((arg) => !arg.startsWith('-'));
+      const before = cdkAws.requests.length;
+      const result = await runCdk(
+        checkout,
+        [
+          ...args,
+          '--app',
+          assembly.dir,
+          // The answer an operator gives at the terminal, which this run has not.
+          ...(verb === 'deploy' ? ['--require-approval', 'never'] : []),
+          ...(verb === 'destroy' ? ['--force'] : []),
+        ],
+        {
+          ...env,
+          AWS_ACCESS_KEY_ID: 'AKIDOPERATOR',
+          AWS_SECRET_ACCESS_KEY: 'operator-secret',
+          AWS_REGION: env.AWS_REGION ?? 'us-east-1',
+          AWS_ENDPOINT_URL: cdkAws.url,
+        },
+      );
+      return { ...result, requests: cdkAws.requests.slice(before) };
+    },
     async keys(target, args) {
       const where = target.kind === 'aws' ? ['--kvs-arn', KVS_ARN] : ['--store', target.store];
       const result = await runCatalog(['keys', ...args, ...where], { env });
@@ -246,11 +329,33 @@ export async function startDocWorld(): Promise<DocWorld> {
       await lambda.close();
       await logs.close();
       await cloudFormation.close();
+      await cdkAws.close();
       await new Promise<void>((resolve) => kvs.server.close(() => resolve()));
       await s3.stop();
-      await scratch.remove();
+      await checkout.remove();
     },
   };
+}
+
+/** The words `npm run synth` gives the CDK CLI: package.json's script after `cdk`. */
+function synthScriptArgs(): string[] {
+  const script = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { synth: string } }
+  ).scripts.synth;
+  const words = /\bcdk\s+(.*)$/.exec(script)?.[1];
+  if (words === undefined) throw new Error(`package.json synth runs no cdk: ${script}`);
+  return words.split(/\s+/);
+}
+
+/** The `-c KEY=VALUE` pairs of a CDK command line (`--context` too), in order. */
+export function contextOf(args: readonly string[]): string[] {
+  const pairs: string[] = [];
+  args.forEach((arg, index) => {
+    if ((arg === '-c' || arg === '--context') && args[index + 1] !== undefined)
+      pairs.push(args[index + 1] as string);
+    else if (arg.startsWith('--context=')) pairs.push(arg.slice('--context='.length));
+  });
+  return pairs;
 }
 
 /** What a placeholder's value may depend on. */
@@ -373,6 +478,7 @@ export class DocShell {
   readonly #variables = new Map<string, string | Error>();
   readonly #exported = new Set<string>();
   readonly #files = new Map<string, string>();
+  readonly #secrets = new Map<string, string>();
 
   constructor(world: DocWorld) {
     this.#world = world;
@@ -410,10 +516,13 @@ export class DocShell {
         if (!part.quoted) split = true;
       } else {
         const cat = /^cat\s+(\S+)$/.exec(part.command);
-        const file = cat ? this.#files.get(cat[1] as string) : undefined;
+        const secret = secretReadBy(part.command);
+        const file = cat
+          ? this.#files.get(cat[1] as string)
+          : secret && this.#secrets.get(this.#expand(secret, where).join(' '));
         if (file === undefined)
           throw new Error(
-            `${where}: $(${part.command}): only $(cat FILE) of a file an earlier command wrote`,
+            `${where}: $(${part.command}): only $(cat FILE) of a file, or $(aws secretsmanager get-secret-value --secret-id NAME …) of a secret, an earlier command wrote`,
           );
         text += file.replace(/\n+$/, '');
       }
@@ -431,7 +540,7 @@ export class DocShell {
   }
 
   /** The environment of a command: the world's, what the doc exported, and the command's own prefix. */
-  #environment(command: DocCommand, where: string): Record<string, string> {
+  #environment(command: Pick<DocCommand, 'env'>, where: string): Record<string, string> {
     const env: Record<string, string> = { ...this.#world.env };
     for (const name of this.#exported) env[name] = this.#variable(name, where);
     for (const assignment of command.env) {
@@ -511,8 +620,28 @@ export class DocShell {
     }
   }
 
-  /** Keeps what a command printed, for a later `$(cat FILE)`. */
-  wrote(file: string, stdout: string): void {
-    this.#files.set(file, stdout);
+  /**
+   * A CDK CLI command as it will run: the words after `npm run cdk --` with the doc's variables filled in (for
+   * `npm run synth`, package.json's script's own words first), and the variables the doc exported.
+   */
+  resolveCdk(command: CdkCommand): { readonly args: string[]; readonly env: Record<string, string> } {
+    const where = `${command.file}:${command.line}`;
+    const written = command.args.flatMap((word) => this.#expand(word, where));
+    const script = command.script === 'synth' ? synthScriptArgs() : [];
+    const env: Record<string, string> = {};
+    for (const name of this.#exported) env[name] = this.#variable(name, where);
+    for (const assignment of command.env)
+      env[assignment.name] = this.#expand(assignment.value, where).join(' ');
+    return { args: [...script, ...written], env };
+  }
+
+  /** Keeps what a command printed, for a later `$(cat FILE)` or secret read. */
+  wrote(command: DocCommand, stdout: string): void {
+    if (command.stdoutTo !== undefined) this.#files.set(command.stdoutTo, stdout);
+    if (command.stdoutToSecret !== undefined)
+      this.#secrets.set(
+        this.#expand(command.stdoutToSecret, `${command.file}:${command.line}`).join(' '),
+        stdout,
+      );
   }
 }

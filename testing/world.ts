@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFlatBuild } from '../app/run.ts';
+import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 import { completeBuild, prepareBuild } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
@@ -22,6 +23,8 @@ import {
   planPageKey,
 } from '../contract/index.ts';
 import { type OriginObjectName, PAGE_PLAN_ID, PARTNER_ORIGIN, type RequestCase } from '../gateway/cases.ts';
+import { GATEWAY_DIST, type GatewayFunctionName } from '../gateway/functions/bundle.ts';
+import { fillContactAddress } from '../gateway/functions/contact.ts';
 import type { Answer } from '../gateway/judge.ts';
 import { Edge, type EdgeResponse, type ResponseEventRequest } from '../gateway/local/edge.ts';
 import { EdgeOrigin } from '../gateway/local/origin.ts';
@@ -80,6 +83,7 @@ export async function createTestWorld(
     skipInvalid: false,
     now: new Date(),
     openapiTemplate: OPENAPI_TEMPLATE,
+    contactAddress: LOCAL_CONTACT_ADDRESS,
   });
   const plain = new FileKeyValueStore(join(dir, 'kvs.json'), { create: true });
   if (options.flat) await writeFlatBuild(originDir, await completeBuild(result));
@@ -186,13 +190,24 @@ export async function edgeFor(
 ): Promise<Edge> {
   const kvs = new WatchedKeyValueStore(world.stores[store]);
   await kvs.load();
-  const code = (name: string) => readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
   return new Edge({
-    viewerRequest: loadFunction(viewerRequestCode(await code('viewer-request')), { kvs }),
-    viewerResponse: loadFunction(await code('viewer-response'), { kvs, ...VIEWER_RESPONSE_RUNTIME }),
+    viewerRequest: loadFunction(viewerRequestCode(await builtFunctionCode('viewer-request')), { kvs }),
+    viewerResponse: loadFunction(await builtFunctionCode('viewer-response'), {
+      kvs,
+      ...VIEWER_RESPONSE_RUNTIME,
+    }),
     origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
     ...(responseEventRequest ? { responseEventRequest } : {}),
   });
+}
+
+/**
+ * A function built by `npm run build` as the local edge runs it: the viewer-request's 401 naming the local stack's
+ * contact address, filled in as the stack and `catalog serve` fill theirs (gateway/functions/contact.ts).
+ */
+export async function builtFunctionCode(name: GatewayFunctionName): Promise<string> {
+  const code = await readFile(join(ROOT, GATEWAY_DIST, `${name}.js`), 'utf8');
+  return name === 'viewer-request' ? fillContactAddress(code, LOCAL_CONTACT_ADDRESS) : code;
 }
 
 /** An edge response as a client would see it (multiple values joined). */

@@ -99,7 +99,7 @@ export function envOf(name: SettingName): string | undefined {
 }
 
 /** Where a raw value came from: how the message names it. */
-export type ValueOrigin = 'flag' | 'env' | 'context' | 'prop' | 'default' | 'deployment';
+export type ValueOrigin = 'flag' | 'env' | 'context' | 'prop' | 'default' | 'deployment' | 'file';
 
 /** A raw value and where it came from. */
 export interface RawValue {
@@ -131,6 +131,7 @@ function labelOf(name: SettingName, from: ValueOrigin): string {
   if (from === 'env') return envOf(name) ?? name;
   if (from === 'context') return `context ${name}`;
   if (from === 'deployment') return `${typed} (from the deployment)`;
+  if (from === 'file') return name;
   return from === 'prop' ? name : typed;
 }
 

@@ -131,6 +131,55 @@ function httpsUnlessLocal(url: string, { context, settings }: ProductionReading,
     : `must be https:// (${why}); http:// on a loopback host is only for a local origin (${settingRef('origin')} with ${settingRef('store')})`;
 }
 
+/**
+ * The local stack's contact address: at a domain reserved for examples (RFC 2606), which reaches no one, so it
+ * cannot pass for a real one (a production reading refuses it: {@link reservedContact}).
+ */
+export const LOCAL_CONTACT_ADDRESS = 'api-keys@example.com';
+
+/** Characters a contact address never holds: it is written into a YAML document and a JavaScript string. */
+const CONTACT_UNSAFE = /[\s"'`\\<>{}$]/;
+
+/** An e-mail address (`keys@example.org`) or an https:// URL of at most 200 characters, nothing unsafe in it. */
+const ContactAddress = z
+  .string()
+  .refine(
+    (value) =>
+      value.length <= 200 &&
+      !CONTACT_UNSAFE.test(value) &&
+      (/^[^@/:]+@([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,63}$/i.test(value) ||
+        (value.startsWith('https://') && URL.canParse(value) && new URL(value).hostname.includes('.'))),
+    {
+      error:
+        'must be an e-mail address (keys@example.org) or an https:// URL, at most 200 characters, without quotes, backslashes, braces, $ or spaces',
+    },
+  );
+
+/** The domains reserved for examples and tests (RFC 2606, RFC 6761): no partner can reach an address there. */
+const RESERVED_DOMAIN = /(^|\.)(example\.(com|net|org)|example|invalid|test|localhost)$/i;
+
+/** The domain of a contact address: an e-mail address's, or a URL's host. */
+const contactDomain = (address: string) =>
+  address.includes('@') && !address.startsWith('https://')
+    ? address.slice(address.lastIndexOf('@') + 1)
+    : new URL(address).hostname;
+
+/** Whether a contact address is at a domain reserved for examples (the local stack's default is one). */
+export function isReservedContact(address: string): boolean {
+  return RESERVED_DOMAIN.test(contactDomain(address));
+}
+
+/**
+ * The builder Lambda's rule of the contact address: not at a domain reserved for examples. (The CDK app leaves it
+ * to the template, which refuses to deploy such an address (infra/stack.ts), so a deployment file still
+ * synthesizes offline before its address is known; a publish from a workstation takes the deployment's address
+ * from its stack, with `--deployment`.)
+ */
+function reservedContact(address: string, { context }: ProductionReading): string | undefined {
+  if (context !== 'lambda' || !isReservedContact(address)) return undefined;
+  return `is at ${contactDomain(address)}, a domain reserved for examples that reaches no one: give the address partners ask for keys at`;
+}
+
 /** Every setting, by the name the code and the CDK context use (its flag and variable derive from it). */
 export const SETTINGS = {
   // The build (source, links, validation).
@@ -165,6 +214,11 @@ export const SETTINGS = {
     text('url', z.string().pipe(WebBaseUrl)),
     'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
     { production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link') },
+  ),
+  contactAddress: setting(
+    text('address', ContactAddress),
+    'where partners ask for an API key: an e-mail address or an https:// URL, written into the served openapi.yaml and the 401 answer',
+    { default: LOCAL_CONTACT_ADDRESS, output: 'ContactAddress', production: reservedContact },
   ),
   appScheme: setting(text('scheme', AppScheme), 'scheme of appUrl deep links', {
     default: DEFAULT_LINKS.appScheme,
@@ -201,8 +255,10 @@ export const SETTINGS = {
 
   // Publishing.
   deployment: setting(
-    cfnStackName('must be the name of a deployed stack (letters, digits and -, at most 48)'),
-    "the deployment: its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
+    cfnStackName(
+      "must be a deployment's name: its stack's name, letters, digits and - (at most 48, a letter first)",
+    ),
+    "the deployment, by its name (its stack's; infra/deployments/<name>.json declares it): its stack's outputs give every target not given (bucket, store, builder function, usage log group, base URL, region); none and no target: the local stack npm start serves",
   ),
   bucket: setting(
     bucketName,
@@ -229,7 +285,7 @@ export const SETTINGS = {
   s3PathStyle: toggle('path-style S3 addressing (S3-compatible stores, test servers)'),
   region: setting(
     matching('region', /^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-west-1'),
-    "AWS region (default: the SDK's chain: AWS_REGION, then the profile's region; with --deployment, the stack's)",
+    "AWS region: a deployment's is its file's (infra/deployments/<name>.json); else the SDK's chain (AWS_REGION, then the profile's region)",
     { env: false },
   ),
   maxAttempts: setting(integer(1, 10), 'attempts per AWS request (retries back off on throttling and 5xx)', {
@@ -316,11 +372,6 @@ export const SETTINGS = {
   }),
 
   // The stack (CDK context keys; see infra/README.md).
-  stackName: setting(
-    cfnStackName('must be a CloudFormation stack name of at most 48 characters (letters, digits, -)'),
-    'the stack name (function names derive from it)',
-    { default: 'TrainingPlanCatalog' },
-  ),
   domainName: setting(
     matching(
       'host',
@@ -576,12 +627,19 @@ const STORE = { default: ['store'], optional: [...DEPLOYMENT, 'kvsArn'] } as con
  * here), the builder Lambda (from its environment) and the CDK app (context keys and stack props).
  */
 export const READS = {
-  build: { default: ['source baseUrl', ...BUILD, 'out json'], optional: ['sourceToken webBaseUrl'] },
-  serve: { default: ['origin store port host'], optional: ['endpoint'] },
+  build: {
+    default: ['source baseUrl contactAddress', ...BUILD, 'out json'],
+    optional: ['sourceToken webBaseUrl'],
+  },
+  serve: { default: ['origin store port host contactAddress'], optional: ['endpoint'] },
   start: { default: ['port host'] },
   publish: {
     required: ['source baseUrl'],
-    default: [...BUILD, 'unpin force recover allowEmpty minRatio keepBuilds s3PathStyle maxAttempts json'],
+    default: [
+      'contactAddress',
+      ...BUILD,
+      'unpin force recover allowEmpty minRatio keepBuilds s3PathStyle maxAttempts json',
+    ],
     optional: ['sourceToken webBaseUrl', ...TARGET],
   },
   builds: { default: ['s3PathStyle maxAttempts'], optional: [...TARGET] },
@@ -617,7 +675,7 @@ export const READS = {
   },
   usage: { default: ['maxAttempts json since'], optional: [...DEPLOYMENT, 'accessLog usageLogGroup'] },
   lambda: {
-    required: ['baseUrl bucket kvsArn'],
+    required: ['baseUrl bucket kvsArn contactAddress'],
     default: [
       ...BUILD,
       'allowEmpty minRatio keepBuilds s3PathStyle maxAttempts propagationMaxWait propagationInterval',
@@ -626,13 +684,14 @@ export const READS = {
   },
   // The CDK app passes the build's settings on to the Lambda (optional: the Lambda has the defaults).
   cdk: {
+    required: ['deployment contactAddress'],
     default: [
-      'stackName priceClass accessLogging usageLogging usageLogRetentionDays errorCachingMinTtlSeconds',
+      'priceClass accessLogging usageLogging usageLogRetentionDays errorCachingMinTtlSeconds',
       'noncurrentVersionExpiryDays buildRateMinutes builderTimeoutSeconds builderMemoryMiB scheduleEnabled',
       'catalogAgeAlarmSeconds additionalCloudFrontMetrics',
     ],
     optional: [
-      'source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
+      'region source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
       ...BUILD,
       'monitoringKeySecretArn propagationMaxWait propagationInterval',
       'domainName certificateArn accessLogBucketName accessLogRetentionDays kvsSeedFile vpcId subnetIds',

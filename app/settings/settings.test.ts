@@ -2,7 +2,8 @@
  * One declaration per setting: the command line, the builder Lambda and the CDK app are checked against the
  * registry, so no entry point can grow a setting of its own or lose one.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderSettingRefs } from '../../contract/errors.ts';
@@ -51,6 +52,7 @@ describe('the builder Lambda', () => {
     CATALOG_KVS_ARN: 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
     CATALOG_BASE_URL: 'https://plans.example.com',
     CATALOG_SOURCE: 'https://source.example.com/plans',
+    CATALOG_CONTACT_ADDRESS: 'api-keys@trainingplans.app',
   };
 
   it('reads every setting declared for it, from the variable the declaration names', () => {
@@ -76,6 +78,14 @@ describe('the builder Lambda', () => {
     );
   });
 
+  it('refuses a contact address at a domain reserved for examples: it reaches no partner', () => {
+    expect(() =>
+      parseLambdaEnvironment({ ...required, CATALOG_CONTACT_ADDRESS: 'api-keys@example.com' }),
+    ).toThrow(
+      'CATALOG_CONTACT_ADDRESS "api-keys@example.com": is at example.com, a domain reserved for examples that reaches no one: give the address partners ask for keys at',
+    );
+  });
+
   it('refuses, by name, a CATALOG_ variable it does not read', () => {
     expect(() =>
       parseLambdaEnvironment({ ...required, CATALOG_SOURCE_RELATON: 'x', CATALOG_STORE: 'kvs.json' }),
@@ -89,6 +99,7 @@ describe('the builder Lambda', () => {
       bucket: 'catalog-origin',
       kvsArn: 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0',
       baseUrl: 'https://plans.example.com',
+      contactAddress: 'https://partners.trainingplans.app/keys',
       webBaseUrl: 'https://www.example.com/training',
       source: 'postgres://db.internal/plans',
       appScheme: 'myapp',
@@ -113,6 +124,7 @@ describe('the builder Lambda', () => {
     const read = parseLambdaEnvironment(written);
     expect(read).toMatchObject({
       source: 'postgres://db.internal/plans',
+      contactAddress: 'https://partners.trainingplans.app/keys',
       webBaseUrl: 'https://www.example.com/training',
       appScheme: 'myapp',
       skipInvalid: true,
@@ -142,13 +154,21 @@ describe('the builder Lambda', () => {
 });
 
 describe('the CDK app', () => {
-  it('reads every CDK setting from the context key of the same name', () => {
-    const seen: string[] = [];
-    configFromContext((key) => {
-      seen.push(key);
-      return undefined;
-    });
-    expect(seen.sort()).toEqual(namesIn('cdk').sort());
+  it('takes a deployment file’s settings by the names declared for it, and no other', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'catalog-deployments-'));
+    try {
+      await mkdir(join(root, 'infra', 'deployments'), { recursive: true });
+      const every = Object.fromEntries(namesIn('cdk').map((name) => [name, null]));
+      const file = { ...every, deployment: 'Lab', region: 'eu-west-1', contactAddress: 'keys@lab.dev' };
+      await writeFile(join(root, 'infra', 'deployments', 'Lab.json'), JSON.stringify(file));
+      expect(configFromContext({ deployment: 'Lab' }, root).stackName).toBe('Lab');
+      await writeFile(join(root, 'infra', 'deployments', 'Lab.json'), JSON.stringify({ ...file, out: 'x' }));
+      expect(() => configFromContext({ deployment: 'Lab' }, root)).toThrow(
+        'out: is not a setting of a deployment',
+      );
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
 
@@ -216,7 +236,7 @@ describe('docs/settings.md', () => {
     const markdown = await readFile(join(ROOT, 'docs', 'settings.md'), 'utf8');
     expect(markdown).toContain('| catalog cors show |  | `store` | `deployment`, `region`, `kvsArn` |');
     expect(markdown).toMatch(
-      /^\| catalog publish \| `source`, `baseUrl` \| `appScheme`, .*`unpin`, `force`/m,
+      /^\| catalog publish \| `source`, `baseUrl` \| `contactAddress`, `appScheme`, .*`unpin`, `force`/m,
     );
     for (const command of COMMANDS)
       expect(markdown).toMatch(new RegExp(`^\\| catalog ${words(command).join(' ')} \\|`, 'm'));

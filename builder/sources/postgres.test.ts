@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_CONTACT_ADDRESS } from '../../app/settings/registry.ts';
 import { SourceError, settingRef } from '../../contract/errors.ts';
 import { ROOT, runCatalog } from '../../testing/cli.ts';
 import { planCountsText } from '../../testing/counts.ts';
@@ -21,6 +22,7 @@ const buildOptions = (overrides: Partial<BuildOptions> = {}): BuildOptions => ({
   skipInvalid: false,
   now: new Date('2026-11-21T08:00:00.000Z'),
   openapiTemplate,
+  contactAddress: LOCAL_CONTACT_ADDRESS,
   ...overrides,
 });
 

@@ -33,7 +33,7 @@ import { generateKey } from '../../keys/keys.ts';
 import { DirectoryOrigin } from '../../publish/dir-origin.ts';
 import { ROOT, runCatalog, runCatalogProcess, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { freePort, refusedPort } from '../../testing/postgres.ts';
-import { createTestWorld, type TestWorld } from '../../testing/world.ts';
+import { builtFunctionCode, createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 /** A world whose catalog links to the address it is going to be served on. */
 async function servedWorld(options: { flat?: boolean } = {}) {
@@ -264,7 +264,7 @@ describe('catalog check against broken edges: the row that covers the breakage f
 var builtHandler = handler;
 handler = async function (event) { var response = await builtHandler(event); delete response.headers.vary; return response; };`;
     const edge = new Edge({
-      viewerRequest: loadFunction(await code('viewer-request'), { kvs }),
+      viewerRequest: loadFunction(await builtFunctionCode('viewer-request'), { kvs }),
       viewerResponse: loadFunction(dropsVary, { kvs }),
       origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
     });

@@ -3,17 +3,15 @@
  * (testing/cloudfront.ts), which records every DescribeFunction and TestFunction request and answers
  * TestFunction by running the real built bundle in the local runtime on the event it received.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REQUEST_CASES, viewerRequestOutcome, withinBuild } from '../../gateway/cases.ts';
 import { viewerRequestEvent } from '../../gateway/local/event.ts';
 import { loadFunction } from '../../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../../gateway/local/store.ts';
 import { PLACEHOLDER_ETAG } from '../../infra/verify-function.ts';
-import { ROOT, runCatalog } from '../../testing/cli.ts';
+import { runCatalog } from '../../testing/cli.ts';
 import { FakeCloudFront, TEST_FUNCTION_ETAG, TEST_FUNCTION_NAME } from '../../testing/cloudfront.ts';
-import { createTestWorld, type TestWorld } from '../../testing/world.ts';
+import { builtFunctionCode, createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const FUNCTION_NAME = TEST_FUNCTION_NAME;
 const ETAG = TEST_FUNCTION_ETAG;
@@ -28,7 +26,7 @@ describe('catalog verify-function against a local TestFunction API', () => {
     world = await createTestWorld();
     const kvs = new WatchedKeyValueStore(world.stores.plain);
     await kvs.load();
-    const code = await readFile(join(ROOT, 'dist/gateway/viewer-request.js'), 'utf8');
+    const code = await builtFunctionCode('viewer-request');
     api = new FakeCloudFront(loadFunction(code, { kvs }));
     env = {
       AWS_ENDPOINT_URL_CLOUDFRONT: await api.start(),

@@ -4,7 +4,7 @@
  */
 import { Parser } from 'acorn';
 import { fullAncestor } from 'acorn-walk';
-import { build } from 'esbuild';
+import { type BuildOptions, type BuildResult, build, buildSync } from 'esbuild';
 
 /** The two functions: source entry → output file name. */
 export const GATEWAY_FUNCTIONS = {
@@ -284,9 +284,9 @@ const IMPORT_OF_MODULE = /import\s*(\w+)\s*from\s*"(crypto|querystring|buffer)";
 /** The bundle's last statement: the handler's export, under whatever name the minifier gave its function. */
 const EXPORT_TAIL = /export\s*\{\s*(?:([\w$]+)\s+as\s+)?handler\s*\};?\s*$/;
 
-/** Bundles a module exporting `handler` into the runtime's script form; {@link FunctionBundleError} if it fails. */
-export async function bundleFunction(entry: string): Promise<string> {
-  const result = await build({
+/** esbuild's options for a function's bundle (before {@link finishBundle} turns it into the runtime's script). */
+function bundleOptions(entry: string): BuildOptions & { write: false } {
+  return {
     entryPoints: [entry],
     bundle: true,
     write: false,
@@ -308,10 +308,17 @@ export async function bundleFunction(entry: string): Promise<string> {
       words(`object-extensions optional-catch-binding object-rest-spread for-of class generator destructuring
         default-argument nullish-coalescing optional-chain async-generator`).map((name) => [name, false]),
     ),
-  }).catch((error: { errors?: { text: string }[] }) => {
-    const reasons = error.errors?.map((e) => e.text).join('; ') ?? String(error);
-    throw new FunctionBundleError(`${entry}: ${reasons}`, { cause: error });
-  });
+  };
+}
+
+/** esbuild's failure as a {@link FunctionBundleError} naming the entry and every reason. */
+function bundleFailure(entry: string, error: { errors?: { text: string }[] }): FunctionBundleError {
+  const reasons = error.errors?.map((e) => e.text).join('; ') ?? String(error);
+  return new FunctionBundleError(`${entry}: ${reasons}`, { cause: error });
+}
+
+/** esbuild's output as the runtime's script: a top-level `handler`, `require` for the modules, checked. */
+function finishBundle(entry: string, result: BuildResult): string {
   let code = result.outputFiles?.[0]?.text ?? '';
   const tail = EXPORT_TAIL.exec(code);
   if (!tail) throw new FunctionBundleError(`${entry}: the bundle must end with the export of handler`);
@@ -326,4 +333,26 @@ export async function bundleFunction(entry: string): Promise<string> {
   const problems = checkFunctionCode(code);
   if (problems.length > 0) throw new FunctionBundleError(`${entry}: ${problems.join('; ')}`);
   return code;
+}
+
+/** Bundles a module exporting `handler` into the runtime's script form; {@link FunctionBundleError} if it fails. */
+export async function bundleFunction(entry: string): Promise<string> {
+  const result = await build(bundleOptions(entry)).catch((error: { errors?: { text: string }[] }) => {
+    throw bundleFailure(entry, error);
+  });
+  return finishBundle(entry, result);
+}
+
+/**
+ * {@link bundleFunction}, synchronously: what a CDK stack's constructor can call, so it deploys the functions
+ * of the sources it is built from, never a bundle left in dist/ by an older build.
+ */
+export function bundleFunctionSync(entry: string): string {
+  let result: BuildResult;
+  try {
+    result = buildSync(bundleOptions(entry));
+  } catch (error) {
+    throw bundleFailure(entry, error as { errors?: { text: string }[] });
+  }
+  return finishBundle(entry, result);
 }

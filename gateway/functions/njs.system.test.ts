@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectoryOrigin } from '../../publish/dir-origin.ts';
-import { ROOT } from '../../testing/cli.ts';
-import { createTestWorld, resolveCase, type TestWorld } from '../../testing/world.ts';
+import { builtFunctionCode, createTestWorld, resolveCase, type TestWorld } from '../../testing/world.ts';
 import { REQUEST_CASES, type RequestCase, viewerRequestOutcome } from '../cases.ts';
 import { viewerRequestEvent, viewerResponseEvent } from '../local/event.ts';
 import { EdgeOrigin } from '../local/origin.ts';
@@ -79,8 +78,8 @@ describe('the built functions under njs', () => {
   const stores: Record<'plain' | 'cors', Map<string, string>> = { plain: new Map(), cors: new Map() };
   beforeAll(async () => {
     world = await createTestWorld();
-    for (const name of ['viewer-request', 'viewer-response']) {
-      bundles[name] = await readFile(join(ROOT, 'dist/gateway', `${name}.js`), 'utf8');
+    for (const name of ['viewer-request', 'viewer-response'] as const) {
+      bundles[name] = await builtFunctionCode(name);
     }
     stores.plain = new Map(
       JSON.parse(await readFile(world.stores.plain, 'utf8')).data.map((e: { key: string; value: string }) => [

@@ -1,10 +1,13 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectoryOrigin } from '../../publish/dir-origin.ts';
 import { describeCaseTable, type Implementation } from '../../testing/cases.suite.ts';
-import { ROOT } from '../../testing/cli.ts';
-import { createTestWorld, edgeFor, type TestWorld, toAnswer } from '../../testing/world.ts';
+import {
+  builtFunctionCode,
+  createTestWorld,
+  edgeFor,
+  type TestWorld,
+  toAnswer,
+} from '../../testing/world.ts';
 import { Edge } from './edge.ts';
 import { viewerRequestEvent } from './event.ts';
 import { EdgeOrigin } from './origin.ts';
@@ -104,7 +107,7 @@ describe('Range at the local edge', () => {
     expect(answer.body.equals(world.objects.all)).toBe(true);
     const kvs = new WatchedKeyValueStore(world.stores.plain);
     await kvs.load();
-    const code = await readFile(join(ROOT, 'dist/gateway/viewer-request.js'), 'utf8');
+    const code = await builtFunctionCode('viewer-request');
     const request = await loadFunction(code, { kvs }).run(
       viewerRequestEvent(
         {

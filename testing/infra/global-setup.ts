@@ -3,11 +3,11 @@
  * infra test file shares (testing/infra/stacks.ts, `sharedAssembly`) in processes of their own, beside the tests,
  * and does not wait for them:
  *
- * - `readme`: the command `npm run synth` runs (package.json), with its output directory here; `npm test` has
- *   run `npm run build` already. No AWS credentials or configuration reach it (HOME is a scratch directory),
- *   as on a fresh machine: the CDK CLI gives the app its default region, us-east-1. CDK's CloudFormation
- *   validation of that template is left to the other process (`--no-validation`): its rule engine takes
- *   seconds to start in each process, and the template is the same with it or without.
+ * - `readme`: the command `npm run synth` runs (package.json), with its output directory here. No AWS
+ *   credentials or configuration reach it (HOME is a scratch directory), as on a fresh machine: the default
+ *   deployment's file gives its region. CDK's CloudFormation validation of that template is left to the other
+ *   process (`--no-validation`): its rule engine takes seconds to start in each process, and the template is the
+ *   same with it or without.
  * - testing/infra/shared-synth.ts: the other shared configurations, in one process, validated.
  *
  * Each writes `<name>.done.json` (exit code and output) when it ends; teardown stops what still runs and
@@ -22,15 +22,10 @@ import { SHARED, SYNTH_V8_FLAGS, type SynthDone } from './stacks.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-/** `npm run synth`'s command after its build step, from package.json (the README's command). */
+/** `npm run synth`'s command, from package.json (the README's command). */
 export function synthCommand(): string {
-  const script = (
-    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { synth: string } }
-  ).scripts.synth;
-  const build = 'npm run build --silent && ';
-  if (!script.startsWith(build))
-    throw new Error(`package.json synth no longer starts with ${build}: ${script}`);
-  return script.slice(build.length);
+  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { synth: string } })
+    .scripts.synth;
 }
 
 export default function setup(project: TestProject): () => void {

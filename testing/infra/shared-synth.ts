@@ -10,7 +10,7 @@ import { CfnDeliveryDestination } from 'aws-cdk-lib/aws-logs';
 import { App, Stack, Validations } from 'aws-cdk-lib/core';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { CatalogStack } from '../../infra/stack.ts';
-import { CDK_CONTEXT, SHARED, type SharedConfiguration, type SynthDone } from './stacks.ts';
+import { CDK_CONTEXT, SHARED, type SharedConfiguration, type SynthDone, withContact } from './stacks.ts';
 
 const [dir] = process.argv.slice(2);
 if (!dir) throw new Error('usage: tsx testing/infra/shared-synth.ts DIR');
@@ -36,7 +36,7 @@ for (const [name, configuration] of Object.entries(SHARED) as [string, SharedCon
           resourceName: 'x',
         }),
       });
-    } else new CatalogStack(app, configuration.stackName, configuration.props);
+    } else new CatalogStack(app, configuration.stackName, withContact(configuration.props));
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     try {
       app.synth();

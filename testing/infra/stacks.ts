@@ -41,6 +41,17 @@ export const CDK_APP = CDK_JSON.app;
  */
 export const SYNTH_V8_FLAGS = ['--single-threaded-gc', '--liftoff-only'];
 
+/**
+ * The contact address of the stacks the tests build when they name none (a deployment file must name one; an
+ * address at a domain reserved for examples would add the rule that refuses to deploy it).
+ */
+export const TEST_CONTACT_ADDRESS = 'api-keys@trainingplans.app';
+
+/** The props with the test contact address when they give none. */
+export function withContact(props: CatalogStackProps): CatalogStackProps {
+  return props.contactAddress === undefined ? { ...props, contactAddress: TEST_CONTACT_ADDRESS } : props;
+}
+
 /** The longest stack name the settings accept (48 characters). */
 export const LONGEST_STACK_NAME = 'TrainingPlanCatalog-Production-Partners-Europe-1';
 
@@ -247,7 +258,7 @@ export function synthStack(
   let result = synthesized.get(key);
   if (!result) {
     result = mkdtemp(join(tmpdir(), 'catalog-cdk-')).then((outdir) => {
-      const stack = new CatalogStack(testApp(outdir), stackName, props);
+      const stack = new CatalogStack(testApp(outdir), stackName, withContact(props));
       return { stack, template: Template.fromStack(stack), outdir };
     });
     synthesized.set(key, result);
@@ -259,7 +270,7 @@ export function synthStack(
 export function constructStack(props: CatalogStackProps, stackName = 'TrainingPlanCatalog'): CatalogStack {
   const outdir = mkdtempSync(join(tmpdir(), 'catalog-cdk-'));
   try {
-    return new CatalogStack(testApp(outdir), stackName, props);
+    return new CatalogStack(testApp(outdir), stackName, withContact(props));
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
