@@ -45,7 +45,10 @@ export interface SettingSpec<I = unknown, O = unknown> {
   readonly env?: string | false;
   /** Never echoed in a message, never logged. */
   readonly secret?: boolean;
-  /** How a message shows a value that may hold a secret (a source URL's password is shown as `***`). */
+  /**
+   * How a message shows a value that may hold a secret (a URL's password is shown as `***`): every URL setting
+   * declares builder/sources/redact.ts `redactUrl`, the one redaction (a test holds them to it).
+   */
   readonly redact?: (text: string) => string;
   /** A flag that may be repeated (values add up); its variable holds a comma- or space-separated list. */
   readonly repeatable?: boolean;
@@ -153,6 +156,7 @@ export const SETTINGS = {
     {
       default: DEFAULT_LINKS.baseUrl,
       output: 'ApiUrl',
+      redact: redactUrl,
       production: (url, reading) =>
         httpsUnlessLocal(
           url,
@@ -164,7 +168,10 @@ export const SETTINGS = {
   webBaseUrl: setting(
     text('url', z.string().pipe(WebBaseUrl)),
     'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
-    { production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link') },
+    {
+      redact: redactUrl,
+      production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link'),
+    },
   ),
   appScheme: setting(text('scheme', AppScheme), 'scheme of appUrl deep links', {
     default: DEFAULT_LINKS.appScheme,
@@ -255,7 +262,7 @@ export const SETTINGS = {
   endpoint: setting(
     text('url', z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
     'S3-compatible endpoint for an s3:// origin',
-    { env: 'CATALOG_S3_ENDPOINT' },
+    { env: 'CATALOG_S3_ENDPOINT', redact: redactUrl },
   ),
   store: setting(text('file'), 'local key-value store file (keys and CORS), the one catalog serve reads', {
     default: LOCAL_STACK.store,
