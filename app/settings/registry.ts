@@ -198,7 +198,7 @@ export const SETTINGS = {
   }),
   sourceMaxBytes: setting(
     parsed('size', ByteSize, formatBytes),
-    'http(s): largest body accepted, e.g. 64MiB',
+    'http(s) and file: the largest source read, e.g. 64MiB (a larger one is refused at the limit)',
     { default: SOURCE_DEFAULTS.sourceMaxBytes },
   ),
   sourceRetries: setting(integer(0, 10), 'http(s): retries on 5xx, 429 and network errors, with backoff', {
