@@ -375,6 +375,11 @@ components:
               - properties:
                   type: { const: 'tag:training-plan-catalog,2026:problem:invalid-discipline' }
                   status: { const: 400 }
+          example:
+            type: tag:training-plan-catalog,2026:problem:invalid-discipline
+            title: Bad Request
+            status: 400
+            detail: The discipline parameter, when present, must be exactly running or strength, once.
     TooManyRequests:
       description: >-
         Appears only where the operator turned rate limits on: this API key sent more requests than the operator's limit allows within its window. Wait \`Retry-After\` seconds, then retry. The edge firewall sends it before the gateway, so it is \`application/json\` (still a problem document) and carries no CORS header.

@@ -4,7 +4,7 @@
  * (esbuild keeps only what a function references), so keep it to plain constants.
  */
 
-import { CATALOG_FILE, type CatalogName } from './disciplines.ts';
+import { CATALOG_FILE, type CatalogName, DISCIPLINES } from './disciplines.ts';
 
 export * from './disciplines.ts';
 
@@ -152,13 +152,19 @@ export const PROBLEM_UNAUTHORIZED: ProblemType = {
   status: 401,
   detail: 'Send exactly one valid API key in the X-Api-Key header.',
 };
-export const PROBLEM_INVALID_DISCIPLINE: ProblemType = {
-  type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
-  title: 'Bad Request',
-  status: 400,
-  detail:
-    'The discipline parameter, when present, must be exactly one of the values openapi.yaml lists, once.',
-};
+/**
+ * The 400: its detail names the disciplines a request may ask for, from their one declaration. Made by a
+ * function marked pure, so a bundle that never answers it (viewer-response) leaves it out.
+ */
+export const PROBLEM_INVALID_DISCIPLINE: ProblemType = /* @__PURE__ */ invalidDisciplineProblem();
+function invalidDisciplineProblem(): ProblemType {
+  return {
+    type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
+    title: 'Bad Request',
+    status: 400,
+    detail: `The discipline parameter, when present, must be exactly ${DISCIPLINES.join(' or ')}, once.`,
+  };
+}
 export const PROBLEM_INTERNAL: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:internal-error',
   title: 'Internal Server Error',

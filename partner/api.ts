@@ -181,6 +181,14 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "tag:training-plan-catalog,2026:problem:invalid-discipline",
+                 *       "title": "Bad Request",
+                 *       "status": 400,
+                 *       "detail": "The discipline parameter, when present, must be exactly running or strength, once."
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @constant */
                     type?: "tag:training-plan-catalog,2026:problem:invalid-discipline";
