@@ -59,6 +59,11 @@ describe('every answer of catalog serve conforms to openapi.yaml', () => {
         'POST /openapi.yaml',
         'PUT /api/plans',
         'PUT /openapi.yaml',
+        'DELETE /',
+        'OPTIONS /',
+        'PATCH /',
+        'POST /',
+        'PUT /',
         'DELETE /plans/{id}',
         'OPTIONS /plans/{id}',
         'PATCH /plans/{id}',
@@ -263,6 +268,8 @@ describe('the served openapi.yaml', () => {
         'GET /openapi.yaml',
         'GET /plans/{id}',
         'HEAD /plans/{id}',
+        'GET /',
+        'HEAD /',
       ].sort(),
     );
   });
