@@ -204,7 +204,10 @@ export const SETTINGS = {
   sourceRetries: setting(integer(0, 10), 'http(s): retries on 5xx, 429 and network errors, with backoff', {
     default: SOURCE_DEFAULTS.sourceRetries,
   }),
-  out: setting(text('dir'), 'output directory', { default: LOCAL_STACK.origin }),
+  out: setting(
+    text('dir'),
+    'the directory the build is written to, flat (default: a new scratch directory, whose path is printed); never an origin that holds builds, nor the local stack origin',
+  ),
 
   // Publishing.
   deployment: setting(
@@ -583,7 +586,7 @@ const STORE = { default: ['store'], optional: [...DEPLOYMENT, 'kvsArn'] } as con
  * here), the builder Lambda (from its environment) and the CDK app (context keys and stack props).
  */
 export const READS = {
-  build: { default: ['source baseUrl', ...BUILD, 'out json'], optional: ['sourceToken webBaseUrl'] },
+  build: { default: ['source baseUrl', ...BUILD, 'json'], optional: ['sourceToken webBaseUrl out'] },
   serve: { default: ['origin store port host'], optional: ['endpoint'] },
   start: { default: ['port host'] },
   publish: {
