@@ -136,6 +136,7 @@ export async function checkServable(
 ): Promise<string[]> {
   const { origin, store } = settings;
   const { requireStoreFile, FileKeyValueStore } = await import('../keys/file-store.ts');
+  await requireStoreFile(store);
   if (!bucketOf(origin)) {
     const found = await stat(origin).catch((error: NodeJS.ErrnoException) => error);
     if (found instanceof Error) {
@@ -150,7 +151,6 @@ export async function checkServable(
         `${settingRef('origin')} ${origin}: is not a directory (an origin is a directory, or s3://BUCKET); nothing was started`,
       );
   }
-  await requireStoreFile(store);
   if (bucketOf(origin)) return [];
   const live = (await new FileKeyValueStore(store).read()).get(KVS_LIVE_BUILD) ?? null;
   const published = await exists(join(origin, BUILDS_PREFIX));

@@ -7,8 +7,9 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
+import type { TargetNames } from '../../app/target.ts';
 import { DISCIPLINES } from '../../contract/index.ts';
-import { type CliIO, CommandExit, noter, progressLine, table } from '../io.ts';
+import { type CliIO, CommandExit, noter, progressLine, sayTarget, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
 /** Who runs a command that moves the live pointer, as its history names them: `user@host`. */
@@ -20,6 +21,15 @@ export function actorOf(): string {
     // no user name on this system (a container's anonymous uid): the host still says where
   }
   return `${user}@${hostname()}`;
+}
+
+/** Says what a command that moves the live pointer acts on (app/target.ts), before it opens the target. */
+async function sayActingOn(io: CliIO, command: string, settings: TargetNames): Promise<void> {
+  // A local store that is not there is a typo, said alone (no store is made by these commands).
+  if (settings.store !== undefined && settings.kvsArn === undefined)
+    await (await import('../../keys/file-store.ts')).requireStoreFile(settings.store);
+  const { describeTarget } = await import('../../app/target.ts');
+  sayTarget(io, describeTarget(command, settings, io.env));
 }
 
 /** Opens the target of a command's settings, building the AWS clients only for an AWS target. */
@@ -57,6 +67,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   const note = noter(io);
   settingsCommand(program, 'publish', HELP.publish, io, async (settings) => {
     const target = await targetOf(settings);
+    await sayActingOn(io, 'publish', settings);
     const run = await import('../../app/run.ts');
     const line = progressLine(io, 'publish', settings.json);
     const { summary } = await run
@@ -138,6 +149,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   settingsCommand(program, 'rollback', HELP.rollback, io, async (settings) => {
     const { rollback: pinBuild } = await import('../../publish/publish.ts');
     const target = await targetOf(settings);
+    await sayActingOn(io, 'rollback', settings);
     const line = progressLine(io, 'rollback', settings.json);
     const summary = await pinBuild(target, {
       ...(settings.to !== undefined ? { to: settings.to } : {}),
@@ -152,7 +164,9 @@ export function registerPublish(program: Command, io: CliIO): void {
 
   settingsCommand(program, 'unpin', HELP.unpin, io, async (settings) => {
     const publishing = await import('../../publish/publish.ts');
-    const summary = await publishing.unpin(await targetOf(settings), { now: new Date(), actor: actorOf() });
+    const target = await targetOf(settings);
+    await sayActingOn(io, 'unpin', settings);
+    const summary = await publishing.unpin(target, { now: new Date(), actor: actorOf() });
     for (const warning of summary.warnings) note(`warning: ${warning}`);
     note(
       summary.unpinned
@@ -163,6 +177,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   });
 
   settingsCommand(program, 'rebuild', HELP.rebuild, io, async (settings) => {
+    await sayActingOn(io, 'rebuild', settings);
     const [{ createLambdaClient }, { invokeBuilder }] = await Promise.all([
       import('../../app/clients.ts'),
       import('../../lambda/invoke.ts'),
