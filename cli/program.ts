@@ -16,6 +16,7 @@ import { registerServe, registerStart } from './commands/serve.ts';
 import { registerStatus } from './commands/status.ts';
 import { registerUsage } from './commands/usage.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
+import { addExitCodes } from './exit-codes.ts';
 import { type CliIO, CommandExit } from './io.ts';
 
 /**
@@ -44,6 +45,7 @@ export function createProgram(io: CliIO): Command {
   registerStatus(program, io);
   registerCheck(program, io);
   registerUsage(program, io);
+  addExitCodes(program);
   return program;
 }
 

@@ -57,7 +57,7 @@ const HELP = {
   history:
     'List the moves of the live pointer, newest first: when, what (publish, rollback, unpin), from which build to which, by whom.',
   rollback:
-    'Make the build that was live before the live one live again (or --to a build), in seconds, with no copying, and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
+    'Make the build that was live before the live one live again (or --to a build): check that build against its manifest, put its plan pages live, move the live pointer to it and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
   unpin:
     "Remove a rollback's pin: the pinned build stays live until the next publish, which goes live. Prints one JSON line.",
   rebuild: 'Invoke the deployed builder function now and print its summary (manual rebuild).',
