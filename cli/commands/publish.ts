@@ -12,6 +12,26 @@ import { DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, CommandExit, noter, progressLine, sayTarget, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
+/** The longest REASON `catalog history` shows (the last column: a longer one ends in `…`). */
+const REASON_MAX = 160;
+const BUILD_ID = /\d{8}T\d{6}Z-[0-9a-f]{8}/g;
+
+/**
+ * A move's reason as `catalog history` shows it: one line (control characters escaped), at most
+ * {@link REASON_MAX} characters, and never cut inside a build id (the cut moves to the id's end).
+ */
+export function shownReason(reason: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+  const line = reason.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+  if (line.length <= REASON_MAX) return line;
+  let cut = REASON_MAX;
+  for (const match of line.matchAll(BUILD_ID)) {
+    const end = match.index + match[0].length;
+    if (match.index < cut && end > cut) cut = end;
+  }
+  return cut >= line.length ? line : `${line.slice(0, cut)}…`;
+}
+
 /** Who runs a command that moves the live pointer, as its history names them: `user@host`. */
 export function actorOf(): string {
   let user = 'unknown';
@@ -139,7 +159,7 @@ export function registerPublish(program: Command, io: CliIO): void {
             shown(move.from),
             shown(move.to),
             shownValue(move.by),
-            move.reason === undefined ? '' : shownValue(move.reason),
+            move.reason === undefined ? '' : shownReason(move.reason),
           ]),
         ])}\n`,
       );
