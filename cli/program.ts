@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { renderMessage } from '../app/settings/index.ts';
-import { CatalogError, describeCause } from '../contract/errors.ts';
+import { CatalogError, describeCause, NO_CREDENTIALS } from '../contract/errors.ts';
 import { registerBuild } from './commands/build.ts';
 import { registerCheck } from './commands/check.ts';
 import { registerCors } from './commands/cors.ts';
@@ -69,8 +69,13 @@ export async function runCli(argv: readonly string[], given: CliIO): Promise<num
     if (error instanceof CommandExit) return error.code;
     // Commander has printed its message (or the help) already.
     if (error instanceof CommanderError) return error.exitCode;
-    const message =
-      error instanceof CatalogError ? error.message : `unexpected error: ${describeCause(error)}`;
+    let message = error instanceof CatalogError ? error.message : `unexpected error: ${describeCause(error)}`;
+    // The SDK says only that it found no credentials: a profile that does not exist is named.
+    if (message.includes(NO_CREDENTIALS)) {
+      const { missingProfile } = await import('../app/aws-profile.ts');
+      const why = await missingProfile(io.env);
+      if (why !== undefined) message = message.replace(NO_CREDENTIALS, `${NO_CREDENTIALS}: ${why}`);
+    }
     io.stderr(`catalog: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
     if (!(error instanceof CatalogError) && io.env.CATALOG_DEBUG)
       io.stderr(`${(error as Error)?.stack ?? String(error)}\n`);
