@@ -1,12 +1,12 @@
 /** The local stack (`catalog serve`, `catalog start`): the local edge over an origin and a store, the dev key. */
-import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { Catalog } from '../builder/model.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
-import { CatalogError, ConfigError } from '../contract/errors.ts';
-import { BUILDS_PREFIX, ORIGIN_FILES } from '../contract/index.ts';
+import { CatalogError, ConfigError, settingRef } from '../contract/errors.ts';
+import { BUILDS_PREFIX, KVS_LIVE_BUILD, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import type { PublishSummary } from '../publish/publish.ts';
@@ -36,7 +36,13 @@ export interface RunningEdge {
 /** One log entry (the command line writes each as a JSON line on stderr). */
 export type LogEntry = object;
 
-/** Refuses a taken port before anything is built: a second `npm start` must not rebuild under a running one. */
+/** What `npm start` advises for another port (npm passes a script's options after `--`). */
+const ANOTHER_PORT = 'npm start -- --port 8790';
+
+/**
+ * Refuses a taken port before anything is built: a second `npm start` must not rebuild under a running one.
+ * Called once the checkout's own stack is known not to be running: the port is another program's.
+ */
 async function checkPortFree(host: string, port: number): Promise<void> {
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
@@ -45,7 +51,7 @@ async function checkPortFree(host: string, port: number): Promise<void> {
       reject(
         error.code === 'EADDRINUSE'
           ? new ConfigError(
-              `${host}:${port} is in use (is the local stack already running?); stop it, or pass another port`,
+              `${host}:${port} is in use by another program (not this checkout's local stack); stop it, or start on another port: ${ANOTHER_PORT}`,
             )
           : new ConfigError(`cannot listen on ${host}:${port}: ${error.message}`),
       );
@@ -63,6 +69,19 @@ async function readRunning(): Promise<z.infer<typeof RunningStack> | null> {
   } catch {
     return null;
   }
+}
+
+/** The claim of the `catalog start` running now (its process lives), or null. */
+async function runningStack(): Promise<z.infer<typeof RunningStack> | null> {
+  const held = await readRunning();
+  return held && isAlive(held.pid) ? held : null;
+}
+
+/** The refusal of a second `npm start` while the first runs, whatever port it asks for: use the first. */
+function alreadyRunning(held: z.infer<typeof RunningStack>): ConfigError {
+  return new ConfigError(
+    `the local stack is already running: process ${held.pid} serves ${held.url} from .catalog/ (one local stack per checkout); use it at ${held.url}, or stop it first (Ctrl-C where it runs, or kill ${held.pid}), then start again`,
+  );
 }
 
 /** The base URL the running (or last) `catalog start` serves, else the default port's. */
@@ -87,16 +106,70 @@ async function claimLocalStack(url: string): Promise<() => Promise<void>> {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
       }
-      const held = await readRunning();
-      if (held && isAlive(held.pid))
-        throw new ConfigError(
-          `the local stack is already running: process ${held.pid} serves ${held.url} from .catalog/ (one local stack per checkout); stop it first, or use it`,
-        );
+      const held = await runningStack();
+      if (held) throw alreadyRunning(held);
       await rm(file, { force: true });
     }
   } finally {
     await rm(temp, { force: true });
   }
+}
+
+/** Whether `path` exists (any error but "no such file" counts as existing: a later read says why). */
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+/**
+ * What the local edge would serve from `origin` with `store`, judged before it listens
+ * (docs/decisions.md#command-line): refused (a {@link ConfigError}) when the origin directory does not exist or
+ * is not a directory, when the store file does not exist, and when the origin is a flat `catalog build --out`
+ * directory while the store names a live build (every catalog request would be the 500 page: the edge serves a
+ * published origin). Resolves warnings for a pair that would serve the 500 page for another reason. An
+ * `s3://` origin is not looked at.
+ */
+export async function checkServable(
+  settings: Pick<LocalEdgeSettings, 'origin' | 'store'>,
+): Promise<string[]> {
+  const { origin, store } = settings;
+  const { requireStoreFile, FileKeyValueStore } = await import('../keys/file-store.ts');
+  await requireStoreFile(store);
+  if (!bucketOf(origin)) {
+    const found = await stat(origin).catch((error: NodeJS.ErrnoException) => error);
+    if (found instanceof Error) {
+      if (found.code === 'ENOENT' || found.code === 'ENOTDIR')
+        throw new ConfigError(
+          `${settingRef('origin')} ${origin}: does not exist (the local stack's is ${LOCAL_STACK.origin}, which npm start creates); nothing was started`,
+        );
+      throw new ConfigError(`${settingRef('origin')} ${origin}: cannot be read (${found.message})`);
+    }
+    if (!found.isDirectory())
+      throw new ConfigError(
+        `${settingRef('origin')} ${origin}: is not a directory (an origin is a directory, or s3://BUCKET); nothing was started`,
+      );
+  }
+  if (bucketOf(origin)) return [];
+  const live = (await new FileKeyValueStore(store).read()).get(KVS_LIVE_BUILD) ?? null;
+  const published = await exists(join(origin, BUILDS_PREFIX));
+  const flat = !published && (await exists(join(origin, ORIGIN_FILES.all)));
+  if (live !== null && flat)
+    throw new ConfigError(
+      `${settingRef('origin')} ${origin} is a flat build (catalog build --out), but ${settingRef('store')} ${store} names the live build ${live}, which it does not hold: catalog serve serves a published origin, and every catalog request would be the 500 page. To serve a build, publish it: to the local stack (npm start, or catalog publish --source FILE), or to a new local deployment (catalog keys issue --partner dev --store NEW/kvs.json, then catalog publish --origin NEW/origin --store NEW/kvs.json --source FILE, then catalog serve --origin NEW/origin --store NEW/kvs.json); nothing was started`,
+    );
+  if (live !== null && !(await exists(join(origin, BUILDS_PREFIX, live, MANIFEST))))
+    return [
+      `${settingRef('store')} ${store} names the live build ${live}, which ${settingRef('origin')} ${origin} does not hold: every catalog request gets the 500 page (catalog status --origin ${origin} --store ${store} says more)`,
+    ];
+  if (live === null && !flat)
+    return [
+      `${settingRef('store')} ${store} names no live build and ${settingRef('origin')} ${origin} holds no flat build: every catalog request gets the 500 page until a publish (catalog publish --origin ${origin} --store ${store} --source FILE)`,
+    ];
+  return [];
 }
 
 /** Starts the local edge and resolves once it listens. */
@@ -159,7 +232,18 @@ export async function serveLocal(
   const { withFixtureCovers } = await import('./covers.ts');
   const edge = withFixtureCovers(new Edge({ viewerRequest, viewerResponse, origin }));
   const http = server.createEdgeServer({ edge, log });
-  const address = await server.listen(http, settings.port, settings.host);
+  const address = await server.listen(http, settings.port, settings.host).catch((error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      throw new ConfigError(
+        `${settings.host}:${settings.port} is in use (another catalog serve, npm start, or another program); stop it, or pass another ${settingRef('port')}`,
+      );
+    if (code === 'EADDRNOTAVAIL' || code === 'EACCES')
+      throw new ConfigError(
+        `cannot listen on ${settings.host}:${settings.port} (${code}): give another ${settingRef('host')} or ${settingRef('port')}`,
+      );
+    throw error;
+  });
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return { url: `http://${host}:${address.port}`, close: () => server.shutdown(http) };
 }
@@ -219,6 +303,9 @@ export async function startLocalStack(options: {
   const { host, port, now } = options;
   const { origin, store } = LOCAL_STACK;
   const settings = devPublishSettings(host, port);
+  // This checkout's stack first: a second npm start is told to use the first, on any port.
+  const held = await runningStack();
+  if (held) throw alreadyRunning(held);
   await checkPortFree(host, port);
   const release = await claimLocalStack(settings.baseUrl);
   try {

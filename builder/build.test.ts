@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 import { SourceError, settingRef } from '../contract/errors.ts';
-import { DISCIPLINES, PROBLEMS, perDiscipline } from '../contract/index.ts';
+import { DISCIPLINES, PROBLEMS, perDiscipline, totalPlans } from '../contract/index.ts';
 import pkg from '../package.json' with { type: 'json' };
 import { ROOT } from '../testing/cli.ts';
 import { planCounts } from '../testing/counts.ts';
@@ -18,6 +19,7 @@ import { Catalog, DEFAULT_LINKS } from './model.ts';
 import { PAGE_RENDERER } from './pages.ts';
 import type { PlanSource } from './source.ts';
 import { FileSource } from './sources/file.ts';
+import { openSource } from './sources/index.ts';
 
 const openapiTemplate = readFileSync(`${ROOT}/openapi.yaml`, 'utf8');
 const fixture = (name: string) => `${ROOT}/fixtures/${name}`;
@@ -334,5 +336,21 @@ describe('invalid input', () => {
     expect(error).toBeInstanceOf(SourceError);
     expect((error as Error).message).toContain(`source ${fixture(name)}: `);
     expect((error as Error).message).toMatch(reason);
+  });
+
+  it('bounds the file source by sourceMaxBytes, as the HTTP source: a file that never ends is refused at the limit', async () => {
+    const limit = 1024 * 1024;
+    const endless = await openSource('/dev/zero', { sourceMaxBytes: limit });
+    const error = await buildCatalog(endless, options()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SourceError);
+    expect((error as Error).message).toBe(
+      `source /dev/zero: is larger than the limit of 1MiB (raise ${settingRef('sourceMaxBytes')})`,
+    );
+    // The fixtures are about 20 KB: a limit a byte short of their size refuses them, their size reads them.
+    const size = (await stat(fixture('plans.json'))).size;
+    const short = await openSource(fixture('plans.json'), { sourceMaxBytes: size - 1 });
+    await expect(buildCatalog(short, options())).rejects.toThrow(/is larger than the limit of/);
+    const exact = await openSource(fixture('plans.json'), { sourceMaxBytes: size });
+    expect(totalPlans((await buildCatalog(exact, options())).counts)).toBeGreaterThan(0);
   });
 });

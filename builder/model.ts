@@ -72,14 +72,35 @@ function integerField<const N extends boolean>(min: number, max: number | undefi
 
 const HTTPS_URL = /^https:\/\//i;
 
-/** The serialisation of an absolute https: URL; undefined for any other text. */
-function httpsHref(text: string): string | undefined {
-  if (!HTTPS_URL.test(text)) return undefined;
+/**
+ * The longest `cover_url`, in characters of its serialisation (the URL as published): the length browsers,
+ * CDNs and sitemaps all take, and room for any image URL. A page carries its cover three times (the image and
+ * two preview tags): a longer one would outweigh the page's budget (docs/decisions.md#source-rows).
+ */
+export const COVER_URL_MAX_LENGTH = 2048;
+
+/** The serialisation of a cover URL (an absolute https: URL, public, not too long), or the rule it breaks. */
+function coverHref(text: string): { href: string } | { problem: string } {
+  const https = 'must be an absolute https: URL or empty';
+  if (!HTTPS_URL.test(text)) return { problem: https };
+  let url: URL;
   try {
-    return new URL(text).href;
+    url = new URL(text);
   } catch {
-    return undefined;
+    return { problem: https };
   }
+  if (url.username !== '' || url.password !== '')
+    return { problem: 'must not carry a user name or password (user:password@): every partner sees it' };
+  const length = Math.max(text.length, url.href.length);
+  if (length > COVER_URL_MAX_LENGTH)
+    return { problem: `must be at most ${COVER_URL_MAX_LENGTH} characters, not ${length}` };
+  return { href: url.href };
+}
+
+/** The serialisation of a valid cover URL; undefined for any other text. */
+function httpsHref(text: string): string | undefined {
+  const cover = coverHref(text);
+  return 'href' in cover ? cover.href : undefined;
 }
 
 /** A string field whose trimmed value must be one of `values`; `fallback` (if given) stands for empty/missing. */
@@ -123,8 +144,9 @@ export const SourceRow = z.object({
   }),
   // Normalised to the URL's serialisation, so non-ASCII characters arrive percent-encoded (a valid URI).
   cover_url: nullableText.transform((url, ctx) => {
-    const href = url === null ? null : httpsHref(url);
-    return href === undefined ? broken(ctx, 'must be an absolute https: URL or empty') : href;
+    if (url === null) return null;
+    const cover = coverHref(url);
+    return 'href' in cover ? cover.href : broken(ctx, cover.problem);
   }),
   level: oneOf(LEVELS, `must be one of ${LEVELS.join(', ')} (or empty)`, 'none'),
   discipline: oneOf(DISCIPLINES, `must be exactly ${DISCIPLINES.join(' or ')}`),

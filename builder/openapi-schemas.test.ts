@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROBLEMS } from '../contract/index.ts';
+import { parse } from 'yaml';
+import { PROBLEMS, problemDocument } from '../contract/index.ts';
 import { ROOT, runCatalog, scratchDir } from '../testing/cli.ts';
 import { schemaErrors } from '../testing/openapi.ts';
 import { partnerTypes, syncOpenApi } from './openapi-schemas.ts';
@@ -22,6 +23,21 @@ describe('openapi.yaml and the model', () => {
   it('lists every problem type the service answers with', async () => {
     const text = await readFile(join(ROOT, 'openapi.yaml'), 'utf8');
     for (const problem of Object.values(PROBLEMS)) expect(text).toContain(problem.type);
+  });
+
+  it('shows, in each example of a problem answer, the document the service sends', async () => {
+    const document = parse(await readFile(join(ROOT, 'openapi.yaml'), 'utf8')) as {
+      components: { responses: Record<string, { content?: Record<string, { example?: unknown }> }> };
+    };
+    const examples = Object.entries(document.components.responses).flatMap(([name, response]) => {
+      const example = response.content?.['application/problem+json']?.example;
+      return example === undefined ? [] : [[name, example as { type: string }] as const];
+    });
+    expect(examples.map(([name]) => name)).toContain('InvalidDiscipline');
+    for (const [name, example] of examples) {
+      const problem = Object.values(PROBLEMS).find((p) => p.type === example.type);
+      expect(example, name).toEqual(problem === undefined ? undefined : JSON.parse(problemDocument(problem)));
+    }
   });
 });
 

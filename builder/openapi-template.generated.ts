@@ -59,7 +59,7 @@ info:
     **Answers that are not operations.** The operations below are everything the service does. Every other
     request is refused, and these refusals are described once here rather than as operations:
 
-    - Any path other than \`/api/plans\`, \`/openapi.yaml\` and \`/plans/{id}\`, whatever the method, gets 404:
+    - Any path other than \`/api/plans\`, \`/openapi.yaml\`, \`/plans/{id}\` and \`/\`, whatever the method, gets 404:
       \`#/components/responses/NotFound\` (a problem document). Under \`/plans/\`, a GET or HEAD of a path that is
       not a plan page (\`/plans/\`, \`/plans/a/b\`) gets the HTML not-found page instead:
       \`#/components/responses/PlanPageNotFound\`; any other method there gets 405, as on a plan page.
@@ -68,8 +68,8 @@ info:
       \`#/components/responses/MethodNotAllowed\`. A HEAD answer has the headers and no body. HEAD is therefore not
       a health check; \`GET /api/plans?discipline=running\` is a cheap, CDN-cached liveness probe.
     - \`OPTIONS /openapi.yaml\` gets the same answer as \`OPTIONS /api/plans\`: \`#/components/responses/Preflight\`.
-    - On \`/plans/{id}\`, any method other than GET and HEAD (OPTIONS included) gets 405 with \`Allow: GET, HEAD\`:
-      \`#/components/responses/PlanPageMethodNotAllowed\`.
+    - On \`/plans/{id}\` and on the home page \`/\`, any method other than GET and HEAD (OPTIONS included) gets 405
+      with \`Allow: GET, HEAD\`: \`#/components/responses/PlanPageMethodNotAllowed\`.
     - A method the HTTP parser cannot read at all (an unknown or lowercase verb) gets a plain 400 from the CDN
       before this API sees it.
 
@@ -85,8 +85,27 @@ tags:
   - name: meta
     description: This description.
   - name: pages
-    description: The plans' web pages, for people (each plan's \`webUrl\`).
+    description: The plans' web pages, for people (each plan's \`webUrl\`), and the home page.
 paths:
+  /:
+    get:
+      tags: [ pages ]
+      operationId: getHomePage
+      summary: The home page (HTML, for people)
+      description: |
+        What this service is, where this document is, and how partners get a key: for a person who opened the
+        service's address. No key needed (a key, even a wrong one, is ignored), and the query string is ignored.
+      security: []
+      responses:
+        '200': { $ref: '#/components/responses/HomePage' }
+    head:
+      tags: [ pages ]
+      operationId: headHomePage
+      summary: The headers of the home page
+      description: The answer \`GET\` would give, headers only (no body). No key needed.
+      security: []
+      responses:
+        '200': { $ref: '#/components/responses/HomePage' }
   /api/plans:
     get:
       tags: [ catalog ]
@@ -375,6 +394,11 @@ components:
               - properties:
                   type: { const: 'tag:training-plan-catalog,2026:problem:invalid-discipline' }
                   status: { const: 400 }
+          example:
+            type: tag:training-plan-catalog,2026:problem:invalid-discipline
+            title: Bad Request
+            status: 400
+            detail: The discipline parameter, when present, must be exactly running or strength, once.
     TooManyRequests:
       description: >-
         Appears only where the operator turned rate limits on: this API key sent more requests than the operator's limit allows within its window. Wait \`Retry-After\` seconds, then retry. The edge firewall sends it before the gateway, so it is \`application/json\` (still a problem document) and carries no CORS header.
@@ -459,6 +483,20 @@ components:
       content:
         text/html; charset=utf-8:
           schema: { type: string }
+    HomePage:
+      description: |
+        The home page: what this service is, a link to this document, and how partners get a key. The service
+        answers it itself, the same everywhere. A HEAD answer has the same headers and no body.
+      headers:
+        Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
+        X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
+        Content-Security-Policy: { $ref: '#/components/headers/ContentSecurityPolicy' }
+        Referrer-Policy: { $ref: '#/components/headers/ReferrerPolicy' }
+        X-Frame-Options: { $ref: '#/components/headers/XFrameOptions' }
+        Access-Control-Allow-Origin: { $ref: '#/components/headers/AccessControlAllowOrigin' }
+      content:
+        text/html; charset=utf-8:
+          schema: { type: string }
     PlanPageNotModified:
       description: Not modified, as on \`/api/plans\`. No body.
       headers:
@@ -478,8 +516,8 @@ components:
           schema: { type: string }
     PlanPageMethodNotAllowed:
       description: |
-        The answer to any method other than GET and HEAD on a plan page, or on any path under \`/plans/\`
-        (OPTIONS included). Not an operation's answer: see "Answers that are not operations" in the description.
+        The answer to any method other than GET and HEAD on a page: a plan page, any path under \`/plans/\`, or
+        the home page \`/\` (OPTIONS included). Not an operation's answer: see "Answers that are not operations" in the description.
       headers:
         Allow: { $ref: '#/components/headers/AllowPlanPage' }
         Cache-Control: { $ref: '#/components/headers/CacheControlNoStore' }

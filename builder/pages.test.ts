@@ -12,7 +12,7 @@ import {
   shownText,
   typicalPlan,
 } from '../testing/pages.ts';
-import type { Plan } from './model.ts';
+import { COVER_URL_MAX_LENGTH, type Plan, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
 import { PAGE_STYLESHEET, renderNotFoundPage, renderPlanPage } from './pages.ts';
 
 /** The decoded text of the first element matching `open` (e.g. `<h1 dir="auto">`) up to `</tag>`. */
@@ -352,5 +352,17 @@ describe('page weight', () => {
     const bytes = Buffer.byteLength(renderPlanPage(typicalPlan()));
     expect(bytes).toBeGreaterThan(1000);
     expect(bytes).toBeLessThanOrEqual(15 * 1024);
+  });
+
+  it('is at most 15 KB for a plan at every limit of its source row: title, summary and cover URL', () => {
+    const cover = `https://images.example.com/${'c'.repeat(COVER_URL_MAX_LENGTH - 31)}.jpg`;
+    expect(cover).toHaveLength(COVER_URL_MAX_LENGTH);
+    const plan = {
+      ...typicalPlan(),
+      title: 'T'.repeat(TITLE_MAX_LENGTH),
+      summary: 'S'.repeat(SUMMARY_MAX_LENGTH),
+      coverUrl: cover,
+    };
+    expect(Buffer.byteLength(renderPlanPage(plan))).toBeLessThanOrEqual(15 * 1024);
   });
 });

@@ -4,7 +4,7 @@ import { DISCIPLINES, FIXTURE_COVER_ORIGIN } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
 import { validateRows } from '../testing/plans.ts';
 import { SourceRowError } from './errors.ts';
-import { DEFAULT_LINKS, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
+import { COVER_URL_MAX_LENGTH, DEFAULT_LINKS, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
 import { RowValidator } from './rows.ts';
 
 const links = { baseUrl: 'https://catalog.example.com', appScheme: 'trainingplans' };
@@ -204,6 +204,30 @@ describe('invalid rows (one rule each)', () => {
       row({ cover_url: '/x.jpg' }),
       'cover_url',
       'must be an absolute https: URL or empty (got "/x.jpg")',
+    ],
+    [
+      'a cover_url with a user name and password',
+      row({ cover_url: 'https://cdn:s3cret@images.example.com/x.jpg' }),
+      'cover_url',
+      'must not carry a user name or password (user:password@): every partner sees it (got "https://cdn:***@images.example.com/x.jpg")',
+    ],
+    [
+      'a cover_url with a user name',
+      row({ cover_url: 'https://cdn@images.example.com/x.jpg' }),
+      'cover_url',
+      'must not carry a user name or password (user:password@): every partner sees it (got "https://cdn@images.example.com/x.jpg")',
+    ],
+    [
+      'a cover_url with backslashes for slashes, its password not shown',
+      row({ cover_url: 'https:\\\\cdn:s3cret@images.example.com/x.jpg' }),
+      'cover_url',
+      'must be an absolute https: URL or empty (got "https:\\\\\\\\cdn:***@images.example.com/x.jpg")',
+    ],
+    [
+      'a cover_url longer than the limit',
+      row({ cover_url: `https://images.example.com/${'c'.repeat(200_000)}.jpg` }),
+      'cover_url',
+      `must be at most ${COVER_URL_MAX_LENGTH} characters, not ${200_031} (got "https://images.example.com/${'c'.repeat(49)}...)`,
     ],
     [
       'an unknown level',

@@ -5,6 +5,7 @@
 import { DISCIPLINE_LABELS, FIXTURE_COVER_ORIGIN, LOOPBACK_HOST } from '../contract/index.ts';
 import { type InvalidRow, SourceRowError } from './errors.ts';
 import { type LinkConfig, type Plan, parseValidSourceRow, SourceRow, SourceRowGate } from './model.ts';
+import { redactUrl } from './sources/redact.ts';
 
 /** Rows left out of the catalog without being an error: `published` false, or published but not `approved`. */
 export interface SkippedRows {
@@ -127,7 +128,10 @@ export class RowValidator {
   ): void {
     for (const issue of issues) {
       const field = String(issue.path[0]);
-      this.#invalid.push({ row, id: reportedId(id), field, reason: issue.message + shown(raw[field]) });
+      // A cover URL's password is a secret like any other: the report shows the URL without it.
+      const value = raw[field];
+      const given = field === 'cover_url' && typeof value === 'string' ? redactUrl(value) : value;
+      this.#invalid.push({ row, id: reportedId(id), field, reason: issue.message + shown(given) });
     }
   }
 

@@ -37,6 +37,18 @@ export class CommandExit extends Error {
   }
 }
 
+/**
+ * Says first, on stderr, what a command that changes state acts on (app/target.ts `describeTarget`), and the
+ * warning that comes with it.
+ */
+export function sayTarget(
+  io: Pick<CliIO, 'stderr'>,
+  said: { readonly line: string; readonly warning?: string },
+) {
+  io.stderr(`${said.line}\n`);
+  if (said.warning !== undefined) io.stderr(`catalog: warning: ${said.warning}\n`);
+}
+
 /** One line on stderr: what a command did (stdout is kept for machine output). */
 export function noter(io: Pick<CliIO, 'stderr'>): (line: string) => void {
   return (line) => io.stderr(`${line}\n`);

@@ -149,6 +149,39 @@ describe("every command's failure and warning output", () => {
   });
 });
 
+describe('AWS credentials that cannot be found', () => {
+  const files = useScratchDir({ prefix: 'catalog-aws-profile-' });
+
+  it('names a profile AWS_PROFILE asks for that no shared file holds; an existing one keeps the SDK reason', async () => {
+    const config = join(files.dir, 'config');
+    const credentials = join(files.dir, 'credentials');
+    await writeFile(
+      config,
+      '[default]\nregion = eu-west-1\n[profile staging]\nregion = eu-west-1\n[sso-session corp]\n',
+    );
+    await writeFile(credentials, '[other]\n');
+    const env = (profile: string) => ({
+      AWS_PROFILE: profile,
+      AWS_CONFIG_FILE: config,
+      AWS_SHARED_CREDENTIALS_FILE: credentials,
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
+    const missing = await printed(['status', '--deployment', 'prod', '--region', 'eu-west-1'], env('prodd'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(
+      `catalog: reading the outputs of stack prod failed (no AWS credentials: AWS_PROFILE names the profile "prodd", which neither ${config} nor ${credentials} holds (aws configure list-profiles lists those that exist) (Could not load credentials from any providers)); nothing was done\n`,
+    );
+    // A profile that exists (here without keys, or an SSO session's name, which is no profile) is not called missing.
+    for (const profile of ['staging', 'other']) {
+      const found = await printed(['status', '--deployment', 'prod', '--region', 'eu-west-1'], env(profile));
+      expect(found.code).toBe(1);
+      expect(found.stderr, profile).not.toContain('names the profile');
+    }
+    const session = await printed(['status', '--deployment', 'prod', '--region', 'eu-west-1'], env('corp'));
+    expect(session.stderr).toContain('names the profile "corp"');
+  });
+});
+
 describe('a reader that stops early (`catalog build --json | head`)', () => {
   const out = useScratchDir({ prefix: 'catalog-epipe-' });
 

@@ -38,7 +38,7 @@ export function addSettings(command: Command, context: CommandName): Command {
     const valueName = spec.kind.valueName;
     const option = new Option(
       valueName === undefined ? flag : `${flag} <${valueName}>`,
-      mode === 'required' ? `${spec.description} (required)` : spec.description,
+      mode === 'required' ? `${spec.description} (${requiredText(name, context)})` : spec.description,
     );
     if (env !== undefined) option.env(env);
     if (spec.repeatable)
@@ -52,6 +52,25 @@ export function addSettings(command: Command, context: CommandName): Command {
   if (envOnly.length > 0) command.addHelpText('after', `\nEnvironment:\n${envOnly.join('\n')}`);
   return command;
 }
+
+/**
+ * What `--help` says of a required setting: `required`, unless the command's deployment gives it (a stack
+ * output) or, with no target, the local stack does (app/deployment.ts): then where it comes from.
+ */
+export function requiredText(name: SettingName, context: CommandName): string {
+  if (modeIn('deployment', context) === undefined) return 'required';
+  const output = specFor(name).output;
+  const local = LOCAL_FILLS.includes(name);
+  if (output === undefined && !local) return 'required';
+  const from = [
+    ...(output === undefined ? [] : [`given by --deployment NAME: stack output ${output}`]),
+    ...(local ? ['with no target, by the local stack'] : []),
+  ];
+  return `${from.join('; ')}; else required`;
+}
+
+/** The required settings the local stack fills when a command names no target (app/deployment.ts). */
+const LOCAL_FILLS: readonly SettingName[] = ['baseUrl', 'origin', 'store'];
 
 /** The environment a command reads its settings' variables from (the process's, or a test's). */
 export type Environment = Readonly<Record<string, string | undefined>>;

@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { renderMessage } from '../app/settings/index.ts';
-import { CatalogError, describeCause } from '../contract/errors.ts';
+import { CatalogError, describeCause, NO_CREDENTIALS } from '../contract/errors.ts';
 import { registerBuild } from './commands/build.ts';
 import { registerCheck } from './commands/check.ts';
 import { registerCors } from './commands/cors.ts';
@@ -16,6 +16,7 @@ import { registerServe, registerStart } from './commands/serve.ts';
 import { registerStatus } from './commands/status.ts';
 import { registerUsage } from './commands/usage.ts';
 import { registerVerifyFunction } from './commands/verify-function.ts';
+import { addExitCodes } from './exit-codes.ts';
 import { type CliIO, CommandExit } from './io.ts';
 
 /**
@@ -44,6 +45,7 @@ export function createProgram(io: CliIO): Command {
   registerStatus(program, io);
   registerCheck(program, io);
   registerUsage(program, io);
+  addExitCodes(program);
   return program;
 }
 
@@ -67,8 +69,13 @@ export async function runCli(argv: readonly string[], given: CliIO): Promise<num
     if (error instanceof CommandExit) return error.code;
     // Commander has printed its message (or the help) already.
     if (error instanceof CommanderError) return error.exitCode;
-    const message =
-      error instanceof CatalogError ? error.message : `unexpected error: ${describeCause(error)}`;
+    let message = error instanceof CatalogError ? error.message : `unexpected error: ${describeCause(error)}`;
+    // The SDK says only that it found no credentials: a profile that does not exist is named.
+    if (message.includes(NO_CREDENTIALS)) {
+      const { missingProfile } = await import('../app/aws-profile.ts');
+      const why = await missingProfile(io.env);
+      if (why !== undefined) message = message.replace(NO_CREDENTIALS, `${NO_CREDENTIALS}: ${why}`);
+    }
     io.stderr(`catalog: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
     if (!(error instanceof CatalogError) && io.env.CATALOG_DEBUG)
       io.stderr(`${(error as Error)?.stack ?? String(error)}\n`);

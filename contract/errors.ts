@@ -69,6 +69,9 @@ export const NETWORK_ERROR_CODES: Readonly<Record<string, string>> = {
   EPIPE: 'connection closed while writing',
 };
 
+/** How {@link describeCause} names the SDK's failure to find credentials (the command line adds why, if it can). */
+export const NO_CREDENTIALS = 'no AWS credentials';
+
 /** The shape of an AWS SDK error, as far as the describer reads it. */
 interface SdkErrorShape {
   readonly name?: unknown;
@@ -96,7 +99,7 @@ export function describeCause(cause: unknown): string {
     typeof shape.code === 'string' ? shape.code : /\b(E[A-Z]{3,}[A-Z_]*)\b/.exec(cause.message)?.[1];
   if (code !== undefined && NETWORK_ERROR_CODES[code] !== undefined)
     return `cannot reach the service (${NETWORK_ERROR_CODES[code]}${message ? `: ${message}` : ''})`;
-  if (cause.name === 'CredentialsProviderError') return `no AWS credentials (${message})`;
+  if (cause.name === 'CredentialsProviderError') return `${NO_CREDENTIALS} (${message})`;
   if (/^Region is missing/.test(message))
     return 'no AWS region: set AWS_REGION, a profile region or --region';
   const status = httpStatusOf(cause);

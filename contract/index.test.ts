@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   BUILD_ID_PATTERN,
+  DISCIPLINES,
   PAGE_CSP,
   PAGE_OBJECT_PREFIX,
   PAGE_PATH_PREFIX,
@@ -24,6 +25,13 @@ describe('the shared names', () => {
       expect(problemDocument(p)).not.toContain('\n');
     },
   );
+
+  it("name the allowed disciplines in the 400's detail, from their one declaration", () => {
+    expect(PROBLEMS.invalidDiscipline.detail).toBe(
+      `The discipline parameter, when present, must be exactly ${DISCIPLINES.join(' or ')}, once.`,
+    );
+    for (const discipline of DISCIPLINES) expect(PROBLEMS.invalidDiscipline.detail).toContain(discipline);
+  });
 
   it('give every problem its own stable type', () => {
     const types = Object.values(PROBLEMS).map((p) => p.type);

@@ -4,7 +4,7 @@
  * (esbuild keeps only what a function references), so keep it to plain constants.
  */
 
-import { CATALOG_FILE, type CatalogName } from './disciplines.ts';
+import { CATALOG_FILE, type CatalogName, DISCIPLINES } from './disciplines.ts';
 
 export * from './disciplines.ts';
 
@@ -42,8 +42,11 @@ export const MANIFEST = 'manifest.json';
  */
 export const VARIANTS = { br: '.br', gzip: '.gz' } as const;
 
-/** The two API paths the gateway serves (plan pages, for people, are under {@link PAGE_PATH_PREFIX}). */
-export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml' } as const;
+/**
+ * The paths the gateway serves besides the plan pages (for people, under {@link PAGE_PATH_PREFIX}): the two of
+ * the API, and the home page at the root, for people who arrive at the service's address ({@link HOME_PAGE}).
+ */
+export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml', home: '/' } as const;
 
 /** `X-Content-Type-Options` of every answer but a preflight (CloudFront's response headers policies add it too). */
 export const NOSNIFF = 'nosniff';
@@ -160,13 +163,19 @@ export const PROBLEM_UNAUTHORIZED: ProblemType = {
   detail:
     'Send exactly one valid API key in the X-Api-Key header; keys are issued through <CONTACT_ADDRESS>.',
 };
-export const PROBLEM_INVALID_DISCIPLINE: ProblemType = {
-  type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
-  title: 'Bad Request',
-  status: 400,
-  detail:
-    'The discipline parameter, when present, must be exactly one of the values openapi.yaml lists, once.',
-};
+/**
+ * The 400: its detail names the disciplines a request may ask for, from their one declaration. Made by a
+ * function marked pure, so a bundle that never answers it (viewer-response) leaves it out.
+ */
+export const PROBLEM_INVALID_DISCIPLINE: ProblemType = /* @__PURE__ */ invalidDisciplineProblem();
+function invalidDisciplineProblem(): ProblemType {
+  return {
+    type: 'tag:training-plan-catalog,2026:problem:invalid-discipline',
+    title: 'Bad Request',
+    status: 400,
+    detail: `The discipline parameter, when present, must be exactly ${DISCIPLINES.join(' or ')}, once.`,
+  };
+}
 export const PROBLEM_INTERNAL: ProblemType = {
   type: 'tag:training-plan-catalog,2026:problem:internal-error',
   title: 'Internal Server Error',
@@ -243,7 +252,7 @@ export enum LogValue {
   Method = 'method',
   /** A path the gateway does not serve (404). */
   Path = 'path',
-  /** A plan page (`/plans/…`, no key), whatever the answer. */
+  /** A page for people (a plan page `/plans/…`, or the home page `/`; no key), whatever the answer. */
   Page = 'page',
   /** Between a partner label and the reason of its refusal: never in a label, and not URL-encoded. */
   Separator = '.',
@@ -304,6 +313,37 @@ export const PAGE_SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
 } as const;
 
+/**
+ * The home page (`/`, GET and HEAD, no key): what this service is, where its OpenAPI document is, and how a
+ * partner gets a key (from the operator, as that document's description says: the operator's contact is
+ * there). The viewer-request function answers it itself, the same on CloudFront and the local edge, with
+ * {@link HOME_HEADERS}. No style, no script: the pages' policy ({@link PAGE_CSP}) allows it as it is. Made by a
+ * function marked pure, so only the bundle that answers it carries it.
+ */
+export const HOME_PAGE: string = /* @__PURE__ */ homePage();
+function homePage(): string {
+  const disciplines = DISCIPLINES.map((d) => `<code>${d}</code>`).join(' or ');
+  return `<!doctype html>
+<html lang="en">
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Training Plan Catalog</title>
+<main>
+<h1>Training Plan Catalog</h1>
+<p>A read-only API of published training plans, for partners' servers: <code>GET ${PATHS.plans}</code>, optionally with <code>?discipline=</code>${disciplines}, and an API key in the <code>X-Api-Key</code> header. Each plan links to its own page, which anyone can open.</p>
+<p>The API is described, without a key, by its OpenAPI document: <a href="${PATHS.openapi}">${PATHS.openapi}</a>.</p>
+<p>Partners: keys come from the operator of this service, on request (no self-serve sign-up), as that document says. Keep yours on your server, never in a browser or an app.</p>
+</main>
+</html>
+`;
+}
+
+/** The headers of the home page ({@link HOME_PAGE}), which the viewer-request function sets itself. */
+export const HOME_HEADERS = /* @__PURE__ */ Object.assign({}, PAGE_SECURITY_HEADERS, {
+  'content-type': HTML_TYPE,
+  'cache-control': CACHEABLE,
+});
+
 /** The page values the builder stores its pages with. */
 export const PAGE_HEADERS = { html: HTML_TYPE, cacheable: CACHEABLE } as const;
 
@@ -312,6 +352,7 @@ export const ANSWER_HEADERS = {
   catalog: CATALOG_HEADERS,
   openapi: OPENAPI_HEADERS,
   page: /* @__PURE__ */ Object.assign({}, PAGE_SECURITY_HEADERS, PAGE_SERVED_HEADERS),
+  home: HOME_HEADERS,
   problem: PROBLEM_HEADERS,
   preflight: PREFLIGHT_HEADERS,
   /** CloudFront's own answers (its custom error responses): the 500 problem and the not-found page. */

@@ -23,8 +23,11 @@ import {
   VARIANTS,
 } from '../contract/index.ts';
 
-/** The body of the answer: a catalog, openapi.yaml, {@link PAGE_PLAN_ID}'s page, the not-found page, none, a problem. */
-export type ExpectedBody = CatalogName | 'openapi' | 'page' | 'notFoundPage' | 'empty' | ProblemName;
+/**
+ * The body of the answer: a catalog, openapi.yaml, {@link PAGE_PLAN_ID}'s page, the not-found page, the home
+ * page (contract/index.ts `HOME_PAGE`), none, a problem.
+ */
+export type ExpectedBody = CatalogName | 'openapi' | 'page' | 'notFoundPage' | 'home' | 'empty' | ProblemName;
 
 export interface RequestCase {
   readonly name: string;
@@ -169,9 +172,19 @@ const pageNotAllowed = (name: string, method: string, target: string, extra: Ext
 
 const CORS_PREFLIGHT = { 'access-control-allow-origin': PARTNER_ORIGIN, ...ANSWER_HEADERS.preflight };
 
+/** The home page `/`: for people, so no key; GET and HEAD, as a plan page. */
+const home = kind({
+  method: 'GET',
+  status: 200,
+  body: 'home',
+  headersPresent: ANSWER_HEADERS.home,
+  logData: LogValue.Page,
+});
+
 export const REQUEST_CASES: readonly RequestCase[] = [
-  // 1. Path: anything but exactly /api/plans or /openapi.yaml is 404, before any other rule.
-  notFound('root path', '/'),
+  // 1. Path: anything but exactly /api/plans, /openapi.yaml, a page (below) or the home page is 404, before any
+  // other rule.
+  notFound('an index file at the root', '/index.html'),
   notFound('trailing slash', '/api/plans/'),
   notFound('upper-case path', '/API/plans'),
   notFound('wrong-case last segment', '/api/Plans'),
@@ -449,6 +462,19 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   notFound('an upper-case pages path', `/PLANS/${PAGE_PLAN_ID}`, { headers: [] }),
   notFound('the page object of a build', `/builds/x/plans/${PAGE_PLAN_ID}.html`, { headers: [] }),
 
+  // The home page (`/`): what the service is, where its OpenAPI document is, how partners get a key.
+  home('the home page', '/'),
+  home('HEAD of the home page: the headers, no body', '/', { method: 'HEAD', body: 'empty' }),
+  home('the home page ignores the query and a key, even a forged one', '/?discipline=walking', {
+    headers: [key('forged')],
+  }),
+  home('the home page with CORS', '/', {
+    cors: PARTNER_ORIGIN,
+    headersPresent: { ...ANSWER_HEADERS.home, 'access-control-allow-origin': PARTNER_ORIGIN },
+  }),
+  pageNotAllowed('POST to the home page', 'POST', '/'),
+  pageNotAllowed('OPTIONS of the home page', 'OPTIONS', '/'),
+
   // CORS on generated answers: every answer the function produces carries the origin when one is set.
   notFound('404 with CORS', '/catalog.json', { cors: PARTNER_ORIGIN }),
   notAllowed('405 with CORS', 'POST', '/api/plans', { cors: PARTNER_ORIGIN }),
@@ -462,6 +488,8 @@ export type ViewerRequestOutcome = { readonly status: number } | { readonly uri:
 /** The outcome a case implies for the function alone (njs, TestFunction); a path is {@link withinBuild}. */
 export function viewerRequestOutcome(testCase: RequestCase): ViewerRequestOutcome {
   if (testCase.rewrite) return { uri: testCase.rewrite };
+  // The home page is the function's own answer, as a problem is.
+  if (testCase.body === 'home') return { status: testCase.status };
   const object = testCase.status === 200 && testCase.body !== 'empty' ? testCase.body : testCase.object;
   if ((testCase.status === 200 || testCase.status === 304) && object && object !== 'page') {
     const file = object === 'openapi' ? ORIGIN_FILES.openapi : catalogFile(object as CatalogName);

@@ -10,8 +10,10 @@ import {
   CATALOGS,
   CONTACT_PLACEHOLDER,
   GENERATED_HEADERS,
+  HOME_PAGE,
   PAGE_PATH_PREFIX,
   PAGE_SECURITY_HEADERS,
+  PATHS,
   PROBLEMS,
   type ProblemType,
   perDiscipline,
@@ -28,8 +30,8 @@ export interface Answer {
   readonly logData?: string | null;
 }
 
-/** The bodies a case may name, as served before any `Content-Encoding`. */
-export type KnownBody = Exclude<ExpectedBody, 'empty' | keyof typeof PROBLEMS>;
+/** The bodies a case may name that come from the origin, as served before any `Content-Encoding`. */
+export type KnownBody = Exclude<ExpectedBody, 'empty' | 'home' | keyof typeof PROBLEMS>;
 
 /** The stored variant an answer is served from: none (the object itself), br or gzip. */
 export type Encoding = 'br' | 'gzip' | undefined;
@@ -164,6 +166,9 @@ export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known)
     const expected = testCase.body;
     if (expected === 'empty') {
       if (body.length !== 0) problems.push(`body: expected none, got ${body.length} bytes`);
+    } else if (expected === 'home') {
+      const page = Buffer.from(HOME_PAGE);
+      if (!body.equals(page)) problems.push(`body: is not the home page (${describeDifference(body, page)})`);
     } else if (expected in BODY_NAMES) {
       const known_ = known.bodies[expected as KnownBody];
       if (known_ !== undefined && !body.equals(known_)) {
@@ -205,17 +210,20 @@ export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known)
   if (typeof known.cors === 'string' && testCase.status !== 304)
     expect('access-control-allow-origin', errorPage ? undefined : known.cors);
 
-  // The object served: a 304 or a HEAD names it, a 200 has it as its body.
-  const object = (testCase.status === 304 || testCase.body === 'empty' ? testCase.object : testCase.body) as
-    | OriginObjectName
-    | undefined;
+  // The object served: a 304 or a HEAD names it, a 200 has it as its body (the home page is no object).
+  const named = testCase.status === 304 || testCase.body === 'empty' ? testCase.object : testCase.body;
+  const object = (named === 'home' ? undefined : named) as OriginObjectName | undefined;
   // A page, found or not, carries the pages' security headers (the not-found page: CloudFront's own answer).
   const isPage = testCase.rewrite !== undefined;
   if (isPage && testCase.status !== 304)
     for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) expect(name, value);
+  // The home page, found, carries its headers exactly (the function sets them all, CSP included).
+  const isHome = testCase.status === 200 && testCase.target.split('?')[0] === PATHS.home;
+  if (isHome) for (const [name, value] of Object.entries(ANSWER_HEADERS.home)) expect(name, value);
   // The API's answers carry no CSP. Under /plans/ the pages' response headers policy may add one to what the
   // function generates too (AWS does not say whether a policy applies there): either is allowed.
-  if (!isPage && !testCase.target.startsWith(PAGE_PATH_PREFIX)) expect('content-security-policy', undefined);
+  if (!isPage && !isHome && !testCase.target.startsWith(PAGE_PATH_PREFIX))
+    expect('content-security-policy', undefined);
   const expectAll = (kind: Readonly<Record<string, string>>, names = Object.keys(kind)) => {
     for (const name of names) expect(name, kind[name]);
   };

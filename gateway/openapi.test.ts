@@ -60,6 +60,11 @@ describe('every answer of catalog serve conforms to openapi.yaml', () => {
         'POST /openapi.yaml',
         'PUT /api/plans',
         'PUT /openapi.yaml',
+        'DELETE /',
+        'OPTIONS /',
+        'PATCH /',
+        'POST /',
+        'PUT /',
         'DELETE /plans/{id}',
         'OPTIONS /plans/{id}',
         'PATCH /plans/{id}',
@@ -264,6 +269,8 @@ describe('the served openapi.yaml', () => {
         'GET /openapi.yaml',
         'GET /plans/{id}',
         'HEAD /plans/{id}',
+        'GET /',
+        'HEAD /',
       ].sort(),
     );
   });

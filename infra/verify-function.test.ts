@@ -82,7 +82,7 @@ describe('planCases', () => {
     expect(skipped('a revoked key')).toBe('needs a revoked key (--revoked-key)');
     expect(skipped('no key')).toBeUndefined();
     expect(skipped('a forged key with the right shape')).toBeUndefined();
-    expect(skipped('root path')).toBe('needs a valid key (--key)');
+    expect(skipped('an index file at the root')).toBe('needs a valid key (--key)');
   });
 
   it('notes the stand-ins it uses for {other} and {expiring}', () => {
@@ -98,7 +98,7 @@ describe('planCases', () => {
 
 describe('observe and judge', () => {
   const okCase = byName('the whole catalog');
-  const notFoundCase = byName('root path');
+  const notFoundCase = byName('an index file at the root');
 
   it('reads a generated response and a passed-on request, wrapped or bare', () => {
     expect(observe({ FunctionOutput: '{"response":{"statusCode":404,"headers":{}}}' })).toEqual({

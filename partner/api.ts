@@ -3,6 +3,31 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The home page (HTML, for people)
+         * @description What this service is, where this document is, and how partners get a key: for a person who opened the
+         *     service's address. No key needed (a key, even a wrong one, is ignored), and the query string is ignored.
+         */
+        get: operations["getHomePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The headers of the home page
+         * @description The answer `GET` would give, headers only (no body). No key needed.
+         */
+        head: operations["headHomePage"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/plans": {
         parameters: {
             query?: never;
@@ -181,6 +206,14 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "type": "tag:training-plan-catalog,2026:problem:invalid-discipline",
+                 *       "title": "Bad Request",
+                 *       "status": 400,
+                 *       "detail": "The discipline parameter, when present, must be exactly running or strength, once."
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @constant */
                     type?: "tag:training-plan-catalog,2026:problem:invalid-discipline";
@@ -288,6 +321,24 @@ export interface components {
                 "text/html; charset=utf-8": string;
             };
         };
+        /**
+         * @description The home page: what this service is, a link to this document, and how partners get a key. The service
+         *     answers it itself, the same everywhere. A HEAD answer has the same headers and no body.
+         */
+        HomePage: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlPublic"];
+                "X-Content-Type-Options": components["headers"]["NoSniff"];
+                "Content-Security-Policy": components["headers"]["ContentSecurityPolicy"];
+                "Referrer-Policy": components["headers"]["ReferrerPolicy"];
+                "X-Frame-Options": components["headers"]["XFrameOptions"];
+                "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html; charset=utf-8": string;
+            };
+        };
         /** @description Not modified, as on `/api/plans`. No body. */
         PlanPageNotModified: {
             headers: {
@@ -314,8 +365,8 @@ export interface components {
             };
         };
         /**
-         * @description The answer to any method other than GET and HEAD on a plan page, or on any path under `/plans/`
-         *     (OPTIONS included). Not an operation's answer: see "Answers that are not operations" in the description.
+         * @description The answer to any method other than GET and HEAD on a page: a plan page, any path under `/plans/`, or
+         *     the home page `/` (OPTIONS included). Not an operation's answer: see "Answers that are not operations" in the description.
          */
         PlanPageMethodNotAllowed: {
             headers: {
@@ -418,6 +469,30 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getHomePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["HomePage"];
+        };
+    };
+    headHomePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["HomePage"];
+        };
+    };
     listPlans: {
         parameters: {
             query?: {

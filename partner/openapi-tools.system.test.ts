@@ -65,7 +65,7 @@ import type { Catalog, ListPlansErrors, Plan } from './client/types.gen.ts';
 type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
 // The SDK has one function per operation and none for the refused methods.
-const operations: Exact<keyof typeof sdk, 'listPlans' | 'preflightPlans' | 'getOpenApi' | 'getPlanPage' | 'headPlanPage'> = true;
+const operations: Exact<keyof typeof sdk, 'listPlans' | 'preflightPlans' | 'getOpenApi' | 'getPlanPage' | 'headPlanPage' | 'getHomePage' | 'headHomePage'> = true;
 // Its types and openapi-typescript's (partner/api.ts) describe the same catalog.
 const sameCatalog: Exact<Catalog, components['schemas']['Catalog']> = true;
 const sameProblemTypes: Exact<ListPlansErrors[401]['type'], 'tag:training-plan-catalog,2026:problem:unauthorized'> = true;

@@ -20,6 +20,7 @@ import {
   runCatalog,
   startCatalog,
   startServe,
+  withoutTarget,
 } from '../testing/cli.ts';
 import { planCounts } from '../testing/counts.ts';
 import { freePort } from '../testing/postgres.ts';
@@ -83,7 +84,7 @@ describe('catalog publish', () => {
       buildId: summary.buildId,
       generatedAt: summary.generatedAt,
     });
-    expect(again.stderr).toMatch(
+    expect(withoutTarget(again.stderr)).toMatch(
       /^skipped-identical: identical to live build \S+ \(plans [0-9a-f]{12}…, inputs [0-9a-f]{12}…\); --force publishes it anyway\n$/,
     );
   });
@@ -106,12 +107,12 @@ describe('catalog publish', () => {
     const result = await runCatalog(['publish', '--source', await fewerRows(3)], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(
+    expect(withoutTarget(result.stderr)).toMatch(
       /^catalog: refused: the new catalog has \d+ plans, fewer than 0\.5 × the 14 plans of live build \S+ \(7\); --force publishes it anyway\n$/,
     );
     const empty = join(ROOT, 'fixtures', 'empty.json');
     const refused = await runCatalog(['publish', '--source', empty, '--force'], { env: env() });
-    expect(refused.stderr).toBe(
+    expect(withoutTarget(refused.stderr)).toBe(
       'catalog: refused: the new catalog has 0 plans (live build ' +
         `${summaryOf(first.stdout).buildId} has 14); --allow-empty publishes an empty catalog\n`,
     );
@@ -269,7 +270,7 @@ describe('catalog builds, rollback and unpin', () => {
       buildId: first.buildId,
       previousBuildId: second.buildId,
     });
-    expect(rolled.stderr).toBe(
+    expect(withoutTarget(rolled.stderr)).toBe(
       `${first.buildId} is live and pinned: publishing moves nothing until catalog unpin\n`,
     );
     expect((await runCatalog(['builds'], { env: env() })).stdout).toMatch(
@@ -279,7 +280,7 @@ describe('catalog builds, rollback and unpin', () => {
     const held = await runCatalog(['publish', '--source', await fewerRows(15)], { env: env() });
     expect(held.code, held.stderr).toBe(3);
     expect(summaryOf(held.stdout)).toMatchObject({ result: 'skipped-pinned' });
-    expect(held.stderr).toMatch(
+    expect(withoutTarget(held.stderr)).toMatch(
       new RegExp(
         `^skipped-pinned: pinned to ${first.buildId} since \\S+ by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live\\n$`,
       ),
@@ -288,7 +289,7 @@ describe('catalog builds, rollback and unpin', () => {
     const record = JSON.parse(await readFile(join(scratch.dir, 'origin', 'state', 'last-run.json'), 'utf8'));
     expect(record).toMatchObject({
       outcome: 'skipped-pinned',
-      reason: held.stderr.slice('skipped-pinned: '.length, -1),
+      reason: withoutTarget(held.stderr).slice('skipped-pinned: '.length, -1),
     });
 
     const unpinned = await runCatalog(['unpin'], { env: env() });
@@ -582,7 +583,7 @@ describe('catalog rebuild', () => {
     const result = await runCatalog(['rebuild', '--function', 'catalog-builder'], { env: lambdaEnv() });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(
+    expect(withoutTarget(result.stderr)).toBe(
       'catalog: function catalog-builder failed (Unhandled): PublishRefusedError: refused: the new catalog has 0 plans\n',
     );
   });
@@ -601,7 +602,8 @@ describe('catalog rebuild', () => {
       status: 200,
       body: JSON.stringify({ command: 'publish', result, reason }),
     }));
-    const answered = await runCatalog(['rebuild', '--function', 'catalog-builder'], { env: lambdaEnv() });
+    const run = await runCatalog(['rebuild', '--function', 'catalog-builder'], { env: lambdaEnv() });
+    const answered = { ...run, stderr: withoutTarget(run.stderr) };
     expect(answered).toMatchObject({
       code: 1,
       stdout: '',
@@ -613,7 +615,7 @@ describe('catalog rebuild', () => {
     recorder.answerWith(() => ({ status: 200, body: '{"ok":false}' }));
     const result = await runCatalog(['rebuild', '--function', 'catalog-builder'], { env: lambdaEnv() });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(
+    expect(withoutTarget(result.stderr)).toBe(
       'catalog: function catalog-builder answered no publish summary: {"ok":false}\n',
     );
   });

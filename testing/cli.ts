@@ -52,6 +52,17 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/**
+ * A command's stderr without its first line naming what it acts on (`publish acts on …`, cli/io.ts sayTarget)
+ * and the warning that may follow it: for a test of something else that reads the rest exactly.
+ */
+export function withoutTarget(stderr: string): string {
+  return stderr.replace(
+    /^[a-z]+(?: [a-z]+)? acts on [^\n]*\n(?:catalog: warning: AWS settings are in the environment[^\n]*\n)?/,
+    '',
+  );
+}
+
 /** Runs a program to completion with exactly the given environment, collecting its output. */
 export function runProcess(
   command: string,

@@ -40,6 +40,7 @@ export const NOT_OPERATIONS = {
     '/api/plans': 'MethodNotAllowed',
     '/openapi.yaml': 'MethodNotAllowed',
     '/plans/{id}': 'PlanPageMethodNotAllowed',
+    '/': 'PlanPageMethodNotAllowed',
   } as Readonly<Record<string, string>>,
   /** Methods a path answers although they are not its operations, with the status and the answer. */
   alsoAnswered: [{ path: '/openapi.yaml', method: 'OPTIONS', status: 204, response: 'Preflight' }] as const,

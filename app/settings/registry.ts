@@ -45,7 +45,10 @@ export interface SettingSpec<I = unknown, O = unknown> {
   readonly env?: string | false;
   /** Never echoed in a message, never logged. */
   readonly secret?: boolean;
-  /** How a message shows a value that may hold a secret (a source URL's password is shown as `***`). */
+  /**
+   * How a message shows a value that may hold a secret (a URL's password is shown as `***`): every URL setting
+   * declares builder/sources/redact.ts `redactUrl`, the one redaction (a test holds them to it).
+   */
   readonly redact?: (text: string) => string;
   /** A flag that may be repeated (values add up); its variable holds a comma- or space-separated list. */
   readonly repeatable?: boolean;
@@ -202,6 +205,7 @@ export const SETTINGS = {
     {
       default: DEFAULT_LINKS.baseUrl,
       output: 'ApiUrl',
+      redact: redactUrl,
       production: (url, reading) =>
         httpsUnlessLocal(
           url,
@@ -213,7 +217,10 @@ export const SETTINGS = {
   webBaseUrl: setting(
     text('url', z.string().pipe(WebBaseUrl)),
     'a website elsewhere that has the plan pages: webUrl becomes {this}/plans/{id} and no pages are built (default: the pages this service serves)',
-    { production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link') },
+    {
+      redact: redactUrl,
+      production: (url, reading) => httpsUnlessLocal(url, reading, 'partners render webUrl as a link'),
+    },
   ),
   contactAddress: setting(
     text('address', ContactAddress),
@@ -245,13 +252,16 @@ export const SETTINGS = {
   }),
   sourceMaxBytes: setting(
     parsed('size', ByteSize, formatBytes),
-    'http(s): largest body accepted, e.g. 64MiB',
+    'http(s) and file: the largest source read, e.g. 64MiB (a larger one is refused at the limit)',
     { default: SOURCE_DEFAULTS.sourceMaxBytes },
   ),
   sourceRetries: setting(integer(0, 10), 'http(s): retries on 5xx, 429 and network errors, with backoff', {
     default: SOURCE_DEFAULTS.sourceRetries,
   }),
-  out: setting(text('dir'), 'output directory', { default: LOCAL_STACK.origin }),
+  out: setting(
+    text('dir'),
+    'the directory the build is written to, flat (default: a new scratch directory, whose path is printed); never an origin that holds builds, nor the local stack origin',
+  ),
 
   // Publishing.
   deployment: setting(
@@ -311,7 +321,7 @@ export const SETTINGS = {
   endpoint: setting(
     text('url', z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
     'S3-compatible endpoint for an s3:// origin',
-    { env: 'CATALOG_S3_ENDPOINT' },
+    { env: 'CATALOG_S3_ENDPOINT', redact: redactUrl },
   ),
   store: setting(text('file'), 'local key-value store file (keys and CORS), the one catalog serve reads', {
     default: LOCAL_STACK.store,
@@ -628,8 +638,8 @@ const STORE = { default: ['store'], optional: [...DEPLOYMENT, 'kvsArn'] } as con
  */
 export const READS = {
   build: {
-    default: ['source baseUrl contactAddress', ...BUILD, 'out json'],
-    optional: ['sourceToken webBaseUrl'],
+    default: ['source baseUrl contactAddress', ...BUILD, 'json'],
+    optional: ['sourceToken webBaseUrl out'],
   },
   serve: { default: ['origin store port host contactAddress'], optional: ['endpoint'] },
   start: { default: ['port host'] },

@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { redactUrl } from '../../builder/sources/redact.ts';
 import { renderSettingRefs } from '../../contract/errors.ts';
 import { configFromContext } from '../../infra/config.ts';
 import { ROOT, repositoryFiles, runCatalog } from '../../testing/cli.ts';
@@ -44,6 +45,18 @@ describe('the command line', () => {
       expect([...offered].sort()).toEqual([...expected].sort());
     },
   );
+});
+
+describe('a URL setting', () => {
+  it('is echoed through the one URL redaction, whatever its name', () => {
+    const urls = (Object.keys(SETTINGS) as SettingName[]).filter((name) =>
+      /url|source/.test(SETTINGS[name].kind.valueName ?? ''),
+    );
+    expect(urls).toEqual(
+      expect.arrayContaining(['source', 'baseUrl', 'webBaseUrl', 'endpoint', 'upstream', 'notify']),
+    );
+    for (const name of urls) expect((SETTINGS[name] as { redact?: unknown }).redact, name).toBe(redactUrl);
+  });
 });
 
 describe('the builder Lambda', () => {

@@ -25,6 +25,6 @@ export async function openSource(spec: string, options: SourceOptions = {}): Pro
     case 'http':
       return new (await import('./http.ts')).HttpSource(spec, options);
     case 'file':
-      return new FileSource(spec);
+      return new FileSource(spec, options);
   }
 }

@@ -1,10 +1,10 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Catalog, TITLE_MAX_LENGTH } from '../../builder/model.ts';
 import { DISCIPLINES } from '../../contract/index.ts';
-import { httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
+import { httpRequest, ROOT, runCatalog, runCatalogProcess, startServe } from '../../testing/cli.ts';
 import { planCounts, planCountsText } from '../../testing/counts.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -263,5 +263,64 @@ describe('catalog build', () => {
     const result = await runCatalog(['build', '--out', scratch.dir, '--sauce', 'x']);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain("unknown option '--sauce'");
+  });
+});
+
+describe('catalog build never writes where a live build is served', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-build-out-' });
+  const source = join(ROOT, 'fixtures', 'plans.json');
+
+  it('with no --out, writes a new scratch directory and names it, never .catalog/origin', async () => {
+    // In a checkout of its own (its working directory), whose .catalog/ it must not touch.
+    const result = await runCatalogProcess(['build', '--source', source], { cwd: scratch.dir });
+    expect(result.code, result.stderr).toBe(0);
+    const out = /into (\S+)\n/.exec(result.stderr)?.[1] ?? '';
+    expect(out).toMatch(/catalog-build-/);
+    expect(result.stderr).toContain('(no --out: a new scratch directory; catalog publish puts a build live)');
+    try {
+      expect(await readdir(out)).toContain('catalog.json');
+      await expect(stat(join(scratch.dir, '.catalog'))).rejects.toMatchObject({ code: 'ENOENT' });
+      const json = await runCatalogProcess(['build', '--source', source, '--json'], { cwd: scratch.dir });
+      const other = JSON.parse(json.stdout).out as string;
+      expect(other).not.toBe(out);
+      expect(await readdir(other)).toContain('catalog.json');
+      await rm(other, { recursive: true, force: true });
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an --out that holds builds, the local stack origin, or the origin its store records', async () => {
+    const refused = (out: string, why: string) =>
+      `catalog: --out ${out}: ${why}; a build written there would overwrite objects a live build serves. Give another directory (or none: a new scratch directory), and put a build live with catalog publish; nothing was written\n`;
+    await mkdir(join(scratch.dir, 'published', 'builds'), { recursive: true });
+    const holding = await runCatalogProcess(['build', '--source', source, '--out', 'published'], {
+      cwd: scratch.dir,
+    });
+    expect([holding.code, holding.stderr]).toEqual([
+      1,
+      refused('published', 'is an origin that holds builds (builds/)'),
+    ]);
+    // The local stack's origin, before any publish made it.
+    const local = await runCatalogProcess(['build', '--source', source, '--out', '.catalog/origin'], {
+      cwd: scratch.dir,
+    });
+    expect([local.code, local.stderr]).toEqual([
+      1,
+      refused('.catalog/origin', "is the local stack's origin (.catalog/origin)"),
+    ]);
+    // The origin the local stack's store records, under another name.
+    await mkdir(join(scratch.dir, '.catalog'), { recursive: true });
+    await writeFile(
+      join(scratch.dir, '.catalog', 'kvs.json'),
+      JSON.stringify({ data: [{ key: 'build:origin', value: '../served' }] }),
+    );
+    const bound = await runCatalogProcess(['build', '--source', source, '--out', './served/'], {
+      cwd: scratch.dir,
+    });
+    expect(bound.code).toBe(1);
+    expect(bound.stderr).toMatch(/^catalog: --out \.\/served\/: is the local stack's origin \(.*served\); /);
+    await expect(stat(join(scratch.dir, 'served'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readdir(join(scratch.dir, 'published'))).toEqual(['builds']);
   });
 });

@@ -41,25 +41,34 @@ export function describeBuild(result: BuildResult, where: string, ms: number, wr
 export function registerBuild(program: Command, io: CliIO): void {
   const note = noter(io);
   const description =
-    'Build one build flat into a directory: the three catalogs, openapi.yaml, their br and gz variants, the manifest and errors/500.json.';
+    'Build one build flat into a directory (--out, else a new scratch directory, whose path it prints): the three catalogs, openapi.yaml, their br and gz variants, the manifest, the plan pages and errors/500.json. It never writes where a live build is served: an --out that holds builds, or the local stack origin, is refused. catalog publish puts a build live.';
   settingsCommand(program, 'build', description, io, async (settings) => {
     const started = performance.now();
-    const { build, writeFlatBuild } = await import('../../app/run.ts');
+    const [{ build, writeFlatBuild }, { buildOutput }] = await Promise.all([
+      import('../../app/run.ts'),
+      import('../../app/build-output.ts'),
+    ]);
+    // Refused before anything is read: never where a live build is served.
+    if (settings.out !== undefined) await buildOutput(settings.out);
     const line = progressLine(io, 'build', settings.json);
     let result: BuildResult;
     let writeMs: number;
+    let out: { readonly dir: string; readonly scratch: boolean };
     try {
       result = await build(settings, new Date(), line.note, line.progress);
+      out = await buildOutput(settings.out);
       line.progress({ stage: `writing ${result.objects.length + result.root.length} objects` });
-      writeMs = await writeFlatBuild(settings.out, result);
+      writeMs = await writeFlatBuild(out.dir, result);
     } finally {
       line.stop();
     }
     const ms = performance.now() - started;
-    if (!settings.json) note(describeBuild(result, settings.out, ms, writeMs));
-    else
+    if (!settings.json) {
+      note(describeBuild(result, out.dir, ms, writeMs));
+      if (out.scratch) note(`  (no --out: a new scratch directory; catalog publish puts a build live)`);
+    } else
       io.stdout(
-        `${JSON.stringify({ command: 'build', buildId: result.buildId, generatedAt: result.generatedAt, counts: result.counts, out: settings.out, objects: result.objects.length + result.root.length, bytes: [...result.objects, ...result.root].reduce((sum, file) => sum + file.size, 0), durationMs: Math.round(ms) })}\n`,
+        `${JSON.stringify({ command: 'build', buildId: result.buildId, generatedAt: result.generatedAt, counts: result.counts, out: out.dir, objects: result.objects.length + result.root.length, bytes: [...result.objects, ...result.root].reduce((sum, file) => sum + file.size, 0), durationMs: Math.round(ms) })}\n`,
       );
   });
 }

@@ -251,6 +251,24 @@ describe('catalog check refuses what it cannot use', () => {
       /^catalog: --base-url "https:\/\/catalog.example.com\/api": must be http\(s\):\/\/host\[:port\]/,
     );
   });
+
+  it.each([
+    ['http://user:s3cretPW@127.0.0.1:1', 'http://user:***@127.0.0.1:1'],
+    ['http:\\\\user:s3cretPW@127.0.0.1:1', 'http:\\\\user:***@127.0.0.1:1'],
+  ])('refuses --base-url %s without echoing its password', async (given, shown) => {
+    const refused = await runCatalog(['check', '--base-url', given], {
+      env: { CATALOG_CHECK_KEY: generateKey() },
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `catalog: --base-url ${JSON.stringify(shown)}: must be http(s)://host[:port] with no path, query or fragment\n`,
+    );
+    const fromEnv = await runCatalog(['check'], {
+      env: { CATALOG_CHECK_KEY: generateKey(), CATALOG_BASE_URL: given },
+    });
+    expect(fromEnv.stderr).toContain(`CATALOG_BASE_URL ${JSON.stringify(shown)}`);
+    expect(fromEnv.stderr).not.toContain('s3cretPW');
+  });
 });
 
 describe('catalog check against broken edges: the row that covers the breakage fails', () => {

@@ -32,7 +32,7 @@ export function registerCors(program: Command, io: CliIO): void {
     const problem = originProblem(origin);
     if (problem !== undefined) throw new ConfigError(`ORIGIN ${JSON.stringify(origin)}: ${problem}`);
     const settings = await parseCommand(set, 'cors-set', io.env);
-    const { store, takesEffect } = await openStore(io, set, settings, true);
+    const { store, takesEffect } = await openStore(io, set, settings, true, 'cors set');
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store, origin);
     if (previous === origin) note(`CORS origin already ${origin} in ${store.name}; nothing was changed`);
@@ -43,7 +43,7 @@ export function registerCors(program: Command, io: CliIO): void {
   });
 
   settingsCommand(cors, 'cors-clear', HELP['cors-clear'], io, async (settings, clear) => {
-    const { store, takesEffect } = await openStore(io, clear, settings);
+    const { store, takesEffect } = await openStore(io, clear, settings, false, 'cors clear');
     const { setCorsOrigin } = await import('../../keys/cors.ts');
     const previous = await setCorsOrigin(store);
     if (previous === undefined) note(`CORS is already off in ${store.name}; nothing was changed`);

@@ -19,7 +19,7 @@ import {
   TEST_AWS_ENV,
   type TestS3,
 } from '../../testing/aws.ts';
-import { makeStore, runCatalog } from '../../testing/cli.ts';
+import { makeStore, runCatalog, withoutTarget } from '../../testing/cli.ts';
 import { FakeKvs, resolveKvsTestHost } from '../../testing/kvs.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -111,6 +111,10 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
       env: env(),
     });
     expect(result.code, result.stderr).toBe(0);
+    // Said first: what it acts on, by the deployment's name and where.
+    expect(result.stderr.split('\n')[0]).toBe(
+      `publish acts on deployment staging (bucket ${s3.bucket}, store ${ARN}, in eu-west-1)`,
+    );
     const { buildId } = JSON.parse(result.stdout) as { buildId: string };
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(buildId);
     const catalog = JSON.parse(String(await s3.body(`builds/${buildId}/catalog.json`))) as {
@@ -128,7 +132,14 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     const issued = await runCatalog(['keys', 'issue', '--partner', 'acme'], { env: deployment });
     expect(issued.code, issued.stderr).toBe(0);
     expect(issued.stderr).toContain(`in ${ARN}`);
-    expect((await runCatalog(['cors', 'set', 'https://app.example.com'], { env: deployment })).code).toBe(0);
+    expect(issued.stderr.split('\n')[0]).toBe(
+      `keys issue acts on deployment staging (store ${ARN}, in eu-west-1)`,
+    );
+    const cors = await runCatalog(['cors', 'set', 'https://app.example.com'], { env: deployment });
+    expect(cors.code).toBe(0);
+    expect(cors.stderr.split('\n')[0]).toBe(
+      `cors set acts on deployment staging (store ${ARN}, in eu-west-1)`,
+    );
     expect(kvs.entries.get('cors:origin')).toBe('https://app.example.com');
     const status = await runCatalog(['status', '--json'], { env: deployment });
     expect(JSON.parse(status.stdout)).toMatchObject({ origin: `s3://${s3.bucket}`, store: ARN });
@@ -139,6 +150,9 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     }
     const rebuild = await runCatalog(['rebuild'], { env: deployment });
     expect(rebuild.code, rebuild.stderr).toBe(0);
+    expect(rebuild.stderr).toBe(
+      `rebuild acts on deployment staging (builder function ${FUNCTION}, in eu-west-1)\n`,
+    );
     expect(aws.requests.map((request) => request.url)).toEqual([
       `/2015-03-31/functions/${FUNCTION}/invocations`,
     ]);
@@ -162,7 +176,7 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
       { env: env() },
     );
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(
+    expect(withoutTarget(result.stderr)).toBe(
       `catalog: ${ARN} and s3://production-origin are not one deployment: the store serves the origin "s3://staging-origin" (recorded by its first publish), not "s3://production-origin"; nothing was changed\n`,
     );
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(live);
@@ -221,5 +235,43 @@ describe('no deployment and no target: the local stack of the working directory'
     expect(JSON.parse((await run(['unpin'])).stdout)).toMatchObject({ unpinned: { build: first.buildId } });
     const store = await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8');
     expect(store).toContain('"build:origin"');
+  });
+
+  it('every command that changes state says first that it acts on the local stack', async () => {
+    const local = 'acts on the local stack in .catalog/';
+    const both = `${local} (origin .catalog/origin, store .catalog/kvs.json)`;
+    const first = async (args: string[]) => (await run(args)).stderr.split('\n')[0];
+    expect(await first(['publish', '--source', SOURCE])).toBe(`publish ${both}`);
+    expect(await first(['publish', '--source', SOURCE, '--force'])).toBe(`publish ${both}`);
+    expect(await first(['rollback'])).toBe(`rollback ${both}`);
+    expect(await first(['unpin'])).toBe(`unpin ${both}`);
+    const store = `${local} (store .catalog/kvs.json)`;
+    expect(await first(['keys', 'issue', '--partner', 'acme'])).toBe(`keys issue ${store}`);
+    expect(await first(['keys', 'rotate', '--partner', 'acme', '--grace', '1d'])).toBe(
+      `keys rotate ${store}`,
+    );
+    expect(await first(['keys', 'revoke', '--partner', 'acme'])).toBe(`keys revoke ${store}`);
+    expect(await first(['cors', 'set', 'https://app.example.com'])).toBe(`cors set ${store}`);
+    expect(await first(['cors', 'clear'])).toBe(`cors clear ${store}`);
+    // What only reads says nothing of the kind.
+    expect((await run(['history'])).stderr).toBe('');
+  });
+
+  it('says plainly when AWS settings are in the environment but the local stack is what it acts on', async () => {
+    expect((await run(['publish', '--source', SOURCE])).code).toBe(0);
+    expect((await run(['publish', '--source', SOURCE, '--force'])).code).toBe(0);
+    const result = await runCatalog(['rollback'], {
+      env: {
+        AWS_PROFILE: 'production',
+        AWS_SECRET_ACCESS_KEY: 'not-shown',
+        CATALOG_FUNCTION_NAME: 'prod-builder',
+      },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr.split('\n').slice(0, 2)).toEqual([
+      'rollback acts on the local stack in .catalog/ (origin .catalog/origin, store .catalog/kvs.json)',
+      'catalog: warning: AWS settings are in the environment (AWS_PROFILE, AWS_SECRET_ACCESS_KEY, CATALOG_FUNCTION_NAME), but this acts on the local stack in .catalog/, not on AWS; to act on a deployment, give --deployment NAME (or CATALOG_DEPLOYMENT)',
+    ]);
+    expect(result.stderr).not.toContain('not-shown');
   });
 });

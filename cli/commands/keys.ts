@@ -9,7 +9,7 @@ import { KEY_PREFIX } from '../../keys/keys.ts';
 import type { ExpiryChange, KeyListing } from '../../keys/rules.ts';
 import type { KeyValueStore } from '../../keys/store.ts';
 import { parseWhen } from '../../keys/time.ts';
-import { type CliIO, noter, shortTime, table } from '../io.ts';
+import { type CliIO, noter, sayTarget, shortTime, table } from '../io.ts';
 import { addSettings, givenBy, parseCommand, settingsCommand } from '../options.ts';
 
 /**
@@ -21,10 +21,24 @@ import { addSettings, givenBy, parseCommand, settingsCommand } from '../options.
 export async function openStore(
   io: CliIO,
   command: Command,
-  settings: { readonly store: string; readonly kvsArn?: string | undefined },
+  settings: {
+    readonly store: string;
+    readonly kvsArn?: string | undefined;
+    readonly deployment?: string | undefined;
+    readonly region?: string | undefined;
+  },
   create = false,
+  acting?: string,
 ) {
   const warn = (message: string) => io.stderr(`catalog: warning: ${message}\n`);
+  // A command that changes the store says first which one (app/target.ts).
+  const say = async (target: { kvsArn: string } | { store: string }) => {
+    if (acting === undefined) return;
+    const { describeTarget } = await import('../../app/target.ts');
+    const where =
+      'kvsArn' in target ? { ...target, deployment: settings.deployment, region: settings.region } : target;
+    sayTarget(io, describeTarget(acting, where, io.env));
+  };
   if (settings.kvsArn !== undefined) {
     const rank = (name: 'store' | 'kvsArn') => {
       const given =
@@ -41,6 +55,7 @@ export async function openStore(
       );
     }
     if (arnRank > storeRank) {
+      await say({ kvsArn: settings.kvsArn });
       const [{ CloudFrontKeyValueStore }, { createKvsClient }] = await Promise.all([
         import('../../keys/kvs-store.ts'),
         import('../../app/clients.ts'),
@@ -53,7 +68,10 @@ export async function openStore(
       };
     }
   }
-  const { FileKeyValueStore } = await import('../../keys/file-store.ts');
+  const { FileKeyValueStore, requireStoreFile } = await import('../../keys/file-store.ts');
+  // Only keys issue and cors set start a store: for any other, a missing file is a typo, said alone.
+  if (!create) await requireStoreFile(settings.store);
+  await say({ store: settings.store });
   return {
     store: new FileKeyValueStore(settings.store, { onWarning: warn, create }) as KeyValueStore,
     takesEffect: 'catalog serve applies it from the next request',
@@ -117,7 +135,7 @@ export function registerKeys(program: Command, io: CliIO): void {
   settingsCommand(keys, 'keys-issue', HELP['keys-issue'], io, async (settings, issue) => {
     const now = new Date();
     const expires = expiryOf(io, issue, settings.expires, now);
-    const { store, takesEffect } = await openStore(io, issue, settings, true);
+    const { store, takesEffect } = await openStore(io, issue, settings, true, 'keys issue');
     const { issueKey } = await import('../../keys/manage.ts');
     const issued = await issueKey(store, {
       partner: settings.partner,
@@ -134,7 +152,7 @@ export function registerKeys(program: Command, io: CliIO): void {
 
   settingsCommand(keys, 'keys-rotate', HELP['keys-rotate'], io, async (settings, rotate) => {
     const now = new Date();
-    const { store, takesEffect } = await openStore(io, rotate, settings);
+    const { store, takesEffect } = await openStore(io, rotate, settings, false, 'keys rotate');
     const { rotateKey } = await import('../../keys/manage.ts');
     const rotated = await rotateKey(store, { partner: settings.partner, graceMs: settings.grace, now });
     io.stdout(`${rotated.issued.key}\n`);
@@ -161,7 +179,7 @@ export function registerKeys(program: Command, io: CliIO): void {
     if (settings.partner === undefined && settings.keyId === undefined)
       throw new ConfigError('give --partner LABEL or --key-id ID');
     const now = new Date();
-    const { store, takesEffect } = await openStore(io, revoke, settings);
+    const { store, takesEffect } = await openStore(io, revoke, settings, false, 'keys revoke');
     const { revokeKeys } = await import('../../keys/manage.ts');
     const { partner, keyId } = settings;
     const source = fromEnv(io, revoke, partner !== undefined ? 'partner' : 'keyId');

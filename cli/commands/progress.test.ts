@@ -43,10 +43,14 @@ describe('progress on a terminal', () => {
     expect(published.stdout).toContain('\r\x1b[Kpublish: moving the live pointer, ');
     expect(published.stdout).toMatch(/"result":"published"/);
 
+    // With --json: the line naming the target (stderr, shown on the terminal too), then the JSON; no progress.
     const quiet = await onTerminal(['publish', ...base, '--force', '--json']);
     expect(quiet.code, quiet.stdout).toBe(0);
     expect(quiet.stdout).not.toContain('publish: ');
-    expect(JSON.parse(quiet.stdout)).toMatchObject({ command: 'publish', result: 'published' });
+    const [said, json, ...more] = quiet.stdout.trim().split(/\r?\n/);
+    expect(said).toBe(`publish acts on the local origin ${target[1]} and store ${target[3]}`);
+    expect(more).toEqual([]);
+    expect(JSON.parse(json ?? '')).toMatchObject({ command: 'publish', result: 'published' });
 
     const rolled = await onTerminal(['rollback', ...target]);
     expect(rolled.code, rolled.stdout).toBe(0);
@@ -67,7 +71,10 @@ describe('progress on a terminal', () => {
       },
     });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toBe('');
+    // Only the line that names the target, said first (no progress).
+    expect(result.stderr).toBe(
+      `publish acts on the local origin ${join(scratch.dir, 'plain', 'origin')} and store ${join(scratch.dir, 'plain', 'kvs.json')}\n`,
+    );
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 });

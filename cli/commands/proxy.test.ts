@@ -16,6 +16,7 @@ import { until } from '../../testing/until.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const READY = /catalog proxy: listening on (http:\/\/\S+)/;
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('catalog proxy', () => {
   let world: TestWorld;
@@ -189,5 +190,21 @@ describe('catalog proxy', () => {
       1,
       'catalog: --notify "ftp://app.example.com/hook": must be an http(s):// URL without user:password@ or a #fragment\n',
     ]);
+  });
+
+  it.each([
+    ['http://user:s3cretPW@127.0.0.1:9/', 'http://user:***@127.0.0.1:9/'],
+    // The WHATWG parser reads backslashes as slashes: this URL has a password too.
+    ['http:\\\\user:s3cretPW@127.0.0.1:9/', 'http:\\\\user:***@127.0.0.1:9/'],
+    ['http:\\\\user:s3cretPW@127.0.0.1:99999/', 'http:\\\\user:***@127.0.0.1:99999/'],
+  ])('refuses --upstream %s without echoing its password', async (given, shown) => {
+    const refused = await runCatalog(['proxy', '--upstream', given, '--port', '0'], {
+      env: { CATALOG_PARTNER_KEY: world.keys.valid },
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      new RegExp(`^catalog: --upstream ${escapeRegExp(JSON.stringify(shown))}: must be`),
+    );
+    expect(refused.stderr).not.toContain('s3cretPW');
   });
 });

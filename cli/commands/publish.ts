@@ -7,9 +7,30 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetSettings } from '../../app/run.ts';
+import type { TargetNames } from '../../app/target.ts';
 import { DISCIPLINES } from '../../contract/index.ts';
-import { type CliIO, CommandExit, noter, progressLine, table } from '../io.ts';
+import { type CliIO, CommandExit, noter, progressLine, sayTarget, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
+
+/** The longest REASON `catalog history` shows (the last column: a longer one ends in `…`). */
+const REASON_MAX = 160;
+const BUILD_ID = /\d{8}T\d{6}Z-[0-9a-f]{8}/g;
+
+/**
+ * A move's reason as `catalog history` shows it: one line (control characters escaped), at most
+ * {@link REASON_MAX} characters, and never cut inside a build id (the cut moves to the id's end).
+ */
+export function shownReason(reason: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+  const line = reason.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+  if (line.length <= REASON_MAX) return line;
+  let cut = REASON_MAX;
+  for (const match of line.matchAll(BUILD_ID)) {
+    const end = match.index + match[0].length;
+    if (match.index < cut && end > cut) cut = end;
+  }
+  return cut >= line.length ? line : `${line.slice(0, cut)}…`;
+}
 
 /** Who runs a command that moves the live pointer, as its history names them: `user@host`. */
 export function actorOf(): string {
@@ -20,6 +41,15 @@ export function actorOf(): string {
     // no user name on this system (a container's anonymous uid): the host still says where
   }
   return `${user}@${hostname()}`;
+}
+
+/** Says what a command that moves the live pointer acts on (app/target.ts), before it opens the target. */
+async function sayActingOn(io: CliIO, command: string, settings: TargetNames): Promise<void> {
+  // A local store that is not there is a typo, said alone (no store is made by these commands).
+  if (settings.store !== undefined && settings.kvsArn === undefined)
+    await (await import('../../keys/file-store.ts')).requireStoreFile(settings.store);
+  const { describeTarget } = await import('../../app/target.ts');
+  sayTarget(io, describeTarget(command, settings, io.env));
 }
 
 /** Opens the target of a command's settings, building the AWS clients only for an AWS target. */
@@ -47,7 +77,7 @@ const HELP = {
   history:
     'List the moves of the live pointer, newest first: when, what (publish, rollback, unpin), from which build to which, by whom.',
   rollback:
-    'Make the build that was live before the live one live again (or --to a build), in seconds, with no copying, and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
+    'Make the build that was live before the live one live again (or --to a build): check that build against its manifest, put its plan pages live, move the live pointer to it and pin it there until catalog unpin. Run again to go further back. Prints one JSON line.',
   unpin:
     "Remove a rollback's pin: the pinned build stays live until the next publish, which goes live. Prints one JSON line.",
   rebuild: 'Invoke the deployed builder function now and print its summary (manual rebuild).',
@@ -57,6 +87,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   const note = noter(io);
   settingsCommand(program, 'publish', HELP.publish, io, async (settings) => {
     const target = await targetOf(settings);
+    await sayActingOn(io, 'publish', settings);
     const run = await import('../../app/run.ts');
     const line = progressLine(io, 'publish', settings.json);
     const { summary } = await run
@@ -128,7 +159,7 @@ export function registerPublish(program: Command, io: CliIO): void {
             shown(move.from),
             shown(move.to),
             shownValue(move.by),
-            move.reason === undefined ? '' : shownValue(move.reason),
+            move.reason === undefined ? '' : shownReason(move.reason),
           ]),
         ])}\n`,
       );
@@ -138,6 +169,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   settingsCommand(program, 'rollback', HELP.rollback, io, async (settings) => {
     const { rollback: pinBuild } = await import('../../publish/publish.ts');
     const target = await targetOf(settings);
+    await sayActingOn(io, 'rollback', settings);
     const line = progressLine(io, 'rollback', settings.json);
     const summary = await pinBuild(target, {
       ...(settings.to !== undefined ? { to: settings.to } : {}),
@@ -152,7 +184,9 @@ export function registerPublish(program: Command, io: CliIO): void {
 
   settingsCommand(program, 'unpin', HELP.unpin, io, async (settings) => {
     const publishing = await import('../../publish/publish.ts');
-    const summary = await publishing.unpin(await targetOf(settings), { now: new Date(), actor: actorOf() });
+    const target = await targetOf(settings);
+    await sayActingOn(io, 'unpin', settings);
+    const summary = await publishing.unpin(target, { now: new Date(), actor: actorOf() });
     for (const warning of summary.warnings) note(`warning: ${warning}`);
     note(
       summary.unpinned
@@ -163,6 +197,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   });
 
   settingsCommand(program, 'rebuild', HELP.rebuild, io, async (settings) => {
+    await sayActingOn(io, 'rebuild', settings);
     const [{ createLambdaClient }, { invokeBuilder }] = await Promise.all([
       import('../../app/clients.ts'),
       import('../../lambda/invoke.ts'),

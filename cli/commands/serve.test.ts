@@ -1,8 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { httpRequest, ROOT, runCatalog, startCatalog } from '../../testing/cli.ts';
+import { EMPTY_STORE, httpRequest, ROOT, runCatalog, startCatalog, startServe } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -20,7 +20,7 @@ describe('catalog start (npm start)', () => {
       const result = await runCatalog(['start', '--port', String(port)], { cwd: scratch.dir });
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
-        `catalog: 127.0.0.1:${port} is in use (is the local stack already running?); stop it, or pass another port\n`,
+        `catalog: 127.0.0.1:${port} is in use by another program (not this checkout's local stack); stop it, or start on another port: npm start -- --port 8790\n`,
       );
       await expect(stat(join(scratch.dir, '.catalog'))).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
@@ -57,18 +57,19 @@ describe('catalog start (npm start)', () => {
       expect(builds).toHaveLength(1);
       const store = await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8');
 
+      // On its port or any other, a second start is told to use the first, or to stop it: not to try a port.
+      const running = `catalog: the local stack is already running: process ${first.pid} serves http://127.0.0.1:${port} from .catalog/ (one local stack per checkout); use it at http://127.0.0.1:${port}, or stop it first (Ctrl-C where it runs, or kill ${first.pid}), then start again\n`;
       const second = await runCatalog(['start', '--port', String(port)], { cwd: scratch.dir });
       expect(second.code).toBe(1);
-      expect(second.stderr).toContain(`127.0.0.1:${port} is in use`);
+      expect(second.stderr).toBe(running);
       expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
       expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
 
       // On another port: the same .catalog/, so refused at once, before anything is built or written.
       const other = await runCatalog(['start', '--port', String(await freePort())], { cwd: scratch.dir });
       expect(other.code).toBe(1);
-      expect(other.stderr).toBe(
-        `catalog: the local stack is already running: process ${first.pid} serves http://127.0.0.1:${port} from .catalog/ (one local stack per checkout); stop it first, or use it\n`,
-      );
+      expect(other.stderr).toBe(running);
+      expect(other.stderr).not.toContain('another port');
       expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
       expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
       const still = await httpRequest(first.url, {
@@ -140,6 +141,130 @@ describe('catalog start (npm start)', () => {
         expect((await httpRequest(start.url, { method: 'GET', target })).status, target).toBe(404);
     } finally {
       await start.stop();
+    }
+  });
+});
+
+describe('catalog start refuses words after it', () => {
+  it('says that npm keeps the options before --, with the line to type instead', async () => {
+    // `npm start --port 8790` runs `catalog start 8790`: npm took --port for itself.
+    const result = await runCatalog(['start', '8790'], { env: { npm_config_port: '8790' } });
+    expect(result).toMatchObject({
+      code: 1,
+      stderr:
+        'catalog: start takes options only, not "8790": npm keeps the options before -- for itself, so write npm start -- --port 8790 (or catalog start --port 8790)\n',
+    });
+  });
+});
+
+describe('catalog serve refuses, before it listens, what it could not serve', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-serve-' });
+  const storeIn = async (dir: string) => {
+    const store = join(dir, 'kvs.json');
+    await writeFile(store, EMPTY_STORE);
+    return store;
+  };
+
+  it.each([
+    [
+      'an origin that does not exist',
+      'none',
+      "does not exist (the local stack's is .catalog/origin, which npm start creates); nothing was started",
+    ],
+    [
+      'an origin that is a file',
+      'kvs.json',
+      'is not a directory (an origin is a directory, or s3://BUCKET); nothing was started',
+    ],
+  ])('%s', async (_label, name, reason) => {
+    const store = await storeIn(scratch.dir);
+    const origin = join(scratch.dir, name);
+    // In-process, a serve that listened would have run to its stop and exited 0.
+    const result = await runCatalog(['serve', '--origin', origin, '--store', store, '--port', '0']);
+    expect(result).toMatchObject({ code: 1, stderr: `catalog: --origin ${origin}: ${reason}\n` });
+    expect(result.stderr).not.toContain('listening');
+  });
+
+  it('a flat catalog build --out directory with a store that names a live build, saying how to serve a build', async () => {
+    const flat = join(scratch.dir, 'flat');
+    expect((await runCatalog(['build', '--out', flat])).code).toBe(0);
+    const deployment = join(scratch.dir, 'new');
+    const store = join(deployment, 'kvs.json');
+    expect((await runCatalog(['keys', 'issue', '--partner', 'dev', '--store', store])).code).toBe(0);
+    const published = await runCatalog([
+      'publish',
+      ...['--origin', join(deployment, 'origin'), '--store', store, '--source', 'fixtures/plans.json'],
+      ...['--base-url', 'http://127.0.0.1:8790'],
+    ]);
+    expect(published.code, published.stderr).toBe(0);
+    const live = JSON.parse(published.stdout).buildId as string;
+    const refused = await runCatalog(['serve', '--origin', flat, '--store', store, '--port', '0']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `^catalog: --origin ${flat} is a flat build \\(catalog build --out\\), but --store ${store} names the live build ${live}, which it does not hold: .*To serve a build, publish it: .*catalog publish --origin NEW/origin --store NEW/kvs.json --source FILE.*; nothing was started\n$`,
+      ),
+    );
+    // The way it names: the new deployment serves.
+    const served = await startServe(['--origin', join(deployment, 'origin'), '--store', store]);
+    try {
+      const home = await httpRequest(served.url, { method: 'GET', target: '/' });
+      expect(home.status).toBe(200);
+    } finally {
+      await served.stop();
+    }
+  });
+
+  it('no store file', async () => {
+    await mkdir(join(scratch.dir, 'origin'));
+    const store = join(scratch.dir, 'none.json');
+    const result = await runCatalog(['serve', '--origin', join(scratch.dir, 'origin'), '--store', store]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`^catalog: store ${store} does not exist; check the path`));
+  });
+
+  it('warns, at start, of a store whose live build the origin does not hold', async () => {
+    const origin = join(scratch.dir, 'origin');
+    await mkdir(join(origin, 'builds'), { recursive: true });
+    const store = join(scratch.dir, 'kvs.json');
+    await writeFile(
+      store,
+      JSON.stringify({ data: [{ key: 'build:live', value: '20260101T000000Z-0000abcd' }] }),
+    );
+    const served = await startServe(['--origin', origin, '--store', store]);
+    try {
+      expect(served.lines).toContain(
+        `catalog: warning: --store ${store} names the live build 20260101T000000Z-0000abcd, which --origin ${origin} does not hold: every catalog request gets the 500 page (catalog status --origin ${origin} --store ${store} says more)`,
+      );
+    } finally {
+      await served.stop();
+    }
+  });
+
+  it('a port in use, in one line', async () => {
+    const taken: Server = createServer();
+    const port = await new Promise<number>((resolve) =>
+      taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)),
+    );
+    try {
+      const origin = join(scratch.dir, 'flat');
+      expect((await runCatalog(['build', '--out', origin])).code).toBe(0);
+      const store = await storeIn(scratch.dir);
+      const result = await runCatalog([
+        'serve',
+        '--origin',
+        origin,
+        '--store',
+        store,
+        '--port',
+        String(port),
+      ]);
+      expect(result).toMatchObject({
+        code: 1,
+        stderr: `catalog: 127.0.0.1:${port} is in use (another catalog serve, npm start, or another program); stop it, or pass another --port\n`,
+      });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 });

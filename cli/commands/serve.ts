@@ -1,7 +1,7 @@
 /** `catalog serve` and `catalog start`: the local stack (app/local.ts) on 127.0.0.1. */
 import { appendFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { describeCause } from '../../contract/errors.ts';
+import { ConfigError, describeCause } from '../../contract/errors.ts';
 import { catalogTarget, DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, noter } from '../io.ts';
 import { settingsCommand } from '../options.ts';
@@ -58,12 +58,9 @@ const HELP = {
 export function registerServe(program: Command, io: CliIO): void {
   const note = noter(io);
   settingsCommand(program, 'serve', HELP.serve, io, async (settings) => {
-    const [{ serveLocal }, { requireStoreFile }] = await Promise.all([
-      import('../../app/local.ts'),
-      import('../../keys/file-store.ts'),
-    ]);
-    // A store that is not there would serve every partner 401: a typo, most likely.
-    await requireStoreFile(settings.store);
+    const { checkServable, serveLocal } = await import('../../app/local.ts');
+    // Refused before it listens: an origin or a store it could not serve (a typo, most likely).
+    for (const warning of await checkServable(settings)) note(`catalog: warning: ${warning}`);
     const log = jsonLines(io);
     const edge = await serveLocal(settings, log).finally(log.flush);
     note(`catalog serve: listening on ${edge.url}`);
@@ -73,7 +70,8 @@ export function registerServe(program: Command, io: CliIO): void {
 
 export function registerStart(program: Command, io: CliIO): void {
   const note = noter(io);
-  settingsCommand(program, 'start', HELP.start, io, async ({ port, host }) => {
+  const start = settingsCommand(program, 'start', HELP.start, io, async ({ port, host }, command) => {
+    if (command.args.length > 0) throw unexpectedArguments(command.args, io.env);
     const started = performance.now();
     const local = await import('../../app/local.ts');
     const log = jsonLines(io, local.LOCAL_STACK.accessLog);
@@ -100,4 +98,20 @@ export function registerStart(program: Command, io: CliIO): void {
     );
     stopOnSignals(io, edge, log);
   });
+  // Words after `start` are said to be a slip of npm's (below), not commander's bare "too many arguments".
+  start.allowExcessArguments();
+}
+
+/**
+ * The refusal of words after `catalog start`. `npm start --port 8790` keeps `--port` for npm itself and passes
+ * only `8790` on: the fix is to put the command's options after `--`.
+ */
+export function unexpectedArguments(
+  words: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+) {
+  const port = words.find((word) => /^\d+$/.test(word)) ?? env.npm_config_port ?? '8790';
+  return new ConfigError(
+    `start takes options only, not ${words.map((word) => JSON.stringify(word)).join(' ')}: npm keeps the options before -- for itself, so write npm start -- --port ${port} (or catalog start --port ${port})`,
+  );
 }

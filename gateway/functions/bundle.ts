@@ -16,9 +16,12 @@ export type GatewayFunctionName = keyof typeof GATEWAY_FUNCTIONS;
 /** Where `npm run build` writes the bundles, relative to the repository root. */
 export const GATEWAY_DIST = 'dist/gateway';
 
-/** CloudFront's limit on function code, in bytes (not adjustable), and what we aim for (room to grow). */
+/**
+ * CloudFront's limit on function code, in bytes (not adjustable), and what we aim for (room to grow): 6 KB,
+ * since viewer-request carries the home page (about 1.4 KB of HTML and its headers).
+ */
 export const FUNCTION_SIZE_LIMIT = 10 * 1024;
-export const FUNCTION_SIZE_TARGET = 4 * 1024;
+export const FUNCTION_SIZE_TARGET = 6 * 1024;
 
 const MODULES = new Set(['crypto', 'querystring', 'buffer']);
 

@@ -1,6 +1,7 @@
 /**
- * Viewer-request function: decides every request before the cache, in this order: path → method → OPTIONS →
- * openapi.yaml → key → discipline (docs/decisions.md#gateway). It answers 204/400/401/404/405 itself, with
+ * Viewer-request function: decides every request before the cache, in this order: path → method → the home
+ * page → OPTIONS → openapi.yaml → key → discipline (docs/decisions.md#gateway). It answers the home page `/`
+ * (200, HTML) and 204/400/401/404/405 itself, with
  * every header (CloudFront runs no viewer-response on them), or rewrites the request to the live build's object
  * in the encoding the viewer prefers, or a plan page to its live page (docs/decisions.md#plan-pages); the
  * query string, `Range` and `If-Range` go (gateway/README.md, "What runs when").
@@ -13,6 +14,8 @@ import {
   DISCIPLINES,
   type Discipline,
   GENERATED_HEADERS,
+  HOME_HEADERS,
+  HOME_PAGE,
   KVS_CORS_ORIGIN,
   KVS_KEY_PREFIX,
   KVS_LIVE_BUILD,
@@ -45,6 +48,13 @@ async function problem(p: ProblemType, extra?: Fields): Promise<CloudFrontRespon
   const headers = setHeaders(addCors({}, origin), PROBLEM_HEADERS);
   if (extra) Object.assign(headers, extra);
   return { statusCode: p.status, headers: headers, body: problemDocument(p) };
+}
+
+/** The home page (`/`), for people: 200 with its headers, and the CORS origin when one is set. */
+async function home(): Promise<CloudFrontResponse> {
+  const origin = await read(KVS_CORS_ORIGIN);
+  const headers = setHeaders(addCors({}, origin), HOME_HEADERS);
+  return { statusCode: 200, headers: headers, body: HOME_PAGE };
 }
 
 /** The answer to a preflight: 204, and the CORS headers when an origin is set. */
@@ -160,7 +170,8 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   const request = event.request;
   const method = request.method;
   const uri = request.uri;
-  const page = uri.indexOf(PAGE_PATH_PREFIX) === 0;
+  // A page for people: a plan page, or the home page; they take GET and HEAD, and no key.
+  const page = uri.indexOf(PAGE_PATH_PREFIX) === 0 || uri === PATHS.home;
   if (!page && uri !== PATHS.plans && uri !== PATHS.openapi)
     return logged(LogValue.Path, problem(PROBLEM_NOT_FOUND));
   if (method !== 'GET' && (page ? method !== 'HEAD' : method !== 'OPTIONS')) {
@@ -171,6 +182,7 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
       }),
     );
   }
+  if (uri === PATHS.home) return logged(LogValue.Page, home());
   if (method === 'OPTIONS') return preflight();
   // Always the whole document: CloudFront would answer a Range with 206 and a slice of the JSON.
   const headers = request.headers;

@@ -120,10 +120,11 @@ describe('plan pages from the local edge in Chromium', () => {
     },
   );
 
-  it('has no accessibility violation on a plan page or the not-found page', async () => {
+  it('has no accessibility violation on a plan page, the not-found page or the home page', async () => {
     for (const [path, status] of [
       [`/plans/${PAGE_PLAN_ID}`, 200],
       [`/plans/${MISSING_PLAN_ID}`, 404],
+      ['/', 200],
     ] as const) {
       const visit = await open(path);
       expect(visit.status, path).toBe(status);
