@@ -12,7 +12,7 @@ import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
 import { type ObjectToWrite, stateObject } from '../publish/origin.ts';
-import type { PublishSummary } from '../publish/publish.ts';
+import type { PublishSummary } from './run.ts';
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int().min(0));
 
@@ -36,6 +36,8 @@ const RunFields = z.object({
   /** Published+approved rows that broke a rule (left out with skipInvalid, or why the build failed). */
   invalidRows: z.number().int().min(0).nullable(),
   durationMs: z.number().int().min(0),
+  /** Each step's duration, by its name (app/run.ts lists the steps). */
+  durationsMs: z.record(z.string(), z.number().int().min(0)).optional(),
   /**
    * The last run that left the live build matching the source — it published it, or found the source
    * identical to it — and that build: carried over from the previous record by a run that did neither.
@@ -114,6 +116,8 @@ export function lastRunOf(run: {
   readonly started: Date;
   readonly finished: Date;
   readonly durationMs: number;
+  /** Each step's duration so far, by name. */
+  readonly durationsMs?: Readonly<Record<string, number>>;
   readonly progress: RunProgress;
   readonly end: RunEnd;
   readonly previous: LastRun | null;
@@ -130,6 +134,7 @@ export function lastRunOf(run: {
     // Rows, not problems: a row may break several rules.
     invalidRows: invalid ? new Set(invalid.map((problem) => problem.row)).size : null,
     durationMs: Math.max(0, Math.round(run.durationMs)),
+    ...(run.durationsMs ? { durationsMs: { ...run.durationsMs } } : {}),
   };
   if ('error' in run.end) {
     const { error } = run.end;

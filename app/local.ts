@@ -9,9 +9,8 @@ import { CatalogError, ConfigError, settingRef } from '../contract/errors.ts';
 import { BUILDS_PREFIX, KVS_LIVE_BUILD, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
-import type { PublishSummary } from '../publish/publish.ts';
 import { LOCAL_STACK, localStackPath, repoRoot } from './paths.ts';
-import type { PublishSettings } from './run.ts';
+import type { PublishSettings, PublishSummary } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
 
 export { LOCAL_STACK } from './paths.ts';

@@ -23,7 +23,7 @@ import { PublishRefusedError } from '../publish/errors.ts';
 import { acquireRunLock } from '../publish/lock.ts';
 import type { OriginStore } from '../publish/origin.ts';
 import { readPointer } from '../publish/pointer.ts';
-import type { PublishTarget } from '../publish/publish.ts';
+import type { PublishTarget } from '../publish/steps.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
@@ -180,14 +180,12 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
       origin: {
         name: origin.name,
         get: (key) => origin.get(key),
-        getRange: (key, offset, size) => origin.getRange(key, offset, size),
         list: (prefix) => origin.list(prefix),
         listPrefixes: (prefix) => origin.listPrefixes(prefix),
         delete: (keys) => origin.delete(keys),
         deletePrefix: (prefix) => origin.deletePrefix(prefix),
         replace: (object, md5) => origin.replace(object, md5),
         copy: (from, to, options) => origin.copy(from, to, options),
-        bindingFor: (store) => origin.bindingFor(store),
         put: (object, options) =>
           object.key === STATE_LAST_RUN
             ? Promise.reject(Object.assign(new Error('AccessDenied'), { name: 'AccessDenied' }))
@@ -259,9 +257,12 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
   });
 });
 
-/** Every object at the origin (the lock and the run record included), by key, with its MD5. */
+/** Every object at the origin (the lock and the run record included), by key, with the MD5 of its bytes. */
 async function objectsAt(origin: OriginStore): Promise<Map<string, string>> {
-  return new Map((await origin.list('')).map((object) => [object.key, object.md5]));
+  const keys = (await origin.list('')).map((object) => object.key);
+  return new Map(
+    await Promise.all(keys.map(async (key) => [key, (await origin.get(key))?.md5 ?? ''] as const)),
+  );
 }
 
 /** The keys added, removed or changed between two snapshots of an origin. */
@@ -306,7 +307,7 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
     }
   });
 
-  it('a run after a change compresses the catalogs, not openapi.yaml, whose variants it copies', async () => {
+  it('a run after a change compresses its served objects, openapi.yaml to the same bytes as before', async () => {
     work.compressions = 0;
     const first = publishSummaryOf((await publish(settings(), under.target, runOptions())).summary);
     // Both variants of the three catalogs and openapi.yaml.
@@ -320,8 +321,8 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
 
     const next = publishSummaryOf((await publish(settings({ source }), under.target, runOptions())).summary);
     expect(next).toMatchObject({ result: 'published', previousBuildId: first.buildId });
-    // Each catalog holds generatedAt, so each is new; openapi.yaml is the live one.
-    expect(work.compressions).toBe(2 * CATALOGS.length);
+    // Each catalog holds generatedAt, so each is new; openapi.yaml is made again (a few milliseconds).
+    expect(work.compressions).toBe(2 * (CATALOGS.length + 1));
     const variants = ['openapi.yaml.br', 'openapi.yaml.gz'];
     for (const build of [first.buildId, next.buildId]) {
       const objects = await under.target.origin.list(`builds/${build}/openapi.yaml`);
@@ -338,10 +339,6 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
       ),
     );
     expect(now).toEqual(was);
-    if (under.s3)
-      expect(
-        under.s3.requests.filter((request) => request.copyOf !== undefined).map((request) => request.key),
-      ).toEqual(expect.arrayContaining(variants.map((key) => `builds/${next.buildId}/${key}`)));
   });
 
   it('a second run during a first exits busy, naming the first, and changes nothing but its run record', async () => {
@@ -409,11 +406,12 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
       under.target,
       runOptions({ report: (line) => lines.push(line) }),
     );
-    expect(publishSummaryOf(outcome.summary).result).toBe('published');
-    expect(outcome.warnings).toEqual([
+    const summary = publishSummaryOf(outcome.summary);
+    expect(summary.result).toBe('published');
+    expect(summary.warnings).toEqual([
       expect.stringMatching(/^took over the run lock of lambda \(pid \d+ on .+\), which had expired$/),
     ]);
-    expect(lines).toContain(`warning: ${outcome.warnings[0]}`);
+    expect(lines).toContain(`warning: ${summary.warnings[0]}`);
     expect(await under.target.origin.get(STATE_RUN_LOCK)).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Build and publish, the only orchestration (see README.md): every entry point calls these. Clients are built by
- * the caller and passed in; progress and warnings go to the caller's `report`.
+ * Build, publish, roll back and unpin: every entry point calls these (README.md). Each is an explicit list of the
+ * steps of publish/steps.ts, run in order and timed one by one; this file wires the source, the clients the
+ * caller built and the metrics into them. Progress and warnings go to the caller's `report`.
  */
 
 import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
@@ -9,25 +10,35 @@ import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } fro
 import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { openSource } from '../builder/sources/index.ts';
-import { CatalogError, ConfigError, describeCause, StoreError, settingRef } from '../contract/errors.ts';
-import { HEADER_VALUES, STATE_LAST_RUN } from '../contract/index.ts';
-import { acquireRunLock, describeHolder, type HeldRunLock } from '../publish/lock.ts';
+import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
+import { type Discipline, STATE_LAST_RUN, totalPlans } from '../contract/index.ts';
+import { type BuildListing, listBuilds } from '../publish/history.ts';
 import { bucketOf, objectToWrite } from '../publish/origin.ts';
-import { readPointer } from '../publish/pointer.ts';
+import { type Pin, readPointer } from '../publish/pointer.ts';
 import {
+  choose,
+  complete,
+  guard,
+  lock,
+  type Progress,
   type ProgressSink,
-  type PublishSummary,
   type PublishTarget,
-  protectedBy,
-  proveDeployment,
-  pruneBuilds,
-  pruneFailure,
-  publishBuild,
+  pinLive,
+  prepare,
+  prove,
+  prune,
+  publishLive,
+  RunState,
+  read,
   readManifest,
-} from '../publish/publish.ts';
-
-export type { Progress, ProgressSink } from '../publish/publish.ts';
-
+  runSteps,
+  type Step,
+  type Stop,
+  unlock,
+  unpin as unpinStep,
+  upload,
+  verify,
+} from '../publish/steps.ts';
 import {
   type BusySummary,
   type LastRun,
@@ -41,6 +52,8 @@ import {
 import { measurePropagation, type PropagationResult } from './propagation.ts';
 import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
 import { renderMessage, type SettingsIn } from './settings/index.ts';
+
+export type { Progress, ProgressSink, PublishTarget };
 
 /** What an operation tells its caller as it goes: warnings and the rows a failed build refused. */
 export type Report = (line: string) => void;
@@ -93,12 +106,10 @@ async function prepareFrom(
 export async function writeFlatBuild(dir: string, result: BuildResult): Promise<number> {
   const started = performance.now();
   const { writeFlat } = await import('../publish/dir-origin.ts');
-  await writeFlat(dir, [
-    ...result.objects.map((object) => objectToWrite(object, object.key, HEADER_VALUES.cacheable)),
-    ...result.root.map((object) =>
-      objectToWrite(object, object.key, object.cacheControl ?? HEADER_VALUES.noStore),
-    ),
-  ]);
+  await writeFlat(
+    dir,
+    [...result.objects, ...result.root].map((object) => objectToWrite(object, object.key)),
+  );
   return performance.now() - started;
 }
 
@@ -185,13 +196,15 @@ export interface PublishRunOptions {
   readonly now: Date;
   readonly force: boolean;
   readonly unpin?: boolean;
-  /** Publish over a live build the origin does not hold (publish/publish.ts `proveDeployment`). */
+  /** Take an origin the store does not record, or replace a live build the origin lacks (publish/steps.ts `prove`). */
   readonly recover?: boolean;
   readonly report: Report;
   /** Hears the run's stages and the objects uploaded. */
   readonly progress?: ProgressSink;
   /** Reads the source when the run starts instead of taking it from the settings; its failure is recorded. */
   readonly source?: () => Promise<RunSource>;
+  /** A build whose first step the caller already took (builder/build.ts `prepareBuild`): the source is not read. */
+  readonly prepared?: PreparedBuild;
   /** Shows a message the way the entry point names settings, secrets removed (default: the command line's). */
   readonly present?: (message: string) => string;
   /** Given, the run's figures go there once, at its end (the Lambda passes Powertools' Metrics). */
@@ -202,6 +215,30 @@ export interface PublishRunOptions {
   readonly runBy?: string;
   /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
   readonly actor?: string;
+}
+
+/** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
+export interface PublishSummary {
+  readonly command: 'publish';
+  readonly result: 'published' | 'skipped-identical' | 'skipped-pinned';
+  readonly buildId: string;
+  readonly generatedAt: string;
+  readonly counts: Readonly<Record<Discipline, number>>;
+  readonly plans: number;
+  readonly bytes: number;
+  readonly plansHash: string;
+  /** The build live when the publish started. */
+  readonly previousBuildId: string | null;
+  /** Why nothing was published (`skipped-*`). */
+  readonly reason?: string;
+  /** The pin that held the pointer (`skipped-pinned`). */
+  readonly pin?: Pin;
+  /** Builds beyond `keepBuilds` deleted. */
+  readonly pruned: readonly string[];
+  /** Problems that did not fail the run. */
+  readonly warnings: readonly string[];
+  /** Each step's duration, by its name, and the whole run's (`total`). */
+  readonly durationsMs: Readonly<Record<string, number>>;
 }
 
 /** What a publish did, and the invalid rows it left out (with `skipInvalid`). */
@@ -217,11 +254,31 @@ export interface PublishOutcome {
   readonly warnings: readonly string[];
 }
 
-/** The live build's `generatedAt`, read after a run (null: no build is live, or its manifest is unreadable). */
-async function liveGeneratedAt(target: PublishTarget): Promise<string | null> {
-  const { live } = await readPointer(target.kvs);
-  const value: unknown = live === null ? null : (await readManifest(target.origin, live))?.generatedAt;
-  return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
+/** The summary of a publish's steps: how they ended (`stop`), or published when none settled it. */
+function summaryOf(state: RunState, stop: Stop | undefined, started: number): RunSummary {
+  const durationsMs = { ...state.durationsMs, total: Math.round(performance.now() - started) };
+  if (stop?.result === 'busy') return { command: 'publish', ...stop, durationsMs } satisfies BusySummary;
+  const candidate = state.need('candidate');
+  const live = state.live;
+  const identical = stop?.result === 'skipped-identical' && live?.kind === 'build' ? live : undefined;
+  return {
+    command: 'publish',
+    result: stop?.result ?? 'published',
+    buildId: identical?.id ?? candidate.buildId,
+    generatedAt: identical?.manifest.generatedAt ?? candidate.generatedAt,
+    counts: candidate.counts,
+    plans: totalPlans(candidate.counts),
+    bytes: state.built?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
+    plansHash: candidate.plansHash,
+    previousBuildId: state.pointer?.live ?? null,
+    ...(stop ? { reason: stop.reason } : {}),
+    ...(stop?.result === 'skipped-pinned' ? { pin: stop.pin } : {}),
+    pruned: state.pruned,
+    warnings: state.pin
+      ? [`unpinned ${state.pin.build} (pinned since ${state.pin.at} by ${state.pin.by})`, ...state.warnings]
+      : state.warnings,
+    durationsMs,
+  };
 }
 
 /** The record the last run left at the origin, or null (none, unreadable, or not a record). */
@@ -235,44 +292,10 @@ async function previousRecord(target: PublishTarget): Promise<LastRun | null> {
   }
 }
 
-/** Runs the propagation check after a publish that moved the pointer at `movedAt` (`performance.now()`). */
-async function checkPropagation(
-  check: PropagationCheck,
-  baseUrl: string,
-  summary: PublishSummary,
-  movedAt: number,
-  present: (message: string) => string,
-): Promise<PropagationResult> {
-  if (summary.result !== 'published')
-    return { outcome: 'skipped', reason: `nothing was published (${summary.result})` };
-  const left = check.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
-  if (left <= 0) return { outcome: 'skipped', reason: 'no time left for it before the run times out' };
-  const maxWaitMs = Math.min(check.maxWaitMs, performance.now() - movedAt + left);
-  let key: string | undefined;
-  try {
-    key = await check.key();
-  } catch (error) {
-    const message = error instanceof CatalogError ? error.message : describeCause(error);
-    return { outcome: 'failed', reason: present(`reading the monitoring key failed: ${message}`), polls: 0 };
-  }
-  if (key === undefined)
-    return {
-      outcome: 'skipped',
-      reason: present(`no monitoring key is configured (${settingRef('monitoringKeySecretArn')})`),
-    };
-  return measurePropagation({
-    baseUrl,
-    key,
-    generatedAt: summary.generatedAt,
-    since: movedAt,
-    maxWaitMs,
-    intervalMs: check.intervalMs,
-  });
-}
-
 /**
- * Builds and publishes under the run lock (held elsewhere: `busy`), then leaves the run's record, prunes, measures
- * propagation and emits metrics (README.md). None of these changes the outcome: a failed run throws its own error.
+ * Builds and publishes (publish/README.md): proves the deployment (a failure there writes nothing anywhere), then
+ * the steps under the run lock (held elsewhere: `busy`); whatever their outcome, the run's record, the prune, the
+ * lock's release, the propagation check and the metrics, none of which changes it. A failed run throws its error.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
@@ -281,196 +304,285 @@ export async function publish(
 ): Promise<PublishOutcome> {
   const started = performance.now();
   const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
-  const warnings: string[] = [];
-  const warn = (line: string) => {
-    warnings.push(line);
-    options.report(`warning: ${line}`);
-  };
-  // Before anything is built or written (the run lock, the run's record): a store and an origin of two
-  // deployments are refused here, and this origin never hears of the run.
-  try {
-    await proveDeployment(target, await readPointer(target.kvs), {
-      live: true,
-      recover: options.recover ?? false,
-    });
-  } catch (error) {
-    if (error instanceof CatalogError) throw error;
-    throw new StoreError(
-      `reading ${target.kvs.name} and ${target.origin.name} failed (${describeCause(error)}); nothing was changed`,
-      { cause: error },
-    );
-  }
-
-  let progress: RunProgress = {};
-  let end: RunEnd;
-  let built: PreparedBuild | undefined;
-  let movedAt = 0;
-  let lock: HeldRunLock | undefined;
-  try {
-    try {
-      const attempt = await acquireRunLock(target.origin, options.runBy ?? 'catalog publish');
-      if ('busy' in attempt) {
-        const reason = `busy: another run holds the run lock at ${target.origin.name}: ${describeHolder(attempt.busy)}; this run did nothing`;
-        throw new RunBusy({
-          command: 'publish',
-          result: 'busy',
-          reason,
-          holder: attempt.busy,
-          durationsMs: { total: Math.round(performance.now() - started) },
-        });
-      }
-      lock = attempt.held;
-      if (lock.tookOver)
-        warn(`took over the run lock of ${describeHolder(lock.tookOver)}, which had expired`);
-    } catch (error) {
-      if (error instanceof RunBusy) throw error;
-      throw new StoreError(
-        `taking the run lock at ${target.origin.name} failed (${describeCause(error)}); nothing was changed`,
-        { cause: error },
-      );
-    }
-    const from: { readonly source?: string | undefined; readonly sourceToken?: string | undefined } =
-      options.source
-        ? await options.source()
-        : { source: settings.source, sourceToken: settings.sourceToken };
+  const state = new RunState(target, {
+    force: options.force,
+    allowEmpty: settings.allowEmpty,
+    minRatio: settings.minRatio,
+    keep: settings.keepBuilds,
+    unpin: options.unpin ?? false,
+    recover: options.recover ?? false,
+    runBy: options.runBy ?? 'catalog publish',
+    actor: options.actor ?? 'unknown',
+    ...(options.progress ? { progress: options.progress } : {}),
+  });
+  let invalid: readonly InvalidRow[] | undefined;
+  state.prepare = async () => {
+    if (options.prepared) return options.prepared;
+    const from = options.source
+      ? await options.source()
+      : { source: settings.source, sourceToken: settings.sourceToken };
     if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
     try {
-      built = await prepareFrom(
+      return await prepareFrom(
         { ...settings, source: from.source, sourceToken: from.sourceToken },
         options.now,
         options.report,
         options.progress,
       );
     } catch (error) {
-      if (error instanceof InvalidRowsError) progress = { invalid: error.invalid };
+      if (error instanceof InvalidRowsError) invalid = error.invalid;
       throw error;
     }
-    progress = { built: { buildId: built.buildId, counts: built.counts, invalid: built.warnings } };
-    const summary = await publishBuild(built, target, {
-      force: options.force,
-      allowEmpty: settings.allowEmpty,
-      minRatio: settings.minRatio,
-      unpin: options.unpin ?? false,
-      recover: options.recover ?? false,
-      ...(options.progress ? { progress: options.progress } : {}),
-      buildMs: performance.now() - started,
-      ...(options.actor !== undefined ? { actor: options.actor } : {}),
-    });
-    movedAt = performance.now();
-    for (const warning of summary.warnings) options.report(`warning: ${warning}`);
-    end = { summary };
+  };
+  await runSteps(state, [prove('publish')]);
+
+  let stop: Stop | undefined;
+  let failure: { error: unknown } | undefined;
+  try {
+    stop = await runSteps(state, [
+      lock('publish'),
+      prepare,
+      unpinStep,
+      read,
+      guard,
+      complete,
+      upload,
+      verify,
+      publishLive,
+    ]);
   } catch (error) {
-    end = error instanceof RunBusy ? { summary: error.summary } : { error };
+    failure = { error };
+  }
+  const end: RunEnd = failure ?? { summary: summaryOf(state, stop, started) };
+  const after = new AfterRun(state, options, settings.baseUrl, present);
+  await runSteps(state, [
+    after.record(started, end, invalid),
+    ...(stop?.result === 'busy' ? [] : [prune, unlock]),
+    after.propagation(end),
+    after.metrics(),
+  ]);
+  for (const warning of [...state.warnings, ...after.warnings]) options.report(`warning: ${warning}`);
+  if (failure) throw failure.error;
+  return {
+    // Again, now that the prune and the steps after the outcome are timed too.
+    summary: summaryOf(state, stop, started),
+    invalidRows: state.candidate?.warnings ?? [],
+    record: after.written as LastRun,
+    ...(after.propagated ? { propagation: after.propagated } : {}),
+    warnings: after.warnings,
+  };
+}
+
+/** The steps after a run's outcome: its record, the propagation check, the metrics. None throws. */
+class AfterRun {
+  readonly warnings: string[] = [];
+  written?: LastRun;
+  propagated?: PropagationResult;
+  readonly #state: RunState;
+  readonly #options: PublishRunOptions;
+  readonly #baseUrl: string;
+  readonly #present: (message: string) => string;
+
+  constructor(
+    state: RunState,
+    options: PublishRunOptions,
+    baseUrl: string,
+    present: (message: string) => string,
+  ) {
+    this.#state = state;
+    this.#options = options;
+    this.#baseUrl = baseUrl;
+    this.#present = present;
   }
 
-  try {
-    const record = lastRunOf({
-      started: options.now,
-      finished: new Date(),
-      durationMs: performance.now() - started,
-      progress,
-      end,
-      previous: await previousRecord(target),
-      present,
-    });
-    try {
-      await target.origin.put(lastRunObject(record), { overwrite: true });
-    } catch (error) {
-      warn(
-        `writing ${STATE_LAST_RUN} to ${target.origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
-      );
-    }
+  /** Leaves the run's record at the origin (`state/last-run.json`), whatever the outcome. */
+  record(started: number, end: RunEnd, invalid: readonly InvalidRow[] | undefined): Step {
+    return {
+      name: 'record',
+      run: async () => {
+        const candidate = this.#state.candidate;
+        const progress: RunProgress = candidate
+          ? { built: { buildId: candidate.buildId, counts: candidate.counts, invalid: candidate.warnings } }
+          : invalid
+            ? { invalid }
+            : {};
+        this.written = lastRunOf({
+          started: this.#options.now,
+          finished: new Date(),
+          durationMs: performance.now() - started,
+          durationsMs: this.#state.durationsMs,
+          progress,
+          end,
+          previous: await previousRecord(this.#state.target),
+          present: this.#present,
+        });
+        try {
+          await this.#state.target.origin.put(lastRunObject(this.written), { overwrite: true });
+        } catch (error) {
+          this.warnings.push(
+            `writing ${STATE_LAST_RUN} to ${this.#state.target.origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
+          );
+        }
+        return undefined;
+      },
+    };
+  }
 
-    // After the pointer moved and the run's record is written: old builds go, while the edge is watched.
-    let summary = 'summary' in end ? end.summary : undefined;
-    if (summary?.result === 'published') options.progress?.({ stage: 'pruning old builds' });
-    const pruning =
-      summary?.result === 'published'
-        ? prune(target, settings.keepBuilds, summary.buildId)
-        : Promise.resolve(undefined);
-    let propagation: PropagationResult | undefined;
-    if (summary && summary.result !== 'busy' && options.propagation) {
-      propagation = await checkPropagation(options.propagation, settings.baseUrl, summary, movedAt, present);
-      if (propagation.outcome !== 'measured')
-        options.report(
-          `propagation ${propagation.outcome}: ${propagation.outcome === 'timeout' ? `still serving ${propagation.lastSeen} after ${propagation.waitedSeconds} s` : propagation.reason}`,
-        );
-    }
-    const pruned = await pruning;
-    if (pruned && summary && summary.result !== 'busy') {
-      if (pruned.warning) options.report(`warning: ${pruned.warning}`);
-      summary = {
-        ...summary,
-        pruned: pruned.ids,
-        warnings: pruned.warning ? [...summary.warnings, pruned.warning] : summary.warnings,
-        durationsMs: {
-          ...summary.durationsMs,
-          prune: pruned.ms,
-          total: Math.round(performance.now() - started),
-        },
+  /** After a publish that moved the pointer: how long the edge takes to serve it, when the caller asked. */
+  propagation(end: RunEnd): Step {
+    return {
+      name: 'propagation',
+      run: async () => {
+        const check = this.#options.propagation;
+        if (!check || !('summary' in end) || end.summary.result === 'busy') return undefined;
+        this.propagated = await this.#measure(check, end.summary);
+        if (this.propagated.outcome !== 'measured')
+          this.#options.report(
+            `propagation ${this.propagated.outcome}: ${this.propagated.outcome === 'timeout' ? `still serving ${this.propagated.lastSeen} after ${this.propagated.waitedSeconds} s` : this.propagated.reason}`,
+          );
+        return undefined;
+      },
+    };
+  }
+
+  async #measure(check: PropagationCheck, summary: PublishSummary): Promise<PropagationResult> {
+    const movedAt = this.#state.moved?.at;
+    if (summary.result !== 'published' || movedAt === undefined)
+      return { outcome: 'skipped', reason: `nothing was published (${summary.result})` };
+    const { generatedAt } = summary;
+    const left = check.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
+    if (left <= 0) return { outcome: 'skipped', reason: 'no time left for it before the run times out' };
+    let key: string | undefined;
+    try {
+      key = await check.key();
+    } catch (error) {
+      const message = error instanceof CatalogError ? error.message : describeCause(error);
+      return {
+        outcome: 'failed',
+        reason: this.#present(`reading the monitoring key failed: ${message}`),
+        polls: 0,
       };
     }
-    if (lock?.lost())
-      warn(
-        `the run lock at ${target.origin.name} was taken over by another run while this one ran (it stalled past the lock's expiry)`,
-      );
+    if (key === undefined)
+      return {
+        outcome: 'skipped',
+        reason: this.#present(`no monitoring key is configured (${settingRef('monitoringKeySecretArn')})`),
+      };
+    return measurePropagation({
+      baseUrl: this.#baseUrl,
+      key,
+      generatedAt,
+      since: movedAt,
+      maxWaitMs: Math.min(check.maxWaitMs, performance.now() - movedAt + left),
+      intervalMs: check.intervalMs,
+    });
+  }
 
-    if (options.metrics) {
-      let catalogAgeSeconds: number | undefined;
-      try {
-        const generatedAt = await liveGeneratedAt(target);
-        if (generatedAt !== null) catalogAgeSeconds = (Date.now() - Date.parse(generatedAt)) / 1000;
-      } catch (error) {
-        warn(`reading the live build for the catalog age failed (${describeCause(error)})`);
-      }
-      try {
-        emitRunMetrics(options.metrics, runFigures(record, { catalogAgeSeconds, propagation }));
-      } catch (error) {
-        warn(`emitting the run's metrics failed (${describeCause(error)})`);
-      }
-    }
-
-    if ('error' in end) throw end.error;
+  /** The run's figures to the caller's metrics sink, with the age of the catalog live after it. */
+  metrics(): Step {
     return {
-      summary: summary as RunSummary,
-      invalidRows: built?.warnings ?? [],
-      record,
-      ...(propagation ? { propagation } : {}),
-      warnings,
+      name: 'metrics',
+      run: async () => {
+        const sink = this.#options.metrics;
+        if (!sink || !this.written) return undefined;
+        let catalogAgeSeconds: number | undefined;
+        try {
+          const { live } = this.#state.moved?.after ?? (await readPointer(this.#state.target.kvs));
+          const manifest = live === null ? null : await readManifest(this.#state.target.origin, live);
+          if (manifest && !('problem' in manifest))
+            catalogAgeSeconds = (Date.now() - Date.parse(manifest.generatedAt)) / 1000;
+        } catch (error) {
+          this.warnings.push(`reading the live build for the catalog age failed (${describeCause(error)})`);
+        }
+        try {
+          emitRunMetrics(sink, runFigures(this.written, { catalogAgeSeconds, propagation: this.propagated }));
+        } catch (error) {
+          this.warnings.push(`emitting the run's metrics failed (${describeCause(error)})`);
+        }
+        return undefined;
+      },
     };
-  } finally {
-    await lock?.release();
   }
 }
 
-/** A run that found the lock held: carried to the end of {@link publish} as its summary. */
-class RunBusy extends Error {
-  readonly summary: BusySummary;
-  constructor(summary: BusySummary) {
-    super(summary.reason);
-    this.summary = summary;
-  }
+/** The builds at the target's origin, newest first, marked by the pointer and its history (`catalog builds`). */
+export function builds(target: PublishTarget): Promise<BuildListing[]> {
+  return listBuilds(target.origin, target.kvs);
+}
+
+/** The one JSON line `catalog rollback` prints. */
+export interface RollbackSummary {
+  readonly command: 'rollback';
+  readonly buildId: string;
+  readonly generatedAt: string;
+  readonly counts: Readonly<Record<Discipline, number>>;
+  readonly previousBuildId: string | null;
+  readonly pin: Pin;
+  /** The rollback line after it, newest first. */
+  readonly previous: readonly string[];
+  readonly warnings: readonly string[];
+  readonly durationsMs: Readonly<Record<string, number>>;
+}
+
+/** Who and how a rollback or an unpin runs. */
+export interface MoveOptions {
+  readonly now: Date;
+  readonly actor?: string;
+  readonly progress?: ProgressSink;
 }
 
 /**
- * Prunes old builds, keeping what the pointer protects now; nothing when another run moved it from `live` since
- * (that run prunes). Never throws: a failure is the warning.
+ * Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there: proves the
+ * deployment, then under the run lock chooses the build, makes its pages live and moves the pointer.
  */
-async function prune(
+export async function rollback(
   target: PublishTarget,
-  keep: number,
-  live: string,
-): Promise<{ ids: string[]; ms: number; warning?: string }> {
+  options: MoveOptions & { readonly to?: string },
+): Promise<RollbackSummary> {
   const started = performance.now();
+  const state = new RunState(target, {
+    force: false,
+    allowEmpty: false,
+    minRatio: 0,
+    actor: options.actor ?? 'unknown',
+    clock: () => options.now,
+    ...(options.to !== undefined ? { to: options.to } : {}),
+    ...(options.progress ? { progress: options.progress } : {}),
+  });
+  await runSteps(state, [prove('other'), lock('rollback')]);
   try {
-    const pointer = await readPointer(target.kvs);
-    const ids = pointer.live === live ? await pruneBuilds(target, keep, protectedBy(pointer)) : [];
-    return { ids, ms: Math.round(performance.now() - started) };
-  } catch (error) {
-    return {
-      ids: [],
-      ms: Math.round(performance.now() - started),
-      warning: pruneFailure(target.origin, error),
-    };
+    await runSteps(state, [choose, pinLive]);
+  } finally {
+    await runSteps(state, [unlock]);
   }
+  const { id, manifest } = state.need('chosen');
+  const moved = state.need('moved');
+  return {
+    command: 'rollback',
+    buildId: id,
+    generatedAt: manifest.generatedAt,
+    counts: manifest.counts,
+    previousBuildId: moved.before.live,
+    pin: state.need('pin'),
+    previous: moved.after.previous,
+    warnings: state.warnings,
+    durationsMs: { ...state.durationsMs, total: Math.round(performance.now() - started) },
+  };
+}
+
+/** Removes a rollback's pin (the pinned build stays live until the next publish); returns it, if any. */
+export async function unpin(
+  target: PublishTarget,
+  options: Omit<MoveOptions, 'progress'>,
+): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: readonly string[] }> {
+  const state = new RunState(target, {
+    force: false,
+    allowEmpty: false,
+    minRatio: 0,
+    unpin: true,
+    actor: options.actor ?? 'unknown',
+    clock: () => options.now,
+  });
+  await runSteps(state, [prove('other'), unpinStep]);
+  return { command: 'unpin', unpinned: state.pin ?? null, warnings: state.warnings };
 }

@@ -5,9 +5,10 @@
 import { unlink, writeFile } from 'node:fs/promises';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it, vi } from 'vitest';
-import type { Manifest } from '../builder/build.ts';
+import { settingRef } from '../contract/errors.ts';
 import { KVS_CORS_ORIGIN, KVS_KEY_PREFIX, KVS_LIVE_BUILD, KVS_PIN } from '../contract/index.ts';
 import { issueKey } from '../keys/manage.ts';
+import type { StoredManifest } from '../publish/core.ts';
 import { acquireRunLock } from '../publish/lock.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { planCounts } from '../testing/counts.ts';
@@ -22,24 +23,18 @@ const HOUR = 3_600_000;
 const MAX_AGE = 25 * HOUR;
 const LIVE = '20260302T100000Z-0123abcd';
 
-const manifest = (generatedAt: string): Manifest => ({
+const manifest = (generatedAt: string): StoredManifest => ({
   buildId: LIVE,
   generatedAt,
   counts: planCounts({ running: 22, strength: 21 }),
   plans: 43,
   plansHash: 'ab'.repeat(32),
-  source: 'fixtures/plans.json',
-  tool: { name: 'catalog', version: '0.1.0' },
+  inputsHash: 'cd'.repeat(32),
   objects: {
-    'catalog.json': { contentType: 'application/json', size: 10, sha256: 'a', md5: 'b' },
-    'catalog.json.br': {
-      contentType: 'application/json',
-      contentEncoding: 'br',
-      size: 5,
-      sha256: 'c',
-      md5: 'd',
-    },
+    'catalog.json': { size: 10, sha256: 'a'.repeat(64), md5: 'b'.repeat(32) },
+    'catalog.json.br': { size: 5, sha256: 'c'.repeat(64), md5: 'd'.repeat(32) },
   },
+  pages: {},
   root: {},
 });
 
@@ -68,13 +63,13 @@ function facts(extra: Partial<StatusFacts> = {}): StatusFacts {
     origin: 's3://catalog-origin',
     store: STORE,
     entries: new Map([[KVS_LIVE_BUILD, LIVE], ACME]),
+    deployment: null,
     live: {
       kind: 'build',
       id: LIVE,
       manifest: manifest('2026-03-02T10:00:00.000Z'),
       damage: [],
-      held: new Map(),
-      pages: new Map(),
+      pageDamage: [],
     },
     lastRun: { record: run() },
     runLock: null,
@@ -119,8 +114,7 @@ describe('the judgement', () => {
         id: LIVE,
         manifest: manifest('2026-03-01T10:00:00.000Z'),
         damage: [],
-        held: new Map(),
-        pages: new Map(),
+        pageDamage: [],
       },
       lastRun: { record: run({ confirmed: { at: '2026-03-01T10:00:00.000Z', buildId: LIVE } }) },
     });
@@ -292,20 +286,19 @@ describe('the judgement', () => {
           id: LIVE,
           manifest: manifest('2026-03-02T10:00:00.000Z'),
           damage,
-          held: new Map(),
-          pages: new Map(),
+          pageDamage: [],
         },
         lastRun: { record: run({ outcome: 'failed', reason: 'x' }) },
       }),
     );
     expect(report).toMatchObject({ health: 'broken', exitCode: 2, live: { objects: { damaged: damage } } });
     expect(messages(report)[0]).toBe(
-      `broken: live build ${LIVE} at s3://catalog-origin does not match its manifest: catalog.json is missing; catalog.json.br has 3 bytes, not 5; catalog.json.gz has other bytes (MD5 00); and 1 more; run catalog rollback, or catalog publish --force`,
+      `broken: live build ${LIVE} at s3://catalog-origin does not match its manifest: catalog.json is missing; catalog.json.br has 3 bytes, not 5; catalog.json.gz has other bytes (MD5 00); and 1 more; run catalog publish --force (a fresh build, every page written again), or catalog rollback`,
     );
     expect(report.problems.map((p) => p.level)).toEqual(['broken', 'degraded']);
   });
 
-  it('broken: no live build, or a pointer naming a build that is not there; degraded: only the flat root', () => {
+  it('broken: no live build, a pointer naming a build that is not there, or live pages that are not its pages', () => {
     expect(judge(facts({ entries: new Map(), live: { kind: 'none' }, lastRun: null })).exitCode).toBe(2);
     const missing = judge(
       facts({
@@ -317,7 +310,7 @@ describe('the judgement', () => {
       }),
     );
     expect(messages(missing)).toEqual([
-      `broken: build:live names ${LIVE}, which the edge cannot serve (no readable builds/${LIVE}/manifest.json at s3://catalog-origin): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
+      `broken: build:live names ${LIVE}, which the edge cannot serve (no readable builds/${LIVE}/manifest.json at s3://catalog-origin): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish --recover`,
     ]);
     const garbage = judge(
       facts({
@@ -327,10 +320,31 @@ describe('the judgement', () => {
     );
     expect(garbage).toMatchObject({ health: 'broken', exitCode: 2, live: { buildId: '../..\nbuild' } });
     expect(messages(garbage)[0]).toBe(
-      'broken: build:live names "../..\\nbuild", which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish',
+      'broken: build:live names "../..\\nbuild", which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish --recover',
     );
-    const flat = judge(facts({ entries: new Map(), live: { kind: 'flat', plans: 44 }, lastRun: null }));
-    expect(flat).toMatchObject({ health: 'degraded', live: { state: 'flat', plans: 44 } });
+    const pageDamage = ['plans/0a1b2c3d-0000-4000-8000-000000000001.html is not the build’s page'];
+    const pages = judge(
+      facts({
+        live: {
+          kind: 'build',
+          id: LIVE,
+          manifest: manifest('2026-03-02T10:00:00.000Z'),
+          damage: [],
+          pageDamage,
+        },
+      }),
+    );
+    expect(pages).toMatchObject({ health: 'broken', live: { pages: { expected: 0, damaged: pageDamage } } });
+    expect(messages(pages)).toEqual([
+      `broken: the live pages at s3://catalog-origin are not build ${LIVE}'s: ${pageDamage[0]}; run catalog publish (every run puts the live pages right first)`,
+    ]);
+  });
+
+  it('broken: a store and an origin of two deployments, naming both and advising no repair that would refuse', () => {
+    const mismatch = `${STORE} and s3://staging are not one deployment: the store serves the origin "s3://catalog-origin", not "s3://staging"`;
+    const report = judge(facts({ deployment: mismatch, live: { kind: 'none' } }));
+    expect(report).toMatchObject({ health: 'broken', exitCode: 2, live: { state: 'none' } });
+    expect(messages(report)).toEqual([`broken: ${mismatch}`]);
   });
 
   it('counts usable keys per partner and lists those expiring within 7 days; shows the CORS origin', () => {
@@ -508,7 +522,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
         live: { state: 'unreadable', buildId: value },
       });
       expect(report.problems[0]?.message).toBe(
-        `build:live names ${JSON.stringify(value)}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
+        `build:live names ${JSON.stringify(value)}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish ${settingRef('recover')}`,
       );
     },
   );

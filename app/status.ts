@@ -10,7 +10,7 @@ import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
 import { describeHolder, type LockHolder, RunLockRecord, readLock } from '../publish/lock.ts';
 import { pointerOf, shownValue } from '../publish/pointer.ts';
-import type { PublishTarget } from '../publish/publish.ts';
+import type { PublishTarget } from '../publish/steps.ts';
 import { failureOf, LastRun, parseLastRun } from './last-run.ts';
 
 /** Keys expiring within this long are listed. */
@@ -25,6 +25,8 @@ export interface StatusFacts {
   readonly origin: string;
   readonly store: string;
   readonly entries: ReadonlyMap<string, string>;
+  /** Why the store and the origin are not one deployment (publish/steps.ts `proveDeployment`), or null. */
+  readonly deployment: string | null;
   readonly live: LiveCatalog;
   /** The last run's record, why it could not be read, or null when there is none. */
   readonly lastRun: { readonly record: LastRun } | { readonly problem: string } | null;
@@ -46,8 +48,8 @@ export const StatusReport = z.object({
   origin: z.string(),
   store: z.string(),
   live: z.object({
-    /** `unreadable`: build:live names nothing the edge can serve; `flat`: the catalog at the origin's root. */
-    state: z.enum(['build', 'unreadable', 'flat', 'none']),
+    /** `unreadable`: build:live names nothing the edge can serve. */
+    state: z.enum(['build', 'unreadable', 'none']),
     buildId: z.string().nullable(),
     generatedAt: z.string().nullable(),
     /** Seconds since `generatedAt`. */
@@ -58,8 +60,10 @@ export const StatusReport = z.object({
     confirmedAgeSeconds: z.number().nullable(),
     counts: Counts.nullable(),
     plans: z.number().int().nullable(),
-    /** The live build's objects and pages against its manifest (size and MD5): how many, and what is wrong. */
+    /** The live build's objects and the bytes of its pages against its manifest: how many, and what is wrong. */
     objects: z.object({ expected: z.number().int(), damaged: z.array(z.string()) }).nullable(),
+    /** The live pages against the build's: how many it has, and each one missing, other, or of no plan of it. */
+    pages: z.object({ expected: z.number().int(), damaged: z.array(z.string()) }).nullable(),
   }),
   /** The pin a rollback set (publishing moves nothing while it is there); an unreadable pin counts as one. */
   pin: z.object({ build: z.string(), at: z.string(), by: z.string(), reason: z.string() }).nullable(),
@@ -133,60 +137,61 @@ export function evaluateStatus(
     counts: null,
     plans: null,
     objects: null,
+    pages: null,
   };
-  switch (live.kind) {
-    case 'none':
-      broken(
-        `no live build: build:live is not set in ${facts.store} and ${facts.origin} holds no catalog; run catalog publish`,
-      );
-      break;
-    case 'unreadable':
-      summary = { ...summary, buildId: live.id };
-      broken(
-        `build:live names ${shownValue(live.id)}, which the edge cannot serve (${live.reason}): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`,
-      );
-      break;
-    case 'flat':
-      summary = { ...summary, plans: live.plans };
-      degraded(
-        `no live build: the gateway serves the flat catalog at the root of ${facts.origin} (from before builds); run catalog publish`,
-      );
-      break;
-    case 'build': {
-      const { manifest, damage } = live;
-      const confirmed = record?.confirmed;
-      const confirmation =
-        confirmed?.buildId === live.id && Date.parse(confirmed.at) > Date.parse(manifest.generatedAt)
-          ? confirmed.at
-          : manifest.generatedAt;
-      const age = secondsSince(confirmation, now);
-      summary = {
-        ...summary,
-        buildId: live.id,
-        generatedAt: manifest.generatedAt,
-        ageSeconds: Math.round(secondsSince(manifest.generatedAt, now)),
-        confirmedAt: confirmation,
-        confirmedAgeSeconds: Math.round(age),
-        counts: perDiscipline((discipline) => manifest.counts[discipline]),
-        plans: manifest.plans,
-        objects: { expected: Object.keys(manifest.objects).length + live.pages.size, damaged: [...damage] },
-      };
-      if (damage.length > 0) {
-        const named = damage.slice(0, NAMED_DAMAGE).join('; ');
-        const more = damage.length > NAMED_DAMAGE ? `; and ${damage.length - NAMED_DAMAGE} more` : '';
+  const pinned = pin ? ` ${settingRef('unpin')}` : '';
+  if (facts.deployment !== null) broken(facts.deployment);
+  else
+    switch (live.kind) {
+      case 'none':
+        broken(`no live build: build:live is not set in ${facts.store}; run catalog publish`);
+        break;
+      case 'unreadable':
+        summary = { ...summary, buildId: live.id };
         broken(
-          `live build ${live.id} at ${facts.origin} does not match its manifest: ${named}${more}; run catalog rollback, or catalog publish --force`,
+          `build:live names ${shownValue(live.id)}, which the edge cannot serve (${live.reason}): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish ${settingRef('recover')}${pinned}`,
         );
+        break;
+      case 'build': {
+        const { manifest, damage, pageDamage } = live;
+        const confirmed = record?.confirmed;
+        const confirmation =
+          confirmed?.buildId === live.id && Date.parse(confirmed.at) > Date.parse(manifest.generatedAt)
+            ? confirmed.at
+            : manifest.generatedAt;
+        const age = secondsSince(confirmation, now);
+        const pages = Object.keys(manifest.pages).length;
+        summary = {
+          ...summary,
+          buildId: live.id,
+          generatedAt: manifest.generatedAt,
+          ageSeconds: Math.round(secondsSince(manifest.generatedAt, now)),
+          confirmedAt: confirmation,
+          confirmedAgeSeconds: Math.round(age),
+          counts: perDiscipline((discipline) => manifest.counts[discipline]),
+          plans: manifest.plans,
+          objects: { expected: Object.keys(manifest.objects).length + pages, damaged: [...damage] },
+          pages: { expected: pages, damaged: [...pageDamage] },
+        };
+        const named = (lines: readonly string[]) =>
+          `${lines.slice(0, NAMED_DAMAGE).join('; ')}${lines.length > NAMED_DAMAGE ? `; and ${lines.length - NAMED_DAMAGE} more` : ''}`;
+        if (damage.length > 0)
+          broken(
+            `live build ${live.id} at ${facts.origin} does not match its manifest: ${named(damage)}; run catalog publish ${settingRef('force')}${pinned} (a fresh build, every page written again), or catalog rollback`,
+          );
+        if (pageDamage.length > 0)
+          broken(
+            `the live pages at ${facts.origin} are not build ${live.id}'s: ${named(pageDamage)}; run catalog publish (every run puts the live pages right first)`,
+          );
+        if (age * 1000 > options.maxAgeMs) {
+          const held = pin ? `; pinned to ${shownValue(pin.build)} since ${pin.at} by ${pin.by}` : '';
+          degraded(
+            `the catalog was last built or confirmed against the source ${formatAge(age)} ago (${confirmation}), more than ${settingRef('maxAge')} ${formatAge(options.maxAgeMs / 1000)}${held}`,
+          );
+        }
+        break;
       }
-      if (age * 1000 > options.maxAgeMs) {
-        const held = pin ? `; pinned to ${shownValue(pin.build)} since ${pin.at} by ${pin.by}` : '';
-        degraded(
-          `the catalog was last built or confirmed against the source ${formatAge(age)} ago (${confirmation}), more than ${settingRef('maxAge')} ${formatAge(options.maxAgeMs / 1000)}${held}`,
-        );
-      }
-      break;
     }
-  }
 
   if (lastRunProblem !== null) degraded(`the last run's record: ${lastRunProblem}`);
   // A failure stands until a run succeeds: a busy run after it (another run was at work) carries it over.
@@ -278,20 +283,31 @@ export function evaluateStatus(
   };
 }
 
-/** Reads the facts of {@link evaluateStatus}. */
+/** Reads the facts of {@link evaluateStatus}: a directory's objects are read and hashed against their records. */
 export async function readStatusFacts(target: PublishTarget): Promise<StatusFacts> {
-  const [{ readLive }, { storeFailure }, { isAlive }] = await Promise.all([
-    import('../publish/publish.ts'),
-    import('../publish/errors.ts'),
-    import('../keys/file-store.ts'),
-  ]);
+  const [{ proveDeployment, readLive }, { storeFailure }, { isAlive }, { DeploymentError }] =
+    await Promise.all([
+      import('../publish/steps.ts'),
+      import('../publish/errors.ts'),
+      import('../keys/file-store.ts'),
+      import('../publish/pointer.ts'),
+    ]);
   const entries = await target.kvs.read().catch((error: unknown) => {
     if (error instanceof StoreError) throw error;
     throw storeFailure(`reading ${target.kvs.name} failed`, { cause: error, readOnly: true });
   });
+  const deployment = await proveDeployment(target, {}).then(
+    () => null,
+    (error: unknown) => {
+      if (error instanceof DeploymentError) return error.message.replace(/; nothing was changed/, '');
+      throw error;
+    },
+  );
   try {
-    const [live, object, lock] = await Promise.all([
-      readLive(target.origin, pointerOf(entries).live, { bytes: true }),
+    const [{ live }, object, lock] = await Promise.all([
+      deployment === null
+        ? readLive(target.origin, pointerOf(entries).live, { bytes: true })
+        : { live: { kind: 'none' } as const },
       target.origin.get(STATE_LAST_RUN),
       readLock(target.origin),
     ]);
@@ -300,6 +316,7 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
       origin: target.origin.name,
       store: target.kvs.name,
       entries,
+      deployment,
       live,
       lastRun: object ? parseLastRun(object.body) : null,
       runLock: holder ? { holder, gone: holder.host === hostname() && !isAlive(holder.pid) } : null,

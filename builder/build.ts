@@ -66,13 +66,15 @@ export interface Manifest {
   readonly tool: { readonly name: string; readonly version: string };
   /** The build's own objects (the manifest and the pages aside), by key relative to the build. */
   readonly objects: Readonly<Record<string, ManifestEntry>>;
-  /** Plan id → MD5 of its page (older manifests list pages among `objects`; docs/decisions.md#plan-pages). */
-  readonly pages?: Readonly<Record<string, string>>;
+  /**
+   * Plan id → the SHA-256 of its page's bytes, base64url: the page is stored once under that name
+   * (`pages/<digest>.html`, docs/decisions.md#plan-pages). Empty when the pages live on a website elsewhere.
+   */
+  readonly pages: Readonly<Record<string, string>>;
   /** The objects written at the origin's root with the build (the error pages), by key. */
   readonly root: Readonly<Record<string, ManifestEntry>>;
-  /** Absent from manifests older than these fields. */
-  readonly inputs?: BuildInputs;
-  readonly inputsHash?: string;
+  readonly inputs: BuildInputs;
+  readonly inputsHash: string;
 }
 
 /** A build object from its bytes and metadata; `body` joins the chunks only when asked for. */
@@ -287,38 +289,8 @@ const ENCODINGS = ['br', 'gzip'] as const;
 /** Pages rendered between two turns of the event loop (the compression threads' answers wait for one). */
 const PAGES_PER_TURN = 500;
 
-/** What {@link completeBuild} may keep instead of making. */
-export interface CompleteOptions {
-  /**
-   * Objects of the live build that are whole at the origin, by key: a served object with the same bytes as one
-   * of these keeps their variants' entries, which the publish copies, instead of compressing them again
-   * (docs/decisions.md#build-cost).
-   */
-  readonly kept?: Readonly<Record<string, ManifestEntry>>;
-}
-
-/** An object kept from the live build: its entry, and no bytes (they are copied at the origin, never read). */
-function keptObject(key: string, entry: ManifestEntry): BuildObject {
-  const unread = (): never => {
-    throw new Error(`${key} is kept from the live build: it is copied at the origin, its bytes never made`);
-  };
-  return {
-    key,
-    ...entry,
-    get chunks() {
-      return unread();
-    },
-    get body() {
-      return unread();
-    },
-  };
-}
-
 /** The second step: the catalogs' variants (on worker threads) while the pages render, then the manifest. */
-export async function completeBuild(
-  prepared: PreparedBuild,
-  options: CompleteOptions = {},
-): Promise<BuildResult> {
+export async function completeBuild(prepared: PreparedBuild): Promise<BuildResult> {
   const { parts, timings, ...kept } = prepared;
   const { openapi, root, plans } = parts;
   const renderStarted = performance.now();
@@ -335,20 +307,8 @@ export async function completeBuild(
     ...DISCIPLINES.map((d) => buildObject(catalogFile(d), [shared(catalogs.byDiscipline[d])], json)),
     buildObject(ORIGIN_FILES.openapi, [shared([openapi])], { contentType: HEADER_VALUES.yaml }),
   ];
-  /** The kept variants of an object whose bytes are the live one's, each encoding's, else undefined. */
-  const keptVariants = (object: BuildObject) => {
-    const live = options.kept;
-    if (live?.[object.key]?.md5 !== object.md5) return undefined;
-    const variants = ENCODINGS.map((encoding) => {
-      const key = `${object.key}${VARIANTS[encoding]}`;
-      const entry = live[key];
-      return entry?.contentEncoding === encoding ? keptObject(key, entry) : undefined;
-    });
-    return variants.every((variant) => variant !== undefined) ? variants : undefined;
-  };
-  const made = plain.map((object) => ({ object, variants: keptVariants(object) }));
-  const jobs: CompressionJob[] = made.flatMap(({ object, variants }) =>
-    variants ? [] : ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
+  const jobs: CompressionJob[] = plain.flatMap((object) =>
+    ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),
   );
   const compressStarted = performance.now();
   let compressEnded = compressStarted;
@@ -379,15 +339,14 @@ export async function completeBuild(
 
   // The outputs come in the order of the jobs.
   let output = 0;
-  const objects: BuildObject[] = made.flatMap(({ object, variants }) => [
+  const objects: BuildObject[] = plain.flatMap((object) => [
     object,
-    ...(variants ??
-      ENCODINGS.map((contentEncoding) =>
-        buildObject(`${object.key}${VARIANTS[contentEncoding]}`, [outputs[output++] as Buffer], {
-          contentType: object.contentType,
-          contentEncoding,
-        }),
-      )),
+    ...ENCODINGS.map((contentEncoding) =>
+      buildObject(`${object.key}${VARIANTS[contentEncoding]}`, [outputs[output++] as Buffer], {
+        contentType: object.contentType,
+        contentEncoding,
+      }),
+    ),
   ]);
 
   const manifestStarted = performance.now();
@@ -400,12 +359,13 @@ export async function completeBuild(
     source: prepared.source,
     tool: prepared.tool,
     objects: Object.fromEntries(objects.map((object) => [object.key, manifestEntry(object)])),
-    pages: Object.fromEntries(pages.map(([id, page]) => [id, page.md5])),
+    pages: Object.fromEntries(pages.map(([id, page]) => [id, pageDigest(page.sha256)])),
     root: Object.fromEntries(root.map((object) => [object.key, manifestEntry(object)])),
     inputs: prepared.inputs,
     inputsHash: prepared.inputsHash,
   };
-  const manifestObject = buildObject(MANIFEST, [Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`)], {
+  // Compact: at 30,000 plans its page list is most of a publish's bytes beyond the catalogs.
+  const manifestObject = buildObject(MANIFEST, [Buffer.from(`${JSON.stringify(manifest)}\n`)], {
     contentType: HEADER_VALUES.json,
   });
   pagesMs += performance.now() - manifestStarted;
@@ -423,6 +383,11 @@ export async function completeBuild(
       pages: pagesMs,
     },
   };
+}
+
+/** A page's name at the origin: the SHA-256 of its bytes (hex), as base64url without padding. */
+export function pageDigest(sha256: string): string {
+  return Buffer.from(sha256, 'hex').toString('base64url');
 }
 
 /** The chunks copied into one buffer over a `SharedArrayBuffer` (the threads read it without a copy). */

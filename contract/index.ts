@@ -214,7 +214,7 @@ export type ProblemName = keyof typeof PROBLEMS;
  */
 export const KVS_KEY_PREFIX = 'key:';
 export const KVS_CORS_ORIGIN = 'cors:origin';
-/** The id of the live build. Without it the gateway serves the objects at the origin's root (a flat build). */
+/** The id of the live build. Without it nothing is published: the catalog paths answer 500. */
 export const KVS_LIVE_BUILD = 'build:live';
 /** Set by a rollback: a JSON `{"build","at","by","reason"}`; while it is there, publishing moves nothing. */
 export const KVS_PIN = 'build:pin';
@@ -287,8 +287,16 @@ export function planPageKey(id: string): string {
   return PAGE_OBJECT_PREFIX + id + PAGE_OBJECT_SUFFIX;
 }
 
-/** What builds share at the origin's root, written once, never served: page packs and page-map shards. */
-export const PAGE_VERSIONS_PREFIX = 'pages/';
+/**
+ * The bytes of every page of the kept builds, each written once under the SHA-256 of its bytes (base64url,
+ * unpadded) and shared by every build with that page: `pages/<digest>.html`. Never served: a live page is a copy.
+ */
+export const PAGES_PREFIX = 'pages/';
+
+/** The key of the page whose bytes have this SHA-256 (base64url). */
+export function pageContentKey(digest: string): string {
+  return PAGES_PREFIX + digest + PAGE_OBJECT_SUFFIX;
+}
 
 /** Object key of the page answered for a plan path that is not in the live build (outside the builds). */
 export const NOT_FOUND_PAGE = 'errors/404.html';

@@ -13,7 +13,7 @@ import { renderMessage } from '../app/settings/index.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
 import { METRICS_FUNCTION_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
-import type { PublishTarget } from '../publish/publish.ts';
+import type { PublishTarget } from '../publish/steps.ts';
 
 export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;

@@ -94,12 +94,11 @@ describe('catalog publish', () => {
       env: env(),
     });
     expect(result.code, result.stderr).toBe(0);
-    expect(
-      await readFile(
-        join(scratch.dir, 'other', 'builds', String(summaryOf(result.stdout).buildId), 'manifest.json'),
-        'utf8',
-      ),
-    ).toContain('"plans": 14');
+    const manifest = await readFile(
+      join(scratch.dir, 'other', 'builds', String(summaryOf(result.stdout).buildId), 'manifest.json'),
+      'utf8',
+    );
+    expect(JSON.parse(manifest)).toMatchObject({ plans: 14 });
   });
 
   it('refuses a shrunken catalog with a one-line reason naming the numbers, and an empty one unless --allow-empty', async () => {
@@ -306,17 +305,21 @@ describe('catalog builds, rollback and unpin', () => {
     expect(unknown.stderr).toBe('catalog: --to "nonsense": must be a build id (see catalog builds)\n');
   });
 
-  it('say when flat objects from before builds are still at the origin', async () => {
-    expect(
-      (await runCatalog(['build', '--source', PLANS, '--out', join(scratch.dir, 'origin')], { env: {} }))
-        .code,
-    ).toBe(0);
+  it('refuse a live build of a layout this tool does not read, naming why, and list it as incomplete', async () => {
     const published = await runCatalog(['publish'], { env: env() });
     expect(published.code, published.stderr).toBe(0);
-    const listed = await runCatalog(['builds'], { env: env() });
-    expect(listed.stderr).toBe(
-      `${join(scratch.dir, 'origin')} also holds flat objects from before builds (${['catalog.json', ...DISCIPLINES.map((d) => `catalog-${d}.json`), 'openapi.yaml'].join(', ')}): nothing serves them while a build is live; remove them when you no longer need them\n`,
+    const { buildId } = summaryOf(published.stdout);
+    // The manifest of a layout never deployed (its page map in shards): not guessed at.
+    const path = join(scratch.dir, 'origin', 'builds', String(buildId), 'manifest.json');
+    const { pages: _, ...older } = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    await writeFile(path, JSON.stringify({ ...older, pageShards: ['0'.repeat(32)] }));
+    const refused = await runCatalog(['publish', '--force'], { env: env() });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `catalog: ${join(scratch.dir, 'kvs.json')}: its live build ${buildId} cannot be read: builds/${buildId}/manifest.json is not a manifest this tool reads (pages: Invalid input: expected record, received undefined) (the edge cannot serve it); nothing was changed (catalog rollback --to a build makes it live; --recover publishes a fresh build in its place)\n`,
     );
+    const listed = await runCatalog(['builds'], { env: env() });
+    expect(listed.stdout).toMatch(new RegExp(`^${buildId} +- +- +- +live, incomplete$`, 'm'));
   });
 });
 

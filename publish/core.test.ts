@@ -1,5 +1,5 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Manifest, ManifestEntry } from '../builder/build.ts';
 import { newBuildId } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import { BUILD_ID_PATTERN } from '../contract/index.ts';
@@ -9,53 +9,56 @@ import {
   buildKey,
   buildsToPrune,
   type Candidate,
-  damageOf,
   decide,
-  groupBuilds,
+  digestOf,
   type LiveCatalog,
-  MAX_PAGE_SHARDS,
-  PAGES_PER_SHARD,
-  pagesOfShard,
+  liveDamage,
+  livePagesOf,
+  objectDamage,
+  pageChanges,
+  parseManifest,
+  planOf,
   rollbackTarget,
-  shardCount,
-  shardOf,
-  shardText,
+  type StoredManifest,
+  unreferencedPages,
 } from './core.ts';
 
-const entry = (sha256: string, size = 10): ManifestEntry => ({
+/** A manifest entry of an object whose SHA-256 is made from `name`. */
+const entry = (name: string, size = 10) => ({
   size,
-  sha256,
-  md5: `md5-of-${sha256}`,
-  contentType: 'application/json; charset=utf-8',
+  sha256: createHash('sha256').update(name).digest('hex'),
+  md5: createHash('md5').update(name).digest('hex'),
 });
+/** A page's digest (base64url SHA-256), made from `name`. */
+const digest = (name: string) => createHash('sha256').update(name).digest('base64url');
+const PLAN = (n: number) => `0a1b2c3d-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 function manifest(
   id: string,
   plans: number,
-  objects: Record<string, ManifestEntry> = { 'catalog.json': entry('a'), 'openapi.yaml': entry('o') },
-): Manifest {
+  objects: StoredManifest['objects'] = { 'catalog.json': entry('a'), 'openapi.yaml': entry('o') },
+  pages: StoredManifest['pages'] = {},
+): StoredManifest {
   return {
     buildId: id,
     generatedAt: '2026-03-01T10:00:00.000Z',
     counts: planCounts({ running: Math.floor(plans / 2), strength: plans - Math.floor(plans / 2) }),
     plans,
     plansHash: `plans-${plans}`,
-    source: 'fixtures/plans.json',
-    tool: { name: 'training-plan-catalog', version: '0.1.0' },
-    objects,
-    root: { 'errors/500.json': entry('e') },
     inputsHash: `inputs-${plans}`,
+    objects,
+    pages,
+    root: { 'errors/500.json': entry('e') },
   };
 }
 
 const LIVE = '20260301T100000Z-aaaaaaaa';
-const whole = (plans: number, objects?: Record<string, ManifestEntry>): LiveCatalog => ({
+const whole = (plans: number): LiveCatalog => ({
   kind: 'build',
   id: LIVE,
-  manifest: manifest(LIVE, plans, objects),
+  manifest: manifest(LIVE, plans),
   damage: [],
-  held: new Map(),
-  pages: new Map(),
+  pageDamage: [],
 });
 const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate => ({
   plans,
@@ -84,26 +87,52 @@ describe('build ids and keys', () => {
 
 describe('whether a build is whole', () => {
   const objects = { 'catalog.json': entry('a', 100), 'catalog.json.br': entry('b', 20) };
-  const stored = (changes: Record<string, { size: number; md5: string } | null> = {}) =>
-    new Map(
-      Object.entries({
-        'catalog.json': { size: 100, md5: 'md5-of-a' },
-        'catalog.json.br': { size: 20, md5: 'md5-of-b' },
-        ...changes,
-      }).filter((pair): pair is [string, { size: number; md5: string }] => pair[1] !== null),
-    );
+  const pages = { [PLAN(1)]: digest('page 1') };
+  const built = manifest(LIVE, 1, objects, pages);
+  const own = (changes: Record<string, { size: number; md5?: string } | null> = {}) =>
+    Object.entries({
+      'catalog.json': { size: 100, md5: entry('a').md5 },
+      'catalog.json.br': { size: 20, md5: entry('b').md5 },
+      ...changes,
+    }).flatMap(([key, object]) => (object ? [{ key: buildKey(LIVE, key), ...object }] : []));
+  const stored = [{ key: `pages/${digest('page 1')}.html`, size: 4 }];
 
-  it('is whole when every object is stored with its size and MD5', () => {
-    expect(damageOf({ objects }, stored())).toEqual([]);
+  it('is whole when every object is stored with its size and MD5, and every page of it is stored', () => {
+    expect(objectDamage(built, own(), stored)).toEqual([]);
+    // A listing without MD5s (a directory's) is judged by size.
+    expect(objectDamage(built, own({ 'catalog.json': { size: 100 } }), stored)).toEqual([]);
   });
 
   it('names each object that is missing, truncated or has other bytes', () => {
     expect(
-      damageOf({ objects }, stored({ 'catalog.json': { size: 40, md5: 'x' }, 'catalog.json.br': null })),
+      objectDamage(built, own({ 'catalog.json': { size: 40, md5: 'x' }, 'catalog.json.br': null }), stored),
     ).toEqual(['catalog.json has 40 bytes, not 100', 'catalog.json.br is missing']);
-    expect(damageOf({ objects }, stored({ 'catalog.json': { size: 100, md5: 'other' } }))).toEqual([
+    expect(objectDamage(built, own({ 'catalog.json': { size: 100, md5: 'other' } }), stored)).toEqual([
       'catalog.json has other bytes (MD5 other)',
     ]);
+  });
+
+  it('names the stored bytes of a page of it that are missing', () => {
+    expect(objectDamage(built, own(), [])).toEqual([
+      `pages/${digest('page 1')}.html (the page of ${PLAN(1)}) is missing`,
+    ]);
+  });
+
+  it('reads its manifest back, and refuses one of another layout, another build, or not JSON, naming why', () => {
+    const text = JSON.stringify(built);
+    expect(parseManifest(Buffer.from(text), LIVE)).toEqual(built);
+    const { pages: _, ...older } = built;
+    expect(parseManifest(Buffer.from(JSON.stringify({ ...older, pageShards: ['x'] })), LIVE)).toEqual({
+      problem: expect.stringMatching(
+        new RegExp(`^builds/${LIVE}/manifest.json is not a manifest this tool reads \\(pages: `),
+      ),
+    });
+    expect(parseManifest(Buffer.from(text), '20260301T100000Z-bbbbbbbb')).toEqual({
+      problem: `builds/20260301T100000Z-bbbbbbbb/manifest.json is the manifest of ${LIVE}`,
+    });
+    expect(parseManifest(Buffer.from('{'), LIVE)).toEqual({
+      problem: `builds/${LIVE}/manifest.json is not JSON`,
+    });
   });
 });
 
@@ -138,8 +167,8 @@ describe('the guards', () => {
     );
   });
 
-  it('measure a shrink against the flat catalog of a bucket from before builds', () => {
-    expect(decide(candidate(10), { kind: 'flat', plans: 44 }, guards)).toMatchObject({ guard: 'shrink' });
+  it('measure a shrink against a live build only: nothing live, or a pointer naming nothing, publishes', () => {
+    expect(decide(candidate(10), whole(44), guards)).toMatchObject({ guard: 'shrink' });
     expect(decide(candidate(10), { kind: 'none' }, guards).action).toBe('publish');
     expect(
       decide(candidate(10), { kind: 'unreadable', id: LIVE, reason: 'no manifest' }, guards).action,
@@ -154,14 +183,12 @@ describe('the guards', () => {
     expect(decide(candidate(44), whole(44), { ...guards, force: true }).action).toBe('publish');
   });
 
-  it('publish the same plans when another input changed, or the live build recorded no inputs', () => {
+  it('publish the same plans when another input changed', () => {
     expect(decide(candidate(44, { inputsHash: 'other' }), whole(44), guards).action).toBe('publish');
-    const before = whole(44) as Extract<LiveCatalog, { kind: 'build' }>;
-    const { inputsHash: _, ...older } = before.manifest;
-    expect(decide(candidate(44), { ...before, manifest: older }, guards).action).toBe('publish');
+    expect(decide(candidate(44, { plansHash: 'other' }), whole(44), guards).action).toBe('publish');
   });
 
-  it('replace an identical live build that is damaged, saying why', () => {
+  it('replace an identical live build whose objects are damaged, saying why; live pages alone do not', () => {
     const damaged: LiveCatalog = {
       ...(whole(44) as Extract<LiveCatalog, { kind: 'build' }>),
       damage: ['catalog.json has 40 bytes, not 100'],
@@ -170,6 +197,11 @@ describe('the guards', () => {
       action: 'publish',
       note: `live build ${LIVE} is damaged (catalog.json has 40 bytes, not 100): a fresh build replaces it`,
     });
+    const pagesOnly: LiveCatalog = {
+      ...(whole(44) as Extract<LiveCatalog, { kind: 'build' }>),
+      pageDamage: [`plans/${PLAN(1)}.html is missing`],
+    };
+    expect(decide(candidate(44), pagesOnly, guards).action).toBe('skip');
   });
 });
 
@@ -180,22 +212,11 @@ describe('the builds at an origin', () => {
     '20260301T000000Z-00000003',
     '20260401T000000Z-00000004',
   ];
-  const listing = [
-    ...ids.flatMap((id) => [`builds/${id}/catalog.json`, `builds/${id}/manifest.json`]),
-    'builds/20260501T000000Z-00000005/catalog.json',
-    'builds/not-a-build/catalog.json',
-    'catalog.json',
-    'errors/500.json',
-  ].map((key) => ({ key }));
-  const builds = groupBuilds(listing);
-
-  it('are grouped by build id; other keys are ignored', () => {
-    expect([...builds.keys()].sort()).toEqual([...ids, '20260501T000000Z-00000005']);
-    expect(builds.get(ids[0] as string)).toEqual(['catalog.json', 'manifest.json']);
-  });
+  const incomplete = '20260501T000000Z-00000005';
+  const all = [...ids, incomplete];
+  const complete = new Set(ids);
 
   it('are pruned to the newest, never the live, the pinned or the rollback target', () => {
-    const all = [...builds.keys()];
     const none = { live: null, pinned: null, previous: null };
     expect(buildsToPrune(all, 2, none)).toEqual([ids[2], ids[1], ids[0]]);
     expect(buildsToPrune(all, 2, { ...none, live: ids[3] as string })).toEqual([ids[2], ids[1], ids[0]]);
@@ -204,13 +225,11 @@ describe('the builds at an origin', () => {
       ids[1],
     ]);
     // The build that was live before, not the newest older build (which may never have been live).
-    expect(
-      buildsToPrune(all, 1, {
-        live: '20260501T000000Z-00000005',
-        pinned: null,
-        previous: ids[1] as string,
-      }),
-    ).toEqual([ids[3], ids[2], ids[0]]);
+    expect(buildsToPrune(all, 1, { live: incomplete, pinned: null, previous: ids[1] as string })).toEqual([
+      ids[3],
+      ids[2],
+      ids[0],
+    ]);
   });
 
   it('are found among the prefixes of a delimited listing; other prefixes are ignored', () => {
@@ -228,78 +247,117 @@ describe('the builds at an origin', () => {
   it('give a plain rollback the first complete build of the rollback line, never a build that was never live', () => {
     // ids[2] is complete and newer than ids[1], but it was never live (a publish that lost a race).
     expect(
-      rollbackTarget(builds, { live: ids[3] as string, previous: [ids[1] as string] }, undefined),
+      rollbackTarget(complete, all, { live: ids[3] as string, previous: [ids[1] as string] }, undefined),
     ).toEqual({
       id: ids[1],
     });
     // A build of the line that is gone or incomplete is passed over.
     expect(
       rollbackTarget(
-        builds,
-        {
-          live: ids[3] as string,
-          previous: ['20250101T000000Z-0000000a', '20260501T000000Z-00000005', ids[0] as string],
-        },
+        complete,
+        all,
+        { live: ids[3] as string, previous: ['20250101T000000Z-0000000a', incomplete, ids[0] as string] },
         undefined,
       ),
     ).toEqual({ id: ids[0] });
-    expect(rollbackTarget(builds, { live: ids[3] as string, previous: [] }, ids[2])).toEqual({ id: ids[2] });
+    expect(rollbackTarget(complete, all, { live: ids[3] as string, previous: [] }, ids[2])).toEqual({
+      id: ids[2],
+    });
   });
 
   it('refuse a rollback to an unknown or incomplete build, or when no earlier live build is recorded', () => {
     const pointer = { live: ids[3] as string, previous: [] };
-    expect(rollbackTarget(builds, pointer, '20250101T000000Z-ffffffff')).toEqual({
+    expect(rollbackTarget(complete, all, pointer, '20250101T000000Z-ffffffff')).toEqual({
       error: expect.stringMatching(
         new RegExp(`^${settingRef('to')} "20250101T000000Z-ffffffff": no such build \\(builds: `),
       ),
     });
-    expect(rollbackTarget(builds, pointer, '20260501T000000Z-00000005')).toEqual({
-      error: `${settingRef('to')} "20260501T000000Z-00000005": the build is incomplete (no manifest.json)`,
+    expect(rollbackTarget(complete, all, pointer, incomplete)).toEqual({
+      error: `${settingRef('to')} "${incomplete}": the build is incomplete (no manifest.json)`,
     });
-    expect(rollbackTarget(builds, pointer, undefined)).toEqual({
-      error: `no build is recorded as live before live build ${ids[3]} (build:previous is empty: nothing was published before it, or it went live before the store kept that record); roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`,
+    expect(rollbackTarget(complete, all, pointer, undefined)).toEqual({
+      error: `no build is recorded as live before live build ${ids[3]}; roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`,
     });
     expect(
-      rollbackTarget(builds, { live: ids[3] as string, previous: ['20250101T000000Z-0000000a'] }, undefined),
+      rollbackTarget(
+        complete,
+        all,
+        { live: ids[3] as string, previous: ['20250101T000000Z-0000000a'] },
+        undefined,
+      ),
     ).toEqual({
       error: `none of the builds live before live build ${ids[3]} is complete at the origin any more (20250101T000000Z-0000000a); roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`,
     });
   });
 });
 
-describe('the page map in shards', () => {
-  const ids = Array.from(
-    { length: 2_000 },
-    (_, n) => `0a1b2c3d-0000-4000-8000-${String(n).padStart(12, '0')}`,
-  );
+describe('the pages', () => {
+  const [one, two, three] = [digest('1'), digest('2'), digest('3')];
+  const stored = [
+    { key: `pages/${one}.html`, size: 1, md5: 'md5-1' },
+    { key: `pages/${two}.html`, size: 1, md5: 'md5-2' },
+  ];
 
-  it('has as many shards as the pages need: one for a small catalog, doubling, at most the most', () => {
-    expect([0, 1, PAGES_PER_SHARD].map(shardCount)).toEqual([1, 1, 1]);
-    expect(shardCount(PAGES_PER_SHARD + 1)).toBe(2);
-    expect(shardCount(4 * PAGES_PER_SHARD + 1)).toBe(8);
-    // The realistic top (30,000 plans): the most shards, each under PAGES_PER_SHARD pages.
-    expect(shardCount(30_000)).toBe(MAX_PAGE_SHARDS);
-    expect(30_000 / MAX_PAGE_SHARDS).toBeLessThan(PAGES_PER_SHARD);
-    expect(shardCount(1_000_000)).toBe(MAX_PAGE_SHARDS);
+  it('are named by plan id live and by digest stored; other keys name neither', () => {
+    expect(planOf(`plans/${PLAN(1)}.html`)).toBe(PLAN(1));
+    expect(planOf(`plans/${PLAN(1).toUpperCase()}.html`)).toBeNull();
+    expect(planOf('plans/-.html')).toBeNull();
+    expect(digestOf(`pages/${one}.html`)).toBe(one);
+    expect(digestOf('pages/map-0123.json')).toBeNull();
+    expect(digestOf(`plans/${one}.html`)).toBeNull();
   });
 
-  it('spreads patterned ids over every shard, whatever the count', () => {
-    for (const count of [MAX_PAGE_SHARDS, 4]) {
-      const counts = new Array<number>(count).fill(0);
-      for (const id of ids) counts[shardOf(id, count)] = (counts[shardOf(id, count)] ?? 0) + 1;
-      expect(counts.every((n) => n > 10)).toBe(true);
-    }
-  });
-
-  it('keeps where each page version is, the same text for the same pages in any order', () => {
-    const pages = new Map(
-      ids
-        .slice(0, 3)
-        .map((id, n) => [id, { md5: `md5-${n}`, source: 'pages/b-0.pack', offset: n * 10, size: 10 }]),
+  it('live hold what their link names (a directory), or the stored page of the same MD5 (S3), else nothing known', () => {
+    const held = livePagesOf(
+      [
+        { key: `plans/${PLAN(1)}.html`, size: 1, copyOf: `pages/${one}.html` },
+        { key: `plans/${PLAN(2)}.html`, size: 1, md5: 'md5-2' },
+        { key: `plans/${PLAN(3)}.html`, size: 1, md5: 'md5-of-a-hand-written-file' },
+        { key: `plans/${PLAN(4)}.html`, size: 1 },
+        { key: 'plans/index.html', size: 1 },
+      ],
+      stored,
     );
-    const text = shardText(pages);
-    expect(shardText(new Map([...pages].reverse()))).toBe(text);
-    expect(pagesOfShard(text)).toEqual([...pages].map(([id, page]) => [`plans/${id}.html`, page]));
-    expect(pagesOfShard('not json')).toEqual([]);
+    expect(held).toEqual(
+      new Map([
+        [PLAN(1), one],
+        [PLAN(2), two],
+        [PLAN(3), null],
+        [PLAN(4), null],
+      ]),
+    );
+  });
+
+  it('change where they differ from a build’s: written, or deleted when the build lacks their plan, each named', () => {
+    const wanted = { [PLAN(1)]: one, [PLAN(2)]: three, [PLAN(5)]: two };
+    const held = new Map<string, string | null>([
+      [PLAN(1), one],
+      [PLAN(2), two],
+      [PLAN(3), null],
+    ]);
+    expect(pageChanges(wanted, held)).toEqual({
+      copy: [
+        [PLAN(2), three],
+        [PLAN(5), two],
+      ],
+      remove: [`plans/${PLAN(3)}.html`],
+    });
+    expect(liveDamage(manifest(LIVE, 3, {}, wanted), held)).toEqual([
+      `plans/${PLAN(2)}.html is not the build’s page`,
+      `plans/${PLAN(5)}.html is missing`,
+      `plans/${PLAN(3)}.html is not a page of the build`,
+    ]);
+    expect(pageChanges(wanted, new Map(Object.entries(wanted)))).toEqual({ copy: [], remove: [] });
+  });
+
+  it('stored are swept when no kept build names them (mark and sweep)', () => {
+    const kept = [{ pages: { [PLAN(1)]: one } }, { pages: { [PLAN(1)]: one, [PLAN(2)]: three } }];
+    const all = [
+      ...stored,
+      { key: `pages/${three}.html`, size: 1 },
+      { key: 'pages/left-by-an-older-tool.pack', size: 1 },
+    ];
+    expect(unreferencedPages(all, kept)).toEqual([`pages/${two}.html`, 'pages/left-by-an-older-tool.pack']);
+    expect(unreferencedPages(all, [])).toEqual(all.map((page) => page.key));
   });
 });

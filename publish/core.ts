@@ -1,20 +1,19 @@
 /**
- * The pure part of publishing: where a build's objects go, whether a build is whole, the guards, which builds
- * to prune, what a rollback restores. No I/O here: publish.ts reads the origin and the pointer, asks these
- * functions what to do, and does it.
+ * The pure part of publishing (publish/README.md): where objects go, what a manifest is, what is wrong with a
+ * build and its live pages, the guards, which builds to prune and which page bytes no kept build needs, what a
+ * rollback makes live. No I/O here: the steps read the origin and the pointer, ask these functions, and act.
  */
-import { createHash } from 'node:crypto';
-import type { Manifest } from '../builder/build.ts';
+import { z } from 'zod';
 import { settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
   BUILDS_PREFIX,
-  CATALOGS,
-  catalogFile,
+  DISCIPLINES,
   MANIFEST,
-  ORIGIN_FILES,
   PAGE_OBJECT_PREFIX,
-  PAGE_VERSIONS_PREFIX,
+  PAGE_OBJECT_SUFFIX,
+  PAGES_PREFIX,
+  pageContentKey,
   planPageKey,
 } from '../contract/index.ts';
 import type { GuardName } from './errors.ts';
@@ -26,163 +25,155 @@ export function buildKey(buildId: string, key: string): string {
   return `${BUILDS_PREFIX}${buildId}/${key}`;
 }
 
-/**
- * Cache-Control of a build's objects at the origin: they never change, so CloudFront may keep them as long as
- * it likes (the viewer-response function still tells partners `max-age=300`).
- */
-export const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** A SHA-256 as a page's name: base64url, unpadded (43 characters). */
+const DIGEST = /^[A-Za-z0-9_-]{43}$/;
+const PLAN_ID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/;
 
-/**
- * A build's page map is split in shards, so a change to one page rewrites one shard; as many as the pages need,
- * up to this many (docs/decisions.md#plan-pages).
- */
-export const MAX_PAGE_SHARDS = 64;
+const Entry = z.object({
+  size: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  md5: z.string().regex(/^[0-9a-f]{32}$/),
+});
+const Count = z.number().int().min(0);
 
-/** The pages a shard holds before the map splits into twice as many shards. */
-export const PAGES_PER_SHARD = 512;
+/** `manifest.json` as a publish reads it back: what it checks a build and its pages against. */
+export const StoredManifest = z.object({
+  buildId: z.string().regex(BUILD_ID_PATTERN),
+  generatedAt: z.iso.datetime(),
+  counts: z.record(z.enum(DISCIPLINES), Count),
+  plans: Count,
+  plansHash: z.string(),
+  inputsHash: z.string(),
+  /** The build's own objects, by key within it. */
+  objects: z.record(z.string(), Entry),
+  /** Plan id → the SHA-256 of its page (base64url): its bytes are at `pages/<digest>.html`. */
+  pages: z.record(z.string().regex(PLAN_ID), z.string().regex(DIGEST)),
+  /** The objects written at the origin's root with the build (the error pages). */
+  root: z.record(z.string(), Entry),
+});
+export type StoredManifest = z.output<typeof StoredManifest>;
 
-/** The shards of a map of `pages` pages: a power of two (one for a small catalog), at most {@link MAX_PAGE_SHARDS}. */
-export function shardCount(pages: number): number {
-  let count = 1;
-  while (count < MAX_PAGE_SHARDS && count * PAGES_PER_SHARD < pages) count *= 2;
-  return count;
-}
-
-/** The most page bytes one pack holds: a publish keeps each pack in memory while it writes it. */
-export const PACK_BYTES = 8 * 1024 * 1024;
-
-/** What the keys of the shards of page maps start with. */
-export const SHARD_PREFIX = `${PAGE_VERSIONS_PREFIX}map-`;
-
-/** The key of a shard of a page map, named by its MD5: `pages/map-<MD5>.json`, written once, shared by builds. */
-export function shardKey(md5: string): string {
-  return `${SHARD_PREFIX}${md5}.json`;
-}
-
-/** What the keys of a build's packs start with: `pages/<build>-`. */
-export function packPrefix(buildId: string): string {
-  return `${PAGE_VERSIONS_PREFIX}${buildId}-`;
-}
-
-/** The key of the `n`th pack of a build's new page versions: `pages/<build>-<n>.pack`, written once. */
-export function packKey(buildId: string, n: number): string {
-  return `${packPrefix(buildId)}${n}.pack`;
-}
-
-/** The shard of a plan's entry in a map of `count` shards: from the MD5 of its id (ids need not be random). */
-export function shardOf(id: string, count: number): number {
-  return (createHash('md5').update(id).digest()[0] ?? 0) % count;
-}
-
-/**
- * A live page a build wants: the MD5 of its bytes, and where those bytes are kept — `size` bytes at `offset` in
- * the pack `source`, or (a build from before packs) the whole object `source`.
- */
-export interface WantedPage {
-  readonly md5: string;
-  readonly source: string;
-  readonly offset?: number;
-  readonly size?: number;
-}
-
-/** A shard's entry for a page: `[MD5, pack, offset, size]`. */
-type ShardEntry = readonly [md5: string, pack: string, offset: number, size: number];
-
-/** The text of a shard of a page map: plan id → entry, by id. */
-export function shardText(pages: ReadonlyMap<string, WantedPage>): string {
-  const entries = [...pages]
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([id, page]): [string, ShardEntry] => [
-      id,
-      [page.md5, page.source, page.offset ?? 0, page.size ?? 0],
-    ]);
-  return `${JSON.stringify(Object.fromEntries(entries))}\n`;
-}
-
-/** The live pages (`plans/<id>.html`) of a shard's text; none when it is not a shard. */
-export function pagesOfShard(text: string): [string, WantedPage][] {
+/** A manifest's bytes read back: the manifest, or why it is not one of this build (an unknown layout too). */
+export function parseManifest(body: Uint8Array, buildId: string): StoredManifest | { problem: string } {
+  let json: unknown;
   try {
-    return Object.entries(JSON.parse(text) as Record<string, ShardEntry>).map(
-      ([id, [md5, source, offset, size]]) => [planPageKey(id), { md5, source, offset, size }],
-    );
+    json = JSON.parse(Buffer.from(body).toString('utf8'));
   } catch {
-    return [];
+    return { problem: `${buildKey(buildId, MANIFEST)} is not JSON` };
   }
+  const parsed = StoredManifest.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      problem: `${buildKey(buildId, MANIFEST)} is not a manifest this tool reads (${issue?.path.join('.') || 'manifest'}: ${issue?.message ?? 'invalid'})`,
+    };
+  }
+  if (parsed.data.buildId !== buildId)
+    return {
+      problem: `${buildKey(buildId, MANIFEST)} is the manifest of ${shownValue(parsed.data.buildId)}`,
+    };
+  return parsed.data;
 }
 
-/** A build's manifest as it is stored at the origin: the page map in shards rather than `pages`. */
-export interface StoredManifest extends Manifest {
-  /** The MD5 of each shard of the page map ({@link shardKey}), by shard number. */
-  readonly pageShards?: readonly string[];
-  /** The objects outside the build's folder it uses (its shards, the packs of its pages), by key. */
-  readonly shared?: Readonly<Record<string, { readonly size: number; readonly md5: string }>>;
+/** The plan id of a live page's key (`plans/<id>.html`), or null for another key. */
+export function planOf(key: string): string | null {
+  if (!key.startsWith(PAGE_OBJECT_PREFIX) || !key.endsWith(PAGE_OBJECT_SUFFIX)) return null;
+  const id = key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
+  return PLAN_ID.test(id) ? id : null;
 }
 
-/** The live pages of a build from before shared pages, kept in its own folder. */
-export function ownPagesOf(buildId: string, manifest: Pick<Manifest, 'objects'>): Map<string, WantedPage> {
-  const pages = new Map<string, WantedPage>();
-  for (const [key, { md5 }] of Object.entries(manifest.objects))
-    if (key.startsWith(PAGE_OBJECT_PREFIX)) pages.set(key, { md5, source: buildKey(buildId, key) });
-  return pages;
+/** The digest a page's key names (`pages/<digest>.html`), or null for another key. */
+export function digestOf(key: string): string | null {
+  if (!key.startsWith(PAGES_PREFIX) || !key.endsWith(PAGE_OBJECT_SUFFIX)) return null;
+  const digest = key.slice(PAGES_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
+  return DIGEST.test(digest) ? digest : null;
 }
 
 /**
- * What is wrong with the live pages at the origin (`held`: key → MD5) against the pages a build wants: each page
- * missing, with other bytes, or of a plan the build does not hold. Empty when they are the build's.
+ * What each live page holds, by plan id: the digest of the page it is a copy of, or null when that cannot be
+ * told (not a copy of a stored page). A directory's listing names what a copy links to; S3's gives each object's
+ * MD5, matched against the MD5 of the stored pages (`pages`, their listing).
  */
-export function pageDamage(
-  wanted: ReadonlyMap<string, WantedPage>,
-  held: ReadonlyMap<string, string>,
-): string[] {
-  const damage: string[] = [];
-  for (const [key, { md5 }] of wanted) {
-    const stored = held.get(key);
-    if (stored === undefined) damage.push(`${key} is missing`);
-    else if (stored !== '' && stored !== md5) damage.push(`${key} has other bytes (MD5 ${stored})`);
+export function livePagesOf(
+  live: readonly StoredObject[],
+  pages: readonly StoredObject[],
+): Map<string, string | null> {
+  const byMd5 = new Map<string, string>();
+  for (const page of pages) {
+    const digest = digestOf(page.key);
+    if (digest !== null && page.md5) byMd5.set(page.md5, digest);
   }
-  for (const key of held.keys()) if (!wanted.has(key)) damage.push(`${key} is not a page of the build`);
-  return damage;
+  const held = new Map<string, string | null>();
+  for (const object of live) {
+    const id = planOf(object.key);
+    if (id === null) continue;
+    const digest = object.copyOf !== undefined ? digestOf(object.copyOf) : null;
+    held.set(id, digest ?? (object.md5 ? (byMd5.get(object.md5) ?? null) : null));
+  }
+  return held;
+}
+
+/** The live pages to write (plan id → digest) and to delete, for the live pages to be exactly `wanted`. */
+export function pageChanges(
+  wanted: Readonly<Record<string, string>>,
+  held: ReadonlyMap<string, string | null>,
+): { readonly copy: [id: string, digest: string][]; readonly remove: string[] } {
+  const copy = Object.entries(wanted).filter(([id, digest]) => held.get(id) !== digest);
+  const remove = [...held.keys()].filter((id) => !Object.hasOwn(wanted, id)).map(planPageKey);
+  return { copy, remove };
 }
 
 /**
- * What is wrong with the stored objects of a build against its manifest: each object missing, or stored with
- * another size or MD5. Empty when the build is whole.
+ * What is wrong with the stored objects of a build against its manifest: each of its own objects missing or
+ * stored with another size or MD5 (where the listing gives one), each of its pages' bytes missing.
  */
-export function damageOf(
-  manifest: { readonly objects: Readonly<Record<string, { readonly size: number; readonly md5: string }>> },
-  stored: ReadonlyMap<string, Pick<StoredObject, 'size' | 'md5'>>,
+export function objectDamage(
+  manifest: StoredManifest,
+  own: readonly StoredObject[],
+  pages: readonly StoredObject[],
 ): string[] {
   const damage: string[] = [];
+  const prefix = buildKey(manifest.buildId, '');
+  const stored = new Map(own.map((object) => [object.key.slice(prefix.length), object]));
   for (const [key, entry] of Object.entries(manifest.objects)) {
     const object = stored.get(key);
     if (!object) damage.push(`${key} is missing`);
     else if (object.size !== entry.size) damage.push(`${key} has ${object.size} bytes, not ${entry.size}`);
-    else if (object.md5 !== '' && object.md5 !== entry.md5)
+    else if (object.md5 !== undefined && object.md5 !== entry.md5)
       damage.push(`${key} has other bytes (MD5 ${object.md5})`);
   }
+  const held = new Set(pages.map((page) => page.key));
+  for (const [id, digest] of Object.entries(manifest.pages))
+    if (!held.has(pageContentKey(digest)))
+      damage.push(`${pageContentKey(digest)} (the page of ${id}) is missing`);
   return damage;
+}
+
+/** What is wrong with the live pages against a build's: each one missing, another page, or of no plan of it. */
+export function liveDamage(manifest: StoredManifest, held: ReadonlyMap<string, string | null>): string[] {
+  const { copy, remove } = pageChanges(manifest.pages, held);
+  return [
+    ...copy.map(([id]) => `${planPageKey(id)} ${held.has(id) ? 'is not the build’s page' : 'is missing'}`),
+    ...remove.map((key) => `${key} is not a page of the build`),
+  ];
 }
 
 /** The live catalog as the guards see it. */
 export type LiveCatalog =
   /**
-   * A build is live; `damage` lists what is wrong with its stored objects and the live pages (empty: whole);
-   * `held` is every live page at the origin, by key, with its MD5 (empty on a directory, which keeps it apart);
-   * `pages` the live pages the build wants.
+   * A build is live. `damage` lists what is wrong with its stored objects (a publish replaces such a build),
+   * `pageDamage` what is wrong with the live pages (any run puts them right in place).
    */
   | {
       readonly kind: 'build';
       readonly id: string;
       readonly manifest: StoredManifest;
-      readonly pages: ReadonlyMap<string, WantedPage>;
       readonly damage: readonly string[];
-      readonly held: ReadonlyMap<string, string>;
+      readonly pageDamage: readonly string[];
     }
   /** The pointer names no build the edge can serve: not a build id, or one whose manifest cannot be read. */
   | { readonly kind: 'unreadable'; readonly id: string; readonly reason: string }
-  /** No build is live; the origin's root holds the flat objects from before builds, with this many plans. */
-  | { readonly kind: 'flat'; readonly plans: number | null }
-  /** Nothing is live at all. */
+  /** Nothing is live. */
   | { readonly kind: 'none' };
 
 /** The new build as the guards see it: known before its variants and pages are made. */
@@ -208,31 +199,18 @@ export type Decision =
   | { readonly action: 'skip'; readonly reason: string }
   | { readonly action: 'refuse'; readonly guard: GuardName; readonly reason: string };
 
-/** The plans of the live catalog, when known. */
-export function livePlans(live: LiveCatalog): number | null {
-  if (live.kind === 'build') return live.manifest.plans;
-  if (live.kind === 'flat') return live.plans;
-  return null;
-}
-
-function liveName(live: LiveCatalog): string {
-  if (live.kind === 'build') return `live build ${live.id}`;
-  if (live.kind === 'unreadable') return `live build ${shownValue(live.id)}`;
-  return 'the live catalog';
-}
-
 /**
  * The guards, in order: an empty catalog is refused unless `allowEmpty`; one with fewer than `minRatio` × the
  * live plans is refused unless `force`; one identical to a whole live build is skipped unless `force` —
  * identical meaning the same inputs (plans, base URLs, app scheme, tool version, openapi.yaml, error pages,
- * page renderer, encodings), so the decision is made before anything costly is built. A live build that is
- * not whole is replaced by the new one, even when identical: that is how a damaged live build is repaired.
- * A live build whose manifest records no inputs (made before they were recorded) is never identical.
+ * page renderer, encodings), so the decision is made before anything costly is built. A live build whose
+ * objects are not whole is replaced by the new one, even when identical: that is how it is repaired.
  */
 export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOptions): Decision {
-  const plans = livePlans(live);
+  const plans = live.kind === 'build' ? live.manifest.plans : null;
+  const name = live.kind === 'none' ? 'the live catalog' : `live build ${shownValue(live.id)}`;
   if (candidate.plans === 0 && !options.allowEmpty) {
-    const now = plans === null ? '' : ` (${liveName(live)} has ${plans})`;
+    const now = plans === null ? '' : ` (${name} has ${plans})`;
     return {
       action: 'refuse',
       guard: 'empty',
@@ -244,14 +222,12 @@ export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOp
     return {
       action: 'refuse',
       guard: 'shrink',
-      reason: `refused: the new catalog has ${candidate.plans} plans, fewer than ${options.minRatio} × the ${plans} plans of ${liveName(live)} (${threshold}); ${settingRef('force')} publishes it anyway`,
+      reason: `refused: the new catalog has ${candidate.plans} plans, fewer than ${options.minRatio} × the ${plans} plans of ${name} (${threshold}); ${settingRef('force')} publishes it anyway`,
     };
   }
   if (live.kind !== 'build' || options.force) return { action: 'publish' };
   const identical =
-    live.manifest.inputsHash !== undefined &&
-    live.manifest.plansHash === candidate.plansHash &&
-    live.manifest.inputsHash === candidate.inputsHash;
+    live.manifest.plansHash === candidate.plansHash && live.manifest.inputsHash === candidate.inputsHash;
   if (!identical) return { action: 'publish' };
   if (live.damage.length > 0)
     return {
@@ -260,47 +236,8 @@ export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOp
     };
   return {
     action: 'skip',
-    reason: `identical to ${liveName(live)} (plans ${candidate.plansHash.slice(0, 12)}…, inputs ${candidate.inputsHash.slice(0, 12)}…); ${settingRef('force')} publishes it anyway`,
+    reason: `identical to ${name} (plans ${candidate.plansHash.slice(0, 12)}…, inputs ${candidate.inputsHash.slice(0, 12)}…); ${settingRef('force')} publishes it anyway`,
   };
-}
-
-/** The builds at an origin, from a listing of `builds/`: id → the keys it holds (relative to the build). */
-export function groupBuilds(listing: readonly Pick<StoredObject, 'key'>[]): Map<string, string[]> {
-  const builds = new Map<string, string[]>();
-  for (const { key } of listing) {
-    if (!key.startsWith(BUILDS_PREFIX)) continue;
-    const rest = key.slice(BUILDS_PREFIX.length);
-    const slash = rest.indexOf('/');
-    const id = rest.slice(0, slash);
-    if (slash <= 0 || !BUILD_ID_PATTERN.test(id)) continue;
-    builds.set(id, [...(builds.get(id) ?? []), rest.slice(slash + 1)]);
-  }
-  return builds;
-}
-
-/** Whether a build's listing has its manifest (it is written last: without it the upload never finished). */
-export function hasManifest(keys: readonly string[]): boolean {
-  return keys.includes(MANIFEST);
-}
-
-/**
- * The builds to delete so that only the newest `keep` remain — never the live build, the pinned build, or the
- * build a plain rollback would make live (`previous`: the build live before the live one, which may be older
- * than the newest `keep`). `ids` in any order.
- */
-/** What a prune must keep: the live build, the pinned one and the rollback target. */
-export interface Protected {
-  readonly live: string | null;
-  readonly pinned: string | null;
-  readonly previous: string | null;
-}
-
-export function buildsToPrune(ids: readonly string[], keep: number, protect: Protected): string[] {
-  const newest = [...ids].sort().reverse();
-  const kept = new Set(
-    [protect.live, protect.pinned, protect.previous].filter((id): id is string => typeof id === 'string'),
-  );
-  return newest.slice(keep).filter((id) => !kept.has(id));
 }
 
 /** The build ids among prefixes `builds/<id>/` (anything else under `builds/` is ignored). */
@@ -312,56 +249,60 @@ export function buildIdsOf(prefixes: readonly string[]): string[] {
   });
 }
 
+/** What a prune must keep: the live build, the pinned one and the rollback target. */
+export interface Protected {
+  readonly live: string | null;
+  readonly pinned: string | null;
+  readonly previous: string | null;
+}
+
+/**
+ * The builds to delete so that only the newest `keep` remain — never the live build, the pinned build, or the
+ * build a plain rollback would make live (`previous`, which may be older than the newest `keep`).
+ */
+export function buildsToPrune(ids: readonly string[], keep: number, protect: Protected): string[] {
+  const newest = [...ids].sort().reverse();
+  const kept = new Set([protect.live, protect.pinned, protect.previous]);
+  return newest.slice(keep).filter((id) => !kept.has(id));
+}
+
+/** The stored pages (keys under `pages/`) that no kept build names: what a prune sweeps. */
+export function unreferencedPages(
+  stored: readonly StoredObject[],
+  kept: readonly Pick<StoredManifest, 'pages'>[],
+): string[] {
+  const marked = new Set(kept.flatMap((manifest) => Object.values(manifest.pages)));
+  return stored.map((page) => page.key).filter((key) => !marked.has(digestOf(key) ?? ''));
+}
+
 /**
  * The build a rollback makes live: `to` when given (any complete build); else the first complete build of the
  * rollback line — the build that was live before the live one, never a build that was only uploaded (a
- * publish that lost a race leaves a complete build no one ever saw). Returns the reason as `error` when there
- * is none.
+ * publish that lost a race leaves a complete build no one ever saw). `complete` holds the builds whose
+ * manifest is there. Returns the reason as `error` when there is none.
  */
 export function rollbackTarget(
-  builds: ReadonlyMap<string, readonly string[]>,
+  complete: ReadonlySet<string>,
+  all: readonly string[],
   pointer: { readonly live: string | null; readonly previous: readonly string[] },
   to: string | undefined,
 ): { readonly id: string } | { readonly error: string } {
-  const known = [...builds.keys()].sort().reverse();
   if (to !== undefined) {
-    const keys = builds.get(to);
-    if (!keys)
-      return {
-        error: `${settingRef('to')} ${JSON.stringify(to)}: no such build${known.length > 0 ? ` (builds: ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', …' : ''})` : '; there are no builds'}`,
-      };
-    if (!hasManifest(keys))
+    if (complete.has(to)) return { id: to };
+    if (all.includes(to))
       return { error: `${settingRef('to')} ${JSON.stringify(to)}: the build is incomplete (no ${MANIFEST})` };
-    return { id: to };
+    const known = [...all].sort().reverse();
+    return {
+      error: `${settingRef('to')} ${JSON.stringify(to)}: no such build${known.length > 0 ? ` (builds: ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', …' : ''})` : '; there are no builds'}`,
+    };
   }
-  const previous = pointer.previous.find((id) => hasManifest(builds.get(id) ?? []));
+  const previous = pointer.previous.find((id) => complete.has(id));
   if (previous !== undefined) return { id: previous };
   const live = pointer.live === null ? 'no build' : `live build ${shownValue(pointer.live)}`;
   const choose = `roll back ${settingRef('to')} a build (catalog builds marks the builds that were live)`;
   if (pointer.previous.length === 0)
-    return {
-      error: `no build is recorded as live before ${live} (build:previous is empty: nothing was published before it, or it went live before the store kept that record); ${choose}`,
-    };
+    return { error: `no build is recorded as live before ${live}; ${choose}` };
   return {
     error: `none of the builds live before ${live} is complete at the origin any more (${pointer.previous.join(', ')}); ${choose}`,
   };
-}
-
-/** The flat objects at the origin's root from before builds (a migrated bucket keeps them until removed). */
-export const FLAT_OBJECTS: readonly string[] = [...CATALOGS.map(catalogFile), ORIGIN_FILES.openapi];
-
-/** Counts the plans of a catalog body, or null when it is not a catalog (the flat objects of old buckets). */
-export function countPlans(body: Uint8Array): number | null {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(body).toString('utf8'));
-    const plans = (parsed as { plans?: unknown } | null)?.plans;
-    return Array.isArray(plans) ? plans.length : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Milliseconds, rounded, for summaries. */
-export function ms(start: number, end: number): number {
-  return Math.round(end - start);
 }

@@ -1,6 +1,6 @@
 /**
  * A store and an origin that do not belong together are refused: every command that moves `build:live`
- * (publish, rollback, unpin) first proves they are one deployment (publish.ts `proveDeployment`). Real
+ * (publish, rollback, unpin) first proves they are one deployment (steps.ts `proveDeployment`). Real
  * commands on directory origins and store files, s3rver with the KeyValueStore stand-in, and the local edge
  * serving the real origin, which must still answer 200 after each refusal.
  */
@@ -9,7 +9,7 @@ import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEdge, serveLocal } from '../app/local.ts';
-import { KVS_LIVE_BUILD, KVS_ORIGIN, STATE_DEPLOYMENT } from '../contract/index.ts';
+import { KVS_LIVE_BUILD, KVS_ORIGIN } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { serializeKvsFile } from '../keys/kvs-file.ts';
 import { issueKey } from '../keys/manage.ts';
@@ -68,7 +68,7 @@ describe('publish, rollback and unpin refuse a store and an origin of two deploy
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(withoutTarget(result.stderr)).toBe(
-        `catalog: ${real.store} and ${typo} are not one deployment: the store serves the origin "origin" (recorded by its first publish), not "orign"; nothing was changed\n`,
+        `catalog: ${real.store} and ${typo} are not one deployment: the store serves the origin "${real.origin}", not "${typo}"; nothing was changed\n`,
       );
       expect(existsSync(typo)).toBe(false);
       for (const command of [['rollback', '--to', real.buildId], ['unpin']]) {
@@ -130,7 +130,7 @@ describe('publish, rollback and unpin refuse a store and an origin of two deploy
         expect(result.code, command.join(' ')).toBe(1);
         expect(result.stdout).toBe('');
         expect(withoutTarget(result.stderr)).toBe(
-          `catalog: ${fresh} and ${real.origin} are not one deployment: the origin belongs to the store "../kvs.json" (recorded by its first publish), not "../../b/kvs.json"; nothing was changed\n`,
+          `catalog: ${fresh} and ${real.origin} are not shown to be one deployment: the store records no origin, and ${real.origin} holds 1 build of another store; nothing was changed (give the store and the origin of one deployment; --recover makes this store serve ${real.origin})\n`,
         );
       }
       expect(await filesOf(real.origin)).toEqual(before);
@@ -140,33 +140,41 @@ describe('publish, rollback and unpin refuse a store and an origin of two deploy
     }
   });
 
-  it('a store from before the record is adopted when its live build is at the origin, refused when it is not', async () => {
+  it('a store that records no origin takes one only with --recover, saying so, when it has a live build or the origin holds builds', async () => {
     const real = await stack('a');
     const other = await stack('b');
-    // As a store and origins written before build:origin and state/deployment.json were recorded.
+    // A store whose record was deleted by hand: it has a live build, and names no origin.
     const file = new FileKeyValueStore(real.store);
     await file.update((entries) => entries.delete(KVS_ORIGIN));
-    for (const { origin } of [real, other]) await rm(join(origin, STATE_DEPLOYMENT));
-    const wrong = await runCatalog([...PUBLISH, '--force', '--origin', other.origin, '--store', real.store]);
-    expect(wrong.code).toBe(1);
-    expect(withoutTarget(wrong.stderr)).toBe(
-      `catalog: ${real.store} and ${other.origin} are not shown to be one deployment: the store names no origin yet, and its live build ${real.buildId} is not at ${other.origin}; nothing was changed (give the origin that holds it; --recover publishes a fresh build in its place, if it is truly lost)\n`,
-    );
+    for (const origin of [other.origin, real.origin]) {
+      const refused = await runCatalog([...PUBLISH, '--force', '--origin', origin, '--store', real.store]);
+      expect(refused.code).toBe(1);
+      expect(withoutTarget(refused.stderr)).toBe(
+        `catalog: ${real.store} and ${origin} are not shown to be one deployment: the store has a live build (${real.buildId}) but records no origin; nothing was changed (give the store and the origin of one deployment; --recover makes this store serve ${origin})\n`,
+      );
+    }
     expect((await file.read()).get(KVS_ORIGIN)).toBeUndefined();
-    // A new store takes an origin that names no store only while it holds no build, or with --recover.
+    // A new store, and an origin that holds builds: another store's.
     const fresh = makeStore(join(scratch.dir, 'c', 'kvs.json'));
+    const before = await filesOf(other.origin);
     const taken = await runCatalog([...PUBLISH, '--origin', other.origin, '--store', fresh]);
     expect(taken.code).toBe(1);
-    expect(withoutTarget(taken.stderr)).toBe(
-      `catalog: ${fresh} and ${other.origin} are not shown to be one deployment: the store is new, and the origin holds builds but names no store yet; nothing was changed (give the store that serves it; --recover lets this store take it)\n`,
-    );
-    expect(existsSync(join(other.origin, STATE_DEPLOYMENT))).toBe(false);
-    const adopted = await runCatalog([...PUBLISH, '--force', '--origin', real.origin, '--store', real.store]);
+    expect(taken.stderr).toContain('the store records no origin, and');
+    expect(await filesOf(other.origin)).toEqual(before);
+    const adopted = await runCatalog([
+      ...PUBLISH,
+      '--force',
+      '--recover',
+      '--origin',
+      real.origin,
+      '--store',
+      real.store,
+    ]);
     expect(adopted.code, adopted.stderr).toBe(0);
+    expect(adopted.stderr).toContain(
+      `warning: --recover: ${real.store} now serves ${real.origin} (the store has a live build`,
+    );
     expect((await file.read()).get(KVS_ORIGIN)).toBe('origin');
-    expect(JSON.parse(await readFile(join(real.origin, STATE_DEPLOYMENT), 'utf8'))).toEqual({
-      store: '../kvs.json',
-    });
   });
 
   it('--recover publishes over a live build that is truly gone: refused without it, the edge 500 then 200, the history records it', async () => {
@@ -178,7 +186,7 @@ describe('publish, rollback and unpin refuse a store and an origin of two deploy
       const refused = await runCatalog([...PUBLISH, '--origin', real.origin, '--store', real.store]);
       expect(refused.code).toBe(1);
       expect(withoutTarget(refused.stderr)).toBe(
-        `catalog: ${real.store}: its live build ${real.buildId} is not at ${real.origin}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback makes an earlier build live; --recover publishes a fresh build in its place, if it is truly lost)\n`,
+        `catalog: ${real.store}: its live build ${real.buildId} is not at ${real.origin}, the origin it serves (the edge cannot serve it); nothing was changed (catalog rollback --to a build makes it live; --recover publishes a fresh build in its place)\n`,
       );
       const help = await runCatalog(['publish', '--help']);
       expect(help.stdout.replace(/\s+/g, ' ')).toContain(
@@ -258,7 +266,7 @@ describe('on S3: a store of one bucket with another bucket (s3rver, the KeyValue
     });
     expect(mixed.code).toBe(1);
     expect(withoutTarget(mixed.stderr)).toBe(
-      `catalog: ${ARN} and s3://catalog-staging are not one deployment: the store serves the origin "s3://catalog-production" (recorded by its first publish), not "s3://catalog-staging"; nothing was changed\n`,
+      `catalog: ${ARN} and s3://catalog-staging are not one deployment: the store serves the origin "s3://catalog-production", not "s3://catalog-staging"; nothing was changed\n`,
     );
     expect(kvs.updates()).toHaveLength(updates);
     expect(await staging.keys()).toEqual([]);
@@ -306,7 +314,7 @@ describe('on S3: a store of one bucket with another bucket (s3rver, the KeyValue
       );
       expect(mixed.code).toBe(1);
       expect(withoutTarget(mixed.stderr)).toBe(
-        `catalog: ${NEW} and s3://catalog-production are not one deployment: the origin belongs to the store "${ARN}" (recorded by its first publish), not "${NEW}"; nothing was changed\n`,
+        `catalog: ${NEW} and s3://catalog-production are not shown to be one deployment: the store records no origin, and s3://catalog-production holds 1 build of another store; nothing was changed (give the store and the origin of one deployment; --recover makes this store serve s3://catalog-production)\n`,
       );
       expect(production.requests.filter((request) => request.method !== 'GET')).toEqual([]);
       expect(await production.keys()).toEqual(keys);

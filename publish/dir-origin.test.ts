@@ -1,19 +1,15 @@
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, open, readdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, rename, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StoreError } from '../contract/errors.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { DirectoryOrigin, FSYNC_FILES_UP_TO, writeFlat } from './dir-origin.ts';
+import { DirectoryOrigin, writeFlat } from './dir-origin.ts';
 import type { ObjectToWrite } from './origin.ts';
 
 /** An object to write, from its chunks. */
-function object(
-  key: string,
-  chunks: readonly (string | Buffer)[],
-  extra: Partial<ObjectToWrite> = {},
-): ObjectToWrite {
+function object(key: string, chunks: readonly (string | Buffer)[]): ObjectToWrite {
   const buffers = chunks.map((chunk) => Buffer.from(chunk));
   const body = Buffer.concat(buffers);
   return {
@@ -22,89 +18,19 @@ function object(
     size: body.length,
     sha256: createHash('sha256').update(body).digest('hex'),
     md5: createHash('md5').update(body).digest('hex'),
-    contentType: 'application/json; charset=utf-8',
-    cacheControl: 'public, max-age=300',
-    ...extra,
   };
 }
 
-/** The object files under a directory (not their metadata). */
-async function objectFiles(dir: string): Promise<string[]> {
-  const entries = (await readdir(dir, { recursive: true, withFileTypes: true }))
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
-  return entries.filter((path) => !path.startsWith('.meta/')).sort();
-}
-
-/**
- * Runs `work` with a `sync` command first on PATH that records its arguments and runs the real one, and
- * fsync(2) counted on every file handle; answers the `sync` commands run and the fsyncs made.
- */
-async function syncsDuring(
-  dir: string,
-  work: () => Promise<void>,
-): Promise<{ commands: string[]; fsyncs: number }> {
-  const real = execFileSync('sh', ['-c', 'command -v sync'], { encoding: 'utf8' }).trim();
-  const bin = join(dir, 'bin');
-  const log = join(dir, 'sync.log');
-  await mkdir(bin, { recursive: true });
-  await writeFile(log, '');
-  await writeFile(join(bin, 'sync'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`);
-  await chmod(join(bin, 'sync'), 0o755);
-  const handle = await open(log, 'r');
-  const fsync = vi.spyOn(Object.getPrototypeOf(handle) as { sync(): Promise<void> }, 'sync');
-  await handle.close();
-  const path = process.env.PATH;
-  process.env.PATH = `${bin}:${path}`;
-  let fsyncs: number;
-  try {
-    await work();
-  } finally {
-    process.env.PATH = path;
-    fsyncs = fsync.mock.calls.length;
-    fsync.mockRestore();
-  }
-  const commands = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
-  return { commands, fsyncs };
+/** The files (and links) under a directory, every one, its own folders included. */
+async function allFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => !entry.isDirectory())
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
+    .sort();
 }
 
 describe('a directory origin', () => {
   const scratch = useScratchDir();
-
-  it('syncs the few files written since the last sync, each with its folders, and nothing else', async () => {
-    const root = join(scratch.dir, 'origin');
-    const origin = new DirectoryOrigin(root);
-    const synced = await syncsDuring(scratch.dir, async () => {
-      await origin.put(object('builds/b1/catalog.json', ['{}']), { overwrite: false });
-      await origin.copy('builds/b1/catalog.json', 'builds/b2/catalog.json', { overwrite: false });
-      // Found there already: nothing is written, nothing more to sync.
-      await origin.put(object('builds/b1/catalog.json', ['{}']), { overwrite: false });
-      await origin.sync();
-      // Nothing written since: nothing synced.
-      await origin.sync();
-    });
-    // Four files (two objects, their metadata); builds/b1, builds/b2, builds, the root, and the same four
-    // folders of the metadata under .meta.
-    expect(synced).toEqual({ commands: [], fsyncs: 4 + 8 });
-  });
-
-  it(`syncs the whole file system once after more than ${FSYNC_FILES_UP_TO} files, then counts afresh`, async () => {
-    const root = join(scratch.dir, 'origin');
-    const origin = new DirectoryOrigin(root);
-    const many = FSYNC_FILES_UP_TO / 2 + 1;
-    const bulk = await syncsDuring(scratch.dir, async () => {
-      for (let index = 0; index < many; index += 1)
-        await origin.put(object(`plans/p${index}.html`, ['<p>']), { overwrite: false });
-      await origin.sync();
-    });
-    expect(bulk).toEqual({ commands: [`-f ${root}`], fsyncs: 0 });
-    const few = await syncsDuring(scratch.dir, async () => {
-      await origin.put(object('plans/one-more.html', ['<p>']), { overwrite: false });
-      await origin.sync();
-    });
-    // The page and its metadata; plans, .meta/plans, .meta and the root.
-    expect(few).toEqual({ commands: [], fsyncs: 2 + 4 });
-  });
 
   it('compares and swaps without the key ever missing: a create-if-absent racing a replace finds it', async () => {
     const origin = new DirectoryOrigin(scratch.dir);
@@ -138,12 +64,9 @@ describe('a directory origin', () => {
     expect(await readdir(join(scratch.dir, 'state'))).toEqual(['run-lock.json']);
   });
 
-  it('stores an object with the metadata S3 would keep, and answers it back', async () => {
+  it('answers an object with the headers of its key and the MD5 of its bytes, no record kept beside it', async () => {
     const origin = new DirectoryOrigin(join(scratch.dir, 'origin'));
-    const written = object('builds/b/catalog.json.br', ['{"a":', '1}'], {
-      contentEncoding: 'br',
-      cacheControl: 'public, max-age=31536000, immutable',
-    });
+    const written = object('builds/b/catalog.json.br', ['{"a":', '1}']);
     expect(await origin.put(written, { overwrite: false })).toBe('written');
     const read = await origin.get('builds/b/catalog.json.br');
     expect(read).toMatchObject({
@@ -156,27 +79,26 @@ describe('a directory origin', () => {
     });
     expect(read?.body.toString()).toBe('{"a":1}');
     expect(await origin.get('builds/b/missing.json')).toBeNull();
-    expect(await origin.list('builds/')).toEqual([
-      expect.objectContaining({ key: 'builds/b/catalog.json.br', size: 7, md5: written.md5 }),
-    ]);
+    expect(await origin.list('builds/')).toEqual([{ key: 'builds/b/catalog.json.br', size: 7 }]);
+    // Changed in place, it answers its bytes as they are: no digest recorded apart can disagree with them.
+    await writeFile(join(scratch.dir, 'origin/builds/b/catalog.json.br'), '{"a":2}');
+    expect((await origin.get('builds/b/catalog.json.br'))?.md5).toBe(
+      createHash('md5').update('{"a":2}').digest('hex'),
+    );
+    expect(await allFiles(join(scratch.dir, 'origin'))).toEqual(['builds/b/catalog.json.br']);
   });
 
   it('never overwrites an object unless told to, and keeps the first one whole', async () => {
     const origin = new DirectoryOrigin(scratch.dir);
     await origin.put(object('builds/b/manifest.json', ['first']), { overwrite: false });
-    expect(
-      await origin.put(object('builds/b/manifest.json', ['second'], { contentType: 'text/plain' }), {
-        overwrite: false,
-      }),
-    ).toBe('exists');
-    expect(await origin.get('builds/b/manifest.json')).toMatchObject({
-      contentType: 'application/json; charset=utf-8',
-    });
+    expect(await origin.put(object('builds/b/manifest.json', ['second']), { overwrite: false })).toBe(
+      'exists',
+    );
     expect((await origin.get('builds/b/manifest.json'))?.body.toString()).toBe('first');
     await origin.put(object('errors/500.json', ['one']), { overwrite: true });
     await origin.put(object('errors/500.json', ['two']), { overwrite: true });
     expect((await origin.get('errors/500.json'))?.body.toString()).toBe('two');
-    expect(await objectFiles(scratch.dir)).toEqual(['builds/b/manifest.json', 'errors/500.json']);
+    expect(await allFiles(scratch.dir)).toEqual(['builds/b/manifest.json', 'errors/500.json']);
   });
 
   it('lists a truncated file with its true size, so the damage shows', async () => {
@@ -186,31 +108,62 @@ describe('a directory origin', () => {
     expect((await origin.list('builds/b/'))[0]).toMatchObject({ size: 4 });
   });
 
-  it('lists the MD5 recorded at write time, and hashes the bytes as they are now on request', async () => {
-    const origin = new DirectoryOrigin(scratch.dir);
-    const written = object('builds/b/catalog.json', ['0123456789']);
-    await origin.put(written, { overwrite: false });
-    await writeFile(join(scratch.dir, 'builds/b/catalog.json'), '9876543210');
-    expect((await origin.list('builds/b/'))[0]).toMatchObject({ size: 10, md5: written.md5 });
-    expect(await origin.md5('builds/b/catalog.json')).toBe(
-      createHash('md5').update('9876543210').digest('hex'),
+  it('copies by a relative link placed by one rename, which its listing names and a read follows', async () => {
+    const origin = new DirectoryOrigin(join(scratch.dir, 'origin'));
+    await origin.put(object('pages/one.html', ['<p>1']), { overwrite: false });
+    await origin.put(object('pages/two.html', ['<p>2']), { overwrite: false });
+    expect(await origin.copy('pages/one.html', 'plans/p.html', { overwrite: true })).toBe('written');
+    expect(await origin.copy('pages/two.html', 'plans/p.html', { overwrite: false })).toBe('exists');
+    expect(await origin.copy('pages/two.html', 'plans/p.html', { overwrite: true })).toBe('written');
+    expect(await origin.list('plans/')).toEqual([{ key: 'plans/p.html', size: 4, copyOf: 'pages/two.html' }]);
+    expect(await origin.get('plans/p.html')).toMatchObject({
+      contentType: 'text/html; charset=utf-8',
+      cacheControl: 'public, max-age=300',
+    });
+    expect((await origin.get('plans/p.html'))?.body.toString()).toBe('<p>2');
+    expect(await readlink(join(scratch.dir, 'origin/plans/p.html'))).toBe('../pages/two.html');
+    // The directory moved whole still reads: the link is relative.
+    await rename(join(scratch.dir, 'origin'), join(scratch.dir, 'moved'));
+    expect((await new DirectoryOrigin(join(scratch.dir, 'moved')).get('plans/p.html'))?.body.toString()).toBe(
+      '<p>2',
     );
-    expect(await origin.md5('builds/b/missing.json')).toBeNull();
-    await expect(origin.md5('../outside.json')).rejects.toThrow(StoreError);
+    await expect(origin.copy('pages/none.html', 'plans/q.html', { overwrite: true })).rejects.toThrow();
   });
 
-  it('refuses a key that leads outside the directory or into its metadata', async () => {
+  it('lists no object for a link whose object is gone, and reads none', async () => {
+    const origin = new DirectoryOrigin(scratch.dir);
+    await origin.put(object('pages/one.html', ['<p>1']), { overwrite: false });
+    await origin.copy('pages/one.html', 'plans/p.html', { overwrite: true });
+    await origin.delete(['pages/one.html']);
+    expect(await origin.list('plans/')).toEqual([]);
+    expect(await origin.get('plans/p.html')).toBeNull();
+  });
+
+  it('sweeps the temporary files of a writer that was killed, at the next write, and lists none meanwhile', async () => {
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    }).stdout;
+    await mkdir(join(scratch.dir, '.tmp'), { recursive: true });
+    await writeFile(join(scratch.dir, '.tmp', `${dead}-0123456789ab`), 'half a page');
+    await writeFile(join(scratch.dir, '.tmp', `${process.pid}-0123456789ab`), 'a write of this process');
+    const origin = new DirectoryOrigin(scratch.dir);
+    expect(await origin.list('')).toEqual([]);
+    await origin.put(object('errors/500.json', ['{}']), { overwrite: true });
+    expect(await allFiles(scratch.dir)).toEqual([`.tmp/${process.pid}-0123456789ab`, 'errors/500.json']);
+  });
+
+  it('refuses a key that leads outside the directory or into its own folders', async () => {
     const origin = new DirectoryOrigin(scratch.dir);
     await expect(origin.get('../outside.json')).rejects.toThrow(StoreError);
-    await expect(origin.put(object('.meta/x.json', ['x']), { overwrite: true })).rejects.toThrow(StoreError);
+    await expect(origin.put(object('.tmp/x.json', ['x']), { overwrite: true })).rejects.toThrow(StoreError);
+    await expect(origin.get('plans/.hidden.html')).rejects.toThrow(StoreError);
   });
 
-  it('deletes objects with their metadata', async () => {
+  it('deletes objects, a missing one no error', async () => {
     const origin = new DirectoryOrigin(scratch.dir);
     await origin.put(object('builds/b/x.json', ['x']), { overwrite: false });
     await origin.delete(['builds/b/x.json', 'builds/b/never.json']);
     expect(await origin.list('builds/')).toEqual([]);
-    expect(await readdir(join(scratch.dir, '.meta', 'builds', 'b'))).toEqual([]);
   });
 });
 
@@ -220,7 +173,7 @@ describe('writing a flat build into a directory', () => {
   it('creates the directory and nested folders, and leaves no temporary files', async () => {
     const out = join(scratch.dir, 'a', 'origin');
     await writeFlat(out, [object('catalog.json', ['{"n":1}']), object('errors/500.json', ['{}'])]);
-    expect(await objectFiles(out)).toEqual(['catalog.json', 'errors/500.json']);
+    expect(await allFiles(out)).toEqual(['catalog.json', 'errors/500.json']);
     expect(await readFile(join(out, 'catalog.json'), 'utf8')).toBe('{"n":1}');
     expect(await new DirectoryOrigin(out).get('catalog.json')).toMatchObject({
       contentType: 'application/json; charset=utf-8',
@@ -255,7 +208,7 @@ describe('writing a flat build into a directory', () => {
     await expect(failing).rejects.toThrow(/the previous output is untouched/);
     expect(await readFile(join(scratch.dir, 'catalog-running.json'), 'utf8')).toBe('old running');
     expect(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')).toBe('old all');
-    expect(await objectFiles(scratch.dir)).toEqual(['catalog-running.json', 'catalog.json', 'errors']);
+    expect(await allFiles(scratch.dir)).toEqual(['catalog-running.json', 'catalog.json', 'errors']);
   });
 
   it('fails with a clear error when the target is not a directory', async () => {

@@ -1,138 +1,143 @@
 /**
- * A publish killed (`kill -9`) at any point leaves the live catalog and its pages served. A real `catalog publish`
- * process writes to s3rver through a proxy that holds one request unanswered — the pack of the new pages, the
- * manifest, the second live page, the deletion of removed plans' pages after the pointer moved, the pointer's
- * history — and is killed there. Then, through the local edge over the bucket and the store: every catalog in
- * every encoding comes from the build the pointer names, and every `webUrl` of it answers its page; and a second
- * publish completes, leaving the live pages exactly the live build's. Runs in `npm run test:system`.
+ * `kill -9` at every point of a publish (with its prune) and of a rollback, on both origins: a real process
+ * (testing/kill-runner.ts, the application layer's own steps) kills itself just before its first write, its
+ * second, … up to the run that ends whole. After each kill the catalogs the edge serves all come from the build
+ * the pointer names; after the next run (an unchanged one, the repair `catalog status` recommends) every catalog
+ * and every `webUrl` of the live build answers 200 with that build's content, each live page the bytes its
+ * manifest names, nothing is left damaged, and no temporary file remains. Runs in `npm run test:system`.
  */
-import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveLocal } from '../app/local.ts';
+import { publish } from '../app/run.ts';
+import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import { Catalog } from '../builder/model.ts';
-import { KVS_LIVE_BUILD, STATE_RUN_LOCK } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { serializeKvsFile } from '../keys/kvs-file.ts';
+import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { issueKey } from '../keys/manage.ts';
-import { startHoldingProxy, startS3, TEST_AWS_ENV, type TestS3, testS3Client } from '../testing/aws.ts';
-import { CATALOG_BIN, httpRequest, ROOT, runProcess, servedGeneratedAt } from '../testing/cli.ts';
-import { FakeKvs, RESOLVE_KVS_TEST_HOST, resolveKvsTestHost } from '../testing/kvs.ts';
+import { fewRows, startS3, TEST_AWS_ENV, type TestS3 } from '../testing/aws.ts';
+import { httpRequest, ROOT, runProcess, servedGeneratedAt } from '../testing/cli.ts';
+import type { Run } from '../testing/kill-runner.ts';
+import { FakeKvs, kvsClientFor, resolveKvsTestHost } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { readLive } from './publish.ts';
+import { DirectoryOrigin } from './dir-origin.ts';
+import { readPointer } from './pointer.ts';
 import { S3Origin } from './s3-origin.ts';
+import { type PublishTarget, readLive } from './steps.ts';
 
 const ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
-const scratch = useScratchDir({ prefix: 'catalog-kill-', each: false });
+const scratch = useScratchDir({ prefix: 'catalog-kill-', each: true });
 const kvs = new FakeKvs(ARN);
 let undoDns: () => void;
-let s3: TestS3;
-
+/** The sources: A, A with one title changed (A2), and B: A2 with plan 0 removed, 2 and 3 retitled, one added. */
+const sources = { a: '', a2: '', b: '' };
 beforeAll(async () => {
   undoDns = resolveKvsTestHost();
   await new Promise<void>((resolve) => kvs.server.listen(0, '127.0.0.1', resolve));
+  const rows = (await fewRows()) as { id: string; title: string }[];
+  const retitle = (list: typeof rows, indexes: number[], tag: string) =>
+    list.map((row, index) => (indexes.includes(index) ? { ...row, title: `${row.title} ${tag}` } : row));
+  const a2 = retitle(rows, [5], '(second edition)');
+  const b = [
+    ...retitle(a2, [2, 3], '(new edition)').slice(1),
+    { ...(rows[5] as (typeof rows)[number]), id: '0a1b2c3d-0000-4000-8000-000000000001', title: 'Added' },
+  ];
+  const dir = join(ROOT, 'node_modules', '.cache');
+  for (const [name, list] of Object.entries({ a: rows, a2, b })) {
+    const file = join(dir, `kill-source-${process.pid}-${name}.json`);
+    await writeFile(file, JSON.stringify(list));
+    sources[name as keyof typeof sources] = file;
+  }
 });
 afterAll(async () => {
   undoDns();
   await new Promise<void>((resolve) => kvs.server.close(() => resolve()));
 });
-beforeEach(async () => {
-  s3 = await startS3();
+
+type Kind = 'a directory' | 's3rver';
+
+/** A fresh deployment of `kind` in the test's scratch directory: the target, and how the runner reaches it. */
+async function deployment(kind: Kind): Promise<{
+  target: PublishTarget;
+  where: Pick<Run, 'origin' | 'store'>;
+  s3?: TestS3;
+}> {
+  if (kind === 'a directory') {
+    const store = join(scratch.dir, 'kvs.json');
+    const origin = join(scratch.dir, 'origin');
+    return {
+      target: { origin: new DirectoryOrigin(origin), kvs: new FileKeyValueStore(store, { create: true }) },
+      where: { origin: { dir: origin }, store: { file: store } },
+    };
+  }
+  const s3 = await startS3();
   kvs.entries = new Map();
   kvs.version = 1;
-});
-afterEach(() => s3.stop());
-
-const env = (endpoint: string) => ({
-  ...TEST_AWS_ENV,
-  AWS_ENDPOINT_URL_S3: endpoint,
-  AWS_ENDPOINT_URL_CLOUDFRONT_KEYVALUESTORE: `http://kvs.test:${(kvs.server.address() as { port: number }).port}`,
-  CATALOG_S3_PATH_STYLE: '1',
-  CATALOG_MAX_ATTEMPTS: '1',
-});
-const publishArgs = (source: string) => [
-  'publish',
-  '--source',
-  source,
-  '--base-url',
-  'https://plans.example.com',
-  '--bucket',
-  'catalog-origin',
-  '--kvs-arn',
-  ARN,
-];
-
-/** Runs `catalog publish` as its own process to completion, straight to s3rver. */
-const publish = (source: string) =>
-  runProcess(process.execPath, ['--import', RESOLVE_KVS_TEST_HOST, CATALOG_BIN, ...publishArgs(source)], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env(s3.endpoint) },
-  });
-
-/** The fixtures (A), and the same with plan 0 removed, plans 2 and 3 retitled and one plan added (B). */
-async function sources(): Promise<{ a: string; b: string }> {
-  const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as {
-    id: string;
-    title: string;
-  }[];
-  const changed = rows
-    .slice(1)
-    .map((row, index) =>
-      index === 1 || index === 2 ? { ...row, title: `${row.title} (new edition)` } : row,
-    );
-  changed.push({
-    ...(rows[5] as (typeof rows)[number]),
-    id: '0a1b2c3d-0000-4000-8000-000000000001',
-    title: 'Added',
-  });
-  const [a, b] = [join(scratch.dir, 'a.json'), join(scratch.dir, 'b.json')];
-  await writeFile(a, JSON.stringify(rows));
-  await writeFile(b, JSON.stringify(changed));
-  return { a, b };
+  const port = (kvs.server.address() as { port: number }).port;
+  return {
+    target: {
+      origin: new S3Origin(s3.client, s3.bucket),
+      kvs: new CloudFrontKeyValueStore(kvsClientFor(port), ARN),
+    },
+    where: { origin: { endpoint: s3.endpoint, bucket: s3.bucket }, store: { port, arn: ARN } },
+    s3,
+  };
 }
 
-/** Runs `catalog publish` as its own process through a proxy, and kills it (-9) once the proxy holds a request. */
-async function publishKilledAt(
-  source: string,
-  holds: (method: string, key: string, copy: boolean) => boolean,
-): Promise<string> {
-  const proxy = await startHoldingProxy(s3.endpoint, (request) => {
-    const key = decodeURIComponent((request.url ?? '').split('?')[0] ?? '').replace('/catalog-origin/', '');
-    return holds(request.method ?? '', key, request.headers['x-amz-copy-source'] !== undefined);
-  });
-  const child = spawn(
-    process.execPath,
-    ['--import', RESOLVE_KVS_TEST_HOST, CATALOG_BIN, ...publishArgs(source)],
+let clock = Date.parse('2026-03-01T10:00:00.000Z');
+/** A publish of `source` in this process, a minute after the last run. */
+async function publishIn(target: PublishTarget, source: string, keepBuilds = defaultOf('keepBuilds')) {
+  clock += 60_000;
+  return publish(
     {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env(proxy.url) },
-      stdio: 'ignore',
+      ...parseSettings('build', () => undefined, String),
+      source,
+      baseUrl: 'https://plans.example.com',
+      allowEmpty: false,
+      minRatio: 0,
+      keepBuilds,
     },
+    target,
+    { now: new Date(clock), force: false, report: () => {}, recover: false },
   );
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  try {
-    const held = await Promise.race([proxy.held, exited.then((code) => `exited ${code} before the point`)]);
-    child.kill('SIGKILL');
-    await exited;
-    return held;
-  } finally {
-    await proxy.close();
-  }
+}
+
+/** Runs testing/kill-runner.ts; resolves whether it ran to its end (false: it killed itself) and its writes. */
+async function runner(run: Omit<Run, 'now'>): Promise<{ whole: boolean; writes: string[] }> {
+  clock += 60_000;
+  const result = await runProcess(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'testing/kill-runner.ts',
+      JSON.stringify({ ...run, now: new Date(clock).toISOString() }),
+    ],
+    { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...TEST_AWS_ENV } },
+  );
+  const lines = result.stdout.split('\n').filter(Boolean);
+  const whole = lines.at(-1) === 'done';
+  if (!whole && result.code !== null) throw new Error(`the runner failed: ${result.stderr}`);
+  return { whole, writes: whole ? lines.slice(0, -1) : lines };
 }
 
 /**
- * Through the local edge over the bucket and the store as they are: the generatedAt of every catalog answer, and
- * the status of every `webUrl` of the live catalog.
+ * What partners see through the local edge over the target: every catalog and encoding's generatedAt, and the
+ * status and SHA-256 (base64url) of every `webUrl` page of the live catalog.
  */
-async function served(): Promise<{ generatedAt: string[]; pages: Map<string, number> }> {
-  const store = join(scratch.dir, 'kvs.json');
-  await writeFile(store, serializeKvsFile(kvs.entries));
+async function served(kind: Kind, target: PublishTarget, s3: TestS3 | undefined) {
+  const store = join(scratch.dir, 'edge-kvs.json');
+  await writeFile(store, serializeKvsFile(await target.kvs.read()));
   const { key } = await issueKey(new FileKeyValueStore(store), { partner: 'acme', now: new Date() });
   const previous = { ...process.env };
   Object.assign(process.env, TEST_AWS_ENV);
   const edge = await serveLocal(
-    { origin: 's3://catalog-origin', endpoint: s3.endpoint, store, port: 0, host: '127.0.0.1' },
+    kind === 's3rver' && s3
+      ? { origin: `s3://${s3.bucket}`, endpoint: s3.endpoint, store, port: 0, host: '127.0.0.1' }
+      : { origin: join(scratch.dir, 'origin'), store, port: 0, host: '127.0.0.1' },
     () => {},
   );
   try {
@@ -142,68 +147,97 @@ async function served(): Promise<{ generatedAt: string[]; pages: Map<string, num
       target: '/api/plans',
       headers: [['X-Api-Key', key]],
     });
-    const pages = new Map<string, number>();
-    for (const plan of Catalog.parse(JSON.parse(catalog.body.toString('utf8'))).plans) {
-      const path = new URL(plan.webUrl).pathname;
-      pages.set(path, (await httpRequest(edge.url, { method: 'GET', target: path })).status);
-    }
-    return { generatedAt, pages };
+    const pages = new Map<string, [number, string]>();
+    if (catalog.status === 200)
+      for (const plan of Catalog.parse(JSON.parse(catalog.body.toString('utf8'))).plans) {
+        const page = await httpRequest(edge.url, { method: 'GET', target: new URL(plan.webUrl).pathname });
+        pages.set(plan.id, [page.status, createHash('sha256').update(page.body).digest('base64url')]);
+      }
+    return { generatedAt, status: catalog.status, pages };
   } finally {
     await edge.close();
     process.env = previous;
   }
 }
 
-const POINTS: readonly [string, boolean, (method: string, key: string, copy: boolean) => boolean][] = [
-  ['uploading the pack of the new pages', false, (method, key) => method === 'PUT' && key.endsWith('.pack')],
-  ['writing the manifest', false, (method, key) => method === 'PUT' && key.endsWith('/manifest.json')],
-  [
-    'writing the second live page',
-    false,
-    (() => {
-      let writes = 0;
-      return (method: string, key: string) => method === 'PUT' && key.startsWith('plans/') && ++writes === 2;
-    })(),
-  ],
-  [
-    'deleting the pages of removed plans, the pointer moved',
-    true,
-    (method, key) => method === 'POST' && key === '',
-  ],
-  ['recording the move', true, (method, key) => method === 'PUT' && key.startsWith('state/history/')],
-];
+/** Everything the live build promises holds: its catalogs, its pages as its manifest names them, nothing else. */
+async function expectWhole(kind: Kind, target: PublishTarget, s3: TestS3 | undefined, point: string) {
+  const { live } = await readPointer(target.kvs);
+  const read = await readLive(target.origin, live, { bytes: true });
+  if (read.live.kind !== 'build') throw new Error(`${point}: nothing live (${JSON.stringify(read.live)})`);
+  const { manifest, damage, pageDamage } = read.live;
+  expect([damage, pageDamage], point).toEqual([[], []]);
+  const seen = await served(kind, target, s3);
+  expect(seen.status, point).toBe(200);
+  expect(seen.generatedAt, point).toEqual([manifest.generatedAt]);
+  expect(
+    Object.fromEntries(
+      [...seen.pages].map(([id, [status, digest]]) => [id, status === 200 ? digest : status]),
+    ),
+    point,
+  ).toEqual(manifest.pages);
+  if (kind === 'a directory') expect(await readdir(join(scratch.dir, 'origin', '.tmp')), point).toEqual([]);
+}
 
-describe('a publish killed (-9) at any point', () => {
-  it.each(POINTS)(
-    'while %s: the live catalog and its pages are served, and the next publish completes',
-    async (_, moved, holds) => {
-      const { a, b } = await sources();
-      const first = await publish(a);
-      expect(first.code, first.stderr).toBe(0);
-      const before = String(JSON.parse(first.stdout).generatedAt);
-      const liveBefore = kvs.entries.get(KVS_LIVE_BUILD);
+/** Kills the run before each of its writes in turn, on a fresh deployment each time, and checks every outcome. */
+async function everyPoint(
+  kind: Kind,
+  op: Run['op'],
+  setup: (target: PublishTarget) => Promise<void>,
+  run: Omit<Run, 'now' | 'killAt' | 'origin' | 'store' | 'op'>,
+): Promise<string[]> {
+  const points: string[] = [];
+  for (let killAt = 1; ; killAt += 1) {
+    const { target, where, s3 } = await deployment(kind);
+    try {
+      await setup(target);
+      const { whole, writes } = await runner({ ...run, ...where, op, killAt });
+      const point = whole ? `${op} run whole` : `${op} killed before write ${killAt}: ${writes.at(-1)}`;
+      points.push(point);
+      // Killed anywhere, the catalogs served all come from one build, the one the pointer names.
+      const now = await served(kind, target, s3);
+      expect(now.status, point).toBe(200);
+      expect(now.generatedAt, point).toHaveLength(1);
+      // The next run (unchanged, as the schedule runs it) leaves everything whole.
+      await publishIn(target, sources.b);
+      await expectWhole(kind, target, s3, point);
+      if (whole) return points;
+    } finally {
+      await s3?.stop();
+    }
+  }
+}
 
-      const held = await publishKilledAt(b, holds);
-      expect(held).toMatch(/^(PUT|POST) \//);
-      expect(kvs.entries.get(KVS_LIVE_BUILD) !== liveBefore).toBe(moved);
-      const killed = await served();
-      expect(killed.generatedAt).toHaveLength(1);
-      if (!moved) expect(killed.generatedAt).toEqual([before]);
-      expect([...killed.pages.values()].every((status) => status === 200)).toBe(true);
+describe.each(['a directory', 's3rver'] as const)('kill -9 at every write, on %s', (kind) => {
+  it('of a publish that adds, changes and removes pages, then prunes a build and its pages', async () => {
+    const points = await everyPoint(
+      kind,
+      'publish',
+      async (target) => {
+        await publishIn(target, sources.a);
+        await publishIn(target, sources.a2);
+      },
+      { source: sources.b, keep: 1 },
+    );
+    // The run lock, the build, its pages, their live copies, the pointer, the history, the record, the prune.
+    expect(points.length).toBeGreaterThan(20);
+    expect(points.some((point) => point.includes(': update '))).toBe(true);
+    expect(points.some((point) => /: delete builds\//.test(point))).toBe(true);
+  });
 
-      // The crashed run's lock expires (here at once), and the next run completes: the live pages are the live
-      // build's, and only they.
-      const client = testS3Client(s3.endpoint);
-      await new S3Origin(client, s3.bucket).delete([STATE_RUN_LOCK]);
-      const again = await publish(b);
-      expect(again.code, again.stderr).toBe(0);
-      const live = await readLive(new S3Origin(client, s3.bucket), kvs.entries.get(KVS_LIVE_BUILD) ?? null);
-      client.destroy();
-      expect(live).toMatchObject({ kind: 'build', damage: [] });
-      const after = await served();
-      expect(after.pages.size).toBe(44);
-      expect(after.pages.get('/plans/0a1b2c3d-0000-4000-8000-000000000001')).toBe(200);
-      expect([...after.pages.values()].every((status) => status === 200)).toBe(true);
-    },
-  );
+  it('of a rollback that copies changed pages back and deletes added ones', async () => {
+    const points = await everyPoint(
+      kind,
+      'rollback',
+      async (target) => {
+        await publishIn(target, sources.a2);
+        await publishIn(target, sources.b);
+      },
+      { source: sources.b, keep: 20 },
+    );
+    expect(points.some((point) => / copy pages\//.test(point))).toBe(true);
+    expect(points.some((point) => point.includes(': update '))).toBe(true);
+  });
 });
+
+afterAll(() => Promise.all(Object.values(sources).map((file) => rm(file, { force: true }))));

@@ -3,6 +3,7 @@
  * exactly one of the runs that find it, renewal while the holder runs, and a release that never removes a lock
  * another run has taken.
  */
+import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
@@ -13,6 +14,7 @@ import {
   RUN_LOCK_TTL_MS,
   RunLockRecord,
 } from './lock.ts';
+import { stateObject } from './origin.ts';
 
 /** The lock a run holds; fails the test when it was busy. */
 function heldOf(attempt: LockAttempt): HeldRunLock {
@@ -71,6 +73,26 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
     expect(stored).toEqual(held[0]?.record);
     for (const attempt of attempts) if ('busy' in attempt) expect(attempt.busy.by).toBe(held[0]?.record.by);
     await held[0]?.release();
+  });
+
+  it('held by a process of this host that is gone (killed), is taken over at once, naming it', async () => {
+    const origin = under.target.origin;
+    const dead = Number(
+      spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' })
+        .stdout,
+    );
+    const killed = heldOf(await acquireRunLock(origin, 'killed'));
+    // Its record as the killed run left it: unexpired, but its process is gone.
+    await origin.put(stateObject(STATE_RUN_LOCK, `${JSON.stringify({ ...killed.record, pid: dead })}\n`), {
+      overwrite: true,
+    });
+    const next = heldOf(await acquireRunLock(origin, 'next'));
+    expect(next.tookOver).toMatchObject({ by: 'killed', pid: dead });
+    await next.release();
+    // A live holder of this host is waited for, as before.
+    const live = heldOf(await acquireRunLock(origin, 'live'));
+    expect(await acquireRunLock(origin, 'again')).toMatchObject({ busy: { by: 'live', pid: process.pid } });
+    await live.release();
   });
 
   it('is renewed while its run goes on, and a holder that stalled past its expiry neither keeps nor removes it', async () => {

@@ -2,7 +2,7 @@
  * The run lock at the origin (docs/decisions.md#build-cost): one object, `state/run-lock.json`, created only
  * if absent (S3 `If-None-Match: *`; a directory: an exclusive link), holding who runs and until when. A second
  * run finds it and exits early as `busy`; the holder renews the expiry while it runs; a crashed run's lock
- * expires and the next run takes it over with a compare-and-swap on the lock's MD5 (S3 `If-Match`), so two
+ * expires (or, its process gone from this host, is free at once) and the next run takes it over with a compare-and-swap on the lock's MD5 (S3 `If-Match`), so two
  * runs taking over at once cannot both win. The live pointer's own conditional write still refuses a stale
  * flip: the lock saves a second run its work, it is not what keeps the pointer right.
  */
@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
+import { isAlive } from '../keys/file-store.ts';
 import { type ObjectToWrite, type OriginStore, stateObject } from './origin.ts';
 
 /** How long a lock lasts without renewal: a crashed run blocks the next ones at most this long. */
@@ -101,7 +102,9 @@ export async function acquireRunLock(origin: OriginStore, by: string): Promise<L
       if (attempt < 3) continue;
       throw new Error(`${origin.name}: ${STATE_RUN_LOCK} could not be created nor read`);
     }
-    if (Date.parse(found.holder.expires) > Date.now()) return { busy: found.holder };
+    // A holder on this host whose process is gone (killed) holds nothing: its lock is taken over at once.
+    const gone = found.holder.host === hostname() && !isAlive(found.holder.pid);
+    if (Date.parse(found.holder.expires) > Date.now() && !gone) return { busy: found.holder };
     if (await origin.replace(object, found.md5)) {
       tookOver = found.holder;
       break;

@@ -4,6 +4,8 @@
  * atomic update, from the build it started from, and the line changes in that same write, so no crash can
  * leave the pointer moved and the line behind.
  */
+import { realpath } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { CatalogError } from '../contract/errors.ts';
 import {
@@ -15,6 +17,7 @@ import {
   PREVIOUS_BUILDS_KEPT,
 } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
+import { bucketOf } from './origin.ts';
 
 /** The pin a rollback sets: which build, since when, by what, and why. */
 export const Pin = z.object({
@@ -27,7 +30,7 @@ export type Pin = z.output<typeof Pin>;
 
 /** The pointer as the store holds it now. */
 export interface Pointer {
-  /** The live build, or null: no build is live (the gateway serves the origin's flat root). */
+  /** The live build, or null: no build is live (the catalog paths answer 500). */
   readonly live: string | null;
   readonly pin: Pin | null;
   /** The rollback line: the builds live before the live one, newest first. */
@@ -36,32 +39,43 @@ export interface Pointer {
   readonly origin: string | null;
 }
 
-/** The store and the origin are not shown to be one deployment: a move could point the edge at nothing. */
+/** The store and the origin are not one deployment: a move could point the edge at nothing. */
 export class DeploymentError extends CatalogError {
   override name = 'DeploymentError';
 }
 
-/** The refusal of a store that records another origin (`side` 'store'), or an origin another store. */
-export function mismatch(
-  store: string,
-  origin: string,
-  bound: string,
-  binding: string,
-  side: 'store' | 'origin' = 'store',
-): DeploymentError {
-  const recorded = side === 'store' ? 'the store serves the origin' : 'the origin belongs to the store';
-  // Quoted whole (an ARN is longer than a shown value), within a bound: a record at the origin may hold anything.
-  const quoted = (value: string) => JSON.stringify(value.slice(0, 2 * SHOWN_MAX));
+/**
+ * How a store records the origin it serves (`build:origin`, docs/decisions.md#live-build): a bucket as
+ * `s3://bucket`; a directory as its real path from the folder of the store file, so that a directory and its
+ * store file can move or be copied together.
+ */
+export async function bindingOf(origin: string, store: string): Promise<string> {
+  if (bucketOf(origin)) return origin.replace(/\/$/, '');
+  const real = (path: string) => realpath(path).catch(() => resolve(path));
+  const [folder, root] = await Promise.all([real(dirname(resolve(store))), real(origin)]);
+  return relative(folder, root) || '.';
+}
+
+/** A binding as a message shows it: a directory's in full (relative to the store file's folder, resolved). */
+function shownBinding(store: string, binding: string): string {
+  return JSON.stringify(
+    bucketOf(binding) ? binding : resolve(dirname(resolve(store)), binding.slice(0, 1024)),
+  );
+}
+
+/** The refusal of a store that records another origin than the one given. */
+export function mismatch(store: string, origin: string, bound: string, binding: string): DeploymentError {
   return new DeploymentError(
-    `${store} and ${origin} are not one deployment: ${recorded} ${quoted(bound)} (recorded by its first publish), not ${quoted(binding)}; nothing was changed`,
+    `${store} and ${origin} are not one deployment: the store serves the origin ${shownBinding(store, bound)}, not ${shownBinding(store, binding)}; nothing was changed`,
   );
 }
 
 /** Records `binding` as the origin the store serves, in the write that moves the pointer; refuses another one. */
-function bindOrigin(entries: Map<string, string>, store: string, origin: string, binding: string): void {
+function bindOrigin(entries: Map<string, string>, store: string, where: Binding): void {
   const bound = entries.get(KVS_ORIGIN);
-  if (bound !== undefined && bound !== binding) throw mismatch(store, origin, bound, binding);
-  entries.set(KVS_ORIGIN, binding);
+  if (bound !== undefined && bound !== where.binding)
+    throw mismatch(store, where.origin, bound, where.binding);
+  entries.set(KVS_ORIGIN, where.binding);
 }
 
 /** Where a move of the pointer goes: the origin's name (for messages) and how the store records it. */
@@ -173,7 +187,7 @@ export async function movePointer(
   where: Binding,
 ): Promise<Pointer> {
   return store.update((entries) => {
-    bindOrigin(entries, store.name, where.origin, where.binding);
+    bindOrigin(entries, store.name, where);
     const now = pointerOf(entries);
     if (now.pin) throw new PinnedError(now.pin);
     if (now.live !== from) throw new PointerMovedError(store.name, from, now.live, 'publish');
@@ -196,7 +210,7 @@ export async function pinPointer(
 ): Promise<{ readonly before: Pointer; readonly after: Pointer }> {
   return store.update((entries) => {
     const before = pointerOf(entries);
-    bindOrigin(entries, store.name, where.origin, where.binding);
+    bindOrigin(entries, store.name, where);
     if (before.live !== from) throw new PointerMovedError(store.name, from, before.live, 'rollback');
     const at = before.previous.indexOf(pin.build);
     const line =
@@ -213,7 +227,7 @@ export async function pinPointer(
 /** Removes the pin (the store must serve the origin `where`); returns the pin removed, or null when there was none. */
 export async function unpinPointer(store: KeyValueStore, where: Binding): Promise<Pin | null> {
   return store.update((entries) => {
-    bindOrigin(entries, store.name, where.origin, where.binding);
+    bindOrigin(entries, store.name, where);
     const before = pointerOf(entries).pin;
     entries.delete(KVS_PIN);
     return before;

@@ -1,26 +1,29 @@
 /**
  * Publishing against real peers: a directory origin and s3rver (a real S3-protocol server), the live pointer
  * in the local store file, and on CloudFront KeyValueStore's API stand-in (it has no local peer) where the
- * exact requests are asserted.
+ * exact requests are asserted. Every publish runs the application layer's whole list of steps (app/run.ts).
  */
 
+import { readdir } from 'node:fs/promises';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { BuildObject, BuildResult } from '../builder/build.ts';
-import { totalPlans } from '../contract/disciplines.ts';
+import { builds, type PublishSummary, publish, rollback, unpin } from '../app/run.ts';
+import { defaultOf, parseSettings } from '../app/settings/index.ts';
+import { type BuildObject, type BuildResult, type PreparedBuild, pageDigest } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
 import {
   CATALOGS,
-  DISCIPLINES,
   KVS_LIVE_BUILD,
   KVS_ORIGIN,
   KVS_PIN,
   KVS_PREVIOUS_BUILDS,
   MANIFEST,
   PAGE_HEADERS,
-  PAGE_VERSIONS_PREFIX,
+  PAGES_PREFIX,
+  pageContentKey,
   STATE_RUN_LOCK,
 } from '../contract/index.ts';
+import { IMMUTABLE } from '../contract/objects.ts';
 import { generateRows } from '../fixtures/generate.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
@@ -35,36 +38,17 @@ import {
 } from '../testing/aws.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { asVersion } from '../testing/tool.ts';
-import {
-  buildKey,
-  IMMUTABLE,
-  PAGES_PER_SHARD,
-  packPrefix,
-  pagesOfShard,
-  SHARD_PREFIX,
-  shardCount,
-  shardOf,
-} from './core.ts';
+import { buildKey } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError, PublishRefusedError, RunLockBusyError } from './errors.ts';
 import { readHistory } from './history.ts';
 import { acquireRunLock, describeHolder } from './lock.ts';
-import type { OriginStore } from './origin.ts';
-import { DeploymentError, PointerMovedError, readPointer } from './pointer.ts';
-import {
-  listBuilds,
-  type PublishOptions,
-  type PublishTarget,
-  protectedBy,
-  pruneBuilds,
-  publishBuild,
-  readLive,
-  rollback,
-  unpin,
-} from './publish.ts';
+import { type OriginStore, objectToWrite } from './origin.ts';
+import { bindingOf, DeploymentError, PointerMovedError, readPointer } from './pointer.ts';
 import { S3Origin } from './s3-origin.ts';
+import { type PublishTarget, readLive } from './steps.ts';
 
 /** A few plans (testing/aws.ts): `rows.slice(0, n)` holds n plans up to 14. */
 let rows: unknown[];
@@ -95,22 +79,55 @@ function at<T>(
   }
   return result;
 }
-/** A build of `subset` at a new time, as publishBuild takes it. */
+/** A build of `subset` at a new time, as a publish takes it. */
 const build = (subset: readonly unknown[] = rows) => at(prepared, subset, prepareRows);
 /** {@link build}, also completed: its objects, to compare with what was written. */
 const built = (subset: readonly unknown[] = rows) => at(completed, subset, buildRows);
 
-const options = (extra: Partial<PublishOptions> = {}): PublishOptions => ({
-  force: false,
-  allowEmpty: false,
-  minRatio: 0.5,
-  actor: 'test',
-  ...extra,
-});
+/** How a test's publish runs: the guards, and the builds a prune keeps (none pruned unless it says). */
+interface Options {
+  readonly force?: boolean;
+  readonly unpin?: boolean;
+  readonly recover?: boolean;
+  readonly keep?: number;
+}
+
+/** Publishes a prepared build through the application layer's publish (app/run.ts), stamped at its own time. */
+async function publishBuild(
+  build: PreparedBuild,
+  target: PublishTarget,
+  options: Options = {},
+): Promise<PublishSummary> {
+  const outcome = await publish(
+    {
+      ...parseSettings('build', () => undefined, String),
+      baseUrl: 'https://plans.example.com',
+      allowEmpty: false,
+      minRatio: 0.5,
+      keepBuilds: options.keep ?? defaultOf('keepBuilds'),
+    },
+    target,
+    {
+      now: new Date(build.generatedAt),
+      force: options.force ?? false,
+      unpin: options.unpin ?? false,
+      recover: options.recover ?? false,
+      report: () => {},
+      prepared: build,
+      actor: 'test',
+    },
+  );
+  return publishSummaryOf(outcome.summary);
+}
 
 /** The keys of the objects under a prefix. */
 async function keys(origin: OriginStore, prefix = ''): Promise<string[]> {
   return (await origin.list(prefix)).map((object) => object.key).sort();
+}
+
+/** The keys under a prefix, but the run's own records (`state/`). */
+async function written(origin: OriginStore): Promise<string[]> {
+  return (await keys(origin)).filter((key) => !key.startsWith('state/'));
 }
 
 /** A build's own objects (under its prefix) and its pages (`plans/<id>.html`). */
@@ -119,15 +136,19 @@ function partition(result: BuildResult): [BuildObject[], BuildObject[]] {
   return [result.objects.filter((object) => !isPage(object)), result.objects.filter(isPage)];
 }
 
-/** A build as it is stored at the origin: its manifest, and where the bytes of each of its live pages are. */
+/** A build as it is stored at the origin, judged with the live pages (readLive). */
 async function storedBuild(origin: OriginStore, buildId: string) {
-  const live = await readLive(origin, buildId);
+  const { live } = await readLive(origin, buildId);
   if (live.kind !== 'build') throw new Error(`build ${buildId} is not at ${origin.name}`);
   return live;
 }
 
 /** The plan id of a page's key. */
 const idOf = (key: string) => key.replace(/^plans\/|\.html$/g, '');
+/** The stored page (`pages/<digest>.html`) of a page of a build. */
+const storedPage = (page: BuildObject) => pageContentKey(pageDigest(page.sha256));
+/** The binding the store records for the target's origin. */
+const bindingIn = (target: PublishTarget) => bindingOf(target.origin.name, target.kvs.name);
 
 /** Rows with the title of the plans at `indexes` tagged with `tag`. */
 const retitled = (subset: readonly unknown[], tag: string, ...indexes: number[]) =>
@@ -138,12 +159,12 @@ const retitled = (subset: readonly unknown[], tag: string, ...indexes: number[])
   );
 
 /**
- * The writes of s3rver's requests, one line each: `PUT key (bytes)`, `COPY source > key`, `DELETE key…` (a
- * DeleteObjects names no key in its URL: its count of requests), in order of key.
+ * The writes of s3rver's requests, one line each: `PUT key`, `COPY source > key`, `DELETE` (a DeleteObjects
+ * names no key in its URL), in order of key; the run's own records under `state/` left out.
  */
 function writesOf(requests: readonly S3Request[]): string[] {
   return requests
-    .filter(({ method }) => method !== 'GET' && method !== 'HEAD')
+    .filter(({ method, key }) => method !== 'GET' && method !== 'HEAD' && !key.startsWith('state/'))
     .map(({ method, key, copyOf, query }) =>
       copyOf !== undefined
         ? `COPY ${copyOf} > ${key}`
@@ -174,9 +195,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     s3 = undefined;
   });
 
-  it('uploads its own objects under the build prefix, each page once and live, the manifest, then moves the pointer', async () => {
+  it('uploads its own objects under the build prefix, each page once under its digest and a copy live, the manifest, then moves the pointer', async () => {
     const result = await built();
-    const summary = await publishBuild(result, target, options());
+    const summary = await publishBuild(result, target);
     expect(summary).toMatchObject({
       command: 'publish',
       result: 'published',
@@ -189,48 +210,37 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: result.buildId,
       pin: null,
       previous: [],
-      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
+      origin: await bindingIn(target),
     });
     const [own, pages] = partition(result);
     expect(pages).toHaveLength(14);
+    // The manifest names each plan's page by the SHA-256 of its bytes: the name it is stored under.
     expect(result.manifest.pages).toEqual(
-      Object.fromEntries(pages.map((page) => [idOf(page.key), page.md5])),
+      Object.fromEntries(pages.map((page) => [idOf(page.key), pageDigest(page.sha256)])),
     );
-    // Each page is live, its bytes kept in the build's one pack, and the page map in shards named by their MD5.
     const stored = await storedBuild(target.origin, result.buildId);
-    expect(stored.damage).toEqual([]);
-    expect(stored.manifest.pages).toBeUndefined();
-    // 14 pages: a map of one shard (shardCount), listed with the pack among the objects the build shares.
-    expect(stored.manifest.pageShards).toHaveLength(1);
-    const shards = [...new Set(stored.manifest.pageShards)].map((md5) => `pages/map-${md5}.json`);
-    const pack = `pages/${result.buildId}-0.pack`;
-    expect(Object.keys(stored.manifest.shared ?? {}).sort()).toEqual([pack, ...shards].sort());
-    expect((await keys(target.origin)).filter((key) => !key.startsWith('state/'))).toEqual(
+    expect([stored.damage, stored.pageDamage]).toEqual([[], []]);
+    expect(await written(target.origin)).toEqual(
       [
-        ...own
-          .filter((object) => object.key !== 'manifest.json')
-          .map((object) => buildKey(result.buildId, object.key)),
-        buildKey(result.buildId, 'manifest.json'),
+        ...own.map((object) => buildKey(result.buildId, object.key)),
         ...pages.map((page) => page.key),
-        pack,
-        ...shards,
+        ...pages.map(storedPage),
         'errors/404.html',
         'errors/500.json',
       ].sort(),
     );
-    // The manifest stored lists the page map's shards rather than every page.
-    for (const object of own.filter(({ key }) => key !== 'manifest.json')) {
+    for (const object of own) {
       const stored = await target.origin.get(buildKey(result.buildId, object.key));
       expect(stored?.body.equals(object.body), object.key).toBe(true);
       expect(stored, object.key).toMatchObject({
         contentType: object.contentType,
-        contentEncoding: object.contentEncoding,
+        ...(object.contentEncoding ? { contentEncoding: object.contentEncoding } : {}),
         cacheControl: IMMUTABLE,
         md5: object.md5,
       });
     }
-    // A page is live at the origin's root, and its bytes are kept for any build that lists it: five minutes in a
-    // cache, as it changes in place.
+    // A page is live at the origin's root, a copy of its bytes stored once under their digest for any build that
+    // names it: five minutes in a cache, as it changes in place.
     for (const page of pages) {
       const live = await target.origin.get(page.key);
       expect(live?.body.equals(page.body), page.key).toBe(true);
@@ -238,9 +248,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
         contentType: PAGE_HEADERS.html,
         cacheControl: PAGE_HEADERS.cacheable,
       });
-      const { md5, source, offset = -1, size = 0 } = stored.pages.get(page.key) ?? { md5: '', source: '' };
-      expect([md5, source]).toEqual([page.md5, pack]);
-      expect((await target.origin.getRange(source, offset, size))?.equals(page.body), page.key).toBe(true);
+      expect((await target.origin.get(storedPage(page)))?.body.equals(page.body), page.key).toBe(true);
     }
     // The move is in the pointer's history, an object written once.
     const [move, ...others] = await keys(target.origin, 'state/history/');
@@ -266,9 +274,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('skips a build identical to the live one, uploading nothing, and publishes it with force', async () => {
-    const first = await publishBuild(await build(), target, options());
-    const before = await keys(target.origin);
-    const again = await publishBuild(await build(), target, options());
+    const first = await publishBuild(await build(), target);
+    const before = await written(target.origin);
+    const again = await publishBuild(await build(), target);
     // The build it reports is the live one: the one it made in memory was never written.
     expect(again).toMatchObject({
       result: 'skipped-identical',
@@ -277,34 +285,31 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       generatedAt: first.generatedAt,
     });
     expect(again.reason).toMatch(/^identical to live build /);
-    expect(await keys(target.origin)).toEqual(before);
+    expect(await written(target.origin)).toEqual(before);
     expect((await readPointer(target.kvs)).live).toBe(first.buildId);
-    const forced = await publishBuild(await build(), target, options({ force: true }));
+    const forced = await publishBuild(await build(), target, { force: true });
     expect(forced.result).toBe('published');
     expect((await readPointer(target.kvs)).live).toBe(forced.buildId);
   });
 
   it('refuses a shrunken or empty catalog, uploading nothing and moving nothing', async () => {
-    const first = await publishBuild(await build(), target, options());
-    const before = await keys(target.origin);
+    const first = await publishBuild(await build(), target);
+    const before = await written(target.origin);
     const few = await build(rows.slice(0, 3));
     const plans = few.counts.running + few.counts.strength;
-    await expect(publishBuild(few, target, options())).rejects.toThrow(
+    await expect(publishBuild(few, target)).rejects.toThrow(
       new PublishRefusedError(
         'shrink',
         `refused: the new catalog has ${plans} plans, fewer than 0.5 × the 14 plans of live build ${first.buildId} (7); ${settingRef('force')} publishes it anyway`,
       ),
     );
-    await expect(publishBuild(await build([]), target, options({ force: true }))).rejects.toThrow(
-      /has 0 plans/,
-    );
-    expect(await keys(target.origin)).toEqual(before);
+    await expect(publishBuild(await build([]), target, { force: true })).rejects.toThrow(/has 0 plans/);
+    expect(await written(target.origin)).toEqual(before);
     expect((await readPointer(target.kvs)).live).toBe(first.buildId);
   });
 
   it('repairs a live build whose object was damaged: the same content is published as a fresh build', async () => {
-    const first = await publishBuild(await build(), target, options());
-    // openapi.yaml's variants are copied from the live build while whole: a damaged one is made again.
+    const first = await publishBuild(await build(), target);
     const key = buildKey(first.buildId, 'openapi.yaml.gz');
     const stored = await target.origin.get(key);
     const truncated = stored?.body.subarray(0, 100) ?? Buffer.alloc(0);
@@ -313,7 +318,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       const { truncate } = await import('node:fs/promises');
       await truncate(`${scratch.dir}/origin/${key}`, 100);
     }
-    const repaired = await publishBuild(await build(), target, options());
+    const repaired = await publishBuild(await build(), target);
     expect(repaired.result).toBe('published');
     expect(repaired.warnings).toEqual([
       expect.stringContaining(`live build ${first.buildId} is damaged (openapi.yaml.gz has 100 bytes, not`),
@@ -326,15 +331,15 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('refuses a pointer that names no build (a hand-edited "../.."); --recover replaces it, and the history says so', async () => {
-    await publishBuild(await build(), target, options());
+    await publishBuild(await build(), target);
     await target.kvs.update((entries) => entries.set(KVS_LIVE_BUILD, '../..'));
-    const refused = publishBuild(await build(), target, options());
+    const refused = publishBuild(await build(), target);
     await expect(refused).rejects.toThrow(DeploymentError);
     await expect(refused).rejects.toThrow(
       `${target.kvs.name}: its live build "../.." is not at ${target.origin.name}, the origin it serves (the edge cannot serve it); nothing was changed`,
     );
     expect((await readPointer(target.kvs)).live).toBe('../..');
-    const repaired = await publishBuild(await build(), target, options({ recover: true }));
+    const repaired = await publishBuild(await build(), target, { recover: true });
     expect(repaired).toMatchObject({ result: 'published', previousBuildId: '../..' });
     expect(repaired.warnings).toEqual([
       'recovered: build:live named "../.." (not a build id); a fresh build replaces it',
@@ -349,8 +354,8 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('rolls back by moving the pointer and pinning it; a publish while pinned moves nothing until unpin', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target, options());
-    const second = await publishBuild(await build(), target, options());
+    const first = await publishBuild(await build(rows.slice(0, 10)), target);
+    const second = await publishBuild(await build(), target);
     const rolled = await rollback(target, { now: new Date('2026-03-02T00:00:00.000Z') });
     expect(rolled).toMatchObject({
       command: 'rollback',
@@ -366,31 +371,34 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
         reason: `rolled back from ${second.buildId}`,
       },
       previous: [],
-      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
+      origin: await bindingIn(target),
     });
-    const before = await keys(target.origin);
-    const pinned = await publishBuild(await build(rows.slice(0, 15)), target, options());
+    const before = await written(target.origin);
+    const pinned = await publishBuild(await build(rows.slice(0, 15)), target);
     expect(pinned).toMatchObject({ result: 'skipped-pinned', previousBuildId: first.buildId });
     expect(pinned.reason).toBe(
       `pinned to ${first.buildId} since 2026-03-02T00:00:00.000Z by rollback; not published: ${first.buildId} stays live until catalog unpin removes the pin, and the next publish after that goes live`,
     );
-    expect(await keys(target.origin)).toEqual(before);
+    expect(await written(target.origin)).toEqual(before);
     expect((await readPointer(target.kvs)).live).toBe(first.buildId);
 
-    expect(await unpin(target)).toMatchObject({ command: 'unpin', unpinned: { build: first.buildId } });
-    const after = await publishBuild(await build(rows.slice(0, 15)), target, options());
+    expect(await unpin(target, { now: new Date() })).toMatchObject({
+      command: 'unpin',
+      unpinned: { build: first.buildId },
+    });
+    const after = await publishBuild(await build(rows.slice(0, 15)), target);
     expect(after.result).toBe('published');
     expect(await readPointer(target.kvs)).toEqual({
       live: after.buildId,
       pin: null,
       previous: [first.buildId],
-      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
+      origin: await bindingIn(target),
     });
   });
 
   it('rolls back only under the run lock: while a run holds it, nothing moves and the holder is named', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target, options());
-    const second = await publishBuild(await build(), target, options());
+    const first = await publishBuild(await build(rows.slice(0, 10)), target);
+    const second = await publishBuild(await build(), target);
     const attempt = await acquireRunLock(target.origin, 'catalog publish');
     if (!('held' in attempt)) throw new Error('the run lock was not free');
     const pointer = await readPointer(target.kvs);
@@ -411,17 +419,17 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('unpins and publishes in one run when asked to', async () => {
-    await publishBuild(await build(rows.slice(0, 10)), target, options());
-    await publishBuild(await build(), target, options());
+    await publishBuild(await build(rows.slice(0, 10)), target);
+    await publishBuild(await build(), target);
     await rollback(target, { now: new Date() });
-    const published = await publishBuild(await build(rows.slice(0, 15)), target, options({ unpin: true }));
+    const published = await publishBuild(await build(rows.slice(0, 15)), target, { unpin: true });
     expect(published.result).toBe('published');
     expect(published.warnings[0]).toMatch(/^unpinned /);
     expect((await readPointer(target.kvs)).pin).toBeNull();
   });
 
   it('refuses to roll back to an unknown build, or when there is no earlier one', async () => {
-    const only = await publishBuild(await build(), target, options());
+    const only = await publishBuild(await build(), target);
     await expect(rollback(target, { now: new Date() })).rejects.toThrow(HistoryError);
     await expect(rollback(target, { now: new Date(), to: '20200101T000000Z-00000000' })).rejects.toThrow(
       /no such build/,
@@ -430,12 +438,12 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       live: only.buildId,
       pin: null,
       previous: [],
-      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
+      origin: await bindingIn(target),
     });
   });
 
   it('does not move a pointer that moved while it ran: it names the winner and leaves its build unreferenced', async () => {
-    await publishBuild(await build(rows.slice(0, 10)), target, options());
+    await publishBuild(await build(rows.slice(0, 10)), target);
     const mine = await build();
     const winner = '20990101T000000Z-feedbeef';
     const racing: PublishTarget = {
@@ -450,26 +458,22 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
         },
       },
     };
-    const failed = publishBuild(mine, racing, options());
+    const failed = publishBuild(mine, racing);
     await expect(failed).rejects.toThrow(PointerMovedError);
     await expect(failed).rejects.toThrow(
       new RegExp(`to ${winner} while this publish ran; ${winner} stays live`),
     );
     expect((await readPointer(target.kvs)).live).toBe(winner);
-    expect(await keys(target.origin, buildKey(mine.buildId, ''))).toContain(
-      buildKey(mine.buildId, 'manifest.json'),
-    );
+    expect(await keys(target.origin, buildKey(mine.buildId, ''))).toContain(buildKey(mine.buildId, MANIFEST));
   });
 
   it('keeps the newest builds, never pruning the live, pinned or previous one', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      ids.push((await publishBuild(await build(rows.slice(0, 10 + i)), target, options())).buildId);
-      await pruneBuilds(target, 2, protectedBy(await readPointer(target.kvs)));
-    }
-    const listed = await listBuilds(target);
-    expect(listed.builds.map((row) => row.id)).toEqual([ids[4], ids[3]]);
-    expect(listed.builds[0]).toMatchObject({
+    for (let i = 0; i < 5; i += 1)
+      ids.push((await publishBuild(await build(rows.slice(0, 10 + i)), target, { keep: 2 })).buildId);
+    const listed = await builds(target);
+    expect(listed.map((row) => row.id)).toEqual([ids[4], ids[3]]);
+    expect(listed[0]).toMatchObject({
       live: true,
       everLive: true,
       pinned: false,
@@ -478,9 +482,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     });
   });
 
-  it('prunes a build that died before its manifest with its packs and shards, which no manifest lists', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target, options());
-    const shardsBefore = await keys(target.origin, SHARD_PREFIX);
+  it('prunes a build that died before its manifest, with the pages it stored that no manifest names', async () => {
+    const first = await publishBuild(await build(rows.slice(0, 10)), target);
+    const pagesBefore = await keys(target.origin, PAGES_PREFIX);
     // A publish killed at its commit point: everything written but the manifest.
     const dying = new Proxy(target.origin, {
       get(origin, name) {
@@ -494,204 +498,166 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       },
     });
     const died = await build(retitled(rows.slice(0, 11), 'died', 3));
-    await expect(publishBuild(died, { ...target, origin: dying }, options())).rejects.toThrow(/killed/);
-    const deadPacks = await keys(target.origin, packPrefix(died.buildId));
-    expect(deadPacks.length).toBeGreaterThan(0);
-    // The shard holding the retitled page's entry, and the shards of the one page the first build lacks.
-    const deadShards = (await keys(target.origin, SHARD_PREFIX)).filter((key) => !shardsBefore.includes(key));
-    expect(deadShards.length).toBeGreaterThan(0);
+    await expect(publishBuild(died, { ...target, origin: dying })).rejects.toThrow(/killed/);
+    // The retitled page and the one page the first build lacks, stored under their digests.
+    const deadPages = (await keys(target.origin, PAGES_PREFIX)).filter((key) => !pagesBefore.includes(key));
+    expect(deadPages).toHaveLength(2);
     expect((await readPointer(target.kvs)).live).toBe(first.buildId);
 
-    for (let i = 0; i < 3; i += 1) {
-      await publishBuild(await build(rows.slice(0, 12 + i)), target, options());
-      await pruneBuilds(target, 2, protectedBy(await readPointer(target.kvs)));
-    }
-    expect(await keys(target.origin, packPrefix(died.buildId))).toEqual([]);
+    for (let i = 0; i < 3; i += 1)
+      await publishBuild(await build(rows.slice(0, 12 + i)), target, { keep: 2 });
     expect(await keys(target.origin, buildKey(died.buildId, ''))).toEqual([]);
-    const shards = await keys(target.origin, SHARD_PREFIX);
-    expect(shards.filter((key) => deadShards.includes(key))).toEqual([]);
-    // Every shard and pack a kept build lists stays.
-    const held = new Set(await keys(target.origin, PAGE_VERSIONS_PREFIX));
-    for (const { id } of (await listBuilds(target)).builds) {
-      const { manifest } = await storedBuild(target.origin, id);
-      expect(Object.keys(manifest.shared ?? {}).filter((key) => !held.has(key))).toEqual([]);
-    }
-    expect((await storedBuild(target.origin, (await readPointer(target.kvs)).live ?? '')).damage).toEqual([]);
+    // The page retitled only in the build that died is gone; the page added then is a page of later builds too.
+    const stored = await keys(target.origin, PAGES_PREFIX);
+    expect(deadPages.filter((key) => stored.includes(key))).toHaveLength(1);
+    // Every page a kept build names stays, and nothing else.
+    const named = new Set<string>();
+    for (const { id } of await builds(target))
+      for (const digest of Object.values((await storedBuild(target.origin, id)).manifest.pages))
+        named.add(pageContentKey(digest));
+    expect(stored).toEqual([...named].sort());
+    const live = await storedBuild(target.origin, (await readPointer(target.kvs)).live ?? '');
+    expect([live.damage, live.pageDamage]).toEqual([[], []]);
   });
 
   it('decides an unchanged build before completing it: nothing compressed, no page rendered, nothing written', async () => {
-    const first = await publishBuild(await build(), target, options());
-    const before = await keys(target.origin);
+    const first = await publishBuild(await build(), target);
+    const before = await written(target.origin);
     clock += 60_000;
     // Completing this build throws: the publish may only decide.
     const again = await prepareRows(rows, new Date(clock), { completable: false });
-    const summary = await publishBuild(again, target, options());
+    const summary = await publishBuild(again, target);
     expect(summary).toMatchObject({ result: 'skipped-identical', previousBuildId: first.buildId, bytes: 0 });
-    expect(await keys(target.origin)).toEqual(before);
+    expect(await written(target.origin)).toEqual(before);
     clock += 60_000;
     await expect(
-      publishBuild(
-        await prepareRows(rows, new Date(clock), { completable: false }),
-        target,
-        options({ force: true }),
-      ),
+      publishBuild(await prepareRows(rows, new Date(clock), { completable: false }), target, { force: true }),
     ).rejects.toThrow(/was completed: it compressed and rendered its pages/);
   });
 
   it('publishes the same plans again when the base URL or the tool version changed', async () => {
-    await publishBuild(await build(), target, options());
+    await publishBuild(await build(), target);
     clock += 60_000;
     const moved = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
     expect(moved.plansHash).not.toBe((await build()).plansHash);
-    expect(await publishBuild(moved, target, options())).toMatchObject({ result: 'published' });
+    expect(await publishBuild(moved, target)).toMatchObject({ result: 'published' });
     clock += 60_000;
     const sameLinks = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
-    expect((await publishBuild(sameLinks, target, options())).result).toBe('skipped-identical');
+    expect((await publishBuild(sameLinks, target)).result).toBe('skipped-identical');
     clock += 60_000;
     // The same plans, published by the next release of the tool.
     const { newTool, upgraded } = await asVersion('99.0.0', async () => {
       const newTool = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
-      return { newTool, upgraded: await publishBuild(newTool, target, options()) };
+      return { newTool, upgraded: await publishBuild(newTool, target) };
     });
     expect(newTool.plansHash).toBe(sameLinks.plansHash);
     expect(upgraded.result).toBe('published');
     const manifest = JSON.parse(
-      (await target.origin.get(buildKey(upgraded.buildId, 'manifest.json')))?.body.toString() ?? '{}',
+      (await target.origin.get(buildKey(upgraded.buildId, MANIFEST)))?.body.toString() ?? '{}',
     );
     expect(manifest.tool).toEqual({ name: 'training-plan-catalog', version: '99.0.0' });
   });
 
-  it('prunes an old build whole after the pointer moved, and the bytes of its pages no kept build lists', async () => {
-    // A retitles plan 0; B plan 1 instead (plan 0 as it was); C plans 1 and 2.
+  it('prunes an old build whole after the pointer moved, and the stored pages no kept build names (mark and sweep)', async () => {
+    // A retitles plan 0; B plan 1 instead (plan 0 as it was); C plans 1 and 2; D plans 1, 2 and 3.
     const published: BuildResult[] = [];
-    for (const subset of [retitled(rows, 'a', 0), retitled(rows, 'b', 1), retitled(rows, 'b', 1, 2)]) {
+    const subsets = [retitled(rows, 'a', 0), retitled(rows, 'b', 1), retitled(rows, 'b', 1, 2)];
+    for (const subset of subsets) {
       const result = await built(subset);
-      await publishBuild(result, target, options());
+      await publishBuild(result, target);
       published.push(result);
     }
     const [a, b, c] = published as [BuildResult, BuildResult, BuildResult];
-    const shared = new Map<string, string[]>();
-    for (const result of published)
-      shared.set(
-        result.buildId,
-        Object.keys((await storedBuild(target.origin, result.buildId)).manifest.shared ?? {}),
-      );
-    const sharedOf = async (id: string) => shared.get(id);
-    // Keep one: the live build, and the build live before it (the rollback target) whatever `keep` says.
-    const pointer = await readPointer(target.kvs);
-    expect(protectedBy(pointer)).toEqual({ live: c.buildId, pinned: null, previous: b.buildId });
-    // Not with a store the origin does not belong to: its builds are another deployment's.
-    const stranger = { ...target, kvs: new FileKeyValueStore(`${scratch.dir}/other/kvs.json`) };
-    await expect(pruneBuilds(stranger, 1, protectedBy(pointer))).rejects.toThrow(DeploymentError);
-    expect((await target.origin.listPrefixes('builds/')).length).toBe(3);
-
+    const d = await built(retitled(rows, 'b', 1, 2, 3));
     s3?.requests.splice(0);
-    expect(await pruneBuilds(target, 1, protectedBy(pointer))).toEqual([a.buildId]);
+    // Keep three: D, C and B; A goes, and with it the one page no kept build names (plan 0 retitled).
+    expect(await publishBuild(d, target, { keep: 3 })).toMatchObject({ pruned: [a.buildId] });
     const sent = s3?.requests.splice(0) ?? [];
-    expect(await target.origin.listPrefixes('builds/')).toEqual([
-      `builds/${b.buildId}/`,
-      `builds/${c.buildId}/`,
-    ]);
+    expect(await target.origin.listPrefixes('builds/')).toEqual(
+      [b, c, d].map((result) => `builds/${result.buildId}/`),
+    );
     expect(await target.origin.list(`builds/${a.buildId}/`)).toEqual([]);
-    // A's shared objects go only where no kept build uses them: the shards that listed plan 0 retitled and plan 1
-    // before its new title; its pack holds pages B and C still list.
-    const [sa, sb, sc] = await Promise.all([a, b, c].map((result) => sharedOf(result.buildId)));
-    const gone = (sa ?? []).filter((key) => !sb?.includes(key) && !sc?.includes(key));
-    expect(gone.length).toBeGreaterThan(0);
-    expect(gone.every((key) => key.startsWith('pages/map-'))).toBe(true);
-    expect(sb).toContain(`pages/${a.buildId}-0.pack`);
-    expect(await keys(target.origin, 'pages/')).toEqual([...new Set([...(sb ?? []), ...(sc ?? [])])].sort());
-    if (kind === 'a directory') {
-      const { readdir } = await import('node:fs/promises');
-      expect(await readdir(`${scratch.dir}/origin/builds`)).toEqual([b.buildId, c.buildId]);
-      expect(await readdir(`${scratch.dir}/origin/.meta/builds`)).toEqual([b.buildId, c.buildId]);
-    }
-    if (kind === 's3rver') {
-      // One listing of builds/ with a delimiter (the build ids, not their objects), the three manifests, then
-      // the pruned build alone: its pages' bytes in one request, its one page of keys, deleted in one request.
-      // No kept build's objects and no page is listed.
-      const listed = sent.filter(({ method, key }) => method === 'GET' && key === '');
-      expect(listed.map(({ query }) => [query.prefix, query.delimiter])).toEqual([
-        ['builds/', '/'],
-        [`builds/${a.buildId}/`, undefined],
-      ]);
-      expect(
-        sent
-          .filter(({ method, key }) => method === 'GET' && key !== '')
-          .map(({ key }) => key)
-          .sort(),
-      ).toEqual(
-        [
-          'state/deployment.json',
-          ...[a, b, c].map((result) => buildKey(result.buildId, 'manifest.json')),
-        ].sort(),
+    const pageOf = (result: BuildResult, index: number) =>
+      storedPage(
+        partition(result)[1].find(
+          (page) => idOf(page.key) === (rows[index] as { id: string }).id.toLowerCase(),
+        ) as BuildObject,
       );
-      expect(writesOf(sent)).toEqual(['DELETE', 'DELETE']);
+    expect(await keys(target.origin, PAGES_PREFIX)).not.toContain(pageOf(a, 0));
+    const named = new Set(
+      [b, c, d].flatMap((result) =>
+        Object.values(result.manifest.pages).map((digest) => pageContentKey(digest)),
+      ),
+    );
+    expect(await keys(target.origin, PAGES_PREFIX)).toEqual([...named].sort());
+    if (kind === 'a directory')
+      expect(await readdir(`${scratch.dir}/origin/builds`)).toEqual(
+        [b, c, d].map((result) => result.buildId),
+      );
+    if (kind === 's3rver') {
+      // D's writes, then the prune: the pruned build's folder in one request, the page no kept build names in one.
+      expect(writesOf(sent).filter((line) => line === 'DELETE')).toEqual(['DELETE', 'DELETE', 'DELETE']);
+      // It read the kept builds' manifests (not A's: its pages are what no kept build names).
+      const read = sent
+        .filter(({ method, key }) => method === 'GET' && key.endsWith(`/${MANIFEST}`))
+        .map(({ key }) => key);
+      expect(read).not.toContain(buildKey(a.buildId, MANIFEST));
+      expect(read).toEqual(
+        expect.arrayContaining([b, c].map((result) => buildKey(result.buildId, MANIFEST))),
+      );
     }
     // Every build kept can still be made live, its pages with it.
+    expect((await rollback(target, { now: new Date() })).buildId).toBe(c.buildId);
     expect((await rollback(target, { now: new Date() })).buildId).toBe(b.buildId);
-    expect(await readLive(target.origin, b.buildId)).toMatchObject({ kind: 'build', damage: [] });
+    const live = await storedBuild(target.origin, b.buildId);
+    expect([live.damage, live.pageDamage]).toEqual([[], []]);
   });
 
-  it('writes only what a changed title changes: the catalogs, that page live, its bytes in one pack, one shard of the page map, the manifest', async () => {
+  it('writes only what a changed title changes: the catalogs, that page once and its copy live, the manifest', async () => {
     const first = await built();
-    await publishBuild(first, target, options());
-    const before = new Map((await target.origin.list('')).map((object) => [object.key, object.md5]));
+    await publishBuild(first, target);
+    const md5s = async () =>
+      new Map(
+        await Promise.all(
+          (await written(target.origin)).map(
+            async (key) => [key, (await target.origin.get(key))?.md5] as const,
+          ),
+        ),
+      );
+    const before = await md5s();
     s3?.requests.splice(0);
     const next = await built(retitled(rows, 'renamed', 5));
-    await publishBuild(next, target, options());
+    await publishBuild(next, target);
     const [own, pages] = partition(next);
-    const changed = pages.filter((page) => first.manifest.pages?.[idOf(page.key)] !== page.md5);
+    const changed = pages.filter((page) => first.manifest.pages[idOf(page.key)] !== pageDigest(page.sha256));
     expect(changed.map((page) => page.key)).toEqual([
       `plans/${(rows[5] as { id: string }).id.toLowerCase()}.html`,
     ]);
     const page = changed[0] as BuildObject;
-    const copied = own.filter((object) => object.key.startsWith('openapi.yaml'));
-    const uploaded = own.filter((object) => !copied.includes(object) && object.key !== 'manifest.json');
-    const history = (await keys(target.origin, 'state/history/')).filter((key) => !before.has(key));
-    // The page map is split in shards named by their MD5: the two builds' maps differ in one shard.
-    const shardsOf = async (result: BuildResult) =>
-      JSON.parse(
-        (await target.origin.get(buildKey(result.buildId, 'manifest.json')))?.body.toString() ?? '{}',
-      ).pageShards as string[];
-    const [was, now] = [await shardsOf(first), await shardsOf(next)];
-    expect(now).toHaveLength(was.length);
-    const shards = now.filter((md5, index) => md5 !== was[index]);
-    expect(shards).toHaveLength(1);
     const expected = [
-      // Every catalog holds the build's generatedAt: each changes, with its variants.
-      ...uploaded.map((object) => `PUT ${buildKey(next.buildId, object.key)}`),
-      ...copied.map(
-        (object) => `COPY ${buildKey(first.buildId, object.key)} > ${buildKey(next.buildId, object.key)}`,
-      ),
-      `PUT pages/${next.buildId}-0.pack`,
-      `PUT pages/map-${shards[0]}.json`,
-      `PUT ${page.key}`,
-      `PUT ${buildKey(next.buildId, 'manifest.json')}`,
-      ...history.map((key) => `PUT ${key}`),
+      // Every catalog holds the build's generatedAt: each changes, with its variants; openapi.yaml is written again.
+      ...own.map((object) => `PUT ${buildKey(next.buildId, object.key)}`),
+      `PUT ${storedPage(page)}`,
+      `COPY ${storedPage(page)} > ${page.key}`,
     ].sort();
-    // Each catalog and openapi.yaml with two variants; the pack, the shard, the page, the manifest, one record.
-    expect(expected).toHaveLength(3 * (CATALOGS.length + 1) + 5);
+    // Each catalog and openapi.yaml with two variants, the manifest; the page once and its live copy.
+    expect(expected).toHaveLength(3 * (CATALOGS.length + 1) + 1 + 2);
+    expect(expected.length).toBeLessThanOrEqual(20);
     if (s3) {
       const sent = s3.requests.splice(0);
-      expect(writesOf(sent)).toEqual(expected);
-      // Bytes: the catalogs with their variants, the page twice (live, and in the pack), one shard of the page
-      // map, the manifest and the history's record; no copy sends any.
-      const sizeOf = (objects: readonly BuildObject[]) =>
-        objects.reduce((sum, object) => sum + object.size, 0);
+      // And the run lock released (one DeleteObjects).
+      expect(writesOf(sent)).toEqual([...expected, 'DELETE'].sort());
+      // Bytes: the catalogs with their variants, the page once, the manifest; no copy sends any.
       const bytes = sent
-        .filter(({ method, copyOf }) => method === 'PUT' && copyOf === undefined)
+        .filter(
+          ({ method, copyOf, key }) => method === 'PUT' && copyOf === undefined && !key.startsWith('state/'),
+        )
         .reduce((sum, request) => sum + request.bytes, 0);
-      const sizes = new Map((await target.origin.list('')).map((object) => [object.key, object.size]));
-      const sizeAt = (key: string) => sizes.get(key) ?? Number.NaN;
-      const extra =
-        bytes - sizeOf([...uploaded, page, page]) - sizeAt(buildKey(next.buildId, 'manifest.json'));
-      // The shard of the page map and the history's record, nothing else (no map of every page in the manifest).
-      expect(extra).toBe(sizeAt(`pages/map-${shards[0]}.json`) + sizeAt(history[0] ?? ''));
+      expect(bytes).toBe([...own, page].reduce((sum, object) => sum + object.size, 0));
     }
     // Whatever the origin, exactly those keys are new or changed.
-    const after = await target.origin.list('');
-    const changedKeys = after.filter((object) => before.get(object.key) !== object.md5).map(({ key }) => key);
+    const after = await md5s();
+    const changedKeys = [...after.keys()].filter((key) => before.get(key) !== after.get(key));
     expect(changedKeys.sort()).toEqual(expected.map((line) => line.split(' ').at(-1)).sort());
   });
 
@@ -699,7 +665,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const { serveLocal } = await import('../app/local.ts');
     const { vi } = await import('vitest');
     const first = await built(retitled(rows.slice(0, 12), 'earlier', 2));
-    await publishBuild(first, target, options());
+    await publishBuild(first, target);
     const idAt = (index: number) => (rows[index] as { id: string }).id.toLowerCase();
     const pageKey = (index: number) => `plans/${idAt(index)}.html`;
     if (s3) {
@@ -734,28 +700,36 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       // Plan 0 removed, 12 and 13 added, plan 2 retitled back.
       const second = await built(rows.slice(1, 14));
       s3?.requests.splice(0);
-      await publishBuild(second, target, options());
-      // Each changed or added page is written once, live; their bytes are kept in one pack.
+      await publishBuild(second, target);
+      // Each changed or added page is stored once and copied live; the removed plan's live page deleted.
+      const pageOf = (index: number) =>
+        storedPage(partition(second)[1].find((object) => object.key === pageKey(index)) as BuildObject);
       if (s3)
-        expect(writesOf(s3.requests.splice(0)).filter((line) => /plans\/|\.pack|DELETE/.test(line))).toEqual(
+        expect(writesOf(s3.requests.splice(0)).filter((line) => /plans\/|pages\/|DELETE/.test(line))).toEqual(
           [
-            ...[2, 12, 13].map((index) => `PUT ${pageKey(index)}`),
-            `PUT pages/${second.buildId}-0.pack`,
+            ...[2, 12, 13].flatMap((index) => [
+              `PUT ${pageOf(index)}`,
+              `COPY ${pageOf(index)} > ${pageKey(index)}`,
+            ]),
+            'DELETE',
             'DELETE',
           ].sort(),
         );
       await serving({ 0: [404, 'Plan not found'], 2: [200, title(2)], 12: [200, title(12)] });
 
-      // The rollback makes the first build's pages live again: it writes the two that differ (their bytes read
-      // from the first build's pack) and deletes the two the first build lacks, under the run lock it takes
-      // and releases (a put and a delete of its own), and writes nothing else.
+      // The rollback makes the first build's pages live again: it copies the two that differ from their stored
+      // bytes and deletes the two the first build lacks, under the run lock it takes and releases, and writes
+      // nothing else.
       await rollback(target, { now: new Date() });
+      const firstPage = (index: number) =>
+        storedPage(partition(first)[1].find((object) => object.key === pageKey(index)) as BuildObject);
       if (s3)
-        expect(writesOf(s3.requests.splice(0)).filter((line) => !line.includes('state/history/'))).toEqual(
-          [0, 2]
-            .map((index) => `PUT ${pageKey(index)}`)
-            .concat('DELETE', 'DELETE', `PUT ${STATE_RUN_LOCK}`)
-            .sort(),
+        expect(writesOf(s3.requests.splice(0))).toEqual(
+          [
+            ...[0, 2].map((index) => `COPY ${firstPage(index)} > ${pageKey(index)}`),
+            'DELETE',
+            'DELETE',
+          ].sort(),
         );
       expect(await target.origin.get(STATE_RUN_LOCK)).toBeNull();
       await serving({ 0: [200, title(0)], 2: [200, `${title(2)} earlier`], 12: [404, 'Plan not found'] });
@@ -766,78 +740,84 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('keeps the rollback target when newer builds that were never live fill keep', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target, options());
-    const second = await publishBuild(await build(), target, options());
+    const first = await publishBuild(await build(rows.slice(0, 10)), target);
+    const second = await publishBuild(await build(), target);
     // Two complete builds that never went live (publishes that lost), newer than the live one's predecessor.
     for (const subset of [rows.slice(0, 11), rows.slice(0, 12)]) {
       const loser = await built(subset);
       for (const object of loser.objects)
-        await target.origin.put(
-          { ...object, key: buildKey(loser.buildId, object.key), cacheControl: IMMUTABLE },
-          { overwrite: false },
-        );
+        await target.origin.put(objectToWrite(object, buildKey(loser.buildId, object.key)), {
+          overwrite: false,
+        });
     }
-    const third = await publishBuild(await build(rows.slice(0, 13)), target, options());
-    const pruned = await pruneBuilds(target, 1, protectedBy(await readPointer(target.kvs)));
-    expect((await listBuilds(target)).builds.map((row) => [row.id, row.live, row.everLive])).toEqual([
+    const third = await publishBuild(await build(rows.slice(0, 13)), target, { keep: 1 });
+    expect((await builds(target)).map((row) => [row.id, row.live, row.everLive])).toEqual([
       [third.buildId, true, true],
       [second.buildId, false, true],
     ]);
-    expect(pruned).toHaveLength(3);
-    expect(pruned).toContain(first.buildId);
+    expect(third.pruned).toHaveLength(3);
+    expect(third.pruned).toContain(first.buildId);
     expect((await rollback(target, { now: new Date() })).buildId).toBe(second.buildId);
   });
 
-  it('publishes over the flat objects of a bucket from before builds, leaving them, and lists them', async () => {
-    const flat = await built(rows.slice(0, 10));
-    for (const object of [...flat.objects, ...flat.root])
-      await target.origin.put({ ...object, cacheControl: 'public, max-age=300' }, { overwrite: true });
-    const refused = publishBuild(await build(rows.slice(0, 3)), target, options());
-    const flatPlans = flat.counts.running + flat.counts.strength;
-    await expect(refused).rejects.toThrow(`fewer than 0.5 × the ${flatPlans} plans of the live catalog`);
-    const published = await publishBuild(await build(), target, options());
-    expect(published).toMatchObject({ result: 'published', previousBuildId: null });
-    expect(await target.origin.get('catalog.json')).not.toBeNull();
-    expect((await listBuilds(target)).flat).toEqual([
-      'catalog.json',
-      ...DISCIPLINES.map((d) => `catalog-${d}.json`),
-      'openapi.yaml',
+  it('puts right, on the next run even unchanged or pinned, a live page that is not the live build’s', async () => {
+    const first = await built(rows.slice(0, 12));
+    await publishBuild(first, target);
+    const [, pages] = partition(first);
+    const [one, two, three] = pages as [BuildObject, BuildObject, BuildObject];
+    // A killed rollback or publish left live: another plan's page in place of one, one missing, one of no plan.
+    const stray = 'plans/0a1b2c3d-0000-4000-8000-00000000dead.html';
+    await target.origin.copy(storedPage(two), one.key, { overwrite: true });
+    await target.origin.delete([three.key]);
+    await target.origin.copy(storedPage(two), stray, { overwrite: true });
+    expect((await storedBuild(target.origin, first.buildId)).pageDamage).toEqual([
+      `${one.key} is not the build’s page`,
+      `${three.key} is missing`,
+      `${stray} is not a page of the build`,
     ]);
+    const again = await publishBuild(await build(rows.slice(0, 12)), target);
+    expect(again).toMatchObject({
+      result: 'skipped-identical',
+      warnings: [`put 3 live page(s) back to build ${first.buildId}'s`],
+    });
+    for (const page of [one, two, three])
+      expect((await target.origin.get(page.key))?.body.equals(page.body)).toBe(true);
+    expect(await target.origin.get(stray)).toBeNull();
+    // Pinned by a rollback, a run moves nothing, and still puts the live pages right.
+    await publishBuild(await build(rows.slice(0, 13)), target);
+    await rollback(target, { now: new Date() });
+    await target.origin.delete([one.key]);
+    expect((await publishBuild(await build(rows.slice(0, 14)), target)).result).toBe('skipped-pinned');
+    expect((await target.origin.get(one.key))?.body.equals(one.body)).toBe(true);
   });
 });
 
-describe('the page map of a bigger catalog (a directory)', () => {
-  const scratch = useScratchDir({ prefix: 'catalog-shards-' });
+describe('a bigger catalog (a directory)', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-bigger-' });
 
-  it('is split by plan id into as many shards as its pages need, and a changed title rewrites one of them', async () => {
-    const many = [...generateRows(PAGES_PER_SHARD + 48, 7)];
-    const target = {
-      origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
-    };
-    const first = await build(many);
-    await publishBuild(first, target, options());
-    await publishBuild(await build(retitled(many, 'renamed', 5)), target, options());
-    const shardsOf = async (id: string | null) =>
-      (await storedBuild(target.origin, id ?? '')).manifest.pageShards ?? [];
-    const was = await shardsOf(first.buildId);
-    const now = await shardsOf((await readPointer(target.kvs)).live);
-    const plans = totalPlans(first.counts);
-    expect(plans).toBeGreaterThan(PAGES_PER_SHARD);
-    expect(now).toHaveLength(shardCount(plans));
-    expect(now).toHaveLength(2);
-    expect(now.filter((md5, index) => md5 !== was[index])).toHaveLength(1);
-    // Each shard holds the pages of the plans whose ids shardOf puts there, and every page is in one.
-    const held = await Promise.all(
-      now.map(async (md5, index) => {
-        const text = (await target.origin.get(`pages/map-${md5}.json`))?.body.toString() ?? '';
-        const ids = pagesOfShard(text).map(([key]) => idOf(key));
-        expect(ids.every((id) => shardOf(id, now.length) === index)).toBe(true);
-        return ids.length;
-      }),
-    );
-    expect(held.reduce((sum, n) => sum + n, 0)).toBe(plans);
-    expect(held.every((n) => n > PAGES_PER_SHARD / 4)).toBe(true);
+  it('names every page by its digest in the manifest, and a changed title stores one page and copies one live', async () => {
+    const many = [...generateRows(560, 7)];
+    const origin = new DirectoryOrigin(`${scratch.dir}/origin`);
+    const target = { origin, kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }) };
+    const first = await publishBuild(await build(many), target);
+    const stored = await keys(origin, PAGES_PREFIX);
+    const live = await keys(origin, 'plans/');
+    expect(stored).toHaveLength(first.plans);
+    expect(live).toHaveLength(first.plans);
+    const next = await publishBuild(await build(retitled(many, 'renamed', 5)), target);
+    const was = (await storedBuild(origin, first.buildId)).manifest.pages;
+    const now = (await storedBuild(origin, next.buildId)).manifest.pages;
+    const changed = Object.keys(now).filter((id) => was[id] !== now[id]);
+    expect(changed).toHaveLength(1);
+    expect((await keys(origin, PAGES_PREFIX)).filter((key) => !stored.includes(key))).toEqual([
+      pageContentKey(now[changed[0] as string] as string),
+    ]);
+    // Each live page is a link to the page its build names: the listing tells, no page is read.
+    expect(
+      (await origin.list('plans/')).every(
+        (object) => object.copyOf === pageContentKey(now[idOf(object.key)] as string),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -852,21 +832,18 @@ describe('a publish cut after two uploads (s3rver through a proxy that stops)', 
   it('leaves every variant on the old build, its own objects unreferenced, and a rerun completes and flips', async () => {
     const { startCutProxy } = await import('../testing/aws.ts');
     const kvs = new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true });
-    const a = await publishBuild(
-      await build(rows.slice(0, 10)),
-      { origin: new S3Origin(s3.client, s3.bucket), kvs },
-      options(),
-    );
+    const a = await publishBuild(await build(rows.slice(0, 10)), {
+      origin: new S3Origin(s3.client, s3.bucket),
+      kvs,
+    });
     let uploads = 0;
     const proxy = await startCutProxy(s3.endpoint, (request) => request.method === 'PUT' && ++uploads === 2);
     const client = testS3Client(proxy.url, 1);
     const b = await build();
     try {
-      await expect(
-        publishBuild(b, { origin: new S3Origin(client, s3.bucket), kvs }, options({ concurrency: 1 })),
-      ).rejects.toThrow(
+      await expect(publishBuild(b, { origin: new S3Origin(client, s3.bucket), kvs })).rejects.toThrow(
         new RegExp(
-          `^uploading build ${b.buildId} to s3://catalog-origin failed at \\S+ \\(.*\\): 2 of \\d+ objects written; the live build is still ${a.buildId}`,
+          `^uploading build ${b.buildId} to s3://catalog-origin failed at \\S+ \\(.*\\): \\d+ of \\d+ objects written; the live build is still ${a.buildId}`,
         ),
       );
     } finally {
@@ -876,7 +853,9 @@ describe('a publish cut after two uploads (s3rver through a proxy that stops)', 
     expect(proxy.cut).toBe(true);
     expect((await readPointer(kvs)).live).toBe(a.buildId);
     const origin = new S3Origin(s3.client, s3.bucket);
-    expect((await origin.list(buildKey(b.buildId, ''))).length).toBe(2);
+    const left = await keys(origin, buildKey(b.buildId, ''));
+    expect(left.length).toBeGreaterThan(0);
+    expect(left).not.toContain(buildKey(b.buildId, MANIFEST));
 
     // Partners see A, every variant of it, through the local edge over the bucket and the store.
     const { serveLocal } = await import('../app/local.ts');
@@ -896,7 +875,10 @@ describe('a publish cut after two uploads (s3rver through a proxy that stops)', 
       await edge.close();
     }
 
-    const rerun = await publishBuild(await build(), { origin, kvs }, options());
+    // The cut run could not release its run lock either: the next run takes it over once it expired.
+    const { vi } = await import('vitest');
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3 * 60_000 });
+    const rerun = await publishBuild(await build(), { origin, kvs }).finally(() => vi.useRealTimers());
     expect(rerun.result).toBe('published');
     expect((await readPointer(kvs)).live).toBe(rerun.buildId);
   });
@@ -922,7 +904,7 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
   it('moves it with exactly one conditional UpdateKeys, writing the pointer and the rollback line', async () => {
     const origin = new DirectoryOrigin(`${scratch.dir}/origin`);
     const result = await build();
-    await publishBuild(result, { origin, kvs }, options());
+    await publishBuild(result, { origin, kvs });
     const updates = fake.requests.filter((request) => request.method === 'POST');
     expect(updates).toHaveLength(1);
     expect(updates[0]?.headers['if-match']).toBe('ETAG1');
@@ -931,7 +913,7 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
       {
         Puts: [
           { Key: KVS_LIVE_BUILD, Value: result.buildId },
-          { Key: KVS_ORIGIN, Value: (await origin.bindingFor(kvs.name)).origin },
+          { Key: KVS_ORIGIN, Value: await bindingOf(origin.name, kvs.name) },
         ],
       },
     ]);
@@ -941,7 +923,7 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
     // conditional UpdateKeys: no crash can leave one without the other.
     fake.requests = [];
     const next = await build(rows.slice(0, 13));
-    await publishBuild(next, { origin, kvs }, options());
+    await publishBuild(next, { origin, kvs });
     expect(fake.requests.filter((request) => request.method === 'POST')).toHaveLength(1);
     expect(fake.updates()).toEqual([
       {
@@ -965,11 +947,10 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
         fake.entries.set(KVS_LIVE_BUILD, winner);
         fake.version += 1;
       };
-      const failed = publishBuild(
-        await build(),
-        { origin: new DirectoryOrigin(`${scratch.dir}/origin`), kvs },
-        options(),
-      );
+      const failed = publishBuild(await build(), {
+        origin: new DirectoryOrigin(`${scratch.dir}/origin`),
+        kvs,
+      });
       await expect(failed).rejects.toThrow(PointerMovedError);
       await expect(failed).rejects.toThrow(new RegExp(`${winner} stays live`));
       expect(fake.calls().filter((call) => call === 'update')).toHaveLength(1);
@@ -979,8 +960,8 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
 
   it('pins with one UpdateKeys that moves the pointer and writes the pin', async () => {
     const origin = new DirectoryOrigin(`${scratch.dir}/origin`);
-    const first = await publishBuild(await build(rows.slice(0, 10)), { origin, kvs }, options());
-    await publishBuild(await build(), { origin, kvs }, options());
+    const first = await publishBuild(await build(rows.slice(0, 10)), { origin, kvs });
+    await publishBuild(await build(), { origin, kvs });
     fake.requests = [];
     await rollback({ origin, kvs }, { now: new Date('2026-03-02T00:00:00.000Z') });
     expect(fake.requests.filter((request) => request.method === 'POST')[0]?.headers['if-match']).toMatch(
@@ -999,12 +980,26 @@ describe('the live pointer on CloudFront KeyValueStore (its API stand-in)', () =
   });
 });
 
+/**
+ * Runs `work` with the clock moved past the run lock's expiry (fake Date only): how a second run goes ahead of a
+ * first that stalled while it held the lock, the only way two publishes can reach their pointer moves at once.
+ */
+async function laterThanTheLock<T>(work: () => Promise<T>): Promise<T> {
+  const { vi } = await import('vitest');
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3 * 60_000 });
+  try {
+    return await work();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winning', (kind) => {
   const under = usePublishTarget(kind, 'catalog-race-rollback-');
 
   it('rolls back to the build live before the winner, never to the build of the publish that lost', async () => {
     const { target } = under;
-    const v1 = await publishBuild(await build(rows.slice(0, 10)), target, options());
+    const v1 = await publishBuild(await build(rows.slice(0, 10)), target);
     const v2 = await build(rows.slice(0, 11));
     const v3 = await build(rows.slice(0, 12));
     expect(v1.buildId < v2.buildId && v2.buildId < v3.buildId).toBe(true);
@@ -1031,10 +1026,11 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
         },
       },
     };
-    const losing = publishBuild(v2, slow, options());
+    const losing = publishBuild(v2, slow);
     losing.catch(() => {});
     await atMove;
-    const won = await publishBuild(v3, target, options());
+    // v2's run stalled past its run lock's expiry there: v3's run takes the lock over.
+    const won = await laterThanTheLock(() => publishBuild(v3, target));
     release();
     await expect(losing).rejects.toThrow(PointerMovedError);
     expect(won).toMatchObject({ result: 'published', previousBuildId: v1.buildId });
@@ -1042,17 +1038,18 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
       live: v3.buildId,
       pin: null,
       previous: [v1.buildId],
-      origin: (await target.origin.bindingFor(target.kvs.name)).origin,
+      origin: await bindingIn(target),
     });
 
-    const listed = (await listBuilds(target)).builds.map((row) => [row.id, row.complete, row.everLive]);
+    const listed = (await builds(target)).map((row) => [row.id, row.complete, row.everLive]);
     expect(listed).toEqual([
       [v3.buildId, true, true],
       [v2.buildId, true, false],
       [v1.buildId, true, true],
     ]);
 
-    const rolled = await rollback(target, { now: new Date(), actor: 'ops@host' });
+    // After v3's run, whose clock was past v2's lock.
+    const rolled = await rollback(target, { now: new Date(Date.now() + 4 * 60_000), actor: 'ops@host' });
     expect(rolled).toMatchObject({ buildId: v1.buildId, previousBuildId: v3.buildId, previous: [] });
     expect((await readPointer(target.kvs)).live).toBe(v1.buildId);
 
@@ -1067,7 +1064,7 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
 
   it('a publish that loses puts the live pages back to the winner’s, which it overwrote', async () => {
     const { target } = under;
-    await publishBuild(await build(rows.slice(0, 10)), target, options());
+    await publishBuild(await build(rows.slice(0, 10)), target);
     const winner = await built(rows.slice(0, 11));
     const loser = await build(retitled(rows.slice(0, 11), 'lost', 0));
     // The winner makes its pages live and waits at its move; the loser then makes its own live (plan 0 retitled)
@@ -1096,16 +1093,17 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
       return { at, arrived, open };
     };
     const [first, second] = [gated(), gated()];
-    const won = publishBuild(winner, first.at, options());
+    const won = publishBuild(winner, first.at);
     await first.arrived;
-    const lost = publishBuild(loser, second.at, options());
+    const lost = laterThanTheLock(() => publishBuild(loser, second.at));
     lost.catch(() => {});
     await second.arrived;
     first.open();
     expect((await won).result).toBe('published');
     second.open();
     await expect(lost).rejects.toThrow(PointerMovedError);
-    expect(await readLive(target.origin, winner.buildId)).toMatchObject({ kind: 'build', damage: [] });
+    const stored = await storedBuild(target.origin, winner.buildId);
+    expect([stored.damage, stored.pageDamage]).toEqual([[], []]);
     const page = winner.objects.find(
       (object) => object.key === `plans/${idOf((rows[0] as { id: string }).id.toLowerCase())}.html`,
     );
@@ -1116,7 +1114,7 @@ describe.each(TARGET_KINDS)('two publishes at once on %s, the later build winnin
     const { target } = under;
     const ids: string[] = [];
     for (const count of [10, 11, 12])
-      ids.push((await publishBuild(await build(rows.slice(0, count)), target, options())).buildId);
+      ids.push((await publishBuild(await build(rows.slice(0, count)), target)).buildId);
     const [a, b, c] = ids as [string, string, string];
     expect((await readPointer(target.kvs)).previous).toEqual([b, a]);
     expect((await rollback(target, { now: new Date() })).buildId).toBe(b);

@@ -14,7 +14,13 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { httpStatusOf } from '../contract/errors.ts';
-import type { FetchedObject, ObjectToWrite, OriginStore, StoredObject } from './origin.ts';
+import {
+  type FetchedObject,
+  type ObjectToWrite,
+  type OriginStore,
+  type StoredObject,
+  storedHeaders,
+} from './origin.ts';
 
 /** 412: the condition failed; 409: a conditional write raced another one (S3 asks to retry: we lost). */
 function isConflict(error: unknown): boolean {
@@ -42,21 +48,18 @@ export class S3Origin implements OriginStore {
     this.name = `s3://${bucket}`;
   }
 
-  async bindingFor(store: string): Promise<{ origin: string; store: string }> {
-    return { origin: this.name, store };
-  }
-
-  /** The PutObject request of an object, with its checksums and the given condition. */
+  /** The PutObject request of an object, with its key's headers, its checksums and the given condition. */
   #putCommand(object: ObjectToWrite, condition: { IfNoneMatch?: string; IfMatch?: string }) {
     const body =
       object.chunks.length === 1 && object.chunks[0] ? object.chunks[0] : Buffer.concat(object.chunks);
+    const headers = storedHeaders(object.key);
     return new PutObjectCommand({
       Bucket: this.#bucket,
       Key: object.key,
       Body: body,
-      ContentType: object.contentType,
-      CacheControl: object.cacheControl,
-      ...(object.contentEncoding ? { ContentEncoding: object.contentEncoding } : {}),
+      ContentType: headers.contentType,
+      CacheControl: headers.cacheControl,
+      ...(headers.contentEncoding ? { ContentEncoding: headers.contentEncoding } : {}),
       ContentMD5: Buffer.from(object.md5, 'hex').toString('base64'),
       ChecksumSHA256: Buffer.from(object.sha256, 'hex').toString('base64'),
       ...condition,
@@ -84,11 +87,24 @@ export class S3Origin implements OriginStore {
     );
   }
 
+  /** A copy made by the bucket, with the headers of its own key (a live page is not immutable, as its source is). */
   copy(from: string, to: string, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
     const CopySource = `${this.#bucket}/${encodeURI(from)}`;
+    const headers = storedHeaders(to);
     return this.#write(
       (condition) =>
-        this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource, ...condition })),
+        this.#client.send(
+          new CopyObjectCommand({
+            Bucket: this.#bucket,
+            Key: to,
+            CopySource,
+            MetadataDirective: 'REPLACE',
+            ContentType: headers.contentType,
+            CacheControl: headers.cacheControl,
+            ...(headers.contentEncoding ? { ContentEncoding: headers.contentEncoding } : {}),
+            ...condition,
+          }),
+        ),
       options.overwrite,
     );
   }
@@ -113,23 +129,8 @@ export class S3Origin implements OriginStore {
         size: body.length,
         md5: md5Of(answer.ETag),
         lastModified: answer.LastModified ?? new Date(0),
-        contentType: answer.ContentType,
-        contentEncoding: answer.ContentEncoding,
-        cacheControl: answer.CacheControl,
+        ...storedHeaders(key),
       };
-    } catch (error) {
-      if (isMissing(error)) return null;
-      throw error;
-    }
-  }
-
-  async getRange(key: string, offset: number, size: number): Promise<Buffer | null> {
-    const range = `bytes=${offset}-${offset + size - 1}`;
-    try {
-      const answer = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: range }),
-      );
-      return Buffer.from((await answer.Body?.transformToByteArray()) ?? []);
     } catch (error) {
       if (isMissing(error)) return null;
       throw error;
@@ -153,7 +154,6 @@ export class S3Origin implements OriginStore {
           key: item.Key,
           size: item.Size ?? 0,
           md5: md5Of(item.ETag),
-          lastModified: item.LastModified ?? new Date(0),
         });
       }
     }

@@ -1,5 +1,11 @@
+import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { afterEach, expect, it } from 'vitest';
 import { startS3 } from './aws.ts';
 import { storeFs } from './s3rver-writes.ts';
@@ -65,6 +71,29 @@ it('gives a GET while the same key is written the old object or the new one, who
     await putting;
     for (const bytes of reads) expect([old, next]).toContainEqual(bytes);
     expect(await read()).toEqual(next);
+  } finally {
+    await s3.stop();
+  }
+});
+
+it('gives a copy made with new headers the ETag of the bytes it copied, as S3 does, not the one it replaced', async () => {
+  const s3 = await startS3();
+  try {
+    const put = (key: string, body: string) =>
+      s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: Buffer.from(body) }));
+    await put('pages/one.html', 'one');
+    await put('plans/p.html', 'the page before');
+    await s3.client.send(
+      new CopyObjectCommand({
+        Bucket: s3.bucket,
+        Key: 'plans/p.html',
+        CopySource: `${s3.bucket}/pages/one.html`,
+        MetadataDirective: 'REPLACE',
+        CacheControl: 'public, max-age=300',
+      }),
+    );
+    const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'plans/' }));
+    expect(listed.Contents?.[0]?.ETag).toBe(`"${createHash('md5').update('one').digest('hex')}"`);
   } finally {
     await s3.stop();
   }

@@ -12,9 +12,11 @@
  * taking over the run lock, one replacing it while the others read it). Amazon S3 gives a reader the old object
  * or the new one, whole. So each key's reads, writes and copies take turns here, and a read holds its bytes
  * before it answers.
+ * A copy with new metadata keeps the MD5 of the bytes it copied (below), as Amazon S3's does.
  * Test support only; imported by testing/aws.ts before s3rver starts.
  */
 import { createHash } from 'node:crypto';
+import { copyFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -86,9 +88,20 @@ store.getObject = function getObjectInTurn(this: FilesystemStore, bucket, key, o
 };
 
 store.copyObject = function copyObjectInTurn(this: FilesystemStore, bucket, key, toBucket, toKey, ...rest) {
-  return inTurn([`${bucket}/${key}`, `${toBucket}/${toKey}`], () =>
-    copyObject.call(this, bucket, key, toBucket, toKey, ...rest),
-  );
+  return inTurn([`${bucket}/${key}`, `${toBucket}/${toKey}`], async () => {
+    const copied = await copyObject.call(this, bucket, key, toBucket, toKey, ...rest);
+    // With new metadata (`x-amz-metadata-directive: REPLACE`) s3rver keeps the copy's old MD5 file, so a copy
+    // over an object answers the ETag of the bytes it replaced; Amazon S3's is the MD5 of the bytes copied.
+    if (rest[0]) {
+      const md5 = (resource: string, at: string, of: string) => this.getResourcePath(at, of, resource);
+      await copyFile(md5('object.md5', bucket, key), md5('object.md5', toBucket, toKey));
+      return (this as unknown as { getMetadata(b: string, k: string): Promise<unknown> }).getMetadata(
+        toBucket,
+        toKey,
+      );
+    }
+    return copied;
+  });
 };
 
 store.putObject = function putObjectInTurn(this: FilesystemStore, object: StoredObject) {

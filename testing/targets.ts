@@ -5,13 +5,14 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
+import type { PublishSummary } from '../app/run.ts';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
 import { stateObject } from '../publish/origin.ts';
-import type { PublishSummary, PublishTarget } from '../publish/publish.ts';
 import { S3Origin } from '../publish/s3-origin.ts';
+import type { PublishTarget } from '../publish/steps.ts';
 import { startS3, type TestS3 } from './aws.ts';
 import { FakeKvs, kvsClientFor } from './kvs.ts';
 import { useScratchDir } from './scratch.ts';

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFlatBuild } from '../app/run.ts';
+import { publish, writeFlatBuild } from '../app/run.ts';
+import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 import { completeBuild, prepareBuild } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
@@ -34,7 +35,6 @@ import { FileKeyValueStore } from '../keys/file-store.ts';
 import { generateKey, hashKey, storeKeyOf } from '../keys/keys.ts';
 import { issueKey } from '../keys/manage.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
-import { publishBuild } from '../publish/publish.ts';
 import { ROOT, scratchDir } from './cli.ts';
 
 export type { Answer } from '../gateway/judge.ts';
@@ -88,10 +88,15 @@ export async function createTestWorld(
   const plain = new FileKeyValueStore(join(dir, 'kvs.json'), { create: true });
   if (options.flat) await writeFlatBuild(originDir, await completeBuild(result));
   else
-    await publishBuild(
-      result,
+    await publish(
+      {
+        ...parseSettings('build', () => undefined, String),
+        allowEmpty: false,
+        minRatio: 0,
+        keepBuilds: defaultOf('keepBuilds'),
+      },
       { origin: new DirectoryOrigin(originDir), kvs: plain },
-      { force: false, allowEmpty: false, minRatio: 0 },
+      { now: new Date(result.generatedAt), force: false, report: () => {}, prepared: result },
     );
   const objectDir = options.flat ? originDir : join(originDir, 'builds', result.buildId);
 

@@ -276,9 +276,12 @@ export const SETTINGS = {
     { output: 'BucketName' },
   ),
   unpin: toggle("remove a rollback's pin first, so this publish goes live again"),
-  force: toggle('publish even when the catalog shrank, or is identical to the live one', {
-    labels: { lambda: 'an invocation with the event {"force": true} (catalog rebuild --force)' },
-  }),
+  force: toggle(
+    'publish even when the catalog shrank, or is identical to the live one; every page is written again',
+    {
+      labels: { lambda: 'an invocation with the event {"force": true} (catalog rebuild --force)' },
+    },
+  ),
   recover: toggle(
     "publish even though the store's live build is not at the origin (deleted, or the store edited by hand): a fresh build replaces it, and a store that names no origin yet takes this one (a store that serves another origin is refused even so). Only to repair a broken deployment: with a wrong --origin or --bucket it points partners at a build their edge cannot serve",
     { env: false, labels: { lambda: 'catalog publish --recover' } },

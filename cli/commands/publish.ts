@@ -112,8 +112,8 @@ export function registerPublish(program: Command, io: CliIO): void {
 
   settingsCommand(program, 'builds', HELP.builds, io, async (settings) => {
     const target = await targetOf(settings);
-    const { listBuilds } = await import('../../publish/publish.ts');
-    const { builds: rows, flat } = await listBuilds(target);
+    const run = await import('../../app/run.ts');
+    const rows = await run.builds(target);
     if (rows.length === 0) note(`${target.origin.name} holds no build`);
     else {
       const notes = (row: (typeof rows)[number]) =>
@@ -135,10 +135,6 @@ export function registerPublish(program: Command, io: CliIO): void {
       ];
       io.stdout(`${table(lines)}\n`);
     }
-    if (flat.length > 0)
-      note(
-        `${target.origin.name} also holds flat objects from before builds (${flat.join(', ')}): nothing serves them while a build is live; remove them when you no longer need them`,
-      );
   });
 
   settingsCommand(program, 'history', HELP.history, io, async (settings) => {
@@ -167,7 +163,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   });
 
   settingsCommand(program, 'rollback', HELP.rollback, io, async (settings) => {
-    const { rollback: pinBuild } = await import('../../publish/publish.ts');
+    const { rollback: pinBuild } = await import('../../app/run.ts');
     const target = await targetOf(settings);
     await sayActingOn(io, 'rollback', settings);
     const line = progressLine(io, 'rollback', settings.json);
@@ -183,7 +179,7 @@ export function registerPublish(program: Command, io: CliIO): void {
   });
 
   settingsCommand(program, 'unpin', HELP.unpin, io, async (settings) => {
-    const publishing = await import('../../publish/publish.ts');
+    const publishing = await import('../../app/run.ts');
     const target = await targetOf(settings);
     await sayActingOn(io, 'unpin', settings);
     const summary = await publishing.unpin(target, { now: new Date(), actor: actorOf() });

@@ -28,7 +28,6 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
   const liveText = {
     build: live.buildId ?? '-',
     unreadable: `${live.buildId === null ? '-' : shownValue(live.buildId)} (the edge cannot serve it)`,
-    flat: 'none (the flat catalog at the origin root is served)',
     none: 'none',
   }[live.state];
   rows.push(['live build', liveText]);
@@ -45,6 +44,13 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
       live.objects.damaged.length === 0
         ? `all ${live.objects.expected} match the manifest`
         : `${live.objects.damaged.length} of ${live.objects.expected} missing or wrong: ${live.objects.damaged.join('; ')}`,
+    ]);
+  if (live.pages)
+    rows.push([
+      'live pages',
+      live.pages.damaged.length === 0
+        ? `all ${live.pages.expected} are the build's`
+        : `${live.pages.damaged.length} not the build's (it has ${live.pages.expected}): ${live.pages.damaged.join('; ')}`,
     ]);
   rows.push(['pinned', pin ? `to ${pin.build} since ${short(pin.at)} by ${pin.by} (${pin.reason})` : 'no']);
   rows.push([

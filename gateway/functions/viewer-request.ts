@@ -66,8 +66,8 @@ async function preflight(): Promise<CloudFrontResponse> {
 }
 
 /**
- * The request on its way to the cache: the live build's object (a pointer that is not a build id leads
- * nowhere, so the origin's miss is a 500), in the chosen encoding, without a query string.
+ * The request on its way to the cache: the live build's object (no pointer, or one that is not a build id,
+ * leads nowhere, so the origin's miss is a 500), in the chosen encoding, without a query string.
  */
 async function forward(
   request: CloudFrontRequest,
@@ -75,8 +75,7 @@ async function forward(
   encoding: string,
 ): Promise<CloudFrontRequest> {
   const live = await read(KVS_LIVE_BUILD);
-  const prefix = live === null ? '' : `/builds/${BUILD_ID_PATTERN.test(live) ? live : '-'}`;
-  request.uri = `${prefix}/${file}${encoding}`;
+  request.uri = `/builds/${live !== null && BUILD_ID_PATTERN.test(live) ? live : '-'}/${file}${encoding}`;
   request.querystring = {};
   return request;
 }
