@@ -156,17 +156,17 @@ export async function checkServable(
   const live = (await new FileKeyValueStore(store).read()).get(KVS_LIVE_BUILD) ?? null;
   const published = await exists(join(origin, BUILDS_PREFIX));
   const flat = !published && (await exists(join(origin, ORIGIN_FILES.all)));
-  if (live !== null && flat)
+  if (flat)
     throw new ConfigError(
-      `${settingRef('origin')} ${origin} is a flat build (catalog build --out), but ${settingRef('store')} ${store} names the live build ${live}, which it does not hold: catalog serve serves a published origin, and every catalog request would be the 500 page. To serve a build, publish it: to the local stack (npm start, or catalog publish --source FILE), or to a new local deployment (catalog keys issue --partner dev --store NEW/kvs.json, then catalog publish --origin NEW/origin --store NEW/kvs.json --source FILE, then catalog serve --origin NEW/origin --store NEW/kvs.json); nothing was started`,
+      `${settingRef('origin')} ${origin} is a flat build (catalog build --out), for reading, not a served layout: catalog serve serves a published origin, and every catalog request would be the 500 page. To serve a build, publish it: to the local stack (npm start, or catalog publish --source FILE), or to a new local deployment (catalog keys issue --partner dev --store NEW/kvs.json, then catalog publish --origin NEW/origin --store NEW/kvs.json --source FILE, then catalog serve --origin NEW/origin --store NEW/kvs.json); nothing was started`,
     );
   if (live !== null && !(await exists(join(origin, BUILDS_PREFIX, live, MANIFEST))))
     return [
       `${settingRef('store')} ${store} names the live build ${live}, which ${settingRef('origin')} ${origin} does not hold: every catalog request gets the 500 page (catalog status --origin ${origin} --store ${store} says more)`,
     ];
-  if (live === null && !flat)
+  if (live === null)
     return [
-      `${settingRef('store')} ${store} names no live build and ${settingRef('origin')} ${origin} holds no flat build: every catalog request gets the 500 page until a publish (catalog publish --origin ${origin} --store ${store} --source FILE)`,
+      `${settingRef('store')} ${store} names no live build: every catalog request gets the 500 page until a publish (catalog publish --origin ${origin} --store ${store} --source FILE)`,
     ];
   return [];
 }

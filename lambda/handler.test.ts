@@ -140,7 +140,7 @@ describe('the builder Lambda', () => {
     kvs.entries.set(KVS_ORIGIN, 's3://catalog-production');
     const handler = createHandler({ env: environment(), clients: made });
     await expect(handler({})).rejects.toThrow(
-      `${KVS_ARN} and s3://${s3.bucket} are not one deployment: the store serves the origin "s3://catalog-production" (recorded by its first publish), not "s3://${s3.bucket}"; nothing was changed`,
+      `${KVS_ARN} and s3://${s3.bucket} are not one deployment: the store serves the origin "s3://catalog-production", not "s3://${s3.bucket}"; nothing was changed`,
     );
     expect(await s3.keys()).toEqual([]);
     expect(kvs.updates()).toEqual([]);

@@ -13,11 +13,11 @@ import { Plan } from './schema.ts';
 
 type Catalog = { generatedAt: string; plans: Plan[] };
 
-/** The fixtures as the service publishes them (a flat build of fixtures/plans.json, made by the test world). */
+/** The fixtures as the service publishes them (fixtures/plans.json published by the test world). */
 let fixture: Catalog;
 beforeAll(async () => {
   const { createTestWorld } = await import('../testing/world.ts');
-  const world = await createTestWorld({ flat: true });
+  const world = await createTestWorld();
   fixture = JSON.parse(world.objects.all.toString('utf8')) as Catalog;
   await world.remove();
 });

@@ -22,9 +22,20 @@ export async function startLocalEdge(): Promise<LocalEdge> {
   const origin = join(dir, 'origin');
   const store = join(dir, 'kvs.json');
   try {
-    const built = await runCatalog(['build', '--out', origin]);
-    if (built.code !== 0) throw new Error(`catalog build failed: ${built.stderr}`);
     await writeFile(store, EMPTY_STORE);
+    // The fixtures published into a new local deployment, as the gateway README serves a directory.
+    const published = await runCatalog([
+      'publish',
+      '--origin',
+      origin,
+      '--store',
+      store,
+      '--source',
+      'fixtures/plans.json',
+      '--base-url',
+      'http://127.0.0.1:8787',
+    ]);
+    if (published.code !== 0) throw new Error(`catalog publish failed: ${published.stderr}`);
     const server = await startServe(['--origin', origin, '--store', store]);
     return {
       url: server.url,

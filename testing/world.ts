@@ -1,17 +1,16 @@
 /**
  * The world the gateway tests run in, made with the real builder, publisher and key store: the fixtures
  * published into an origin directory (a build under `builds/<id>/`, its pages live under `plans/`, the live
- * pointer in the store) — or, with
- * `flat`, built flat into it with no pointer, as `catalog build --out` does — and two store files (without
- * and with a CORS origin) holding the keys the case table names. Test support only.
+ * pointer in the store) — and two store files (without and with a CORS origin) holding the keys the case table
+ * names. Test support only.
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { publish, writeFlatBuild } from '../app/run.ts';
+import { publish } from '../app/run.ts';
 import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
-import { completeBuild, prepareBuild } from '../builder/build.ts';
+import { prepareBuild } from '../builder/build.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { FileSource } from '../builder/sources/file.ts';
@@ -44,8 +43,9 @@ export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | '
 export interface TestWorld {
   readonly dir: string;
   readonly originDir: string;
-  /** The live build (null in a flat world). */
-  readonly buildId: string | null;
+  /** The live build, and its folder. */
+  readonly buildId: string;
+  readonly buildDir: string;
   /** Store files: `plain` has no CORS origin, `cors` allows {@link PARTNER_ORIGIN}. */
   readonly stores: { readonly plain: string; readonly cors: string };
   readonly keys: Readonly<Record<KeyName, string>>;
@@ -70,12 +70,10 @@ const OBJECT_FILES: Record<OriginObjectName, string> = {
 };
 
 /**
- * Publishes (or, with `flat`, builds flat) the fixtures and makes the key stores, in a scratch directory. The
- * catalog's links point at `baseUrl` (default: the local stack's), where the world is going to be served.
+ * Publishes the fixtures and makes the key stores, in a scratch directory. The catalog's links point at
+ * `baseUrl` (default: the local stack's), where the world is going to be served.
  */
-export async function createTestWorld(
-  options: { readonly flat?: boolean; readonly baseUrl?: string } = {},
-): Promise<TestWorld> {
+export async function createTestWorld(options: { readonly baseUrl?: string } = {}): Promise<TestWorld> {
   const { dir, remove } = await scratchDir('catalog-gateway-');
   const originDir = join(dir, 'origin');
   const result = await prepareBuild(new FileSource(join(ROOT, 'fixtures/plans.json')), {
@@ -86,19 +84,17 @@ export async function createTestWorld(
     contactAddress: LOCAL_CONTACT_ADDRESS,
   });
   const plain = new FileKeyValueStore(join(dir, 'kvs.json'), { create: true });
-  if (options.flat) await writeFlatBuild(originDir, await completeBuild(result));
-  else
-    await publish(
-      {
-        ...parseSettings('build', () => undefined, String),
-        allowEmpty: false,
-        minRatio: 0,
-        keepBuilds: defaultOf('keepBuilds'),
-      },
-      { origin: new DirectoryOrigin(originDir), kvs: plain },
-      { now: new Date(result.generatedAt), force: false, report: () => {}, prepared: result },
-    );
-  const objectDir = options.flat ? originDir : join(originDir, 'builds', result.buildId);
+  await publish(
+    {
+      ...parseSettings('build', () => undefined, String),
+      allowEmpty: false,
+      minRatio: 0,
+      keepBuilds: defaultOf('keepBuilds'),
+    },
+    { origin: new DirectoryOrigin(originDir), kvs: plain },
+    { now: new Date(result.generatedAt), force: false, report: () => {}, prepared: result },
+  );
+  const objectDir = join(originDir, 'builds', result.buildId);
 
   const now = new Date();
   const hour = 3_600_000;
@@ -147,7 +143,8 @@ export async function createTestWorld(
   return {
     dir,
     originDir,
-    buildId: options.flat ? null : result.buildId,
+    buildId: result.buildId,
+    buildDir: objectDir,
     stores: { plain: plain.name, cors: cors.name },
     keys: { valid, other, expiring, expired, revoked, forged: generateKey() },
     objects,

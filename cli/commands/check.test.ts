@@ -31,14 +31,15 @@ import { createEdgeServer, listen, shutdown } from '../../gateway/local/server.t
 import { WatchedKeyValueStore } from '../../gateway/local/store.ts';
 import { generateKey } from '../../keys/keys.ts';
 import { DirectoryOrigin } from '../../publish/dir-origin.ts';
+import { objectToWrite } from '../../publish/origin.ts';
 import { ROOT, runCatalog, runCatalogProcess, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { freePort, refusedPort } from '../../testing/postgres.ts';
 import { builtFunctionCode, createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 /** A world whose catalog links to the address it is going to be served on. */
-async function servedWorld(options: { flat?: boolean } = {}) {
+async function servedWorld() {
   const port = await freePort();
-  const world = await createTestWorld({ ...options, baseUrl: `http://127.0.0.1:${port}` });
+  const world = await createTestWorld({ baseUrl: `http://127.0.0.1:${port}` });
   return { port, world };
 }
 
@@ -51,8 +52,6 @@ const row = (parsed: CheckReport, name: string) => {
   if (!found) throw new Error(`no row "${name}"`);
   return found;
 };
-/** An object written as a publish writes it (build objects never change). */
-const stored = (object: BuildObject) => ({ ...object, cacheControl: 'public, max-age=31536000, immutable' });
 const failed = (parsed: CheckReport) => parsed.rows.filter((r) => r.verdict === 'fail').map((r) => r.name);
 
 /** The black-box cases that need a CORS origin set. */
@@ -317,13 +316,13 @@ handler = async function (event) { var response = await builtHandler(event); del
   });
 
   it('a build whose catalogs have two plans out of order (the manifest agreeing)', async () => {
-    const { port, world } = await servedWorld({ flat: true });
+    const { port, world } = await servedWorld();
     const origin = new DirectoryOrigin(world.originDir);
-    const manifest = JSON.parse(await readFile(join(world.originDir, MANIFEST), 'utf8')) as Manifest;
+    const manifest = JSON.parse(await readFile(join(world.buildDir, MANIFEST), 'utf8')) as Manifest;
     const objects = { ...manifest.objects };
     let swapped: string[] = [];
     for (const file of [ORIGIN_FILES.all, catalogFile('running')]) {
-      const catalog = JSON.parse(await readFile(join(world.originDir, file), 'utf8')) as {
+      const catalog = JSON.parse(await readFile(join(world.buildDir, file), 'utf8')) as {
         plans: { title: string; discipline: string }[];
       };
       const at = catalog.plans.findIndex((plan) => plan.discipline === 'running');
@@ -345,14 +344,14 @@ handler = async function (event) { var response = await builtHandler(event); del
           contentEncoding: 'gzip',
         }),
       ]) {
-        await origin.put(stored(object), { overwrite: true });
+        await origin.put(objectToWrite(object, `builds/${world.buildId}/${object.key}`), { overwrite: true });
         objects[object.key] = manifestEntry(object);
       }
       if (file === ORIGIN_FILES.all) {
         const plansHash = createHash('sha256').update(JSON.stringify(catalog.plans)).digest('hex');
         const text = `${JSON.stringify({ ...manifest, plansHash, objects }, null, 2)}\n`;
         const written = buildObject(MANIFEST, [Buffer.from(text)], { contentType: HEADER_VALUES.json });
-        await origin.put(stored(written), { overwrite: true });
+        await origin.put(objectToWrite(written, `builds/${world.buildId}/${MANIFEST}`), { overwrite: true });
       }
     }
     const server = await startServe([
@@ -387,11 +386,12 @@ handler = async function (event) { var response = await builtHandler(event); del
       ?.title as string;
     const other = Buffer.from(world.objects.all.toString('utf8').replace('"title":"', '"title":"Not '));
     await new DirectoryOrigin(world.originDir).put(
-      stored(
+      objectToWrite(
         buildObject(key, [brotliCompressSync(other)], {
           contentType: HEADER_VALUES.json,
           contentEncoding: 'br',
         }),
+        key,
       ),
       { overwrite: true },
     );

@@ -177,7 +177,7 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     );
     expect(result.code).toBe(1);
     expect(withoutTarget(result.stderr)).toBe(
-      `catalog: ${ARN} and s3://production-origin are not one deployment: the store serves the origin "s3://staging-origin" (recorded by its first publish), not "s3://production-origin"; nothing was changed\n`,
+      `catalog: ${ARN} and s3://production-origin are not one deployment: the store serves the origin "s3://staging-origin", not "s3://production-origin"; nothing was changed\n`,
     );
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(live);
   });

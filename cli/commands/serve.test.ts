@@ -185,7 +185,7 @@ describe('catalog serve refuses, before it listens, what it could not serve', ()
     expect(result.stderr).not.toContain('listening');
   });
 
-  it('a flat catalog build --out directory with a store that names a live build, saying how to serve a build', async () => {
+  it('a flat catalog build --out directory, whatever its store names, saying how to serve a build', async () => {
     const flat = join(scratch.dir, 'flat');
     expect((await runCatalog(['build', '--out', flat])).code).toBe(0);
     const deployment = join(scratch.dir, 'new');
@@ -197,14 +197,15 @@ describe('catalog serve refuses, before it listens, what it could not serve', ()
       ...['--base-url', 'http://127.0.0.1:8790'],
     ]);
     expect(published.code, published.stderr).toBe(0);
-    const live = JSON.parse(published.stdout).buildId as string;
-    const refused = await runCatalog(['serve', '--origin', flat, '--store', store, '--port', '0']);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(
-      new RegExp(
-        `^catalog: --origin ${flat} is a flat build \\(catalog build --out\\), but --store ${store} names the live build ${live}, which it does not hold: .*To serve a build, publish it: .*catalog publish --origin NEW/origin --store NEW/kvs.json --source FILE.*; nothing was started\n$`,
-      ),
-    );
+    for (const named of [store, await storeIn(scratch.dir)]) {
+      const refused = await runCatalog(['serve', '--origin', flat, '--store', named, '--port', '0']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `^catalog: --origin ${flat} is a flat build \\(catalog build --out\\), for reading, not a served layout: .*To serve a build, publish it: .*catalog publish --origin NEW/origin --store NEW/kvs.json --source FILE.*; nothing was started\n$`,
+        ),
+      );
+    }
     // The way it names: the new deployment serves.
     const served = await startServe(['--origin', join(deployment, 'origin'), '--store', store]);
     try {
@@ -247,9 +248,14 @@ describe('catalog serve refuses, before it listens, what it could not serve', ()
       taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)),
     );
     try {
-      const origin = join(scratch.dir, 'flat');
-      expect((await runCatalog(['build', '--out', origin])).code).toBe(0);
+      const origin = join(scratch.dir, 'origin');
       const store = await storeIn(scratch.dir);
+      const published = await runCatalog([
+        'publish',
+        ...['--origin', origin, '--store', store, '--source', 'fixtures/plans.json'],
+        ...['--base-url', 'http://127.0.0.1:8790'],
+      ]);
+      expect(published.code, published.stderr).toBe(0);
       const result = await runCatalog([
         'serve',
         '--origin',

@@ -3,7 +3,7 @@
  * (the same code as S3 and KeyValueStore, which app/status.test.ts runs on s3rver and the KVS stand-in), after
  * real `catalog publish` runs; and the record those runs leave, which the edge never serves.
  */
-import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
@@ -194,7 +194,7 @@ describe('catalog status', () => {
     expect(code).toBe(2);
     expect(report.live.objects?.damaged).toEqual(['catalog-running.json.gz is missing']);
     expect(stderr).toBe(
-      `catalog: broken: live build ${buildId} at ${join(scratch.dir, 'origin')} does not match its manifest: catalog-running.json.gz is missing; run catalog rollback, or catalog publish --force\n`,
+      `catalog: broken: live build ${buildId} at ${join(scratch.dir, 'origin')} does not match its manifest: catalog-running.json.gz is missing; run catalog publish --force (a fresh build, every page written again), or catalog rollback\n`,
     );
   });
 
@@ -221,7 +221,7 @@ describe('catalog status', () => {
       await server.stop();
     }
 
-    const message = `broken: build:live names ${shown}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish`;
+    const message = `broken: build:live names ${shown}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish --recover`;
     const human = await runCatalog(['status'], { env: env() });
     expect(human.code).toBe(2);
     expect(human.stderr).toBe(`catalog: ${message}\n`);
@@ -243,32 +243,49 @@ describe('catalog status', () => {
     const { code, report, stderr } = await statusJson();
     expect(code).toBe(2);
     expect(report.live.objects?.damaged).toEqual([
-      expect.stringMatching(/^openapi\.yaml has other bytes \(MD5 [0-9a-f]{32}\)$/),
+      expect.stringMatching(/^openapi\.yaml has other bytes \(SHA-256 [0-9a-f]{64}\)$/),
     ]);
     expect(stderr).toMatch(
       /^catalog: broken: live build \S+ at .* does not match its manifest: openapi\.yaml has other bytes/,
     );
   });
 
-  it('exits 2 when a live page differs from the live build: changed, missing, or of a plan it does not hold', async () => {
-    await publishPlans();
+  it('exits 2 when a page differs from the live build: its stored bytes edited, missing, or of a plan it does not hold', async () => {
+    const buildId = await publishPlans();
     const pages = join(scratch.dir, 'origin', 'plans');
     const [changed, missing] = (await readdir(pages)).sort();
+    // A live page is a link to the page's bytes, stored under their digest: an edit in place changes those.
+    const stored = await readlink(join(pages, changed as string));
     const page = await readFile(join(pages, changed as string), 'utf8');
     await writeFile(join(pages, changed as string), page.replace('<title>', '<titlE>'));
     await rm(join(pages, missing as string));
     await writeFile(join(pages, '00000000-0000-4000-8000-000000000000.html'), page);
     const { code, report, stderr } = await statusJson();
     expect(code).toBe(2);
-    // Each catalog and openapi.yaml with its two variants, and a page per plan.
+    // Each catalog and openapi.yaml with its two variants, and the stored bytes of a page per plan.
     expect(report.live.objects?.expected).toBe(3 * (CATALOGS.length + 1) + 14);
-    // What the listing shows first, then what only the bytes show (a directory records each MD5 when written).
+    // Only the bytes show an edit in place (a directory keeps no digest beside a file): checked by the name.
     expect(report.live.objects?.damaged).toEqual([
-      `plans/${missing} is missing`,
-      'plans/00000000-0000-4000-8000-000000000000.html is not a page of the build',
-      expect.stringMatching(new RegExp(`^plans/${changed} has other bytes \\(MD5 [0-9a-f]{32}\\)$`)),
+      expect.stringMatching(
+        new RegExp(`^${stored.replace('../', '')} has other bytes \\(SHA-256 [0-9a-f]{64}\\)$`),
+      ),
     ]);
-    expect(stderr).toMatch(new RegExp(`does not match its manifest: plans/${missing} is missing; `));
+    expect(report.live.pages).toEqual({
+      expected: 14,
+      damaged: [
+        `plans/${missing} is missing`,
+        'plans/00000000-0000-4000-8000-000000000000.html is not a page of the build',
+      ],
+    });
+    expect(stderr).toMatch(
+      new RegExp(
+        `^catalog: broken: live build ${buildId} at .* does not match its manifest: pages/\\S+ has other bytes .*; the live pages at .* are not build ${buildId}'s: plans/${missing} is missing; `,
+      ),
+    );
+    // The repairs it names put everything right: a forced publish writes every page again.
+    const repaired = await runCatalog(['publish', '--force'], { env: env() });
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect((await statusJson()).report.problems).toEqual([]);
   });
 
   it('exits 2 when nothing is live', async () => {

@@ -70,13 +70,13 @@ describe('Range at the local edge', () => {
   let passThrough: Edge;
   let built: Edge;
   beforeAll(async () => {
-    world = await createTestWorld({ flat: true });
+    world = await createTestWorld();
     built = await edgeFor(world, 'plain');
-    // Functions that let every request through to catalog.json, Range included: what CloudFront would then do.
+    // Functions that let every request through to the live catalog.json, Range included: what CloudFront would then do.
     const kvs = new WatchedKeyValueStore(world.stores.plain);
     passThrough = new Edge({
       viewerRequest: loadFunction(
-        'function handler(event) { event.request.uri = "/catalog.json"; return event.request; }',
+        `function handler(event) { event.request.uri = "/builds/${world.buildId}/catalog.json"; return event.request; }`,
         { kvs },
       ),
       viewerResponse: loadFunction('function handler(event) { return event.response; }', { kvs }),
@@ -119,7 +119,7 @@ describe('Range at the local edge', () => {
         'range',
       ),
     );
-    expect('uri' in request && request.uri).toBe('/openapi.yaml');
+    expect('uri' in request && request.uri).toBe(`/builds/${world.buildId}/openapi.yaml`);
     expect(Object.keys(request.headers)).not.toContain('range');
     expect(Object.keys(request.headers)).not.toContain('if-range');
   });

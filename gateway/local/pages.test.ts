@@ -4,7 +4,7 @@
  * the same headers and no body; 405 for any other method. Also a flat `catalog build --out` directory (no
  * pointer) and a build whose pages live on a website elsewhere.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../builder/model.ts';
 import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../../contract/index.ts';
@@ -80,11 +80,25 @@ describe('plan pages through catalog serve', () => {
 describe('plan pages in other layouts', () => {
   const scratch = useScratchDir();
 
-  it('are served from a flat catalog build --out directory (no pointer)', async () => {
-    expect((await runCatalog(['build', '--out', scratch.dir])).code).toBe(0);
-    const plan = Catalog.parse(JSON.parse(await readFile(`${scratch.dir}/catalog.json`, 'utf8'))).plans[0];
-    await writeFile(`${scratch.dir}/kvs.json`, EMPTY_STORE);
-    const server = await startServe(['--origin', scratch.dir, '--store', `${scratch.dir}/kvs.json`]);
+  /** Publishes the fixtures (with `args`) into a new local deployment in the scratch directory; its origin. */
+  async function deployment(...args: string[]): Promise<{ origin: string; store: string }> {
+    const [origin, store] = [`${scratch.dir}/origin`, `${scratch.dir}/kvs.json`];
+    await writeFile(store, EMPTY_STORE);
+    const published = await runCatalog([
+      'publish',
+      ...['--origin', origin, '--store', store, '--source', 'fixtures/plans.json'],
+      ...['--base-url', 'http://127.0.0.1:8790', ...args],
+    ]);
+    expect(published.code, published.stderr).toBe(0);
+    return { origin, store };
+  }
+
+  it('are served from a new local deployment, as the gateway README serves a build', async () => {
+    const { origin, store } = await deployment();
+    const live = (await readdir(`${origin}/builds`))[0];
+    const plan = Catalog.parse(JSON.parse(await readFile(`${origin}/builds/${live}/catalog.json`, 'utf8')))
+      .plans[0];
+    const server = await startServe(['--origin', origin, '--store', store]);
     try {
       const page = await httpRequest(server.url, { method: 'GET', target: `/plans/${plan?.id}` });
       expect(page.status).toBe(200);
@@ -98,18 +112,13 @@ describe('plan pages in other layouts', () => {
   });
 
   it('are not built when they live on a website elsewhere: every page path is the not-found page', async () => {
-    const built = await runCatalog([
-      'build',
-      '--out',
-      scratch.dir,
-      '--web-base-url',
-      'https://www.example.com',
-    ]);
-    expect(built.code, built.stderr).toBe(0);
-    const plan = Catalog.parse(JSON.parse(await readFile(`${scratch.dir}/catalog.json`, 'utf8'))).plans[0];
+    const { origin, store } = await deployment('--web-base-url', 'https://www.example.com');
+    const live = (await readdir(`${origin}/builds`))[0];
+    const plan = Catalog.parse(JSON.parse(await readFile(`${origin}/builds/${live}/catalog.json`, 'utf8')))
+      .plans[0];
     expect(plan?.webUrl).toBe(`https://www.example.com/plans/${plan?.id}`);
-    await writeFile(`${scratch.dir}/kvs.json`, EMPTY_STORE);
-    const server = await startServe(['--origin', scratch.dir, '--store', `${scratch.dir}/kvs.json`]);
+    expect(await readdir(origin)).not.toContain('plans');
+    const server = await startServe(['--origin', origin, '--store', store]);
     try {
       const answer = await httpRequest(server.url, { method: 'GET', target: `/plans/${plan?.id}` });
       expect(answer.status).toBe(404);

@@ -4,6 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { KVS_LIVE_BUILD } from '../../contract/index.ts';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { issueKey } from '../../keys/manage.ts';
 import { describeCaseTable, nextAccessLogEntry } from '../../testing/cases.suite.ts';
@@ -104,12 +105,12 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
   throw new Error(`not within ${ms} ms`);
 }
 
-describe("catalog serve over a flat build (no live pointer: the origin's root)", () => {
+describe('catalog serve over a published build', () => {
   let world: TestWorld;
   let server: ServeProcess;
   let storePath: string;
   beforeAll(async () => {
-    world = await createTestWorld({ flat: true });
+    world = await createTestWorld();
     storePath = join(world.dir, 'live-kvs.json');
     await copyFile(world.stores.plain, storePath);
     server = await startServe(['--origin', world.originDir, '--store', storePath]);
@@ -173,7 +174,7 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
   });
 
   it('answers 500 with the problem page while an origin object is missing, and 200 again once it is back', async () => {
-    const file = join(world.originDir, 'catalog-strength.json');
+    const file = join(world.buildDir, 'catalog-strength.json');
     await rename(file, `${file}.away`);
     try {
       // The origin looks at a file at most every 100 ms.
@@ -204,9 +205,10 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
 
   it('serves the built-in problem document when even errors/500.json is missing', async () => {
     const page = join(world.originDir, 'errors/500.json');
-    const catalog = join(world.originDir, 'catalog.json');
     await rename(page, `${page}.away`);
-    await rename(catalog, `${catalog}.away`);
+    // The pointer names a build the origin does not hold: every catalog object is missing.
+    const store = new FileKeyValueStore(storePath);
+    await store.update((entries) => entries.set(KVS_LIVE_BUILD, '20200101T000000Z-00000000'));
     try {
       let answer = await get('/api/plans', world.keys.valid);
       await within(1000, async () => {
@@ -217,7 +219,7 @@ describe("catalog serve over a flat build (no live pointer: the origin's root)",
       expect(JSON.parse(answer.body.toString())).toMatchObject({ status: 500 });
     } finally {
       await rename(`${page}.away`, page);
-      await rename(`${catalog}.away`, catalog);
+      await store.update((entries) => entries.set(KVS_LIVE_BUILD, world.buildId));
     }
   });
 
