@@ -309,8 +309,8 @@ export async function startLocalStack(options: {
   const release = await claimLocalStack(settings.baseUrl);
   try {
     const key = await ensureDevKey(store, now);
-    const run = await import('./run.ts');
-    const target = await run.openTarget({ origin, store }, () => {
+    const [run, { openTarget }] = await Promise.all([import('./run.ts'), import('./target.ts')]);
+    const target = await openTarget({ origin, store }, () => {
       throw new ConfigError('the local stack needs no AWS client');
     });
     const { summary } = await run.publish(settings, target, {

@@ -1,6 +1,6 @@
 /** How long the edge takes to serve a new build after the pointer moved (docs/decisions.md#operations). */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeCause } from '../contract/errors.ts';
+import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
 import { catalogTarget, DISCIPLINES } from '../contract/index.ts';
 
 /** What the check found. Only `measured` carries a figure; none of these fails a run. */
@@ -130,4 +130,57 @@ export async function measurePropagation(options: PropagationOptions): Promise<P
     // A timer can end up to a millisecond early (Node counts whole ms): the last pause ends past the deadline.
     await sleep(Math.min(options.intervalMs, Math.ceil(deadline - now) + 1));
   }
+}
+
+/** After a publish that moved the pointer: how long the edge takes to serve it (propagation.ts); never fails. */
+export interface PropagationCheck {
+  /** The monitoring key; resolves undefined when none is configured (the check is skipped, and says so). */
+  readonly key: () => Promise<string | undefined>;
+  /** How long to wait after the pointer move. */
+  readonly maxWaitMs: number;
+  readonly intervalMs: number;
+  /** How long the caller may still wait (the Lambda: its remaining time less a reserve); nothing left: skipped. */
+  readonly timeLeftMs?: () => number;
+}
+
+/**
+ * Runs the check after a publish that moved the pointer at `movedAt` (`performance.now()`): skipped without a
+ * monitoring key or without time left, else measured within what is left. Never throws.
+ */
+export async function checkPropagation(
+  check: PropagationCheck,
+  run: {
+    readonly baseUrl: string;
+    readonly generatedAt: string;
+    readonly movedAt: number;
+    /** Shows a message the way the entry point names settings. */
+    readonly present: (message: string) => string;
+  },
+): Promise<PropagationResult> {
+  const left = check.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
+  if (left <= 0) return { outcome: 'skipped', reason: 'no time left for it before the run times out' };
+  let key: string | undefined;
+  try {
+    key = await check.key();
+  } catch (error) {
+    const message = error instanceof CatalogError ? error.message : describeCause(error);
+    return {
+      outcome: 'failed',
+      reason: run.present(`reading the monitoring key failed: ${message}`),
+      polls: 0,
+    };
+  }
+  if (key === undefined)
+    return {
+      outcome: 'skipped',
+      reason: run.present(`no monitoring key is configured (${settingRef('monitoringKeySecretArn')})`),
+    };
+  return measurePropagation({
+    baseUrl: run.baseUrl,
+    key,
+    generatedAt: run.generatedAt,
+    since: run.movedAt,
+    maxWaitMs: Math.min(check.maxWaitMs, performance.now() - run.movedAt + left),
+    intervalMs: check.intervalMs,
+  });
 }

@@ -4,16 +4,14 @@
  * caller built and the metrics into them. Progress and warnings go to the caller's `report`.
  */
 
-import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
 import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { openSource } from '../builder/sources/index.ts';
-import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
+import { ConfigError, describeCause, settingRef } from '../contract/errors.ts';
 import { type Discipline, STATE_LAST_RUN, totalPlans } from '../contract/index.ts';
 import { type BuildListing, listBuilds } from '../publish/history.ts';
-import { bucketOf, objectToWrite } from '../publish/origin.ts';
+import { objectToWrite } from '../publish/origin.ts';
 import { type Pin, readPointer } from '../publish/pointer.ts';
 import {
   choose,
@@ -49,7 +47,7 @@ import {
   type RunProgress,
   type RunSummary,
 } from './last-run.ts';
-import { measurePropagation, type PropagationResult } from './propagation.ts';
+import { checkPropagation, type PropagationCheck, type PropagationResult } from './propagation.ts';
 import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
 import { renderMessage, type SettingsIn } from './settings/index.ts';
 
@@ -113,82 +111,12 @@ export async function writeFlatBuild(dir: string, result: BuildResult): Promise<
   return performance.now() - started;
 }
 
-/** Where a publish, rollback or listing acts: an S3 bucket and a KeyValueStore, or a directory and a store file. */
-export type TargetSettings = {
-  readonly bucket?: string | undefined;
-  readonly kvsArn?: string | undefined;
-  readonly origin?: string | undefined;
-  readonly store?: string | undefined;
-};
-
-/** Which kind of target the settings name; throws a {@link ConfigError} saying what is missing. */
-export function targetKind(settings: TargetSettings): 'aws' | 'local' {
-  const aws = settings.bucket !== undefined || settings.kvsArn !== undefined;
-  const local = settings.origin !== undefined || settings.store !== undefined;
-  const forms = `${settingRef('bucket')} with ${settingRef('kvsArn')} (AWS), or ${settingRef('origin')} with ${settingRef('store')} (a local origin)`;
-  if (aws && local) throw new ConfigError(`give one target, not both: ${forms}`);
-  if (!aws && !local) throw new ConfigError(`no target: give ${forms}`);
-  // Each setting of the pair the settings name requires the other.
-  const pair = aws ? (['bucket', 'kvsArn'] as const) : (['origin', 'store'] as const);
-  for (const [name, other] of [pair, [pair[1], pair[0]]] as const)
-    if (settings[name] === undefined)
-      throw new ConfigError(`${settingRef(name)}: is required with ${settingRef(other)}`);
-  if (local && bucketOf(settings.origin as string))
-    throw new ConfigError(
-      `${settingRef('origin')}: publishing to a bucket takes ${settingRef('bucket')} and ${settingRef('kvsArn')}`,
-    );
-  return aws ? 'aws' : 'local';
-}
-
-/** The AWS clients a target on AWS needs, built by the entry point. */
-export interface TargetClients {
-  readonly s3: S3Client;
-  readonly kvs: CloudFrontKeyValueStoreClient;
-}
-
-/** Opens the target the settings name; `clients` is called only for an AWS target (a local one loads no SDK). */
-export async function openTarget(
-  settings: TargetSettings,
-  clients: () => Promise<TargetClients> | TargetClients,
-): Promise<PublishTarget> {
-  if (targetKind(settings) === 'aws') {
-    const [{ S3Origin }, { CloudFrontKeyValueStore }, aws] = await Promise.all([
-      import('../publish/s3-origin.ts'),
-      import('../keys/kvs-store.ts'),
-      clients(),
-    ]);
-    return {
-      origin: new S3Origin(aws.s3, settings.bucket as string),
-      kvs: new CloudFrontKeyValueStore(aws.kvs, settings.kvsArn as string),
-    };
-  }
-  const [{ DirectoryOrigin }, { FileKeyValueStore }] = await Promise.all([
-    import('../publish/dir-origin.ts'),
-    import('../keys/file-store.ts'),
-  ]);
-  return {
-    origin: new DirectoryOrigin(settings.origin as string),
-    kvs: new FileKeyValueStore(settings.store as string),
-  };
-}
-
 /** The settings a publish reads, beyond the build's. */
 export type PublishSettings = BuildSettings &
   Pick<SettingsIn<'publish'>, 'allowEmpty' | 'minRatio' | 'keepBuilds'>;
 
 /** The source of a run when it is read at run time (the Lambda's secret) rather than taken from the settings. */
 export type RunSource = Pick<BuildSettings, 'source' | 'sourceToken'>;
-
-/** After a publish that moved the pointer: how long the edge takes to serve it (propagation.ts); never fails. */
-export interface PropagationCheck {
-  /** The monitoring key; resolves undefined when none is configured (the check is skipped, and says so). */
-  readonly key: () => Promise<string | undefined>;
-  /** How long to wait after the pointer move. */
-  readonly maxWaitMs: number;
-  readonly intervalMs: number;
-  /** How long the caller may still wait (the Lambda: its remaining time less a reserve); nothing left: skipped. */
-  readonly timeLeftMs?: () => number;
-}
 
 /** How a publish runs, and what it reports besides its summary. */
 export interface PublishRunOptions {
@@ -435,7 +363,17 @@ class AfterRun {
       run: async () => {
         const check = this.#options.propagation;
         if (!check || !('summary' in end) || end.summary.result === 'busy') return undefined;
-        this.propagated = await this.#measure(check, end.summary);
+        const { summary } = end;
+        const movedAt = this.#state.moved?.at;
+        this.propagated =
+          summary.result !== 'published' || movedAt === undefined
+            ? { outcome: 'skipped', reason: `nothing was published (${summary.result})` }
+            : await checkPropagation(check, {
+                baseUrl: this.#baseUrl,
+                generatedAt: summary.generatedAt,
+                movedAt,
+                present: this.#present,
+              });
         if (this.propagated.outcome !== 'measured')
           this.#options.report(
             `propagation ${this.propagated.outcome}: ${this.propagated.outcome === 'timeout' ? `still serving ${this.propagated.lastSeen} after ${this.propagated.waitedSeconds} s` : this.propagated.reason}`,
@@ -443,39 +381,6 @@ class AfterRun {
         return undefined;
       },
     };
-  }
-
-  async #measure(check: PropagationCheck, summary: PublishSummary): Promise<PropagationResult> {
-    const movedAt = this.#state.moved?.at;
-    if (summary.result !== 'published' || movedAt === undefined)
-      return { outcome: 'skipped', reason: `nothing was published (${summary.result})` };
-    const { generatedAt } = summary;
-    const left = check.timeLeftMs?.() ?? Number.POSITIVE_INFINITY;
-    if (left <= 0) return { outcome: 'skipped', reason: 'no time left for it before the run times out' };
-    let key: string | undefined;
-    try {
-      key = await check.key();
-    } catch (error) {
-      const message = error instanceof CatalogError ? error.message : describeCause(error);
-      return {
-        outcome: 'failed',
-        reason: this.#present(`reading the monitoring key failed: ${message}`),
-        polls: 0,
-      };
-    }
-    if (key === undefined)
-      return {
-        outcome: 'skipped',
-        reason: this.#present(`no monitoring key is configured (${settingRef('monitoringKeySecretArn')})`),
-      };
-    return measurePropagation({
-      baseUrl: this.#baseUrl,
-      key,
-      generatedAt,
-      since: movedAt,
-      maxWaitMs: Math.min(check.maxWaitMs, performance.now() - movedAt + left),
-      intervalMs: check.intervalMs,
-    });
   }
 
   /** The run's figures to the caller's metrics sink, with the age of the catalog live after it. */

@@ -1,9 +1,15 @@
 /**
- * What a command that changes state acts on, said before it acts (docs/decisions.md#command-line): a deployment
- * by its name and where it lives, an AWS bucket and store, a local origin and store, or the local stack in
- * `.catalog/`; and, when it is the local stack while AWS settings or credentials are in the environment, that
- * it is not AWS it acts on. Pure: the entry point hands in the settings and the environment, and prints.
+ * The target of a command: what its settings name (an S3 bucket and a KeyValueStore, or a directory and a store
+ * file), opened for the operations of run.ts; and what a command that changes state acts on, said before it acts
+ * (docs/decisions.md#command-line): a deployment by its name and where it lives, an AWS bucket and store, a local
+ * origin and store, or the local stack in `.catalog/`; and, when it is the local stack while AWS settings or
+ * credentials are in the environment, that it is not AWS it acts on (the entry point prints it).
  */
+import type { CloudFrontKeyValueStoreClient } from '@aws-sdk/client-cloudfront-keyvaluestore';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ConfigError, settingRef } from '../contract/errors.ts';
+import { bucketOf } from '../publish/origin.ts';
+import type { PublishTarget } from '../publish/steps.ts';
 import { LOCAL_STACK } from './paths.ts';
 import { envOf, flagOf, type SettingName } from './settings/index.ts';
 
@@ -102,5 +108,64 @@ export function describeTarget(
   return {
     line,
     warning: `AWS settings are in the environment (${variables.join(', ')}), but this acts on the local stack in .catalog/, not on AWS; to act on a deployment, give ${deployment} (or ${envOf('deployment')})`,
+  };
+}
+
+/** Where a publish, rollback or listing acts: an S3 bucket and a KeyValueStore, or a directory and a store file. */
+export type TargetSettings = {
+  readonly bucket?: string | undefined;
+  readonly kvsArn?: string | undefined;
+  readonly origin?: string | undefined;
+  readonly store?: string | undefined;
+};
+
+/** Which kind of target the settings name; throws a {@link ConfigError} saying what is missing. */
+export function targetKind(settings: TargetSettings): 'aws' | 'local' {
+  const aws = settings.bucket !== undefined || settings.kvsArn !== undefined;
+  const local = settings.origin !== undefined || settings.store !== undefined;
+  const forms = `${settingRef('bucket')} with ${settingRef('kvsArn')} (AWS), or ${settingRef('origin')} with ${settingRef('store')} (a local origin)`;
+  if (aws && local) throw new ConfigError(`give one target, not both: ${forms}`);
+  if (!aws && !local) throw new ConfigError(`no target: give ${forms}`);
+  // Each setting of the pair the settings name requires the other.
+  const pair = aws ? (['bucket', 'kvsArn'] as const) : (['origin', 'store'] as const);
+  for (const [name, other] of [pair, [pair[1], pair[0]]] as const)
+    if (settings[name] === undefined)
+      throw new ConfigError(`${settingRef(name)}: is required with ${settingRef(other)}`);
+  if (local && bucketOf(settings.origin as string))
+    throw new ConfigError(
+      `${settingRef('origin')}: publishing to a bucket takes ${settingRef('bucket')} and ${settingRef('kvsArn')}`,
+    );
+  return aws ? 'aws' : 'local';
+}
+
+/** The AWS clients a target on AWS needs, built by the entry point. */
+export interface TargetClients {
+  readonly s3: S3Client;
+  readonly kvs: CloudFrontKeyValueStoreClient;
+}
+
+/** Opens the target the settings name; `clients` is called only for an AWS target (a local one loads no SDK). */
+export async function openTarget(
+  settings: TargetSettings,
+  clients: () => Promise<TargetClients> | TargetClients,
+): Promise<PublishTarget> {
+  if (targetKind(settings) === 'aws') {
+    const [{ S3Origin }, { CloudFrontKeyValueStore }, aws] = await Promise.all([
+      import('../publish/s3-origin.ts'),
+      import('../keys/kvs-store.ts'),
+      clients(),
+    ]);
+    return {
+      origin: new S3Origin(aws.s3, settings.bucket as string),
+      kvs: new CloudFrontKeyValueStore(aws.kvs, settings.kvsArn as string),
+    };
+  }
+  const [{ DirectoryOrigin }, { FileKeyValueStore }] = await Promise.all([
+    import('../publish/dir-origin.ts'),
+    import('../keys/file-store.ts'),
+  ]);
+  return {
+    origin: new DirectoryOrigin(settings.origin as string),
+    kvs: new FileKeyValueStore(settings.store as string),
   };
 }

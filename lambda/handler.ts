@@ -7,9 +7,10 @@ import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/clien
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
-import { openTarget, publish, type RunSource, type TargetClients } from '../app/run.ts';
+import { publish, type RunSource } from '../app/run.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
+import { openTarget, type TargetClients } from '../app/target.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
 import { METRICS_FUNCTION_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';

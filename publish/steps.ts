@@ -534,10 +534,11 @@ async function writeLivePages(
   const { copy } = pageChanges(wanted, held);
   const { origin } = state.target;
   let done = 0;
+  const limit = pLimit(WRITE_CONCURRENCY);
   // Every write settles before a failure is thrown: the caller then puts the live pages back.
   const writes = await Promise.allSettled(
     copy.map(([id, digest]) =>
-      pLimit(WRITE_CONCURRENCY)(async () => {
+      limit(async () => {
         await origin.copy(pageContentKey(digest), planPageKey(id), { overwrite: true });
         done += 1;
         state.progress({ stage: 'updating the live pages', done, total: copy.length });

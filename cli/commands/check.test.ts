@@ -14,7 +14,7 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../../app/check.ts';
 import { blackBoxCases, checkSteps } from '../../app/check-rows.ts';
-import { type BuildObject, buildObject, type Manifest, manifestEntry } from '../../builder/build.ts';
+import { buildObject, type Manifest, manifestEntry } from '../../builder/build.ts';
 import {
   BUILDS_PREFIX,
   catalogFile,

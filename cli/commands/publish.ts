@@ -6,8 +6,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import type { TargetSettings } from '../../app/run.ts';
-import type { TargetNames } from '../../app/target.ts';
+import type { TargetNames, TargetSettings } from '../../app/target.ts';
 import { DISCIPLINES } from '../../contract/index.ts';
 import { type CliIO, CommandExit, noter, progressLine, sayTarget, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
@@ -56,8 +55,8 @@ async function sayActingOn(io: CliIO, command: string, settings: TargetNames): P
 export async function targetOf(
   settings: TargetSettings & { region?: string | undefined; maxAttempts: number; s3PathStyle: boolean },
 ) {
-  const run = await import('../../app/run.ts');
-  return run.openTarget(settings, async () => {
+  const { openTarget } = await import('../../app/target.ts');
+  return openTarget(settings, async () => {
     const aws = await import('../../app/clients.ts');
     return { s3: aws.createS3Client(settings), kvs: aws.createKvsClient(settings) };
   });
