@@ -43,8 +43,9 @@ interface Figures {
   readonly written: number;
   readonly state: number;
   readonly bytes: number;
-  /** Of `bytes`, the build's catalogs and their variants. */
+  /** Of `bytes`, the build's catalogs and their variants, and the changed pages (once). */
   readonly catalogBytes: number;
+  readonly pageBytes: number;
   readonly cpuMs: number;
   readonly wallMs: number;
 }
@@ -149,8 +150,24 @@ try {
     const catalogBytes = uploaded
       .filter(({ key }) => key.startsWith('builds/') && !key.endsWith('/manifest.json'))
       .reduce((sum, { bytes: size }) => sum + size, 0);
+    // The changed pages' bytes, once: stored under their digest (pages/…html), or written live (plans/, before).
+    const pagesAt = uploaded.some(({ key }) => /^pages\/.*\.html$/.test(key))
+      ? /^pages\/.*\.html$/
+      : /^plans\//;
+    const pageBytes = uploaded
+      .filter(({ key }) => pagesAt.test(key))
+      .reduce((sum, { bytes: size }) => sum + size, 0);
     const cpuMs = usage.userMs + usage.systemMs;
-    figures.push({ label, written: writes.length - state, state, bytes, catalogBytes, cpuMs, wallMs });
+    figures.push({
+      label,
+      written: writes.length - state,
+      state,
+      bytes,
+      catalogBytes,
+      pageBytes,
+      cpuMs,
+      wallMs,
+    });
     console.log(`\n${label}: ${summary.result ?? 'rolled back to'} ${summary.buildId ?? ''}`);
     console.log(
       `  written : ${count(writes.length - state)} objects, ${mb(bytes)} MB uploaded (and ${state} records of the run under state/)`,
@@ -162,7 +179,9 @@ try {
     const d = summary.durationsMs;
     if (d)
       console.log(
-        `  stages  : build ${s(d.build ?? 0)} s, read ${s(d.read ?? 0)} s, upload ${s(d.upload ?? 0)} s, verify ${s(d.verify ?? 0)} s, flip ${d.flip ?? 0} ms, prune ${s(d.prune ?? 0)} s`,
+        `  steps   : ${Object.entries(d)
+          .map(([step, ms]) => `${step} ${s(ms)} s`)
+          .join(', ')}`,
       );
   }
   const [full, unchanged, one, some] = figures as [Figures, Figures, Figures, Figures];
@@ -171,6 +190,10 @@ try {
   console.log(`  unchanged      : ${pct(unchanged.cpuMs, full.cpuMs)} of its CPU`);
   console.log(
     `  one title      : ${count(one.written)} objects, ${mb(one.bytes)} MB (${pct(one.bytes, full.bytes)} of its bytes; beyond the catalogs and their variants, ${count(Math.round((one.bytes - one.catalogBytes) / 1024))} kB)`,
+  );
+  const ratio = (run: Figures) => (run.bytes / (run.catalogBytes + run.pageBytes)).toFixed(3);
+  console.log(
+    `  uploaded / (changed catalogs with variants + changed pages): one title ${ratio(one)}, 1 % ${ratio(some)}`,
   );
   console.log(
     `  1 % of plans   : ${count(some.written)} objects, ${pct(some.written, full.written)} of its objects`,
