@@ -130,7 +130,8 @@ export function newBuildId(generatedAt: Date): string {
 
 /**
  * Every input that shapes a build's objects, `generatedAt` aside, compared with the live build's before anything
- * costly: `openapi` and `root` are SHA-256 of openapi.yaml and the error pages, `pages` the renderer's (or null).
+ * costly: `openapi` is SHA-256 of what openapi.yaml is rendered from (its template, base URL and contact address;
+ * the renderer is the tool's), `root` of the error pages, `pages` the renderer's (or null).
  */
 export interface BuildInputs {
   /** SHA-256 of the plans (catalog order, as served). */
@@ -196,7 +197,7 @@ export interface PreparedBuild {
   readonly parts: {
     readonly plans: readonly Plan[];
     readonly now: Date;
-    readonly openapi: Buffer;
+    readonly openapi: () => Buffer;
     readonly root: readonly BuildObject[];
     readonly pages: boolean;
   };
@@ -248,9 +249,9 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
   const plans = sortPlans(report.plans);
   // The catalogs are rendered only when the build is completed: their fingerprint needs no bytes.
   const { plansHash, counts } = fingerprintPlans(plans);
-  const openapi = Buffer.from(
-    renderOpenApi(options.openapiTemplate, options.links.baseUrl, options.contactAddress),
-  );
+  // Rendered when the build is completed: an unchanged run parses no YAML.
+  const openapi = () =>
+    Buffer.from(renderOpenApi(options.openapiTemplate, options.links.baseUrl, options.contactAddress));
   const root = rootObjects(options.links.appScheme);
   // One page per plan, unless the pages live on a website elsewhere (docs/decisions.md#plan-pages).
   const pages = !options.links.webBaseUrl;
@@ -260,7 +261,9 @@ export async function prepareBuild(source: PlanSource, options: BuildOptions): P
     webBaseUrl: options.links.webBaseUrl ?? null,
     appScheme: options.links.appScheme,
     tool: `${TOOL.name}@${TOOL.version}`,
-    openapi: sha256Of(openapi),
+    openapi: sha256Of(
+      JSON.stringify([options.openapiTemplate, options.links.baseUrl, options.contactAddress]),
+    ),
     root: sha256Of(root.map((object) => `${object.key} ${object.sha256} ${object.contentType}`).join('\n')),
     pages: pages ? PAGE_RENDERER : null,
     encodings: ENCODING_POLICY,
@@ -305,7 +308,7 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
   const plain = [
     buildObject(ORIGIN_FILES.all, [shared(catalogs.all)], json),
     ...DISCIPLINES.map((d) => buildObject(catalogFile(d), [shared(catalogs.byDiscipline[d])], json)),
-    buildObject(ORIGIN_FILES.openapi, [shared([openapi])], { contentType: HEADER_VALUES.yaml }),
+    buildObject(ORIGIN_FILES.openapi, [shared([openapi()])], { contentType: HEADER_VALUES.yaml }),
   ];
   const jobs: CompressionJob[] = plain.flatMap((object) =>
     ENCODINGS.map((encoding) => ({ encoding, chunks: object.chunks, size: object.size })),

@@ -138,7 +138,12 @@ export function objectDamage(
   for (const [key, entry] of Object.entries(manifest.objects)) {
     const object = stored.get(key);
     if (!object) damage.push(`${key} is missing`);
-    else if (object.size !== entry.size) damage.push(`${key} has ${object.size} bytes, not ${entry.size}`);
+    else if (object.size !== entry.size)
+      damage.push(
+        object.size === undefined
+          ? `${key} is a copy of ${object.copyOf}`
+          : `${key} has ${object.size} bytes, not ${entry.size}`,
+      );
     else if (object.md5 !== undefined && object.md5 !== entry.md5)
       damage.push(`${key} has other bytes (MD5 ${object.md5})`);
   }

@@ -13,12 +13,11 @@ import {
   readlinkSync,
   renameSync,
   rmSync,
-  type Stats,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import { link, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
@@ -201,9 +200,10 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   /**
-   * Every object under `prefix`: its size, and for a copy the key it links to. Stat'ed and read synchronously,
-   * yielding now and then: through the thread pool 30,000 pages cost several times the CPU
-   * (docs/decisions.md#build-cost). A link whose object is gone is no object.
+   * Every object under `prefix`: its size, or for a copy the key it links to (a copy is not stat'ed: its source
+   * is looked up in one listing of the source's folder). Read synchronously, yielding now and then: through the
+   * thread pool 30,000 pages cost several times the CPU (docs/decisions.md#build-cost). A link whose object is
+   * gone is no object.
    */
   async list(prefix: string): Promise<StoredObject[]> {
     const startKey = dirname(`${prefix}x`);
@@ -214,20 +214,40 @@ export class DirectoryOrigin implements OriginStore {
       if (isMissing(error)) return [];
       throw error;
     }
+    const folders = new Map<string, ReadonlySet<string>>();
+    const filesIn = (folder: string) => {
+      let names = folders.get(folder);
+      if (!names) {
+        try {
+          names = new Set(
+            readdirSync(folder, { withFileTypes: true })
+              .filter((entry) => entry.isFile())
+              .map((entry) => entry.name),
+          );
+        } catch {
+          names = new Set();
+        }
+        folders.set(folder, names);
+      }
+      return names;
+    };
     const found: StoredObject[] = [];
     for (let index = 0; index < files.length; index += 1) {
       if (index % 2000 === 1999) await yieldToLoop();
       const { key, path, link: isLink } = files[index] as (typeof files)[number];
-      let info: Stats | undefined;
-      let copyOf: string | undefined;
       try {
-        info = statSync(path, { throwIfNoEntry: false });
-        if (isLink) copyOf = posix.join(posix.dirname(key), readlinkSync(path).split(sep).join('/'));
+        if (isLink) {
+          const target = readlinkSync(path);
+          const source = resolve(dirname(path), target);
+          if (!filesIn(dirname(source)).has(basename(source))) continue;
+          found.push({ key, copyOf: posix.join(posix.dirname(key), target.split(sep).join('/')) });
+        } else {
+          const info = statSync(path, { throwIfNoEntry: false });
+          if (info?.isFile()) found.push({ key, size: info.size });
+        }
       } catch {
-        info = undefined;
+        // Gone while listed: no object.
       }
-      if (!info?.isFile()) continue;
-      found.push({ key, size: info.size, ...(copyOf !== undefined ? { copyOf } : {}) });
     }
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }

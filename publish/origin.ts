@@ -54,7 +54,8 @@ export function stateObject(key: string, text: string): ObjectToWrite {
 /** What a listing says of a stored object, without reading it. */
 export interface StoredObject {
   readonly key: string;
-  readonly size: number;
+  /** Its size in bytes; a directory's listing leaves it out for a copy (`copyOf`), whose size is its source's. */
+  readonly size?: number;
   /** The MD5 of its bytes (hex) where the store computed it from them: S3's ETag of a one-part object. */
   readonly md5?: string;
   /** The key whose object this one is a copy of, where the store keeps copies as links (a directory). */

@@ -113,6 +113,8 @@ export class RunState {
   readonly durationsMs: Record<string, number> = {};
   binding?: Binding;
   pointer?: Pointer;
+  /** The live build's manifest as `prove` read it. */
+  proven?: { readonly id: string; readonly manifest: StoredManifest };
   lock?: HeldRunLock;
   /** Makes the new build's first step (app/run.ts reads the source); its result. */
   prepare?: () => Promise<PreparedBuild>;
@@ -194,7 +196,11 @@ const isManifest = (read: Awaited<ReturnType<typeof readManifest>>): read is Sto
 export async function readLive(
   origin: OriginStore,
   live: string | null,
-  options: { readonly bytes?: boolean } = {},
+  options: {
+    readonly bytes?: boolean;
+    /** The live build's manifest as this run already read it (a build's manifest never changes). */
+    readonly known?: { readonly id: string; readonly manifest: StoredManifest };
+  } = {},
 ): Promise<{
   readonly live: LiveCatalog;
   readonly pages: readonly StoredObject[];
@@ -209,7 +215,7 @@ export async function readLive(
   });
   if (live === null) return { live: { kind: 'none' }, pages, held };
   if (!BUILD_ID_PATTERN.test(live)) return unreadable('not a build id');
-  const manifest = await readManifest(origin, live);
+  const manifest = options.known?.id === live ? options.known.manifest : await readManifest(origin, live);
   if (!isManifest(manifest))
     return unreadable(manifest?.problem ?? `no ${buildKey(live, MANIFEST)} at ${origin.name}`);
   const own = await origin.list(buildKey(live, ''));
@@ -265,7 +271,13 @@ async function byteDamage(
 export async function proveDeployment(
   target: PublishTarget,
   options: { readonly recover?: boolean; readonly live?: boolean },
-): Promise<{ readonly binding: Binding; readonly pointer: Pointer; readonly note?: string }> {
+): Promise<{
+  readonly binding: Binding;
+  readonly pointer: Pointer;
+  readonly note?: string;
+  /** The live build's manifest, when `live` asked for it and it reads. */
+  readonly manifest?: StoredManifest;
+}> {
   const { origin, kvs } = target;
   const recover = settingRef('recover');
   let facts: [Pointer, string, string[], Awaited<ReturnType<typeof readManifest>> | true];
@@ -310,7 +322,12 @@ export async function proveDeployment(
       `${kvs.name}: its live build ${manifest === null ? `${live} is not at ${origin.name}, the origin it serves` : `${live} cannot be read: ${manifest.problem}`} (the edge cannot serve it); nothing was changed (catalog rollback --to a build makes it live; ${recover} publishes a fresh build in its place${pointer.pin ? `, with ${settingRef('unpin')} to lift the pin on it` : ''})`,
     );
   }
-  return { binding, pointer, ...(note ? { note } : {}) };
+  return {
+    binding,
+    pointer,
+    ...(note ? { note } : {}),
+    ...(manifest !== true && isManifest(manifest) ? { manifest } : {}),
+  };
 }
 
 /** Proves the deployment (see {@link proveDeployment}); a publish also needs its live build at the origin. */
@@ -322,6 +339,7 @@ export const prove = (what: 'publish' | 'other') =>
     });
     state.binding = proven.binding;
     state.pointer = proven.pointer;
+    if (proven.manifest) state.proven = { id: proven.manifest.buildId, manifest: proven.manifest };
     if (proven.note) state.warnings.push(proven.note);
     return undefined;
   });
@@ -399,7 +417,11 @@ export const read = step('read', async (state) => {
   }
   const { pin, live } = state.pointer;
   try {
-    ({ live: state.live, pages: state.pages, held: state.held } = await readLive(origin, live));
+    ({
+      live: state.live,
+      pages: state.pages,
+      held: state.held,
+    } = await readLive(origin, live, state.proven ? { known: state.proven } : {}));
   } catch (error) {
     throw storeFailure(`reading live build ${live ?? ''} from ${origin.name} failed`, { cause: error });
   }
