@@ -125,12 +125,13 @@ export function pageChanges(
 
 /**
  * What is wrong with the stored objects of a build against its manifest: each of its own objects missing or
- * stored with another size or MD5 (where the listing gives one), each of its pages' bytes missing.
+ * stored with another size or MD5 (where the listing gives one), each of its pages' bytes missing from `pages`
+ * (the stored pages' listing; `'all stored'` where the caller knows each is).
  */
 export function objectDamage(
   manifest: StoredManifest,
   own: readonly StoredObject[],
-  pages: readonly StoredObject[],
+  pages: readonly StoredObject[] | 'all stored',
 ): string[] {
   const damage: string[] = [];
   const prefix = buildKey(manifest.buildId, '');
@@ -147,6 +148,7 @@ export function objectDamage(
     else if (object.md5 !== undefined && object.md5 !== entry.md5)
       damage.push(`${key} has other bytes (MD5 ${object.md5})`);
   }
+  if (pages === 'all stored') return damage;
   const held = new Set(pages.map((page) => page.key));
   for (const [id, digest] of Object.entries(manifest.pages))
     if (!held.has(pageContentKey(digest)))

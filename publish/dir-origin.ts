@@ -7,17 +7,9 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  mkdirSync,
-  readdirSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
@@ -237,10 +229,10 @@ export class DirectoryOrigin implements OriginStore {
       const { key, path, link: isLink } = files[index] as (typeof files)[number];
       try {
         if (isLink) {
-          const target = readlinkSync(path);
-          const source = resolve(dirname(path), target);
-          if (!filesIn(dirname(source)).has(basename(source))) continue;
-          found.push({ key, copyOf: posix.join(posix.dirname(key), target.split(sep).join('/')) });
+          const copyOf = posix.join(posix.dirname(key), readlinkSync(path).split(sep).join('/'));
+          const slash = copyOf.lastIndexOf('/');
+          if (!filesIn(join(this.#root, copyOf.slice(0, slash + 1))).has(copyOf.slice(slash + 1))) continue;
+          found.push({ key, copyOf });
         } else {
           const info = statSync(path, { throwIfNoEntry: false });
           if (info?.isFile()) found.push({ key, size: info.size });

@@ -120,8 +120,8 @@ export class RunState {
   prepare?: () => Promise<PreparedBuild>;
   candidate?: PreparedBuild;
   live?: LiveCatalog;
-  /** The stored pages (`pages/`), listed when the live build was read. */
-  pages?: readonly StoredObject[];
+  /** The stored pages (`pages/`), when reading the live build listed them (else the upload lists them). */
+  pages?: readonly StoredObject[] | undefined;
   /** What each live page held then (core.ts `livePagesOf`). */
   held?: ReadonlyMap<string, string | null>;
   built?: BuildResult;
@@ -192,6 +192,11 @@ const isManifest = (read: Awaited<ReturnType<typeof readManifest>>): read is Sto
 /**
  * What is live at the origin, and what is wrong with it: its own objects against its manifest, its pages' bytes,
  * and each live page. With `bytes`, objects whose listing gives no MD5 (a directory's) are read and hashed.
+ *
+ * The stored pages are listed only when the live pages' listing does not tell what each is a copy of (S3 gives
+ * MD5s, matched against theirs), when a live page is not the build's, or with `bytes`: a directory's listing
+ * names each link's page and leaves out a link whose page is gone, so live pages that are all the build's show
+ * its pages are stored.
  */
 export async function readLive(
   origin: OriginStore,
@@ -203,29 +208,34 @@ export async function readLive(
   } = {},
 ): Promise<{
   readonly live: LiveCatalog;
-  readonly pages: readonly StoredObject[];
+  /** The stored pages (`pages/`), when they were listed. */
+  readonly pages?: readonly StoredObject[];
   readonly held: ReadonlyMap<string, string | null>;
 }> {
-  const [pages, plans] = await Promise.all([origin.list(PAGES_PREFIX), origin.list(PAGE_OBJECT_PREFIX)]);
-  const held = livePagesOf(plans, pages);
+  const plans = await origin.list(PAGE_OBJECT_PREFIX);
+  let pages = plans.every((object) => object.copyOf !== undefined)
+    ? undefined
+    : await origin.list(PAGES_PREFIX);
+  const held = livePagesOf(plans, pages ?? []);
+  const listed = () => (pages ? { pages } : {});
   const unreadable = (reason: string) => ({
     live: { kind: 'unreadable', id: live ?? '', reason } as const,
-    pages,
+    ...listed(),
     held,
   });
-  if (live === null) return { live: { kind: 'none' }, pages, held };
+  if (live === null) return { live: { kind: 'none' }, ...listed(), held };
   if (!BUILD_ID_PATTERN.test(live)) return unreadable('not a build id');
   const manifest = options.known?.id === live ? options.known.manifest : await readManifest(origin, live);
   if (!isManifest(manifest))
     return unreadable(manifest?.problem ?? `no ${buildKey(live, MANIFEST)} at ${origin.name}`);
   const own = await origin.list(buildKey(live, ''));
-  const damage = objectDamage(manifest, own, pages);
-  if (options.bytes) damage.push(...(await byteDamage(origin, manifest, [...own, ...pages], damage)));
-  return {
-    live: { kind: 'build', id: live, manifest, damage, pageDamage: liveDamage(manifest, held) },
-    pages,
-    held,
-  };
+  const pageDamage = liveDamage(manifest, held);
+  if (pages === undefined && (pageDamage.length > 0 || options.bytes))
+    pages = await origin.list(PAGES_PREFIX);
+  // Not listed: every page of the build is live, a link to its stored page, so each is stored.
+  const damage = objectDamage(manifest, own, pages ?? 'all stored');
+  if (options.bytes) damage.push(...(await byteDamage(origin, manifest, [...own, ...(pages ?? [])], damage)));
+  return { live: { kind: 'build', id: live, manifest, damage, pageDamage }, ...listed(), held };
 }
 
 /** Objects read at once when bytes are checked. */
@@ -473,7 +483,7 @@ export const complete = step('complete', async (state) => {
 export const upload = step('upload', async (state) => {
   const { origin } = state.target;
   const built = state.need('built');
-  const stored = new Set((state.pages ?? []).map((page) => page.key));
+  const stored = new Set((state.pages ?? (await origin.list(PAGES_PREFIX))).map((page) => page.key));
   const from = state.pointer?.live ?? '(none)';
   const writes: [key: string, write: () => Promise<unknown>][] = [];
   const overwrite = state.options.force;
