@@ -15,6 +15,9 @@ import { type CheckOptions, checkDeployment } from './check.ts';
 import { type CheckReport, checkSteps } from './check-rows.ts';
 import type { MetricsSink } from './run-metrics.ts';
 
+/** Time a run leaves, after its deadline, for storing its report and its metrics before the function's timeout. */
+export const CANARY_RESERVE_MS = 20_000;
+
 /** At most this many failing rows are kept in a report (the count says how many failed). */
 const KEPT_FAILURES = 50;
 

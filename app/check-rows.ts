@@ -34,7 +34,7 @@ import {
   shown,
   variantKey,
 } from '../gateway/judge.ts';
-import { formatAge } from './status.ts';
+import { formatAge } from './age.ts';
 
 /**
  * A row's outcome: a warning does not fail the check; a row not run (the run's deadline came first, or its

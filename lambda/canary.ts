@@ -9,6 +9,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
+  CANARY_RESERVE_MS,
   type CanaryReport,
   canaryLogLines,
   canaryReportObject,
@@ -43,9 +44,6 @@ export interface CanaryContext {
   getRemainingTimeInMillis?(): number;
   readonly functionName?: string;
 }
-
-/** Time a run leaves, after its deadline, for storing its report and its metrics before the function's timeout. */
-export const CANARY_RESERVE_MS = 20_000;
 
 /** The SDK's clients for the canary's settings, credentials and region from the SDK's default chain. */
 export function canaryClients(settings: CanarySettings): CanaryClients {
