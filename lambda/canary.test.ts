@@ -113,9 +113,13 @@ async function startEdge(options: { store?: string; viewerResponse?: (bundle: st
     }),
     origin: new EdgeOrigin(new DirectoryOrigin(world.originDir)),
   });
-  const http = createEdgeServer({ edge, log: () => {} });
+  const statuses: number[] = [];
+  const http = createEdgeServer({
+    edge,
+    log: (entry) => statuses.push((entry as { status: number }).status),
+  });
   await listen(http, port, '127.0.0.1');
-  return { url: `http://127.0.0.1:${port}`, close: () => shutdown(http) };
+  return { url: `http://127.0.0.1:${port}`, statuses, close: () => shutdown(http) };
 }
 
 /** One run of the canary against `baseUrl`, as the scheduler invokes it: its report, and the one stored. */
@@ -182,6 +186,15 @@ describe('the canary Lambda against the local edge', () => {
       expect(lines.map((line) => JSON.parse(line).message)).toEqual([
         `conformance: ${report.rows - report.counts.skip} of ${report.rows} rows pass`,
       ]);
+      // Every run sends the same requests and gets the same answers: with no partner traffic, the 4xx rate the
+      // 4xx anomaly alarm judges per 5-minute period (one run each, infra/canary.test.ts) is the same number.
+      const first = [...edge.statuses].sort();
+      edge.statuses.length = 0;
+      emf.lines.length = 0;
+      await runCanary(edge.url);
+      expect([...edge.statuses].sort()).toEqual(first);
+      const refused = first.filter((status) => status >= 400 && status < 500).length;
+      console.info(`canary requests per run: ${first.length}, of them 4xx: ${refused}`);
       // The report is at the origin under state/, which the edge never serves.
       const served = await fetch(`${edge.url}/${STATE_CANARY}`, { headers: { 'x-api-key': monitoringKey } });
       expect(served.status).toBe(404);

@@ -634,7 +634,7 @@ export const SETTINGS = {
   ),
   monitoringKeySecretArn: setting(
     secretArn,
-    'Secrets Manager secret holding an API key (the secret string is the key) with which the builder measures, after a publish, how long the edge takes to serve the new build; unset: not measured',
+    'Secrets Manager secret holding an API key (the secret string is the key) with which the builder measures, after a publish, how long the edge takes to serve the new build, and the canary checks the deployment; unset: neither',
     { flag: false },
   ),
   propagationMaxWait: setting(
