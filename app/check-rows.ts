@@ -34,10 +34,13 @@ import {
   shown,
   variantKey,
 } from '../gateway/judge.ts';
-import { formatAge } from './status.ts';
+import { formatAge } from './age.ts';
 
-/** A row's outcome: a warning does not fail the check. */
-export type Verdict = 'pass' | 'fail' | 'skip' | 'warn';
+/**
+ * A row's outcome: a warning does not fail the check; a row not run (the run's deadline came first, or its
+ * request carries a key already refused) is never a pass.
+ */
+export type Verdict = 'pass' | 'fail' | 'skip' | 'warn' | 'not-run';
 
 /** One row of the report; its request with placeholders (`{valid}`) for keys; its lines say why not a pass. */
 export interface CheckRow {
@@ -527,7 +530,11 @@ export interface CheckReport {
   readonly corsCause: string | null;
   readonly rows: readonly CheckRow[];
   readonly counts: Readonly<Record<Verdict, number>>;
-  /** 0 every row passed (warnings allowed), 1 a row failed, 2 the service could not be reached. */
+  /** How long the run took. */
+  readonly durationMs: number;
+  /** The deadline of the whole run, and whether it came before every row was run. */
+  readonly deadline: { readonly ms: number; readonly reached: boolean };
+  /** 0 every row passed (warnings allowed), 1 a row failed or was not run, 2 the service could not be reached. */
   readonly exitCode: 0 | 1 | 2;
 }
 
@@ -554,14 +561,20 @@ export function formatCheckReport(report: CheckReport): string {
   const lines: string[] = [];
   for (const row of report.rows) {
     const name = row.name.length > width ? `${row.name.slice(0, width - 1)}…` : row.name.padEnd(width);
-    const head = `${row.verdict.toUpperCase().padEnd(4)}  ${name}  ${row.request}`;
-    if (row.verdict === 'skip' && row.lines.length === 1) lines.push(`${head}  (${row.lines[0]})`);
+    const label = row.verdict === 'not-run' ? 'NOT RUN' : row.verdict.toUpperCase().padEnd(4);
+    const head = `${label}  ${name}  ${row.request}`;
+    if ((row.verdict === 'skip' || row.verdict === 'not-run') && row.lines.length === 1)
+      lines.push(`${head}  (${row.lines[0]})`);
     else lines.push(head, ...row.lines.map((line) => `      ${line}`));
   }
-  const { pass, fail, skip, warn } = report.counts;
+  const { pass, fail, skip, warn, 'not-run': notRun } = report.counts;
+  const unrun =
+    notRun === 0
+      ? ''
+      : `, ${notRun} not run${report.deadline.reached ? ` (${settingRef('checkDeadline')} ${formatAge(report.deadline.ms / 1000)} passed)` : ''}`;
   lines.push(
     '',
-    `${report.baseUrl}: ${pass} passed, ${fail} failed, ${skip} skipped, ${warn} warning${warn === 1 ? '' : 's'} of ${report.rows.length} rows`,
+    `${report.baseUrl}: ${pass} passed, ${fail} failed, ${skip} skipped, ${warn} warning${warn === 1 ? '' : 's'} of ${report.rows.length} rows${unrun}, in ${(report.durationMs / 1000).toFixed(1)} s`,
     `CORS: ${report.cors === 'unchecked' ? `not checked (give ${settingRef('corsOrigin')})` : report.cors}; plan pages: ${report.pagePlan}`,
   );
   if (report.corsCause) lines.push(`likely cause of the CORS failures: ${report.corsCause}`);

@@ -13,6 +13,7 @@ import { acquireRunLock } from '../publish/lock.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { planCounts } from '../testing/counts.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import type { CanaryReport } from './canary.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';
 import { defaultOf, parseSettings, renderMessage } from './settings/index.ts';
@@ -381,6 +382,71 @@ describe('the judgement', () => {
       '1d 2h',
       '1d 1h',
     ]);
+  });
+});
+
+/** A canary report finished `minutesAgo` before {@link NOW}, every 5 minutes; `failing` rows failed. */
+function canaryReport(minutesAgo: number, failing: string[] = []): CanaryReport {
+  const finished = new Date(NOW.getTime() - minutesAgo * 60_000);
+  return {
+    baseUrl: 'https://catalog.example.com',
+    started: new Date(finished.getTime() - 4_000).toISOString(),
+    finished: finished.toISOString(),
+    durationMs: 4_000,
+    periodSeconds: 300,
+    runner: { kind: 'lambda', name: 'catalog-canary' },
+    cors: 'https://app.example.com',
+    reachable: true,
+    keyRefused: false,
+    deadlineReached: false,
+    counts: { pass: 147 - failing.length, fail: failing.length, skip: 6, warn: 0, notRun: 0 },
+    rows: 153,
+    failing: failing.map((name) => ({
+      name,
+      request: 'GET /api/plans',
+      lines: ['status: expected 200, got 500'],
+    })),
+    diagnosis: null,
+  };
+}
+
+describe("the canary's conformance", () => {
+  const withCanary = (report: CanaryReport) => judge(facts({ canary: { report, stopped: false } }));
+  const shown = (report: StatusReport) => report.conformance?.line;
+
+  it('healthy: every row passed in the last period, shown with its age', () => {
+    const report = withCanary(canaryReport(3));
+    expect(report.health).toBe('healthy');
+    expect(report.conformance?.line).toBe('147 of 147 rows pass, 3m 0s ago');
+    expect(shown(report)).toBe('147 of 147 rows pass, 3m 0s ago');
+  });
+
+  it('degraded: a row failed, naming it and how to see what it expected and got', () => {
+    const report = withCanary(canaryReport(3, ['a plan page']));
+    expect(report.health).toBe('degraded');
+    expect(report.exitCode).toBe(1);
+    expect(shown(report)).toBe('146 of 147 rows pass, failing: "a plan page", 3m 0s ago');
+    expect(messages(report)).toEqual([
+      'degraded: conformance: 146 of 147 rows pass, failing: "a plan page", 3m 0s ago; catalog check --base-url https://catalog.example.com says what each row expected and got',
+    ]);
+  });
+
+  it('degraded: no report for two periods (a silent canary), even when its last one passed', () => {
+    expect(withCanary(canaryReport(10)).health).toBe('healthy');
+    const report = withCanary(canaryReport(11));
+    expect(report.health).toBe('degraded');
+    expect(report.conformance?.silent).toBe(true);
+    expect(messages(report)).toEqual([
+      'degraded: conformance: the canary has not reported for 11m 0s, more than two of its 5m 0s periods (its last run: 147 of 147 rows pass)',
+    ]);
+  });
+
+  it('shows, without judging, the last report of a local canary whose catalog start stopped', () => {
+    const report = judge(facts({ canary: { report: canaryReport(60, ['a plan page']), stopped: true } }));
+    expect(report.health).toBe('healthy');
+    expect(report.conformance?.line).toBe(
+      '146 of 147 rows pass, failing: "a plan page", 1h 0m ago (the canary stopped with catalog start)',
+    );
   });
 });
 

@@ -5,12 +5,20 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { StoreError, settingRef } from '../contract/errors.ts';
-import { DISCIPLINES, KVS_CORS_ORIGIN, perDiscipline, STATE_LAST_RUN } from '../contract/index.ts';
+import {
+  DISCIPLINES,
+  KVS_CORS_ORIGIN,
+  perDiscipline,
+  STATE_CANARY,
+  STATE_LAST_RUN,
+} from '../contract/index.ts';
 import { listKeys } from '../keys/rules.ts';
 import type { LiveCatalog } from '../publish/core.ts';
 import { describeHolder, type LockHolder, RunLockRecord, readLock } from '../publish/lock.ts';
 import { pointerOf, shownValue } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/steps.ts';
+import { formatAge } from './age.ts';
+import { CanaryReport, judgeConformance, parseCanaryReport } from './canary.ts';
 import { failureOf, LastRun, parseLastRun } from './last-run.ts';
 
 /** Keys expiring within this long are listed. */
@@ -19,7 +27,10 @@ export const KEY_EXPIRY_WARNING_MS = 7 * 86_400_000;
 /** How many damaged objects a reason names (the report lists them all). */
 const NAMED_DAMAGE = 3;
 
-/** What status reads: every entry of the store, the live catalog, the last run's record, the run lock. */
+/**
+ * What status reads: every entry of the store, the live catalog, the last run's record, the run lock, the canary's
+ * last report.
+ */
 export interface StatusFacts {
   /** How the origin and the store are named (`s3://bucket`, a path, the KVS ARN). */
   readonly origin: string;
@@ -32,6 +43,14 @@ export interface StatusFacts {
   readonly lastRun: { readonly record: LastRun } | { readonly problem: string } | null;
   /** `gone`: the lock's holder is a process of this host that has exited. */
   readonly runLock: { readonly holder: LockHolder; readonly gone: boolean } | null;
+  /**
+   * The canary's last report (`stopped`: a local canary whose `catalog start` has exited), why it could not be
+   * read, or null when there is none.
+   */
+  readonly canary?:
+    | { readonly report: CanaryReport; readonly stopped: boolean }
+    | { readonly problem: string }
+    | null;
 }
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int());
@@ -83,36 +102,35 @@ export const StatusReport = z.object({
     invalid: z.number().int(),
   }),
   cors: z.object({ origin: z.string().nullable() }),
+  /**
+   * The canary's last report, judged: the line status shows (`146 of 147 rows pass, failing: "…", 3m ago`), its
+   * age, whether the canary is silent (no report for two of its periods) or stopped (a local one), the report.
+   */
+  conformance: z
+    .object({
+      line: z.string(),
+      ageSeconds: z.number(),
+      silent: z.boolean(),
+      stopped: z.boolean(),
+      report: CanaryReport,
+    })
+    .nullable(),
+  /** Why the canary's report could not be read. */
+  conformanceProblem: z.string().nullable(),
   thresholds: z.object({ maxAgeSeconds: z.number(), keyExpiryWarningSeconds: z.number() }),
 });
 export type StatusReport = z.output<typeof StatusReport>;
 type Problem = StatusReport['problems'][number];
 
-const AGE_UNITS = [
-  [86_400, 'd'],
-  [3_600, 'h'],
-  [60, 'm'],
-  [1, 's'],
-] as const;
-
-/** `90061` → `1d 1h`; `3720` → `1h 2m`; `42` → `42s`: the two largest units. */
-export function formatAge(seconds: number): string {
-  let rest = Math.max(0, Math.round(seconds));
-  const parts: string[] = [];
-  for (const [size, unit] of AGE_UNITS) {
-    const value = Math.floor(rest / size);
-    rest -= value * size;
-    if (value > 0 || parts.length > 0) parts.push(`${value}${unit}`);
-  }
-  return parts.slice(0, 2).join(' ') || '0s';
-}
+export { formatAge };
 
 const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso)) / 1000;
 
 /**
  * Judges the facts at `now` (docs/decisions.md#operations lists the findings). Broken (exit 2): nothing the
  * edge can serve, or a live object that differs from its manifest. Degraded (exit 1): older than `maxAgeMs`,
- * a failure no run has succeeded since, an abandoned run, an unreadable record, no usable key, a flat catalog.
+ * a failure no run has succeeded since, an abandoned run, an unreadable record, no usable key, a flat catalog,
+ * a canary whose last run had a row fail or not run, or that has not reported for two of its periods.
  */
 export function evaluateStatus(
   facts: StatusFacts,
@@ -231,6 +249,25 @@ export function evaluateStatus(
       );
   }
 
+  // The canary's last report: a failing row, an unreachable deployment or a silent canary is degraded.
+  let conformance: StatusReport['conformance'] = null;
+  let conformanceProblem: string | null = null;
+  const canary = facts.canary ?? null;
+  if (canary && 'problem' in canary) {
+    conformanceProblem = canary.problem;
+    degraded(`the canary's report: ${canary.problem}`);
+  } else if (canary) {
+    const judged = judgeConformance(canary.report, now, canary.stopped);
+    conformance = {
+      line: judged.line,
+      ageSeconds: judged.ageSeconds,
+      silent: judged.silent,
+      stopped: canary.stopped,
+      report: canary.report,
+    };
+    if (judged.problem) degraded(judged.problem);
+  }
+
   const rows = listKeys(facts.entries, now);
   const partners = new Map<string, number>();
   const expiringSoon: StatusReport['keys']['expiringSoon'] = [];
@@ -276,6 +313,8 @@ export function evaluateStatus(
     runLock,
     keys: { partners: [...partners].map(([partner, keys]) => ({ partner, keys })), expiringSoon, invalid },
     cors: { origin: facts.entries.get(KVS_CORS_ORIGIN) ?? null },
+    conformance,
+    conformanceProblem,
     thresholds: {
       maxAgeSeconds: options.maxAgeMs / 1000,
       keyExpiryWarningSeconds: KEY_EXPIRY_WARNING_MS / 1000,
@@ -304,14 +343,17 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
     },
   );
   try {
-    const [{ live }, object, lock] = await Promise.all([
+    const [{ live }, object, lock, canaryObject] = await Promise.all([
       deployment === null
         ? readLive(target.origin, pointerOf(entries).live, { bytes: true })
         : { live: { kind: 'none' } as const },
       target.origin.get(STATE_LAST_RUN),
       readLock(target.origin),
+      target.origin.get(STATE_CANARY),
     ]);
     const holder = lock?.holder;
+    const canary = canaryObject ? parseCanaryReport(canaryObject.body) : null;
+    const runner = canary && 'report' in canary ? canary.report.runner : null;
     return {
       origin: target.origin.name,
       store: target.kvs.name,
@@ -320,6 +362,13 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
       live,
       lastRun: object ? parseLastRun(object.body) : null,
       runLock: holder ? { holder, gone: holder.host === hostname() && !isAlive(holder.pid) } : null,
+      canary:
+        canary && 'report' in canary
+          ? {
+              report: canary.report,
+              stopped: runner?.kind === 'local' && runner.host === hostname() && !isAlive(runner.pid),
+            }
+          : canary,
     };
   } catch (error) {
     throw storeFailure(`reading the live build and the last run from ${target.origin.name} failed`, {

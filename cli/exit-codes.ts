@@ -14,7 +14,8 @@ export const EXIT_CODES: Readonly<Record<string, string>> = {
   publish:
     '0 published, or identical to the live build; 1 failed, refused, or busy (another run holds the run lock; nothing done); 3 pinned by a rollback (nothing moved: catalog unpin, then publish again)',
   status: '0 healthy; 1 degraded, or the target cannot be read; 2 broken (one line on stderr says why)',
-  check: '0 every row passes (warnings allowed); 1 a row fails; 2 the service cannot be reached',
+  check:
+    '0 every row passes (warnings allowed); 1 a row fails or is not run (--deadline, a refused key); 2 the service cannot be reached',
   'verify-function': '0 every case passes; 1 a case fails, or the function cannot be tested',
   rebuild:
     '0 the builder published, found the catalog identical, or was held by a pin; 1 the function failed, did nothing (busy, no source yet), or could not be invoked',

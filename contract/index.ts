@@ -377,6 +377,9 @@ export const STATE_LAST_RUN = 'state/last-run.json';
 /** The run lock, held and renewed by the builder run in progress; a crashed run's lock expires. */
 export const STATE_RUN_LOCK = 'state/run-lock.json';
 
+/** The canary's last report (app/canary.ts): overwritten by every run of the scheduled check, never served. */
+export const STATE_CANARY = 'state/canary.json';
+
 /** The history of the live pointer: one object per move, its key says when, what and where. Never served. */
 export const STATE_HISTORY_PREFIX = 'state/history/';
 

@@ -65,3 +65,19 @@ export const METRICS = {
   /** Seconds from the pointer move until the distribution served the new build (when measured). */
   propagation: { name: 'PropagationSeconds', unit: 'Seconds' },
 } as const;
+
+/**
+ * The canary's metrics (app/canary.ts), one set per run, stamped with the run's start (so each schedule period
+ * holds one run), dimensions `service` and the canary function's name. The alarms `ConformanceFailed` and
+ * `ConformanceSilent` and the dashboard read them (infra/monitoring.ts).
+ */
+export const CANARY_METRICS = {
+  /** Rows of the specification that failed in the run. */
+  failedRows: { name: 'ConformanceFailedRows', unit: 'Count' },
+  /** Rows not run: the run's deadline came first, or the canary's key was refused. */
+  rowsNotRun: { name: 'ConformanceRowsNotRun', unit: 'Count' },
+  /** 1 when the run did not reach the deployment at all, else 0. */
+  unreachable: { name: 'ConformanceUnreachable', unit: 'Count' },
+  /** How long the run took; emitted only once its report is stored (what the silence alarm counts). */
+  runDuration: { name: 'ConformanceRunDuration', unit: 'Milliseconds' },
+} as const;

@@ -14,6 +14,7 @@ import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } 
 import type { Construct } from 'constructs';
 import { DISCIPLINES, EDGE_REGION } from '../contract/index.ts';
 import {
+  CANARY_METRICS,
   METRICS,
   METRICS_FUNCTION_DIMENSION,
   METRICS_NAMESPACE,
@@ -58,6 +59,8 @@ interface MonitoredParts {
   readonly functions: readonly cloudfront.IFunction[];
   readonly builder: lambda.IFunction;
   readonly builderFailures: sqs.IQueue;
+  /** The canary, when the stack has one (its alarms and its dashboard row). */
+  readonly canary?: lambda.IFunction | undefined;
   /** The per-key rate limit's web ACL name, when there is one (its blocked requests go on the dashboard). */
   readonly webAclName?: string | undefined;
 }
@@ -201,6 +204,57 @@ function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: bo
   });
 }
 
+/** The canary's metrics (contract/metrics.ts), per its period. */
+function canaryMetrics(canary: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) {
+  return (name: keyof typeof CANARY_METRICS) =>
+    new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: CANARY_METRICS[name].name,
+      dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: canary.functionName },
+      statistic,
+      period,
+      label: CANARY_METRICS[name].name,
+    });
+}
+
+/** Per canary period: the rows that failed or were not run, and 1 when the run did not reach the deployment. */
+function nonConforming(canary: lambda.IFunction, rate: Duration): cloudwatch.IMetric {
+  const metric = canaryMetrics(canary, rate);
+  return new cloudwatch.MathExpression({
+    expression: 'failed + notrun + unreachable',
+    usingMetrics: {
+      failed: metric('failedRows'),
+      notrun: metric('rowsNotRun'),
+      unreachable: metric('unreachable'),
+    },
+    period: rate,
+    label: 'rows failed or not run',
+  });
+}
+
+/**
+ * The canary's alarms: `ConformanceFailed` when a row failed (or was not run, or nothing answered) in two
+ * consecutive runs, so a publish moving through the edges pages no one; `ConformanceSilent` when no report was
+ * stored for two periods (the duration is emitted only with a stored report).
+ */
+function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSettings, topic: sns.ITopic) {
+  const rate = Duration.minutes(settings.canaryRateMinutes);
+  return [
+    alarm(stack, 'ConformanceFailed', topic, {
+      alarmDescription: `A row of the specification failed in two consecutive canary runs (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row, what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
+      metric: nonConforming(canary, rate),
+      evaluationPeriods: 2,
+    }),
+    alarm(stack, 'ConformanceSilent', topic, {
+      alarmDescription: `The canary stored no report for two periods (2 × ${rate.toHumanString()}): it did not run, failed before its report, or could not write it; nothing is watching the deployment against its specification. Runbook "the canary is silent" in infra/README.md.`,
+      metric: canaryMetrics(canary, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    }),
+  ];
+}
+
 /** The edge alarms (us-east-1): 5xx rate, 4xx rate above its band, each function's errors, throttles, compute. */
 function edgeAlarms(scope: Stack, parts: MonitoredParts, topic: sns.ITopic): cloudwatch.Alarm[] {
   const { edge5xx, edge4xx, functionCompute } = ALARM_THRESHOLDS;
@@ -267,6 +321,7 @@ function addRegionRule(stack: Stack): void {
 export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: StackSettings): Monitoring {
   const topic = alarmTopic(stack, settings.alarmTopicArn, 'alarms');
   const alarms = builderAlarms(stack, parts, settings, topic);
+  if (parts.canary) alarms.push(...canaryAlarms(stack, parts.canary, settings, topic));
   let edgeStack: Stack | undefined;
 
   addRegionRule(stack);
@@ -368,6 +423,21 @@ function catalogDashboard(
       graph('Function throttles', perFunction(['FunctionThrottles'], SUM)),
     ],
   ];
+  if (parts.canary) {
+    const rate = Duration.minutes(settings.canaryRateMinutes);
+    const canary = canaryMetrics(parts.canary, rate);
+    rows.push([
+      graph(
+        'Conformance: rows failed or not run per canary run (last 24 h)',
+        [canary('failedRows'), canary('rowsNotRun'), canary('unreachable')],
+        1,
+      ),
+      graph('Conformance: canary runs reported and their duration (ms)', [
+        canaryMetrics(parts.canary, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
+        canary('runDuration'),
+      ]),
+    ]);
+  }
   if (settings.additionalCloudFrontMetrics)
     rows.push([
       graph(

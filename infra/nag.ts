@@ -13,6 +13,7 @@ interface NaggedParts extends Stack {
   readonly distribution: IConstruct;
   readonly builder: IConstruct;
   readonly builderFailures: IConstruct;
+  readonly canary: IConstruct | undefined;
 }
 
 /** The construct id of CDK's SDK-call function (infra/stack.ts puts the error pages with it). */
@@ -67,13 +68,17 @@ export function acknowledgeFindings(of: Stack, settings: StackSettings): void {
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
     "CDK's SDK-call function runs only at deploy, to put the two error pages; AWS's basic policy lets it write its logs.",
   );
-  const schedulerRole = stack.node.children.find((c) => c.node.id.startsWith('SchedulerRoleForTarget-'));
-  if (schedulerRole)
-    accept(
-      child(schedulerRole, 'DefaultPolicy'),
-      `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, stack.builder)}.Arn>:*]`,
-      "CDK's scheduler target may invoke the builder's versions and aliases (ARN:*); it is still the one builder function.",
-    );
+  // CDK makes one scheduler role per target function (the builder's, the canary's).
+  const invoked = [stack.builder, ...(stack.canary ? [stack.canary] : [])];
+  for (const schedulerRole of stack.node.children.filter((c) =>
+    c.node.id.startsWith('SchedulerRoleForTarget-'),
+  ))
+    for (const fn of invoked)
+      accept(
+        child(schedulerRole, 'DefaultPolicy'),
+        `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, fn)}.Arn>:*]`,
+        "CDK's scheduler target may invoke its function's versions and aliases (ARN:*); it is still the one function (the builder, or the canary).",
+      );
   if (settings.rateLimitPerKey === undefined)
     accept(
       stack.distribution,

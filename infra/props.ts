@@ -5,10 +5,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { type StackProps, Token } from 'aws-cdk-lib/core';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
+import { CANARY_RESERVE_MS } from '../app/canary.ts';
 import { type NamesIn, readSettings, type SettingsIn } from '../app/settings/index.ts';
 import { ConfigError } from '../contract/errors.ts';
 import { EDGE_REGION } from '../contract/index.ts';
 import { parseKvsFile } from '../keys/kvs-file.ts';
+import { formatDuration } from '../keys/time.ts';
 import type { SettingProps } from './config.ts';
 
 /** CDK's stack props and one prop per CDK setting (see docs/settings.md and infra/README.md), each optional. */
@@ -113,6 +115,14 @@ export function resolveSettings(props: CatalogStackProps, stackName: string): St
   )
     problems.push(
       `builderTimeoutSeconds ${s.builderTimeoutSeconds}: must be shorter than buildRateMinutes (${s.buildRateMinutes} minutes), or runs would queue up`,
+    );
+  if (
+    s.checkDeadline !== undefined &&
+    s.canaryRateMinutes !== undefined &&
+    s.checkDeadline + CANARY_RESERVE_MS >= s.canaryRateMinutes * 60_000
+  )
+    problems.push(
+      `checkDeadline ${formatDuration(s.checkDeadline)}: with the ${CANARY_RESERVE_MS / 1000}s the canary keeps to store its report, must be shorter than canaryRateMinutes (${s.canaryRateMinutes} minutes), or its runs would overlap`,
     );
   if ((props.subnetIds !== undefined || props.securityGroupIds !== undefined) && props.vpcId === undefined)
     problems.push('subnetIds and securityGroupIds need vpcId');

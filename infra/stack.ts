@@ -33,11 +33,12 @@ import {
 } from 'aws-cdk-lib/core';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
-import { lambdaEnvironment } from '../app/settings/environment.ts';
+import { CANARY_RESERVE_MS } from '../app/canary.ts';
+import { functionEnvironment, lambdaEnvironment } from '../app/settings/environment.ts';
 import { SETTINGS } from '../app/settings/index.ts';
 import { isReservedContact } from '../app/settings/registry.ts';
 import { rootObjects } from '../builder/build.ts';
-import { NOSNIFF, SOURCE_UNSET } from '../contract/index.ts';
+import { NOSNIFF, SOURCE_UNSET, STATE_CANARY } from '../contract/index.ts';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
 import {
   bundleFunctionSync,
@@ -46,7 +47,7 @@ import {
   type GatewayFunctionName,
 } from '../gateway/functions/bundle.ts';
 import { fillContactAddress } from '../gateway/functions/contact.ts';
-import { LAMBDA_BUNDLE } from '../lambda/bundling.ts';
+import { CANARY_BUNDLE, LAMBDA_BUNDLE } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, openapiModuleSource } from '../tools/openapi-module.ts';
 import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring.ts';
 import { acknowledgeFindings } from './nag.ts';
@@ -124,6 +125,8 @@ export class CatalogStack extends Stack {
   readonly viewerResponse: cloudfront.Function;
   readonly distribution: cloudfront.Distribution;
   readonly builder: NodejsFunction;
+  /** The canary (lambda/canary.ts), when the stack has one: `canaryEnabled` and a `monitoringKeySecretArn`. */
+  readonly canary: NodejsFunction | undefined;
   /** The builder's failed asynchronous invocations and the scheduled runs the scheduler could not deliver. */
   readonly builderFailures: sqs.Queue;
   /** The API's public base URL (possibly a token). */
@@ -295,6 +298,7 @@ export class CatalogStack extends Stack {
     });
     this.builder = this.createBuilder(settings);
     this.schedule(settings);
+    this.canary = this.createCanary(settings);
     const webAcl = addRateLimit(this, this.distribution, settings);
     this.monitoring = addMonitoring(
       this,
@@ -303,6 +307,7 @@ export class CatalogStack extends Stack {
         functions: [this.viewerRequest, this.viewerResponse],
         builder: this.builder,
         builderFailures: this.builderFailures,
+        canary: this.canary,
         webAclName: webAcl?.name,
       },
       settings,
@@ -466,11 +471,7 @@ export class CatalogStack extends Stack {
         resources: [logGroup.logGroupArn],
       }),
     );
-    // The runtime lambda/bundling.ts names (its bundle targets it): that version, not CDK's "latest" alias.
-    const runtime = lambda.Runtime.ALL.find(
-      (candidate) => candidate.name === LAMBDA_BUNDLE.runtime && !candidate.isVariable,
-    );
-    if (!runtime) throw new Error(`unknown Lambda runtime ${LAMBDA_BUNDLE.runtime} in lambda/bundling.ts`);
+    const runtime = lambdaRuntime();
     const builder = new NodejsFunction(this, 'Builder', {
       description: `Training plan catalog builder: source → a build in S3 → the live pointer (${LAMBDA_BUNDLE.entry})`,
       entry: join(REPO_ROOT, LAMBDA_BUNDLE.entry),
@@ -496,19 +497,7 @@ export class CatalogStack extends Stack {
       logGroup,
       ...network,
       // The same bundle as `npm run build:lambda`, which the tests run (lambda/bundling.ts).
-      bundling: {
-        format: OutputFormat.ESM,
-        target: LAMBDA_BUNDLE.target,
-        platform: LAMBDA_BUNDLE.platform,
-        mainFields: [...LAMBDA_BUNDLE.mainFields],
-        banner: LAMBDA_BUNDLE.banner,
-        bundleAwsSDK: true,
-        externalModules: [...LAMBDA_BUNDLE.external],
-        minify: LAMBDA_BUNDLE.minify,
-        sourceMap: false,
-        logLevel: LogLevel.WARNING,
-        forceDockerBundling: false,
-      },
+      bundling: BUNDLING,
     });
 
     // The live pointer lives in the key-value store: a publish reads it and moves it with one conditional
@@ -527,6 +516,72 @@ export class CatalogStack extends Stack {
       if (resource !== undefined)
         builder.addToRolePolicy(new iam.PolicyStatement({ sid, actions, resources: [resource] }));
     return builder;
+  }
+
+  /**
+   * The canary (lambda/canary.ts, infra/README.md "The canary"): every `canaryRateMinutes` the scheduler runs
+   * catalog check's rows against the public base URL with the monitoring key, within `checkDeadline`. Its role
+   * may write its own log group, read that one secret and put that one object; its metrics are embedded in its
+   * log (no CloudWatch permission). None without `monitoringKeySecretArn`, or with `canaryEnabled` false.
+   */
+  private createCanary(settings: StackSettings): NodejsFunction | undefined {
+    const secretArn = settings.monitoringKeySecretArn;
+    if (!settings.canaryEnabled || secretArn === undefined) return undefined;
+    const rate = Duration.minutes(settings.canaryRateMinutes);
+    const logGroup = new logs.LogGroup(this, 'CanaryLogs', { retention: logs.RetentionDays.THREE_MONTHS });
+    const role = new iam.Role(this, 'CanaryRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Catalog canary: its own log group, the monitoring key secret, its report object',
+    });
+    const statements: [sid: string, actions: string[], resource: string][] = [
+      ['OwnLogs', ['logs:CreateLogStream', 'logs:PutLogEvents'], logGroup.logGroupArn],
+      ['ReadMonitoringKey', ['secretsmanager:GetSecretValue'], secretArn],
+      ['WriteReport', ['s3:PutObject'], this.bucket.arnForObjects(STATE_CANARY)],
+    ];
+    for (const [sid, actions, resource] of statements)
+      role.addToPolicy(new iam.PolicyStatement({ sid, actions, resources: [resource] }));
+    const canary = new NodejsFunction(this, 'Canary', {
+      description: `Training plan catalog canary: catalog check's rows against ${settings.domainName ?? 'the distribution'} every ${rate.toHumanString()} (${CANARY_BUNDLE.entry})`,
+      entry: join(REPO_ROOT, CANARY_BUNDLE.entry),
+      handler: CANARY_BUNDLE.handler,
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      runtime: lambdaRuntime(),
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
+      // The run's deadline, then time to store its report and metrics: below the period (props.ts checks).
+      timeout: Duration.millis(settings.checkDeadline + CANARY_RESERVE_MS),
+      retryAttempts: 0,
+      environment: functionEnvironment('canary', {
+        ...settings,
+        baseUrl: this.baseUrl,
+        bucket: this.bucket.bucketName,
+        monitoringKeySecretArn: secretArn,
+      }),
+      role,
+      logGroup,
+      bundling: BUNDLING,
+    });
+    const schedule = new scheduler.Schedule(this, 'CanarySchedule', {
+      description: `Training plan catalog: the canary checks the deployment every ${rate.toHumanString()}`,
+      schedule: scheduler.ScheduleExpression.rate(rate),
+      target: new schedulerTargets.LambdaInvoke(canary, {
+        input: scheduler.ScheduleTargetInput.fromObject({}),
+        // A run that did not happen is no retry's business: the next one is a period away, and the silence
+        // alarm counts the periods without a report.
+        retryAttempts: 0,
+        maxEventAge: Duration.seconds(60),
+      }),
+    });
+    new CfnOutput(this, 'CanaryFunctionName', {
+      value: canary.functionName,
+      description: 'The canary (runbook "the canary reports a failing row" in infra/README.md)',
+    });
+    new CfnOutput(this, 'CanaryScheduleName', {
+      value: schedule.scheduleName,
+      description: 'aws scheduler get-schedule --name … (the canary)',
+    });
+    return canary;
   }
 
   private builderNetwork(settings: StackSettings) {
@@ -574,6 +629,30 @@ export class CatalogStack extends Stack {
     });
   }
 }
+
+/** The runtime lambda/bundling.ts names (its bundles target it): that version, not CDK's "latest" alias. */
+function lambdaRuntime(): lambda.Runtime {
+  const runtime = lambda.Runtime.ALL.find(
+    (candidate) => candidate.name === LAMBDA_BUNDLE.runtime && !candidate.isVariable,
+  );
+  if (!runtime) throw new Error(`unknown Lambda runtime ${LAMBDA_BUNDLE.runtime} in lambda/bundling.ts`);
+  return runtime;
+}
+
+/** Both functions' bundling: the same as `npm run build:lambda`, which the tests run (lambda/bundling.ts). */
+const BUNDLING = {
+  format: OutputFormat.ESM,
+  target: LAMBDA_BUNDLE.target,
+  platform: LAMBDA_BUNDLE.platform,
+  mainFields: [...LAMBDA_BUNDLE.mainFields],
+  banner: LAMBDA_BUNDLE.banner,
+  bundleAwsSDK: true,
+  externalModules: [...LAMBDA_BUNDLE.external],
+  minify: LAMBDA_BUNDLE.minify,
+  sourceMap: false,
+  logLevel: LogLevel.WARNING,
+  forceDockerBundling: false,
+};
 
 /** A behaviour's security headers (by lowercase name, as the table holds them) as CDK's policy settings. */
 function securityHeaders(headers: Behaviour['securityHeaders']): cloudfront.ResponseSecurityHeadersBehavior {

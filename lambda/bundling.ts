@@ -1,6 +1,7 @@
 /**
- * How the builder Lambda is bundled, declared once for `npm run build:lambda` (whose bundle the tests run) and
- * the CDK stack's NodejsFunction: one ES module with the SDK bundled, so it runs the SDK version the tests ran.
+ * How the Lambda functions are bundled, declared once for `npm run build:lambda` (whose bundles the tests run)
+ * and the CDK stack's NodejsFunctions: one ES module each with the SDK bundled, so each runs the SDK version the
+ * tests ran. The builder and the canary run on the same runtime, declared here once.
  */
 import type { BuildOptions } from 'esbuild';
 
@@ -23,15 +24,26 @@ export const LAMBDA_BUNDLE = {
   minify: true,
 } as const;
 
+/** The canary's bundle: the builder's in every setting (its runtime above all) but its entry. */
+export const CANARY_BUNDLE = { ...LAMBDA_BUNDLE, entry: 'lambda/canary.ts' } as const;
+
 /** Where `npm run build:lambda` writes the bundle, relative to the repository root (handler `index.handler`). */
 export const LAMBDA_OUTFILE = 'dist/lambda/index.mjs';
+/** Where it writes the canary's (handler `canary.handler`). */
+export const CANARY_OUTFILE = 'dist/lambda/canary.mjs';
 
-/** The esbuild options of the bundle, for `absWorkingDir` = the repository root. */
-export function lambdaBuildOptions(root: string): BuildOptions {
+/** The esbuild options of a bundle (the builder's unless told), for `absWorkingDir` = the repository root. */
+export function lambdaBuildOptions(
+  root: string,
+  bundle: { readonly entry: string; readonly outfile: string } = {
+    entry: LAMBDA_BUNDLE.entry,
+    outfile: LAMBDA_OUTFILE,
+  },
+): BuildOptions {
   return {
     absWorkingDir: root,
-    entryPoints: [LAMBDA_BUNDLE.entry],
-    outfile: LAMBDA_OUTFILE,
+    entryPoints: [bundle.entry],
+    outfile: bundle.outfile,
     bundle: true,
     platform: LAMBDA_BUNDLE.platform,
     format: LAMBDA_BUNDLE.format,

@@ -3,7 +3,7 @@
  * JSON line per run. A failed run throws (the alarm fires); a `busy` or `not-configured` one does not.
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
@@ -15,6 +15,7 @@ import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
 import { METRICS_FUNCTION_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import type { PublishTarget } from '../publish/steps.ts';
+import { readSecret } from './secrets.ts';
 
 export interface LambdaClients extends TargetClients {
   readonly secrets: SecretsManagerClient;
@@ -76,19 +77,6 @@ export function sourceFromSecret(secretArn: string, text: string): RunSource {
 }
 
 const MAX_LOGGED_ROWS = 100;
-
-/** Reads a secret's string, trimmed, at run time (so a rotated secret is picked up); its value never enters a message. */
-async function readSecret(client: SecretsManagerClient, secretArn: string): Promise<string> {
-  let answer: { SecretString?: string | undefined };
-  try {
-    answer = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
-  } catch (error) {
-    throw new CatalogError(`reading secret ${secretArn} failed (${describeCause(error)})`, { cause: error });
-  }
-  const text = answer.SecretString?.trim() ?? '';
-  if (text === '') throw new ConfigError(`secret ${secretArn}: has no SecretString`);
-  return text;
-}
 
 /** Removes every occurrence of the secret's parts from a text (errors may quote a source name). */
 function redact(text: string, secret: RunSource | null): string {

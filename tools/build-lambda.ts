@@ -1,12 +1,13 @@
 /**
  * `npm run build:lambda`: regenerates the openapi.yaml module the builder embeds, then bundles the builder
- * Lambda (lambda/bundling.ts) into `dist/lambda/index.mjs` and prints its size.
+ * Lambda (lambda/bundling.ts) into `dist/lambda/index.mjs` and the canary into `dist/lambda/canary.mjs`, and
+ * prints their sizes.
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { build } from 'esbuild';
 import { repoRoot } from '../app/paths.ts';
-import { LAMBDA_OUTFILE, lambdaBuildOptions } from '../lambda/bundling.ts';
+import { CANARY_BUNDLE, CANARY_OUTFILE, LAMBDA_OUTFILE, lambdaBuildOptions } from '../lambda/bundling.ts';
 import { OPENAPI_MODULE, writeOpenApiModule } from './openapi-module.ts';
 
 /** Bundles the handler into {@link LAMBDA_OUTFILE} under `root` and returns its size in bytes. */
@@ -15,12 +16,20 @@ export async function bundleLambda(root: string): Promise<number> {
   return (await stat(resolve(root, LAMBDA_OUTFILE))).size;
 }
 
+/** Bundles the canary into {@link CANARY_OUTFILE} under `root` and returns its size in bytes. */
+export async function bundleCanary(root: string): Promise<number> {
+  await build(lambdaBuildOptions(root, { entry: CANARY_BUNDLE.entry, outfile: CANARY_OUTFILE }));
+  return (await stat(resolve(root, CANARY_OUTFILE))).size;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
   const root = repoRoot();
   try {
     if (await writeOpenApiModule(root)) console.log(`regenerated ${OPENAPI_MODULE} from openapi.yaml`);
     const bytes = await bundleLambda(root);
     console.log(`${LAMBDA_OUTFILE}: ${bytes} bytes (handler index.handler)`);
+    const canary = await bundleCanary(root);
+    console.log(`${CANARY_OUTFILE}: ${canary} bytes (handler canary.handler)`);
   } catch (error) {
     console.error(`build:lambda failed: ${(error as Error).message}`);
     process.exitCode = 1;

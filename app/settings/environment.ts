@@ -1,4 +1,7 @@
-/** The builder Lambda's environment, written by the stack and read by the handler through the same settings. */
+/**
+ * The environments of the two Lambda functions, the builder's and the canary's: written by the stack and read by
+ * each handler through the same settings.
+ */
 import { ConfigError } from '../../contract/errors.ts';
 import {
   envOf,
@@ -10,19 +13,38 @@ import {
   type SettingValue,
 } from './index.ts';
 
-/** The settings the Lambda reads, with their values. */
-export type LambdaSettings = SettingsIn<'lambda'>;
+/** The functions whose settings come from their environment. */
+export type FunctionContext = 'lambda' | 'canary';
 
-/** Setting values for the Lambda, as the stack has them (undefined: not set, the handler's default applies). */
-export type LambdaValues = { readonly [K in NamesIn<'lambda'>]?: SettingValue<K> | undefined };
+/** The settings the builder Lambda reads, with their values. */
+export type LambdaSettings = SettingsIn<'lambda'>;
+/** The settings the canary Lambda reads, with their values. */
+export type CanarySettings = SettingsIn<'canary'>;
+
+/** Setting values for a function, as the stack has them (undefined: not set, the handler's default applies). */
+export type FunctionValues<C extends FunctionContext> = {
+  readonly [K in NamesIn<C>]?: SettingValue<K> | undefined;
+};
+/** Setting values for the builder Lambda. */
+export type LambdaValues = FunctionValues<'lambda'>;
+
+/** How messages name each function. */
+const FUNCTION_NAMES: Record<FunctionContext, string> = {
+  lambda: 'the builder Lambda',
+  canary: 'the canary',
+};
 
 /**
- * Parses the Lambda's environment: refuses a `CATALOG_*` variable it does not read (a typo, a CLI-only setting),
- * requires one of the source and its secret; one {@link ConfigError} names every problem.
+ * Parses a function's environment: refuses a `CATALOG_*` variable it does not read (a typo, a CLI-only setting);
+ * the builder also requires one of the source and its secret. One {@link ConfigError} names every problem.
  */
-export function parseLambdaEnvironment(env: Readonly<Record<string, string | undefined>>): LambdaSettings {
+function parseEnvironment<C extends FunctionContext>(
+  context: C,
+  env: Readonly<Record<string, string | undefined>>,
+  extra: readonly string[],
+): SettingsIn<C> {
   const { values, problems } = readSettings(
-    'lambda',
+    context,
     (name) => {
       const variable = envOf(name);
       const value = variable === undefined ? undefined : env[variable];
@@ -30,30 +52,44 @@ export function parseLambdaEnvironment(env: Readonly<Record<string, string | und
     },
     (name) => envOf(name) ?? name,
   );
-  const sources = [envOf('source'), envOf('sourceSecretArn')];
-  const oneSource = sources.filter((name) => name !== undefined && env[name] !== undefined).length === 1;
-  const variables = new Set(namesIn('lambda').map(envOf));
+  const variables = new Set(namesIn(context).map(envOf));
   const unknown = Object.keys(env)
     .filter((name) => name.startsWith('CATALOG_') && !variables.has(name))
     .sort()
-    .map((name) => `${name}: is not a setting of the builder Lambda`);
-  const all = [
-    ...problems,
-    ...(oneSource ? [] : [`set exactly one of ${sources.join(' and ')}`]),
-    ...unknown,
-  ];
+    .map((name) => `${name}: is not a setting of ${FUNCTION_NAMES[context]}`);
+  const all = [...problems, ...extra, ...unknown];
   if (all.length > 0) throw new ConfigError(all.join('; '));
-  return values as LambdaSettings;
+  return values as SettingsIn<C>;
 }
 
-/** The Lambda's environment for the given values: each set value as its variable, in canonical text. */
-export function lambdaEnvironment(values: LambdaValues): Record<string, string> {
+/** Parses the builder Lambda's environment (see {@link parseEnvironment}). */
+export function parseLambdaEnvironment(env: Readonly<Record<string, string | undefined>>): LambdaSettings {
+  const sources = [envOf('source'), envOf('sourceSecretArn')];
+  const oneSource = sources.filter((name) => name !== undefined && env[name] !== undefined).length === 1;
+  return parseEnvironment('lambda', env, oneSource ? [] : [`set exactly one of ${sources.join(' and ')}`]);
+}
+
+/** Parses the canary Lambda's environment (see {@link parseEnvironment}). */
+export function parseCanaryEnvironment(env: Readonly<Record<string, string | undefined>>): CanarySettings {
+  return parseEnvironment('canary', env, []);
+}
+
+/** A function's environment for the given values: each set value as its variable, in canonical text. */
+export function functionEnvironment<C extends FunctionContext>(
+  context: C,
+  values: FunctionValues<C>,
+): Record<string, string> {
   const environment: Record<string, string> = {};
-  for (const name of namesIn('lambda')) {
-    const value = values[name as NamesIn<'lambda'>];
+  for (const name of namesIn(context)) {
+    const value = values[name as NamesIn<C>];
     const variable = envOf(name);
     if (value === undefined || variable === undefined) continue;
     environment[variable] = formatSetting(name, value as never);
   }
   return environment;
+}
+
+/** The builder Lambda's environment for the given values. */
+export function lambdaEnvironment(values: LambdaValues): Record<string, string> {
+  return functionEnvironment('lambda', values);
 }

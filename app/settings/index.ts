@@ -64,7 +64,7 @@ const MODES = new Map(
   }),
 );
 
-const ENTRIES: readonly Context[] = ['lambda', 'cdk'];
+const ENTRIES: readonly Context[] = ['lambda', 'canary', 'cdk'];
 
 /** The `catalog` commands, in the order of READS. */
 export const COMMANDS = [...MODES.keys()].filter(
@@ -216,9 +216,15 @@ export function formatSetting<K extends SettingName>(name: K, value: SettingValu
   return specFor(name).kind.format(value);
 }
 
-/** How the docs name a context: `keys issue`, `Lambda`, `CDK`. */
+/** How the docs name a context: `keys issue`, `Lambda`, `Canary`, `CDK`. */
 const contextLabel = (context: Context) =>
-  context === 'lambda' ? 'Lambda' : context === 'cdk' ? 'CDK' : context.replace(/^(keys|cors)-/, '$1 ');
+  context === 'lambda'
+    ? 'Lambda'
+    : context === 'canary'
+      ? 'Canary'
+      : context === 'cdk'
+        ? 'CDK'
+        : context.replace(/^(keys|cors)-/, '$1 ');
 
 const markdownTable = (header: readonly string[], rows: readonly (readonly string[])[]) =>
   [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
@@ -249,6 +255,7 @@ export function settingsTable(): string {
         .map(contextLabel)
         .join(', '),
       modeIn(name, 'lambda') ?? '',
+      modeIn(name, 'canary') ?? '',
       modeIn(name, 'cdk') ?? '',
       `${spec.description.replaceAll('|', '\\|')}${spec.secret ? ' (secret: never shown)' : ''}`,
     ];
@@ -257,7 +264,7 @@ export function settingsTable(): string {
     markdownTable(['reader', 'required', 'default', 'optional'], reads),
     '',
     markdownTable(
-      'setting / CDK key|flag|variable|stack output|default|commands|Lambda|CDK|what'.split('|'),
+      'setting / CDK key|flag|variable|stack output|default|commands|Lambda|Canary|CDK|what'.split('|'),
       settings,
     ),
   ].join('\n');

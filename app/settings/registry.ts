@@ -15,10 +15,13 @@ import { Duration, duration, formatDuration } from '../../keys/time.ts';
 import { LOCAL_STACK } from '../paths.ts';
 import { boolean, decimal, integer, type Kind, list, matching, parsed, text } from './kinds.ts';
 
-/** Where a setting is read: a command of the command line (see {@link READS}), the builder Lambda, or the CDK app. */
+/**
+ * Where a setting is read: a command of the command line (see {@link READS}), the builder Lambda, the canary
+ * Lambda, or the CDK app.
+ */
 export type Context = keyof typeof READS;
 /** The `catalog` commands (`keys issue` is `keys-issue` here). */
-export type CommandName = Exclude<Context, 'lambda' | 'cdk'>;
+export type CommandName = Exclude<Context, 'lambda' | 'canary' | 'cdk'>;
 
 /**
  * How a context treats a setting: `required` (no value is an error), `default` (no value takes the
@@ -98,6 +101,13 @@ const secretArn = arn(
   'the complete ARN of a Secrets Manager secret, ending in -XXXXXX',
 );
 const cfnStackName = (error: string) => matching('name', /^[A-Za-z][A-Za-z0-9-]{0,47}$/, error);
+/** Text that is an origin or `off` (null), written back as the same text. */
+function corsOriginKind(
+  valueName: string,
+  inner: z.ZodType<string | null, string>,
+): Kind<string, string | null> {
+  return { ...text(valueName, inner), format: (value) => value ?? 'off' };
+}
 /** A deadline, at most a day. */
 const timeout = parsed('duration', duration(86_400_000), formatDuration);
 /** A span of time such as a key's grace or how far back to look, at most 100 years. */
@@ -589,7 +599,7 @@ export const SETTINGS = {
     { flag: false, env: 'CATALOG_CHECK_KEY', secret: true },
   ),
   corsOrigin: setting(
-    text(
+    corsOriginKind(
       'origin|off',
       z.string().transform((value, ctx) => {
         if (value === 'off') return null;
@@ -599,16 +609,32 @@ export const SETTINGS = {
         return z.NEVER;
       }),
     ),
-    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped',
+    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped. In a deployment file: what the canary holds the deployment to',
+    { output: 'CorsOrigin' },
   ),
   checkTimeout: setting(
     timeout,
     'catalog check: the deadline of each answer, from connecting to its last byte',
     { default: 10_000, flag: '--timeout' },
   ),
+  checkDeadline: setting(
+    timeout,
+    'catalog check and the canary: the deadline of the whole run; rows not run by then are reported as not run, never as passed (the canary: below canaryRateMinutes)',
+    { default: 120_000, flag: '--deadline' },
+  ),
+  canaryEnabled: setting(
+    boolean,
+    "run the canary: catalog check's rows against the deployment every canaryRateMinutes with the monitoring key (needs monitoringKeySecretArn); false: no canary, its alarms and report gone",
+    { default: true },
+  ),
+  canaryRateMinutes: setting(
+    integer(5, 60, 'minutes'),
+    'how often the canary checks the deployment (catalog start: the local stack), in whole minutes; catalog status calls it silent after two of them without a report',
+    { default: 5 },
+  ),
   monitoringKeySecretArn: setting(
     secretArn,
-    'Secrets Manager secret holding an API key (the secret string is the key) with which the builder measures, after a publish, how long the edge takes to serve the new build; unset: not measured',
+    'Secrets Manager secret holding an API key (the secret string is the key) with which the builder measures, after a publish, how long the edge takes to serve the new build, and the canary checks the deployment; unset: neither',
     { flag: false },
   ),
   propagationMaxWait: setting(
@@ -645,7 +671,7 @@ export const READS = {
     optional: ['sourceToken webBaseUrl out'],
   },
   serve: { default: ['origin store port host contactAddress'], optional: ['endpoint'] },
-  start: { default: ['port host'] },
+  start: { default: ['port host canaryRateMinutes'] },
   publish: {
     required: ['source baseUrl'],
     default: [
@@ -683,7 +709,7 @@ export const READS = {
   status: { default: ['s3PathStyle maxAttempts json maxAge'], optional: [...TARGET] },
   check: {
     required: ['baseUrl checkKey'],
-    default: ['json maxAge checkTimeout'],
+    default: ['json maxAge checkTimeout checkDeadline'],
     optional: [...DEPLOYMENT, 'corsOrigin'],
   },
   usage: { default: ['maxAttempts json since'], optional: [...DEPLOYMENT, 'accessLog usageLogGroup'] },
@@ -695,20 +721,26 @@ export const READS = {
     ],
     optional: ['source sourceSecretArn webBaseUrl monitoringKeySecretArn'],
   },
+  // The canary Lambda (lambda/canary.ts): catalog check's rows against the deployment, its report to the bucket.
+  canary: {
+    required: ['baseUrl bucket monitoringKeySecretArn'],
+    default: ['maxAge checkTimeout checkDeadline canaryRateMinutes s3PathStyle maxAttempts'],
+    optional: ['corsOrigin'],
+  },
   // The CDK app passes the build's settings on to the Lambda (optional: the Lambda has the defaults).
   cdk: {
     required: ['deployment contactAddress'],
     default: [
       'priceClass accessLogging usageLogging usageLogRetentionDays errorCachingMinTtlSeconds',
       'noncurrentVersionExpiryDays buildRateMinutes builderTimeoutSeconds builderMemoryMiB scheduleEnabled',
-      'catalogAgeAlarmSeconds additionalCloudFrontMetrics',
+      'catalogAgeAlarmSeconds additionalCloudFrontMetrics canaryEnabled canaryRateMinutes checkDeadline',
     ],
     optional: [
       'region source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
       ...BUILD,
       'monitoringKeySecretArn propagationMaxWait propagationInterval',
       'domainName certificateArn accessLogBucketName accessLogRetentionDays kvsSeedFile vpcId subnetIds',
-      'securityGroupIds alarmTopicArn rateLimitPerKey rateLimitWindowSeconds',
+      'securityGroupIds alarmTopicArn rateLimitPerKey rateLimitWindowSeconds corsOrigin',
     ],
   },
 } as const satisfies Record<string, Reads>;

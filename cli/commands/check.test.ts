@@ -210,8 +210,16 @@ describe('catalog check against catalog serve on the fixtures', () => {
       /^FAIL {2}the whole catalog +GET \/api\/plans\n {6}status: expected 200, got 401 \(tag:training-plan-catalog,2026:problem:unauthorized\)$/m,
     );
     expect(result.stdout).toContain('CATALOG_CHECK_KEY was refused (401)');
-    expect(result.stderr).toMatch(
-      /^catalog: \d+ of \d+ rows failed against .* \(CATALOG_CHECK_KEY was refused\): "the whole catalog", /,
+    // One diagnosis, not a failure per row: the rows that would send the refused key again are not sent.
+    const parsed = report((await check(url, key, '--cors-origin', 'off', '--json')).stdout);
+    const notRun = parsed.rows.filter((r) => r.verdict === 'not-run');
+    expect(failed(parsed)).toEqual(['the whole catalog']);
+    expect(notRun.length).toBeGreaterThan(0);
+    expect(new Set(notRun.flatMap((r) => r.lines))).toEqual(
+      new Set(['not sent: the key was refused by the first answer (401), see the first row']),
+    );
+    expect(result.stderr).toBe(
+      `catalog: 1 of ${parsed.rows.length} rows failed against ${url} (CATALOG_CHECK_KEY was refused): "the whole catalog"; ${notRun.length} not run (the key was refused)\n`,
     );
     expect(result.stdout + result.stderr).not.toContain(key);
   });
@@ -484,6 +492,39 @@ describe('catalog check against a hostile deployment: every answer has a deadlin
       expect(first.code).toBe(2);
       expect(first.stderr).toBe(
         `catalog: ${server.url} cannot be reached: no complete answer within --timeout 1s\n`,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a deployment that trickles every answer after the first ends by --deadline, listing the rows not run', async () => {
+    let answered = 0;
+    const server = await hostileServer((_request, response) => {
+      answered += 1;
+      if (answered === 1) return notFound(response);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => response.write(' '), 200);
+      response.on('close', () => clearInterval(timer));
+    });
+    try {
+      const started = performance.now();
+      // Each answer's own deadline is far away: only the run's deadline can end it.
+      const result = await checkProcess(server.url, '--timeout', '60s', '--deadline', '3s');
+      const elapsed = performance.now() - started;
+      expect(result.code, result.stderr).toBe(1);
+      const parsed = report(result.stdout);
+      const notRun = parsed.rows.filter((r) => r.verdict === 'not-run');
+      expect(parsed.rows.filter((r) => r.verdict === 'pass')).toHaveLength(0);
+      expect(notRun.length).toBe(parsed.rows.length - parsed.counts.fail - parsed.counts.skip);
+      expect(notRun[0]?.lines).toEqual(['not run: --deadline 3s passed while its answer came']);
+      expect(notRun.at(-1)?.lines).toEqual(['not run: --deadline 3s passed before it']);
+      expect(parsed.deadline).toEqual({ ms: 3000, reached: true });
+      expect(result.stderr).toMatch(new RegExp(`; ${notRun.length} not run \\(--deadline 3s passed\\)\n$`));
+      // The bound the run promises: its deadline, plus a second (the process's own start on top).
+      expect(parsed.durationMs).toBeLessThan(3000 + 1000);
+      console.log(
+        `check --deadline 3s against a trickling server: run ${parsed.durationMs} ms, process ${Math.round(elapsed)} ms`,
       );
     } finally {
       await server.close();

@@ -78,6 +78,13 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
       : keys.expiringSoon.map((key) => `${key.partner} ${key.id} at ${short(key.expires)}`).join(', '),
   ]);
   rows.push(['cors origin', report.cors.origin ?? 'none (CORS off)']);
+  // The canary's last report: `146 of 147 rows pass, failing: "…", 3m ago`.
+  rows.push([
+    'conformance',
+    report.conformance?.line ??
+      report.conformanceProblem ??
+      'no canary report (catalog start, or the stack canary, writes one)',
+  ]);
   rows.push([
     'status',
     report.health === 'healthy' ? 'healthy' : `${report.health}: ${report.problems.length} problem(s)`,

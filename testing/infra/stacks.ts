@@ -87,7 +87,7 @@ export const SHARED = {
       additionalCloudFrontMetrics: true,
     },
   },
-  'every option: domain, access logs, VPC, given secret, rate limit': {
+  'every option: domain, access logs, VPC, given secret, rate limit, canary': {
     stackName: 'TrainingPlanCatalog',
     props: {
       domainName: 'catalog.example.com',
@@ -96,6 +96,8 @@ export const SHARED = {
       vpcId: 'vpc-0123456789abcdef0',
       subnetIds: ['subnet-0123456789abcdef0'],
       sourceSecretArn: `arn:aws:secretsmanager:eu-west-1:${ACCOUNT}:secret:catalog/source-AbCdEf`,
+      monitoringKeySecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:TrainingPlanCatalog/monitoring-key-AbCdEf`,
+      corsOrigin: 'https://app.example.com',
       rateLimitPerKey: 500,
     },
   },
