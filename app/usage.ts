@@ -12,7 +12,7 @@ import {
   StartQueryCommand,
 } from '@aws-sdk/client-cloudwatch-logs';
 import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
-import { LOG_REASONS, type LogReason, LogValue } from '../contract/index.ts';
+import { LOG_REASONS, type LogReason, LogValue, MONITORING_PARTNER } from '../contract/index.ts';
 import { LOCAL_STACK } from './paths.ts';
 
 /** Requests with one recorded value (as recorded: URL-encoded on AWS) and one status, over the window. */
@@ -45,6 +45,11 @@ export interface UsageReport {
   readonly since: string;
   readonly until: string;
   readonly partners: readonly PartnerUsage[];
+  /**
+   * The deployment's own checks (the canary, the builder's propagation check: the partner
+   * {@link MONITORING_PARTNER}), apart from the partners; null when it made no request.
+   */
+  readonly monitoring: PartnerUsage | null;
   readonly unnamed: readonly { readonly reason: LogReason; readonly requests: number }[];
   readonly pages: number;
   readonly unreadable: number;
@@ -103,6 +108,17 @@ export function foldUsage(
   const unnamed = new Map<LogReason, number>();
   let pages = 0;
   let unreadable = 0;
+  const usageOf = (partner: string): PartnerUsage => {
+    const { first, last, ...tally } = partners.get(partner) as PartnerTally;
+    const refused = LOG_REASONS.filter((reason) => reason in tally.refused);
+    return {
+      partner,
+      ...tally,
+      refused: Object.fromEntries(refused.map((reason) => [reason, tally.refused[reason]])),
+      firstSeen: first.toISOString(),
+      lastSeen: last.toISOString(),
+    };
+  };
   for (const group of groups) {
     const reading = readLogValue(group.logData);
     if (reading === null) continue;
@@ -129,17 +145,11 @@ export function foldUsage(
     source: window.source,
     since: window.since.toISOString(),
     until: window.until.toISOString(),
-    partners: [...partners.keys()].sort().map((partner) => {
-      const { first, last, ...tally } = partners.get(partner) as PartnerTally;
-      const refused = LOG_REASONS.filter((reason) => reason in tally.refused);
-      return {
-        partner,
-        ...tally,
-        refused: Object.fromEntries(refused.map((reason) => [reason, tally.refused[reason]])),
-        firstSeen: first.toISOString(),
-        lastSeen: last.toISOString(),
-      };
-    }),
+    partners: [...partners.keys()]
+      .filter((partner) => partner !== MONITORING_PARTNER)
+      .sort()
+      .map(usageOf),
+    monitoring: partners.has(MONITORING_PARTNER) ? usageOf(MONITORING_PARTNER) : null,
     unnamed: LOG_REASONS.flatMap((reason) => {
       const requests = unnamed.get(reason);
       return requests === undefined ? [] : [{ reason, requests }];

@@ -269,6 +269,12 @@ export const LOG_REASONS = [
 ] as const;
 export type LogReason = (typeof LOG_REASONS)[number];
 
+/**
+ * The partner whose key the deployment's own checks send (the canary, the builder's propagation check):
+ * `catalog usage` reports it apart from the partners (docs/decisions.md#usage).
+ */
+export const MONITORING_PARTNER = 'monitoring';
+
 // ---------------------------------------------------------------------------------------------------------
 // Plan pages: `webUrl` (`{base_url}/plans/<id>`) is a static HTML page for people (docs/decisions.md#plan-pages).
 

@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageReport } from '../../app/usage.ts';
+import { MONITORING_PARTNER } from '../../contract/index.ts';
 import { type Recorder, startRecorder } from '../../testing/aws.ts';
 import { nextAccessLogEntry } from '../../testing/cases.suite.ts';
 import {
@@ -497,6 +498,55 @@ describe('catalog usage over what is not a clean access log', () => {
       ]);
     } finally {
       if (!stopped) await started.stop();
+    }
+  });
+});
+
+describe('catalog usage with the deployment’s own checks', () => {
+  it('reports the monitoring key’s requests (a whole catalog check, as the canary sends it) apart from the partners', async () => {
+    const world = await createTestWorld();
+    const server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
+    try {
+      const { FileKeyValueStore } = await import('../../keys/file-store.ts');
+      const { issueKey } = await import('../../keys/manage.ts');
+      const monitoring = await issueKey(new FileKeyValueStore(world.stores.plain), {
+        partner: MONITORING_PARTNER,
+        now: new Date(),
+      });
+      const acme = await httpRequest(server.url, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', world.keys.valid]],
+      });
+      expect(acme.status).toBe(200);
+      const check = await runCatalog(['check', '--base-url', server.url, '--cors-origin', 'off', '--json'], {
+        env: { CATALOG_CHECK_KEY: monitoring.key },
+      });
+      expect(check.code).toBe(0);
+      const rows = JSON.parse(check.stdout).rows as { requests?: unknown[] }[];
+      expect(rows.length).toBeGreaterThan(100);
+      await server.stop();
+      const logFile = join(world.dir, 'access.log');
+      await writeFile(logFile, `${server.lines.join('\n')}\n`);
+      const result = await runCatalog(['usage', '--access-log', logFile, '--json']);
+      const report = JSON.parse(result.stdout) as UsageReport;
+      // The partners are the partners: acme's one request, nothing of the check's.
+      expect(report.partners.map((p) => [p.partner, p.requests])).toEqual([['acme', 1]]);
+      expect(report.monitoring?.partner).toBe(MONITORING_PARTNER);
+      // The check's bad disciplines are its own refusals, not a partner's.
+      expect(report.monitoring?.refused.discipline).toBeGreaterThan(0);
+      expect(report.monitoring?.ok).toBeGreaterThan(10);
+      const table = await runCatalog(['usage', '--access-log', logFile]);
+      expect(table.stdout).not.toMatch(/^monitoring /m);
+      expect(table.stdout).toMatch(
+        new RegExp(
+          `^apart, the monitoring key \\(the canary and the builder's propagation check\\): ${report.monitoring?.requests} requests, `,
+          'm',
+        ),
+      );
+    } finally {
+      await server.stop();
+      await world.remove();
     }
   });
 });

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { UsageReport } from '../../app/usage.ts';
+import { MONITORING_PARTNER } from '../../contract/index.ts';
 import { type CliIO, shortTime as short, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
@@ -32,6 +33,19 @@ export function formatUsage(report: UsageReport): string {
         ]),
       ]),
     );
+  const own = report.monitoring;
+  lines.push(
+    '',
+    own === null
+      ? `no request with the ${MONITORING_PARTNER} key (the canary and the builder's propagation check use it)`
+      : `apart, the ${MONITORING_PARTNER} key (the canary and the builder's propagation check): ${own.requests} requests, ${own.ok} answered 200${
+          Object.keys(own.refused).length > 0
+            ? `, refused ${Object.entries(own.refused)
+                .map(([reason, n]) => `${reason} ${n}`)
+                .join(', ')}`
+            : ''
+        }, last ${short(own.lastSeen)}`,
+  );
   lines.push('');
   if (report.unnamed.length === 0) lines.push('no refusal named no partner');
   else
