@@ -6,7 +6,13 @@ import { z } from 'zod';
 import type { Catalog } from '../builder/model.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { CatalogError, ConfigError, settingRef } from '../contract/errors.ts';
-import { BUILDS_PREFIX, KVS_LIVE_BUILD, MANIFEST, ORIGIN_FILES } from '../contract/index.ts';
+import {
+  BUILDS_PREFIX,
+  KVS_LIVE_BUILD,
+  MANIFEST,
+  MONITORING_PARTNER,
+  ORIGIN_FILES,
+} from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import { LOCAL_STACK, localStackPath, repoRoot } from './paths.ts';
@@ -264,27 +270,38 @@ function devPublishSettings(host: string, port: number): PublishSettings {
 export const DEV_PARTNER = 'dev';
 
 /** Reuses the saved dev key while the store still accepts it; otherwise issues a new one and saves it. */
-export async function ensureDevKey(storePath: string, now: Date): Promise<string> {
+export function ensureDevKey(storePath: string, now: Date): Promise<string> {
+  return ensureLocalKey(storePath, DEV_PARTNER, LOCAL_STACK.devKey, now);
+}
+
+/** Reuses the key saved in `file` while the store still accepts it; otherwise issues one to `partner` and saves it. */
+async function ensureLocalKey(storePath: string, partner: string, file: string, now: Date): Promise<string> {
   const [{ FileKeyValueStore }, { issueKey, lookupKey }] = await Promise.all([
     import('../keys/file-store.ts'),
     import('../keys/manage.ts'),
   ]);
   // The local stack starts its store: the one command besides keys issue and cors set that creates it.
   const store = new FileKeyValueStore(storePath, { create: true });
-  const saved = (await readFile(LOCAL_STACK.devKey, 'utf8').catch(() => '')).trim();
+  const saved = (await readFile(file, 'utf8').catch(() => '')).trim();
   if (saved !== '') {
     const record = await lookupKey(store, saved);
-    if (record && (!record.expires || Date.parse(record.expires) > now.getTime())) return saved;
+    if (
+      record &&
+      record.partner === partner &&
+      (!record.expires || Date.parse(record.expires) > now.getTime())
+    )
+      return saved;
   }
-  const issued = await issueKey(store, { partner: DEV_PARTNER, now });
-  await mkdir(dirname(LOCAL_STACK.devKey), { recursive: true });
-  await writeFile(LOCAL_STACK.devKey, `${issued.key}\n`, { mode: 0o600 });
-  await chmod(LOCAL_STACK.devKey, 0o600);
+  const issued = await issueKey(store, { partner, now });
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${issued.key}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
   return issued.key;
 }
 
 /** The local stack, running: the dev key in clear, how the publish went, one plan's page to try (if any). */
 export interface LocalStack {
+  /** The edge; its `close` stops the canary first. */
   readonly edge: RunningEdge;
   readonly key: string;
   readonly summary: PublishSummary;
@@ -298,6 +315,8 @@ export async function startLocalStack(options: {
   readonly now: Date;
   readonly report: (line: string) => void;
   readonly log: (entry: LogEntry) => void;
+  /** How often the canary checks the stack (`canaryRateMinutes`); it runs once as soon as the edge serves. */
+  readonly canaryPeriodMs: number;
 }): Promise<LocalStack> {
   const { host, port, now } = options;
   const { origin, store } = LOCAL_STACK;
@@ -326,7 +345,28 @@ export async function startLocalStack(options: {
     const catalog = live ? await target.origin.get(`${BUILDS_PREFIX}${live}/${ORIGIN_FILES.all}`) : null;
     const first = catalog ? (JSON.parse(catalog.body.toString('utf8')) as Catalog).plans[0] : undefined;
     const edge = await serveLocal({ origin, store, port, host }, options.log);
-    const close = () => edge.close().finally(release);
+    const [{ startLocalCanary }, { FileKeyValueStore }, { showCorsOrigin }] = await Promise.all([
+      import('./local-canary.ts'),
+      import('../keys/file-store.ts'),
+      import('../keys/cors.ts'),
+    ]);
+    const canary = startLocalCanary({
+      baseUrl: edge.url,
+      key: await ensureLocalKey(store, MONITORING_PARTNER, LOCAL_STACK.monitoringKey, now),
+      origin: target.origin,
+      cors: () => showCorsOrigin(new FileKeyValueStore(store)),
+      periodMs: options.canaryPeriodMs,
+      report: options.report,
+      log: options.log,
+    });
+    canary.first.catch((error: unknown) =>
+      options.report(`catalog: warning: the canary failed: ${String(error)}`),
+    );
+    const close = () =>
+      canary
+        .stop()
+        .then(() => edge.close())
+        .finally(release);
     return {
       edge: { ...edge, close },
       key,

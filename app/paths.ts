@@ -21,6 +21,8 @@ export const LOCAL_STACK = {
   store: '.catalog/kvs.json',
   /** The dev key `npm start` prints, in clear: local only. */
   devKey: '.catalog/dev-key',
+  /** The key of the partner `monitoring` the local canary sends, in clear: local only. */
+  monitoringKey: '.catalog/monitoring-key',
   /** The access log `npm start` appends to (the JSON lines it writes on stderr), for `catalog usage`. */
   accessLog: '.catalog/access.log',
   /** Which `catalog start` serves the local stack now, and at which base URL (removed when it stops). */

@@ -85,6 +85,39 @@ describe('catalog start (npm start)', () => {
     await expect(stat(join(scratch.dir, '.catalog/stack.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('runs the canary against its own edge once it serves, and status shows its report, then that it stopped', async () => {
+    const port = await freePort();
+    const start = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
+    let summary: string | undefined;
+    try {
+      // The first run starts once the edge serves; its one line comes when its report is stored.
+      for (let waited = 0; summary === undefined && waited < 600; waited += 1) {
+        summary = start.lines.find((line) => line.startsWith('canary (partner monitoring): '));
+        if (summary === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(summary).toMatch(/^canary \(partner monitoring\): (\d+) of \1 rows pass$/);
+      const status = await runCatalog(['status', '--json'], { cwd: scratch.dir });
+      const report = JSON.parse(status.stdout);
+      expect(report.conformance).toMatchObject({ silent: false, stopped: false });
+      expect(report.conformance.report).toMatchObject({
+        baseUrl: `http://127.0.0.1:${port}`,
+        runner: { kind: 'local', pid: start.pid },
+        periodSeconds: 300,
+        counts: { fail: 0, notRun: 0 },
+      });
+      expect(report.conformance.line).toMatch(/^(\d+) of \1 rows pass, /);
+      expect(report.conformanceProblem).toBeNull();
+      // Its key is the monitoring partner's, saved beside the dev key, never printed.
+      const key = (await readFile(join(scratch.dir, '.catalog/monitoring-key'), 'utf8')).trim();
+      expect(key).toMatch(/^tpc_/);
+      expect(start.lines.join('\n')).not.toContain(key);
+    } finally {
+      await start.stop();
+    }
+    const stopped = await runCatalog(['status'], { cwd: scratch.dir });
+    expect(stopped.stdout).toMatch(/rows pass, .* ago \(the canary stopped with catalog start\)/);
+  });
+
   it('takes over the claim of a start that was killed (kill -9)', async () => {
     const killed = await startCatalog(['start', '--port', String(await freePort())], {
       ready: READY,

@@ -70,34 +70,47 @@ export function registerServe(program: Command, io: CliIO): void {
 
 export function registerStart(program: Command, io: CliIO): void {
   const note = noter(io);
-  const start = settingsCommand(program, 'start', HELP.start, io, async ({ port, host }, command) => {
-    if (command.args.length > 0) throw unexpectedArguments(command.args, io.env);
-    const started = performance.now();
-    const local = await import('../../app/local.ts');
-    const log = jsonLines(io, local.LOCAL_STACK.accessLog);
-    const { edge, key, summary, samplePage } = await local
-      .startLocalStack({ host, port, now: new Date(), report: note, log })
-      .finally(log.flush);
-    note(
-      summary.result === 'published'
-        ? `published build ${summary.buildId} (${summary.plans} plans) to ${local.LOCAL_STACK.origin} in ${Math.round(performance.now() - started)} ms`
-        : summary.result === 'skipped-identical'
-          ? `build ${summary.buildId} stays live: it was built from the same fixtures and settings`
-          : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
-    );
-    note(
-      [
-        '',
-        `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr (and in ${local.LOCAL_STACK.accessLog}).`,
-        `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.LOCAL_STACK.devKey}): ${key}`,
-        `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}${catalogTarget(DISCIPLINES[0])}'`,
-        `  curl -i '${edge.url}/openapi.yaml'`,
-        ...(samplePage ? [`  a plan's page, for people (no key): ${edge.url}${samplePage}`] : []),
-        '',
-      ].join('\n'),
-    );
-    stopOnSignals(io, edge, log);
-  });
+  const start = settingsCommand(
+    program,
+    'start',
+    HELP.start,
+    io,
+    async ({ port, host, canaryRateMinutes }, command) => {
+      if (command.args.length > 0) throw unexpectedArguments(command.args, io.env);
+      const started = performance.now();
+      const local = await import('../../app/local.ts');
+      const log = jsonLines(io, local.LOCAL_STACK.accessLog);
+      const { edge, key, summary, samplePage } = await local
+        .startLocalStack({
+          host,
+          port,
+          now: new Date(),
+          report: note,
+          log,
+          canaryPeriodMs: canaryRateMinutes * 60_000,
+        })
+        .finally(log.flush);
+      note(
+        summary.result === 'published'
+          ? `published build ${summary.buildId} (${summary.plans} plans) to ${local.LOCAL_STACK.origin} in ${Math.round(performance.now() - started)} ms`
+          : summary.result === 'skipped-identical'
+            ? `build ${summary.buildId} stays live: it was built from the same fixtures and settings`
+            : `build ${summary.previousBuildId} stays live (${summary.reason ?? summary.result})`,
+      );
+      note(
+        [
+          '',
+          `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr (and in ${local.LOCAL_STACK.accessLog}).`,
+          `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.LOCAL_STACK.devKey}): ${key}`,
+          `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}${catalogTarget(DISCIPLINES[0])}'`,
+          `  curl -i '${edge.url}/openapi.yaml'`,
+          ...(samplePage ? [`  a plan's page, for people (no key): ${edge.url}${samplePage}`] : []),
+          '',
+        ].join('\n'),
+      );
+      stopOnSignals(io, edge, log);
+    },
+  );
   // Words after `start` are said to be a slip of npm's (below), not commander's bare "too many arguments".
   start.allowExcessArguments();
 }
