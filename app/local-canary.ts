@@ -54,9 +54,10 @@ export function startLocalCanary(options: {
     }
     const lines = canaryLogLines(report);
     for (const line of lines.slice(0, -1)) options.log({ time: new Date().toISOString(), ...line });
-    const summary = lines.at(-1) as { message: string };
+    const summary = lines.at(-1) as { message: string; diagnosis?: string };
+    const diagnosis = summary.diagnosis ? ` (${summary.diagnosis})` : '';
     options.report(
-      `canary (partner ${MONITORING_PARTNER}): ${summary.message.replace(/^conformance: /, '')}`,
+      `canary (partner ${MONITORING_PARTNER}): ${summary.message.replace(/^conformance: /, '')}${diagnosis}`,
     );
     return report;
   };
