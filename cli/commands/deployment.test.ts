@@ -4,9 +4,11 @@
  * peer; the requests it received are asserted exactly), against s3rver and the KeyValueStore stand-in. And with
  * no deployment and no target at all, the commands act on the local stack in the working directory.
  */
+
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type CanaryReport, canaryReportObject } from '../../app/canary.ts';
 import { LOCAL_STACK } from '../../app/paths.ts';
 import { KVS_LIVE_BUILD } from '../../contract/index.ts';
 import {
@@ -141,8 +143,36 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
       `cors set acts on deployment staging (store ${ARN}, in eu-west-1)`,
     );
     expect(kvs.entries.get('cors:origin')).toBe('https://app.example.com');
+    // The deployed canary's last report, as it stores it in the bucket: a failing row, a minute ago.
+    const started = new Date(Date.now() - 61_000);
+    const report: CanaryReport = {
+      baseUrl: API_URL,
+      started: started.toISOString(),
+      finished: new Date(started.getTime() + 1_000).toISOString(),
+      durationMs: 1_000,
+      periodSeconds: 300,
+      runner: { kind: 'lambda', name: 'staging-Canary' },
+      cors: 'https://app.example.com',
+      reachable: true,
+      keyRefused: false,
+      deadlineReached: false,
+      counts: { pass: 146, fail: 1, skip: 6, warn: 0, notRun: 0 },
+      rows: 153,
+      failing: [
+        { name: 'a plan page', request: 'GET /plans/{plan}', lines: ['status: expected 200, got 403'] },
+      ],
+      diagnosis: null,
+    };
+    const stored = canaryReportObject(report);
+    await s3.seed({ [stored.key]: Buffer.concat(stored.chunks).toString('utf8') });
     const status = await runCatalog(['status', '--json'], { env: deployment });
-    expect(JSON.parse(status.stdout)).toMatchObject({ origin: `s3://${s3.bucket}`, store: ARN });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      origin: `s3://${s3.bucket}`,
+      store: ARN,
+      conformance: { report, silent: false, stopped: false },
+    });
+    const shown = await runCatalog(['status'], { env: deployment });
+    expect(shown.stdout).toMatch(/146 of 147 rows pass, failing: "a plan page", 1m \d+s ago/);
     for (const command of ['history', 'builds']) {
       const listed = await runCatalog([command], { env: deployment });
       expect(listed.code, `${command}: ${listed.stderr}`).toBe(0);
