@@ -183,14 +183,14 @@ export interface ConformanceJudgement {
   readonly problem: string | null;
   /** Seconds since the run finished. */
   readonly ageSeconds: number;
-  /** No report for more than two of its periods (not judged once a local canary stopped). */
+  /** No report for more than two of its periods (not judged once the canary stopped). */
   readonly silent: boolean;
 }
 
 /**
  * Judges a report at `now`: degraded when a row failed or was not run, the deployment could not be reached, or
  * the canary has not reported for two of its periods. `stopped`: the local stack's canary stopped with its
- * `catalog start`, so its last report is shown, not judged.
+ * `catalog start`, or the deployment no longer has a canary, so its last report is shown, not judged.
  */
 export function judgeConformance(report: CanaryReport, now: Date, stopped: boolean): ConformanceJudgement {
   const ageSeconds = Math.max(0, Math.round((now.getTime() - Date.parse(report.finished)) / 1000));
@@ -199,7 +199,7 @@ export function judgeConformance(report: CanaryReport, now: Date, stopped: boole
   const diagnosis = report.diagnosis && report.reachable ? `; ${report.diagnosis}` : '';
   if (stopped)
     return {
-      line: `${summary}, ${ago} (the canary stopped with catalog start)`,
+      line: `${summary}, ${ago} (${report.runner.kind === 'local' ? 'the canary stopped with catalog start' : 'the deployment has no canary now: its last report'})`,
       problem: null,
       ageSeconds,
       silent: false,

@@ -139,6 +139,20 @@ describe('preparing a case for a deployment', () => {
     });
   });
 
+  it('on a schedule (keyInUrl false) sends no request whose URL carries the key, and skips nothing else for it', () => {
+    const scheduled = { ...SETTINGS, keyInUrl: false };
+    const taught = newLearned();
+    const inUrl = blackBoxCases().filter((testCase) => testCase.target.includes('{valid}'));
+    expect(inUrl.map((testCase) => testCase.name)).toEqual(['the key in the query string']);
+    expect(prepareCase(named('the key in the query string'), scheduled, taught)).toEqual({
+      skip: 'not sent on a schedule: its URL would carry the key into the access logs',
+    });
+    for (const testCase of blackBoxCases()) {
+      const prepared = prepareCase(testCase, scheduled, taught);
+      if ('request' in prepared) expect(prepared.request.target).not.toContain(SETTINGS.key);
+    }
+  });
+
   it('checks pages with the first plan only when its webUrl is on this deployment', () => {
     learnPagePlan(SETTINGS, learned);
     expect(learned.pagePlan).toEqual({ id: PLAN });

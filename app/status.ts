@@ -323,7 +323,13 @@ export function evaluateStatus(
 }
 
 /** Reads the facts of {@link evaluateStatus}: a directory's objects are read and hashed against their records. */
-export async function readStatusFacts(target: PublishTarget): Promise<StatusFacts> {
+export async function readStatusFacts(
+  target: PublishTarget,
+  options: {
+    /** Whether the deployment has a canary now (its stack's outputs say so); undefined: not known here. */
+    readonly canaryDeployed?: boolean | undefined;
+  } = {},
+): Promise<StatusFacts> {
   const [{ proveDeployment, readLive }, { storeFailure }, { isAlive }, { DeploymentError }] =
     await Promise.all([
       import('../publish/steps.ts'),
@@ -366,7 +372,11 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
         canary && 'report' in canary
           ? {
               report: canary.report,
-              stopped: runner?.kind === 'local' && runner.host === hostname() && !isAlive(runner.pid),
+              // A local canary whose catalog start exited, or a deployed one the stack no longer has.
+              stopped:
+                runner?.kind === 'local'
+                  ? runner.host === hostname() && !isAlive(runner.pid)
+                  : options.canaryDeployed === false,
             }
           : canary,
     };
@@ -381,7 +391,7 @@ export async function readStatusFacts(target: PublishTarget): Promise<StatusFact
 /** Reads and judges the status of a target at `now`. */
 export async function catalogStatus(
   target: PublishTarget,
-  options: { readonly now: Date; readonly maxAgeMs: number },
+  options: { readonly now: Date; readonly maxAgeMs: number; readonly canaryDeployed?: boolean | undefined },
 ): Promise<StatusReport> {
-  return evaluateStatus(await readStatusFacts(target), options);
+  return evaluateStatus(await readStatusFacts(target, { canaryDeployed: options.canaryDeployed }), options);
 }

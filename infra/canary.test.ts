@@ -35,6 +35,9 @@ describe('the canary in the stack', () => {
     const canary = canaryOf(s);
     const canaryId = logicalId(s.template, 'AWS::Lambda::Function', 'Canary');
     expect(canary).toMatchObject({ Runtime: LAMBDA_BUNDLE.runtime, Architectures: ['arm64'], Timeout: 140 });
+    // What it holds the deployment to, for a hand-run catalog check --deployment too.
+    s.template.hasOutput('CorsOrigin', { Value: 'https://app.example.com' });
+    s.template.hasOutput('CanaryFunctionName', {});
     const variables = (canary.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(variables).toMatchObject({
       CATALOG_BASE_URL: 'https://catalog.example.com',
@@ -96,7 +99,8 @@ describe('the canary in the stack', () => {
       DatapointsToAlarm: 2,
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      TreatMissingData: 'notBreaching',
+      // No report is the silence alarm's: this one neither fires nor clears on missing data.
+      TreatMissingData: 'missing',
     });
     const metrics = failed.Metrics as {
       Id: string;
@@ -144,9 +148,13 @@ describe('the canary in the stack', () => {
     const anomaly = alarmNamed(s, 'Edge4xxAnomaly');
     const period = (anomaly.Metrics as { MetricStat?: { Period: number } }[]).find((m) => m.MetricStat)
       ?.MetricStat?.Period;
-    expect(period).toBe(300);
     expect(anomaly.TreatMissingData).toBe('notBreaching');
-    expect(period && period % (5 * 60)).toBe(0);
+    // The canary's schedule as synthesized: the runs in each of that alarm's periods.
+    const schedule = Object.values(resources(s, 'AWS::Scheduler::Schedule')).find((r) =>
+      JSON.stringify(r.Properties).includes('canary'),
+    )?.Properties as { ScheduleExpression: string };
+    const minutes = Number(/^rate\((\d+) minutes?\)$/.exec(schedule.ScheduleExpression)?.[1]);
+    expect((period ?? 0) / (minutes * 60)).toBe(1);
   });
 
   it('is off with canaryEnabled false, and absent without a monitoring key secret', async () => {
@@ -162,6 +170,14 @@ describe('the canary in the stack', () => {
         Object.keys(resources(s, 'AWS::Scheduler::Schedule')).filter((id) => id.startsWith('Canary')),
       ).toEqual([]);
     }
+  });
+
+  it('gives its function a whole number of seconds, within Lambda’s longest timeout', async () => {
+    const s = await synthStack({ ...WITH_CANARY, checkDeadline: '100500ms' });
+    expect(canaryOf(s)).toMatchObject({ Timeout: 121 });
+    expect(() => constructStack({ ...WITH_CANARY, canaryRateMinutes: 60, checkDeadline: '20m' })).toThrow(
+      "checkDeadline 20m: with the 20s the canary keeps to store its report, must fit Lambda's longest timeout (15 minutes)",
+    );
   });
 
   it('refuses a deadline its period cannot hold', () => {

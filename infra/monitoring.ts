@@ -244,6 +244,9 @@ function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSet
       alarmDescription: `A row of the specification failed in two consecutive canary runs (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row, what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
       metric: nonConforming(canary, rate),
       evaluationPeriods: 2,
+      // A canary that stops reporting while rows fail is ConformanceSilent's to say; this alarm keeps its state
+      // (no "OK" while the deployment is still broken).
+      treatMissingData: cloudwatch.TreatMissingData.MISSING,
     }),
     alarm(stack, 'ConformanceSilent', topic, {
       alarmDescription: `The canary stored no report for two periods (2 × ${rate.toHumanString()}): it did not run, failed before its report, or could not write it; nothing is watching the deployment against its specification. Runbook "the canary is silent" in infra/README.md.`,

@@ -7,6 +7,7 @@ import { type StackProps, Token } from 'aws-cdk-lib/core';
 import { RegionInfo } from 'aws-cdk-lib/region-info';
 import { CANARY_RESERVE_MS } from '../app/canary.ts';
 import { type NamesIn, readSettings, type SettingsIn } from '../app/settings/index.ts';
+import { LAMBDA_MAX_TIMEOUT_SECONDS } from '../app/settings/registry.ts';
 import { ConfigError } from '../contract/errors.ts';
 import { EDGE_REGION } from '../contract/index.ts';
 import { parseKvsFile } from '../keys/kvs-file.ts';
@@ -123,6 +124,13 @@ export function resolveSettings(props: CatalogStackProps, stackName: string): St
   )
     problems.push(
       `checkDeadline ${formatDuration(s.checkDeadline)}: with the ${CANARY_RESERVE_MS / 1000}s the canary keeps to store its report, must be shorter than canaryRateMinutes (${s.canaryRateMinutes} minutes), or its runs would overlap`,
+    );
+  if (
+    s.checkDeadline !== undefined &&
+    s.checkDeadline + CANARY_RESERVE_MS > LAMBDA_MAX_TIMEOUT_SECONDS * 1000
+  )
+    problems.push(
+      `checkDeadline ${formatDuration(s.checkDeadline)}: with the ${CANARY_RESERVE_MS / 1000}s the canary keeps to store its report, must fit Lambda's longest timeout (${LAMBDA_MAX_TIMEOUT_SECONDS / 60} minutes)`,
     );
   if ((props.subnetIds !== undefined || props.securityGroupIds !== undefined) && props.vpcId === undefined)
     problems.push('subnetIds and securityGroupIds need vpcId');

@@ -343,6 +343,11 @@ export class CatalogStack extends Stack {
         'Where partners ask for keys: catalog publish --contact-address (CATALOG_CONTACT_ADDRESS)',
       ],
     };
+    if (settings.corsOrigin !== undefined)
+      outputs.CorsOrigin = [
+        settings.corsOrigin ?? 'off',
+        'The CORS origin this deployment is held to: catalog check --cors-origin (CATALOG_CORS_ORIGIN)',
+      ];
     for (const [outputId, [value, description]] of Object.entries(outputs))
       new CfnOutput(this, outputId, { value, description });
   }
@@ -550,7 +555,8 @@ export class CatalogStack extends Stack {
       architecture: lambda.Architecture.ARM_64,
       memorySize: 256,
       // The run's deadline, then time to store its report and metrics: below the period (props.ts checks).
-      timeout: Duration.millis(settings.checkDeadline + CANARY_RESERVE_MS),
+      // Lambda counts its timeout in whole seconds.
+      timeout: Duration.seconds(Math.ceil((settings.checkDeadline + CANARY_RESERVE_MS) / 1000)),
       retryAttempts: 0,
       environment: functionEnvironment('canary', {
         ...settings,

@@ -99,7 +99,10 @@ export function createCanaryHandler(
           cors: settings.corsOrigin,
           maxAgeMs: settings.maxAge,
           timeoutMs: settings.checkTimeout,
-          deadlineMs,
+          // A scheduled run never sends its key in a URL (access logs keep URLs).
+          keyInUrl: false,
+          // The deadline counts from the run's start: reading the key came out of it.
+          deadlineMs: Math.max(1_000, deadlineMs - (Date.now() - started.getTime())),
         },
         periodMs,
         runner,

@@ -19,6 +19,9 @@ import { boolean, decimal, integer, type Kind, list, matching, parsed, text } fr
  * Where a setting is read: a command of the command line (see {@link READS}), the builder Lambda, the canary
  * Lambda, or the CDK app.
  */
+
+/** Lambda's longest function timeout: the builder's setting and the canary's deadline stay within it. */
+export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
 export type Context = keyof typeof READS;
 /** The `catalog` commands (`keys issue` is `keys-issue` here). */
 export type CommandName = Exclude<Context, 'lambda' | 'canary' | 'cdk'>;
@@ -324,6 +327,11 @@ export const SETTINGS = {
     'the builder function name or ARN',
     { env: 'CATALOG_FUNCTION_NAME', output: 'BuilderFunctionName' },
   ),
+  canaryFunction: setting(
+    matching('name', /^[A-Za-z0-9_:.$-]{1,170}$/, 'must be a Lambda function name or ARN'),
+    "the deployment's canary (stack output CanaryFunctionName): with --deployment, status judges the canary's report only while the stack has one",
+    { flag: false, env: false, output: 'CanaryFunctionName' },
+  ),
 
   // The local edge and the key-value store.
   origin: setting(
@@ -464,7 +472,7 @@ export const SETTINGS = {
   ),
   // Sized from the measured cost of a publish: infra/README.md, "Sizing the builder".
   builderTimeoutSeconds: setting(
-    integer(10, 900, 'seconds'),
+    integer(10, LAMBDA_MAX_TIMEOUT_SECONDS, 'seconds'),
     'the builder timeout, shorter than the build rate (a 30,000-plan publish takes about a third)',
     { default: 300 },
   ),
@@ -624,7 +632,7 @@ export const SETTINGS = {
   ),
   canaryEnabled: setting(
     boolean,
-    "run the canary: catalog check's rows against the deployment every canaryRateMinutes with the monitoring key (needs monitoringKeySecretArn); false: no canary, its alarms and report gone",
+    "run the canary: catalog check's rows against the deployment every canaryRateMinutes with the monitoring key (needs monitoringKeySecretArn); false: no canary and no alarms of it (status then shows its last report as a former canary's, unjudged)",
     { default: true },
   ),
   canaryRateMinutes: setting(
@@ -706,7 +714,7 @@ export const READS = {
     default: ['proxyPort proxyHost cacheFile changesKept'],
     optional: ['refreshSeconds notify'],
   },
-  status: { default: ['s3PathStyle maxAttempts json maxAge'], optional: [...TARGET] },
+  status: { default: ['s3PathStyle maxAttempts json maxAge'], optional: [...TARGET, 'canaryFunction'] },
   check: {
     required: ['baseUrl checkKey'],
     default: ['json maxAge checkTimeout checkDeadline'],

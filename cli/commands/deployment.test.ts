@@ -49,6 +49,8 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
   let aws: Recorder;
   const kvs = new FakeKvs(ARN);
   let undoDns: () => void;
+  /** Whether the stack has a canary (its output CanaryFunctionName). */
+  let withCanary = true;
   beforeAll(async () => {
     undoDns = resolveKvsTestHost();
     [s3, cloudFormation, aws] = await Promise.all([
@@ -67,6 +69,7 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
           BuilderFunctionName: FUNCTION,
           ViewerRequestFunctionName: 'staging-viewer-request',
           UsageLogGroupName: LOG_GROUP,
+          ...(withCanary ? { CanaryFunctionName: 'staging-canary' } : {}),
         });
       return describeStacksAnswer(stack);
     });
@@ -173,6 +176,18 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     });
     const shown = await runCatalog(['status'], { env: deployment });
     expect(shown.stdout).toMatch(/146 of 147 rows pass, failing: "a plan page", 1m \d+s ago/);
+    expect(JSON.parse(status.stdout).conformanceProblem).toBeNull();
+    expect(JSON.stringify(JSON.parse(status.stdout).problems)).toContain('conformance: 146 of 147 rows pass');
+    // The canary turned off in the deployment: its last report is shown, no longer judged.
+    withCanary = false;
+    try {
+      const off = JSON.parse((await runCatalog(['status', '--json'], { env: deployment })).stdout);
+      expect(off.conformance).toMatchObject({ stopped: true, silent: false });
+      expect(off.conformance.line).toMatch(/\(the deployment has no canary now: its last report\)$/);
+      expect(JSON.stringify(off.problems)).not.toContain('conformance');
+    } finally {
+      withCanary = true;
+    }
     for (const command of ['history', 'builds']) {
       const listed = await runCatalog([command], { env: deployment });
       expect(listed.code, `${command}: ${listed.stderr}`).toBe(0);

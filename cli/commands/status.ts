@@ -98,7 +98,12 @@ export function registerStatus(program: Command, io: CliIO): void {
   settingsCommand(program, 'status', description, io, async (settings) => {
     const status = await import('../../app/status.ts');
     const target = await targetOf(settings);
-    const report = await status.catalogStatus(target, { now: new Date(), maxAgeMs: settings.maxAge });
+    const report = await status.catalogStatus(target, {
+      now: new Date(),
+      maxAgeMs: settings.maxAge,
+      // A deployment's outputs name its canary while it has one.
+      canaryDeployed: settings.deployment === undefined ? undefined : settings.canaryFunction !== undefined,
+    });
     io.stdout(settings.json ? `${JSON.stringify(report)}\n` : `${formatStatus(report, status.formatAge)}\n`);
     if (report.health !== 'healthy')
       io.stderr(
