@@ -442,10 +442,22 @@ describe("the canary's conformance", () => {
   });
 
   it('shows, without judging, the last report of a local canary whose catalog start stopped', () => {
-    const report = judge(facts({ canary: { report: canaryReport(60, ['a plan page']), stopped: true } }));
+    const local = {
+      ...canaryReport(60, ['a plan page']),
+      runner: { kind: 'local', host: 'dev', pid: 4242 } as const,
+    };
+    const report = judge(facts({ canary: { report: local, stopped: true } }));
     expect(report.health).toBe('healthy');
     expect(report.conformance?.line).toBe(
       '146 of 147 rows pass, failing: "a plan page", 1h 0m ago (the canary stopped with catalog start)',
+    );
+  });
+
+  it('shows, without judging, the last report of a deployed canary the stack no longer has', () => {
+    const report = judge(facts({ canary: { report: canaryReport(60, ['a plan page']), stopped: true } }));
+    expect(report.health).toBe('healthy');
+    expect(report.conformance?.line).toBe(
+      '146 of 147 rows pass, failing: "a plan page", 1h 0m ago (the deployment has no canary now: its last report)',
     );
   });
 });
