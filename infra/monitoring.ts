@@ -74,17 +74,33 @@ export interface Monitoring {
   readonly edgeStack?: Stack;
 }
 
-/** The metrics of this deployment's builder (contract/metrics.ts), in the stack's region, per `period`. */
-function builderMetrics(builder: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) {
-  return (name: keyof typeof METRICS) =>
-    new cloudwatch.Metric({
+/**
+ * The metrics one of this deployment's functions writes (contract/metrics.ts: `table` is the builder's METRICS or
+ * the canary's CANARY_METRICS), in the stack's region, per `period`; labelled with their names when `labelled`.
+ */
+function functionMetrics<T extends Record<string, { readonly name: string }>>(
+  fn: lambda.IFunction,
+  table: T,
+  period: Duration,
+  statistic: string = MAXIMUM,
+  labelled = false,
+) {
+  return (name: keyof T) => {
+    const metricName = (table[name] as T[keyof T]).name;
+    return new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
-      metricName: METRICS[name].name,
-      dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: builder.functionName },
+      metricName,
+      dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: fn.functionName },
       statistic,
       period,
+      ...(labelled ? { label: metricName } : {}),
     });
+  };
 }
+
+/** The builder's metrics, per `period`. */
+const builderMetrics = (builder: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) =>
+  functionMetrics(builder, METRICS, period, statistic);
 
 /** CloudFront's metrics of a distribution or a function (`Region=Global`), read from `region` when given. */
 function cloudFrontMetrics(dimension: 'DistributionId' | 'FunctionName', value: string, region?: string) {
@@ -204,18 +220,9 @@ function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: bo
   });
 }
 
-/** The canary's metrics (contract/metrics.ts), per its period. */
-function canaryMetrics(canary: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) {
-  return (name: keyof typeof CANARY_METRICS) =>
-    new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: CANARY_METRICS[name].name,
-      dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: canary.functionName },
-      statistic,
-      period,
-      label: CANARY_METRICS[name].name,
-    });
-}
+/** The canary's metrics (contract/metrics.ts), per its period, labelled with their names. */
+const canaryMetrics = (canary: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) =>
+  functionMetrics(canary, CANARY_METRICS, period, statistic, true);
 
 /** Per canary period: the rows that failed or were not run, and 1 when the run did not reach the deployment. */
 function nonConforming(canary: lambda.IFunction, rate: Duration): cloudwatch.IMetric {

@@ -5,7 +5,6 @@
  * one for the run, and writes the run's metrics (app/canary.ts). A run that finds failures is no error for Lambda:
  * the alarms read the metrics. Its role may read that one secret, write that one object, and write its own logs.
  */
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
@@ -22,9 +21,9 @@ import { createS3Client, createSecretsClient } from '../app/clients.ts';
 import { type CanarySettings, parseCanaryEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { describeCause } from '../contract/errors.ts';
-import { METRICS_FUNCTION_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import { KEY_PATTERN } from '../keys/keys.ts';
 import { S3Origin } from '../publish/s3-origin.ts';
+import { functionMetrics } from './metrics.ts';
 import { readSecret } from './secrets.ts';
 
 /** The clients the canary uses: the bucket its report goes to, the secret its key is in. */
@@ -56,11 +55,7 @@ export function createCanaryHandler(
 ): (event: unknown, context?: CanaryContext) => Promise<CanaryReport> {
   const log = (entry: object) => console.log(JSON.stringify(entry));
   const functionName = options.env.AWS_LAMBDA_FUNCTION_NAME;
-  const metrics = new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: METRICS_SERVICE,
-    ...(functionName ? { defaultDimensions: { [METRICS_FUNCTION_DIMENSION]: functionName } } : {}),
-  });
+  const metrics = functionMetrics(options.env);
   let ready: { settings: CanarySettings; clients: CanaryClients } | undefined;
 
   return async (_event: unknown, context?: CanaryContext): Promise<CanaryReport> => {

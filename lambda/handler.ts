@@ -2,7 +2,6 @@
  * The builder as a Lambda function (lambda/README.md): `catalog publish` configured from the environment, one
  * JSON line per run. A failed run throws (the alarm fires); a `busy` or `not-configured` one does not.
  */
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
@@ -13,8 +12,8 @@ import { renderMessage } from '../app/settings/index.ts';
 import { openTarget, type TargetClients } from '../app/target.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
-import { METRICS_FUNCTION_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import type { PublishTarget } from '../publish/steps.ts';
+import { functionMetrics } from './metrics.ts';
 import { readSecret } from './secrets.ts';
 
 export interface LambdaClients extends TargetClients {
@@ -92,13 +91,7 @@ export function createHandler(
 ): (event: unknown, context?: LambdaContext) => Promise<RunSummary | NotConfiguredSummary> {
   // One JSON line per run to CloudWatch Logs.
   const log = (entry: object) => console.log(JSON.stringify(entry));
-  // On Lambda, the function's name (which Lambda sets) tells this deployment's metrics from another's.
-  const functionName = options.env.AWS_LAMBDA_FUNCTION_NAME;
-  const metrics = new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: METRICS_SERVICE,
-    ...(functionName ? { defaultDimensions: { [METRICS_FUNCTION_DIMENSION]: functionName } } : {}),
-  });
+  const metrics = functionMetrics(options.env);
   let ready: { settings: LambdaSettings; clients: LambdaClients; target: PublishTarget } | undefined;
 
   return async (event: unknown, context?: LambdaContext): Promise<RunSummary | NotConfiguredSummary> => {
