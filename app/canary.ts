@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { describeCause, settingRef } from '../contract/errors.ts';
 import { STATE_CANARY } from '../contract/index.ts';
 import { CANARY_METRICS } from '../contract/metrics.ts';
-import { type ObjectToWrite, stateObject } from '../publish/origin.ts';
+import { type ObjectToWrite, parseStoredJson, stateObject } from '../publish/origin.ts';
 import { formatAge } from './age.ts';
 import { type CheckOptions, checkDeployment } from './check.ts';
 import { type CheckReport, checkSteps } from './check-rows.ts';
@@ -230,18 +230,11 @@ export function canaryReportObject(report: CanaryReport): ObjectToWrite {
 
 /** Reads a stored report: the report, or why it is not one. */
 export function parseCanaryReport(body: Uint8Array): { report: CanaryReport } | { problem: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(body).toString('utf8'));
-  } catch {
-    return { problem: `${STATE_CANARY} is not JSON` };
-  }
-  const parsed = CanaryReport.safeParse(json);
-  if (parsed.success) return { report: parsed.data };
-  const issue = parsed.error.issues[0];
-  return {
-    problem: `${STATE_CANARY} is not a canary report (${issue?.path.join('.') || 'report'}: ${issue?.message ?? 'invalid'})`,
-  };
+  const read = parseStoredJson(body, STATE_CANARY, CanaryReport, {
+    what: 'a canary report',
+    noun: 'report',
+  });
+  return 'value' in read ? { report: read.value } : read;
 }
 
 /**

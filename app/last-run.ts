@@ -11,7 +11,7 @@ import {
 import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
-import { type ObjectToWrite, stateObject } from '../publish/origin.ts';
+import { type ObjectToWrite, parseStoredJson, stateObject } from '../publish/origin.ts';
 import type { PublishSummary } from './run.ts';
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int().min(0));
@@ -192,16 +192,6 @@ export function lastRunObject(record: LastRun): ObjectToWrite {
 
 /** Reads a stored record: the record, or why it is not one. */
 export function parseLastRun(body: Uint8Array): { record: LastRun } | { problem: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(body).toString('utf8'));
-  } catch {
-    return { problem: `${STATE_LAST_RUN} is not JSON` };
-  }
-  const parsed = LastRun.safeParse(json);
-  if (parsed.success) return { record: parsed.data };
-  const issue = parsed.error.issues[0];
-  return {
-    problem: `${STATE_LAST_RUN} is not a run record (${issue?.path.join('.') || 'record'}: ${issue?.message ?? 'invalid'})`,
-  };
+  const read = parseStoredJson(body, STATE_LAST_RUN, LastRun, { what: 'a run record', noun: 'record' });
+  return 'value' in read ? { record: read.value } : read;
 }

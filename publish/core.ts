@@ -17,7 +17,7 @@ import {
   planPageKey,
 } from '../contract/index.ts';
 import type { GuardName } from './errors.ts';
-import type { StoredObject } from './origin.ts';
+import { parseStoredJson, type StoredObject } from './origin.ts';
 import { shownValue } from './pointer.ts';
 
 /** The key at the origin of a build's object. */
@@ -55,24 +55,15 @@ export type StoredManifest = z.output<typeof StoredManifest>;
 
 /** A manifest's bytes read back: the manifest, or why it is not one of this build (an unknown layout too). */
 export function parseManifest(body: Uint8Array, buildId: string): StoredManifest | { problem: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(body).toString('utf8'));
-  } catch {
-    return { problem: `${buildKey(buildId, MANIFEST)} is not JSON` };
-  }
-  const parsed = StoredManifest.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return {
-      problem: `${buildKey(buildId, MANIFEST)} is not a manifest this tool reads (${issue?.path.join('.') || 'manifest'}: ${issue?.message ?? 'invalid'})`,
-    };
-  }
-  if (parsed.data.buildId !== buildId)
-    return {
-      problem: `${buildKey(buildId, MANIFEST)} is the manifest of ${shownValue(parsed.data.buildId)}`,
-    };
-  return parsed.data;
+  const read = parseStoredJson(body, buildKey(buildId, MANIFEST), StoredManifest, {
+    what: 'a manifest this tool reads',
+    noun: 'manifest',
+  });
+  if ('problem' in read) return read;
+  const manifest = read.value;
+  if (manifest.buildId !== buildId)
+    return { problem: `${buildKey(buildId, MANIFEST)} is the manifest of ${shownValue(manifest.buildId)}` };
+  return manifest;
 }
 
 /** The plan id of a live page's key (`plans/<id>.html`), or null for another key. */

@@ -4,6 +4,7 @@
  * it, so the local stack runs the same code path as production.
  */
 import { createHash } from 'node:crypto';
+import type { z } from 'zod';
 import type { BuildObject } from '../builder/build.ts';
 import { type StoredHeaders, storedHeaders } from '../contract/objects.ts';
 
@@ -49,6 +50,31 @@ export function bytesObject(key: string, chunks: readonly Buffer[]): ObjectToWri
 /** A JSON record of the catalog's own state at the origin (`state/…`): never served, never cached. */
 export function stateObject(key: string, text: string): ObjectToWrite {
   return bytesObject(key, [Buffer.from(text)]);
+}
+
+/**
+ * A stored JSON object read back against `schema`: its value, or why it is not one, in one line naming `key`,
+ * what it should be and where it is not (`state/last-run.json is not a run record (outcome: …)`; the object
+ * itself is `noun`).
+ */
+export function parseStoredJson<T extends z.ZodType>(
+  body: Uint8Array,
+  key: string,
+  schema: T,
+  { what, noun }: { readonly what: string; readonly noun: string },
+): { value: z.output<T> } | { problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(body).toString('utf8'));
+  } catch {
+    return { problem: `${key} is not JSON` };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return { value: parsed.data };
+  const issue = parsed.error.issues[0];
+  return {
+    problem: `${key} is not ${what} (${issue?.path.join('.') || noun}: ${issue?.message ?? 'invalid'})`,
+  };
 }
 
 /** What a listing says of a stored object, without reading it. */
