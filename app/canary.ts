@@ -134,7 +134,7 @@ export function unrunReport(baseUrl: string, reason: string, run: CanaryRun): Ca
   };
 }
 
-/** Runs the check and makes its report; `now` is the clock (a test's may be another). */
+/** Runs the check as a scheduled run (no key in a URL) and makes its report; `now` is the clock (a test's may be another). */
 export async function runCanary(options: {
   readonly check: CheckOptions;
   readonly periodMs: number;
@@ -143,7 +143,8 @@ export async function runCanary(options: {
 }): Promise<CanaryReport> {
   const now = options.now ?? (() => new Date());
   const started = now();
-  const report = await checkDeployment(options.check);
+  // Run on a schedule: never the key in a URL, where access logs would keep it.
+  const report = await checkDeployment({ ...options.check, keyInUrl: false });
   return canaryReportOf(report, {
     started,
     finished: now(),

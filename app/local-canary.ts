@@ -41,8 +41,6 @@ export function startLocalCanary(options: {
         cors: (await options.cors()) ?? null,
         maxAgeMs: defaultOf('maxAge'),
         timeoutMs: defaultOf('checkTimeout'),
-        // A scheduled run never sends its key in a URL (access logs keep URLs).
-        keyInUrl: false,
         // Below the period, as the deployed canary's.
         deadlineMs: Math.min(defaultOf('checkDeadline'), Math.max(1_000, options.periodMs - 1_000)),
       },

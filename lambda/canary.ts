@@ -94,8 +94,6 @@ export function createCanaryHandler(
           cors: settings.corsOrigin,
           maxAgeMs: settings.maxAge,
           timeoutMs: settings.checkTimeout,
-          // A scheduled run never sends its key in a URL (access logs keep URLs).
-          keyInUrl: false,
           // The deadline counts from the run's start: reading the key came out of it.
           deadlineMs: Math.max(1_000, deadlineMs - (Date.now() - started.getTime())),
         },
