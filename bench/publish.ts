@@ -5,9 +5,11 @@
  * publish, the same source again (unchanged), one changed title, 1 % of the plans changed, and a rollback to the
  * build before. For each: the objects written (PutObject and CopyObject; the run's own records under `state/`
  * apart), the bytes uploaded, the S3 requests by kind, the wall and CPU time of the command's process (s3rver
- * runs in this one) and its peak RSS. Prints the figures; asserts nothing.
+ * runs in this one) and its peak RSS, and the CPU time s3rver spent serving it. Prints the figures; asserts nothing.
  *
- *   npm run bench:publish [-- --rows 30000] [-- --bin ../other-checkout/bin/catalog.js]
+ *   npm run bench:publish [-- --rows 30000] [-- --bin ../other-checkout/bin/catalog.js] [-- --first]
+ *
+ * `--first` runs the first publish alone: a whole-process timer then pairs two checkouts' first publishes.
  */
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -19,7 +21,11 @@ import { CATALOG_BIN, ROOT, scratchDir } from '../testing/cli.ts';
 import { FakeKvs, RESOLVE_KVS_TEST_HOST } from '../testing/kvs.ts';
 
 const { values } = parseArgs({
-  options: { rows: { type: 'string', default: '30000' }, bin: { type: 'string', default: CATALOG_BIN } },
+  options: {
+    rows: { type: 'string', default: '30000' },
+    bin: { type: 'string', default: CATALOG_BIN },
+    first: { type: 'boolean', default: false },
+  },
 });
 const rows = Number(values.rows);
 const bin = resolve(values.bin);
@@ -72,6 +78,7 @@ const target = ['--bucket', s3.bucket, '--kvs-arn', KVS_ARN];
 async function catalog(args: readonly string[]) {
   const usageFile = join(dir, 'usage.json');
   const started = performance.now();
+  const serverCpu = process.cpuUsage();
   const stdout = await new Promise<string>((done, fail) => {
     const child = spawn(
       process.execPath,
@@ -92,12 +99,14 @@ async function catalog(args: readonly string[]) {
     );
   });
   const wallMs = performance.now() - started;
+  const { user, system } = process.cpuUsage(serverCpu);
+  const serverCpuMs = (user + system) / 1000;
   const usage = JSON.parse(await readFile(usageFile, 'utf8')) as {
     maxRssBytes: number;
     userMs: number;
     systemMs: number;
   };
-  return { stdout, wallMs, usage };
+  return { stdout, wallMs, usage, serverCpuMs };
 }
 
 try {
@@ -133,9 +142,10 @@ try {
     ['rollback (to the one-title build)', ['rollback', ...target]],
   ];
   const figures: Figures[] = [];
+  if (values.first) runs.splice(1);
   for (const [label, args] of runs) {
     s3.requests.length = 0;
-    const { stdout, wallMs, usage } = await catalog(args);
+    const { stdout, wallMs, usage, serverCpuMs } = await catalog(args);
     const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
       result?: string;
       buildId?: string;
@@ -174,7 +184,7 @@ try {
     );
     console.log(`  S3      : ${[...kinds].map(([kind, n]) => `${kind} ${count(n)}`).join(', ')}`);
     console.log(
-      `  process : ${s(wallMs)} s wall, ${s(cpuMs)} CPU-s (user ${s(usage.userMs)}, system ${s(usage.systemMs)}), peak RSS ${mb(usage.maxRssBytes)} MB`,
+      `  process : ${s(wallMs)} s wall, ${s(cpuMs)} CPU-s (user ${s(usage.userMs)}, system ${s(usage.systemMs)}), peak RSS ${mb(usage.maxRssBytes)} MB; s3rver ${s(serverCpuMs)} CPU-s`,
     );
     const d = summary.durationsMs;
     if (d)
@@ -184,20 +194,22 @@ try {
           .join(', ')}`,
       );
   }
-  const [full, unchanged, one, some] = figures as [Figures, Figures, Figures, Figures];
-  const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)} %`;
-  console.log('\nagainst a first publish:');
-  console.log(`  unchanged      : ${pct(unchanged.cpuMs, full.cpuMs)} of its CPU`);
-  console.log(
-    `  one title      : ${count(one.written)} objects, ${mb(one.bytes)} MB (${pct(one.bytes, full.bytes)} of its bytes; beyond the catalogs and their variants, ${count(Math.round((one.bytes - one.catalogBytes) / 1024))} kB)`,
-  );
-  const ratio = (run: Figures) => (run.bytes / (run.catalogBytes + run.pageBytes)).toFixed(3);
-  console.log(
-    `  uploaded / (changed catalogs with variants + changed pages): one title ${ratio(one)}, 1 % ${ratio(some)}`,
-  );
-  console.log(
-    `  1 % of plans   : ${count(some.written)} objects, ${pct(some.written, full.written)} of its objects`,
-  );
+  const [full, unchanged, one, some] = figures;
+  if (full && unchanged && one && some) {
+    const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(1)} %`;
+    console.log('\nagainst a first publish:');
+    console.log(`  unchanged      : ${pct(unchanged.cpuMs, full.cpuMs)} of its CPU`);
+    console.log(
+      `  one title      : ${count(one.written)} objects, ${mb(one.bytes)} MB (${pct(one.bytes, full.bytes)} of its bytes; beyond the catalogs and their variants, ${count(Math.round((one.bytes - one.catalogBytes) / 1024))} kB)`,
+    );
+    const ratio = (run: Figures) => (run.bytes / (run.catalogBytes + run.pageBytes)).toFixed(3);
+    console.log(
+      `  uploaded / (changed catalogs with variants + changed pages): one title ${ratio(one)}, 1 % ${ratio(some)}`,
+    );
+    console.log(
+      `  1 % of plans   : ${count(some.written)} objects, ${pct(some.written, full.written)} of its objects`,
+    );
+  }
 } finally {
   await s3.stop();
   await new Promise<void>((done) => kvs.server.close(() => done()));

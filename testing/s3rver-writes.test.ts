@@ -98,3 +98,45 @@ it('gives a copy made with new headers the ETag of the bytes it copied, as S3 do
     await s3.stop();
   }
 });
+
+it("copies the bytes into a new folder, with the new headers when asked and else the source's", async () => {
+  const s3 = await startS3();
+  try {
+    await s3.client.send(
+      new PutObjectCommand({
+        Bucket: s3.bucket,
+        Key: 'pages/two.html',
+        Body: Buffer.from('two'),
+        ContentType: 'text/html; charset=utf-8',
+        CacheControl: 'public, max-age=31536000, immutable',
+      }),
+    );
+    const copy = (key: string, headers: { MetadataDirective?: 'REPLACE'; CacheControl?: string }) =>
+      s3.client.send(
+        new CopyObjectCommand({
+          Bucket: s3.bucket,
+          Key: key,
+          CopySource: `${s3.bucket}/pages/two.html`,
+          ...headers,
+        }),
+      );
+    const copied = await copy('plans/deep/a.html', {
+      MetadataDirective: 'REPLACE',
+      CacheControl: 'no-store',
+    });
+    await copy('plans/deep/b.html', {});
+    const md5 = `"${createHash('md5').update('two').digest('hex')}"`;
+    expect(copied.CopyObjectResult?.ETag).toBe(md5);
+    const get = (Key: string) => s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key }));
+    const [a, b] = await Promise.all([get('plans/deep/a.html'), get('plans/deep/b.html')]);
+    expect([await a.Body?.transformToString(), a.CacheControl, a.ETag]).toEqual(['two', 'no-store', md5]);
+    expect([await b.Body?.transformToString(), b.CacheControl, b.ContentType, b.ETag]).toEqual([
+      'two',
+      'public, max-age=31536000, immutable',
+      'text/html; charset=utf-8',
+      md5,
+    ]);
+  } finally {
+    await s3.stop();
+  }
+});
