@@ -132,14 +132,14 @@ describe('a build of the fixtures', () => {
     const isPage = (key: string) => key.startsWith('plans/');
     const served = result.objects.filter((f) => f.key !== 'manifest.json' && !isPage(f.key));
     expect(Object.keys(manifest.objects)).toEqual(served.map((f) => f.key));
-    // The pages by plan id, each with the SHA-256 of its bytes (base64url), the name it is stored under once.
+    // The pages by plan id, each with the MD5 of its bytes (hex), the name it is kept under: S3's ETag.
     const pages = result.objects.filter((f) => isPage(f.key));
     expect(pages).toHaveLength(manifest.plans);
     expect(manifest.pages).toEqual(
       Object.fromEntries(
         pages.map((f) => [
           f.key.slice('plans/'.length, -'.html'.length),
-          createHash('sha256').update(f.body).digest('base64url'),
+          createHash('md5').update(f.body).digest('hex'),
         ]),
       ),
     );

@@ -67,8 +67,9 @@ export interface Manifest {
   /** The build's own objects (the manifest and the pages aside), by key relative to the build. */
   readonly objects: Readonly<Record<string, ManifestEntry>>;
   /**
-   * Plan id → the SHA-256 of its page's bytes, base64url: the page is stored once under that name
-   * (`pages/<digest>.html`, docs/decisions.md#plan-pages). Empty when the pages live on a website elsewhere.
+   * Plan id → the MD5 of its page's bytes (hex), the digest S3 lists for every object: the page's bytes are
+   * named by it (`pages/<digest>.html`, docs/decisions.md#plan-pages). Empty when the pages live on a website
+   * elsewhere.
    */
   readonly pages: Readonly<Record<string, string>>;
   /** The objects written at the origin's root with the build (the error pages), by key. */
@@ -362,7 +363,7 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
     source: prepared.source,
     tool: prepared.tool,
     objects: Object.fromEntries(objects.map((object) => [object.key, manifestEntry(object)])),
-    pages: Object.fromEntries(pages.map(([id, page]) => [id, pageDigest(page.sha256)])),
+    pages: Object.fromEntries(pages.map(([id, page]) => [id, page.md5])),
     root: Object.fromEntries(root.map((object) => [object.key, manifestEntry(object)])),
     inputs: prepared.inputs,
     inputsHash: prepared.inputsHash,
@@ -386,11 +387,6 @@ export async function completeBuild(prepared: PreparedBuild): Promise<BuildResul
       pages: pagesMs,
     },
   };
-}
-
-/** A page's name at the origin: the SHA-256 of its bytes (hex), as base64url without padding. */
-export function pageDigest(sha256: string): string {
-  return Buffer.from(sha256, 'hex').toString('base64url');
 }
 
 /** The chunks copied into one buffer over a `SharedArrayBuffer` (the threads read it without a copy). */

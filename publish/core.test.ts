@@ -20,6 +20,7 @@ import {
   planOf,
   rollbackTarget,
   type StoredManifest,
+  storedPagesOf,
   unreferencedPages,
 } from './core.ts';
 
@@ -29,8 +30,8 @@ const entry = (name: string, size = 10) => ({
   sha256: createHash('sha256').update(name).digest('hex'),
   md5: createHash('md5').update(name).digest('hex'),
 });
-/** A page's digest (base64url SHA-256), made from `name`. */
-const digest = (name: string) => createHash('sha256').update(name).digest('base64url');
+/** A page's digest (the MD5 of its bytes, hex), made from `name`. */
+const digest = (name: string) => createHash('md5').update(name).digest('hex');
 const PLAN = (n: number) => `0a1b2c3d-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 function manifest(
@@ -95,10 +96,12 @@ describe('whether a build is whole', () => {
       'catalog.json.br': { size: 20, md5: entry('b').md5 },
       ...changes,
     }).flatMap(([key, object]) => (object ? [{ key: buildKey(LIVE, key), ...object }] : []));
-  const stored = [{ key: `pages/${digest('page 1')}.html`, size: 4 }];
+  const stored = storedPagesOf([{ key: `pages/${digest('page 1')}.html`, size: 4 }]);
 
-  it('is whole when every object is stored with its size and MD5, and every page of it is stored', () => {
+  it('is whole when every object is stored with its size and MD5, and every page of it is stored or live', () => {
     expect(objectDamage(built, own(), stored)).toEqual([]);
+    expect(objectDamage(built, own(), new Set(), new Map([[PLAN(1), digest('page 1')]]))).toEqual([]);
+    expect(objectDamage(built, own(), 'all live')).toEqual([]);
     // A listing without MD5s (a directory's) is judged by size.
     expect(objectDamage(built, own({ 'catalog.json': { size: 100 } }), stored)).toEqual([]);
   });
@@ -112,10 +115,13 @@ describe('whether a build is whole', () => {
     ]);
   });
 
-  it('names the stored bytes of a page of it that are missing', () => {
-    expect(objectDamage(built, own(), [])).toEqual([
-      `pages/${digest('page 1')}.html (the page of ${PLAN(1)}) is missing`,
-    ]);
+  it('names a page of it whose bytes are neither stored nor live (another page live is not its bytes)', () => {
+    const lost = [
+      `the page of ${PLAN(1)} (${digest('page 1')}) is neither live nor at pages/${digest('page 1')}.html`,
+    ];
+    expect(objectDamage(built, own(), new Set())).toEqual(lost);
+    expect(objectDamage(built, own(), new Set(), new Map([[PLAN(1), digest('page 2')]]))).toEqual(lost);
+    expect(objectDamage(built, own(), new Set([digest('page 2')]))).toEqual(lost);
   });
 
   it('reads its manifest back, and refuses one of another layout, another build, or not JSON, naming why', () => {
@@ -294,8 +300,8 @@ describe('the builds at an origin', () => {
 describe('the pages', () => {
   const [one, two, three] = [digest('1'), digest('2'), digest('3')];
   const stored = [
-    { key: `pages/${one}.html`, size: 1, md5: 'md5-1' },
-    { key: `pages/${two}.html`, size: 1, md5: 'md5-2' },
+    { key: `pages/${one}.html`, size: 1, md5: one },
+    { key: `pages/${two}.html`, size: 1 },
   ];
 
   it('are named by plan id live and by digest stored; other keys name neither', () => {
@@ -307,25 +313,33 @@ describe('the pages', () => {
     expect(digestOf(`plans/${one}.html`)).toBeNull();
   });
 
-  it('live hold what their link names (a directory), or the stored page of the same MD5 (S3), else nothing known', () => {
-    const held = livePagesOf(
-      [
-        { key: `plans/${PLAN(1)}.html`, size: 1, copyOf: `pages/${one}.html` },
-        { key: `plans/${PLAN(2)}.html`, size: 1, md5: 'md5-2' },
-        { key: `plans/${PLAN(3)}.html`, size: 1, md5: 'md5-of-a-hand-written-file' },
-        { key: `plans/${PLAN(4)}.html`, size: 1 },
-        { key: 'plans/index.html', size: 1 },
-      ],
-      stored,
-    );
+  it('live hold what their link names (a directory) or the digest S3 lists (their MD5), else nothing known', () => {
+    const held = livePagesOf([
+      { key: `plans/${PLAN(1)}.html`, copyOf: `pages/${one}.html` },
+      { key: `plans/${PLAN(2)}.html`, size: 1, md5: two },
+      { key: `plans/${PLAN(3)}.html`, size: 1, md5: 'a multipart ETag-2' },
+      { key: `plans/${PLAN(4)}.html`, size: 1 },
+      { key: `plans/${PLAN(5)}.html`, copyOf: 'builds/x/catalog.json' },
+      { key: 'plans/index.html', size: 1, md5: three },
+    ]);
     expect(held).toEqual(
       new Map([
         [PLAN(1), one],
         [PLAN(2), two],
         [PLAN(3), null],
         [PLAN(4), null],
+        [PLAN(5), null],
       ]),
     );
+  });
+
+  it('stored are those named by a digest, but one whose listed MD5 is not its name (changed after it was stored)', () => {
+    const listed = [
+      ...stored,
+      { key: `pages/${three}.html`, size: 1, md5: one },
+      { key: 'pages/left-by-an-older-tool.pack', size: 1 },
+    ];
+    expect(storedPagesOf(listed)).toEqual(new Set([one, two]));
   });
 
   it('change where they differ from a build’s: written, or deleted when the build lacks their plan, each named', () => {

@@ -25,8 +25,8 @@ export function buildKey(buildId: string, key: string): string {
   return `${BUILDS_PREFIX}${buildId}/${key}`;
 }
 
-/** A SHA-256 as a page's name: base64url, unpadded (43 characters). */
-const DIGEST = /^[A-Za-z0-9_-]{43}$/;
+/** A page's digest, its name: the MD5 of its bytes (hex), which S3 lists as the ETag of each object. */
+const DIGEST = /^[0-9a-f]{32}$/;
 const PLAN_ID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/;
 
 const Entry = z.object({
@@ -46,7 +46,7 @@ export const StoredManifest = z.object({
   inputsHash: z.string(),
   /** The build's own objects, by key within it. */
   objects: z.record(z.string(), Entry),
-  /** Plan id → the SHA-256 of its page (base64url): its bytes are at `pages/<digest>.html`. */
+  /** Plan id → the digest of its page: its bytes are live at `plans/<id>.html`, or stored at `pages/<digest>.html`. */
   pages: z.record(z.string().regex(PLAN_ID), z.string().regex(DIGEST)),
   /** The objects written at the origin's root with the build (the error pages). */
   root: z.record(z.string(), Entry),
@@ -81,27 +81,31 @@ export function digestOf(key: string): string | null {
 }
 
 /**
- * What each live page holds, by plan id: the digest of the page it is a copy of, or null when that cannot be
- * told (not a copy of a stored page). A directory's listing names what a copy links to; S3's gives each object's
- * MD5, matched against the MD5 of the stored pages (`pages`, their listing).
+ * What each live page holds, by plan id: the digest of its bytes, or null when that cannot be told. S3's listing
+ * gives each object's MD5; a directory's names the stored page a live page links to.
  */
-export function livePagesOf(
-  live: readonly StoredObject[],
-  pages: readonly StoredObject[],
-): Map<string, string | null> {
-  const byMd5 = new Map<string, string>();
-  for (const page of pages) {
-    const digest = digestOf(page.key);
-    if (digest !== null && page.md5) byMd5.set(page.md5, digest);
-  }
+export function livePagesOf(live: readonly StoredObject[]): Map<string, string | null> {
   const held = new Map<string, string | null>();
   for (const object of live) {
     const id = planOf(object.key);
     if (id === null) continue;
-    const digest = object.copyOf !== undefined ? digestOf(object.copyOf) : null;
-    held.set(id, digest ?? (object.md5 ? (byMd5.get(object.md5) ?? null) : null));
+    const digest = object.copyOf !== undefined ? digestOf(object.copyOf) : (object.md5 ?? null);
+    held.set(id, digest !== null && DIGEST.test(digest) ? digest : null);
   }
   return held;
+}
+
+/**
+ * The digests of the stored pages (`pages`, their listing): each page whose name is a digest, but one whose listed
+ * MD5 is not its name (its bytes were changed after it was stored).
+ */
+export function storedPagesOf(pages: readonly StoredObject[]): Set<string> {
+  const stored = new Set<string>();
+  for (const page of pages) {
+    const digest = digestOf(page.key);
+    if (digest !== null && (page.md5 === undefined || page.md5 === digest)) stored.add(digest);
+  }
+  return stored;
 }
 
 /** The live pages to write (plan id → digest) and to delete, for the live pages to be exactly `wanted`. */
@@ -116,19 +120,21 @@ export function pageChanges(
 
 /**
  * What is wrong with the stored objects of a build against its manifest: each of its own objects missing or
- * stored with another size or MD5 (where the listing gives one), each of its pages' bytes missing from `pages`
- * (the stored pages' listing; `'all stored'` where the caller knows each is).
+ * stored with another size or MD5 (where the listing gives one), each of its pages whose bytes are neither stored
+ * (`stored`, the digests of the stored pages; `'all live'` where the caller knows each page is live) nor live
+ * (`held`, what each live page holds).
  */
 export function objectDamage(
   manifest: StoredManifest,
   own: readonly StoredObject[],
-  pages: readonly StoredObject[] | 'all stored',
+  stored: ReadonlySet<string> | 'all live',
+  held: ReadonlyMap<string, string | null> = new Map(),
 ): string[] {
   const damage: string[] = [];
   const prefix = buildKey(manifest.buildId, '');
-  const stored = new Map(own.map((object) => [object.key.slice(prefix.length), object]));
+  const listed = new Map(own.map((object) => [object.key.slice(prefix.length), object]));
   for (const [key, entry] of Object.entries(manifest.objects)) {
-    const object = stored.get(key);
+    const object = listed.get(key);
     if (!object) damage.push(`${key} is missing`);
     else if (object.size !== entry.size)
       damage.push(
@@ -139,11 +145,10 @@ export function objectDamage(
     else if (object.md5 !== undefined && object.md5 !== entry.md5)
       damage.push(`${key} has other bytes (MD5 ${object.md5})`);
   }
-  if (pages === 'all stored') return damage;
-  const held = new Set(pages.map((page) => page.key));
+  if (stored === 'all live') return damage;
   for (const [id, digest] of Object.entries(manifest.pages))
-    if (!held.has(pageContentKey(digest)))
-      damage.push(`${pageContentKey(digest)} (the page of ${id}) is missing`);
+    if (!stored.has(digest) && held.get(id) !== digest)
+      damage.push(`the page of ${id} (${digest}) is neither live nor at ${pageContentKey(digest)}`);
   return damage;
 }
 

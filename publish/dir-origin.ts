@@ -8,16 +8,29 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { link, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
 import { StoreError } from '../contract/errors.ts';
-import { MANIFEST } from '../contract/index.ts';
+import { MANIFEST, PAGE_OBJECT_PREFIX, pageContentKey } from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
 import {
+  type CopyOptions,
   type FetchedObject,
   type ObjectToWrite,
   type OriginStore,
@@ -104,24 +117,40 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
+    // A live page is stored under its digest and linked there, so a listing names what it holds (S3 lists its MD5).
+    if (object.key.startsWith(PAGE_OBJECT_PREFIX)) {
+      const stored = pageContentKey(object.md5);
+      await this.put({ ...object, key: stored }, { overwrite: true });
+      return this.copy(stored, object.key, options);
+    }
     const temp = await this.#temporary();
     const { chunks } = object;
     await writeFile(temp, chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]));
     return this.#place(temp, object.key, options.overwrite);
   }
 
-  /** A symbolic link to the object at `from`, relative, so the directory can move or be copied whole. */
-  async copy(
-    from: string,
-    to: string,
-    options: { readonly overwrite: boolean },
-  ): Promise<'written' | 'exists'> {
-    const source = this.#path(from);
+  /**
+   * A symbolic link to the file at `from` (to the file it links to, when it is a copy), relative, so the directory
+   * can move or be copied whole.
+   */
+  async copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'> {
+    let source = this.#path(from);
+    if ((await lstat(source)).isSymbolicLink()) source = resolve(dirname(source), await readlink(source));
     const target = this.#path(to);
     const info = await stat(source);
-    if (!info.isFile()) throw new StoreError(`${this.name}: ${from} is not an object`);
+    if (!info.isFile() || !source.startsWith(this.#root + sep))
+      throw new StoreError(`${this.name}: ${from} is not an object`);
+    if (
+      options.sourceMd5 !== undefined &&
+      createHash('md5')
+        .update(await readFile(source))
+        .digest('hex') !== options.sourceMd5
+    )
+      throw new StoreError(`${this.name}: ${from} no longer holds the bytes of MD5 ${options.sourceMd5}`);
+    // A link to the file it is: that file is the copy already.
+    if (source === target) return 'exists';
     const pointing = relative(dirname(target), source);
-    if (options.overwrite) {
+    if (options.overwrite || options.sourceMd5 !== undefined) {
       const temp = await this.#temporary();
       await symlink(pointing, temp);
       return this.#place(temp, to, true);

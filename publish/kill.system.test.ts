@@ -126,7 +126,7 @@ async function runner(run: Omit<Run, 'now'>): Promise<{ whole: boolean; writes: 
 
 /**
  * What partners see through the local edge over the target: every catalog and encoding's generatedAt, and the
- * status and SHA-256 (base64url) of every `webUrl` page of the live catalog.
+ * status and MD5 (hex, a page's digest) of every `webUrl` page of the live catalog.
  */
 async function served(kind: Kind, target: PublishTarget, s3: TestS3 | undefined) {
   const store = join(scratch.dir, 'edge-kvs.json');
@@ -151,7 +151,7 @@ async function served(kind: Kind, target: PublishTarget, s3: TestS3 | undefined)
     if (catalog.status === 200)
       for (const plan of Catalog.parse(JSON.parse(catalog.body.toString('utf8'))).plans) {
         const page = await httpRequest(edge.url, { method: 'GET', target: new URL(plan.webUrl).pathname });
-        pages.set(plan.id, [page.status, createHash('sha256').update(page.body).digest('base64url')]);
+        pages.set(plan.id, [page.status, createHash('md5').update(page.body).digest('hex')]);
       }
     return { generatedAt, status: catalog.status, pages };
   } finally {

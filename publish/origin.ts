@@ -98,6 +98,13 @@ export interface FetchedObject extends StoredHeaders {
   readonly lastModified: Date;
 }
 
+/** How {@link OriginStore.copy} copies. */
+export interface CopyOptions {
+  readonly overwrite: boolean;
+  /** Copy only while `from` holds the bytes of this MD5 (hex); such a copy overwrites `to`. */
+  readonly sourceMd5?: string;
+}
+
 /**
  * One store of objects. Keys are `/`-separated; reads resolve null for a missing object, reject on failure.
  * Every write places a whole object or nothing: no reader, and no crash, ever sees half of one.
@@ -107,14 +114,17 @@ export interface OriginStore {
   readonly name: string;
   /**
    * Writes one object, with the headers of its key. With `overwrite: false` an existing object is left as it is
-   * and the answer is `exists` (objects named by their content, and a build's, are written once).
+   * and the answer is `exists` (objects named by their content, and a build's, are written once). A directory
+   * stores a live page (`plans/<id>.html`) under its digest and links it, as {@link copy} would.
    */
   put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
   /**
    * Makes `to` a copy of the object at `from`, inside the origin (S3 CopyObject: no bytes sent; a directory: a
-   * link, so its listing names `from`). `overwrite` as for {@link put}; a missing `from` rejects.
+   * link to the file `from` is or links to, so its listing names that). `overwrite` as for {@link put}; a missing
+   * `from` rejects, and so does one whose MD5 is not `sourceMd5` when that is given (S3's
+   * `x-amz-copy-source-if-match`).
    */
-  copy(from: string, to: string, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
+  copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'>;
   /** The object with its bytes and headers, or null. */
   get(key: string): Promise<FetchedObject | null>;
   /**

@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { httpStatusOf } from '../contract/errors.ts';
 import {
+  type CopyOptions,
   type FetchedObject,
   type ObjectToWrite,
   type OriginStore,
@@ -88,7 +89,7 @@ export class S3Origin implements OriginStore {
   }
 
   /** A copy made by the bucket, with the headers of its own key (a live page is not immutable, as its source is). */
-  copy(from: string, to: string, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
+  copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'> {
     const CopySource = `${this.#bucket}/${encodeURI(from)}`;
     const headers = storedHeaders(to);
     return this.#write(
@@ -102,10 +103,11 @@ export class S3Origin implements OriginStore {
             ContentType: headers.contentType,
             CacheControl: headers.cacheControl,
             ...(headers.contentEncoding ? { ContentEncoding: headers.contentEncoding } : {}),
+            ...(options.sourceMd5 ? { CopySourceIfMatch: `"${options.sourceMd5}"` } : {}),
             ...condition,
           }),
         ),
-      options.overwrite,
+      options.overwrite || options.sourceMd5 !== undefined,
     );
   }
 

@@ -3,9 +3,8 @@
  * run's {@link RunState}, timed by {@link runSteps}. A step that settles the run's outcome returns it (`busy`,
  * `skipped-pinned`, `skipped-identical`); a failure is thrown. The lists themselves are in app/run.ts.
  */
-import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import { type BuildResult, completeBuild, type PreparedBuild, pageDigest } from '../builder/build.ts';
+import { type BuildObject, type BuildResult, completeBuild, type PreparedBuild } from '../builder/build.ts';
 import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
@@ -33,6 +32,7 @@ import {
   parseManifest,
   rollbackTarget,
   type StoredManifest,
+  storedPagesOf,
   unreferencedPages,
 } from './core.ts';
 import { HistoryError, PublishRefusedError, RunLockBusyError, storeFailure, UploadError } from './errors.ts';
@@ -120,8 +120,8 @@ export class RunState {
   prepare?: () => Promise<PreparedBuild>;
   candidate?: PreparedBuild;
   live?: LiveCatalog;
-  /** The stored pages (`pages/`), when reading the live build listed them (else the upload lists them). */
-  pages?: readonly StoredObject[] | undefined;
+  /** The digests of the stored pages (`pages/`), once listed; the pages this run stores are added. */
+  stored?: Set<string> | undefined;
   /** What each live page held then (core.ts `livePagesOf`). */
   held?: ReadonlyMap<string, string | null>;
   built?: BuildResult;
@@ -193,10 +193,8 @@ const isManifest = (read: Awaited<ReturnType<typeof readManifest>>): read is Sto
  * What is live at the origin, and what is wrong with it: its own objects against its manifest, its pages' bytes,
  * and each live page. With `bytes`, objects whose listing gives no MD5 (a directory's) are read and hashed.
  *
- * The stored pages are listed only when the live pages' listing does not tell what each is a copy of (S3 gives
- * MD5s, matched against theirs), when a live page is not the build's, or with `bytes`: a directory's listing
- * names each link's page and leaves out a link whose page is gone, so live pages that are all the build's show
- * its pages are stored.
+ * The stored pages are listed only when a live page is not the build's, or with `bytes`: while every live page is
+ * the build's, each of its pages' bytes is there.
  */
 export async function readLive(
   origin: OriginStore,
@@ -208,34 +206,31 @@ export async function readLive(
   } = {},
 ): Promise<{
   readonly live: LiveCatalog;
-  /** The stored pages (`pages/`), when they were listed. */
-  readonly pages?: readonly StoredObject[];
+  /** The digests of the stored pages, when they were listed. */
+  readonly stored?: Set<string>;
   readonly held: ReadonlyMap<string, string | null>;
 }> {
-  const plans = await origin.list(PAGE_OBJECT_PREFIX);
-  let pages = plans.every((object) => object.copyOf !== undefined)
-    ? undefined
-    : await origin.list(PAGES_PREFIX);
-  const held = livePagesOf(plans, pages ?? []);
-  const listed = () => (pages ? { pages } : {});
+  const held = livePagesOf(await origin.list(PAGE_OBJECT_PREFIX));
   const unreadable = (reason: string) => ({
     live: { kind: 'unreadable', id: live ?? '', reason } as const,
-    ...listed(),
     held,
   });
-  if (live === null) return { live: { kind: 'none' }, ...listed(), held };
+  if (live === null) return { live: { kind: 'none' }, held };
   if (!BUILD_ID_PATTERN.test(live)) return unreadable('not a build id');
   const manifest = options.known?.id === live ? options.known.manifest : await readManifest(origin, live);
   if (!isManifest(manifest))
     return unreadable(manifest?.problem ?? `no ${buildKey(live, MANIFEST)} at ${origin.name}`);
   const own = await origin.list(buildKey(live, ''));
   const pageDamage = liveDamage(manifest, held);
-  if (pages === undefined && (pageDamage.length > 0 || options.bytes))
-    pages = await origin.list(PAGES_PREFIX);
-  // Not listed: every page of the build is live, a link to its stored page, so each is stored.
-  const damage = objectDamage(manifest, own, pages ?? 'all stored');
+  const pages = pageDamage.length > 0 || options.bytes ? await origin.list(PAGES_PREFIX) : undefined;
+  const stored = pages && storedPagesOf(pages);
+  const damage = objectDamage(manifest, own, stored ?? 'all live', held);
   if (options.bytes) damage.push(...(await byteDamage(origin, manifest, [...own, ...(pages ?? [])], damage)));
-  return { live: { kind: 'build', id: live, manifest, damage, pageDamage }, ...listed(), held };
+  return {
+    live: { kind: 'build', id: live, manifest, damage, pageDamage },
+    ...(stored ? { stored } : {}),
+    held,
+  };
 }
 
 /** Objects read at once when bytes are checked. */
@@ -250,24 +245,18 @@ async function byteDamage(
 ): Promise<string[]> {
   const unhashed = new Set(listed.filter((object) => object.md5 === undefined).map((object) => object.key));
   const named = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
-  const checks: [name: string, key: string, sha256: string][] = [
+  const checks: [name: string, key: string, md5: string][] = [
     ...Object.entries(manifest.objects).map(
-      ([key, { sha256 }]) => [key, buildKey(manifest.buildId, key), sha256] as [string, string, string],
+      ([key, { md5 }]) => [key, buildKey(manifest.buildId, key), md5] as [string, string, string],
     ),
     ...[...new Set(Object.values(manifest.pages))].map(
-      (digest) =>
-        [
-          pageContentKey(digest),
-          pageContentKey(digest),
-          Buffer.from(digest, 'base64url').toString('hex'),
-        ] as [string, string, string],
+      (digest) => [pageContentKey(digest), pageContentKey(digest), digest] as [string, string, string],
     ),
   ].filter(([name, key]) => unhashed.has(key) && !named.has(name));
-  const found = await pLimit(READ_CONCURRENCY).map(checks, async ([name, key, sha256]) => {
+  const found = await pLimit(READ_CONCURRENCY).map(checks, async ([name, key, md5]) => {
     const object = await origin.get(key);
     if (object === null) return `${name} is missing`;
-    const actual = createHash('sha256').update(object.body).digest('hex');
-    return actual === sha256 ? null : `${name} has other bytes (SHA-256 ${actual})`;
+    return object.md5 === md5 ? null : `${name} has other bytes (MD5 ${object.md5})`;
   });
   return found.filter((line): line is string => line !== null);
 }
@@ -429,7 +418,7 @@ export const read = step('read', async (state) => {
   try {
     ({
       live: state.live,
-      pages: state.pages,
+      stored: state.stored,
       held: state.held,
     } = await readLive(origin, live, state.proven ? { known: state.proven } : {}));
   } catch (error) {
@@ -437,11 +426,11 @@ export const read = step('read', async (state) => {
   }
   const now = state.live;
   if (now.kind === 'build' && now.pageDamage.length > 0) {
+    // A page whose bytes are neither live nor stored is in `damage`: a fresh build writes it (`decide`).
     const { copy, remove } = pageChanges(now.manifest.pages, state.held);
-    await writeLivePages(state, now.manifest.pages, state.held);
-    await origin.delete(remove);
+    const written = await writeLivePages(state, now.manifest.pages, state.held);
+    state.held = await removeLivePages(state, now.manifest.pages, written);
     state.warnings.push(`put ${copy.length + remove.length} live page(s) back to build ${now.id}'s`);
-    state.held = new Map(Object.entries(now.manifest.pages));
   }
   if (pin) return { result: 'skipped-pinned', reason: new PinnedError(pin).message, pin };
   return undefined;
@@ -476,32 +465,18 @@ export const complete = step('complete', async (state) => {
 });
 
 /**
- * Writes the build: its own objects under `builds/<id>/`, the pages the origin does not hold yet under their
- * digests (every page with `force`: a page whose stored bytes were damaged is written again), each at most once
- * and never over another; then, the build's commit point, its manifest. Throws {@link UploadError}.
+ * Writes the build's own objects under `builds/<id>/`, each never over another, then, its commit point, its
+ * manifest (its pages go live in `go live`). Throws {@link UploadError}.
  */
 export const upload = step('upload', async (state) => {
   const { origin } = state.target;
   const built = state.need('built');
-  const stored = new Set((state.pages ?? (await origin.list(PAGES_PREFIX))).map((page) => page.key));
   const from = state.pointer?.live ?? '(none)';
-  const writes: [key: string, write: () => Promise<unknown>][] = [];
-  const overwrite = state.options.force;
-  for (const object of built.objects) {
-    if (object.key === MANIFEST) continue;
-    if (!object.key.startsWith(PAGE_OBJECT_PREFIX)) {
-      const key = buildKey(built.buildId, object.key);
-      writes.push([key, () => origin.put(objectToWrite(object, key), { overwrite: false })]);
-      continue;
-    }
-    const key = pageContentKey(pageDigest(object.sha256));
-    if (overwrite || !stored.has(key)) {
-      stored.add(key);
-      writes.push([key, () => origin.put(objectToWrite(object, key), { overwrite })]);
-    }
-  }
+  const own = built.objects.filter(
+    (object) => object.key !== MANIFEST && !object.key.startsWith(PAGE_OBJECT_PREFIX),
+  );
   let written = 0;
-  const total = writes.length + 1;
+  const total = own.length + 1;
   const fail = (key: string, error: unknown) =>
     new UploadError(
       `uploading build ${built.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${total} objects written; the live build is still ${from}, and ${built.buildId} is left unreferenced (pruned later); run publish again`,
@@ -510,10 +485,11 @@ export const upload = step('upload', async (state) => {
   state.progress({ stage: 'uploading', done: 0, total });
   // The first failure starts no further write, and is thrown once the writes under way have settled.
   let failed: UploadError | undefined;
-  await pLimit(WRITE_CONCURRENCY).map(writes, async ([key, write]) => {
+  await pLimit(WRITE_CONCURRENCY).map(own, async (object) => {
+    const key = buildKey(built.buildId, object.key);
     if (failed) return;
     try {
-      await write();
+      await origin.put(objectToWrite(object, key), { overwrite: false });
       written += 1;
       state.progress({ stage: 'uploading', done: written, total });
     } catch (error) {
@@ -540,7 +516,11 @@ export const verify = step('verify', async (state) => {
   try {
     const manifest = parseManifest(Buffer.from(`${JSON.stringify(built.manifest)}`), built.buildId);
     if ('problem' in manifest) throw new Error(manifest.problem);
-    damage = objectDamage({ ...manifest, pages: {} }, await origin.list(buildKey(built.buildId, '')), []);
+    damage = objectDamage(
+      { ...manifest, pages: {} },
+      await origin.list(buildKey(built.buildId, '')),
+      'all live',
+    );
     if (damage.length === 0)
       for (const object of built.root) {
         const current = await origin.get(object.key);
@@ -557,28 +537,88 @@ export const verify = step('verify', async (state) => {
   return undefined;
 });
 
-/** Writes the live pages of `wanted` (plan id → digest) that `held` does not hold: copies of the stored pages. */
+/** The digests of the stored pages, listed once a run (the pages it stores are added). */
+async function storedOf(state: RunState): Promise<Set<string>> {
+  state.stored ??= storedPagesOf(await state.target.origin.list(PAGES_PREFIX));
+  return state.stored;
+}
+
+/**
+ * Makes the live pages hold `wanted` (plan id → digest) where `held` says they do not (every one with `bytes` and
+ * `--force`): a copy of the stored page, or a write of its bytes (`bytes`, by digest) where it is not stored. A page
+ * neither stored nor in `bytes` is left (it is the live build's damage, which a fresh build writes). Before a live
+ * page is overwritten its bytes are stored ({@link keepLivePage}). Returns what the live pages then hold.
+ */
 async function writeLivePages(
   state: RunState,
   wanted: Readonly<Record<string, string>>,
   held: ReadonlyMap<string, string | null>,
-): Promise<void> {
-  const { copy } = pageChanges(wanted, held);
+  bytes?: ReadonlyMap<string, BuildObject>,
+): Promise<Map<string, string | null>> {
   const { origin } = state.target;
+  const stored = await storedOf(state);
+  const rewrite = bytes !== undefined && state.options.force;
+  const place = Object.entries(wanted).filter(
+    ([id, digest]) => (rewrite || held.get(id) !== digest) && (stored.has(digest) || bytes?.has(digest)),
+  );
+  const after = new Map(held);
   let done = 0;
   const limit = pLimit(WRITE_CONCURRENCY);
   // Every write settles before a failure is thrown: the caller then puts the live pages back.
   const writes = await Promise.allSettled(
-    copy.map(([id, digest]) =>
+    place.map(([id, digest]) =>
       limit(async () => {
-        await origin.copy(pageContentKey(digest), planPageKey(id), { overwrite: true });
+        await keepLivePage(state, id, held.get(id), digest);
+        const page = bytes?.get(digest);
+        if (page && (rewrite || !stored.has(digest)))
+          await origin.put(objectToWrite(page, planPageKey(id)), { overwrite: true });
+        else await origin.copy(pageContentKey(digest), planPageKey(id), { overwrite: true });
+        after.set(id, digest);
         done += 1;
-        state.progress({ stage: 'updating the live pages', done, total: copy.length });
+        state.progress({ stage: 'updating the live pages', done, total: place.length });
       }),
     ),
   );
   const failure = writes.find((write): write is PromiseRejectedResult => write.status === 'rejected');
   if (failure) throw failure.reason;
+  return after;
+}
+
+/**
+ * Stores the bytes a live page holds (`digest`, as this run read it) under their digest before they are
+ * overwritten (by `next`) or deleted, so that a build that names them (the live one, a rollback's target) keeps
+ * them. The copy is made only while the live page still holds them: a live page that changed since this run read
+ * it fails the run, and is never overwritten unseen.
+ */
+async function keepLivePage(
+  state: RunState,
+  id: string,
+  digest: string | null | undefined,
+  next?: string,
+): Promise<void> {
+  if (digest === null || digest === undefined || digest === next) return;
+  await state.target.origin.copy(planPageKey(id), pageContentKey(digest), {
+    overwrite: true,
+    sourceMd5: digest,
+  });
+  state.need('stored').add(digest);
+}
+
+/**
+ * Deletes the live pages of the plans `wanted` lacks, their bytes stored first ({@link keepLivePage}); returns
+ * what the live pages then hold.
+ */
+async function removeLivePages(
+  state: RunState,
+  wanted: Readonly<Record<string, string>>,
+  held: ReadonlyMap<string, string | null>,
+): Promise<Map<string, string | null>> {
+  const { origin } = state.target;
+  await storedOf(state);
+  const remove = [...held].filter(([id]) => !Object.hasOwn(wanted, id));
+  await pLimit(WRITE_CONCURRENCY).map(remove, ([id, digest]) => keepLivePage(state, id, digest));
+  await origin.delete(remove.map(([id]) => planPageKey(id)));
+  return new Map([...held].filter(([id]) => Object.hasOwn(wanted, id)));
 }
 
 /** Puts the live pages back to those of the build live now. Best effort: else the next run does. */
@@ -587,25 +627,26 @@ async function restoreLivePages(state: RunState): Promise<void> {
     const { live } = await readPointer(state.target.kvs);
     const { live: now, held } = await readLive(state.target.origin, live);
     if (now.kind !== 'build') return;
-    await writeLivePages(state, now.manifest.pages, held);
-    await state.target.origin.delete(pageChanges(now.manifest.pages, held).remove);
+    await removeLivePages(state, now.manifest.pages, await writeLivePages(state, now.manifest.pages, held));
   } catch {}
 }
 
 /**
- * Makes a build live: its pages that differ (copies of the stored pages), then `move` (the pointer's conditional
- * write), then the deletion of the live pages it lacks (a failure there is a warning). When the pages or the move
- * fail, the live pages are put back to the live build's.
+ * Makes a build live: its pages that differ (copies of the stored pages, or writes of `bytes`), then `move` (the
+ * pointer's conditional write), then the deletion of the live pages it lacks (a failure there is a warning). When
+ * the pages or the move fail, the live pages are put back to the live build's.
  */
 async function goLive(
   state: RunState,
   build: { readonly id: string; readonly manifest: Pick<StoredManifest, 'pages'> },
   held: ReadonlyMap<string, string | null>,
   move: () => Promise<{ before: Pointer; after: Pointer }>,
+  bytes?: ReadonlyMap<string, BuildObject>,
 ): Promise<void> {
   const { origin } = state.target;
+  let now: ReadonlyMap<string, string | null>;
   try {
-    await writeLivePages(state, build.manifest.pages, held);
+    now = await writeLivePages(state, build.manifest.pages, held, bytes);
     state.progress({ stage: 'moving the live pointer' });
     state.moved = { ...(await move()), at: performance.now() };
   } catch (error) {
@@ -616,7 +657,7 @@ async function goLive(
     });
   }
   try {
-    await origin.delete(pageChanges(build.manifest.pages, held).remove);
+    await removeLivePages(state, build.manifest.pages, now);
   } catch (error) {
     state.warnings.push(
       `deleting the live pages build ${build.id} lacks at ${origin.name} failed (${describeCause(error)}); they answer until the next run`,
@@ -630,13 +671,20 @@ export const publishLive = step('go live', async (state) => {
   const live = state.need('live');
   const from = state.need('pointer').live;
   try {
-    await goLive(state, { id: built.buildId, manifest: built.manifest }, state.need('held'), async () => {
-      const before = await readPointer(state.target.kvs);
-      return {
-        before,
-        after: await movePointer(state.target.kvs, from, built.buildId, state.need('binding')),
-      };
-    });
+    const pages = built.objects.filter((object) => object.key.startsWith(PAGE_OBJECT_PREFIX));
+    await goLive(
+      state,
+      { id: built.buildId, manifest: built.manifest },
+      state.need('held'),
+      async () => {
+        const before = await readPointer(state.target.kvs);
+        return {
+          before,
+          after: await movePointer(state.target.kvs, from, built.buildId, state.need('binding')),
+        };
+      },
+      new Map(pages.map((page) => [page.md5, page])),
+    );
   } catch (error) {
     if (error instanceof PinnedError)
       return { result: 'skipped-pinned', reason: error.message, pin: error.pin };
@@ -700,15 +748,17 @@ export const choose = step('choose', async (state) => {
     origin.list(PAGES_PREFIX),
     origin.list(PAGE_OBJECT_PREFIX),
   ]);
-  const damage = objectDamage(manifest, own, pages);
+  const held = livePagesOf(plans);
+  const stored = storedPagesOf(pages);
+  const damage = objectDamage(manifest, own, stored, held);
   if (damage.length > 0)
     throw new HistoryError(
       `build ${chosen.id} is damaged (${damage.slice(0, 3).join('; ')}); the live build is unchanged`,
     );
   state.chosen = { id: chosen.id, manifest };
   state.live = { kind: 'none' };
-  state.pages = pages;
-  state.held = livePagesOf(plans, pages);
+  state.stored = stored;
+  state.held = held;
   return undefined;
 });
 

@@ -135,8 +135,9 @@ function rememberBucketConfigurations(store: S3rverStore): void {
 
 /**
  * S3's conditional writes, which s3rver 3.7 ignores: a PutObject with `If-None-Match: *` is refused (412) when
- * the key exists, one with `If-Match: <etag>` when it is missing (404) or holds another ETag (412). Writes to
- * one key are checked and made one at a time, as S3 serialises them.
+ * the key exists, one with `If-Match: <etag>` when it is missing (404) or holds another ETag (412), and a
+ * CopyObject with `x-amz-copy-source-if-match: <etag>` when its source holds another ETag (412). Writes to one
+ * key are checked and made one at a time, as S3 serialises them.
  */
 function conditionalWrites(bucket: string) {
   const queues = new Map<string, Promise<unknown>>();
@@ -144,7 +145,10 @@ function conditionalWrites(bucket: string) {
     const prefix = `/${bucket}/`;
     const ifNoneMatch = ctx.headers['if-none-match'];
     const ifMatch = ctx.headers['if-match'];
-    if (ctx.method !== 'PUT' || !ctx.path.startsWith(prefix) || (!ifNoneMatch && !ifMatch)) return next();
+    const sourceIfMatch = ctx.headers['x-amz-copy-source-if-match'];
+    const source = ctx.headers['x-amz-copy-source'];
+    if (ctx.method !== 'PUT' || !ctx.path.startsWith(prefix) || (!ifNoneMatch && !ifMatch && !sourceIfMatch))
+      return next();
     const key = decodeURIComponent(ctx.path.slice(prefix.length));
     const before = queues.get(key) ?? Promise.resolve();
     const turn = before.then(async () => {
@@ -157,7 +161,15 @@ function conditionalWrites(bucket: string) {
         ctx.type = 'application/xml';
         ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><Key>${key}</Key></Error>`;
       };
+      const sourceEtag =
+        typeof sourceIfMatch === 'string' && typeof source === 'string'
+          ? await ctx.store.getMetadata(bucket, decodeURIComponent(source).replace(`${bucket}/`, '')).then(
+              (metadata) => metadata.etag ?? null,
+              () => null,
+            )
+          : undefined;
       if (ifNoneMatch === '*' && etag !== null) refuse(412, 'PreconditionFailed');
+      else if (sourceEtag !== undefined && sourceEtag !== sourceIfMatch) refuse(412, 'PreconditionFailed');
       else if (typeof ifMatch === 'string' && etag === null) refuse(404, 'NoSuchKey');
       else if (typeof ifMatch === 'string' && ifMatch !== etag) refuse(412, 'PreconditionFailed');
       else await next();
