@@ -32,6 +32,27 @@ async function allFiles(dir: string): Promise<string[]> {
 describe('a directory origin', () => {
   const scratch = useScratchDir();
 
+  it('keeps a live page as a link to its bytes under their digest, and keeps it by name without a copy of a link', async () => {
+    const origin = new DirectoryOrigin(join(scratch.dir, 'origin'));
+    const page = object('plans/0a1b2c3d-0000-4000-8000-000000000001.html', ['<p>one</p>']);
+    const stored = `pages/${page.md5}.html`;
+    expect(await origin.put(page, { overwrite: true })).toBe('written');
+    expect(await origin.list('plans/')).toEqual([{ key: page.key, copyOf: stored }]);
+    expect((await origin.get(stored))?.body.toString()).toBe('<p>one</p>');
+    // Keeping the live page under its digest finds the file it links to: nothing to write, and the file stays.
+    expect(await origin.copy(page.key, stored, { overwrite: true, sourceMd5: page.md5 })).toBe('exists');
+    expect((await origin.get(stored))?.body.toString()).toBe('<p>one</p>');
+    // A copy of a live page links to its bytes, not to the live page; one made for other bytes is refused.
+    await origin.copy(page.key, 'plans/0a1b2c3d-0000-4000-8000-000000000002.html', { overwrite: true });
+    expect(await readlink(join(scratch.dir, 'origin/plans/0a1b2c3d-0000-4000-8000-000000000002.html'))).toBe(
+      `../${stored}`,
+    );
+    await expect(
+      origin.copy(page.key, 'pages/other.html', { overwrite: true, sourceMd5: '0'.repeat(32) }),
+    ).rejects.toThrow(StoreError);
+    expect(await origin.get('pages/other.html')).toBeNull();
+  });
+
   it('compares and swaps without the key ever missing: a create-if-absent racing a replace finds it', async () => {
     const origin = new DirectoryOrigin(scratch.dir);
     let current = object('state/run-lock.json', ['0']);
