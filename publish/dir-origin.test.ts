@@ -39,9 +39,13 @@ describe('a directory origin', () => {
     expect(await origin.put(page, { overwrite: true })).toBe('written');
     expect(await origin.list('plans/')).toEqual([{ key: page.key, copyOf: stored }]);
     expect((await origin.get(stored))?.body.toString()).toBe('<p>one</p>');
-    // Keeping the live page under its digest finds the file it links to: nothing to write, and the file stays.
+    // Keeping the live page under its digest finds the file it links to: nothing to write, and the file stays;
+    // bytes changed there at rest are for `catalog status` to name, not a reason to refuse the run.
     expect(await origin.copy(page.key, stored, { overwrite: true, sourceMd5: page.md5 })).toBe('exists');
     expect((await origin.get(stored))?.body.toString()).toBe('<p>one</p>');
+    await writeFile(join(scratch.dir, 'origin', stored), '<p>0ne</p>');
+    expect(await origin.copy(page.key, stored, { overwrite: true, sourceMd5: page.md5 })).toBe('exists');
+    await writeFile(join(scratch.dir, 'origin', stored), '<p>one</p>');
     // A copy of a live page links to its bytes, not to the live page; one made for other bytes is refused.
     await origin.copy(page.key, 'plans/0a1b2c3d-0000-4000-8000-000000000002.html', { overwrite: true });
     expect(await readlink(join(scratch.dir, 'origin/plans/0a1b2c3d-0000-4000-8000-000000000002.html'))).toBe(
@@ -171,6 +175,14 @@ describe('a directory origin', () => {
     expect(await origin.list('')).toEqual([]);
     await origin.put(object('errors/500.json', ['{}']), { overwrite: true });
     expect(await allFiles(scratch.dir)).toEqual([`.tmp/${process.pid}-0123456789ab`, 'errors/500.json']);
+    // An origin kept open across runs: a writer killed after its first writes is swept by its next ones.
+    await writeFile(join(scratch.dir, '.tmp', `${dead}-ba9876543210`), 'half a page');
+    await origin.put(object('errors/404.html', ['<p>no</p>']), { overwrite: true });
+    expect(await allFiles(scratch.dir)).toEqual([
+      `.tmp/${process.pid}-0123456789ab`,
+      'errors/404.html',
+      'errors/500.json',
+    ]);
   });
 
   it('refuses a key that leads outside the directory or into its own folders', async () => {

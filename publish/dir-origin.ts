@@ -54,6 +54,8 @@ export class DirectoryOrigin implements OriginStore {
   readonly #root: string;
   readonly #made = new Map<string, Promise<unknown>>();
   #swept: Promise<void> | undefined;
+  /** Writes under way through a temporary file. */
+  #writing = 0;
 
   constructor(root: string) {
     this.#root = resolve(root);
@@ -79,41 +81,56 @@ export class DirectoryOrigin implements OriginStore {
     return made;
   }
 
-  /** A new temporary name in `.tmp/`, its folder made, the temporary files of writers that are gone swept first. */
-  async #temporary(): Promise<string> {
+  /**
+   * Places at `key` a temporary file in `.tmp/` that `write` makes whole: renamed over it, or linked only where it
+   * is absent. The first of a burst of writes (none under way) sweeps the temporary files of writers that are gone
+   * first, so an origin kept open across runs sweeps at each of them.
+   */
+  async #viaTemporary(
+    key: string,
+    overwrite: boolean,
+    write: (temp: string) => Promise<void>,
+  ): Promise<'written' | 'exists'> {
     const dir = join(this.#root, TEMP_DIR);
-    this.#swept ??= (async () => {
-      await this.#folder(dir);
-      const names = await readdir(dir);
-      const gone = names.filter((name) => {
-        const pid = /^(\d+)-/.exec(name)?.[1];
-        return pid !== undefined && !isAlive(Number(pid));
-      });
-      await Promise.all(gone.map((name) => rm(join(dir, name), { recursive: true, force: true })));
-    })();
-    await this.#swept;
-    return join(dir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    if (this.#writing === 0) this.#swept = this.#sweep(dir);
+    this.#writing += 1;
+    const temp = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    try {
+      await this.#swept;
+      await write(temp);
+      return await this.#place(temp, key, overwrite);
+    } finally {
+      this.#writing -= 1;
+      await rm(temp, { force: true });
+    }
+  }
+
+  /** Removes the temporary files of writers that are gone (their process ended: killed mid-write). */
+  async #sweep(dir: string): Promise<void> {
+    await this.#folder(dir);
+    const names = await readdir(dir);
+    const gone = names.filter((name) => {
+      const pid = /^(\d+)-/.exec(name)?.[1];
+      return pid !== undefined && !isAlive(Number(pid));
+    });
+    await Promise.all(gone.map((name) => rm(join(dir, name), { recursive: true, force: true })));
   }
 
   /** Places the whole temporary file `temp` at `key`: renamed over it, or linked only where it is absent. */
   async #place(temp: string, key: string, overwrite: boolean): Promise<'written' | 'exists'> {
     const path = this.#path(key);
-    try {
-      await this.#folder(dirname(path));
-      if (overwrite) {
-        await rename(temp, path);
-        return 'written';
-      }
-      try {
-        await link(temp, path);
-      } catch (error) {
-        if (isTaken(error)) return 'exists';
-        throw error;
-      }
+    await this.#folder(dirname(path));
+    if (overwrite) {
+      await rename(temp, path);
       return 'written';
-    } finally {
-      await rm(temp, { force: true });
     }
+    try {
+      await link(temp, path);
+    } catch (error) {
+      if (isTaken(error)) return 'exists';
+      throw error;
+    }
+    return 'written';
   }
 
   async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
@@ -123,10 +140,10 @@ export class DirectoryOrigin implements OriginStore {
       await this.put({ ...object, key: stored }, { overwrite: true });
       return this.copy(stored, object.key, options);
     }
-    const temp = await this.#temporary();
     const { chunks } = object;
-    await writeFile(temp, chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]));
-    return this.#place(temp, object.key, options.overwrite);
+    return this.#viaTemporary(object.key, options.overwrite, (temp) =>
+      writeFile(temp, chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[])),
+    );
   }
 
   /**
@@ -140,6 +157,9 @@ export class DirectoryOrigin implements OriginStore {
     const info = await stat(source);
     if (!info.isFile() || !source.startsWith(this.#root + sep))
       throw new StoreError(`${this.name}: ${from} is not an object`);
+    // A link to the file it is (a live page kept under its name): that file is the copy already, and its bytes are
+    // what `catalog status` checks.
+    if (source === target) return 'exists';
     if (
       options.sourceMd5 !== undefined &&
       createHash('md5')
@@ -147,13 +167,9 @@ export class DirectoryOrigin implements OriginStore {
         .digest('hex') !== options.sourceMd5
     )
       throw new StoreError(`${this.name}: ${from} no longer holds the bytes of MD5 ${options.sourceMd5}`);
-    // A link to the file it is: that file is the copy already.
-    if (source === target) return 'exists';
     const pointing = relative(dirname(target), source);
     if (options.overwrite || options.sourceMd5 !== undefined) {
-      const temp = await this.#temporary();
-      await symlink(pointing, temp);
-      return this.#place(temp, to, true);
+      return this.#viaTemporary(to, true, (temp) => symlink(pointing, temp));
     }
     // Made at the key itself, which fails where one exists.
     await this.#folder(dirname(target));

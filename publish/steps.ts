@@ -28,7 +28,6 @@ import {
   liveDamage,
   livePagesOf,
   objectDamage,
-  pageChanges,
   parseManifest,
   rollbackTarget,
   type StoredManifest,
@@ -427,10 +426,11 @@ export const read = step('read', async (state) => {
   const now = state.live;
   if (now.kind === 'build' && now.pageDamage.length > 0) {
     // A page whose bytes are neither live nor stored is in `damage`: a fresh build writes it (`decide`).
-    const { copy, remove } = pageChanges(now.manifest.pages, state.held);
     const written = await writeLivePages(state, now.manifest.pages, state.held);
+    const put = [...written].filter(([id, digest]) => state.held?.get(id) !== digest).length;
     state.held = await removeLivePages(state, now.manifest.pages, written);
-    state.warnings.push(`put ${copy.length + remove.length} live page(s) back to build ${now.id}'s`);
+    const removed = written.size - state.held.size;
+    state.warnings.push(`put ${put + removed} live page(s) back to build ${now.id}'s`);
   }
   if (pin) return { result: 'skipped-pinned', reason: new PinnedError(pin).message, pin };
   return undefined;
