@@ -31,7 +31,7 @@ import {
   startS3,
   type TestS3,
 } from '../testing/aws.ts';
-import { type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
+import { captureLogLines, type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
 import { freePort } from '../testing/postgres.ts';
 import { builtFunctionCode, createTestWorld, type TestWorld } from '../testing/world.ts';
 import { type CanaryClients, createCanaryHandler } from './canary.ts';
@@ -80,10 +80,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   emf = startEmfCapture();
-  lines = [];
-  vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
-    lines.push(String(line));
-  });
+  lines = captureLogLines();
   s3 = await startS3();
   recorder.requests.length = 0;
   secrets = new SecretsManagerClient({
@@ -154,6 +151,17 @@ function metrics() {
   return Object.fromEntries(Object.entries(record.metrics).map(([name, { value }]) => [name, value]));
 }
 
+/** A store file in the world's folder: the CORS store's entries, then `change`; its path. */
+async function storeWith(name: string, change: (entries: Map<string, string>) => unknown): Promise<string> {
+  const path = join(world.dir, name);
+  const entries = await new FileKeyValueStore(world.stores.cors).read();
+  await new FileKeyValueStore(path, { create: true }).update((target) => {
+    for (const [k, v] of entries) target.set(k, v);
+    change(target);
+  });
+  return path;
+}
+
 describe('the canary Lambda against the local edge', () => {
   it('healthy: every row passes; the report stored (never served), the metrics, the secret read once', async () => {
     const edge = await startEdge();
@@ -206,13 +214,9 @@ describe('the canary Lambda against the local edge', () => {
   });
 
   it('the CORS origin changed in the store: rows fail on the CORS header alone, with the likely cause', async () => {
-    const changed = join(world.dir, 'kvs-cors-changed.json');
-    const store = new FileKeyValueStore(changed, { create: true });
-    const entries = await new FileKeyValueStore(world.stores.cors).read();
-    await store.update((target) => {
-      for (const [k, v] of entries) target.set(k, v);
-      target.set(KVS_CORS_ORIGIN, 'https://elsewhere.example');
-    });
+    const changed = await storeWith('kvs-cors-changed.json', (target) =>
+      target.set(KVS_CORS_ORIGIN, 'https://elsewhere.example'),
+    );
     const edge = await startEdge({ store: changed });
     try {
       const { report } = await runCanary(edge.url);
@@ -244,13 +248,9 @@ describe('the canary Lambda against the local edge', () => {
   });
 
   it("the monitoring key revoked: one diagnosis, the canary's key is refused, not a failure per row", async () => {
-    const revoked = join(world.dir, 'kvs-revoked.json');
-    const store = new FileKeyValueStore(revoked, { create: true });
-    const entries = await new FileKeyValueStore(world.stores.cors).read();
-    await store.update((target) => {
-      for (const [k, v] of entries) target.set(k, v);
-      target.delete(storeKeyOf(hashKey(monitoringKey)));
-    });
+    const revoked = await storeWith('kvs-revoked.json', (target) =>
+      target.delete(storeKeyOf(hashKey(monitoringKey))),
+    );
     const edge = await startEdge({ store: revoked });
     try {
       const { report } = await runCanary(edge.url);

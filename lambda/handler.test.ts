@@ -34,7 +34,7 @@ import {
 } from '../testing/aws.ts';
 import { ROOT, runProcess, scratchDir } from '../testing/cli.ts';
 import { planCounts } from '../testing/counts.ts';
-import { type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
+import { captureLogLines, type EmfCapture, parseEmf, startEmfCapture } from '../testing/emf.ts';
 import { FakeKvs, kvsClientFor } from '../testing/kvs.ts';
 import { publishSummaryOf } from '../testing/targets.ts';
 import { bundleLambda } from '../tools/build-lambda.ts';
@@ -97,10 +97,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   emf = startEmfCapture();
-  lines = [];
-  vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
-    lines.push(String(line));
-  });
+  lines = captureLogLines();
   s3 = await startS3();
   scratch = await scratchDir('catalog-lambda-');
   recorder.requests.length = 0;

@@ -1,8 +1,9 @@
 /**
  * CloudWatch embedded-metric-format lines as the builder writes them (Powertools' Metrics writes them to
  * stdout): capture them while code runs in this process, and read one back into its parts, checking the
- * format's structure on the way.
+ * format's structure on the way. Also the functions' log lines (console.log).
  */
+import { vi } from 'vitest';
 
 /** A capture of stdout in progress: the EMF lines so far; `stop` puts stdout back. */
 export interface EmfCapture {
@@ -30,6 +31,18 @@ export function startEmfCapture(): EmfCapture {
       process.stdout.write = write;
     },
   };
+}
+
+/**
+ * Collects what `console.log` writes (a function's log lines, which go to CloudWatch Logs on Lambda) from now on,
+ * keeping it out of the output; the spy is restored with vitest's mocks.
+ */
+export function captureLogLines(): string[] {
+  const lines: string[] = [];
+  vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+    lines.push(String(line));
+  });
+  return lines;
 }
 
 /** Runs `run` while collecting the EMF lines written to stdout (kept out of the output). */
