@@ -8,6 +8,7 @@ import { DEFAULT_LINKS } from '../builder/model.ts';
 import { CatalogError, ConfigError, settingRef } from '../contract/errors.ts';
 import {
   BUILDS_PREFIX,
+  type CanaryBeat,
   KVS_LIVE_BUILD,
   MANIFEST,
   MONITORING_PARTNER,
@@ -315,8 +316,16 @@ export async function startLocalStack(options: {
   readonly now: Date;
   readonly report: (line: string) => void;
   readonly log: (entry: LogEntry) => void;
-  /** How often the canary checks the stack (`canaryRateMinutes`); it runs once as soon as the edge serves. */
-  readonly canaryPeriodMs: number;
+  /**
+   * Where the canary's log lines go (each failing row, what it expected and got): the log file, not the
+   * terminal, where each canary run says one line through `report`.
+   */
+  readonly canaryLog: (entry: LogEntry) => void;
+  /**
+   * How often the canary runs each beat (`canaryRateMinutes`, `canaryFullRateMinutes`); it runs the full table
+   * once as soon as the edge serves.
+   */
+  readonly canaryPeriodsMs: Readonly<Record<CanaryBeat, number>>;
 }): Promise<LocalStack> {
   const { host, port, now } = options;
   const { origin, store } = LOCAL_STACK;
@@ -355,9 +364,9 @@ export async function startLocalStack(options: {
       key: await ensureLocalKey(store, MONITORING_PARTNER, LOCAL_STACK.monitoringKey, now),
       origin: target.origin,
       cors: () => showCorsOrigin(new FileKeyValueStore(store)),
-      periodMs: options.canaryPeriodMs,
+      periodsMs: options.canaryPeriodsMs,
       report: options.report,
-      log: options.log,
+      log: options.canaryLog,
     });
     canary.first.catch((error: unknown) =>
       options.report(`catalog: warning: the canary failed: ${String(error)}`),

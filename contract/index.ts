@@ -383,8 +383,15 @@ export const STATE_LAST_RUN = 'state/last-run.json';
 /** The run lock, held and renewed by the builder run in progress; a crashed run's lock expires. */
 export const STATE_RUN_LOCK = 'state/run-lock.json';
 
-/** The canary's last report (app/canary.ts): overwritten by every run of the scheduled check, never served. */
-export const STATE_CANARY = 'state/canary.json';
+/** The canary's beats (app/canary.ts): a light probe every few minutes, the full table on a slower beat. */
+export const CANARY_BEATS = ['probe', 'full'] as const;
+export type CanaryBeat = (typeof CANARY_BEATS)[number];
+
+/** Each beat's last report (app/canary.ts): overwritten by every run of that beat, never served. */
+export const STATE_CANARY = {
+  probe: 'state/canary-probe.json',
+  full: 'state/canary-full.json',
+} as const satisfies Record<CanaryBeat, string>;
 
 /** The history of the live pointer: one object per move, its key says when, what and where. Never served. */
 export const STATE_HISTORY_PREFIX = 'state/history/';

@@ -66,10 +66,13 @@ export const METRICS = {
   propagation: { name: 'PropagationSeconds', unit: 'Seconds' },
 } as const;
 
+/** The canary's third dimension: the beat of the run (contract/index.ts `CANARY_BEATS`, `probe` or `full`). */
+export const METRICS_BEAT_DIMENSION = 'Beat';
+
 /**
  * The canary's metrics (app/canary.ts), one set per run, stamped with the run's start (so each schedule period
- * holds one run), dimensions `service` and the canary function's name. The alarms `ConformanceFailed` and
- * `ConformanceSilent` and the dashboard read them (infra/monitoring.ts).
+ * holds one run of its beat), dimensions `service`, the canary function's name and the beat. The alarms
+ * `ConformanceFailed…` and `ConformanceSilent…` of each beat and the dashboard read them (infra/monitoring.ts).
  */
 export const CANARY_METRICS = {
   /** Rows of the specification that failed in the run. */

@@ -12,10 +12,11 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
-import { DISCIPLINES, EDGE_REGION } from '../contract/index.ts';
+import { CANARY_BEATS, type CanaryBeat, DISCIPLINES, EDGE_REGION } from '../contract/index.ts';
 import {
   CANARY_METRICS,
   METRICS,
+  METRICS_BEAT_DIMENSION,
   METRICS_FUNCTION_DIMENSION,
   METRICS_NAMESPACE,
   METRICS_SERVICE,
@@ -76,24 +77,30 @@ export interface Monitoring {
 
 /**
  * The metrics one of this deployment's functions writes (contract/metrics.ts: `table` is the builder's METRICS or
- * the canary's CANARY_METRICS), in the stack's region, per `period`; labelled with their names when `labelled`.
+ * the canary's CANARY_METRICS), in the stack's region, per `period`; labelled with their names and the text
+ * `labelled` when it is given; `dimensions` beyond the service and the function (the canary's beat).
  */
 function functionMetrics<T extends Record<string, { readonly name: string }>>(
   fn: lambda.IFunction,
   table: T,
   period: Duration,
   statistic: string = MAXIMUM,
-  labelled = false,
+  labelled: string | false = false,
+  dimensions: Readonly<Record<string, string>> = {},
 ) {
   return (name: keyof T) => {
     const metricName = (table[name] as T[keyof T]).name;
     return new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
       metricName,
-      dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: fn.functionName },
+      dimensionsMap: {
+        service: METRICS_SERVICE,
+        [METRICS_FUNCTION_DIMENSION]: fn.functionName,
+        ...dimensions,
+      },
       statistic,
       period,
-      ...(labelled ? { label: metricName } : {}),
+      ...(labelled !== false ? { label: `${metricName}${labelled}` } : {}),
     });
   };
 }
@@ -220,13 +227,28 @@ function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: bo
   });
 }
 
-/** The canary's metrics (contract/metrics.ts), per its period, labelled with their names. */
-const canaryMetrics = (canary: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) =>
-  functionMetrics(canary, CANARY_METRICS, period, statistic, true);
+/** The canary's metrics (contract/metrics.ts) of one beat, per `period`, labelled with their names and the beat. */
+const canaryMetrics = (
+  canary: lambda.IFunction,
+  beat: CanaryBeat,
+  period: Duration,
+  statistic: string = MAXIMUM,
+) =>
+  functionMetrics(canary, CANARY_METRICS, period, statistic, ` (${beat})`, {
+    [METRICS_BEAT_DIMENSION]: beat,
+  });
 
-/** Per canary period: the rows that failed or were not run, and 1 when the run did not reach the deployment. */
-function nonConforming(canary: lambda.IFunction, rate: Duration): cloudwatch.IMetric {
-  const metric = canaryMetrics(canary, rate);
+/** Each beat's period: the probe's `canaryRateMinutes`, the full table's `canaryFullRateMinutes`. */
+export function canaryPeriods(settings: StackSettings): Record<CanaryBeat, Duration> {
+  return {
+    probe: Duration.minutes(settings.canaryRateMinutes),
+    full: Duration.minutes(settings.canaryFullRateMinutes),
+  };
+}
+
+/** Per period of a beat: the rows that failed or were not run, and 1 when the run did not reach the deployment. */
+function nonConforming(canary: lambda.IFunction, beat: CanaryBeat, rate: Duration): cloudwatch.IMetric {
+  const metric = canaryMetrics(canary, beat, rate);
   return new cloudwatch.MathExpression({
     expression: 'failed + notrun + unreachable',
     usingMetrics: {
@@ -235,34 +257,44 @@ function nonConforming(canary: lambda.IFunction, rate: Duration): cloudwatch.IMe
       unreachable: metric('unreachable'),
     },
     period: rate,
-    label: 'rows failed or not run',
+    label: `rows failed or not run (${beat})`,
   });
 }
 
+/** An alarm's construct id for a beat: `ConformanceFailedProbe`, `ConformanceSilentFull`. */
+export const conformanceAlarmId = (kind: 'Failed' | 'Silent', beat: CanaryBeat) =>
+  `Conformance${kind}${beat === 'probe' ? 'Probe' : 'Full'}`;
+
 /**
- * The canary's alarms: `ConformanceFailed` when a row failed (or was not run, or nothing answered) in two
- * consecutive runs, so a publish moving through the edges pages no one; `ConformanceSilent` when no report was
- * stored for two periods (the duration is emitted only with a stored report).
+ * The canary's alarms, two per beat, each over that beat's period: `ConformanceFailed…` when a row failed (or was
+ * not run, or nothing answered) in two consecutive periods, so a publish moving through the edges pages no one
+ * (the full table also runs outside its schedule, after a deploy or a pointer move: its worst run of the period
+ * counts); `ConformanceSilent…` when no report of that beat was stored for two periods (the duration is emitted
+ * only with a stored report).
  */
 function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSettings, topic: sns.ITopic) {
-  const rate = Duration.minutes(settings.canaryRateMinutes);
-  return [
-    alarm(stack, 'ConformanceFailed', topic, {
-      alarmDescription: `A row of the specification failed in two consecutive canary runs (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row, what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
-      metric: nonConforming(canary, rate),
-      evaluationPeriods: 2,
-      // A canary that stops reporting while rows fail is ConformanceSilent's to say; this alarm keeps its state
-      // (no "OK" while the deployment is still broken).
-      treatMissingData: cloudwatch.TreatMissingData.MISSING,
-    }),
-    alarm(stack, 'ConformanceSilent', topic, {
-      alarmDescription: `The canary stored no report for two periods (2 × ${rate.toHumanString()}): it did not run, failed before its report, or could not write it; nothing is watching the deployment against its specification. Runbook "the canary is silent" in infra/README.md.`,
-      metric: canaryMetrics(canary, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: 2,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    }),
-  ];
+  const periods = canaryPeriods(settings);
+  const what = { probe: 'probe', full: 'full table' } as const;
+  return CANARY_BEATS.flatMap((beat) => {
+    const rate = periods[beat];
+    return [
+      alarm(stack, conformanceAlarmId('Failed', beat), topic, {
+        alarmDescription: `A row of the canary's ${what[beat]} failed in two consecutive periods (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row (beat ${beat}), what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
+        metric: nonConforming(canary, beat, rate),
+        evaluationPeriods: 2,
+        // A canary that stops reporting while rows fail is the silence alarm's to say; this one keeps its state
+        // (no "OK" while the deployment is still broken).
+        treatMissingData: cloudwatch.TreatMissingData.MISSING,
+      }),
+      alarm(stack, conformanceAlarmId('Silent', beat), topic, {
+        alarmDescription: `The canary stored no report of its ${what[beat]} for two periods (2 × ${rate.toHumanString()}): it did not run, failed before its report, or could not write it; the deployment is not being checked against its specification. Runbook "the canary is silent" in infra/README.md.`,
+        metric: canaryMetrics(canary, beat, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      }),
+    ];
+  });
 }
 
 /** The edge alarms (us-east-1): 5xx rate, 4xx rate above its band, each function's errors, throttles, compute. */
@@ -434,18 +466,25 @@ function catalogDashboard(
     ],
   ];
   if (parts.canary) {
-    const rate = Duration.minutes(settings.canaryRateMinutes);
-    const canary = canaryMetrics(parts.canary, rate);
+    const fn = parts.canary;
+    const periods = canaryPeriods(settings);
+    const each = (metric: (beat: CanaryBeat) => cloudwatch.IMetric[]) => CANARY_BEATS.flatMap(metric);
     rows.push([
       graph(
-        'Conformance: rows failed or not run per canary run (last 24 h)',
-        [canary('failedRows'), canary('rowsNotRun'), canary('unreachable')],
+        'Conformance: rows failed or not run per canary run, probe and full table (last 24 h)',
+        each((beat) => {
+          const canary = canaryMetrics(fn, beat, periods[beat]);
+          return [canary('failedRows'), canary('rowsNotRun'), canary('unreachable')];
+        }),
         1,
       ),
-      graph('Conformance: canary runs reported and their duration (ms)', [
-        canaryMetrics(parts.canary, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
-        canary('runDuration'),
-      ]),
+      graph(
+        'Conformance: canary runs reported and their duration (ms), probe and full table',
+        each((beat) => [
+          canaryMetrics(fn, beat, periods[beat], cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
+          canaryMetrics(fn, beat, periods[beat])('runDuration'),
+        ]),
+      ),
     ]);
   }
   if (settings.additionalCloudFrontMetrics)

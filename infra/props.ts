@@ -126,6 +126,14 @@ export function resolveSettings(props: CatalogStackProps, stackName: string): St
       `checkDeadline ${formatDuration(s.checkDeadline)}: with the ${CANARY_RESERVE_MS / 1000}s the canary keeps to store its report, must be shorter than canaryRateMinutes (${s.canaryRateMinutes} minutes), or its runs would overlap`,
     );
   if (
+    s.canaryRateMinutes !== undefined &&
+    s.canaryFullRateMinutes !== undefined &&
+    s.canaryFullRateMinutes < s.canaryRateMinutes
+  )
+    problems.push(
+      `canaryFullRateMinutes ${s.canaryFullRateMinutes}: the full table runs no more often than the probe (canaryRateMinutes ${s.canaryRateMinutes})`,
+    );
+  if (
     s.checkDeadline !== undefined &&
     s.checkDeadline + CANARY_RESERVE_MS > LAMBDA_MAX_TIMEOUT_SECONDS * 1000
   )

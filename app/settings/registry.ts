@@ -617,8 +617,7 @@ export const SETTINGS = {
         return z.NEVER;
       }),
     ),
-    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped. In a deployment file: what the canary holds the deployment to',
-    { output: 'CorsOrigin' },
+    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped (the canary reads it from the store at each run)',
   ),
   checkTimeout: setting(
     timeout,
@@ -637,8 +636,19 @@ export const SETTINGS = {
   ),
   canaryRateMinutes: setting(
     integer(5, 60, 'minutes'),
-    'how often the canary checks the deployment (catalog start: the local stack), in whole minutes; catalog status calls it silent after two of them without a report',
+    "how often the canary's probe checks the deployment (catalog start: the local stack), in whole minutes: each discipline's catalog in brotli (a 304 while unchanged), a refused key, the CORS preflight; catalog status calls it silent after two of them without a report",
     { default: 5 },
+  ),
+  canaryFullRateMinutes: setting(
+    integer(5, 720, 'minutes'),
+    'how often the canary runs the full table of catalog check, in whole minutes (also after each deploy, and at once when a probe finds the live catalogs changed); at least canaryRateMinutes; catalog status calls it silent after two of them without a report',
+    { default: 60 },
+  ),
+  // Sized from the measured peak of a full run: infra/README.md, "The canary".
+  canaryMemoryMiB: setting(
+    integer(128, 10240, 'MiB'),
+    "the canary function's memory: its measured peak at 30,000 plans stays below 60 % of the default (infra/README.md says how to size it for a larger catalog)",
+    { default: 512 },
   ),
   monitoringKeySecretArn: setting(
     secretArn,
@@ -679,7 +689,7 @@ export const READS = {
     optional: ['sourceToken webBaseUrl out'],
   },
   serve: { default: ['origin store port host contactAddress'], optional: ['endpoint'] },
-  start: { default: ['port host canaryRateMinutes'] },
+  start: { default: ['port host canaryRateMinutes canaryFullRateMinutes'] },
   publish: {
     required: ['source baseUrl'],
     default: [
@@ -731,9 +741,10 @@ export const READS = {
   },
   // The canary Lambda (lambda/canary.ts): catalog check's rows against the deployment, its report to the bucket.
   canary: {
-    required: ['baseUrl bucket monitoringKeySecretArn'],
-    default: ['maxAge checkTimeout checkDeadline canaryRateMinutes s3PathStyle maxAttempts'],
-    optional: ['corsOrigin'],
+    required: ['baseUrl bucket monitoringKeySecretArn kvsArn'],
+    default: [
+      'maxAge checkTimeout checkDeadline canaryRateMinutes canaryFullRateMinutes s3PathStyle maxAttempts',
+    ],
   },
   // The CDK app passes the build's settings on to the Lambda (optional: the Lambda has the defaults).
   cdk: {
@@ -742,13 +753,14 @@ export const READS = {
       'priceClass accessLogging usageLogging usageLogRetentionDays errorCachingMinTtlSeconds',
       'noncurrentVersionExpiryDays buildRateMinutes builderTimeoutSeconds builderMemoryMiB scheduleEnabled',
       'catalogAgeAlarmSeconds additionalCloudFrontMetrics canaryEnabled canaryRateMinutes checkDeadline',
+      'canaryFullRateMinutes canaryMemoryMiB',
     ],
     optional: [
       'region source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
       ...BUILD,
       'monitoringKeySecretArn propagationMaxWait propagationInterval',
       'domainName certificateArn accessLogBucketName accessLogRetentionDays kvsSeedFile vpcId subnetIds',
-      'securityGroupIds alarmTopicArn rateLimitPerKey rateLimitWindowSeconds corsOrigin',
+      'securityGroupIds alarmTopicArn rateLimitPerKey rateLimitWindowSeconds',
     ],
   },
 } as const satisfies Record<string, Reads>;

@@ -85,28 +85,38 @@ describe('catalog start (npm start)', () => {
     await expect(stat(join(scratch.dir, '.catalog/stack.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('runs the canary against its own edge once it serves, and status shows its report, then that it stopped', async () => {
+  it('runs the canary against its own edge once it serves, one line on the terminal, its report in status, then that it stopped', async () => {
     const port = await freePort();
     const start = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
     let summary: string | undefined;
     try {
-      // The first run starts once the edge serves; its one line comes when its report is stored.
+      // The first run (the full table) starts once the edge serves; its one line comes when its report is stored.
       for (let waited = 0; summary === undefined && waited < 600; waited += 1) {
-        summary = start.lines.find((line) => line.startsWith('canary (partner monitoring): '));
+        summary = start.lines.find((line) => line.startsWith('canary ('));
         if (summary === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(summary).toMatch(/^canary \(partner monitoring\): (\d+) of \1 rows pass$/);
+      expect(summary).toMatch(/^canary \(full, at catalog start\): (\d+) of \1 rows pass$/);
+      // One line for the run on the terminal; its log line goes to the log file alone.
+      expect(start.lines.filter((line) => line.includes('canary') || line.includes('conformance'))).toEqual([
+        summary,
+      ]);
+      const logged = (await readFile(join(scratch.dir, '.catalog/access.log'), 'utf8')).split('\n');
+      expect(
+        logged.filter((line) => line.includes('"message":"conformance (full, at catalog start)')),
+      ).toHaveLength(1);
       const status = await runCatalog(['status', '--json'], { cwd: scratch.dir });
       const report = JSON.parse(status.stdout);
-      expect(report.conformance).toMatchObject({ silent: false, stopped: false });
-      expect(report.conformance.report).toMatchObject({
+      expect(report.conformance.probe).toBeNull();
+      expect(report.conformance.full).toMatchObject({ silent: false, stopped: false, problem: null });
+      expect(report.conformance.full.report).toMatchObject({
+        beat: 'full',
+        trigger: 'start',
         baseUrl: `http://127.0.0.1:${port}`,
         runner: { kind: 'local', pid: start.pid },
-        periodSeconds: 300,
+        periodSeconds: 3600,
         counts: { fail: 0, notRun: 0 },
       });
-      expect(report.conformance.line).toMatch(/^(\d+) of \1 rows pass, /);
-      expect(report.conformanceProblem).toBeNull();
+      expect(report.conformance.full.line).toMatch(/^(\d+) of \1 rows pass, .* \(at catalog start\)$/);
       // Its key is the monitoring partner's, saved beside the dev key, never printed.
       const key = (await readFile(join(scratch.dir, '.catalog/monitoring-key'), 'utf8')).trim();
       expect(key).toMatch(/^tpc_/);

@@ -10,34 +10,42 @@ import { settingsCommand } from '../options.ts';
 export interface JsonLines {
   (entry: object): void;
   flush(): void;
+  /** Writes one JSON log line to the copy file only (none: nowhere), never to the terminal. */
+  toFile(entry: object): void;
 }
 
 /**
  * JSON log lines on stderr (the access log, and what the edge or the proxy says about itself), written once
  * per turn of the event loop: a busy edge answers several requests a turn, and one write for all their lines
  * costs about what one line did. A stop calls `flush` last, so the process exits with every line written.
- * With `copyTo`, each write is also appended to that file (until a write fails, which is said once).
+ * With `copyTo`, each write is also appended to that file (until a write fails, which is said once);
+ * `toFile` lines go to that file alone.
  */
 export function jsonLines(io: CliIO, copyTo?: string): JsonLines {
-  let waiting = '';
+  /** The lines waiting, in order; `terminal` false: the copy file's only. */
+  let waiting: { readonly text: string; readonly terminal: boolean }[] = [];
   let file = copyTo;
   const flush = () => {
-    if (waiting === '') return;
-    const text = waiting;
-    waiting = '';
-    io.stderr(text);
+    if (waiting.length === 0) return;
+    const lines = waiting;
+    waiting = [];
+    const terminal = lines.flatMap((line) => (line.terminal ? [line.text] : [])).join('');
+    if (terminal !== '') io.stderr(terminal);
     try {
-      if (file !== undefined) appendFileSync(file, text);
+      if (file !== undefined) appendFileSync(file, lines.map((line) => line.text).join(''));
     } catch (error) {
       io.stderr(`catalog: the log is no longer copied to ${file}: ${describeCause(error)}\n`);
       file = undefined;
     }
   };
-  const log = (entry: object) => {
-    if (waiting === '') setImmediate(flush);
-    waiting += `${JSON.stringify(entry)}\n`;
+  const add = (entry: object, terminal: boolean) => {
+    if (waiting.length === 0) setImmediate(flush);
+    waiting.push({ text: `${JSON.stringify(entry)}\n`, terminal });
   };
-  return Object.assign(log, { flush });
+  return Object.assign((entry: object) => add(entry, true), {
+    flush,
+    toFile: (entry: object) => add(entry, false),
+  });
 }
 
 /** A stop (SIGINT or SIGTERM in a process) shuts the server down gracefully, then writes the last log lines. */
@@ -75,7 +83,7 @@ export function registerStart(program: Command, io: CliIO): void {
     'start',
     HELP.start,
     io,
-    async ({ port, host, canaryRateMinutes }, command) => {
+    async ({ port, host, canaryRateMinutes, canaryFullRateMinutes }, command) => {
       if (command.args.length > 0) throw unexpectedArguments(command.args, io.env);
       const started = performance.now();
       const local = await import('../../app/local.ts');
@@ -87,7 +95,8 @@ export function registerStart(program: Command, io: CliIO): void {
           now: new Date(),
           report: note,
           log,
-          canaryPeriodMs: canaryRateMinutes * 60_000,
+          canaryLog: log.toFile,
+          canaryPeriodsMs: { probe: canaryRateMinutes * 60_000, full: canaryFullRateMinutes * 60_000 },
         })
         .finally(log.flush);
       note(

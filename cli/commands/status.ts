@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { StatusReport } from '../../app/status.ts';
-import { countsText } from '../../contract/index.ts';
+import { CANARY_BEATS, countsText } from '../../contract/index.ts';
 import { shownValue } from '../../publish/pointer.ts';
 import { type CliIO, CommandExit, shortTime as short, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
@@ -78,13 +78,13 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
       : keys.expiringSoon.map((key) => `${key.partner} ${key.id} at ${short(key.expires)}`).join(', '),
   ]);
   rows.push(['cors origin', report.cors.origin ?? 'none (CORS off)']);
-  // The canary's last report: `146 of 147 rows pass, failing: "…", 3m ago`.
-  rows.push([
-    'conformance',
-    report.conformance?.line ??
-      report.conformanceProblem ??
-      'no canary report (catalog start, or the stack canary, writes one)',
-  ]);
+  // Each beat's last report: `146 of 147 rows pass, failing: "…", 3m ago`.
+  for (const beat of CANARY_BEATS)
+    rows.push([
+      `conformance (${beat})`,
+      report.conformance[beat]?.line ??
+        `no report of the ${beat} beat yet (catalog start, or the stack canary, writes one)`,
+    ]);
   rows.push([
     'status',
     report.health === 'healthy' ? 'healthy' : `${report.health}: ${report.problems.length} problem(s)`,
