@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { DISCIPLINES } from '../contract/index.ts';
+import { ANSWER_HEADERS, DISCIPLINES } from '../contract/index.ts';
 import {
   forOrigin,
   forPlan,
@@ -235,6 +235,13 @@ describe('the likely cause of failing CORS rows', () => {
   });
 });
 
+/** A catalog's 200 in brotli, with the headers the table promises. */
+const brotliCatalog = (body: Buffer, etag: string) => ({
+  status: 200,
+  headers: { ...ANSWER_HEADERS.catalog, 'content-encoding': 'br', etag },
+  body: brotliCompressSync(body),
+});
+
 describe('what the check fetches: each request once, large bodies compressed where the row allows', () => {
   it('fetches in brotli only the catalog rows whose subject is not the encoding, as that variant', () => {
     const converted = blackBoxCases().filter((c) => compressedFetch(c) !== undefined);
@@ -290,18 +297,7 @@ describe('what the check fetches: each request once, large bodies compressed whe
     const other = Buffer.from('{"generatedAt":"2026-11-24T11:00:00.000Z","plans":[{}]}');
     learned.bodies.all = identity;
     const testCase = compressedFetch(named('an empty query string')) as RequestCase;
-    const answer = (body: Buffer) => ({
-      status: 200,
-      headers: {
-        'content-encoding': 'br',
-        'content-type': 'application/json; charset=utf-8',
-        'x-content-type-options': 'nosniff',
-        'cache-control': 'public, max-age=300',
-        vary: 'X-Api-Key, Accept-Encoding',
-        etag: '"0123456789abcdef0123456789abcdef"',
-      },
-      body: brotliCompressSync(body),
-    });
+    const answer = (body: Buffer) => brotliCatalog(body, '"0123456789abcdef0123456789abcdef"');
     // No variant seen yet: against identity.
     expect(judgeCase(testCase, answer(other), SETTINGS, learned, true)).toEqual([
       expect.stringMatching(/^body: decoded from br, is not the whole catalog/),
@@ -321,18 +317,7 @@ describe("the probe's judgement", () => {
     Buffer.from(
       `{"generatedAt":"2026-11-24T11:00:00.000Z","plans":[{"id":"${PLAN}","discipline":"${discipline}"}]}`,
     );
-  const served = (body: Buffer, etag = '"11111111111111111111111111111111"') => ({
-    status: 200,
-    headers: {
-      'content-encoding': 'br',
-      'content-type': 'application/json; charset=utf-8',
-      'x-content-type-options': 'nosniff',
-      'cache-control': 'public, max-age=300',
-      vary: 'X-Api-Key, Accept-Encoding',
-      etag,
-    },
-    body: brotliCompressSync(body),
-  });
+  const served = (body: Buffer, etag = '"11111111111111111111111111111111"') => brotliCatalog(body, etag);
   const notModified = {
     status: 304,
     headers: {
