@@ -191,6 +191,17 @@ describe('preparing a case for a deployment', () => {
     });
   });
 
+  it('fails an answer whose body repeats a key it was sent', () => {
+    const echoed = {
+      status: 404,
+      headers: { ...ANSWER_HEADERS.problem },
+      body: Buffer.from(`{"detail":"no page for ${SETTINGS.key}"}`),
+    };
+    expect(judgeCase(named('an index file at the root'), echoed, SETTINGS, newLearned())).toContain(
+      'body: repeats a key that was sent',
+    );
+  });
+
   it('never leaves a key in a report', () => {
     const scrubbed = withoutKeys({ lines: [`echoed ${SETTINGS.key} and ${SETTINGS.forged}`] }, SETTINGS);
     expect(scrubbed).toEqual({ lines: ['echoed {valid} and {forged}'] });
