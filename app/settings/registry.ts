@@ -631,7 +631,7 @@ export const SETTINGS = {
   ),
   canaryEnabled: setting(
     boolean,
-    "run the canary: catalog check's rows against the deployment every canaryRateMinutes with the monitoring key (needs monitoringKeySecretArn); false: no canary and no alarms of it (status then shows its last report as a former canary's, unjudged)",
+    "run the canary: its probe every canaryRateMinutes and catalog check's full table every canaryFullRateMinutes against the deployment, with the monitoring key (needs monitoringKeySecretArn); false: no canary and no alarms of it (status then shows its last reports as a former canary's, unjudged)",
     { default: true },
   ),
   canaryRateMinutes: setting(
@@ -648,7 +648,7 @@ export const SETTINGS = {
   canaryMemoryMiB: setting(
     integer(128, 10240, 'MiB'),
     "the canary function's memory: its measured peak at 30,000 plans stays below 60 % of the default (infra/README.md says how to size it for a larger catalog)",
-    { default: 512 },
+    { default: 640 },
   ),
   monitoringKeySecretArn: setting(
     secretArn,
