@@ -32,6 +32,8 @@ export type { CheckReport } from './check-rows.ts';
 export type CheckOptions = Omit<CheckSettings, 'forged' | 'now'> & {
   readonly timeoutMs: number;
   readonly deadlineMs: number;
+  /** Headers sent on every request, before each row's own (the canary's marker: `CANARY_HEADER`). */
+  readonly alwaysHeaders?: readonly (readonly [string, string])[];
 };
 
 /** The methods the service answers, and the ones the table checks are refused. */
@@ -77,7 +79,11 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckRepor
         origin: options.baseUrl,
         path: request.target,
         method,
-        headers: [['user-agent', 'catalog-check'], ...request.headers].flat(),
+        headers: [
+          ['user-agent', 'catalog-check'],
+          ...(options.alwaysHeaders ?? []),
+          ...request.headers,
+        ].flat(),
         signal: AbortSignal.any([AbortSignal.timeout(options.timeoutMs), deadline]),
       });
       const body = Buffer.from(await response.body.arrayBuffer());

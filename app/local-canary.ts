@@ -5,7 +5,7 @@
  * and stores each report at the local origin, where `catalog status` reads it as it reads the deployed one's.
  */
 import { hostname } from 'node:os';
-import { MONITORING_PARTNER } from '../contract/index.ts';
+import { CANARY_HEADER, MONITORING_PARTNER } from '../contract/index.ts';
 import type { OriginStore } from '../publish/origin.ts';
 import { type CanaryReport, canaryLogLines, canaryReportObject, runCanary, storeFailure } from './canary.ts';
 import { defaultOf } from './settings/index.ts';
@@ -38,6 +38,7 @@ export function startLocalCanary(options: {
       check: {
         baseUrl: options.baseUrl,
         key: options.key,
+        alwaysHeaders: [[CANARY_HEADER, options.key]],
         cors: (await options.cors()) ?? null,
         maxAgeMs: defaultOf('maxAge'),
         timeoutMs: defaultOf('checkTimeout'),

@@ -21,6 +21,7 @@ import { createS3Client, createSecretsClient } from '../app/clients.ts';
 import { type CanarySettings, parseCanaryEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { describeCause } from '../contract/errors.ts';
+import { CANARY_HEADER } from '../contract/index.ts';
 import { KEY_PATTERN } from '../keys/keys.ts';
 import { S3Origin } from '../publish/s3-origin.ts';
 import { functionMetrics } from './metrics.ts';
@@ -91,6 +92,7 @@ export function createCanaryHandler(
         check: {
           baseUrl: settings.baseUrl,
           key,
+          alwaysHeaders: [[CANARY_HEADER, key]],
           cors: settings.corsOrigin,
           maxAgeMs: settings.maxAge,
           timeoutMs: settings.checkTimeout,

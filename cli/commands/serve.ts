@@ -16,26 +16,34 @@ export interface JsonLines {
  * JSON log lines on stderr (the access log, and what the edge or the proxy says about itself), written once
  * per turn of the event loop: a busy edge answers several requests a turn, and one write for all their lines
  * costs about what one line did. A stop calls `flush` last, so the process exits with every line written.
- * With `copyTo`, each write is also appended to that file (until a write fails, which is said once).
+ * With `copyTo`, each line is also appended to that file (until a write fails, which is said once), and a line
+ * `fileOnly` holds for goes to the file alone (to stderr too once the file cannot be written: no line is lost).
  */
-export function jsonLines(io: CliIO, copyTo?: string): JsonLines {
-  let waiting = '';
+export function jsonLines(io: CliIO, copyTo?: string, fileOnly?: (entry: object) => boolean): JsonLines {
+  let shown = '';
+  let kept = '';
   let file = copyTo;
   const flush = () => {
-    if (waiting === '') return;
-    const text = waiting;
-    waiting = '';
-    io.stderr(text);
-    try {
-      if (file !== undefined) appendFileSync(file, text);
-    } catch (error) {
-      io.stderr(`catalog: the log is no longer copied to ${file}: ${describeCause(error)}\n`);
-      file = undefined;
-    }
+    if (kept === '') return;
+    const text = kept;
+    let screen = shown;
+    shown = '';
+    kept = '';
+    if (file !== undefined)
+      try {
+        appendFileSync(file, text);
+      } catch (error) {
+        // The lines meant for the file alone go to the terminal rather than nowhere.
+        screen = `${text}catalog: the log is no longer copied to ${file}: ${describeCause(error)}\n`;
+        file = undefined;
+      }
+    if (screen !== '') io.stderr(screen);
   };
   const log = (entry: object) => {
-    if (waiting === '') setImmediate(flush);
-    waiting += `${JSON.stringify(entry)}\n`;
+    if (kept === '') setImmediate(flush);
+    const line = `${JSON.stringify(entry)}\n`;
+    kept += line;
+    if (file === undefined || !fileOnly?.(entry)) shown += line;
   };
   return Object.assign(log, { flush });
 }
@@ -79,7 +87,8 @@ export function registerStart(program: Command, io: CliIO): void {
       if (command.args.length > 0) throw unexpectedArguments(command.args, io.env);
       const started = performance.now();
       const local = await import('../../app/local.ts');
-      const log = jsonLines(io, local.LOCAL_STACK.accessLog);
+      // The canary's requests go to the file alone: the terminal keeps the banner and the developer's own.
+      const log = jsonLines(io, local.LOCAL_STACK.accessLog, local.isOwnCheckEntry);
       const { edge, key, summary, samplePage } = await local
         .startLocalStack({
           host,
@@ -100,7 +109,7 @@ export function registerStart(program: Command, io: CliIO): void {
       note(
         [
           '',
-          `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr (and in ${local.LOCAL_STACK.accessLog}).`,
+          `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr and in ${local.LOCAL_STACK.accessLog} (the canary's in the file only; catalog usage counts them).`,
           `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.LOCAL_STACK.devKey}): ${key}`,
           `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}${catalogTarget(DISCIPLINES[0])}'`,
           `  curl -i '${edge.url}/openapi.yaml'`,
