@@ -254,7 +254,8 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
     expect(band).toMatchObject({ Expression: expect.stringMatching(/^ANOMALY_DETECTION_BAND\(\w+,\s*3\)$/) });
     expect(props.ThresholdMetricId).toBe(band?.Id);
     // The band is on the rate: 100 × the partners' 4xx / their requests, per 5 minutes.
-    const rate = metrics.find((m) => (band?.Expression as string).includes(`(${m.Id as string},`));
+    const judged = String(band?.Expression);
+    const rate = metrics.find((m) => judged.includes(`(${m.Id as string},`));
     expect(rate).toMatchObject({ Expression: '100 * FILL(errors, 0) / requests', ReturnData: true });
     const counted = (id: string) => metrics.find((m) => m.Id === id);
     for (const [id, name] of [
