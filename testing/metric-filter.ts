@@ -92,22 +92,18 @@ export function parseFilterPattern(pattern: string): RecordTest {
     }
     return condition();
   };
-  const and = (): RecordTest => {
-    const parts = [primary()];
-    while (peek()?.text === '&&') {
+  /** Terms read by `term` joined by `op`: all of them must hold (`&&`), or one (`||`). */
+  const joined = (op: '&&' | '||', term: () => RecordTest): RecordTest => {
+    const parts = [term()];
+    while (peek()?.text === op) {
       at += 1;
-      parts.push(primary());
+      parts.push(term());
     }
-    return (record) => parts.every((part) => part(record));
+    return op === '&&'
+      ? (record) => parts.every((part) => part(record))
+      : (record) => parts.some((part) => part(record));
   };
-  const or = (): RecordTest => {
-    const parts = [and()];
-    while (peek()?.text === '||') {
-      at += 1;
-      parts.push(and());
-    }
-    return (record) => parts.some((part) => part(record));
-  };
+  const or = (): RecordTest => joined('||', () => joined('&&', primary));
   take('punct', '{');
   const test = or();
   take('punct', '}');
