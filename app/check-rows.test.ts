@@ -49,17 +49,19 @@ const named = (name: string): RequestCase => {
 };
 
 describe('the black-box subset of the request-case table', () => {
-  it('leaves out exactly the cases that need the test world: its other keys, or a plan of the fixtures', () => {
+  it("leaves out exactly the cases that need the test world (its other keys, a plan of the fixtures) and the canary's marked ones", () => {
     const left = REQUEST_CASES.filter((c) => notBlackBox(c) !== undefined);
     for (const c of left)
       expect(JSON.stringify(c), c.name).toMatch(
-        /\{(other|expiring|expired|revoked)\}|CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99/i,
+        /\{(other|expiring|expired|revoked|monitoring)\}|CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99|x-catalog-canary/i,
       );
     for (const c of blackBoxCases())
       expect(JSON.stringify([c.target, c.headers]), c.name).not.toMatch(
-        /\{(other|expiring|expired|revoked)\}/,
+        /\{(other|expiring|expired|revoked|monitoring)\}|x-catalog-canary/i,
       );
     expect(notBlackBox(named('an expired key'))).toBe("needs the test world's {expired} key");
+    // The check marks every request itself (its own key in the marker): a case's marker would be a second one.
+    expect(notBlackBox(named('no key, marked by the canary ({valid})'))).toMatch(/^marks its request/);
     expect(left.length).toBeGreaterThan(0);
     expect(blackBoxCases().length).toBeGreaterThan(REQUEST_CASES.length * 0.8);
   });

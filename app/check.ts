@@ -48,7 +48,7 @@ export type { CheckReport, ProbeSeen } from './check-rows.ts';
 export type CheckOptions = Omit<CheckSettings, 'forged' | 'now'> & {
   readonly timeoutMs: number;
   readonly deadlineMs: number;
-  /** Headers sent on every request, before the row's own (none unless given). */
+  /** Headers sent on every request, before each row's own (the canary's marker: `CANARY_HEADER`). */
   readonly alwaysHeaders?: readonly (readonly [string, string])[];
 };
 

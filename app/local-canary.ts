@@ -8,7 +8,7 @@
  * failing row expected and got goes to the log.
  */
 import { hostname } from 'node:os';
-import type { CanaryBeat } from '../contract/index.ts';
+import { CANARY_HEADER, type CanaryBeat } from '../contract/index.ts';
 import {
   beatLabel,
   type CanaryReport,
@@ -57,6 +57,7 @@ export function startLocalCanary(options: {
       check: {
         baseUrl: options.baseUrl,
         key: options.key,
+        alwaysHeaders: [[CANARY_HEADER, options.key]],
         cors: (await options.cors()) ?? null,
         maxAgeMs: defaultOf('maxAge'),
         timeoutMs: defaultOf('checkTimeout'),

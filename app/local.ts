@@ -10,6 +10,7 @@ import {
   BUILDS_PREFIX,
   type CanaryBeat,
   KVS_LIVE_BUILD,
+  LogValue,
   MANIFEST,
   MONITORING_PARTNER,
   ORIGIN_FILES,
@@ -41,6 +42,19 @@ export interface RunningEdge {
 
 /** One log entry (the command line writes each as a JSON line on stderr). */
 export type LogEntry = object;
+
+/**
+ * Whether a log entry is the access-log line of a request of the deployment's own checks (recorded under the
+ * monitoring partner: `monitoring`, `monitoring.no-key`…; docs/decisions.md#usage), such as the local
+ * canary's: `npm start` keeps those in its access log file, off the terminal.
+ */
+export function isOwnCheckEntry(entry: LogEntry): boolean {
+  const logData = (entry as { logData?: unknown }).logData;
+  return (
+    typeof logData === 'string' &&
+    (logData === MONITORING_PARTNER || logData.startsWith(`${MONITORING_PARTNER}${LogValue.Separator}`))
+  );
+}
 
 /** What `npm start` advises for another port (npm passes a script's options after `--`). */
 const ANOTHER_PORT = 'npm start -- --port 8790';

@@ -275,6 +275,16 @@ export type LogReason = (typeof LOG_REASONS)[number];
  */
 export const MONITORING_PARTNER = 'monitoring';
 
+/**
+ * The canary's marker: the request header in which the deployment's own checks (the canary, `catalog check`)
+ * send their key on every request, whatever else the request carries. When it holds a valid key of
+ * {@link MONITORING_PARTNER}, the viewer-request function records the request under that partner
+ * (`monitoring`, `monitoring.no-key`, `monitoring.page`…), never as a partner's or as a refusal that named no
+ * partner; the answer is the same with or without it (docs/decisions.md#usage). Lowercase, as the function
+ * reads header names.
+ */
+export const CANARY_HEADER = 'x-catalog-canary';
+
 // ---------------------------------------------------------------------------------------------------------
 // Plan pages: `webUrl` (`{base_url}/plans/<id>`) is a static HTML page for people (docs/decisions.md#plan-pages).
 

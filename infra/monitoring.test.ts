@@ -237,7 +237,7 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
     });
   });
 
-  it('alarms when the 4xx rate is far above its usual band (anomaly detection, 3 standard deviations)', () => {
+  it("alarms when the partners' 4xx rate, from the usage records, is far above its usual band (3 standard deviations)", () => {
     const props = alarm(main.template, 'Edge4xxAnomaly').Properties;
     expect(props).toMatchObject({
       ComparisonOperator: 'GreaterThanUpperThreshold',
@@ -246,17 +246,72 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
       TreatMissingData: 'notBreaching',
       ...toTopic(),
     });
+    expect(String(props.AlarmDescription)).toMatch(
+      /^The partners' 4xx rate \(from the usage records; the deployment's own checks left out\)/,
+    );
+    const metrics = props.Metrics as Record<string, unknown>[];
+    const band = metrics.find((m) => String(m.Expression).startsWith('ANOMALY_DETECTION_BAND'));
+    expect(band).toMatchObject({ Expression: expect.stringMatching(/^ANOMALY_DETECTION_BAND\(\w+,\s*3\)$/) });
+    expect(props.ThresholdMetricId).toBe(band?.Id);
+    // The band is on the rate: 100 × the partners' 4xx / their requests, per 5 minutes.
+    const judged = String(band?.Expression);
+    const rate = metrics.find((m) => judged.includes(`(${m.Id as string},`));
+    expect(rate).toMatchObject({ Expression: '100 * FILL(errors, 0) / requests', ReturnData: true });
+    const counted = (id: string) => metrics.find((m) => m.Id === id);
+    for (const [id, name] of [
+      ['errors', 'PartnerClientErrors'],
+      ['requests', 'PartnerRequests'],
+    ] as const)
+      expect(counted(id)).toEqual({
+        Id: id,
+        MetricStat: {
+          Metric: { Namespace: `${METRICS_NAMESPACE}/TrainingPlanCatalog`, MetricName: name },
+          Period: 300,
+          Stat: 'Sum',
+        },
+        ReturnData: false,
+      });
+    // The two metrics are the usage log group's metric filters (their patterns: client-error-alarm.test.ts).
+    const filters = Object.values(
+      main.template.findResources('AWS::Logs::MetricFilter') as Record<string, Resource>,
+    ).map((r) => r.Properties.MetricTransformations);
+    expect(filters).toEqual(
+      expect.arrayContaining(
+        ['PartnerClientErrors', 'PartnerRequests'].map((name) => [
+          {
+            MetricName: name,
+            MetricNamespace: `${METRICS_NAMESPACE}/TrainingPlanCatalog`,
+            MetricValue: '1',
+            Unit: 'Count',
+          },
+        ]),
+      ),
+    );
+  });
+
+  it("without usage records (usageLogging false), alarms on CloudFront's 4xx rate of every request, and says the canary is in it", async () => {
+    const off = await synth({ env: { account: ACCOUNT, region: 'us-east-1' }, usageLogging: false });
+    off.template.resourceCountIs('AWS::Logs::MetricFilter', 0);
+    const props = alarm(off.template, 'Edge4xxAnomaly').Properties;
+    expect(String(props.AlarmDescription)).toMatch(
+      /the canary's deliberate 4xx included, as usageLogging is off/,
+    );
     const metrics = props.Metrics as Record<string, unknown>[];
     const band = metrics.find((m) => typeof m.Expression === 'string');
     const rate = metrics.find((m) => m.MetricStat !== undefined);
-    expect(band).toMatchObject({ Expression: expect.stringMatching(/^ANOMALY_DETECTION_BAND\(\w+,\s*3\)$/) });
-    expect(props.ThresholdMetricId).toBe(band?.Id);
+    expect(metrics).toHaveLength(2);
     expect(rate).toMatchObject({
       MetricStat: {
         Metric: {
           Namespace: 'AWS/CloudFront',
           MetricName: '4xxErrorRate',
-          Dimensions: distributionDimensions(),
+          Dimensions: [
+            {
+              Name: 'DistributionId',
+              Value: { Ref: logicalId(off.template, 'AWS::CloudFront::Distribution', 'Distribution') },
+            },
+            { Name: 'Region', Value: 'Global' },
+          ],
         },
         Period: 300,
         Stat: 'Average',
@@ -448,7 +503,7 @@ describe('dashboard', () => {
         'Builder runs',
         'Catalog age (s)',
         '5xx rate (%)',
-        '4xx rate (%) and its expected band',
+        "Partners' 4xx rate (%) and its expected band",
         'Function compute utilization (%)',
         'Function execution and validation errors',
         'Function throttles',
@@ -464,7 +519,8 @@ describe('dashboard', () => {
     for (const name of [
       'Requests',
       '5xxErrorRate',
-      '4xxErrorRate',
+      'PartnerClientErrors',
+      'PartnerRequests',
       'FunctionComputeUtilization',
       'FunctionThrottles',
     ])

@@ -24,6 +24,7 @@ import {
 } from '../contract/metrics.ts';
 import { accountWideName, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
+import { partnerClientErrorRate } from './usage-logs.ts';
 
 const { SUM, MAXIMUM, AVERAGE } = cloudwatch.Stats;
 const FIVE_MINUTES = Duration.minutes(5);
@@ -297,8 +298,28 @@ function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSet
   });
 }
 
+/**
+ * What the 4xx anomaly alarm judges: with the usage records, the partners' 4xx rate (the deployment's own checks
+ * left out: infra/usage-logs.ts); without them, CloudFront's 4xx rate of every request, the canary's included.
+ */
+function clientErrorRate(
+  stack: Stack,
+  parts: MonitoredParts,
+  settings: StackSettings,
+  region?: string,
+): cloudwatch.IMetric {
+  if (settings.usageLogging) return partnerClientErrorRate(stack, region);
+  return cloudFrontMetrics('DistributionId', parts.distribution.distributionId, region)('4xxErrorRate');
+}
+
 /** The edge alarms (us-east-1): 5xx rate, 4xx rate above its band, each function's errors, throttles, compute. */
-function edgeAlarms(scope: Stack, parts: MonitoredParts, topic: sns.ITopic): cloudwatch.Alarm[] {
+function edgeAlarms(
+  scope: Stack,
+  parts: MonitoredParts,
+  topic: sns.ITopic,
+  rate4xx: cloudwatch.IMetric,
+  partnersOnly: boolean,
+): cloudwatch.Alarm[] {
   const { edge5xx, edge4xx, functionCompute } = ALARM_THRESHOLDS;
   const edge = cloudFrontMetrics('DistributionId', parts.distribution.distributionId);
   const alarms = [
@@ -311,9 +332,8 @@ function edgeAlarms(scope: Stack, parts: MonitoredParts, topic: sns.ITopic): clo
     }),
     notify(
       new cloudwatch.AnomalyDetectionAlarm(scope, 'Edge4xxAnomaly', {
-        alarmDescription:
-          'The 4xx rate is far above its usual band: a broken or emptied key store answers 401 to everyone, a partner lost its key, or the rate limit blocks. Check catalog status and keys list.',
-        metric: edge('4xxErrorRate'),
+        alarmDescription: `${partnersOnly ? "The partners' 4xx rate (from the usage records; the deployment's own checks left out)" : "The 4xx rate (CloudFront's, of every request: the canary's deliberate 4xx included, as usageLogging is off)"} is far above its usual band: a broken or emptied key store answers 401 to everyone, a partner lost its key, or the rate limit blocks. Check catalog status, catalog usage and keys list.`,
+        metric: rate4xx,
         stdDevs: edge4xx.stdDevs,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
         evaluationPeriods: edge4xx.periods,
@@ -367,7 +387,8 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
   let edgeStack: Stack | undefined;
 
   addRegionRule(stack);
-  if (inEdgeRegion(stack)) alarms.push(...edgeAlarms(stack, parts, topic));
+  const rate4xx = clientErrorRate(stack, parts, settings);
+  if (inEdgeRegion(stack)) alarms.push(...edgeAlarms(stack, parts, topic, rate4xx, settings.usageLogging));
   else {
     // Named after the stack and its region: two deployments of one name in two regions each have their own.
     edgeStack = new Stack(stack.node.scope as Construct, `${stack.node.id}-edge-${stack.region}`, {
@@ -378,7 +399,13 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
     });
     // The stack's own topic when it is in us-east-1 (`arn:aws:sns:REGION:…`); else the companion creates its own.
     const arn = settings.alarmTopicArn?.split(':')[3] === EDGE_REGION ? settings.alarmTopicArn : undefined;
-    edgeAlarms(edgeStack, parts, alarmTopic(edgeStack, arn, 'edge alarms', ' (us-east-1)'));
+    edgeAlarms(
+      edgeStack,
+      parts,
+      alarmTopic(edgeStack, arn, 'edge alarms', ' (us-east-1)'),
+      rate4xx,
+      settings.usageLogging,
+    );
     addRegionRule(edgeStack);
   }
 
@@ -420,6 +447,7 @@ function catalogDashboard(
       height: 6,
     });
   const { edge5xx, edge4xx, functionCompute } = ALARM_THRESHOLDS;
+  const rate4xx = clientErrorRate(stack, parts, settings, EDGE_REGION);
 
   const rows: cloudwatch.IWidget[][] = [
     [
@@ -442,14 +470,19 @@ function catalogDashboard(
     ],
     [
       graph('5xx rate (%)', [edge('5xxErrorRate', AVERAGE, Duration.minutes(1))], edge5xx.percent),
-      graph('4xx rate (%) and its expected band', [
-        edge('4xxErrorRate'),
-        cloudwatch.Metric.anomalyDetectionFor({
-          metric: edge('4xxErrorRate'),
-          stdDevs: edge4xx.stdDevs,
-          label: 'expected band',
-        }),
-      ]),
+      graph(
+        settings.usageLogging
+          ? "Partners' 4xx rate (%) and its expected band"
+          : '4xx rate (%) and its expected band',
+        [
+          rate4xx,
+          cloudwatch.Metric.anomalyDetectionFor({
+            metric: rate4xx,
+            stdDevs: edge4xx.stdDevs,
+            label: 'expected band',
+          }),
+        ],
+      ),
       graph(
         'Function compute utilization (%)',
         perFunction(['FunctionComputeUtilization'], AVERAGE),

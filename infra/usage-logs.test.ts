@@ -145,13 +145,16 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       ].join('\n| '),
       stacked: false,
     });
-    expect(widgets.find((w) => w.properties.title === '401s per reason (hourly)')?.properties).toEqual({
+    // The deployment's own checks' refusals (`monitoring.no-key`…) are not the partners'.
+    expect(
+      widgets.find((w) => w.properties.title === "Partners' 401s per reason (hourly)")?.properties,
+    ).toEqual({
       view: 'timeSeries',
-      title: '401s per reason (hourly)',
+      title: "Partners' 401s per reason (hourly)",
       region: 'us-east-1',
       query: [
         "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage/<stack id>' | fields `viewer-request-log-data` as data, `sc-status` as status",
-        'filter status = 401',
+        'filter status = 401 and data not like /^monitoring([.]|$)/',
         'parse data /(?<reason>[a-z-]+)$/',
         'stats count(*) as refusals by bin(1h), reason',
       ].join('\n| '),
@@ -169,7 +172,12 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
 
   it('delivers nothing when switched off, and leaves the dashboard without the widgets', async () => {
     const t = (await synth({ usageLogging: false })).template;
-    for (const type of ['AWS::Logs::DeliverySource', 'AWS::Logs::DeliveryDestination', 'AWS::Logs::Delivery'])
+    for (const type of [
+      'AWS::Logs::DeliverySource',
+      'AWS::Logs::DeliveryDestination',
+      'AWS::Logs::Delivery',
+      'AWS::Logs::MetricFilter',
+    ])
       t.resourceCountIs(type, 0);
     expect(dashboardWidgets(t).filter((w) => w.type === 'log')).toEqual([]);
     expect(Object.keys(t.findOutputs('UsageLogGroupName'))).toEqual([]);
@@ -182,6 +190,24 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       (stack.node.scope as App).node.tryFindChild('TrainingPlanCatalog-edge-eu-west-1') as CatalogStack,
     );
     edge.resourceCountIs('AWS::Logs::Delivery', 1);
+    // The partner traffic's metric filters are on the group, in the companion, beside the alarm that reads them,
+    // in the namespace of this deployment (its region in it: the same name elsewhere would be another's).
+    template.resourceCountIs('AWS::Logs::MetricFilter', 0);
+    const namespace = 'TrainingPlanCatalog/TrainingPlanCatalog_eu-west-1';
+    const group = Object.keys(edge.findResources('AWS::Logs::LogGroup'))[0];
+    for (const name of ['PartnerRequests', 'PartnerClientErrors'])
+      edge.hasResourceProperties('AWS::Logs::MetricFilter', {
+        LogGroupName: { Ref: group },
+        MetricTransformations: [
+          { MetricName: name, MetricNamespace: namespace, MetricValue: '1', Unit: 'Count' },
+        ],
+      });
+    const alarm = Object.entries(edge.findResources('AWS::CloudWatch::Alarm')).find(([id]) =>
+      id.startsWith('Edge4xxAnomaly'),
+    )?.[1] as { Properties: { Metrics: { MetricStat?: { Metric: { Namespace: string } } }[] } };
+    expect(
+      alarm.Properties.Metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.Namespace] : [])),
+    ).toEqual([namespace, namespace]);
     // The group's name, computed in the stack, reaches the companion whole, as the stack's output of that
     // name: one Fn::GetStackOutput, nested in nothing (cfn-lint refuses one inside Fn::Split).
     const name = { 'Fn::Join': ['', ['/aws/vendedlogs/TrainingPlanCatalog/usage/', STACK_ID_PART]] };

@@ -57,6 +57,12 @@ export function planCases(cases: readonly RequestCase[], keys: VerifyKeys): Plan
       missing: needsValid,
       note: keys.valid.length < 2 ? '{other} is the first --key (give a second --key to vary it)' : undefined,
     },
+    // The canary's marker changes no answer, only what is recorded (which TestFunction may not show).
+    monitoring: {
+      value: valid,
+      missing: needsValid,
+      note: "{monitoring} (the canary's marker) is the first --key: the marker changes no answer",
+    },
     expired: { value: keys.expired, missing: 'needs an expired key (--expired-key)' },
     revoked: { value: keys.revoked, missing: 'needs a revoked key (--revoked-key)' },
     // A never-issued key of the right shape.

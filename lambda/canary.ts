@@ -27,7 +27,7 @@ import { createKvsClient, createS3Client, createSecretsClient } from '../app/cli
 import { type CanarySettings, parseCanaryEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { ConfigError, describeCause } from '../contract/errors.ts';
-import { CANARY_BEATS, KVS_CORS_ORIGIN } from '../contract/index.ts';
+import { CANARY_BEATS, CANARY_HEADER, KVS_CORS_ORIGIN } from '../contract/index.ts';
 import { KEY_PATTERN } from '../keys/keys.ts';
 import { readKvsEntry } from '../keys/kvs-store.ts';
 import { S3Origin } from '../publish/s3-origin.ts';
@@ -149,6 +149,7 @@ export function createCanaryHandler(
         check: {
           baseUrl: settings.baseUrl,
           key,
+          alwaysHeaders: [[CANARY_HEADER, key]],
           cors: cors ?? null,
           maxAgeMs: settings.maxAge,
           timeoutMs: settings.checkTimeout,

@@ -44,7 +44,7 @@ export interface CliResult {
 }
 
 /** Environment variables of the `catalog` command cleared for tests, so the developer's shell cannot leak in. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!name.startsWith('CATALOG_') && !name.startsWith('AWS_')) env[name] = value;

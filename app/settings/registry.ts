@@ -580,7 +580,7 @@ export const SETTINGS = {
   }),
   accessLog: setting(
     text('file'),
-    'a catalog serve access log to read (- for standard input) instead of the AWS log group',
+    "a catalog serve access log to read (- for standard input) instead of the AWS log group; with no target, the local stack's (.catalog/access.log)",
   ),
   usageLogGroup: setting(
     matching(

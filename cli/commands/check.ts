@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { CheckReport } from '../../app/check.ts';
+import { CANARY_HEADER } from '../../contract/index.ts';
 import { type CliIO, CommandExit } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
@@ -22,6 +23,8 @@ export function registerCheck(program: Command, io: CliIO): void {
     const report = await check.checkDeployment({
       baseUrl: settings.baseUrl,
       key: settings.checkKey,
+      // Its requests marked as the deployment's own: with the monitoring key, reported apart from partners'.
+      alwaysHeaders: [[CANARY_HEADER, settings.checkKey]],
       cors: settings.corsOrigin,
       maxAgeMs: settings.maxAge,
       timeoutMs: settings.checkTimeout,

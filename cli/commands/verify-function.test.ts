@@ -4,7 +4,13 @@
  * TestFunction by running the real built bundle in the local runtime on the event it received.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { REQUEST_CASES, viewerRequestOutcome, withinBuild } from '../../gateway/cases.ts';
+import {
+  MARKED_SUFFIX,
+  REQUEST_CASES,
+  type RequestCase,
+  viewerRequestOutcome,
+  withinBuild,
+} from '../../gateway/cases.ts';
 import { viewerRequestEvent } from '../../gateway/local/event.ts';
 import { loadFunction } from '../../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../../gateway/local/store.ts';
@@ -75,6 +81,7 @@ describe('catalog verify-function against a local TestFunction API', () => {
     const known: Record<string, string> = {
       valid: world.keys.valid,
       expiring: world.keys.valid,
+      monitoring: world.keys.valid,
       other: world.keys.other,
       expired: world.keys.expired,
       revoked: world.keys.revoked,
@@ -111,10 +118,17 @@ describe('catalog verify-function against a local TestFunction API', () => {
     expect(forged.size).toBe(1);
 
     // What the function recorded for the access log on each event: the table's value (the command gives
-    // `{expiring}` the valid key, acme's).
+    // `{expiring}` the valid key, acme's, and `{monitoring}` too: a marked case then records what the case it
+    // marks does, the marker naming no one).
     const recordedFor = new Map<string, string | null>();
+    const unmarked = (c: RequestCase) =>
+      c.headers?.some(([, v]) => v === '{monitoring}')
+        ? REQUEST_CASES.find((base) => `${base.name}${MARKED_SUFFIX}` === c.name)
+        : c;
     REQUEST_CASES.forEach((c, i) => {
-      const logData = c.headers?.some(([, v]) => v === '{expiring}') ? 'acme' : c.logData;
+      expect(unmarked(c), c.name).toBeDefined();
+      const base = unmarked(c) as RequestCase;
+      const logData = base.headers?.some(([, v]) => v === '{expiring}') ? 'acme' : base.logData;
       const event = expectedEvents[i] as string;
       if (recordedFor.has(event)) expect(recordedFor.get(event), c.name).toBe(logData);
       recordedFor.set(event, logData);
@@ -199,6 +213,9 @@ describe('catalog verify-function against a local TestFunction API', () => {
     expect(result.stdout).toMatch(/^PASS {2}a key of another partner .*\{other\} is the first --key/m);
     const skipped = result.stdout.split('\n').filter((l) => l.startsWith('SKIP')).length;
     expect(skipped).toBe(REQUEST_CASES.filter((c) => /\{(expired|revoked)\}/.test(JSON.stringify(c))).length);
+    expect(result.stdout).toMatch(
+      /^PASS {2}no key, marked by the canary .*\{monitoring\} \(the canary's marker\)/m,
+    );
     expect(api.recorded.filter((r) => r.path.endsWith('/test'))).toHaveLength(REQUEST_CASES.length - skipped);
   });
 
