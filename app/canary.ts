@@ -8,12 +8,11 @@
 import { z } from 'zod';
 import { describeCause, settingRef } from '../contract/errors.ts';
 import { STATE_CANARY } from '../contract/index.ts';
-import { CANARY_METRICS } from '../contract/metrics.ts';
+import { CANARY_METRICS, type MetricsSink } from '../contract/metrics.ts';
 import { type ObjectToWrite, parseStoredJson, stateObject } from '../publish/origin.ts';
 import { formatAge } from './age.ts';
 import { type CheckOptions, checkDeployment } from './check.ts';
 import { type CheckReport, checkSteps } from './check-rows.ts';
-import type { MetricsSink } from './run-metrics.ts';
 
 /** Time a run leaves, after its deadline, for storing its report and its metrics before the function's timeout. */
 export const CANARY_RESERVE_MS = 20_000;

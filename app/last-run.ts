@@ -12,7 +12,7 @@ import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
 import { type ObjectToWrite, parseStoredJson, stateObject } from '../publish/origin.ts';
-import type { PublishSummary } from './run.ts';
+import type { Pin } from '../publish/pointer.ts';
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int().min(0));
 
@@ -36,7 +36,7 @@ const RunFields = z.object({
   /** Published+approved rows that broke a rule (left out with skipInvalid, or why the build failed). */
   invalidRows: z.number().int().min(0).nullable(),
   durationMs: z.number().int().min(0),
-  /** Each step's duration, by its name (app/run.ts lists the steps). */
+  /** Each step's duration, by its name (publish/README.md names the steps). */
   durationsMs: z.record(z.string(), z.number().int().min(0)).optional(),
   /**
    * The last run that left the live build matching the source — it published it, or found the source
@@ -69,6 +69,30 @@ export interface RunProgress {
   };
   /** Invalid rows of a build that failed because of them. */
   readonly invalid?: readonly InvalidRow[];
+}
+
+/** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
+export interface PublishSummary {
+  readonly command: 'publish';
+  readonly result: 'published' | 'skipped-identical' | 'skipped-pinned';
+  readonly buildId: string;
+  readonly generatedAt: string;
+  readonly counts: Readonly<Record<Discipline, number>>;
+  readonly plans: number;
+  readonly bytes: number;
+  readonly plansHash: string;
+  /** The build live when the publish started. */
+  readonly previousBuildId: string | null;
+  /** Why nothing was published (`skipped-*`). */
+  readonly reason?: string;
+  /** The pin that held the pointer (`skipped-pinned`). */
+  readonly pin?: Pin;
+  /** Builds beyond `keepBuilds` deleted. */
+  readonly pruned: readonly string[];
+  /** Problems that did not fail the run. */
+  readonly warnings: readonly string[];
+  /** Each step's duration, by its name, and the whole run's (`total`). */
+  readonly durationsMs: Readonly<Record<string, number>>;
 }
 
 /** A run that found another run holding the run lock: it did nothing (publish/lock.ts). */

@@ -1,122 +1,66 @@
 /**
- * Build, publish, roll back and unpin: every entry point calls these (README.md). Each is an explicit list of the
- * steps of publish/steps.ts, run in order and timed one by one; this file wires the source, the clients the
- * caller built and the metrics into them. Progress and warnings go to the caller's `report`.
+ * Build, publish, roll back and unpin: every entry point calls these (README.md). Each reads top to bottom, as
+ * publish/README.md lists its steps: the build's own (made here, builder/build.ts) and those of publish/steps.ts,
+ * each timed by {@link timer}, values passing as arguments and return values. Progress and warnings go to the
+ * caller's `report`.
  */
 
-import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
-import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
-import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import { openSource } from '../builder/sources/index.ts';
+import { type BuildResult, completeBuild, type PreparedBuild } from '../builder/build.ts';
+import { type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { ConfigError, describeCause, settingRef } from '../contract/errors.ts';
 import { type Discipline, STATE_LAST_RUN, totalPlans } from '../contract/index.ts';
+import { decide, type LiveCatalog } from '../publish/core.ts';
+import { PublishRefusedError, RunLockBusyError } from '../publish/errors.ts';
 import { type BuildListing, listBuilds } from '../publish/history.ts';
-import { objectToWrite } from '../publish/origin.ts';
-import { type Pin, readPointer } from '../publish/pointer.ts';
+import { describeHolder, type HeldRunLock, RUN_LOCK_TTL_MS, tookOverWarning } from '../publish/lock.ts';
+import type { OriginStore } from '../publish/origin.ts';
+import { type Pin, PinnedError, type Pointer, shownValue } from '../publish/pointer.ts';
 import {
   choose,
-  complete,
-  guard,
-  lock,
-  type Progress,
+  type Moved,
   type ProgressSink,
   type PublishTarget,
   pinLive,
-  prepare,
-  prove,
+  proveDeployment,
   prune,
   publishLive,
-  RunState,
-  read,
-  readManifest,
-  runSteps,
-  type Step,
-  type Stop,
-  unlock,
-  unpin as unpinStep,
+  putLivePagesRight,
+  type Run,
+  readPointerAndLive,
+  removePin,
+  takeRunLock,
   upload,
   verify,
+  writeErrorPages,
 } from '../publish/steps.ts';
+import { type BuildSettings, prepare, type Report, type RunSource } from './build.ts';
 import {
-  type BusySummary,
   type LastRun,
   lastRunObject,
   lastRunOf,
+  type PublishSummary,
   parseLastRun,
   type RunEnd,
-  type RunProgress,
   type RunSummary,
 } from './last-run.ts';
-import { checkPropagation, type PropagationCheck, type PropagationResult } from './propagation.ts';
-import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
 import { renderMessage, type SettingsIn } from './settings/index.ts';
 
-export type { Progress, ProgressSink, PublishTarget };
-
-/** What an operation tells its caller as it goes: warnings and the rows a failed build refused. */
-export type Report = (line: string) => void;
-
-/** The settings a build reads (the same names on the command line, in the Lambda and in CDK), but where it writes. */
-export type BuildSettings = Omit<SettingsIn<'build'>, 'out' | 'json' | 'source' | 'sourceToken'> & {
-  /** The source spec (a path, `postgres://…`, `http(s)://…`). */
-  readonly source: string;
-  /** The bearer token of an HTTP source. */
-  readonly sourceToken?: string | undefined;
-};
-
-/** Reads the source and builds in memory, stamped `now`; invalid rows are reported one line each. */
-export async function build(
-  settings: BuildSettings,
-  now: Date,
-  report: Report,
-  progress: ProgressSink,
-): Promise<BuildResult> {
-  const prepared = await prepareFrom(settings, now, report, progress);
-  progress({ stage: 'compressing and rendering pages' });
-  return completeBuild(prepared);
-}
-
-/** Reads the source and takes a build's first, cheap step (builder/build.ts `prepareBuild`), reporting invalid rows. */
-async function prepareFrom(
-  settings: BuildSettings,
-  now: Date,
-  report: Report,
-  progress: ProgressSink | undefined,
-): Promise<PreparedBuild> {
-  progress?.({ stage: 'reading the source' });
-  try {
-    const prepared = await prepareBuild(await openSource(settings.source, settings), {
-      links: { baseUrl: settings.baseUrl, appScheme: settings.appScheme, webBaseUrl: settings.webBaseUrl },
-      skipInvalid: settings.skipInvalid,
-      now,
-      openapiTemplate: OPENAPI_TEMPLATE,
-      contactAddress: settings.contactAddress,
-    });
-    for (const problem of prepared.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
-    return prepared;
-  } catch (error) {
-    if (error instanceof InvalidRowsError) for (const line of error.lines()) report(`invalid ${line}`);
-    throw error;
-  }
-}
-
-/** Writes one build flat into a directory (`catalog build --out`, publish/dir-origin.ts); resolves its ms. */
-export async function writeFlatBuild(dir: string, result: BuildResult): Promise<number> {
-  const started = performance.now();
-  const { writeFlat } = await import('../publish/dir-origin.ts');
-  await writeFlat(
-    dir,
-    [...result.objects, ...result.root].map((object) => objectToWrite(object, object.key)),
-  );
-  return performance.now() - started;
-}
+export type { Progress, ProgressSink, PublishTarget } from '../publish/steps.ts';
+export type { PublishSummary } from './last-run.ts';
 
 /** The settings a publish reads, beyond the build's. */
 export type PublishSettings = BuildSettings &
   Pick<SettingsIn<'publish'>, 'allowEmpty' | 'minRatio' | 'keepBuilds'>;
 
-/** The source of a run when it is read at run time (the Lambda's secret) rather than taken from the settings. */
-export type RunSource = Pick<BuildSettings, 'source' | 'sourceToken'>;
+/** What a run hands its caller's `ended` once its outcome is recorded. */
+export interface RunEnded {
+  readonly end: RunEnd;
+  readonly record: LastRun;
+  /** The build live after the run, as the run knows it. */
+  readonly live: string | null;
+  /** When the run moved the pointer (`performance.now()`), if it did. */
+  readonly movedAt?: number;
+}
 
 /** How a publish runs, and what it reports besides its summary. */
 export interface PublishRunOptions {
@@ -124,7 +68,7 @@ export interface PublishRunOptions {
   readonly now: Date;
   readonly force: boolean;
   readonly unpin?: boolean;
-  /** Take an origin the store does not record, or replace a live build the origin lacks (publish/steps.ts `prove`). */
+  /** Take an origin the store does not record, or replace a live build the origin lacks (steps.ts `proveDeployment`). */
   readonly recover?: boolean;
   readonly report: Report;
   /** Hears the run's stages and the objects uploaded. */
@@ -135,38 +79,15 @@ export interface PublishRunOptions {
   readonly prepared?: PreparedBuild;
   /** Shows a message the way the entry point names settings, secrets removed (default: the command line's). */
   readonly present?: (message: string) => string;
-  /** Given, the run's figures go there once, at its end (the Lambda passes Powertools' Metrics). */
-  readonly metrics?: MetricsSink;
-  /** Given, a publish that moved the pointer measures how long the edge takes to serve the new build. */
-  readonly propagation?: PropagationCheck;
   /** What runs, as the run lock names it (default `catalog publish`). */
   readonly runBy?: string;
   /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
   readonly actor?: string;
-}
-
-/** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
-export interface PublishSummary {
-  readonly command: 'publish';
-  readonly result: 'published' | 'skipped-identical' | 'skipped-pinned';
-  readonly buildId: string;
-  readonly generatedAt: string;
-  readonly counts: Readonly<Record<Discipline, number>>;
-  readonly plans: number;
-  readonly bytes: number;
-  readonly plansHash: string;
-  /** The build live when the publish started. */
-  readonly previousBuildId: string | null;
-  /** Why nothing was published (`skipped-*`). */
-  readonly reason?: string;
-  /** The pin that held the pointer (`skipped-pinned`). */
-  readonly pin?: Pin;
-  /** Builds beyond `keepBuilds` deleted. */
-  readonly pruned: readonly string[];
-  /** Problems that did not fail the run. */
-  readonly warnings: readonly string[];
-  /** Each step's duration, by its name, and the whole run's (`total`). */
-  readonly durationsMs: Readonly<Record<string, number>>;
+  /**
+   * Called once the run's outcome is settled and recorded, whatever it is, before a failure is thrown (the Lambda
+   * measures propagation and sends its metrics there); it changes nothing of the run.
+   */
+  readonly ended?: (run: RunEnded) => Promise<void>;
 }
 
 /** What a publish did, and the invalid rows it left out (with `skipInvalid`). */
@@ -176,54 +97,56 @@ export interface PublishOutcome {
   readonly invalidRows: readonly InvalidRow[];
   /** The run's record, as written to the origin's `state/last-run.json` (unless `warnings` says otherwise). */
   readonly record: LastRun;
-  /** What the propagation check found, when one was asked for. */
-  readonly propagation?: PropagationResult;
-  /** Problems after the outcome that did not change it: the record or the metrics not written. */
+  /** Problems after the outcome that did not change it: the record not written. */
   readonly warnings: readonly string[];
 }
 
-/** The summary of a publish's steps: how they ended (`stop`), or published when none settled it. */
-function summaryOf(state: RunState, stop: Stop | undefined, started: number): RunSummary {
-  const durationsMs = { ...state.durationsMs, total: Math.round(performance.now() - started) };
-  if (stop?.result === 'busy') return { command: 'publish', ...stop, durationsMs } satisfies BusySummary;
-  const candidate = state.need('candidate');
-  const live = state.live;
-  const identical = stop?.result === 'skipped-identical' && live?.kind === 'build' ? live : undefined;
-  return {
-    command: 'publish',
-    result: stop?.result ?? 'published',
-    buildId: identical?.id ?? candidate.buildId,
-    generatedAt: identical?.manifest.generatedAt ?? candidate.generatedAt,
-    counts: candidate.counts,
-    plans: totalPlans(candidate.counts),
-    bytes: state.built?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
-    plansHash: candidate.plansHash,
-    previousBuildId: state.pointer?.live ?? null,
-    ...(stop ? { reason: stop.reason } : {}),
-    ...(stop?.result === 'skipped-pinned' ? { pin: stop.pin } : {}),
-    pruned: state.pruned,
-    warnings: state.pin
-      ? [`unpinned ${state.pin.build} (pinned since ${state.pin.at} by ${state.pin.by})`, ...state.warnings]
-      : state.warnings,
-    durationsMs,
-  };
+/** Each step's duration in ms, by name (the run's summary and record keep them), and `timed`, which times one. */
+function timer() {
+  const durationsMs: Record<string, number> = {};
+  async function timed<T>(name: string, step: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await step();
+    } finally {
+      durationsMs[name] = Math.round(performance.now() - started);
+    }
+  }
+  return { durationsMs, timed };
 }
 
-/** The record the last run left at the origin, or null (none, unreadable, or not a record). */
-async function previousRecord(target: PublishTarget): Promise<LastRun | null> {
-  try {
-    const object = await target.origin.get(STATE_LAST_RUN);
-    const parsed = object ? parseLastRun(object.body) : null;
-    return parsed && 'record' in parsed ? parsed.record : null;
-  } catch {
-    return null;
-  }
+/** A run's context for publish/steps.ts, and the warnings it collects. */
+function runOf(
+  target: PublishTarget,
+  options: { readonly now: Date; readonly actor?: string; readonly progress?: ProgressSink },
+) {
+  const warnings: string[] = [];
+  const run: Run = {
+    target,
+    at: options.now,
+    by: options.actor ?? 'unknown',
+    progress: options.progress ?? (() => {}),
+    warn: (warning) => void warnings.push(warning),
+  };
+  return { run, warnings };
+}
+
+/** How a publish's steps after its build's first one ended: its result, and what it read and made on the way. */
+interface Ran {
+  readonly result: PublishSummary['result'];
+  readonly reason?: string;
+  readonly pin?: Pin;
+  readonly pointer: Pointer;
+  readonly live: LiveCatalog;
+  readonly built?: BuildResult;
+  readonly moved?: Moved;
 }
 
 /**
  * Builds and publishes (publish/README.md): proves the deployment (a failure there writes nothing anywhere), then
- * the steps under the run lock (held elsewhere: `busy`); whatever their outcome, the run's record, the prune, the
- * lock's release, the propagation check and the metrics, none of which changes it. A failed run throws its error.
+ * under the run lock (held elsewhere: `busy`) prepares the build and runs the steps to the pointer's move; whatever
+ * their outcome, records the run, prunes, releases the lock and calls `ended`, none of which changes it. A failed
+ * run throws its error.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
@@ -231,183 +154,212 @@ export async function publish(
   options: PublishRunOptions,
 ): Promise<PublishOutcome> {
   const started = performance.now();
-  const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
-  const state = new RunState(target, {
-    force: options.force,
-    allowEmpty: settings.allowEmpty,
-    minRatio: settings.minRatio,
-    keep: settings.keepBuilds,
-    unpin: options.unpin ?? false,
-    recover: options.recover ?? false,
-    runBy: options.runBy ?? 'catalog publish',
-    actor: options.actor ?? 'unknown',
-    ...(options.progress ? { progress: options.progress } : {}),
-  });
+  const { durationsMs, timed } = timer();
+  const { run, warnings } = runOf(target, options);
+  const proven = await timed('prove', () =>
+    proveDeployment(target, { recover: options.recover ?? false, live: true }),
+  );
+  if (proven.note) run.warn(proven.note);
+  const lock = await timed('lock', () => takeRunLock(target.origin, options.runBy ?? 'catalog publish'));
+  let candidate: PreparedBuild | undefined;
   let invalid: readonly InvalidRow[] | undefined;
-  state.prepare = async () => {
-    if (options.prepared) return options.prepared;
-    const from = options.source
-      ? await options.source()
-      : { source: settings.source, sourceToken: settings.sourceToken };
-    if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
+  let ran: Ran | undefined;
+  let end: RunEnd;
+  if ('busy' in lock) {
+    const reason = `busy: another run holds the run lock at ${target.origin.name}: ${describeHolder(lock.busy)}; this run did nothing`;
+    const total = Math.round(performance.now() - started);
+    end = {
+      summary: { command: 'publish', result: 'busy', reason, holder: lock.busy, durationsMs: { total } },
+    };
+  } else {
+    if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
     try {
-      return await prepareFrom(
-        { ...settings, source: from.source, sourceToken: from.sourceToken },
-        options.now,
-        options.report,
-        options.progress,
-      );
+      candidate = await timed('prepare', () => prepareRun(settings, options, run.progress));
+      ran = await publishPrepared(run, candidate, proven, { ...options, ...pick(settings), timed });
+      end = { summary: summaryOf(candidate, ran, [], warnings, durationsMs, started) };
     } catch (error) {
       if (error instanceof InvalidRowsError) invalid = error.invalid;
-      throw error;
+      end = { error };
     }
-  };
-  await runSteps(state, [prove('publish')]);
-
-  let stop: Stop | undefined;
-  let failure: { error: unknown } | undefined;
-  try {
-    stop = await runSteps(state, [
-      lock('publish'),
-      prepare,
-      unpinStep,
-      read,
-      guard,
-      complete,
-      upload,
-      verify,
-      publishLive,
-    ]);
-  } catch (error) {
-    failure = { error };
   }
-  const end: RunEnd = failure ?? { summary: summaryOf(state, stop, started) };
-  const after = new AfterRun(state, options, settings.baseUrl, present);
-  await runSteps(state, [
-    after.record(started, end, invalid),
-    ...(stop?.result === 'busy' ? [] : [prune, unlock]),
-    after.propagation(end),
-    after.metrics(),
-  ]);
-  for (const warning of [...state.warnings, ...after.warnings]) options.report(`warning: ${warning}`);
-  if (failure) throw failure.error;
+  const after: string[] = [];
+  const record = await timed('record', () => {
+    const built = candidate && {
+      buildId: candidate.buildId,
+      counts: candidate.counts,
+      invalid: candidate.warnings,
+    };
+    const progress = built ? { built } : invalid ? { invalid } : {};
+    const at = { started: options.now, finished: new Date(), durationMs: performance.now() - started };
+    const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
+    return recordRun(target.origin, { ...at, durationsMs, progress, end, present }, (line) =>
+      after.push(line),
+    );
+  });
+  let pruned: string[] = [];
+  if ('held' in lock) {
+    const moved = ran?.moved?.after.live;
+    if (moved) pruned = await timed('prune', () => prune(run, moved, settings.keepBuilds));
+    await timed('unlock', () => unlock(run, lock.held));
+  }
+  const live = ran?.moved?.after.live ?? ran?.pointer.live ?? proven.pointer.live;
+  await options.ended?.({ end, record, live, ...(ran?.moved ? { movedAt: ran.moved.at } : {}) });
+  for (const warning of [...warnings, ...after]) options.report(`warning: ${warning}`);
+  if ('error' in end) throw end.error;
   return {
-    // Again, now that the prune and the steps after the outcome are timed too.
-    summary: summaryOf(state, stop, started),
-    invalidRows: state.candidate?.warnings ?? [],
-    record: after.written as LastRun,
-    ...(after.propagated ? { propagation: after.propagated } : {}),
-    warnings: after.warnings,
+    // Again, now that the prune and the unlock are timed too.
+    summary:
+      candidate && ran ? summaryOf(candidate, ran, pruned, warnings, durationsMs, started) : end.summary,
+    invalidRows: candidate?.warnings ?? [],
+    record,
+    warnings: after,
   };
 }
 
-/** The steps after a run's outcome: its record, the propagation check, the metrics. None throws. */
-class AfterRun {
-  readonly warnings: string[] = [];
-  written?: LastRun;
-  propagated?: PropagationResult;
-  readonly #state: RunState;
-  readonly #options: PublishRunOptions;
-  readonly #baseUrl: string;
-  readonly #present: (message: string) => string;
+/** The guards' settings of a publish. */
+const pick = ({ allowEmpty, minRatio }: Pick<PublishSettings, 'allowEmpty' | 'minRatio'>) => ({
+  allowEmpty,
+  minRatio,
+});
 
-  constructor(
-    state: RunState,
-    options: PublishRunOptions,
-    baseUrl: string,
-    present: (message: string) => string,
-  ) {
-    this.#state = state;
-    this.#options = options;
-    this.#baseUrl = baseUrl;
-    this.#present = present;
+/** The run's build, its first step (builder/build.ts `prepareBuild`): the caller's, or from the run's source. */
+async function prepareRun(
+  settings: Omit<BuildSettings, 'source'> & { readonly source?: string | undefined },
+  options: PublishRunOptions,
+  progress: ProgressSink,
+): Promise<PreparedBuild> {
+  if (options.prepared) return options.prepared;
+  const from = options.source ? await options.source() : settings;
+  if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
+  return prepare({ ...settings, ...from, source: from.source }, options.now, options.report, progress);
+}
+
+/**
+ * A publish from its build's first step (publish/README.md, steps 4 to 9): the pointer and the live build read
+ * under the lock (after the pin removed, with `unpin`), the live pages put right, the guards, then the costly
+ * part of the build, its upload and verification, the error pages, and the move.
+ */
+async function publishPrepared(
+  run: Run,
+  candidate: PreparedBuild,
+  proven: Awaited<ReturnType<typeof proveDeployment>>,
+  how: Pick<PublishRunOptions, 'force' | 'unpin'> &
+    ReturnType<typeof pick> & { readonly timed: ReturnType<typeof timer>['timed'] },
+): Promise<Ran> {
+  const { target, progress, warn } = run;
+  const { timed } = how;
+  if (how.unpin) {
+    const pin = await timed('unpin', () => removePin(run, proven.binding));
+    if (pin) warn(`unpinned ${pin.build} (pinned since ${pin.at} by ${pin.by})`);
   }
-
-  /** Leaves the run's record at the origin (`state/last-run.json`), whatever the outcome. */
-  record(started: number, end: RunEnd, invalid: readonly InvalidRow[] | undefined): Step {
+  const read = await timed('read', () => readPointerAndLive(target, proven.manifest));
+  const { pointer, live } = read;
+  const right = await timed('put right', () => putLivePagesRight(run, live, read));
+  if (right.put > 0 && live.kind === 'build')
+    warn(`put ${right.put} live page(s) back to build ${live.id}'s`);
+  if (pointer.pin) {
+    if (live.kind === 'build' && live.damage.length > 0)
+      warn(
+        `live build ${live.id} is damaged (${live.damage.slice(0, 3).join('; ')}) and stays live while pinned: catalog publish ${settingRef('unpin')} replaces it with a fresh build`,
+      );
     return {
-      name: 'record',
-      run: async () => {
-        const candidate = this.#state.candidate;
-        const progress: RunProgress = candidate
-          ? { built: { buildId: candidate.buildId, counts: candidate.counts, invalid: candidate.warnings } }
-          : invalid
-            ? { invalid }
-            : {};
-        this.written = lastRunOf({
-          started: this.#options.now,
-          finished: new Date(),
-          durationMs: performance.now() - started,
-          durationsMs: this.#state.durationsMs,
-          progress,
-          end,
-          previous: await previousRecord(this.#state.target),
-          present: this.#present,
-        });
-        try {
-          await this.#state.target.origin.put(lastRunObject(this.written), { overwrite: true });
-        } catch (error) {
-          this.warnings.push(
-            `writing ${STATE_LAST_RUN} to ${this.#state.target.origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
-          );
-        }
-        return undefined;
-      },
+      result: 'skipped-pinned',
+      reason: new PinnedError(pointer.pin).message,
+      pin: pointer.pin,
+      pointer,
+      live,
     };
   }
+  const plans = totalPlans(candidate.counts);
+  const decision = decide(
+    { plans, plansHash: candidate.plansHash, inputsHash: candidate.inputsHash },
+    live,
+    how,
+  );
+  if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
+  if (decision.action === 'skip')
+    return { result: 'skipped-identical', reason: decision.reason, pointer, live };
+  if (decision.note) warn(decision.note);
+  if (live.kind === 'unreadable')
+    warn(`recovered: build:live named ${shownValue(live.id)} (${live.reason}); a fresh build replaces it`);
+  const built = await timed('complete', async () => {
+    progress({ stage: 'compressing and rendering pages' });
+    return completeBuild(candidate);
+  });
+  await timed('upload', () => upload(run, built, pointer.live));
+  await timed('verify', async () => {
+    progress({ stage: 'verifying' });
+    await verify(target.origin, built, pointer.live);
+  });
+  await timed('error pages', () => writeErrorPages(target.origin, built));
+  const binding = proven.binding;
+  const moved = await timed('go live', () =>
+    publishLive(run, built, { ...right, pointer, live }, { binding, force: how.force }),
+  );
+  if (moved instanceof PinnedError)
+    return { result: 'skipped-pinned', reason: moved.message, pin: moved.pin, pointer, live, built };
+  return { result: 'published', pointer, live, built, moved };
+}
 
-  /** After a publish that moved the pointer: how long the edge takes to serve it, when the caller asked. */
-  propagation(end: RunEnd): Step {
-    return {
-      name: 'propagation',
-      run: async () => {
-        const check = this.#options.propagation;
-        if (!check || !('summary' in end) || end.summary.result === 'busy') return undefined;
-        const { summary } = end;
-        const movedAt = this.#state.moved?.at;
-        this.propagated =
-          summary.result !== 'published' || movedAt === undefined
-            ? { outcome: 'skipped', reason: `nothing was published (${summary.result})` }
-            : await checkPropagation(check, {
-                baseUrl: this.#baseUrl,
-                generatedAt: summary.generatedAt,
-                movedAt,
-                present: this.#present,
-              });
-        if (this.propagated.outcome !== 'measured')
-          this.#options.report(
-            `propagation ${this.propagated.outcome}: ${this.propagated.outcome === 'timeout' ? `still serving ${this.propagated.lastSeen} after ${this.propagated.waitedSeconds} s` : this.propagated.reason}`,
-          );
-        return undefined;
-      },
-    };
-  }
+/** The summary of a publish that ran its steps. */
+function summaryOf(
+  candidate: PreparedBuild,
+  ran: Ran,
+  pruned: readonly string[],
+  warnings: readonly string[],
+  durationsMs: Readonly<Record<string, number>>,
+  started: number,
+): PublishSummary {
+  const { live } = ran;
+  const identical = ran.result === 'skipped-identical' && live.kind === 'build' ? live : undefined;
+  return {
+    command: 'publish',
+    result: ran.result,
+    buildId: identical?.id ?? candidate.buildId,
+    generatedAt: identical?.manifest.generatedAt ?? candidate.generatedAt,
+    counts: candidate.counts,
+    plans: totalPlans(candidate.counts),
+    bytes: ran.built?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
+    plansHash: candidate.plansHash,
+    previousBuildId: ran.pointer.live,
+    ...(ran.reason ? { reason: ran.reason } : {}),
+    ...(ran.pin ? { pin: ran.pin } : {}),
+    pruned: [...pruned],
+    warnings: [...warnings],
+    durationsMs: { ...durationsMs, total: Math.round(performance.now() - started) },
+  };
+}
 
-  /** The run's figures to the caller's metrics sink, with the age of the catalog live after it. */
-  metrics(): Step {
-    return {
-      name: 'metrics',
-      run: async () => {
-        const sink = this.#options.metrics;
-        if (!sink || !this.written) return undefined;
-        let catalogAgeSeconds: number | undefined;
-        try {
-          const { live } = this.#state.moved?.after ?? (await readPointer(this.#state.target.kvs));
-          const manifest = live === null ? null : await readManifest(this.#state.target.origin, live);
-          if (manifest && !('problem' in manifest))
-            catalogAgeSeconds = (Date.now() - Date.parse(manifest.generatedAt)) / 1000;
-        } catch (error) {
-          this.warnings.push(`reading the live build for the catalog age failed (${describeCause(error)})`);
-        }
-        try {
-          emitRunMetrics(sink, runFigures(this.written, { catalogAgeSeconds, propagation: this.propagated }));
-        } catch (error) {
-          this.warnings.push(`emitting the run's metrics failed (${describeCause(error)})`);
-        }
-        return undefined;
-      },
-    };
+/** Leaves the run's record at the origin (`state/last-run.json`), whatever the outcome; a failure is a warning. */
+async function recordRun(
+  origin: OriginStore,
+  run: Omit<Parameters<typeof lastRunOf>[0], 'previous'>,
+  warn: Run['warn'],
+): Promise<LastRun> {
+  let previous: LastRun | null = null;
+  try {
+    const object = await origin.get(STATE_LAST_RUN);
+    const parsed = object ? parseLastRun(object.body) : null;
+    previous = parsed && 'record' in parsed ? parsed.record : null;
+  } catch {}
+  const record = lastRunOf({ ...run, previous });
+  try {
+    await origin.put(lastRunObject(record), { overwrite: true });
+  } catch (error) {
+    warn(
+      `writing ${STATE_LAST_RUN} to ${origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
+    );
   }
+  return record;
+}
+
+/** Releases the run lock, saying so when another run took it over meanwhile (this one stalled past its expiry). */
+async function unlock(run: Run, held: HeldRunLock): Promise<void> {
+  if (held.lost())
+    run.warn(
+      `the run lock at ${run.target.origin.name} was taken over by another run while this one ran (it stalled past the lock's expiry)`,
+    );
+  await held.release();
 }
 
 /** The builds at the target's origin, newest first, marked by the pointer and its history (`catalog builds`). */
@@ -438,40 +390,42 @@ export interface MoveOptions {
 
 /**
  * Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there: proves the
- * deployment, then under the run lock chooses the build, makes its pages live and moves the pointer.
+ * deployment, then under the run lock chooses the build (refusing one that is not whole, nothing moved), makes its
+ * pages live and moves the pointer.
  */
 export async function rollback(
   target: PublishTarget,
   options: MoveOptions & { readonly to?: string },
 ): Promise<RollbackSummary> {
   const started = performance.now();
-  const state = new RunState(target, {
-    force: false,
-    allowEmpty: false,
-    minRatio: 0,
-    actor: options.actor ?? 'unknown',
-    clock: () => options.now,
-    ...(options.to !== undefined ? { to: options.to } : {}),
-    ...(options.progress ? { progress: options.progress } : {}),
-  });
-  await runSteps(state, [prove('other'), lock('rollback')]);
+  const { durationsMs, timed } = timer();
+  const { run, warnings } = runOf(target, options);
+  const proven = await timed('prove', () => proveDeployment(target, {}));
+  if (proven.note) run.warn(proven.note);
+  const lock = await timed('lock', () => takeRunLock(target.origin, 'catalog rollback'));
+  if ('busy' in lock)
+    throw new RunLockBusyError(
+      `another run holds the run lock at ${target.origin.name}: ${describeHolder(lock.busy)}; nothing was changed (roll back once it ends; a run that died leaves its lock to expire within ${RUN_LOCK_TTL_MS / 60_000} minutes)`,
+    );
+  if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
+  let chosen: Awaited<ReturnType<typeof choose>>;
+  let pinned: Awaited<ReturnType<typeof pinLive>>;
   try {
-    await runSteps(state, [choose, pinLive]);
+    chosen = await timed('choose', () => choose(run, options.to));
+    pinned = await timed('go live', () => pinLive(run, chosen, proven.binding));
   } finally {
-    await runSteps(state, [unlock]);
+    await timed('unlock', () => unlock(run, lock.held));
   }
-  const { id, manifest } = state.need('chosen');
-  const moved = state.need('moved');
   return {
     command: 'rollback',
-    buildId: id,
-    generatedAt: manifest.generatedAt,
-    counts: manifest.counts,
-    previousBuildId: moved.before.live,
-    pin: state.need('pin'),
-    previous: moved.after.previous,
-    warnings: state.warnings,
-    durationsMs: { ...state.durationsMs, total: Math.round(performance.now() - started) },
+    buildId: chosen.id,
+    generatedAt: chosen.manifest.generatedAt,
+    counts: chosen.manifest.counts,
+    previousBuildId: pinned.moved.before.live,
+    pin: pinned.pin,
+    previous: pinned.moved.after.previous,
+    warnings,
+    durationsMs: { ...durationsMs, total: Math.round(performance.now() - started) },
   };
 }
 
@@ -480,14 +434,8 @@ export async function unpin(
   target: PublishTarget,
   options: Omit<MoveOptions, 'progress'>,
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: readonly string[] }> {
-  const state = new RunState(target, {
-    force: false,
-    allowEmpty: false,
-    minRatio: 0,
-    unpin: true,
-    actor: options.actor ?? 'unknown',
-    clock: () => options.now,
-  });
-  await runSteps(state, [prove('other'), unpinStep]);
-  return { command: 'unpin', unpinned: state.pin ?? null, warnings: state.warnings };
+  const { run, warnings } = runOf(target, options);
+  const proven = await proveDeployment(target, {});
+  if (proven.note) run.warn(proven.note);
+  return { command: 'unpin', unpinned: await removePin(run, proven.binding), warnings };
 }

@@ -1,6 +1,6 @@
 /**
  * The pure part of publishing (publish/README.md): where objects go, what a manifest is, what is wrong with a
- * build and its live pages, the guards, which builds to prune and which page bytes no kept build needs, what a
+ * build and its live pages, the guards, which builds to prune and which kept pages no kept build names, what a
  * rollback makes live. No I/O here: the steps read the origin and the pointer, ask these functions, and act.
  */
 import { z } from 'zod';
@@ -25,7 +25,7 @@ export function buildKey(buildId: string, key: string): string {
   return `${BUILDS_PREFIX}${buildId}/${key}`;
 }
 
-/** A page's digest, its name: the MD5 of its bytes (hex), which S3 lists as the ETag of each object. */
+/** A page's digest, its name: the MD5 of its bytes (hex), which every origin lists for each object. */
 const DIGEST = /^[0-9a-f]{32}$/;
 const PLAN_ID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/;
 
@@ -46,7 +46,7 @@ export const StoredManifest = z.object({
   inputsHash: z.string(),
   /** The build's own objects, by key within it. */
   objects: z.record(z.string(), Entry),
-  /** Plan id → the digest of its page: its bytes are live at `plans/<id>.html`, or stored at `pages/<digest>.html`. */
+  /** Plan id → the digest of its page: its bytes are live at `plans/<id>.html`, or kept at `pages/<digest>.html`. */
   pages: z.record(z.string().regex(PLAN_ID), z.string().regex(DIGEST)),
   /** The objects written at the origin's root with the build (the error pages). */
   root: z.record(z.string(), Entry),
@@ -80,32 +80,21 @@ export function digestOf(key: string): string | null {
   return DIGEST.test(digest) ? digest : null;
 }
 
-/**
- * What each live page holds, by plan id: the digest of its bytes, or null when that cannot be told. S3's listing
- * gives each object's MD5; a directory's names the stored page a live page links to.
- */
+/** What each live page holds, by plan id: the digest of its bytes (its listed MD5), or null when it is no digest. */
 export function livePagesOf(live: readonly StoredObject[]): Map<string, string | null> {
   const held = new Map<string, string | null>();
   for (const object of live) {
     const id = planOf(object.key);
-    if (id === null) continue;
-    const digest = object.copyOf !== undefined ? digestOf(object.copyOf) : (object.md5 ?? null);
-    held.set(id, digest !== null && DIGEST.test(digest) ? digest : null);
+    if (id !== null) held.set(id, DIGEST.test(object.md5) ? object.md5 : null);
   }
   return held;
 }
 
-/**
- * The digests of the stored pages (`pages`, their listing): each page whose name is a digest, but one whose listed
- * MD5 is not its name (its bytes were changed after it was stored).
- */
-export function storedPagesOf(pages: readonly StoredObject[]): Set<string> {
-  const stored = new Set<string>();
-  for (const page of pages) {
-    const digest = digestOf(page.key);
-    if (digest !== null && (page.md5 === undefined || page.md5 === digest)) stored.add(digest);
-  }
-  return stored;
+/** The digests of the kept pages (`pages`, their listing): each page whose listed MD5 is its name. */
+export function keptPagesOf(pages: readonly StoredObject[]): Set<string> {
+  const kept = new Set<string>();
+  for (const page of pages) if (digestOf(page.key) === page.md5) kept.add(page.md5);
+  return kept;
 }
 
 /** The live pages to write (plan id → digest) and to delete, for the live pages to be exactly `wanted`. */
@@ -119,15 +108,14 @@ export function pageChanges(
 }
 
 /**
- * What is wrong with the stored objects of a build against its manifest: each of its own objects missing or
- * stored with another size or MD5 (where the listing gives one), each of its pages whose bytes are neither stored
- * (`stored`, the digests of the stored pages; `'all live'` where the caller knows each page is live) nor live
- * (`held`, what each live page holds).
+ * What is wrong with the objects of a build against its manifest: each of its own objects missing or listed with
+ * another size or MD5, each of its pages whose bytes are neither kept (`kept`, the digests of the kept pages;
+ * `'all live'` where the caller knows each page is live) nor live (`held`, what each live page holds).
  */
 export function objectDamage(
   manifest: StoredManifest,
   own: readonly StoredObject[],
-  stored: ReadonlySet<string> | 'all live',
+  kept: ReadonlySet<string> | 'all live',
   held: ReadonlyMap<string, string | null> = new Map(),
 ): string[] {
   const damage: string[] = [];
@@ -136,18 +124,12 @@ export function objectDamage(
   for (const [key, entry] of Object.entries(manifest.objects)) {
     const object = listed.get(key);
     if (!object) damage.push(`${key} is missing`);
-    else if (object.size !== entry.size)
-      damage.push(
-        object.size === undefined
-          ? `${key} is a copy of ${object.copyOf}`
-          : `${key} has ${object.size} bytes, not ${entry.size}`,
-      );
-    else if (object.md5 !== undefined && object.md5 !== entry.md5)
-      damage.push(`${key} has other bytes (MD5 ${object.md5})`);
+    else if (object.size !== entry.size) damage.push(`${key} has ${object.size} bytes, not ${entry.size}`);
+    else if (object.md5 !== entry.md5) damage.push(`${key} has other bytes (MD5 ${object.md5})`);
   }
-  if (stored === 'all live') return damage;
+  if (kept === 'all live') return damage;
   for (const [id, digest] of Object.entries(manifest.pages))
-    if (!stored.has(digest) && held.get(id) !== digest)
+    if (!kept.has(digest) && held.get(id) !== digest)
       damage.push(`the page of ${id} (${digest}) is neither live nor at ${pageContentKey(digest)}`);
   return damage;
 }
@@ -269,13 +251,13 @@ export function buildsToPrune(ids: readonly string[], keep: number, protect: Pro
   return newest.slice(keep).filter((id) => !kept.has(id));
 }
 
-/** The stored pages (keys under `pages/`) that no kept build names: what a prune sweeps. */
+/** The kept pages (keys under `pages/`) that no kept build names: what a prune sweeps. */
 export function unreferencedPages(
-  stored: readonly StoredObject[],
-  kept: readonly Pick<StoredManifest, 'pages'>[],
+  pages: readonly StoredObject[],
+  builds: readonly Pick<StoredManifest, 'pages'>[],
 ): string[] {
-  const marked = new Set(kept.flatMap((manifest) => Object.values(manifest.pages)));
-  return stored.map((page) => page.key).filter((key) => !marked.has(digestOf(key) ?? ''));
+  const marked = new Set(builds.flatMap((manifest) => Object.values(manifest.pages)));
+  return pages.map((page) => page.key).filter((key) => !marked.has(digestOf(key) ?? ''));
 }
 
 /**

@@ -36,8 +36,8 @@ export type LockHolder = Readonly<Omit<RunLockRecord, 'run'>>;
 /** A lock this run holds: renewed in the background until released. */
 export interface HeldRunLock {
   readonly record: RunLockRecord;
-  /** The expired lock this run took over, if it did. */
-  readonly tookOver: LockHolder | null;
+  /** The lock this run took over, if it did: expired, or held by a process of this host that is dead. */
+  readonly tookOver: (LockHolder & { readonly dead: boolean }) | null;
   /** Set when a renewal found the lock no longer ours (we stalled past its expiry and another run took it). */
   readonly lost: () => boolean;
   /** Stops renewing and removes the lock if it is still ours. Never throws. */
@@ -75,9 +75,15 @@ export function describeHolder(holder: LockHolder): string {
   return `${holder.by} (pid ${holder.pid} on ${holder.host}, since ${holder.since}, lock until ${holder.expires})`;
 }
 
+/** The warning of a run that took over a lock: its holder's process was dead, or the lock had expired. */
+export function tookOverWarning(holder: LockHolder & { readonly dead: boolean }): string {
+  return `took over the run lock of ${describeHolder(holder)}, ${holder.dead ? 'whose process is dead' : 'which had expired'}`;
+}
+
 /**
- * Takes the run lock for `by` (what runs: `catalog publish`, `lambda`), or finds it held. An expired lock is
- * taken over (`tookOver` names its run). Throws when the origin cannot be read or written.
+ * Takes the run lock for `by` (what runs: `catalog publish`, `lambda`), or finds it held. A lock that expired, or
+ * whose holder is a process of this host that is dead, is taken over (`tookOver` names its run). Throws when the
+ * origin cannot be read or written.
  */
 export async function acquireRunLock(origin: OriginStore, by: string): Promise<LockAttempt> {
   const run = randomBytes(8).toString('hex');
@@ -91,7 +97,7 @@ export async function acquireRunLock(origin: OriginStore, by: string): Promise<L
     expires: new Date(now.getTime() + RUN_LOCK_TTL_MS).toISOString(),
   });
 
-  let tookOver: LockHolder | null = null;
+  let tookOver: HeldRunLock['tookOver'] = null;
   let record = recordAt(since);
   let object = lockObject(record);
   // A lock released between our create and our read is simply tried again.
@@ -102,11 +108,11 @@ export async function acquireRunLock(origin: OriginStore, by: string): Promise<L
       if (attempt < 3) continue;
       throw new Error(`${origin.name}: ${STATE_RUN_LOCK} could not be created nor read`);
     }
-    // A holder on this host whose process is gone (killed) holds nothing: its lock is taken over at once.
-    const gone = found.holder.host === hostname() && !isAlive(found.holder.pid);
-    if (Date.parse(found.holder.expires) > Date.now() && !gone) return { busy: found.holder };
+    // A holder on this host whose process is dead (killed) holds nothing: its lock is taken over at once.
+    const dead = found.holder.host === hostname() && !isAlive(found.holder.pid);
+    if (Date.parse(found.holder.expires) > Date.now() && !dead) return { busy: found.holder };
     if (await origin.replace(object, found.md5)) {
-      tookOver = found.holder;
+      tookOver = { ...found.holder, dead };
       break;
     }
     // Another run took the expired lock first: it is busy now.

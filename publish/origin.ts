@@ -77,15 +77,15 @@ export function parseStoredJson<T extends z.ZodType>(
   };
 }
 
-/** What a listing says of a stored object, without reading it. */
+/**
+ * What a listing says of a stored object, without reading it: its size and the MD5 of its bytes, on every origin
+ * alike (S3 lists each object's MD5 as its ETag; a directory hashes each file once per version of it).
+ */
 export interface StoredObject {
   readonly key: string;
-  /** Its size in bytes; a directory's listing leaves it out for a copy (`copyOf`), whose size is its source's. */
-  readonly size?: number;
-  /** The MD5 of its bytes (hex) where the store computed it from them: S3's ETag of a one-part object. */
-  readonly md5?: string;
-  /** The key whose object this one is a copy of, where the store keeps copies as links (a directory). */
-  readonly copyOf?: string;
+  readonly size: number;
+  /** The MD5 of its bytes (hex): S3's ETag of a one-part object (another ETag is not a digest: no page). */
+  readonly md5: string;
 }
 
 /** A stored object with its bytes and headers. */
@@ -101,27 +101,26 @@ export interface FetchedObject extends StoredHeaders {
 /** How {@link OriginStore.copy} copies. */
 export interface CopyOptions {
   readonly overwrite: boolean;
-  /** Copy only while `from` holds the bytes of this MD5 (hex); such a copy overwrites `to`. */
-  readonly sourceMd5?: string;
+  /** Copy only while `from` holds the bytes of this MD5 (hex). */
+  readonly sourceMd5: string;
 }
 
 /**
- * One store of objects. Keys are `/`-separated; reads resolve null for a missing object, reject on failure.
- * Every write places a whole object or nothing: no reader, and no crash, ever sees half of one.
+ * One store of objects: it lists, reads, writes, copies and deletes, and gives the MD5 of every object it lists.
+ * Keys are `/`-separated; reads resolve null for a missing object, reject on failure. Every write places a whole
+ * object or nothing: no reader, and no crash, ever sees half of one.
  */
 export interface OriginStore {
   /** How messages name it: `s3://bucket`, or the directory. */
   readonly name: string;
   /**
    * Writes one object, with the headers of its key. With `overwrite: false` an existing object is left as it is
-   * and the answer is `exists` (objects named by their content, and a build's, are written once). A directory
-   * stores a live page (`plans/<id>.html`) under its digest and links it, as {@link copy} would.
+   * and the answer is `exists` (objects named by their content, and a build's, are written once).
    */
   put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
   /**
-   * Makes `to` a copy of the object at `from`, inside the origin (S3 CopyObject: no bytes sent; a directory: a
-   * link to the file `from` is or links to, so its listing names that). `overwrite` as for {@link put}; a missing
-   * `from` rejects, and so does one whose MD5 is not `sourceMd5` when that is given (S3's
+   * Makes `to` a copy of the object at `from`, inside the origin (S3 CopyObject: no bytes sent). `overwrite` as
+   * for {@link put}; a missing `from` rejects, and so does one whose MD5 is not `sourceMd5` (S3's
    * `x-amz-copy-source-if-match`).
    */
   copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'>;
@@ -132,7 +131,7 @@ export interface OriginStore {
    * false, changing nothing, when it changed or is gone. The run lock's takeover and renewal use it.
    */
   replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean>;
-  /** Every object under `prefix`, sorted by key. */
+  /** Every object under `prefix`, sorted by key, each with its size and MD5. */
   list(prefix: string): Promise<StoredObject[]>;
   /**
    * The "folders" directly under `prefix` (which ends with `/`), each as a prefix ending with `/`, sorted —
