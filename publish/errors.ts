@@ -53,7 +53,7 @@ export class EncryptionError extends CatalogError {
   override name = 'EncryptionError';
   constructor(bucket: string, key: string, encryption: string | undefined, etag: string, md5: string) {
     super(
-      `${bucket} stored ${key} ${encryption ? `with ${encryption} encryption` : 'with another encryption than SSE-S3'} (its ETag ${JSON.stringify(etag)} is not the MD5 of its bytes, ${md5}): publishing needs S3 to list each object's MD5, which it does only for SSE-S3; set the bucket's default encryption to SSE-S3 (AES256) and publish again (infra/README.md); the object was not kept and nothing went live`,
+      `${bucket} stored ${key} ${encryption ? `with ${encryption} encryption` : 'with another encryption than SSE-S3'} (its ETag ${JSON.stringify(etag)} is not the MD5 of its bytes, ${md5}): publishing needs S3 to list each object's MD5, which it does only for SSE-S3; set the bucket's default encryption to SSE-S3 (AES256) and publish again (infra/README.md); nothing went live`,
     );
   }
 }
