@@ -86,7 +86,10 @@ describe('build ids and keys', () => {
     for (let bit = 0; bit < 52; bit += 1) {
       const random = Buffer.alloc(7);
       random.writeUInt8(0x80 >> (bit % 8), Math.floor(bit / 8));
-      expect(newBuildId(at, () => random), `bit ${bit}`).not.toBe(newBuildId(at, bytes('00000000000000')));
+      expect(
+        newBuildId(at, () => random),
+        `bit ${bit}`,
+      ).not.toBe(newBuildId(at, bytes('00000000000000')));
     }
     // Ids of earlier releases (8 hex digits) still read.
     expect(BUILD_ID_PATTERN.test('20261123T133944Z-0c79d57f')).toBe(true);

@@ -34,6 +34,16 @@ export function storeFailure(what: string, options: ErrorOptions & { readOnly?: 
   return new StoreError(`${what} (${describeCause(options.cause)})${tail}`, options);
 }
 
+/** Runs `step`; a failure that is not a `CatalogError` already becomes {@link storeFailure}`(what)`. */
+export async function failing<T>(what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof CatalogError) throw error;
+    throw storeFailure(what, { cause: error });
+  }
+}
+
 /** There is no such build, or it is incomplete or damaged. */
 export class HistoryError extends CatalogError {
   override name = 'HistoryError';

@@ -31,7 +31,7 @@ import {
   type StoredManifest,
   unreferencedPages,
 } from './core.ts';
-import { HistoryError, storeFailure, UploadError } from './errors.ts';
+import { failing, HistoryError, storeFailure, UploadError } from './errors.ts';
 import { type PointerMove, recordMove } from './history.ts';
 import { acquireRunLock, type LockAttempt } from './lock.ts';
 import { type OriginStore, objectToWrite } from './origin.ts';
@@ -149,25 +149,22 @@ export async function proveDeployment(
 }> {
   const { origin, kvs } = target;
   const recover = settingRef('recover');
-  let facts: [Pointer, string, string[], Awaited<ReturnType<typeof readManifest>> | true];
-  try {
-    const pointer = await readPointer(kvs);
-    const { live } = pointer;
-    facts = await Promise.all([
-      pointer,
-      bindingOf(origin.name, kvs.name),
-      pointer.origin === null ? origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf) : [],
-      options.live && live !== null
-        ? BUILD_ID_PATTERN.test(live)
-          ? readManifest(origin, live)
-          : null
-        : true,
-    ]);
-  } catch (error) {
-    if (error instanceof CatalogError) throw error;
-    throw storeFailure(`reading ${kvs.name} and ${origin.name} failed`, { cause: error });
-  }
-  const [pointer, bound, builds, manifest] = facts;
+  const [pointer, bound, builds, manifest] = await failing(
+    `reading ${kvs.name} and ${origin.name}`,
+    async () => {
+      const pointer = await readPointer(kvs);
+      const { live } = pointer;
+      // `true`: the live build's manifest was not asked for; null: the pointer names no build id.
+      const manifest =
+        !options.live || live === null
+          ? true
+          : BUILD_ID_PATTERN.test(live)
+            ? readManifest(origin, live)
+            : null;
+      const builds = pointer.origin === null ? origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf) : [];
+      return Promise.all([pointer, bindingOf(origin.name, kvs.name), builds, manifest] as const);
+    },
+  );
   const binding = { origin: origin.name, binding: bound };
   if (pointer.origin !== null && pointer.origin !== bound)
     throw mismatch(kvs.name, origin.name, pointer.origin, bound);
@@ -200,13 +197,8 @@ export async function proveDeployment(
 }
 
 /** Takes the run lock at the origin (lock.ts) for `by`, or finds the run that holds it. */
-export async function takeRunLock(origin: OriginStore, by: string): Promise<LockAttempt> {
-  try {
-    return await acquireRunLock(origin, by);
-  } catch (error) {
-    if (error instanceof CatalogError) throw error;
-    throw storeFailure(`taking the run lock at ${origin.name} failed`, { cause: error });
-  }
+export function takeRunLock(origin: OriginStore, by: string): Promise<LockAttempt> {
+  return failing(`taking the run lock at ${origin.name}`, () => acquireRunLock(origin, by));
 }
 
 /** Removes a rollback's pin, recording the move; the pinned build stays live. Returns the pin removed, if any. */
@@ -223,19 +215,12 @@ export async function readPointerAndLive(
   known: StoredManifest | undefined,
 ): Promise<LivePages & { readonly pointer: Pointer; readonly live: LiveCatalog }> {
   const { origin, kvs } = target;
-  let pointer: Pointer;
-  try {
-    pointer = await readPointer(kvs);
-  } catch (error) {
-    throw storeFailure(`reading the live build from ${kvs.name} failed`, { cause: error });
-  }
-  try {
-    return { pointer, ...(await readLive(origin, pointer.live, known)) };
-  } catch (error) {
-    throw storeFailure(`reading live build ${pointer.live ?? ''} from ${origin.name} failed`, {
-      cause: error,
-    });
-  }
+  const pointer = await failing(`reading the live build from ${kvs.name}`, () => readPointer(kvs));
+  const read = () => readLive(origin, pointer.live, known);
+  return {
+    pointer,
+    ...(await failing(`reading live build ${pointer.live ?? ''} from ${origin.name}`, read)),
+  };
 }
 
 /**
@@ -250,10 +235,9 @@ export async function putLivePagesRight(
   pages: LivePages,
 ): Promise<LivePages & { readonly put: number }> {
   if (live.kind !== 'build' || live.pageDamage.length === 0) return { ...pages, put: 0 };
-  const written = await writeLivePages(run, live.manifest.pages, pages, {});
-  const now = await removeLivePages(run.target.origin, live.manifest.pages, written);
-  const put = [...written.held].filter(([id, digest]) => pages.held.get(id) !== digest).length;
-  return { ...now, put: put + written.held.size - now.held.size };
+  const now = await matchLivePages(run, live.manifest.pages, pages, {});
+  const ids = new Set([...pages.held.keys(), ...now.held.keys()]);
+  return { ...now, put: [...ids].filter((id) => pages.held.get(id) !== now.held.get(id)).length };
 }
 
 /** Writes the build's own objects, each never over another, then, its commit point, its manifest. */
@@ -298,14 +282,11 @@ export async function upload(run: Run, built: BuildResult, live: string | null):
 
 /** Lists the build's folder and compares it with its manifest. */
 export async function verify(origin: OriginStore, built: BuildResult, live: string | null): Promise<void> {
-  let damage: string[];
-  try {
+  const damage = await failing(`verifying build ${built.buildId} at ${origin.name}`, async () => {
     const manifest = parseManifest(Buffer.from(JSON.stringify(built.manifest)), built.buildId);
     if ('problem' in manifest) throw new Error(manifest.problem);
-    damage = objectDamage(manifest, await origin.list(buildKey(built.buildId, '')), 'all live');
-  } catch (error) {
-    throw storeFailure(`verifying build ${built.buildId} at ${origin.name} failed`, { cause: error });
-  }
+    return objectDamage(manifest, await origin.list(buildKey(built.buildId, '')), 'all live');
+  });
   if (damage.length > 0)
     throw new UploadError(
       `build ${built.buildId} at ${origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${live ?? '(none)'}; run publish again`,
@@ -313,17 +294,12 @@ export async function verify(origin: OriginStore, built: BuildResult, live: stri
 }
 
 /** Writes the error pages (the build's root objects) whose bytes differ from those at the origin's root. */
-export async function writeErrorPages(origin: OriginStore, built: BuildResult): Promise<void> {
-  try {
+export function writeErrorPages(origin: OriginStore, built: BuildResult): Promise<void> {
+  return failing(`writing the error pages of build ${built.buildId} to ${origin.name}`, async () => {
     for (const object of built.root)
       if ((await origin.get(object.key))?.md5 !== object.md5)
         await origin.put(objectToWrite(object, object.key), { overwrite: true });
-  } catch (error) {
-    if (error instanceof CatalogError) throw error;
-    throw storeFailure(`writing the error pages of build ${built.buildId} to ${origin.name} failed`, {
-      cause: error,
-    });
-  }
+  });
 }
 
 /** The pointer after a run moved it, what it held before, and when (`performance.now()`). */
@@ -383,16 +359,9 @@ export async function choose(
 > {
   const { origin, kvs } = run.target;
   run.progress({ stage: 'reading the builds' });
-  let pointer: Pointer;
-  let ids: string[];
-  try {
-    [pointer, ids] = await Promise.all([
-      readPointer(kvs),
-      origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf),
-    ]);
-  } catch (error) {
-    throw storeFailure(`reading the builds of ${origin.name} failed`, { cause: error });
-  }
+  const [pointer, ids] = await failing(`reading the builds of ${origin.name}`, () =>
+    Promise.all([readPointer(kvs), origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf)]),
+  );
   const manifests = new Map<string, StoredManifest>();
   for (const id of (to !== undefined ? [to] : pointer.previous).filter((id) => ids.includes(id))) {
     const manifest = await readManifest(origin, id);
@@ -455,12 +424,12 @@ export async function prune(run: Run, live: string, keep: number): Promise<strin
     const doomed = buildsToPrune(ids, keep, protect);
     if (doomed.length === 0) return [];
     run.progress({ stage: 'pruning old builds' });
-    const kept = await pLimit(4).map(
+    const builds = await pLimit(4).map(
       ids.filter((id) => !doomed.includes(id)),
       (id) => readManifest(origin, id),
     );
     for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
-    await origin.delete(unreferencedPages(await origin.list(PAGES_PREFIX), kept.filter(isManifest)));
+    await origin.delete(unreferencedPages(await origin.list(PAGES_PREFIX), builds.filter(isManifest)));
     return doomed;
   } catch (error) {
     run.warn(`pruning old builds of ${origin.name} failed: ${describeCause(error)}`);
@@ -469,9 +438,9 @@ export async function prune(run: Run, live: string, keep: number): Promise<strin
 }
 
 /**
- * Makes a build live: its pages that differ (copies of kept pages, or writes of `bytes`; every page with `force`),
- * then `move` (the pointer's conditional write), then the deletion of the live pages it lacks (a failure there is
- * a warning). When the pages or the move fail, the live pages are put back to the live build's.
+ * Makes a build live: its pages that differ (see {@link writeLivePages}), then `move` (the pointer's conditional
+ * write), then the deletion of the live pages it lacks (a failure there is a warning). When the pages or the move
+ * fail, the live pages are put back to the live build's (best effort: else the next run does).
  */
 async function goLive(
   run: Run,
@@ -480,7 +449,7 @@ async function goLive(
   how: PageWrites,
   move: () => Promise<Omit<Moved, 'at'>>,
 ): Promise<Moved> {
-  const { origin } = run.target;
+  const { origin, kvs } = run.target;
   let now: LivePages;
   let moved: Moved;
   try {
@@ -488,7 +457,10 @@ async function goLive(
     run.progress({ stage: 'moving the live pointer' });
     moved = { ...(await move()), at: performance.now() };
   } catch (error) {
-    await restoreLivePages(run);
+    try {
+      const back = await readLive(origin, (await readPointer(kvs)).live);
+      if (back.live.kind === 'build') await matchLivePages(run, back.live.manifest.pages, back, {});
+    } catch {}
     if (error instanceof CatalogError) throw error;
     throw storeFailure(`making the pages of build ${build.id} live at ${origin.name} failed`, {
       cause: error,
@@ -510,11 +482,21 @@ interface PageWrites {
   readonly bytes?: ReadonlyMap<string, BuildObject>;
 }
 
+/** Makes the live pages exactly `wanted` where their bytes are kept or in `bytes`; returns the live pages then. */
+async function matchLivePages(
+  run: Run,
+  wanted: Readonly<Record<string, string>>,
+  pages: LivePages,
+  how: PageWrites,
+): Promise<LivePages> {
+  return removeLivePages(run.target.origin, wanted, await writeLivePages(run, wanted, pages, how));
+}
+
 /**
  * Makes the live pages hold `wanted` (plan id → digest) where they do not (every one with `bytes` and `force`): a
  * copy of the kept page, or a write of its bytes (`bytes`, by digest) where it is not kept. A page neither kept nor
  * in `bytes` is left (the live build's damage, which a fresh build writes). Each live page it overwrites is kept
- * first ({@link keepLivePage}). Every write settles before a failure is thrown. Returns the live pages then.
+ * first ({@link keep}). Every write settles before a failure is thrown. Returns the live pages then.
  */
 async function writeLivePages(
   run: Run,
@@ -534,8 +516,7 @@ async function writeLivePages(
   const writes = await Promise.allSettled(
     place.map(([id, digest]) =>
       limit(async () => {
-        if (await keepLivePage(origin, id, pages.held.get(id), digest))
-          kept.add(pages.held.get(id) as string);
+        await keep(origin, kept, id, pages.held.get(id), digest);
         const page = bytes?.get(digest);
         if (page && (rewrite || !kept.has(digest)))
           await origin.put(objectToWrite(page, planPageKey(id)), { overwrite: true });
@@ -554,19 +535,20 @@ async function writeLivePages(
 
 /**
  * Keeps the bytes a live page holds (`digest`, as the run read it) under their digest before they are overwritten
- * (by `next`) or deleted, so that a build that names them (the live one, a rollback's target) keeps them. The copy
- * is made only while the live page still holds them: a live page that changed since the run read it fails the
- * run, and is never overwritten unseen. Resolves whether it kept them.
+ * (by `next`) or deleted, so that a build that names them (the live one, a rollback's target) keeps them; adds
+ * them to `kept`. The copy is made only while the live page still holds them: a live page that changed since the
+ * run read it fails the run, and is never overwritten unseen.
  */
-async function keepLivePage(
+async function keep(
   origin: OriginStore,
+  kept: Set<string>,
   id: string,
-  digest: string | null | undefined,
+  digest?: string | null,
   next?: string,
-): Promise<boolean> {
-  if (digest === null || digest === undefined || digest === next) return false;
+) {
+  if (digest === null || digest === undefined || digest === next) return;
   await origin.copy(planPageKey(id), pageContentKey(digest), { overwrite: true, sourceMd5: digest });
-  return true;
+  kept.add(digest);
 }
 
 /** Deletes the live pages of the plans `wanted` lacks, each kept first; returns the live pages then. */
@@ -577,21 +559,9 @@ async function removeLivePages(
 ): Promise<LivePages> {
   const remove = [...pages.held].filter(([id]) => !Object.hasOwn(wanted, id));
   const kept = new Set(pages.kept);
-  await pLimit(WRITE_CONCURRENCY).map(remove, async ([id, digest]) => {
-    if (await keepLivePage(origin, id, digest)) kept.add(digest as string);
-  });
+  await pLimit(WRITE_CONCURRENCY).map(remove, ([id, digest]) => keep(origin, kept, id, digest));
   await origin.delete(remove.map(([id]) => planPageKey(id)));
   return { held: new Map([...pages.held].filter(([id]) => Object.hasOwn(wanted, id))), kept };
-}
-
-/** Puts the live pages back to those of the build live now. Best effort: else the next run does. */
-async function restoreLivePages(run: Run): Promise<void> {
-  try {
-    const now = await readLive(run.target.origin, (await readPointer(run.target.kvs)).live);
-    if (now.live.kind !== 'build') return;
-    const wanted = now.live.manifest.pages;
-    await removeLivePages(run.target.origin, wanted, await writeLivePages(run, wanted, now, {}));
-  } catch {}
 }
 
 /** Records a move in the history at the origin; a failure is a warning (the pointer did move). */
