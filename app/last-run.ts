@@ -1,3 +1,7 @@
+/**
+ * What a publish run reports and leaves behind: its summary (`catalog publish` prints it, the Lambda logs it) and
+ * its record at the origin, `state/last-run.json`, which `catalog status` reads.
+ */
 import { z } from 'zod';
 import type { InvalidRow } from '../builder/errors.ts';
 import { CatalogError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
@@ -11,7 +15,7 @@ import {
 import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
-import { type ObjectToWrite, parseStoredJson, stateObject } from '../publish/origin.ts';
+import { type ObjectToWrite, type OriginStore, parseStoredJson, stateObject } from '../publish/origin.ts';
 import type { Pin } from '../publish/pointer.ts';
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int().min(0));
@@ -212,6 +216,28 @@ export function lastRunOf(run: {
 /** The record as the object written at the origin: JSON, `Cache-Control: no-store`, overwriting the last one. */
 export function lastRunObject(record: LastRun): ObjectToWrite {
   return stateObject(STATE_LAST_RUN, `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/**
+ * Leaves a run's record at the origin (`state/last-run.json`), the record it replaces read first (its confirmation
+ * and failure are carried over); a failure to write it is a warning. Returns the record.
+ */
+export async function writeLastRun(
+  origin: OriginStore,
+  run: Omit<Parameters<typeof lastRunOf>[0], 'previous'>,
+  warn: (warning: string) => void,
+): Promise<LastRun> {
+  const stored = await origin.get(STATE_LAST_RUN).catch(() => null);
+  const parsed = stored ? parseLastRun(stored.body) : null;
+  const record = lastRunOf({ ...run, previous: parsed && 'record' in parsed ? parsed.record : null });
+  try {
+    await origin.put(lastRunObject(record), { overwrite: true });
+  } catch (error) {
+    warn(
+      `writing ${STATE_LAST_RUN} to ${origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
+    );
+  }
+  return record;
 }
 
 /** Reads a stored record: the record, or why it is not one. */

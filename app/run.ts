@@ -1,48 +1,21 @@
 /**
- * Build, publish, roll back and unpin: every entry point calls these (README.md). Each reads top to bottom, as
- * publish/README.md lists its steps: the build's own (made here, builder/build.ts) and those of publish/steps.ts,
- * each timed by {@link timer}, values passing as arguments and return values. Progress and warnings go to the
- * caller's `report`.
+ * Publish, roll back and unpin: every entry point calls these (README.md). Each reads top to bottom, as
+ * publish/README.md lists its steps: the build's own (app/build.ts) and those of publish/steps.ts, each timed by
+ * `timed`, values passing as arguments and return values. Progress and warnings go to the caller's `report`.
  */
 
 import { type BuildResult, completeBuild, type PreparedBuild } from '../builder/build.ts';
 import { type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
-import { ConfigError, describeCause, settingRef } from '../contract/errors.ts';
-import { type Discipline, STATE_LAST_RUN, totalPlans } from '../contract/index.ts';
+import { ConfigError, settingRef } from '../contract/errors.ts';
+import { type Discipline, totalPlans } from '../contract/index.ts';
 import { decide, type LiveCatalog } from '../publish/core.ts';
 import { PublishRefusedError, RunLockBusyError } from '../publish/errors.ts';
 import { type BuildListing, listBuilds } from '../publish/history.ts';
 import { describeHolder, type HeldRunLock, RUN_LOCK_TTL_MS, tookOverWarning } from '../publish/lock.ts';
-import type { OriginStore } from '../publish/origin.ts';
 import { type Pin, PinnedError, type Pointer, shownValue } from '../publish/pointer.ts';
-import {
-  choose,
-  type Moved,
-  type ProgressSink,
-  type PublishTarget,
-  pinLive,
-  proveDeployment,
-  prune,
-  publishLive,
-  putLivePagesRight,
-  type Run,
-  readPointerAndLive,
-  removePin,
-  takeRunLock,
-  upload,
-  verify,
-  writeErrorPages,
-} from '../publish/steps.ts';
+import * as steps from '../publish/steps.ts';
 import { type BuildSettings, prepare, type Report, type RunSource } from './build.ts';
-import {
-  type LastRun,
-  lastRunObject,
-  lastRunOf,
-  type PublishSummary,
-  parseLastRun,
-  type RunEnd,
-  type RunSummary,
-} from './last-run.ts';
+import { type LastRun, type PublishSummary, type RunEnd, type RunSummary, writeLastRun } from './last-run.ts';
 import { renderMessage, type SettingsIn } from './settings/index.ts';
 
 export type { Progress, ProgressSink, PublishTarget } from '../publish/steps.ts';
@@ -68,11 +41,11 @@ export interface PublishRunOptions {
   readonly now: Date;
   readonly force: boolean;
   readonly unpin?: boolean;
-  /** Take an origin the store does not record, or replace a live build the origin lacks (steps.ts `proveDeployment`). */
+  /** Take an origin the store does not record, or replace a live build the origin lacks (`proveDeployment`). */
   readonly recover?: boolean;
   readonly report: Report;
   /** Hears the run's stages and the objects uploaded. */
-  readonly progress?: ProgressSink;
+  readonly progress?: steps.ProgressSink;
   /** Reads the source when the run starts instead of taking it from the settings; its failure is recorded. */
   readonly source?: () => Promise<RunSource>;
   /** A build whose first step the caller already took (builder/build.ts `prepareBuild`): the source is not read. */
@@ -101,9 +74,23 @@ export interface PublishOutcome {
   readonly warnings: readonly string[];
 }
 
-/** Each step's duration in ms, by name (the run's summary and record keep them), and `timed`, which times one. */
-function timer() {
+/**
+ * A run's context for publish/steps.ts, the warnings it collects, each step's duration in ms by name (the run's
+ * summary and record keep them) and `timed`, which times one step.
+ */
+function start(
+  target: steps.PublishTarget,
+  options: { readonly now: Date; readonly actor?: string; readonly progress?: steps.ProgressSink },
+) {
+  const warnings: string[] = [];
   const durationsMs: Record<string, number> = {};
+  const run: steps.Run = {
+    target,
+    at: options.now,
+    by: options.actor ?? 'unknown',
+    progress: options.progress ?? (() => {}),
+    warn: (warning) => void warnings.push(warning),
+  };
   async function timed<T>(name: string, step: () => Promise<T>): Promise<T> {
     const started = performance.now();
     try {
@@ -112,23 +99,7 @@ function timer() {
       durationsMs[name] = Math.round(performance.now() - started);
     }
   }
-  return { durationsMs, timed };
-}
-
-/** A run's context for publish/steps.ts, and the warnings it collects. */
-function runOf(
-  target: PublishTarget,
-  options: { readonly now: Date; readonly actor?: string; readonly progress?: ProgressSink },
-) {
-  const warnings: string[] = [];
-  const run: Run = {
-    target,
-    at: options.now,
-    by: options.actor ?? 'unknown',
-    progress: options.progress ?? (() => {}),
-    warn: (warning) => void warnings.push(warning),
-  };
-  return { run, warnings };
+  return { run, warnings, durationsMs, timed, started: performance.now() };
 }
 
 /** How a publish's steps after its build's first one ended: its result, and what it read and made on the way. */
@@ -139,7 +110,7 @@ interface Ran {
   readonly pointer: Pointer;
   readonly live: LiveCatalog;
   readonly built?: BuildResult;
-  readonly moved?: Moved;
+  readonly moved?: steps.Moved;
 }
 
 /**
@@ -150,21 +121,23 @@ interface Ran {
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
-  target: PublishTarget,
+  target: steps.PublishTarget,
   options: PublishRunOptions,
 ): Promise<PublishOutcome> {
-  const started = performance.now();
-  const { durationsMs, timed } = timer();
-  const { run, warnings } = runOf(target, options);
+  const { run, warnings, durationsMs, timed, started } = start(target, options);
   const proven = await timed('prove', () =>
-    proveDeployment(target, { recover: options.recover ?? false, live: true }),
+    steps.proveDeployment(target, { recover: options.recover ?? false, live: true }),
   );
   if (proven.note) run.warn(proven.note);
-  const lock = await timed('lock', () => takeRunLock(target.origin, options.runBy ?? 'catalog publish'));
+  const lock = await timed('lock', () =>
+    steps.takeRunLock(target.origin, options.runBy ?? 'catalog publish'),
+  );
   let candidate: PreparedBuild | undefined;
   let invalid: readonly InvalidRow[] | undefined;
   let ran: Ran | undefined;
   let end: RunEnd;
+  const summary = (prepared: PreparedBuild, done: Ran, pruned: readonly string[] = []) =>
+    summaryOf(prepared, done, { pruned, warnings, durationsMs, started });
   if ('busy' in lock) {
     const reason = `busy: another run holds the run lock at ${target.origin.name}: ${describeHolder(lock.busy)}; this run did nothing`;
     const total = Math.round(performance.now() - started);
@@ -175,8 +148,9 @@ export async function publish(
     if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
     try {
       candidate = await timed('prepare', () => prepareRun(settings, options, run.progress));
-      ran = await publishPrepared(run, candidate, proven, { ...options, ...pick(settings), timed });
-      end = { summary: summaryOf(candidate, ran, [], warnings, durationsMs, started) };
+      const { allowEmpty, minRatio } = settings;
+      ran = await publishPrepared(run, candidate, proven, { ...options, allowEmpty, minRatio, timed });
+      end = { summary: summary(candidate, ran) };
     } catch (error) {
       if (error instanceof InvalidRowsError) invalid = error.invalid;
       end = { error };
@@ -190,16 +164,16 @@ export async function publish(
       invalid: candidate.warnings,
     };
     const progress = built ? { built } : invalid ? { invalid } : {};
-    const at = { started: options.now, finished: new Date(), durationMs: performance.now() - started };
     const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
-    return recordRun(target.origin, { ...at, durationsMs, progress, end, present }, (line) =>
+    const times = { started: options.now, finished: new Date(), durationMs: performance.now() - started };
+    return writeLastRun(target.origin, { ...times, durationsMs, progress, end, present }, (line) =>
       after.push(line),
     );
   });
   let pruned: string[] = [];
   if ('held' in lock) {
     const moved = ran?.moved?.after.live;
-    if (moved) pruned = await timed('prune', () => prune(run, moved, settings.keepBuilds));
+    if (moved) pruned = await timed('prune', () => steps.prune(run, moved, settings.keepBuilds));
     await timed('unlock', () => unlock(run, lock.held));
   }
   const live = ran?.moved?.after.live ?? ran?.pointer.live ?? proven.pointer.live;
@@ -208,25 +182,18 @@ export async function publish(
   if ('error' in end) throw end.error;
   return {
     // Again, now that the prune and the unlock are timed too.
-    summary:
-      candidate && ran ? summaryOf(candidate, ran, pruned, warnings, durationsMs, started) : end.summary,
+    summary: candidate && ran ? summary(candidate, ran, pruned) : end.summary,
     invalidRows: candidate?.warnings ?? [],
     record,
     warnings: after,
   };
 }
 
-/** The guards' settings of a publish. */
-const pick = ({ allowEmpty, minRatio }: Pick<PublishSettings, 'allowEmpty' | 'minRatio'>) => ({
-  allowEmpty,
-  minRatio,
-});
-
 /** The run's build, its first step (builder/build.ts `prepareBuild`): the caller's, or from the run's source. */
 async function prepareRun(
   settings: Omit<BuildSettings, 'source'> & { readonly source?: string | undefined },
   options: PublishRunOptions,
-  progress: ProgressSink,
+  progress: steps.ProgressSink,
 ): Promise<PreparedBuild> {
   if (options.prepared) return options.prepared;
   const from = options.source ? await options.source() : settings;
@@ -240,21 +207,21 @@ async function prepareRun(
  * part of the build, its upload and verification, the error pages, and the move.
  */
 async function publishPrepared(
-  run: Run,
+  run: steps.Run,
   candidate: PreparedBuild,
-  proven: Awaited<ReturnType<typeof proveDeployment>>,
+  proven: Awaited<ReturnType<typeof steps.proveDeployment>>,
   how: Pick<PublishRunOptions, 'force' | 'unpin'> &
-    ReturnType<typeof pick> & { readonly timed: ReturnType<typeof timer>['timed'] },
+    Pick<PublishSettings, 'allowEmpty' | 'minRatio'> & { readonly timed: ReturnType<typeof start>['timed'] },
 ): Promise<Ran> {
   const { target, progress, warn } = run;
   const { timed } = how;
   if (how.unpin) {
-    const pin = await timed('unpin', () => removePin(run, proven.binding));
+    const pin = await timed('unpin', () => steps.removePin(run, proven.binding));
     if (pin) warn(`unpinned ${pin.build} (pinned since ${pin.at} by ${pin.by})`);
   }
-  const read = await timed('read', () => readPointerAndLive(target, proven.manifest));
+  const read = await timed('read', () => steps.readPointerAndLive(target, proven.manifest));
   const { pointer, live } = read;
-  const right = await timed('put right', () => putLivePagesRight(run, live, read));
+  const right = await timed('put right', () => steps.putLivePagesRight(run, live, read));
   if (right.put > 0 && live.kind === 'build')
     warn(`put ${right.put} live page(s) back to build ${live.id}'s`);
   if (pointer.pin) {
@@ -262,13 +229,8 @@ async function publishPrepared(
       warn(
         `live build ${live.id} is damaged (${live.damage.slice(0, 3).join('; ')}) and stays live while pinned: catalog publish ${settingRef('unpin')} replaces it with a fresh build`,
       );
-    return {
-      result: 'skipped-pinned',
-      reason: new PinnedError(pointer.pin).message,
-      pin: pointer.pin,
-      pointer,
-      live,
-    };
+    const reason = new PinnedError(pointer.pin).message;
+    return { result: 'skipped-pinned', reason, pin: pointer.pin, pointer, live };
   }
   const plans = totalPlans(candidate.counts);
   const decision = decide(
@@ -286,15 +248,14 @@ async function publishPrepared(
     progress({ stage: 'compressing and rendering pages' });
     return completeBuild(candidate);
   });
-  await timed('upload', () => upload(run, built, pointer.live));
+  await timed('upload', () => steps.upload(run, built, pointer.live));
   await timed('verify', async () => {
     progress({ stage: 'verifying' });
-    await verify(target.origin, built, pointer.live);
+    await steps.verify(target.origin, built, pointer.live);
   });
-  await timed('error pages', () => writeErrorPages(target.origin, built));
-  const binding = proven.binding;
+  await timed('error pages', () => steps.writeErrorPages(target.origin, built));
   const moved = await timed('go live', () =>
-    publishLive(run, built, { ...right, pointer, live }, { binding, force: how.force }),
+    steps.publishLive(run, built, { ...right, pointer, live }, { binding: proven.binding, force: how.force }),
   );
   if (moved instanceof PinnedError)
     return { result: 'skipped-pinned', reason: moved.message, pin: moved.pin, pointer, live, built };
@@ -305,13 +266,14 @@ async function publishPrepared(
 function summaryOf(
   candidate: PreparedBuild,
   ran: Ran,
-  pruned: readonly string[],
-  warnings: readonly string[],
-  durationsMs: Readonly<Record<string, number>>,
-  started: number,
+  run: {
+    readonly pruned: readonly string[];
+    readonly warnings: readonly string[];
+    readonly durationsMs: Readonly<Record<string, number>>;
+    readonly started: number;
+  },
 ): PublishSummary {
-  const { live } = ran;
-  const identical = ran.result === 'skipped-identical' && live.kind === 'build' ? live : undefined;
+  const identical = ran.result === 'skipped-identical' && ran.live.kind === 'build' ? ran.live : undefined;
   return {
     command: 'publish',
     result: ran.result,
@@ -324,37 +286,14 @@ function summaryOf(
     previousBuildId: ran.pointer.live,
     ...(ran.reason ? { reason: ran.reason } : {}),
     ...(ran.pin ? { pin: ran.pin } : {}),
-    pruned: [...pruned],
-    warnings: [...warnings],
-    durationsMs: { ...durationsMs, total: Math.round(performance.now() - started) },
+    pruned: [...run.pruned],
+    warnings: [...run.warnings],
+    durationsMs: { ...run.durationsMs, total: Math.round(performance.now() - run.started) },
   };
 }
 
-/** Leaves the run's record at the origin (`state/last-run.json`), whatever the outcome; a failure is a warning. */
-async function recordRun(
-  origin: OriginStore,
-  run: Omit<Parameters<typeof lastRunOf>[0], 'previous'>,
-  warn: Run['warn'],
-): Promise<LastRun> {
-  let previous: LastRun | null = null;
-  try {
-    const object = await origin.get(STATE_LAST_RUN);
-    const parsed = object ? parseLastRun(object.body) : null;
-    previous = parsed && 'record' in parsed ? parsed.record : null;
-  } catch {}
-  const record = lastRunOf({ ...run, previous });
-  try {
-    await origin.put(lastRunObject(record), { overwrite: true });
-  } catch (error) {
-    warn(
-      `writing ${STATE_LAST_RUN} to ${origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
-    );
-  }
-  return record;
-}
-
 /** Releases the run lock, saying so when another run took it over meanwhile (this one stalled past its expiry). */
-async function unlock(run: Run, held: HeldRunLock): Promise<void> {
+async function unlock(run: steps.Run, held: HeldRunLock): Promise<void> {
   if (held.lost())
     run.warn(
       `the run lock at ${run.target.origin.name} was taken over by another run while this one ran (it stalled past the lock's expiry)`,
@@ -363,7 +302,7 @@ async function unlock(run: Run, held: HeldRunLock): Promise<void> {
 }
 
 /** The builds at the target's origin, newest first, marked by the pointer and its history (`catalog builds`). */
-export function builds(target: PublishTarget): Promise<BuildListing[]> {
+export function builds(target: steps.PublishTarget): Promise<BuildListing[]> {
   return listBuilds(target.origin, target.kvs);
 }
 
@@ -385,7 +324,7 @@ export interface RollbackSummary {
 export interface MoveOptions {
   readonly now: Date;
   readonly actor?: string;
-  readonly progress?: ProgressSink;
+  readonly progress?: steps.ProgressSink;
 }
 
 /**
@@ -394,25 +333,23 @@ export interface MoveOptions {
  * pages live and moves the pointer.
  */
 export async function rollback(
-  target: PublishTarget,
+  target: steps.PublishTarget,
   options: MoveOptions & { readonly to?: string },
 ): Promise<RollbackSummary> {
-  const started = performance.now();
-  const { durationsMs, timed } = timer();
-  const { run, warnings } = runOf(target, options);
-  const proven = await timed('prove', () => proveDeployment(target, {}));
+  const { run, warnings, durationsMs, timed, started } = start(target, options);
+  const proven = await timed('prove', () => steps.proveDeployment(target, {}));
   if (proven.note) run.warn(proven.note);
-  const lock = await timed('lock', () => takeRunLock(target.origin, 'catalog rollback'));
+  const lock = await timed('lock', () => steps.takeRunLock(target.origin, 'catalog rollback'));
   if ('busy' in lock)
     throw new RunLockBusyError(
       `another run holds the run lock at ${target.origin.name}: ${describeHolder(lock.busy)}; nothing was changed (roll back once it ends; a run that died leaves its lock to expire within ${RUN_LOCK_TTL_MS / 60_000} minutes)`,
     );
   if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
-  let chosen: Awaited<ReturnType<typeof choose>>;
-  let pinned: Awaited<ReturnType<typeof pinLive>>;
+  let chosen: Awaited<ReturnType<typeof steps.choose>>;
+  let pinned: Awaited<ReturnType<typeof steps.pinLive>>;
   try {
-    chosen = await timed('choose', () => choose(run, options.to));
-    pinned = await timed('go live', () => pinLive(run, chosen, proven.binding));
+    chosen = await timed('choose', () => steps.choose(run, options.to));
+    pinned = await timed('go live', () => steps.pinLive(run, chosen, proven.binding));
   } finally {
     await timed('unlock', () => unlock(run, lock.held));
   }
@@ -431,11 +368,11 @@ export async function rollback(
 
 /** Removes a rollback's pin (the pinned build stays live until the next publish); returns it, if any. */
 export async function unpin(
-  target: PublishTarget,
+  target: steps.PublishTarget,
   options: Omit<MoveOptions, 'progress'>,
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: readonly string[] }> {
-  const { run, warnings } = runOf(target, options);
-  const proven = await proveDeployment(target, {});
+  const { run, warnings } = start(target, options);
+  const proven = await steps.proveDeployment(target, {});
   if (proven.note) run.warn(proven.note);
-  return { command: 'unpin', unpinned: await removePin(run, proven.binding), warnings };
+  return { command: 'unpin', unpinned: await steps.removePin(run, proven.binding), warnings };
 }
