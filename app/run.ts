@@ -10,7 +10,6 @@ import { ConfigError, settingRef } from '../contract/errors.ts';
 import { type Discipline, totalPlans } from '../contract/index.ts';
 import { decide, type LiveCatalog } from '../publish/core.ts';
 import { PublishRefusedError, RunLockBusyError } from '../publish/errors.ts';
-import { type BuildListing, listBuilds } from '../publish/history.ts';
 import { describeHolder, type HeldRunLock, RUN_LOCK_TTL_MS, tookOverWarning } from '../publish/lock.ts';
 import { type Pin, PinnedError, type Pointer, shownValue } from '../publish/pointer.ts';
 import * as steps from '../publish/steps.ts';
@@ -299,11 +298,6 @@ async function unlock(run: steps.Run, held: HeldRunLock): Promise<void> {
       `the run lock at ${run.target.origin.name} was taken over by another run while this one ran (it stalled past the lock's expiry)`,
     );
   await held.release();
-}
-
-/** The builds at the target's origin, newest first, marked by the pointer and its history (`catalog builds`). */
-export function builds(target: steps.PublishTarget): Promise<BuildListing[]> {
-  return listBuilds(target.origin, target.kvs);
 }
 
 /** The one JSON line `catalog rollback` prints. */

@@ -97,16 +97,6 @@ export function keptPagesOf(pages: readonly StoredObject[]): Set<string> {
   return kept;
 }
 
-/** The live pages to write (plan id → digest) and to delete, for the live pages to be exactly `wanted`. */
-export function pageChanges(
-  wanted: Readonly<Record<string, string>>,
-  held: ReadonlyMap<string, string | null>,
-): { readonly copy: [id: string, digest: string][]; readonly remove: string[] } {
-  const copy = Object.entries(wanted).filter(([id, digest]) => held.get(id) !== digest);
-  const remove = [...held.keys()].filter((id) => !Object.hasOwn(wanted, id)).map(planPageKey);
-  return { copy, remove };
-}
-
 /**
  * What is wrong with the objects of a build against its manifest: each of its own objects missing or listed with
  * another size or MD5, each of its pages whose bytes are neither kept (`kept`, the digests of the kept pages;
@@ -136,10 +126,12 @@ export function objectDamage(
 
 /** What is wrong with the live pages against a build's: each one missing, another page, or of no plan of it. */
 export function liveDamage(manifest: StoredManifest, held: ReadonlyMap<string, string | null>): string[] {
-  const { copy, remove } = pageChanges(manifest.pages, held);
+  const wrong = Object.entries(manifest.pages).filter(([id, digest]) => held.get(id) !== digest);
   return [
-    ...copy.map(([id]) => `${planPageKey(id)} ${held.has(id) ? 'is not the build’s page' : 'is missing'}`),
-    ...remove.map((key) => `${key} is not a page of the build`),
+    ...wrong.map(([id]) => `${planPageKey(id)} ${held.has(id) ? 'is not the build’s page' : 'is missing'}`),
+    ...[...held.keys()]
+      .filter((id) => !Object.hasOwn(manifest.pages, id))
+      .map((id) => `${planPageKey(id)} is not a page of the build`),
   ];
 }
 

@@ -7,7 +7,8 @@
 import { readdir } from 'node:fs/promises';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { builds, type PublishSummary, publish, rollback, unpin } from '../app/run.ts';
+import { builds } from '../app/builds.ts';
+import { type PublishSummary, publish, rollback, unpin } from '../app/run.ts';
 import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import type { BuildObject, BuildResult, PreparedBuild } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';

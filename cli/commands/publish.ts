@@ -111,8 +111,8 @@ export function registerPublish(program: Command, io: CliIO): void {
 
   settingsCommand(program, 'builds', HELP.builds, io, async (settings) => {
     const target = await targetOf(settings);
-    const run = await import('../../app/run.ts');
-    const rows = await run.builds(target);
+    const { builds } = await import('../../app/builds.ts');
+    const rows = await builds(target);
     if (rows.length === 0) note(`${target.origin.name} holds no build`);
     else {
       const notes = (row: (typeof rows)[number]) =>
