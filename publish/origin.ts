@@ -8,15 +8,12 @@ import type { z } from 'zod';
 import type { BuildObject } from '../builder/build.ts';
 import { type StoredHeaders, storedHeaders } from '../contract/objects.ts';
 
-/** An object to write: its key, its bytes and their digests; its headers follow from its key. */
+/** An object to write: its key, its bytes and their digests (hex; a store refuses bytes that do not match them). */
 export interface ObjectToWrite {
-  /** The key at the origin: `builds/<id>/catalog.json.br`, `pages/<digest>.html`, `errors/500.json`. */
   readonly key: string;
   readonly chunks: readonly Buffer[];
   readonly size: number;
-  /** SHA-256 (hex), sent as the upload's checksum: a store refuses a body damaged on the way. */
   readonly sha256: string;
-  /** MD5 (hex). */
   readonly md5: string;
 }
 
@@ -36,20 +33,11 @@ export function objectToWrite(object: BuildObject, key: string): ObjectToWrite {
   };
 }
 
-/** An object of these bytes, hashed here. */
-export function bytesObject(key: string, chunks: readonly Buffer[]): ObjectToWrite {
-  const [sha256, md5] = ['sha256', 'md5'].map((algorithm) => {
-    const hash = createHash(algorithm);
-    for (const chunk of chunks) hash.update(chunk);
-    return hash.digest('hex');
-  }) as [string, string];
-  const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-  return { key, chunks, size, sha256, md5 };
-}
-
 /** A JSON record of the catalog's own state at the origin (`state/…`): never served, never cached. */
 export function stateObject(key: string, text: string): ObjectToWrite {
-  return bytesObject(key, [Buffer.from(text)]);
+  const body = Buffer.from(text);
+  const hex = (algorithm: string) => createHash(algorithm).update(body).digest('hex');
+  return { key, chunks: [body], size: body.length, sha256: hex('sha256'), md5: hex('md5') };
 }
 
 /**
@@ -88,12 +76,11 @@ export interface StoredObject {
   readonly md5: string;
 }
 
-/** A stored object with its bytes and headers. */
+/** A stored object with its bytes, their MD5 and its headers. */
 export interface FetchedObject extends StoredHeaders {
   readonly key: string;
   readonly body: Buffer;
   readonly size: number;
-  /** MD5 of the bytes (hex). */
   readonly md5: string;
   readonly lastModified: Date;
 }

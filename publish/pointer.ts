@@ -185,15 +185,15 @@ export async function movePointer(
   from: string | null,
   to: string,
   where: Binding,
-): Promise<Pointer> {
+): Promise<{ readonly before: Pointer; readonly after: Pointer }> {
   return store.update((entries) => {
+    const before = pointerOf(entries);
     bindOrigin(entries, store.name, where);
-    const now = pointerOf(entries);
-    if (now.pin) throw new PinnedError(now.pin);
-    if (now.live !== from) throw new PointerMovedError(store.name, from, now.live, 'publish');
+    if (before.pin) throw new PinnedError(before.pin);
+    if (before.live !== from) throw new PointerMovedError(store.name, from, before.live, 'publish');
     entries.set(KVS_LIVE_BUILD, to);
-    setPrevious(entries, lineAfterLeaving(from, now.previous));
-    return pointerOf(entries);
+    setPrevious(entries, lineAfterLeaving(from, before.previous));
+    return { before, after: pointerOf(entries) };
   });
 }
 

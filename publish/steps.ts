@@ -319,21 +319,14 @@ export async function publishLive(
   read: LivePages & { readonly pointer: Pointer; readonly live: LiveCatalog },
   how: { readonly binding: Binding; readonly force: boolean },
 ): Promise<Moved | PinnedError> {
-  const { kvs } = run.target;
   const from = read.pointer.live;
   const pages = built.objects.filter((object) => object.key.startsWith(PAGE_OBJECT_PREFIX));
   const bytes = new Map(pages.map((page) => [page.md5, page]));
   let moved: Moved;
   try {
-    moved = await goLive(
-      run,
-      { id: built.buildId, pages: built.manifest.pages },
-      read,
-      { ...how, bytes },
-      async () => {
-        const before = await readPointer(kvs);
-        return { before, after: await movePointer(kvs, from, built.buildId, how.binding) };
-      },
+    const build = { id: built.buildId, pages: built.manifest.pages };
+    moved = await goLive(run, build, read, { ...how, bytes }, () =>
+      movePointer(run.target.kvs, from, built.buildId, how.binding),
     );
   } catch (error) {
     if (error instanceof PinnedError) return error;
@@ -362,31 +355,23 @@ export async function choose(
   const [pointer, ids] = await failing(`reading the builds of ${origin.name}`, () =>
     Promise.all([readPointer(kvs), origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf)]),
   );
-  const manifests = new Map<string, StoredManifest>();
+  let manifest: StoredManifest | undefined;
   for (const id of (to !== undefined ? [to] : pointer.previous).filter((id) => ids.includes(id))) {
-    const manifest = await readManifest(origin, id);
-    if (isManifest(manifest)) {
-      manifests.set(id, manifest);
-      break;
-    }
+    const read = await readManifest(origin, id);
+    manifest = isManifest(read) ? read : undefined;
+    if (manifest) break;
   }
-  const chosen = rollbackTarget(new Set(manifests.keys()), ids, pointer, to);
+  const chosen = rollbackTarget(new Set(manifest ? [manifest.buildId] : []), ids, pointer, to);
   if ('error' in chosen) throw new HistoryError(`${origin.name}: ${chosen.error}`);
-  const manifest = manifests.get(chosen.id) as StoredManifest;
   run.progress({ stage: `checking build ${chosen.id}` });
-  const [own, pages, plans] = await Promise.all([
-    origin.list(buildKey(chosen.id, '')),
-    origin.list(PAGES_PREFIX),
-    origin.list(PAGE_OBJECT_PREFIX),
-  ]);
-  const held = livePagesOf(plans);
-  const kept = keptPagesOf(pages);
-  const damage = objectDamage(manifest, own, kept, held);
-  if (damage.length > 0)
+  const read = await readLive(origin, chosen.id, manifest);
+  if (read.live.kind !== 'build' || read.live.damage.length > 0) {
+    const damage = read.live.kind === 'build' ? read.live.damage : [];
     throw new HistoryError(
       `build ${chosen.id} at ${origin.name} is damaged (${damage.slice(0, 3).join('; ')}${damage.length > 3 ? '; …' : ''}); nothing was moved: the live build is still ${pointer.live ?? '(none)'} (roll back --to another build, or publish a fresh one)`,
     );
-  return { id: chosen.id, manifest, pointer, held, kept };
+  }
+  return { ...read, id: chosen.id, manifest: read.live.manifest, pointer };
 }
 
 /**
