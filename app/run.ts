@@ -1,7 +1,6 @@
 /**
- * Publish, roll back and unpin: every entry point calls these (README.md). Each reads top to bottom, as
- * publish/README.md lists its steps: the build's own (app/build.ts) and those of publish/steps.ts, each timed by
- * `timed`, values passing as arguments and return values. Progress and warnings go to the caller's `report`.
+ * Publish, roll back and unpin, as every entry point calls them (README.md): each reads top to bottom through the
+ * steps publish/README.md lists (app/build.ts's and publish/steps.ts's), each timed by `timed`.
  */
 
 import { type BuildResult, completeBuild, type PreparedBuild } from '../builder/build.ts';
@@ -24,13 +23,12 @@ export type { PublishSummary } from './last-run.ts';
 export type PublishSettings = BuildSettings &
   Pick<SettingsIn<'publish'>, 'allowEmpty' | 'minRatio' | 'keepBuilds'>;
 
-/** What a run hands its caller's `ended` once its outcome is recorded. */
+/** What a run hands `ended`: how it ended, its record, the build live after it, when it moved the pointer. */
 export interface RunEnded {
   readonly end: RunEnd;
   readonly record: LastRun;
-  /** The build live after the run, as the run knows it. */
   readonly live: string | null;
-  /** When the run moved the pointer (`performance.now()`), if it did. */
+  /** `performance.now()` at the move. */
   readonly movedAt?: number;
 }
 
@@ -55,10 +53,7 @@ export interface PublishRunOptions {
   readonly runBy?: string;
   /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
   readonly actor?: string;
-  /**
-   * Called once the run's outcome is settled and recorded, whatever it is, before a failure is thrown (the Lambda
-   * measures propagation and sends its metrics there); it changes nothing of the run.
-   */
+  /** Called once the outcome is recorded, whatever it is (the Lambda measures propagation, sends its metrics). */
   readonly ended?: (run: RunEnded) => Promise<void>;
 }
 
@@ -73,10 +68,7 @@ export interface PublishOutcome {
   readonly warnings: readonly string[];
 }
 
-/**
- * A run's context for publish/steps.ts, the warnings it collects, each step's duration in ms by name (the run's
- * summary and record keep them) and `timed`, which times one step.
- */
+/** A run's context for publish/steps.ts, its warnings, and `timed`, which keeps each step's ms in `durationsMs`. */
 function start(
   target: steps.PublishTarget,
   options: { readonly now: Date; readonly actor?: string; readonly progress?: steps.ProgressSink },
@@ -113,10 +105,9 @@ interface Ran {
 }
 
 /**
- * Builds and publishes (publish/README.md): proves the deployment (a failure there writes nothing anywhere), then
- * under the run lock (held elsewhere: `busy`) prepares the build and runs the steps to the pointer's move; whatever
- * their outcome, records the run, prunes, releases the lock and calls `ended`, none of which changes it. A failed
- * run throws its error.
+ * Builds and publishes (publish/README.md): proves the deployment (a failure there writes nothing), then under the
+ * run lock (held elsewhere: `busy`) prepares the build and runs the steps to the pointer's move; whatever the
+ * outcome, records the run, prunes, unlocks and calls `ended`, none of which changes it. A failed run throws.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
@@ -200,11 +191,7 @@ async function prepareRun(
   return prepare({ ...settings, ...from, source: from.source }, options.now, options.report, progress);
 }
 
-/**
- * A publish from its build's first step (publish/README.md, steps 4 to 9): the pointer and the live build read
- * under the lock (after the pin removed, with `unpin`), the live pages put right, the guards, then the costly
- * part of the build, its upload and verification, the error pages, and the move.
- */
+/** A publish from its build's first step to its outcome (publish/README.md, steps 4 to 9). */
 async function publishPrepared(
   run: steps.Run,
   candidate: PreparedBuild,
@@ -322,9 +309,8 @@ export interface MoveOptions {
 }
 
 /**
- * Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there: proves the
- * deployment, then under the run lock chooses the build (refusing one that is not whole, nothing moved), makes its
- * pages live and moves the pointer.
+ * Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there, under the run
+ * lock once the deployment is proven; a build that is not whole is refused, nothing moved.
  */
 export async function rollback(
   target: steps.PublishTarget,

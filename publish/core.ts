@@ -1,7 +1,6 @@
 /**
- * The pure part of publishing (publish/README.md): where objects go, what a manifest is, what is wrong with a
- * build and its live pages, the guards, which builds to prune and which kept pages no kept build names, what a
- * rollback makes live. No I/O here: the steps read the origin and the pointer, ask these functions, and act.
+ * The pure part of publishing (publish/README.md): what a manifest is, what is wrong with a build and its live
+ * pages, the guards, what a prune deletes, what a rollback makes live. The steps read, ask these, and act.
  */
 import { z } from 'zod';
 import { settingRef } from '../contract/errors.ts';
@@ -135,12 +134,12 @@ export function liveDamage(manifest: StoredManifest, held: ReadonlyMap<string, s
   ];
 }
 
-/** The live catalog as the guards see it. */
+/**
+ * The live catalog as the guards see it: a build, with what is wrong with its objects (`damage`: a publish
+ * replaces it) and its live pages (`pageDamage`: any run puts them right); a pointer naming nothing the edge can
+ * serve (`unreadable`); or nothing live.
+ */
 export type LiveCatalog =
-  /**
-   * A build is live. `damage` lists what is wrong with its stored objects (a publish replaces such a build),
-   * `pageDamage` what is wrong with the live pages (any run puts them right in place).
-   */
   | {
       readonly kind: 'build';
       readonly id: string;
@@ -148,9 +147,7 @@ export type LiveCatalog =
       readonly damage: readonly string[];
       readonly pageDamage: readonly string[];
     }
-  /** The pointer names no build the edge can serve: not a build id, or one whose manifest cannot be read. */
   | { readonly kind: 'unreadable'; readonly id: string; readonly reason: string }
-  /** Nothing is live. */
   | { readonly kind: 'none' };
 
 /** The new build as the guards see it: known before its variants and pages are made. */

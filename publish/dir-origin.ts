@@ -1,15 +1,14 @@
 /**
- * The origin as a directory, for the local stack: each object is a file at its key, and nothing else is kept
- * about it — its headers follow from its key (contract/objects.ts), its MD5 from its bytes, which a listing gives
- * as S3's does: hashed once per version of the file and remembered in `.digests` (digests.ts). Every object is
- * placed by one atomic step from a temporary file written whole in `.tmp/`: a rename (overwrite), or a link that
- * fails when the key exists (create-if-absent); a copy writes the bytes it read. A process killed mid-write
- * leaves only its temporary files, which the next writer sweeps.
+ * The origin as a directory, for the local stack: each object a file at its key, its headers following from its
+ * key (contract/objects.ts), its MD5 from its bytes, which a listing gives as S3's does (hashed once per version of
+ * the file: digests.ts). Every object is placed whole from a temporary file in `.tmp/`: renamed (overwrite), or
+ * linked where the key is absent; a copy writes the bytes it read. A killed writer leaves only temporary files,
+ * which the next writer sweeps.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, type Dirent, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { link, lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
@@ -88,10 +87,9 @@ export class DirectoryOrigin implements OriginStore {
   }
 
   /**
-   * Places `body` (of MD5 `md5`) at `key` from a temporary file in `.tmp/` written whole: renamed over it, or
-   * linked only where it is absent; its modification time is set a second back (digests.ts `settled`) and its
-   * MD5 remembered. The first of a burst of writes (none under way) sweeps the temporary files of writers that
-   * are gone, so an origin kept open across runs sweeps at each of them; the last saves the MD5s remembered.
+   * Places `body` (of MD5 `md5`) at `key` from a whole temporary file, its modification time set a second back
+   * (digests.ts `settled`) and its MD5 remembered. The first of a burst of writes sweeps the temporary files of
+   * writers that are gone (an origin kept open sweeps at each run); the last saves the MD5s remembered.
    */
   async #write(key: string, body: Buffer, md5: string, overwrite: boolean): Promise<'written' | 'exists'> {
     const path = this.#path(key);
@@ -196,40 +194,40 @@ export class DirectoryOrigin implements OriginStore {
     });
     if (!read?.[0].isFile()) return null;
     const [info, body] = read;
-    // Hashed when asked for: most reads (a build's manifest, say) never look at it.
-    let md5: string | undefined;
     return {
       key,
       body,
       size: body.length,
-      get md5() {
-        md5 ??= md5Of(body);
-        return md5;
-      },
+      md5: md5Of(body),
       lastModified: info.mtime,
       ...storedHeaders(key),
     };
   }
 
   /**
-   * Every object under `prefix`, with its size and MD5: remembered for the file's stamp (digests.ts), else read and
-   * hashed. Read synchronously, yielding now and then: through the thread pool 30,000 pages cost several times the
-   * CPU (docs/decisions.md#build-cost).
+   * Every object under `prefix`, with its size and MD5 (remembered for the file's stamp, else read and hashed).
+   * Synchronous calls, yielding now and then: through the thread pool 30,000 pages cost several times the CPU.
    */
   async list(prefix: string): Promise<StoredObject[]> {
-    const startKey = dirname(`${prefix}x`);
-    let files: { key: string; path: string }[];
+    let entries: Dirent[];
     try {
-      files = this.#walk(join(this.#root, startKey), startKey === '.' ? '' : `${startKey}/`, prefix);
+      entries = readdirSync(join(this.#root, dirname(`${prefix}x`)), {
+        recursive: true,
+        withFileTypes: true,
+      });
     } catch (error) {
       if (isMissing(error)) return [];
       throw error;
     }
     const memory = await this.#memory();
     const found: StoredObject[] = [];
-    for (let index = 0; index < files.length; index += 1) {
+    for (const [index, entry] of entries.entries()) {
       if (index % 2000 === 1999) await yieldToLoop();
-      const { key, path } = files[index] as (typeof files)[number];
+      const path = join(entry.parentPath, entry.name);
+      const key = relative(this.#root, path).split(sep).join('/');
+      // The origin's own files (`.tmp/`, `.digests`) are no objects.
+      if (entry.isDirectory() || !key.startsWith(prefix) || key.startsWith('.') || key.includes('/.'))
+        continue;
       const object = this.#listed(memory, key, path);
       if (object) found.push(object);
     }
@@ -260,29 +258,6 @@ export class DirectoryOrigin implements OriginStore {
       if (isMissing(error)) return null;
       throw error;
     }
-  }
-
-  /** The files under `dir` (key `dirKey`) whose keys start with `prefix`, but the origin's own. */
-  #walk(dir: string, dirKey: string, prefix: string): { key: string; path: string }[] {
-    const files: { key: string; path: string }[] = [];
-    const visit = (folder: string, folderKey: string) => {
-      for (const entry of readdirSync(folder, { withFileTypes: true })) {
-        if (entry.name.startsWith('.')) continue;
-        const key = folderKey + entry.name;
-        const path = folder + sep + entry.name;
-        if (entry.isDirectory()) {
-          const inside = `${key}/`;
-          if (inside.startsWith(prefix) || prefix.startsWith(inside))
-            try {
-              visit(path, inside);
-            } catch (error) {
-              if (!isMissing(error)) throw error;
-            }
-        } else if (key.startsWith(prefix)) files.push({ key, path });
-      }
-    };
-    visit(dir, dirKey);
-    return files;
   }
 
   /** The folders directly under `prefix` (which ends with `/`), as prefixes: one readdir, nothing below. */

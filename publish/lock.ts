@@ -1,17 +1,16 @@
 /**
- * The run lock at the origin (docs/decisions.md#build-cost): one object, `state/run-lock.json`, created only
- * if absent (S3 `If-None-Match: *`; a directory: an exclusive link), holding who runs and until when. A second
- * run finds it and exits early as `busy`; the holder renews the expiry while it runs; a crashed run's lock
- * expires (or, its process gone from this host, is free at once) and the next run takes it over with a compare-and-swap on the lock's MD5 (S3 `If-Match`), so two
- * runs taking over at once cannot both win. The live pointer's own conditional write still refuses a stale
- * flip: the lock saves a second run its work, it is not what keeps the pointer right.
+ * The run lock at the origin (docs/decisions.md#build-cost): `state/run-lock.json`, created only if absent,
+ * saying who runs and until when. A second run finds it and ends `busy`; the holder renews it while it runs; a
+ * crashed run's lock expires (its process dead on this host: at once) and the next run takes it over by a compare
+ * and swap on its MD5, which only one run can win. The lock saves a run its work: the pointer's own conditional
+ * write is what keeps the pointer right.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
-import { type ObjectToWrite, type OriginStore, stateObject } from './origin.ts';
+import { type ObjectToWrite, type OriginStore, parseStoredJson, stateObject } from './origin.ts';
 
 /** How long a lock lasts without renewal: a crashed run blocks the next ones at most this long. */
 export const RUN_LOCK_TTL_MS = 120_000;
@@ -54,19 +53,20 @@ function lockObject(record: RunLockRecord): ObjectToWrite {
 export async function readLock(origin: OriginStore): Promise<{ holder: LockHolder; md5: string } | null> {
   const stored = await origin.get(STATE_RUN_LOCK);
   if (!stored) return null;
-  let parsed: RunLockRecord | undefined;
-  try {
-    parsed = RunLockRecord.parse(JSON.parse(stored.body.toString('utf8')));
-  } catch {
-    parsed = undefined;
-  }
-  const holder: LockHolder = parsed ?? {
-    by: 'unknown (an unreadable lock)',
-    host: 'unknown',
-    pid: 0,
-    since: stored.lastModified.toISOString(),
-    expires: new Date(stored.lastModified.getTime() + RUN_LOCK_TTL_MS).toISOString(),
-  };
+  const read = parseStoredJson(stored.body, STATE_RUN_LOCK, RunLockRecord, {
+    what: 'a run lock',
+    noun: 'lock',
+  });
+  const holder: LockHolder =
+    'value' in read
+      ? read.value
+      : {
+          by: 'unknown (an unreadable lock)',
+          host: 'unknown',
+          pid: 0,
+          since: stored.lastModified.toISOString(),
+          expires: new Date(stored.lastModified.getTime() + RUN_LOCK_TTL_MS).toISOString(),
+        };
   return { holder, md5: stored.md5 };
 }
 

@@ -1,7 +1,6 @@
 /**
- * The origin: where the gateway's objects are stored — an S3 bucket on AWS (s3-origin.ts), a directory on one
- * machine (dir-origin.ts). Publishing writes builds through this interface and the local edge reads through
- * it, so the local stack runs the same code path as production.
+ * The origin: where the gateway's objects are stored — an S3 bucket (s3-origin.ts) or a directory (dir-origin.ts).
+ * Publishing writes and the local edge reads through this interface: the local stack runs production's code.
  */
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
@@ -65,14 +64,11 @@ export function parseStoredJson<T extends z.ZodType>(
   };
 }
 
-/**
- * What a listing says of a stored object, without reading it: its size and the MD5 of its bytes, on every origin
- * alike (S3 lists each object's MD5 as its ETag; a directory hashes each file once per version of it).
- */
+/** What a listing says of a stored object, without reading it, on every origin alike. */
 export interface StoredObject {
   readonly key: string;
   readonly size: number;
-  /** The MD5 of its bytes (hex): S3's ETag of a one-part object (another ETag is not a digest: no page). */
+  /** The MD5 of its bytes (hex): S3's ETag of a one-part object (another ETag is no digest: no page's). */
   readonly md5: string;
 }
 

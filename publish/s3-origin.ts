@@ -1,16 +1,16 @@
 /**
- * The origin as an S3 bucket (or an S3-compatible store). The client is built by the entry point
- * (app/clients.ts) and passed in. Uploads are conditional (`If-None-Match: *`) where no overwrite is wanted,
- * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way; a copy is made by the bucket
- * itself (CopyObject), so no bytes travel. Every write's answer must show the MD5 of its bytes as its ETag, which
- * S3 gives only for objects encrypted with SSE-S3 ({@link EncryptionError}). Builds are found by a listing with
- * the delimiter `/` and removed with DeleteObjects, 1,000 keys a request.
+ * The origin as an S3 bucket (or an S3-compatible store), its client passed in (app/clients.ts). Uploads are
+ * conditional (`If-None-Match: *`) where no overwrite is wanted and carry their SHA-256 and MD5; a copy is made by
+ * the bucket (CopyObject: no bytes travel). Every write's answer must show the MD5 of its bytes as its ETag, which
+ * S3 gives only for SSE-S3 ({@link EncryptionError}). Builds are deleted with DeleteObjects, 1,000 keys a request.
  */
 import {
   CopyObjectCommand,
+  type CopyObjectCommandOutput,
   DeleteObjectsCommand,
   GetObjectCommand,
   PutObjectCommand,
+  type PutObjectCommandOutput,
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -40,11 +40,9 @@ function isMissing(error: unknown): boolean {
 const md5Of = (etag: string | undefined) => etag?.replaceAll('"', '') ?? '';
 
 /** What a PutObject or CopyObject answers that a write checks. */
-interface WriteAnswer {
-  readonly ETag?: string | undefined;
-  readonly CopyObjectResult?: { readonly ETag?: string | undefined } | undefined;
-  readonly ServerSideEncryption?: string | undefined;
-}
+type WriteAnswer = Partial<
+  Pick<PutObjectCommandOutput & CopyObjectCommandOutput, 'ETag' | 'CopyObjectResult' | 'ServerSideEncryption'>
+>;
 
 /** One bucket. */
 export class S3Origin implements OriginStore {

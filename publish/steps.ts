@@ -1,7 +1,6 @@
 /**
- * What a publish, a rollback and an unpin do at the target (publish/README.md), as functions of values: app/run.ts
- * calls them in order, timing each. The decisions are pure functions in core.ts. A failure an operator must act on
- * is thrown as a `CatalogError` (errors.ts), naming the builds and objects involved.
+ * The steps of a publish, a rollback and an unpin (publish/README.md), as functions of values that app/run.ts calls
+ * in order; the decisions are core.ts's. A failure to act on is a `CatalogError` (errors.ts) naming what failed.
  */
 import pLimit from 'p-limit';
 import type { BuildObject, BuildResult } from '../builder/build.ts';
@@ -56,7 +55,7 @@ export interface PublishTarget {
   readonly kvs: KeyValueStore;
 }
 
-/** What a long operation is doing now (for a progress display): its stage, and how far it is when counted. */
+/** What a long operation is doing now (for a progress display), and how far it is when counted. */
 export interface Progress {
   readonly stage: string;
   readonly done?: number;
@@ -66,10 +65,7 @@ export interface Progress {
 /** Hears each {@link Progress} of an operation, as it goes. */
 export type ProgressSink = (progress: Progress) => void;
 
-/**
- * What every step of one run is given: where it acts, who runs it and when (for the pointer's history), and where
- * its progress and its warnings (problems that do not fail it) go.
- */
+/** What every step of a run is given: where it acts, who runs it and when, where progress and warnings go. */
 export interface Run {
   readonly target: PublishTarget;
   readonly at: Date;
@@ -93,10 +89,7 @@ export async function readManifest(
 const isManifest = (read: Awaited<ReturnType<typeof readManifest>>): read is StoredManifest =>
   read !== null && !('problem' in read);
 
-/**
- * The live pages as a listing of `plans/` gives them, and the digests of the kept pages (`pages/`) once listed
- * (a run lists them only when it needs them).
- */
+/** The live pages as a listing of `plans/` gives them, and the kept pages' digests once listed (when needed). */
 export interface LivePages {
   /** Plan id → the digest of what its live page holds (null: no page's). */
   readonly held: ReadonlyMap<string, string | null>;
@@ -104,9 +97,9 @@ export interface LivePages {
 }
 
 /**
- * What is live at the origin, and what is wrong with it: its own objects and its pages' bytes against its
- * manifest, and each live page, all judged by the MD5s the listings give. The kept pages are listed only when a
- * live page is not the build's: while every live page is the build's, each of its pages' bytes is there.
+ * What is live at the origin and what is wrong with it, judged by the MD5s the listings give: its objects and its
+ * pages' bytes against its manifest, and each live page. The kept pages are listed only when a live page is not
+ * the build's: while each is, every page's bytes are there.
  */
 export async function readLive(
   origin: OriginStore,
@@ -210,24 +203,20 @@ export async function removePin(run: Run, binding: Binding): Promise<Pin | null>
 }
 
 /** Reads the pointer under the run lock, and the live build (see {@link readLive}). */
-export async function readPointerAndLive(
-  target: PublishTarget,
+export function readPointerAndLive(
+  { origin, kvs }: PublishTarget,
   known: StoredManifest | undefined,
 ): Promise<LivePages & { readonly pointer: Pointer; readonly live: LiveCatalog }> {
-  const { origin, kvs } = target;
-  const pointer = await failing(`reading the live build from ${kvs.name}`, () => readPointer(kvs));
-  const read = () => readLive(origin, pointer.live, known);
-  return {
-    pointer,
-    ...(await failing(`reading live build ${pointer.live ?? ''} from ${origin.name}`, read)),
-  };
+  return failing(`reading the live build from ${kvs.name} and ${origin.name}`, async () => {
+    const pointer = await readPointer(kvs);
+    return { pointer, ...(await readLive(origin, pointer.live, known)) };
+  });
 }
 
 /**
- * Puts right each live page that is not the live build's (a run cut between its pages and its move, or a hand): a
- * copy of its kept bytes, or a deletion of the page of a plan the build lacks (kept first). A page whose bytes are
- * kept nowhere is left: the live build is damaged, and a fresh build writes it (core.ts `decide`). Returns the
- * live pages then, and how many it put right.
+ * Puts right each live page that is not the live build's (a cut run, a hand) from the kept pages, and deletes
+ * those of plans it lacks; a page kept nowhere is the build's damage, which a fresh build writes (core.ts
+ * `decide`). Returns the live pages then, and how many it put right.
  */
 export async function putLivePagesRight(
   run: Run,
@@ -242,41 +231,36 @@ export async function putLivePagesRight(
 
 /** Writes the build's own objects, each never over another, then, its commit point, its manifest. */
 export async function upload(run: Run, built: BuildResult, live: string | null): Promise<void> {
-  const { origin, progress } = { ...run, ...run.target };
-  const own = built.objects.filter(
-    (object) => object.key !== MANIFEST && !object.key.startsWith(PAGE_OBJECT_PREFIX),
-  );
+  const { origin } = run.target;
+  const isOwn = (object: BuildObject) =>
+    object.key !== MANIFEST && !object.key.startsWith(PAGE_OBJECT_PREFIX);
+  const own = built.objects.filter(isOwn);
+  const manifest = built.objects.filter((object) => object.key === MANIFEST);
   let written = 0;
-  const total = own.length + 1;
-  const fail = (key: string, error: unknown) =>
-    // The bucket's encryption is named as it is: every run would fail alike, and nothing of it is left.
-    error instanceof CatalogError
-      ? error
-      : new UploadError(
-          `uploading build ${built.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${total} objects written; the live build is still ${live ?? '(none)'}, and ${built.buildId} is left unreferenced (pruned later); run publish again`,
-          { cause: error },
-        );
-  progress({ stage: 'uploading', done: 0, total });
+  const total = own.length + manifest.length;
+  run.progress({ stage: 'uploading', done: 0, total });
   // The first failure starts no further write, and is thrown once the writes under way have settled.
   let failed: Error | undefined;
-  await pLimit(WRITE_CONCURRENCY).map(own, async (object) => {
-    const key = buildKey(built.buildId, object.key);
-    if (failed) return;
-    try {
-      await origin.put(objectToWrite(object, key), { overwrite: false });
-      written += 1;
-      progress({ stage: 'uploading', done: written, total });
-    } catch (error) {
-      failed ??= fail(key, error);
-    }
-  });
-  if (failed) throw failed;
-  const manifest = built.objects.find((object) => object.key === MANIFEST);
-  const key = buildKey(built.buildId, MANIFEST);
-  try {
-    if (manifest) await origin.put(objectToWrite(manifest, key), { overwrite: false });
-  } catch (error) {
-    throw fail(key, error);
+  for (const batch of [own, manifest]) {
+    await pLimit(WRITE_CONCURRENCY).map(batch, async (object) => {
+      const key = buildKey(built.buildId, object.key);
+      if (failed) return;
+      try {
+        await origin.put(objectToWrite(object, key), { overwrite: false });
+        written += 1;
+        run.progress({ stage: 'uploading', done: written, total });
+      } catch (error) {
+        // One of ours (the bucket's encryption) is said as it is: every run would fail alike, and leave nothing.
+        failed ??=
+          error instanceof CatalogError
+            ? error
+            : new UploadError(
+                `uploading build ${built.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${total} objects written; the live build is still ${live ?? '(none)'}, and ${built.buildId} is left unreferenced (pruned later); run publish again`,
+                { cause: error },
+              );
+      }
+    });
+    if (failed) throw failed;
   }
 }
 
@@ -309,10 +293,7 @@ export interface Moved {
   readonly at: number;
 }
 
-/**
- * Makes a new build live from the build live when the run read the pointer (publish/README.md, step 9), and
- * records the move; a pin set meanwhile: the {@link PinnedError}, nothing moved.
- */
+/** Makes a new build live from the build the run read live, and records it; pinned meanwhile: the pin's error. */
 export async function publishLive(
   run: Run,
   built: BuildResult,
@@ -340,9 +321,8 @@ export async function publishLive(
 }
 
 /**
- * Chooses the build a rollback makes live (core.ts `rollbackTarget`), reading the pointer under the lock, and
- * refuses one that is not whole: each of its objects listed with its size and MD5, each of its pages' bytes live
- * or kept.
+ * Chooses the build a rollback makes live (core.ts `rollbackTarget`) from the pointer read under the lock, and
+ * refuses one that is not whole (see {@link readLive}), moving nothing.
  */
 export async function choose(
   run: Run,
@@ -374,10 +354,7 @@ export async function choose(
   return { ...read, id: chosen.id, manifest: read.live.manifest, pointer };
 }
 
-/**
- * Makes the chosen build live and pins it there, in one conditional write from the build read under the lock,
- * and records the move. Returns the pin and the move.
- */
+/** Makes the chosen build live and pins it there in one conditional write, and records the move. */
 export async function pinLive(
   run: Run,
   chosen: Awaited<ReturnType<typeof choose>>,
@@ -395,9 +372,8 @@ export async function pinLive(
 }
 
 /**
- * After a publish that moved the pointer to `live`, still holding the lock: deletes the builds beyond `keep` but
- * the live, pinned and previous ones, then the kept pages no kept build names (mark and sweep). Returns the
- * builds deleted; a failure is a warning.
+ * After a publish moved the pointer to `live`, under the lock: deletes the builds beyond `keep` but the live,
+ * pinned and previous ones, then the kept pages no kept build names. Returns them; a failure is a warning.
  */
 export async function prune(run: Run, live: string, keep: number): Promise<string[]> {
   const { origin, kvs } = run.target;
@@ -423,9 +399,9 @@ export async function prune(run: Run, live: string, keep: number): Promise<strin
 }
 
 /**
- * Makes a build live: its pages that differ (see {@link writeLivePages}), then `move` (the pointer's conditional
- * write), then the deletion of the live pages it lacks (a failure there is a warning). When the pages or the move
- * fail, the live pages are put back to the live build's (best effort: else the next run does).
+ * Makes a build live: the pages that differ, then `move` (the pointer's conditional write), then the deletion of
+ * the live pages it lacks (a failure there is a warning). When the pages or the move fail, the live pages are put
+ * back to the live build's (else the next run does).
  */
 async function goLive(
   run: Run,
@@ -461,7 +437,7 @@ async function goLive(
   return moved;
 }
 
-/** How live pages are written: every one again from `bytes` with `force`; `bytes`: the new build's pages. */
+/** `bytes`: the new build's pages, by digest; with `force`, every page is written again from them. */
 interface PageWrites {
   readonly force?: boolean;
   readonly bytes?: ReadonlyMap<string, BuildObject>;
@@ -478,10 +454,9 @@ async function matchLivePages(
 }
 
 /**
- * Makes the live pages hold `wanted` (plan id → digest) where they do not (every one with `bytes` and `force`): a
- * copy of the kept page, or a write of its bytes (`bytes`, by digest) where it is not kept. A page neither kept nor
- * in `bytes` is left (the live build's damage, which a fresh build writes). Each live page it overwrites is kept
- * first ({@link keep}). Every write settles before a failure is thrown. Returns the live pages then.
+ * Makes the live pages hold `wanted` (plan id → digest) where they do not (all of them with `bytes` and `force`): a
+ * copy of the kept page, else a write of its `bytes`; a page neither kept nor in `bytes` is left. Each live page it
+ * overwrites is kept first. Every write settles before a failure is thrown. Returns the live pages then.
  */
 async function writeLivePages(
   run: Run,
@@ -520,9 +495,8 @@ async function writeLivePages(
 
 /**
  * Keeps the bytes a live page holds (`digest`, as the run read it) under their digest before they are overwritten
- * (by `next`) or deleted, so that a build that names them (the live one, a rollback's target) keeps them; adds
- * them to `kept`. The copy is made only while the live page still holds them: a live page that changed since the
- * run read it fails the run, and is never overwritten unseen.
+ * (by `next`) or deleted, for every build that names them. It copies only while the page holds them: one changed
+ * since the run read it fails the run, and is never overwritten unseen.
  */
 async function keep(
   origin: OriginStore,
