@@ -6,11 +6,18 @@
 import { type BuildResult, completeBuild, type PreparedBuild } from '../builder/build.ts';
 import { type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { ConfigError, settingRef } from '../contract/errors.ts';
-import { type Discipline, totalPlans } from '../contract/index.ts';
+import { type Discipline, PAGE_OBJECT_PREFIX, totalPlans } from '../contract/index.ts';
 import { decide, type LiveCatalog } from '../publish/core.ts';
 import { PublishRefusedError, RunLockBusyError } from '../publish/errors.ts';
 import { describeHolder, type HeldRunLock, RUN_LOCK_TTL_MS, tookOverWarning } from '../publish/lock.ts';
-import { type Pin, PinnedError, type Pointer, shownValue } from '../publish/pointer.ts';
+import {
+  movePointer,
+  type Pin,
+  PinnedError,
+  type Pointer,
+  pinPointer,
+  shownValue,
+} from '../publish/pointer.ts';
 import * as steps from '../publish/steps.ts';
 import { type BuildSettings, prepare, type Report, type RunSource } from './build.ts';
 import { type LastRun, type PublishSummary, type RunEnd, type RunSummary, writeLastRun } from './last-run.ts';
@@ -228,8 +235,9 @@ async function publishPrepared(
   if (decision.action === 'skip')
     return { result: 'skipped-identical', reason: decision.reason, pointer, live };
   if (decision.note) warn(decision.note);
-  if (live.kind === 'unreadable')
-    warn(`recovered: build:live named ${shownValue(live.id)} (${live.reason}); a fresh build replaces it`);
+  const recovered =
+    live.kind === 'unreadable' && `recovered: build:live named ${shownValue(live.id)} (${live.reason})`;
+  if (recovered) warn(`${recovered}; a fresh build replaces it`);
   const built = await timed('complete', async () => {
     progress({ stage: 'compressing and rendering pages' });
     return completeBuild(candidate);
@@ -240,12 +248,20 @@ async function publishPrepared(
     await steps.verify(target.origin, built, pointer.live);
   });
   await timed('error pages', () => steps.writeErrorPages(target.origin, built));
-  const moved = await timed('go live', () =>
-    steps.publishLive(run, built, { ...right, pointer, live }, { binding: proven.binding, force: how.force }),
-  );
-  if (moved instanceof PinnedError)
-    return { result: 'skipped-pinned', reason: moved.message, pin: moved.pin, pointer, live, built };
-  return { result: 'published', pointer, live, built, moved };
+  const pages = built.objects.filter((object) => object.key.startsWith(PAGE_OBJECT_PREFIX));
+  const bytes = new Map(pages.map((page) => [page.md5, page]));
+  const write = () => movePointer(target.kvs, pointer.live, built.buildId, proven.binding);
+  const move = { kind: 'publish', from: pointer.live, reason: recovered || undefined, write } as const;
+  try {
+    const to = { id: built.buildId, pages: built.manifest.pages };
+    const moved = await timed('go live', () =>
+      steps.goLive(run, to, right, move, { force: how.force, bytes }),
+    );
+    return { result: 'published', pointer, live, built, moved };
+  } catch (error) {
+    if (!(error instanceof PinnedError)) throw error;
+    return { result: 'skipped-pinned', reason: error.message, pin: error.pin, pointer, live, built };
+  }
 }
 
 /** The summary of a publish that ran its steps. */
@@ -326,10 +342,18 @@ export async function rollback(
     );
   if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
   let chosen: Awaited<ReturnType<typeof steps.choose>>;
-  let pinned: Awaited<ReturnType<typeof steps.pinLive>>;
+  let pin: Pin;
+  let moved: steps.Moved;
   try {
     chosen = await timed('choose', () => steps.choose(run, options.to));
-    pinned = await timed('go live', () => steps.pinLive(run, chosen, proven.binding));
+    const from = chosen.pointer.live;
+    const reason = `rolled back from ${from === null ? '(none)' : shownValue(from)}`;
+    pin = { build: chosen.id, at: options.now.toISOString(), by: 'rollback', reason };
+    const write = () => pinPointer(target.kvs, pin, from, proven.binding);
+    const to = { id: chosen.id, pages: chosen.manifest.pages };
+    moved = await timed('go live', () =>
+      steps.goLive(run, to, chosen, { kind: 'rollback', from, reason, write }),
+    );
   } finally {
     await timed('unlock', () => unlock(run, lock.held));
   }
@@ -338,9 +362,9 @@ export async function rollback(
     buildId: chosen.id,
     generatedAt: chosen.manifest.generatedAt,
     counts: chosen.manifest.counts,
-    previousBuildId: pinned.moved.before.live,
-    pin: pinned.pin,
-    previous: pinned.moved.after.previous,
+    previousBuildId: moved.before.live,
+    pin,
+    previous: moved.after.previous,
     warnings,
     durationsMs: { ...durationsMs, total: Math.round(performance.now() - started) },
   };

@@ -1,8 +1,7 @@
 /**
- * The live build (`build:live`, read by the viewer-request function), the pin a rollback sets (`build:pin`) and
- * the rollback line (`build:previous`, newest first). Each move is one conditional write through the store's
- * atomic update, from the build it started from, and the line changes in that same write, so no crash can
- * leave the pointer moved and the line behind.
+ * The live build (`build:live`, which the viewer-request function reads), a rollback's pin (`build:pin`) and the
+ * rollback line (`build:previous`, newest first). Each move is one conditional write from the build it started
+ * from, the line changed in that same write: no crash leaves the pointer moved and the line behind.
  */
 import { realpath } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
@@ -122,11 +121,10 @@ export function shownValue(value: string): string {
 
 /** The rollback line as stored: build ids only. */
 function previousOf(raw: string | undefined): string[] {
-  if (raw === undefined) return [];
   try {
-    const parsed: unknown = JSON.parse(raw);
+    const parsed: unknown = JSON.parse(raw ?? '[]');
     return Array.isArray(parsed)
-      ? parsed.filter((id): id is string => typeof id === 'string' && BUILD_ID_PATTERN.test(id))
+      ? parsed.filter((id) => typeof id === 'string' && BUILD_ID_PATTERN.test(id))
       : [];
   } catch {
     return [];

@@ -39,11 +39,9 @@ import {
   bindingOf,
   DeploymentError,
   mismatch,
-  movePointer,
   type Pin,
   PinnedError,
   type Pointer,
-  pinPointer,
   readPointer,
   shownValue,
   unpinPointer,
@@ -198,7 +196,7 @@ export function takeRunLock(origin: OriginStore, by: string): Promise<LockAttemp
 export async function removePin(run: Run, binding: Binding): Promise<Pin | null> {
   const removed = await unpinPointer(run.target.kvs, binding);
   const reason = removed && `pinned since ${removed.at} by ${removed.by} (${removed.reason})`;
-  if (removed) await inHistory(run, { kind: 'unpin', from: removed.build, to: removed.build, reason });
+  if (reason) await inHistory(run, { kind: 'unpin', from: removed.build, to: removed.build, reason });
   return removed;
 }
 
@@ -293,33 +291,6 @@ export interface Moved {
   readonly at: number;
 }
 
-/** Makes a new build live from the build the run read live, and records it; pinned meanwhile: the pin's error. */
-export async function publishLive(
-  run: Run,
-  built: BuildResult,
-  read: LivePages & { readonly pointer: Pointer; readonly live: LiveCatalog },
-  how: { readonly binding: Binding; readonly force: boolean },
-): Promise<Moved | PinnedError> {
-  const from = read.pointer.live;
-  const pages = built.objects.filter((object) => object.key.startsWith(PAGE_OBJECT_PREFIX));
-  const bytes = new Map(pages.map((page) => [page.md5, page]));
-  let moved: Moved;
-  try {
-    const build = { id: built.buildId, pages: built.manifest.pages };
-    moved = await goLive(run, build, read, { ...how, bytes }, () =>
-      movePointer(run.target.kvs, from, built.buildId, how.binding),
-    );
-  } catch (error) {
-    if (error instanceof PinnedError) return error;
-    throw error;
-  }
-  const { live } = read;
-  const reason =
-    live.kind === 'unreadable' ? `recovered: build:live named ${shownValue(live.id)} (${live.reason})` : null;
-  await inHistory(run, { kind: 'publish', from, to: built.buildId, reason });
-  return moved;
-}
-
 /**
  * Chooses the build a rollback makes live (core.ts `rollbackTarget`) from the pointer read under the lock, and
  * refuses one that is not whole (see {@link readLive}), moving nothing.
@@ -354,23 +325,6 @@ export async function choose(
   return { ...read, id: chosen.id, manifest: read.live.manifest, pointer };
 }
 
-/** Makes the chosen build live and pins it there in one conditional write, and records the move. */
-export async function pinLive(
-  run: Run,
-  chosen: Awaited<ReturnType<typeof choose>>,
-  binding: Binding,
-): Promise<{ readonly pin: Pin; readonly moved: Moved }> {
-  const from = chosen.pointer.live;
-  const reason = `rolled back from ${from === null ? '(none)' : shownValue(from)}`;
-  const pin: Pin = { build: chosen.id, at: run.at.toISOString(), by: 'rollback', reason };
-  const build = { id: chosen.id, pages: chosen.manifest.pages };
-  const moved = await goLive(run, build, chosen, { force: false }, () =>
-    pinPointer(run.target.kvs, pin, from, binding),
-  );
-  await inHistory(run, { kind: 'rollback', from, to: chosen.id, reason });
-  return { pin, moved };
-}
-
 /**
  * After a publish moved the pointer to `live`, under the lock: deletes the builds beyond `keep` but the live,
  * pinned and previous ones, then the kept pages no kept build names. Returns them; a failure is a warning.
@@ -398,17 +352,26 @@ export async function prune(run: Run, live: string, keep: number): Promise<strin
   }
 }
 
+/** A move of the pointer: what moves it, from which build, why, and its one conditional write. */
+export interface Move {
+  readonly kind: 'publish' | 'rollback';
+  readonly from: string | null;
+  readonly reason?: string | undefined;
+  readonly write: () => Promise<{ readonly before: Pointer; readonly after: Pointer }>;
+}
+
 /**
- * Makes a build live: the pages that differ, then `move` (the pointer's conditional write), then the deletion of
- * the live pages it lacks (a failure there is a warning). When the pages or the move fail, the live pages are put
- * back to the live build's (else the next run does).
+ * Makes a build live (publish/README.md, step 9): the pages that differ, then the pointer's conditional write,
+ * then the deletion of the live pages it lacks (a failure there is a warning), and the move in the history. When
+ * the pages or the write fail (a {@link PinnedError} too), the live pages are put back to the live build's (else
+ * the next run does).
  */
-async function goLive(
+export async function goLive(
   run: Run,
   build: { readonly id: string; readonly pages: Readonly<Record<string, string>> },
   pages: LivePages,
-  how: PageWrites,
-  move: () => Promise<Omit<Moved, 'at'>>,
+  move: Move,
+  how: PageWrites = {},
 ): Promise<Moved> {
   const { origin, kvs } = run.target;
   let now: LivePages;
@@ -416,7 +379,7 @@ async function goLive(
   try {
     now = await writeLivePages(run, build.pages, pages, how);
     run.progress({ stage: 'moving the live pointer' });
-    moved = { ...(await move()), at: performance.now() };
+    moved = { ...(await move.write()), at: performance.now() };
   } catch (error) {
     try {
       const back = await readLive(origin, (await readPointer(kvs)).live);
@@ -434,6 +397,8 @@ async function goLive(
       `deleting the live pages build ${build.id} lacks at ${origin.name} failed (${describeCause(error)}); they answer until the next run`,
     );
   }
+  const { kind, from, reason } = move;
+  await inHistory(run, { kind, from, to: build.id, ...(reason ? { reason } : {}) });
   return moved;
 }
 
@@ -524,17 +489,12 @@ async function removeLivePages(
 }
 
 /** Records a move in the history at the origin; a failure is a warning (the pointer did move). */
-async function inHistory(
-  run: Run,
-  move: Omit<PointerMove, 'at' | 'by' | 'reason'> & { readonly reason: string | null },
-): Promise<void> {
-  const { kind, from, to, reason } = move;
+async function inHistory(run: Run, move: Omit<PointerMove, 'at' | 'by'>): Promise<void> {
   try {
-    const at = run.at.toISOString();
-    await recordMove(run.target.origin, { at, kind, from, to, by: run.by, ...(reason ? { reason } : {}) });
+    await recordMove(run.target.origin, { at: run.at.toISOString(), by: run.by, ...move });
   } catch (error) {
     run.warn(
-      `recording the ${kind} of ${to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${run.target.origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`,
+      `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${run.target.origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`,
     );
   }
 }
