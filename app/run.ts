@@ -3,19 +3,19 @@
  * steps publish/README.md lists (app/build.ts's and publish/steps.ts's), each timed by `timed`.
  */
 
-import { type BuildResult, completeBuild, type PreparedBuild } from '../builder/build.ts';
+import { completeBuild, type PreparedBuild } from '../builder/build.ts';
 import { type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { ConfigError, settingRef } from '../contract/errors.ts';
 import { type Discipline, PAGE_OBJECT_PREFIX, totalPlans } from '../contract/index.ts';
-import { decide, type LiveCatalog } from '../publish/core.ts';
-import { PublishRefusedError, RunLockBusyError } from '../publish/errors.ts';
+import { decide } from '../publish/core.ts';
+import { failing, PublishRefusedError, RunLockBusyError } from '../publish/errors.ts';
 import { describeHolder, type HeldRunLock, RUN_LOCK_TTL_MS, tookOverWarning } from '../publish/lock.ts';
 import {
   movePointer,
   type Pin,
   PinnedError,
-  type Pointer,
   pinPointer,
+  readPointer,
   shownValue,
 } from '../publish/pointer.ts';
 import * as steps from '../publish/steps.ts';
@@ -100,17 +100,6 @@ function start(
   return { run, warnings, durationsMs, timed, started: performance.now() };
 }
 
-/** How a publish's steps after its build's first one ended: its result, and what it read and made on the way. */
-interface Ran {
-  readonly result: PublishSummary['result'];
-  readonly reason?: string;
-  readonly pin?: Pin;
-  readonly pointer: Pointer;
-  readonly live: LiveCatalog;
-  readonly built?: BuildResult;
-  readonly moved?: steps.Moved;
-}
-
 /**
  * Builds and publishes (publish/README.md): proves the deployment (a failure there writes nothing), then under the
  * run lock (held elsewhere: `busy`) prepares the build and runs the steps to the pointer's move; whatever the
@@ -133,8 +122,27 @@ export async function publish(
   let invalid: readonly InvalidRow[] | undefined;
   let ran: Ran | undefined;
   let end: RunEnd;
-  const summary = (prepared: PreparedBuild, done: Ran, pruned: readonly string[] = []) =>
-    summaryOf(prepared, done, { pruned, warnings, durationsMs, started });
+  /** The summary of a publish that ran its steps. */
+  const summary = (prepared: PreparedBuild, ran: Ran, pruned: readonly string[] = []): PublishSummary => {
+    const { result, reason, pin, pointer, live, built } = ran;
+    const identical = result === 'skipped-identical' && live.kind === 'build' ? live : undefined;
+    return {
+      command: 'publish',
+      result,
+      buildId: identical?.id ?? prepared.buildId,
+      generatedAt: identical?.manifest.generatedAt ?? prepared.generatedAt,
+      counts: prepared.counts,
+      plans: totalPlans(prepared.counts),
+      bytes: built?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
+      plansHash: prepared.plansHash,
+      previousBuildId: pointer.live,
+      ...(reason ? { reason } : {}),
+      ...(pin ? { pin } : {}),
+      pruned: [...pruned],
+      warnings: [...warnings],
+      durationsMs: { ...durationsMs, total: Math.round(performance.now() - started) },
+    };
+  };
   if ('busy' in lock) {
     const reason = `busy: another run holds the run lock at ${target.origin.name}: ${describeHolder(lock.busy)}; this run did nothing`;
     const total = Math.round(performance.now() - started);
@@ -198,6 +206,9 @@ async function prepareRun(
   return prepare({ ...settings, ...from, source: from.source }, options.now, options.report, progress);
 }
 
+/** How a publish's steps after its build's first one ended, and what they read and made on the way. */
+type Ran = Awaited<ReturnType<typeof publishPrepared>>;
+
 /** A publish from its build's first step to its outcome (publish/README.md, steps 4 to 9). */
 async function publishPrepared(
   run: steps.Run,
@@ -205,14 +216,19 @@ async function publishPrepared(
   proven: Awaited<ReturnType<typeof steps.proveDeployment>>,
   how: Pick<PublishRunOptions, 'force' | 'unpin'> &
     Pick<PublishSettings, 'allowEmpty' | 'minRatio'> & { readonly timed: ReturnType<typeof start>['timed'] },
-): Promise<Ran> {
+) {
   const { target, progress, warn } = run;
   const { timed } = how;
   if (how.unpin) {
     const pin = await timed('unpin', () => steps.removePin(run, proven.binding));
     if (pin) warn(`unpinned ${pin.build} (pinned since ${pin.at} by ${pin.by})`);
   }
-  const read = await timed('read', () => steps.readPointerAndLive(target, proven.manifest));
+  const read = await timed('read', () =>
+    failing(`reading the live build from ${target.kvs.name} and ${target.origin.name}`, async () => {
+      const pointer = await readPointer(target.kvs);
+      return { pointer, ...(await steps.readLive(target.origin, pointer.live, proven.manifest)) };
+    }),
+  );
   const { pointer, live } = read;
   const right = await timed('put right', () => steps.putLivePagesRight(run, live, read));
   if (right.put > 0 && live.kind === 'build')
@@ -223,7 +239,7 @@ async function publishPrepared(
         `live build ${live.id} is damaged (${live.damage.slice(0, 3).join('; ')}) and stays live while pinned: catalog publish ${settingRef('unpin')} replaces it with a fresh build`,
       );
     const reason = new PinnedError(pointer.pin).message;
-    return { result: 'skipped-pinned', reason, pin: pointer.pin, pointer, live };
+    return { result: 'skipped-pinned' as const, reason, pin: pointer.pin, pointer, live };
   }
   const plans = totalPlans(candidate.counts);
   const decision = decide(
@@ -233,7 +249,7 @@ async function publishPrepared(
   );
   if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
   if (decision.action === 'skip')
-    return { result: 'skipped-identical', reason: decision.reason, pointer, live };
+    return { result: 'skipped-identical' as const, reason: decision.reason, pointer, live };
   if (decision.note) warn(decision.note);
   const recovered =
     live.kind === 'unreadable' && `recovered: build:live named ${shownValue(live.id)} (${live.reason})`;
@@ -257,41 +273,11 @@ async function publishPrepared(
     const moved = await timed('go live', () =>
       steps.goLive(run, to, right, move, { force: how.force, bytes }),
     );
-    return { result: 'published', pointer, live, built, moved };
+    return { result: 'published' as const, pointer, live, built, moved };
   } catch (error) {
     if (!(error instanceof PinnedError)) throw error;
-    return { result: 'skipped-pinned', reason: error.message, pin: error.pin, pointer, live, built };
+    return { result: 'skipped-pinned' as const, reason: error.message, pin: error.pin, pointer, live, built };
   }
-}
-
-/** The summary of a publish that ran its steps. */
-function summaryOf(
-  candidate: PreparedBuild,
-  ran: Ran,
-  run: {
-    readonly pruned: readonly string[];
-    readonly warnings: readonly string[];
-    readonly durationsMs: Readonly<Record<string, number>>;
-    readonly started: number;
-  },
-): PublishSummary {
-  const identical = ran.result === 'skipped-identical' && ran.live.kind === 'build' ? ran.live : undefined;
-  return {
-    command: 'publish',
-    result: ran.result,
-    buildId: identical?.id ?? candidate.buildId,
-    generatedAt: identical?.manifest.generatedAt ?? candidate.generatedAt,
-    counts: candidate.counts,
-    plans: totalPlans(candidate.counts),
-    bytes: ran.built?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
-    plansHash: candidate.plansHash,
-    previousBuildId: ran.pointer.live,
-    ...(ran.reason ? { reason: ran.reason } : {}),
-    ...(ran.pin ? { pin: ran.pin } : {}),
-    pruned: [...run.pruned],
-    warnings: [...run.warnings],
-    durationsMs: { ...run.durationsMs, total: Math.round(performance.now() - run.started) },
-  };
 }
 
 /** Releases the run lock, saying so when another run took it over meanwhile (this one stalled past its expiry). */

@@ -150,11 +150,10 @@ export type LiveCatalog =
   | { readonly kind: 'unreadable'; readonly id: string; readonly reason: string }
   | { readonly kind: 'none' };
 
-/** The new build as the guards see it: known before its variants and pages are made. */
+/** The new build as the guards see it, before its variants and pages are made (`inputsHash`: builder/build.ts). */
 export interface Candidate {
   readonly plans: number;
   readonly plansHash: string;
-  /** The fingerprint of every input that shapes its objects (builder/build.ts `BuildInputs`). */
   readonly inputsHash: string;
 }
 
@@ -175,10 +174,8 @@ export type Decision =
 
 /**
  * The guards, in order: an empty catalog is refused unless `allowEmpty`; one with fewer than `minRatio` × the
- * live plans is refused unless `force`; one identical to a whole live build is skipped unless `force` —
- * identical meaning the same inputs (plans, base URLs, app scheme, tool version, openapi.yaml, error pages,
- * page renderer, encodings), so the decision is made before anything costly is built. A live build whose
- * objects are not whole is replaced by the new one, even when identical: that is how it is repaired.
+ * live plans unless `force`; one of the same inputs as a whole live build is skipped unless `force`, decided
+ * before anything costly is built. A live build that is not whole is replaced, even by an identical one.
  */
 export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOptions): Decision {
   const plans = live.kind === 'build' ? live.manifest.plans : null;
@@ -223,21 +220,21 @@ export function buildIdsOf(prefixes: readonly string[]): string[] {
   });
 }
 
-/** What a prune must keep: the live build, the pinned one and the rollback target. */
-export interface Protected {
-  readonly live: string | null;
-  readonly pinned: string | null;
-  readonly previous: string | null;
-}
-
 /**
  * The builds to delete so that only the newest `keep` remain — never the live build, the pinned build, or the
  * build a plain rollback would make live (`previous`, which may be older than the newest `keep`).
  */
-export function buildsToPrune(ids: readonly string[], keep: number, protect: Protected): string[] {
-  const newest = [...ids].sort().reverse();
+export function buildsToPrune(
+  ids: readonly string[],
+  keep: number,
+  protect: Readonly<Record<'live' | 'pinned' | 'previous', string | null>>,
+): string[] {
   const kept = new Set([protect.live, protect.pinned, protect.previous]);
-  return newest.slice(keep).filter((id) => !kept.has(id));
+  return [...ids]
+    .sort()
+    .reverse()
+    .slice(keep)
+    .filter((id) => !kept.has(id));
 }
 
 /** The kept pages (keys under `pages/`) that no kept build names: what a prune sweeps. */
@@ -250,10 +247,8 @@ export function unreferencedPages(
 }
 
 /**
- * The build a rollback makes live: `to` when given (any complete build); else the first complete build of the
- * rollback line — the build that was live before the live one, never a build that was only uploaded (a
- * publish that lost a race leaves a complete build no one ever saw). `complete` holds the builds whose
- * manifest is there. Returns the reason as `error` when there is none.
+ * The build a rollback makes live: `to` when given (a `complete` one, its manifest there); else the first complete
+ * build of the rollback line, never a build that was only uploaded (a publish that lost a race). Else `error`.
  */
 export function rollbackTarget(
   complete: ReadonlySet<string>,

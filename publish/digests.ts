@@ -1,11 +1,10 @@
 /**
- * The MD5s a directory origin has computed, remembered so that a listing reads each version of a file once
- * (docs/decisions.md#build-cost), in `.digests` in the directory: a line per file version, `<stamp> <md5> <key>`,
- * appended, a later line for a key replacing an earlier one. A stamp is what any write to a file, or its
- * replacement, changes: device, inode, size, and modification and change times to the nanosecond. An MD5 is used
- * only while its file has the stamp it was computed with, and remembered only for bytes this process read or
- * wrote itself; a line cut by a kill or a full disk names no file of that stamp. So the memory can be wrong only
- * by missing a line, and a missing line costs one read.
+ * The MD5s a directory origin computed, remembered so that a listing reads each version of a file once
+ * (docs/decisions.md#build-cost): `.digests`, a line per file version (`<stamp> <md5> <key>`, the later line for a
+ * key winning). A stamp is what any write to a file or its replacement changes: device, inode, size, modification
+ * and change times (ns). An MD5 is used only while its file has that stamp, and kept only for bytes this process
+ * read or wrote; a line cut by a kill or a full disk names no file of its stamp. So the memory can be wrong only
+ * by missing a line, which costs one read.
  */
 import type { BigIntStats } from 'node:fs';
 import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -69,10 +68,7 @@ export class DigestMemory {
     for (const key of this.#known.keys()) if (gone(key)) this.#known.delete(key);
   }
 
-  /**
-   * Appends what was remembered since the last save, or writes the memory again whole (a temporary file renamed
-   * into place) when most of its lines were replaced. A failure (a full disk) loses only what was not written.
-   */
+  /** Appends what was remembered since, or writes it all again (renamed into place) when most lines are stale. */
   save(): Promise<void> {
     this.#saving = this.#saving.then(async () => {
       const lines = this.#pending;

@@ -24,9 +24,8 @@ import {
   storedHeaders,
 } from './origin.ts';
 
-/** The folder of temporary files, inside the origin directory: never an object, swept of dead writers' files. */
+/** The origin's own files, never objects: temporary files (swept of dead writers'), the MD5s remembered. */
 const TEMP_DIR = '.tmp';
-/** The MD5s remembered (digests.ts): a file of the directory's own, never an object. */
 const DIGESTS = '.digests';
 
 /** File operations at once: enough to keep the disk busy, few enough not to crowd libuv's pool. */

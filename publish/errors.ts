@@ -1,7 +1,4 @@
-/**
- * The failures of publishing an operator must act on. Each is a `CatalogError` (contract/errors.ts), so the
- * command line prints its message as the one-line reason, and each names the builds and objects involved.
- */
+/** The failures of publishing an operator acts on: `CatalogError`s (one-line reasons) naming what failed. */
 import { CatalogError, describeCause, StoreError } from '../contract/errors.ts';
 
 /** Which guard refused a publish. */
@@ -17,18 +14,12 @@ export class PublishRefusedError extends CatalogError {
   }
 }
 
-/**
- * Writing a build failed part-way, or the written build does not match its manifest. The pointer was not
- * moved: the live build is unchanged, and running the command again converges.
- */
+/** Writing a build failed part-way, or it does not match its manifest: nothing moved, a rerun converges. */
 export class UploadError extends CatalogError {
   override name = 'UploadError';
 }
 
-/**
- * Reading or listing the origin or the key-value store failed: `what` failed because of `options.cause`. A
- * command that writes says that the live build was not changed; a `readOnly` one does not mention it.
- */
+/** `what` failed at the origin or the store because of `options.cause` (a command that writes: nothing moved). */
 export function storeFailure(what: string, options: ErrorOptions & { readOnly?: boolean }): StoreError {
   const tail = options.readOnly ? '' : '; the live build was not changed';
   return new StoreError(`${what} (${describeCause(options.cause)})${tail}`, options);
@@ -55,9 +46,8 @@ export class RunLockBusyError extends CatalogError {
 }
 
 /**
- * The bucket stored an object with another encryption than SSE-S3, so its ETag is not the MD5 of its bytes:
- * publishing judges every object by the MD5 S3 lists (a build's objects against its manifest, a page by its
- * name), which S3 gives only for SSE-S3 (not SSE-KMS, DSSE-KMS, SSE-C). Refused before anything goes live.
+ * The bucket stored an object with another encryption than SSE-S3 (SSE-KMS, DSSE-KMS, SSE-C), so its ETag is not
+ * the MD5 of its bytes, which publishing judges every object by. Refused before anything goes live.
  */
 export class EncryptionError extends CatalogError {
   override name = 'EncryptionError';

@@ -1,7 +1,6 @@
 /**
- * The history of the live pointer, for people: one object per move under `state/history/`, written once (S3
- * has no append), whose key says when, what kind and to which build. It is written just after the move, so a
- * rollback never reads it: the rollback line changes with the pointer (pointer.ts).
+ * The history of the live pointer, for people: one object per move under `state/history/`, written once just after
+ * the move, whose key says when, what kind and to which build. Nothing that decides anything reads it.
  */
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
@@ -42,12 +41,9 @@ const KEY = new RegExp(
 );
 
 /** What a move's key says: when (compact), what kind, to which build. Null for a key that is not a move. */
-export function parseMoveKey(key: string): {
-  readonly key: string;
-  readonly time: string;
-  readonly kind: MoveKind;
-  readonly to: string | null;
-} | null {
+export function parseMoveKey(
+  key: string,
+): { key: string; time: string; kind: MoveKind; to: string | null } | null {
   const match = KEY.exec(key);
   if (!match) return null;
   const [, time = '', kind = '', to = ''] = match;

@@ -10,16 +10,15 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { isAlive } from '../keys/file-store.ts';
-import { type ObjectToWrite, type OriginStore, parseStoredJson, stateObject } from './origin.ts';
+import { type OriginStore, parseStoredJson, stateObject } from './origin.ts';
 
 /** How long a lock lasts without renewal: a crashed run blocks the next ones at most this long. */
 export const RUN_LOCK_TTL_MS = 120_000;
 
 /** The lock as stored. */
 export const RunLockRecord = z.object({
-  /** A random id of the run holding it. */
+  /** A random id of the run holding it, and what runs: `catalog publish`, `catalog rollback`, `lambda`. */
   run: z.string(),
-  /** What runs: `catalog publish`, `catalog rollback`, `lambda`. */
   by: z.string(),
   host: z.string(),
   pid: z.number().int(),
@@ -32,31 +31,26 @@ export type RunLockRecord = z.output<typeof RunLockRecord>;
 /** The lock another run holds. */
 export type LockHolder = Readonly<Omit<RunLockRecord, 'run'>>;
 
-/** A lock this run holds: renewed in the background until released. */
+/**
+ * A lock this run holds, renewed until released (`release` never throws): the lock it took over, if any (`dead`:
+ * its holder's process, on this host, is gone); `lost` once a renewal found it another run's.
+ */
 export interface HeldRunLock {
   readonly record: RunLockRecord;
-  /** The lock this run took over, if it did: expired, or held by a process of this host that is dead. */
   readonly tookOver: (LockHolder & { readonly dead: boolean }) | null;
-  /** Set when a renewal found the lock no longer ours (we stalled past its expiry and another run took it). */
   readonly lost: () => boolean;
-  /** Stops renewing and removes the lock if it is still ours. Never throws. */
   release(): Promise<void>;
 }
 
 export type LockAttempt = { readonly held: HeldRunLock } | { readonly busy: LockHolder };
 
-function lockObject(record: RunLockRecord): ObjectToWrite {
-  return stateObject(STATE_RUN_LOCK, `${JSON.stringify(record)}\n`);
-}
+const lockObject = (record: RunLockRecord) => stateObject(STATE_RUN_LOCK, `${JSON.stringify(record)}\n`);
 
 /** The stored lock: its record (or, unreadable, an expiry from when it was written) and its MD5. */
 export async function readLock(origin: OriginStore): Promise<{ holder: LockHolder; md5: string } | null> {
   const stored = await origin.get(STATE_RUN_LOCK);
   if (!stored) return null;
-  const read = parseStoredJson(stored.body, STATE_RUN_LOCK, RunLockRecord, {
-    what: 'a run lock',
-    noun: 'lock',
-  });
+  const read = parseStoredJson(stored.body, STATE_RUN_LOCK, RunLockRecord, { what: 'a lock', noun: 'lock' });
   const holder: LockHolder =
     'value' in read
       ? read.value

@@ -16,10 +16,7 @@ export interface ObjectToWrite {
   readonly md5: string;
 }
 
-/**
- * A built object as it is written at `key`: its chunks as they are (never joined), read only when the object is
- * written (a page renders its bytes on each read).
- */
+/** A built object as it is written at `key`: its chunks read only when written (a page renders them each time). */
 export function objectToWrite(object: BuildObject, key: string): ObjectToWrite {
   return {
     key,
@@ -96,30 +93,17 @@ export interface CopyOptions {
 export interface OriginStore {
   /** How messages name it: `s3://bucket`, or the directory. */
   readonly name: string;
-  /**
-   * Writes one object, with the headers of its key. With `overwrite: false` an existing object is left as it is
-   * and the answer is `exists` (objects named by their content, and a build's, are written once).
-   */
+  /** Writes one object, with the headers of its key; without `overwrite`, an existing one is left (`exists`). */
   put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
-  /**
-   * Makes `to` a copy of the object at `from`, inside the origin (S3 CopyObject: no bytes sent). `overwrite` as
-   * for {@link put}; a missing `from` rejects, and so does one whose MD5 is not `sourceMd5` (S3's
-   * `x-amz-copy-source-if-match`).
-   */
+  /** Copies `from` to `to` inside the origin (no bytes sent to S3), only while `from` has the MD5 `sourceMd5`. */
   copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'>;
   /** The object with its bytes and headers, or null. */
   get(key: string): Promise<FetchedObject | null>;
-  /**
-   * Replaces an object only if its MD5 is still `expectedMd5` (compare and swap: S3's `If-Match`); resolves
-   * false, changing nothing, when it changed or is gone. The run lock's takeover and renewal use it.
-   */
+  /** Replaces an object only while its MD5 is `expectedMd5` (compare and swap); else false, nothing changed. */
   replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean>;
   /** Every object under `prefix`, sorted by key, each with its size and MD5. */
   list(prefix: string): Promise<StoredObject[]>;
-  /**
-   * The "folders" directly under `prefix` (which ends with `/`), each as a prefix ending with `/`, sorted —
-   * without listing what they hold (S3: a listing with the delimiter `/`; a directory: one readdir).
-   */
+  /** The "folders" directly under `prefix` (ending with `/`) as prefixes, sorted, without listing what they hold. */
   listPrefixes(prefix: string): Promise<string[]>;
   /** Deletes objects (missing ones are no error). */
   delete(keys: readonly string[]): Promise<void>;

@@ -197,8 +197,7 @@ export async function movePointer(
 
 /**
  * Points at `pin.build` and pins it there (a rollback), as {@link movePointer} does. The line becomes what was
- * below `pin.build` in it, so a second rollback goes further back; a build not in it (`--to`) is put before the
- * build that was live, which a plain rollback then returns to.
+ * below it, so a second rollback goes further back; a build not in it (`--to`) is put before the one that was live.
  */
 export async function pinPointer(
   store: KeyValueStore,

@@ -74,10 +74,7 @@ export class S3Origin implements OriginStore {
     });
   }
 
-  /**
-   * Sends a write made with `If-None-Match: *` unless `overwrite`; `exists` when that condition failed. An answer
-   * whose ETag is not `md5` (another encryption than SSE-S3) is refused, the object this write created deleted.
-   */
+  /** Sends a write made with `If-None-Match: *` unless `overwrite`; `exists` when that condition failed. */
   async #write(
     key: string,
     md5: string,

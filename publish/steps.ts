@@ -124,9 +124,8 @@ export async function readLive(
 
 /**
  * Proves that the store and the origin are one deployment (docs/decisions.md#live-build): a store that records an
- * origin must record this one; one that records none takes this origin only while it holds no build and the
- * store no live build, or with `recover` (said in `note`); a publish's live build (`live`) must be at the origin
- * unless `recover`. Throws {@link DeploymentError} naming both; nothing is written.
+ * origin records this one; one that records none takes it only while neither holds a build, or with `recover`
+ * (`note`); a publish's live build (`live`) is at the origin unless `recover`. Else a {@link DeploymentError}.
  */
 export async function proveDeployment(
   target: PublishTarget,
@@ -198,17 +197,6 @@ export async function removePin(run: Run, binding: Binding): Promise<Pin | null>
   const reason = removed && `pinned since ${removed.at} by ${removed.by} (${removed.reason})`;
   if (reason) await inHistory(run, { kind: 'unpin', from: removed.build, to: removed.build, reason });
   return removed;
-}
-
-/** Reads the pointer under the run lock, and the live build (see {@link readLive}). */
-export function readPointerAndLive(
-  { origin, kvs }: PublishTarget,
-  known: StoredManifest | undefined,
-): Promise<LivePages & { readonly pointer: Pointer; readonly live: LiveCatalog }> {
-  return failing(`reading the live build from ${kvs.name} and ${origin.name}`, async () => {
-    const pointer = await readPointer(kvs);
-    return { pointer, ...(await readLive(origin, pointer.live, known)) };
-  });
 }
 
 /**
@@ -361,10 +349,9 @@ export interface Move {
 }
 
 /**
- * Makes a build live (publish/README.md, step 9): the pages that differ, then the pointer's conditional write,
- * then the deletion of the live pages it lacks (a failure there is a warning), and the move in the history. When
- * the pages or the write fail (a {@link PinnedError} too), the live pages are put back to the live build's (else
- * the next run does).
+ * Makes a build live (publish/README.md, step 9): the pages that differ, the pointer's conditional write, the
+ * deletion of the live pages it lacks (a failure there is a warning), the history. When the pages or the write
+ * fail (a {@link PinnedError} too), the live pages are put back to the live build's, else the next run does.
  */
 export async function goLive(
   run: Run,
