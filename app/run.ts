@@ -123,8 +123,8 @@ export async function publish(
   let ran: Ran | undefined;
   let end: RunEnd;
   /** The summary of a publish that ran its steps. */
-  const summary = (prepared: PreparedBuild, ran: Ran, pruned: readonly string[] = []): PublishSummary => {
-    const { result, reason, pin, pointer, live, built } = ran;
+  const summary = (prepared: PreparedBuild, done: Ran, pruned: readonly string[] = []): PublishSummary => {
+    const { result, reason, pin, pointer, live, built } = done;
     const identical = result === 'skipped-identical' && live.kind === 'build' ? live : undefined;
     return {
       command: 'publish',
@@ -163,11 +163,7 @@ export async function publish(
   }
   const after: string[] = [];
   const record = await timed('record', () => {
-    const built = candidate && {
-      buildId: candidate.buildId,
-      counts: candidate.counts,
-      invalid: candidate.warnings,
-    };
+    const built = candidate && { ...candidate, invalid: candidate.warnings };
     const progress = built ? { built } : invalid ? { invalid } : {};
     const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
     const times = { started: options.now, finished: new Date(), durationMs: performance.now() - started };
@@ -203,7 +199,8 @@ async function prepareRun(
   if (options.prepared) return options.prepared;
   const from = options.source ? await options.source() : settings;
   if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
-  return prepare({ ...settings, ...from, source: from.source }, options.now, options.report, progress);
+  const source = { source: from.source, sourceToken: from.sourceToken };
+  return prepare({ ...settings, ...source }, options.now, options.report, progress);
 }
 
 /** How a publish's steps after its build's first one ended, and what they read and made on the way. */
