@@ -64,12 +64,15 @@ export const LastRun = RunFields.extend({
 });
 export type LastRun = z.output<typeof LastRun>;
 
-/** What a run learned before it ended: the build it made (if it got that far) and the invalid rows. */
+/**
+ * What a run learned before it ended: the build it made (if it got that far), with the invalid rows it left out
+ * (`warnings`, builder/build.ts), or the invalid rows a build failed on.
+ */
 export interface RunProgress {
   readonly built?: {
     readonly buildId: string;
     readonly counts: Readonly<Record<Discipline, number>>;
-    readonly invalid: readonly InvalidRow[];
+    readonly warnings: readonly InvalidRow[];
   };
   /** Invalid rows of a build that failed because of them. */
   readonly invalid?: readonly InvalidRow[];
@@ -152,7 +155,7 @@ export function lastRunOf(run: {
   readonly present: (message: string) => string;
 }): LastRun {
   const { built } = run.progress;
-  const invalid = built?.invalid ?? run.progress.invalid;
+  const invalid = built?.warnings ?? run.progress.invalid;
   const common = {
     started: run.started.toISOString(),
     finished: run.finished.toISOString(),

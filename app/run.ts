@@ -163,8 +163,7 @@ export async function publish(
   }
   const after: string[] = [];
   const record = await timed('record', () => {
-    const built = candidate && { ...candidate, invalid: candidate.warnings };
-    const progress = built ? { built } : invalid ? { invalid } : {};
+    const progress = candidate ? { built: candidate } : invalid ? { invalid } : {};
     const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
     const times = { started: options.now, finished: new Date(), durationMs: performance.now() - started };
     return writeLastRun(target.origin, { ...times, durationsMs, progress, end, present }, (line) =>

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { publish, rollback } from '../app/run.ts';
 import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import type { PreparedBuild } from '../builder/build.ts';
+import { settingRef } from '../contract/errors.ts';
 import { pageContentKey, planPageKey } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { fewRows, prepareRows, startS3, type TestS3 } from '../testing/aws.ts';
@@ -73,7 +74,7 @@ const prepared = (name: 'a' | 'b' | 'b again') => {
   return made;
 };
 
-async function publishBuild(build: PreparedBuild, target: PublishTarget) {
+async function publishBuild(build: PreparedBuild, target: PublishTarget, extra: { unpin?: boolean } = {}) {
   const settings = {
     ...parseSettings('build', () => undefined, String),
     baseUrl: 'https://plans.example.com',
@@ -81,7 +82,13 @@ async function publishBuild(build: PreparedBuild, target: PublishTarget) {
     minRatio: 0.5,
     keepBuilds: defaultOf('keepBuilds'),
   };
-  const options = { now: new Date(build.generatedAt), force: false, report: () => {}, prepared: build };
+  const options = {
+    now: new Date(build.generatedAt),
+    force: false,
+    report: () => {},
+    prepared: build,
+    ...extra,
+  };
   return publishSummaryOf((await publish(settings, target, options)).summary);
 }
 
@@ -195,5 +202,25 @@ describe.each(ORIGINS)('damage at rest on %s', (origin) => {
         if (object === 'a variant of the live build') await refuse(b.buildId);
       },
     );
+  });
+
+  it('pinned, an unchanged run over a damaged live build moves nothing, names the damage and --unpin', async () => {
+    const a = await publishBuild(await prepared('a'), target);
+    await publishBuild(await prepared('b'), target);
+    await rollback(target, { now: new Date('2026-03-02T00:00:00.000Z') });
+    await damage(origin, target, buildKey(a.buildId, 'catalog.json.br'), 'a byte flipped');
+    const pinned = await publishBuild(await prepared('b again'), target);
+    expect(pinned).toMatchObject({ result: 'skipped-pinned', previousBuildId: a.buildId });
+    expect(pinned.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^live build ${a.buildId} is damaged \\(catalog\\.json\\.br has other bytes \\(MD5 [0-9a-f]{32}\\)\\) and stays live while pinned: catalog publish ${settingRef('unpin')} replaces it with a fresh build$`,
+        ),
+      ),
+    ]);
+    expect((await readPointer(target.kvs)).live).toBe(a.buildId);
+    const unpinned = await publishBuild(await prepared('b again'), target, { unpin: true });
+    expect(unpinned.result).toBe('published');
+    expect(await expectServedRight(target, 'unpinned')).toBe(unpinned.buildId);
   });
 });
