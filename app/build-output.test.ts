@@ -1,33 +1,23 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../contract/errors.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
-import type { ObjectToWrite } from '../publish/origin.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { writeFlat } from './build-output.ts';
 
-/** An object to write, from its chunks. */
-function object(key: string, chunks: readonly (string | Buffer)[]): ObjectToWrite {
-  const buffers = chunks.map((chunk) => Buffer.from(chunk));
-  const body = Buffer.concat(buffers);
-  return {
-    key,
-    chunks: buffers,
-    size: body.length,
-    sha256: createHash('sha256').update(body).digest('hex'),
-    md5: createHash('md5').update(body).digest('hex'),
-  };
-}
+/** A file of a flat build: its key and its bytes, in chunks. */
+const object = (key: string, chunks: readonly string[]) => ({
+  key,
+  chunks: chunks.map((c) => Buffer.from(c)),
+});
 
-/** The files (and links) under a directory, every one, its own folders included. */
-async function allFiles(dir: string): Promise<string[]> {
-  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+/** Every file under a directory, by its path there. */
+const allFiles = async (dir: string) =>
+  (await readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((entry) => !entry.isDirectory())
-    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
     .sort();
-}
 
 describe('writing a flat build into a directory', () => {
   const scratch = useScratchDir();
