@@ -11,12 +11,11 @@
 import { z } from 'zod';
 import { describeCause, settingRef } from '../contract/errors.ts';
 import { CANARY_BEATS, type CanaryBeat, DISCIPLINES, STATE_CANARY } from '../contract/index.ts';
-import { CANARY_METRICS, METRICS_BEAT_DIMENSION } from '../contract/metrics.ts';
+import { CANARY_METRICS, METRICS_BEAT_DIMENSION, type MetricsSink } from '../contract/metrics.ts';
 import { type ObjectToWrite, type OriginStore, parseStoredJson, stateObject } from '../publish/origin.ts';
 import { formatAge } from './age.ts';
 import { type CheckOptions, checkDeployment, type ProbeSeen, probeDeployment } from './check.ts';
 import { type CheckReport, checkSteps, probeRowCount } from './check-rows.ts';
-import type { MetricsSink } from './run-metrics.ts';
 
 export type { CanaryBeat } from '../contract/index.ts';
 

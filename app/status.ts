@@ -339,7 +339,7 @@ export function evaluateStatus(
   };
 }
 
-/** Reads the facts of {@link evaluateStatus}: a directory's objects are read and hashed against their records. */
+/** Reads the facts of {@link evaluateStatus}: the live build judged by the MD5s its origin lists. */
 export async function readStatusFacts(
   target: PublishTarget,
   options: {
@@ -368,7 +368,7 @@ export async function readStatusFacts(
   try {
     const [{ live }, object, lock, ...canaryObjects] = await Promise.all([
       deployment === null
-        ? readLive(target.origin, pointerOf(entries).live, { bytes: true })
+        ? readLive(target.origin, pointerOf(entries).live)
         : { live: { kind: 'none' } as const },
       target.origin.get(STATE_LAST_RUN),
       readLock(target.origin),

@@ -29,9 +29,12 @@ export function catalogTarget(catalog: CatalogName): string {
 /** The origin's error page: the problem document CloudFront answers with when the origin fails. */
 export const ERROR_PAGE = 'errors/500.json';
 
-/** A build's objects live under `builds/<build id>/`, never overwritten; ids sort by time and are unique. */
+/**
+ * A build's objects live under `builds/<build id>/`, never overwritten; ids sort by time and are unique: the UTC
+ * second, then 16 hex digits (the millisecond and 52 random bits), or 8 in ids made before that (builder/build.ts).
+ */
 export const BUILDS_PREFIX = 'builds/';
-export const BUILD_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{8}$/;
+export const BUILD_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{8}(?:[0-9a-f]{8})?$/;
 
 /** Every build lists its objects, their sizes and digests in this object, written last. */
 export const MANIFEST = 'manifest.json';

@@ -2,7 +2,11 @@
  * The metrics the builder emits (CloudWatch embedded metric format, one set per run) and the alarms and
  * dashboard of the stack read: one namespace, one dimension, and the metric names with their units.
  */
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { DISCIPLINES, type Discipline } from './disciplines.ts';
+
+/** Where a function's figures go: the part of Powertools' `Metrics` the builder and the canary use. */
+export type MetricsSink = Pick<Metrics, 'addMetric' | 'addMetadata' | 'publishStoredMetrics'>;
 
 /** The CloudWatch namespace of the builder's metrics. */
 export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
