@@ -28,7 +28,7 @@ import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
 import { StoreError } from '../contract/errors.ts';
 import { MANIFEST, PAGE_OBJECT_PREFIX, pageContentKey } from '../contract/index.ts';
-import { isAlive } from '../keys/file-store.ts';
+import { isAlive } from '../files/alive.ts';
 import {
   type CopyOptions,
   type FetchedObject,
