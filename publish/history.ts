@@ -12,6 +12,7 @@ import {
   type Discipline,
   MANIFEST,
   STATE_HISTORY_PREFIX,
+  unanchored,
 } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 import { buildIdsOf, buildKey, parseManifest } from './core.ts';
@@ -47,7 +48,7 @@ export function moveKey(move: Pick<PointerMove, 'at' | 'kind' | 'to'>): string {
 }
 
 const KEY = new RegExp(
-  `^${STATE_HISTORY_PREFIX}(\\d{8}T\\d{9}Z)-(${MOVE_KINDS.join('|')})-(none|\\d{8}T\\d{6}Z-[0-9a-f]{8})-[0-9a-f]{4}\\.json$`,
+  `^${STATE_HISTORY_PREFIX}(\\d{8}T\\d{9}Z)-(${MOVE_KINDS.join('|')})-(none|${unanchored(BUILD_ID_PATTERN).source})-[0-9a-f]{4}\\.json$`,
 );
 
 /** What a move's key says: when (compact), what kind, to which build. Null for a key that is not a move. */
