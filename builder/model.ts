@@ -1,6 +1,7 @@
 /**
  * The catalog model, defined once with zod: a source row (docs/decisions.md#source-rows), a published Plan and
- * the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
+ * the catalog response. The gateway's tests, openapi.yaml and the partner kit's schemas (partner/schema.ts)
+ * derive from these schemas.
  */
 import { z } from 'zod';
 import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PLAN_ID_PATTERN, PROBLEMS } from '../contract/index.ts';

@@ -8,7 +8,8 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { removeDeadTemporaries, writeFileAtomic } from '../files/atomic-write.ts';
 import { StoredChanges } from './changes.ts';
-import { Catalog, parseJson } from './schema.ts';
+import { parseJson } from './json.ts';
+import { Catalog } from './schema.ts';
 
 /** A copy of the catalog: the body as sent, when it was downloaded and last confirmed (200 or 304). */
 export interface StoredCopy {
