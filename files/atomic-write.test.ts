@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadState, type StoredState, saveState } from '../partner/copy-file.ts';
 import { ROOT, runProcess } from '../testing/cli.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { scriptCommand, spawnScript } from '../testing/script.ts';
+import { scriptCommand, spawnScript, TMPFS_IN_NAMESPACE } from '../testing/script.ts';
 import { until } from '../testing/until.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 
@@ -108,18 +108,10 @@ describe('the atomic write', () => {
   });
 });
 
-/** Whether this machine lets a process mount a small tmpfs in a mount namespace of its own. */
-const TMPFS = spawnSync('unshare', [
-  '-rm',
-  'sh',
-  '-c',
-  'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d" && umount "$d" && rmdir "$d"',
-]);
-
 describe('the atomic write on a full disk', () => {
   const scratch = useScratchDir();
 
-  it.skipIf(TMPFS.status !== 0)(
+  it.skipIf(!TMPFS_IN_NAMESPACE)(
     'fails, leaving the old file whole and no temporary file: itself, the key store and the proxy’s cache alike (a real 64 KiB tmpfs, filled)',
     async () => {
       const disk = join(scratch.dir, 'disk');

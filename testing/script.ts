@@ -3,9 +3,9 @@
  * second writer of a file, one to kill with `kill -9`, one in a mount namespace. The code is an ES module that
  * imports what it needs by URL (`await import(new URL(…).href)`); its arguments are `process.argv.slice(1)`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { ROOT } from './cli.ts';
+import { outputOf, ROOT } from './cli.ts';
 
 /** The command line that runs `code` with `args`: `node --import tsx … -e code args…`. */
 export function scriptCommand(code: string, args: readonly string[] = []): [string, ...string[]] {
@@ -25,14 +25,18 @@ export interface ScriptProcess {
 export function spawnScript(code: string, args: readonly string[] = []): ScriptProcess {
   const [node, ...rest] = scriptCommand(code, args);
   const child = spawn(node, rest, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { stdout: () => stdout, stderr: () => stderr, exited, kill: () => child.kill('SIGKILL') };
+  return { ...outputOf(child), exited, kill: () => child.kill('SIGKILL') };
 }
+
+/**
+ * Whether this machine lets a process mount a small tmpfs in a mount namespace of its own (`unshare -rm`): a real
+ * full disk for a test, without root.
+ */
+export const TMPFS_IN_NAMESPACE =
+  spawnSync('unshare', [
+    '-rm',
+    'sh',
+    '-c',
+    'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d" && umount "$d" && rmdir "$d"',
+  ]).status === 0;
