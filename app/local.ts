@@ -15,7 +15,7 @@ import {
   MONITORING_PARTNER,
   ORIGIN_FILES,
 } from '../contract/index.ts';
-import { isAlive } from '../keys/file-store.ts';
+import { isAlive } from '../files/alive.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import { LOCAL_STACK, localStackPath, repoRoot } from './paths.ts';
 import type { PublishSettings, PublishSummary } from './run.ts';

@@ -351,7 +351,7 @@ export async function readStatusFacts(
     await Promise.all([
       import('../publish/steps.ts'),
       import('../publish/errors.ts'),
-      import('../keys/file-store.ts'),
+      import('../files/alive.ts'),
       import('../publish/pointer.ts'),
     ]);
   const entries = await target.kvs.read().catch((error: unknown) => {

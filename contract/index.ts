@@ -294,8 +294,21 @@ export const CANARY_HEADER = 'x-catalog-canary';
 /** The path prefix of a plan page; the rest of the path is the plan's id (a UUID, in any case). */
 export const PAGE_PATH_PREFIX = '/plans/';
 
-/** A plan id as a page path may carry it: a UUID in any case (the page's own key is lowercase). */
-export const PLAN_ID_PATTERN = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
+/**
+ * A plan id: a UUID's form in lowercase, as published, in page keys and in builds' manifests. Where an id may
+ * come in any case (a page path, a source row), it is lowercased first, then matched.
+ */
+export const PLAN_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * An anchored pattern (`^…$`, such as {@link BUILD_ID_PATTERN}) without its anchors, to find what it matches
+ * inside a longer text or key; `flags` as RegExp's (`g` to find every one).
+ */
+export function unanchored(pattern: RegExp, flags?: string): RegExp {
+  if (!pattern.source.startsWith('^') || !pattern.source.endsWith('$'))
+    throw new Error(`${pattern} is not anchored at both ends`);
+  return new RegExp(pattern.source.slice(1, -1), flags);
+}
 
 /** A plan's live page at the origin's root, shared by every build: `plans/<lowercase id>.html`. */
 export const PAGE_OBJECT_PREFIX = 'plans/';

@@ -12,6 +12,7 @@ import {
   PAGE_OBJECT_PREFIX,
   PAGE_OBJECT_SUFFIX,
   PAGES_PREFIX,
+  PLAN_ID_PATTERN,
   pageContentKey,
   planPageKey,
 } from '../contract/index.ts';
@@ -26,7 +27,6 @@ export function buildKey(buildId: string, key: string): string {
 
 /** A page's digest, its name: the MD5 of its bytes (hex), which every origin lists for each object. */
 const DIGEST = /^[0-9a-f]{32}$/;
-const PLAN_ID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/;
 
 const Entry = z.object({
   size: z.number().int().min(0),
@@ -46,7 +46,7 @@ export const StoredManifest = z.object({
   /** The build's own objects, by key within it. */
   objects: z.record(z.string(), Entry),
   /** Plan id → the digest of its page: its bytes are live at `plans/<id>.html`, or kept at `pages/<digest>.html`. */
-  pages: z.record(z.string().regex(PLAN_ID), z.string().regex(DIGEST)),
+  pages: z.record(z.string().regex(PLAN_ID_PATTERN), z.string().regex(DIGEST)),
   /** The objects written at the origin's root with the build (the error pages). */
   root: z.record(z.string(), Entry),
 });
@@ -69,7 +69,7 @@ export function parseManifest(body: Uint8Array, buildId: string): StoredManifest
 export function planOf(key: string): string | null {
   if (!key.startsWith(PAGE_OBJECT_PREFIX) || !key.endsWith(PAGE_OBJECT_SUFFIX)) return null;
   const id = key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
-  return PLAN_ID.test(id) ? id : null;
+  return PLAN_ID_PATTERN.test(id) ? id : null;
 }
 
 /** The digest a page's key names (`pages/<digest>.html`), or null for another key. */

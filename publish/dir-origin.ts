@@ -13,7 +13,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
 import { StoreError } from '../contract/errors.ts';
-import { isAlive } from '../keys/file-store.ts';
+import { isAlive } from '../files/alive.ts';
 import { DigestMemory, settled, stampOf } from './digests.ts';
 import {
   type CopyOptions,

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { BUILD_ID_PATTERN, STATE_HISTORY_PREFIX } from '../contract/index.ts';
+import { BUILD_ID_PATTERN, STATE_HISTORY_PREFIX, unanchored } from '../contract/index.ts';
 import { storeFailure } from './errors.ts';
 import { type OriginStore, stateObject } from './origin.ts';
 
@@ -37,7 +37,7 @@ export function moveKey(move: Pick<PointerMove, 'at' | 'kind' | 'to'>): string {
 }
 
 const KEY = new RegExp(
-  `^${STATE_HISTORY_PREFIX}(\\d{8}T\\d{9}Z)-(${MOVE_KINDS.join('|')})-(none|${BUILD_ID_PATTERN.source.slice(1, -1)})-[0-9a-f]{4}\\.json$`,
+  `^${STATE_HISTORY_PREFIX}(\\d{8}T\\d{9}Z)-(${MOVE_KINDS.join('|')})-(none|${unanchored(BUILD_ID_PATTERN).source})-[0-9a-f]{4}\\.json$`,
 );
 
 /** What a move's key says: when (compact), what kind, to which build. Null for a key that is not a move. */

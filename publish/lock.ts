@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
-import { isAlive } from '../keys/file-store.ts';
+import { isAlive } from '../files/alive.ts';
 import { type OriginStore, parseStoredJson, stateObject } from './origin.ts';
 
 /** How long a lock lasts without renewal: a crashed run blocks the next ones at most this long. */

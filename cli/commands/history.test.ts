@@ -1,13 +1,13 @@
 /** `catalog history`: its REASON column shows a move's reason whole, never cut inside a build id. */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BUILD_ID_PATTERN } from '../../contract/index.ts';
+import { BUILD_ID_PATTERN, unanchored } from '../../contract/index.ts';
 import { fewPlansFile } from '../../testing/aws.ts';
 import { makeStore, runCatalog } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { shownReason } from './publish.ts';
 
-const BUILD_ID = new RegExp(BUILD_ID_PATTERN.source.slice(1, -1), 'g');
+const BUILD_ID = unanchored(BUILD_ID_PATTERN, 'g');
 
 describe('catalog history', () => {
   const scratch = useScratchDir({ prefix: 'catalog-history-' });

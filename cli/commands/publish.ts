@@ -7,13 +7,13 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetNames, TargetSettings } from '../../app/target.ts';
-import { BUILD_ID_PATTERN, DISCIPLINES } from '../../contract/index.ts';
+import { BUILD_ID_PATTERN, DISCIPLINES, unanchored } from '../../contract/index.ts';
 import { type CliIO, CommandExit, noter, progressLine, sayTarget, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
 /** The longest REASON `catalog history` shows (the last column: a longer one ends in `…`). */
 const REASON_MAX = 160;
-const BUILD_ID = new RegExp(BUILD_ID_PATTERN.source.slice(1, -1), 'g');
+const BUILD_ID = unanchored(BUILD_ID_PATTERN, 'g');
 
 /**
  * A move's reason as `catalog history` shows it: one line (control characters escaped), at most

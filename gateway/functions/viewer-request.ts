@@ -208,9 +208,9 @@ export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest
   if (page) {
     // The live page, shared by every build (no store read); sent as it is stored, and compressed by CloudFront
     // (the pages' behaviour in gateway/distribution.ts).
-    const id = uri.slice(PAGE_PATH_PREFIX.length);
+    const id = uri.slice(PAGE_PATH_PREFIX.length).toLowerCase();
     // A path that names no plan goes to `/plans/-.html`, never an object: the origin's miss is the not-found page.
-    request.uri = PAGE_PATH_PREFIX + (PLAN_ID_PATTERN.test(id) ? id.toLowerCase() : '-') + PAGE_OBJECT_SUFFIX;
+    request.uri = PAGE_PATH_PREFIX + (PLAN_ID_PATTERN.test(id) ? id : '-') + PAGE_OBJECT_SUFFIX;
     request.querystring = {};
     return log(null, LogValue.Page, request);
   }
