@@ -349,7 +349,7 @@ export const SETTINGS = {
   }),
   kvsArn: setting(
     text('arn', KvsArn),
-    'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
+    'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build): the store on AWS',
     { output: 'KeyValueStoreArn' },
   ),
   port: setting(integer(0, 65535, 'n'), 'port (0 picks a free one)', { default: 8787 }),
@@ -617,7 +617,7 @@ export const SETTINGS = {
         return z.NEVER;
       }),
     ),
-    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped (the canary reads it from the store at each run)',
+    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped, unless a deployment is named: then what its store holds (as the canary reads it at each run)',
   ),
   checkTimeout: setting(
     timeout,
@@ -727,8 +727,8 @@ export const READS = {
   status: { default: ['s3PathStyle maxAttempts json maxAge'], optional: [...TARGET, 'canaryFunction'] },
   check: {
     required: ['baseUrl checkKey'],
-    default: ['json maxAge checkTimeout checkDeadline'],
-    optional: [...DEPLOYMENT, 'corsOrigin'],
+    default: ['json maxAge checkTimeout checkDeadline maxAttempts'],
+    optional: [...DEPLOYMENT, 'corsOrigin', 'kvsArn'],
   },
   usage: { default: ['maxAttempts json since'], optional: [...DEPLOYMENT, 'accessLog usageLogGroup'] },
   lambda: {

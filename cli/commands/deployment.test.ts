@@ -146,6 +146,13 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
       `cors set acts on deployment staging (store ${ARN}, in eu-west-1)`,
     );
     expect(kvs.entries.get('cors:origin')).toBe('https://app.example.com');
+    // catalog check, not told an origin, judges CORS against the one the deployment's store holds now (nothing
+    // answers at this address: the report still says what it was to be judged against).
+    const checked = await runCatalog(['check', '--json', '--base-url', 'http://127.0.0.1:9'], {
+      env: { ...deployment, CATALOG_CHECK_KEY: issued.stdout.trim() },
+    });
+    expect(checked.code, checked.stderr).toBe(2);
+    expect(JSON.parse(checked.stdout)).toMatchObject({ reachable: false, cors: 'https://app.example.com' });
     // The deployed canary's last report, as it stores it in the bucket: a failing row, a minute ago.
     const started = new Date(Date.now() - 61_000);
     const report: CanaryReport = {
