@@ -41,6 +41,8 @@ export const KEY_WAIT_MS = 90_000;
 export const KEY_PROBE_MS = 5_000;
 /** The end of a release, whatever happens: published, or failed with nothing published. */
 export const RELEASE_DEADLINE_MS = 10 * 60_000;
+/** Time the deploy's release step keeps, after the deadline, to remove its keys and answer CloudFormation. */
+export const RELEASE_RESERVE_MS = 60_000;
 
 /** A release is refused: a case failed, or a call did. Nothing was published. */
 export class ReleaseError extends CatalogError {

@@ -366,6 +366,24 @@ function edgeAlarms(
   return alarms;
 }
 
+/**
+ * The template rules refusing, before any resource is made, a deploy outside the region the template was made for
+ * (its names follow it), and, when the stack's account is known (the deployment file's `account`, else the
+ * synthesizing credentials'), into another account: a wrong profile would make a second deployment of the name.
+ */
+function addEnvironmentRules(stack: Stack): void {
+  if (!Token.isUnresolved(stack.account))
+    new CfnRule(stack, 'DeployAccount', {
+      assertions: [
+        {
+          assert: Fn.conditionEquals(Aws.ACCOUNT_ID, stack.account),
+          assertDescription: `Deploy this template in account ${stack.account}, the deployment's (its file's account, or the credentials it was synthesized with): the credentials in use are another account's. Use that account's profile.`,
+        },
+      ],
+    });
+  addRegionRule(stack);
+}
+
 /** A template rule refusing a deploy outside the region the template was made for (its names follow it). */
 function addRegionRule(stack: Stack): void {
   const region = Token.isUnresolved(stack.region) ? EDGE_REGION : stack.region;
@@ -386,7 +404,7 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
   if (parts.canary) alarms.push(...canaryAlarms(stack, parts.canary, settings, topic));
   let edgeStack: Stack | undefined;
 
-  addRegionRule(stack);
+  addEnvironmentRules(stack);
   const rate4xx = clientErrorRate(stack, parts, settings);
   if (inEdgeRegion(stack)) alarms.push(...edgeAlarms(stack, parts, topic, rate4xx, settings.usageLogging));
   else {
@@ -406,7 +424,7 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
       rate4xx,
       settings.usageLogging,
     );
-    addRegionRule(edgeStack);
+    addEnvironmentRules(edgeStack);
   }
 
   if (settings.additionalCloudFrontMetrics)

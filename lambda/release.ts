@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { createCloudFrontClient, createKvsClient } from '../app/clients.ts';
 import {
   RELEASE_DEADLINE_MS,
+  RELEASE_RESERVE_MS,
   ReleaseError,
   type ReleaseOptions,
   type ReleaseOutcome,
@@ -63,9 +64,6 @@ export interface ReleaseClients {
 export interface ReleaseContext {
   getRemainingTimeInMillis?(): number;
 }
-
-/** Time kept, at the end of the function's run, to remove the release's keys and answer. */
-export const RELEASE_RESERVE_MS = 60_000;
 
 /** How many failed cases the log lists one per line. */
 const LOGGED_FAILURES = 50;
