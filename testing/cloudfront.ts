@@ -4,8 +4,8 @@
  * function has a DEVELOPMENT stage and, once published, a LIVE one, each with its own code and ETag:
  * DescribeFunction and GetFunction read a stage, TestFunction runs a stage's code (a real built bundle in the local
  * runtime) on the event it received, PublishFunction copies DEVELOPMENT to LIVE when its If-Match is DEVELOPMENT's
- * ETag. It records every request, can answer TestFunction with CloudFront's throttling error a number of times,
- * and can wait before each answer (an API's latency). Test support only.
+ * ETag. It records every request, can answer TestFunction with CloudFront's throttling error (a number of times,
+ * or beyond a rate), and can wait before each answer (an API's latency). Test support only.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -86,6 +86,10 @@ export class FakeCloudFront {
     r;
   /** How many of the next TestFunction calls get CloudFront's throttling error (HTTP 400, `Throttling`). */
   throttle = 0;
+  /** At most this many TestFunction calls a second are answered; the others get the throttling error. */
+  testsPerSecond = Number.POSITIVE_INFINITY;
+  /** When the TestFunction calls of the last second were answered. */
+  #answered: number[] = [];
   /** How long the stand-in waits before each answer, in milliseconds. */
   latencyMs = 0;
   /** The compute utilization TestFunction reports. */
@@ -218,10 +222,13 @@ export class FakeCloudFront {
       }
       default: {
         if (!stage) return missing;
-        if (this.throttle > 0) {
-          this.throttle -= 1;
+        const now = performance.now();
+        this.#answered = this.#answered.filter((at) => now - at < 1_000);
+        if (this.throttle > 0 || this.#answered.length >= this.testsPerSecond) {
+          this.throttle = Math.max(0, this.throttle - 1);
           return { status: 400, headers: {}, body: errorBody('Throttling', 'Rate exceeded') };
         }
+        this.#answered.push(now);
         if (req.headers['if-match'] !== stage.etag) return preconditionFailed;
         let output: string;
         let error = '';
