@@ -283,8 +283,8 @@ function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSet
         alarmDescription: `A row of the canary's ${what[beat]} failed in two consecutive periods (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row (beat ${beat}), what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
         metric: nonConforming(canary, beat, rate),
         evaluationPeriods: 2,
-        // A canary that stops reporting while rows fail is the silence alarm's to say; this one keeps its state
-        // (no "OK" while the deployment is still broken).
+        // A canary that stops reporting is the silence alarm's to say: periods without a report are not counted,
+        // so two of them leave this alarm in INSUFFICIENT_DATA (neither ALARM nor OK: no "OK" while nothing is known).
         treatMissingData: cloudwatch.TreatMissingData.MISSING,
       }),
       alarm(stack, conformanceAlarmId('Silent', beat), topic, {
