@@ -381,7 +381,7 @@ export const SETTINGS = {
   ),
   viewerResponseFunction: setting(
     functionName,
-    'the viewer-response function (stack output ViewerResponseFunctionName); not given: only the viewer-request function is verified',
+    'the viewer-response function (verify-function without it verifies the viewer-request function alone)',
     { flag: '--response-name', output: 'ViewerResponseFunctionName' },
   ),
   stage: setting(
