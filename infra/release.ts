@@ -53,6 +53,29 @@ export const RELEASE_STORE_ACTIONS = [
   'cloudfront-keyvaluestore:UpdateKeys',
 ] as const;
 
+/**
+ * A function's log group `<id>Logs` (deleted with the stack) and role `<id>Role`, which may write to that group
+ * only (statement `OwnLogs`; no AWS managed policy).
+ */
+function ownLogsAndRole(stack: Stack, id: string, description: string) {
+  const logGroup = new logs.LogGroup(stack, `${id}Logs`, {
+    retention: logs.RetentionDays.THREE_MONTHS,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  const role = new iam.Role(stack, `${id}Role`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description,
+  });
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'OwnLogs',
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: [logGroup.logGroupArn],
+    }),
+  );
+  return { logGroup, role };
+}
+
 /** The release's handler may run this long: its deadline, then the time it keeps to remove its keys and answer. */
 export const RELEASE_TIMEOUT = Duration.seconds((RELEASE_DEADLINE_MS + RELEASE_RESERVE_MS) / 1000);
 
@@ -63,17 +86,12 @@ export const RELEASE_TIMEOUT = Duration.seconds((RELEASE_DEADLINE_MS + RELEASE_R
  */
 export function addFunctionRelease(stack: Stack, props: FunctionReleaseProps): CustomResource {
   const functionArns = props.functions.map(({ fn }) => fn.functionArn);
-  const logGroup = new logs.LogGroup(stack, 'FunctionReleaseLogs', {
-    retention: logs.RetentionDays.THREE_MONTHS,
-    removalPolicy: RemovalPolicy.DESTROY,
-  });
-  const role = new iam.Role(stack, 'FunctionReleaseRole', {
-    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    description:
-      'Catalog release: test and publish the two gateway functions, its own keys in the store, its own log group',
-  });
+  const { logGroup, role } = ownLogsAndRole(
+    stack,
+    'FunctionRelease',
+    'Catalog release: test and publish the two gateway functions, its own keys in the store, its own log group',
+  );
   const statements: [sid: string, actions: readonly string[], resources: string[]][] = [
-    ['OwnLogs', ['logs:CreateLogStream', 'logs:PutLogEvents'], [logGroup.logGroupArn]],
     ['GatewayFunctions', RELEASE_FUNCTION_ACTIONS, functionArns],
     ['ReleaseKeys', RELEASE_STORE_ACTIONS, [props.keyValueStore.keyValueStoreArn]],
   ];
@@ -96,26 +114,15 @@ export function addFunctionRelease(stack: Stack, props: FunctionReleaseProps): C
   });
 
   // The provider framework's function: its own role and log group (no AWS managed policy).
-  const frameworkLogs = new logs.LogGroup(stack, 'FunctionReleaseProviderLogs', {
-    retention: logs.RetentionDays.THREE_MONTHS,
-    removalPolicy: RemovalPolicy.DESTROY,
-  });
-  const frameworkRole = new iam.Role(stack, 'FunctionReleaseProviderRole', {
-    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    description:
-      'Catalog release: the provider framework calls the release handler and answers CloudFormation',
-  });
-  frameworkRole.addToPolicy(
-    new iam.PolicyStatement({
-      sid: 'OwnLogs',
-      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-      resources: [frameworkLogs.logGroupArn],
-    }),
+  const framework = ownLogsAndRole(
+    stack,
+    'FunctionReleaseProvider',
+    'Catalog release: the provider framework calls the release handler and answers CloudFormation',
   );
   const provider = new cr.Provider(stack, 'FunctionReleaseProvider', {
     onEventHandler: handler,
-    frameworkOnEventRole: frameworkRole,
-    logGroup: frameworkLogs,
+    frameworkOnEventRole: framework.role,
+    logGroup: framework.logGroup,
   });
 
   const release = new CustomResource(stack, 'FunctionRelease', {
