@@ -61,6 +61,15 @@ describe('the functions’ release', () => {
     });
   });
 
+  it('comes before the canary’s full check after the deploy, which asks LIVE through CloudFront', async () => {
+    const s = await synthStack({
+      monitoringKeySecretArn:
+        'arn:aws:secretsmanager:us-east-1:123456789012:secret:TrainingPlanCatalog/monitoring-key-AbCdEf',
+    });
+    const afterDeploy = resource(s, 'Custom::AWS', 'CanaryAfterDeploy');
+    expect(afterDeploy.DependsOn).toContain('FunctionRelease');
+  });
+
   it('is called again when a function’s code changes, and not for a deploy that changes none', async () => {
     const [one, same, other] = await Promise.all([
       synthStack(),
