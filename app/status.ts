@@ -3,8 +3,9 @@
  * by a pure function ({@link evaluateStatus}): healthy, degraded or broken, with a reason for each finding.
  */
 import { hostname } from 'node:os';
+import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { z } from 'zod';
-import { StoreError, settingRef } from '../contract/errors.ts';
+import { describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import {
   CANARY_BEATS,
   type CanaryBeat,
@@ -50,7 +51,15 @@ export interface StatusFacts {
    * deployment that no longer has a canary), why it could not be read, or null when there is none.
    */
   readonly canary?: Readonly<Partial<Record<CanaryBeat, CanaryFact | null>>>;
+  /** The deployment's functions: whether LIVE runs DEVELOPMENT's code; absent when not asked. */
+  readonly functions?: readonly FunctionStagesFact[];
 }
+
+/** One function's stages as status reads them: compared, or why they could not be read. */
+export type FunctionStagesFact = {
+  readonly name: string;
+  readonly kind: string;
+} & ({ readonly stages: 'same' | 'differs' | 'unpublished' } | { readonly problem: string });
 
 /** What status read of one beat's report. */
 export type CanaryFact =
@@ -126,6 +135,21 @@ export const StatusReport = z.object({
    * whether that beat is silent (no report for two of its periods) or stopped, the report; null: none yet.
    */
   conformance: z.object({ probe: ConformanceBeat.nullable(), full: ConformanceBeat.nullable() }),
+  /**
+   * The deployment's functions (with `--deployment`, or their names given): `differs` when LIVE runs something
+   * else than DEVELOPMENT (a deploy with publishFunctions false put it there), `unpublished` without LIVE; or why
+   * they could not be read. Not a health finding: a held release is the operator's choice.
+   */
+  functions: z
+    .array(
+      z.object({
+        name: z.string(),
+        kind: z.string(),
+        stages: z.enum(['same', 'differs', 'unpublished']).nullable(),
+        problem: z.string().nullable(),
+      }),
+    )
+    .nullable(),
   thresholds: z.object({ maxAgeSeconds: z.number(), keyExpiryWarningSeconds: z.number() }),
 });
 export type StatusReport = z.output<typeof StatusReport>;
@@ -332,6 +356,13 @@ export function evaluateStatus(
     keys: { partners: [...partners].map(([partner, keys]) => ({ partner, keys })), expiringSoon, invalid },
     cors: { origin: facts.entries.get(KVS_CORS_ORIGIN) ?? null },
     conformance,
+    functions:
+      facts.functions?.map((fn) => ({
+        name: fn.name,
+        kind: fn.kind,
+        stages: 'stages' in fn ? fn.stages : null,
+        problem: 'problem' in fn ? fn.problem : null,
+      })) ?? null,
     thresholds: {
       maxAgeSeconds: options.maxAgeMs / 1000,
       keyExpiryWarningSeconds: KEY_EXPIRY_WARNING_MS / 1000,
@@ -345,6 +376,8 @@ export async function readStatusFacts(
   options: {
     /** Whether the deployment has a canary now (its stack's outputs say so); undefined: not known here. */
     readonly canaryDeployed?: boolean | undefined;
+    /** The deployment's functions, and the CloudFront client to read their stages with. */
+    readonly functions?: FunctionsToRead | undefined;
   } = {},
 ): Promise<StatusFacts> {
   const [{ proveDeployment, readLive }, { storeFailure }, { isAlive }, { DeploymentError }] =
@@ -365,6 +398,7 @@ export async function readStatusFacts(
       throw error;
     },
   );
+  const functions = options.functions ? readFunctionStages(options.functions) : undefined;
   try {
     const [{ live }, object, lock, ...canaryObjects] = await Promise.all([
       deployment === null
@@ -398,6 +432,7 @@ export async function readStatusFacts(
       lastRun: object ? parseLastRun(object.body) : null,
       runLock: holder ? { holder, gone: holder.host === hostname() && !isAlive(holder.pid) } : null,
       canary: Object.fromEntries(CANARY_BEATS.map((beat, index) => [beat, canaryFact(beat, index)])),
+      ...(functions ? { functions: await functions } : {}),
     };
   } catch (error) {
     throw storeFailure(`reading the live build and the last run from ${target.origin.name} failed`, {
@@ -407,10 +442,44 @@ export async function readStatusFacts(
   }
 }
 
+/** The functions status compares the stages of, and the client it reads them with. */
+export interface FunctionsToRead {
+  readonly client: CloudFrontClient;
+  readonly names: readonly { readonly name: string; readonly kind: string }[];
+}
+
+/** Each function's stages, compared (four reads a function, all at once); a failure is that function's fact. */
+async function readFunctionStages(functions: FunctionsToRead): Promise<FunctionStagesFact[]> {
+  const { readStages, stagesDiffer } = await import('./function-stages.ts');
+  return Promise.all(
+    functions.names.map(async ({ name, kind }): Promise<FunctionStagesFact> => {
+      try {
+        const stages = await readStages(functions.client, name, AbortSignal.timeout(10_000));
+        return {
+          name,
+          kind,
+          stages: stages.live === null ? 'unpublished' : stagesDiffer(stages) ? 'differs' : 'same',
+        };
+      } catch (error) {
+        return { name, kind, problem: `its stages could not be read (${describeCause(error)})` };
+      }
+    }),
+  );
+}
+
 /** Reads and judges the status of a target at `now`. */
 export async function catalogStatus(
   target: PublishTarget,
-  options: { readonly now: Date; readonly maxAgeMs: number; readonly canaryDeployed?: boolean | undefined },
+  options: {
+    readonly now: Date;
+    readonly maxAgeMs: number;
+    readonly canaryDeployed?: boolean | undefined;
+    readonly functions?: FunctionsToRead | undefined;
+  },
 ): Promise<StatusReport> {
-  return evaluateStatus(await readStatusFacts(target, { canaryDeployed: options.canaryDeployed }), options);
+  const facts = await readStatusFacts(target, {
+    canaryDeployed: options.canaryDeployed,
+    functions: options.functions,
+  });
+  return evaluateStatus(facts, options);
 }

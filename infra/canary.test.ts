@@ -202,7 +202,8 @@ describe('the canary in the stack', () => {
         DatapointsToAlarm: 2,
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        // No report is the silence alarm's: this one neither fires nor clears on missing data.
+        // No report is the silence alarm's: this one does not count a period without one (with none in both it
+        // is INSUFFICIENT_DATA, neither ALARM nor OK).
         TreatMissingData: 'missing',
       });
       const metrics = failed.Metrics as {

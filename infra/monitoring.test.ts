@@ -4,6 +4,8 @@
  * widgets; CloudFront's additional metrics. The builder is not bundled here (stack.test.ts does that).
  */
 
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import {
   METRICS_NAMESPACE,
   METRICS_SERVICE,
 } from '../contract/metrics.ts';
+import { ROOT } from '../testing/cli.ts';
 import { logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import type { CatalogStack, CatalogStackProps } from './stack.ts';
 
@@ -137,6 +140,9 @@ describe('builder alarms', () => {
         'OK',
       ],
       ['the schedule stopped', [success, none, none], 'ALARM'],
+      // A first deploy: the alarm is made with no data (infra/README.md, step 5), then the schedule's first run.
+      ['a first deploy, before its first run’s metrics land', [none, none], 'ALARM'],
+      ['a first deploy, once its first run (source not set yet) is counted', [none, never], 'OK'],
       ['never configured, then the schedule stopped', [never, none, none], 'ALARM'],
     ];
     for (const [name, periods, state] of SCENARIOS)
@@ -564,5 +570,52 @@ describe("CloudFront's additional metrics", () => {
       'OriginLatency',
     ])
       expect(text).toContain(`"${name}"`);
+  });
+});
+
+describe('infra/README.md’s alarm table', () => {
+  /** How the table's "missing data" column says each CloudWatch treatment, by its first words. */
+  const TREATMENTS: [RegExp, string][] = [
+    [/^\*\*breaching\*\*/, 'breaching'],
+    [/^OK\b/, 'notBreaching'],
+    [/^keeps its state/, 'ignore'],
+    [/^not counted/, 'missing'],
+  ];
+
+  it('says how every alarm treats missing data, as the template does', async () => {
+    const readme = await readFile(join(ROOT, 'infra', 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Alarms and dashboard'),
+      readme.indexOf('## Usage records'),
+    );
+    const rows = section
+      .split('\n')
+      .filter((line) => /^\| `[A-Z]/.test(line))
+      .map((line) => line.split('|').map((cell) => cell.trim()));
+    // With the canary, so its alarms are there too.
+    const s = await synth({
+      env: { account: ACCOUNT, region: 'us-east-1' },
+      monitoringKeySecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:TrainingPlanCatalog/monitoring-key-AbCdEf`,
+    });
+    // Each row names its alarms (`ViewerResponse…`: the viewer-request's twin) and says one treatment.
+    const documented = rows.flatMap((cells) => {
+      const ids = [...(cells[1] ?? '').matchAll(/`([A-Za-z0-9]+)(…)?`/g)].map(([, id, twin]) =>
+        twin ? (cells[1]?.match(/`(ViewerRequest[A-Za-z]+)`/)?.[1] ?? '').replace('Request', 'Response') : id,
+      );
+      const said = cells.at(-2) ?? '';
+      const treatment = TREATMENTS.find(([pattern]) => pattern.test(said))?.[1];
+      return ids.map((id) => [id as string, treatment]);
+    });
+    const inTemplate = documented.map(([id]) => [
+      id,
+      alarm(s.template, id as string).Properties.TreatMissingData,
+    ]);
+    expect(documented).toEqual(inTemplate);
+    // Every alarm of the stack has its row.
+    expect(
+      Object.keys(alarmsOf(s.template))
+        .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
+        .sort(),
+    ).toEqual(documented.map(([id]) => id).sort());
   });
 });

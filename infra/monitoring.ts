@@ -283,8 +283,8 @@ function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSet
         alarmDescription: `A row of the canary's ${what[beat]} failed in two consecutive periods (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row (beat ${beat}), what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
         metric: nonConforming(canary, beat, rate),
         evaluationPeriods: 2,
-        // A canary that stops reporting while rows fail is the silence alarm's to say; this one keeps its state
-        // (no "OK" while the deployment is still broken).
+        // A canary that stops reporting is the silence alarm's to say: periods without a report are not counted,
+        // so two of them leave this alarm in INSUFFICIENT_DATA (neither ALARM nor OK: no "OK" while nothing is known).
         treatMissingData: cloudwatch.TreatMissingData.MISSING,
       }),
       alarm(stack, conformanceAlarmId('Silent', beat), topic, {
@@ -366,6 +366,24 @@ function edgeAlarms(
   return alarms;
 }
 
+/**
+ * The template rules refusing, before any resource is made, a deploy outside the region the template was made for
+ * (its names follow it), and, when the stack's account is known (the deployment file's `account`, else the
+ * synthesizing credentials'), into another account: a wrong profile would make a second deployment of the name.
+ */
+function addEnvironmentRules(stack: Stack): void {
+  if (!Token.isUnresolved(stack.account))
+    new CfnRule(stack, 'DeployAccount', {
+      assertions: [
+        {
+          assert: Fn.conditionEquals(Aws.ACCOUNT_ID, stack.account),
+          assertDescription: `Deploy this template in account ${stack.account}, the deployment's (its file's account, or the credentials it was synthesized with): the credentials in use are another account's. Use that account's profile.`,
+        },
+      ],
+    });
+  addRegionRule(stack);
+}
+
 /** A template rule refusing a deploy outside the region the template was made for (its names follow it). */
 function addRegionRule(stack: Stack): void {
   const region = Token.isUnresolved(stack.region) ? EDGE_REGION : stack.region;
@@ -386,7 +404,7 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
   if (parts.canary) alarms.push(...canaryAlarms(stack, parts.canary, settings, topic));
   let edgeStack: Stack | undefined;
 
-  addRegionRule(stack);
+  addEnvironmentRules(stack);
   const rate4xx = clientErrorRate(stack, parts, settings);
   if (inEdgeRegion(stack)) alarms.push(...edgeAlarms(stack, parts, topic, rate4xx, settings.usageLogging));
   else {
@@ -406,7 +424,7 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
       rate4xx,
       settings.usageLogging,
     );
-    addRegionRule(edgeStack);
+    addEnvironmentRules(edgeStack);
   }
 
   if (settings.additionalCloudFrontMetrics)

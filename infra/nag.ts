@@ -68,6 +68,11 @@ export function acknowledgeFindings(of: Stack, settings: StackSettings): void {
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
     "CDK's SDK-call function runs only at deploy, to put the two error pages (and start the canary's full run); AWS's basic policy lets it write its logs.",
   );
+  accept(
+    child(child(stack, 'FunctionReleaseProviderRole'), 'DefaultPolicy'),
+    `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, child(stack, 'FunctionReleaseHandler'))}.Arn>:*]`,
+    "CDK's provider framework may invoke the release handler's versions and aliases (ARN:*); it is still the one function, which runs only at deploy.",
+  );
   // CDK makes one scheduler role per target function (the builder's, the canary's).
   const invoked = [stack.builder, ...(stack.canary ? [stack.canary] : [])];
   for (const schedulerRole of stack.node.children.filter((c) =>

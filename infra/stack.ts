@@ -26,6 +26,7 @@ import {
   CfnOutput,
   type CfnResource,
   CfnRule,
+  type CustomResource,
   Duration,
   Fn,
   RemovalPolicy,
@@ -54,7 +55,8 @@ import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring
 import { acknowledgeFindings } from './nag.ts';
 import { accountWideName, inEdgeRegion } from './names.ts';
 import { type CatalogStackProps, resolveSettings, type StackSettings } from './props.ts';
-import { addUsageLogs } from './usage-logs.ts';
+import { addFunctionRelease, type ReleasedFunction } from './release.ts';
+import { addUsageLogs, DISTRIBUTION_ARN_OUTPUT } from './usage-logs.ts';
 import { addRateLimit } from './waf.ts';
 
 export type { CatalogStackProps } from './props.ts';
@@ -135,6 +137,11 @@ export class CatalogStack extends Stack {
   readonly canaryAfterDeploy: cr.AwsCustomResource | undefined;
   /** The builder's failed asynchronous invocations and the scheduled runs the scheduler could not deliver. */
   readonly builderFailures: sqs.Queue;
+  /**
+   * The functions' release (infra/release.ts): verified DEVELOPMENT published to LIVE. Whatever needs a LIVE
+   * function that runs the deploy's code (the distribution; a check of the deployment after the deploy) depends on it.
+   */
+  readonly functionRelease: CustomResource;
   /** The API's public base URL (possibly a token). */
   readonly baseUrl: string;
   readonly monitoring: Monitoring;
@@ -172,15 +179,21 @@ export class CatalogStack extends Stack {
       ...(settings.kvsSeedFile ? { source: cloudfront.ImportSource.fromAsset(settings.kvsSeedFile) } : {}),
     });
 
-    const gatewayFunction = (id: string, name: GatewayFunctionName, comment: string) =>
-      new cloudfront.Function(this, id, {
+    // Each deploy changes a function's DEVELOPMENT stage only; the release below verifies it, then publishes it.
+    const released: ReleasedFunction[] = [];
+    const gatewayFunction = (id: string, name: GatewayFunctionName, comment: string) => {
+      const code = gatewayCode(name, settings.contactAddress);
+      const fn = new cloudfront.Function(this, id, {
         functionName: accountWideName(this, name, 64),
         comment,
-        code: cloudfront.FunctionCode.fromInline(gatewayCode(name, settings.contactAddress)),
+        code: cloudfront.FunctionCode.fromInline(code),
         runtime: cloudfront.FunctionRuntime.JS_2_0,
         keyValueStore: this.keyValueStore,
-        autoPublish: true,
+        autoPublish: false,
       });
+      released.push({ fn, kind: name, code });
+      return fn;
+    };
     this.viewerRequest = gatewayFunction(
       'ViewerRequest',
       'viewer-request',
@@ -292,6 +305,17 @@ export class CatalogStack extends Stack {
       ...this.accessLogging(settings),
     });
 
+    // The distribution may only use functions with a LIVE stage: the release (verified, then published) comes first.
+    this.functionRelease = addFunctionRelease(this, {
+      functions: released,
+      keyValueStore: this.keyValueStore,
+      publish: settings.publishFunctions,
+      runtime: lambdaRuntime(),
+      bundling: BUNDLING,
+      root: REPO_ROOT,
+    });
+    this.distribution.node.addDependency(this.functionRelease);
+
     const deployCallLogs = this.putErrorPages(settings);
     this.refuseExampleContact(settings.contactAddress);
 
@@ -307,6 +331,8 @@ export class CatalogStack extends Stack {
     const canary = this.createCanary(settings, deployCallLogs);
     this.canary = canary?.canary;
     this.canaryAfterDeploy = canary?.afterDeploy;
+    // The full check after a deploy asks LIVE: it comes after the functions' release has published it.
+    this.canaryAfterDeploy?.node.addDependency(this.functionRelease);
     const webAcl = addRateLimit(this, this.distribution, settings);
     this.monitoring = addMonitoring(
       this,
@@ -322,7 +348,7 @@ export class CatalogStack extends Stack {
     );
     addUsageLogs(
       this,
-      { distributionId: this.distribution.distributionId, monitoring: this.monitoring },
+      { distributionArn: this.distribution.distributionArn, monitoring: this.monitoring },
       settings,
     );
     acknowledgeFindings(this, settings);
@@ -331,7 +357,11 @@ export class CatalogStack extends Stack {
     const outputs: Record<string, [value: string, description: string]> = {
       ApiUrl: [this.baseUrl, 'The API base URL (GET /api/plans)'],
       DistributionDomainName: [cdn.distributionDomainName, 'Point the custom domain (CNAME / alias) here'],
-      DistributionId: [cdn.distributionId, 'The distribution (CloudWatch metrics, catalog verify-function)'],
+      DistributionId: [cdn.distributionId, 'The distribution (CloudWatch metrics)'],
+      [DISTRIBUTION_ARN_OUTPUT]: [
+        cdn.distributionArn,
+        "The distribution's ARN (outside us-east-1, the edge stack's usage records read it)",
+      ],
       BucketName: [
         this.bucket.bucketName,
         'catalog publish|builds|history|rollback|unpin|status --bucket (CATALOG_BUCKET)',
@@ -345,7 +375,14 @@ export class CatalogStack extends Stack {
         this.builderFailures.queueUrl,
         'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
       ],
-      ViewerRequestFunctionName: [this.viewerRequest.functionName, 'catalog verify-function --name'],
+      ViewerRequestFunctionName: [
+        this.viewerRequest.functionName,
+        'catalog verify-function|publish-functions --name (CATALOG_VIEWER_REQUEST_FUNCTION)',
+      ],
+      ViewerResponseFunctionName: [
+        this.viewerResponse.functionName,
+        'catalog verify-function|publish-functions --response-name (CATALOG_VIEWER_RESPONSE_FUNCTION)',
+      ],
       ContactAddress: [
         settings.contactAddress,
         'Where partners ask for keys: catalog publish --contact-address (CATALOG_CONTACT_ADDRESS)',

@@ -6,8 +6,8 @@
 
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { constructStack, logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import type { CatalogStack } from './stack.ts';
 
 const ACCOUNT = '123456789012';
@@ -222,10 +222,53 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       },
     });
     expect(JSON.stringify(edge.toJSON())).not.toMatch(/"Fn::Split":\["\/",\{"Fn::GetStackOutput"/);
+    // The distribution's ARN reaches it whole too, as the stack's output of that name: nothing is joined around
+    // a stack output (no Fn::GetStackOutput inside Fn::Join).
+    template.hasOutput('DistributionArn', {
+      Value: {
+        'Fn::Join': [
+          '',
+          [
+            `arn:aws:cloudfront::${ACCOUNT}:distribution/`,
+            { Ref: logicalId(template, 'AWS::CloudFront::Distribution', 'Distribution') },
+          ],
+        ],
+      },
+    });
+    edge.hasResourceProperties('AWS::Logs::DeliverySource', {
+      ResourceArn: {
+        'Fn::GetStackOutput': {
+          StackName: 'TrainingPlanCatalog',
+          Region: 'eu-west-1',
+          OutputName: 'DistributionArn',
+        },
+      },
+    });
+    const joinsAnOutput = (value: unknown): boolean =>
+      Array.isArray(value)
+        ? value.some(joinsAnOutput)
+        : typeof value === 'object' && value !== null
+          ? Object.entries(value).some(([key, inner]) =>
+              key === 'Fn::Join'
+                ? JSON.stringify(inner).includes('Fn::GetStackOutput')
+                : joinsAnOutput(inner),
+            )
+          : false;
+    expect(joinsAnOutput(edge.toJSON())).toBe(false);
     expect(Object.keys(edge.findOutputs('UsageLogGroupName'))).toEqual([]);
     const widget = dashboardWidgets(template).find(
       (w) => w.properties.title === 'Requests per partner (hourly)',
     );
     expect(widget?.properties.region).toBe('us-east-1');
+  });
+
+  it('outside us-east-1, builds both stacks with no deprecated CDK API (a deprecation warning on every synth)', () => {
+    // CDK prints a deprecated call's warning once per process; `fail` makes it an error instead.
+    vi.stubEnv('JSII_DEPRECATED', 'fail');
+    try {
+      expect(() => constructStack({ env: { account: ACCOUNT, region: 'eu-central-1' } })).not.toThrow();
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

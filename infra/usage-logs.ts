@@ -18,6 +18,8 @@ import type { StackSettings } from './props.ts';
 
 /** The stack's output naming the usage log group (`catalog --deployment` reads it; the companion too). */
 export const USAGE_LOG_GROUP_OUTPUT = 'UsageLogGroupName';
+/** The stack's output holding the distribution's ARN, whole: the companion's delivery source reads it. */
+export const DISTRIBUTION_ARN_OUTPUT = 'DistributionArn';
 
 /**
  * The fields of a record, exactly these in this order: when, the answer (status, bytes, time taken), the cache
@@ -88,7 +90,7 @@ export function partnerClientErrorRate(stack: Stack, region?: string): cloudwatc
  */
 export function addUsageLogs(
   stack: Stack,
-  parts: { readonly distributionId: string; readonly monitoring: Monitoring },
+  parts: { readonly distributionArn: string; readonly monitoring: Monitoring },
   settings: Pick<StackSettings, 'usageLogging' | 'usageLogRetentionDays'>,
 ): void {
   if (!settings.usageLogging) return;
@@ -102,13 +104,19 @@ export function addUsageLogs(
     description: 'The usage records: catalog usage --log-group <this> (in us-east-1)',
   });
   // The delivery lives in us-east-1: the stack, or its companion when it has one, which reads the finished name
-  // from the stack's output (one Fn::GetStackOutput, nothing nested in it), once the stack is deployed.
+  // and the distribution's ARN from the stack's outputs (each one Fn::GetStackOutput, nothing nested in it), once
+  // the stack is deployed.
   const edge = parts.monitoring.edgeStack;
   const usage = new Construct(edge ?? stack, 'UsageLogs');
   const usageStack = Stack.of(usage);
-  if (edge) edge.addDependency(stack, 'it reads the usage log group name from its output');
+  const fromStack = (outputName: string) => Fn.getStackOutput(stack.stackName, outputName, stack.region);
+  if (edge)
+    edge.addStackDependency(
+      stack,
+      "it reads the usage log group name and the distribution's ARN from its outputs",
+    );
   const group = new logs.LogGroup(usage, 'Group', {
-    logGroupName: edge ? Fn.getStackOutput(stack.stackName, output.node.id, stack.region) : logGroupName,
+    logGroupName: edge ? fromStack(output.node.id) : logGroupName,
     retention: settings.usageLogRetentionDays as logs.RetentionDays,
     // The records answer who used a key; deleting the stack should not delete them before their retention.
     // A failed create's rollback deletes the group (it holds nothing yet).
@@ -134,12 +142,7 @@ export function addUsageLogs(
   const source = new logs.CfnDeliverySource(usage, 'Source', {
     name: name('source', 60),
     logType: 'ACCESS_LOGS',
-    resourceArn: usageStack.formatArn({
-      service: 'cloudfront',
-      region: '',
-      resource: 'distribution',
-      resourceName: parts.distributionId,
-    }),
+    resourceArn: edge ? fromStack(DISTRIBUTION_ARN_OUTPUT) : parts.distributionArn,
   });
   const destination = new logs.CfnDeliveryDestination(usage, 'Destination', {
     name: name('destination', 60),
