@@ -806,11 +806,17 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 });
 
+/**
+ * More plans than the other tests' few: many times the directory origin's file concurrency (16), so its pages are
+ * written, listed and judged in many batches at once.
+ */
+const BIGGER = 120;
+
 describe('a bigger catalog (a directory)', () => {
   const scratch = useScratchDir({ prefix: 'catalog-bigger-' });
 
   it('names every page by its digest, keeps the one a changed title replaces, and an unchanged run reads no page', async () => {
-    const many = [...generateRows(560, 7)];
+    const many = [...generateRows(BIGGER, 7)];
     const at = `${scratch.dir}/origin`;
     const kvs = new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true });
     const first = await publishBuild(await build(many), { origin: new DirectoryOrigin(at), kvs });
