@@ -6,11 +6,11 @@
  * Both origins judge by the MD5s their listings give, so both answer alike.
  */
 import { createHash } from 'node:crypto';
-import { open, rm, truncate } from 'node:fs/promises';
+import { cp, open, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { publish, rollback } from '../app/run.ts';
+import { type PublishSummary, publish, rollback } from '../app/run.ts';
 import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import type { PreparedBuild } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
@@ -22,7 +22,6 @@ import { publishSummaryOf } from '../testing/targets.ts';
 import { buildKey, type StoredManifest } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { HistoryError } from './errors.ts';
-import type { OriginStore } from './origin.ts';
 import { readPointer } from './pointer.ts';
 import { S3Origin } from './s3-origin.ts';
 import { type PublishTarget, readManifest } from './steps.ts';
@@ -55,7 +54,6 @@ beforeAll(async () => {
 });
 afterAll(() => s3.stop());
 
-const scratch = useScratchDir({ prefix: 'catalog-damage-' });
 /** Builds, made once: A; B, plan 1 retitled (A's page of plan 1 is then kept); B again, later. */
 const builds = new Map<string, Promise<PreparedBuild>>();
 const prepared = (name: 'a' | 'b' | 'b again') => {
@@ -92,12 +90,21 @@ async function publishBuild(build: PreparedBuild, target: PublishTarget, extra: 
   return publishSummaryOf((await publish(settings, target, options)).summary);
 }
 
-/** Damages the object at `key` as `damage` says: in place on a directory, through the S3 API on s3rver. */
-async function damage(origin: Origin, target: PublishTarget, key: string, how: Damage): Promise<void> {
+/**
+ * Damages the object at `key` as `damage` says: in place on a directory (`dir`, the origin's), through the S3 API
+ * on s3rver.
+ */
+async function damage(
+  origin: Origin,
+  target: PublishTarget,
+  dir: string,
+  key: string,
+  how: Damage,
+): Promise<void> {
   const body = (await target.origin.get(key))?.body;
   if (!body) throw new Error(`${key} is not there to damage`);
   if (origin === 'a directory') {
-    const path = join(scratch.dir, 'origin', key);
+    const path = join(dir, key);
     if (how === 'deleted') await rm(path);
     else if (how === 'truncated') await truncate(path, Math.floor(body.length / 2));
     else {
@@ -133,22 +140,41 @@ async function expectServedRight(target: PublishTarget, when: string): Promise<s
 }
 
 describe.each(ORIGINS)('damage at rest on %s', (origin) => {
+  const scratch = useScratchDir({ prefix: 'catalog-damage-', each: false });
+  const originDir = () => join(scratch.dir, 'deployment', 'origin');
+  const targetOf = (): PublishTarget => ({
+    origin: origin === 'a directory' ? new DirectoryOrigin(originDir()) : new S3Origin(s3.client, s3.bucket),
+    kvs: new FileKeyValueStore(join(scratch.dir, 'deployment', 'kvs.json'), { create: true }),
+  });
+  // Every test starts from the same deployment, A published and then B: made once, and copied back before each
+  // test (the origin directory or the bucket's files, and the store file), not published again.
+  let a: PublishSummary;
+  let b: PublishSummary;
+  let restore: () => Promise<void>;
+  beforeAll(async () => {
+    const made = targetOf();
+    if (origin === 's3rver') await made.origin.deletePrefix('');
+    a = await publishBuild(await prepared('a'), made);
+    b = await publishBuild(await prepared('b'), made);
+    const [deployment, copy] = [join(scratch.dir, 'deployment'), join(scratch.dir, 'made')];
+    await cp(deployment, copy, { recursive: true, preserveTimestamps: true });
+    const bucket = origin === 's3rver' ? await s3.snapshot() : undefined;
+    restore = async () => {
+      await rm(deployment, { recursive: true, force: true });
+      await cp(copy, deployment, { recursive: true, preserveTimestamps: true });
+      await bucket?.restore();
+    };
+  });
   let target: PublishTarget;
   beforeEach(async () => {
-    const store: OriginStore =
-      origin === 'a directory'
-        ? new DirectoryOrigin(join(scratch.dir, 'origin'))
-        : new S3Origin(s3.client, s3.bucket);
-    if (origin === 's3rver') await store.deletePrefix('');
-    target = { origin: store, kvs: new FileKeyValueStore(join(scratch.dir, 'kvs.json'), { create: true }) };
+    await restore();
+    target = targetOf();
   });
 
   describe.each(OBJECTS)('of %s', (object) => {
     it.each(DAMAGES)(
       '%s: a rollback refuses a damaged target, naming it; an unchanged publish serves right',
       async (how) => {
-        const a = await publishBuild(await prepared('a'), target);
-        const b = await publishBuild(await prepared('b'), target);
         const manifest = async (id: string) => (await readManifest(target.origin, id)) as StoredManifest;
         const [before, live] = [await manifest(a.buildId), await manifest(b.buildId)];
         const changed = rows[1]?.id.toLowerCase() ?? '';
@@ -168,7 +194,7 @@ describe.each(ORIGINS)('damage at rest on %s', (origin) => {
           'a variant of the live build': 'catalog.json.gz',
         }[object];
         expect(live.pages[shared]).toBe(before.pages[shared]);
-        await damage(origin, target, key, how);
+        await damage(origin, target, originDir(), key, how);
 
         const refuse = async (damagedBuild: string) => {
           const pointer = await readPointer(target.kvs);
@@ -205,10 +231,8 @@ describe.each(ORIGINS)('damage at rest on %s', (origin) => {
   });
 
   it('pinned, an unchanged run over a damaged live build moves nothing, names the damage and --unpin', async () => {
-    const a = await publishBuild(await prepared('a'), target);
-    await publishBuild(await prepared('b'), target);
     await rollback(target, { now: new Date('2026-03-02T00:00:00.000Z') });
-    await damage(origin, target, buildKey(a.buildId, 'catalog.json.br'), 'a byte flipped');
+    await damage(origin, target, originDir(), buildKey(a.buildId, 'catalog.json.br'), 'a byte flipped');
     const pinned = await publishBuild(await prepared('b again'), target);
     expect(pinned).toMatchObject({ result: 'skipped-pinned', previousBuildId: a.buildId });
     expect(pinned.warnings).toEqual([

@@ -4,7 +4,8 @@
  * exact requests are asserted. Every publish runs the application layer's whole list of steps (app/run.ts).
  */
 
-import { readdir } from 'node:fs/promises';
+import { cp, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { builds } from '../app/builds.ts';
@@ -179,22 +180,68 @@ function writesOf(requests: readonly S3Request[]): string[] {
 const ORIGINS = ['a directory', 's3rver'] as const;
 
 describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind) => {
-  const scratch = useScratchDir({ prefix: 'catalog-publish-' });
+  // One origin and store file for the describe, emptied before each test (or put back as a deployment a test
+  // starts from was made: startFrom), and one s3rver.
+  const scratch = useScratchDir({ prefix: 'catalog-publish-', each: false });
   let s3: TestS3 | undefined;
+  let empty: { restore(): Promise<void> } | undefined;
   let target: PublishTarget;
+  beforeAll(async () => {
+    if (kind !== 's3rver') return;
+    s3 = await startS3();
+    empty = await s3.snapshot();
+  });
+  afterAll(() => s3?.stop());
   beforeEach(async () => {
+    await Promise.all(
+      ['origin', 'kvs.json'].map((name) => rm(join(scratch.dir, name), { recursive: true, force: true })),
+    );
+    await empty?.restore();
+    if (s3) s3.requests.length = 0;
     const kvs = new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true });
-    if (kind === 's3rver') {
-      s3 = await startS3();
-      target = { origin: new S3Origin(s3.client, s3.bucket), kvs };
-    } else {
-      target = { origin: new DirectoryOrigin(`${scratch.dir}/origin`), kvs };
+    target = s3
+      ? { origin: new S3Origin(s3.client, s3.bucket), kvs }
+      : { origin: new DirectoryOrigin(`${scratch.dir}/origin`), kvs };
+  });
+
+  /** The deployments tests start from, by the rows of their publishes: made once, then copied back. */
+  const made = new Map<
+    string,
+    { readonly summaries: PublishSummary[]; readonly clock: number; restore(): Promise<void> }
+  >();
+  /**
+   * Publishes `subsets` in turn, as a test's first runs (a minute apart, from the test's start), and resolves
+   * their summaries. The first test that asks publishes them and keeps a copy of what they left (the origin
+   * directory or the bucket's files, and the store file); a later one gets that copy back, not published again.
+   */
+  async function startFrom<const S extends readonly (readonly unknown[])[]>(
+    ...subsets: S
+  ): Promise<{ [K in keyof S]: PublishSummary }> {
+    const name = JSON.stringify(subsets);
+    const world = made.get(name);
+    if (world) {
+      await world.restore();
+      clock = world.clock;
+      return world.summaries as { [K in keyof S]: PublishSummary };
     }
-  });
-  afterEach(async () => {
-    await s3?.stop();
-    s3 = undefined;
-  });
+    const summaries: PublishSummary[] = [];
+    for (const subset of subsets) summaries.push(await publishBuild(await build(subset), target));
+    const copy = join(scratch.dir, 'made', String(made.size));
+    const files = kind === 's3rver' ? ['kvs.json'] : ['origin', 'kvs.json'];
+    for (const file of files)
+      await cp(join(scratch.dir, file), join(copy, file), { recursive: true, preserveTimestamps: true });
+    const bucket = await s3?.snapshot();
+    made.set(name, {
+      summaries,
+      clock,
+      async restore() {
+        for (const file of files)
+          await cp(join(copy, file), join(scratch.dir, file), { recursive: true, preserveTimestamps: true });
+        await bucket?.restore();
+      },
+    });
+    return summaries as { [K in keyof S]: PublishSummary };
+  }
 
   it('uploads its own objects under the build prefix, the manifest, writes each page live, then moves the pointer', async () => {
     const result = await built();
@@ -274,7 +321,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('skips a build identical to the live one, uploading nothing, and publishes it with force', async () => {
-    const first = await publishBuild(await build(), target);
+    const [first] = await startFrom(rows);
     const before = await written(target.origin);
     const again = await publishBuild(await build(), target);
     // The build it reports is the live one: the one it made in memory was never written.
@@ -293,7 +340,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('refuses a shrunken or empty catalog, uploading nothing and moving nothing', async () => {
-    const first = await publishBuild(await build(), target);
+    const [first] = await startFrom(rows);
     const before = await written(target.origin);
     const few = await build(rows.slice(0, 3));
     const plans = few.counts.running + few.counts.strength;
@@ -309,7 +356,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('repairs a live build whose object was damaged: the same content is published as a fresh build', async () => {
-    const first = await publishBuild(await build(), target);
+    const [first] = await startFrom(rows);
     const key = buildKey(first.buildId, 'openapi.yaml.gz');
     const stored = await target.origin.get(key);
     const truncated = stored?.body.subarray(0, 100) ?? Buffer.alloc(0);
@@ -331,7 +378,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('refuses a pointer that names no build (a hand-edited "../.."); --recover replaces it, and the history says so', async () => {
-    await publishBuild(await build(), target);
+    await startFrom(rows);
     await target.kvs.update((entries) => entries.set(KVS_LIVE_BUILD, '../..'));
     const refused = publishBuild(await build(), target);
     await expect(refused).rejects.toThrow(DeploymentError);
@@ -354,8 +401,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('rolls back by moving the pointer and pinning it; a publish while pinned moves nothing until unpin', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target);
-    const second = await publishBuild(await build(), target);
+    const [first, second] = await startFrom(rows.slice(0, 10), rows);
     const rolled = await rollback(target, { now: new Date('2026-03-02T00:00:00.000Z') });
     expect(rolled).toMatchObject({
       command: 'rollback',
@@ -397,8 +443,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('rolls back only under the run lock: while a run holds it, nothing moves and the holder is named', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target);
-    const second = await publishBuild(await build(), target);
+    const [first, second] = await startFrom(rows.slice(0, 10), rows);
     const attempt = await acquireRunLock(target.origin, 'catalog publish');
     if (!('held' in attempt)) throw new Error('the run lock was not free');
     const pointer = await readPointer(target.kvs);
@@ -419,8 +464,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('unpins and publishes in one run when asked to', async () => {
-    await publishBuild(await build(rows.slice(0, 10)), target);
-    await publishBuild(await build(), target);
+    await startFrom(rows.slice(0, 10), rows);
     await rollback(target, { now: new Date() });
     const published = await publishBuild(await build(rows.slice(0, 15)), target, { unpin: true });
     expect(published.result).toBe('published');
@@ -429,7 +473,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('refuses to roll back to an unknown build, or when there is no earlier one', async () => {
-    const only = await publishBuild(await build(), target);
+    const [only] = await startFrom(rows);
     await expect(rollback(target, { now: new Date() })).rejects.toThrow(HistoryError);
     await expect(rollback(target, { now: new Date(), to: '20200101T000000Z-00000000' })).rejects.toThrow(
       /no such build/,
@@ -443,7 +487,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('does not move a pointer that moved while it ran: it names the winner and leaves its build unreferenced', async () => {
-    await publishBuild(await build(rows.slice(0, 10)), target);
+    await startFrom(rows.slice(0, 10));
     const mine = await build();
     const winner = '20990101T000000Z-feedbeef';
     const racing: PublishTarget = {
@@ -483,7 +527,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('prunes a build that died before its manifest, which wrote no page, and keeps the stored pages kept builds name, and no other', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target);
+    const [first] = await startFrom(rows.slice(0, 10));
     const pagesBefore = await keys(target.origin, PAGES_PREFIX);
     // A publish killed at its commit point: everything written but the manifest.
     const dying = new Proxy(target.origin, {
@@ -522,7 +566,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('decides an unchanged build before completing it: nothing compressed, no page rendered, nothing written', async () => {
-    const first = await publishBuild(await build(), target);
+    const [first] = await startFrom(rows);
     const before = await written(target.origin);
     clock += 60_000;
     // Completing this build throws: the publish may only decide.
@@ -537,7 +581,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('publishes the same plans again when the base URL or the tool version changed', async () => {
-    await publishBuild(await build(), target);
+    await startFrom(rows);
     clock += 60_000;
     const moved = await prepareRows(rows, new Date(clock), { baseUrl: 'https://catalog.example.org' });
     expect(moved.plansHash).not.toBe((await build()).plansHash);
@@ -747,8 +791,7 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 
   it('keeps the rollback target when newer builds that were never live fill keep', async () => {
-    const first = await publishBuild(await build(rows.slice(0, 10)), target);
-    const second = await publishBuild(await build(), target);
+    const [first, second] = await startFrom(rows.slice(0, 10), rows);
     // Two complete builds that never went live (publishes that lost), newer than the live one's predecessor.
     for (const subset of [rows.slice(0, 11), rows.slice(0, 12)]) {
       const loser = await built(subset);
@@ -806,11 +849,17 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
   });
 });
 
+/**
+ * More plans than the other tests' few: many times the directory origin's file concurrency (16), so its pages are
+ * written, listed and judged in many batches at once.
+ */
+const BIGGER = 120;
+
 describe('a bigger catalog (a directory)', () => {
   const scratch = useScratchDir({ prefix: 'catalog-bigger-' });
 
   it('names every page by its digest, keeps the one a changed title replaces, and an unchanged run reads no page', async () => {
-    const many = [...generateRows(560, 7)];
+    const many = [...generateRows(BIGGER, 7)];
     const at = `${scratch.dir}/origin`;
     const kvs = new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true });
     const first = await publishBuild(await build(many), { origin: new DirectoryOrigin(at), kvs });

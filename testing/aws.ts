@@ -5,13 +5,13 @@
  */
 
 import { once } from 'node:events';
-import { rm, rmdir, writeFile } from 'node:fs/promises';
+import { cp, rm, rmdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
@@ -19,37 +19,11 @@ import { FileSource } from '../builder/sources/file.ts';
 import { ROOT, scratchDir } from './cli.ts';
 import './s3rver-writes.ts';
 import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
+import { testS3Client } from './s3-client.ts';
 
 const require = createRequire(import.meta.url);
 
-/** The credentials s3rver accepts (it checks signatures). */
-export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
-
-/** Environment a child `catalog` process needs to talk to the test peers (plus the endpoints). */
-export const TEST_AWS_ENV = {
-  AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-  AWS_REGION: 'us-east-1',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-} as const;
-
-/**
- * An S3 client for a test endpoint, with the settings s3rver needs (forcePathStyle, and checksums only when
- * required: aws-chunked bodies are stored raw), its middleware resolved once per command as app/clients.ts's are.
- */
-export function testS3Client(endpoint: string, maxAttempts = 2): S3Client {
-  return new S3Client({
-    region: 'us-east-1',
-    endpoint,
-    forcePathStyle: true,
-    credentials: S3RVER_CREDENTIALS,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts,
-    retryMode: 'standard',
-    cacheMiddleware: true,
-  });
-}
+export { S3RVER_CREDENTIALS, TEST_AWS_ENV, testS3Client } from './s3-client.ts';
 
 /** One S3 request as s3rver received it: the method, the key (empty for the bucket) and the query. */
 export interface S3Request {
@@ -79,6 +53,12 @@ export interface TestS3 {
    * request each: for a test whose subject is what it does with many objects, not putting them.
    */
   seed(objects: Readonly<Record<string, string>>): Promise<void>;
+  /**
+   * Copies the bucket as it is now (its files in s3rver's folder: a world built once and then copied, not
+   * published again); `restore` puts that copy back in place of whatever the bucket then holds. Call both
+   * while no request is under way.
+   */
+  snapshot(): Promise<{ restore(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -271,6 +251,8 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
     throw new Error(`s3rver's first middleware is ${middleware[0]?.name}, not koa-logger's logger`);
   middleware.splice(0, 1, recordRequest, conditionalWrites(bucket));
   const address = await server.run();
+  let snapshots: { dir: string; remove(): Promise<void> } | undefined;
+  let snapshotCount = 0;
   const endpoint = `http://127.0.0.1:${address.port}`;
   const client = testS3Client(endpoint);
   return {
@@ -304,10 +286,22 @@ export async function startS3(bucket = 'catalog-origin'): Promise<TestS3> {
         ),
       );
     },
+    async snapshot() {
+      snapshots ??= await scratchDir('catalog-s3rver-snapshots-');
+      const copy = join(snapshots.dir, String(++snapshotCount));
+      const live = store.getBucketPath(bucket);
+      await cp(live, copy, { recursive: true });
+      return {
+        async restore() {
+          await rm(live, { recursive: true, force: true });
+          await cp(copy, live, { recursive: true });
+        },
+      };
+    },
     async stop() {
       client.destroy();
       await server.close();
-      await remove();
+      await Promise.all([remove(), snapshots?.remove()]);
     },
   };
 }

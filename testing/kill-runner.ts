@@ -15,8 +15,8 @@ import type { KeyValueStore } from '../keys/store.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
 import type { OriginStore } from '../publish/origin.ts';
 import { S3Origin } from '../publish/s3-origin.ts';
-import { testS3Client } from './aws.ts';
 import { kvsClientFor, resolveKvsTestHost } from './kvs.ts';
+import { testS3Client } from './s3-client.ts';
 
 /** What to run, where, and before which write to die (null: run to the end). */
 export const Run = z.object({
