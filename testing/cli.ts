@@ -132,17 +132,21 @@ export function useInProcessCatalog(run: InProcessCatalog): void {
   inProcessCatalog = run;
 }
 
-/** The environment of the in-process runs under way, and how many there are. */
-let inProcess: { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; runs: number } | undefined;
+/** The environment and directory of the in-process runs under way, and how many there are. */
+let inProcess:
+  | { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; dir: string; savedDir: string; runs: number }
+  | undefined;
 
 /**
  * Runs `catalog …args` to completion — in this process when the test setup registered the command line (the
- * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin and
- * environment), else as a process. With `checkOnly` the real program parses the arguments and settings with the
- * command's action replaced (cli/vitest.setup.ts, in-process only). While an in-process run goes on, `process.env` is its environment too,
- * because the AWS SDK reads credentials, region and endpoints from there; runs at the same time must share one
- * environment. A run in another directory than the repository root needs a process ({@link runCatalogProcess}),
- * as do the long-running commands ({@link startCatalog}).
+ * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin, environment
+ * and working directory), else as a process. With `checkOnly` the real program parses the arguments and
+ * settings with the command's action replaced (cli/vitest.setup.ts, in-process only). While an in-process run
+ * goes on, `process.env` is its environment too, because the AWS SDK reads credentials, region and endpoints
+ * from there, and the process's working directory is `cwd` (the test's own when not given), because the command
+ * resolves its paths and finds its checkout from there; runs at the same time must share one environment and one
+ * directory. A test of the process itself (its exit, signals, stdio) runs it as a process
+ * ({@link runCatalogProcess}), as do the long-running commands ({@link startCatalog}) in another directory.
  */
 export async function runCatalog(
   args: readonly string[],
@@ -151,39 +155,49 @@ export async function runCatalog(
   const run = inProcessCatalog;
   if (options.checkOnly && (!run || options.cwd !== undefined))
     throw new Error('runCatalog: checkOnly needs the in-process command line (cli/vitest.setup.ts), no cwd');
-  if (!run || (options.cwd !== undefined && resolve(options.cwd) !== resolve(ROOT)))
-    return runCatalogProcess(args, options);
-  return inProcessRun(options.env, (env) =>
-    run(args, {
-      env,
-      ...(options.input !== undefined ? { input: options.input } : {}),
-      ...(options.checkOnly ? { checkOnly: true } : {}),
-    }),
+  if (!run) return runCatalogProcess(args, options);
+  return inProcessRun(
+    options.env,
+    (env) =>
+      run(args, {
+        env,
+        ...(options.input !== undefined ? { input: options.input } : {}),
+        ...(options.checkOnly ? { checkOnly: true } : {}),
+      }),
+    options.cwd,
   );
 }
 
 /**
- * Runs `work` with `process.env` set to the test environment made of `extra` (runCatalog says why), restoring
- * it when the last in-process run under way ends.
+ * Runs `work` with `process.env` set to the test environment made of `extra` (runCatalog says why), and in
+ * `cwd` when given, restoring both when the last in-process run under way ends.
  */
 async function inProcessRun<T>(
   extra: Record<string, string> | undefined,
   work: (env: NodeJS.ProcessEnv) => Promise<T>,
+  cwd?: string,
 ): Promise<T> {
   const env = cleanEnv({ AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(extra ?? {}) });
+  const dir = resolve(cwd ?? process.cwd());
   if (inProcess && JSON.stringify(inProcess.env) !== JSON.stringify(env))
     throw new Error(
       'runCatalog: in-process runs at the same time need the same environment (use runCatalogProcess)',
     );
-  inProcess ??= { env, saved: process.env, runs: 0 };
+  if (inProcess && inProcess.dir !== dir)
+    throw new Error(
+      'runCatalog: in-process runs at the same time need the same directory (use runCatalogProcess)',
+    );
+  inProcess ??= { env, saved: process.env, dir, savedDir: process.cwd(), runs: 0 };
   inProcess.runs += 1;
   process.env = inProcess.env;
+  if (process.cwd() !== dir) process.chdir(dir);
   try {
     return await work(env);
   } finally {
     inProcess.runs -= 1;
     if (inProcess.runs === 0) {
       process.env = inProcess.saved;
+      if (process.cwd() !== inProcess.savedDir) process.chdir(inProcess.savedDir);
       inProcess = undefined;
     }
   }
