@@ -40,9 +40,11 @@ describe('catalog start (npm start)', () => {
   });
 
   it('takes over the claim of a start that was killed (kill -9)', async () => {
+    // Its own process: the one killed.
     const killed = await startCatalog(['start', '--port', String(await freePort())], {
       ready: READY,
       cwd: scratch.dir,
+      process: true,
     });
     process.kill(killed.pid, 'SIGKILL');
     await killed.stop();
