@@ -36,9 +36,13 @@ import { ROOT, runCatalog, runCatalogProcess, type ServeProcess, startServe } fr
 import { freePort, refusedPort } from '../../testing/postgres.ts';
 import { builtFunctionCode, createTestWorld, type TestWorld } from '../../testing/world.ts';
 
+/** The port this file's edges are served on, one after another: one address, so its worlds are one build. */
+let filePort: Promise<number> | undefined;
+
 /** A world whose catalog links to the address it is going to be served on. */
 async function servedWorld() {
-  const port = await freePort();
+  filePort ??= freePort();
+  const port = await filePort;
   const world = await createTestWorld({ baseUrl: `http://127.0.0.1:${port}` });
   return { port, world };
 }
