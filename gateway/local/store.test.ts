@@ -11,7 +11,6 @@ import { issueKey, revokeKeys } from '../../keys/manage.ts';
 import {
   httpRequest,
   runCatalog,
-  runCatalogProcess,
   type ServeProcess,
   startServe,
 } from '../../testing/cli.ts';
@@ -235,7 +234,7 @@ describe('catalog serve while keys are issued and revoked', () => {
     try {
       const issued = await Promise.all(
         ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'].map((partner) =>
-          runCatalogProcess(['keys', 'issue', '--partner', partner, '--store', store]),
+          runCatalog(['keys', 'issue', '--partner', partner, '--store', store]),
         ),
       );
       for (const result of issued) expect(result).toMatchObject({ code: 0 });
