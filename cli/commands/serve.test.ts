@@ -11,6 +11,7 @@ import {
   httpRequest,
   ROOT,
   runCatalog,
+  type ServeProcess,
   startCatalog,
   startServe,
 } from '../../testing/cli.ts';
@@ -38,25 +39,6 @@ describe('catalog start (npm start)', () => {
       await new Promise((resolve) => taken.close(resolve));
     }
   });
-
-  it('takes over the claim of a start that was killed (kill -9)', async () => {
-    // Its own process: the one killed.
-    const killed = await startCatalog(['start', '--port', String(await freePort())], {
-      ready: READY,
-      cwd: scratch.dir,
-      process: true,
-    });
-    process.kill(killed.pid, 'SIGKILL');
-    await killed.stop();
-    expect(await readFile(join(scratch.dir, '.catalog/stack.json'), 'utf8')).toContain(`"pid":${killed.pid}`);
-    const port = await freePort();
-    const next = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
-    try {
-      expect(next.url).toBe(`http://127.0.0.1:${port}`);
-    } finally {
-      await next.stop();
-    }
-  });
 });
 
 /** An access-log line: a JSON record of a request. */
@@ -71,7 +53,8 @@ const isRecord = (line: string) => {
 /**
  * One `catalog start` for the tests below, in the order written: each start builds, publishes and runs the
  * canary's full table, so they share one. It is the real process, as npm start runs it (its port from
- * CATALOG_PORT), with both of its streams kept as a terminal shows them.
+ * CATALOG_PORT), with both of its streams kept as a terminal shows them; the kill -9 test ends it, and the start
+ * that takes over from it is the one stopped last.
  */
 describe('catalog start (npm start), one running stack', () => {
   const scratch = useScratchDir({ prefix: 'catalog-start-', each: false });
@@ -125,9 +108,12 @@ describe('catalog start (npm start), one running stack', () => {
     await until(() => lines.some((line) => READY.test(line)));
     url = READY.exec(lines.find((line) => READY.test(line)) ?? '')?.[1] ?? '';
   });
+  /** The start that takes over from the killed one (below), running until its test stops it. */
+  let next: ServeProcess | undefined;
   afterAll(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
+    await next?.stop();
   });
 
   it("keeps its terminal for the banner and the developer's requests: the canary's lines go to .catalog/access.log only", async () => {
@@ -270,9 +256,25 @@ describe('catalog start (npm start), one running stack', () => {
       expect((await httpRequest(url, { method: 'GET', target })).status, target).toBe(404);
   });
 
+  it('takes over the claim of a start that was killed (kill -9)', async () => {
+    child.kill('SIGKILL');
+    await exited;
+    expect(await readFile(join(scratch.dir, '.catalog/stack.json'), 'utf8')).toContain(`"pid":${child.pid}`);
+    const port = await freePort();
+    // Its own process too: the canary's runner is gone once it stops (below).
+    next = await startCatalog(['start', '--port', String(port)], {
+      ready: READY,
+      cwd: scratch.dir,
+      process: true,
+    });
+    expect(next.url).toBe(`http://127.0.0.1:${port}`);
+  });
+
   it('stopped (SIGTERM), exits 0, leaves no claim on the local stack, and status says the canary stopped with it', async () => {
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    // Once its canary's first run has reported.
+    await until(() => next?.lines.some((line) => line.startsWith('canary (')) === true);
+    expect(await next?.stop()).toBe(0);
+    next = undefined;
     await expect(stat(join(scratch.dir, '.catalog/stack.json'))).rejects.toMatchObject({ code: 'ENOENT' });
     const stopped = await runCatalog(['status'], { cwd: scratch.dir });
     expect(stopped.stdout).toMatch(/rows pass, .* ago \(the canary stopped with catalog start\)/);
