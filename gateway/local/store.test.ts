@@ -8,12 +8,7 @@ import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { hashKey, storeKeyOf } from '../../keys/keys.ts';
 import { issueKey, revokeKeys } from '../../keys/manage.ts';
-import {
-  httpRequest,
-  runCatalog,
-  type ServeProcess,
-  startServe,
-} from '../../testing/cli.ts';
+import { httpRequest, runCatalog, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 import { WatchedKeyValueStore } from './store.ts';
