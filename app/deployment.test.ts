@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStacksAnswer, type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
-import { EMPTY_STORE, ROOT, runCatalogProcess } from '../testing/cli.ts';
+import { EMPTY_STORE, ROOT, runCatalog } from '../testing/cli.ts';
 import { type ScratchCheckout, scratchCheckout } from '../testing/infra/checkout.ts';
 import { checkoutRoot, localStackPath } from './paths.ts';
 
@@ -39,7 +39,7 @@ const signedRegion = (authorization: unknown) =>
 describe('--deployment NAME', () => {
   it('looks for the stack in the region its file declares, whatever AWS_REGION says', async () => {
     const before = cloudFormation.requests.length;
-    const result = await runCatalogProcess(['builds', '--deployment', 'CatalogWest'], {
+    const result = await runCatalog(['builds', '--deployment', 'CatalogWest'], {
       cwd: checkout.dir,
       env: { ...TEST_AWS_ENV, AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url },
     });
@@ -53,13 +53,10 @@ describe('--deployment NAME', () => {
 
   it('refuses a --region other than its file’s, asking nothing', async () => {
     const before = cloudFormation.requests.length;
-    const result = await runCatalogProcess(
-      ['builds', '--deployment', 'CatalogWest', '--region', 'us-east-1'],
-      {
-        cwd: join(checkout.dir, 'infra'),
-        env: { ...TEST_AWS_ENV, AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url },
-      },
-    );
+    const result = await runCatalog(['builds', '--deployment', 'CatalogWest', '--region', 'us-east-1'], {
+      cwd: join(checkout.dir, 'infra'),
+      env: { ...TEST_AWS_ENV, AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       'catalog: --region us-east-1: the deployment CatalogWest is in eu-west-1 (infra/deployments/CatalogWest.json); leave --region out\n',
@@ -83,16 +80,16 @@ describe('the local stack, from a folder of the checkout', () => {
     const infra = { cwd: join(checkout.dir, 'infra') };
     // The local stack, made at the root as npm start makes it: a store, a published build, a key.
     await writeFile(join(local, 'kvs.json'), EMPTY_STORE);
-    const published = await runCatalogProcess(
+    const published = await runCatalog(
       ['publish', '--source', join(ROOT, 'fixtures', 'plans.json'), '--base-url', 'http://127.0.0.1:8787'],
       root,
     );
     expect(published.code, published.stderr).toBe(0);
-    const issued = await runCatalogProcess(['keys', 'issue', '--partner', 'acme'], infra);
+    const issued = await runCatalog(['keys', 'issue', '--partner', 'acme'], infra);
     expect(issued.code, issued.stderr).toBe(0);
-    const listed = await runCatalogProcess(['keys', 'list', '--json'], root);
+    const listed = await runCatalog(['keys', 'list', '--json'], root);
     expect(JSON.parse(listed.stdout)).toMatchObject([{ partner: 'acme' }]);
-    const status = await runCatalogProcess(['status', '--json'], infra);
+    const status = await runCatalog(['status', '--json'], infra);
     expect(status.stderr).not.toContain('does not exist');
     expect(JSON.parse(status.stdout)).toMatchObject({ live: { buildId: expect.any(String) } });
   });

@@ -4,13 +4,14 @@
  * report stored at the origin under its beat, exactly one line per run (the failing rows' details go to the log);
  * the CORS origin read from the store at each run; a revoked key is one diagnosis.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type CanaryBeat, MONITORING_PARTNER, STATE_CANARY } from '../contract/index.ts';
 import { showCorsOrigin } from '../keys/cors.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey, revokeKeys } from '../keys/manage.ts';
 import { DirectoryOrigin } from '../publish/dir-origin.ts';
 import { freePort } from '../testing/postgres.ts';
+import { until } from '../testing/until.ts';
 import { createTestWorld, type TestWorld } from '../testing/world.ts';
 import { type CanaryReport, parseCanaryReport } from './canary.ts';
 import { type RunningEdge, serveLocal } from './local.ts';
@@ -31,6 +32,7 @@ beforeAll(async () => {
     () => {},
   );
 });
+afterEach(() => vi.useRealTimers());
 afterAll(async () => {
   await edge?.close();
   await world?.remove();
@@ -61,6 +63,8 @@ function canary(periodsMs: Record<CanaryBeat, number>, options: { key?: string }
 
 describe('the local canary', () => {
   it('runs the full table at once, then the probe every period, one line a run, storing each report; nothing after stop', async () => {
+    // The beats' schedule on a fake clock (its setInterval alone: the requests' own timers stay real).
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const { running, lines, logged, stored } = canary({ probe: 4_000, full: 60_000 });
     const first = await running.first;
     expect(first).toMatchObject({ beat: 'full', trigger: 'start' });
@@ -76,8 +80,12 @@ describe('the local canary', () => {
       expect.objectContaining({ message: expect.stringMatching(/^conformance \(full/) }),
     ]);
     // The probe comes with its period: a line of its own, its report beside the full table's.
-    for (let waited = 0; lines.length < 2 && waited < 400; waited += 1)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    vi.advanceTimersByTime(3_999);
+    expect(lines).toHaveLength(1);
+    const due = performance.now();
+    vi.advanceTimersByTime(1);
+    await until(() => lines.length >= 2, 'the probe');
+    const probeMs = performance.now() - due;
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(/^canary \(probe\): (\d+) of \1 rows pass$/);
     const probe = await stored('probe');
@@ -86,7 +94,9 @@ describe('the local canary', () => {
     expect(await stored('full')).toEqual(first);
     await running.stop();
     const after = lines.length;
-    await new Promise((resolve) => setTimeout(resolve, 4_500));
+    // Every beat due again, and twice as long as a probe took to say its line: none comes.
+    vi.advanceTimersByTime(60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2 * probeMs + 50));
     expect(lines).toHaveLength(after);
   });
 

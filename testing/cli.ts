@@ -137,12 +137,13 @@ let inProcess: { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; runs: number 
 
 /**
  * Runs `catalog …args` to completion — in this process when the test setup registered the command line (the
- * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin and
- * environment), else as a process. With `checkOnly` the real program parses the arguments and settings with the
- * command's action replaced (cli/vitest.setup.ts, in-process only). While an in-process run goes on, `process.env` is its environment too,
- * because the AWS SDK reads credentials, region and endpoints from there; runs at the same time must share one
- * environment. A run in another directory than the repository root needs a process ({@link runCatalogProcess}),
- * as do the long-running commands ({@link startCatalog}).
+ * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin, environment
+ * and working directory), else as a process. With `checkOnly` the real program parses the arguments and
+ * settings with the command's action replaced (cli/vitest.setup.ts, in-process only). While an in-process run
+ * goes on, `process.env` is its environment too, because the AWS SDK reads credentials, region and endpoints
+ * from there, and the process's working directory is `cwd` (when given), because the command resolves its paths
+ * and finds its checkout from there; runs at the same time must share one environment and one directory. A test
+ * of the process itself (its exit, signals, stdio) runs it as a process ({@link runCatalogProcess}).
  */
 export async function runCatalog(
   args: readonly string[],
@@ -151,15 +152,19 @@ export async function runCatalog(
   const run = inProcessCatalog;
   if (options.checkOnly && (!run || options.cwd !== undefined))
     throw new Error('runCatalog: checkOnly needs the in-process command line (cli/vitest.setup.ts), no cwd');
-  if (!run || (options.cwd !== undefined && resolve(options.cwd) !== resolve(ROOT)))
-    return runCatalogProcess(args, options);
-  return inProcessRun(options.env, (env) =>
-    run(args, {
-      env,
-      ...(options.input !== undefined ? { input: options.input } : {}),
-      ...(options.checkOnly ? { checkOnly: true } : {}),
-    }),
-  );
+  if (!run) return runCatalogProcess(args, options);
+  const leave = enterDirectory(options.cwd);
+  try {
+    return await inProcessRun(options.env, (env) =>
+      run(args, {
+        env,
+        ...(options.input !== undefined ? { input: options.input } : {}),
+        ...(options.checkOnly ? { checkOnly: true } : {}),
+      }),
+    );
+  } finally {
+    leave();
+  }
 }
 
 /**
@@ -187,6 +192,36 @@ async function inProcessRun<T>(
       inProcess = undefined;
     }
   }
+}
+
+/** The working directory in-process runs hold (one at a time), the test's own before it, and how many hold it. */
+let held: { dir: string; saved: string; holders: number } | undefined;
+
+/**
+ * Makes `cwd` (when given) the process's working directory until the returned function is called, for an
+ * in-process run: a one-shot run holds it while it goes on, a long-running one until it stops. Runs that hold a
+ * directory at the same time must hold the same one; the test's own comes back when the last lets go.
+ */
+function enterDirectory(cwd: string | undefined): () => void {
+  if (cwd === undefined) return () => {};
+  const dir = resolve(cwd);
+  if (held && held.dir !== dir)
+    throw new Error(
+      `runCatalog: in-process runs at the same time need the same directory, not ${dir} and ${held.dir} (use runCatalogProcess)`,
+    );
+  held ??= { dir, saved: process.cwd(), holders: 0 };
+  held.holders += 1;
+  if (process.cwd() !== dir) process.chdir(dir);
+  let left = false;
+  return () => {
+    if (left || !held) return;
+    left = true;
+    held.holders -= 1;
+    if (held.holders === 0) {
+      if (process.cwd() !== held.saved) process.chdir(held.saved);
+      held = undefined;
+    }
+  };
 }
 
 /** Creates a scratch directory and returns it with a function that removes it. */
@@ -260,10 +295,10 @@ export function spawnCatalog(
 
 /**
  * Starts a long-running `catalog …args` (serve, start, proxy) and resolves once a stderr line matches `ready`,
- * whose first group is the URL. In this process when the test setup registered the command line and it runs in
- * the repository root (the same program and log, stopped as SIGTERM stops it, without a process start of about
- * half a CPU second); else — or with `process`, for a test of the process itself — as its own process, which
- * `timeoutMs` bounds. Rejects (and stops it) if it ends before it is ready.
+ * whose first group is the URL. In this process when the test setup registered the command line (the same
+ * program and log, stopped as SIGTERM stops it, without a process start of about half a CPU second; in `cwd`, when
+ * given, until it stops: runCatalog says how); else — or with `process`, for a test of the process itself — as
+ * its own process, which `timeoutMs` bounds. Rejects (and stops it) if it ends before it is ready.
  */
 export async function startCatalog(
   args: readonly string[],
@@ -276,8 +311,7 @@ export async function startCatalog(
   },
 ): Promise<ServeProcess> {
   const run = inProcessCatalog;
-  if (!run || options.process || (options.cwd !== undefined && resolve(options.cwd) !== resolve(ROOT)))
-    return startCatalogProcess(args, options);
+  if (!run || options.process) return startCatalogProcess(args, options);
   const lines: string[] = [];
   let buffered = '';
   const stderr = (text: string) => {
@@ -285,13 +319,27 @@ export async function startCatalog(
     buffered = parts.pop() ?? '';
     lines.push(...parts);
   };
-  const started = await inProcessRun(options.env, (env) => run(args, { env, serving: { stderr } }));
+  const leave = enterDirectory(options.cwd);
+  const stop = async (started: { code: number; stop?: () => Promise<number> }) => {
+    try {
+      return (await started.stop?.()) ?? started.code;
+    } finally {
+      leave();
+    }
+  };
+  let started: Awaited<ReturnType<InProcessCatalog>>;
+  try {
+    started = await inProcessRun(options.env, (env) => run(args, { env, serving: { stderr } }));
+  } catch (error) {
+    leave();
+    throw error;
+  }
   const url = lines.map((line) => options.ready.exec(line)?.[1]).find((found) => found !== undefined);
   if (url === undefined) {
-    await started.stop?.();
+    await stop(started);
     throw new Error(`catalog ${args[0]} exited with ${started.code}: ${[...lines, buffered].join('\n')}`);
   }
-  return { url, lines, pid: process.pid, stop: async () => (await started.stop?.()) ?? started.code };
+  return { url, lines, pid: process.pid, stop: () => stop(started) };
 }
 
 /** {@link startCatalog} as its own process. */

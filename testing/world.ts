@@ -5,8 +5,9 @@
  * names. Test support only.
  */
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { cp, readFile, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { publish } from '../app/run.ts';
 import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
@@ -70,11 +71,49 @@ const OBJECT_FILES: Record<OriginObjectName, string> = {
   page: planPageKey(PAGE_PLAN_ID),
 };
 
+/** The worlds this process built, by base URL: each test's world is a copy of one (the first is built). */
+const built = new Map<string, Promise<TestWorld>>();
+/** Their directories, removed when the process exits. */
+const builtDirs: string[] = [];
+
 /**
  * Publishes the fixtures and makes the key stores, in a scratch directory. The catalog's links point at
- * `baseUrl` (default: the local stack's), where the world is going to be served.
+ * `baseUrl` (default: the local stack's), where the world is going to be served. A process builds the world of
+ * a base URL once (a build compresses and renders every object) and gives each caller a copy of its own: the
+ * same bytes, file times, keys and live build, in a directory the caller may change and removes. A store
+ * records its origin relative to its own folder, so the copies are whole deployments.
  */
 export async function createTestWorld(options: { readonly baseUrl?: string } = {}): Promise<TestWorld> {
+  const baseUrl = options.baseUrl ?? '';
+  let original = built.get(baseUrl);
+  if (!original) {
+    if (built.size === 0)
+      process.once('exit', () => {
+        for (const world of builtDirs) rmSync(world, { recursive: true, force: true });
+      });
+    original = buildTestWorld(options);
+    built.set(baseUrl, original);
+    original.then(
+      (world) => builtDirs.push(world.dir),
+      () => built.delete(baseUrl),
+    );
+  }
+  const from = await original;
+  const { dir, remove } = await scratchDir('catalog-gateway-');
+  await cp(from.dir, dir, { recursive: true, preserveTimestamps: true });
+  const moved = (path: string) => join(dir, relative(from.dir, path));
+  return {
+    ...from,
+    dir,
+    originDir: moved(from.originDir),
+    buildDir: moved(from.buildDir),
+    stores: { plain: moved(from.stores.plain), cors: moved(from.stores.cors) },
+    remove,
+  };
+}
+
+/** {@link createTestWorld}'s world, built (its directory stays until the process exits). */
+async function buildTestWorld(options: { readonly baseUrl?: string }): Promise<TestWorld> {
   const { dir, remove } = await scratchDir('catalog-gateway-');
   const originDir = join(dir, 'origin');
   const result = await prepareBuild(new FileSource(join(ROOT, 'fixtures/plans.json')), {

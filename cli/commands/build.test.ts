@@ -4,7 +4,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Catalog, TITLE_MAX_LENGTH } from '../../builder/model.ts';
 import { DISCIPLINES } from '../../contract/index.ts';
-import { httpRequest, ROOT, runCatalog, runCatalogProcess, startServe } from '../../testing/cli.ts';
+import { httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
 import { planCounts, planCountsText } from '../../testing/counts.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -276,7 +276,7 @@ describe('catalog build never writes where a live build is served', () => {
 
   it('with no --out, writes a new scratch directory and names it, never .catalog/origin', async () => {
     // In a checkout of its own (its working directory), whose .catalog/ it must not touch.
-    const result = await runCatalogProcess(['build', '--source', source], { cwd: scratch.dir });
+    const result = await runCatalog(['build', '--source', source], { cwd: scratch.dir });
     expect(result.code, result.stderr).toBe(0);
     const out = /into (\S+)\n/.exec(result.stderr)?.[1] ?? '';
     expect(out).toMatch(/catalog-build-/);
@@ -284,7 +284,7 @@ describe('catalog build never writes where a live build is served', () => {
     try {
       expect(await readdir(out)).toContain('catalog.json');
       await expect(stat(join(scratch.dir, '.catalog'))).rejects.toMatchObject({ code: 'ENOENT' });
-      const json = await runCatalogProcess(['build', '--source', source, '--json'], { cwd: scratch.dir });
+      const json = await runCatalog(['build', '--source', source, '--json'], { cwd: scratch.dir });
       const other = JSON.parse(json.stdout).out as string;
       expect(other).not.toBe(out);
       expect(await readdir(other)).toContain('catalog.json');
@@ -298,7 +298,7 @@ describe('catalog build never writes where a live build is served', () => {
     const refused = (out: string, why: string) =>
       `catalog: --out ${out}: ${why}; a build written there would overwrite objects a live build serves. Give another directory (or none: a new scratch directory), and put a build live with catalog publish; nothing was written\n`;
     await mkdir(join(scratch.dir, 'published', 'builds'), { recursive: true });
-    const holding = await runCatalogProcess(['build', '--source', source, '--out', 'published'], {
+    const holding = await runCatalog(['build', '--source', source, '--out', 'published'], {
       cwd: scratch.dir,
     });
     expect([holding.code, holding.stderr]).toEqual([
@@ -306,7 +306,7 @@ describe('catalog build never writes where a live build is served', () => {
       refused('published', 'is an origin that holds builds (builds/)'),
     ]);
     // The local stack's origin, before any publish made it.
-    const local = await runCatalogProcess(['build', '--source', source, '--out', '.catalog/origin'], {
+    const local = await runCatalog(['build', '--source', source, '--out', '.catalog/origin'], {
       cwd: scratch.dir,
     });
     expect([local.code, local.stderr]).toEqual([
@@ -319,7 +319,7 @@ describe('catalog build never writes where a live build is served', () => {
       join(scratch.dir, '.catalog', 'kvs.json'),
       JSON.stringify({ data: [{ key: 'build:origin', value: '../served' }] }),
     );
-    const bound = await runCatalogProcess(['build', '--source', source, '--out', './served/'], {
+    const bound = await runCatalog(['build', '--source', source, '--out', './served/'], {
       cwd: scratch.dir,
     });
     expect(bound.code).toBe(1);

@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import type { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CATALOG_BIN,
   cleanEnv,
@@ -10,6 +11,7 @@ import {
   httpRequest,
   ROOT,
   runCatalog,
+  type ServeProcess,
   startCatalog,
   startServe,
 } from '../../testing/cli.ts';
@@ -37,230 +39,245 @@ describe('catalog start (npm start)', () => {
       await new Promise((resolve) => taken.close(resolve));
     }
   });
+});
 
-  it('serves on the port and host it is given (or CATALOG_PORT), and a second start leaves the first untouched', async () => {
-    const port = await freePort();
-    const first = await startCatalog(['start'], {
-      ready: READY,
+/** An access-log line: a JSON record of a request. */
+const isRecord = (line: string) => {
+  try {
+    return typeof (JSON.parse(line) as { status?: unknown }).status === 'number';
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * One `catalog start` for the tests below, in the order written: each start builds, publishes and runs the
+ * canary's full table, so they share one. It is the real process, as npm start runs it (its port from
+ * CATALOG_PORT), with both of its streams kept as a terminal shows them; the kill -9 test ends it, and the start
+ * that takes over from it is the one stopped last.
+ */
+describe('catalog start (npm start), one running stack', () => {
+  const scratch = useScratchDir({ prefix: 'catalog-start-', each: false });
+  let port: number;
+  let child: ChildProcessByStdio<null, Readable, Readable>;
+  let exited: Promise<number | null>;
+  let started: number;
+  /** Both streams' lines, with when each came (ms after the spawn). */
+  const shown: { at: number; line: string }[] = [];
+  /** The stderr lines alone. */
+  const lines: string[] = [];
+  let url: string;
+
+  const until = async (found: () => boolean) => {
+    for (let waited = 0; !found() && waited < 6_000; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(found()).toBe(true);
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    child = spawn(process.execPath, [CATALOG_BIN, 'start'], {
       cwd: scratch.dir,
-      env: { CATALOG_PORT: String(port) },
+      env: cleanEnv({ CATALOG_PORT: String(port) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    try {
-      expect(first.url).toBe(`http://127.0.0.1:${port}`);
-      const key = /dev key[^:]*: (tpc_\S+)/.exec(first.lines.join('\n'))?.[1] ?? '';
-      const catalog = await httpRequest(first.url, {
-        method: 'GET',
-        target: '/api/plans?discipline=running',
-        headers: [['X-Api-Key', key]],
+    // Never outlive the test process, whatever happens to the tests.
+    const killOnExit = () => child.kill('SIGKILL');
+    process.once('exit', killOnExit);
+    exited = new Promise((resolve) =>
+      child.once('exit', (code) => {
+        process.off('exit', killOnExit);
+        resolve(code);
+      }),
+    );
+    started = Date.now();
+    for (const [stream, own] of [
+      [child.stdout, null],
+      [child.stderr, lines],
+    ] as const) {
+      let held = '';
+      stream.setEncoding('utf8').on('data', (text: string) => {
+        const parts = (held + text).split('\n');
+        held = parts.pop() ?? '';
+        for (const line of parts) {
+          shown.push({ at: Date.now() - started, line });
+          own?.push(line);
+        }
       });
-      expect(catalog.status).toBe(200);
-      const plan = JSON.parse(catalog.body.toString('utf8')).plans[0];
-      expect(plan.webUrl).toBe(`http://127.0.0.1:${port}/plans/${plan.id}`);
-      // The banner names a plan's page, which opens without a key.
-      const page =
-        /a plan's page, for people \(no key\): (http:\/\/\S+)/.exec(first.lines.join('\n'))?.[1] ?? '';
-      expect(page).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/plans/[0-9a-f-]{36}$`));
-      expect((await httpRequest(first.url, { method: 'GET', target: new URL(page).pathname })).status).toBe(
-        200,
-      );
-      const builds = await readdir(join(scratch.dir, '.catalog/origin/builds'));
-      expect(builds).toHaveLength(1);
-      const store = await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8');
-
-      // On its port or any other, a second start is told to use the first, or to stop it: not to try a port.
-      const running = `catalog: the local stack is already running: process ${first.pid} serves http://127.0.0.1:${port} from .catalog/ (one local stack per checkout); use it at http://127.0.0.1:${port}, or stop it first (Ctrl-C where it runs, or kill ${first.pid}), then start again\n`;
-      const second = await runCatalog(['start', '--port', String(port)], { cwd: scratch.dir });
-      expect(second.code).toBe(1);
-      expect(second.stderr).toBe(running);
-      expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
-      expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
-
-      // On another port: the same .catalog/, so refused at once, before anything is built or written.
-      const other = await runCatalog(['start', '--port', String(await freePort())], { cwd: scratch.dir });
-      expect(other.code).toBe(1);
-      expect(other.stderr).toBe(running);
-      expect(other.stderr).not.toContain('another port');
-      expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
-      expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
-      const still = await httpRequest(first.url, {
-        method: 'GET',
-        target: '/api/plans?discipline=running',
-        headers: [['X-Api-Key', key]],
-      });
-      expect(still.status).toBe(200);
-    } finally {
-      await first.stop();
     }
-    // Stopped, it leaves no claim on the local stack.
-    await expect(stat(join(scratch.dir, '.catalog/stack.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+    await until(() => lines.some((line) => READY.test(line)));
+    url = READY.exec(lines.find((line) => READY.test(line)) ?? '')?.[1] ?? '';
   });
-
-  it('runs the canary against its own edge once it serves, one line on the terminal, its report in status, then that it stopped', async () => {
-    const port = await freePort();
-    const start = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
-    let summary: string | undefined;
-    try {
-      // The first run (the full table) starts once the edge serves; its one line comes when its report is stored.
-      for (let waited = 0; summary === undefined && waited < 600; waited += 1) {
-        summary = start.lines.find((line) => line.startsWith('canary ('));
-        if (summary === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(summary).toMatch(/^canary \(full, at catalog start\): (\d+) of \1 rows pass$/);
-      // One line for the run on the terminal; its log line goes to the log file alone.
-      expect(start.lines.filter((line) => line.startsWith('canary') || line.includes('conformance'))).toEqual(
-        [summary],
-      );
-      const logged = (await readFile(join(scratch.dir, '.catalog/access.log'), 'utf8')).split('\n');
-      expect(
-        logged.filter((line) => line.includes('"message":"conformance (full, at catalog start)')),
-      ).toHaveLength(1);
-      const status = await runCatalog(['status', '--json'], { cwd: scratch.dir });
-      const report = JSON.parse(status.stdout);
-      expect(report.conformance.probe).toBeNull();
-      expect(report.conformance.full).toMatchObject({ silent: false, stopped: false, problem: null });
-      expect(report.conformance.full.report).toMatchObject({
-        beat: 'full',
-        trigger: 'start',
-        baseUrl: `http://127.0.0.1:${port}`,
-        runner: { kind: 'local', pid: start.pid },
-        periodSeconds: 3600,
-        counts: { fail: 0, notRun: 0 },
-      });
-      expect(report.conformance.full.line).toMatch(/^(\d+) of \1 rows pass, .* \(at catalog start\)$/);
-      // Its key is the monitoring partner's, saved beside the dev key, never printed.
-      const key = (await readFile(join(scratch.dir, '.catalog/monitoring-key'), 'utf8')).trim();
-      expect(key).toMatch(/^tpc_/);
-      expect(start.lines.join('\n')).not.toContain(key);
-    } finally {
-      await start.stop();
-    }
-    const stopped = await runCatalog(['status'], { cwd: scratch.dir });
-    expect(stopped.stdout).toMatch(/rows pass, .* ago \(the canary stopped with catalog start\)/);
+  /** The start that takes over from the killed one (below), running until its test stops it. */
+  let next: ServeProcess | undefined;
+  afterAll(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    await next?.stop();
   });
 
   it("keeps its terminal for the banner and the developer's requests: the canary's lines go to .catalog/access.log only", async () => {
-    const port = await freePort();
-    // The real process, as npm start runs it: both of its streams, as a terminal shows them.
-    const child = spawn(process.execPath, [CATALOG_BIN, 'start', '--port', String(port)], {
-      cwd: scratch.dir,
-      env: cleanEnv({}),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const started = Date.now();
-    const shown: { at: number; line: string }[] = [];
-    for (const stream of [child.stdout, child.stderr]) {
-      let held = '';
-      stream.setEncoding('utf8').on('data', (text: string) => {
-        const lines = (held + text).split('\n');
-        held = lines.pop() ?? '';
-        for (const line of lines) shown.push({ at: Date.now() - started, line });
-      });
-    }
-    /** An access-log line: a JSON record of a request. */
-    const isRecord = (line: string) => {
-      try {
-        return typeof (JSON.parse(line) as { status?: unknown }).status === 'number';
-      } catch {
-        return false;
-      }
-    };
-    const until = async (found: () => boolean) => {
-      for (let waited = 0; !found() && waited < 6_000; waited += 1)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(found()).toBe(true);
-    };
-    try {
-      // The first 30 seconds, and at least until the canary's first run is over (its one line).
-      await until(() => shown.some(({ line }) => /^canary\b.*\d+ of \d+ rows pass/.test(line)));
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 30_000 - (Date.now() - started))));
-      expect(shown.filter(({ line }) => isRecord(line))).toEqual([]);
-      const banner = shown.map(({ line }) => line).join('\n');
-      expect(banner).toMatch(/Local stack ready on http:\/\/127\.0\.0\.1:\d+/);
-      expect(banner).toMatch(/curl -i -H 'X-Api-Key: tpc_/);
-      const file = join(scratch.dir, '.catalog/access.log');
-      const kept = (await readFile(file, 'utf8')).trim().split('\n').filter(isRecord);
-      expect(kept.length).toBeGreaterThan(100);
-      // The file holds the canary's requests, each under the monitoring partner (its marker).
-      for (const line of kept) expect(JSON.parse(line).logData, line).toMatch(/^monitoring(\.|$)/);
+    // The first 30 seconds, and at least until the canary's first run is over (its one line).
+    await until(() => shown.some(({ line }) => /^canary\b.*\d+ of \d+ rows pass/.test(line)));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 30_000 - (Date.now() - started))));
+    expect(shown.filter(({ line }) => isRecord(line))).toEqual([]);
+    const banner = shown.map(({ line }) => line).join('\n');
+    expect(banner).toMatch(/Local stack ready on http:\/\/127\.0\.0\.1:\d+/);
+    expect(banner).toMatch(/curl -i -H 'X-Api-Key: tpc_/);
+    const file = join(scratch.dir, '.catalog/access.log');
+    const kept = (await readFile(file, 'utf8')).trim().split('\n').filter(isRecord);
+    expect(kept.length).toBeGreaterThan(100);
+    // The file holds the canary's requests, each under the monitoring partner (its marker).
+    for (const line of kept) expect(JSON.parse(line).logData, line).toMatch(/^monitoring(\.|$)/);
 
-      // The developer's own request: on the terminal, and in the file.
-      const key = (await readFile(join(scratch.dir, '.catalog/dev-key'), 'utf8')).trim();
-      const answer = await httpRequest(`http://127.0.0.1:${port}`, {
-        method: 'GET',
-        target: '/api/plans',
-        headers: [['X-Api-Key', key]],
-      });
-      expect(answer.status).toBe(200);
-      await until(() => shown.some(({ line }) => isRecord(line)));
-      expect(shown.filter(({ line }) => isRecord(line)).map(({ line }) => JSON.parse(line).logData)).toEqual([
-        'dev',
-      ]);
-      const after = (await readFile(file, 'utf8')).trim().split('\n').filter(isRecord);
-      expect(JSON.parse(after.at(-1) ?? '{}').logData).toBe('dev');
-    } finally {
-      child.kill('SIGTERM');
-      await exited;
-    }
+    // The developer's own request: on the terminal, and in the file.
+    const key = (await readFile(join(scratch.dir, '.catalog/dev-key'), 'utf8')).trim();
+    const answer = await httpRequest(`http://127.0.0.1:${port}`, {
+      method: 'GET',
+      target: '/api/plans',
+      headers: [['X-Api-Key', key]],
+    });
+    expect(answer.status).toBe(200);
+    await until(() => shown.some(({ line }) => isRecord(line)));
+    expect(shown.filter(({ line }) => isRecord(line)).map(({ line }) => JSON.parse(line).logData)).toEqual([
+      'dev',
+    ]);
+    const after = (await readFile(file, 'utf8')).trim().split('\n').filter(isRecord);
+    expect(JSON.parse(after.at(-1) ?? '{}').logData).toBe('dev');
   });
 
-  it('takes over the claim of a start that was killed (kill -9)', async () => {
-    const killed = await startCatalog(['start', '--port', String(await freePort())], {
-      ready: READY,
-      cwd: scratch.dir,
+  it('runs the canary against its own edge once it serves, one line on the terminal, its report in status', async () => {
+    // The first run (the full table) starts once the edge serves; its one line comes when its report is stored.
+    await until(() => lines.some((line) => line.startsWith('canary (')));
+    const summary = lines.find((line) => line.startsWith('canary ('));
+    expect(summary).toMatch(/^canary \(full, at catalog start\): (\d+) of \1 rows pass$/);
+    // One line for the run on the terminal; its log line goes to the log file alone.
+    expect(lines.filter((line) => line.startsWith('canary') || line.includes('conformance'))).toEqual([
+      summary,
+    ]);
+    const logged = (await readFile(join(scratch.dir, '.catalog/access.log'), 'utf8')).split('\n');
+    expect(
+      logged.filter((line) => line.includes('"message":"conformance (full, at catalog start)')),
+    ).toHaveLength(1);
+    const status = await runCatalog(['status', '--json'], { cwd: scratch.dir });
+    const report = JSON.parse(status.stdout);
+    expect(report.conformance.probe).toBeNull();
+    expect(report.conformance.full).toMatchObject({ silent: false, stopped: false, problem: null });
+    expect(report.conformance.full.report).toMatchObject({
+      beat: 'full',
+      trigger: 'start',
+      baseUrl: `http://127.0.0.1:${port}`,
+      runner: { kind: 'local', pid: child.pid },
+      periodSeconds: 3600,
+      counts: { fail: 0, notRun: 0 },
     });
-    process.kill(killed.pid, 'SIGKILL');
-    await killed.stop();
-    expect(await readFile(join(scratch.dir, '.catalog/stack.json'), 'utf8')).toContain(`"pid":${killed.pid}`);
-    const port = await freePort();
-    const next = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
-    try {
-      expect(next.url).toBe(`http://127.0.0.1:${port}`);
-    } finally {
-      await next.stop();
-    }
+    expect(report.conformance.full.line).toMatch(/^(\d+) of \1 rows pass, .* \(at catalog start\)$/);
+    // Its key is the monitoring partner's, saved beside the dev key, never printed.
+    const key = (await readFile(join(scratch.dir, '.catalog/monitoring-key'), 'utf8')).trim();
+    expect(key).toMatch(/^tpc_/);
+    expect(shown.map(({ line }) => line).join('\n')).not.toContain(key);
+  });
+
+  it('serves on the port and host it is given (or CATALOG_PORT), and a second start leaves the first untouched', async () => {
+    expect(url).toBe(`http://127.0.0.1:${port}`);
+    const key = /dev key[^:]*: (tpc_\S+)/.exec(lines.join('\n'))?.[1] ?? '';
+    const catalog = await httpRequest(url, {
+      method: 'GET',
+      target: '/api/plans?discipline=running',
+      headers: [['X-Api-Key', key]],
+    });
+    expect(catalog.status).toBe(200);
+    const plan = JSON.parse(catalog.body.toString('utf8')).plans[0];
+    expect(plan.webUrl).toBe(`http://127.0.0.1:${port}/plans/${plan.id}`);
+    // The banner names a plan's page, which opens without a key.
+    const page = /a plan's page, for people \(no key\): (http:\/\/\S+)/.exec(lines.join('\n'))?.[1] ?? '';
+    expect(page).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/plans/[0-9a-f-]{36}$`));
+    expect((await httpRequest(url, { method: 'GET', target: new URL(page).pathname })).status).toBe(200);
+    const builds = await readdir(join(scratch.dir, '.catalog/origin/builds'));
+    expect(builds).toHaveLength(1);
+    const store = await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8');
+
+    // On its port or any other, a second start is told to use the first, or to stop it: not to try a port.
+    const running = `catalog: the local stack is already running: process ${child.pid} serves http://127.0.0.1:${port} from .catalog/ (one local stack per checkout); use it at http://127.0.0.1:${port}, or stop it first (Ctrl-C where it runs, or kill ${child.pid}), then start again\n`;
+    const second = await runCatalog(['start', '--port', String(port)], { cwd: scratch.dir });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toBe(running);
+    expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
+    expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
+
+    // On another port: the same .catalog/, so refused at once, before anything is built or written.
+    const other = await runCatalog(['start', '--port', String(await freePort())], { cwd: scratch.dir });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toBe(running);
+    expect(other.stderr).not.toContain('another port');
+    expect(await readdir(join(scratch.dir, '.catalog/origin/builds'))).toEqual(builds);
+    expect(await readFile(join(scratch.dir, '.catalog/kvs.json'), 'utf8')).toBe(store);
+    const still = await httpRequest(url, {
+      method: 'GET',
+      target: '/api/plans?discipline=running',
+      headers: [['X-Api-Key', key]],
+    });
+    expect(still.status).toBe(200);
   });
 
   it("serves the fixtures' covers itself: coverUrl on its own origin, the PNG from fixtures/covers, on the page too", async () => {
-    const port = await freePort();
-    const start = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
-    try {
-      const key = /dev key[^:]*: (tpc_\S+)/.exec(start.lines.join('\n'))?.[1] ?? '';
-      const answer = await httpRequest(start.url, {
-        method: 'GET',
-        target: '/api/plans',
-        headers: [['X-Api-Key', key]],
-      });
-      const plans = JSON.parse(answer.body.toString('utf8')).plans as {
-        webUrl: string;
-        coverUrl: string | null;
-      }[];
-      const covered = plans.filter((plan) => plan.coverUrl !== null);
-      expect(covered.length).toBeGreaterThanOrEqual(6);
-      for (const plan of covered) {
-        const url = new URL(plan.coverUrl ?? '');
-        expect(url.origin).toBe(start.url);
-        expect(url.pathname).toMatch(/^\/_local\/covers\/[a-z-]+\.png$/);
-        const image = await httpRequest(start.url, { method: 'GET', target: url.pathname });
-        expect(image.status, url.pathname).toBe(200);
-        expect(image.headers['content-type']).toBe('image/png');
-        expect(
-          image.body.equals(
-            await readFile(join(ROOT, 'fixtures', 'covers', url.pathname.split('/').pop() ?? '')),
-          ),
-        ).toBe(true);
-        const page = await httpRequest(start.url, { method: 'GET', target: new URL(plan.webUrl).pathname });
-        expect(page.body.toString('utf8')).toContain(`<img src="${plan.coverUrl}" alt=""`);
-      }
-      for (const target of [
-        '/_local/covers/none.png',
-        '/_local/covers/../kvs.json',
-        '/_local/covers/%2e%2e%2fkvs.json',
-      ])
-        expect((await httpRequest(start.url, { method: 'GET', target })).status, target).toBe(404);
-    } finally {
-      await start.stop();
+    const key = /dev key[^:]*: (tpc_\S+)/.exec(lines.join('\n'))?.[1] ?? '';
+    const answer = await httpRequest(url, {
+      method: 'GET',
+      target: '/api/plans',
+      headers: [['X-Api-Key', key]],
+    });
+    const plans = JSON.parse(answer.body.toString('utf8')).plans as {
+      webUrl: string;
+      coverUrl: string | null;
+    }[];
+    const covered = plans.filter((plan) => plan.coverUrl !== null);
+    expect(covered.length).toBeGreaterThanOrEqual(6);
+    for (const plan of covered) {
+      const cover = new URL(plan.coverUrl ?? '');
+      expect(cover.origin).toBe(url);
+      expect(cover.pathname).toMatch(/^\/_local\/covers\/[a-z-]+\.png$/);
+      const image = await httpRequest(url, { method: 'GET', target: cover.pathname });
+      expect(image.status, cover.pathname).toBe(200);
+      expect(image.headers['content-type']).toBe('image/png');
+      expect(
+        image.body.equals(
+          await readFile(join(ROOT, 'fixtures', 'covers', cover.pathname.split('/').pop() ?? '')),
+        ),
+      ).toBe(true);
+      const page = await httpRequest(url, { method: 'GET', target: new URL(plan.webUrl).pathname });
+      expect(page.body.toString('utf8')).toContain(`<img src="${plan.coverUrl}" alt=""`);
     }
+    for (const target of [
+      '/_local/covers/none.png',
+      '/_local/covers/../kvs.json',
+      '/_local/covers/%2e%2e%2fkvs.json',
+    ])
+      expect((await httpRequest(url, { method: 'GET', target })).status, target).toBe(404);
+  });
+
+  it('takes over the claim of a start that was killed (kill -9)', async () => {
+    child.kill('SIGKILL');
+    await exited;
+    expect(await readFile(join(scratch.dir, '.catalog/stack.json'), 'utf8')).toContain(`"pid":${child.pid}`);
+    const port = await freePort();
+    // Its own process too: the canary's runner is gone once it stops (below).
+    next = await startCatalog(['start', '--port', String(port)], {
+      ready: READY,
+      cwd: scratch.dir,
+      process: true,
+    });
+    expect(next.url).toBe(`http://127.0.0.1:${port}`);
+  });
+
+  it('stopped (SIGTERM), exits 0, leaves no claim on the local stack, and status says the canary stopped with it', async () => {
+    // Once its canary's first run has reported.
+    await until(() => next?.lines.some((line) => line.startsWith('canary (')) === true);
+    expect(await next?.stop()).toBe(0);
+    next = undefined;
+    await expect(stat(join(scratch.dir, '.catalog/stack.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+    const stopped = await runCatalog(['status'], { cwd: scratch.dir });
+    expect(stopped.stdout).toMatch(/rows pass, .* ago \(the canary stopped with catalog start\)/);
   });
 });
 

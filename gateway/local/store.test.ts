@@ -8,13 +8,7 @@ import { KVS_CORS_ORIGIN } from '../../contract/index.ts';
 import { FileKeyValueStore } from '../../keys/file-store.ts';
 import { hashKey, storeKeyOf } from '../../keys/keys.ts';
 import { issueKey, revokeKeys } from '../../keys/manage.ts';
-import {
-  httpRequest,
-  runCatalog,
-  runCatalogProcess,
-  type ServeProcess,
-  startServe,
-} from '../../testing/cli.ts';
+import { httpRequest, runCatalog, type ServeProcess, startServe } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 import { WatchedKeyValueStore } from './store.ts';
@@ -235,7 +229,7 @@ describe('catalog serve while keys are issued and revoked', () => {
     try {
       const issued = await Promise.all(
         ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'].map((partner) =>
-          runCatalogProcess(['keys', 'issue', '--partner', partner, '--store', store]),
+          runCatalog(['keys', 'issue', '--partner', partner, '--store', store]),
         ),
       );
       for (const result of issued) expect(result).toMatchObject({ code: 0 });
