@@ -6,8 +6,9 @@
  *   template itself).
  * - {@link sharedAssembly}: the configurations every run synthesizes once, as the app does (cdk-nag and CDK's
  *   CloudFormation validation, whose rule engine costs seconds to start in a process), shared by every infra
- *   test file. testing/infra/global-setup.ts starts them when the run starts: `npm run synth`'s own command (the
- *   README's), and testing/infra/shared-synth.ts for the {@link SHARED} configurations in one process.
+ *   test file (and `readme` by the docs' CDK commands). testing/infra/global-setup.ts starts them when the run
+ *   starts: `npm run synth`'s own command (the README's), and testing/infra/shared-synth.ts for the
+ *   {@link SHARED} configurations in one process; testing/infra/syntheses.ts names them.
  *
  * Every app gets infra/cdk.json's context (the feature flags), as the CDK CLI gives it to the app.
  */
