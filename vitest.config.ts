@@ -14,13 +14,19 @@ const EXCLUDE = ['node_modules/**', 'dist/**', '.catalog/**', 'infra/cdk.out/**'
 const INFRA = ['infra/**/*.test.ts'];
 /**
  * Files that change what the whole process shares while they run, so they run in a process of their own, not
- * in the unit tests' shared workers: the working directory (docs/commands.test.ts; a module first loaded
- * meanwhile keeps it, as esbuild starts its service in the directory it was loaded in), and a module mock
- * (builder/sources/http.test.ts shortens the waits of undici's RetryAgent, a class of a package: a mock another
- * file already loaded in a shared worker would not see, and a package's exports cannot be spied on). A file that
- * counts calls to our own modules spies on their exports instead (app/run.test.ts), in the shared workers.
+ * in the unit tests' shared workers: a module mock (builder/sources/http.test.ts shortens the waits of undici's
+ * RetryAgent, a class of a package: a mock another file already loaded in a shared worker would not see, and a
+ * package's exports cannot be spied on), and the working directory ({@link DOCS}). A file that counts calls to
+ * our own modules spies on their exports instead (app/run.test.ts), in the shared workers.
  */
-const OWN_PROCESS = ['docs/commands.test.ts', 'builder/sources/http.test.ts'];
+const OWN_PROCESS = ['builder/sources/http.test.ts'];
+/**
+ * The commands of the docs: a process of their own, as they change the working directory (a module first loaded
+ * meanwhile keeps it, as esbuild starts its service in the directory it was loaded in), and the project reads
+ * the run's shared syntheses (testing/infra/global-setup.ts): the docs' CDK commands run on the cloud assembly
+ * of the context they give, made once per run for the infra tests and them.
+ */
+const DOCS = ['docs/commands.test.ts'];
 
 export default defineConfig({
   test: {
@@ -50,7 +56,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['**/*.test.ts'],
-          exclude: [...EXCLUDE, ...INFRA, ...OWN_PROCESS],
+          exclude: [...EXCLUDE, ...INFRA, ...OWN_PROCESS, ...DOCS],
           // The command line registers itself with the test harness, so runCatalog runs commands in-process.
           setupFiles: ['testing/vitest.setup.ts', 'cli/vitest.setup.ts'],
           isolate: false,
@@ -63,6 +69,16 @@ export default defineConfig({
           include: OWN_PROCESS,
           exclude: EXCLUDE,
           setupFiles: ['testing/vitest.setup.ts', 'cli/vitest.setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'docs',
+          include: DOCS,
+          exclude: EXCLUDE,
+          setupFiles: ['testing/vitest.setup.ts', 'cli/vitest.setup.ts'],
+          globalSetup: ['testing/infra/global-setup.ts'],
         },
       },
       {

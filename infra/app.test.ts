@@ -11,7 +11,7 @@ import { bundleFunction, GATEWAY_FUNCTIONS } from '../gateway/functions/bundle.t
 import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { ROOT } from '../testing/cli.ts';
 import { runCdk, type ScratchCheckout, scratchCheckout } from '../testing/infra/checkout.ts';
-import { CDK_CONTEXT, sharedAssembly } from '../testing/infra/stacks.ts';
+import { CDK_CONTEXT, SYNTH_V8_FLAGS, sharedAssembly } from '../testing/infra/stacks.ts';
 import { configFromContext } from './config.ts';
 
 /** The repository's default deployment (package.json's `npm run synth` names it). */
@@ -32,7 +32,12 @@ const DEPLOYMENTS = {
     scheduleEnabled: false,
     buildRateMinutes: 15,
   },
-  CatalogWest: { deployment: 'CatalogWest', region: 'eu-west-1', contactAddress: CONTACT },
+  CatalogWest: {
+    deployment: 'CatalogWest',
+    region: 'eu-west-1',
+    account: '123456789012',
+    contactAddress: CONTACT,
+  },
   CatalogLab: {
     deployment: 'CatalogLab',
     region: 'eu-west-1',
@@ -192,21 +197,30 @@ describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in
   const cdk = (args: string[], env: Record<string, string> = {}) =>
     runCdk(checkout, [...args, '--output', join(checkout.scratch, `out-${args.join('-')}`)], env);
 
+  /**
+   * `cdk ls` of the deployment in eu-west-1 with its account, the app as cdk.json runs it (with the V8 flags of
+   * the synthesizing processes) but its modules kept at their paths in the checkout (Node would follow the links to the repository's), so that a stack reading dist/
+   * would read the checkout's stale one; CDK's CloudFormation validation of that placement is nag.test.ts's (a
+   * shared synthesis). One synthesis, read by the two cases after it.
+   */
+  const APP = `node ${SYNTH_V8_FLAGS.join(' ')} --preserve-symlinks --preserve-symlinks-main --import tsx app.ts`;
+  let west: Promise<{ listed: Awaited<ReturnType<typeof cdk>>; dir: string }> | undefined;
+  const listedWest = () => {
+    west ??= cdk(['ls', '-c', 'deployment=CatalogWest', '--app', APP], { CDK_VALIDATION: 'false' }).then(
+      (listed) => ({ listed, dir: join(checkout.scratch, `out-ls--c-deployment=CatalogWest---app-${APP}`) }),
+    );
+    return west;
+  };
+
   // Each case runs the CLI and the app in child processes, each into its own directory, side by side.
   it.concurrent('lists the deployment -c deployment names, and only it, from its file, in its account, with the functions of the checkout’s sources whatever dist/ holds', async ({
     expect,
   }) => {
-    // The app as cdk.json runs it, its modules kept at their paths in the checkout (Node would follow the links
-    // to the repository's), so that a stack reading dist/ would read the checkout's stale one.
-    const app = 'node --preserve-symlinks --preserve-symlinks-main --import tsx app.ts';
-    const listed = await cdk(['ls', '-c', 'deployment=CatalogStaging', '--app', app], {
-      CDK_VALIDATION: 'false',
-    });
+    const { listed, dir } = await listedWest();
     expect(listed.stderr).not.toMatch(/infra:/);
-    expect(listed.stdout).toBe('CatalogStaging\n');
+    expect(listed.stdout).toBe('CatalogWest\nCatalogWest-edge-eu-west-1\n');
     expect(listed.code).toBe(0);
-    const dir = join(checkout.scratch, `out-ls--c-deployment=CatalogStaging---app-${app}`);
-    const template = JSON.parse(await readFile(join(dir, 'CatalogStaging.template.json'), 'utf8')) as {
+    const template = JSON.parse(await readFile(join(dir, 'CatalogWest.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Properties: { FunctionCode?: string } }>;
       Rules: Record<string, { Assertions: { Assert: unknown }[] }>;
     };
@@ -229,10 +243,8 @@ describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in
   it.concurrent('adds the us-east-1 edge stack of a deployment whose file says another region, named after it and its region, and checks both stacks with cdk-nag', async ({
     expect,
   }) => {
-    // CDK's CloudFormation validation of that placement is nag.test.ts's (a shared synthesis).
-    const listed = await cdk(['ls', '-c', 'deployment=CatalogWest'], { CDK_VALIDATION: 'false' });
+    const { listed, dir } = await listedWest();
     expect(listed.stdout).toBe('CatalogWest\nCatalogWest-edge-eu-west-1\n');
-    const dir = join(checkout.scratch, 'out-ls--c-deployment=CatalogWest');
     const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
       artifacts: Record<string, { type: string; environment?: string }>;
     };

@@ -2,10 +2,12 @@
  * A stand-in for the AWS APIs the CDK CLI calls to bootstrap, diff, deploy and destroy, on 127.0.0.1 (the CLI's
  * SDK reaches it through `AWS_ENDPOINT_URL`): STS (the caller's account; no role may be assumed, so the CLI goes on
  * with the caller's credentials, as it says), SSM (the bootstrap version), S3 (the bootstrap bucket takes every
- * asset) and CloudFormation, whose stacks live in memory — a change set executed creates or updates its stack at
- * once, a stack made only for a change set that is deleted (a diff's) goes with it, a deleted stack is gone; the
- * bootstrap stack, once made, has the outputs a deploy reads. Every request is recorded with its action, its stack and the region it was signed
- * for, so a test sees what a command acted on. Test support only: no AWS API has a local peer for these.
+ * asset and keeps it, as a bucket does: an asset one deploy put, a later one finds there and does not send again)
+ * and CloudFormation, whose stacks live in memory — a change set executed creates or updates its stack at once, a
+ * stack made only for a change set that is deleted (a diff's) goes with it, a deleted stack is gone; the bootstrap
+ * stack, once made, has the outputs a deploy reads. Every request is recorded with its action, its stack and the
+ * region it was signed for, so a test sees what a command acted on. Test support only: no AWS API has a local peer
+ * for these.
  */
 import { once } from 'node:events';
 import http from 'node:http';
@@ -60,6 +62,8 @@ export async function startCdkAws(): Promise<CdkAws> {
   const stacks = new Map<string, string>();
   const changeSets = new Set<string>();
   const deleted = new Set<string>();
+  /** The bootstrap bucket's objects (`bucket/key`): their sizes. */
+  const objects = new Map<string, number>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -88,12 +92,28 @@ export async function startCdkAws(): Promise<CdkAws> {
           ),
         );
       if (s3) {
-        if (req.method === 'GET')
+        const [path = '', query = ''] = url.split('?');
+        const [, bucket = '', ...key] = path.split('/');
+        if (req.method === 'GET') {
+          // ListObjectsV2 by prefix (how the CLI asks whether an asset is there already): the objects put so far.
+          const prefix = new URLSearchParams(query).get('prefix') ?? '';
+          const found = [...objects]
+            .filter(([name]) => name.startsWith(`${bucket}/${prefix}`))
+            .map(
+              ([name, size]) =>
+                `<Contents><Key>${name.slice(bucket.length + 1)}</Key><Size>${size}</Size></Contents>`,
+            );
           return send(
             200,
             xml(
-              '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>',
+              `<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${found.join('')}<KeyCount>${found.length}</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>`,
             ),
+          );
+        }
+        if (req.method === 'PUT')
+          objects.set(
+            `${bucket}/${decodeURIComponent(key.join('/'))}`,
+            chunks.reduce((n, c) => n + c.length, 0),
           );
         res.writeHead(200, { etag: '"0"' });
         return res.end();

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join } from 'node:path';
+import { inject } from 'vitest';
 import { KVS_LIVE_BUILD } from '../contract/index.ts';
 import { loadFunction, VIEWER_RESPONSE_RUNTIME } from '../gateway/local/sandbox.ts';
 import {
@@ -38,6 +39,7 @@ import {
   type Word,
 } from './doc-commands.ts';
 import { type CdkResult, runCdk, scratchCheckout } from './infra/checkout.ts';
+import { contextKey, DOC_CONTEXTS, DOC_DEPLOYMENTS, synthesisDone } from './infra/syntheses.ts';
 import { FakeKvs, resolveKvsTestHost } from './kvs.ts';
 import { builtFunctionCode } from './world.ts';
 
@@ -79,7 +81,8 @@ export interface DocWorld {
   readonly cdkAws: CdkAws;
   /**
    * Runs the CDK CLI (`npm run cdk -- …args`) in the checkout: the app synthesizes once per context the docs
-   * give it, as the CLI runs it, offline; the command then runs on that assembly against the AWS stand-in.
+   * give it, as the CLI runs it, offline (once per test run for the contexts of DOC_CONTEXTS, shared with the
+   * infra tests: testing/infra/global-setup.ts); the command then runs on that assembly against the AWS stand-in.
    */
   cdk(args: readonly string[], env: Readonly<Record<string, string>>): Promise<CdkRun>;
   /** Runs `catalog keys …args` on a target with the real command (what a placeholder arranges). */
@@ -91,19 +94,6 @@ export interface DocWorld {
 export interface CdkRun extends CdkResult {
   readonly requests: readonly CdkAwsRequest[];
 }
-
-/**
- * The deployments the docs have a reader declare besides the repository's (infra/README.md, "Two deployments in
- * one account"), as the reader would have written them.
- */
-const DOC_DEPLOYMENTS = {
-  CatalogStaging: {
-    deployment: 'CatalogStaging',
-    region: 'us-east-1',
-    contactAddress: CONTACT_ADDRESS,
-    buildRateMinutes: 15,
-  },
-};
 
 /** The target a command acts on. */
 export type Target = { readonly kind: 'aws' } | { readonly kind: 'local'; readonly store: string };
@@ -266,20 +256,32 @@ export async function startDocWorld(): Promise<DocWorld> {
     ),
   };
   let dirs = 0;
-  /** The cloud assembly the app made for each context the docs give the CLI, by that context. */
+  /**
+   * The cloud assembly the app made for each context the docs give the CLI, by that context: the run's shared
+   * synthesis of it (testing/infra/syntheses.ts, DOC_CONTEXTS), else one made here.
+   */
   const assemblies = new Map<string, Promise<CdkRun & { readonly dir: string }>>();
   const synthesized = (context: readonly string[]) => {
-    const key = JSON.stringify([...context].sort());
+    const key = contextKey(context);
     let made = assemblies.get(key);
     if (!made) {
+      const shared = DOC_CONTEXTS[key];
       const out = join(checkout.scratch, `assembly-${assemblies.size}`);
-      made = runCdk(checkout, [
-        'synth',
-        '--quiet',
-        ...context.flatMap((pair) => ['-c', pair]),
-        '--output',
-        out,
-      ]).then((result) => ({ ...result, requests: [], dir: out }));
+      made = shared
+        ? synthesisDone(inject('infraSynthDir'), shared).then(({ code, output, outdir }) => ({
+            code,
+            stdout: '',
+            stderr: output,
+            requests: [],
+            dir: outdir,
+          }))
+        : runCdk(checkout, [
+            'synth',
+            '--quiet',
+            ...context.flatMap((pair) => ['-c', pair]),
+            '--output',
+            out,
+          ]).then((result) => ({ ...result, requests: [], dir: out }));
       assemblies.set(key, made);
     }
     return made;

@@ -6,8 +6,9 @@
  *   template itself).
  * - {@link sharedAssembly}: the configurations every run synthesizes once, as the app does (cdk-nag and CDK's
  *   CloudFormation validation, whose rule engine costs seconds to start in a process), shared by every infra
- *   test file. testing/infra/global-setup.ts starts them when the run starts: `npm run synth`'s own command (the
- *   README's), and testing/infra/shared-synth.ts for the {@link SHARED} configurations in one process.
+ *   test file (and `readme` by the docs' CDK commands). testing/infra/global-setup.ts starts them when the run
+ *   starts: `npm run synth`'s own command (the README's), and testing/infra/shared-synth.ts for the
+ *   {@link SHARED} configurations in one process; testing/infra/syntheses.ts names them.
  *
  * Every app gets infra/cdk.json's context (the feature flags), as the CDK CLI gives it to the app.
  */
@@ -15,11 +16,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Template } from 'aws-cdk-lib/assertions';
 import { App, Validations } from 'aws-cdk-lib/core';
 import { inject } from 'vitest';
 import { CatalogStack, type CatalogStackProps } from '../../infra/stack.ts';
+import { type SharedName, synthesisDone, withContact } from './syntheses.ts';
 
 const CDK_JSON = JSON.parse(readFileSync(new URL('../../infra/cdk.json', import.meta.url), 'utf8')) as {
   app: string;
@@ -32,88 +33,16 @@ export const CDK_CONTEXT = CDK_JSON.context;
 /** infra/cdk.json's app: the command the CDK CLI runs (through a shell, in infra/) to synthesize. */
 export const CDK_APP = CDK_JSON.app;
 
-/**
- * V8 flags for the processes that synthesize (Node's, before tsx's loader): garbage collection on the main thread
- * only, and WebAssembly compiled once by the baseline compiler. A synthesis makes a large heap of small objects
- * whose collection costs more CPU spread over helper threads than on the main thread alone, and CDK's validation
- * runs a 9 MB WebAssembly module for seconds: optimizing it again costs more than it saves. The same
- * templates and reports either way; about a third less CPU for the process (measured with `time`).
- */
-export const SYNTH_V8_FLAGS = ['--single-threaded-gc', '--liftoff-only'];
-
-/**
- * The contact address of the stacks the tests build when they name none (a deployment file must name one; an
- * address at a domain reserved for examples would add the rule that refuses to deploy it).
- */
-export const TEST_CONTACT_ADDRESS = 'api-keys@trainingplans.app';
-
-/** The props with the test contact address when they give none. */
-export function withContact(props: CatalogStackProps): CatalogStackProps {
-  return props.contactAddress === undefined ? { ...props, contactAddress: TEST_CONTACT_ADDRESS } : props;
-}
-
-/** The longest stack name the settings accept (48 characters). */
-export const LONGEST_STACK_NAME = 'TrainingPlanCatalog-Production-Partners-Europe-1';
-
-const ACCOUNT = '123456789012';
-
-/** A configuration synthesized once per run: the stack's name, its props, and whether cdk-nag's acknowledgements apply. */
-export interface SharedConfiguration {
-  readonly stackName: string;
-  readonly props: CatalogStackProps;
-  /** Without the stack's acknowledgements and without CDK's validation: what cdk-nag finds on its own. */
-  readonly bare?: true;
-  /** Instead of the stack, one resource whose name is one character over its service's limit. */
-  readonly overlong?: true;
-}
-
-/** The configurations synthesized once per run besides `npm run synth`'s (`readme`). */
-export const SHARED = {
-  // What the CDK CLI gives the app on a machine without credentials: `npm run synth`'s, validated here.
-  'the default stack in us-east-1, as npm run synth has it': {
-    stackName: 'TrainingPlanCatalog',
-    props: { env: { region: 'us-east-1' } },
-  },
-  'longest name, no region': { stackName: LONGEST_STACK_NAME, props: {} },
-  'longest name, eu-west-1 with its us-east-1 edge stack': {
-    stackName: LONGEST_STACK_NAME,
-    props: { env: { account: ACCOUNT, region: 'eu-west-1' } },
-  },
-  'us-east-1 with the rate limit and additional metrics': {
-    stackName: 'TrainingPlanCatalog',
-    props: {
-      env: { account: ACCOUNT, region: 'us-east-1' },
-      rateLimitPerKey: 1000,
-      additionalCloudFrontMetrics: true,
-    },
-  },
-  'every option: domain, access logs, VPC, given secret, rate limit, canary': {
-    stackName: 'TrainingPlanCatalog',
-    props: {
-      domainName: 'catalog.example.com',
-      certificateArn: `arn:aws:acm:us-east-1:${ACCOUNT}:certificate/0f2b1c3d-1111-2222-3333-444455556666`,
-      accessLogging: true,
-      vpcId: 'vpc-0123456789abcdef0',
-      subnetIds: ['subnet-0123456789abcdef0'],
-      sourceSecretArn: `arn:aws:secretsmanager:eu-west-1:${ACCOUNT}:secret:catalog/source-AbCdEf`,
-      monitoringKeySecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:TrainingPlanCatalog/monitoring-key-AbCdEf`,
-      rateLimitPerKey: 500,
-    },
-  },
-  'access logs to a named bucket': {
-    stackName: 'TrainingPlanCatalog',
-    props: { accessLogging: true, accessLogBucketName: 'ops-logs-bucket' },
-  },
-  'longest name, no region, without the acknowledgements': {
-    stackName: LONGEST_STACK_NAME,
-    props: {},
-    bare: true,
-  },
-  'a name over its limit': { stackName: 'Overlong', props: {}, overlong: true },
-} as const satisfies Record<string, SharedConfiguration>;
-
-/** The name of a shared synthesis: `readme` (`npm run synth`) or one of {@link SHARED}. */
-export type SharedName = 'readme' | keyof typeof SHARED;
+export {
+  LONGEST_STACK_NAME,
+  SHARED,
+  type SharedConfiguration,
+  type SharedName,
+  SYNTH_V8_FLAGS,
+  type SynthDone,
+  TEST_CONTACT_ADDRESS,
+  withContact,
+} from './syntheses.ts';
 
 /** A cloud assembly as a test reads it. */
 export interface Assembly {
@@ -137,19 +66,6 @@ export interface NagViolation {
   readonly severity?: string;
 }
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** Where testing/infra/global-setup.ts has the shared syntheses write (`<name>/`, then `<name>.done.json`). */
-    infraSynthDir: string;
-  }
-}
-
-/** What a shared synthesis left when it ended: its exit code and output. */
-export interface SynthDone {
-  readonly code: number;
-  readonly output: string;
-}
-
 const assemblies = new Map<SharedName, Promise<Assembly>>();
 
 /**
@@ -166,19 +82,9 @@ export function sharedAssembly(name: SharedName): Promise<Assembly> {
 }
 
 async function readShared(name: SharedName): Promise<Assembly> {
-  const dir = inject('infraSynthDir');
-  const doneFile = join(dir, `${name}.done.json`);
-  let done: SynthDone | undefined;
-  // The synthesizing process writes the file when it ends; there is nothing to wait on but the file.
-  while (!done) {
-    done = await readFile(doneFile, 'utf8').then(
-      (text) => JSON.parse(text) as SynthDone,
-      () => undefined,
-    );
-    if (!done) await sleep(100);
-  }
+  const done = await synthesisDone(inject('infraSynthDir'), name);
   if (done.code !== 0) throw new Error(`the ${name} synthesis failed (exit ${done.code}):\n${done.output}`);
-  return readAssembly(join(dir, name), done.output);
+  return readAssembly(done.outdir, done.output);
 }
 
 /** Reads a cloud assembly: its templates, the validation report's violations and the acknowledgements. */
