@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { satisfies } from 'semver';
 import { describe, expect, it } from 'vitest';
 import { PROBE_CASES, plannedRequests } from '../app/check-rows.ts';
-import { planResponseCases } from '../app/verify-function.ts';
+import { planResponseCases, TEST_CONCURRENCY } from '../app/verify-function.ts';
 import { DISCIPLINES } from '../contract/index.ts';
 import { MARKED_SUFFIX, PARTNER_ORIGIN, REQUEST_CASES } from '../gateway/cases.ts';
 import { ROOT } from '../testing/cli.ts';
@@ -71,6 +71,7 @@ describe('the request-case table, as the documents count it', () => {
       [REQUEST_CASES.length],
     ]);
     expect(stated('infra/README.md', /origin and comes back below 400 \((\d+)\)/)).toEqual([[responseCases]]);
+    expect(read('infra/README.md')).toContain(`\`TestFunction\` ${wordOf(TEST_CONCURRENCY)} at a time`);
     // bench:release's count of the calls: the probe of the store, then both functions' cases.
     expect(stated('infra/README.md', /`TestFunction` (\d+) \(1 probe \+ (\d+) \+ (\d+)\)/)).toEqual([
       [1 + REQUEST_CASES.length + responseCases, REQUEST_CASES.length, responseCases],
