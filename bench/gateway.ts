@@ -12,16 +12,16 @@
  * second, the edge's first turn measured 0.63–0.67 of the bare server, the later ones 0.83–1.00).
  * Both servers write what they write (the edge its access log, to a file); the client reads only the answers.
  * Prints the figures; asserts nothing.
+ *
+ *   npm run bench:gateway [-- --rows 1060 --seconds 10 --rounds 5 --warm-seconds 4 --calls 10000]
  */
 import { spawn } from 'node:child_process';
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { writeFlatBuild } from '../app/build-output.ts';
 import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
-import { DEFAULT_LINKS } from '../builder/model.ts';
-import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import type { PlanSource } from '../builder/source.ts';
+import { catalogFile } from '../contract/index.ts';
 import { generateRows } from '../fixtures/generate.ts';
 import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { viewerRequestEvent } from '../gateway/local/event.ts';
@@ -29,14 +29,23 @@ import { loadFunction } from '../gateway/local/sandbox.ts';
 import { WatchedKeyValueStore } from '../gateway/local/store.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { issueKey } from '../keys/manage.ts';
-import { CATALOG_BIN, ROOT, scratchDir } from '../testing/cli.ts';
-import { buildCatalog } from '../testing/plans.ts';
+import { CATALOG_BIN, localTargetEnv, ROOT, runCatalog, scratchDir } from '../testing/cli.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const ROUNDS = 5;
+const { values } = parseArgs({
+  options: {
+    // Generated rows (about 5 % are unpublished or unapproved: 1,060 rows make a catalog of about 1,000 plans).
+    rows: { type: 'string', default: '1060' },
+    seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '10' },
+    rounds: { type: 'string', default: '5' },
+    'warm-seconds': { type: 'string', default: '4' },
+    calls: { type: 'string', default: '10000' },
+  },
+});
+const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
 /** Load on each server before the turns (the JIT compiler's warm-up). */
-const WARM_SECONDS = 4;
-const CALLS = 10_000;
+const WARM_SECONDS = Number(values['warm-seconds']);
+const CALLS = Number(values.calls);
 
 /** µs per call, the best of {@link ROUNDS} turns taken alternately with the other handler. */
 async function perCall(runs: readonly (() => Promise<unknown>)[]): Promise<number[]> {
@@ -104,29 +113,25 @@ async function startServer(
 
 const { dir, remove } = await scratchDir('catalog-bench-gateway-');
 try {
-  // A 1,000-plan catalog and a key.
-  const rows = [...generateRows(1_060, 7)];
-  const source: PlanSource = {
-    name: 'generated',
-    batches: async function* () {
-      yield rows;
-    },
-  };
-  const result = await buildCatalog(source, {
-    links: DEFAULT_LINKS,
-    skipInvalid: false,
-    now: new Date(),
-    openapiTemplate: OPENAPI_TEMPLATE,
-    contactAddress: LOCAL_CONTACT_ADDRESS,
+  // A 1,000-plan catalog, published to a local origin and store as `catalog serve` serves them, and a key.
+  const source = join(dir, 'source.json');
+  await writeFile(source, JSON.stringify([...generateRows(Number(values.rows), 7)]));
+  const work = join(dir, 'deployment');
+  const published = await runCatalog(['publish'], {
+    env: localTargetEnv(work, { CATALOG_SOURCE: source, CATALOG_MIN_RATIO: '0' }),
   });
-  const origin = join(dir, 'origin');
-  await writeFlatBuild(origin, result);
-  const storePath = join(dir, 'kvs.json');
-  const { key } = await issueKey(new FileKeyValueStore(storePath, { create: true }), {
-    partner: 'bench',
-    now: new Date(),
-  });
-  const plans = result.counts.running + result.counts.strength;
+  if (published.code !== 0) throw new Error(`catalog publish failed: ${published.stderr}`);
+  const { buildId } = JSON.parse(published.stdout.trim()) as { buildId: string };
+  const origin = join(work, 'origin');
+  const runningFile = join(origin, 'builds', buildId, catalogFile('running'));
+  const storePath = join(work, 'kvs.json');
+  const { key } = await issueKey(new FileKeyValueStore(storePath), { partner: 'bench', now: new Date() });
+  const plans = (
+    JSON.parse(await readFile(join(origin, 'builds', buildId, catalogFile('all')), 'utf8')) as {
+      plans: unknown[];
+    }
+  ).plans.length;
+  const runningBytes = (await readFile(runningFile)).length;
 
   // 1. Bundle sizes.
   const bundles: Record<string, string> = {};
@@ -155,10 +160,7 @@ try {
   ];
 
   // 3. Throughput: each server in its own process, measured in turns.
-  const bare = await startServer(
-    ['-e', BARE_SERVER, join(origin, 'catalog-running.json')],
-    join(dir, 'bare.log'),
-  );
+  const bare = await startServer(['-e', BARE_SERVER, runningFile], join(dir, 'bare.log'));
   const edge = await startServer(
     [CATALOG_BIN, 'serve', '--port', '0', '--origin', origin, '--store', storePath],
     join(dir, 'edge.log'),
@@ -187,7 +189,7 @@ try {
 
   const mb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
   console.log(
-    `bench:gateway — ${process.version}, ${plans} plans (catalog-running.json ${mb(result.objects.find((o) => o.key === 'catalog-running.json')?.size ?? 0)})`,
+    `bench:gateway — ${process.version}, ${plans} plans (catalog-running.json ${mb(runningBytes)})`,
   );
   for (const [name, code] of Object.entries(bundles))
     console.log(`  bundle ${name}.js: ${Buffer.byteLength(code)} bytes (limit 10240, aim 4096)`);

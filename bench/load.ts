@@ -4,7 +4,7 @@
  * Every answer is tallied against the status its request must get: the counts must match exactly. Prints
  * req/s, p50/p99 latency, the counts, and the server's RSS at start and end (growth target < 10%).
  *
- *   npm run bench:load [-- --seconds 60]
+ *   npm run bench:load [-- --seconds 60 --warm-seconds 3]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,10 @@ import { startServe } from '../testing/cli.ts';
 import { createTestWorld, etagOf } from '../testing/world.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '60' } },
+  options: {
+    seconds: { type: 'string', default: process.env.BENCH_SECONDS ?? '60' },
+    'warm-seconds': { type: 'string', default: '3' },
+  },
 });
 const seconds = Number(values.seconds);
 
@@ -72,7 +75,10 @@ try {
 
   // Warm up (JIT, caches, compression of nothing), then measure.
   await new Promise((resolve) =>
-    autocannon({ url: server.url, connections: 4, duration: 3, requests: templates }, resolve),
+    autocannon(
+      { url: server.url, connections: 4, duration: Number(values['warm-seconds']), requests: templates },
+      resolve,
+    ),
   );
   const rssStart = rss();
   const result = await new Promise<autocannon.Result>((resolve, reject) =>

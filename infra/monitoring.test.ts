@@ -618,4 +618,33 @@ describe('infra/README.md’s alarm table', () => {
         .sort(),
     ).toEqual(documented.map(([id]) => id).sort());
   });
+
+  it('counts the alarms and alarm metrics in the cost table as the template has them', async () => {
+    const readme = (await readFile(join(ROOT, 'infra', 'README.md'), 'utf8')).replace(/\s*\n\s*/g, ' ');
+    const s = await synth({
+      env: { account: ACCOUNT, region: 'us-east-1' },
+      monitoringKeySecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:TrainingPlanCatalog/monitoring-key-AbCdEf`,
+    });
+    // CloudWatch prices an alarm by the metrics it reads: one, each metric of its expression, and an anomaly
+    // band's two edges on top of each metric it is drawn around.
+    const metricsOf = (properties: Record<string, unknown>) => {
+      const queries = properties.Metrics as { MetricStat?: unknown; Expression?: string }[] | undefined;
+      if (!queries) return 1;
+      const read = queries.filter((query) => query.MetricStat).length;
+      return queries.some((query) => query.Expression?.includes('ANOMALY_DETECTION_BAND')) ? 3 * read : read;
+    };
+    const alarms = Object.entries(alarmsOf(s.template));
+    const canary = alarms.filter(([id]) => id.startsWith('Conformance'));
+    const stack = alarms.filter(([id]) => !id.startsWith('Conformance'));
+    const count = (list: typeof alarms) => [
+      list.length,
+      list.reduce((sum, [, resource]) => sum + metricsOf(resource.Properties), 0),
+    ];
+    const [, stackAlarms, stackMetrics] =
+      /\| CloudWatch +\| (\d+) alarms, (\d+) alarm metrics/.exec(readme)?.map(Number) ?? [];
+    expect([stackAlarms, stackMetrics]).toEqual(count(stack));
+    const [, canaryAlarms, canaryMetrics] =
+      /\| the canary: CloudWatch +\|.*? (\d+) alarms \((\d+) alarm metrics/.exec(readme)?.map(Number) ?? [];
+    expect([canaryAlarms, canaryMetrics]).toEqual(count(canary));
+  });
 });
