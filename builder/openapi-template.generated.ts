@@ -590,13 +590,13 @@ components:
           type: string
           minLength: 1
           maxLength: 150
-          description: "At most 150 characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two)."
+          description: "At most 150 characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two), trimmed; never a control character or a bidirectional embedding, override or isolate character (U+202A–U+202E, U+2066–U+2069)."
         summary:
           anyOf:
             - type: string
               maxLength: 500
             - type: "null"
-          description: One- or two-sentence description, at most 500 characters (counted as \`title\` is).
+          description: One- or two-sentence description, at most 500 characters (counted as \`title\` is), trimmed; the characters \`title\` never holds, but tabs and line breaks.
         coverUrl:
           anyOf:
             - type: string

@@ -141,9 +141,9 @@ export interface components {
              * @description UUID in lowercase. Stable; safe to store as a foreign key.
              */
             id: string;
-            /** @description At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two). */
+            /** @description At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two), trimmed; never a control character or a bidirectional embedding, override or isolate character (U+202A–U+202E, U+2066–U+2069). */
             title: string;
-            /** @description One- or two-sentence description, at most 500 characters (counted as `title` is). */
+            /** @description One- or two-sentence description, at most 500 characters (counted as `title` is), trimmed; the characters `title` never holds, but tabs and line breaks. */
             summary: string | null;
             /** @description Public image URL (https; only a local development stack serves its own covers over http on a loopback host); null when the plan has no cover, and clients render a fallback. */
             coverUrl: string | null;
