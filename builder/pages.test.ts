@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { htmlUnescape } from 'escape-goat';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../contract/errors.ts';
-import { PAGE_CSP, PAGE_SECURITY_HEADERS, PAGE_STYLE_HASH } from '../contract/index.ts';
+import { PAGE_CSP, PAGE_SECURITY_HEADERS, PAGE_STYLE_HASH, PAGE_STYLESHEET } from '../contract/index.ts';
 import {
   HOSTILE_TEXT,
   hostileRows,
@@ -13,7 +13,7 @@ import {
   UNPUBLISHABLE_TEXT,
 } from '../testing/pages.ts';
 import { COVER_URL_MAX_LENGTH, type Plan, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
-import { PAGE_STYLESHEET, renderNotFoundPage, renderPlanPage } from './pages.ts';
+import { renderNotFoundPage, renderPlanPage } from './pages.ts';
 
 /** The decoded text of the first element matching `open` (e.g. `<h1 dir="auto">`) up to `</tag>`. */
 function elementText(page: string, open: string, tag: string): string | undefined {
