@@ -93,8 +93,10 @@ paths:
       operationId: getHomePage
       summary: The home page (HTML, for people)
       description: |
-        What this service is, where this document is, and how partners get a key: for a person who opened the
-        service's address. No key needed (a key, even a wrong one, is ignored), and the query string is ignored.
+        What this service is, how to call it (the path, the key's header, the discipline parameter) and where
+        partners ask for a key (the operator's contact address), with a link to download this document: for a
+        person who opened the service's address. No key needed (a key, even a wrong one, is ignored), and the
+        query string is ignored.
       security: []
       responses:
         '200': { $ref: '#/components/responses/HomePage' }
@@ -485,8 +487,9 @@ components:
           schema: { type: string }
     HomePage:
       description: |
-        The home page: what this service is, a link to this document, and how partners get a key. The service
-        answers it itself, the same everywhere. A HEAD answer has the same headers and no body.
+        The home page: what this service is, how to call it, where partners ask for a key (the operator's contact
+        address) and a link to download this document. The service answers it itself, the same everywhere. A
+        HEAD answer has the same headers and no body.
       headers:
         Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
