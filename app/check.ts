@@ -19,6 +19,7 @@ import {
   newLearned,
   notServed,
   prepareCase,
+  type Step,
   shownRequest,
   withoutKeys,
 } from './check-rows.ts';
@@ -32,6 +33,8 @@ export type { CheckReport } from './check-rows.ts';
 export type CheckOptions = Omit<CheckSettings, 'forged' | 'now'> & {
   readonly timeoutMs: number;
   readonly deadlineMs: number;
+  /** The rows to run, in their order (default: every row, {@link checkSteps}; a partner's: `partnerSteps`). */
+  readonly steps?: readonly Step[];
 };
 
 /** The methods the service answers, and the ones the table checks are refused. */
@@ -109,7 +112,7 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckRepor
     request.target.includes(settings.key) ||
     request.headers.some(([, value]) => value.includes(settings.key));
   try {
-    for (const step of checkSteps()) {
+    for (const step of options.steps ?? checkSteps()) {
       const name = step.kind === 'catalog' ? step.row.name : step.testCase.name;
       if (deadline.aborted) {
         deadlineReached = true;
