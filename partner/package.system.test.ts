@@ -146,19 +146,65 @@ describe('the partner kit as an npm package, every command of its README run as 
     return runProcess('sh', ['-c', filled(command)], { cwd, env: partnerEnv(exported) });
   };
 
+  /**
+   * A proxy process started by `file args` in the partner's project (in a process group of its own with `group`:
+   * `sh` and `npx` stopped with the proxy they start), once it listens and serves a first copy: its address,
+   * what it wrote on stderr, and `stop`, which sends SIGTERM and resolves with the exit code.
+   */
+  async function runningProxy(
+    file: string,
+    args: readonly string[],
+    options: { readonly env: NodeJS.ProcessEnv; readonly group?: boolean },
+  ) {
+    const child = spawn(file, args, {
+      cwd: project,
+      env: options.env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: options.group === true,
+    });
+    const signal = (name: NodeJS.Signals) =>
+      options.group ? process.kill(-(child.pid as number), name) : child.kill(name);
+    const killOnExit = () => signal('SIGKILL');
+    process.once('exit', killOnExit);
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    // A program that cannot be started (not installed) ends the wait below, saying why.
+    child.once('error', (error) => {
+      stderr += `${error.message}\n`;
+    });
+    const exited = once(child, 'exit');
+    const stop = async () => {
+      if (child.exitCode === null) signal('SIGTERM');
+      const [code] = await exited;
+      process.off('exit', killOnExit);
+      return code as number | null;
+    };
+    const url = await until(
+      () =>
+        /catalog-proxy: listening on (http:\/\/\S+)/.exec(stderr)?.[1] ??
+        (child.exitCode !== null || child.pid === undefined),
+      'the proxy to listen',
+    );
+    if (typeof url !== 'string') {
+      process.off('exit', killOnExit);
+      throw new Error(`the proxy did not start: ${stderr}`);
+    }
+    await until(
+      async () => (await httpRequest(url, { method: 'GET', target: '/healthz' })).status === 200,
+      'the first copy',
+    );
+    return { url, stderr: () => stderr, stop };
+  }
+
   beforeAll(async () => {
     readme = await readFile(join(KIT, 'README.md'), 'utf8');
     version = (JSON.parse(await readFile(join(KIT, 'package.json'), 'utf8')) as { version: string }).version;
     const port = await freePort();
     world = await createTestWorld({ baseUrl: `http://127.0.0.1:${port}` });
-    serve = await startServe([
-      '--origin',
-      world.originDir,
-      '--store',
-      world.stores.plain,
-      '--port',
-      String(port),
-    ]);
+    const origin = ['--origin', world.originDir, '--store', world.stores.plain];
+    serve = await startServe([...origin, '--port', String(port)]);
     scratch = await scratchDir('catalog-partner-package-');
     project = join(scratch.dir, 'project');
     await mkdir(join(project, 'vendor'), { recursive: true });
@@ -245,32 +291,12 @@ describe('the partner kit as an npm package, every command of its README run as 
     // The export before it in the README.
     await sh('export CATALOG_PARTNER_KEY=tpc_…');
     ran.add(start as string);
-    // Its own process group: npx and the proxy it starts are stopped together.
-    const proxy = spawn('sh', ['-c', filled(start as string)], {
-      cwd: project,
+    const proxy = await runningProxy('sh', ['-c', filled(start as string)], {
       env: partnerEnv(exported),
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
+      group: true,
     });
-    const stop = () => process.kill(-(proxy.pid as number), 'SIGTERM');
-    process.once('exit', stop);
-    let stderr = '';
-    proxy.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const exited = once(proxy, 'exit');
     try {
-      const url = await until(
-        () => /catalog-proxy: listening on (http:\/\/\S+)/.exec(stderr)?.[1] ?? proxy.exitCode !== null,
-        'the proxy to listen',
-      );
-      expect(url, stderr).toMatch(/^http:/);
-      const base = String(url);
-      await until(
-        async () => (await httpRequest(base, { method: 'GET', target: '/healthz' })).status === 200,
-        'the first copy',
-      );
-      expect((await httpRequest(base, { method: 'GET', target: '/plans.json' })).body).toEqual(
+      expect((await httpRequest(proxy.url, { method: 'GET', target: '/plans.json' })).body).toEqual(
         world.objects.all,
       );
       // The copy is saved where --cache-file says.
@@ -278,46 +304,30 @@ describe('the partner kit as an npm package, every command of its README run as 
         JSON.parse(await readFile(join(scratch.dir, 'var/lib/catalog/cache.json'), 'utf8')),
       ).toMatchObject({ body: world.objects.all.toString() });
     } finally {
-      stop();
-      await exited;
-      process.off('exit', stop);
+      await proxy.stop();
     }
-    expect(stderr).not.toContain(world.keys.valid);
+    expect(proxy.stderr()).not.toContain(world.keys.valid);
   });
 
   it('runs node_modules/.bin/catalog-proxy as a service manager would: SIGTERM reaches it, exit 0', async () => {
     const key = world.keys.valid;
-    const proxy = spawn(
+    const proxy = await runningProxy(
       join(project, 'node_modules/.bin/catalog-proxy'),
       ['--upstream', serve.url, '--port', '0', '--cache-file', 'cache.json'],
-      { cwd: project, env: partnerEnv({ CATALOG_PARTNER_KEY: key }), stdio: ['ignore', 'ignore', 'pipe'] },
+      { env: partnerEnv({ CATALOG_PARTNER_KEY: key }) },
     );
-    const killOnExit = () => proxy.kill('SIGKILL');
-    process.once('exit', killOnExit);
-    let stderr = '';
-    proxy.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const exited = once(proxy, 'exit');
+    let code: number | null = null;
     try {
-      const url = await until(
-        () => /catalog-proxy: listening on (http:\/\/\S+)/.exec(stderr)?.[1] ?? proxy.exitCode !== null,
-        'the proxy to listen',
-      );
-      const base = String(url);
-      await until(
-        async () => (await httpRequest(base, { method: 'GET', target: '/healthz' })).status === 200,
-        'the first copy',
-      );
-      const running = await httpRequest(base, { method: 'GET', target: '/plans.json?discipline=running' });
+      const running = await httpRequest(proxy.url, {
+        method: 'GET',
+        target: '/plans.json?discipline=running',
+      });
       expect(running.body).toEqual(world.objects.running);
     } finally {
-      proxy.kill('SIGTERM');
-      const [code] = await exited;
-      process.off('exit', killOnExit);
-      expect(code, stderr).toBe(0);
+      code = await proxy.stop();
     }
-    expect(stderr).not.toContain(key);
+    expect(code, proxy.stderr()).toBe(0);
+    expect(proxy.stderr()).not.toContain(key);
   });
 
   it('checks the service with the README’s catalog-check and the key it exports: every row passes, the key is never printed', async () => {
