@@ -44,7 +44,7 @@ export const VARIANTS = { br: '.br', gzip: '.gz' } as const;
 
 /**
  * The paths the gateway serves besides the plan pages (for people, under {@link PAGE_PATH_PREFIX}): the two of
- * the API, and the home page at the root, for people who arrive at the service's address ({@link HOME_PAGE}).
+ * the API, and the home page at the root, for people who arrive at the service's address ({@link homePage}).
  */
 export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml', home: '/' } as const;
 
@@ -330,32 +330,32 @@ export const PAGE_SECURITY_HEADERS = {
 /**
  * The pages' one stylesheet, allowed by its SHA-256 ({@link PAGE_STYLE_HASH}; a test fails when the two
  * disagree): the plan pages' (builder/pages.ts) and the home page's. No style attributes anywhere (the policy
- * would block them). Joined once, by a call marked pure, so a bundle that writes no page leaves it out.
+ * would block them). One rule a line, joined by the bundler into one string (a bundle that writes no page
+ * leaves it out).
  */
-export const PAGE_STYLESHEET: string = /* @__PURE__ */ [
-  ':root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--text:#17191c;--muted:#4b5260;--line:#d5d9df;--accent:#0a58ca;--on-accent:#fff}',
-  '@media (prefers-color-scheme:dark){:root{--bg:#121417;--card:#1c2026;--text:#eceef1;--muted:#b7bec9;--line:#363d47;--accent:#8cb8ff;--on-accent:#0b1220}}',
-  '*{box-sizing:border-box}',
-  'body{margin:0;background:var(--bg);color:var(--text);font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}',
-  'header,main{max-width:40rem;margin:0 auto;padding:0 1rem}',
-  'header p{margin:0;padding:1rem 0 .75rem;font-weight:600;color:var(--muted)}',
-  'article{background:var(--card);border:1px solid var(--line);border-radius:1rem;overflow:hidden;margin-bottom:2rem}',
-  '.cover{position:relative;overflow:hidden;display:flex;align-items:center;justify-content:center;width:100%;aspect-ratio:16/9;background:linear-gradient(135deg,#1f3b73,#5a3d8c)}',
-  '.cover.running{background:linear-gradient(135deg,#0f5c4d,#2b6cb0)}',
-  '.cover svg{width:28%;height:auto}',
-  '.cover img{position:absolute;top:-20px;left:-20px;width:calc(100% + 40px);height:calc(100% + 40px);object-fit:cover}',
-  '.text{padding:1.25rem 1.25rem 1.5rem}',
-  'h1{font-size:1.625rem;line-height:1.25;margin:0 0 .5rem}',
-  'h1,p{overflow-wrap:anywhere}',
-  '.summary{margin:0 0 1.25rem}',
-  'dl{display:grid;grid-template-columns:repeat(auto-fit,minmax(8.5rem,1fr));gap:.75rem 1rem;margin:0 0 1.5rem}',
-  'dl div{border-top:1px solid var(--line);padding-top:.5rem}',
-  'dt{font-size:.875rem;color:var(--muted)}',
-  'dd{margin:0;font-weight:600}',
-  '.open{display:inline-block;padding:.75rem 1.25rem;border-radius:.5rem;background:var(--accent);color:var(--on-accent);font-weight:600;text-decoration:none}',
-  '.open:focus-visible{outline:3px solid var(--text);outline-offset:3px}',
-  '.note{margin:.75rem 0 0;font-size:.9375rem;color:var(--muted)}',
-].join('');
+export const PAGE_STYLESHEET =
+  ':root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--text:#17191c;--muted:#4b5260;--line:#d5d9df;--accent:#0a58ca;--on-accent:#fff}' +
+  '@media (prefers-color-scheme:dark){:root{--bg:#121417;--card:#1c2026;--text:#eceef1;--muted:#b7bec9;--line:#363d47;--accent:#8cb8ff;--on-accent:#0b1220}}' +
+  '*{box-sizing:border-box}' +
+  'body{margin:0;background:var(--bg);color:var(--text);font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}' +
+  'header,main{max-width:40rem;margin:0 auto;padding:0 1rem}' +
+  'header p{margin:0;padding:1rem 0 .75rem;font-weight:600;color:var(--muted)}' +
+  'article{background:var(--card);border:1px solid var(--line);border-radius:1rem;overflow:hidden;margin-bottom:2rem}' +
+  '.cover{position:relative;overflow:hidden;display:flex;align-items:center;justify-content:center;width:100%;aspect-ratio:16/9;background:linear-gradient(135deg,#1f3b73,#5a3d8c)}' +
+  '.cover.running{background:linear-gradient(135deg,#0f5c4d,#2b6cb0)}' +
+  '.cover svg{width:28%;height:auto}' +
+  '.cover img{position:absolute;top:-20px;left:-20px;width:calc(100% + 40px);height:calc(100% + 40px);object-fit:cover}' +
+  '.text{padding:1.25rem 1.25rem 1.5rem}' +
+  'h1{font-size:1.625rem;line-height:1.25;margin:0 0 .5rem}' +
+  'h1,p{overflow-wrap:anywhere}' +
+  '.summary{margin:0 0 1.25rem}' +
+  'dl{display:grid;grid-template-columns:repeat(auto-fit,minmax(8.5rem,1fr));gap:.75rem 1rem;margin:0 0 1.5rem}' +
+  'dl div{border-top:1px solid var(--line);padding-top:.5rem}' +
+  'dt{font-size:.875rem;color:var(--muted)}' +
+  'dd{margin:0;font-weight:600}' +
+  '.open{display:inline-block;padding:.75rem 1.25rem;border-radius:.5rem;background:var(--accent);color:var(--on-accent);font-weight:600;text-decoration:none}' +
+  '.open:focus-visible{outline:3px solid var(--text);outline-offset:3px}' +
+  '.note{margin:.75rem 0 0;font-size:.9375rem;color:var(--muted)}';
 
 /** The site's name, in the banner of every page (and a plan page's `og:site_name`). */
 export const PAGE_SITE_NAME = 'Training Plans';
@@ -414,14 +414,7 @@ export function homePage(contact: string): string {
   );
 }
 
-/**
- * The home page as the viewer-request bundle holds it: its contact address is {@link CONTACT_PLACEHOLDER}, which
- * whatever runs the bundle fills in first (gateway/functions/contact.ts). Made by a function marked pure, so only
- * the bundle that answers it carries it.
- */
-export const HOME_PAGE: string = /* @__PURE__ */ homePage(CONTACT_PLACEHOLDER);
-
-/** The headers of the home page ({@link HOME_PAGE}), which the viewer-request function sets itself. */
+/** The headers of the home page ({@link homePage}), which the viewer-request function sets itself. */
 export const HOME_HEADERS = /* @__PURE__ */ Object.assign({}, PAGE_SECURITY_HEADERS, {
   'content-type': HTML_TYPE,
   'cache-control': CACHEABLE,
