@@ -8,12 +8,14 @@ import { DEFAULT_LINKS } from '../builder/model.ts';
 import { CatalogError, ConfigError, settingRef } from '../contract/errors.ts';
 import {
   BUILDS_PREFIX,
+  type CanaryBeat,
   KVS_LIVE_BUILD,
+  LogValue,
   MANIFEST,
   MONITORING_PARTNER,
   ORIGIN_FILES,
 } from '../contract/index.ts';
-import { isAlive } from '../keys/file-store.ts';
+import { isAlive } from '../files/alive.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import { LOCAL_STACK, localStackPath, repoRoot } from './paths.ts';
 import type { PublishSettings, PublishSummary } from './run.ts';
@@ -40,6 +42,19 @@ export interface RunningEdge {
 
 /** One log entry (the command line writes each as a JSON line on stderr). */
 export type LogEntry = object;
+
+/**
+ * Whether a log entry is the access-log line of a request of the deployment's own checks (recorded under the
+ * monitoring partner: `monitoring`, `monitoring.no-key`…; docs/decisions.md#usage), such as the local
+ * canary's: `npm start` keeps those in its access log file, off the terminal.
+ */
+export function isOwnCheckEntry(entry: LogEntry): boolean {
+  const logData = (entry as { logData?: unknown }).logData;
+  return (
+    typeof logData === 'string' &&
+    (logData === MONITORING_PARTNER || logData.startsWith(`${MONITORING_PARTNER}${LogValue.Separator}`))
+  );
+}
 
 /** What `npm start` advises for another port (npm passes a script's options after `--`). */
 const ANOTHER_PORT = 'npm start -- --port 8790';
@@ -315,8 +330,16 @@ export async function startLocalStack(options: {
   readonly now: Date;
   readonly report: (line: string) => void;
   readonly log: (entry: LogEntry) => void;
-  /** How often the canary checks the stack (`canaryRateMinutes`); it runs once as soon as the edge serves. */
-  readonly canaryPeriodMs: number;
+  /**
+   * Where the canary's log lines go (each failing row, what it expected and got): the log file, not the
+   * terminal, where each canary run says one line through `report`.
+   */
+  readonly canaryLog: (entry: LogEntry) => void;
+  /**
+   * How often the canary runs each beat (`canaryRateMinutes`, `canaryFullRateMinutes`); it runs the full table
+   * once as soon as the edge serves.
+   */
+  readonly canaryPeriodsMs: Readonly<Record<CanaryBeat, number>>;
 }): Promise<LocalStack> {
   const { host, port, now } = options;
   const { origin, store } = LOCAL_STACK;
@@ -355,9 +378,9 @@ export async function startLocalStack(options: {
       key: await ensureLocalKey(store, MONITORING_PARTNER, LOCAL_STACK.monitoringKey, now),
       origin: target.origin,
       cors: () => showCorsOrigin(new FileKeyValueStore(store)),
-      periodMs: options.canaryPeriodMs,
+      periodsMs: options.canaryPeriodsMs,
       report: options.report,
-      log: options.log,
+      log: options.canaryLog,
     });
     canary.first.catch((error: unknown) =>
       options.report(`catalog: warning: the canary failed: ${String(error)}`),

@@ -1,7 +1,7 @@
 /**
  * The CDK app (`infra/cdk.json` runs it with tsx): the {@link CatalogStack} of the deployment CDK context names
  * (`-c deployment=NAME`), built from its file infra/deployments/NAME.json alone (config.ts), in the file's region
- * and the CLI's account when it found credentials; checked by cdk-nag and CDK's validation. The context is read
+ * and its account (the file's, else the CLI's when it found credentials); checked by cdk-nag and CDK's validation. The context is read
  * before the construct libraries load: a bad setting fails at once. The generated openapi module the builder
  * bundles is written first, so what is deployed is what the checkout holds, built or not.
  */
@@ -15,13 +15,14 @@ const app = new App();
 try {
   const root = checkoutRoot();
   if (root === undefined) throw new ConfigError(`${process.cwd()} is not inside the repository`);
-  const { stackName, region, props } = configFromContext(app.node.getAllContext(), root);
+  const { stackName, region, account: named, props } = configFromContext(app.node.getAllContext(), root);
   await writeOpenApiModule(root);
   const [{ CatalogStack }, { AwsSolutionsChecks }] = await Promise.all([
     import('./stack.ts'),
     import('cdk-nag'),
   ]);
-  const account = process.env.CDK_DEFAULT_ACCOUNT;
+  // The file's account, else the credentials' (the CLI's): the template refuses any other (infra/monitoring.ts).
+  const account = named ?? process.env.CDK_DEFAULT_ACCOUNT;
   new CatalogStack(app, stackName, {
     ...props,
     description:

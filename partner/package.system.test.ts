@@ -229,7 +229,7 @@ describe('the partner kit as an npm package, every command of its README run as 
     expect(
       files.filter(
         (file) =>
-          !/^package\/dist\/(partner|contract|app|builder|gateway|keys)\/[a-z-]+(\.generated)?\.(js|d\.ts)$/.test(
+          !/^package\/dist\/(partner|contract|app|builder|gateway|keys|files)\/[a-z-]+(\.generated)?\.(js|d\.ts)$/.test(
             file,
           ),
       ),
@@ -243,6 +243,8 @@ describe('the partner kit as an npm package, every command of its README run as 
           'partner/check-main.js',
           'contract/disciplines.js',
           'app/check.js',
+          'partner/schema.js',
+          'files/atomic-write.js',
         ].map((file) => `package/dist/${file}`),
       ),
     );
