@@ -258,11 +258,14 @@ export function rowTemplates(row: CatalogRow, settings: CheckSettings): string[]
 }
 
 /**
- * Every request a run with these settings may send, by template, with how many rows send it: a request sent by
+ * Every request a run of these rows (default: all) with these settings may send, by template, with how many rows send it: a request sent by
  * two rows is sent once and its answer shared, and kept no longer than its last row needs it. `rows` is how
  * many requests the rows make in all (what a run without sharing sends).
  */
-export function plannedRequests(settings: CheckSettings): {
+export function plannedRequests(
+  settings: CheckSettings,
+  steps: readonly Step[] = checkSteps(),
+): {
   readonly uses: ReadonlyMap<string, number>;
   readonly rows: number;
 } {
@@ -272,7 +275,7 @@ export function plannedRequests(settings: CheckSettings): {
     rows += 1;
     uses.set(template, (uses.get(template) ?? 0) + 1);
   };
-  for (const step of checkSteps()) {
+  for (const step of steps) {
     if (step.kind === 'catalog') {
       for (const template of rowTemplates(step.row, settings)) count(template);
       continue;
@@ -681,6 +684,20 @@ export function checkSteps(): Step[] {
   return steps;
 }
 
+/**
+ * The steps a partner runs with nothing but the service's address and their own key (the partner kit's
+ * `catalog-check`), in order: not the CORS cases (they need the origin the operator set), not the catalog's age
+ * (the operator's schedule; partners are told `generatedAt` is no freshness signal), not the case that sends the
+ * key in a URL (it would write the partner's key into the service's access logs).
+ */
+export function partnerSteps(): Step[] {
+  return checkSteps().filter((step) =>
+    step.kind === 'catalog'
+      ? step.row !== freshnessRow
+      : step.testCase.cors === undefined && !step.testCase.target.includes('{valid}'),
+  );
+}
+
 /** Learns the plan whose page is checked: the catalog's first, when its `webUrl` is this deployment's. */
 export function learnPagePlan(settings: CheckSettings, learned: Learned): void {
   const catalog = parsedCatalog(learned, 'all');
@@ -917,7 +934,7 @@ export function formatCheckReport(report: CheckReport): string {
   if (report.corsCause) lines.push(`likely cause of the CORS failures: ${report.corsCause}`);
   if (report.keyRefused)
     lines.push(
-      'CATALOG_CHECK_KEY was refused (401): it is not a current key of this deployment (revoked, expired, or issued elsewhere)',
+      `${settingRef('checkKey')} was refused (401): it is not a current key of this deployment (revoked, expired, or issued elsewhere)`,
     );
   return `${lines.join('\n')}\n`;
 }

@@ -34,6 +34,7 @@ import {
   requestKey,
   rowTemplates,
   type Seen,
+  type Step,
   shownRequest,
   type Verdict,
   withoutKeys,
@@ -48,6 +49,8 @@ export type { CheckReport, ProbeSeen } from './check-rows.ts';
 export type CheckOptions = Omit<CheckSettings, 'forged' | 'now'> & {
   readonly timeoutMs: number;
   readonly deadlineMs: number;
+  /** The rows to run, in their order (default: every row, {@link checkSteps}; a partner's: `partnerSteps`). */
+  readonly steps?: readonly Step[];
   /** Headers sent on every request, before each row's own (the canary's marker: `CANARY_HEADER`). */
   readonly alwaysHeaders?: readonly (readonly [string, string])[];
 };
@@ -206,13 +209,13 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckRepor
   const started = performance.now();
   const run = openRun(options);
   const { settings, deadline } = run;
-  const left = new Map(plannedRequests(settings).uses);
+  const steps = options.steps ?? checkSteps();
+  const left = new Map(plannedRequests(settings, steps).uses);
   const learned = newLearned();
   const rows: CheckRow[] = [];
   let reachable = true;
   let keyRefused = false;
   try {
-    const steps = checkSteps();
     for (const [index, step] of steps.entries()) {
       // The parsed catalogs serve the catalog rows that follow a case: dropped before the next case.
       if (step.kind === 'case' && steps[index - 1]?.kind === 'catalog') forgetParsed(learned);

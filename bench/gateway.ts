@@ -1,6 +1,6 @@
 /**
  * npm run bench:gateway — the gateway's costs, measured in one run:
- *  1. the size of both function bundles (aim ≤ 4 KB each);
+ *  1. the size of both function bundles (aim ≤ 8.5 KB each: gateway/functions/bundle.ts FUNCTION_SIZE_TARGET);
  *  2. viewer-request µs per call in the local runtime for a valid-key request, against a do-nothing handler in
  *     the same sandbox (the ratio is the function's own cost; target ≤ 3);
  *  3. `catalog serve` throughput (autocannon, 10 connections, 10 s each side) on GET /api/plans?discipline=running

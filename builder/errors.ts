@@ -1,5 +1,6 @@
 /** The failures of a build a user must act on, each naming the failing input (bases: contract/errors.ts). */
 import { CatalogError, settingRef } from '../contract/errors.ts';
+import { quotedText } from './text.ts';
 
 /** One broken rule of one row. `row` is 1-based, in source order. */
 export interface InvalidRow {
@@ -12,7 +13,7 @@ export interface InvalidRow {
 
 /** Formats one invalid row as the one-line entry of the report. */
 export function formatInvalidRow(problem: InvalidRow): string {
-  const id = problem.id === null ? 'no id' : `id ${JSON.stringify(problem.id)}`;
+  const id = problem.id === null ? 'no id' : `id ${quotedText(problem.id)}`;
   return `row ${problem.row} (${id}): ${problem.field} ${problem.reason}`;
 }
 

@@ -23,6 +23,17 @@ const text = (max: number) =>
     padded(fc.string({ maxLength: max })),
     fc.string({ minLength: max - 2, maxLength: max + 2 }),
     fc.constantFrom('', ' ', '\u00a0x\u2028', ' a ', '😀'.repeat(max / 2 + 1)),
+    // What a title may not hold and a summary may (tabs, line breaks), and what neither may.
+    fc.constantFrom(
+      'a\tb',
+      'a\r\nb',
+      'a\u0000b',
+      'a\u007fb',
+      'a\u0085b',
+      'a\u202eb',
+      'a\u2066b\u2069',
+      'a\u200fb',
+    ),
   );
 /**
  * A URL of RFC 3986's shape, as `fc.webUrl` makes them: a scheme, a domain, path segments, and with `extras` an

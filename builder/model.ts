@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PLAN_ID_PATTERN, PROBLEMS } from '../contract/index.ts';
+import { forbiddenCharacter, SUMMARY_FORBIDDEN, TITLE_FORBIDDEN } from './text.ts';
 
 // Source rows: messages are the "rule broken" of the invalid-row report, so they read as rules.
 
@@ -138,10 +139,16 @@ export const SourceRow = z.object({
     .string({ error: required('a string') })
     .trim()
     .min(1, { error: 'must not be empty' })
-    .max(TITLE_MAX_LENGTH, { error: tooLong(TITLE_MAX_LENGTH) }),
+    .max(TITLE_MAX_LENGTH, { error: tooLong(TITLE_MAX_LENGTH) })
+    .refine((title) => !TITLE_FORBIDDEN.test(title), {
+      error: (issue) => forbiddenCharacter(String(issue.input), TITLE_FORBIDDEN),
+    }),
   summary: nullableText.transform((summary, ctx) => {
-    if (summary === null || summary.length <= SUMMARY_MAX_LENGTH) return summary;
-    return broken(ctx, tooLong(SUMMARY_MAX_LENGTH)({ input: summary }));
+    if (summary === null) return summary;
+    if (summary.length > SUMMARY_MAX_LENGTH)
+      return broken(ctx, tooLong(SUMMARY_MAX_LENGTH)({ input: summary }));
+    const forbidden = forbiddenCharacter(summary, SUMMARY_FORBIDDEN);
+    return forbidden === undefined ? summary : broken(ctx, forbidden);
   }),
   // Normalised to the URL's serialisation, so non-ASCII characters arrive percent-encoded (a valid URI).
   cover_url: nullableText.transform((url, ctx) => {
@@ -177,9 +184,13 @@ export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): Sou
   const id = raw.id.trim().toLowerCase();
   if (!PLAN_ID_PATTERN.test(id)) return undefined;
   const title = raw.title.trim();
-  if (title.length < 1 || title.length > TITLE_MAX_LENGTH) return undefined;
+  if (title.length < 1 || title.length > TITLE_MAX_LENGTH || TITLE_FORBIDDEN.test(title)) return undefined;
   const summary = fastNullableText(raw.summary);
-  if (summary === undefined || (summary !== null && summary.length > SUMMARY_MAX_LENGTH)) return undefined;
+  if (
+    summary === undefined ||
+    (summary !== null && (summary.length > SUMMARY_MAX_LENGTH || SUMMARY_FORBIDDEN.test(summary)))
+  )
+    return undefined;
   const coverText = fastNullableText(raw.cover_url);
   const coverUrl = coverText ? httpsHref(coverText) : coverText;
   if (coverUrl === undefined) return undefined;
@@ -228,14 +239,14 @@ export const Plan = z
       .min(1)
       .max(TITLE_MAX_LENGTH)
       .meta({
-        description: `At most ${TITLE_MAX_LENGTH} characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two).`,
+        description: `At most ${TITLE_MAX_LENGTH} characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two), trimmed; never a control character or a bidirectional embedding, override or isolate character (U+202A–U+202E, U+2066–U+2069).`,
       }),
     summary: z
       .string()
       .max(SUMMARY_MAX_LENGTH)
       .nullable()
       .meta({
-        description: `One- or two-sentence description, at most ${SUMMARY_MAX_LENGTH} characters (counted as \`title\` is).`,
+        description: `One- or two-sentence description, at most ${SUMMARY_MAX_LENGTH} characters (counted as \`title\` is), trimmed; the characters \`title\` never holds, but tabs and line breaks.`,
       }),
     // https, or http on a loopback host: a local stack's own fixture covers (docs/decisions.md#source-rows);
     // a source row's cover_url is https only, so a deployment serves https only.

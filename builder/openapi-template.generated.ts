@@ -93,8 +93,10 @@ paths:
       operationId: getHomePage
       summary: The home page (HTML, for people)
       description: |
-        What this service is, where this document is, and how partners get a key: for a person who opened the
-        service's address. No key needed (a key, even a wrong one, is ignored), and the query string is ignored.
+        What this service is, how to call it (the path, the key's header, the discipline parameter) and where
+        partners ask for a key (the operator's contact address), with a link to download this document: for a
+        person who opened the service's address. No key needed (a key, even a wrong one, is ignored), and the
+        query string is ignored.
       security: []
       responses:
         '200': { $ref: '#/components/responses/HomePage' }
@@ -485,8 +487,9 @@ components:
           schema: { type: string }
     HomePage:
       description: |
-        The home page: what this service is, a link to this document, and how partners get a key. The service
-        answers it itself, the same everywhere. A HEAD answer has the same headers and no body.
+        The home page: what this service is, how to call it, where partners ask for a key (the operator's contact
+        address) and a link to download this document. The service answers it itself, the same everywhere. A
+        HEAD answer has the same headers and no body.
       headers:
         Cache-Control: { $ref: '#/components/headers/CacheControlPublic' }
         X-Content-Type-Options: { $ref: '#/components/headers/NoSniff' }
@@ -590,13 +593,13 @@ components:
           type: string
           minLength: 1
           maxLength: 150
-          description: "At most 150 characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two)."
+          description: "At most 150 characters (JavaScript's \`length\`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two), trimmed; never a control character or a bidirectional embedding, override or isolate character (U+202A–U+202E, U+2066–U+2069)."
         summary:
           anyOf:
             - type: string
               maxLength: 500
             - type: "null"
-          description: One- or two-sentence description, at most 500 characters (counted as \`title\` is).
+          description: One- or two-sentence description, at most 500 characters (counted as \`title\` is), trimmed; the characters \`title\` never holds, but tabs and line breaks.
         coverUrl:
           anyOf:
             - type: string

@@ -1,6 +1,7 @@
 /**
- * The plan pages as a person's browser sees them: Debian's Chromium (driven by playwright-core) loads pages
- * from a small HTTP server on 127.0.0.1 that sends them with the page answer's headers (contract/index.ts).
+ * The plan pages and the home page as a person's browser sees them: Debian's Chromium (driven by
+ * playwright-core) loads pages from a small HTTP server on 127.0.0.1 that sends them with the page answer's
+ * headers (contract/index.ts), the home page exactly as the built viewer-request function answers `/`.
  * Hostile titles and summaries show as text and no script runs, with and without the
  * Content-Security-Policy; the policy blocks nothing of our own markup; axe-core finds no accessibility
  * violation in light and dark mode; screenshots at 375 and 1280 px go to test-output/plan-pages/ for a person
@@ -14,10 +15,19 @@ import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../contract/index.ts';
+import {
+  ANSWER_HEADERS,
+  DISCIPLINES,
+  OPENAPI_HEADERS,
+  PAGE_HEADERS,
+  PAGE_SECURITY_HEADERS,
+  PATHS,
+} from '../contract/index.ts';
+import { viewerRequestEvent } from '../gateway/local/event.ts';
+import { loadBuiltFunction } from '../gateway/local/load.ts';
 import { launchChromium } from '../testing/chromium.ts';
 import { ROOT, scratchDir } from '../testing/cli.ts';
-import { HOSTILE_TEXT, hostileRows, planFrom, plansFrom, shownText, typicalPlan } from '../testing/pages.ts';
+import { HOSTILE_TEXT, hostileRows, planFrom, plansFrom, typicalPlan } from '../testing/pages.ts';
 import type { Plan } from './model.ts';
 import { renderNotFoundPage, renderPlanPage } from './pages.ts';
 
@@ -28,6 +38,7 @@ import { renderNotFoundPage, renderPlanPage } from './pages.ts';
 interface PageElement {
   readonly tagName: string;
   readonly textContent: string | null;
+  readonly innerText: string;
   readonly attributes: Iterable<{ readonly name: string }>;
   getAttribute(name: string): string | null;
 }
@@ -49,6 +60,9 @@ interface PageGlobals {
   };
   __violations?: string[];
 }
+
+/** The contact address the home page is served with, as a deployment's (an e-mail address). */
+const CONTACT = 'api-keys@trainingplans.app';
 
 /** Where the screenshots go (ignored by git). */
 const SHOTS = join(ROOT, 'test-output', 'plan-pages');
@@ -85,7 +99,8 @@ async function pageServer(routes: ReadonlyMap<string, Served>): Promise<{ origin
     const headers: OutgoingHttpHeaders = { 'content-type': PAGE_HEADERS.html };
     for (const [name, value] of Object.entries(served.headers))
       if (value !== undefined) headers[name] = value;
-    if (served.status === 200) headers['cache-control'] = PAGE_HEADERS.cacheable;
+    if (served.status === 200 && headers['cache-control'] === undefined)
+      headers['cache-control'] = PAGE_HEADERS.cacheable;
     res.writeHead(served.status, headers).end(served.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -166,6 +181,11 @@ describe('plan pages in Chromium', () => {
     body: renderNotFoundPage({ appScheme: 'trainingplans' }),
     headers: SECURE,
   });
+  routes.set(PATHS.openapi, {
+    status: 200,
+    body: 'openapi: 3.1.0\n',
+    headers: { ...OPENAPI_HEADERS },
+  });
   routes.set('/canary/secure', { status: 200, body: canary, headers: SECURE });
   routes.set('/canary/bare', { status: 200, body: canary, headers: WITHOUT_CSP });
 
@@ -175,6 +195,16 @@ describe('plan pages in Chromium', () => {
   let profile: { dir: string; remove: () => Promise<void> };
 
   beforeAll(async () => {
+    // The home page as the edge answers `/`: the built viewer-request function, the contact address filled in.
+    const viewerRequest = await loadBuiltFunction(ROOT, 'viewer-request', {
+      kvs: { refresh: () => undefined, peek: () => undefined },
+      contactAddress: CONTACT,
+    });
+    const home = (await viewerRequest.run(
+      viewerRequestEvent({ method: 'GET', target: '/', rawHeaders: [], remoteAddress: '127.0.0.1' }, 'home'),
+    )) as { statusCode: number; headers: Record<string, { value: string }>; body: string };
+    const homeHeaders = Object.fromEntries(Object.entries(home.headers).map(([name, h]) => [name, h.value]));
+    routes.set(PATHS.home, { status: home.statusCode, body: home.body, headers: homeHeaders });
     ({ origin, server } = await pageServer(routes));
     await mkdir(SHOTS, { recursive: true });
     profile = await scratchDir('catalog-pages-chromium-');
@@ -386,11 +416,9 @@ describe('plan pages in Chromium', () => {
       const shown = await inspect(seen.page);
       expect(shown).toMatchObject({
         // document.title strips and collapses ASCII whitespace only
-        title: shownText(text?.title ?? '')
-          .replace(/[\t\n\f\r ]+/g, ' ')
-          .trim(),
-        heading: shownText(text?.title ?? ''),
-        summary: shownText(text?.summary ?? ''),
+        title: (text?.title ?? '').replace(/[\t\n\f\r ]+/g, ' ').trim(),
+        heading: text?.title ?? '',
+        summary: text?.summary ?? '',
         scripts: 0,
         handlers: [],
         links: [plan.appUrl],
@@ -406,7 +434,7 @@ describe('plan pages in Chromium', () => {
       expect(seen.dialogs).toEqual([]);
       expect(seen.pageErrors).toEqual([]);
       const shown = await inspect(seen.page);
-      expect(shown).toMatchObject({ heading: shownText(text?.title ?? ''), scripts: 0, handlers: [] });
+      expect(shown).toMatchObject({ heading: text?.title ?? '', scripts: 0, handlers: [] });
       expect(shown.images.every((src) => src?.startsWith('https://covers.test/'))).toBe(true);
       await seen.page.close();
     }
@@ -429,8 +457,65 @@ describe('plan pages in Chromium', () => {
     await seen.page.close();
   });
 
+  it("serves the home page in the plan pages' look, with nothing blocked, saying what the API is, how to call it and where to ask for a key", async () => {
+    const seen = await visit(PATHS.home);
+    expect(seen.status).toBe(200);
+    expect(seen.headers).toMatchObject(ANSWER_HEADERS.home);
+    expect({ violations: seen.violations, errors: seen.consoleErrors, pageErrors: seen.pageErrors }).toEqual({
+      violations: [],
+      errors: [],
+      pageErrors: [],
+    });
+    expect(seen.requests).toEqual([]);
+    // The pages' stylesheet applied (its policy let it through by its hash): the card, the button.
+    const { text, ...style } = await seen.page.evaluate(() => {
+      const { document, getComputedStyle } = globalThis as unknown as PageGlobals;
+      return {
+        margin: getComputedStyle(document.body).margin,
+        button: getComputedStyle(document.querySelector('a.open')).textDecorationLine,
+        cards: document.querySelectorAll('article .text').length,
+        text: document.body.innerText,
+      };
+    });
+    expect(style).toEqual({ margin: '0px', button: 'none', cards: 1 });
+    for (const said of [
+      'Training Plan Catalog',
+      `GET ${PATHS.plans}`,
+      'X-Api-Key',
+      ...DISCIPLINES.map((discipline) => `?discipline=${discipline}`),
+      CONTACT,
+    ])
+      expect(text, said).toContain(said);
+    expect(await inspect(seen.page)).toMatchObject({
+      title: 'Training Plan Catalog',
+      heading: 'Training Plan Catalog',
+      scripts: 0,
+      handlers: [],
+      links: [`mailto:${CONTACT}`, PATHS.openapi],
+    });
+    await seen.page.close();
+  });
+
+  it('downloads openapi.yaml from the home page, as the link says, and stays on the page', async () => {
+    const seen = await visit(PATHS.home);
+    const [download] = await Promise.all([
+      seen.page.waitForEvent('download', { timeout: 10_000 }),
+      seen.page.click(`a[href="${PATHS.openapi}"]`),
+    ]);
+    expect(download.suggestedFilename()).toBe('openapi.yaml');
+    expect(await download.failure()).toBeNull();
+    expect(seen.page.url()).toBe(origin + PATHS.home);
+    await seen.page.close();
+  });
+
   it('fits a 375 px phone without sideways scrolling, even with a very long title', async () => {
-    for (const path of [pagePath(longTitle), pagePath(typical), notFound, pagePath(hostile[3] as Plan)]) {
+    for (const path of [
+      pagePath(longTitle),
+      pagePath(typical),
+      notFound,
+      pagePath(hostile[3] as Plan),
+      PATHS.home,
+    ]) {
       const seen = await visit(path, { width: 375 });
       const width = await seen.page.evaluate(
         () => (globalThis as unknown as PageGlobals).document.documentElement.scrollWidth,
@@ -446,6 +531,7 @@ describe('plan pages in Chromium', () => {
       pagePath(fallbackStrength),
       pagePath(hostile[3] as Plan),
       notFound,
+      PATHS.home,
     ])
       for (const dark of [false, true]) {
         const seen = await visit(path, { dark });
@@ -468,6 +554,7 @@ describe('plan pages in Chromium', () => {
       hostile: pagePath(hostile[3] as Plan),
       'long-title': pagePath(longTitle),
       'not-found': notFound,
+      home: PATHS.home,
     };
     for (const [name, path] of Object.entries(shots))
       for (const width of WIDTHS) {
@@ -479,8 +566,13 @@ describe('plan pages in Chromium', () => {
         expect(png.readUInt32BE(16)).toBe(width);
         await seen.page.close();
       }
-    const dark = await visit(pagePath(typical), { width: 375, dark: true });
-    await dark.page.screenshot({ path: join(SHOTS, 'typical-dark-375.png'), fullPage: true });
-    await dark.page.close();
+    for (const [name, path] of [
+      ['typical', pagePath(typical)],
+      ['home', PATHS.home],
+    ]) {
+      const dark = await visit(path as string, { width: 375, dark: true });
+      await dark.page.screenshot({ path: join(SHOTS, `${name}-dark-375.png`), fullPage: true });
+      await dark.page.close();
+    }
   });
 });

@@ -7,7 +7,14 @@
 import { createHash } from 'node:crypto';
 import { htmlEscape } from 'escape-goat';
 import { ConfigError, settingRef } from '../contract/errors.ts';
-import { DISCIPLINE_LABELS, type Discipline, type Level, PAGE_HEADERS } from '../contract/index.ts';
+import {
+  DISCIPLINE_LABELS,
+  type Discipline,
+  type Level,
+  PAGE_HEADERS,
+  PAGE_SITE_NAME,
+  pageDocument,
+} from '../contract/index.ts';
 import type { Plan } from './model.ts';
 
 /** A piece of markup built by {@link html}: its interpolated values were escaped. */
@@ -78,37 +85,7 @@ function coverSource(plan: Plan): string | null {
   return url.protocol === 'https:' || url.origin === parsed(plan.webUrl)?.origin ? url.href : null;
 }
 
-/**
- * The pages' one stylesheet, allowed by its SHA-256 (contract/index.ts `PAGE_STYLE_HASH`; a test fails when the
- * two disagree). No style attributes anywhere (the policy would block them).
- */
-export const PAGE_STYLESHEET = [
-  ':root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--text:#17191c;--muted:#4b5260;--line:#d5d9df;--accent:#0a58ca;--on-accent:#fff}',
-  '@media (prefers-color-scheme:dark){:root{--bg:#121417;--card:#1c2026;--text:#eceef1;--muted:#b7bec9;--line:#363d47;--accent:#8cb8ff;--on-accent:#0b1220}}',
-  '*{box-sizing:border-box}',
-  'body{margin:0;background:var(--bg);color:var(--text);font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}',
-  'header,main{max-width:40rem;margin:0 auto;padding:0 1rem}',
-  'header p{margin:0;padding:1rem 0 .75rem;font-weight:600;color:var(--muted)}',
-  'article{background:var(--card);border:1px solid var(--line);border-radius:1rem;overflow:hidden;margin-bottom:2rem}',
-  '.cover{position:relative;overflow:hidden;display:flex;align-items:center;justify-content:center;width:100%;aspect-ratio:16/9;background:linear-gradient(135deg,#1f3b73,#5a3d8c)}',
-  '.cover.running{background:linear-gradient(135deg,#0f5c4d,#2b6cb0)}',
-  '.cover svg{width:28%;height:auto}',
-  '.cover img{position:absolute;top:-20px;left:-20px;width:calc(100% + 40px);height:calc(100% + 40px);object-fit:cover}',
-  '.text{padding:1.25rem 1.25rem 1.5rem}',
-  'h1{font-size:1.625rem;line-height:1.25;margin:0 0 .5rem}',
-  'h1,p{overflow-wrap:anywhere}',
-  '.summary{margin:0 0 1.25rem}',
-  'dl{display:grid;grid-template-columns:repeat(auto-fit,minmax(8.5rem,1fr));gap:.75rem 1rem;margin:0 0 1.5rem}',
-  'dl div{border-top:1px solid var(--line);padding-top:.5rem}',
-  'dt{font-size:.875rem;color:var(--muted)}',
-  'dd{margin:0;font-weight:600}',
-  '.open{display:inline-block;padding:.75rem 1.25rem;border-radius:.5rem;background:var(--accent);color:var(--on-accent);font-weight:600;text-decoration:none}',
-  '.open:focus-visible{outline:3px solid var(--text);outline-offset:3px}',
-  '.note{margin:.75rem 0 0;font-size:.9375rem;color:var(--muted)}',
-].join('');
-
-/** The site's name (banner, `og:site_name`) and the app's, in the line that says a link needs it. */
-const SITE_NAME = 'Training Plans';
+/** The app's name, in the line that says a link needs it. */
 const APP_NAME = 'Training Plans';
 const APP_NOTE_ID = 'app-note';
 
@@ -153,25 +130,12 @@ const FALLBACK_ICONS: Readonly<Record<Discipline, Markup>> = {
   running: html`<svg viewBox="0 0 64 64" aria-hidden="true" focusable="false"><g fill="none" stroke="#fff" stroke-opacity=".9" stroke-width="4" stroke-linecap="round"><path d="M10 50c10-2 12-12 22-14s14-10 22-20" stroke-dasharray="1 8"/></g><g fill="#fff" fill-opacity=".9"><circle cx="10" cy="50" r="5"/><circle cx="54" cy="16" r="5"/></g></svg>`,
 };
 
-/** The whole document around `body`; `head.extra` adds tags to the head (canonical link, Open Graph…). */
+/** The whole document around `body` (contract/index.ts `pageDocument`); `head.extra` adds tags to the head. */
 function documentOf(head: { title: string; description: string; extra: Markup }, body: Markup): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${head.title}</title>
+  const tags = html`<title>${head.title}</title>
 <meta name="description" content="${head.description}">
-${head.extra}<style>${new Markup(PAGE_STYLESHEET)}</style>
-</head>
-<body>
-<header><p>${SITE_NAME}</p></header>
-<main>
-${body}
-</main>
-</body>
-</html>
-`.text;
+${head.extra}`;
+  return pageDocument(tags.text, body.text);
 }
 
 /**
@@ -187,7 +151,7 @@ export function renderPlanPage(plan: Plan): string {
 
   const extra = html`<link rel="canonical" href="${canonical}">
 <meta property="og:type" content="website">
-<meta property="og:site_name" content="${SITE_NAME}">
+<meta property="og:site_name" content="${PAGE_SITE_NAME}">
 <meta property="og:title" content="${plan.title}">
 <meta property="og:description" content="${text}">
 <meta property="og:url" content="${canonical}">

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DISCIPLINES, FIXTURE_COVER_ORIGIN } from '../contract/index.ts';
 import { ROOT } from '../testing/cli.ts';
 import { validateRows } from '../testing/plans.ts';
-import { SourceRowError } from './errors.ts';
+import { formatInvalidRow, type InvalidRow, SourceRowError } from './errors.ts';
 import { COVER_URL_MAX_LENGTH, DEFAULT_LINKS, SUMMARY_MAX_LENGTH, TITLE_MAX_LENGTH } from './model.ts';
 import { RowValidator } from './rows.ts';
 
@@ -37,6 +37,9 @@ function without(field: string): Record<string, unknown> {
   delete copy[field];
   return copy;
 }
+
+/** `text` as a regular expression that matches it literally. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function problemsOf(...rows: unknown[]) {
   return validateRows(rows, links).invalid.map((p) => ({ row: p.row, field: p.field, reason: p.reason }));
@@ -307,6 +310,86 @@ describe('invalid rows (one rule each)', () => {
     ]);
   });
 
+  it.each([
+    [
+      'a NUL in a title',
+      { title: 'Couch\u0000 to 5K' },
+      'title',
+      'a control character (U+0000 at character 6)',
+    ],
+    ['a DEL in a title', { title: 'Couch\u007F' }, 'title', 'a control character (U+007F at character 6)'],
+    [
+      'a C1 control in a title',
+      { title: '\u009B31m Red' },
+      'title',
+      'a control character (U+009B at character 1)',
+    ],
+    [
+      'a tab inside a title',
+      { title: 'Couch\tto 5K' },
+      'title',
+      'a control character (U+0009 at character 6)',
+    ],
+    [
+      'a line break inside a title',
+      { title: 'Couch\nto 5K' },
+      'title',
+      'a control character (U+000A at character 6)',
+    ],
+    [
+      'a right-to-left override in a title',
+      { title: 'Plan \u202Egnp.exe' },
+      'title',
+      'a bidirectional embedding, override or isolate character (U+202E at character 6)',
+    ],
+    [
+      'an isolate in a title',
+      { title: '\u2068Plan\u2069' },
+      'title',
+      'a bidirectional embedding, override or isolate character (U+2068 at character 1)',
+    ],
+    [
+      'a NUL in a summary',
+      { summary: 'Walk.\u0000' },
+      'summary',
+      'a control character (U+0000 at character 6)',
+    ],
+    [
+      'a form feed in a summary',
+      { summary: 'Walk.\fRun.' },
+      'summary',
+      'a control character (U+000C at character 6)',
+    ],
+    [
+      'an embedding in a summary',
+      { summary: 'Walk \u202Brun' },
+      'summary',
+      'a bidirectional embedding, override or isolate character (U+202B at character 6)',
+    ],
+  ])('rejects %s, naming the character and where it is', (_label, overrides, field, what) => {
+    const reason = expect.stringMatching(new RegExp(`^must not contain ${literal(what)} \\(got "`));
+    expect(problemsOf(row(overrides))).toEqual([{ row: 1, field, reason }]);
+  });
+
+  it('quotes such a value so that it can neither reorder the report line nor act on the terminal', () => {
+    const [problem] = validateRows(
+      [row({ id: 'x\u202Ey', title: 'a\u202Eb\u0000c\u009Bd' })],
+      links,
+    ).invalid.filter((p) => p.field === 'title');
+    expect(problem?.reason).toBe(
+      'must not contain a bidirectional embedding, override or isolate character (U+202E at character 2) (got "a\\u202eb\\u0000c\\u009bd")',
+    );
+    expect(formatInvalidRow(problem as InvalidRow)).toBe(`row 1 (id "x\\u202ey"): title ${problem?.reason}`);
+  });
+
+  it('keeps what is text: tabs and line breaks between a summary’s sentences, the direction marks, other scripts', () => {
+    const title = 'خطة \u200Fالجري\u200E 5K';
+    const summary = 'Walk.\tRun.\r\nRest a day.\u2028Again.';
+    const report = validateRows([row({ title, summary })], links);
+    expect(report.invalid).toEqual([]);
+    expect(report.plans[0]).toMatchObject({ title, summary });
+  });
+
   it('accepts a title and a summary of exactly the limit, after trimming', () => {
     const title = `${'T'.repeat(TITLE_MAX_LENGTH)}   `;
     const summary = 'é'.repeat(SUMMARY_MAX_LENGTH);
@@ -395,8 +478,12 @@ describe('the invalid fixtures', () => {
     ['title-empty', 'title'],
     ['title-missing', 'title'],
     ['title-too-long', 'title'],
+    ['title-control-character', 'title'],
+    ['title-bidi-control', 'title'],
     ['summary-not-string', 'summary'],
     ['summary-too-long', 'summary'],
+    ['summary-control-character', 'summary'],
+    ['summary-bidi-control', 'summary'],
     ['cover-url-not-https', 'cover_url'],
     ['cover-url-not-absolute', 'cover_url'],
     ['level-unknown', 'level'],

@@ -6,6 +6,7 @@ import { DISCIPLINE_LABELS, FIXTURE_COVER_ORIGIN, LOOPBACK_HOST } from '../contr
 import { type InvalidRow, SourceRowError } from './errors.ts';
 import { type LinkConfig, type Plan, parseValidSourceRow, SourceRow, SourceRowGate } from './model.ts';
 import { redactUrl } from './sources/redact.ts';
+import { quotedText } from './text.ts';
 
 /** Rows left out of the catalog without being an error: `published` false, or published but not `approved`. */
 export interface SkippedRows {
@@ -50,9 +51,12 @@ function describe(value: unknown): string {
 /** The longest value (and id) a report line quotes: a row of any size gives a line of bounded length. */
 const QUOTED_MAX = 80;
 
-/** A string as a report quotes it: JSON-escaped (one line), cut to {@link QUOTED_MAX} characters. */
+/**
+ * A string as a report quotes it: JSON-escaped, one line that no character of it can reorder or act on the
+ * terminal with (text.ts), cut to {@link QUOTED_MAX} characters.
+ */
 function quoted(text: string): string {
-  const json = JSON.stringify(text.length > QUOTED_MAX ? text.slice(0, QUOTED_MAX) : text);
+  const json = quotedText(text.length > QUOTED_MAX ? text.slice(0, QUOTED_MAX) : text);
   return json.length > QUOTED_MAX ? `${json.slice(0, QUOTED_MAX - 3)}...` : json;
 }
 

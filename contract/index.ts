@@ -47,7 +47,7 @@ export const VARIANTS = { br: '.br', gzip: '.gz' } as const;
 
 /**
  * The paths the gateway serves besides the plan pages (for people, under {@link PAGE_PATH_PREFIX}): the two of
- * the API, and the home page at the root, for people who arrive at the service's address ({@link HOME_PAGE}).
+ * the API, and the home page at the root, for people who arrive at the service's address ({@link homePage}).
  */
 export const PATHS = { plans: '/api/plans', openapi: '/openapi.yaml', home: '/' } as const;
 
@@ -354,31 +354,93 @@ export const PAGE_SECURITY_HEADERS = {
 } as const;
 
 /**
- * The home page (`/`, GET and HEAD, no key): what this service is, where its OpenAPI document is, and how a
- * partner gets a key (from the operator, as that document's description says: the operator's contact is
- * there). The viewer-request function answers it itself, the same on CloudFront and the local edge, with
- * {@link HOME_HEADERS}. No style, no script: the pages' policy ({@link PAGE_CSP}) allows it as it is. Made by a
- * function marked pure, so only the bundle that answers it carries it.
+ * The pages' one stylesheet, allowed by its SHA-256 ({@link PAGE_STYLE_HASH}; a test fails when the two
+ * disagree): the plan pages' (builder/pages.ts) and the home page's. No style attributes anywhere (the policy
+ * would block them). One rule a line, joined by the bundler into one string (a bundle that writes no page
+ * leaves it out).
  */
-export const HOME_PAGE: string = /* @__PURE__ */ homePage();
-function homePage(): string {
-  const disciplines = DISCIPLINES.map((d) => `<code>${d}</code>`).join(' or ');
+export const PAGE_STYLESHEET =
+  ':root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--text:#17191c;--muted:#4b5260;--line:#d5d9df;--accent:#0a58ca;--on-accent:#fff}' +
+  '@media (prefers-color-scheme:dark){:root{--bg:#121417;--card:#1c2026;--text:#eceef1;--muted:#b7bec9;--line:#363d47;--accent:#8cb8ff;--on-accent:#0b1220}}' +
+  '*{box-sizing:border-box}' +
+  'body{margin:0;background:var(--bg);color:var(--text);font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}' +
+  'header,main{max-width:40rem;margin:0 auto;padding:0 1rem}' +
+  'header p{margin:0;padding:1rem 0 .75rem;font-weight:600;color:var(--muted)}' +
+  'article{background:var(--card);border:1px solid var(--line);border-radius:1rem;overflow:hidden;margin-bottom:2rem}' +
+  '.cover{position:relative;overflow:hidden;display:flex;align-items:center;justify-content:center;width:100%;aspect-ratio:16/9;background:linear-gradient(135deg,#1f3b73,#5a3d8c)}' +
+  '.cover.running{background:linear-gradient(135deg,#0f5c4d,#2b6cb0)}' +
+  '.cover svg{width:28%;height:auto}' +
+  '.cover img{position:absolute;top:-20px;left:-20px;width:calc(100% + 40px);height:calc(100% + 40px);object-fit:cover}' +
+  '.text{padding:1.25rem 1.25rem 1.5rem}' +
+  'h1{font-size:1.625rem;line-height:1.25;margin:0 0 .5rem}' +
+  'h1,p{overflow-wrap:anywhere}' +
+  '.summary{margin:0 0 1.25rem}' +
+  'dl{display:grid;grid-template-columns:repeat(auto-fit,minmax(8.5rem,1fr));gap:.75rem 1rem;margin:0 0 1.5rem}' +
+  'dl div{border-top:1px solid var(--line);padding-top:.5rem}' +
+  'dt{font-size:.875rem;color:var(--muted)}' +
+  'dd{margin:0;font-weight:600}' +
+  '.open{display:inline-block;padding:.75rem 1.25rem;border-radius:.5rem;background:var(--accent);color:var(--on-accent);font-weight:600;text-decoration:none}' +
+  '.open:focus-visible{outline:3px solid var(--text);outline-offset:3px}' +
+  '.note{margin:.75rem 0 0;font-size:.9375rem;color:var(--muted)}';
+
+/** The site's name, in the banner of every page (and a plan page's `og:site_name`). */
+export const PAGE_SITE_NAME = 'Training Plans';
+
+/**
+ * A whole page around `head` (its `<title>` and other tags, escaped by the caller, each on its own line) and
+ * `body` (the main landmark's content): the one skeleton of the plan pages and the home page, with the
+ * stylesheet and the banner.
+ */
+export function pageDocument(head: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
+<head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Training Plan Catalog</title>
+${head}<style>${PAGE_STYLESHEET}</style>
+</head>
+<body>
+<header><p>${PAGE_SITE_NAME}</p></header>
 <main>
-<h1>Training Plan Catalog</h1>
-<p>A read-only API of published training plans, for partners' servers: <code>GET ${PATHS.plans}</code>, optionally with <code>?discipline=</code>${disciplines}, and an API key in the <code>X-Api-Key</code> header. Each plan links to its own page, which anyone can open.</p>
-<p>The API is described, without a key, by its OpenAPI document: <a href="${PATHS.openapi}">${PATHS.openapi}</a>.</p>
-<p>Partners: keys come from the operator of this service, on request (no self-serve sign-up), as that document says. Keep yours on your server, never in a browser or an app.</p>
+${body}
 </main>
+</body>
 </html>
 `;
 }
 
-/** The headers of the home page ({@link HOME_PAGE}), which the viewer-request function sets itself. */
+/**
+ * The home page (`/`, GET and HEAD, no key), for a person who opens the service's address: what the API is, how
+ * to call it (its path, the key's header, the discipline parameter), and where partners ask for a key — the
+ * deployment's `contact` (an e-mail address, linked with `mailto:`, or an https:// URL) — in the plan pages' look
+ * and under their policy ({@link PAGE_CSP}): no script, the one stylesheet. The viewer-request function answers
+ * it itself, the same on CloudFront and the local edge, with {@link HOME_HEADERS} (docs/decisions.md#gateway).
+ */
+export function homePage(contact: string): string {
+  // A contact address holds no quote, angle bracket or space (gateway/functions/contact.ts); `&` is escaped.
+  const address = contact.replace(/&/g, '&amp;');
+  const link = contact.indexOf('https://') === 0 ? address : `mailto:${address}`;
+  const one = DISCIPLINES.map((d) => `<code>${PATHS.plans}?discipline=${d}</code>`).join('<br>');
+  return pageDocument(
+    `<title>Training Plan Catalog</title>
+<meta name="description" content="A read-only API of published training plans for partners' servers, and how to get a key.">
+`,
+    `<article>
+<div class="text">
+<h1>Training Plan Catalog</h1>
+<p class="summary">A read-only API of published training plans, for partners' servers. Each plan links to its own page, which anyone can open.</p>
+<p>Every plan, as JSON:<br><code>GET ${PATHS.plans}</code></p>
+<p>With your API key in the header:<br><code>X-Api-Key</code></p>
+<p>Only the plans of one discipline:<br>${one}</p>
+<p><a class="open" href="${link}" aria-describedby="key-note">Ask for a key</a></p>
+<p class="note" id="key-note">Keys are issued on request by the operator of this service, at ${address}. Keep yours on your server, never in a browser or an app.</p>
+<p class="note">The whole API, in OpenAPI 3.1: <a href="${PATHS.openapi}" download>openapi.yaml</a> (a file to download).</p>
+</div>
+</article>`,
+  );
+}
+
+/** The headers of the home page ({@link homePage}), which the viewer-request function sets itself. */
 export const HOME_HEADERS = /* @__PURE__ */ Object.assign({}, PAGE_SECURITY_HEADERS, {
   'content-type': HTML_TYPE,
   'cache-control': CACHEABLE,

@@ -28,7 +28,7 @@ import {
 
 /**
  * The body of the answer: a catalog, openapi.yaml, {@link PAGE_PLAN_ID}'s page, the not-found page, the home
- * page (contract/index.ts `HOME_PAGE`), none, a problem.
+ * page (contract/index.ts `homePage`, with the deployment's contact address), none, a problem.
  */
 export type ExpectedBody = CatalogName | 'openapi' | 'page' | 'notFoundPage' | 'home' | 'empty' | ProblemName;
 

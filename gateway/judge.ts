@@ -10,7 +10,7 @@ import {
   CATALOGS,
   CONTACT_PLACEHOLDER,
   GENERATED_HEADERS,
-  HOME_PAGE,
+  homePage,
   PAGE_PATH_PREFIX,
   PAGE_SECURITY_HEADERS,
   PATHS,
@@ -113,6 +113,18 @@ function isProblemDocument(sent: unknown, problem: ProblemType): boolean {
   );
 }
 
+/**
+ * The home page `body` should be: the contract's, with the contact address its "Ask for a key" link names (a
+ * `mailto:` link's address, or the https:// URL). Any address the deployment chose, never the placeholder: a
+ * function deployed without its address filled in fails.
+ */
+function expectedHome(body: Buffer): Buffer {
+  const link = /<a class="open" href="([^"]*)"/.exec(body.toString('utf8'))?.[1] ?? '';
+  const address = (link.startsWith('mailto:') ? link.slice('mailto:'.length) : link).replaceAll('&amp;', '&');
+  const filled = address !== '' && address !== CONTACT_PLACEHOLDER && /^\S+$/.test(address);
+  return Buffer.from(homePage(filled ? address : CONTACT_PLACEHOLDER));
+}
+
 /** The body `read` gives, as JSON; undefined when it cannot be read or is not JSON. */
 function jsonOf(read: () => Buffer): unknown {
   try {
@@ -167,8 +179,11 @@ export function judgeAnswer(testCase: RequestCase, answer: Answer, known: Known)
     if (expected === 'empty') {
       if (body.length !== 0) problems.push(`body: expected none, got ${body.length} bytes`);
     } else if (expected === 'home') {
-      const page = Buffer.from(HOME_PAGE);
-      if (!body.equals(page)) problems.push(`body: is not the home page (${describeDifference(body, page)})`);
+      const page = expectedHome(body);
+      if (!body.equals(page) || page.includes(CONTACT_PLACEHOLDER))
+        problems.push(
+          `body: is not the home page with a contact address (${body.equals(page) ? `it holds ${CONTACT_PLACEHOLDER}` : describeDifference(body, page)})`,
+        );
     } else if (expected in BODY_NAMES) {
       const known_ = known.bodies[expected as KnownBody];
       if (known_ !== undefined && !body.equals(known_)) {

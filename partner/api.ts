@@ -12,8 +12,10 @@ export interface paths {
         };
         /**
          * The home page (HTML, for people)
-         * @description What this service is, where this document is, and how partners get a key: for a person who opened the
-         *     service's address. No key needed (a key, even a wrong one, is ignored), and the query string is ignored.
+         * @description What this service is, how to call it (the path, the key's header, the discipline parameter) and where
+         *     partners ask for a key (the operator's contact address), with a link to download this document: for a
+         *     person who opened the service's address. No key needed (a key, even a wrong one, is ignored), and the
+         *     query string is ignored.
          */
         get: operations["getHomePage"];
         put?: never;
@@ -141,9 +143,9 @@ export interface components {
              * @description UUID in lowercase. Stable; safe to store as a foreign key.
              */
             id: string;
-            /** @description At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two). */
+            /** @description At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two), trimmed; never a control character or a bidirectional embedding, override or isolate character (U+202A–U+202E, U+2066–U+2069). */
             title: string;
-            /** @description One- or two-sentence description, at most 500 characters (counted as `title` is). */
+            /** @description One- or two-sentence description, at most 500 characters (counted as `title` is), trimmed; the characters `title` never holds, but tabs and line breaks. */
             summary: string | null;
             /** @description Public image URL (https; only a local development stack serves its own covers over http on a loopback host); null when the plan has no cover, and clients render a fallback. */
             coverUrl: string | null;
@@ -322,8 +324,9 @@ export interface components {
             };
         };
         /**
-         * @description The home page: what this service is, a link to this document, and how partners get a key. The service
-         *     answers it itself, the same everywhere. A HEAD answer has the same headers and no body.
+         * @description The home page: what this service is, how to call it, where partners ask for a key (the operator's contact
+         *     address) and a link to download this document. The service answers it itself, the same everywhere. A
+         *     HEAD answer has the same headers and no body.
          */
         HomePage: {
             headers: {

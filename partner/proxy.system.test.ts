@@ -1,7 +1,7 @@
 /**
  * The partner proxy as real `catalog proxy` processes with their cache file on a full disk (a small tmpfs the test
  * fills; mounting it needs root) and killed with `kill -9`, in front of a real `catalog serve` whose live build
- * real publishes change.
+ * real publishes change: a copy it cannot save is not served over a saved one, and is served when none is.
  */
 
 import { execFileSync } from 'node:child_process';
@@ -77,11 +77,11 @@ describe('the partner proxy on a full disk, killed with kill -9', () => {
     await scratch?.remove();
   });
 
-  const startProxy = () =>
+  const startProxy = (cacheFile = join(disk, 'cache.json')) =>
     startCatalog(
       [
         'proxy',
-        ...['--upstream', serve.url, '--port', '0', '--cache-file', join(disk, 'cache.json')],
+        ...['--upstream', serve.url, '--port', '0', '--cache-file', cacheFile],
         ...['--refresh-seconds', '5'],
       ],
       { ready: /catalog proxy: listening on (http:\/\/\S+)/, env: { CATALOG_PARTNER_KEY: key } },
@@ -172,6 +172,61 @@ describe('the partner proxy on a full disk, killed with kill -9', () => {
         changes: { latest: 2 },
       });
       expect(await readdir(disk)).toEqual(['cache.json']);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('serves its first copy on a disk already full, says it is not saved, saves and numbers it once there is room; after kill -9 the restart serves it from the disk', async () => {
+    const folder = join(disk, 'first');
+    await mkdir(folder);
+    await fill(join(disk, 'filler'));
+    const catalog = (
+      await httpRequest(serve.url, { method: 'GET', target: '/api/plans', headers: [['X-Api-Key', key]] })
+    ).body;
+    const first = await startProxy(join(folder, 'cache.json'));
+    try {
+      await until(async () => (refreshes(first.lines).length > 0 ? true : undefined), 'the first refresh');
+      expect(refreshes(first.lines)[0]).toMatchObject({ outcome: 'fetched', status: 200, saved: false });
+      const plans = await read(first.url, '/plans.json');
+      expect([plans.status, plans.body]).toEqual([200, catalog]);
+      expect(plans.headers[CHANGES_SEQUENCE_HEADER]).toBe('0');
+      expect((await read(first.url, '/healthz')).json).toMatchObject({
+        status: 'degraded',
+        cacheFile: { saved: false, error: expect.stringContaining('ENOSPC') },
+        changes: { latest: 0 },
+      });
+      expect((await read(first.url, '/healthz?strict')).status).toBe(503);
+      expect(await readdir(folder)).toEqual([]);
+
+      // Room again: a later refresh (every 5 s) saves the copy and gives it its change set.
+      await rm(join(disk, 'filler'));
+      await until(
+        async () => ((await read(first.url, '/healthz')).json.cacheFile.saved ? true : undefined),
+        'the copy saved',
+      );
+      expect((await read(first.url, '/healthz')).json).toMatchObject({
+        status: 'ok',
+        cacheFile: { saved: true, error: null },
+        changes: { latest: 1 },
+      });
+      expect(ChangesPage.parse((await read(first.url, '/changes?since=0')).json).changes).toMatchObject([
+        { sequence: 1, resync: true },
+      ]);
+    } finally {
+      process.kill(first.pid, 'SIGKILL');
+      await first.stop();
+    }
+    const history = JSON.parse(await readFile(join(folder, 'cache.json'), 'utf8')).changes.history;
+
+    const second = await startProxy(join(folder, 'cache.json'));
+    try {
+      const plans = await read(second.url, '/plans.json');
+      expect([plans.status, plans.body, plans.headers[CHANGES_SEQUENCE_HEADER]]).toEqual([200, catalog, '1']);
+      expect((await read(second.url, '/healthz')).json).toMatchObject({
+        copy: { source: 'disk' },
+        changes: { history, latest: 1 },
+      });
     } finally {
       await second.stop();
     }

@@ -369,6 +369,53 @@ describe('the partner proxy in front of a real catalog serve', () => {
     expect((await get(proxy, '/plans.json')).status).toBe(502);
   });
 
+  it('serves its first copy when it cannot save it (nothing saved yet), says so in /healthz, and numbers it once a refresh saves it', async () => {
+    // The cache file's folder is a file: every save fails, as on a full disk, until it is removed.
+    const folder = join(scratch.dir, 'unsavable');
+    await writeFile(folder, 'not a folder');
+    const cacheFile = join(folder, 'catalog-cache.json');
+    const proxy = await proxyOf({ upstream: serve.url, cacheFile });
+    expect(await proxy.refresh()).toMatchObject({ outcome: 'fetched', status: 200 });
+
+    const plans = await get(proxy, '/plans.json');
+    expect([plans.status, plans.body]).toEqual([200, world.objects.all]);
+    expect((await get(proxy, '/plans.json?discipline=running')).body).toEqual(world.objects.running);
+    // Served, not numbered: no sequence is given out before it is saved.
+    expect(plans.headers[CHANGES_SEQUENCE_HEADER]).toBe('0');
+    expect(JSON.parse((await get(proxy, '/changes?since=0')).body.toString())).toMatchObject({
+      latest: 0,
+      changes: [],
+    });
+    const unsaved = {
+      status: 'degraded',
+      copy: { source: 'service' },
+      lastRefresh: { outcome: 'fetched', status: 200 },
+      cacheFile: { saved: false, savedAt: null, error: expect.stringMatching(/EEXIST|ENOTDIR/) },
+      changes: { latest: 0 },
+    };
+    expect(await healthOf(proxy)).toMatchObject(unsaved);
+    // A load balancer that asks is told: 503 unless ok.
+    const strict = await get(proxy, '/healthz?strict');
+    expect(strict.status).toBe(503);
+    expect(JSON.parse(strict.body.toString())).toMatchObject(unsaved);
+
+    // Room again: the next refresh (the service says nothing changed) saves the copy, and numbers it.
+    await rm(folder);
+    expect(await proxy.refresh()).toMatchObject({ outcome: 'not-modified' });
+    expect(await healthOf(proxy)).toMatchObject({
+      status: 'ok',
+      cacheFile: { saved: true, savedAt: expect.any(String), error: null },
+      changes: { latest: 1 },
+    });
+    expect(JSON.parse((await get(proxy, '/changes?since=0')).body.toString())).toMatchObject({
+      latest: 1,
+      changes: [{ sequence: 1, resync: true, previous: null }],
+    });
+    expect((await get(proxy, '/plans.json')).headers[CHANGES_SEQUENCE_HEADER]).toBe('1');
+    expect((await get(proxy, '/healthz?strict')).status).toBe(200);
+    expect(await readdir(folder)).toEqual(['catalog-cache.json']);
+  });
+
   it('reports a revoked key (401) in /healthz while the last good copy keeps being served', async () => {
     const store = new FileKeyValueStore(world.stores.plain);
     const { key } = await issueKey(store, { partner: 'proxy-partner', now: new Date() });

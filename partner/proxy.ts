@@ -2,9 +2,11 @@
  * The reference partner proxy (README.md): a `node:http` server for the partner's own frontend that serves
  * `GET /plans.json` from a server-side copy, refreshed with the key (never sent to the browser, never logged)
  * as often as the service's `max-age` says, and kept whenever a refresh fails in any way (502, at once, only
- * when there is no copy). Each new copy is saved to disk before it is served, numbered or notified (a failed
- * save is a failed refresh), and diffed into the change sets of `GET /changes?since=N` (changes.ts) and the
- * notify hook (notify.ts). Every refresh has a total deadline; `GET /healthz` reports the state.
+ * when there is no copy). Each new copy is saved to disk before it is served, numbered or notified, and diffed
+ * into the change sets of `GET /changes?since=N` (changes.ts) and the notify hook (notify.ts). A copy that
+ * cannot be saved is a failed refresh while a saved one is served; while none is (a first start on a full disk),
+ * it is served all the same, numbered only once it is saved. Every refresh has a total deadline; `GET /healthz`
+ * reports the state.
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -64,7 +66,10 @@ export interface RefreshRecord {
 
 /** What `GET /healthz` answers. */
 export interface Health {
-  /** `degraded`: the last refresh failed (or one is overdue) and the last good copy is served. */
+  /**
+   * `degraded`: the last refresh failed (or one is overdue) and the last good copy is served, or the last save to
+   * the cache file failed; `empty`: no copy.
+   */
   readonly status: 'ok' | 'degraded' | 'empty';
   readonly upstream: string;
   readonly copy: {
@@ -79,6 +84,15 @@ export interface Health {
     readonly source: 'service' | 'disk';
   } | null;
   readonly lastRefresh: RefreshRecord | null;
+  /**
+   * The cache file (null: none, the copy lives in memory only): whether the copy served is saved in it (false: a
+   * restart would start without it), when a save last succeeded, and why the last save failed (null: it did not).
+   */
+  readonly cacheFile: {
+    readonly saved: boolean;
+    readonly savedAt: string | null;
+    readonly error: string | null;
+  } | null;
   readonly consecutiveFailures: number;
   readonly nextRefreshAt: string | null;
   /** The change history: its id, the latest sequence (0: none yet), the first one held (null: none), how many. */
@@ -116,6 +130,8 @@ type Variant = { readonly body: Buffer; readonly etag: string };
 interface Copy extends StoredCopy {
   readonly catalog: CatalogDocument;
   readonly source: 'service' | 'disk';
+  /** Whether it is the copy the cache file holds (always, without a cache file). */
+  readonly saved: boolean;
   readonly variants: ReadonlyMap<Discipline | 'all', Variant>;
 }
 
@@ -125,13 +141,18 @@ const variant = (text: string): Variant => {
 };
 
 /** The copy with its three answers: the service's body as sent, and each discipline's plans in the same order. */
-function withVariants(stored: StoredCopy, source: Copy['source'], catalog: CatalogDocument): Copy {
+function withVariants(
+  stored: StoredCopy,
+  source: Copy['source'],
+  catalog: CatalogDocument,
+  saved: boolean,
+): Copy {
   const variants = new Map<Discipline | 'all', Variant>([['all', variant(stored.body)]]);
   for (const discipline of DISCIPLINES) {
     const plans = catalog.plans.filter((plan) => plan.discipline === discipline);
     variants.set(discipline, variant(JSON.stringify({ ...catalog, plans })));
   }
-  return { ...stored, catalog, source, variants };
+  return { ...stored, catalog, source, saved, variants };
 }
 
 /** The proxy's state and behaviour, apart from listening (see {@link startProxy}). */
@@ -150,6 +171,9 @@ export class CatalogProxy {
   /** Valid empty catalogs the service answered in a row while the copy had plans. */
   #emptyAnswers = 0;
   #lastRefresh: RefreshRecord | undefined;
+  /** When a save to the cache file last succeeded, and why the last one failed (undefined: it did not). */
+  #savedAt: string | undefined;
+  #saveError: string | undefined;
   #failures = 0;
   #inFlight: Promise<RefreshRecord> | undefined;
   /** The state updates, one at a time: each saves the state, then makes it the one served. */
@@ -183,7 +207,7 @@ export class CatalogProxy {
     const loaded = await loadState(this.#options.cacheFile);
     if (loaded === undefined) return;
     if ('error' in loaded) return this.#logNow({ event: 'load', outcome: 'ignored', error: loaded.error });
-    this.#copy = withVariants(loaded.copy, 'disk', JSON.parse(loaded.copy.body) as CatalogDocument);
+    this.#copy = withVariants(loaded.copy, 'disk', JSON.parse(loaded.copy.body) as CatalogDocument, true);
     this.#changes = new ChangeLog(this.#changesKept, loaded.changes);
     this.#notified = loaded.notified;
     this.#logNow({
@@ -209,7 +233,7 @@ export class CatalogProxy {
             // Saved so a restart does not send it again; a failed save only means it may be sent again.
             this.#queue(async () => {
               this.#notified = Math.max(this.#notified ?? 0, sequence);
-              if (this.#copy) await this.#save(this.#copy, this.#changes.stored());
+              if (this.#copy?.saved) await this.#save(this.#copy, this.#changes.stored());
             }).catch(() => {});
           },
         },
@@ -254,28 +278,26 @@ export class CatalogProxy {
     } else if (result.kind === 'fetched') {
       this.#emptyAnswers = 0;
       const stored: StoredCopy = { body: result.body, etag: result.etag, fetchedAt: now, validatedAt: now };
-      const next = this.#changes.next(at, previous?.catalog, result.catalog);
-      // Saved before it is served, numbered or notified: a restart never gives a sequence number that was
-      // seen to another change set. A failed save changes nothing; the refresh failed and is retried.
-      try {
-        await this.#queue(async () => {
-          await this.#save(stored, this.#changes.stored(next));
-          this.#copy = withVariants(stored, 'service', result.catalog);
-          if (next) this.#changes.append(next);
-        });
-        recorded = next;
-        if (next) this.#notifier?.kick();
-        outcome = { outcome: 'fetched', status: 200 };
-        freshFor = result.freshForSeconds;
-      } catch (error) {
+      const taken = await this.#take(stored, result.catalog, at);
+      if ('kept' in taken) {
         outcome = {
           outcome: 'failed',
           status: 200,
-          error: `the new copy could not be saved, so the last saved one is served: ${(error as Error).message}`,
+          error: `the new copy could not be saved, so the last saved one is served: ${taken.kept.message}`,
         };
+      } else {
+        recorded = taken.recorded;
+        outcome = { outcome: 'fetched', status: 200 };
+        freshFor = result.freshForSeconds;
       }
     } else if (result.kind === 'not-modified' && this.#copy) {
-      this.#copy = { ...this.#copy, validatedAt: now };
+      const copy = { ...this.#copy, validatedAt: now };
+      this.#copy = copy;
+      // A copy served without being saved is saved at each refresh until it is, then numbered.
+      if (!copy.saved) {
+        const taken = await this.#take(copy, copy.catalog, at);
+        if (!('kept' in taken)) recorded = taken.recorded;
+      }
       outcome = { outcome: 'not-modified', status: 304 };
       freshFor = result.freshForSeconds;
     } else if (result.kind === 'failed') {
@@ -298,6 +320,7 @@ export class CatalogProxy {
       event: 'refresh',
       ...outcome,
       ...(failed ? { serving: this.#copy ? 'last good copy' : 'nothing (502)' } : {}),
+      ...(this.#copy?.saved === false ? { saved: false } : {}),
       plans: this.#copy?.catalog.plans.length ?? 0,
       ...(recorded && {
         changes: {
@@ -312,6 +335,38 @@ export class CatalogProxy {
       ...(next === undefined ? {} : { nextRefreshInSeconds: next }),
     });
     return record;
+  }
+
+  /**
+   * Takes a copy the service sent (or confirmed): saves it with its change set — against the copy the history
+   * ends with, the saved one, or a resync when none is saved — and only then serves, numbers and notifies it, so
+   * a restart never gives a sequence number that was seen to another change set. When it cannot be saved, a
+   * saved copy served stays served (`kept`: why; the refresh failed and is retried). When none is (a first start
+   * on a full disk), the new copy is served all the same, unnumbered: a frontend gets the plans, a restart would
+   * start without them, `/healthz` says so, and each refresh saves it again until it is saved.
+   */
+  async #take(
+    stored: StoredCopy,
+    catalog: CatalogDocument,
+    at: Date,
+  ): Promise<{ readonly recorded: ChangeSet | undefined } | { readonly kept: Error }> {
+    let result: { recorded: ChangeSet | undefined } | { kept: Error } = { recorded: undefined };
+    await this.#queue(async () => {
+      const saved = this.#copy?.saved === true ? this.#copy : undefined;
+      const next = this.#changes.next(at, saved?.catalog, catalog);
+      try {
+        await this.#save(stored, this.#changes.stored(next));
+      } catch (error) {
+        if (saved) result = { kept: error as Error };
+        else this.#copy = withVariants(stored, 'service', catalog, false);
+        return;
+      }
+      this.#copy = withVariants(stored, 'service', catalog, true);
+      if (next) this.#changes.append(next);
+      result = { recorded: next };
+    });
+    if ('recorded' in result && result.recorded) this.#notifier?.kick();
+    return result;
   }
 
   /** Runs `task` after the state updates before it (saving and swapping the state never interleave). */
@@ -331,8 +386,11 @@ export class CatalogProxy {
         changes,
         ...(this.#notified === undefined ? {} : { notified: this.#notified }),
       });
+      this.#savedAt = new Date().toISOString();
+      this.#saveError = undefined;
     } catch (error) {
-      this.#logNow({ event: 'save', outcome: 'failed', error: (error as Error).message });
+      this.#saveError = (error as Error).message;
+      this.#logNow({ event: 'save', outcome: 'failed', error: this.#saveError });
       throw error;
     }
   }
@@ -360,9 +418,9 @@ export class CatalogProxy {
     const { history, latest, oldest, size } = this.#changes;
     const now = Date.now();
     const overdue = now > (this.#nextRefreshAt?.getTime() ?? now) + this.#client.deadlineMs;
+    const failed = this.#lastRefresh?.outcome === 'failed' || overdue || this.#saveError !== undefined;
     return {
-      status:
-        copy === undefined ? 'empty' : this.#lastRefresh?.outcome === 'failed' || overdue ? 'degraded' : 'ok',
+      status: copy === undefined ? 'empty' : failed ? 'degraded' : 'ok',
       upstream: this.#options.upstream,
       copy:
         copy === undefined
@@ -377,6 +435,14 @@ export class CatalogProxy {
               source: copy.source,
             },
       lastRefresh: this.#lastRefresh ?? null,
+      cacheFile:
+        this.#options.cacheFile === undefined
+          ? null
+          : {
+              saved: copy?.saved === true,
+              savedAt: this.#savedAt ?? null,
+              error: this.#saveError ?? null,
+            },
       consecutiveFailures: this.#failures,
       nextRefreshAt: this.#nextRefreshAt?.toISOString() ?? null,
       changes: { history, latest, oldest, kept: size },
@@ -407,7 +473,10 @@ export class CatalogProxy {
       });
     if (url.pathname === '/healthz') {
       const health = this.health();
-      return send(response, health.status === 'empty' ? 503 : 200, JSON.stringify(health), NO_STORE_JSON);
+      // 503 when empty; with `?strict` (a load balancer that should send no traffic to a degraded proxy), unless ok.
+      const strict = url.searchParams.has('strict');
+      const unready = health.status === 'empty' || (strict && health.status !== 'ok');
+      return send(response, unready ? 503 : 200, JSON.stringify(health), NO_STORE_JSON);
     }
     if (url.pathname === '/changes') return this.#answerChanges(url, response);
     const [discipline, ...others] = url.searchParams.getAll('discipline');

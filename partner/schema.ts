@@ -18,9 +18,9 @@ export type Discipline = z.output<typeof Discipline>;
 export const Plan = z.object({
   /** UUID in lowercase. Stable; safe to store as a foreign key. */
   id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/).meta({ format: 'uuid' }),
-  /** At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two). */
+  /** At most 150 characters (JavaScript's `length`: a character outside the Basic Multilingual Plane, such as an emoji, counts as two), trimmed; never a control character or a bidirectional embedding, override or isolate character (U+202A–U+202E, U+2066–U+2069). */
   title: z.string().min(1).max(150),
-  /** One- or two-sentence description, at most 500 characters (counted as `title` is). */
+  /** One- or two-sentence description, at most 500 characters (counted as `title` is), trimmed; the characters `title` never holds, but tabs and line breaks. */
   summary: z.string().max(500).nullable(),
   /** Public image URL (https; only a local development stack serves its own covers over http on a loopback host); null when the plan has no cover, and clients render a fallback. */
   coverUrl: z.string().regex(/^(https:\/\/\S+|http:\/\/(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?\/\S*)$/).meta({ format: 'uri' }).nullable(),

@@ -56,9 +56,11 @@ export function typicalPlan(links: LinkConfig = PAGE_LINKS): Plan {
 }
 
 /**
- * Titles and summaries a hostile or careless source could hold: markup and script in element text and
- * attribute positions, `javascript:` URLs, entity look-alikes, and unicode tricks (line and paragraph
- * separators, a right-to-left override, zero-width and NUL characters). Each is one row's title and summary.
+ * Titles and summaries a hostile or careless source could hold and the builder publishes: markup and script in
+ * element text and attribute positions, `javascript:` URLs, entity look-alikes, and unicode tricks that are text
+ * (line and paragraph separators, right-to-left marks and script, zero-width characters). Control characters and
+ * bidirectional overrides make a row invalid (builder/text.ts): {@link UNPUBLISHABLE_TEXT} has them, for the
+ * page's own defence. Each is one row's title and summary.
  */
 export const HOSTILE_TEXT = [
   {
@@ -78,8 +80,8 @@ export const HOSTILE_TEXT = [
   },
   {
     id: '44444444-4444-4444-8444-444444444444',
-    title: 'Bidi \u202Egnp.exe\u202C trick\u2028line\u2029para zero\u200Bwidth',
-    summary: 'NUL\u0000here &amp; &lt;b&gt; </title></style><!-- <base href="https://evil.test/">',
+    title: 'Bidi \u200Fעברית\u200E trick\u2028line\u2029para zero\u200Bwidth',
+    summary: 'Tab\there &amp; &lt;b&gt; </title></style><!-- <base href="https://evil.test/">',
   },
 ] as const;
 
@@ -93,7 +95,11 @@ export function hostileRows(): Record<string, unknown>[] {
   );
 }
 
-/** What a page shows for `text`: the same, except the characters a document must not hold become U+FFFD. */
-export function shownText(text: string): string {
-  return text.replaceAll('\u0000', '\uFFFD');
-}
+/**
+ * A title and a summary no build publishes (the builder refuses their rows) but a page must still render safely:
+ * a right-to-left override left open, and a NUL.
+ */
+export const UNPUBLISHABLE_TEXT = {
+  title: 'Bidi \u202Egnp.exe\u202C trick',
+  summary: 'NUL\u0000here',
+} as const;

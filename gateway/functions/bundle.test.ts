@@ -26,7 +26,7 @@ describe('the function bundle check', () => {
     }
   });
 
-  it('keeps both built functions within the 6 KB aim (room under the 10 KB limit to grow)', async () => {
+  it('keeps both built functions within the 8.5 KB aim (room under the 10 KB limit to grow)', async () => {
     for (const name of ['viewer-request', 'viewer-response']) {
       const code = await readFile(join(ROOT, 'dist/gateway', `${name}.js`));
       expect(code.length, name).toBeLessThanOrEqual(FUNCTION_SIZE_TARGET);

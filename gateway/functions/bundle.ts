@@ -17,11 +17,12 @@ export type GatewayFunctionName = keyof typeof GATEWAY_FUNCTIONS;
 export const GATEWAY_DIST = 'dist/gateway';
 
 /**
- * CloudFront's limit on function code, in bytes (not adjustable), and what we aim for (room to grow): 6 KB,
- * since viewer-request carries the home page (about 1.4 KB of HTML and its headers).
+ * CloudFront's limit on function code, in bytes (not adjustable), and what we aim for (room to grow): 8.5 KB,
+ * since viewer-request carries the home page (about 3.8 KB: its HTML, the stylesheet it shares with the plan
+ * pages, and its headers).
  */
 export const FUNCTION_SIZE_LIMIT = 10 * 1024;
-export const FUNCTION_SIZE_TARGET = 6 * 1024;
+export const FUNCTION_SIZE_TARGET = 8.5 * 1024;
 
 const MODULES = new Set(['crypto', 'querystring', 'buffer']);
 

@@ -1,14 +1,17 @@
 /**
- * The contact address in the 401: the built viewer-request bundle holds the placeholder once; the local edge
- * (`catalog serve`) fills it as the stack does (infra/stack-options.test.ts shows the stack's), and the judge of
- * the case table, which `catalog check` runs against a deployment, fails a 401 that still holds the placeholder.
+ * The contact address in the 401 and on the home page: the built viewer-request bundle holds the placeholder; the
+ * local edge (`catalog serve`) fills it as the stack does (infra/stack-options.test.ts shows the stack's), and the
+ * judge of the case table, which `catalog check` runs against a deployment, fails a 401 or a home page that still
+ * holds the placeholder.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  ANSWER_HEADERS,
   CONTACT_PLACEHOLDER,
   GENERATED_HEADERS,
+  homePage,
   PROBLEM_UNAUTHORIZED,
   problemDocument,
 } from '../../contract/index.ts';
@@ -23,20 +26,19 @@ import { fillContactAddress } from './contact.ts';
 const noStore = { refresh: () => undefined, peek: () => undefined };
 const ADDRESS = 'https://partners.trainingplans.app/keys';
 
-/** The 401 the viewer-request function answers a request without a key, as a client reads it. */
-async function unauthorized(contactAddress: string): Promise<Answer> {
+/** What the viewer-request function answers `target` without a key, as a client reads it. */
+async function answerOf(contactAddress: string, target = '/api/plans'): Promise<Answer> {
   const fn = await loadBuiltFunction(ROOT, 'viewer-request', { kvs: noStore, contactAddress });
   const answer = (await fn.run(
-    viewerRequestEvent(
-      { method: 'GET', target: '/api/plans', rawHeaders: [], remoteAddress: '203.0.113.9' },
-      'r-1',
-    ),
+    viewerRequestEvent({ method: 'GET', target, rawHeaders: [], remoteAddress: '203.0.113.9' }, 'r-1'),
   )) as { statusCode: number; headers: Record<string, { value: string }>; body: string };
   const headers = Object.fromEntries(Object.entries(answer.headers).map(([name, h]) => [name, h.value]));
   return { status: answer.statusCode, headers, body: Buffer.from(answer.body) };
 }
+const unauthorized = (contactAddress: string) => answerOf(contactAddress);
 
 const noKeyCase = REQUEST_CASES.find((c) => c.name === 'no key');
+const homeCase = REQUEST_CASES.find((c) => c.name === 'the home page');
 const known = { bodies: {}, etag: () => undefined, modified: () => undefined, secrets: [], cors: null };
 
 describe('the contact address in the 401', () => {
@@ -68,14 +70,56 @@ describe('the contact address in the 401', () => {
     );
   });
 
-  it('is filled exactly once, and an address that cannot sit in a JavaScript string is refused', async () => {
+  it('is filled in every place the bundle holds it; a bundle with none, or an address that cannot sit in a JavaScript string or HTML, is refused', async () => {
     const code = await readFile(join(ROOT, GATEWAY_DIST, 'viewer-request.js'), 'utf8');
-    expect(code.split(CONTACT_PLACEHOLDER)).toHaveLength(2);
+    expect(code).toContain(CONTACT_PLACEHOLDER);
+    const filled = fillContactAddress(code, ADDRESS);
+    expect(filled).not.toContain(CONTACT_PLACEHOLDER);
+    expect(filled.split(ADDRESS).length).toBe(code.split(CONTACT_PLACEHOLDER).length);
     expect(() => fillContactAddress(code, 'a"b@example.org')).toThrow(
       'contact address "a\\"b@example.org": cannot be written into the function',
     );
-    expect(() => fillContactAddress(`${code}${CONTACT_PLACEHOLDER}`, ADDRESS)).toThrow(
-      'the viewer-request bundle holds <CONTACT_ADDRESS> 2 times, not once',
+    expect(() => fillContactAddress(code, 'keys<b>@example.org')).toThrow(
+      'cannot be written into the function',
+    );
+    expect(() => fillContactAddress(filled, ADDRESS)).toThrow(
+      'the viewer-request bundle holds no <CONTACT_ADDRESS> to fill: rebuild it (npm run build)',
+    );
+  });
+});
+
+describe('the contact address on the home page', () => {
+  it.each([
+    ['an https:// URL, linked as it is', ADDRESS, ADDRESS],
+    [
+      'an e-mail address, linked with mailto:',
+      'keys+partners@trainingplans.app',
+      'mailto:keys+partners@trainingplans.app',
+    ],
+    [
+      'an address with &, escaped',
+      'https://trainingplans.app/keys?a=1&b=2',
+      'https://trainingplans.app/keys?a=1&amp;b=2',
+    ],
+  ])('is shown and linked: %s', async (_label, address, link) => {
+    const answer = await answerOf(address, '/');
+    expect(answer.status).toBe(200);
+    const page = answer.body.toString();
+    expect(page).toBe(homePage(address));
+    expect(page).toContain(`<a class="open" href="${link}"`);
+    expect(page).toContain(`by the operator of this service, at ${link.replace('mailto:', '')}.`);
+    expect(homeCase && judgeAnswer(homeCase, answer, known)).toEqual([]);
+  });
+
+  it('fails the judge (and so catalog check) when a deployment serves the placeholder, or another page', () => {
+    const headers = { ...ANSWER_HEADERS.home };
+    const served = (page: string): Answer => ({ status: 200, headers, body: Buffer.from(page) });
+    expect(homeCase && judgeAnswer(homeCase, served(homePage(CONTACT_PLACEHOLDER)), known)).toEqual([
+      `body: is not the home page with a contact address (it holds ${CONTACT_PLACEHOLDER})`,
+    ]);
+    const other = homePage(ADDRESS).replace('<h1>', '<h1>Not ');
+    expect((homeCase && judgeAnswer(homeCase, served(other), known))?.join('\n')).toMatch(
+      /^body: is not the home page with a contact address \(\d+ bytes against \d+, first difference at byte/,
     );
   });
 });

@@ -1,22 +1,26 @@
 /**
- * The contact address in the viewer-request function's 401 (contract/index.ts PROBLEM_UNAUTHORIZED): the bundle
- * holds {@link CONTACT_PLACEHOLDER} once, and whatever runs it fills the placeholder in first — the CDK stack with
- * the deployment's `contactAddress`, the local edge with its own (`catalog serve --contact-address`), the tests
- * with the local stack's. One mechanism, so CloudFront and the local edge run the same bytes but the address.
+ * The contact address in the viewer-request function's answers — the 401's detail (contract/index.ts
+ * PROBLEM_UNAUTHORIZED) and the home page (`homePage`) — is {@link CONTACT_PLACEHOLDER} in the bundle, and whatever
+ * runs it fills every placeholder in first: the CDK stack with the deployment's `contactAddress`, the local edge
+ * with its own (`catalog serve --contact-address`), the tests with the local stack's. One mechanism, so
+ * CloudFront and the local edge run the same bytes but the address.
  */
 import { CONTACT_PLACEHOLDER } from '../../contract/index.ts';
 
-/** What an address may not hold: it lands inside a JavaScript string literal of the bundle. */
+/** What an address may not hold: it lands inside a JavaScript string literal of the bundle, and in HTML. */
 const UNSAFE = /[\s"'`\\<>{}$]/;
 
-/** The function's code with the contact address in the placeholder's place; throws when it cannot be filled. */
+/**
+ * The function's code with the contact address in each placeholder's place; throws when the address cannot be
+ * written there, or the code holds no placeholder (a bundle built before it had one, or filled already).
+ */
 export function fillContactAddress(code: string, address: string): string {
   if (address === '' || UNSAFE.test(address))
     throw new Error(`contact address ${JSON.stringify(address)}: cannot be written into the function`);
   const parts = code.split(CONTACT_PLACEHOLDER);
-  if (parts.length !== 2)
+  if (parts.length < 2)
     throw new Error(
-      `the viewer-request bundle holds ${CONTACT_PLACEHOLDER} ${parts.length - 1} times, not once: rebuild it (npm run build)`,
+      `the viewer-request bundle holds no ${CONTACT_PLACEHOLDER} to fill: rebuild it (npm run build)`,
     );
   return parts.join(address);
 }

@@ -55,20 +55,29 @@ async function runUnderNjs(
 import __cf from 'cloudfront';
 var __events = ${JSON.stringify(events)};
 var __at = 0;
+function __print(text) {
+  for (var i = 0; i < text.length; i += 500) console.log((i + 500 < text.length ? '+' : '=') + text.slice(i, i + 500));
+}
 function __next() {
   if (__at >= __events.length) return;
   __cf.__log.value = null;
-  handler(__events[__at++]).then(function (r) { console.log(JSON.stringify({ r: r, log: __cf.__log.value })); __next(); },
-    function (e) { console.log(JSON.stringify({ r: { njsError: String(e) }, log: null })); __next(); });
+  handler(__events[__at++]).then(function (r) { __print(JSON.stringify({ r: r, log: __cf.__log.value })); __next(); },
+    function (e) { __print(JSON.stringify({ r: { njsError: String(e) }, log: null })); __next(); });
 }
 __next();
 `,
   );
   const { stdout } = await run('njs', ['-t', 'module', '-p', stubs, script], { maxBuffer: 64 * 1024 * 1024 });
-  const lines = stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { r: Record<string, unknown>; log: string | null });
+  // njs's console.log cuts a line at 2,048 bytes: each result comes in lines of 500 characters at most (JSON
+  // has no raw line break), each marked `+` (more follows) or `=` (the last).
+  const lines: { r: Record<string, unknown>; log: string | null }[] = [];
+  let result = '';
+  for (const line of stdout.trim().split('\n')) {
+    result += line.slice(1);
+    if (!line.startsWith('=')) continue;
+    lines.push(JSON.parse(result));
+    result = '';
+  }
   return { results: lines.map((line) => line.r), logs: lines.map((line) => line.log) };
 }
 
