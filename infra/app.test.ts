@@ -91,9 +91,12 @@ describe('configFromContext', () => {
     );
   });
 
-  it('fails a deployment that has no file', () => {
+  it('fails a deployment that has no file, naming the one probably meant', () => {
+    expect(failure({ deployment: 'CatalogStagng' })).toBe(
+      'context deployment "CatalogStagng": there is no infra/deployments/CatalogStagng.json; did you mean CatalogStaging? (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog; a new deployment is a new file there)',
+    );
     expect(failure({ deployment: 'CatalogProd' })).toBe(
-      'context deployment "CatalogProd": there is no infra/deployments/CatalogProd.json (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog); a new deployment is a new file there',
+      'context deployment "CatalogProd": there is no infra/deployments/CatalogProd.json (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog; a new deployment is a new file there)',
     );
   });
 

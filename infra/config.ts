@@ -8,9 +8,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
   type DeploymentFile,
+  declaredDeployment,
   listDeployments,
   nearestSetting,
-  readDeploymentFile,
 } from '../app/deployments.ts';
 import {
   formatSetting,
@@ -72,11 +72,7 @@ export function configFromContext(context: Readonly<Record<string, unknown>>, ro
   }
   if (problems.length > 0 || !named.success) throw new ConfigError(problems.join('; '));
   const name = named.data as string;
-  const deployment = readDeploymentFile(root, name);
-  if (deployment === null)
-    throw new ConfigError(
-      `context deployment ${JSON.stringify(name)}: there is no infra/deployments/${name}.json (${listDeployments(root)}); a new deployment is a new file there`,
-    );
+  const deployment = declaredDeployment(root, name, 'context deployment');
 
   // A setting given as context as well: accepted only when it says what the file says.
   for (const key of keys) {
