@@ -1,5 +1,6 @@
 /** The last run's record, from how a run ended: pure, no I/O. */
 
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InvalidRow } from '../builder/errors.ts';
 import { InvalidRowsError } from '../builder/errors.ts';
@@ -16,6 +17,7 @@ import {
   parseLastRun,
   type RunEnd,
   type RunProgress,
+  runSettings,
 } from './last-run.ts';
 import type { PublishSummary } from './run.ts';
 import { renderMessage } from './settings/index.ts';
@@ -246,6 +248,66 @@ describe('the record of a run', () => {
     const long = oneLine('x'.repeat(5000));
     expect(long).toHaveLength(2000);
     expect(long.endsWith('…')).toBe(true);
+  });
+});
+
+describe('what a record keeps of the run’s source, to run it again', () => {
+  it('a file by its absolute path, a URL with no password nor secret query value, whether a token went with it', () => {
+    expect(runSettings('fixtures/plans.json', undefined, 'https://catalog.example.com')).toEqual({
+      source: resolve('fixtures/plans.json'),
+      withToken: false,
+      baseUrl: 'https://catalog.example.com',
+    });
+    const url = runSettings(
+      'postgres://reader:s3cret@db:5432/plans?sslmode=require',
+      undefined,
+      'https://c.example',
+    );
+    expect(url.source).toBe('postgres://reader:***@db:5432/plans?sslmode=require');
+    const http = runSettings('https://cms.example/plans?api_key=k3y', 'tok3n', 'https://c.example');
+    expect(http).toEqual({
+      source: 'https://cms.example/plans?api_key=***',
+      withToken: true,
+      baseUrl: 'https://c.example',
+    });
+    expect(JSON.stringify([url, http])).not.toMatch(/s3cret|k3y|tok3n/);
+  });
+
+  it('is the run’s own, or, for a run that never came to its source (busy), the previous record’s', () => {
+    const first = runSettings('/srv/plans.json', undefined, 'https://c.example');
+    const mine = lastRunOf({
+      started: STARTED,
+      finished: FINISHED,
+      durationMs: 1,
+      progress: built,
+      end: { summary: summary('published') },
+      previous: null,
+      present: cli,
+      settings: first,
+    });
+    expect(mine.settings).toEqual(first);
+    expect(parseLastRun(Buffer.concat(lastRunObject(mine).chunks))).toEqual({ record: mine });
+    const busy = lastRunOf({
+      started: STARTED,
+      finished: FINISHED,
+      durationMs: 1,
+      progress: {},
+      end: {
+        summary: {
+          command: 'publish',
+          result: 'busy',
+          reason: 'held',
+          holder: { by: 'catalog publish', host: 'h', pid: 1, since: '', expires: '' },
+          durationsMs: { total: 1 },
+        },
+      },
+      previous: mine,
+      present: cli,
+    });
+    expect(busy.settings).toEqual(first);
+    // A record written before the field was kept still reads.
+    const { settings: _, ...older } = mine;
+    expect(parseLastRun(Buffer.from(JSON.stringify(older)))).toEqual({ record: older });
   });
 });
 

@@ -45,7 +45,9 @@ import {
   parseLastRun,
   type RunEnd,
   type RunProgress,
+  type RunSettings,
   type RunSummary,
+  runSettings,
 } from './last-run.ts';
 import { checkPropagation, type PropagationCheck, type PropagationResult } from './propagation.ts';
 import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
@@ -244,12 +246,18 @@ export async function publish(
     ...(options.progress ? { progress: options.progress } : {}),
   });
   let invalid: readonly InvalidRow[] | undefined;
+  // What the run's record keeps of its source, for the command that runs it again (the Lambda's: once read).
+  let given =
+    settings.source === undefined
+      ? undefined
+      : runSettings(settings.source, settings.sourceToken, settings.baseUrl);
   state.prepare = async () => {
     if (options.prepared) return options.prepared;
     const from = options.source
       ? await options.source()
       : { source: settings.source, sourceToken: settings.sourceToken };
     if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
+    given = runSettings(from.source, from.sourceToken, settings.baseUrl);
     try {
       return await prepareFrom(
         { ...settings, source: from.source, sourceToken: from.sourceToken },
@@ -284,7 +292,7 @@ export async function publish(
   const end: RunEnd = failure ?? { summary: summaryOf(state, stop, started) };
   const after = new AfterRun(state, options, settings.baseUrl, present);
   await runSteps(state, [
-    after.record(started, end, invalid),
+    after.record(started, end, invalid, given),
     ...(stop?.result === 'busy' ? [] : [prune, unlock]),
     after.propagation(end),
     after.metrics(),
@@ -324,7 +332,12 @@ class AfterRun {
   }
 
   /** Leaves the run's record at the origin (`state/last-run.json`), whatever the outcome. */
-  record(started: number, end: RunEnd, invalid: readonly InvalidRow[] | undefined): Step {
+  record(
+    started: number,
+    end: RunEnd,
+    invalid: readonly InvalidRow[] | undefined,
+    settings: RunSettings | undefined,
+  ): Step {
     return {
       name: 'record',
       run: async () => {
@@ -343,6 +356,7 @@ class AfterRun {
           end,
           previous: await previousRecord(this.#state.target),
           present: this.#present,
+          settings,
         });
         try {
           await this.#state.target.origin.put(lastRunObject(this.written), { overwrite: true });

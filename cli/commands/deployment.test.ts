@@ -249,6 +249,29 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     );
   });
 
+  it('status advises the deployment’s own builder, by its name, to repair a live build', async () => {
+    const published = await runCatalog(
+      ['publish', '--deployment', 'staging', '--source', SOURCE, '--force'],
+      {
+        env: env(),
+      },
+    );
+    expect(published.code, published.stderr).toBe(0);
+    const live = kvs.entries.get(KVS_LIVE_BUILD);
+    const key = `builds/${live}/catalog.json`;
+    const body = String(await s3.body(key));
+    await s3.seed({ [key]: `${body} ` });
+    try {
+      const result = await runCatalog(['status', '--deployment', 'staging'], { env: env() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        '; run catalog rebuild --force --deployment staging (a fresh build, every page written again), or catalog rollback --deployment staging',
+      );
+    } finally {
+      await s3.seed({ [key]: body });
+    }
+  });
+
   it('refuses a deployment the checkout does not declare, naming the one probably meant, before asking AWS', async () => {
     const before = cloudFormation.requests.length;
     for (const name of ['stagign', 'Staging']) {
