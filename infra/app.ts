@@ -2,26 +2,34 @@
  * The CDK app (`infra/cdk.json` runs it with tsx): the {@link CatalogStack} of the deployment CDK context names
  * (`-c deployment=NAME`), built from its file infra/deployments/NAME.json alone (config.ts), in the file's region
  * and the CLI's account when it found credentials; checked by cdk-nag and CDK's validation. The context is read
- * before the construct libraries load: a bad setting fails at once. The generated openapi module the builder
- * bundles is written first, so what is deployed is what the checkout holds, built or not.
+ * before the construct libraries load: a bad setting fails at once, and so does a command that acts on the
+ * account (`npm run cdk -- diff`: run-cdk.ts names it) when the CLI found no credentials. The generated openapi
+ * module the builder bundles is written first, so what is deployed is what the checkout holds, built or not.
  */
 import { App, Validations } from 'aws-cdk-lib/core';
 import { checkoutRoot } from '../app/paths.ts';
 import { ConfigError } from '../contract/errors.ts';
 import { writeOpenApiModule } from '../tools/openapi-module.ts';
-import { configFromContext } from './config.ts';
+import { accountProblem, configFromContext } from './config.ts';
 
 const app = new App();
 try {
   const root = checkoutRoot();
   if (root === undefined) throw new ConfigError(`${process.cwd()} is not inside the repository`);
   const { stackName, region, props } = configFromContext(app.node.getAllContext(), root);
+  const account = process.env.CDK_DEFAULT_ACCOUNT;
+  // A command that acts on the account stops here when the CLI found no credentials: nothing bundled yet.
+  const env = { command: process.env.CATALOG_CDK_COMMAND || undefined, account };
+  if (accountProblem(env, { name: stackName, region }) !== undefined) {
+    const { missingProfile } = await import('../app/aws-profile.ts');
+    const why = await missingProfile(process.env);
+    throw new ConfigError(accountProblem(env, { name: stackName, region }, why) as string);
+  }
   await writeOpenApiModule(root);
   const [{ CatalogStack }, { AwsSolutionsChecks }] = await Promise.all([
     import('./stack.ts'),
     import('cdk-nag'),
   ]);
-  const account = process.env.CDK_DEFAULT_ACCOUNT;
   new CatalogStack(app, stackName, {
     ...props,
     description:
