@@ -62,6 +62,26 @@ function record(end: RunEnd, progress: RunProgress = built, previous: LastRun | 
   });
 }
 
+/** The record of a run a second after FINISHED that found another holding the run lock. */
+const busyAfter = (previous: LastRun) =>
+  lastRunOf({
+    started: FINISHED,
+    finished: new Date(FINISHED.getTime() + 1000),
+    durationMs: 5,
+    progress: {},
+    end: {
+      summary: {
+        command: 'publish',
+        result: 'busy',
+        reason: 'busy: another run holds the run lock',
+        holder: { by: 'catalog publish', host: 'h', pid: 1, since: '', expires: '' },
+        durationsMs: { total: 5 },
+      },
+    },
+    previous,
+    present: cli,
+  });
+
 describe('the record of a run', () => {
   it('of a publish: outcome, build, counts, and it confirms the new live build', () => {
     expect(record({ summary: summary('published') })).toEqual({
@@ -158,32 +178,14 @@ describe('the record of a run', () => {
 
   it('keeps the failure before a busy run, and forgets it only when a run succeeds', () => {
     const failed = record({ error: new SourceError('plans.json', 'cannot be read (no such file)') }, {});
-    const busy = (previous: LastRun) =>
-      lastRunOf({
-        started: FINISHED,
-        finished: new Date(FINISHED.getTime() + 1000),
-        durationMs: 5,
-        progress: {},
-        end: {
-          summary: {
-            command: 'publish',
-            result: 'busy',
-            reason: 'busy: another run holds the run lock',
-            holder: { by: 'catalog publish', host: 'h', pid: 1, since: '', expires: '' },
-            durationsMs: { total: 5 },
-          },
-        },
-        previous,
-        present: cli,
-      });
     const remembered = { finished: FINISHED.toISOString(), outcome: 'failed', reason: failed.reason };
-    expect(busy(failed)).toMatchObject({ outcome: 'busy', failure: remembered });
-    expect(busy(busy(failed)).failure).toEqual(remembered);
+    expect(busyAfter(failed)).toMatchObject({ outcome: 'busy', failure: remembered });
+    expect(busyAfter(busyAfter(failed)).failure).toEqual(remembered);
     // A record from before the field: a failed one is its own failure.
     const { failure: _, ...older } = failed;
-    expect(busy(older).failure).toEqual(remembered);
-    expect(record({ summary: summary('skipped-identical') }, built, busy(failed)).failure).toBeNull();
-    expect(record({ summary: summary('skipped-pinned') }, built, busy(failed)).failure).toBeNull();
+    expect(busyAfter(older).failure).toEqual(remembered);
+    expect(record({ summary: summary('skipped-identical') }, built, busyAfter(failed)).failure).toBeNull();
+    expect(record({ summary: summary('skipped-pinned') }, built, busyAfter(failed)).failure).toBeNull();
     const refused = record({ error: new PublishRefusedError('empty', 'refused: 0 plans') }, built, failed);
     expect(refused.failure).toEqual({
       finished: FINISHED.toISOString(),
@@ -287,24 +289,7 @@ describe('what a record keeps of the run’s source, to run it again', () => {
     });
     expect(mine.settings).toEqual(first);
     expect(parseLastRun(Buffer.concat(lastRunObject(mine).chunks))).toEqual({ record: mine });
-    const busy = lastRunOf({
-      started: STARTED,
-      finished: FINISHED,
-      durationMs: 1,
-      progress: {},
-      end: {
-        summary: {
-          command: 'publish',
-          result: 'busy',
-          reason: 'held',
-          holder: { by: 'catalog publish', host: 'h', pid: 1, since: '', expires: '' },
-          durationsMs: { total: 1 },
-        },
-      },
-      previous: mine,
-      present: cli,
-    });
-    expect(busy.settings).toEqual(first);
+    expect(busyAfter(mine).settings).toEqual(first);
     // A record written before the field was kept still reads.
     const { settings: _, ...older } = mine;
     expect(parseLastRun(Buffer.from(JSON.stringify(older)))).toEqual({ record: older });
