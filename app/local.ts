@@ -73,10 +73,12 @@ export function cannotListen(
         { cause: error },
       );
     case 'EACCES':
-      return new ConfigError(
-        `${where}: this process may not use port ${port} (EACCES: below 1024, a port needs privileges); give a ${settingRef('port')} from 1024`,
-        { cause: error },
-      );
+      if (port > 0 && port < 1024)
+        return new ConfigError(
+          `${where}: this process may not use port ${port} (EACCES: below 1024, a port needs privileges); give a ${settingRef('port')} from 1024`,
+          { cause: error },
+        );
+      return new ConfigError(`${where}: ${describeCause(error)}`, { cause: error });
     default:
       return new ConfigError(`${where}: ${describeCause(error)}`, { cause: error });
   }

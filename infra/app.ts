@@ -19,11 +19,11 @@ try {
   const { stackName, region, props } = configFromContext(app.node.getAllContext(), root);
   const account = process.env.CDK_DEFAULT_ACCOUNT;
   // A command that acts on the account stops here when the CLI found no credentials: nothing bundled yet.
-  const env = { command: process.env.CATALOG_CDK_COMMAND || undefined, account };
-  if (accountProblem(env, { name: stackName, region }) !== undefined) {
+  const cli = { command: process.env.CATALOG_CDK_COMMAND || undefined, account };
+  const deployment = { name: stackName, region };
+  if (accountProblem(cli, deployment) !== undefined) {
     const { missingProfile } = await import('../app/aws-profile.ts');
-    const why = await missingProfile(process.env);
-    throw new ConfigError(accountProblem(env, { name: stackName, region }, why) as string);
+    throw new ConfigError(accountProblem(cli, deployment, await missingProfile(process.env)) ?? '');
   }
   await writeOpenApiModule(root);
   const [{ CatalogStack }, { AwsSolutionsChecks }] = await Promise.all([

@@ -3,7 +3,8 @@
  * (app/deployments.ts, infra/deployments/NAME.json), and nothing else. Every other context key is CDK's own (the
  * feature flags of cdk.json, `aws:cdk:*`…) or refused: a key that is no setting names the one probably meant, and
  * a setting given as context must say what the file says (a runbook changes the file, reviewed like code, not a
- * flag that the next deploy forgets). This file needs no CDK.
+ * flag that the next deploy forgets). And whether the CLI's command may go on: one that acts on the account
+ * needs the credentials the CLI found ({@link accountProblem}). This file needs no CDK.
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
