@@ -2,8 +2,10 @@
  * The rows of `catalog check` come from the request-case table: which cases are black-box checkable, how a
  * case is derived for a deployment (its plan, its origin, its placeholders), and the order the rows run in.
  */
+import { createHash } from 'node:crypto';
+import { brotliCompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { DISCIPLINES } from '../contract/index.ts';
+import { ANSWER_HEADERS, DISCIPLINES } from '../contract/index.ts';
 import {
   forOrigin,
   forPlan,
@@ -18,11 +20,16 @@ import {
   type CheckRow,
   type CheckSettings,
   checkSteps,
+  compressedFetch,
   corsCause,
   judgeCase,
+  judgeProbeFreshness,
+  judgeProbeRead,
   learnPagePlan,
   newLearned,
+  plannedRequests,
   prepareCase,
+  probeRequest,
   withoutKeys,
 } from './check-rows.ts';
 
@@ -42,17 +49,19 @@ const named = (name: string): RequestCase => {
 };
 
 describe('the black-box subset of the request-case table', () => {
-  it('leaves out exactly the cases that need the test world: its other keys, or a plan of the fixtures', () => {
+  it("leaves out exactly the cases that need the test world (its other keys, a plan of the fixtures) and the canary's marked ones", () => {
     const left = REQUEST_CASES.filter((c) => notBlackBox(c) !== undefined);
     for (const c of left)
       expect(JSON.stringify(c), c.name).toMatch(
-        /\{(other|expiring|expired|revoked)\}|CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99/i,
+        /\{(other|expiring|expired|revoked|monitoring)\}|CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99|x-catalog-canary/i,
       );
     for (const c of blackBoxCases())
       expect(JSON.stringify([c.target, c.headers]), c.name).not.toMatch(
-        /\{(other|expiring|expired|revoked)\}/,
+        /\{(other|expiring|expired|revoked|monitoring)\}|x-catalog-canary/i,
       );
     expect(notBlackBox(named('an expired key'))).toBe("needs the test world's {expired} key");
+    // The check marks every request itself (its own key in the marker): a case's marker would be a second one.
+    expect(notBlackBox(named('no key, marked by the canary ({valid})'))).toMatch(/^marks its request/);
     expect(left.length).toBeGreaterThan(0);
     expect(blackBoxCases().length).toBeGreaterThan(REQUEST_CASES.length * 0.8);
   });
@@ -184,6 +193,17 @@ describe('preparing a case for a deployment', () => {
     });
   });
 
+  it('fails an answer whose body repeats a key it was sent', () => {
+    const echoed = {
+      status: 404,
+      headers: { ...ANSWER_HEADERS.problem },
+      body: Buffer.from(`{"detail":"no page for ${SETTINGS.key}"}`),
+    };
+    expect(judgeCase(named('an index file at the root'), echoed, SETTINGS, newLearned())).toContain(
+      'body: repeats a key that was sent',
+    );
+  });
+
   it('never leaves a key in a report', () => {
     const scrubbed = withoutKeys({ lines: [`echoed ${SETTINGS.key} and ${SETTINGS.forged}`] }, SETTINGS);
     expect(scrubbed).toEqual({ lines: ['echoed {valid} and {forged}'] });
@@ -225,5 +245,172 @@ describe('the likely cause of failing CORS rows', () => {
         corsSeen: false,
       }),
     ).toBeNull();
+  });
+});
+
+/** A catalog's 200 in brotli, with the headers the table promises. */
+const brotliCatalog = (body: Buffer, etag: string) => ({
+  status: 200,
+  headers: { ...ANSWER_HEADERS.catalog, 'content-encoding': 'br', etag },
+  body: brotliCompressSync(body),
+});
+
+describe('what the check fetches: each request once, large bodies compressed where the row allows', () => {
+  it('fetches in brotli only the catalog rows whose subject is not the encoding, as that variant', () => {
+    const converted = blackBoxCases().filter((c) => compressedFetch(c) !== undefined);
+    for (const c of converted) {
+      expect(c.status, c.name).toBe(200);
+      expect(c.encoding, c.name).toBeUndefined();
+      expect(JSON.stringify(c.headers ?? []).toLowerCase(), c.name).not.toContain('accept-encoding');
+      expect(JSON.stringify([c.headersPresent, c.headersAbsent]), c.name).not.toContain('content-encoding');
+      expect(compressedFetch(c)).toMatchObject({ encoding: 'br' });
+      expect(compressedFetch(c)?.headers?.at(-1)).toEqual(['Accept-Encoding', 'br']);
+    }
+    const names = converted.map((c) => c.name);
+    expect(names).toContain('a differently-cased name is an unknown parameter');
+    expect(names).toContain('a Range request gets the whole catalog');
+    // The plain GETs teach the identity bytes; the rows about the encoding ask for their own.
+    for (const kept of [
+      'the whole catalog',
+      ...DISCIPLINES.map((discipline) => `${discipline} plans`),
+      'Accept-Encoding no Accept-Encoding',
+      'Accept-Encoding identity',
+      'Accept-Encoding gzip',
+      'the whole catalog in brotli',
+    ])
+      expect(names, kept).not.toContain(kept);
+    // A validator the row sends is the variant's: the same question about the object it now fetches.
+    expect(compressedFetch(named('a Range with If-Range gets the whole catalog'))?.headers).toContainEqual([
+      'If-Range',
+      `{etag:${DISCIPLINES[0]}.br}`,
+    ]);
+  });
+
+  it('plans one request per distinct request, and counts the rows that share one', () => {
+    const off = plannedRequests(SETTINGS);
+    const on = plannedRequests({ ...SETTINGS, cors: PARTNER_ORIGIN });
+    const cases = (cors: boolean) => blackBoxCases().filter((c) => cors || c.cors === undefined).length;
+    // Every case and the encodings row's six requests (three catalogs, two encodings each).
+    expect(off.rows).toBe(cases(false) + 6);
+    expect(on.rows).toBe(cases(true) + 6);
+    expect([...off.uses.values()].reduce((a, b) => a + b)).toBe(off.rows);
+    // Shared: a catalog's plain GET and "no Accept-Encoding"; the encodings row and the cases asking for the
+    // same encoding; with an origin, each CORS case that repeats another's request.
+    const shared = (plan: typeof off) =>
+      [...plan.uses.entries()].flatMap(([template, uses]) =>
+        uses > 1 ? [[JSON.parse(template), uses]] : [],
+      );
+    expect(shared(off)).toHaveLength(4);
+    expect(on.uses.size).toBeLessThan(off.uses.size + (on.rows - off.rows));
+  });
+
+  it('judges a row fetched compressed against what its variant decoded to before, not against identity', () => {
+    const learned = newLearned();
+    const identity = Buffer.from('{"generatedAt":"2026-11-24T11:00:00.000Z","plans":[]}');
+    const other = Buffer.from('{"generatedAt":"2026-11-24T11:00:00.000Z","plans":[{}]}');
+    learned.bodies.all = identity;
+    const testCase = compressedFetch(named('an empty query string')) as RequestCase;
+    const answer = (body: Buffer) => brotliCatalog(body, '"0123456789abcdef0123456789abcdef"');
+    // No variant seen yet: against identity.
+    expect(judgeCase(testCase, answer(other), SETTINGS, learned, true)).toEqual([
+      expect.stringMatching(/^body: decoded from br, is not the whole catalog/),
+    ]);
+    // The brotli variant served those same other bytes before (the encodings row says so): not this row's fault.
+    learned.variants.set('all.br', createHash('sha256').update(other).digest('hex'));
+    expect(judgeCase(testCase, answer(other), SETTINGS, learned, true)).toEqual([]);
+    // Neither those bytes nor identity: this answer is wrong.
+    expect(judgeCase(testCase, answer(Buffer.from('{}')), SETTINGS, learned, true)).toEqual([
+      expect.stringMatching(/^body: decoded from br, is not the whole catalog/),
+    ]);
+  });
+});
+
+describe("the probe's judgement", () => {
+  const catalog = (discipline: string) =>
+    Buffer.from(
+      `{"generatedAt":"2026-11-24T11:00:00.000Z","plans":[{"id":"${PLAN}","discipline":"${discipline}"}]}`,
+    );
+  const served = (body: Buffer, etag = '"11111111111111111111111111111111"') => brotliCatalog(body, etag);
+  const notModified = {
+    status: 304,
+    headers: {
+      'cache-control': 'public, max-age=300',
+      vary: 'X-Api-Key, Accept-Encoding',
+      etag: '"11111111111111111111111111111111"',
+    },
+    body: Buffer.alloc(0),
+  };
+  const [discipline] = DISCIPLINES;
+  const seen = { etag: '"11111111111111111111111111111111"', generatedAt: '2026-11-24T11:00:00.000Z' };
+
+  it('reads in brotli, conditional on the ETag the last probe saw', () => {
+    expect(probeRequest(discipline, SETTINGS, {})).toEqual({
+      method: 'GET',
+      target: `/api/plans?discipline=${discipline}`,
+      headers: [
+        ['X-Api-Key', SETTINGS.key],
+        ['Accept-Encoding', 'br'],
+      ],
+    });
+    expect(probeRequest(discipline, SETTINGS, { [discipline]: seen }).headers.at(-1)).toEqual([
+      'If-None-Match',
+      seen.etag,
+    ]);
+  });
+
+  it('passes a first read, keeping its ETag and generatedAt; a 304 keeps what it saw', () => {
+    expect(judgeProbeRead(discipline, served(catalog(discipline)), SETTINGS, undefined)).toEqual({
+      lines: [],
+      seen,
+      changed: false,
+    });
+    expect(judgeProbeRead(discipline, notModified, SETTINGS, seen)).toEqual({
+      lines: [],
+      seen,
+      changed: false,
+    });
+  });
+
+  it('says the catalog changed when a 200 names another ETag', () => {
+    const other = '"22222222222222222222222222222222"';
+    expect(judgeProbeRead(discipline, served(catalog(discipline), other), SETTINGS, seen)).toMatchObject({
+      lines: [],
+      seen: { etag: other },
+      changed: true,
+    });
+  });
+
+  it('fails a 200 that repeats the ETag it was asked about, a lost header, another discipline, a refusal', () => {
+    expect(judgeProbeRead(discipline, served(catalog(discipline)), SETTINGS, seen).lines).toEqual([
+      `status: expected 304 (If-None-Match named the current ETag ${seen.etag}), got 200`,
+    ]);
+    const { vary: _vary, ...withoutVary } = served(catalog(discipline)).headers;
+    expect(
+      judgeProbeRead(
+        discipline,
+        { ...served(catalog(discipline)), headers: withoutVary },
+        SETTINGS,
+        undefined,
+      ).lines,
+    ).toEqual(['vary: expected "X-Api-Key, Accept-Encoding", got none']);
+    expect(judgeProbeRead(discipline, served(catalog('other')), SETTINGS, undefined).lines).toEqual([
+      `plans[0]: expected discipline ${discipline}, got "other"`,
+    ]);
+    const refused = judgeProbeRead(
+      discipline,
+      { status: 401, headers: {}, body: Buffer.from('{}') },
+      SETTINGS,
+      seen,
+    );
+    expect(refused).toEqual({ lines: ['status: expected 200, got 401'], seen, changed: false });
+  });
+
+  it('warns on a catalog older than maxAge, from what it read or what a 304 confirmed', () => {
+    expect(judgeProbeFreshness({ [discipline]: seen }, SETTINGS)).toEqual({ verdict: 'pass', lines: [] });
+    expect(judgeProbeFreshness({ [discipline]: seen }, { ...SETTINGS, maxAgeMs: 60_000 })).toMatchObject({
+      verdict: 'warn',
+      lines: [expect.stringMatching(/^generatedAt 2026-11-24T11:00:00.000Z is 1h 0m old, more than /)],
+    });
+    expect(judgeProbeFreshness({}, SETTINGS)).toMatchObject({ verdict: 'skip' });
   });
 });

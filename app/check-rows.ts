@@ -3,12 +3,14 @@
  * filled from outside, and the catalog rows only a black-box run makes. The first answers teach the rest, so the
  * rows run in order ({@link checkSteps}).
  */
+import { createHash } from 'node:crypto';
 import { parse } from 'yaml';
 import { comparePlans } from '../builder/catalogs.ts';
 import { AppScheme, Catalog, Plan } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { settingRef } from '../contract/errors.ts';
 import {
+  ANSWER_HEADERS,
   CATALOGS,
   type CatalogName,
   catalogTarget,
@@ -81,6 +83,10 @@ export interface Learned {
   /** ETags and Last-Modified by variant key (`all`, `all.br`, `all.gz`). */
   readonly etags: Map<string, string>;
   readonly modified: Map<string, string>;
+  /** A digest of what each compressed variant decodes to, as first served, by variant key (`all.br`). */
+  readonly variants: Map<string, string>;
+  /** The catalogs parsed, kept while the catalog rows that read them run ({@link forgetParsed}). */
+  readonly parsed: Map<CatalogName, ParsedCatalog | string>;
   /** The plan whose page is checked (the catalog's first), or why there is none. */
   pagePlan: { readonly id: string } | { readonly reason: string };
   /** Whether an answer carried the CORS origin given (`Access-Control-Allow-Origin`). */
@@ -93,6 +99,8 @@ export function newLearned(): Learned {
     bodies: {},
     etags: new Map(),
     modified: new Map(),
+    variants: new Map(),
+    parsed: new Map(),
     pagePlan: { reason: 'the whole catalog was not served' },
     corsSeen: false,
   };
@@ -131,12 +139,61 @@ export function shownRequest(testCase: RequestCase, learned: Learned): string {
   return `${derived.method} ${derived.target}`;
 }
 
-/** The case as this deployment can run it (plan, origin and placeholders filled in), or why it cannot. */
-export function prepareCase(
+/** A request as a key: two requests with the same key are the same request, and share one answer. */
+export function requestKey(request: CheckRequest): string {
+  return JSON.stringify([request.method, request.target, request.headers]);
+}
+
+const CATALOG_BODIES: readonly string[] = CATALOGS;
+const hasHeader = (testCase: RequestCase, name: string) =>
+  (testCase.headers ?? []).some(([header]) => header.toLowerCase() === name);
+
+/**
+ * The case as the check sends it: a 200 of a catalog whose subject is not the encoding (no `Accept-Encoding` of
+ * its own, no `Content-Encoding` judged, not the plain GET that teaches the identity bytes) is fetched in brotli, as a partner fetches, and
+ * judged as the brotli variant: what it decodes to against what that variant decoded to before, its validators
+ * against that variant's (`{etag:all}` becomes `{etag:all.br}`). What the row judges (the parameter ignored, the
+ * header honoured, the whole object served) is the same; only the bytes on the wire are a tenth. Undefined when
+ * the case is sent as it is.
+ */
+export function compressedFetch(testCase: RequestCase): RequestCase | undefined {
+  const body = testCase.body;
+  if (testCase.status !== 200 || !CATALOG_BODIES.includes(body) || testCase.encoding !== undefined) return;
+  // A row about the encoding asks for its own (or for none: the identity bytes are what it judges).
+  const aboutEncoding =
+    hasHeader(testCase, 'accept-encoding') ||
+    (testCase.headersAbsent ?? []).includes('content-encoding') ||
+    'content-encoding' in (testCase.headersPresent ?? {});
+  if (aboutEncoding || teachers().has(testCase)) return;
+  const variant = (text: string) => text.replace(/\{(etag|modified):(all|[a-z]+)\}/g, '{$1:$2.br}');
+  return {
+    ...testCase,
+    headers: [
+      ...(testCase.headers ?? []).map(([name, value]) => [name, variant(value)] as const),
+      ['Accept-Encoding', 'br'],
+    ],
+    encoding: 'br',
+  };
+}
+
+/** A case prepared: what is sent and judged, the request, its template (placeholders unfilled), how fetched. */
+export interface PreparedCase {
+  readonly testCase: RequestCase;
+  readonly request: CheckRequest;
+  /**
+   * The request before the answers so far filled it in: the same template is the same request within one run
+   * ({@link plannedRequests} counts them).
+   */
+  readonly template: string;
+  /** Fetched in brotli by {@link compressedFetch}: judged as that variant. */
+  readonly compressed: boolean;
+}
+
+/** The case with what the settings decide (the origin, the encoding), or why it is not sent with them. */
+function caseForSettings(
   testCase: RequestCase,
-  settings: CheckSettings,
-  learned: Learned,
-): { readonly testCase: RequestCase; readonly request: CheckRequest } | { readonly skip: string } {
+  settings: Pick<CheckSettings, 'cors' | 'keyInUrl'>,
+): { readonly testCase: RequestCase; readonly compressed: boolean } | { readonly skip: string } {
   let derived = testCase;
   if (settings.keyInUrl === false && testCase.target.includes('{valid}'))
     return { skip: 'not sent on a schedule: its URL would carry the key into the access logs' };
@@ -149,6 +206,23 @@ export function prepareCase(
       return { skip: `needs a CORS origin; ${settingRef('corsOrigin')} says CORS is off` };
     derived = forOrigin(derived, settings.cors);
   }
+  const compressed = compressedFetch(derived);
+  return { testCase: compressed ?? derived, compressed: compressed !== undefined };
+}
+
+const templateOf = (testCase: RequestCase) =>
+  requestKey({ method: testCase.method, target: testCase.target, headers: testCase.headers ?? [] });
+
+/** The case as this deployment can run it (plan, origin and placeholders filled in), or why it cannot. */
+export function prepareCase(
+  testCase: RequestCase,
+  settings: CheckSettings,
+  learned: Learned,
+): PreparedCase | { readonly skip: string } {
+  const forSettings = caseForSettings(testCase, settings);
+  if ('skip' in forSettings) return forSettings;
+  let derived = forSettings.testCase;
+  const template = templateOf(derived);
   // A case whose answer is the page needs a plan whose page this deployment serves.
   const isPage = testCase.body === 'page' || testCase.object === 'page';
   if ((testCase.status === 200 || testCase.status === 304) && isPage && 'reason' in learned.pagePlan)
@@ -169,16 +243,89 @@ export function prepareCase(
   const target = resolve(derived.target);
   const headers = (derived.headers ?? []).map(([name, value]) => [name, resolve(value)] as const);
   if (missing !== undefined) return { skip: missing };
-  return { testCase: derived, request: { method: derived.method, target, headers } };
+  return {
+    testCase: derived,
+    request: { method: derived.method, target, headers },
+    template,
+    compressed: forSettings.compressed,
+  };
+}
+
+/** The templates of a catalog row's own requests: its keys as placeholders, as a case's are. */
+export function rowTemplates(row: CatalogRow, settings: CheckSettings): string[] {
+  const placeholders = { ...settings, key: '{valid}', forged: '{forged}' };
+  return (row.requests?.(placeholders) ?? []).map(requestKey);
+}
+
+/**
+ * Every request a run with these settings may send, by template, with how many rows send it: a request sent by
+ * two rows is sent once and its answer shared, and kept no longer than its last row needs it. `rows` is how
+ * many requests the rows make in all (what a run without sharing sends).
+ */
+export function plannedRequests(settings: CheckSettings): {
+  readonly uses: ReadonlyMap<string, number>;
+  readonly rows: number;
+} {
+  const uses = new Map<string, number>();
+  let rows = 0;
+  const count = (template: string) => {
+    rows += 1;
+    uses.set(template, (uses.get(template) ?? 0) + 1);
+  };
+  for (const step of checkSteps()) {
+    if (step.kind === 'catalog') {
+      for (const template of rowTemplates(step.row, settings)) count(template);
+      continue;
+    }
+    const forSettings = caseForSettings(step.testCase, settings);
+    if (!('skip' in forSettings)) count(templateOf(forSettings.testCase));
+  }
+  return { uses, rows };
 }
 
 /** Every object the check learns, in the order it learns them. */
 const KNOWN_BODIES: readonly KnownBody[] = [...CATALOGS, 'openapi', 'page', 'notFoundPage'];
 
-/** Judges a case's answer; an expected status teaches each object's first body and its variants' validators. */
-export function judgeCase(testCase: RequestCase, answer: Answer, settings: CheckSettings, learned: Learned) {
+/** The digest of a body, to tell one variant's decoded bytes from another's without keeping them. */
+const digestOf = (body: Buffer) => createHash('sha256').update(body).digest('hex');
+
+/** Remembers a compressed variant's validators and what it decodes to, as first served (a 200 of it). */
+function learnVariant(learned: Learned, key: string, answer: Answer, decoded: Buffer): void {
+  const { etag, 'last-modified': lastModified } = answer.headers;
+  if (etag !== undefined && !learned.etags.has(key)) learned.etags.set(key, etag);
+  if (lastModified !== undefined && !learned.modified.has(key)) learned.modified.set(key, lastModified);
+  if (!learned.variants.has(key)) learned.variants.set(key, digestOf(decoded));
+}
+
+/**
+ * Judges a case's answer; an expected status teaches each object's first body and its variants' validators. A
+ * case fetched compressed ({@link compressedFetch}) is judged against what its variant decoded to before, when
+ * known: a variant whose bytes differ from identity fails the rows about the encodings, not every row that
+ * fetched it.
+ */
+export function judgeCase(
+  testCase: RequestCase,
+  answer: Answer,
+  settings: CheckSettings,
+  learned: Learned,
+  compressed = false,
+) {
+  const body = KNOWN_BODIES.find((known) => known === testCase.body);
+  let bodies = learned.bodies;
+  if (compressed && body !== undefined && answer.status === testCase.status) {
+    const digest = learned.variants.get(variantKey(body as CatalogName, testCase.encoding));
+    let decoded: Buffer | undefined;
+    try {
+      decoded = decodeBody(answer);
+    } catch {
+      // the judge says why
+    }
+    // The same bytes as its variant served before: the body is that variant's, whatever identity holds.
+    if (digest !== undefined && decoded !== undefined && digestOf(decoded) === digest)
+      bodies = Object.fromEntries(Object.entries(learned.bodies).filter(([name]) => name !== body));
+  }
   const problems = judgeAnswer(testCase, answer, {
-    bodies: learned.bodies,
+    bodies,
     etag: (object, encoding) => learned.etags.get(variantKey(object, encoding)),
     modified: (object, encoding) => learned.modified.get(variantKey(object, encoding)),
     secrets: [settings.key, settings.forged],
@@ -186,7 +333,6 @@ export function judgeCase(testCase: RequestCase, answer: Answer, settings: Check
   });
   if (settings.cors && answer.headers['access-control-allow-origin'] === settings.cors)
     learned.corsSeen = true;
-  const body = KNOWN_BODIES.find((known) => known === testCase.body);
   if (answer.status !== testCase.status || body === undefined) return problems;
   if (learned.bodies[body] === undefined) {
     try {
@@ -230,8 +376,16 @@ interface ParsedCatalog {
   readonly plans: readonly Record<string, unknown>[];
 }
 
-/** A catalog body as JSON, or why it is not one. */
+/** A catalog body as JSON, or why it is not one; parsed once while its rows run ({@link forgetParsed}). */
 function parsedCatalog(learned: Learned, name: CatalogName): ParsedCatalog | string {
+  const known = learned.parsed.get(name);
+  if (known !== undefined) return known;
+  const parsed = parseCatalog(learned, name);
+  learned.parsed.set(name, parsed);
+  return parsed;
+}
+
+function parseCatalog(learned: Learned, name: CatalogName): ParsedCatalog | string {
   const body = learned.bodies[name];
   if (body === undefined) return notServed(name);
   let value: unknown;
@@ -243,6 +397,14 @@ function parsedCatalog(learned: Learned, name: CatalogName): ParsedCatalog | str
   if (!Array.isArray((value as Partial<ParsedCatalog> | null)?.plans))
     return `${BODY_NAMES[name]} is not an object with a plans array`;
   return value as ParsedCatalog;
+}
+
+/**
+ * Drops the parsed catalogs: a run calls it once the catalog rows that follow a case are judged, so a large
+ * catalog is parsed once per group of rows, and held only while they run.
+ */
+export function forgetParsed(learned: Learned): void {
+  learned.parsed.clear();
 }
 
 /** A row judging the whole catalog's body. */
@@ -425,6 +587,7 @@ const decodeRow: CatalogRow = {
         lines.push(`${label}: cannot be decoded (${(error as Error).message})`);
         continue;
       }
+      if (sent === encoding) learnVariant(learned, variantKey(name, encoding), answer, decoded);
       if (!decoded.equals(identity))
         lines.push(
           `${label}: decodes to other bytes than identity (${describeDifference(decoded, identity)})`,
@@ -488,14 +651,27 @@ function teaches({ method, body: served, headers = [], encoding, cors }: Request
   return method === 'GET' && served === body && plain && encoding === undefined && cors === undefined;
 }
 
+/** The case that teaches each body: the first plain GET of it in the table. */
+function teacherOf(candidates: readonly RequestCase[], body: KnownBody): RequestCase {
+  const teacher = candidates.find((testCase) => teaches(testCase, body));
+  if (teacher === undefined) throw new Error(`the request-case table has no plain GET of ${body}`);
+  return teacher;
+}
+
+let teacherCases: ReadonlySet<RequestCase> | undefined;
+/** The cases that teach the bodies (the identity bytes the other rows are judged against). */
+function teachers(): ReadonlySet<RequestCase> {
+  teacherCases ??= new Set(KNOWN_BODIES.map((body) => teacherOf(blackBoxCases(), body)));
+  return teacherCases;
+}
+
 /** Every step in order: each case that teaches a body, followed by its catalog rows; then the other cases. */
 export function checkSteps(): Step[] {
   const candidates = blackBoxCases();
   const steps: Step[] = [];
   const taken = new Set<RequestCase>();
   for (const body of KNOWN_BODIES) {
-    const teacher = candidates.find((testCase) => teaches(testCase, body));
-    if (teacher === undefined) throw new Error(`the request-case table has no plain GET of ${body}`);
+    const teacher = teacherOf(candidates, body);
     taken.add(teacher);
     steps.push({ kind: 'case', testCase: teacher });
     for (const row of CATALOG_ROWS[body as keyof typeof CATALOG_ROWS] ?? [])
@@ -521,6 +697,158 @@ export function learnPagePlan(settings: CheckSettings, learned: Learned): void {
     };
 }
 
+// The probe: the few rows that show partners are served right now, fetched as a good partner fetches.
+
+/** What a probe keeps of a catalog it read, for the next probe: its brotli variant's ETag and `generatedAt`. */
+export interface Seen {
+  readonly etag: string;
+  readonly generatedAt: string;
+}
+/** What the last probe saw, by discipline. */
+export type ProbeSeen = Readonly<Partial<Record<Discipline, Seen>>>;
+
+const namedCase = (name: string): RequestCase => {
+  const found = REQUEST_CASES.find((testCase) => testCase.name === name);
+  if (!found) throw new Error(`the request-case table has no case "${name}"`);
+  return found;
+};
+
+/** A discipline's catalog in brotli, as the probe reads it: the table's plain GET of it, fetched compressed. */
+export function probeReadCase(discipline: Discipline): RequestCase {
+  const plain = teacherOf(blackBoxCases(), discipline);
+  const compressed = compressedFetch({ ...plain, name: `${plain.name} (the probe's read)` });
+  if (compressed === undefined) throw new Error(`the probe cannot read ${discipline} in brotli`);
+  return {
+    ...compressed,
+    name: `${discipline} plans in brotli, 304 while unchanged`,
+    headersPresent: { ...ANSWER_HEADERS.catalog, 'content-encoding': 'br' },
+  };
+}
+
+/** The same read answered 304: the variant named by the ETag sent is current. */
+function notModifiedCase(read: RequestCase, discipline: Discipline): RequestCase {
+  return {
+    ...read,
+    status: 304,
+    body: 'empty',
+    object: discipline,
+    headersPresent: {
+      'cache-control': ANSWER_HEADERS.catalog['cache-control'],
+      vary: ANSWER_HEADERS.catalog.vary,
+    },
+    headersAbsent: ['content-encoding', 'content-type'],
+  };
+}
+
+/** The probe's read of a discipline: conditional on the ETag the last probe saw, when it saw one. */
+export function probeRequest(discipline: Discipline, settings: CheckSettings, seen: ProbeSeen): CheckRequest {
+  const read = probeReadCase(discipline);
+  const previous = seen[discipline];
+  const headers = (read.headers ?? []).map(
+    ([name, value]) => [name, value === '{valid}' ? settings.key : value] as const,
+  );
+  return {
+    method: read.method,
+    target: read.target,
+    headers: previous ? [...headers, ['If-None-Match', previous.etag] as const] : headers,
+  };
+}
+
+/** What a probe read showed: the row's problems, what to keep for the next probe, whether the catalog changed. */
+export interface ProbeReadJudgement {
+  readonly lines: readonly string[];
+  readonly seen: Seen | undefined;
+  /** A 200 with another ETag than the one the last probe saw: the live build changed in between. */
+  readonly changed: boolean;
+}
+
+/** The ISO 8601 UTC time the builder stamps; the probe reads it from the head of the body only. */
+const GENERATED_AT_HEAD = /^\{"generatedAt":"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)","plans":\[/;
+
+/**
+ * Judges a probe read: a 304 as the table's 304 of a variant (the ETag it named is current); a 200 as the
+ * table's 200 of the brotli variant, its body a catalog of that discipline's plans, never a 200 that repeats the
+ * ETag it was asked about (a conditional request ignored); anything else as the 200 it should have been.
+ */
+export function judgeProbeRead(
+  discipline: Discipline,
+  answer: Answer,
+  settings: CheckSettings,
+  previous: Seen | undefined,
+): ProbeReadJudgement {
+  const read = probeReadCase(discipline);
+  const known = {
+    bodies: {},
+    etag: () => undefined,
+    modified: () => undefined,
+    secrets: [settings.key, settings.forged],
+    cors: settings.cors,
+  };
+  if (answer.status === 304 && previous !== undefined)
+    return {
+      lines: judgeAnswer(notModifiedCase(read, discipline), answer, known),
+      seen: previous,
+      changed: false,
+    };
+  const lines = judgeAnswer(read, answer, known);
+  if (answer.status !== 200) return { lines, seen: previous, changed: false };
+  const etag = answer.headers.etag;
+  if (previous !== undefined && etag === previous.etag)
+    lines.unshift(`status: expected 304 (If-None-Match named the current ETag ${etag}), got 200`);
+  let generatedAt: string | undefined;
+  try {
+    const text = decodeBody(answer).toString('utf8');
+    generatedAt = GENERATED_AT_HEAD.exec(text)?.[1];
+    const catalog = JSON.parse(text) as Partial<ParsedCatalog>;
+    if (generatedAt === undefined || !Array.isArray(catalog.plans))
+      lines.push(
+        `body: expected {"generatedAt":"<ISO 8601 UTC>","plans":[…]}, got ${shown(text.slice(0, 60))}`,
+      );
+    const other = (catalog.plans ?? []).findIndex((plan) => plan?.discipline !== discipline);
+    if (other !== -1)
+      lines.push(
+        `plans[${other}]: expected discipline ${discipline}, got ${shown(String(catalog.plans?.[other]?.discipline))}`,
+      );
+  } catch (error) {
+    lines.push(`body: not a catalog (${(error as Error).message.split('\n')[0]})`);
+  }
+  const seen = etag !== undefined && generatedAt !== undefined ? { etag, generatedAt } : previous;
+  return { lines: [...new Set(lines)], seen, changed: previous !== undefined && etag !== previous.etag };
+}
+
+/** The probe's freshness row: the catalogs' `generatedAt`, as read now or confirmed unchanged by a 304. */
+export const PROBE_FRESHNESS = `the live catalogs: generatedAt within ${settingRef('maxAge')} (else a warning)`;
+
+/** Judges the probe's freshness: the oldest `generatedAt` seen against `maxAge`. */
+export function judgeProbeFreshness(seen: ProbeSeen, settings: CheckSettings): Judged {
+  const times = DISCIPLINES.flatMap((discipline) => {
+    const generatedAt = seen[discipline]?.generatedAt;
+    return generatedAt === undefined ? [] : [generatedAt];
+  });
+  if (times.length === 0) return { verdict: 'skip', lines: ['no catalog was read (see the rows above)'] };
+  const oldest = times.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b));
+  const ageMs = settings.now.getTime() - Date.parse(oldest);
+  if (ageMs <= settings.maxAgeMs) return { verdict: 'pass', lines: [] };
+  const age = formatAge(Math.max(0, Math.round(ageMs / 1000)));
+  return {
+    verdict: 'warn',
+    lines: [
+      `generatedAt ${oldest} is ${age} old, more than ${settingRef('maxAge')} ${formatAge(settings.maxAgeMs / 1000)}: run catalog status where the builds are`,
+    ],
+  };
+}
+
+/** The table's cases the probe runs as they are: one refused key, and the CORS preflight (with an origin set). */
+export const PROBE_CASES: readonly RequestCase[] = [
+  namedCase('a forged key with the right shape'),
+  namedCase('OPTIONS preflight with CORS'),
+];
+
+/** The probe's rows: a read per discipline, their freshness, and {@link PROBE_CASES}. */
+export function probeRowCount(): number {
+  return DISCIPLINES.length + 1 + PROBE_CASES.length;
+}
+
 // The report.
 
 /** The whole check, its rows and their counts. */
@@ -541,6 +869,8 @@ export interface CheckReport {
   readonly durationMs: number;
   /** The deadline of the whole run, and whether it came before every row was run. */
   readonly deadline: { readonly ms: number; readonly reached: boolean };
+  /** The requests sent: one per distinct request (rows that judge the same request share its answer). */
+  readonly requests: number;
   /** 0 every row passed (warnings allowed), 1 a row failed or was not run, 2 the service could not be reached. */
   readonly exitCode: 0 | 1 | 2;
 }

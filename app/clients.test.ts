@@ -42,6 +42,8 @@ describe('the AWS clients', () => {
       expect(client.config.cacheMiddleware, client.constructor.name).toBe(true);
       client.destroy();
     }
+    // CloudFront's function calls are rate-limited: its client backs off and slows down on throttling.
+    expect(await createCloudFrontClient(settings).config.retryStrategy()).toMatchObject({ mode: 'adaptive' });
 
     const client = createS3Client({ ...settings, s3PathStyle: true, s3Endpoint: s3.endpoint });
     const list = vi.spyOn(ListObjectsV2Command.prototype, 'resolveMiddleware');

@@ -48,8 +48,12 @@ export function createCloudFormationClient(settings: AwsSettings): CloudFormatio
   return new CloudFormationClient(common(settings));
 }
 
+/**
+ * CloudFront's API (its functions: TestFunction, publish), whose calls are rate-limited: the SDK's adaptive retry
+ * backs off on its throttling errors and slows the client's own sending after one.
+ */
 export function createCloudFrontClient(settings: AwsSettings): CloudFrontClient {
-  return new CloudFrontClient({ ...common(settings), region: EDGE_REGION });
+  return new CloudFrontClient({ ...common(settings), retryMode: 'adaptive', region: EDGE_REGION });
 }
 
 export function createLambdaClient(settings: AwsSettings): LambdaClient {

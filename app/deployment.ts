@@ -75,6 +75,9 @@ export async function deploymentValues(
     if (wanted('origin')) values.set('origin', localStackPath(LOCAL_STACK.origin));
     if (wanted('store')) values.set('store', localStackPath(LOCAL_STACK.store));
     if (wanted('baseUrl')) values.set('baseUrl', await localStackUrl());
+    // The local stack's access log, unless the command was given the log group to read instead.
+    if (wanted('accessLog') && !first.given('usageLogGroup'))
+      values.set('accessLog', localStackPath(LOCAL_STACK.accessLog));
     return values;
   }
   // The deployment's region is its file's, in a checkout that declares it (one word for one thing).

@@ -46,7 +46,7 @@ function summary(result: PublishSummary['result'], extra: Partial<PublishSummary
 }
 
 const built: RunProgress = {
-  built: { buildId: BUILD, counts: planCounts({ running: 22, strength: 21 }), invalid: [] },
+  built: { buildId: BUILD, counts: planCounts({ running: 22, strength: 21 }), warnings: [] },
 };
 const cli = (message: string) => renderMessage(message, 'cli');
 

@@ -1,3 +1,7 @@
+/**
+ * What a publish run reports and leaves behind: its summary (`catalog publish` prints it, the Lambda logs it) and
+ * its record at the origin, `state/last-run.json`, which `catalog status` reads.
+ */
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { InvalidRow } from '../builder/errors.ts';
@@ -14,8 +18,8 @@ import {
 import { isSuccessfulOutcome, RUN_OUTCOMES, type RunOutcome } from '../contract/metrics.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import type { LockHolder } from '../publish/lock.ts';
-import { type ObjectToWrite, parseStoredJson, stateObject } from '../publish/origin.ts';
-import type { PublishSummary } from './run.ts';
+import { type ObjectToWrite, type OriginStore, parseStoredJson, stateObject } from '../publish/origin.ts';
+import type { Pin } from '../publish/pointer.ts';
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int().min(0));
 
@@ -39,7 +43,7 @@ const RunFields = z.object({
   /** Published+approved rows that broke a rule (left out with skipInvalid, or why the build failed). */
   invalidRows: z.number().int().min(0).nullable(),
   durationMs: z.number().int().min(0),
-  /** Each step's duration, by its name (app/run.ts lists the steps). */
+  /** Each step's duration, by its name (publish/README.md names the steps). */
   durationsMs: z.record(z.string(), z.number().int().min(0)).optional(),
   /**
    * The last run that left the live build matching the source — it published it, or found the source
@@ -94,15 +98,42 @@ export const LastRun = RunFields.extend({
 });
 export type LastRun = z.output<typeof LastRun>;
 
-/** What a run learned before it ended: the build it made (if it got that far) and the invalid rows. */
+/**
+ * What a run learned before it ended: the build it made (if it got that far), with the invalid rows it left out
+ * (`warnings`, builder/build.ts), or the invalid rows a build failed on.
+ */
 export interface RunProgress {
   readonly built?: {
     readonly buildId: string;
     readonly counts: Readonly<Record<Discipline, number>>;
-    readonly invalid: readonly InvalidRow[];
+    readonly warnings: readonly InvalidRow[];
   };
   /** Invalid rows of a build that failed because of them. */
   readonly invalid?: readonly InvalidRow[];
+}
+
+/** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
+export interface PublishSummary {
+  readonly command: 'publish';
+  readonly result: 'published' | 'skipped-identical' | 'skipped-pinned';
+  readonly buildId: string;
+  readonly generatedAt: string;
+  readonly counts: Readonly<Record<Discipline, number>>;
+  readonly plans: number;
+  readonly bytes: number;
+  readonly plansHash: string;
+  /** The build live when the publish started. */
+  readonly previousBuildId: string | null;
+  /** Why nothing was published (`skipped-*`). */
+  readonly reason?: string;
+  /** The pin that held the pointer (`skipped-pinned`). */
+  readonly pin?: Pin;
+  /** Builds beyond `keepBuilds` deleted. */
+  readonly pruned: readonly string[];
+  /** Problems that did not fail the run. */
+  readonly warnings: readonly string[];
+  /** Each step's duration, by its name, and the whole run's (`total`). */
+  readonly durationsMs: Readonly<Record<string, number>>;
 }
 
 /** A run that found another run holding the run lock: it did nothing (publish/lock.ts). */
@@ -160,7 +191,7 @@ export function lastRunOf(run: {
   readonly settings?: RunSettings | undefined;
 }): LastRun {
   const { built } = run.progress;
-  const invalid = built?.invalid ?? run.progress.invalid;
+  const invalid = built?.warnings ?? run.progress.invalid;
   const settings = run.settings ?? run.previous?.settings;
   const common = {
     started: run.started.toISOString(),
@@ -226,6 +257,28 @@ export function lastRunOf(run: {
 /** The record as the object written at the origin: JSON, `Cache-Control: no-store`, overwriting the last one. */
 export function lastRunObject(record: LastRun): ObjectToWrite {
   return stateObject(STATE_LAST_RUN, `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/**
+ * Leaves a run's record at the origin (`state/last-run.json`), the record it replaces read first (its confirmation
+ * and failure are carried over); a failure to write it is a warning. Returns the record.
+ */
+export async function writeLastRun(
+  origin: OriginStore,
+  run: Omit<Parameters<typeof lastRunOf>[0], 'previous'>,
+  warn: (warning: string) => void,
+): Promise<LastRun> {
+  const stored = await origin.get(STATE_LAST_RUN).catch(() => null);
+  const parsed = stored ? parseLastRun(stored.body) : null;
+  const record = lastRunOf({ ...run, previous: parsed && 'record' in parsed ? parsed.record : null });
+  try {
+    await origin.put(lastRunObject(record), { overwrite: true });
+  } catch (error) {
+    warn(
+      `writing ${STATE_LAST_RUN} to ${origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
+    );
+  }
+  return record;
 }
 
 /** Reads a stored record: the record, or why it is not one. */

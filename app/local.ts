@@ -8,12 +8,14 @@ import { DEFAULT_LINKS } from '../builder/model.ts';
 import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
 import {
   BUILDS_PREFIX,
+  type CanaryBeat,
   KVS_LIVE_BUILD,
+  LogValue,
   MANIFEST,
   MONITORING_PARTNER,
   ORIGIN_FILES,
 } from '../contract/index.ts';
-import { isAlive } from '../keys/file-store.ts';
+import { isAlive } from '../files/alive.ts';
 import { bucketOf, type OriginStore } from '../publish/origin.ts';
 import { LOCAL_STACK, localStackPath, repoRoot } from './paths.ts';
 import type { PublishSettings, PublishSummary } from './run.ts';
@@ -41,22 +43,37 @@ export interface RunningEdge {
 /** One log entry (the command line writes each as a JSON line on stderr). */
 export type LogEntry = object;
 
+/**
+ * Whether a log entry is the access-log line of a request of the deployment's own checks (recorded under the
+ * monitoring partner: `monitoring`, `monitoring.no-key`…; docs/decisions.md#usage), such as the local
+ * canary's: `npm start` keeps those in its access log file, off the terminal.
+ */
+export function isOwnCheckEntry(entry: LogEntry): boolean {
+  const logData = (entry as { logData?: unknown }).logData;
+  return (
+    typeof logData === 'string' &&
+    (logData === MONITORING_PARTNER || logData.startsWith(`${MONITORING_PARTNER}${LogValue.Separator}`))
+  );
+}
+
 /** What `npm start` advises for another port (npm passes a script's options after `--`). */
 const ANOTHER_PORT = 'npm start -- --port 8790';
 
 /**
  * Why the local edge cannot listen on `host`:`port`, said as what happened (the error a listen failed with):
  * the address is not one of this machine's, the host is neither an IP address nor a name the resolver knows,
- * or the port is one this process may not bind. `inUse` says it for a port another program holds.
+ * or the port is one this process may not bind. `inUse` says it for a port another program holds. `names` are
+ * the settings that chose the host and port (the local edge's `host` and `port`, the proxy's `proxyHost`…).
  */
 export function cannotListen(
   host: string,
   port: number,
   error: NodeJS.ErrnoException,
   inUse: string,
+  names: { readonly host: string; readonly port: string } = { host: 'host', port: 'port' },
 ): ConfigError {
   const where = `cannot listen on ${host}:${port}`;
-  const other = `give a ${settingRef('host')} this machine has, such as 127.0.0.1 (0.0.0.0: all of them)`;
+  const other = `give a ${settingRef(names.host)} this machine has, such as 127.0.0.1 (0.0.0.0: all of them)`;
   switch (error.code) {
     case 'EADDRINUSE':
       return new ConfigError(inUse, { cause: error });
@@ -75,7 +92,7 @@ export function cannotListen(
     case 'EACCES':
       if (port > 0 && port < 1024)
         return new ConfigError(
-          `${where}: this process may not use port ${port} (EACCES: below 1024, a port needs privileges); give a ${settingRef('port')} from 1024`,
+          `${where}: this process may not use port ${port} (EACCES: below 1024, a port needs privileges); give a ${settingRef(names.port)} from 1024`,
           { cause: error },
         );
       return new ConfigError(`${where}: ${describeCause(error)}`, { cause: error });
@@ -352,8 +369,16 @@ export async function startLocalStack(options: {
   readonly now: Date;
   readonly report: (line: string) => void;
   readonly log: (entry: LogEntry) => void;
-  /** How often the canary checks the stack (`canaryRateMinutes`); it runs once as soon as the edge serves. */
-  readonly canaryPeriodMs: number;
+  /**
+   * Where the canary's log lines go (each failing row, what it expected and got): the log file, not the
+   * terminal, where each canary run says one line through `report`.
+   */
+  readonly canaryLog: (entry: LogEntry) => void;
+  /**
+   * How often the canary runs each beat (`canaryRateMinutes`, `canaryFullRateMinutes`); it runs the full table
+   * once as soon as the edge serves.
+   */
+  readonly canaryPeriodsMs: Readonly<Record<CanaryBeat, number>>;
 }): Promise<LocalStack> {
   const { host, port, now } = options;
   const { origin, store } = LOCAL_STACK;
@@ -392,9 +417,9 @@ export async function startLocalStack(options: {
       key: await ensureLocalKey(store, MONITORING_PARTNER, LOCAL_STACK.monitoringKey, now),
       origin: target.origin,
       cors: () => showCorsOrigin(new FileKeyValueStore(store)),
-      periodMs: options.canaryPeriodMs,
+      periodsMs: options.canaryPeriodsMs,
       report: options.report,
-      log: options.log,
+      log: options.canaryLog,
     });
     canary.first.catch((error: unknown) =>
       options.report(`catalog: warning: the canary failed: ${String(error)}`),

@@ -1,24 +1,10 @@
-/**
- * A builder run through the application layer against real peers — a directory origin with the store file, and
- * s3rver with the KeyValueStore API's stand-in: every run leaves its record at the origin, success or failure;
- * its metrics go out as one embedded-metric-format line; a publish measures propagation through the real local
- * edge.
- */
-import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as catalogsModule from '../builder/catalogs.ts';
 import * as compressModule from '../builder/compress.ts';
 import * as pagesModule from '../builder/pages.ts';
 import { SourceError } from '../contract/errors.ts';
-import { CATALOGS, DISCIPLINES, STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
-import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE, plansMetric } from '../contract/metrics.ts';
-import { FileKeyValueStore } from '../keys/file-store.ts';
-import { issueKey } from '../keys/manage.ts';
-import { DirectoryOrigin } from '../publish/dir-origin.ts';
+import { CATALOGS, STATE_LAST_RUN, STATE_RUN_LOCK } from '../contract/index.ts';
 import { PublishRefusedError } from '../publish/errors.ts';
 import { acquireRunLock } from '../publish/lock.ts';
 import type { OriginStore } from '../publish/origin.ts';
@@ -26,12 +12,9 @@ import { readPointer } from '../publish/pointer.ts';
 import type { PublishTarget } from '../publish/steps.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
-import { captureEmf, parseEmf } from '../testing/emf.ts';
 import { refusedPort } from '../testing/postgres.ts';
-import { useScratchDir } from '../testing/scratch.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import { type LastRun, parseLastRun } from './last-run.ts';
-import { serveLocal } from './local.ts';
 import { type PublishRunOptions, type PublishSettings, publish } from './run.ts';
 import { defaultOf, parseSettings } from './settings/index.ts';
 
@@ -208,53 +191,6 @@ describe.each(TARGET_KINDS)('every run leaves its record, on %s', (kind) => {
     expect(reported).toContain(`warning: ${warning}`);
     expect(await origin.get(STATE_LAST_RUN)).toBeNull();
   });
-
-  it('sends its figures as one EMF line, the catalog age read from the live build after the run', async () => {
-    const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
-    // A fake clock stopped 90 s after the first run started: the second starts a minute after the first.
-    const started = Date.now();
-    vi.useFakeTimers({ toFake: ['Date'], now: started + 90_000 });
-    const published = await captureEmf(() =>
-      publish(
-        settings({ skipInvalid: true, source: `${ROOT}/fixtures/invalid/title-empty.json` }),
-        under.target,
-        { ...runOptions(), now: new Date(started), metrics },
-      ),
-    );
-    expect(published.lines).toHaveLength(1);
-    const emf = parseEmf(published.lines[0] ?? '');
-    expect(emf.namespace).toBe(METRICS_NAMESPACE);
-    const { counts } = publishSummaryOf(published.result.summary);
-    const plans = Object.fromEntries(
-      DISCIPLINES.map((d) => [METRICS[plansMetric(d)].name, { value: counts[d] }]),
-    );
-    expect(Object.keys(emf.metrics).sort()).toEqual(
-      ['BuildDuration', 'CatalogAge', 'InvalidRows', ...Object.keys(plans), 'RunSucceeded'].sort(),
-    );
-    expect(emf.metrics).toMatchObject({
-      RunSucceeded: { value: 1 },
-      ...plans,
-      InvalidRows: { value: 1 },
-      CatalogAge: { unit: 'Seconds', value: 90 },
-    });
-    expect(emf.members).toMatchObject({
-      outcome: 'published',
-      buildId: publishSummaryOf(published.result.summary).buildId,
-    });
-
-    const failed = await captureEmf(() =>
-      publish(settings({ source: `${under.dir}/gone.json` }), under.target, {
-        ...runOptions(),
-        now: new Date(started + 60_000),
-        metrics,
-      }).catch((error: unknown) => error),
-    );
-    expect(failed.result).toBeInstanceOf(SourceError);
-    const after = parseEmf(failed.lines[0] ?? '');
-    expect(after.metrics).toMatchObject({ RunFailed: { value: 1 }, CatalogAge: { value: 90 } });
-    expect(after.metrics.RunSucceeded).toBeUndefined();
-    expect(after.members.outcome).toBe('failed');
-  });
 });
 
 /** Every object at the origin (the lock and the run record included), by key, with the MD5 of its bytes. */
@@ -413,114 +349,5 @@ describe.each(TARGET_KINDS)('a run costs what changed, one run at a time, on %s'
     ]);
     expect(lines).toContain(`warning: ${summary.warnings[0]}`);
     expect(await under.target.origin.get(STATE_RUN_LOCK)).toBeNull();
-  });
-});
-
-describe('the propagation check after a publish, through the local edge over the same origin and store', () => {
-  const scratch = useScratchDir({ prefix: 'catalog-run-edge-' });
-
-  it('measures how long the edge took to serve the new build, with the monitoring key', async () => {
-    const store = `${scratch.dir}/kvs.json`;
-    const { key } = await issueKey(new FileKeyValueStore(store, { create: true }), {
-      partner: 'monitoring',
-      now: new Date(),
-    });
-    const edge = await serveLocal(
-      { origin: `${scratch.dir}/origin`, store, port: 0, host: '127.0.0.1' },
-      () => {},
-    );
-    try {
-      const target = {
-        origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-        kvs: new FileKeyValueStore(store, { create: true }),
-      };
-      const check = { key: async () => key, maxWaitMs: 10_000, intervalMs: 100 };
-      const first = await publish(settings({ baseUrl: edge.url }), target, {
-        ...runOptions(),
-        propagation: check,
-      });
-      expect(first.propagation).toMatchObject({ outcome: 'measured', polls: 1 });
-      const identical = await publish(settings({ baseUrl: edge.url }), target, {
-        ...runOptions(),
-        propagation: check,
-      });
-      expect(identical.propagation).toEqual({
-        outcome: 'skipped',
-        reason: 'nothing was published (skipped-identical)',
-      });
-    } finally {
-      await edge.close();
-    }
-  });
-
-  it('records a timeout as such when the edge never serves the new build, and the run still succeeds', async () => {
-    // An edge stuck on an old catalog.
-    let served = 0;
-    const stuck = http.createServer((_req, res) => {
-      served += 1;
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end('{"generatedAt":"2020-01-01T00:00:00.000Z","plans":[]}');
-    });
-    stuck.listen(0, '127.0.0.1');
-    await once(stuck, 'listening');
-    const target = {
-      origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
-    };
-    try {
-      const baseUrl = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}`;
-      const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
-      const { result, lines } = await captureEmf(() =>
-        publish(settings({ baseUrl }), target, {
-          ...runOptions(),
-          metrics,
-          propagation: {
-            key: async () => 'tpc_monitoring',
-            maxWaitMs: 1_000,
-            intervalMs: 200,
-          },
-        }),
-      );
-      expect(result.summary.result).toBe('published');
-      expect(result.record.outcome).toBe('published');
-      expect(result.propagation).toMatchObject({
-        outcome: 'timeout',
-        lastSeen: 'generatedAt 2020-01-01T00:00:00.000Z',
-      });
-      const waited = result.propagation?.outcome === 'timeout' ? result.propagation.waitedSeconds : 0;
-      expect(waited).toBeGreaterThanOrEqual(1);
-      expect(result.propagation).toMatchObject({ polls: served });
-      const emf = parseEmf(lines[0] ?? '');
-      expect(emf.metrics.PropagationSeconds).toBeUndefined();
-      expect(emf.metrics.RunSucceeded?.value).toBe(1);
-      expect(emf.members).toMatchObject({
-        propagation: 'timeout',
-        propagationDetail: `still serving generatedAt 2020-01-01T00:00:00.000Z after ${waited} s`,
-      });
-    } finally {
-      stuck.closeAllConnections();
-      await new Promise<void>((resolve) => stuck.close(() => resolve()));
-    }
-  });
-
-  it('is skipped, and says so, without a monitoring key', async () => {
-    const reported: string[] = [];
-    const target = {
-      origin: new DirectoryOrigin(`${scratch.dir}/origin`),
-      kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }),
-    };
-    const outcome = await publish(settings(), target, {
-      ...runOptions({ report: (line) => reported.push(line) }),
-      propagation: { key: async () => undefined, maxWaitMs: 10_000, intervalMs: 100 },
-    });
-    expect(outcome.propagation).toEqual({
-      outcome: 'skipped',
-      reason: 'no monitoring key is configured (CATALOG_MONITORING_KEY_SECRET_ARN)',
-    });
-    expect(reported).toContain(
-      'propagation skipped: no monitoring key is configured (CATALOG_MONITORING_KEY_SECRET_ARN)',
-    );
-    expect((await readPointer(target.kvs)).live).toBe(publishSummaryOf(outcome.summary).buildId);
   });
 });

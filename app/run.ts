@@ -1,124 +1,51 @@
 /**
- * Build, publish, roll back and unpin: every entry point calls these (README.md). Each is an explicit list of the
- * steps of publish/steps.ts, run in order and timed one by one; this file wires the source, the clients the
- * caller built and the metrics into them. Progress and warnings go to the caller's `report`.
+ * Publish, roll back and unpin, as every entry point calls them (README.md): each reads top to bottom through the
+ * steps publish/README.md lists (app/build.ts's and publish/steps.ts's), each timed by `timed`.
  */
 
-import { type BuildResult, completeBuild, type PreparedBuild, prepareBuild } from '../builder/build.ts';
-import { formatInvalidRow, type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
-import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
-import { openSource } from '../builder/sources/index.ts';
-import { ConfigError, describeCause, settingRef } from '../contract/errors.ts';
-import { type Discipline, STATE_LAST_RUN, totalPlans } from '../contract/index.ts';
-import { type BuildListing, listBuilds } from '../publish/history.ts';
-import { objectToWrite } from '../publish/origin.ts';
-import { type Pin, readPointer } from '../publish/pointer.ts';
+import { completeBuild, type PreparedBuild } from '../builder/build.ts';
+import { type InvalidRow, InvalidRowsError } from '../builder/errors.ts';
+import { ConfigError, settingRef } from '../contract/errors.ts';
+import { type Discipline, PAGE_OBJECT_PREFIX, totalPlans } from '../contract/index.ts';
+import { decide } from '../publish/core.ts';
+import { failing, PublishRefusedError, RunLockBusyError } from '../publish/errors.ts';
+import { describeHolder, type HeldRunLock, RUN_LOCK_TTL_MS, tookOverWarning } from '../publish/lock.ts';
 import {
-  choose,
-  complete,
-  guard,
-  lock,
-  type Progress,
-  type ProgressSink,
-  type PublishTarget,
-  pinLive,
-  prepare,
-  prove,
-  prune,
-  publishLive,
-  RunState,
-  read,
-  readManifest,
-  runSteps,
-  type Step,
-  type Stop,
-  unlock,
-  unpin as unpinStep,
-  upload,
-  verify,
-} from '../publish/steps.ts';
+  movePointer,
+  type Pin,
+  PinnedError,
+  pinPointer,
+  readPointer,
+  shownValue,
+} from '../publish/pointer.ts';
+import * as steps from '../publish/steps.ts';
+import { type BuildSettings, prepare, type Report, type RunSource } from './build.ts';
 import {
-  type BusySummary,
   type LastRun,
-  lastRunObject,
-  lastRunOf,
-  parseLastRun,
+  type PublishSummary,
   type RunEnd,
-  type RunProgress,
   type RunSettings,
   type RunSummary,
   runSettings,
+  writeLastRun,
 } from './last-run.ts';
-import { checkPropagation, type PropagationCheck, type PropagationResult } from './propagation.ts';
-import { emitRunMetrics, type MetricsSink, runFigures } from './run-metrics.ts';
 import { renderMessage, type SettingsIn } from './settings/index.ts';
 
-export type { Progress, ProgressSink, PublishTarget };
-
-/** What an operation tells its caller as it goes: warnings and the rows a failed build refused. */
-export type Report = (line: string) => void;
-
-/** The settings a build reads (the same names on the command line, in the Lambda and in CDK), but where it writes. */
-export type BuildSettings = Omit<SettingsIn<'build'>, 'out' | 'json' | 'source' | 'sourceToken'> & {
-  /** The source spec (a path, `postgres://…`, `http(s)://…`). */
-  readonly source: string;
-  /** The bearer token of an HTTP source. */
-  readonly sourceToken?: string | undefined;
-};
-
-/** Reads the source and builds in memory, stamped `now`; invalid rows are reported one line each. */
-export async function build(
-  settings: BuildSettings,
-  now: Date,
-  report: Report,
-  progress: ProgressSink,
-): Promise<BuildResult> {
-  const prepared = await prepareFrom(settings, now, report, progress);
-  progress({ stage: 'compressing and rendering pages' });
-  return completeBuild(prepared);
-}
-
-/** Reads the source and takes a build's first, cheap step (builder/build.ts `prepareBuild`), reporting invalid rows. */
-async function prepareFrom(
-  settings: BuildSettings,
-  now: Date,
-  report: Report,
-  progress: ProgressSink | undefined,
-): Promise<PreparedBuild> {
-  progress?.({ stage: 'reading the source' });
-  try {
-    const prepared = await prepareBuild(await openSource(settings.source, settings), {
-      links: { baseUrl: settings.baseUrl, appScheme: settings.appScheme, webBaseUrl: settings.webBaseUrl },
-      skipInvalid: settings.skipInvalid,
-      now,
-      openapiTemplate: OPENAPI_TEMPLATE,
-      contactAddress: settings.contactAddress,
-    });
-    for (const problem of prepared.warnings) report(`warning: invalid ${formatInvalidRow(problem)}`);
-    return prepared;
-  } catch (error) {
-    if (error instanceof InvalidRowsError) for (const line of error.lines()) report(`invalid ${line}`);
-    throw error;
-  }
-}
-
-/** Writes one build flat into a directory (`catalog build --out`, publish/dir-origin.ts); resolves its ms. */
-export async function writeFlatBuild(dir: string, result: BuildResult): Promise<number> {
-  const started = performance.now();
-  const { writeFlat } = await import('../publish/dir-origin.ts');
-  await writeFlat(
-    dir,
-    [...result.objects, ...result.root].map((object) => objectToWrite(object, object.key)),
-  );
-  return performance.now() - started;
-}
+export type { Progress, ProgressSink, PublishTarget } from '../publish/steps.ts';
+export type { PublishSummary } from './last-run.ts';
 
 /** The settings a publish reads, beyond the build's. */
 export type PublishSettings = BuildSettings &
   Pick<SettingsIn<'publish'>, 'allowEmpty' | 'minRatio' | 'keepBuilds'>;
 
-/** The source of a run when it is read at run time (the Lambda's secret) rather than taken from the settings. */
-export type RunSource = Pick<BuildSettings, 'source' | 'sourceToken'>;
+/** What a run hands `ended`: how it ended, its record, the build live after it, when it moved the pointer. */
+export interface RunEnded {
+  readonly end: RunEnd;
+  readonly record: LastRun;
+  readonly live: string | null;
+  /** `performance.now()` at the move. */
+  readonly movedAt?: number;
+}
 
 /** How a publish runs, and what it reports besides its summary. */
 export interface PublishRunOptions {
@@ -126,49 +53,23 @@ export interface PublishRunOptions {
   readonly now: Date;
   readonly force: boolean;
   readonly unpin?: boolean;
-  /** Take an origin the store does not record, or replace a live build the origin lacks (publish/steps.ts `prove`). */
+  /** Take an origin the store does not record, or replace a live build the origin lacks (`proveDeployment`). */
   readonly recover?: boolean;
   readonly report: Report;
   /** Hears the run's stages and the objects uploaded. */
-  readonly progress?: ProgressSink;
+  readonly progress?: steps.ProgressSink;
   /** Reads the source when the run starts instead of taking it from the settings; its failure is recorded. */
   readonly source?: () => Promise<RunSource>;
   /** A build whose first step the caller already took (builder/build.ts `prepareBuild`): the source is not read. */
   readonly prepared?: PreparedBuild;
   /** Shows a message the way the entry point names settings, secrets removed (default: the command line's). */
   readonly present?: (message: string) => string;
-  /** Given, the run's figures go there once, at its end (the Lambda passes Powertools' Metrics). */
-  readonly metrics?: MetricsSink;
-  /** Given, a publish that moved the pointer measures how long the edge takes to serve the new build. */
-  readonly propagation?: PropagationCheck;
   /** What runs, as the run lock names it (default `catalog publish`). */
   readonly runBy?: string;
   /** Who runs it, for the history of the live pointer (`user@host`, the builder function's name). */
   readonly actor?: string;
-}
-
-/** The one JSON line `catalog publish` prints (and the Lambda logs and returns). */
-export interface PublishSummary {
-  readonly command: 'publish';
-  readonly result: 'published' | 'skipped-identical' | 'skipped-pinned';
-  readonly buildId: string;
-  readonly generatedAt: string;
-  readonly counts: Readonly<Record<Discipline, number>>;
-  readonly plans: number;
-  readonly bytes: number;
-  readonly plansHash: string;
-  /** The build live when the publish started. */
-  readonly previousBuildId: string | null;
-  /** Why nothing was published (`skipped-*`). */
-  readonly reason?: string;
-  /** The pin that held the pointer (`skipped-pinned`). */
-  readonly pin?: Pin;
-  /** Builds beyond `keepBuilds` deleted. */
-  readonly pruned: readonly string[];
-  /** Problems that did not fail the run. */
-  readonly warnings: readonly string[];
-  /** Each step's duration, by its name, and the whole run's (`total`). */
-  readonly durationsMs: Readonly<Record<string, number>>;
+  /** Called once the outcome is recorded, whatever it is (the Lambda measures propagation, sends its metrics). */
+  readonly ended?: (run: RunEnded) => Promise<void>;
 }
 
 /** What a publish did, and the invalid rows it left out (with `skipInvalid`). */
@@ -178,255 +79,231 @@ export interface PublishOutcome {
   readonly invalidRows: readonly InvalidRow[];
   /** The run's record, as written to the origin's `state/last-run.json` (unless `warnings` says otherwise). */
   readonly record: LastRun;
-  /** What the propagation check found, when one was asked for. */
-  readonly propagation?: PropagationResult;
-  /** Problems after the outcome that did not change it: the record or the metrics not written. */
+  /** Problems after the outcome that did not change it: the record not written. */
   readonly warnings: readonly string[];
 }
 
-/** The summary of a publish's steps: how they ended (`stop`), or published when none settled it. */
-function summaryOf(state: RunState, stop: Stop | undefined, started: number): RunSummary {
-  const durationsMs = { ...state.durationsMs, total: Math.round(performance.now() - started) };
-  if (stop?.result === 'busy') return { command: 'publish', ...stop, durationsMs } satisfies BusySummary;
-  const candidate = state.need('candidate');
-  const live = state.live;
-  const identical = stop?.result === 'skipped-identical' && live?.kind === 'build' ? live : undefined;
-  return {
-    command: 'publish',
-    result: stop?.result ?? 'published',
-    buildId: identical?.id ?? candidate.buildId,
-    generatedAt: identical?.manifest.generatedAt ?? candidate.generatedAt,
-    counts: candidate.counts,
-    plans: totalPlans(candidate.counts),
-    bytes: state.built?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
-    plansHash: candidate.plansHash,
-    previousBuildId: state.pointer?.live ?? null,
-    ...(stop ? { reason: stop.reason } : {}),
-    ...(stop?.result === 'skipped-pinned' ? { pin: stop.pin } : {}),
-    pruned: state.pruned,
-    warnings: state.pin
-      ? [`unpinned ${state.pin.build} (pinned since ${state.pin.at} by ${state.pin.by})`, ...state.warnings]
-      : state.warnings,
-    durationsMs,
+/** A run's context for publish/steps.ts, its warnings, and `timed`, which keeps each step's ms in `durationsMs`. */
+function start(
+  target: steps.PublishTarget,
+  options: { readonly now: Date; readonly actor?: string; readonly progress?: steps.ProgressSink },
+) {
+  const warnings: string[] = [];
+  const durationsMs: Record<string, number> = {};
+  const run: steps.Run = {
+    target,
+    at: options.now,
+    by: options.actor ?? 'unknown',
+    progress: options.progress ?? (() => {}),
+    warn: (warning) => void warnings.push(warning),
   };
-}
-
-/** The record the last run left at the origin, or null (none, unreadable, or not a record). */
-async function previousRecord(target: PublishTarget): Promise<LastRun | null> {
-  try {
-    const object = await target.origin.get(STATE_LAST_RUN);
-    const parsed = object ? parseLastRun(object.body) : null;
-    return parsed && 'record' in parsed ? parsed.record : null;
-  } catch {
-    return null;
+  async function timed<T>(name: string, step: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await step();
+    } finally {
+      durationsMs[name] = Math.round(performance.now() - started);
+    }
   }
+  return { run, warnings, durationsMs, timed, started: performance.now() };
 }
 
 /**
- * Builds and publishes (publish/README.md): proves the deployment (a failure there writes nothing anywhere), then
- * the steps under the run lock (held elsewhere: `busy`); whatever their outcome, the run's record, the prune, the
- * lock's release, the propagation check and the metrics, none of which changes it. A failed run throws its error.
+ * Builds and publishes (publish/README.md): proves the deployment (a failure there writes nothing), then under the
+ * run lock (held elsewhere: `busy`) prepares the build and runs the steps to the pointer's move; whatever the
+ * outcome, records the run, prunes, unlocks and calls `ended`, none of which changes it. A failed run throws.
  */
 export async function publish(
   settings: Omit<PublishSettings, 'source'> & { readonly source?: string | undefined },
-  target: PublishTarget,
+  target: steps.PublishTarget,
   options: PublishRunOptions,
 ): Promise<PublishOutcome> {
-  const started = performance.now();
-  const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
-  const state = new RunState(target, {
-    force: options.force,
-    allowEmpty: settings.allowEmpty,
-    minRatio: settings.minRatio,
-    keep: settings.keepBuilds,
-    unpin: options.unpin ?? false,
-    recover: options.recover ?? false,
-    runBy: options.runBy ?? 'catalog publish',
-    actor: options.actor ?? 'unknown',
-    ...(options.progress ? { progress: options.progress } : {}),
-  });
+  const { run, warnings, durationsMs, timed, started } = start(target, options);
+  const proven = await timed('prove', () =>
+    steps.proveDeployment(target, { recover: options.recover ?? false, live: true }),
+  );
+  if (proven.note) run.warn(proven.note);
+  const lock = await timed('lock', () =>
+    steps.takeRunLock(target.origin, options.runBy ?? 'catalog publish'),
+  );
+  let candidate: PreparedBuild | undefined;
   let invalid: readonly InvalidRow[] | undefined;
   // What the run's record keeps of its source, for the command that runs it again (the Lambda's: once read).
-  let given =
+  let given: RunSettings | undefined =
     settings.source === undefined
       ? undefined
       : runSettings(settings.source, settings.sourceToken, settings.baseUrl);
-  state.prepare = async () => {
-    if (options.prepared) return options.prepared;
-    const from = options.source
-      ? await options.source()
-      : { source: settings.source, sourceToken: settings.sourceToken };
-    if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
-    given = runSettings(from.source, from.sourceToken, settings.baseUrl);
+  let ran: Ran | undefined;
+  let end: RunEnd;
+  /** The summary of a publish that ran its steps. */
+  const summary = (prepared: PreparedBuild, done: Ran, pruned: readonly string[] = []): PublishSummary => {
+    const { result, reason, pin, pointer, live, built } = done;
+    const identical = result === 'skipped-identical' && live.kind === 'build' ? live : undefined;
+    return {
+      command: 'publish',
+      result,
+      buildId: identical?.id ?? prepared.buildId,
+      generatedAt: identical?.manifest.generatedAt ?? prepared.generatedAt,
+      counts: prepared.counts,
+      plans: totalPlans(prepared.counts),
+      bytes: built?.objects.reduce((sum, object) => sum + object.size, 0) ?? 0,
+      plansHash: prepared.plansHash,
+      previousBuildId: pointer.live,
+      ...(reason ? { reason } : {}),
+      ...(pin ? { pin } : {}),
+      pruned: [...pruned],
+      warnings: [...warnings],
+      durationsMs: { ...durationsMs, total: Math.round(performance.now() - started) },
+    };
+  };
+  if ('busy' in lock) {
+    const reason = `busy: another run holds the run lock at ${target.origin.name}: ${describeHolder(lock.busy)}; this run did nothing`;
+    const total = Math.round(performance.now() - started);
+    end = {
+      summary: { command: 'publish', result: 'busy', reason, holder: lock.busy, durationsMs: { total } },
+    };
+  } else {
+    if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
     try {
-      return await prepareFrom(
-        { ...settings, source: from.source, sourceToken: from.sourceToken },
-        options.now,
-        options.report,
-        options.progress,
+      candidate = await timed('prepare', () =>
+        prepareRun(settings, options, run.progress, (source) => {
+          given = runSettings(source.source, source.sourceToken, settings.baseUrl);
+        }),
       );
+      const { allowEmpty, minRatio } = settings;
+      ran = await publishPrepared(run, candidate, proven, { ...options, allowEmpty, minRatio, timed });
+      end = { summary: summary(candidate, ran) };
     } catch (error) {
       if (error instanceof InvalidRowsError) invalid = error.invalid;
-      throw error;
+      end = { error };
     }
-  };
-  await runSteps(state, [prove('publish')]);
-
-  let stop: Stop | undefined;
-  let failure: { error: unknown } | undefined;
-  try {
-    stop = await runSteps(state, [
-      lock('publish'),
-      prepare,
-      unpinStep,
-      read,
-      guard,
-      complete,
-      upload,
-      verify,
-      publishLive,
-    ]);
-  } catch (error) {
-    failure = { error };
   }
-  const end: RunEnd = failure ?? { summary: summaryOf(state, stop, started) };
-  const after = new AfterRun(state, options, settings.baseUrl, present);
-  await runSteps(state, [
-    after.record(started, end, invalid, given),
-    ...(stop?.result === 'busy' ? [] : [prune, unlock]),
-    after.propagation(end),
-    after.metrics(),
-  ]);
-  for (const warning of [...state.warnings, ...after.warnings]) options.report(`warning: ${warning}`);
-  if (failure) throw failure.error;
+  const after: string[] = [];
+  const record = await timed('record', () => {
+    const progress = candidate ? { built: candidate } : invalid ? { invalid } : {};
+    const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
+    const times = { started: options.now, finished: new Date(), durationMs: performance.now() - started };
+    return writeLastRun(
+      target.origin,
+      { ...times, durationsMs, progress, end, present, settings: given },
+      (line) => after.push(line),
+    );
+  });
+  let pruned: string[] = [];
+  if ('held' in lock) {
+    const moved = ran?.moved?.after.live;
+    if (moved) pruned = await timed('prune', () => steps.prune(run, moved, settings.keepBuilds));
+    await timed('unlock', () => unlock(run, lock.held));
+  }
+  const live = ran?.moved?.after.live ?? ran?.pointer.live ?? proven.pointer.live;
+  await options.ended?.({ end, record, live, ...(ran?.moved ? { movedAt: ran.moved.at } : {}) });
+  for (const warning of [...warnings, ...after]) options.report(`warning: ${warning}`);
+  if ('error' in end) throw end.error;
   return {
-    // Again, now that the prune and the steps after the outcome are timed too.
-    summary: summaryOf(state, stop, started),
-    invalidRows: state.candidate?.warnings ?? [],
-    record: after.written as LastRun,
-    ...(after.propagated ? { propagation: after.propagated } : {}),
-    warnings: after.warnings,
+    // Again, now that the prune and the unlock are timed too.
+    summary: candidate && ran ? summary(candidate, ran, pruned) : end.summary,
+    invalidRows: candidate?.warnings ?? [],
+    record,
+    warnings: after,
   };
 }
 
-/** The steps after a run's outcome: its record, the propagation check, the metrics. None throws. */
-class AfterRun {
-  readonly warnings: string[] = [];
-  written?: LastRun;
-  propagated?: PropagationResult;
-  readonly #state: RunState;
-  readonly #options: PublishRunOptions;
-  readonly #baseUrl: string;
-  readonly #present: (message: string) => string;
+/** The run's build, its first step (builder/build.ts `prepareBuild`): the caller's, or from the run's source (told to `read`). */
+async function prepareRun(
+  settings: Omit<BuildSettings, 'source'> & { readonly source?: string | undefined },
+  options: PublishRunOptions,
+  progress: steps.ProgressSink,
+  read: (source: { readonly source: string; readonly sourceToken?: string | undefined }) => void,
+): Promise<PreparedBuild> {
+  if (options.prepared) return options.prepared;
+  const from = options.source ? await options.source() : settings;
+  if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
+  const source = { source: from.source, sourceToken: from.sourceToken };
+  read(source);
+  return prepare({ ...settings, ...source }, options.now, options.report, progress);
+}
 
-  constructor(
-    state: RunState,
-    options: PublishRunOptions,
-    baseUrl: string,
-    present: (message: string) => string,
-  ) {
-    this.#state = state;
-    this.#options = options;
-    this.#baseUrl = baseUrl;
-    this.#present = present;
+/** How a publish's steps after its build's first one ended, and what they read and made on the way. */
+type Ran = Awaited<ReturnType<typeof publishPrepared>>;
+
+/** A publish from its build's first step to its outcome (publish/README.md, steps 4 to 9). */
+async function publishPrepared(
+  run: steps.Run,
+  candidate: PreparedBuild,
+  proven: Awaited<ReturnType<typeof steps.proveDeployment>>,
+  how: Pick<PublishRunOptions, 'force' | 'unpin'> &
+    Pick<PublishSettings, 'allowEmpty' | 'minRatio'> & { readonly timed: ReturnType<typeof start>['timed'] },
+) {
+  const { target, progress, warn } = run;
+  const { timed } = how;
+  if (how.unpin) {
+    const pin = await timed('unpin', () => steps.removePin(run, proven.binding));
+    if (pin) warn(`unpinned ${pin.build} (pinned since ${pin.at} by ${pin.by})`);
   }
-
-  /** Leaves the run's record at the origin (`state/last-run.json`), whatever the outcome. */
-  record(
-    started: number,
-    end: RunEnd,
-    invalid: readonly InvalidRow[] | undefined,
-    settings: RunSettings | undefined,
-  ): Step {
-    return {
-      name: 'record',
-      run: async () => {
-        const candidate = this.#state.candidate;
-        const progress: RunProgress = candidate
-          ? { built: { buildId: candidate.buildId, counts: candidate.counts, invalid: candidate.warnings } }
-          : invalid
-            ? { invalid }
-            : {};
-        this.written = lastRunOf({
-          started: this.#options.now,
-          finished: new Date(),
-          durationMs: performance.now() - started,
-          durationsMs: this.#state.durationsMs,
-          progress,
-          end,
-          previous: await previousRecord(this.#state.target),
-          present: this.#present,
-          settings,
-        });
-        try {
-          await this.#state.target.origin.put(lastRunObject(this.written), { overwrite: true });
-        } catch (error) {
-          this.warnings.push(
-            `writing ${STATE_LAST_RUN} to ${this.#state.target.origin.name} failed (${describeCause(error)}); catalog status shows the run before this one`,
-          );
-        }
-        return undefined;
-      },
-    };
+  const read = await timed('read', () =>
+    failing(`reading the live build from ${target.kvs.name} and ${target.origin.name}`, async () => {
+      const pointer = await readPointer(target.kvs);
+      return { pointer, ...(await steps.readLive(target.origin, pointer.live, proven.manifest)) };
+    }),
+  );
+  const { pointer, live } = read;
+  const right = await timed('put right', () => steps.putLivePagesRight(run, live, read));
+  if (right.put > 0 && live.kind === 'build')
+    warn(`put ${right.put} live page(s) back to build ${live.id}'s`);
+  if (pointer.pin) {
+    if (live.kind === 'build' && live.damage.length > 0)
+      warn(
+        `live build ${live.id} is damaged (${live.damage.slice(0, 3).join('; ')}) and stays live while pinned: catalog publish ${settingRef('unpin')} replaces it with a fresh build`,
+      );
+    const reason = new PinnedError(pointer.pin).message;
+    return { result: 'skipped-pinned' as const, reason, pin: pointer.pin, pointer, live };
   }
-
-  /** After a publish that moved the pointer: how long the edge takes to serve it, when the caller asked. */
-  propagation(end: RunEnd): Step {
-    return {
-      name: 'propagation',
-      run: async () => {
-        const check = this.#options.propagation;
-        if (!check || !('summary' in end) || end.summary.result === 'busy') return undefined;
-        const { summary } = end;
-        const movedAt = this.#state.moved?.at;
-        this.propagated =
-          summary.result !== 'published' || movedAt === undefined
-            ? { outcome: 'skipped', reason: `nothing was published (${summary.result})` }
-            : await checkPropagation(check, {
-                baseUrl: this.#baseUrl,
-                generatedAt: summary.generatedAt,
-                movedAt,
-                present: this.#present,
-              });
-        if (this.propagated.outcome !== 'measured')
-          this.#options.report(
-            `propagation ${this.propagated.outcome}: ${this.propagated.outcome === 'timeout' ? `still serving ${this.propagated.lastSeen} after ${this.propagated.waitedSeconds} s` : this.propagated.reason}`,
-          );
-        return undefined;
-      },
-    };
-  }
-
-  /** The run's figures to the caller's metrics sink, with the age of the catalog live after it. */
-  metrics(): Step {
-    return {
-      name: 'metrics',
-      run: async () => {
-        const sink = this.#options.metrics;
-        if (!sink || !this.written) return undefined;
-        let catalogAgeSeconds: number | undefined;
-        try {
-          const { live } = this.#state.moved?.after ?? (await readPointer(this.#state.target.kvs));
-          const manifest = live === null ? null : await readManifest(this.#state.target.origin, live);
-          if (manifest && !('problem' in manifest))
-            catalogAgeSeconds = (Date.now() - Date.parse(manifest.generatedAt)) / 1000;
-        } catch (error) {
-          this.warnings.push(`reading the live build for the catalog age failed (${describeCause(error)})`);
-        }
-        try {
-          emitRunMetrics(sink, runFigures(this.written, { catalogAgeSeconds, propagation: this.propagated }));
-        } catch (error) {
-          this.warnings.push(`emitting the run's metrics failed (${describeCause(error)})`);
-        }
-        return undefined;
-      },
-    };
+  const plans = totalPlans(candidate.counts);
+  const decision = decide(
+    { plans, plansHash: candidate.plansHash, inputsHash: candidate.inputsHash },
+    live,
+    how,
+  );
+  if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
+  if (decision.action === 'skip')
+    return { result: 'skipped-identical' as const, reason: decision.reason, pointer, live };
+  if (decision.note) warn(decision.note);
+  const recovered =
+    live.kind === 'unreadable' && `recovered: build:live named ${shownValue(live.id)} (${live.reason})`;
+  if (recovered) warn(`${recovered}; a fresh build replaces it`);
+  const built = await timed('complete', async () => {
+    progress({ stage: 'compressing and rendering pages' });
+    return completeBuild(candidate);
+  });
+  await timed('upload', () => steps.upload(run, built, pointer.live));
+  await timed('verify', async () => {
+    progress({ stage: 'verifying' });
+    await steps.verify(target.origin, built, pointer.live);
+  });
+  await timed('error pages', () => steps.writeErrorPages(target.origin, built));
+  const pages = built.objects.filter((object) => object.key.startsWith(PAGE_OBJECT_PREFIX));
+  const bytes = new Map(pages.map((page) => [page.md5, page]));
+  const write = () => movePointer(target.kvs, pointer.live, built.buildId, proven.binding);
+  const move = { kind: 'publish', from: pointer.live, reason: recovered || undefined, write } as const;
+  try {
+    const to = { id: built.buildId, pages: built.manifest.pages };
+    const moved = await timed('go live', () =>
+      steps.goLive(run, to, right, move, { force: how.force, bytes }),
+    );
+    return { result: 'published' as const, pointer, live, built, moved };
+  } catch (error) {
+    if (!(error instanceof PinnedError)) throw error;
+    return { result: 'skipped-pinned' as const, reason: error.message, pin: error.pin, pointer, live, built };
   }
 }
 
-/** The builds at the target's origin, newest first, marked by the pointer and its history (`catalog builds`). */
-export function builds(target: PublishTarget): Promise<BuildListing[]> {
-  return listBuilds(target.origin, target.kvs);
+/** Releases the run lock, saying so when another run took it over meanwhile (this one stalled past its expiry). */
+async function unlock(run: steps.Run, held: HeldRunLock): Promise<void> {
+  if (held.lost())
+    run.warn(
+      `the run lock at ${run.target.origin.name} was taken over by another run while this one ran (it stalled past the lock's expiry)`,
+    );
+  await held.release();
 }
 
 /** The one JSON line `catalog rollback` prints. */
@@ -447,61 +324,62 @@ export interface RollbackSummary {
 export interface MoveOptions {
   readonly now: Date;
   readonly actor?: string;
-  readonly progress?: ProgressSink;
+  readonly progress?: steps.ProgressSink;
 }
 
 /**
- * Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there: proves the
- * deployment, then under the run lock chooses the build, makes its pages live and moves the pointer.
+ * Makes an earlier whole build live (`to`, else the head of the rollback line) and pins it there, under the run
+ * lock once the deployment is proven; a build that is not whole is refused, nothing moved.
  */
 export async function rollback(
-  target: PublishTarget,
+  target: steps.PublishTarget,
   options: MoveOptions & { readonly to?: string },
 ): Promise<RollbackSummary> {
-  const started = performance.now();
-  const state = new RunState(target, {
-    force: false,
-    allowEmpty: false,
-    minRatio: 0,
-    actor: options.actor ?? 'unknown',
-    clock: () => options.now,
-    ...(options.to !== undefined ? { to: options.to } : {}),
-    ...(options.progress ? { progress: options.progress } : {}),
-  });
-  await runSteps(state, [prove('other'), lock('rollback')]);
+  const { run, warnings, durationsMs, timed, started } = start(target, options);
+  const proven = await timed('prove', () => steps.proveDeployment(target, {}));
+  if (proven.note) run.warn(proven.note);
+  const lock = await timed('lock', () => steps.takeRunLock(target.origin, 'catalog rollback'));
+  if ('busy' in lock)
+    throw new RunLockBusyError(
+      `another run holds the run lock at ${target.origin.name}: ${describeHolder(lock.busy)}; nothing was changed (roll back once it ends; a run that died leaves its lock to expire within ${RUN_LOCK_TTL_MS / 60_000} minutes)`,
+    );
+  if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
+  let chosen: Awaited<ReturnType<typeof steps.choose>>;
+  let pin: Pin;
+  let moved: steps.Moved;
   try {
-    await runSteps(state, [choose, pinLive]);
+    chosen = await timed('choose', () => steps.choose(run, options.to));
+    const from = chosen.pointer.live;
+    const reason = `rolled back from ${from === null ? '(none)' : shownValue(from)}`;
+    pin = { build: chosen.id, at: options.now.toISOString(), by: 'rollback', reason };
+    const write = () => pinPointer(target.kvs, pin, from, proven.binding);
+    const to = { id: chosen.id, pages: chosen.manifest.pages };
+    moved = await timed('go live', () =>
+      steps.goLive(run, to, chosen, { kind: 'rollback', from, reason, write }),
+    );
   } finally {
-    await runSteps(state, [unlock]);
+    await timed('unlock', () => unlock(run, lock.held));
   }
-  const { id, manifest } = state.need('chosen');
-  const moved = state.need('moved');
   return {
     command: 'rollback',
-    buildId: id,
-    generatedAt: manifest.generatedAt,
-    counts: manifest.counts,
+    buildId: chosen.id,
+    generatedAt: chosen.manifest.generatedAt,
+    counts: chosen.manifest.counts,
     previousBuildId: moved.before.live,
-    pin: state.need('pin'),
+    pin,
     previous: moved.after.previous,
-    warnings: state.warnings,
-    durationsMs: { ...state.durationsMs, total: Math.round(performance.now() - started) },
+    warnings,
+    durationsMs: { ...durationsMs, total: Math.round(performance.now() - started) },
   };
 }
 
 /** Removes a rollback's pin (the pinned build stays live until the next publish); returns it, if any. */
 export async function unpin(
-  target: PublishTarget,
+  target: steps.PublishTarget,
   options: Omit<MoveOptions, 'progress'>,
 ): Promise<{ command: 'unpin'; unpinned: Pin | null; warnings: readonly string[] }> {
-  const state = new RunState(target, {
-    force: false,
-    allowEmpty: false,
-    minRatio: 0,
-    unpin: true,
-    actor: options.actor ?? 'unknown',
-    clock: () => options.now,
-  });
-  await runSteps(state, [prove('other'), unpinStep]);
-  return { command: 'unpin', unpinned: state.pin ?? null, warnings: state.warnings };
+  const { run, warnings } = start(target, options);
+  const proven = await steps.proveDeployment(target, {});
+  if (proven.note) run.warn(proven.note);
+  return { command: 'unpin', unpinned: await steps.removePin(run, proven.binding), warnings };
 }

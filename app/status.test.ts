@@ -13,7 +13,7 @@ import { acquireRunLock } from '../publish/lock.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { planCounts } from '../testing/counts.ts';
 import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
-import type { CanaryReport } from './canary.ts';
+import type { CanaryBeat, CanaryReport } from './canary.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';
 import { defaultOf, parseSettings, renderMessage } from './settings/index.ts';
@@ -459,22 +459,29 @@ describe('the judgement', () => {
   });
 });
 
-/** A canary report finished `minutesAgo` before {@link NOW}, every 5 minutes; `failing` rows failed. */
-function canaryReport(minutesAgo: number, failing: string[] = []): CanaryReport {
+/**
+ * A report of `beat` finished `minutesAgo` before {@link NOW}: the probe every 5 minutes (5 rows), the full table
+ * every hour (153 rows); `failing` rows failed.
+ */
+function canaryReport(minutesAgo: number, failing: string[] = [], beat: CanaryBeat = 'probe'): CanaryReport {
   const finished = new Date(NOW.getTime() - minutesAgo * 60_000);
+  const rows = beat === 'probe' ? 5 : 153;
   return {
+    beat,
+    trigger: 'schedule',
     baseUrl: 'https://catalog.example.com',
     started: new Date(finished.getTime() - 4_000).toISOString(),
     finished: finished.toISOString(),
     durationMs: 4_000,
-    periodSeconds: 300,
+    periodSeconds: beat === 'probe' ? 300 : 3600,
     runner: { kind: 'lambda', name: 'catalog-canary' },
     cors: 'https://app.example.com',
     reachable: true,
     keyRefused: false,
     deadlineReached: false,
-    counts: { pass: 147 - failing.length, fail: failing.length, skip: 6, warn: 0, notRun: 0 },
-    rows: 153,
+    counts: { pass: rows - 1 - failing.length, fail: failing.length, skip: 1, warn: 0, notRun: 0 },
+    rows,
+    requests: rows - 1,
     failing: failing.map((name) => ({
       name,
       request: 'GET /api/plans',
@@ -484,54 +491,93 @@ function canaryReport(minutesAgo: number, failing: string[] = []): CanaryReport 
   };
 }
 
-describe("the canary's conformance", () => {
-  const withCanary = (report: CanaryReport) => judge(facts({ canary: { report, stopped: false } }));
-  const shown = (report: StatusReport) => report.conformance?.line;
+describe("the canary's conformance, each beat judged against its own period", () => {
+  const withCanary = (probe: CanaryReport | null, full: CanaryReport | null = canaryReport(20, [], 'full')) =>
+    judge(
+      facts({
+        canary: {
+          probe: probe && { report: probe, stopped: false },
+          full: full && { report: full, stopped: false },
+        },
+      }),
+    );
 
-  it('healthy: every row passed in the last period, shown with its age', () => {
+  it('healthy: every row of both beats passed in its last period, each shown with its age', () => {
     const report = withCanary(canaryReport(3));
     expect(report.health).toBe('healthy');
-    expect(report.conformance?.line).toBe('147 of 147 rows pass, 3m 0s ago');
-    expect(shown(report)).toBe('147 of 147 rows pass, 3m 0s ago');
+    expect(report.conformance.probe?.line).toBe('4 of 4 rows pass, 3m 0s ago');
+    expect(report.conformance.full?.line).toBe('152 of 152 rows pass, 20m 0s ago');
   });
 
-  it('degraded: a row failed, naming it and how to see what it expected and got', () => {
-    const report = withCanary(canaryReport(3, ['a plan page']));
+  it('degraded: a row failed, naming its beat, the row and how to see what it expected and got', () => {
+    const report = withCanary(canaryReport(3, ['running plans in brotli, 304 while unchanged']));
     expect(report.health).toBe('degraded');
     expect(report.exitCode).toBe(1);
-    expect(shown(report)).toBe('146 of 147 rows pass, failing: "a plan page", 3m 0s ago');
+    expect(report.conformance.probe?.line).toBe(
+      '3 of 4 rows pass, failing: "running plans in brotli, 304 while unchanged", 3m 0s ago',
+    );
     expect(messages(report)).toEqual([
-      'degraded: conformance: 146 of 147 rows pass, failing: "a plan page", 3m 0s ago; catalog check --base-url https://catalog.example.com says what each row expected and got',
+      'degraded: conformance (probe): 3 of 4 rows pass, failing: "running plans in brotli, 304 while unchanged", 3m 0s ago; catalog check --base-url https://catalog.example.com says what each row expected and got',
+    ]);
+    const full = withCanary(canaryReport(3), canaryReport(30, ['a plan page'], 'full'));
+    expect(messages(full)).toEqual([
+      'degraded: conformance (full): 151 of 152 rows pass, failing: "a plan page", 30m 0s ago; catalog check --base-url https://catalog.example.com says what each row expected and got',
     ]);
   });
 
-  it('degraded: no report for two periods (a silent canary), even when its last one passed', () => {
+  it('degraded: no report of a beat for two of its periods (silent), even when its last one passed', () => {
     expect(withCanary(canaryReport(10)).health).toBe('healthy');
     const report = withCanary(canaryReport(11));
     expect(report.health).toBe('degraded');
-    expect(report.conformance?.silent).toBe(true);
+    expect(report.conformance.probe?.silent).toBe(true);
     expect(messages(report)).toEqual([
-      'degraded: conformance: the canary has not reported for 11m 0s, more than two of its 5m 0s periods (its last run: 147 of 147 rows pass)',
+      'degraded: conformance (probe): the canary has not reported for 11m 0s, more than two of its 5m 0s periods (its last run: 4 of 4 rows pass)',
+    ]);
+    // Two hours are two periods of the full table, not of the probe.
+    expect(withCanary(canaryReport(3), canaryReport(120, [], 'full')).health).toBe('healthy');
+    expect(messages(withCanary(canaryReport(3), canaryReport(121, [], 'full')))).toEqual([
+      'degraded: conformance (full): the canary has not reported for 2h 1m, more than two of its 1h 0m periods (its last run: 152 of 152 rows pass)',
     ]);
   });
 
-  it('shows, without judging, the last report of a local canary whose catalog start stopped', () => {
+  it('says why a full run came outside its schedule', () => {
+    const afterMove = { ...canaryReport(1, [], 'full'), trigger: 'live-build-changed' } as const;
+    expect(withCanary(canaryReport(1), afterMove).conformance.full?.line).toBe(
+      '152 of 152 rows pass, 1m 0s ago (the live build changed)',
+    );
+  });
+
+  it('a beat with no report yet is shown as none, not judged; an unreadable one is degraded', () => {
+    const none = withCanary(canaryReport(3), null);
+    expect(none.health).toBe('healthy');
+    expect(none.conformance.full).toBeNull();
+    const unreadable = judge(
+      facts({ canary: { probe: { problem: 'state/canary-probe.json is not JSON' }, full: null } }),
+    );
+    expect(messages(unreadable)).toEqual([
+      "degraded: conformance (probe): the canary's report: state/canary-probe.json is not JSON",
+    ]);
+  });
+
+  it('shows, without judging, the last reports of a local canary whose catalog start stopped', () => {
     const local = {
       ...canaryReport(60, ['a plan page']),
       runner: { kind: 'local', host: 'dev', pid: 4242 } as const,
     };
-    const report = judge(facts({ canary: { report: local, stopped: true } }));
+    const report = judge(facts({ canary: { probe: { report: local, stopped: true } } }));
     expect(report.health).toBe('healthy');
-    expect(report.conformance?.line).toBe(
-      '146 of 147 rows pass, failing: "a plan page", 1h 0m ago (the canary stopped with catalog start)',
+    expect(report.conformance.probe?.line).toBe(
+      '3 of 4 rows pass, failing: "a plan page", 1h 0m ago (the canary stopped with catalog start)',
     );
   });
 
   it('shows, without judging, the last report of a deployed canary the stack no longer has', () => {
-    const report = judge(facts({ canary: { report: canaryReport(60, ['a plan page']), stopped: true } }));
+    const report = judge(
+      facts({ canary: { full: { report: canaryReport(600, ['a plan page'], 'full'), stopped: true } } }),
+    );
     expect(report.health).toBe('healthy');
-    expect(report.conformance?.line).toBe(
-      '146 of 147 rows pass, failing: "a plan page", 1h 0m ago (the deployment has no canary now: its last report)',
+    expect(report.conformance.full?.line).toBe(
+      '151 of 152 rows pass, failing: "a plan page", 10h 0m ago (the deployment has no canary now: its last report)',
     );
   });
 });

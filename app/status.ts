@@ -3,10 +3,13 @@
  * by a pure function ({@link evaluateStatus}): healthy, degraded or broken, with a reason for each finding.
  */
 import { hostname } from 'node:os';
+import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { z } from 'zod';
 import { REDACTED } from '../builder/sources/redact.ts';
-import { StoreError, settingRef } from '../contract/errors.ts';
+import { describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import {
+  CANARY_BEATS,
+  type CanaryBeat,
   DISCIPLINES,
   KVS_CORS_ORIGIN,
   perDiscipline,
@@ -45,14 +48,39 @@ export interface StatusFacts {
   /** `gone`: the lock's holder is a process of this host that has exited. */
   readonly runLock: { readonly holder: LockHolder; readonly gone: boolean } | null;
   /**
-   * The canary's last report (`stopped`: a local canary whose `catalog start` has exited), why it could not be
-   * read, or null when there is none.
+   * The canary's last report of each beat (`stopped`: a local canary whose `catalog start` has exited, or a
+   * deployment that no longer has a canary), why it could not be read, or null when there is none.
    */
-  readonly canary?:
-    | { readonly report: CanaryReport; readonly stopped: boolean }
-    | { readonly problem: string }
-    | null;
+  readonly canary?: Readonly<Partial<Record<CanaryBeat, CanaryFact | null>>>;
+  /** The deployment's functions: whether LIVE runs DEVELOPMENT's code; absent when not asked. */
+  readonly functions?: readonly FunctionStagesFact[];
 }
+
+/** One function's stages as status reads them: compared, or why they could not be read. */
+export type FunctionStagesFact = {
+  readonly name: string;
+  readonly kind: string;
+} & ({ readonly stages: 'same' | 'differs' | 'unpublished' } | { readonly problem: string });
+
+/** What status read of one beat's report. */
+export type CanaryFact =
+  | { readonly report: CanaryReport; readonly stopped: boolean }
+  | { readonly problem: string };
+
+/** One beat's last report, judged. */
+const ConformanceBeat = z.object({
+  /** The line status shows: `146 of 147 rows pass, failing: "…", 3m ago`, or why the report cannot be read. */
+  line: z.string(),
+  /** Seconds since the run finished (null: the report cannot be read). */
+  ageSeconds: z.number().nullable(),
+  /** No report of this beat for two of its periods. */
+  silent: z.boolean(),
+  /** A local canary whose catalog start stopped, or a deployment without a canary now: shown, not judged. */
+  stopped: z.boolean(),
+  report: CanaryReport.nullable(),
+  /** Why the report could not be read (null: it was). */
+  problem: z.string().nullable(),
+});
 
 const Counts = z.record(z.enum(DISCIPLINES), z.number().int());
 
@@ -104,20 +132,25 @@ export const StatusReport = z.object({
   }),
   cors: z.object({ origin: z.string().nullable() }),
   /**
-   * The canary's last report, judged: the line status shows (`146 of 147 rows pass, failing: "…", 3m ago`), its
-   * age, whether the canary is silent (no report for two of its periods) or stopped (a local one), the report.
+   * The canary's last report of each beat (the probe, the full table), judged: the line status shows, its age,
+   * whether that beat is silent (no report for two of its periods) or stopped, the report; null: none yet.
    */
-  conformance: z
-    .object({
-      line: z.string(),
-      ageSeconds: z.number(),
-      silent: z.boolean(),
-      stopped: z.boolean(),
-      report: CanaryReport,
-    })
+  conformance: z.object({ probe: ConformanceBeat.nullable(), full: ConformanceBeat.nullable() }),
+  /**
+   * The deployment's functions (with `--deployment`, or their names given): `differs` when LIVE runs something
+   * else than DEVELOPMENT (a deploy with publishFunctions false put it there), `unpublished` without LIVE; or why
+   * they could not be read. Not a health finding: a held release is the operator's choice.
+   */
+  functions: z
+    .array(
+      z.object({
+        name: z.string(),
+        kind: z.string(),
+        stages: z.enum(['same', 'differs', 'unpublished']).nullable(),
+        problem: z.string().nullable(),
+      }),
+    )
     .nullable(),
-  /** Why the canary's report could not be read. */
-  conformanceProblem: z.string().nullable(),
   thresholds: z.object({ maxAgeSeconds: z.number(), keyExpiryWarningSeconds: z.number() }),
 });
 export type StatusReport = z.output<typeof StatusReport>;
@@ -350,23 +383,32 @@ export function evaluateStatus(
       );
   }
 
-  // The canary's last report: a failing row, an unreachable deployment or a silent canary is degraded.
-  let conformance: StatusReport['conformance'] = null;
-  let conformanceProblem: string | null = null;
-  const canary = facts.canary ?? null;
-  if (canary && 'problem' in canary) {
-    conformanceProblem = canary.problem;
-    degraded(`the canary's report: ${canary.problem}`);
-  } else if (canary) {
-    const judged = judgeConformance(canary.report, now, canary.stopped);
-    conformance = {
-      line: judged.line,
-      ageSeconds: judged.ageSeconds,
-      silent: judged.silent,
-      stopped: canary.stopped,
-      report: canary.report,
-    };
-    if (judged.problem) degraded(judged.problem);
+  // Each beat's last report: a failing row, an unreachable deployment or a silent beat is degraded.
+  const conformance: StatusReport['conformance'] = { probe: null, full: null };
+  for (const beat of CANARY_BEATS) {
+    const canary = facts.canary?.[beat] ?? null;
+    if (canary && 'problem' in canary) {
+      conformance[beat] = {
+        line: canary.problem,
+        ageSeconds: null,
+        silent: false,
+        stopped: false,
+        report: null,
+        problem: canary.problem,
+      };
+      degraded(`conformance (${beat}): the canary's report: ${canary.problem}`);
+    } else if (canary) {
+      const judged = judgeConformance(canary.report, now, canary.stopped);
+      conformance[beat] = {
+        line: judged.line,
+        ageSeconds: judged.ageSeconds,
+        silent: judged.silent,
+        stopped: canary.stopped,
+        report: canary.report,
+        problem: null,
+      };
+      if (judged.problem) degraded(judged.problem);
+    }
   }
 
   const rows = listKeys(facts.entries, now);
@@ -415,7 +457,13 @@ export function evaluateStatus(
     keys: { partners: [...partners].map(([partner, keys]) => ({ partner, keys })), expiringSoon, invalid },
     cors: { origin: facts.entries.get(KVS_CORS_ORIGIN) ?? null },
     conformance,
-    conformanceProblem,
+    functions:
+      facts.functions?.map((fn) => ({
+        name: fn.name,
+        kind: fn.kind,
+        stages: 'stages' in fn ? fn.stages : null,
+        problem: 'problem' in fn ? fn.problem : null,
+      })) ?? null,
     thresholds: {
       maxAgeSeconds: options.maxAgeMs / 1000,
       keyExpiryWarningSeconds: KEY_EXPIRY_WARNING_MS / 1000,
@@ -423,19 +471,21 @@ export function evaluateStatus(
   };
 }
 
-/** Reads the facts of {@link evaluateStatus}: a directory's objects are read and hashed against their records. */
+/** Reads the facts of {@link evaluateStatus}: the live build judged by the MD5s its origin lists. */
 export async function readStatusFacts(
   target: PublishTarget,
   options: {
     /** Whether the deployment has a canary now (its stack's outputs say so); undefined: not known here. */
     readonly canaryDeployed?: boolean | undefined;
+    /** The deployment's functions, and the CloudFront client to read their stages with. */
+    readonly functions?: FunctionsToRead | undefined;
   } = {},
 ): Promise<StatusFacts> {
   const [{ proveDeployment, readLive }, { storeFailure }, { isAlive }, { DeploymentError }] =
     await Promise.all([
       import('../publish/steps.ts'),
       import('../publish/errors.ts'),
-      import('../keys/file-store.ts'),
+      import('../files/alive.ts'),
       import('../publish/pointer.ts'),
     ]);
   const entries = await target.kvs.read().catch((error: unknown) => {
@@ -449,18 +499,31 @@ export async function readStatusFacts(
       throw error;
     },
   );
+  const functions = options.functions ? readFunctionStages(options.functions) : undefined;
   try {
-    const [{ live }, object, lock, canaryObject] = await Promise.all([
+    const [{ live }, object, lock, ...canaryObjects] = await Promise.all([
       deployment === null
-        ? readLive(target.origin, pointerOf(entries).live, { bytes: true })
+        ? readLive(target.origin, pointerOf(entries).live)
         : { live: { kind: 'none' } as const },
       target.origin.get(STATE_LAST_RUN),
       readLock(target.origin),
-      target.origin.get(STATE_CANARY),
+      ...CANARY_BEATS.map((beat) => target.origin.get(STATE_CANARY[beat])),
     ]);
     const holder = lock?.holder;
-    const canary = canaryObject ? parseCanaryReport(canaryObject.body) : null;
-    const runner = canary && 'report' in canary ? canary.report.runner : null;
+    /** A beat's report as read: `stopped` for a local canary whose catalog start exited, or a removed one. */
+    const canaryFact = (beat: CanaryBeat, index: number): CanaryFact | null => {
+      const stored = canaryObjects[index];
+      const canary = stored ? parseCanaryReport(stored.body, beat) : null;
+      if (canary === null || 'problem' in canary) return canary;
+      const { runner } = canary.report;
+      return {
+        report: canary.report,
+        stopped:
+          runner.kind === 'local'
+            ? runner.host === hostname() && !isAlive(runner.pid)
+            : options.canaryDeployed === false,
+      };
+    };
     return {
       origin: target.origin.name,
       store: target.kvs.name,
@@ -469,17 +532,8 @@ export async function readStatusFacts(
       live,
       lastRun: object ? parseLastRun(object.body) : null,
       runLock: holder ? { holder, gone: holder.host === hostname() && !isAlive(holder.pid) } : null,
-      canary:
-        canary && 'report' in canary
-          ? {
-              report: canary.report,
-              // A local canary whose catalog start exited, or a deployed one the stack no longer has.
-              stopped:
-                runner?.kind === 'local'
-                  ? runner.host === hostname() && !isAlive(runner.pid)
-                  : options.canaryDeployed === false,
-            }
-          : canary,
+      canary: Object.fromEntries(CANARY_BEATS.map((beat, index) => [beat, canaryFact(beat, index)])),
+      ...(functions ? { functions: await functions } : {}),
     };
   } catch (error) {
     throw storeFailure(`reading the live build and the last run from ${target.origin.name} failed`, {
@@ -489,6 +543,31 @@ export async function readStatusFacts(
   }
 }
 
+/** The functions status compares the stages of, and the client it reads them with. */
+export interface FunctionsToRead {
+  readonly client: CloudFrontClient;
+  readonly names: readonly { readonly name: string; readonly kind: string }[];
+}
+
+/** Each function's stages, compared (four reads a function, all at once); a failure is that function's fact. */
+async function readFunctionStages(functions: FunctionsToRead): Promise<FunctionStagesFact[]> {
+  const { readStages, stagesDiffer } = await import('./function-stages.ts');
+  return Promise.all(
+    functions.names.map(async ({ name, kind }): Promise<FunctionStagesFact> => {
+      try {
+        const stages = await readStages(functions.client, name, AbortSignal.timeout(10_000));
+        return {
+          name,
+          kind,
+          stages: stages.live === null ? 'unpublished' : stagesDiffer(stages) ? 'differs' : 'same',
+        };
+      } catch (error) {
+        return { name, kind, problem: `its stages could not be read (${describeCause(error)})` };
+      }
+    }),
+  );
+}
+
 /** Reads and judges the status of a target at `now`. */
 export async function catalogStatus(
   target: PublishTarget,
@@ -496,13 +575,14 @@ export async function catalogStatus(
     readonly now: Date;
     readonly maxAgeMs: number;
     readonly canaryDeployed?: boolean | undefined;
+    readonly functions?: FunctionsToRead | undefined;
     /** Where status looked, as its advice names it (default: the local stack). */
     readonly advice?: AdviceTarget | undefined;
   },
 ): Promise<StatusReport> {
-  return evaluateStatus(await readStatusFacts(target, { canaryDeployed: options.canaryDeployed }), {
-    now: options.now,
-    maxAgeMs: options.maxAgeMs,
-    target: options.advice,
+  const facts = await readStatusFacts(target, {
+    canaryDeployed: options.canaryDeployed,
+    functions: options.functions,
   });
+  return evaluateStatus(facts, { now: options.now, maxAgeMs: options.maxAgeMs, target: options.advice });
 }

@@ -21,6 +21,13 @@ describe('reading a recorded value', () => {
     ['method', { kind: 'unnamed', reason: 'method' }],
     ['path', { kind: 'unnamed', reason: 'path' }],
     ['page', { kind: 'page' }],
+    // The canary's marker: every request of the deployment's own checks under the monitoring partner.
+    ['monitoring', { kind: 'partner', partner: 'monitoring', reason: null }],
+    ['monitoring.no-key', { kind: 'partner', partner: 'monitoring', reason: 'no-key' }],
+    ['monitoring.path', { kind: 'partner', partner: 'monitoring', reason: 'path' }],
+    ['monitoring.page', { kind: 'partner', partner: 'monitoring', reason: 'page' }],
+    // No gateway records a partner's page view (a page takes no key).
+    ['acme.page', { kind: 'unreadable' }],
     // CloudFront URL-encodes the value; ours need no encoding, but a decoded one reads the same.
     ['acme%2Eexpired-key', { kind: 'partner', partner: 'acme', reason: 'expired-key' }],
     ['acme.nonsense', { kind: 'unreadable' }],
@@ -127,6 +134,45 @@ describe('the same report from an access log and from Logs Insights rows', () =>
       { reason: 'path', requests: 1 },
     ]);
     expect(report.pages).toBe(1);
+  });
+
+  it("counts the deployment's own checks apart: answers (2xx with a preflight's 204), refusals, pages", () => {
+    const at = new Date('2026-11-02T10:00:00.000Z');
+    const group = (logData: string, status: number, requests: number): UsageGroup => ({
+      logData,
+      status,
+      requests,
+      bytes: requests * 10,
+      first: at,
+      last: at,
+    });
+    const report = foldUsage(
+      [
+        group('monitoring', 200, 20),
+        group('monitoring', 204, 2),
+        group('monitoring', 304, 3),
+        group('monitoring.no-key', 401, 4),
+        group('monitoring.method', 405, 5),
+        group('monitoring.page', 200, 6),
+        group('monitoring.page', 404, 1),
+        group('no-key', 401, 7),
+        group('page', 200, 8),
+      ],
+      { source: 'x', since, until },
+    );
+    expect(report.partners).toEqual([]);
+    expect(report.monitoring).toMatchObject({
+      partner: 'monitoring',
+      requests: 41,
+      ok: 22,
+      notModified: 3,
+      refused: { 'no-key': 4, method: 5 },
+      pages: 7,
+      other: 0,
+      bytes: 410,
+    });
+    expect(report.unnamed).toEqual([{ reason: 'no-key', requests: 7 }]);
+    expect(report.pages).toBe(8);
   });
 
   it('counts an entry written before the log recorded logData by its partner', async () => {

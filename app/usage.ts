@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
 import { LOG_REASONS, type LogReason, LogValue, MONITORING_PARTNER } from '../contract/index.ts';
-import { LOCAL_STACK } from './paths.ts';
+import { LOCAL_STACK, localStackPath } from './paths.ts';
 
 /** Requests with one recorded value (as recorded: URL-encoded on AWS) and one status, over the window. */
 export interface UsageGroup {
@@ -25,7 +25,10 @@ export interface UsageGroup {
   last: Date;
 }
 
-/** One partner's requests: 200 (`ok`), 304, refused by reason, other (a 500, say); bytes as `sc-bytes` counts. */
+/**
+ * One partner's requests: answered 2xx (`ok`: a catalog's 200; for the monitoring partner also openapi.yaml and
+ * its preflights' 204), 304, refused by reason, other (a 500, say); bytes as `sc-bytes` counts.
+ */
 export interface PartnerUsage {
   readonly partner: string;
   readonly requests: number;
@@ -38,6 +41,12 @@ export interface PartnerUsage {
   readonly lastSeen: string;
 }
 
+/** The deployment's own checks: the monitoring partner's requests, its page views among them. */
+export interface MonitoringUsage extends PartnerUsage {
+  /** Pages for people (plan pages, the home page) the canary asked for, whatever the answer. */
+  readonly pages: number;
+}
+
 /** The report: partners by label, refusals naming no partner, page requests, and what could not be read. */
 export interface UsageReport {
   /** An access-log file, standard input, or a log group. */
@@ -46,18 +55,27 @@ export interface UsageReport {
   readonly until: string;
   readonly partners: readonly PartnerUsage[];
   /**
-   * The deployment's own checks (the canary, the builder's propagation check: the partner
-   * {@link MONITORING_PARTNER}), apart from the partners; null when it made no request.
+   * The deployment's own checks (the partner {@link MONITORING_PARTNER}: its key, or the canary's marker holding
+   * it), apart from the partners; null when they made no request.
    */
-  readonly monitoring: PartnerUsage | null;
+  readonly monitoring: MonitoringUsage | null;
+  /** Refusals that named no partner, by reason (never the deployment's own checks'). */
   readonly unnamed: readonly { readonly reason: LogReason; readonly requests: number }[];
+  /** Pages for people (plan pages, the home page) requested, the deployment's own checks' apart. */
   readonly pages: number;
   readonly unreadable: number;
 }
 
-/** A recorded value read: a partner, a reason, both, or a page. */
+/**
+ * A recorded value read: a partner, a reason, both, or a page; the monitoring partner's reason may also be a page
+ * (`monitoring.page`: the canary's marker on a page request).
+ */
 export type LogReading =
-  | { readonly kind: 'partner'; readonly partner: string; readonly reason: LogReason | null }
+  | {
+      readonly kind: 'partner';
+      readonly partner: string;
+      readonly reason: LogReason | LogValue.Page | null;
+    }
   | { readonly kind: 'unnamed'; readonly reason: LogReason }
   | { readonly kind: 'page' }
   | { readonly kind: 'unreadable' };
@@ -67,7 +85,8 @@ const LABEL = /^[a-z0-9-]{1,64}$/;
 
 /**
  * Reads a recorded value, URL-decoded: `acme`, `acme.expired-key` (acme refused), `no-key` (a refusal naming
- * no partner), `page`; null for nothing recorded (`-`, empty or absent).
+ * no partner), `page`, and the canary's `monitoring.no-key`, `monitoring.page`; null for nothing recorded (`-`,
+ * empty or absent).
  */
 export function readLogValue(raw: string | null | undefined): LogReading | null {
   if (!raw || raw === '-') return null;
@@ -82,8 +101,10 @@ export function readLogValue(raw: string | null | undefined): LogReading | null 
   const at = value.indexOf(LogValue.Separator);
   const partner = at < 0 ? value : value.slice(0, at);
   const reason = at < 0 ? null : value.slice(at + 1);
-  if (!LABEL.test(partner) || (reason !== null && !REASONS.has(reason))) return { kind: 'unreadable' };
-  return { kind: 'partner', partner, reason: reason as LogReason | null };
+  const known =
+    reason === null || REASONS.has(reason) || (reason === LogValue.Page && partner === MONITORING_PARTNER);
+  if (!LABEL.test(partner) || !known) return { kind: 'unreadable' };
+  return { kind: 'partner', partner, reason: reason as LogReason | LogValue.Page | null };
 }
 
 type Counted = Omit<UsageGroup, 'logData' | 'status'>;
@@ -97,7 +118,9 @@ function merge(into: Counted, group: Counted) {
 }
 
 type PartnerTally = Counted &
-  Record<'ok' | 'notModified' | 'other', number> & { refused: Partial<Record<LogReason, number>> };
+  Record<'ok' | 'notModified' | 'other' | 'pages', number> & {
+    refused: Partial<Record<LogReason, number>>;
+  };
 
 /** The report of the groups (in any order) over [since, until], read from `source`. */
 export function foldUsage(
@@ -109,7 +132,7 @@ export function foldUsage(
   let pages = 0;
   let unreadable = 0;
   const usageOf = (partner: string): PartnerUsage => {
-    const { first, last, ...tally } = partners.get(partner) as PartnerTally;
+    const { first, last, pages: _pages, ...tally } = partners.get(partner) as PartnerTally;
     const refused = LOG_REASONS.filter((reason) => reason in tally.refused);
     return {
       partner,
@@ -130,13 +153,24 @@ export function foldUsage(
       let tally = partners.get(reading.partner);
       if (!tally) {
         const { first, last } = group;
-        tally = { requests: 0, ok: 0, notModified: 0, refused: {}, other: 0, bytes: 0, first, last };
+        tally = {
+          requests: 0,
+          ok: 0,
+          notModified: 0,
+          refused: {},
+          other: 0,
+          pages: 0,
+          bytes: 0,
+          first,
+          last,
+        };
         partners.set(reading.partner, tally);
       }
       merge(tally, group);
-      if (reading.reason !== null)
+      if (reading.reason === LogValue.Page) tally.pages += group.requests;
+      else if (reading.reason !== null)
         tally.refused[reading.reason] = (tally.refused[reading.reason] ?? 0) + group.requests;
-      else if (group.status === 200) tally.ok += group.requests;
+      else if (group.status >= 200 && group.status < 300) tally.ok += group.requests;
       else if (group.status === 304) tally.notModified += group.requests;
       else tally.other += group.requests;
     }
@@ -149,7 +183,9 @@ export function foldUsage(
       .filter((partner) => partner !== MONITORING_PARTNER)
       .sort()
       .map(usageOf),
-    monitoring: partners.has(MONITORING_PARTNER) ? usageOf(MONITORING_PARTNER) : null,
+    monitoring: partners.has(MONITORING_PARTNER)
+      ? { ...usageOf(MONITORING_PARTNER), pages: (partners.get(MONITORING_PARTNER) as PartnerTally).pages }
+      : null,
     unnamed: LOG_REASONS.flatMap((reason) => {
       const requests = unnamed.get(reason);
       return requests === undefined ? [] : [{ reason, requests }];
@@ -318,6 +354,15 @@ export async function usageReport(
     const read = await stream()
       .then((lines) => groupAccessLog(linesOf(lines), { since, until }))
       .catch((error: unknown) => {
+        // With no target, the command reads the local stack's log, which its first `npm start` creates.
+        if (
+          (error as NodeJS.ErrnoException).code === 'ENOENT' &&
+          path === localStackPath(LOCAL_STACK.accessLog)
+        )
+          throw new UsageError(
+            `the local stack has no access log yet (${path}): npm start writes one as it serves; or give ${settingRef('accessLog')} FILE, or ${settingRef('deployment')} NAME for a deployment's usage log group`,
+            { cause: error },
+          );
         throw new UsageError(`cannot read the access log ${path}: ${describeCause(error)}`, { cause: error });
       });
     if (read.records === 0)

@@ -5,7 +5,8 @@
  * - `catalog build` with pages into a fresh directory: wall and CPU time (user + system, every thread), peak
  *   RSS, and the share of each stage (read and validate, render, compress, pages, write) as the build reports it;
  * - `catalog publish` to a fresh local origin (a full build, uploaded, verified and flipped), then again with the
- *   same source: an unchanged run, which decides before compressing or rendering anything;
+ *   same source: an unchanged run, which decides before compressing or rendering anything, and reads no page to
+ *   hash it (the pages it hashed, and those a listing after it hashes, are counted);
  * - the catalogs alone (`--web-base-url`, no pages) against the old floor: read and parse the source, stringify
  *   and write as many bytes, nothing else (target ≤ 2.0).
  *
@@ -20,6 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PostgresSource } from '../builder/sources/postgres.ts';
 import { generateRows, writeRows } from '../fixtures/generate.ts';
+import { DirectoryOrigin } from '../publish/dir-origin.ts';
 import { CATALOG_BIN, localTargetEnv, ROOT, scratchDir } from '../testing/cli.ts';
 import { loadContractRows, startPostgres } from '../testing/postgres.ts';
 
@@ -131,12 +133,25 @@ try {
     const target = join(dir, `target-${rows}`);
     const env = localTargetEnv(target, { CATALOG_SOURCE: source, CATALOG_BASE_URL: BASE_URL });
     const published = await measured([bin, 'publish'], usage, env);
+    const digests = join(target, 'origin', '.digests');
+    const remembered = async () =>
+      (await readFile(digests, 'utf8').catch(() => '')).split('\n').filter((line) => line.includes(' plans/'))
+        .length;
+    const before = await remembered();
     const unchanged = await measured([bin, 'publish'], usage, env);
+    // The directory's remembered MD5s (publish/digests.ts): the unchanged run hashed no page (it would have added
+    // its line), and a listing of the live pages now reads none of them.
+    const added = (await remembered()) - before;
+    const origin = new DirectoryOrigin(join(target, 'origin'));
+    const listed = (await origin.list('plans/')).length;
     const result = (run: Run) => (JSON.parse(run.stdout) as { result: string }).result;
     console.log(`  publish, full    : ${describe(published)} (${result(published)})`);
     console.log(`  publish, again   : ${describe(unchanged)} (${result(unchanged)})`);
     console.log(
       `    unchanged/full : ${((unchanged.cpuMs / published.cpuMs) * 100).toFixed(1)}% of the CPU, ${((unchanged.wallMs / published.wallMs) * 100).toFixed(1)}% of the wall time (target ≤ 5% CPU, ≤ 10 s at 30,000)`,
+    );
+    console.log(
+      `    pages hashed   : ${added} by the unchanged run (the lines of live pages it added to .digests); ${origin.hashed} of ${listed} by a listing of the live pages after it`,
     );
 
     const catalogsOut = join(dir, `catalogs-${rows}`);

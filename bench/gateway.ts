@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { writeFlatBuild } from '../app/run.ts';
+import { writeFlatBuild } from '../app/build-output.ts';
 import { LOCAL_CONTACT_ADDRESS } from '../app/settings/registry.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
 import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';

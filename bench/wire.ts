@@ -41,7 +41,7 @@ const FORMS: readonly (string | undefined)[] = [
 interface Summary {
   readonly buildId: string;
   readonly bytes: number;
-  readonly durationsMs: Record<'build' | 'read' | 'upload' | 'verify' | 'flip' | 'prune' | 'total', number>;
+  readonly durationsMs: Record<'complete' | 'upload' | 'verify' | 'go live' | 'total', number>;
 }
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
@@ -134,10 +134,10 @@ try {
         label,
         kb(run.summary.bytes),
         `${(run.wallMs / 1000).toFixed(2)} s`,
-        `${d.build} ms`,
+        `${d.complete} ms`,
         `${d.upload} ms`,
         `${d.verify} ms`,
-        `${d.flip} ms`,
+        `${d['go live']} ms`,
       ]);
     }
   }
@@ -160,7 +160,7 @@ console.log('bytes per full fetch of /api/plans through catalog serve');
 console.log(pad(head, widths));
 for (const row of rows) console.log(pad(row, widths));
 
-const timingHead = ['plans', 'publish', 'build bytes', 'wall', 'build', 'upload', 'verify', 'pointer flip'];
+const timingHead = ['plans', 'publish', 'build bytes', 'wall', 'complete', 'upload', 'verify', 'go live'];
 const timingWidths = timingHead.map((h, i) => Math.max(h.length, ...timings.map((r) => r[i]?.length ?? 0)));
 console.log('\ncatalog publish into a local origin and store (wall includes process start)');
 console.log(pad(timingHead, timingWidths));

@@ -55,8 +55,8 @@ const HTML_TYPE = 'text/html; charset=utf-8';
 describe('a build of the fixtures', () => {
   it('holds each catalog and openapi.yaml with its brotli and gzip variants, a page per plan, then its manifest', async () => {
     const result = await buildCatalog(new FileSource(fixture('plans.json')), options());
-    // The build's second, its millisecond (000) and 5 random hex digits.
-    expect(result.buildId).toMatch(/^20261121T080000Z-000[0-9a-f]{5}$/);
+    // The build's second, its millisecond (000) and 13 random hex digits.
+    expect(result.buildId).toMatch(/^20261121T080000Z-000[0-9a-f]{13}$/);
     const all = Catalog.parse(JSON.parse(text(result, 'catalog.json')));
     expect(result.objects.map((f) => [f.key, f.contentType, f.contentEncoding])).toEqual([
       ...['catalog.json', ...DISCIPLINES.map((d) => `catalog-${d}.json`)].flatMap((key) => [

@@ -1,6 +1,7 @@
 /**
  * The catalog model, defined once with zod: a source row (docs/decisions.md#source-rows), a published Plan and
- * the catalog response. The gateway's tests and openapi.yaml derive from these schemas.
+ * the catalog response. The gateway's tests, openapi.yaml and the partner kit's schemas (partner/schema.ts)
+ * derive from these schemas.
  */
 import { z } from 'zod';
 import { DISCIPLINE_LABELS, DISCIPLINES, LEVELS, PLAN_ID_PATTERN, PROBLEMS } from '../contract/index.ts';
@@ -131,8 +132,8 @@ export const SourceRow = z.object({
   id: z
     .string({ error: required('a string') })
     .trim()
-    .regex(PLAN_ID_PATTERN, { error: 'must be a UUID' })
-    .transform((id) => id.toLowerCase()),
+    .toLowerCase()
+    .regex(PLAN_ID_PATTERN, { error: 'must be a UUID' }),
   title: z
     .string({ error: required('a string') })
     .trim()
@@ -173,7 +174,7 @@ function fastNullableText(value: unknown): string | null | undefined {
  */
 export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): SourceRow | undefined {
   if (typeof raw.id !== 'string' || typeof raw.title !== 'string') return undefined;
-  const id = raw.id.trim();
+  const id = raw.id.trim().toLowerCase();
   if (!PLAN_ID_PATTERN.test(id)) return undefined;
   const title = raw.title.trim();
   if (title.length < 1 || title.length > TITLE_MAX_LENGTH) return undefined;
@@ -193,7 +194,7 @@ export function parseValidSourceRow(raw: Readonly<Record<string, unknown>>): Sou
   if (typeof weeks.value !== 'number' || days.value === undefined || minutes.value === undefined)
     return undefined;
   return {
-    id: id.toLowerCase(),
+    id,
     title,
     summary,
     cover_url: coverUrl,
@@ -220,7 +221,7 @@ export const Plan = z
   .object({
     id: z
       .string()
-      .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+      .regex(PLAN_ID_PATTERN)
       .meta({ format: 'uuid', description: 'UUID in lowercase. Stable; safe to store as a foreign key.' }),
     title: z
       .string()

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { PROBLEMS, problemDocument } from '../contract/index.ts';
 import { ROOT, runCatalog, scratchDir } from '../testing/cli.ts';
 import { schemaErrors } from '../testing/openapi.ts';
-import { partnerTypes, syncOpenApi } from './openapi-schemas.ts';
+import { PARTNER_SCHEMAS, partnerSchemas, partnerTypes, syncOpenApi } from './openapi-schemas.ts';
 
 const CATALOG = ['components', 'schemas', 'Catalog'];
 
@@ -18,6 +18,11 @@ describe('openapi.yaml and the model', () => {
   it('ships partner types that are what openapi-typescript generates from it (npm run openapi:sync)', async () => {
     const committed = await readFile(join(ROOT, 'partner/api.ts'), 'utf8');
     expect(await partnerTypes(join(ROOT, 'openapi.yaml'))).toBe(committed);
+  });
+
+  it('ships partner schemas that are what the model writes (npm run openapi:sync)', async () => {
+    const committed = await readFile(join(ROOT, PARTNER_SCHEMAS), 'utf8');
+    expect(partnerSchemas()).toBe(committed);
   });
 
   it('lists every problem type the service answers with', async () => {

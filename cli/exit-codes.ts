@@ -16,7 +16,9 @@ export const EXIT_CODES: Readonly<Record<string, string>> = {
   status: '0 healthy; 1 degraded, or the target cannot be read; 2 broken (one line on stderr says why)',
   check:
     '0 every row passes (warnings allowed); 1 a row fails or is not run (--deadline, a refused key); 2 the service cannot be reached',
-  'verify-function': '0 every case passes; 1 a case fails, or the function cannot be tested',
+  'verify-function': '0 every case passes; 1 a case fails, or a function cannot be tested',
+  'publish-functions':
+    "0 published, or LIVE already runs DEVELOPMENT's code; 1 a case failed or a call did (nothing published)",
   rebuild:
     '0 the builder published, found the catalog identical, or was held by a pin; 1 the function failed, did nothing (busy, no source yet), or could not be invoked',
   serve: SERVING,

@@ -105,6 +105,7 @@ describe("every command's failure and warning output", () => {
     ['usage: no readable access log', () => ({ args: ['usage', '--access-log', join(dir(), 'none.log')] })],
     ['proxy: no upstream', () => ({ args: ['proxy'] })],
     ['verify-function: no function', () => ({ args: ['verify-function'] })],
+    ['publish-functions: no functions, no store', () => ({ args: ['publish-functions'] })],
   ];
 
   it('a published catalog and a smaller source to refuse', async () => {

@@ -42,11 +42,9 @@ export function addSettings(command: Command, context: CommandName): Command {
       mode === 'required' ? `${spec.description} (${requiredText(name, context)})` : spec.description,
     );
     if (env !== undefined) option.env(env);
-    if (spec.repeatable)
-      option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     if (mode === 'default' && spec.default !== undefined && valueName !== undefined) {
       const text = formatSetting(name, spec.default as never);
-      if (text !== '') option.default(spec.repeatable ? undefined : text, text);
+      if (text !== '') option.default(text, text);
     }
     command.addOption(option);
   }

@@ -4,10 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../app/paths.ts';
 import { DISCIPLINES } from './disciplines.ts';
 
-/** Product files that may name a discipline: the contract, and the pages' art (a style and a drawing each). */
+/**
+ * Product files that may name a discipline: the contract, and the pages' art (a style and a drawing each). The
+ * partner kit's generated files (api.ts, schema.ts) are written from the model, which takes them from here.
+ */
 const MAY_NAME = /^(contract\/|builder\/pages\.ts$)/;
 const NOT_PRODUCT =
-  /\.test\.ts$|\.generated\.ts$|\.d\.ts$|\.testing\.ts$|^partner\/api\.ts$|^(testing|bench|fixtures)\//;
+  /\.test\.ts$|\.generated\.ts$|\.d\.ts$|\.testing\.ts$|^partner\/(api|schema)\.ts$|^(testing|bench|fixtures)\//;
 
 /** What names a discipline in code: its value as a string, a key or member, a query, a file or a metric. */
 const naming = (d: string) => {

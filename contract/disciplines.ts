@@ -2,8 +2,9 @@
  * The disciplines, in catalog order, with the display name partners render instead of capitalising
  * `discipline`, and what is derived from them. Everything else loops over them: the catalogs and their files,
  * the plan counts, the metrics, the OpenAPI enum (`npm run openapi:sync`) and the gateway's cases. Adding one
- * here (with its style in builder/pages.ts and the SQL view's filter) adds it everywhere. A module without
- * dependencies or enums, so the partner kit (partner/schema.ts) shares it; contract/index.ts re-exports it.
+ * here (with its style in builder/pages.ts and the SQL view's filter) adds it everywhere, the partner kit's
+ * schemas too (`npm run openapi:sync` writes them from the model). A module without dependencies or enums;
+ * contract/index.ts re-exports it.
  */
 export const DISCIPLINES = ['running', 'strength'] as const;
 export type Discipline = (typeof DISCIPLINES)[number];

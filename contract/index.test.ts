@@ -9,6 +9,7 @@ import {
   PLAN_ID_PATTERN,
   PROBLEMS,
   problemDocument,
+  unanchored,
 } from './index.ts';
 
 describe('the shared names', () => {
@@ -39,21 +40,34 @@ describe('the shared names', () => {
     for (const type of types) expect(type).toMatch(/^tag:training-plan-catalog,2026:problem:[a-z-]+$/);
   });
 
-  it('accept a plan id in any case, and nothing but a UUID', () => {
+  it('accept a plan id in lowercase, as published, and nothing but a UUID', () => {
     expect(PLAN_ID_PATTERN.test('920c4400-79a6-5b26-9ac7-4c18aea7632c')).toBe(true);
-    expect(PLAN_ID_PATTERN.test('CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99')).toBe(true);
+    expect(PLAN_ID_PATTERN.test('CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99'.toLowerCase())).toBe(true);
     for (const id of [
       '',
       '-',
       'x',
+      'CBB9BAA8-EE0D-5A5D-8CC0-41D6D9C2FE99',
       '920c4400-79a6-5b26-9ac7-4c18aea7632',
       '920c4400-79a6-5b26-9ac7-4c18aea7632c/',
+      '920c440079a65b269ac74c18aea7632c',
     ]) {
       expect(PLAN_ID_PATTERN.test(id), id).toBe(false);
     }
     // A page's key is its path's (the viewer-request function rewrites one to the other).
     expect(`/${PAGE_OBJECT_PREFIX}`).toBe(PAGE_PATH_PREFIX);
     expect(BUILD_ID_PATTERN.test('20261123T133944Z-0c79d57f')).toBe(true);
+  });
+
+  it('find an anchored pattern inside a longer text without its anchors, and refuse one not anchored', () => {
+    const text = 'rolled back from 20261123T133944Z-0c79d57f to 20261124T080000Z-00000000';
+    expect(BUILD_ID_PATTERN.test(text)).toBe(false);
+    expect(text.match(unanchored(BUILD_ID_PATTERN, 'g'))).toEqual([
+      '20261123T133944Z-0c79d57f',
+      '20261124T080000Z-00000000',
+    ]);
+    expect(unanchored(PLAN_ID_PATTERN).test('plans/920c4400-79a6-5b26-9ac7-4c18aea7632c.html')).toBe(true);
+    expect(() => unanchored(/\d+$/)).toThrow('/\\d+$/ is not anchored at both ends');
   });
 
   it('allow the inline stylesheet of the pages by its hash, and no script', () => {

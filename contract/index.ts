@@ -29,9 +29,12 @@ export function catalogTarget(catalog: CatalogName): string {
 /** The origin's error page: the problem document CloudFront answers with when the origin fails. */
 export const ERROR_PAGE = 'errors/500.json';
 
-/** A build's objects live under `builds/<build id>/`, never overwritten; ids sort by time and are unique. */
+/**
+ * A build's objects live under `builds/<build id>/`, never overwritten; ids sort by time and are unique: the UTC
+ * second, then 16 hex digits (the millisecond and 52 random bits), or 8 in ids made before that (builder/build.ts).
+ */
 export const BUILDS_PREFIX = 'builds/';
-export const BUILD_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{8}$/;
+export const BUILD_ID_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{8}(?:[0-9a-f]{8})?$/;
 
 /** Every build lists its objects, their sizes and digests in this object, written last. */
 export const MANIFEST = 'manifest.json';
@@ -275,14 +278,37 @@ export type LogReason = (typeof LOG_REASONS)[number];
  */
 export const MONITORING_PARTNER = 'monitoring';
 
+/**
+ * The canary's marker: the request header in which the deployment's own checks (the canary, `catalog check`)
+ * send their key on every request, whatever else the request carries. When it holds a valid key of
+ * {@link MONITORING_PARTNER}, the viewer-request function records the request under that partner
+ * (`monitoring`, `monitoring.no-key`, `monitoring.page`…), never as a partner's or as a refusal that named no
+ * partner; the answer is the same with or without it (docs/decisions.md#usage). Lowercase, as the function
+ * reads header names.
+ */
+export const CANARY_HEADER = 'x-catalog-canary';
+
 // ---------------------------------------------------------------------------------------------------------
 // Plan pages: `webUrl` (`{base_url}/plans/<id>`) is a static HTML page for people (docs/decisions.md#plan-pages).
 
 /** The path prefix of a plan page; the rest of the path is the plan's id (a UUID, in any case). */
 export const PAGE_PATH_PREFIX = '/plans/';
 
-/** A plan id as a page path may carry it: a UUID in any case (the page's own key is lowercase). */
-export const PLAN_ID_PATTERN = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
+/**
+ * A plan id: a UUID's form in lowercase, as published, in page keys and in builds' manifests. Where an id may
+ * come in any case (a page path, a source row), it is lowercased first, then matched.
+ */
+export const PLAN_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * An anchored pattern (`^…$`, such as {@link BUILD_ID_PATTERN}) without its anchors, to find what it matches
+ * inside a longer text or key; `flags` as RegExp's (`g` to find every one).
+ */
+export function unanchored(pattern: RegExp, flags?: string): RegExp {
+  if (!pattern.source.startsWith('^') || !pattern.source.endsWith('$'))
+    throw new Error(`${pattern} is not anchored at both ends`);
+  return new RegExp(pattern.source.slice(1, -1), flags);
+}
 
 /** A plan's live page at the origin's root, shared by every build: `plans/<lowercase id>.html`. */
 export const PAGE_OBJECT_PREFIX = 'plans/';
@@ -383,8 +409,15 @@ export const STATE_LAST_RUN = 'state/last-run.json';
 /** The run lock, held and renewed by the builder run in progress; a crashed run's lock expires. */
 export const STATE_RUN_LOCK = 'state/run-lock.json';
 
-/** The canary's last report (app/canary.ts): overwritten by every run of the scheduled check, never served. */
-export const STATE_CANARY = 'state/canary.json';
+/** The canary's beats (app/canary.ts): a light probe every few minutes, the full table on a slower beat. */
+export const CANARY_BEATS = ['probe', 'full'] as const;
+export type CanaryBeat = (typeof CANARY_BEATS)[number];
+
+/** Each beat's last report (app/canary.ts): overwritten by every run of that beat, never served. */
+export const STATE_CANARY = {
+  probe: 'state/canary-probe.json',
+  full: 'state/canary-full.json',
+} as const satisfies Record<CanaryBeat, string>;
 
 /** The history of the live pointer: one object per move, its key says when, what and where. Never served. */
 export const STATE_HISTORY_PREFIX = 'state/history/';

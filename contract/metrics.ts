@@ -2,7 +2,11 @@
  * The metrics the builder emits (CloudWatch embedded metric format, one set per run) and the alarms and
  * dashboard of the stack read: one namespace, one dimension, and the metric names with their units.
  */
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { DISCIPLINES, type Discipline } from './disciplines.ts';
+
+/** Where a function's figures go: the part of Powertools' `Metrics` the builder and the canary use. */
+export type MetricsSink = Pick<Metrics, 'addMetric' | 'addMetadata' | 'publishStoredMetrics'>;
 
 /** The CloudWatch namespace of the builder's metrics. */
 export const METRICS_NAMESPACE = 'TrainingPlanCatalog';
@@ -66,10 +70,13 @@ export const METRICS = {
   propagation: { name: 'PropagationSeconds', unit: 'Seconds' },
 } as const;
 
+/** The canary's third dimension: the beat of the run (contract/index.ts `CANARY_BEATS`, `probe` or `full`). */
+export const METRICS_BEAT_DIMENSION = 'Beat';
+
 /**
  * The canary's metrics (app/canary.ts), one set per run, stamped with the run's start (so each schedule period
- * holds one run), dimensions `service` and the canary function's name. The alarms `ConformanceFailed` and
- * `ConformanceSilent` and the dashboard read them (infra/monitoring.ts).
+ * holds one run of its beat), dimensions `service`, the canary function's name and the beat. The alarms
+ * `ConformanceFailed…` and `ConformanceSilent…` of each beat and the dashboard read them (infra/monitoring.ts).
  */
 export const CANARY_METRICS = {
   /** Rows of the specification that failed in the run. */

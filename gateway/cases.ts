@@ -4,19 +4,22 @@
  *
  * Header values may name a key of the test world with a placeholder: `{valid}` (partner `acme`), `{other}`
  * (partner `globex`), `{expiring}` (expires in the future), `{expired}`, `{revoked}` (issued, then removed),
- * `{forged}` (the right prefix and length, never issued), `{etag:<object>}` for the ETag of an object of the
+ * `{forged}` (the right prefix and length, never issued), `{monitoring}` (partner `monitoring`, the key the
+ * deployment's own checks send), `{etag:<object>}` for the ETag of an object of the
  * live build (`{etag:all}`, or a variant: `{etag:all.br}`) and `{modified:<object>}` for its Last-Modified date.
  * Plan pages use fixed ids: {@link PAGE_PLAN_ID} is a plan of the fixtures, {@link MISSING_PLAN_ID} is in no
  * catalog.
  */
 import {
   ANSWER_HEADERS,
+  CANARY_HEADER,
   type CatalogName,
   catalogFile,
   catalogTarget,
   DISCIPLINES,
   GENERATED_HEADERS,
   LogValue,
+  MONITORING_PARTNER,
   ORIGIN_FILES,
   PATHS,
   type ProblemName,
@@ -181,7 +184,7 @@ const home = kind({
   logData: LogValue.Page,
 });
 
-export const REQUEST_CASES: readonly RequestCase[] = [
+const TABLE: readonly RequestCase[] = [
   // 1. Path: anything but exactly /api/plans, /openapi.yaml, a page (below) or the home page is 404, before any
   // other rule.
   notFound('an index file at the root', '/index.html'),
@@ -482,6 +485,65 @@ export const REQUEST_CASES: readonly RequestCase[] = [
   badDiscipline('400 with CORS', 'discipline=', { cors: PARTNER_ORIGIN }),
 ];
 
+// The canary's marker (CANARY_HEADER): the deployment's own checks send their key in it on every request. With
+// a valid key of the monitoring partner the request is recorded under that partner, whatever it is; with any
+// other value it is recorded as without the marker. The answer is the same either way: each case below is a
+// case of the table above, marked, expecting that case's answer.
+
+/** The suffix of a marked case's name, after the name of the case it marks. */
+export const MARKED_SUFFIX = ', marked by the canary';
+
+/** The case of the table named `name`, sent with the marker `marker` and recording `logData`. */
+function marked(name: string, logData: string | null, marker = '{monitoring}'): RequestCase {
+  const base = TABLE.find((c) => c.name === name);
+  if (!base) throw new Error(`no case "${name}" to mark`);
+  const suffix = marker === '{monitoring}' ? '' : ` (${marker || 'empty'})`;
+  return {
+    ...base,
+    name: `${name}${MARKED_SUFFIX}${suffix}`,
+    headers: [...(base.headers ?? []), [CANARY_HEADER, marker]],
+    logData,
+  };
+}
+
+/** A value recorded under the monitoring partner: `monitoring`, or `monitoring.<reason>`. */
+const monitoring = (reason?: LogValue) =>
+  reason === undefined ? MONITORING_PARTNER : refusedFor(MONITORING_PARTNER, reason);
+
+const CANARY_CASES: readonly RequestCase[] = [
+  // Whatever the request, with the monitoring key in the marker: recorded under that partner.
+  marked('the whole catalog', monitoring()),
+  marked('a matching If-None-Match', monitoring()),
+  marked('a key of another partner', monitoring()),
+  marked('an unknown value', monitoring(LogValue.Discipline)),
+  marked('no key', monitoring(LogValue.NoKey)),
+  marked('an empty key', monitoring(LogValue.NoKey)),
+  marked('a forged key with the right shape', monitoring(LogValue.UnknownKey)),
+  marked('an expired key', monitoring(LogValue.ExpiredKey)),
+  marked('two X-Api-Key headers, both valid', monitoring(LogValue.ManyKeys)),
+  marked('POST', monitoring(LogValue.Method)),
+  marked('POST to a plan page', monitoring(LogValue.Method)),
+  marked('an index file at the root', monitoring(LogValue.Path)),
+  marked('a wrong path without a key', monitoring(LogValue.Path)),
+  marked('a plan page', monitoring(LogValue.Page)),
+  marked('HEAD of a plan page: the headers, no body', monitoring(LogValue.Page)),
+  marked('a plan that is in no catalog', monitoring(LogValue.Page)),
+  marked('the home page', monitoring(LogValue.Page)),
+  marked('OPTIONS without CORS', monitoring()),
+  marked('OPTIONS preflight with CORS', monitoring()),
+  marked('openapi.yaml', monitoring()),
+  marked('401 with CORS', monitoring(LogValue.ExpiredKey)),
+  // Any other marker names no one: a partner's key (valid, but not the monitoring partner's), a forged one,
+  // an empty one, an expired one.
+  marked('no key', LogValue.NoKey, '{valid}'),
+  marked('the whole catalog', ACME, '{other}'),
+  marked('a forged key with the right shape', LogValue.UnknownKey, '{forged}'),
+  marked('a plan page', LogValue.Page, ''),
+  marked('POST', LogValue.Method, '{expired}'),
+];
+
+export const REQUEST_CASES: readonly RequestCase[] = [...TABLE, ...CANARY_CASES];
+
 /** What the viewer-request function alone must do: answer with a status, or pass the request to `uri`. */
 export type ViewerRequestOutcome = { readonly status: number } | { readonly uri: string };
 
@@ -508,13 +570,16 @@ export function withinBuild(uri: string): string {
 // page plan stands for the deployment's first plan, {@link PARTNER_ORIGIN} for the origin its operator set.
 
 /** Key placeholders only the test world can fill. */
-const WORLD_ONLY_KEYS = ['other', 'expiring', 'expired', 'revoked'];
+const WORLD_ONLY_KEYS = ['other', 'expiring', 'expired', 'revoked', 'monitoring'];
 
 /** Why a case cannot be judged from outside a deployment, or undefined when it can. */
 export function notBlackBox(testCase: RequestCase): string | undefined {
   const text = JSON.stringify([testCase.target, testCase.headers ?? []]);
   const key = WORLD_ONLY_KEYS.find((name) => text.includes(`{${name}}`));
   if (key !== undefined) return `needs the test world's {${key}} key`;
+  // The check sends its own marker on every request: a case's marker would be a second one.
+  if ((testCase.headers ?? []).some(([name]) => name === CANARY_HEADER))
+    return "marks its request as the canary's, which changes only the access log: not seen from outside";
   if (text.toLowerCase().includes(UPPER_CASE_PLAN_ID.toLowerCase()))
     return 'needs a plan of the fixtures whose source spells its id in upper case';
   return undefined;

@@ -25,7 +25,8 @@ function forwarded(testCase: RequestCase): boolean {
   if (template === undefined || testCase.cors) return false;
   if (!operationsOf(template).includes(testCase.method.toLowerCase())) return false;
   // The document says a page's id is a UUID: Prism refuses any other id before forwarding.
-  if (template === '/plans/{id}' && !PLAN_ID_PATTERN.test(path.slice('/plans/'.length))) return false;
+  if (template === '/plans/{id}' && !PLAN_ID_PATTERN.test(path.slice('/plans/'.length).toLowerCase()))
+    return false;
   if (testCase.method === 'GET' && path === '/api/plans') {
     const keys = (testCase.headers ?? []).filter(([name]) => name.toLowerCase() === 'x-api-key');
     if (keys.length !== 1 || keys[0]?.[1] === '') return false;

@@ -27,6 +27,7 @@ const DEPLOYMENTS = {
   CatalogStaging: {
     deployment: 'CatalogStaging',
     region: 'us-east-1',
+    account: '123456789012',
     contactAddress: CONTACT,
     scheduleEnabled: false,
     buildRateMinutes: 15,
@@ -83,6 +84,13 @@ describe('configFromContext', () => {
     });
     expect(Object.keys(config.props)).not.toContain('deployment');
     expect(Object.keys(config.props)).not.toContain('region');
+  });
+
+  it('takes the account a file names into the stack’s environment, not its props; none when it names none', () => {
+    const staging = from({ deployment: 'CatalogStaging' });
+    expect(staging.account).toBe('123456789012');
+    expect(Object.keys(staging.props)).not.toContain('account');
+    expect(from({ deployment: 'CatalogLab' }).account).toBeUndefined();
   });
 
   it('fails without a deployment, naming the ones the checkout declares', () => {
@@ -201,7 +209,7 @@ describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in
     runCdk(checkout, [...args, '--output', join(checkout.scratch, `out-${args.join('-')}`)], env);
 
   // Each case runs the CLI and the app in child processes, each into its own directory, side by side.
-  it.concurrent('lists the deployment -c deployment names, and only it, from its file, with the functions of the checkout’s sources whatever dist/ holds', async ({
+  it.concurrent('lists the deployment -c deployment names, and only it, from its file, in its account, with the functions of the checkout’s sources whatever dist/ holds', async ({
     expect,
   }) => {
     // The app as cdk.json runs it, its modules kept at their paths in the checkout (Node would follow the links
@@ -216,7 +224,12 @@ describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in
     const dir = join(checkout.scratch, `out-ls--c-deployment=CatalogStaging---app-${app}`);
     const template = JSON.parse(await readFile(join(dir, 'CatalogStaging.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string; Properties: { FunctionCode?: string } }>;
+      Rules: Record<string, { Assertions: { Assert: unknown }[] }>;
     };
+    // The account its file names: the template refuses any other before it makes anything.
+    expect(template.Rules.DeployAccount?.Assertions[0]?.Assert).toEqual({
+      'Fn::Equals': [{ Ref: 'AWS::AccountId' }, '123456789012'],
+    });
     const code = Object.entries(template.Resources)
       .filter(([, resource]) => resource.Type === 'AWS::CloudFront::Function')
       .map(([id, resource]) => [id.replace(/[0-9A-F]{8}$/, ''), resource.Properties.FunctionCode]);

@@ -31,7 +31,9 @@ export interface AppConfig {
   readonly deployment: DeploymentFile;
   readonly stackName: string;
   readonly region: string;
-  /** The settings the file gives, but its name and region (the stack's id and environment). */
+  /** The AWS account the file names, if it does (else the deploying credentials give it). */
+  readonly account: string | undefined;
+  /** The settings the file gives, but its name, region and account (the stack's id and environment). */
   readonly props: SettingProps;
 }
 
@@ -128,7 +130,9 @@ export function configFromContext(context: Readonly<Record<string, unknown>>, ro
   if (problems.length > 0) throw new ConfigError(problems.join('; '));
 
   const props: Record<string, unknown> = {};
+  const environment: readonly string[] = ['deployment', 'region', 'account'];
   for (const setting of deployment.given)
-    if (setting !== 'deployment' && setting !== 'region') props[setting] = deployment.values[setting];
-  return { deployment, stackName: name, region: deployment.region, props: props as SettingProps };
+    if (!environment.includes(setting)) props[setting] = deployment.values[setting];
+  const account = deployment.settings.account;
+  return { deployment, stackName: name, region: deployment.region, account, props: props as SettingProps };
 }

@@ -66,6 +66,8 @@ describe('the distribution in the template follows the table', () => {
         headers: at(key, 'HeadersConfig', 'HeaderBehavior'),
         cookies: at(key, 'CookiesConfig', 'CookieBehavior'),
       }).toEqual(DISTRIBUTION.cacheKey);
+      // And no origin request policy adds one: no viewer header (a key, the canary's marker) reaches the origin.
+      expect(behaviourOf(behaviour).OriginRequestPolicyId).toBeUndefined();
       expect({
         min: at(policy, 'MinTTL'),
         default: at(policy, 'DefaultTTL'),

@@ -4,6 +4,8 @@
  * widgets; CloudFront's additional metrics. The builder is not bundled here (stack.test.ts does that).
  */
 
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import {
   METRICS_NAMESPACE,
   METRICS_SERVICE,
 } from '../contract/metrics.ts';
+import { ROOT } from '../testing/cli.ts';
 import { logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import type { CatalogStack, CatalogStackProps } from './stack.ts';
 
@@ -137,6 +140,9 @@ describe('builder alarms', () => {
         'OK',
       ],
       ['the schedule stopped', [success, none, none], 'ALARM'],
+      // A first deploy: the alarm is made with no data (infra/README.md, step 5), then the schedule's first run.
+      ['a first deploy, before its first run’s metrics land', [none, none], 'ALARM'],
+      ['a first deploy, once its first run (source not set yet) is counted', [none, never], 'OK'],
       ['never configured, then the schedule stopped', [never, none, none], 'ALARM'],
     ];
     for (const [name, periods, state] of SCENARIOS)
@@ -237,7 +243,7 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
     });
   });
 
-  it('alarms when the 4xx rate is far above its usual band (anomaly detection, 3 standard deviations)', () => {
+  it("alarms when the partners' 4xx rate, from the usage records, is far above its usual band (3 standard deviations)", () => {
     const props = alarm(main.template, 'Edge4xxAnomaly').Properties;
     expect(props).toMatchObject({
       ComparisonOperator: 'GreaterThanUpperThreshold',
@@ -246,17 +252,72 @@ describe('edge alarms (CloudFront metrics, us-east-1)', () => {
       TreatMissingData: 'notBreaching',
       ...toTopic(),
     });
+    expect(String(props.AlarmDescription)).toMatch(
+      /^The partners' 4xx rate \(from the usage records; the deployment's own checks left out\)/,
+    );
+    const metrics = props.Metrics as Record<string, unknown>[];
+    const band = metrics.find((m) => String(m.Expression).startsWith('ANOMALY_DETECTION_BAND'));
+    expect(band).toMatchObject({ Expression: expect.stringMatching(/^ANOMALY_DETECTION_BAND\(\w+,\s*3\)$/) });
+    expect(props.ThresholdMetricId).toBe(band?.Id);
+    // The band is on the rate: 100 × the partners' 4xx / their requests, per 5 minutes.
+    const judged = String(band?.Expression);
+    const rate = metrics.find((m) => judged.includes(`(${m.Id as string},`));
+    expect(rate).toMatchObject({ Expression: '100 * FILL(errors, 0) / requests', ReturnData: true });
+    const counted = (id: string) => metrics.find((m) => m.Id === id);
+    for (const [id, name] of [
+      ['errors', 'PartnerClientErrors'],
+      ['requests', 'PartnerRequests'],
+    ] as const)
+      expect(counted(id)).toEqual({
+        Id: id,
+        MetricStat: {
+          Metric: { Namespace: `${METRICS_NAMESPACE}/TrainingPlanCatalog`, MetricName: name },
+          Period: 300,
+          Stat: 'Sum',
+        },
+        ReturnData: false,
+      });
+    // The two metrics are the usage log group's metric filters (their patterns: client-error-alarm.test.ts).
+    const filters = Object.values(
+      main.template.findResources('AWS::Logs::MetricFilter') as Record<string, Resource>,
+    ).map((r) => r.Properties.MetricTransformations);
+    expect(filters).toEqual(
+      expect.arrayContaining(
+        ['PartnerClientErrors', 'PartnerRequests'].map((name) => [
+          {
+            MetricName: name,
+            MetricNamespace: `${METRICS_NAMESPACE}/TrainingPlanCatalog`,
+            MetricValue: '1',
+            Unit: 'Count',
+          },
+        ]),
+      ),
+    );
+  });
+
+  it("without usage records (usageLogging false), alarms on CloudFront's 4xx rate of every request, and says the canary is in it", async () => {
+    const off = await synth({ env: { account: ACCOUNT, region: 'us-east-1' }, usageLogging: false });
+    off.template.resourceCountIs('AWS::Logs::MetricFilter', 0);
+    const props = alarm(off.template, 'Edge4xxAnomaly').Properties;
+    expect(String(props.AlarmDescription)).toMatch(
+      /the canary's deliberate 4xx included, as usageLogging is off/,
+    );
     const metrics = props.Metrics as Record<string, unknown>[];
     const band = metrics.find((m) => typeof m.Expression === 'string');
     const rate = metrics.find((m) => m.MetricStat !== undefined);
-    expect(band).toMatchObject({ Expression: expect.stringMatching(/^ANOMALY_DETECTION_BAND\(\w+,\s*3\)$/) });
-    expect(props.ThresholdMetricId).toBe(band?.Id);
+    expect(metrics).toHaveLength(2);
     expect(rate).toMatchObject({
       MetricStat: {
         Metric: {
           Namespace: 'AWS/CloudFront',
           MetricName: '4xxErrorRate',
-          Dimensions: distributionDimensions(),
+          Dimensions: [
+            {
+              Name: 'DistributionId',
+              Value: { Ref: logicalId(off.template, 'AWS::CloudFront::Distribution', 'Distribution') },
+            },
+            { Name: 'Region', Value: 'Global' },
+          ],
         },
         Period: 300,
         Stat: 'Average',
@@ -448,7 +509,7 @@ describe('dashboard', () => {
         'Builder runs',
         'Catalog age (s)',
         '5xx rate (%)',
-        '4xx rate (%) and its expected band',
+        "Partners' 4xx rate (%) and its expected band",
         'Function compute utilization (%)',
         'Function execution and validation errors',
         'Function throttles',
@@ -464,7 +525,8 @@ describe('dashboard', () => {
     for (const name of [
       'Requests',
       '5xxErrorRate',
-      '4xxErrorRate',
+      'PartnerClientErrors',
+      'PartnerRequests',
       'FunctionComputeUtilization',
       'FunctionThrottles',
     ])
@@ -508,5 +570,52 @@ describe("CloudFront's additional metrics", () => {
       'OriginLatency',
     ])
       expect(text).toContain(`"${name}"`);
+  });
+});
+
+describe('infra/README.md’s alarm table', () => {
+  /** How the table's "missing data" column says each CloudWatch treatment, by its first words. */
+  const TREATMENTS: [RegExp, string][] = [
+    [/^\*\*breaching\*\*/, 'breaching'],
+    [/^OK\b/, 'notBreaching'],
+    [/^keeps its state/, 'ignore'],
+    [/^not counted/, 'missing'],
+  ];
+
+  it('says how every alarm treats missing data, as the template does', async () => {
+    const readme = await readFile(join(ROOT, 'infra', 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Alarms and dashboard'),
+      readme.indexOf('## Usage records'),
+    );
+    const rows = section
+      .split('\n')
+      .filter((line) => /^\| `[A-Z]/.test(line))
+      .map((line) => line.split('|').map((cell) => cell.trim()));
+    // With the canary, so its alarms are there too.
+    const s = await synth({
+      env: { account: ACCOUNT, region: 'us-east-1' },
+      monitoringKeySecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:TrainingPlanCatalog/monitoring-key-AbCdEf`,
+    });
+    // Each row names its alarms (`ViewerResponse…`: the viewer-request's twin) and says one treatment.
+    const documented = rows.flatMap((cells) => {
+      const ids = [...(cells[1] ?? '').matchAll(/`([A-Za-z0-9]+)(…)?`/g)].map(([, id, twin]) =>
+        twin ? (cells[1]?.match(/`(ViewerRequest[A-Za-z]+)`/)?.[1] ?? '').replace('Request', 'Response') : id,
+      );
+      const said = cells.at(-2) ?? '';
+      const treatment = TREATMENTS.find(([pattern]) => pattern.test(said))?.[1];
+      return ids.map((id) => [id as string, treatment]);
+    });
+    const inTemplate = documented.map(([id]) => [
+      id,
+      alarm(s.template, id as string).Properties.TreatMissingData,
+    ]);
+    expect(documented).toEqual(inTemplate);
+    // Every alarm of the stack has its row.
+    expect(
+      Object.keys(alarmsOf(s.template))
+        .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
+        .sort(),
+    ).toEqual(documented.map(([id]) => id).sort());
   });
 });

@@ -12,10 +12,11 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Aws, CfnOutput, CfnRule, Duration, Fn, Stack, type StackProps, Token } from 'aws-cdk-lib/core';
 import type { Construct } from 'constructs';
-import { DISCIPLINES, EDGE_REGION } from '../contract/index.ts';
+import { CANARY_BEATS, type CanaryBeat, DISCIPLINES, EDGE_REGION } from '../contract/index.ts';
 import {
   CANARY_METRICS,
   METRICS,
+  METRICS_BEAT_DIMENSION,
   METRICS_FUNCTION_DIMENSION,
   METRICS_NAMESPACE,
   METRICS_SERVICE,
@@ -23,6 +24,7 @@ import {
 } from '../contract/metrics.ts';
 import { accountWideName, inEdgeRegion } from './names.ts';
 import type { StackSettings } from './props.ts';
+import { partnerClientErrorRate } from './usage-logs.ts';
 
 const { SUM, MAXIMUM, AVERAGE } = cloudwatch.Stats;
 const FIVE_MINUTES = Duration.minutes(5);
@@ -76,24 +78,30 @@ export interface Monitoring {
 
 /**
  * The metrics one of this deployment's functions writes (contract/metrics.ts: `table` is the builder's METRICS or
- * the canary's CANARY_METRICS), in the stack's region, per `period`; labelled with their names when `labelled`.
+ * the canary's CANARY_METRICS), in the stack's region, per `period`; labelled with their names and the text
+ * `labelled` when it is given; `dimensions` beyond the service and the function (the canary's beat).
  */
 function functionMetrics<T extends Record<string, { readonly name: string }>>(
   fn: lambda.IFunction,
   table: T,
   period: Duration,
   statistic: string = MAXIMUM,
-  labelled = false,
+  labelled: string | false = false,
+  dimensions: Readonly<Record<string, string>> = {},
 ) {
   return (name: keyof T) => {
     const metricName = (table[name] as T[keyof T]).name;
     return new cloudwatch.Metric({
       namespace: METRICS_NAMESPACE,
       metricName,
-      dimensionsMap: { service: METRICS_SERVICE, [METRICS_FUNCTION_DIMENSION]: fn.functionName },
+      dimensionsMap: {
+        service: METRICS_SERVICE,
+        [METRICS_FUNCTION_DIMENSION]: fn.functionName,
+        ...dimensions,
+      },
       statistic,
       period,
-      ...(labelled ? { label: metricName } : {}),
+      ...(labelled !== false ? { label: `${metricName}${labelled}` } : {}),
     });
   };
 }
@@ -220,13 +228,28 @@ function goodRuns(builder: lambda.IFunction, rate: Duration, scheduleEnabled: bo
   });
 }
 
-/** The canary's metrics (contract/metrics.ts), per its period, labelled with their names. */
-const canaryMetrics = (canary: lambda.IFunction, period: Duration, statistic: string = MAXIMUM) =>
-  functionMetrics(canary, CANARY_METRICS, period, statistic, true);
+/** The canary's metrics (contract/metrics.ts) of one beat, per `period`, labelled with their names and the beat. */
+const canaryMetrics = (
+  canary: lambda.IFunction,
+  beat: CanaryBeat,
+  period: Duration,
+  statistic: string = MAXIMUM,
+) =>
+  functionMetrics(canary, CANARY_METRICS, period, statistic, ` (${beat})`, {
+    [METRICS_BEAT_DIMENSION]: beat,
+  });
 
-/** Per canary period: the rows that failed or were not run, and 1 when the run did not reach the deployment. */
-function nonConforming(canary: lambda.IFunction, rate: Duration): cloudwatch.IMetric {
-  const metric = canaryMetrics(canary, rate);
+/** Each beat's period: the probe's `canaryRateMinutes`, the full table's `canaryFullRateMinutes`. */
+export function canaryPeriods(settings: StackSettings): Record<CanaryBeat, Duration> {
+  return {
+    probe: Duration.minutes(settings.canaryRateMinutes),
+    full: Duration.minutes(settings.canaryFullRateMinutes),
+  };
+}
+
+/** Per period of a beat: the rows that failed or were not run, and 1 when the run did not reach the deployment. */
+function nonConforming(canary: lambda.IFunction, beat: CanaryBeat, rate: Duration): cloudwatch.IMetric {
+  const metric = canaryMetrics(canary, beat, rate);
   return new cloudwatch.MathExpression({
     expression: 'failed + notrun + unreachable',
     usingMetrics: {
@@ -235,38 +258,68 @@ function nonConforming(canary: lambda.IFunction, rate: Duration): cloudwatch.IMe
       unreachable: metric('unreachable'),
     },
     period: rate,
-    label: 'rows failed or not run',
+    label: `rows failed or not run (${beat})`,
+  });
+}
+
+/** An alarm's construct id for a beat: `ConformanceFailedProbe`, `ConformanceSilentFull`. */
+export const conformanceAlarmId = (kind: 'Failed' | 'Silent', beat: CanaryBeat) =>
+  `Conformance${kind}${beat === 'probe' ? 'Probe' : 'Full'}`;
+
+/**
+ * The canary's alarms, two per beat, each over that beat's period: `ConformanceFailed…` when a row failed (or was
+ * not run, or nothing answered) in two consecutive periods, so a publish moving through the edges pages no one
+ * (the full table also runs outside its schedule, after a deploy or a pointer move: its worst run of the period
+ * counts); `ConformanceSilent…` when no report of that beat was stored for two periods (the duration is emitted
+ * only with a stored report).
+ */
+function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSettings, topic: sns.ITopic) {
+  const periods = canaryPeriods(settings);
+  const what = { probe: 'probe', full: 'full table' } as const;
+  return CANARY_BEATS.flatMap((beat) => {
+    const rate = periods[beat];
+    return [
+      alarm(stack, conformanceAlarmId('Failed', beat), topic, {
+        alarmDescription: `A row of the canary's ${what[beat]} failed in two consecutive periods (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row (beat ${beat}), what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
+        metric: nonConforming(canary, beat, rate),
+        evaluationPeriods: 2,
+        // A canary that stops reporting is the silence alarm's to say: periods without a report are not counted,
+        // so two of them leave this alarm in INSUFFICIENT_DATA (neither ALARM nor OK: no "OK" while nothing is known).
+        treatMissingData: cloudwatch.TreatMissingData.MISSING,
+      }),
+      alarm(stack, conformanceAlarmId('Silent', beat), topic, {
+        alarmDescription: `The canary stored no report of its ${what[beat]} for two periods (2 × ${rate.toHumanString()}): it did not run, failed before its report, or could not write it; the deployment is not being checked against its specification. Runbook "the canary is silent" in infra/README.md.`,
+        metric: canaryMetrics(canary, beat, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      }),
+    ];
   });
 }
 
 /**
- * The canary's alarms: `ConformanceFailed` when a row failed (or was not run, or nothing answered) in two
- * consecutive runs, so a publish moving through the edges pages no one; `ConformanceSilent` when no report was
- * stored for two periods (the duration is emitted only with a stored report).
+ * What the 4xx anomaly alarm judges: with the usage records, the partners' 4xx rate (the deployment's own checks
+ * left out: infra/usage-logs.ts); without them, CloudFront's 4xx rate of every request, the canary's included.
  */
-function canaryAlarms(stack: Stack, canary: lambda.IFunction, settings: StackSettings, topic: sns.ITopic) {
-  const rate = Duration.minutes(settings.canaryRateMinutes);
-  return [
-    alarm(stack, 'ConformanceFailed', topic, {
-      alarmDescription: `A row of the specification failed in two consecutive canary runs (2 × ${rate.toHumanString()}): the deployment no longer answers as specified. The canary's log names the row, what it expected and what came. Runbook "the canary reports a failing row" in infra/README.md.`,
-      metric: nonConforming(canary, rate),
-      evaluationPeriods: 2,
-      // A canary that stops reporting while rows fail is ConformanceSilent's to say; this alarm keeps its state
-      // (no "OK" while the deployment is still broken).
-      treatMissingData: cloudwatch.TreatMissingData.MISSING,
-    }),
-    alarm(stack, 'ConformanceSilent', topic, {
-      alarmDescription: `The canary stored no report for two periods (2 × ${rate.toHumanString()}): it did not run, failed before its report, or could not write it; nothing is watching the deployment against its specification. Runbook "the canary is silent" in infra/README.md.`,
-      metric: canaryMetrics(canary, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: 2,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    }),
-  ];
+function clientErrorRate(
+  stack: Stack,
+  parts: MonitoredParts,
+  settings: StackSettings,
+  region?: string,
+): cloudwatch.IMetric {
+  if (settings.usageLogging) return partnerClientErrorRate(stack, region);
+  return cloudFrontMetrics('DistributionId', parts.distribution.distributionId, region)('4xxErrorRate');
 }
 
 /** The edge alarms (us-east-1): 5xx rate, 4xx rate above its band, each function's errors, throttles, compute. */
-function edgeAlarms(scope: Stack, parts: MonitoredParts, topic: sns.ITopic): cloudwatch.Alarm[] {
+function edgeAlarms(
+  scope: Stack,
+  parts: MonitoredParts,
+  topic: sns.ITopic,
+  rate4xx: cloudwatch.IMetric,
+  partnersOnly: boolean,
+): cloudwatch.Alarm[] {
   const { edge5xx, edge4xx, functionCompute } = ALARM_THRESHOLDS;
   const edge = cloudFrontMetrics('DistributionId', parts.distribution.distributionId);
   const alarms = [
@@ -279,9 +332,8 @@ function edgeAlarms(scope: Stack, parts: MonitoredParts, topic: sns.ITopic): clo
     }),
     notify(
       new cloudwatch.AnomalyDetectionAlarm(scope, 'Edge4xxAnomaly', {
-        alarmDescription:
-          'The 4xx rate is far above its usual band: a broken or emptied key store answers 401 to everyone, a partner lost its key, or the rate limit blocks. Check catalog status and keys list.',
-        metric: edge('4xxErrorRate'),
+        alarmDescription: `${partnersOnly ? "The partners' 4xx rate (from the usage records; the deployment's own checks left out)" : "The 4xx rate (CloudFront's, of every request: the canary's deliberate 4xx included, as usageLogging is off)"} is far above its usual band: a broken or emptied key store answers 401 to everyone, a partner lost its key, or the rate limit blocks. Check catalog status, catalog usage and keys list.`,
+        metric: rate4xx,
         stdDevs: edge4xx.stdDevs,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_UPPER_THRESHOLD,
         evaluationPeriods: edge4xx.periods,
@@ -314,6 +366,24 @@ function edgeAlarms(scope: Stack, parts: MonitoredParts, topic: sns.ITopic): clo
   return alarms;
 }
 
+/**
+ * The template rules refusing, before any resource is made, a deploy outside the region the template was made for
+ * (its names follow it), and, when the stack's account is known (the deployment file's `account`, else the
+ * synthesizing credentials'), into another account: a wrong profile would make a second deployment of the name.
+ */
+function addEnvironmentRules(stack: Stack): void {
+  if (!Token.isUnresolved(stack.account))
+    new CfnRule(stack, 'DeployAccount', {
+      assertions: [
+        {
+          assert: Fn.conditionEquals(Aws.ACCOUNT_ID, stack.account),
+          assertDescription: `Deploy this template in account ${stack.account}, the deployment's (its file's account, or the credentials it was synthesized with): the credentials in use are another account's. Use that account's profile.`,
+        },
+      ],
+    });
+  addRegionRule(stack);
+}
+
 /** A template rule refusing a deploy outside the region the template was made for (its names follow it). */
 function addRegionRule(stack: Stack): void {
   const region = Token.isUnresolved(stack.region) ? EDGE_REGION : stack.region;
@@ -334,8 +404,9 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
   if (parts.canary) alarms.push(...canaryAlarms(stack, parts.canary, settings, topic));
   let edgeStack: Stack | undefined;
 
-  addRegionRule(stack);
-  if (inEdgeRegion(stack)) alarms.push(...edgeAlarms(stack, parts, topic));
+  addEnvironmentRules(stack);
+  const rate4xx = clientErrorRate(stack, parts, settings);
+  if (inEdgeRegion(stack)) alarms.push(...edgeAlarms(stack, parts, topic, rate4xx, settings.usageLogging));
   else {
     // Named after the stack and its region: two deployments of one name in two regions each have their own.
     edgeStack = new Stack(stack.node.scope as Construct, `${stack.node.id}-edge-${stack.region}`, {
@@ -346,8 +417,14 @@ export function addMonitoring(stack: Stack, parts: MonitoredParts, settings: Sta
     });
     // The stack's own topic when it is in us-east-1 (`arn:aws:sns:REGION:…`); else the companion creates its own.
     const arn = settings.alarmTopicArn?.split(':')[3] === EDGE_REGION ? settings.alarmTopicArn : undefined;
-    edgeAlarms(edgeStack, parts, alarmTopic(edgeStack, arn, 'edge alarms', ' (us-east-1)'));
-    addRegionRule(edgeStack);
+    edgeAlarms(
+      edgeStack,
+      parts,
+      alarmTopic(edgeStack, arn, 'edge alarms', ' (us-east-1)'),
+      rate4xx,
+      settings.usageLogging,
+    );
+    addEnvironmentRules(edgeStack);
   }
 
   if (settings.additionalCloudFrontMetrics)
@@ -388,6 +465,7 @@ function catalogDashboard(
       height: 6,
     });
   const { edge5xx, edge4xx, functionCompute } = ALARM_THRESHOLDS;
+  const rate4xx = clientErrorRate(stack, parts, settings, EDGE_REGION);
 
   const rows: cloudwatch.IWidget[][] = [
     [
@@ -410,14 +488,19 @@ function catalogDashboard(
     ],
     [
       graph('5xx rate (%)', [edge('5xxErrorRate', AVERAGE, Duration.minutes(1))], edge5xx.percent),
-      graph('4xx rate (%) and its expected band', [
-        edge('4xxErrorRate'),
-        cloudwatch.Metric.anomalyDetectionFor({
-          metric: edge('4xxErrorRate'),
-          stdDevs: edge4xx.stdDevs,
-          label: 'expected band',
-        }),
-      ]),
+      graph(
+        settings.usageLogging
+          ? "Partners' 4xx rate (%) and its expected band"
+          : '4xx rate (%) and its expected band',
+        [
+          rate4xx,
+          cloudwatch.Metric.anomalyDetectionFor({
+            metric: rate4xx,
+            stdDevs: edge4xx.stdDevs,
+            label: 'expected band',
+          }),
+        ],
+      ),
       graph(
         'Function compute utilization (%)',
         perFunction(['FunctionComputeUtilization'], AVERAGE),
@@ -434,18 +517,25 @@ function catalogDashboard(
     ],
   ];
   if (parts.canary) {
-    const rate = Duration.minutes(settings.canaryRateMinutes);
-    const canary = canaryMetrics(parts.canary, rate);
+    const fn = parts.canary;
+    const periods = canaryPeriods(settings);
+    const each = (metric: (beat: CanaryBeat) => cloudwatch.IMetric[]) => CANARY_BEATS.flatMap(metric);
     rows.push([
       graph(
-        'Conformance: rows failed or not run per canary run (last 24 h)',
-        [canary('failedRows'), canary('rowsNotRun'), canary('unreachable')],
+        'Conformance: rows failed or not run per canary run, probe and full table (last 24 h)',
+        each((beat) => {
+          const canary = canaryMetrics(fn, beat, periods[beat]);
+          return [canary('failedRows'), canary('rowsNotRun'), canary('unreachable')];
+        }),
         1,
       ),
-      graph('Conformance: canary runs reported and their duration (ms)', [
-        canaryMetrics(parts.canary, rate, cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
-        canary('runDuration'),
-      ]),
+      graph(
+        'Conformance: canary runs reported and their duration (ms), probe and full table',
+        each((beat) => [
+          canaryMetrics(fn, beat, periods[beat], cloudwatch.Stats.SAMPLE_COUNT)('runDuration'),
+          canaryMetrics(fn, beat, periods[beat])('runDuration'),
+        ]),
+      ),
     ]);
   }
   if (settings.additionalCloudFrontMetrics)

@@ -16,7 +16,7 @@ interface NaggedParts extends Stack {
   readonly canary: IConstruct | undefined;
 }
 
-/** The construct id of CDK's SDK-call function (infra/stack.ts puts the error pages with it). */
+/** The construct id of CDK's SDK-call function (infra/stack.ts puts the error pages and starts the canary with it). */
 const ERROR_PAGES_FUNCTION = `AWS${AwsCustomResource.PROVIDER_FUNCTION_UUID.replaceAll('-', '')}`;
 
 const logicalIdOf = (stack: Stack, construct: IConstruct) =>
@@ -66,7 +66,12 @@ export function acknowledgeFindings(of: Stack, settings: StackSettings): void {
   accept(
     child(child(stack, ERROR_PAGES_FUNCTION), 'ServiceRole'),
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    "CDK's SDK-call function runs only at deploy, to put the two error pages; AWS's basic policy lets it write its logs.",
+    "CDK's SDK-call function runs only at deploy, to put the two error pages (and start the canary's full run); AWS's basic policy lets it write its logs.",
+  );
+  accept(
+    child(child(stack, 'FunctionReleaseProviderRole'), 'DefaultPolicy'),
+    `AwsSolutions-IAM5[Resource::<${logicalIdOf(stack, child(stack, 'FunctionReleaseHandler'))}.Arn>:*]`,
+    "CDK's provider framework may invoke the release handler's versions and aliases (ARN:*); it is still the one function, which runs only at deploy.",
   );
   // CDK makes one scheduler role per target function (the builder's, the canary's).
   const invoked = [stack.builder, ...(stack.canary ? [stack.canary] : [])];

@@ -62,13 +62,14 @@ function pagesReaderReaches(region: string): boolean {
 /** Checks every prop and applies the defaults; throws {@link CatalogStackPropsError} listing every problem. */
 export function resolveSettings(props: CatalogStackProps, stackName: string): StackSettings {
   // The stack's name is the deployment's, checked by its setting's rule too (the names of its resources derive
-  // from it); its region is its environment's, when known.
+  // from it); its region and account are its environment's, when known.
   const region = Token.isUnresolved(props.env?.region) ? undefined : props.env?.region;
+  const account = Token.isUnresolved(props.env?.account) ? undefined : props.env?.account;
+  const environment: Record<string, string | undefined> = { deployment: stackName, region, account };
   const reading = readSettings(
     'cdk',
     (name) => {
-      const value =
-        name === 'deployment' ? stackName : name === 'region' ? region : props[name as NamesIn<'cdk'>];
+      const value = name in environment ? environment[name] : props[name as NamesIn<'cdk'>];
       return value === undefined ? undefined : { value, from: 'prop' };
     },
     (name) => name,
@@ -124,6 +125,14 @@ export function resolveSettings(props: CatalogStackProps, stackName: string): St
   )
     problems.push(
       `checkDeadline ${formatDuration(s.checkDeadline)}: with the ${CANARY_RESERVE_MS / 1000}s the canary keeps to store its report, must be shorter than canaryRateMinutes (${s.canaryRateMinutes} minutes), or its runs would overlap`,
+    );
+  if (
+    s.canaryRateMinutes !== undefined &&
+    s.canaryFullRateMinutes !== undefined &&
+    s.canaryFullRateMinutes < s.canaryRateMinutes
+  )
+    problems.push(
+      `canaryFullRateMinutes ${s.canaryFullRateMinutes}: the full table runs no more often than the probe (canaryRateMinutes ${s.canaryRateMinutes})`,
     );
   if (
     s.checkDeadline !== undefined &&

@@ -218,11 +218,11 @@ describe('key-value store and functions', () => {
     ['viewerRequest', 'viewer-request'],
     ['viewerResponse', 'viewer-response'],
   ] as const) {
-    it(`${name} runs cloudfront-js-2.0 with the store, published, bundled from its source at synth${name === 'viewer-request' ? ', its 401 naming the deployment’s contact address' : ''}`, async () => {
+    it(`${name} runs cloudfront-js-2.0 with the store, bundled from its source at synth, published by the release, not by CloudFormation${name === 'viewer-request' ? ', its 401 naming the deployment’s contact address' : ''}`, async () => {
       const props = resource(ids[id]).Properties;
       expect(props).toMatchObject({
         Name: `TrainingPlanCatalog-${name}`,
-        AutoPublish: true,
+        AutoPublish: false,
         FunctionConfig: {
           Runtime: 'cloudfront-js-2.0',
           KeyValueStoreAssociations: [{ KeyValueStoreARN: { 'Fn::GetAtt': [ids.kvs, 'Arn'] } }],

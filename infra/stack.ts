@@ -24,7 +24,9 @@ import {
   Annotations,
   Aws,
   CfnOutput,
+  type CfnResource,
   CfnRule,
+  type CustomResource,
   Duration,
   Fn,
   RemovalPolicy,
@@ -38,7 +40,7 @@ import { functionEnvironment, lambdaEnvironment } from '../app/settings/environm
 import { SETTINGS } from '../app/settings/index.ts';
 import { isReservedContact } from '../app/settings/registry.ts';
 import { rootObjects } from '../builder/build.ts';
-import { NOSNIFF, SOURCE_UNSET, STATE_CANARY } from '../contract/index.ts';
+import { CANARY_BEATS, NOSNIFF, SOURCE_UNSET, STATE_CANARY } from '../contract/index.ts';
 import { type Behaviour, DISTRIBUTION } from '../gateway/distribution.ts';
 import {
   bundleFunctionSync,
@@ -53,7 +55,8 @@ import { addMonitoring, type Monitoring, withEdgeReferences } from './monitoring
 import { acknowledgeFindings } from './nag.ts';
 import { accountWideName, inEdgeRegion } from './names.ts';
 import { type CatalogStackProps, resolveSettings, type StackSettings } from './props.ts';
-import { addUsageLogs } from './usage-logs.ts';
+import { addFunctionRelease, type ReleasedFunction } from './release.ts';
+import { addUsageLogs, DISTRIBUTION_ARN_OUTPUT } from './usage-logs.ts';
 import { addRateLimit } from './waf.ts';
 
 export type { CatalogStackProps } from './props.ts';
@@ -127,8 +130,18 @@ export class CatalogStack extends Stack {
   readonly builder: NodejsFunction;
   /** The canary (lambda/canary.ts), when the stack has one: `canaryEnabled` and a `monitoringKeySecretArn`. */
   readonly canary: NodejsFunction | undefined;
+  /**
+   * The canary's full run after each deploy (construct id `CanaryAfterDeploy`), when the stack has a canary: a
+   * step that must precede it is ordered with `canaryAfterDeploy.node.addDependency(step)`.
+   */
+  readonly canaryAfterDeploy: cr.AwsCustomResource | undefined;
   /** The builder's failed asynchronous invocations and the scheduled runs the scheduler could not deliver. */
   readonly builderFailures: sqs.Queue;
+  /**
+   * The functions' release (infra/release.ts): verified DEVELOPMENT published to LIVE. Whatever needs a LIVE
+   * function that runs the deploy's code (the distribution; a check of the deployment after the deploy) depends on it.
+   */
+  readonly functionRelease: CustomResource;
   /** The API's public base URL (possibly a token). */
   readonly baseUrl: string;
   readonly monitoring: Monitoring;
@@ -166,15 +179,21 @@ export class CatalogStack extends Stack {
       ...(settings.kvsSeedFile ? { source: cloudfront.ImportSource.fromAsset(settings.kvsSeedFile) } : {}),
     });
 
-    const gatewayFunction = (id: string, name: GatewayFunctionName, comment: string) =>
-      new cloudfront.Function(this, id, {
+    // Each deploy changes a function's DEVELOPMENT stage only; the release below verifies it, then publishes it.
+    const released: ReleasedFunction[] = [];
+    const gatewayFunction = (id: string, name: GatewayFunctionName, comment: string) => {
+      const code = gatewayCode(name, settings.contactAddress);
+      const fn = new cloudfront.Function(this, id, {
         functionName: accountWideName(this, name, 64),
         comment,
-        code: cloudfront.FunctionCode.fromInline(gatewayCode(name, settings.contactAddress)),
+        code: cloudfront.FunctionCode.fromInline(code),
         runtime: cloudfront.FunctionRuntime.JS_2_0,
         keyValueStore: this.keyValueStore,
-        autoPublish: true,
+        autoPublish: false,
       });
+      released.push({ fn, kind: name, code });
+      return fn;
+    };
     this.viewerRequest = gatewayFunction(
       'ViewerRequest',
       'viewer-request',
@@ -286,7 +305,18 @@ export class CatalogStack extends Stack {
       ...this.accessLogging(settings),
     });
 
-    this.putErrorPages(settings);
+    // The distribution may only use functions with a LIVE stage: the release (verified, then published) comes first.
+    this.functionRelease = addFunctionRelease(this, {
+      functions: released,
+      keyValueStore: this.keyValueStore,
+      publish: settings.publishFunctions,
+      runtime: lambdaRuntime(),
+      bundling: BUNDLING,
+      root: REPO_ROOT,
+    });
+    this.distribution.node.addDependency(this.functionRelease);
+
+    const deployCallLogs = this.putErrorPages(settings);
     this.refuseExampleContact(settings.contactAddress);
 
     this.baseUrl =
@@ -298,7 +328,11 @@ export class CatalogStack extends Stack {
     });
     this.builder = this.createBuilder(settings);
     this.schedule(settings);
-    this.canary = this.createCanary(settings);
+    const canary = this.createCanary(settings, deployCallLogs);
+    this.canary = canary?.canary;
+    this.canaryAfterDeploy = canary?.afterDeploy;
+    // The full check after a deploy asks LIVE: it comes after the functions' release has published it.
+    this.canaryAfterDeploy?.node.addDependency(this.functionRelease);
     const webAcl = addRateLimit(this, this.distribution, settings);
     this.monitoring = addMonitoring(
       this,
@@ -314,7 +348,7 @@ export class CatalogStack extends Stack {
     );
     addUsageLogs(
       this,
-      { distributionId: this.distribution.distributionId, monitoring: this.monitoring },
+      { distributionArn: this.distribution.distributionArn, monitoring: this.monitoring },
       settings,
     );
     acknowledgeFindings(this, settings);
@@ -323,7 +357,11 @@ export class CatalogStack extends Stack {
     const outputs: Record<string, [value: string, description: string]> = {
       ApiUrl: [this.baseUrl, 'The API base URL (GET /api/plans)'],
       DistributionDomainName: [cdn.distributionDomainName, 'Point the custom domain (CNAME / alias) here'],
-      DistributionId: [cdn.distributionId, 'The distribution (CloudWatch metrics, catalog verify-function)'],
+      DistributionId: [cdn.distributionId, 'The distribution (CloudWatch metrics)'],
+      [DISTRIBUTION_ARN_OUTPUT]: [
+        cdn.distributionArn,
+        "The distribution's ARN (outside us-east-1, the edge stack's usage records read it)",
+      ],
       BucketName: [
         this.bucket.bucketName,
         'catalog publish|builds|history|rollback|unpin|status --bucket (CATALOG_BUCKET)',
@@ -337,17 +375,19 @@ export class CatalogStack extends Stack {
         this.builderFailures.queueUrl,
         'Failed builder invocations (runbook "the builder keeps failing" in infra/README.md)',
       ],
-      ViewerRequestFunctionName: [this.viewerRequest.functionName, 'catalog verify-function --name'],
+      ViewerRequestFunctionName: [
+        this.viewerRequest.functionName,
+        'catalog verify-function|publish-functions --name (CATALOG_VIEWER_REQUEST_FUNCTION)',
+      ],
+      ViewerResponseFunctionName: [
+        this.viewerResponse.functionName,
+        'catalog verify-function|publish-functions --response-name (CATALOG_VIEWER_RESPONSE_FUNCTION)',
+      ],
       ContactAddress: [
         settings.contactAddress,
         'Where partners ask for keys: catalog publish --contact-address (CATALOG_CONTACT_ADDRESS)',
       ],
     };
-    if (settings.corsOrigin !== undefined)
-      outputs.CorsOrigin = [
-        settings.corsOrigin ?? 'off',
-        'The CORS origin this deployment is held to: catalog check --cors-origin (CATALOG_CORS_ORIGIN)',
-      ];
     for (const [outputId, [value, description]] of Object.entries(outputs))
       new CfnOutput(this, outputId, { value, description });
   }
@@ -373,9 +413,10 @@ export class CatalogStack extends Stack {
    * The error pages, put by the deploy itself (until the first publish writes the same bytes, CloudFront would
    * answer its errors with the 403 of the missing page): one SDK call per page, which stays with the bucket.
    */
-  private putErrorPages(settings: StackSettings): void {
-    // The function's log group, made before the function (a group Lambda makes at its first run races the one CDK
-    // would add after the function) and deleted with the stack.
+  private putErrorPages(settings: StackSettings): logs.ILogGroup {
+    // The function's log group (CDK's one SDK-call function, which the canary's after-deploy run uses too), made
+    // before the function (a group Lambda makes at its first run races the one CDK would add after the function)
+    // and deleted with the stack.
     const logGroup = new logs.LogGroup(this, 'ErrorPagesLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -407,6 +448,7 @@ export class CatalogStack extends Stack {
         ]),
       });
     }
+    return logGroup;
   }
 
   /** Standard access logs, to the named bucket or to a new private one whose logs expire. */
@@ -524,37 +566,55 @@ export class CatalogStack extends Stack {
   }
 
   /**
-   * The canary (lambda/canary.ts, infra/README.md "The canary"): every `canaryRateMinutes` the scheduler runs
-   * catalog check's rows against the public base URL with the monitoring key, within `checkDeadline`. Its role
-   * may write its own log group, read that one secret and put that one object; its metrics are embedded in its
-   * log (no CloudWatch permission). None without `monitoringKeySecretArn`, or with `canaryEnabled` false.
+   * The canary (lambda/canary.ts, infra/README.md "The canary"): the scheduler runs its probe every
+   * `canaryRateMinutes` and its full table every `canaryFullRateMinutes` against the public base URL with the
+   * monitoring key, within `checkDeadline`, and {@link canaryAfterDeploy} runs the full table once the rest of
+   * the stack is deployed. Its role may write its own log group, read that one secret, read entries of the key
+   * store (the CORS origin, at each run), read the probe's report and put the two reports; its metrics are
+   * embedded in its log (no CloudWatch permission). None without `monitoringKeySecretArn`, or with
+   * `canaryEnabled` false.
    */
-  private createCanary(settings: StackSettings): NodejsFunction | undefined {
+  private createCanary(
+    settings: StackSettings,
+    deployCallLogs: logs.ILogGroup,
+  ): { readonly canary: NodejsFunction; readonly afterDeploy: cr.AwsCustomResource } | undefined {
     const secretArn = settings.monitoringKeySecretArn;
     if (!settings.canaryEnabled || secretArn === undefined) return undefined;
-    const rate = Duration.minutes(settings.canaryRateMinutes);
+    const rates = {
+      probe: Duration.minutes(settings.canaryRateMinutes),
+      full: Duration.minutes(settings.canaryFullRateMinutes),
+    };
     const logGroup = new logs.LogGroup(this, 'CanaryLogs', { retention: logs.RetentionDays.THREE_MONTHS });
     const role = new iam.Role(this, 'CanaryRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Catalog canary: its own log group, the monitoring key secret, its report object',
+      description:
+        'Catalog canary: its own log group, the monitoring key secret, the CORS origin in the key store, its reports',
     });
-    const statements: [sid: string, actions: string[], resource: string][] = [
-      ['OwnLogs', ['logs:CreateLogStream', 'logs:PutLogEvents'], logGroup.logGroupArn],
-      ['ReadMonitoringKey', ['secretsmanager:GetSecretValue'], secretArn],
-      ['WriteReport', ['s3:PutObject'], this.bucket.arnForObjects(STATE_CANARY)],
+    const statements: [sid: string, actions: string[], resources: string[]][] = [
+      ['OwnLogs', ['logs:CreateLogStream', 'logs:PutLogEvents'], [logGroup.logGroupArn]],
+      ['ReadMonitoringKey', ['secretsmanager:GetSecretValue'], [secretArn]],
+      // GetKey alone: it reads the entries it names (the CORS origin), never lists the key hashes.
+      ['ReadCorsOrigin', ['cloudfront-keyvaluestore:GetKey'], [this.keyValueStore.keyValueStoreArn]],
+      ['ReadProbeReport', ['s3:GetObject'], [this.bucket.arnForObjects(STATE_CANARY.probe)]],
+      [
+        'WriteReports',
+        ['s3:PutObject'],
+        CANARY_BEATS.map((beat) => this.bucket.arnForObjects(STATE_CANARY[beat])),
+      ],
     ];
-    for (const [sid, actions, resource] of statements)
-      role.addToPolicy(new iam.PolicyStatement({ sid, actions, resources: [resource] }));
+    for (const [sid, actions, resources] of statements)
+      role.addToPolicy(new iam.PolicyStatement({ sid, actions, resources }));
     const canary = new NodejsFunction(this, 'Canary', {
-      description: `Training plan catalog canary: catalog check's rows against ${settings.domainName ?? 'the distribution'} every ${rate.toHumanString()} (${CANARY_BUNDLE.entry})`,
+      description: `Training plan catalog canary: catalog check's probe every ${rates.probe.toHumanString()} and full table every ${rates.full.toHumanString()} against ${settings.domainName ?? 'the distribution'} (${CANARY_BUNDLE.entry})`,
       entry: join(REPO_ROOT, CANARY_BUNDLE.entry),
       handler: CANARY_BUNDLE.handler,
       projectRoot: REPO_ROOT,
       depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
       runtime: lambdaRuntime(),
       architecture: lambda.Architecture.ARM_64,
-      memorySize: 256,
-      // The run's deadline, then time to store its report and metrics: below the period (props.ts checks).
+      // Sized from the measured peak of a full run at 30,000 plans (infra/README.md, "The canary").
+      memorySize: settings.canaryMemoryMiB,
+      // The run's deadline, then time to store its reports and metrics: below the period (props.ts checks).
       // Lambda counts its timeout in whole seconds.
       timeout: Duration.seconds(Math.ceil((settings.checkDeadline + CANARY_RESERVE_MS) / 1000)),
       retryAttempts: 0,
@@ -562,32 +622,75 @@ export class CatalogStack extends Stack {
         ...settings,
         baseUrl: this.baseUrl,
         bucket: this.bucket.bucketName,
+        kvsArn: this.keyValueStore.keyValueStoreArn,
         monitoringKeySecretArn: secretArn,
       }),
       role,
       logGroup,
       bundling: BUNDLING,
     });
-    const schedule = new scheduler.Schedule(this, 'CanarySchedule', {
-      description: `Training plan catalog: the canary checks the deployment every ${rate.toHumanString()}`,
-      schedule: scheduler.ScheduleExpression.rate(rate),
-      target: new schedulerTargets.LambdaInvoke(canary, {
-        input: scheduler.ScheduleTargetInput.fromObject({}),
-        // A run that did not happen is no retry's business: the next one is a period away, and the silence
-        // alarm counts the periods without a report.
-        retryAttempts: 0,
-        maxEventAge: Duration.seconds(60),
-      }),
-    });
+    // One schedule per beat; the event names the beat (lambda/canary.ts `CanaryEvent`).
+    const schedules = CANARY_BEATS.map(
+      (beat) =>
+        new scheduler.Schedule(this, beat === 'probe' ? 'CanarySchedule' : 'CanaryFullSchedule', {
+          description: `Training plan catalog: the canary's ${beat === 'probe' ? 'probe' : 'full table'} every ${rates[beat].toHumanString()}`,
+          schedule: scheduler.ScheduleExpression.rate(rates[beat]),
+          target: new schedulerTargets.LambdaInvoke(canary, {
+            input: scheduler.ScheduleTargetInput.fromObject({ beat }),
+            // A run that did not happen is no retry's business: the next one is a period away, and the silence
+            // alarm of its beat counts the periods without a report.
+            retryAttempts: 0,
+            maxEventAge: Duration.seconds(60),
+          }),
+        }),
+    );
     new CfnOutput(this, 'CanaryFunctionName', {
       value: canary.functionName,
       description: 'The canary (runbook "the canary reports a failing row" in infra/README.md)',
     });
     new CfnOutput(this, 'CanaryScheduleName', {
-      value: schedule.scheduleName,
-      description: 'aws scheduler get-schedule --name … (the canary)',
+      value: schedules[0]?.scheduleName as string,
+      description: "aws scheduler get-schedule --name … (the canary's probe)",
     });
-    return canary;
+    new CfnOutput(this, 'CanaryFullScheduleName', {
+      value: schedules[1]?.scheduleName as string,
+      description: "aws scheduler get-schedule --name … (the canary's full table)",
+    });
+    return { canary, afterDeploy: this.runCanaryAfterDeploy(canary, deployCallLogs) };
+  }
+
+  /**
+   * The full table once every deploy has put the distribution, the functions and the canary in place: an
+   * asynchronous invocation (`{"beat":"full","trigger":"deploy"}`) by an SDK call the deploy makes, after those
+   * resources. Its `deployedAt` changes with every synthesis, so every deploy makes the call again (and `cdk
+   * diff` always lists this one resource). A step that must come first (a check of the functions) is ordered
+   * with `canaryAfterDeploy.node.addDependency(step)`.
+   */
+  private runCanaryAfterDeploy(canary: NodejsFunction, logGroup: logs.ILogGroup): cr.AwsCustomResource {
+    const invoke: cr.AwsSdkCall = {
+      service: 'Lambda',
+      action: 'invoke',
+      parameters: {
+        FunctionName: canary.functionName,
+        InvocationType: 'Event',
+        Payload: JSON.stringify({ beat: 'full', trigger: 'deploy' }),
+      },
+      physicalResourceId: cr.PhysicalResourceId.of('canary-after-deploy'),
+    };
+    const run = new cr.AwsCustomResource(this, 'CanaryAfterDeploy', {
+      onCreate: invoke,
+      onUpdate: invoke,
+      installLatestAwsSdk: false,
+      logGroup,
+      policy: cr.AwsCustomResourcePolicy.fromStatements([
+        new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [canary.functionArn] }),
+      ]),
+    });
+    // Not read by the call: a new value per synthesis, so that each deploy updates (and so runs) it.
+    const resource = run.node.findChild('Resource').node.defaultChild as CfnResource;
+    resource.addPropertyOverride('DeployedAt', new Date().toISOString());
+    run.node.addDependency(this.distribution, this.viewerRequest, this.viewerResponse, canary);
+    return run;
   }
 
   private builderNetwork(settings: StackSettings) {

@@ -6,8 +6,8 @@
 
 import { Template } from 'aws-cdk-lib/assertions';
 import type { App } from 'aws-cdk-lib/core';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { constructStack, logicalId, type Synthesized, synthStack } from '../testing/infra/stacks.ts';
 import type { CatalogStack } from './stack.ts';
 
 const ACCOUNT = '123456789012';
@@ -145,13 +145,16 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       ].join('\n| '),
       stacked: false,
     });
-    expect(widgets.find((w) => w.properties.title === '401s per reason (hourly)')?.properties).toEqual({
+    // The deployment's own checks' refusals (`monitoring.no-key`…) are not the partners'.
+    expect(
+      widgets.find((w) => w.properties.title === "Partners' 401s per reason (hourly)")?.properties,
+    ).toEqual({
       view: 'timeSeries',
-      title: '401s per reason (hourly)',
+      title: "Partners' 401s per reason (hourly)",
       region: 'us-east-1',
       query: [
         "SOURCE '/aws/vendedlogs/TrainingPlanCatalog/usage/<stack id>' | fields `viewer-request-log-data` as data, `sc-status` as status",
-        'filter status = 401',
+        'filter status = 401 and data not like /^monitoring([.]|$)/',
         'parse data /(?<reason>[a-z-]+)$/',
         'stats count(*) as refusals by bin(1h), reason',
       ].join('\n| '),
@@ -169,7 +172,12 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
 
   it('delivers nothing when switched off, and leaves the dashboard without the widgets', async () => {
     const t = (await synth({ usageLogging: false })).template;
-    for (const type of ['AWS::Logs::DeliverySource', 'AWS::Logs::DeliveryDestination', 'AWS::Logs::Delivery'])
+    for (const type of [
+      'AWS::Logs::DeliverySource',
+      'AWS::Logs::DeliveryDestination',
+      'AWS::Logs::Delivery',
+      'AWS::Logs::MetricFilter',
+    ])
       t.resourceCountIs(type, 0);
     expect(dashboardWidgets(t).filter((w) => w.type === 'log')).toEqual([]);
     expect(Object.keys(t.findOutputs('UsageLogGroupName'))).toEqual([]);
@@ -182,6 +190,24 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       (stack.node.scope as App).node.tryFindChild('TrainingPlanCatalog-edge-eu-west-1') as CatalogStack,
     );
     edge.resourceCountIs('AWS::Logs::Delivery', 1);
+    // The partner traffic's metric filters are on the group, in the companion, beside the alarm that reads them,
+    // in the namespace of this deployment (its region in it: the same name elsewhere would be another's).
+    template.resourceCountIs('AWS::Logs::MetricFilter', 0);
+    const namespace = 'TrainingPlanCatalog/TrainingPlanCatalog_eu-west-1';
+    const group = Object.keys(edge.findResources('AWS::Logs::LogGroup'))[0];
+    for (const name of ['PartnerRequests', 'PartnerClientErrors'])
+      edge.hasResourceProperties('AWS::Logs::MetricFilter', {
+        LogGroupName: { Ref: group },
+        MetricTransformations: [
+          { MetricName: name, MetricNamespace: namespace, MetricValue: '1', Unit: 'Count' },
+        ],
+      });
+    const alarm = Object.entries(edge.findResources('AWS::CloudWatch::Alarm')).find(([id]) =>
+      id.startsWith('Edge4xxAnomaly'),
+    )?.[1] as { Properties: { Metrics: { MetricStat?: { Metric: { Namespace: string } } }[] } };
+    expect(
+      alarm.Properties.Metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.Namespace] : [])),
+    ).toEqual([namespace, namespace]);
     // The group's name, computed in the stack, reaches the companion whole, as the stack's output of that
     // name: one Fn::GetStackOutput, nested in nothing (cfn-lint refuses one inside Fn::Split).
     const name = { 'Fn::Join': ['', ['/aws/vendedlogs/TrainingPlanCatalog/usage/', STACK_ID_PART]] };
@@ -196,10 +222,53 @@ describe('the usage records (standard logging v2 to CloudWatch Logs)', () => {
       },
     });
     expect(JSON.stringify(edge.toJSON())).not.toMatch(/"Fn::Split":\["\/",\{"Fn::GetStackOutput"/);
+    // The distribution's ARN reaches it whole too, as the stack's output of that name: nothing is joined around
+    // a stack output (no Fn::GetStackOutput inside Fn::Join).
+    template.hasOutput('DistributionArn', {
+      Value: {
+        'Fn::Join': [
+          '',
+          [
+            `arn:aws:cloudfront::${ACCOUNT}:distribution/`,
+            { Ref: logicalId(template, 'AWS::CloudFront::Distribution', 'Distribution') },
+          ],
+        ],
+      },
+    });
+    edge.hasResourceProperties('AWS::Logs::DeliverySource', {
+      ResourceArn: {
+        'Fn::GetStackOutput': {
+          StackName: 'TrainingPlanCatalog',
+          Region: 'eu-west-1',
+          OutputName: 'DistributionArn',
+        },
+      },
+    });
+    const joinsAnOutput = (value: unknown): boolean =>
+      Array.isArray(value)
+        ? value.some(joinsAnOutput)
+        : typeof value === 'object' && value !== null
+          ? Object.entries(value).some(([key, inner]) =>
+              key === 'Fn::Join'
+                ? JSON.stringify(inner).includes('Fn::GetStackOutput')
+                : joinsAnOutput(inner),
+            )
+          : false;
+    expect(joinsAnOutput(edge.toJSON())).toBe(false);
     expect(Object.keys(edge.findOutputs('UsageLogGroupName'))).toEqual([]);
     const widget = dashboardWidgets(template).find(
       (w) => w.properties.title === 'Requests per partner (hourly)',
     );
     expect(widget?.properties.region).toBe('us-east-1');
+  });
+
+  it('outside us-east-1, builds both stacks with no deprecated CDK API (a deprecation warning on every synth)', () => {
+    // CDK prints a deprecated call's warning once per process; `fail` makes it an error instead.
+    vi.stubEnv('JSII_DEPRECATED', 'fail');
+    try {
+      expect(() => constructStack({ env: { account: ACCOUNT, region: 'eu-central-1' } })).not.toThrow();
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

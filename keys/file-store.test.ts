@@ -1,11 +1,15 @@
-import { spawnSync } from 'node:child_process';
-import { readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { mkdir, readdir, readFile, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { writeFileAtomic } from '../files/atomic-write.ts';
 import { scratchDir } from '../testing/cli.ts';
-import { FileKeyValueStore, StoreError } from './file-store.ts';
-import { parseKvsFile } from './kvs-file.ts';
+import { spawnScript } from '../testing/script.ts';
+import { until } from '../testing/until.ts';
+import { FileKeyValueStore, STALE_LOCK_MS, StoreError } from './file-store.ts';
+import { parseKvsFile, serializeKvsFile } from './kvs-file.ts';
+
+const FILE_STORE = new URL('./file-store.ts', import.meta.url).href;
 
 describe('the local store file', () => {
   let dir: string;
@@ -85,49 +89,134 @@ describe('the local store file', () => {
     expect(await readFile(path, 'utf8')).toBe('{"data":[{"key":"a","value":"1"}]}');
   });
 
-  it('takes over at once a lock left by a process that has exited', async () => {
+  it('keeps every entry when updates run at once in several processes', async () => {
+    const writers = ['a', 'b', 'c'].map((name) =>
+      spawnScript(
+        `const { FileKeyValueStore } = await import(${JSON.stringify(FILE_STORE)});
+        const [path, name] = process.argv.slice(1);
+        const store = new FileKeyValueStore(path, { create: true });
+        for (let i = 0; i < 10; i += 1) await store.update((entries) => { entries.set(name + i, String(i)); });`,
+        [path, name],
+      ),
+    );
+    for (const writer of writers) expect(await writer.exited, writer.stderr()).toBe(0);
+    expect((await new FileKeyValueStore(path).read()).size).toBe(30);
+    expect(await files()).toEqual(['kvs.json']);
+  });
+
+  it('never loses the entries another holder wrote while it held the lock: it starts again on them', async () => {
     const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
-    const gone = spawnSync(process.execPath, ['-e', '0']).pid;
-    await writeFile(lockPath(), `${gone} ${hostname()} deadbeef\n`);
-    const started = Date.now();
-    await store.update((entries) => entries.set('b', '2'));
-    expect(Date.now() - started).toBeLessThan(2_000);
-    expect((await store.read()).size).toBe(2);
+    let runs = 0;
+    await store.update(async (entries) => {
+      runs += 1;
+      // A second holder's write, as when two commands took over one stale lock at once.
+      if (runs === 1) await writeFileAtomic(path, serializeKvsFile(new Map([...entries, ['other', '2']])));
+      entries.set('mine', '3');
+    });
+    expect(runs).toBe(2);
+    expect(await store.read()).toEqual(
+      new Map([
+        ['a', '1'],
+        ['other', '2'],
+        ['mine', '3'],
+      ]),
+    );
     expect(await files()).toEqual(['kvs.json']);
+  });
+
+  it('takes over the lock of a holder killed with kill -9 once it is stale, not before', async () => {
+    const store = new FileKeyValueStore(path, { create: true });
+    await store.update((entries) => entries.set('a', '1'));
+    const holder = spawnScript(
+      `const { FileKeyValueStore } = await import(${JSON.stringify(FILE_STORE)});
+      await new FileKeyValueStore(process.argv[1]).update(async (entries) => {
+        entries.set('b', '2');
+        process.stdout.write('holding\\n');
+        await new Promise((resolve) => setTimeout(resolve, 600_000));
+      });`,
+      [path],
+    );
+    try {
+      await until(() => holder.stdout().includes('holding') || holder.stderr(), 'the lock held');
+      expect(holder.stderr()).toBe('');
+    } finally {
+      holder.kill();
+    }
+    await holder.exited;
+    const renewed = (await stat(lockPath())).mtimeMs;
+    let takenAt = 0;
+    await withFastClock(() =>
+      store.update((entries) => {
+        takenAt = Date.now();
+        entries.set('c', '3');
+      }),
+    );
+    expect(takenAt - renewed).toBeGreaterThanOrEqual(STALE_LOCK_MS);
+    expect([...(await store.read()).keys()]).toEqual(['a', 'c']);
+    expect(await files()).toEqual(['kvs.json']);
+  });
+
+  it('killed with kill -9 while it writes, leaves the file whole, and the next update removes what it left', async () => {
+    // About 1 MB, written in several pieces: a kill can fall inside a write.
+    const padding = Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`pad${i}`, 'x'.repeat(900)]));
+    const store = new FileKeyValueStore(path, { create: true });
+    await store.update((entries) => {
+      for (const [key, value] of Object.entries(padding)) entries.set(key, value);
+    });
+    for (let round = 0; round < 2; round += 1) {
+      const writer = spawnScript(
+        `const { FileKeyValueStore } = await import(${JSON.stringify(FILE_STORE)});
+        const store = new FileKeyValueStore(process.argv[1]);
+        for (let i = 0; ; i += 1) {
+          await store.update((entries) => { entries.set('n', String(i)); });
+          if (i === 0) process.stdout.write('writing\\n');
+        }`,
+        [path],
+      );
+      try {
+        await until(() => writer.stdout().includes('writing') || writer.stderr(), 'the writes under way');
+        expect(writer.stderr()).toBe('');
+        await sleep(50 + Math.random() * 250);
+      } finally {
+        writer.kill();
+      }
+      await writer.exited;
+      const entries = await store.read();
+      expect(entries.size).toBe(1_001);
+      expect(entries.get('n')).toMatch(/^\d+$/);
+      // Its lock taken over (it held it most of the time), and its temporary file removed.
+      await withFastClock(() => store.update((entries) => entries.set('n', `round ${round}`)));
+      expect((await store.read()).get('n')).toBe(`round ${round}`);
+      expect(await files()).toEqual(['kvs.json']);
+    }
   });
 
   it('waits for a live holder, never breaks its lock, and gives up with a clear error', async () => {
     const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
-    const held = `${process.pid} ${hostname()} cafebabe\n`;
-    await writeFile(lockPath(), held);
-    // A lock dated ahead never turns stale; the clock runs fast until the store gives up waiting for it.
+    // A live holder's lock, renewed ahead: it never turns stale while the clock runs fast until the store gives up.
+    await mkdir(lockPath());
     const ahead = new Date(Date.now() + 3_600_000);
     await utimes(lockPath(), ahead, ahead);
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const clock = setInterval(() => vi.setSystemTime(Date.now() + 1_000), 10);
-    const update = store.update((entries) => entries.set('b', '2'));
-    await update.catch(() => {});
-    clearInterval(clock);
-    vi.useRealTimers();
+    const update = withFastClock(() => store.update((entries) => entries.set('b', '2')));
     await expect(update).rejects.toThrow(
       new StoreError(
-        `${path} is locked by another command (process ${process.pid}, ${lockPath()}); nothing was changed`,
+        `${path} is locked by another command, which still holds it (${lockPath()}); nothing was changed`,
       ),
     );
-    expect(await readFile(lockPath(), 'utf8')).toBe(held);
+    expect(Math.round((await stat(lockPath())).mtimeMs)).toBe(ahead.getTime());
     expect((await store.read()).size).toBe(1);
   });
 
   it('goes ahead as soon as a live holder releases its lock', async () => {
     const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
-    await writeFile(lockPath(), `${process.pid} ${hostname()} cafebabe\n`);
+    await mkdir(lockPath());
     const update = store.update((entries) => entries.set('b', '2'));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     expect((await store.read()).size).toBe(1);
-    await rm(lockPath());
+    await rmdir(lockPath());
     await update;
     expect((await store.read()).size).toBe(2);
   });
@@ -135,11 +224,25 @@ describe('the local store file', () => {
   it('takes over a lock older than the stale limit even if its holder looks alive', async () => {
     const store = new FileKeyValueStore(path, { create: true });
     await store.update((entries) => entries.set('a', '1'));
-    await writeFile(lockPath(), `${process.pid} ${hostname()} cafebabe\n`);
-    const old = new Date(Date.now() - 60_000);
+    await mkdir(lockPath());
+    const old = new Date(Date.now() - STALE_LOCK_MS - 1_000);
     await utimes(lockPath(), old, old);
+    const started = Date.now();
     await store.update((entries) => entries.set('b', '2'));
+    expect(Date.now() - started).toBeLessThan(STALE_LOCK_MS);
     expect((await store.read()).size).toBe(2);
     expect(await files()).toEqual(['kvs.json']);
   });
 });
+
+/** Runs `work` with this process's clock going a second every 10 ms, so a lock turns stale at once. */
+async function withFastClock<T>(work: () => Promise<T>): Promise<T> {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  const clock = setInterval(() => vi.setSystemTime(Date.now() + 1_000), 10);
+  try {
+    return await work();
+  } finally {
+    clearInterval(clock);
+    vi.useRealTimers();
+  }
+}

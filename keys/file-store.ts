@@ -2,12 +2,12 @@
  * The local backend of {@link KeyValueStore}: a file in the KeyValueStore import format, the file `catalog
  * serve` reads (and re-reads when it changes).
  */
-import { randomBytes } from 'node:crypto';
-import { access, link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { access, mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { lock } from 'proper-lockfile';
 import { StoreError } from '../contract/errors.ts';
+import { writeFileAtomic } from '../files/atomic-write.ts';
 import { parseKvsFile, serializeKvsFile } from './kvs-file.ts';
 import { type KeyValueStore, planWrite, type StoreOptions } from './store.ts';
 
@@ -21,31 +21,12 @@ interface FileStoreOptions extends StoreOptions {
   readonly create?: boolean;
 }
 
-/** A lock older than this is taken over even if its holder seems alive (a dead holder's at once). */
-const STALE_LOCK_MS = 10_000;
-/** How long to wait for a live holder before giving up. */
-const LOCK_TIMEOUT_MS = STALE_LOCK_MS + 5_000;
-
-/** Our lock was taken over while we held it (we looked hung): the write is abandoned and retried. */
-class LockLostError extends StoreError {
-  override name = 'LockLostError';
-}
-
-interface HeldLock {
-  /** Throws {@link LockLostError} when the lock file is no longer ours. */
-  assertHeld(): Promise<void>;
-  release(): Promise<void>;
-}
-
-/** True when process `pid` exists on this host (EPERM: it exists, owned by someone else). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** A lock its holder has not renewed for this long is taken over: the holder was killed, or hangs. */
+export const STALE_LOCK_MS = 10_000;
+/** How long a command waits for another's lock before giving up (a dead holder's lock turns stale meanwhile). */
+const LOCK_WAIT_MS = STALE_LOCK_MS + 5_000;
+/** How many times an update starts again on fresh entries when the file changed under it. */
+const ATTEMPTS = 3;
 
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
@@ -64,33 +45,32 @@ export async function requireStoreFile(path: string): Promise<void> {
 }
 
 /**
- * The local store. Each update holds a lock file (`<file>.lock`, made with its content by `link`), reads the
- * file and renames a flushed temporary file over it. A stale lock is renamed aside and checked to be the one
- * judged stale, so two takeovers cannot both win; a holder checks its lock is its own before it renames.
+ * The local store. Each update holds the lock `<file>.lock` (proper-lockfile: a folder its holder keeps fresh,
+ * taken over once it is {@link STALE_LOCK_MS} old), reads the file, and replaces it whole (files/atomic-write.ts)
+ * only if it still holds the bytes the change was made on: a lock taken over from a holder that hung, or by two
+ * commands at once, never loses an entry, the later update starting again instead.
  */
 export class FileKeyValueStore implements KeyValueStore {
   readonly name: string;
   readonly #path: string;
-  readonly #lockPath: string;
   readonly #onWarning: (message: string) => void;
   readonly #create: boolean;
 
   constructor(path: string, options: FileStoreOptions = {}) {
     this.#path = path;
     this.#create = options.create ?? false;
-    this.#lockPath = `${path}.lock`;
     this.name = path;
     this.#onWarning = options.onWarning ?? (() => {});
   }
 
   /** Every entry; a missing file is an error (empty with `create`), a corrupt one always. */
   async read(): Promise<Map<string, string>> {
-    let text: string;
-    try {
-      text = await readFile(this.#path, 'utf8');
-    } catch (error) {
-      if (errorCode(error) !== 'ENOENT')
-        throw new StoreError(`cannot read ${this.#path}: ${(error as Error).message}`, { cause: error });
+    return this.#parse(await this.#text());
+  }
+
+  /** The entries of the file's text (null: no file). */
+  #parse(text: string | null): Map<string, string> {
+    if (text === null) {
       if (this.#create) return new Map();
       throw missingStore(this.#path);
     }
@@ -103,50 +83,49 @@ export class FileKeyValueStore implements KeyValueStore {
     }
   }
 
+  /** The file's text, or null when there is none. */
+  async #text(): Promise<string | null> {
+    try {
+      return await readFile(this.#path, 'utf8');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return null;
+      throw new StoreError(`cannot read ${this.#path}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
   async update<T>(change: (entries: Map<string, string>) => T | Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
-      const lock = await this.#lock();
+      const release = await this.#lock();
       try {
-        const plan = await planWrite(this.name, await this.read(), change);
+        const before = await this.#text();
+        const plan = await planWrite(this.name, this.#parse(before), change);
         if (plan.empty) return plan.result;
-        await this.#write(plan.after, lock);
-        for (const warning of plan.warnings) this.#onWarning(`${this.name}: ${warning}`);
-        return plan.result;
-      } catch (error) {
-        if (!(error instanceof LockLostError) || attempt >= 3) throw error;
+        if ((await this.#text()) === before) {
+          await this.#write(plan.after);
+          for (const warning of plan.warnings) this.#onWarning(`${this.name}: ${warning}`);
+          return plan.result;
+        }
+        if (attempt >= ATTEMPTS)
+          throw new StoreError(
+            `${this.#path} was changed by another command during each of ${ATTEMPTS} attempts; nothing was changed`,
+          );
       } finally {
-        await lock.release();
+        await release().catch(() => {});
       }
     }
   }
 
-  async #write(entries: ReadonlyMap<string, string>, lock: HeldLock): Promise<void> {
-    const temp = `${this.#path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const mode = await stat(this.#path).then(
-      (info) => info.mode & 0o777,
-      () => 0o600,
-    );
+  async #write(entries: ReadonlyMap<string, string>): Promise<void> {
     try {
-      await writeFile(temp, serializeKvsFile(entries), { mode, flush: true });
-      await lock.assertHeld();
-      await rename(temp, this.#path);
+      await writeFileAtomic(this.#path, serializeKvsFile(entries));
     } catch (error) {
-      await rm(temp, { force: true });
-      if (error instanceof LockLostError) throw error;
       const message = `cannot write ${this.#path}: ${(error as Error).message}; the store is unchanged`;
       throw new StoreError(message, { cause: error });
     }
-    // Make the rename itself durable; some file systems refuse to sync a directory, which is harmless.
-    await open(dirname(this.#path), 'r')
-      .then(async (dir) => {
-        await dir.sync().catch(() => {});
-        await dir.close();
-      })
-      .catch(() => {});
   }
 
-  async #lock(): Promise<HeldLock> {
-    const lockPath = this.#lockPath;
+  /** Takes the lock, waiting up to {@link LOCK_WAIT_MS} for another command's; answers its release. */
+  async #lock(): Promise<() => Promise<void>> {
     // Checked before the folder is made: a command that may not create the store creates nothing.
     if (!this.#create) await requireStoreFile(this.#path);
     try {
@@ -156,87 +135,24 @@ export class FileKeyValueStore implements KeyValueStore {
         cause: error,
       });
     }
-    const content = `${process.pid} ${hostname()} ${randomBytes(8).toString('hex')}\n`;
-    const mine = `${lockPath}.${process.pid}-${randomBytes(4).toString('hex')}`;
-    try {
-      await writeFile(mine, content, { mode: 0o600 });
-    } catch (error) {
-      // On a full disk the file is created, empty, before the write fails: it goes too.
-      await rm(mine, { force: true });
-      throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
-    }
-    const deadline = Date.now() + LOCK_TIMEOUT_MS;
-    let holder = '';
-    try {
-      for (let attempt = 0; ; attempt += 1) {
-        try {
-          // link() creates the lock with its content in one step, and fails if any lock exists.
-          await link(mine, lockPath);
-          return {
-            assertHeld: async () => {
-              const now = await readFile(lockPath, 'utf8').catch(() => '');
-              if (now !== content) throw new LockLostError(`${lockPath} was taken over`);
-            },
-            release: async () => {
-              const now = await readFile(lockPath, 'utf8').catch(() => '');
-              if (now === content) await rm(lockPath, { force: true });
-            },
-          };
-        } catch (error) {
-          if (errorCode(error) !== 'EEXIST')
-            throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
-        }
-        const found = await this.#inspectLock();
-        if (found === undefined) continue; // released meanwhile: try again at once
-        holder = found.content.split(' ')[0] ?? '';
-        if (found.stale) {
-          await this.#takeOver(found.content);
-          continue;
-        }
-        if (Date.now() > deadline)
-          throw new StoreError(
-            `${this.#path} is locked by another command (process ${holder || 'unknown'}, ${lockPath}); nothing was changed`,
-          );
-        await sleep(Math.min(5 * 2 ** Math.min(attempt, 6), 100));
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      try {
+        return await lock(this.#path, {
+          realpath: false,
+          stale: STALE_LOCK_MS,
+          // A lock lost while held (this process hung past the stale time) is caught by update's comparison.
+          onCompromised: () => {},
+        });
+      } catch (error) {
+        if (errorCode(error) !== 'ELOCKED')
+          throw new StoreError(`cannot lock ${this.#path}: ${(error as Error).message}`, { cause: error });
       }
-    } finally {
-      await rm(mine, { force: true });
-    }
-  }
-
-  /** The current lock's content and whether it is stale, or undefined when there is no lock. */
-  async #inspectLock(): Promise<{ content: string; stale: boolean } | undefined> {
-    let content: string;
-    let mtimeMs: number;
-    try {
-      [content, { mtimeMs }] = await Promise.all([readFile(this.#lockPath, 'utf8'), stat(this.#lockPath)]);
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return undefined;
-      throw new StoreError(`cannot read the lock ${this.#lockPath}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    const [pid, host] = content.split(' ');
-    const holderGone = host === hostname() && /^\d+$/.test(pid ?? '') && !isAlive(Number(pid));
-    return { content, stale: holderGone || Date.now() - mtimeMs > STALE_LOCK_MS };
-  }
-
-  /** Removes the stale lock `staleContent`: renamed aside, and put back if another command took it meanwhile. */
-  async #takeOver(staleContent: string): Promise<void> {
-    const aside = `${this.#lockPath}.stale-${randomBytes(4).toString('hex')}`;
-    try {
-      await rename(this.#lockPath, aside);
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return;
-      throw new StoreError(`cannot take over the stale lock ${this.#lockPath}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    try {
-      const moved = await readFile(aside, 'utf8');
-      if (moved !== staleContent) await link(aside, this.#lockPath).catch(() => {});
-    } finally {
-      await rm(aside, { force: true });
+      if (Date.now() > deadline)
+        throw new StoreError(
+          `${this.#path} is locked by another command, which still holds it (${this.#path}.lock); nothing was changed`,
+        );
+      await sleep(pause);
     }
   }
 }

@@ -5,12 +5,31 @@
 import {
   type CloudFrontKeyValueStoreClient,
   DescribeKeyValueStoreCommand,
+  GetKeyCommand,
   paginateListKeys,
   UpdateKeysCommand,
   type UpdateKeysCommandInput,
 } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import { describeCause, httpStatusOf, StoreError } from '../contract/errors.ts';
 import { type KeyValueStore, planWrite, type StoreOptions } from './store.ts';
+
+/**
+ * One entry of the store, read alone (GetKey: the one permission a reader of that entry needs), or undefined
+ * when the store has no such key (the API answers ResourceNotFoundException, 404).
+ */
+export async function readKvsEntry(
+  client: CloudFrontKeyValueStoreClient,
+  arn: string,
+  key: string,
+): Promise<string | undefined> {
+  try {
+    return (await client.send(new GetKeyCommand({ KvsARN: arn, Key: key }))).Value;
+  } catch (error) {
+    if ((error as { name?: unknown }).name === 'ResourceNotFoundException' || httpStatusOf(error) === 404)
+      return undefined;
+    throw new StoreError(`KeyValueStore ${arn}: reading ${key}: ${describeCause(error)}`, { cause: error });
+  }
+}
 
 /** UpdateKeys takes at most this many puts and deletes together (the service's default quota). */
 const MAX_BATCH = 50;

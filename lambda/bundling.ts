@@ -1,7 +1,7 @@
 /**
  * How the Lambda functions are bundled, declared once for `npm run build:lambda` (whose bundles the tests run)
  * and the CDK stack's NodejsFunctions: one ES module each with the SDK bundled, so each runs the SDK version the
- * tests ran. The builder and the canary run on the same runtime, declared here once.
+ * tests ran. The builder, the canary and the deploy's release step run on the same runtime, declared here once.
  */
 import type { BuildOptions } from 'esbuild';
 
@@ -27,10 +27,15 @@ export const LAMBDA_BUNDLE = {
 /** The canary's bundle: the builder's in every setting (its runtime above all) but its entry. */
 export const CANARY_BUNDLE = { ...LAMBDA_BUNDLE, entry: 'lambda/canary.ts' } as const;
 
+/** The deploy's release step's bundle (lambda/release.ts): the builder's in every setting but its entry. */
+export const RELEASE_BUNDLE = { ...LAMBDA_BUNDLE, entry: 'lambda/release.ts' } as const;
+
 /** Where `npm run build:lambda` writes the bundle, relative to the repository root (handler `index.handler`). */
 export const LAMBDA_OUTFILE = 'dist/lambda/index.mjs';
 /** Where it writes the canary's (handler `canary.handler`). */
 export const CANARY_OUTFILE = 'dist/lambda/canary.mjs';
+/** Where it writes the release step's (handler `release.handler`). */
+export const RELEASE_OUTFILE = 'dist/lambda/release.mjs';
 
 /** The esbuild options of a bundle (the builder's unless told), for `absWorkingDir` = the repository root. */
 export function lambdaBuildOptions(

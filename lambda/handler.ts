@@ -1,19 +1,23 @@
 /**
  * The builder as a Lambda function (lambda/README.md): `catalog publish` configured from the environment, one
- * JSON line per run. A failed run throws (the alarm fires); a `busy` or `not-configured` one does not.
+ * JSON line per run. Once a run is recorded, it measures propagation and sends the run's metrics. A failed run
+ * throws (the alarm fires); a `busy` or `not-configured` one does not.
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
+import type { RunSource } from '../app/build.ts';
 import { createKvsClient, createS3Client, createSecretsClient } from '../app/clients.ts';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
-import { publish, type RunSource } from '../app/run.ts';
+import { publish } from '../app/run.ts';
 import { type LambdaSettings, parseLambdaEnvironment } from '../app/settings/environment.ts';
 import { renderMessage } from '../app/settings/index.ts';
 import { openTarget, type TargetClients } from '../app/target.ts';
 import { formatInvalidRow, InvalidRowsError } from '../builder/errors.ts';
 import { CatalogError, ConfigError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
 import type { PublishTarget } from '../publish/steps.ts';
+import { afterRun } from './after-run.ts';
 import { functionMetrics } from './metrics.ts';
+import type { PropagationCheck, PropagationResult } from './propagation.ts';
 import { readSecret } from './secrets.ts';
 
 export interface LambdaClients extends TargetClients {
@@ -99,6 +103,9 @@ export function createHandler(
     let secret: RunSource | null = null;
     // Warnings of the run (its record or metrics not written), for the error line of a failed run.
     const warnings: string[] = [];
+    // Those of the steps after its record: its metrics not sent.
+    const after: string[] = [];
+    let propagation = undefined as PropagationResult | undefined;
     try {
       if (!ready) {
         const settings = parseLambdaEnvironment(options.env);
@@ -114,6 +121,14 @@ export function createHandler(
       const secretArn = settings.sourceSecretArn;
       const monitoringArn = settings.monitoringKeySecretArn;
       const remaining = context?.getRemainingTimeInMillis?.bind(context);
+      const present = (message: string) => redact(renderMessage(message, 'lambda'), secret);
+      const check: PropagationCheck = {
+        key: async () =>
+          monitoringArn === undefined ? undefined : readSecret(clients.secrets, monitoringArn),
+        maxWaitMs: settings.propagationMaxWait,
+        intervalMs: settings.propagationInterval,
+        ...(remaining ? { timeLeftMs: () => remaining() - PROPAGATION_RESERVE_MS } : {}),
+      };
       const outcome = await publish(settings, target, {
         now: new Date(),
         // A second invocation while one runs (no reserved concurrency) finds the run lock and ends busy.
@@ -134,17 +149,13 @@ export function createHandler(
               },
             }
           : {}),
-        present: (message) => redact(renderMessage(message, 'lambda'), secret),
-        metrics,
-        propagation: {
-          key: async () =>
-            monitoringArn === undefined ? undefined : readSecret(clients.secrets, monitoringArn),
-          maxWaitMs: settings.propagationMaxWait,
-          intervalMs: settings.propagationInterval,
-          ...(remaining ? { timeLeftMs: () => remaining() - PROPAGATION_RESERVE_MS } : {}),
+        present,
+        ended: async (run) => {
+          const how = { target, baseUrl: settings.baseUrl, metrics, propagation: check, present };
+          propagation = await afterRun(run, how, (warning) => after.push(warning));
         },
       });
-      const { summary, propagation } = outcome;
+      const { summary } = outcome;
       const invalidRows = outcome.invalidRows.slice(0, MAX_LOGGED_ROWS).map(formatInvalidRow);
       // A skip's reason names settings as this function takes them.
       const rendered = (
@@ -153,7 +164,7 @@ export function createHandler(
       log({
         level: 'info',
         ...rendered,
-        warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings],
+        warnings: [...('warnings' in rendered ? rendered.warnings : []), ...outcome.warnings, ...after],
         ...(invalidRows.length > 0 ? { invalidRows } : {}),
         // Its texts without the source secret (they quote no key).
         ...(propagation
@@ -186,7 +197,7 @@ export function createHandler(
         ...(error instanceof InvalidRowsError
           ? { invalidRows: error.lines().slice(0, MAX_LOGGED_ROWS).map(clean) }
           : {}),
-        ...(warnings.length > 0 ? { warnings: warnings.map(clean) } : {}),
+        ...(warnings.length + after.length > 0 ? { warnings: [...warnings, ...after].map(clean) } : {}),
         durationMs: Math.round(performance.now() - started),
       };
       log(entry);

@@ -5,7 +5,8 @@
  */
 import { Agent, request } from 'undici';
 import type { components } from './api.ts';
-import { Catalog, Problem, parseJson } from './schema.ts';
+import { parseJson } from './json.ts';
+import { Catalog, Problem } from './schema.ts';
 
 /** The catalog as the document types it (openapi-typescript, partner/api.ts). */
 export type CatalogDocument = components['schemas']['Catalog'];

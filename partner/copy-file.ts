@@ -1,14 +1,15 @@
 /**
  * The proxy's state on disk, so a restart does not start empty: the last good copy, its change history and the
- * notify progress, in one file written atomically (a flushed temporary file renamed over the old one, the
- * directory flushed), so a crash leaves the previous state whole. Read back only when it is valid.
+ * notify progress, in one file replaced whole (files/atomic-write.ts), so a crash or a full disk leaves the
+ * previous state whole. Read back only when it is valid.
  */
-import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { z } from 'zod';
+import { removeDeadTemporaries, writeFileAtomic } from '../files/atomic-write.ts';
 import { StoredChanges } from './changes.ts';
-import { Catalog, parseJson } from './schema.ts';
+import { parseJson } from './json.ts';
+import { Catalog } from './schema.ts';
 
 /** A copy of the catalog: the body as sent, when it was downloaded and last confirmed (200 or 304). */
 export interface StoredCopy {
@@ -35,70 +36,14 @@ const StateFile = z.object({
   notified: z.int().min(0).optional(),
 });
 
-/** A temporary state file is `<path>.tmp-<pid of its writer>-<8 hex>`. */
-const TEMPORARY_INFIX = '.tmp-';
-const TEMPORARY_TAIL = /^(\d+)-[0-9a-f]{8}$/;
-
-/** Whether a process with this id runs on this machine. */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Removes the temporary files of `path` whose writer is gone (a proxy killed while it saved, `kill -9` or a
- * crash): each can be as large as the catalog, and nothing else would ever remove them. A running writer's file
- * stays. Answers the names removed.
- */
-async function sweepTemporaries(path: string): Promise<string[]> {
-  const prefix = `${basename(path)}${TEMPORARY_INFIX}`;
-  let names: string[];
-  try {
-    names = await readdir(dirname(path));
-  } catch {
-    return [];
-  }
-  const stale = names.filter((name) => {
-    const pid = TEMPORARY_TAIL.exec(name.startsWith(prefix) ? name.slice(prefix.length) : '')?.[1];
-    return pid !== undefined && !running(Number(pid));
-  });
-  await Promise.all(stale.map((name) => rm(join(dirname(path), name), { force: true })));
-  return stale;
-}
-
-/** Writes the state to `path` atomically and durably: it is on disk when this resolves. */
+/** Writes the state to `path` atomically and durably (files/atomic-write.ts): it is on disk when this resolves. */
 export async function saveState(path: string, state: StoredState): Promise<void> {
   const { copy, changes, notified } = state;
   await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}${TEMPORARY_INFIX}${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    await flushed(temporary, 'w', (file) =>
-      file.writeFile(
-        JSON.stringify({ version: 3, ...copy, changes, ...(notified === undefined ? {} : { notified }) }),
-      ),
-    );
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
-  await flushed(dirname(path), 'r');
-}
-
-/** Opens `path`, runs `write` on it, flushes it to the disk and closes it. */
-async function flushed(path: string, flags: string, write?: (file: FileHandle) => Promise<void>) {
-  const file = await open(path, flags, 0o600);
-  try {
-    await write?.(file);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
+  await writeFileAtomic(
+    path,
+    JSON.stringify({ version: 3, ...copy, changes, ...(notified === undefined ? {} : { notified }) }),
+  );
 }
 
 /**
@@ -106,7 +51,7 @@ async function flushed(path: string, flags: string, write?: (file: FileHandle) =
  * The temporary files a killed writer left beside it are removed first.
  */
 export async function loadState(path: string): Promise<StoredState | { readonly error: string } | undefined> {
-  await sweepTemporaries(path);
+  await removeDeadTemporaries(path);
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -124,7 +124,7 @@ describe('the partner kit as an npm package', () => {
     expect(result.code, result.stderr).toBe(0);
     [packed] = JSON.parse(result.stdout) as [Packed];
     const files = packed.files.map((file) => file.path).sort();
-    expect(files.filter((file) => !/^dist\/(partner|contract)\/[a-z-]+\.(js|d\.ts)$/.test(file))).toEqual([
+    expect(files.filter((file) => !/^dist\/(partner|files)\/[a-z-]+\.(js|d\.ts)$/.test(file))).toEqual([
       'README.md',
       'package.json',
     ]);
@@ -133,7 +133,8 @@ describe('the partner kit as an npm package', () => {
         'dist/partner/index.js',
         'dist/partner/index.d.ts',
         'dist/partner/main.js',
-        'dist/contract/disciplines.js',
+        'dist/partner/schema.js',
+        'dist/files/atomic-write.js',
       ]),
     );
     // prepack's build is removed again (postpack): the repository's tree is as it was.

@@ -5,11 +5,12 @@
  */
 
 import { spawn } from 'node:child_process';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DISCIPLINES, type Discipline } from '../contract/index.ts';
+import { DISCIPLINES, type Discipline, MANIFEST } from '../contract/index.ts';
 import { fewPlansFile, fewRows, type Recorder, startRecorder, TEST_AWS_ENV } from '../testing/aws.ts';
 import {
   CATALOG_BIN,
@@ -355,18 +356,19 @@ describe('two publishes at once, the later build winning, then a rollback', () =
     );
 
     // The store's lock is held, as by another publish moving the pointer: v2's publish reads the pointer
-    // (v1), uploads and verifies its build, then waits at its move. It is paused there while v3's publish
-    // runs from start to end, then resumed: v3 moved the pointer from v1 first, and v2 loses.
-    const lock = join(scratch.dir, 'kvs.json.lock');
-    await writeFile(lock, `${process.pid} ${hostname()} test-holds-the-lock\n`);
+    // (v1), uploads its build (the manifest last) and verifies it, then waits at its move. It is paused once its
+    // build is whole while v3's publish runs from start to end, then resumed: v3 moved the pointer from v1
+    // first, and v2 loses.
+    const release = await lock(join(scratch.dir, 'kvs.json'), { realpath: false });
     const v2 = publishProcess({ CATALOG_SOURCE: await fewerRows(11) });
-    const waiting = async () =>
-      (await readdir(scratch.dir)).some((name) => name.startsWith(`kvs.json.lock.${v2.child.pid}-`));
+    const builds = join(scratch.dir, 'origin', 'builds');
+    const whole = async () =>
+      (await readdir(builds)).some((id) => id !== v1.buildId && existsSync(join(builds, id, MANIFEST)));
     try {
-      await until(waiting, 'the second publish to wait for the store');
+      await until(whole, 'the second publish to have written its build');
       v2.child.kill('SIGSTOP');
     } finally {
-      await rm(lock, { force: true });
+      await release();
     }
     const [v2Build] = (await readdir(join(scratch.dir, 'origin', 'builds'))).filter(
       (id) => id !== v1.buildId,

@@ -11,16 +11,15 @@ import {
   type Candidate,
   decide,
   digestOf,
+  keptPagesOf,
   type LiveCatalog,
   liveDamage,
   livePagesOf,
   objectDamage,
-  pageChanges,
   parseManifest,
   planOf,
   rollbackTarget,
   type StoredManifest,
-  storedPagesOf,
   unreferencedPages,
 } from './core.ts';
 
@@ -70,15 +69,30 @@ const candidate = (plans: number, overrides: Partial<Candidate> = {}): Candidate
 const guards = { force: false, allowEmpty: false, minRatio: 0.5 };
 
 describe('build ids and keys', () => {
-  it('are the UTC second and 8 random hex digits, sorting by time', () => {
+  it('are the UTC second, the millisecond and 52 random bits, sorting by time', () => {
     const id = newBuildId(new Date('2026-03-01T10:15:00.123Z'));
     expect(id).toMatch(BUILD_ID_PATTERN);
-    expect(id.startsWith('20260301T101500Z-07b')).toBe(true);
+    expect(id).toMatch(/^20260301T101500Z-07b[0-9a-f]{13}$/);
     expect(newBuildId(new Date('2026-03-01T10:15:00.124Z')) > id).toBe(true);
     expect(
       newBuildId(new Date('2026-03-01T10:15:01.000Z')) > newBuildId(new Date('2026-03-01T10:15:00.999Z')),
     ).toBe(true);
-    expect(new Set(Array.from({ length: 50 }, () => newBuildId(new Date(0)))).size).toBe(50);
+    // Every one of the 52 bits reaches the id: ids made in one millisecond differ wherever their random bits do.
+    const at = new Date(0);
+    const bytes = (hex: string) => () => Buffer.from(hex, 'hex');
+    expect(newBuildId(at, bytes('00000000000000'))).toBe('19700101T000000Z-0000000000000000');
+    expect(newBuildId(at, bytes('fffffffffffff0'))).toBe('19700101T000000Z-000fffffffffffff');
+    for (let bit = 0; bit < 52; bit += 1) {
+      const random = Buffer.alloc(7);
+      random.writeUInt8(0x80 >> (bit % 8), Math.floor(bit / 8));
+      expect(
+        newBuildId(at, () => random),
+        `bit ${bit}`,
+      ).not.toBe(newBuildId(at, bytes('00000000000000')));
+    }
+    // Ids of earlier releases (8 hex digits) still read.
+    expect(BUILD_ID_PATTERN.test('20261123T133944Z-0c79d57f')).toBe(true);
+    expect(BUILD_ID_PATTERN.test('20261123T133944Z-0c79d57f00')).toBe(false);
   });
 
   it('put a build under its own prefix', () => {
@@ -90,32 +104,30 @@ describe('whether a build is whole', () => {
   const objects = { 'catalog.json': entry('a', 100), 'catalog.json.br': entry('b', 20) };
   const pages = { [PLAN(1)]: digest('page 1') };
   const built = manifest(LIVE, 1, objects, pages);
-  const own = (changes: Record<string, { size: number; md5?: string } | null> = {}) =>
+  const own = (changes: Record<string, { size: number; md5: string } | null> = {}) =>
     Object.entries({
       'catalog.json': { size: 100, md5: entry('a').md5 },
       'catalog.json.br': { size: 20, md5: entry('b').md5 },
       ...changes,
     }).flatMap(([key, object]) => (object ? [{ key: buildKey(LIVE, key), ...object }] : []));
-  const stored = storedPagesOf([{ key: `pages/${digest('page 1')}.html`, size: 4 }]);
+  const kept = keptPagesOf([{ key: `pages/${digest('page 1')}.html`, size: 4, md5: digest('page 1') }]);
 
-  it('is whole when every object is stored with its size and MD5, and every page of it is stored or live', () => {
-    expect(objectDamage(built, own(), stored)).toEqual([]);
+  it('is whole when every object is listed with its size and MD5, and every page of it is kept or live', () => {
+    expect(objectDamage(built, own(), kept)).toEqual([]);
     expect(objectDamage(built, own(), new Set(), new Map([[PLAN(1), digest('page 1')]]))).toEqual([]);
     expect(objectDamage(built, own(), 'all live')).toEqual([]);
-    // A listing without MD5s (a directory's) is judged by size.
-    expect(objectDamage(built, own({ 'catalog.json': { size: 100 } }), stored)).toEqual([]);
   });
 
   it('names each object that is missing, truncated or has other bytes', () => {
     expect(
-      objectDamage(built, own({ 'catalog.json': { size: 40, md5: 'x' }, 'catalog.json.br': null }), stored),
+      objectDamage(built, own({ 'catalog.json': { size: 40, md5: 'x' }, 'catalog.json.br': null }), kept),
     ).toEqual(['catalog.json has 40 bytes, not 100', 'catalog.json.br is missing']);
-    expect(objectDamage(built, own({ 'catalog.json': { size: 100, md5: 'other' } }), stored)).toEqual([
+    expect(objectDamage(built, own({ 'catalog.json': { size: 100, md5: 'other' } }), kept)).toEqual([
       'catalog.json has other bytes (MD5 other)',
     ]);
   });
 
-  it('names a page of it whose bytes are neither stored nor live (another page live is not its bytes)', () => {
+  it('names a page of it whose bytes are neither kept nor live (another page live is not its bytes)', () => {
     const lost = [
       `the page of ${PLAN(1)} (${digest('page 1')}) is neither live nor at pages/${digest('page 1')}.html`,
     ];
@@ -299,12 +311,12 @@ describe('the builds at an origin', () => {
 
 describe('the pages', () => {
   const [one, two, three] = [digest('1'), digest('2'), digest('3')];
-  const stored = [
+  const kept = [
     { key: `pages/${one}.html`, size: 1, md5: one },
-    { key: `pages/${two}.html`, size: 1 },
+    { key: `pages/${two}.html`, size: 1, md5: two },
   ];
 
-  it('are named by plan id live and by digest stored; other keys name neither', () => {
+  it('are named by plan id live and by digest kept; other keys name neither', () => {
     expect(planOf(`plans/${PLAN(1)}.html`)).toBe(PLAN(1));
     expect(planOf(`plans/${PLAN(1).toUpperCase()}.html`)).toBeNull();
     expect(planOf('plans/-.html')).toBeNull();
@@ -313,13 +325,11 @@ describe('the pages', () => {
     expect(digestOf(`plans/${one}.html`)).toBeNull();
   });
 
-  it('live hold what their link names (a directory) or the digest S3 lists (their MD5), else nothing known', () => {
+  it('live hold the digest their listing gives (their MD5), else nothing known', () => {
     const held = livePagesOf([
-      { key: `plans/${PLAN(1)}.html`, copyOf: `pages/${one}.html` },
+      { key: `plans/${PLAN(1)}.html`, size: 1, md5: one },
       { key: `plans/${PLAN(2)}.html`, size: 1, md5: two },
       { key: `plans/${PLAN(3)}.html`, size: 1, md5: 'a multipart ETag-2' },
-      { key: `plans/${PLAN(4)}.html`, size: 1 },
-      { key: `plans/${PLAN(5)}.html`, copyOf: 'builds/x/catalog.json' },
       { key: 'plans/index.html', size: 1, md5: three },
     ]);
     expect(held).toEqual(
@@ -327,51 +337,42 @@ describe('the pages', () => {
         [PLAN(1), one],
         [PLAN(2), two],
         [PLAN(3), null],
-        [PLAN(4), null],
-        [PLAN(5), null],
       ]),
     );
   });
 
-  it('stored are those named by a digest, but one whose listed MD5 is not its name (changed after it was stored)', () => {
+  it('kept are those whose listed MD5 is their name: not one changed after it was kept, nor another file', () => {
     const listed = [
-      ...stored,
+      ...kept,
       { key: `pages/${three}.html`, size: 1, md5: one },
-      { key: 'pages/left-by-an-older-tool.pack', size: 1 },
+      { key: 'pages/left-by-an-older-tool.pack', size: 1, md5: two },
     ];
-    expect(storedPagesOf(listed)).toEqual(new Set([one, two]));
+    expect(keptPagesOf(listed)).toEqual(new Set([one, two]));
   });
 
-  it('change where they differ from a build’s: written, or deleted when the build lacks their plan, each named', () => {
+  it('differ from a build’s where they are missing, another page, or of a plan it lacks, each named', () => {
     const wanted = { [PLAN(1)]: one, [PLAN(2)]: three, [PLAN(5)]: two };
     const held = new Map<string, string | null>([
       [PLAN(1), one],
       [PLAN(2), two],
       [PLAN(3), null],
     ]);
-    expect(pageChanges(wanted, held)).toEqual({
-      copy: [
-        [PLAN(2), three],
-        [PLAN(5), two],
-      ],
-      remove: [`plans/${PLAN(3)}.html`],
-    });
     expect(liveDamage(manifest(LIVE, 3, {}, wanted), held)).toEqual([
       `plans/${PLAN(2)}.html is not the build’s page`,
       `plans/${PLAN(5)}.html is missing`,
       `plans/${PLAN(3)}.html is not a page of the build`,
     ]);
-    expect(pageChanges(wanted, new Map(Object.entries(wanted)))).toEqual({ copy: [], remove: [] });
+    expect(liveDamage(manifest(LIVE, 3, {}, wanted), new Map(Object.entries(wanted)))).toEqual([]);
   });
 
-  it('stored are swept when no kept build names them (mark and sweep)', () => {
-    const kept = [{ pages: { [PLAN(1)]: one } }, { pages: { [PLAN(1)]: one, [PLAN(2)]: three } }];
+  it('kept are swept when no kept build names them (mark and sweep)', () => {
+    const builds = [{ pages: { [PLAN(1)]: one } }, { pages: { [PLAN(1)]: one, [PLAN(2)]: three } }];
     const all = [
-      ...stored,
-      { key: `pages/${three}.html`, size: 1 },
-      { key: 'pages/left-by-an-older-tool.pack', size: 1 },
+      ...kept,
+      { key: `pages/${three}.html`, size: 1, md5: three },
+      { key: 'pages/left-by-an-older-tool.pack', size: 1, md5: three },
     ];
-    expect(unreferencedPages(all, kept)).toEqual([`pages/${two}.html`, 'pages/left-by-an-older-tool.pack']);
+    expect(unreferencedPages(all, builds)).toEqual([`pages/${two}.html`, 'pages/left-by-an-older-tool.pack']);
     expect(unreferencedPages(all, [])).toEqual(all.map((page) => page.key));
   });
 });

@@ -1,7 +1,6 @@
 /**
- * The pure part of publishing (publish/README.md): where objects go, what a manifest is, what is wrong with a
- * build and its live pages, the guards, which builds to prune and which page bytes no kept build needs, what a
- * rollback makes live. No I/O here: the steps read the origin and the pointer, ask these functions, and act.
+ * The pure part of publishing (publish/README.md): what a manifest is, what is wrong with a build and its live
+ * pages, the guards, what a prune deletes, what a rollback makes live. The steps read, ask these, and act.
  */
 import { z } from 'zod';
 import { settingRef } from '../contract/errors.ts';
@@ -13,6 +12,7 @@ import {
   PAGE_OBJECT_PREFIX,
   PAGE_OBJECT_SUFFIX,
   PAGES_PREFIX,
+  PLAN_ID_PATTERN,
   pageContentKey,
   planPageKey,
 } from '../contract/index.ts';
@@ -25,9 +25,8 @@ export function buildKey(buildId: string, key: string): string {
   return `${BUILDS_PREFIX}${buildId}/${key}`;
 }
 
-/** A page's digest, its name: the MD5 of its bytes (hex), which S3 lists as the ETag of each object. */
+/** A page's digest, its name: the MD5 of its bytes (hex), which every origin lists for each object. */
 const DIGEST = /^[0-9a-f]{32}$/;
-const PLAN_ID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/;
 
 const Entry = z.object({
   size: z.number().int().min(0),
@@ -46,8 +45,8 @@ export const StoredManifest = z.object({
   inputsHash: z.string(),
   /** The build's own objects, by key within it. */
   objects: z.record(z.string(), Entry),
-  /** Plan id → the digest of its page: its bytes are live at `plans/<id>.html`, or stored at `pages/<digest>.html`. */
-  pages: z.record(z.string().regex(PLAN_ID), z.string().regex(DIGEST)),
+  /** Plan id → the digest of its page: its bytes are live at `plans/<id>.html`, or kept at `pages/<digest>.html`. */
+  pages: z.record(z.string().regex(PLAN_ID_PATTERN), z.string().regex(DIGEST)),
   /** The objects written at the origin's root with the build (the error pages). */
   root: z.record(z.string(), Entry),
 });
@@ -70,7 +69,7 @@ export function parseManifest(body: Uint8Array, buildId: string): StoredManifest
 export function planOf(key: string): string | null {
   if (!key.startsWith(PAGE_OBJECT_PREFIX) || !key.endsWith(PAGE_OBJECT_SUFFIX)) return null;
   const id = key.slice(PAGE_OBJECT_PREFIX.length, -PAGE_OBJECT_SUFFIX.length);
-  return PLAN_ID.test(id) ? id : null;
+  return PLAN_ID_PATTERN.test(id) ? id : null;
 }
 
 /** The digest a page's key names (`pages/<digest>.html`), or null for another key. */
@@ -80,54 +79,32 @@ export function digestOf(key: string): string | null {
   return DIGEST.test(digest) ? digest : null;
 }
 
-/**
- * What each live page holds, by plan id: the digest of its bytes, or null when that cannot be told. S3's listing
- * gives each object's MD5; a directory's names the stored page a live page links to.
- */
+/** What each live page holds, by plan id: the digest of its bytes (its listed MD5), or null when it is no digest. */
 export function livePagesOf(live: readonly StoredObject[]): Map<string, string | null> {
   const held = new Map<string, string | null>();
   for (const object of live) {
     const id = planOf(object.key);
-    if (id === null) continue;
-    const digest = object.copyOf !== undefined ? digestOf(object.copyOf) : (object.md5 ?? null);
-    held.set(id, digest !== null && DIGEST.test(digest) ? digest : null);
+    if (id !== null) held.set(id, DIGEST.test(object.md5) ? object.md5 : null);
   }
   return held;
 }
 
-/**
- * The digests of the stored pages (`pages`, their listing): each page whose name is a digest, but one whose listed
- * MD5 is not its name (its bytes were changed after it was stored).
- */
-export function storedPagesOf(pages: readonly StoredObject[]): Set<string> {
-  const stored = new Set<string>();
-  for (const page of pages) {
-    const digest = digestOf(page.key);
-    if (digest !== null && (page.md5 === undefined || page.md5 === digest)) stored.add(digest);
-  }
-  return stored;
-}
-
-/** The live pages to write (plan id → digest) and to delete, for the live pages to be exactly `wanted`. */
-export function pageChanges(
-  wanted: Readonly<Record<string, string>>,
-  held: ReadonlyMap<string, string | null>,
-): { readonly copy: [id: string, digest: string][]; readonly remove: string[] } {
-  const copy = Object.entries(wanted).filter(([id, digest]) => held.get(id) !== digest);
-  const remove = [...held.keys()].filter((id) => !Object.hasOwn(wanted, id)).map(planPageKey);
-  return { copy, remove };
+/** The digests of the kept pages (`pages`, their listing): each page whose listed MD5 is its name. */
+export function keptPagesOf(pages: readonly StoredObject[]): Set<string> {
+  const kept = new Set<string>();
+  for (const page of pages) if (digestOf(page.key) === page.md5) kept.add(page.md5);
+  return kept;
 }
 
 /**
- * What is wrong with the stored objects of a build against its manifest: each of its own objects missing or
- * stored with another size or MD5 (where the listing gives one), each of its pages whose bytes are neither stored
- * (`stored`, the digests of the stored pages; `'all live'` where the caller knows each page is live) nor live
- * (`held`, what each live page holds).
+ * What is wrong with the objects of a build against its manifest: each of its own objects missing or listed with
+ * another size or MD5, each of its pages whose bytes are neither kept (`kept`, the digests of the kept pages;
+ * `'all live'` where the caller knows each page is live) nor live (`held`, what each live page holds).
  */
 export function objectDamage(
   manifest: StoredManifest,
   own: readonly StoredObject[],
-  stored: ReadonlySet<string> | 'all live',
+  kept: ReadonlySet<string> | 'all live',
   held: ReadonlyMap<string, string | null> = new Map(),
 ): string[] {
   const damage: string[] = [];
@@ -136,37 +113,33 @@ export function objectDamage(
   for (const [key, entry] of Object.entries(manifest.objects)) {
     const object = listed.get(key);
     if (!object) damage.push(`${key} is missing`);
-    else if (object.size !== entry.size)
-      damage.push(
-        object.size === undefined
-          ? `${key} is a copy of ${object.copyOf}`
-          : `${key} has ${object.size} bytes, not ${entry.size}`,
-      );
-    else if (object.md5 !== undefined && object.md5 !== entry.md5)
-      damage.push(`${key} has other bytes (MD5 ${object.md5})`);
+    else if (object.size !== entry.size) damage.push(`${key} has ${object.size} bytes, not ${entry.size}`);
+    else if (object.md5 !== entry.md5) damage.push(`${key} has other bytes (MD5 ${object.md5})`);
   }
-  if (stored === 'all live') return damage;
+  if (kept === 'all live') return damage;
   for (const [id, digest] of Object.entries(manifest.pages))
-    if (!stored.has(digest) && held.get(id) !== digest)
+    if (!kept.has(digest) && held.get(id) !== digest)
       damage.push(`the page of ${id} (${digest}) is neither live nor at ${pageContentKey(digest)}`);
   return damage;
 }
 
 /** What is wrong with the live pages against a build's: each one missing, another page, or of no plan of it. */
 export function liveDamage(manifest: StoredManifest, held: ReadonlyMap<string, string | null>): string[] {
-  const { copy, remove } = pageChanges(manifest.pages, held);
+  const wrong = Object.entries(manifest.pages).filter(([id, digest]) => held.get(id) !== digest);
   return [
-    ...copy.map(([id]) => `${planPageKey(id)} ${held.has(id) ? 'is not the build’s page' : 'is missing'}`),
-    ...remove.map((key) => `${key} is not a page of the build`),
+    ...wrong.map(([id]) => `${planPageKey(id)} ${held.has(id) ? 'is not the build’s page' : 'is missing'}`),
+    ...[...held.keys()]
+      .filter((id) => !Object.hasOwn(manifest.pages, id))
+      .map((id) => `${planPageKey(id)} is not a page of the build`),
   ];
 }
 
-/** The live catalog as the guards see it. */
+/**
+ * The live catalog as the guards see it: a build, with what is wrong with its objects (`damage`: a publish
+ * replaces it) and its live pages (`pageDamage`: any run puts them right); a pointer naming nothing the edge can
+ * serve (`unreadable`); or nothing live.
+ */
 export type LiveCatalog =
-  /**
-   * A build is live. `damage` lists what is wrong with its stored objects (a publish replaces such a build),
-   * `pageDamage` what is wrong with the live pages (any run puts them right in place).
-   */
   | {
       readonly kind: 'build';
       readonly id: string;
@@ -174,16 +147,13 @@ export type LiveCatalog =
       readonly damage: readonly string[];
       readonly pageDamage: readonly string[];
     }
-  /** The pointer names no build the edge can serve: not a build id, or one whose manifest cannot be read. */
   | { readonly kind: 'unreadable'; readonly id: string; readonly reason: string }
-  /** Nothing is live. */
   | { readonly kind: 'none' };
 
-/** The new build as the guards see it: known before its variants and pages are made. */
+/** The new build as the guards see it, before its variants and pages are made (`inputsHash`: builder/build.ts). */
 export interface Candidate {
   readonly plans: number;
   readonly plansHash: string;
-  /** The fingerprint of every input that shapes its objects (builder/build.ts `BuildInputs`). */
   readonly inputsHash: string;
 }
 
@@ -204,10 +174,8 @@ export type Decision =
 
 /**
  * The guards, in order: an empty catalog is refused unless `allowEmpty`; one with fewer than `minRatio` × the
- * live plans is refused unless `force`; one identical to a whole live build is skipped unless `force` —
- * identical meaning the same inputs (plans, base URLs, app scheme, tool version, openapi.yaml, error pages,
- * page renderer, encodings), so the decision is made before anything costly is built. A live build whose
- * objects are not whole is replaced by the new one, even when identical: that is how it is repaired.
+ * live plans unless `force`; one of the same inputs as a whole live build is skipped unless `force`, decided
+ * before anything costly is built. A live build that is not whole is replaced, even by an identical one.
  */
 export function decide(candidate: Candidate, live: LiveCatalog, options: GuardOptions): Decision {
   const plans = live.kind === 'build' ? live.manifest.plans : null;
@@ -252,37 +220,35 @@ export function buildIdsOf(prefixes: readonly string[]): string[] {
   });
 }
 
-/** What a prune must keep: the live build, the pinned one and the rollback target. */
-export interface Protected {
-  readonly live: string | null;
-  readonly pinned: string | null;
-  readonly previous: string | null;
-}
-
 /**
  * The builds to delete so that only the newest `keep` remain — never the live build, the pinned build, or the
  * build a plain rollback would make live (`previous`, which may be older than the newest `keep`).
  */
-export function buildsToPrune(ids: readonly string[], keep: number, protect: Protected): string[] {
-  const newest = [...ids].sort().reverse();
+export function buildsToPrune(
+  ids: readonly string[],
+  keep: number,
+  protect: Readonly<Record<'live' | 'pinned' | 'previous', string | null>>,
+): string[] {
   const kept = new Set([protect.live, protect.pinned, protect.previous]);
-  return newest.slice(keep).filter((id) => !kept.has(id));
+  return [...ids]
+    .sort()
+    .reverse()
+    .slice(keep)
+    .filter((id) => !kept.has(id));
 }
 
-/** The stored pages (keys under `pages/`) that no kept build names: what a prune sweeps. */
+/** The kept pages (keys under `pages/`) that no kept build names: what a prune sweeps. */
 export function unreferencedPages(
-  stored: readonly StoredObject[],
-  kept: readonly Pick<StoredManifest, 'pages'>[],
+  pages: readonly StoredObject[],
+  builds: readonly Pick<StoredManifest, 'pages'>[],
 ): string[] {
-  const marked = new Set(kept.flatMap((manifest) => Object.values(manifest.pages)));
-  return stored.map((page) => page.key).filter((key) => !marked.has(digestOf(key) ?? ''));
+  const marked = new Set(builds.flatMap((manifest) => Object.values(manifest.pages)));
+  return pages.map((page) => page.key).filter((key) => !marked.has(digestOf(key) ?? ''));
 }
 
 /**
- * The build a rollback makes live: `to` when given (any complete build); else the first complete build of the
- * rollback line — the build that was live before the live one, never a build that was only uploaded (a
- * publish that lost a race leaves a complete build no one ever saw). `complete` holds the builds whose
- * manifest is there. Returns the reason as `error` when there is none.
+ * The build a rollback makes live: `to` when given (a `complete` one, its manifest there); else the first complete
+ * build of the rollback line, never a build that was only uploaded (a publish that lost a race). Else `error`.
  */
 export function rollbackTarget(
   complete: ReadonlySet<string>,

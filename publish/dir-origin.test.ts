@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, readlink, rename, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { StoreError } from '../contract/errors.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { DirectoryOrigin, writeFlat } from './dir-origin.ts';
+import { DirectoryOrigin } from './dir-origin.ts';
 import type { ObjectToWrite } from './origin.ts';
 
 /** An object to write, from its chunks. */
@@ -31,30 +31,98 @@ async function allFiles(dir: string): Promise<string[]> {
 
 describe('a directory origin', () => {
   const scratch = useScratchDir();
+  const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
-  it('keeps a live page as a link to its bytes under their digest, and keeps it by name without a copy of a link', async () => {
+  it('lists every object with the MD5 of its bytes, each version of a file read once, remembered across runs', async () => {
+    const dir = join(scratch.dir, 'origin');
+    const first = new DirectoryOrigin(dir);
+    await first.put(object('plans/a.html', ['<p>a</p>']), { overwrite: true });
+    await first.put(object('plans/b.html', ['<p>b</p>']), { overwrite: false });
+    const listed = [
+      { key: 'plans/a.html', size: 8, md5: md5('<p>a</p>') },
+      { key: 'plans/b.html', size: 8, md5: md5('<p>b</p>') },
+    ];
+    // What this origin wrote it knows: a later run (another origin object) reads no file to list them.
+    const later = new DirectoryOrigin(dir);
+    expect(await later.list('plans/')).toEqual(listed);
+    expect(later.hashed).toBe(0);
+    // A byte changed in place at once, the same size: the file's stamp changed, so it is read again. Changed by
+    // another hand within the last two seconds, it is not remembered yet (a write in the same tick of the file
+    // system's clock would leave its stamp as it is): read at each listing until it has settled, then once more.
+    const handle = await open(join(dir, 'plans/a.html'), 'r+');
+    await handle.write('A', 3);
+    await handle.close();
+    const changed = [{ ...listed[0], md5: md5('<p>A</p>') }, listed[1]];
+    expect(await later.list('plans/')).toEqual(changed);
+    expect(await later.list('plans/')).toEqual(changed);
+    expect(later.hashed).toBe(2);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3_000 });
+    try {
+      expect(await later.list('plans/')).toEqual(changed);
+      expect(await later.list('plans/')).toEqual(changed);
+      const third = new DirectoryOrigin(dir);
+      expect(await third.list('plans/')).toEqual(changed);
+      expect(third.hashed).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(later.hashed).toBe(3);
+    // Truncated, then deleted, by hand.
+    await truncate(join(dir, 'plans/b.html'), 0);
+    expect((await later.list('plans/'))[1]).toEqual({ key: 'plans/b.html', size: 0, md5: md5('') });
+    await rm(join(dir, 'plans/b.html'));
+    expect((await later.list('plans/')).map((object) => object.key)).toEqual(['plans/a.html']);
+  });
+
+  it('loses only reads when its memory is cut by a kill or a full disk, never gives a wrong MD5', async () => {
+    const dir = join(scratch.dir, 'origin');
+    const origin = new DirectoryOrigin(dir);
+    for (const name of ['a', 'b', 'c'])
+      await origin.put(object(`pages/${name}.html`, [`<p>${name}</p>`]), { overwrite: true });
+    const journal = join(dir, '.digests');
+    const lines = (await readFile(journal, 'utf8')).split('\n').filter(Boolean);
+    expect(lines).toHaveLength(3);
+    // The last line cut in its MD5, and a line whose key another write cut.
+    await writeFile(journal, `${lines[0]}\n${lines[1]?.slice(0, 40)}${lines[2]?.slice(0, 60)}`);
+    const next = new DirectoryOrigin(dir);
+    expect((await next.list('pages/')).map((object) => object.md5)).toEqual(
+      ['a', 'b', 'c'].map((name) => md5(`<p>${name}</p>`)),
+    );
+    expect(next.hashed).toBe(2);
+    // A memory that is gone or unreadable is no memory: every file is read.
+    await writeFile(journal, 'not a journal');
+    const fresh = new DirectoryOrigin(dir);
+    expect(await fresh.list('pages/')).toHaveLength(3);
+    expect(fresh.hashed).toBe(3);
+  });
+
+  it('copies the bytes its source holds, and refuses to copy other bytes or to write bytes of another MD5', async () => {
     const origin = new DirectoryOrigin(join(scratch.dir, 'origin'));
     const page = object('plans/0a1b2c3d-0000-4000-8000-000000000001.html', ['<p>one</p>']);
-    const stored = `pages/${page.md5}.html`;
-    expect(await origin.put(page, { overwrite: true })).toBe('written');
-    expect(await origin.list('plans/')).toEqual([{ key: page.key, copyOf: stored }]);
-    expect((await origin.get(stored))?.body.toString()).toBe('<p>one</p>');
-    // Keeping the live page under its digest finds the file it links to: nothing to write, and the file stays;
-    // bytes changed there at rest are for `catalog status` to name, not a reason to refuse the run.
-    expect(await origin.copy(page.key, stored, { overwrite: true, sourceMd5: page.md5 })).toBe('exists');
-    expect((await origin.get(stored))?.body.toString()).toBe('<p>one</p>');
-    await writeFile(join(scratch.dir, 'origin', stored), '<p>0ne</p>');
-    expect(await origin.copy(page.key, stored, { overwrite: true, sourceMd5: page.md5 })).toBe('exists');
-    await writeFile(join(scratch.dir, 'origin', stored), '<p>one</p>');
-    // A copy of a live page links to its bytes, not to the live page; one made for other bytes is refused.
-    await origin.copy(page.key, 'plans/0a1b2c3d-0000-4000-8000-000000000002.html', { overwrite: true });
-    expect(await readlink(join(scratch.dir, 'origin/plans/0a1b2c3d-0000-4000-8000-000000000002.html'))).toBe(
-      `../${stored}`,
-    );
+    await origin.put(page, { overwrite: true });
+    const kept = `pages/${page.md5}.html`;
+    expect(await origin.copy(page.key, kept, { overwrite: true, sourceMd5: page.md5 })).toBe('written');
+    expect(await origin.copy(page.key, kept, { overwrite: false, sourceMd5: page.md5 })).toBe('exists');
+    expect(await origin.get(kept)).toMatchObject({
+      md5: page.md5,
+      cacheControl: 'public, max-age=31536000, immutable',
+    });
+    // The copy is bytes of its own: the source changed later leaves it as it was.
+    await writeFile(join(scratch.dir, 'origin', page.key), '<p>0ne</p>');
+    expect((await origin.get(kept))?.body.toString()).toBe('<p>one</p>');
     await expect(
-      origin.copy(page.key, 'pages/other.html', { overwrite: true, sourceMd5: '0'.repeat(32) }),
-    ).rejects.toThrow(StoreError);
+      origin.copy(page.key, 'pages/other.html', { overwrite: true, sourceMd5: page.md5 }),
+    ).rejects.toThrow(
+      new StoreError(`${origin.name}: ${page.key} no longer holds the bytes of MD5 ${page.md5}`),
+    );
     expect(await origin.get('pages/other.html')).toBeNull();
+    await expect(
+      origin.copy('pages/none.html', 'plans/q.html', { overwrite: true, sourceMd5: page.md5 }),
+    ).rejects.toThrow(StoreError);
+    await expect(
+      origin.put({ ...object('errors/500.json', ['{}']), md5: page.md5 }, { overwrite: true }),
+    ).rejects.toThrow(/the bytes of errors\/500\.json have MD5 [0-9a-f]{32}, not /);
+    expect(await origin.get('errors/500.json')).toBeNull();
   });
 
   it('compares and swaps without the key ever missing: a create-if-absent racing a replace finds it', async () => {
@@ -89,7 +157,7 @@ describe('a directory origin', () => {
     expect(await readdir(join(scratch.dir, 'state'))).toEqual(['run-lock.json']);
   });
 
-  it('answers an object with the headers of its key and the MD5 of its bytes, no record kept beside it', async () => {
+  it('answers an object with the headers of its key and the MD5 of its bytes, which no record can contradict', async () => {
     const origin = new DirectoryOrigin(join(scratch.dir, 'origin'));
     const written = object('builds/b/catalog.json.br', ['{"a":', '1}']);
     expect(await origin.put(written, { overwrite: false })).toBe('written');
@@ -104,13 +172,15 @@ describe('a directory origin', () => {
     });
     expect(read?.body.toString()).toBe('{"a":1}');
     expect(await origin.get('builds/b/missing.json')).toBeNull();
-    expect(await origin.list('builds/')).toEqual([{ key: 'builds/b/catalog.json.br', size: 7 }]);
-    // Changed in place, it answers its bytes as they are: no digest recorded apart can disagree with them.
+    expect(await origin.list('builds/')).toEqual([
+      { key: 'builds/b/catalog.json.br', size: 7, md5: written.md5 },
+    ]);
+    // Changed in place, it answers its bytes as they are: no digest kept apart can disagree with them.
     await writeFile(join(scratch.dir, 'origin/builds/b/catalog.json.br'), '{"a":2}');
-    expect((await origin.get('builds/b/catalog.json.br'))?.md5).toBe(
-      createHash('md5').update('{"a":2}').digest('hex'),
-    );
-    expect(await allFiles(join(scratch.dir, 'origin'))).toEqual(['builds/b/catalog.json.br']);
+    expect((await origin.get('builds/b/catalog.json.br'))?.md5).toBe(md5('{"a":2}'));
+    expect((await origin.list('builds/'))[0]?.md5).toBe(md5('{"a":2}'));
+    // Beside the object, only the origin's memory of MD5s (dot files are no objects).
+    expect(await allFiles(join(scratch.dir, 'origin'))).toEqual(['.digests', 'builds/b/catalog.json.br']);
   });
 
   it('never overwrites an object unless told to, and keeps the first one whole', async () => {
@@ -123,7 +193,7 @@ describe('a directory origin', () => {
     await origin.put(object('errors/500.json', ['one']), { overwrite: true });
     await origin.put(object('errors/500.json', ['two']), { overwrite: true });
     expect((await origin.get('errors/500.json'))?.body.toString()).toBe('two');
-    expect(await allFiles(scratch.dir)).toEqual(['builds/b/manifest.json', 'errors/500.json']);
+    expect(await allFiles(scratch.dir)).toEqual(['.digests', 'builds/b/manifest.json', 'errors/500.json']);
   });
 
   it('lists a truncated file with its true size, so the damage shows', async () => {
@@ -131,37 +201,6 @@ describe('a directory origin', () => {
     await origin.put(object('builds/b/catalog.json', ['0123456789']), { overwrite: false });
     await truncate(join(scratch.dir, 'builds/b/catalog.json'), 4);
     expect((await origin.list('builds/b/'))[0]).toMatchObject({ size: 4 });
-  });
-
-  it('copies by a relative link placed by one rename, which its listing names and a read follows', async () => {
-    const origin = new DirectoryOrigin(join(scratch.dir, 'origin'));
-    await origin.put(object('pages/one.html', ['<p>1']), { overwrite: false });
-    await origin.put(object('pages/two.html', ['<p>2']), { overwrite: false });
-    expect(await origin.copy('pages/one.html', 'plans/p.html', { overwrite: true })).toBe('written');
-    expect(await origin.copy('pages/two.html', 'plans/p.html', { overwrite: false })).toBe('exists');
-    expect(await origin.copy('pages/two.html', 'plans/p.html', { overwrite: true })).toBe('written');
-    expect(await origin.list('plans/')).toEqual([{ key: 'plans/p.html', copyOf: 'pages/two.html' }]);
-    expect(await origin.get('plans/p.html')).toMatchObject({
-      contentType: 'text/html; charset=utf-8',
-      cacheControl: 'public, max-age=300',
-    });
-    expect((await origin.get('plans/p.html'))?.body.toString()).toBe('<p>2');
-    expect(await readlink(join(scratch.dir, 'origin/plans/p.html'))).toBe('../pages/two.html');
-    // The directory moved whole still reads: the link is relative.
-    await rename(join(scratch.dir, 'origin'), join(scratch.dir, 'moved'));
-    expect((await new DirectoryOrigin(join(scratch.dir, 'moved')).get('plans/p.html'))?.body.toString()).toBe(
-      '<p>2',
-    );
-    await expect(origin.copy('pages/none.html', 'plans/q.html', { overwrite: true })).rejects.toThrow();
-  });
-
-  it('lists no object for a link whose object is gone, and reads none', async () => {
-    const origin = new DirectoryOrigin(scratch.dir);
-    await origin.put(object('pages/one.html', ['<p>1']), { overwrite: false });
-    await origin.copy('pages/one.html', 'plans/p.html', { overwrite: true });
-    await origin.delete(['pages/one.html']);
-    expect(await origin.list('plans/')).toEqual([]);
-    expect(await origin.get('plans/p.html')).toBeNull();
   });
 
   it('sweeps the temporary files of a writer that was killed, at the next write, and lists none meanwhile', async () => {
@@ -174,11 +213,16 @@ describe('a directory origin', () => {
     const origin = new DirectoryOrigin(scratch.dir);
     expect(await origin.list('')).toEqual([]);
     await origin.put(object('errors/500.json', ['{}']), { overwrite: true });
-    expect(await allFiles(scratch.dir)).toEqual([`.tmp/${process.pid}-0123456789ab`, 'errors/500.json']);
+    expect(await allFiles(scratch.dir)).toEqual([
+      '.digests',
+      `.tmp/${process.pid}-0123456789ab`,
+      'errors/500.json',
+    ]);
     // An origin kept open across runs: a writer killed after its first writes is swept by its next ones.
     await writeFile(join(scratch.dir, '.tmp', `${dead}-ba9876543210`), 'half a page');
     await origin.put(object('errors/404.html', ['<p>no</p>']), { overwrite: true });
     expect(await allFiles(scratch.dir)).toEqual([
+      '.digests',
       `.tmp/${process.pid}-0123456789ab`,
       'errors/404.html',
       'errors/500.json',
@@ -197,58 +241,5 @@ describe('a directory origin', () => {
     await origin.put(object('builds/b/x.json', ['x']), { overwrite: false });
     await origin.delete(['builds/b/x.json', 'builds/b/never.json']);
     expect(await origin.list('builds/')).toEqual([]);
-  });
-});
-
-describe('writing a flat build into a directory', () => {
-  const scratch = useScratchDir();
-
-  it('creates the directory and nested folders, and leaves no temporary files', async () => {
-    const out = join(scratch.dir, 'a', 'origin');
-    await writeFlat(out, [object('catalog.json', ['{"n":1}']), object('errors/500.json', ['{}'])]);
-    expect(await allFiles(out)).toEqual(['catalog.json', 'errors/500.json']);
-    expect(await readFile(join(out, 'catalog.json'), 'utf8')).toBe('{"n":1}');
-    expect(await new DirectoryOrigin(out).get('catalog.json')).toMatchObject({
-      contentType: 'application/json; charset=utf-8',
-    });
-  });
-
-  it('writes an object given in many chunks as their concatenation', async () => {
-    const chunks = Array.from({ length: 2500 }, (_, i) => `${i},`);
-    await writeFlat(scratch.dir, [object('catalog.json', chunks)]);
-    expect(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')).toBe(chunks.join(''));
-  });
-
-  it('replaces previous files', async () => {
-    await writeFlat(scratch.dir, [object('catalog.json', ['old'])]);
-    await writeFlat(scratch.dir, [object('catalog.json', ['new'])]);
-    expect(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')).toBe('new');
-  });
-
-  it('leaves the previous output untouched when a write fails midway', async () => {
-    await writeFlat(scratch.dir, [
-      object('catalog-running.json', ['old running']),
-      object('catalog.json', ['old all']),
-    ]);
-    // `errors` is a plain file, so the third object cannot be written after two were staged.
-    await writeFile(join(scratch.dir, 'errors'), 'in the way');
-    const failing = writeFlat(scratch.dir, [
-      object('catalog-running.json', ['new running']),
-      object('catalog.json', ['new all']),
-      object('errors/500.json', ['{}']),
-    ]);
-    await expect(failing).rejects.toThrow(StoreError);
-    await expect(failing).rejects.toThrow(/the previous output is untouched/);
-    expect(await readFile(join(scratch.dir, 'catalog-running.json'), 'utf8')).toBe('old running');
-    expect(await readFile(join(scratch.dir, 'catalog.json'), 'utf8')).toBe('old all');
-    expect(await allFiles(scratch.dir)).toEqual(['catalog-running.json', 'catalog.json', 'errors']);
-  });
-
-  it('fails with a clear error when the target is not a directory', async () => {
-    await mkdir(join(scratch.dir, 'x'));
-    await writeFile(join(scratch.dir, 'file'), '');
-    await expect(writeFlat(join(scratch.dir, 'file'), [object('catalog.json', ['{}'])])).rejects.toThrow(
-      /cannot write/,
-    );
   });
 });

@@ -1,34 +1,20 @@
 /**
- * The origin as a directory, for the local stack: each object is a file at its key, and nothing else is kept
- * about it — its headers follow from its key (contract/objects.ts), its digests from its bytes. Every object is
- * placed by one atomic step from a temporary file written whole in `.tmp/`: a rename (overwrite), or a link
- * that fails when the key exists (create-if-absent); a copy is a symbolic link, so a listing names what it is a
- * copy of. A process killed mid-write leaves only its temporary files, which the next writer sweeps.
+ * The origin as a directory, for the local stack: each object a file at its key, its headers following from its
+ * key (contract/objects.ts), its MD5 from its bytes, which a listing gives as S3's does (hashed once per version of
+ * the file: digests.ts). Every object is placed whole from a temporary file in `.tmp/`: renamed (overwrite), or
+ * linked where the key is absent; a copy writes the bytes it read. A killed writer leaves only temporary files,
+ * which the next writer sweeps.
  */
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import {
-  link,
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  rename,
-  rm,
-  stat,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
-import { dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { closeSync, type Dirent, fstatSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { link, lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import pLimit from 'p-limit';
 import { lock } from 'proper-lockfile';
 import { StoreError } from '../contract/errors.ts';
-import { MANIFEST, PAGE_OBJECT_PREFIX, pageContentKey } from '../contract/index.ts';
-import { isAlive } from '../keys/file-store.ts';
+import { isAlive } from '../files/alive.ts';
+import { DigestMemory, settled, stampOf } from './digests.ts';
 import {
   type CopyOptions,
   type FetchedObject,
@@ -38,8 +24,9 @@ import {
   storedHeaders,
 } from './origin.ts';
 
-/** The folder of temporary files, inside the origin directory: never an object, swept of dead writers' files. */
+/** The origin's own files, never objects: temporary files (swept of dead writers'), the MD5s remembered. */
 const TEMP_DIR = '.tmp';
+const DIGESTS = '.digests';
 
 /** File operations at once: enough to keep the disk busy, few enough not to crowd libuv's pool. */
 const FILE_CONCURRENCY = 16;
@@ -47,6 +34,7 @@ const FILE_CONCURRENCY = 16;
 const isMissing = (error: unknown) =>
   ['ENOENT', 'ENOTDIR', 'EISDIR'].includes(String((error as NodeJS.ErrnoException).code));
 const isTaken = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EEXIST';
+const md5Of = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
 
 /** One directory. */
 export class DirectoryOrigin implements OriginStore {
@@ -56,13 +44,20 @@ export class DirectoryOrigin implements OriginStore {
   #swept: Promise<void> | undefined;
   /** Writes under way through a temporary file. */
   #writing = 0;
+  #digests: Promise<DigestMemory> | undefined;
+  #hashed = 0;
 
   constructor(root: string) {
     this.#root = resolve(root);
     this.name = root;
   }
 
-  /** The file of a key; refuses a key that leads outside the directory or into a folder of its own (`.tmp/`). */
+  /** The files this origin has read to hash them since it was opened: a listing of what it knows reads none. */
+  get hashed(): number {
+    return this.#hashed;
+  }
+
+  /** The file of a key; refuses a key that leads outside the directory or into a file of its own (`.tmp/`). */
   #path(key: string): string {
     const path = resolve(this.#root, key);
     if (!path.startsWith(this.#root + sep) || key.startsWith('.') || key.includes('/.'))
@@ -81,27 +76,51 @@ export class DirectoryOrigin implements OriginStore {
     return made;
   }
 
+  #temporary(): string {
+    return join(this.#root, TEMP_DIR, `${process.pid}-${randomBytes(6).toString('hex')}`);
+  }
+
+  #memory(): Promise<DigestMemory> {
+    this.#digests ??= DigestMemory.open(join(this.#root, DIGESTS), () => this.#temporary());
+    return this.#digests;
+  }
+
   /**
-   * Places at `key` a temporary file in `.tmp/` that `write` makes whole: renamed over it, or linked only where it
-   * is absent. The first of a burst of writes (none under way) sweeps the temporary files of writers that are gone
-   * first, so an origin kept open across runs sweeps at each of them.
+   * Places `body` (of MD5 `md5`) at `key` from a whole temporary file, its modification time set a second back
+   * (digests.ts `settled`) and its MD5 remembered. The first of a burst of writes sweeps the temporary files of
+   * writers that are gone (an origin kept open sweeps at each run); the last saves the MD5s remembered.
    */
-  async #viaTemporary(
-    key: string,
-    overwrite: boolean,
-    write: (temp: string) => Promise<void>,
-  ): Promise<'written' | 'exists'> {
+  async #write(key: string, body: Buffer, md5: string, overwrite: boolean): Promise<'written' | 'exists'> {
+    const path = this.#path(key);
     const dir = join(this.#root, TEMP_DIR);
     if (this.#writing === 0) this.#swept = this.#sweep(dir);
     this.#writing += 1;
-    const temp = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+    const temp = this.#temporary();
     try {
       await this.#swept;
-      await write(temp);
-      return await this.#place(temp, key, overwrite);
+      await writeFile(temp, body);
+      const back = new Date(Date.now() - 1000);
+      await utimes(temp, back, back);
+      const written = await stat(temp, { bigint: true });
+      await this.#folder(dirname(path));
+      if (overwrite) await rename(temp, path);
+      else {
+        try {
+          await link(temp, path);
+        } catch (error) {
+          if (isTaken(error)) return 'exists';
+          throw error;
+        }
+        await rm(temp);
+      }
+      const placed = await lstat(path, { bigint: true });
+      if (placed.ino === written.ino && placed.mtimeNs === written.mtimeNs && placed.size === written.size)
+        (await this.#memory()).remember(key, stampOf(placed), md5);
+      return 'written';
     } finally {
-      this.#writing -= 1;
       await rm(temp, { force: true });
+      this.#writing -= 1;
+      if (this.#writing === 0) await (await this.#memory()).save();
     }
   }
 
@@ -116,70 +135,23 @@ export class DirectoryOrigin implements OriginStore {
     await Promise.all(gone.map((name) => rm(join(dir, name), { recursive: true, force: true })));
   }
 
-  /** Places the whole temporary file `temp` at `key`: renamed over it, or linked only where it is absent. */
-  async #place(temp: string, key: string, overwrite: boolean): Promise<'written' | 'exists'> {
-    const path = this.#path(key);
-    await this.#folder(dirname(path));
-    if (overwrite) {
-      await rename(temp, path);
-      return 'written';
-    }
-    try {
-      await link(temp, path);
-    } catch (error) {
-      if (isTaken(error)) return 'exists';
-      throw error;
-    }
-    return 'written';
-  }
-
+  /** Writes the object; refuses bytes whose MD5 is not the one it names, as S3 refuses them (`Content-MD5`). */
   async put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
-    // A live page is stored under its digest and linked there, so a listing names what it holds (S3 lists its MD5).
-    if (object.key.startsWith(PAGE_OBJECT_PREFIX)) {
-      const stored = pageContentKey(object.md5);
-      await this.put({ ...object, key: stored }, { overwrite: true });
-      return this.copy(stored, object.key, options);
-    }
     const { chunks } = object;
-    return this.#viaTemporary(object.key, options.overwrite, (temp) =>
-      writeFile(temp, chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[])),
-    );
+    const body = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]);
+    const md5 = md5Of(body);
+    if (md5 !== object.md5)
+      throw new StoreError(`${this.name}: the bytes of ${object.key} have MD5 ${md5}, not ${object.md5}`);
+    return this.#write(object.key, body, md5, options.overwrite);
   }
 
-  /**
-   * A symbolic link to the file at `from` (to the file it links to, when it is a copy), relative, so the directory
-   * can move or be copied whole.
-   */
+  /** Writes the bytes of `from` at `to`, while they are those of `sourceMd5`. */
   async copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'> {
-    let source = this.#path(from);
-    if ((await lstat(source)).isSymbolicLink()) source = resolve(dirname(source), await readlink(source));
-    const target = this.#path(to);
-    const info = await stat(source);
-    if (!info.isFile() || !source.startsWith(this.#root + sep))
-      throw new StoreError(`${this.name}: ${from} is not an object`);
-    // A link to the file it is (a live page kept under its name): that file is the copy already, and its bytes are
-    // what `catalog status` checks.
-    if (source === target) return 'exists';
-    if (
-      options.sourceMd5 !== undefined &&
-      createHash('md5')
-        .update(await readFile(source))
-        .digest('hex') !== options.sourceMd5
-    )
+    const source = await this.get(from);
+    if (!source) throw new StoreError(`${this.name}: ${from} is not an object`);
+    if (source.md5 !== options.sourceMd5)
       throw new StoreError(`${this.name}: ${from} no longer holds the bytes of MD5 ${options.sourceMd5}`);
-    const pointing = relative(dirname(target), source);
-    if (options.overwrite || options.sourceMd5 !== undefined) {
-      return this.#viaTemporary(to, true, (temp) => symlink(pointing, temp));
-    }
-    // Made at the key itself, which fails where one exists.
-    await this.#folder(dirname(target));
-    try {
-      await symlink(pointing, target);
-    } catch (error) {
-      if (isTaken(error)) return 'exists';
-      throw error;
-    }
-    return 'written';
+    return this.#write(to, source.body, source.md5, options.overwrite);
   }
 
   /**
@@ -205,7 +177,7 @@ export class DirectoryOrigin implements OriginStore {
         if (isMissing(error)) return null;
         throw error;
       });
-      if (current === null || createHash('md5').update(current).digest('hex') !== expectedMd5) return false;
+      if (current === null || md5Of(current) !== expectedMd5) return false;
       await this.put(object, { overwrite: true });
       return true;
     } finally {
@@ -221,95 +193,70 @@ export class DirectoryOrigin implements OriginStore {
     });
     if (!read?.[0].isFile()) return null;
     const [info, body] = read;
-    // Hashed when asked for: most reads (a build's manifest, say) never look at it.
-    let md5: string | undefined;
     return {
       key,
       body,
       size: body.length,
-      get md5() {
-        md5 ??= createHash('md5').update(body).digest('hex');
-        return md5;
-      },
+      md5: md5Of(body),
       lastModified: info.mtime,
       ...storedHeaders(key),
     };
   }
 
   /**
-   * Every object under `prefix`: its size, or for a copy the key it links to (a copy is not stat'ed: its source
-   * is looked up in one listing of the source's folder). Read synchronously, yielding now and then: through the
-   * thread pool 30,000 pages cost several times the CPU (docs/decisions.md#build-cost). A link whose object is
-   * gone is no object.
+   * Every object under `prefix`, with its size and MD5 (remembered for the file's stamp, else read and hashed).
+   * Synchronous calls, yielding now and then: through the thread pool 30,000 pages cost several times the CPU.
    */
   async list(prefix: string): Promise<StoredObject[]> {
-    const startKey = dirname(`${prefix}x`);
-    let files: { key: string; path: string; link: boolean }[];
+    let entries: Dirent[];
     try {
-      files = this.#walk(join(this.#root, startKey), startKey === '.' ? '' : `${startKey}/`, prefix);
+      entries = readdirSync(join(this.#root, dirname(`${prefix}x`)), {
+        recursive: true,
+        withFileTypes: true,
+      });
     } catch (error) {
       if (isMissing(error)) return [];
       throw error;
     }
-    const folders = new Map<string, ReadonlySet<string>>();
-    const filesIn = (folder: string) => {
-      let names = folders.get(folder);
-      if (!names) {
-        try {
-          names = new Set(
-            readdirSync(folder, { withFileTypes: true })
-              .filter((entry) => entry.isFile())
-              .map((entry) => entry.name),
-          );
-        } catch {
-          names = new Set();
-        }
-        folders.set(folder, names);
-      }
-      return names;
-    };
+    const memory = await this.#memory();
     const found: StoredObject[] = [];
-    for (let index = 0; index < files.length; index += 1) {
+    for (const [index, entry] of entries.entries()) {
       if (index % 2000 === 1999) await yieldToLoop();
-      const { key, path, link: isLink } = files[index] as (typeof files)[number];
-      try {
-        if (isLink) {
-          const copyOf = posix.join(posix.dirname(key), readlinkSync(path).split(sep).join('/'));
-          const slash = copyOf.lastIndexOf('/');
-          if (!filesIn(join(this.#root, copyOf.slice(0, slash + 1))).has(copyOf.slice(slash + 1))) continue;
-          found.push({ key, copyOf });
-        } else {
-          const info = statSync(path, { throwIfNoEntry: false });
-          if (info?.isFile()) found.push({ key, size: info.size });
-        }
-      } catch {
-        // Gone while listed: no object.
-      }
+      const path = join(entry.parentPath, entry.name);
+      const key = relative(this.#root, path).split(sep).join('/');
+      // The origin's own files (`.tmp/`, `.digests`) are no objects.
+      if (entry.isDirectory() || !key.startsWith(prefix) || key.startsWith('.') || key.includes('/.'))
+        continue;
+      const object = this.#listed(memory, key, path);
+      if (object) found.push(object);
     }
+    await memory.save();
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  /** The files under `dir` (key `dirKey`) whose keys start with `prefix`, but the origin's own folders. */
-  #walk(dir: string, dirKey: string, prefix: string): { key: string; path: string; link: boolean }[] {
-    const files: { key: string; path: string; link: boolean }[] = [];
-    const visit = (folder: string, folderKey: string) => {
-      for (const entry of readdirSync(folder, { withFileTypes: true })) {
-        if (entry.name.startsWith('.')) continue;
-        const key = folderKey + entry.name;
-        const path = folder + sep + entry.name;
-        if (entry.isDirectory()) {
-          const inside = `${key}/`;
-          if (inside.startsWith(prefix) || prefix.startsWith(inside))
-            try {
-              visit(path, inside);
-            } catch (error) {
-              if (!isMissing(error)) throw error;
-            }
-        } else if (key.startsWith(prefix)) files.push({ key, path, link: entry.isSymbolicLink() });
+  /** A file as a listing gives it, or null when it is none (gone while listed, a folder, a broken link). */
+  #listed(memory: DigestMemory, key: string, path: string): StoredObject | null {
+    try {
+      const before = statSync(path, { bigint: true, throwIfNoEntry: false });
+      if (!before?.isFile()) return null;
+      const stamp = stampOf(before);
+      const known = memory.md5(key, stamp);
+      if (known !== undefined) return { key, size: Number(before.size), md5: known };
+      const fd = openSync(path, 'r');
+      try {
+        const body = readFileSync(fd);
+        const after = fstatSync(fd, { bigint: true });
+        const md5 = md5Of(body);
+        this.#hashed += 1;
+        if (stampOf(after) === stamp && settled(after, Date.now())) memory.remember(key, stamp, md5);
+        return { key, size: body.length, md5 };
+      } finally {
+        closeSync(fd);
       }
-    };
-    visit(dir, dirKey);
-    return files;
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
   }
 
   /** The folders directly under `prefix` (which ends with `/`), as prefixes: one readdir, nothing below. */
@@ -328,64 +275,13 @@ export class DirectoryOrigin implements OriginStore {
 
   async delete(keys: readonly string[]): Promise<void> {
     await pLimit(FILE_CONCURRENCY).map(keys, (key) => rm(this.#path(key), { force: true }));
+    const gone = new Set(keys);
+    (await this.#digests)?.forget((key) => gone.has(key));
   }
 
   /** Removes the folder of `prefix` (which ends with `/`), whole. */
   async deletePrefix(prefix: string): Promise<void> {
     await rm(this.#path(prefix.replace(/\/$/, '')), { recursive: true, force: true });
-  }
-}
-
-const execFileAsync = promisify(execFile);
-
-/** Files a flat write handles between two turns of the event loop. */
-const FILES_PER_TURN = 128;
-
-/** Calls `each` on every item synchronously, yielding to the event loop every {@link FILES_PER_TURN}. */
-async function inTurns<T>(items: readonly T[], each: (item: T) => void): Promise<void> {
-  for (let start = 0; start < items.length; start += FILES_PER_TURN) {
-    for (const item of items.slice(start, start + FILES_PER_TURN)) each(item);
-    await yieldToLoop();
-  }
-}
-
-/**
- * Writes a flat build into a directory (`catalog build --out`): every file under a temporary name, one sync of
- * the file system, then renamed into place, the manifest last; a failure leaves the previous output. Synchronous
- * calls a slice at a time cost about half the CPU of libuv's pool for thousands of small files.
- */
-export async function writeFlat(dir: string, objects: readonly ObjectToWrite[]): Promise<void> {
-  const root = resolve(dir);
-  const folders = new Set<string>();
-  const staged: { temp: string; target: string }[] = [];
-  const suffix = `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fail = (error: unknown, message: (reason: string) => string) => {
-    for (const { temp } of staged) rmSync(temp, { force: true });
-    return new StoreError(message((error as Error).message), { cause: error });
-  };
-  try {
-    await inTurns(objects, (object) => {
-      const target = resolve(root, object.key);
-      const folder = dirname(target);
-      if (!folders.has(folder)) {
-        mkdirSync(folder, { recursive: true });
-        folders.add(folder);
-      }
-      const temp = target + suffix;
-      staged.push({ temp, target });
-      const { chunks } = object;
-      writeFileSync(temp, chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks as Buffer[]));
-    });
-    await execFileAsync('sync', ['-f', root]).catch(() => execFileAsync('sync', []));
-  } catch (error) {
-    throw fail(error, (reason) => `cannot write ${dir}: ${reason}; the previous output is untouched`);
-  }
-  // The manifest is renamed last (a stable sort): a reader that finds it finds every object it lists.
-  const last = join(root, MANIFEST);
-  staged.sort((a, b) => Number(a.target === last) - Number(b.target === last));
-  try {
-    await inTurns(staged, ({ temp, target }) => renameSync(temp, target));
-  } catch (error) {
-    throw fail(error, (reason) => `cannot replace files in ${dir}: ${reason}`);
+    (await this.#digests)?.forget((key) => key.startsWith(prefix));
   }
 }

@@ -1,7 +1,4 @@
-/**
- * The failures of publishing an operator must act on. Each is a `CatalogError` (contract/errors.ts), so the
- * command line prints its message as the one-line reason, and each names the builds and objects involved.
- */
+/** The failures of publishing an operator acts on: `CatalogError`s (one-line reasons) naming what failed. */
 import { CatalogError, describeCause, StoreError } from '../contract/errors.ts';
 
 /** Which guard refused a publish. */
@@ -17,21 +14,25 @@ export class PublishRefusedError extends CatalogError {
   }
 }
 
-/**
- * Writing a build failed part-way, or the written build does not match its manifest. The pointer was not
- * moved: the live build is unchanged, and running the command again converges.
- */
+/** Writing a build failed part-way, or it does not match its manifest: nothing moved, a rerun converges. */
 export class UploadError extends CatalogError {
   override name = 'UploadError';
 }
 
-/**
- * Reading or listing the origin or the key-value store failed: `what` failed because of `options.cause`. A
- * command that writes says that the live build was not changed; a `readOnly` one does not mention it.
- */
+/** `what` failed at the origin or the store because of `options.cause` (a command that writes: nothing moved). */
 export function storeFailure(what: string, options: ErrorOptions & { readOnly?: boolean }): StoreError {
   const tail = options.readOnly ? '' : '; the live build was not changed';
   return new StoreError(`${what} (${describeCause(options.cause)})${tail}`, options);
+}
+
+/** Runs `step`; a failure that is not a `CatalogError` already becomes {@link storeFailure}`(what)`. */
+export async function failing<T>(what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof CatalogError) throw error;
+    throw storeFailure(what, { cause: error });
+  }
 }
 
 /** There is no such build, or it is incomplete or damaged. */
@@ -42,4 +43,17 @@ export class HistoryError extends CatalogError {
 /** Another run holds the run lock (publish/lock.ts), so a command that needs it changed nothing. */
 export class RunLockBusyError extends CatalogError {
   override name = 'RunLockBusyError';
+}
+
+/**
+ * The bucket stored an object with another encryption than SSE-S3 (SSE-KMS, DSSE-KMS, SSE-C), so its ETag is not
+ * the MD5 of its bytes, which publishing judges every object by. Refused before anything goes live.
+ */
+export class EncryptionError extends CatalogError {
+  override name = 'EncryptionError';
+  constructor(bucket: string, key: string, encryption: string | undefined, etag: string, md5: string) {
+    super(
+      `${bucket} stored ${key} ${encryption ? `with ${encryption} encryption` : 'with another encryption than SSE-S3'} (its ETag ${JSON.stringify(etag)} is not the MD5 of its bytes, ${md5}): publishing needs S3 to list each object's MD5, which it does only for SSE-S3; set the bucket's default encryption to SSE-S3 (AES256) and publish again (infra/README.md); nothing went live`,
+    );
+  }
 }

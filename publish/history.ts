@@ -1,23 +1,13 @@
 /**
- * The history of the live pointer, for people: one object per move under `state/history/`, written once (S3
- * has no append), whose key says when, what kind and to which build. It is written just after the move, so a
- * rollback never reads it: the rollback line changes with the pointer (pointer.ts).
+ * The history of the live pointer, for people: one object per move under `state/history/`, written once just after
+ * the move, whose key says when, what kind and to which build. Nothing that decides anything reads it.
  */
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import {
-  BUILD_ID_PATTERN,
-  BUILDS_PREFIX,
-  type Discipline,
-  MANIFEST,
-  STATE_HISTORY_PREFIX,
-} from '../contract/index.ts';
-import type { KeyValueStore } from '../keys/store.ts';
-import { buildIdsOf, buildKey, parseManifest } from './core.ts';
+import { BUILD_ID_PATTERN, STATE_HISTORY_PREFIX, unanchored } from '../contract/index.ts';
 import { storeFailure } from './errors.ts';
 import { type OriginStore, stateObject } from './origin.ts';
-import { readPointer } from './pointer.ts';
 
 /** What moved the pointer (or, for `unpin`, released it). */
 export const MOVE_KINDS = ['publish', 'rollback', 'unpin'] as const;
@@ -47,16 +37,13 @@ export function moveKey(move: Pick<PointerMove, 'at' | 'kind' | 'to'>): string {
 }
 
 const KEY = new RegExp(
-  `^${STATE_HISTORY_PREFIX}(\\d{8}T\\d{9}Z)-(${MOVE_KINDS.join('|')})-(none|\\d{8}T\\d{6}Z-[0-9a-f]{8})-[0-9a-f]{4}\\.json$`,
+  `^${STATE_HISTORY_PREFIX}(\\d{8}T\\d{9}Z)-(${MOVE_KINDS.join('|')})-(none|${unanchored(BUILD_ID_PATTERN).source})-[0-9a-f]{4}\\.json$`,
 );
 
 /** What a move's key says: when (compact), what kind, to which build. Null for a key that is not a move. */
-export function parseMoveKey(key: string): {
-  readonly key: string;
-  readonly time: string;
-  readonly kind: MoveKind;
-  readonly to: string | null;
-} | null {
+export function parseMoveKey(
+  key: string,
+): { key: string; time: string; kind: MoveKind; to: string | null } | null {
   const match = KEY.exec(key);
   if (!match) return null;
   const [, time = '', kind = '', to = ''] = match;
@@ -109,48 +96,5 @@ export async function readHistory(origin: OriginStore, limit: number): Promise<P
     );
   } catch (error) {
     throw storeFailure(`reading the history of ${origin.name} failed`, { cause: error, readOnly: true });
-  }
-}
-
-/** One row of `catalog builds`. */
-export interface BuildListing {
-  readonly id: string;
-  readonly generatedAt: string | null;
-  readonly counts: Readonly<Record<Discipline, number>> | null;
-  readonly live: boolean;
-  /** In the pointer's history, in the rollback line, or live now (else a publish lost a race, say). */
-  readonly everLive: boolean;
-  readonly pinned: boolean;
-  /** Its manifest is there and reads (the upload finished). */
-  readonly complete: boolean;
-}
-
-/** The builds at an origin, newest first, from their manifests, the store's pointer and the history of its moves. */
-export async function listBuilds(origin: OriginStore, kvs: KeyValueStore): Promise<BuildListing[]> {
-  try {
-    const ids = await origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf);
-    const [pointer, moves] = await Promise.all([readPointer(kvs), listMoves(origin)]);
-    const wasLive = everLive(moves);
-    for (const id of [pointer.live, ...pointer.previous]) if (id !== null) wasLive.add(id);
-    const newest = ids.sort().reverse();
-    const manifests = await pLimit(READ_CONCURRENCY).map(newest, async (id) => {
-      const object = await origin.get(buildKey(id, MANIFEST));
-      const manifest = object ? parseManifest(object.body, id) : null;
-      return manifest && !('problem' in manifest) ? manifest : null;
-    });
-    return newest.map((id, index) => {
-      const manifest = manifests[index] ?? null;
-      return {
-        id,
-        generatedAt: manifest?.generatedAt ?? null,
-        counts: manifest?.counts ?? null,
-        live: id === pointer.live,
-        everLive: wasLive.has(id),
-        pinned: id === pointer.pin?.build,
-        complete: manifest !== null,
-      };
-    });
-  } catch (error) {
-    throw storeFailure(`listing the builds of ${origin.name} failed`, { cause: error, readOnly: true });
   }
 }

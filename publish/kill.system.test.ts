@@ -23,6 +23,7 @@ import { httpRequest, ROOT, runProcess, servedGeneratedAt } from '../testing/cli
 import type { Run } from '../testing/kill-runner.ts';
 import { FakeKvs, kvsClientFor, resolveKvsTestHost } from '../testing/kvs.ts';
 import { useScratchDir } from '../testing/scratch.ts';
+import { buildKey } from './core.ts';
 import { DirectoryOrigin } from './dir-origin.ts';
 import { readPointer } from './pointer.ts';
 import { S3Origin } from './s3-origin.ts';
@@ -163,10 +164,13 @@ async function served(kind: Kind, target: PublishTarget, s3: TestS3 | undefined)
 /** Everything the live build promises holds: its catalogs, its pages as its manifest names them, nothing else. */
 async function expectWhole(kind: Kind, target: PublishTarget, s3: TestS3 | undefined, point: string) {
   const { live } = await readPointer(target.kvs);
-  const read = await readLive(target.origin, live, { bytes: true });
+  const read = await readLive(target.origin, live);
   if (read.live.kind !== 'build') throw new Error(`${point}: nothing live (${JSON.stringify(read.live)})`);
   const { manifest, damage, pageDamage } = read.live;
   expect([damage, pageDamage], point).toEqual([[], []]);
+  // And by the bytes themselves, read and hashed here: each of the live build's objects is what its manifest says.
+  for (const [key, { md5 }] of Object.entries(manifest.objects))
+    expect((await target.origin.get(buildKey(live ?? '', key)))?.md5, `${point}: ${key}`).toBe(md5);
   const seen = await served(kind, target, s3);
   expect(seen.status, point).toBe(200);
   expect(seen.generatedAt, point).toEqual([manifest.generatedAt]);

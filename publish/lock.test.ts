@@ -9,10 +9,12 @@ import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
 import {
   acquireRunLock,
+  describeHolder,
   type HeldRunLock,
   type LockAttempt,
   RUN_LOCK_TTL_MS,
   RunLockRecord,
+  tookOverWarning,
 } from './lock.ts';
 import { stateObject } from './origin.ts';
 
@@ -68,7 +70,11 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
     const attempts = await Promise.all(['a', 'b', 'c'].map((by) => acquireRunLock(origin, by)));
     const held = attempts.flatMap((attempt) => ('held' in attempt ? [attempt.held] : []));
     expect(held).toHaveLength(1);
-    expect(held[0]?.tookOver).toMatchObject({ by: 'crashed' });
+    expect(held[0]?.tookOver).toMatchObject({ by: 'crashed', dead: false });
+    // Its process is this one, alive: it is named as expired.
+    expect(
+      tookOverWarning(held[0]?.tookOver ?? { by: '', host: '', pid: 0, since: '', expires: '', dead: true }),
+    ).toMatch(/^took over the run lock of crashed \(pid \d+ on .+\), which had expired$/);
     const stored = RunLockRecord.parse(JSON.parse((await origin.get(STATE_RUN_LOCK))?.body.toString() ?? ''));
     expect(stored).toEqual(held[0]?.record);
     for (const attempt of attempts) if ('busy' in attempt) expect(attempt.busy.by).toBe(held[0]?.record.by);
@@ -87,7 +93,11 @@ describe.each(TARGET_KINDS)('the run lock on %s', (kind) => {
       overwrite: true,
     });
     const next = heldOf(await acquireRunLock(origin, 'next'));
-    expect(next.tookOver).toMatchObject({ by: 'killed', pid: dead });
+    expect(next.tookOver).toMatchObject({ by: 'killed', pid: dead, dead: true });
+    // Named as dead, not as expired: its lock had not expired.
+    expect(tookOverWarning(next.tookOver ?? { ...killed.record, dead: false })).toBe(
+      `took over the run lock of ${describeHolder({ ...killed.record, pid: dead })}, whose process is dead`,
+    );
     await next.release();
     // A live holder of this host is waited for, as before.
     const live = heldOf(await acquireRunLock(origin, 'live'));

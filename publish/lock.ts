@@ -1,26 +1,24 @@
 /**
- * The run lock at the origin (docs/decisions.md#build-cost): one object, `state/run-lock.json`, created only
- * if absent (S3 `If-None-Match: *`; a directory: an exclusive link), holding who runs and until when. A second
- * run finds it and exits early as `busy`; the holder renews the expiry while it runs; a crashed run's lock
- * expires (or, its process gone from this host, is free at once) and the next run takes it over with a compare-and-swap on the lock's MD5 (S3 `If-Match`), so two
- * runs taking over at once cannot both win. The live pointer's own conditional write still refuses a stale
- * flip: the lock saves a second run its work, it is not what keeps the pointer right.
+ * The run lock at the origin (docs/decisions.md#build-cost): `state/run-lock.json`, created only if absent,
+ * saying who runs and until when. A second run finds it and ends `busy`; the holder renews it while it runs; a
+ * crashed run's lock expires (its process dead on this host: at once) and the next run takes it over by a compare
+ * and swap on its MD5, which only one run can win. The lock saves a run its work: the pointer's own conditional
+ * write is what keeps the pointer right.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
-import { isAlive } from '../keys/file-store.ts';
-import { type ObjectToWrite, type OriginStore, stateObject } from './origin.ts';
+import { isAlive } from '../files/alive.ts';
+import { type OriginStore, parseStoredJson, stateObject } from './origin.ts';
 
 /** How long a lock lasts without renewal: a crashed run blocks the next ones at most this long. */
 export const RUN_LOCK_TTL_MS = 120_000;
 
 /** The lock as stored. */
 export const RunLockRecord = z.object({
-  /** A random id of the run holding it. */
+  /** A random id of the run holding it, and what runs: `catalog publish`, `catalog rollback`, `lambda`. */
   run: z.string(),
-  /** What runs: `catalog publish`, `catalog rollback`, `lambda`. */
   by: z.string(),
   host: z.string(),
   pid: z.number().int(),
@@ -33,40 +31,36 @@ export type RunLockRecord = z.output<typeof RunLockRecord>;
 /** The lock another run holds. */
 export type LockHolder = Readonly<Omit<RunLockRecord, 'run'>>;
 
-/** A lock this run holds: renewed in the background until released. */
+/**
+ * A lock this run holds, renewed until released (`release` never throws): the lock it took over, if any (`dead`:
+ * its holder's process, on this host, is gone); `lost` once a renewal found it another run's.
+ */
 export interface HeldRunLock {
   readonly record: RunLockRecord;
-  /** The expired lock this run took over, if it did. */
-  readonly tookOver: LockHolder | null;
-  /** Set when a renewal found the lock no longer ours (we stalled past its expiry and another run took it). */
+  readonly tookOver: (LockHolder & { readonly dead: boolean }) | null;
   readonly lost: () => boolean;
-  /** Stops renewing and removes the lock if it is still ours. Never throws. */
   release(): Promise<void>;
 }
 
 export type LockAttempt = { readonly held: HeldRunLock } | { readonly busy: LockHolder };
 
-function lockObject(record: RunLockRecord): ObjectToWrite {
-  return stateObject(STATE_RUN_LOCK, `${JSON.stringify(record)}\n`);
-}
+const lockObject = (record: RunLockRecord) => stateObject(STATE_RUN_LOCK, `${JSON.stringify(record)}\n`);
 
 /** The stored lock: its record (or, unreadable, an expiry from when it was written) and its MD5. */
 export async function readLock(origin: OriginStore): Promise<{ holder: LockHolder; md5: string } | null> {
   const stored = await origin.get(STATE_RUN_LOCK);
   if (!stored) return null;
-  let parsed: RunLockRecord | undefined;
-  try {
-    parsed = RunLockRecord.parse(JSON.parse(stored.body.toString('utf8')));
-  } catch {
-    parsed = undefined;
-  }
-  const holder: LockHolder = parsed ?? {
-    by: 'unknown (an unreadable lock)',
-    host: 'unknown',
-    pid: 0,
-    since: stored.lastModified.toISOString(),
-    expires: new Date(stored.lastModified.getTime() + RUN_LOCK_TTL_MS).toISOString(),
-  };
+  const read = parseStoredJson(stored.body, STATE_RUN_LOCK, RunLockRecord, { what: 'a lock', noun: 'lock' });
+  const holder: LockHolder =
+    'value' in read
+      ? read.value
+      : {
+          by: 'unknown (an unreadable lock)',
+          host: 'unknown',
+          pid: 0,
+          since: stored.lastModified.toISOString(),
+          expires: new Date(stored.lastModified.getTime() + RUN_LOCK_TTL_MS).toISOString(),
+        };
   return { holder, md5: stored.md5 };
 }
 
@@ -75,9 +69,15 @@ export function describeHolder(holder: LockHolder): string {
   return `${holder.by} (pid ${holder.pid} on ${holder.host}, since ${holder.since}, lock until ${holder.expires})`;
 }
 
+/** The warning of a run that took over a lock: its holder's process was dead, or the lock had expired. */
+export function tookOverWarning(holder: LockHolder & { readonly dead: boolean }): string {
+  return `took over the run lock of ${describeHolder(holder)}, ${holder.dead ? 'whose process is dead' : 'which had expired'}`;
+}
+
 /**
- * Takes the run lock for `by` (what runs: `catalog publish`, `lambda`), or finds it held. An expired lock is
- * taken over (`tookOver` names its run). Throws when the origin cannot be read or written.
+ * Takes the run lock for `by` (what runs: `catalog publish`, `lambda`), or finds it held. A lock that expired, or
+ * whose holder is a process of this host that is dead, is taken over (`tookOver` names its run). Throws when the
+ * origin cannot be read or written.
  */
 export async function acquireRunLock(origin: OriginStore, by: string): Promise<LockAttempt> {
   const run = randomBytes(8).toString('hex');
@@ -91,7 +91,7 @@ export async function acquireRunLock(origin: OriginStore, by: string): Promise<L
     expires: new Date(now.getTime() + RUN_LOCK_TTL_MS).toISOString(),
   });
 
-  let tookOver: LockHolder | null = null;
+  let tookOver: HeldRunLock['tookOver'] = null;
   let record = recordAt(since);
   let object = lockObject(record);
   // A lock released between our create and our read is simply tried again.
@@ -102,11 +102,11 @@ export async function acquireRunLock(origin: OriginStore, by: string): Promise<L
       if (attempt < 3) continue;
       throw new Error(`${origin.name}: ${STATE_RUN_LOCK} could not be created nor read`);
     }
-    // A holder on this host whose process is gone (killed) holds nothing: its lock is taken over at once.
-    const gone = found.holder.host === hostname() && !isAlive(found.holder.pid);
-    if (Date.parse(found.holder.expires) > Date.now() && !gone) return { busy: found.holder };
+    // A holder on this host whose process is dead (killed) holds nothing: its lock is taken over at once.
+    const dead = found.holder.host === hostname() && !isAlive(found.holder.pid);
+    if (Date.parse(found.holder.expires) > Date.now() && !dead) return { busy: found.holder };
     if (await origin.replace(object, found.md5)) {
-      tookOver = found.holder;
+      tookOver = { ...found.holder, dead };
       break;
     }
     // Another run took the expired lock first: it is busy now.

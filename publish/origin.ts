@@ -1,29 +1,22 @@
 /**
- * The origin: where the gateway's objects are stored — an S3 bucket on AWS (s3-origin.ts), a directory on one
- * machine (dir-origin.ts). Publishing writes builds through this interface and the local edge reads through
- * it, so the local stack runs the same code path as production.
+ * The origin: where the gateway's objects are stored — an S3 bucket (s3-origin.ts) or a directory (dir-origin.ts).
+ * Publishing writes and the local edge reads through this interface: the local stack runs production's code.
  */
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { BuildObject } from '../builder/build.ts';
 import { type StoredHeaders, storedHeaders } from '../contract/objects.ts';
 
-/** An object to write: its key, its bytes and their digests; its headers follow from its key. */
+/** An object to write: its key, its bytes and their digests (hex; a store refuses bytes that do not match them). */
 export interface ObjectToWrite {
-  /** The key at the origin: `builds/<id>/catalog.json.br`, `pages/<digest>.html`, `errors/500.json`. */
   readonly key: string;
   readonly chunks: readonly Buffer[];
   readonly size: number;
-  /** SHA-256 (hex), sent as the upload's checksum: a store refuses a body damaged on the way. */
   readonly sha256: string;
-  /** MD5 (hex). */
   readonly md5: string;
 }
 
-/**
- * A built object as it is written at `key`: its chunks as they are (never joined), read only when the object is
- * written (a page renders its bytes on each read).
- */
+/** A built object as it is written at `key`: its chunks read only when written (a page renders them each time). */
 export function objectToWrite(object: BuildObject, key: string): ObjectToWrite {
   return {
     key,
@@ -36,20 +29,11 @@ export function objectToWrite(object: BuildObject, key: string): ObjectToWrite {
   };
 }
 
-/** An object of these bytes, hashed here. */
-export function bytesObject(key: string, chunks: readonly Buffer[]): ObjectToWrite {
-  const [sha256, md5] = ['sha256', 'md5'].map((algorithm) => {
-    const hash = createHash(algorithm);
-    for (const chunk of chunks) hash.update(chunk);
-    return hash.digest('hex');
-  }) as [string, string];
-  const size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-  return { key, chunks, size, sha256, md5 };
-}
-
 /** A JSON record of the catalog's own state at the origin (`state/…`): never served, never cached. */
 export function stateObject(key: string, text: string): ObjectToWrite {
-  return bytesObject(key, [Buffer.from(text)]);
+  const body = Buffer.from(text);
+  const hex = (algorithm: string) => createHash(algorithm).update(body).digest('hex');
+  return { key, chunks: [body], size: body.length, sha256: hex('sha256'), md5: hex('md5') };
 }
 
 /**
@@ -77,23 +61,19 @@ export function parseStoredJson<T extends z.ZodType>(
   };
 }
 
-/** What a listing says of a stored object, without reading it. */
+/** What a listing says of a stored object, without reading it, on every origin alike. */
 export interface StoredObject {
   readonly key: string;
-  /** Its size in bytes; a directory's listing leaves it out for a copy (`copyOf`), whose size is its source's. */
-  readonly size?: number;
-  /** The MD5 of its bytes (hex) where the store computed it from them: S3's ETag of a one-part object. */
-  readonly md5?: string;
-  /** The key whose object this one is a copy of, where the store keeps copies as links (a directory). */
-  readonly copyOf?: string;
+  readonly size: number;
+  /** The MD5 of its bytes (hex): S3's ETag of a one-part object (another ETag is no digest: no page's). */
+  readonly md5: string;
 }
 
-/** A stored object with its bytes and headers. */
+/** A stored object with its bytes, their MD5 and its headers. */
 export interface FetchedObject extends StoredHeaders {
   readonly key: string;
   readonly body: Buffer;
   readonly size: number;
-  /** MD5 of the bytes (hex). */
   readonly md5: string;
   readonly lastModified: Date;
 }
@@ -101,43 +81,29 @@ export interface FetchedObject extends StoredHeaders {
 /** How {@link OriginStore.copy} copies. */
 export interface CopyOptions {
   readonly overwrite: boolean;
-  /** Copy only while `from` holds the bytes of this MD5 (hex); such a copy overwrites `to`. */
-  readonly sourceMd5?: string;
+  /** Copy only while `from` holds the bytes of this MD5 (hex). */
+  readonly sourceMd5: string;
 }
 
 /**
- * One store of objects. Keys are `/`-separated; reads resolve null for a missing object, reject on failure.
- * Every write places a whole object or nothing: no reader, and no crash, ever sees half of one.
+ * One store of objects: it lists, reads, writes, copies and deletes, and gives the MD5 of every object it lists.
+ * Keys are `/`-separated; reads resolve null for a missing object, reject on failure. Every write places a whole
+ * object or nothing: no reader, and no crash, ever sees half of one.
  */
 export interface OriginStore {
   /** How messages name it: `s3://bucket`, or the directory. */
   readonly name: string;
-  /**
-   * Writes one object, with the headers of its key. With `overwrite: false` an existing object is left as it is
-   * and the answer is `exists` (objects named by their content, and a build's, are written once). A directory
-   * stores a live page (`plans/<id>.html`) under its digest and links it, as {@link copy} would.
-   */
+  /** Writes one object, with the headers of its key; without `overwrite`, an existing one is left (`exists`). */
   put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'>;
-  /**
-   * Makes `to` a copy of the object at `from`, inside the origin (S3 CopyObject: no bytes sent; a directory: a
-   * link to the file `from` is or links to, so its listing names that). `overwrite` as for {@link put}; a missing
-   * `from` rejects, and so does one whose MD5 is not `sourceMd5` when that is given (S3's
-   * `x-amz-copy-source-if-match`).
-   */
+  /** Copies `from` to `to` inside the origin (no bytes sent to S3), only while `from` has the MD5 `sourceMd5`. */
   copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'>;
   /** The object with its bytes and headers, or null. */
   get(key: string): Promise<FetchedObject | null>;
-  /**
-   * Replaces an object only if its MD5 is still `expectedMd5` (compare and swap: S3's `If-Match`); resolves
-   * false, changing nothing, when it changed or is gone. The run lock's takeover and renewal use it.
-   */
+  /** Replaces an object only while its MD5 is `expectedMd5` (compare and swap); else false, nothing changed. */
   replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean>;
-  /** Every object under `prefix`, sorted by key. */
+  /** Every object under `prefix`, sorted by key, each with its size and MD5. */
   list(prefix: string): Promise<StoredObject[]>;
-  /**
-   * The "folders" directly under `prefix` (which ends with `/`), each as a prefix ending with `/`, sorted —
-   * without listing what they hold (S3: a listing with the delimiter `/`; a directory: one readdir).
-   */
+  /** The "folders" directly under `prefix` (ending with `/`) as prefixes, sorted, without listing what they hold. */
   listPrefixes(prefix: string): Promise<string[]>;
   /** Deletes objects (missing ones are no error). */
   delete(keys: readonly string[]): Promise<void>;

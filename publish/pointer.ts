@@ -1,8 +1,7 @@
 /**
- * The live build (`build:live`, read by the viewer-request function), the pin a rollback sets (`build:pin`) and
- * the rollback line (`build:previous`, newest first). Each move is one conditional write through the store's
- * atomic update, from the build it started from, and the line changes in that same write, so no crash can
- * leave the pointer moved and the line behind.
+ * The live build (`build:live`, which the viewer-request function reads), a rollback's pin (`build:pin`) and the
+ * rollback line (`build:previous`, newest first). Each move is one conditional write from the build it started
+ * from, the line changed in that same write: no crash leaves the pointer moved and the line behind.
  */
 import { realpath } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
@@ -122,11 +121,10 @@ export function shownValue(value: string): string {
 
 /** The rollback line as stored: build ids only. */
 function previousOf(raw: string | undefined): string[] {
-  if (raw === undefined) return [];
   try {
-    const parsed: unknown = JSON.parse(raw);
+    const parsed: unknown = JSON.parse(raw ?? '[]');
     return Array.isArray(parsed)
-      ? parsed.filter((id): id is string => typeof id === 'string' && BUILD_ID_PATTERN.test(id))
+      ? parsed.filter((id) => typeof id === 'string' && BUILD_ID_PATTERN.test(id))
       : [];
   } catch {
     return [];
@@ -185,22 +183,21 @@ export async function movePointer(
   from: string | null,
   to: string,
   where: Binding,
-): Promise<Pointer> {
+): Promise<{ readonly before: Pointer; readonly after: Pointer }> {
   return store.update((entries) => {
+    const before = pointerOf(entries);
     bindOrigin(entries, store.name, where);
-    const now = pointerOf(entries);
-    if (now.pin) throw new PinnedError(now.pin);
-    if (now.live !== from) throw new PointerMovedError(store.name, from, now.live, 'publish');
+    if (before.pin) throw new PinnedError(before.pin);
+    if (before.live !== from) throw new PointerMovedError(store.name, from, before.live, 'publish');
     entries.set(KVS_LIVE_BUILD, to);
-    setPrevious(entries, lineAfterLeaving(from, now.previous));
-    return pointerOf(entries);
+    setPrevious(entries, lineAfterLeaving(from, before.previous));
+    return { before, after: pointerOf(entries) };
   });
 }
 
 /**
  * Points at `pin.build` and pins it there (a rollback), as {@link movePointer} does. The line becomes what was
- * below `pin.build` in it, so a second rollback goes further back; a build not in it (`--to`) is put before the
- * build that was live, which a plain rollback then returns to.
+ * below it, so a second rollback goes further back; a build not in it (`--to`) is put before the one that was live.
  */
 export async function pinPointer(
   store: KeyValueStore,

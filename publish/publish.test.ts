@@ -7,7 +7,8 @@
 import { readdir } from 'node:fs/promises';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { builds, type PublishSummary, publish, rollback, unpin } from '../app/run.ts';
+import { builds } from '../app/builds.ts';
+import { type PublishSummary, publish, rollback, unpin } from '../app/run.ts';
 import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import type { BuildObject, BuildResult, PreparedBuild } from '../builder/build.ts';
 import { settingRef } from '../contract/errors.ts';
@@ -223,10 +224,8 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     expect(await written(target.origin)).toEqual(
       [
         ...own.map((object) => buildKey(result.buildId, object.key)),
+        // A page's bytes are kept under their digest only once a run replaces its live copy.
         ...pages.map((page) => page.key),
-        // S3 stores a page's bytes under their digest once its live copy is overwritten; a directory's live page
-        // is a link to them.
-        ...(kind === 'a directory' ? pages.map(storedPage) : []),
         'errors/404.html',
         'errors/500.json',
       ].sort(),
@@ -593,11 +592,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       ),
     );
     expect(stored.filter((key) => !named.has(key))).toEqual([]);
-    // S3 stores a page once its live copy is replaced (plans 1, 2 and 3 as A had them; B, C and D name only 2
-    // and 3 of those); a directory, each one.
-    expect(stored).toEqual(
-      kind === 's3rver' ? [2, 3].map((index) => pageOf(a, index)).sort() : [...named].sort(),
-    );
+    // A page is kept once its live copy is replaced (plans 1, 2 and 3 as A had them; B, C and D name only 2
+    // and 3 of those).
+    expect(stored).toEqual([2, 3].map((index) => pageOf(a, index)).sort());
     if (kind === 'a directory')
       expect(await readdir(`${scratch.dir}/origin/builds`)).toEqual(
         [b, c, d].map((result) => result.buildId),
@@ -646,11 +643,9 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
     const expected = [
       // Every catalog holds the build's generatedAt: each changes, with its variants; openapi.yaml is written again.
       ...own.map((object) => `PUT ${buildKey(next.buildId, object.key)}`),
-      // S3: the page it replaces stored under its digest (a copy), then the page live. A directory stores the new
-      // page under its digest and links it live (the page it replaces is stored already).
-      ...(s3
-        ? [`COPY ${page.key} > ${replaced}`, `PUT ${page.key}`]
-        : [`PUT ${storedPage(page)}`, `PUT ${page.key}`]),
+      // The page it replaces kept under its digest (a copy), then the page live.
+      `COPY ${page.key} > ${replaced}`,
+      `PUT ${page.key}`,
     ].sort();
     // Each catalog and openapi.yaml with two variants, the manifest; the page once and the page it replaces.
     expect(expected).toHaveLength(3 * (CATALOGS.length + 1) + 1 + 2);
@@ -788,23 +783,16 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
       `${stray} is not a page of the build`,
     ]);
     const again = await publishBuild(await build(rows.slice(0, 12)), target);
-    if (s3)
-      // S3 held the bytes of those two pages nowhere else (a page is stored once its live copy is replaced): the
-      // build is damaged, and a fresh one of the same content writes them.
-      expect(again).toMatchObject({
-        result: 'published',
-        warnings: [
-          // The page of no plan, deleted; the other two are the damage.
-          `put 1 live page(s) back to build ${first.buildId}'s`,
-          expect.stringMatching(new RegExp(`^live build ${first.buildId} is damaged \\(the page of `)),
-        ],
-      });
-    // A directory's live page is a link to its stored bytes: put back by copies.
-    else
-      expect(again).toMatchObject({
-        result: 'skipped-identical',
-        warnings: [`put 3 live page(s) back to build ${first.buildId}'s`],
-      });
+    // The bytes of those two pages were held nowhere else (a page is kept once its live copy is replaced): the
+    // build is damaged, and a fresh one of the same content writes them.
+    expect(again).toMatchObject({
+      result: 'published',
+      warnings: [
+        // The page of no plan, deleted; the other two are the damage.
+        `put 1 live page(s) back to build ${first.buildId}'s`,
+        expect.stringMatching(new RegExp(`^live build ${first.buildId} is damaged \\(the page of `)),
+      ],
+    });
     for (const page of [one, two, three])
       expect((await target.origin.get(page.key))?.body.equals(page.body)).toBe(true);
     expect(await target.origin.get(stray)).toBeNull();
@@ -821,29 +809,27 @@ describe.each(ORIGINS)('publishing to %s, the pointer in the store file', (kind)
 describe('a bigger catalog (a directory)', () => {
   const scratch = useScratchDir({ prefix: 'catalog-bigger-' });
 
-  it('names every page by its digest in the manifest, and a changed title stores one page and links it live', async () => {
+  it('names every page by its digest, keeps the one a changed title replaces, and an unchanged run reads no page', async () => {
     const many = [...generateRows(560, 7)];
-    const origin = new DirectoryOrigin(`${scratch.dir}/origin`);
-    const target = { origin, kvs: new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true }) };
-    const first = await publishBuild(await build(many), target);
-    const stored = await keys(origin, PAGES_PREFIX);
-    const live = await keys(origin, 'plans/');
-    expect(stored).toHaveLength(first.plans);
-    expect(live).toHaveLength(first.plans);
-    const next = await publishBuild(await build(retitled(many, 'renamed', 5)), target);
+    const at = `${scratch.dir}/origin`;
+    const kvs = new FileKeyValueStore(`${scratch.dir}/kvs.json`, { create: true });
+    const first = await publishBuild(await build(many), { origin: new DirectoryOrigin(at), kvs });
+    expect(await keys(new DirectoryOrigin(at), 'plans/')).toHaveLength(first.plans);
+    expect(await keys(new DirectoryOrigin(at), PAGES_PREFIX)).toEqual([]);
+    // A run of its own (a new origin object): it knows each page's MD5 from what the first one wrote.
+    const again = new DirectoryOrigin(at);
+    expect((await publishBuild(await build(many), { origin: again, kvs })).result).toBe('skipped-identical');
+    expect(again.hashed).toBe(0);
+    const origin = new DirectoryOrigin(at);
+    const next = await publishBuild(await build(retitled(many, 'renamed', 5)), { origin, kvs });
     const was = (await storedBuild(origin, first.buildId)).manifest.pages;
     const now = (await storedBuild(origin, next.buildId)).manifest.pages;
     const changed = Object.keys(now).filter((id) => was[id] !== now[id]);
     expect(changed).toHaveLength(1);
-    expect((await keys(origin, PAGES_PREFIX)).filter((key) => !stored.includes(key))).toEqual([
-      pageContentKey(now[changed[0] as string] as string),
-    ]);
-    // Each live page is a link to the page its build names: the listing tells, no page is read.
-    expect(
-      (await origin.list('plans/')).every(
-        (object) => object.copyOf === pageContentKey(now[idOf(object.key)] as string),
-      ),
-    ).toBe(true);
+    expect(await keys(origin, PAGES_PREFIX)).toEqual([pageContentKey(was[changed[0] as string] as string)]);
+    // Each live page holds the page its build names: the listing's MD5s tell, and no page was read to hash it.
+    expect((await origin.list('plans/')).every((object) => object.md5 === now[idOf(object.key)])).toBe(true);
+    expect(origin.hashed).toBe(0);
   });
 });
 

@@ -1,19 +1,21 @@
 /**
- * The origin as an S3 bucket (or an S3-compatible store). The client is built by the entry point
- * (app/clients.ts) and passed in. Uploads are conditional (`If-None-Match: *`) where no overwrite is wanted,
- * and carry their SHA-256 and MD5 so the store refuses a body damaged on the way; a copy is made by the bucket
- * itself (CopyObject), so no bytes travel. Builds are found by a listing with the delimiter `/` and removed with
- * DeleteObjects, 1,000 keys a request.
+ * The origin as an S3 bucket (or an S3-compatible store), its client passed in (app/clients.ts). Uploads are
+ * conditional (`If-None-Match: *`) where no overwrite is wanted and carry their SHA-256 and MD5; a copy is made by
+ * the bucket (CopyObject: no bytes travel). Every write's answer must show the MD5 of its bytes as its ETag, which
+ * S3 gives only for SSE-S3 ({@link EncryptionError}). Builds are deleted with DeleteObjects, 1,000 keys a request.
  */
 import {
   CopyObjectCommand,
+  type CopyObjectCommandOutput,
   DeleteObjectsCommand,
   GetObjectCommand,
   PutObjectCommand,
+  type PutObjectCommandOutput,
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { httpStatusOf } from '../contract/errors.ts';
+import { EncryptionError } from './errors.ts';
 import {
   type CopyOptions,
   type FetchedObject,
@@ -34,8 +36,13 @@ function isMissing(error: unknown): boolean {
   return name === 'NoSuchKey' || name === 'NotFound' || httpStatusOf(error) === 404;
 }
 
-/** S3's ETag of an object uploaded in one part is its MD5, quoted. */
+/** S3's ETag of an object uploaded in one part and encrypted with SSE-S3 is its MD5, quoted. */
 const md5Of = (etag: string | undefined) => etag?.replaceAll('"', '') ?? '';
+
+/** What a PutObject or CopyObject answers that a write checks. */
+type WriteAnswer = Partial<
+  Pick<PutObjectCommandOutput & CopyObjectCommandOutput, 'ETag' | 'CopyObjectResult' | 'ServerSideEncryption'>
+>;
 
 /** One bucket. */
 export class S3Origin implements OriginStore {
@@ -69,30 +76,50 @@ export class S3Origin implements OriginStore {
 
   /** Sends a write made with `If-None-Match: *` unless `overwrite`; `exists` when that condition failed. */
   async #write(
-    send: (condition: { IfNoneMatch?: string }) => Promise<unknown>,
+    key: string,
+    md5: string,
+    send: (condition: { IfNoneMatch?: string }) => Promise<WriteAnswer>,
     overwrite: boolean,
   ): Promise<'written' | 'exists'> {
+    let answer: WriteAnswer;
     try {
-      await send(overwrite ? {} : { IfNoneMatch: '*' });
-      return 'written';
+      answer = await send(overwrite ? {} : { IfNoneMatch: '*' });
     } catch (error) {
       if (!overwrite && isConflict(error)) return 'exists';
       throw error;
     }
+    await this.#check(key, md5, answer, !overwrite);
+    return 'written';
+  }
+
+  /** Refuses an answer whose ETag is not `md5` (see {@link EncryptionError}), deleting the object if `created`. */
+  async #check(key: string, md5: string, answer: WriteAnswer, created: boolean): Promise<void> {
+    const etag = md5Of(answer.ETag ?? answer.CopyObjectResult?.ETag);
+    const encryption = answer.ServerSideEncryption;
+    if (etag === md5 && (encryption === undefined || encryption === 'AES256')) return;
+    if (created) await this.delete([key]).catch(() => {});
+    throw new EncryptionError(this.name, key, encryption, etag, md5);
   }
 
   put(object: ObjectToWrite, options: { readonly overwrite: boolean }): Promise<'written' | 'exists'> {
     return this.#write(
+      object.key,
+      object.md5,
       (condition) => this.#client.send(this.#putCommand(object, condition)),
       options.overwrite,
     );
   }
 
-  /** A copy made by the bucket, with the headers of its own key (a live page is not immutable, as its source is). */
+  /**
+   * A copy made by the bucket, with the headers of its own key (a live page is not immutable, as its source is),
+   * only while its source has the ETag `sourceMd5` (`x-amz-copy-source-if-match`).
+   */
   copy(from: string, to: string, options: CopyOptions): Promise<'written' | 'exists'> {
     const CopySource = `${this.#bucket}/${encodeURI(from)}`;
     const headers = storedHeaders(to);
     return this.#write(
+      to,
+      options.sourceMd5,
       (condition) =>
         this.#client.send(
           new CopyObjectCommand({
@@ -103,17 +130,18 @@ export class S3Origin implements OriginStore {
             ContentType: headers.contentType,
             CacheControl: headers.cacheControl,
             ...(headers.contentEncoding ? { ContentEncoding: headers.contentEncoding } : {}),
-            ...(options.sourceMd5 ? { CopySourceIfMatch: `"${options.sourceMd5}"` } : {}),
+            CopySourceIfMatch: `"${options.sourceMd5}"`,
             ...condition,
           }),
         ),
-      options.overwrite || options.sourceMd5 !== undefined,
+      options.overwrite,
     );
   }
 
   async replace(object: ObjectToWrite, expectedMd5: string): Promise<boolean> {
     try {
-      await this.#client.send(this.#putCommand(object, { IfMatch: `"${expectedMd5}"` }));
+      const answer = await this.#client.send(this.#putCommand(object, { IfMatch: `"${expectedMd5}"` }));
+      await this.#check(object.key, object.md5, answer, false);
       return true;
     } catch (error) {
       if (isConflict(error) || isMissing(error)) return false;

@@ -1,10 +1,9 @@
 /**
- * The steps a publish, a rollback and an unpin are made of (publish/README.md): each a small function over the
- * run's {@link RunState}, timed by {@link runSteps}. A step that settles the run's outcome returns it (`busy`,
- * `skipped-pinned`, `skipped-identical`); a failure is thrown. The lists themselves are in app/run.ts.
+ * The steps of a publish, a rollback and an unpin (publish/README.md), as functions of values that app/run.ts calls
+ * in order; the decisions are core.ts's. A failure to act on is a `CatalogError` (errors.ts) naming what failed.
  */
 import pLimit from 'p-limit';
-import { type BuildObject, type BuildResult, completeBuild, type PreparedBuild } from '../builder/build.ts';
+import type { BuildObject, BuildResult } from '../builder/build.ts';
 import { CatalogError, describeCause, settingRef } from '../contract/errors.ts';
 import {
   BUILD_ID_PATTERN,
@@ -15,15 +14,13 @@ import {
   pageContentKey,
   planPageKey,
   STATE_HISTORY_PREFIX,
-  totalPlans,
 } from '../contract/index.ts';
 import type { KeyValueStore } from '../keys/store.ts';
 import {
   buildIdsOf,
   buildKey,
   buildsToPrune,
-  decide,
-  type GuardOptions,
+  keptPagesOf,
   type LiveCatalog,
   liveDamage,
   livePagesOf,
@@ -31,29 +28,20 @@ import {
   parseManifest,
   rollbackTarget,
   type StoredManifest,
-  storedPagesOf,
   unreferencedPages,
 } from './core.ts';
-import { HistoryError, PublishRefusedError, RunLockBusyError, storeFailure, UploadError } from './errors.ts';
+import { failing, HistoryError, storeFailure, UploadError } from './errors.ts';
 import { type PointerMove, recordMove } from './history.ts';
-import {
-  acquireRunLock,
-  describeHolder,
-  type HeldRunLock,
-  type LockHolder,
-  RUN_LOCK_TTL_MS,
-} from './lock.ts';
-import { type OriginStore, objectToWrite, type StoredObject } from './origin.ts';
+import { acquireRunLock, type LockAttempt } from './lock.ts';
+import { type OriginStore, objectToWrite } from './origin.ts';
 import {
   type Binding,
   bindingOf,
   DeploymentError,
   mismatch,
-  movePointer,
   type Pin,
   PinnedError,
   type Pointer,
-  pinPointer,
   readPointer,
   shownValue,
   unpinPointer,
@@ -65,7 +53,7 @@ export interface PublishTarget {
   readonly kvs: KeyValueStore;
 }
 
-/** What a long operation is doing now (for a progress display): its stage, and how far it is when counted. */
+/** What a long operation is doing now (for a progress display), and how far it is when counted. */
 export interface Progress {
   readonly stage: string;
   readonly done?: number;
@@ -75,106 +63,17 @@ export interface Progress {
 /** Hears each {@link Progress} of an operation, as it goes. */
 export type ProgressSink = (progress: Progress) => void;
 
+/** What every step of a run is given: where it acts, who runs it and when, where progress and warnings go. */
+export interface Run {
+  readonly target: PublishTarget;
+  readonly at: Date;
+  readonly by: string;
+  readonly progress: ProgressSink;
+  readonly warn: (warning: string) => void;
+}
+
 /** Writes at once: the SDK's HTTP agent keeps 50 sockets. */
 export const WRITE_CONCURRENCY = 32;
-
-/** How a run was asked to go. */
-export interface RunOptions extends GuardOptions {
-  /** Remove a rollback's pin first (publish), or only that (unpin). */
-  readonly unpin?: boolean;
-  /** Take an origin the store does not record, or replace a live build the origin lacks (see {@link prove}). */
-  readonly recover?: boolean;
-  /** `--to` of a rollback. */
-  readonly to?: string;
-  /** Builds kept by a prune. */
-  readonly keep?: number;
-  /** Who runs it, for the history of the pointer (`user@host`, the builder function). */
-  readonly actor?: string;
-  /** What runs, as the run lock names it (`catalog publish`, `lambda`). */
-  readonly runBy?: string;
-  readonly clock?: () => Date;
-  readonly progress?: ProgressSink;
-}
-
-/** How a run ended, when a step settled it: its result and why. */
-export type Stop =
-  | { readonly result: 'busy'; readonly reason: string; readonly holder: LockHolder }
-  | { readonly result: 'skipped-pinned'; readonly reason: string; readonly pin: Pin }
-  | { readonly result: 'skipped-identical'; readonly reason: string };
-
-/** What the steps of one run know, as they learn it. */
-export class RunState {
-  readonly target: PublishTarget;
-  readonly options: RunOptions;
-  /** Problems that did not fail the run. */
-  readonly warnings: string[] = [];
-  /** Each step's duration, by name. */
-  readonly durationsMs: Record<string, number> = {};
-  binding?: Binding;
-  pointer?: Pointer;
-  /** The live build's manifest as `prove` read it. */
-  proven?: { readonly id: string; readonly manifest: StoredManifest };
-  lock?: HeldRunLock;
-  /** Makes the new build's first step (app/run.ts reads the source); its result. */
-  prepare?: () => Promise<PreparedBuild>;
-  candidate?: PreparedBuild;
-  live?: LiveCatalog;
-  /** The digests of the stored pages (`pages/`), once listed; the pages this run stores are added. */
-  stored?: Set<string> | undefined;
-  /** What each live page held then (core.ts `livePagesOf`). */
-  held?: ReadonlyMap<string, string | null>;
-  built?: BuildResult;
-  /** The build a rollback makes live, and its manifest. */
-  chosen?: { readonly id: string; readonly manifest: StoredManifest };
-  /** The pointer after this run moved it; what it held before. */
-  moved?: { readonly before: Pointer; readonly after: Pointer; readonly at: number };
-  /** The pin a rollback set, or an unpin removed. */
-  pin?: Pin | null;
-  pruned: string[] = [];
-
-  constructor(target: PublishTarget, options: RunOptions) {
-    this.target = target;
-    this.options = options;
-  }
-
-  get progress(): ProgressSink {
-    return this.options.progress ?? (() => {});
-  }
-
-  get now(): Date {
-    return (this.options.clock ?? (() => new Date()))();
-  }
-
-  /** A value an earlier step sets: a step listed before its time is a mistake in the list. */
-  need<K extends keyof this>(key: K): NonNullable<this[K]> {
-    const value = this[key];
-    if (value === undefined || value === null) throw new Error(`run step: ${String(key)} is not known yet`);
-    return value as NonNullable<this[K]>;
-  }
-}
-
-/** A step: its name (its duration's key) and what it does. */
-export interface Step {
-  readonly name: string;
-  readonly run: (state: RunState) => Promise<Stop | undefined>;
-}
-
-/** Runs the steps in order, timing each, until one settles the outcome (returned) or throws. */
-export async function runSteps(state: RunState, steps: readonly Step[]): Promise<Stop | undefined> {
-  for (const step of steps) {
-    const started = performance.now();
-    try {
-      const stop = await step.run(state);
-      if (stop) return stop;
-    } finally {
-      state.durationsMs[step.name] = Math.round(performance.now() - started);
-    }
-  }
-  return undefined;
-}
-
-/** A step with a name. */
-const step = (name: string, run: Step['run']): Step => ({ name, run });
 
 /** Reads a build's manifest: the manifest, or why it is not one (null: there is none). */
 export async function readManifest(
@@ -188,27 +87,24 @@ export async function readManifest(
 const isManifest = (read: Awaited<ReturnType<typeof readManifest>>): read is StoredManifest =>
   read !== null && !('problem' in read);
 
+/** The live pages as a listing of `plans/` gives them, and the kept pages' digests once listed (when needed). */
+export interface LivePages {
+  /** Plan id → the digest of what its live page holds (null: no page's). */
+  readonly held: ReadonlyMap<string, string | null>;
+  readonly kept?: ReadonlySet<string> | undefined;
+}
+
 /**
- * What is live at the origin, and what is wrong with it: its own objects against its manifest, its pages' bytes,
- * and each live page. With `bytes`, objects whose listing gives no MD5 (a directory's) are read and hashed.
- *
- * The stored pages are listed only when a live page is not the build's, or with `bytes`: while every live page is
- * the build's, each of its pages' bytes is there.
+ * What is live at the origin and what is wrong with it, judged by the MD5s the listings give: its objects and its
+ * pages' bytes against its manifest, and each live page. The kept pages are listed only when a live page is not
+ * the build's: while each is, every page's bytes are there.
  */
 export async function readLive(
   origin: OriginStore,
   live: string | null,
-  options: {
-    readonly bytes?: boolean;
-    /** The live build's manifest as this run already read it (a build's manifest never changes). */
-    readonly known?: { readonly id: string; readonly manifest: StoredManifest };
-  } = {},
-): Promise<{
-  readonly live: LiveCatalog;
-  /** The digests of the stored pages, when they were listed. */
-  readonly stored?: Set<string>;
-  readonly held: ReadonlyMap<string, string | null>;
-}> {
+  /** The live build's manifest as this run already read it (a build's manifest never changes). */
+  known?: StoredManifest,
+): Promise<LivePages & { readonly live: LiveCatalog }> {
   const held = livePagesOf(await origin.list(PAGE_OBJECT_PREFIX));
   const unreadable = (reason: string) => ({
     live: { kind: 'unreadable', id: live ?? '', reason } as const,
@@ -216,55 +112,20 @@ export async function readLive(
   });
   if (live === null) return { live: { kind: 'none' }, held };
   if (!BUILD_ID_PATTERN.test(live)) return unreadable('not a build id');
-  const manifest = options.known?.id === live ? options.known.manifest : await readManifest(origin, live);
+  const manifest = known?.buildId === live ? known : await readManifest(origin, live);
   if (!isManifest(manifest))
     return unreadable(manifest?.problem ?? `no ${buildKey(live, MANIFEST)} at ${origin.name}`);
   const own = await origin.list(buildKey(live, ''));
   const pageDamage = liveDamage(manifest, held);
-  const pages = pageDamage.length > 0 || options.bytes ? await origin.list(PAGES_PREFIX) : undefined;
-  const stored = pages && storedPagesOf(pages);
-  const damage = objectDamage(manifest, own, stored ?? 'all live', held);
-  if (options.bytes) damage.push(...(await byteDamage(origin, manifest, [...own, ...(pages ?? [])], damage)));
-  return {
-    live: { kind: 'build', id: live, manifest, damage, pageDamage },
-    ...(stored ? { stored } : {}),
-    held,
-  };
-}
-
-/** Objects read at once when bytes are checked. */
-const READ_CONCURRENCY = 16;
-
-/** The objects of a build whose bytes differ from their record: those whose listing gave no MD5, read and hashed. */
-async function byteDamage(
-  origin: OriginStore,
-  manifest: StoredManifest,
-  listed: readonly StoredObject[],
-  known: readonly string[],
-): Promise<string[]> {
-  const unhashed = new Set(listed.filter((object) => object.md5 === undefined).map((object) => object.key));
-  const named = new Set(known.map((line) => line.slice(0, line.indexOf(' '))));
-  const checks: [name: string, key: string, md5: string][] = [
-    ...Object.entries(manifest.objects).map(
-      ([key, { md5 }]) => [key, buildKey(manifest.buildId, key), md5] as [string, string, string],
-    ),
-    ...[...new Set(Object.values(manifest.pages))].map(
-      (digest) => [pageContentKey(digest), pageContentKey(digest), digest] as [string, string, string],
-    ),
-  ].filter(([name, key]) => unhashed.has(key) && !named.has(name));
-  const found = await pLimit(READ_CONCURRENCY).map(checks, async ([name, key, md5]) => {
-    const object = await origin.get(key);
-    if (object === null) return `${name} is missing`;
-    return object.md5 === md5 ? null : `${name} has other bytes (MD5 ${object.md5})`;
-  });
-  return found.filter((line): line is string => line !== null);
+  const kept = pageDamage.length > 0 ? keptPagesOf(await origin.list(PAGES_PREFIX)) : undefined;
+  const damage = objectDamage(manifest, own, kept ?? 'all live', held);
+  return { live: { kind: 'build', id: live, manifest, damage, pageDamage }, held, kept };
 }
 
 /**
  * Proves that the store and the origin are one deployment (docs/decisions.md#live-build): a store that records an
- * origin must record this one; one that records none takes this origin only while it holds no build and the
- * store no live build, or with `recover` (said as a warning); a publish's live build must be at the origin unless
- * `recover`. Throws {@link DeploymentError} naming both; nothing is written.
+ * origin records this one; one that records none takes it only while neither holds a build, or with `recover`
+ * (`note`); a publish's live build (`live`) is at the origin unless `recover`. Else a {@link DeploymentError}.
  */
 export async function proveDeployment(
   target: PublishTarget,
@@ -278,25 +139,22 @@ export async function proveDeployment(
 }> {
   const { origin, kvs } = target;
   const recover = settingRef('recover');
-  let facts: [Pointer, string, string[], Awaited<ReturnType<typeof readManifest>> | true];
-  try {
-    const pointer = await readPointer(kvs);
-    const { live } = pointer;
-    facts = await Promise.all([
-      pointer,
-      bindingOf(origin.name, kvs.name),
-      pointer.origin === null ? origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf) : [],
-      options.live && live !== null
-        ? BUILD_ID_PATTERN.test(live)
-          ? readManifest(origin, live)
-          : null
-        : true,
-    ]);
-  } catch (error) {
-    if (error instanceof CatalogError) throw error;
-    throw storeFailure(`reading ${kvs.name} and ${origin.name} failed`, { cause: error });
-  }
-  const [pointer, bound, builds, manifest] = facts;
+  const [pointer, bound, builds, manifest] = await failing(
+    `reading ${kvs.name} and ${origin.name}`,
+    async () => {
+      const pointer = await readPointer(kvs);
+      const { live } = pointer;
+      // `true`: the live build's manifest was not asked for; null: the pointer names no build id.
+      const manifest =
+        !options.live || live === null
+          ? true
+          : BUILD_ID_PATTERN.test(live)
+            ? readManifest(origin, live)
+            : null;
+      const builds = pointer.origin === null ? origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf) : [];
+      return Promise.all([pointer, bindingOf(origin.name, kvs.name), builds, manifest] as const);
+    },
+  );
   const binding = { origin: origin.name, binding: bound };
   if (pointer.origin !== null && pointer.origin !== bound)
     throw mismatch(kvs.name, origin.name, pointer.origin, bound);
@@ -328,487 +186,302 @@ export async function proveDeployment(
   };
 }
 
-/** Proves the deployment (see {@link proveDeployment}); a publish also needs its live build at the origin. */
-export const prove = (what: 'publish' | 'other') =>
-  step('prove', async (state) => {
-    const proven = await proveDeployment(state.target, {
-      recover: state.options.recover ?? false,
-      live: what === 'publish',
-    });
-    state.binding = proven.binding;
-    state.pointer = proven.pointer;
-    if (proven.manifest) state.proven = { id: proven.manifest.buildId, manifest: proven.manifest };
-    if (proven.note) state.warnings.push(proven.note);
-    return undefined;
-  });
+/** Takes the run lock at the origin (lock.ts) for `by`, or finds the run that holds it. */
+export function takeRunLock(origin: OriginStore, by: string): Promise<LockAttempt> {
+  return failing(`taking the run lock at ${origin.name}`, () => acquireRunLock(origin, by));
+}
 
-/** Takes the run lock (publish/lock.ts); held by another run: `busy`, or for a rollback a failure naming it. */
-export const lock = (what: 'publish' | 'rollback') =>
-  step('lock', async (state) => {
-    const { origin } = state.target;
-    let attempt: Awaited<ReturnType<typeof acquireRunLock>>;
-    try {
-      attempt = await acquireRunLock(origin, state.options.runBy ?? `catalog ${what}`);
-    } catch (error) {
-      throw storeFailure(`taking the run lock at ${origin.name} failed`, { cause: error });
-    }
-    if ('busy' in attempt) {
-      const holder = describeHolder(attempt.busy);
-      if (what === 'rollback')
-        throw new RunLockBusyError(
-          `another run holds the run lock at ${origin.name}: ${holder}; nothing was changed (roll back once it ends; a run that died leaves its lock to expire within ${RUN_LOCK_TTL_MS / 60_000} minutes)`,
-        );
-      return {
-        result: 'busy',
-        reason: `busy: another run holds the run lock at ${origin.name}: ${holder}; this run did nothing`,
-        holder: attempt.busy,
-      };
-    }
-    state.lock = attempt.held;
-    if (attempt.held.tookOver)
-      state.warnings.push(
-        `took over the run lock of ${describeHolder(attempt.held.tookOver)}, which had expired`,
-      );
-    return undefined;
-  });
-
-/** Releases the run lock, saying so when another run took it over meanwhile (this one stalled past its expiry). */
-export const unlock = step('unlock', async (state) => {
-  if (state.lock?.lost())
-    state.warnings.push(
-      `the run lock at ${state.target.origin.name} was taken over by another run while this one ran (it stalled past the lock's expiry)`,
-    );
-  await state.lock?.release();
-  return undefined;
-});
-
-/** Makes the candidate build's first, cheap step (builder/build.ts `prepareBuild`). */
-export const prepare = step('prepare', async (state) => {
-  state.candidate = await state.need('prepare')();
-  return undefined;
-});
-
-/** Removes a rollback's pin when asked to, recording it; the pinned build stays live. */
-export const unpin = step('unpin', async (state) => {
-  if (!state.options.unpin) return undefined;
-  const removed = await unpinPointer(state.target.kvs, state.need('binding'));
-  state.pin = removed;
-  if (removed) {
-    state.pointer = { ...state.need('pointer'), pin: null };
-    const reason = `pinned since ${removed.at} by ${removed.by} (${removed.reason})`;
-    await record(state, { kind: 'unpin', from: removed.build, to: removed.build, reason });
-  }
-  return undefined;
-});
+/** Removes a rollback's pin, recording the move; the pinned build stays live. Returns the pin removed, if any. */
+export async function removePin(run: Run, binding: Binding): Promise<Pin | null> {
+  const removed = await unpinPointer(run.target.kvs, binding);
+  const reason = removed && `pinned since ${removed.at} by ${removed.by} (${removed.reason})`;
+  if (reason) await inHistory(run, { kind: 'unpin', from: removed.build, to: removed.build, reason });
+  return removed;
+}
 
 /**
- * Reads the pointer again under the lock, and the live build; puts right each live page that is not the live
- * build's (a run cut between its pages and its move, or a hand-edited origin); then, held by a pin, the run is
- * `skipped-pinned`.
+ * Puts right each live page that is not the live build's (a cut run, a hand) from the kept pages, and deletes
+ * those of plans it lacks; a page kept nowhere is the build's damage, which a fresh build writes (core.ts
+ * `decide`). Returns the live pages then, and how many it put right.
  */
-export const read = step('read', async (state) => {
-  const { origin, kvs } = state.target;
-  try {
-    state.pointer = await readPointer(kvs);
-  } catch (error) {
-    throw storeFailure(`reading the live build from ${kvs.name} failed`, { cause: error });
-  }
-  const { pin, live } = state.pointer;
-  try {
-    ({
-      live: state.live,
-      stored: state.stored,
-      held: state.held,
-    } = await readLive(origin, live, state.proven ? { known: state.proven } : {}));
-  } catch (error) {
-    throw storeFailure(`reading live build ${live ?? ''} from ${origin.name} failed`, { cause: error });
-  }
-  const now = state.live;
-  if (now.kind === 'build' && now.pageDamage.length > 0) {
-    // A page whose bytes are neither live nor stored is in `damage`: a fresh build writes it (`decide`).
-    const written = await writeLivePages(state, now.manifest.pages, state.held);
-    const put = [...written].filter(([id, digest]) => state.held?.get(id) !== digest).length;
-    state.held = await removeLivePages(state, now.manifest.pages, written);
-    const removed = written.size - state.held.size;
-    state.warnings.push(`put ${put + removed} live page(s) back to build ${now.id}'s`);
-  }
-  if (pin) return { result: 'skipped-pinned', reason: new PinnedError(pin).message, pin };
-  return undefined;
-});
+export async function putLivePagesRight(
+  run: Run,
+  live: LiveCatalog,
+  pages: LivePages,
+): Promise<LivePages & { readonly put: number }> {
+  if (live.kind !== 'build' || live.pageDamage.length === 0) return { ...pages, put: 0 };
+  const now = await matchLivePages(run, live.manifest.pages, pages, {});
+  const ids = new Set([...pages.held.keys(), ...now.held.keys()]);
+  return { ...now, put: [...ids].filter((id) => pages.held.get(id) !== now.held.get(id)).length };
+}
 
-/** The guards (core.ts `decide`): refused, the run fails; identical to a whole live build, `skipped-identical`. */
-export const guard = step('decide', async (state) => {
-  const candidate = state.need('candidate');
-  const live = state.need('live');
-  const decision = decide(
-    { plans: totalPlans(candidate.counts), plansHash: candidate.plansHash, inputsHash: candidate.inputsHash },
-    live,
-    state.options,
-  );
-  if (decision.action === 'refuse') throw new PublishRefusedError(decision.guard, decision.reason);
-  if (decision.action === 'publish') {
-    if (decision.note) state.warnings.push(decision.note);
-    if (live.kind === 'unreadable')
-      state.warnings.push(
-        `recovered: build:live named ${shownValue(live.id)} (${live.reason}); a fresh build replaces it`,
-      );
-    return undefined;
-  }
-  return { result: 'skipped-identical', reason: decision.reason };
-});
-
-/** The costly part of the build: the catalogs, their variants (on every core) and the pages. */
-export const complete = step('complete', async (state) => {
-  state.progress({ stage: 'compressing and rendering pages' });
-  state.built = await completeBuild(state.need('candidate'));
-  return undefined;
-});
-
-/**
- * Writes the build's own objects under `builds/<id>/`, each never over another, then, its commit point, its
- * manifest (its pages go live in `go live`). Throws {@link UploadError}.
- */
-export const upload = step('upload', async (state) => {
-  const { origin } = state.target;
-  const built = state.need('built');
-  const from = state.pointer?.live ?? '(none)';
-  const own = built.objects.filter(
-    (object) => object.key !== MANIFEST && !object.key.startsWith(PAGE_OBJECT_PREFIX),
-  );
+/** Writes the build's own objects, each never over another, then, its commit point, its manifest. */
+export async function upload(run: Run, built: BuildResult, live: string | null): Promise<void> {
+  const { origin } = run.target;
+  const isOwn = (object: BuildObject) =>
+    object.key !== MANIFEST && !object.key.startsWith(PAGE_OBJECT_PREFIX);
+  const own = built.objects.filter(isOwn);
+  const manifest = built.objects.filter((object) => object.key === MANIFEST);
   let written = 0;
-  const total = own.length + 1;
-  const fail = (key: string, error: unknown) =>
-    new UploadError(
-      `uploading build ${built.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${total} objects written; the live build is still ${from}, and ${built.buildId} is left unreferenced (pruned later); run publish again`,
-      { cause: error },
-    );
-  state.progress({ stage: 'uploading', done: 0, total });
+  const total = own.length + manifest.length;
+  run.progress({ stage: 'uploading', done: 0, total });
   // The first failure starts no further write, and is thrown once the writes under way have settled.
-  let failed: UploadError | undefined;
-  await pLimit(WRITE_CONCURRENCY).map(own, async (object) => {
-    const key = buildKey(built.buildId, object.key);
-    if (failed) return;
-    try {
-      await origin.put(objectToWrite(object, key), { overwrite: false });
-      written += 1;
-      state.progress({ stage: 'uploading', done: written, total });
-    } catch (error) {
-      failed ??= fail(key, error);
-    }
-  });
-  if (failed) throw failed;
-  const manifest = built.objects.find((object) => object.key === MANIFEST);
-  const key = buildKey(built.buildId, MANIFEST);
-  try {
-    if (manifest) await origin.put(objectToWrite(manifest, key), { overwrite: false });
-  } catch (error) {
-    throw fail(key, error);
-  }
-  return undefined;
-});
-
-/** Lists the build's folder and compares it with its manifest; then writes the error pages whose bytes changed. */
-export const verify = step('verify', async (state) => {
-  const { origin } = state.target;
-  const built = state.need('built');
-  state.progress({ stage: 'verifying' });
-  let damage: string[];
-  try {
-    const manifest = parseManifest(Buffer.from(`${JSON.stringify(built.manifest)}`), built.buildId);
-    if ('problem' in manifest) throw new Error(manifest.problem);
-    damage = objectDamage(
-      { ...manifest, pages: {} },
-      await origin.list(buildKey(built.buildId, '')),
-      'all live',
-    );
-    if (damage.length === 0)
-      for (const object of built.root) {
-        const current = await origin.get(object.key);
-        if (current?.md5 !== object.md5)
-          await origin.put(objectToWrite(object, object.key), { overwrite: true });
+  let failed: Error | undefined;
+  for (const batch of [own, manifest]) {
+    await pLimit(WRITE_CONCURRENCY).map(batch, async (object) => {
+      const key = buildKey(built.buildId, object.key);
+      if (failed) return;
+      try {
+        await origin.put(objectToWrite(object, key), { overwrite: false });
+        written += 1;
+        run.progress({ stage: 'uploading', done: written, total });
+      } catch (error) {
+        // One of ours (the bucket's encryption) is said as it is: every run would fail alike, and leave nothing.
+        failed ??=
+          error instanceof CatalogError
+            ? error
+            : new UploadError(
+                `uploading build ${built.buildId} to ${origin.name} failed at ${key} (${describeCause(error)}): ${written} of ${total} objects written; the live build is still ${live ?? '(none)'}, and ${built.buildId} is left unreferenced (pruned later); run publish again`,
+                { cause: error },
+              );
       }
-  } catch (error) {
-    throw storeFailure(`verifying build ${built.buildId} at ${origin.name} failed`, { cause: error });
+    });
+    if (failed) throw failed;
   }
+}
+
+/** Lists the build's folder and compares it with its manifest. */
+export async function verify(origin: OriginStore, built: BuildResult, live: string | null): Promise<void> {
+  const damage = await failing(`verifying build ${built.buildId} at ${origin.name}`, async () => {
+    const manifest = parseManifest(Buffer.from(JSON.stringify(built.manifest)), built.buildId);
+    if ('problem' in manifest) throw new Error(manifest.problem);
+    return objectDamage(manifest, await origin.list(buildKey(built.buildId, '')), 'all live');
+  });
   if (damage.length > 0)
     throw new UploadError(
-      `build ${built.buildId} at ${origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${state.pointer?.live ?? '(none)'}; run publish again`,
+      `build ${built.buildId} at ${origin.name} does not match its manifest (${damage.slice(0, 3).join('; ')}); the live build is still ${live ?? '(none)'}; run publish again`,
     );
-  return undefined;
-});
-
-/** The digests of the stored pages, listed once a run (the pages it stores are added). */
-async function storedOf(state: RunState): Promise<Set<string>> {
-  state.stored ??= storedPagesOf(await state.target.origin.list(PAGES_PREFIX));
-  return state.stored;
 }
 
-/**
- * Makes the live pages hold `wanted` (plan id → digest) where `held` says they do not (every one with `bytes` and
- * `--force`): a copy of the stored page, or a write of its bytes (`bytes`, by digest) where it is not stored. A page
- * neither stored nor in `bytes` is left (it is the live build's damage, which a fresh build writes). Before a live
- * page is overwritten its bytes are stored ({@link keepLivePage}). Returns what the live pages then hold.
- */
-async function writeLivePages(
-  state: RunState,
-  wanted: Readonly<Record<string, string>>,
-  held: ReadonlyMap<string, string | null>,
-  bytes?: ReadonlyMap<string, BuildObject>,
-): Promise<Map<string, string | null>> {
-  const { origin } = state.target;
-  const stored = await storedOf(state);
-  const rewrite = bytes !== undefined && state.options.force;
-  const place = Object.entries(wanted).filter(
-    ([id, digest]) => (rewrite || held.get(id) !== digest) && (stored.has(digest) || bytes?.has(digest)),
-  );
-  const after = new Map(held);
-  let done = 0;
-  const limit = pLimit(WRITE_CONCURRENCY);
-  // Every write settles before a failure is thrown: the caller then puts the live pages back.
-  const writes = await Promise.allSettled(
-    place.map(([id, digest]) =>
-      limit(async () => {
-        await keepLivePage(state, id, held.get(id), digest);
-        const page = bytes?.get(digest);
-        if (page && (rewrite || !stored.has(digest)))
-          await origin.put(objectToWrite(page, planPageKey(id)), { overwrite: true });
-        else await origin.copy(pageContentKey(digest), planPageKey(id), { overwrite: true });
-        after.set(id, digest);
-        done += 1;
-        state.progress({ stage: 'updating the live pages', done, total: place.length });
-      }),
-    ),
-  );
-  const failure = writes.find((write): write is PromiseRejectedResult => write.status === 'rejected');
-  if (failure) throw failure.reason;
-  return after;
-}
-
-/**
- * Stores the bytes a live page holds (`digest`, as this run read it) under their digest before they are
- * overwritten (by `next`) or deleted, so that a build that names them (the live one, a rollback's target) keeps
- * them. The copy is made only while the live page still holds them: a live page that changed since this run read
- * it fails the run, and is never overwritten unseen.
- */
-async function keepLivePage(
-  state: RunState,
-  id: string,
-  digest: string | null | undefined,
-  next?: string,
-): Promise<void> {
-  if (digest === null || digest === undefined || digest === next) return;
-  await state.target.origin.copy(planPageKey(id), pageContentKey(digest), {
-    overwrite: true,
-    sourceMd5: digest,
+/** Writes the error pages (the build's root objects) whose bytes differ from those at the origin's root. */
+export function writeErrorPages(origin: OriginStore, built: BuildResult): Promise<void> {
+  return failing(`writing the error pages of build ${built.buildId} to ${origin.name}`, async () => {
+    for (const object of built.root)
+      if ((await origin.get(object.key))?.md5 !== object.md5)
+        await origin.put(objectToWrite(object, object.key), { overwrite: true });
   });
-  state.need('stored').add(digest);
+}
+
+/** The pointer after a run moved it, what it held before, and when (`performance.now()`). */
+export interface Moved {
+  readonly before: Pointer;
+  readonly after: Pointer;
+  readonly at: number;
 }
 
 /**
- * Deletes the live pages of the plans `wanted` lacks, their bytes stored first ({@link keepLivePage}); returns
- * what the live pages then hold.
+ * Chooses the build a rollback makes live (core.ts `rollbackTarget`) from the pointer read under the lock, and
+ * refuses one that is not whole (see {@link readLive}), moving nothing.
  */
-async function removeLivePages(
-  state: RunState,
-  wanted: Readonly<Record<string, string>>,
-  held: ReadonlyMap<string, string | null>,
-): Promise<Map<string, string | null>> {
-  const { origin } = state.target;
-  await storedOf(state);
-  const remove = [...held].filter(([id]) => !Object.hasOwn(wanted, id));
-  await pLimit(WRITE_CONCURRENCY).map(remove, ([id, digest]) => keepLivePage(state, id, digest));
-  await origin.delete(remove.map(([id]) => planPageKey(id)));
-  return new Map([...held].filter(([id]) => Object.hasOwn(wanted, id)));
-}
-
-/** Puts the live pages back to those of the build live now. Best effort: else the next run does. */
-async function restoreLivePages(state: RunState): Promise<void> {
-  try {
-    const { live } = await readPointer(state.target.kvs);
-    const { live: now, held } = await readLive(state.target.origin, live);
-    if (now.kind !== 'build') return;
-    await removeLivePages(state, now.manifest.pages, await writeLivePages(state, now.manifest.pages, held));
-  } catch {}
+export async function choose(
+  run: Run,
+  to: string | undefined,
+): Promise<
+  LivePages & { readonly id: string; readonly manifest: StoredManifest; readonly pointer: Pointer }
+> {
+  const { origin, kvs } = run.target;
+  run.progress({ stage: 'reading the builds' });
+  const [pointer, ids] = await failing(`reading the builds of ${origin.name}`, () =>
+    Promise.all([readPointer(kvs), origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf)]),
+  );
+  let manifest: StoredManifest | undefined;
+  for (const id of (to !== undefined ? [to] : pointer.previous).filter((id) => ids.includes(id))) {
+    const read = await readManifest(origin, id);
+    manifest = isManifest(read) ? read : undefined;
+    if (manifest) break;
+  }
+  const chosen = rollbackTarget(new Set(manifest ? [manifest.buildId] : []), ids, pointer, to);
+  if ('error' in chosen) throw new HistoryError(`${origin.name}: ${chosen.error}`);
+  run.progress({ stage: `checking build ${chosen.id}` });
+  const read = await readLive(origin, chosen.id, manifest);
+  if (read.live.kind !== 'build' || read.live.damage.length > 0) {
+    const damage = read.live.kind === 'build' ? read.live.damage : [];
+    throw new HistoryError(
+      `build ${chosen.id} at ${origin.name} is damaged (${damage.slice(0, 3).join('; ')}${damage.length > 3 ? '; …' : ''}); nothing was moved: the live build is still ${pointer.live ?? '(none)'} (roll back --to another build, or publish a fresh one)`,
+    );
+  }
+  return { ...read, id: chosen.id, manifest: read.live.manifest, pointer };
 }
 
 /**
- * Makes a build live: its pages that differ (copies of the stored pages, or writes of `bytes`), then `move` (the
- * pointer's conditional write), then the deletion of the live pages it lacks (a failure there is a warning). When
- * the pages or the move fail, the live pages are put back to the live build's.
+ * After a publish moved the pointer to `live`, under the lock: deletes the builds beyond `keep` but the live,
+ * pinned and previous ones, then the kept pages no kept build names. Returns them; a failure is a warning.
  */
-async function goLive(
-  state: RunState,
-  build: { readonly id: string; readonly manifest: Pick<StoredManifest, 'pages'> },
-  held: ReadonlyMap<string, string | null>,
-  move: () => Promise<{ before: Pointer; after: Pointer }>,
-  bytes?: ReadonlyMap<string, BuildObject>,
-): Promise<void> {
-  const { origin } = state.target;
-  let now: ReadonlyMap<string, string | null>;
+export async function prune(run: Run, live: string, keep: number): Promise<string[]> {
+  const { origin, kvs } = run.target;
   try {
-    now = await writeLivePages(state, build.manifest.pages, held, bytes);
-    state.progress({ stage: 'moving the live pointer' });
-    state.moved = { ...(await move()), at: performance.now() };
+    const pointer = await readPointer(kvs);
+    if (pointer.live !== live) return [];
+    const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
+    const protect = { live, pinned: pointer.pin?.build ?? null, previous: pointer.previous[0] ?? null };
+    const doomed = buildsToPrune(ids, keep, protect);
+    if (doomed.length === 0) return [];
+    run.progress({ stage: 'pruning old builds' });
+    const builds = await pLimit(4).map(
+      ids.filter((id) => !doomed.includes(id)),
+      (id) => readManifest(origin, id),
+    );
+    for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
+    await origin.delete(unreferencedPages(await origin.list(PAGES_PREFIX), builds.filter(isManifest)));
+    return doomed;
   } catch (error) {
-    await restoreLivePages(state);
+    run.warn(`pruning old builds of ${origin.name} failed: ${describeCause(error)}`);
+    return [];
+  }
+}
+
+/** A move of the pointer: what moves it, from which build, why, and its one conditional write. */
+export interface Move {
+  readonly kind: 'publish' | 'rollback';
+  readonly from: string | null;
+  readonly reason?: string | undefined;
+  readonly write: () => Promise<{ readonly before: Pointer; readonly after: Pointer }>;
+}
+
+/**
+ * Makes a build live (publish/README.md, step 9): the pages that differ, the pointer's conditional write, the
+ * deletion of the live pages it lacks (a failure there is a warning), the history. When the pages or the write
+ * fail (a {@link PinnedError} too), the live pages are put back to the live build's, else the next run does.
+ */
+export async function goLive(
+  run: Run,
+  build: { readonly id: string; readonly pages: Readonly<Record<string, string>> },
+  pages: LivePages,
+  move: Move,
+  how: PageWrites = {},
+): Promise<Moved> {
+  const { origin, kvs } = run.target;
+  let now: LivePages;
+  let moved: Moved;
+  try {
+    now = await writeLivePages(run, build.pages, pages, how);
+    run.progress({ stage: 'moving the live pointer' });
+    moved = { ...(await move.write()), at: performance.now() };
+  } catch (error) {
+    try {
+      const back = await readLive(origin, (await readPointer(kvs)).live);
+      if (back.live.kind === 'build') await matchLivePages(run, back.live.manifest.pages, back, {});
+    } catch {}
     if (error instanceof CatalogError) throw error;
     throw storeFailure(`making the pages of build ${build.id} live at ${origin.name} failed`, {
       cause: error,
     });
   }
   try {
-    await removeLivePages(state, build.manifest.pages, now);
+    await removeLivePages(origin, build.pages, now);
   } catch (error) {
-    state.warnings.push(
+    run.warn(
       `deleting the live pages build ${build.id} lacks at ${origin.name} failed (${describeCause(error)}); they answer until the next run`,
     );
   }
+  const { kind, from, reason } = move;
+  await inHistory(run, { kind, from, to: build.id, ...(reason ? { reason } : {}) });
+  return moved;
 }
 
-/** Makes the new build live, from the build live when the run read it; a pin set meanwhile: `skipped-pinned`. */
-export const publishLive = step('go live', async (state) => {
-  const built = state.need('built');
-  const live = state.need('live');
-  const from = state.need('pointer').live;
-  try {
-    const pages = built.objects.filter((object) => object.key.startsWith(PAGE_OBJECT_PREFIX));
-    await goLive(
-      state,
-      { id: built.buildId, manifest: built.manifest },
-      state.need('held'),
-      async () => {
-        const before = await readPointer(state.target.kvs);
-        return {
-          before,
-          after: await movePointer(state.target.kvs, from, built.buildId, state.need('binding')),
-        };
-      },
-      new Map(pages.map((page) => [page.md5, page])),
-    );
-  } catch (error) {
-    if (error instanceof PinnedError)
-      return { result: 'skipped-pinned', reason: error.message, pin: error.pin };
-    throw error;
-  }
-  await record(state, {
-    kind: 'publish',
-    from,
-    to: built.buildId,
-    ...(live.kind === 'unreadable'
-      ? { reason: `recovered: build:live named ${shownValue(live.id)} (${live.reason})` }
-      : {}),
-  });
-  return undefined;
-});
+/** `bytes`: the new build's pages, by digest; with `force`, every page is written again from them. */
+interface PageWrites {
+  readonly force?: boolean;
+  readonly bytes?: ReadonlyMap<string, BuildObject>;
+}
+
+/** Makes the live pages exactly `wanted` where their bytes are kept or in `bytes`; returns the live pages then. */
+async function matchLivePages(
+  run: Run,
+  wanted: Readonly<Record<string, string>>,
+  pages: LivePages,
+  how: PageWrites,
+): Promise<LivePages> {
+  return removeLivePages(run.target.origin, wanted, await writeLivePages(run, wanted, pages, how));
+}
+
+/**
+ * Makes the live pages hold `wanted` (plan id → digest) where they do not (all of them with `bytes` and `force`): a
+ * copy of the kept page, else a write of its `bytes`; a page neither kept nor in `bytes` is left. Each live page it
+ * overwrites is kept first. Every write settles before a failure is thrown. Returns the live pages then.
+ */
+async function writeLivePages(
+  run: Run,
+  wanted: Readonly<Record<string, string>>,
+  pages: LivePages,
+  { bytes, force }: PageWrites,
+): Promise<LivePages> {
+  const { origin } = run.target;
+  const kept = new Set(pages.kept ?? keptPagesOf(await origin.list(PAGES_PREFIX)));
+  const rewrite = bytes !== undefined && force === true;
+  const place = Object.entries(wanted).filter(
+    ([id, digest]) => (rewrite || pages.held.get(id) !== digest) && (kept.has(digest) || bytes?.has(digest)),
+  );
+  const held = new Map(pages.held);
+  let done = 0;
+  const limit = pLimit(WRITE_CONCURRENCY);
+  const writes = await Promise.allSettled(
+    place.map(([id, digest]) =>
+      limit(async () => {
+        await keep(origin, kept, id, pages.held.get(id), digest);
+        const page = bytes?.get(digest);
+        if (page && (rewrite || !kept.has(digest)))
+          await origin.put(objectToWrite(page, planPageKey(id)), { overwrite: true });
+        else
+          await origin.copy(pageContentKey(digest), planPageKey(id), { overwrite: true, sourceMd5: digest });
+        held.set(id, digest);
+        done += 1;
+        run.progress({ stage: 'updating the live pages', done, total: place.length });
+      }),
+    ),
+  );
+  const failure = writes.find((write): write is PromiseRejectedResult => write.status === 'rejected');
+  if (failure) throw failure.reason;
+  return { held, kept };
+}
+
+/**
+ * Keeps the bytes a live page holds (`digest`, as the run read it) under their digest before they are overwritten
+ * (by `next`) or deleted, for every build that names them. It copies only while the page holds them: one changed
+ * since the run read it fails the run, and is never overwritten unseen.
+ */
+async function keep(
+  origin: OriginStore,
+  kept: Set<string>,
+  id: string,
+  digest?: string | null,
+  next?: string,
+) {
+  if (digest === null || digest === undefined || digest === next) return;
+  await origin.copy(planPageKey(id), pageContentKey(digest), { overwrite: true, sourceMd5: digest });
+  kept.add(digest);
+}
+
+/** Deletes the live pages of the plans `wanted` lacks, each kept first; returns the live pages then. */
+async function removeLivePages(
+  origin: OriginStore,
+  wanted: Readonly<Record<string, string>>,
+  pages: LivePages,
+): Promise<LivePages> {
+  const remove = [...pages.held].filter(([id]) => !Object.hasOwn(wanted, id));
+  const kept = new Set(pages.kept);
+  await pLimit(WRITE_CONCURRENCY).map(remove, ([id, digest]) => keep(origin, kept, id, digest));
+  await origin.delete(remove.map(([id]) => planPageKey(id)));
+  return { held: new Map([...pages.held].filter(([id]) => Object.hasOwn(wanted, id))), kept };
+}
 
 /** Records a move in the history at the origin; a failure is a warning (the pointer did move). */
-async function record(state: RunState, move: Omit<PointerMove, 'at' | 'by'>): Promise<void> {
-  const { origin } = state.target;
+async function inHistory(run: Run, move: Omit<PointerMove, 'at' | 'by'>): Promise<void> {
   try {
-    await recordMove(origin, { at: state.now.toISOString(), by: state.options.actor ?? 'unknown', ...move });
+    await recordMove(run.target.origin, { at: run.at.toISOString(), by: run.by, ...move });
   } catch (error) {
-    state.warnings.push(
-      `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`,
+    run.warn(
+      `recording the ${move.kind} of ${move.to ?? '(none)'} in ${STATE_HISTORY_PREFIX} at ${run.target.origin.name} failed (${describeCause(error)}); the pointer did move, and catalog history will not show it`,
     );
   }
 }
-
-/**
- * Chooses the build a rollback makes live (core.ts `rollbackTarget`), reading the pointer again under the lock,
- * and checks that it is whole: its objects and its pages' bytes.
- */
-export const choose = step('choose', async (state) => {
-  const { origin, kvs } = state.target;
-  state.progress({ stage: 'reading the builds' });
-  let ids: string[];
-  try {
-    [state.pointer, ids] = await Promise.all([
-      readPointer(kvs),
-      origin.listPrefixes(BUILDS_PREFIX).then(buildIdsOf),
-    ]);
-  } catch (error) {
-    throw storeFailure(`reading the builds of ${origin.name} failed`, { cause: error });
-  }
-  const pointer = state.pointer;
-  const wanted = state.options.to !== undefined ? [state.options.to] : pointer.previous;
-  const manifests = new Map<string, StoredManifest>();
-  for (const id of wanted.filter((id) => ids.includes(id))) {
-    const manifest = await readManifest(origin, id);
-    if (isManifest(manifest)) {
-      manifests.set(id, manifest);
-      break;
-    }
-  }
-  const chosen = rollbackTarget(new Set(manifests.keys()), ids, pointer, state.options.to);
-  if ('error' in chosen) throw new HistoryError(`${origin.name}: ${chosen.error}`);
-  const manifest = manifests.get(chosen.id) as StoredManifest;
-  state.progress({ stage: `checking build ${chosen.id}` });
-  const [own, pages, plans] = await Promise.all([
-    origin.list(buildKey(chosen.id, '')),
-    origin.list(PAGES_PREFIX),
-    origin.list(PAGE_OBJECT_PREFIX),
-  ]);
-  const held = livePagesOf(plans);
-  const stored = storedPagesOf(pages);
-  const damage = objectDamage(manifest, own, stored, held);
-  if (damage.length > 0)
-    throw new HistoryError(
-      `build ${chosen.id} is damaged (${damage.slice(0, 3).join('; ')}); the live build is unchanged`,
-    );
-  state.chosen = { id: chosen.id, manifest };
-  state.live = { kind: 'none' };
-  state.stored = stored;
-  state.held = held;
-  return undefined;
-});
-
-/** Makes the chosen build live and pins it there, in one conditional write from the build read under the lock. */
-export const pinLive = step('go live', async (state) => {
-  const { id, manifest } = state.need('chosen');
-  const pointer = state.need('pointer');
-  const from = pointer.live === null ? '(none)' : shownValue(pointer.live);
-  const pin: Pin = {
-    build: id,
-    at: state.now.toISOString(),
-    by: 'rollback',
-    reason: `rolled back from ${from}`,
-  };
-  await goLive(state, { id, manifest }, state.need('held'), () =>
-    pinPointer(state.target.kvs, pin, pointer.live, state.need('binding')),
-  );
-  state.pin = pin;
-  await record(state, { kind: 'rollback', from: pointer.live, to: id, reason: pin.reason });
-  return undefined;
-});
-
-/**
- * Prunes after a publish that moved the pointer, still holding it: deletes the builds beyond `keep` but the live,
- * pinned and previous ones, then the stored pages no kept build names (mark and sweep). A failure is a warning.
- */
-export const prune = step('prune', async (state) => {
-  const { origin, kvs } = state.target;
-  if (!state.moved || state.options.keep === undefined) return undefined;
-  try {
-    const pointer = await readPointer(kvs);
-    if (pointer.live !== state.moved.after.live) return undefined;
-    const ids = buildIdsOf(await origin.listPrefixes(BUILDS_PREFIX));
-    const protect = {
-      live: pointer.live,
-      pinned: pointer.pin?.build ?? null,
-      previous: pointer.previous[0] ?? null,
-    };
-    const doomed = buildsToPrune(ids, state.options.keep, protect);
-    if (doomed.length === 0) return undefined;
-    state.progress({ stage: 'pruning old builds' });
-    const kept = await pLimit(4).map(
-      ids.filter((id) => !doomed.includes(id)),
-      async (id) => readManifest(origin, id),
-    );
-    for (const id of doomed) await origin.deletePrefix(buildKey(id, ''));
-    await origin.delete(unreferencedPages(await origin.list(PAGES_PREFIX), kept.filter(isManifest)));
-    state.pruned = doomed;
-  } catch (error) {
-    state.warnings.push(`pruning old builds of ${origin.name} failed: ${describeCause(error)}`);
-  }
-  return undefined;
-});

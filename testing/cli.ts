@@ -44,7 +44,7 @@ export interface CliResult {
 }
 
 /** Environment variables of the `catalog` command cleared for tests, so the developer's shell cannot leak in. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!name.startsWith('CATALOG_') && !name.startsWith('AWS_')) env[name] = value;
@@ -63,6 +63,22 @@ export function withoutTarget(stderr: string): string {
   );
 }
 
+/** What a child process writes on stdout and stderr, as text, collected as it comes. */
+export function outputOf(child: { readonly stdout: Readable; readonly stderr: Readable }): {
+  stdout(): string;
+  stderr(): string;
+} {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return { stdout: () => stdout, stderr: () => stderr };
+}
+
 /** Runs a program to completion with exactly the given environment, collecting its output. */
 export function runProcess(
   command: string,
@@ -75,16 +91,9 @@ export function runProcess(
       env: options.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
+    const output = outputOf(child);
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout: output.stdout(), stderr: output.stderr() }));
     child.stdin.end(options.input ?? '');
   });
 }

@@ -4,7 +4,8 @@
  * (its folders linked in) with a `.catalog/` of its own, the local target in it, and, for the AWS commands,
  * the local peers of the tests: s3rver for the bucket, the KeyValueStore stand-in (testing/kvs.ts), a Lambda
  * stand-in for `catalog rebuild` that answers a builder's summary, and the CloudFront TestFunction stand-in
- * (testing/cloudfront.ts) for `catalog verify-function`, reached through the SDK's endpoint variables. Both
+ * (testing/cloudfront.ts) for `catalog verify-function`, `publish-functions` and the functions' rows of `catalog
+ * status`, reached through the SDK's endpoint variables. Both
  * targets hold three published builds.
  *
  * To teach the docs test a new placeholder, variable or flag value, add it to {@link PLACEHOLDERS},
@@ -16,7 +17,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import { KVS_LIVE_BUILD } from '../contract/index.ts';
-import { loadFunction } from '../gateway/local/sandbox.ts';
+import { loadFunction, VIEWER_RESPONSE_RUNTIME } from '../gateway/local/sandbox.ts';
 import {
   describeStacksAnswer,
   type Recorder,
@@ -43,6 +44,7 @@ import { builtFunctionCode } from './world.ts';
 const KVS_ARN = 'arn:aws:cloudfront::123456789012:key-value-store/8562a61f-caba-2845-9d99-b97d1ae5d3c0';
 const BUILDER_FUNCTION = 'TrainingPlanCatalog-builder';
 const VIEWER_REQUEST_FUNCTION = 'TrainingPlanCatalog-viewer-request';
+const VIEWER_RESPONSE_FUNCTION = 'TrainingPlanCatalog-viewer-response';
 const BASE_URL = 'https://plans.example.com';
 /** The deployment the docs name (`--deployment NAME`): the stack the CloudFormation stand-in describes. */
 const DEPLOYMENT = 'TrainingPlanCatalog';
@@ -173,6 +175,14 @@ export async function startDocWorld(): Promise<DocWorld> {
   const code = await builtFunctionCode('viewer-request');
   const reader = { refresh: () => undefined, peek: (key: string) => kvs.entries.get(key) };
   const cloudfront = new FakeCloudFront(loadFunction(code, { kvs: reader }), VIEWER_REQUEST_FUNCTION);
+  // The viewer-response function holds a release in DEVELOPMENT (publishFunctions false): what catalog status
+  // shows and catalog publish-functions publishes.
+  const responseCode = await builtFunctionCode('viewer-response');
+  const responseFunction = loadFunction(responseCode, { kvs: reader, ...VIEWER_RESPONSE_RUNTIME });
+  cloudfront.define(VIEWER_RESPONSE_FUNCTION, {
+    development: { code: responseCode, fn: responseFunction },
+    live: { code: `${responseCode}\n// the code partners are served`, fn: responseFunction },
+  });
   const cloudfrontUrl = await cloudfront.start();
   const logs = await startRecorder();
   logs.answerWith((request) => {
@@ -211,6 +221,7 @@ export async function startDocWorld(): Promise<DocWorld> {
           KeyValueStoreArn: KVS_ARN,
           BuilderFunctionName: BUILDER_FUNCTION,
           ViewerRequestFunctionName: VIEWER_REQUEST_FUNCTION,
+          ViewerResponseFunctionName: VIEWER_RESPONSE_FUNCTION,
           UsageLogGroupName: USAGE_LOG_GROUP,
           ContactAddress: CONTACT_ADDRESS,
         })
@@ -412,6 +423,7 @@ export const FLAG_VALUES: Readonly<Record<string, Value>> = {
   '--kvs-arn': ({ world }) => world.aws.arn,
   '--function': () => BUILDER_FUNCTION,
   '--name': () => VIEWER_REQUEST_FUNCTION,
+  '--response-name': () => VIEWER_RESPONSE_FUNCTION,
   '--access-log': ({ world }) => world.accessLog,
   '--log-group': () => USAGE_LOG_GROUP,
   '--deployment': () => DEPLOYMENT,

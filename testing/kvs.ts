@@ -19,7 +19,8 @@ interface Recorded {
 
 /**
  * A stand-in for the KeyValueStore data-plane API on 127.0.0.1: the same paths, JSON bodies and ETag
- * headers, ListKeys in pages of two, and IfMatch enforced with 412. It records every request.
+ * headers, ListKeys in pages of two, GetKey (404 ResourceNotFoundException for a key it does not hold), and
+ * IfMatch enforced with 412. It records every request.
  */
 export class FakeKvs {
   entries = new Map<string, string>();
@@ -70,6 +71,17 @@ export class FakeKvs {
             ...(start + 2 < all.length ? { NextToken: String(start + 2) } : {}),
           });
         }
+        if (req.method === 'GET' && url.pathname.startsWith(`${STORE_PATH}/keys/`)) {
+          const key = decodeURIComponent(url.pathname.slice(`${STORE_PATH}/keys/`.length));
+          const value = this.entries.get(key);
+          if (value === undefined)
+            return answer(
+              404,
+              { message: `Key ${key} not found` },
+              { 'x-amzn-errortype': 'ResourceNotFoundException' },
+            );
+          return answer(200, { Key: key, Value: value, ItemCount: this.entries.size, TotalSizeInBytes: 0 });
+        }
         if (req.method === 'POST' && url.pathname === `${STORE_PATH}/keys`) {
           this.beforeUpdate?.();
           this.beforeUpdate = undefined;
@@ -107,10 +119,16 @@ export class FakeKvs {
     return this.requests.filter((r) => r.method === 'POST').map((r) => JSON.parse(r.body));
   }
 
-  /** The sequence of calls: describe, list, update. */
+  /** The sequence of calls: describe, list, get, update. */
   calls(): string[] {
     return this.requests.map((r) =>
-      r.method === 'POST' ? 'update' : r.path.endsWith('/keys') ? 'list' : 'describe',
+      r.method === 'POST'
+        ? 'update'
+        : r.path.endsWith('/keys')
+          ? 'list'
+          : r.path.includes('/keys/')
+            ? 'get'
+            : 'describe',
     );
   }
 }

@@ -17,6 +17,7 @@ import { FileSource } from '../builder/sources/file.ts';
 import {
   catalogFile,
   KVS_CORS_ORIGIN,
+  MONITORING_PARTNER,
   NOT_FOUND_PAGE,
   ORIGIN_FILES,
   perDiscipline,
@@ -38,7 +39,7 @@ import { ROOT, scratchDir } from './cli.ts';
 
 export type { Answer } from '../gateway/judge.ts';
 
-export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | 'forged';
+export type KeyName = 'valid' | 'other' | 'expiring' | 'expired' | 'revoked' | 'forged' | 'monitoring';
 
 export interface TestWorld {
   readonly dir: string;
@@ -111,6 +112,8 @@ export async function createTestWorld(options: { readonly baseUrl?: string } = {
     })
   ).key;
   const revoked = (await issueKey(plain, { partner: 'hooli', now })).key;
+  // The deployment's own checks' key: the canary's marker names it.
+  const monitoring = (await issueKey(plain, { partner: MONITORING_PARTNER, now })).key;
   await plain.update((entries) => {
     entries.delete(storeKeyOf(hashKey(revoked)));
   });
@@ -146,7 +149,7 @@ export async function createTestWorld(options: { readonly baseUrl?: string } = {
     buildId: result.buildId,
     buildDir: objectDir,
     stores: { plain: plain.name, cors: cors.name },
-    keys: { valid, other, expiring, expired, revoked, forged: generateKey() },
+    keys: { valid, other, expiring, expired, revoked, forged: generateKey(), monitoring },
     objects,
     modified,
     etags,

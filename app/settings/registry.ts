@@ -57,8 +57,6 @@ export interface SettingSpec<I = unknown, O = unknown> {
    * declares builder/sources/redact.ts `redactUrl`, the one redaction (a test holds them to it).
    */
   readonly redact?: (text: string) => string;
-  /** A flag that may be repeated (values add up); its variable holds a comma- or space-separated list. */
-  readonly repeatable?: boolean;
   /** How a message names the setting where the default (flag, variable, context key) would be wrong advice. */
   readonly labels?: Readonly<Partial<Record<'cli' | 'lambda' | 'cdk', string>>>;
   /** The stack output that gives the value under `--deployment` (app/deployment.ts), when one does. */
@@ -103,6 +101,14 @@ const secretArn = arn(
   'secretsmanager',
   /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/,
   'the complete ARN of a Secrets Manager secret, ending in -XXXXXX',
+);
+/** What a key must be; a message never shows the value. */
+const KEY_RULE = 'is not an API key (tpc_ and 43 base64url characters); the value is not shown';
+/** A CloudFront function's name. */
+const functionName = matching(
+  'name',
+  /^[A-Za-z0-9_-]{1,64}$/,
+  'must be a CloudFront function name (1–64 of A-Z, a-z, 0-9, - and _)',
 );
 const cfnStackName = (error: string) => matching('name', /^[A-Za-z][A-Za-z0-9-]{0,47}$/, error);
 /** Text that is an origin or `off` (null), written back as the same text. */
@@ -361,7 +367,7 @@ export const SETTINGS = {
   }),
   kvsArn: setting(
     text('arn', KvsArn),
-    'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build), instead of --store',
+    'CloudFront KeyValueStore ARN (keys, the CORS origin and the live build): the store on AWS',
     { output: 'KeyValueStoreArn' },
   ),
   port: setting(integer(0, 65535, 'n'), 'port (0 picks a free one)', { default: 8787 }),
@@ -379,15 +385,16 @@ export const SETTINGS = {
     flag: '--limit',
   }),
 
-  // verify-function (keys are checked by the command, never echoed).
+  // verify-function and publish-functions (keys are checked by the command, never echoed).
   viewerRequestFunction: setting(
-    matching(
-      'name',
-      /^[A-Za-z0-9_-]{1,64}$/,
-      'must be a CloudFront function name (1–64 of A-Z, a-z, 0-9, - and _)',
-    ),
+    functionName,
     'the viewer-request function (stack output ViewerRequestFunctionName)',
     { flag: '--name', output: 'ViewerRequestFunctionName' },
+  ),
+  viewerResponseFunction: setting(
+    functionName,
+    'the viewer-response function (verify-function without it verifies the viewer-request function alone)',
+    { flag: '--response-name', output: 'ViewerResponseFunctionName' },
   ),
   stage: setting(
     text(
@@ -397,24 +404,35 @@ export const SETTINGS = {
         .toUpperCase()
         .pipe(z.enum(['DEVELOPMENT', 'LIVE'], { error: 'must be DEVELOPMENT or LIVE' })),
     ),
-    'DEVELOPMENT or LIVE (the stage serving traffic)',
+    'DEVELOPMENT (what a deploy put there, not yet published) or LIVE (the stage serving traffic)',
     { default: 'LIVE', env: 'CATALOG_FUNCTION_STAGE' },
   ),
   key: setting(
-    list(z.string(), 'key'),
-    'a valid key of the deployed store; repeat for a second partner. Prefer the variable: arguments show in ps and shell history',
-    { env: 'CATALOG_VERIFY_KEYS', secret: true, repeatable: true, default: [] },
+    list(z.string().regex(KEY_PATTERN, { error: KEY_RULE }), 'key'),
+    "valid keys of the deployed store, separated by commas: the first stands for every valid key of the table, a second for another partner's (never a flag, never printed)",
+    { flag: false, env: 'CATALOG_VERIFY_KEYS', secret: true, default: [] },
   ),
-  expiredKey: setting(text('key'), 'a key whose expiry has passed (else its cases are skipped)', {
-    env: 'CATALOG_VERIFY_EXPIRED_KEY',
-    secret: true,
-  }),
-  revokedKey: setting(text('key'), 'a key that was revoked (else its cases are skipped)', {
-    env: 'CATALOG_VERIFY_REVOKED_KEY',
-    secret: true,
-  }),
+  expiredKey: setting(
+    matching('key', KEY_PATTERN, KEY_RULE),
+    'a key of the store whose expiry has passed (else its cases are skipped; never a flag, never printed)',
+    { flag: false, env: 'CATALOG_VERIFY_EXPIRED_KEY', secret: true },
+  ),
+  revokedKey: setting(
+    matching('key', KEY_PATTERN, KEY_RULE),
+    'a key that was revoked (else its cases are skipped; never a flag, never printed)',
+    { flag: false, env: 'CATALOG_VERIFY_REVOKED_KEY', secret: true },
+  ),
 
   // The stack (CDK context keys; see infra/README.md).
+  account: setting(
+    matching('account', /^\d{12}$/, 'must be an AWS account id: 12 digits'),
+    "the AWS account the deployment lives in: its templates refuse, before any resource is made, a deploy with another account's credentials; not set: the account of the deploying credentials",
+  ),
+  publishFunctions: setting(
+    boolean,
+    "put a deploy's new function code in CloudFront's DEVELOPMENT stage, verify it against the request-case table and publish it to LIVE when every case passes; false: leave it in DEVELOPMENT for catalog verify-function --stage DEVELOPMENT and catalog publish-functions (a first deploy still verifies and publishes: a distribution needs LIVE functions)",
+    { default: true },
+  ),
   domainName: setting(
     matching(
       'host',
@@ -592,7 +610,7 @@ export const SETTINGS = {
   }),
   accessLog: setting(
     text('file'),
-    'a catalog serve access log to read (- for standard input) instead of the AWS log group',
+    "a catalog serve access log to read (- for standard input) instead of the AWS log group; with no target, the local stack's (.catalog/access.log)",
   ),
   usageLogGroup: setting(
     matching(
@@ -610,11 +628,7 @@ export const SETTINGS = {
 
   // `catalog check`: a deployment, row by row, from outside (docs/decisions.md#checking-a-deployment).
   checkKey: setting(
-    matching(
-      'key',
-      KEY_PATTERN,
-      'is not an API key (tpc_ and 43 base64url characters); the value is not shown',
-    ),
+    matching('key', KEY_PATTERN, KEY_RULE),
     'the API key catalog check sends (never a flag, never printed)',
     { flag: false, env: 'CATALOG_CHECK_KEY', secret: true },
   ),
@@ -629,8 +643,7 @@ export const SETTINGS = {
         return z.NEVER;
       }),
     ),
-    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped. In a deployment file: what the canary holds the deployment to',
-    { output: 'CorsOrigin' },
+    'the CORS origin the operator set (catalog cors show), or off; not given: the CORS rows are skipped, unless a deployment is named: then what its store holds (as the canary reads it at each run)',
   ),
   checkTimeout: setting(
     timeout,
@@ -644,13 +657,24 @@ export const SETTINGS = {
   ),
   canaryEnabled: setting(
     boolean,
-    "run the canary: catalog check's rows against the deployment every canaryRateMinutes with the monitoring key (needs monitoringKeySecretArn); false: no canary and no alarms of it (status then shows its last report as a former canary's, unjudged)",
+    "run the canary: its probe every canaryRateMinutes and catalog check's full table every canaryFullRateMinutes against the deployment, with the monitoring key (needs monitoringKeySecretArn); false: no canary and no alarms of it (status then shows its last reports as a former canary's, unjudged)",
     { default: true },
   ),
   canaryRateMinutes: setting(
     integer(5, 60, 'minutes'),
-    'how often the canary checks the deployment (catalog start: the local stack), in whole minutes; catalog status calls it silent after two of them without a report',
+    "how often the canary's probe checks the deployment (catalog start: the local stack), in whole minutes: each discipline's catalog in brotli (a 304 while unchanged), a refused key, the CORS preflight; catalog status calls it silent after two of them without a report",
     { default: 5 },
+  ),
+  canaryFullRateMinutes: setting(
+    integer(5, 720, 'minutes'),
+    'how often the canary runs the full table of catalog check, in whole minutes (also after each deploy, and at once when a probe finds the live catalogs changed); at least canaryRateMinutes; catalog status calls it silent after two of them without a report',
+    { default: 60 },
+  ),
+  // Sized from the measured peak of a full run: infra/README.md, "The canary".
+  canaryMemoryMiB: setting(
+    integer(128, 10240, 'MiB'),
+    "the canary function's memory: its measured peak at 30,000 plans stays below 60 % of the default (infra/README.md says how to size it for a larger catalog)",
+    { default: 640 },
   ),
   monitoringKeySecretArn: setting(
     secretArn,
@@ -668,6 +692,11 @@ export const SETTINGS = {
     { default: 5_000, flag: false },
   ),
 } as const;
+
+// One rule for every secret: it is read from its variable alone (a flag shows in `ps` and in shell history).
+for (const [name, spec] of Object.entries(SETTINGS) as [string, SettingSpec][])
+  if (spec.secret && spec.flag !== false)
+    throw new Error(`app/settings/registry.ts: ${name} is secret, so it takes no flag (flag: false)`);
 
 /** What every build reads besides the source, its token and the base URLs: the commands that build, the Lambda. */
 const BUILD = [
@@ -691,7 +720,7 @@ export const READS = {
     optional: ['sourceToken webBaseUrl out'],
   },
   serve: { default: ['origin store port host contactAddress'], optional: ['endpoint'] },
-  start: { default: ['port host canaryRateMinutes'] },
+  start: { default: ['port host canaryRateMinutes canaryFullRateMinutes'] },
   publish: {
     required: ['source baseUrl'],
     default: [
@@ -719,18 +748,26 @@ export const READS = {
   'verify-function': {
     required: ['viewerRequestFunction'],
     default: ['maxAttempts stage key'],
-    optional: [...DEPLOYMENT, 'expiredKey revokedKey'],
+    optional: [...DEPLOYMENT, 'viewerResponseFunction expiredKey revokedKey corsOrigin'],
+  },
+  'publish-functions': {
+    required: ['viewerRequestFunction viewerResponseFunction kvsArn'],
+    default: ['maxAttempts json'],
+    optional: [...DEPLOYMENT],
   },
   proxy: {
     required: ['upstream partnerKey'],
     default: ['proxyPort proxyHost cacheFile changesKept'],
     optional: ['refreshSeconds notify'],
   },
-  status: { default: ['s3PathStyle maxAttempts json maxAge'], optional: [...TARGET, 'canaryFunction'] },
+  status: {
+    default: ['s3PathStyle maxAttempts json maxAge'],
+    optional: [...TARGET, 'canaryFunction viewerRequestFunction viewerResponseFunction'],
+  },
   check: {
     required: ['baseUrl checkKey'],
-    default: ['json maxAge checkTimeout checkDeadline'],
-    optional: [...DEPLOYMENT, 'corsOrigin'],
+    default: ['json maxAge checkTimeout checkDeadline maxAttempts'],
+    optional: [...DEPLOYMENT, 'corsOrigin', 'kvsArn'],
   },
   usage: { default: ['maxAttempts json since'], optional: [...DEPLOYMENT, 'accessLog usageLogGroup'] },
   lambda: {
@@ -743,9 +780,10 @@ export const READS = {
   },
   // The canary Lambda (lambda/canary.ts): catalog check's rows against the deployment, its report to the bucket.
   canary: {
-    required: ['baseUrl bucket monitoringKeySecretArn'],
-    default: ['maxAge checkTimeout checkDeadline canaryRateMinutes s3PathStyle maxAttempts'],
-    optional: ['corsOrigin'],
+    required: ['baseUrl bucket monitoringKeySecretArn kvsArn'],
+    default: [
+      'maxAge checkTimeout checkDeadline canaryRateMinutes canaryFullRateMinutes s3PathStyle maxAttempts',
+    ],
   },
   // The CDK app passes the build's settings on to the Lambda (optional: the Lambda has the defaults).
   cdk: {
@@ -754,13 +792,15 @@ export const READS = {
       'priceClass accessLogging usageLogging usageLogRetentionDays errorCachingMinTtlSeconds',
       'noncurrentVersionExpiryDays buildRateMinutes builderTimeoutSeconds builderMemoryMiB scheduleEnabled',
       'catalogAgeAlarmSeconds additionalCloudFrontMetrics canaryEnabled canaryRateMinutes checkDeadline',
+      'canaryFullRateMinutes canaryMemoryMiB',
+      'publishFunctions',
     ],
     optional: [
-      'region source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
+      'account region source sourceSecretArn baseUrl webBaseUrl minRatio keepBuilds',
       ...BUILD,
       'monitoringKeySecretArn propagationMaxWait propagationInterval',
       'domainName certificateArn accessLogBucketName accessLogRetentionDays kvsSeedFile vpcId subnetIds',
-      'securityGroupIds alarmTopicArn rateLimitPerKey rateLimitWindowSeconds corsOrigin',
+      'securityGroupIds alarmTopicArn rateLimitPerKey rateLimitWindowSeconds',
     ],
   },
 } as const satisfies Record<string, Reads>;

@@ -47,6 +47,21 @@ describe('the command line', () => {
   );
 });
 
+describe('a secret setting', () => {
+  it('is read from its variable alone, never a flag (a flag shows in ps and in shell history)', () => {
+    const secrets = (Object.keys(SETTINGS) as SettingName[]).filter(
+      (name) => (SETTINGS[name] as { secret?: boolean }).secret,
+    );
+    expect(secrets).toEqual(
+      expect.arrayContaining(['sourceToken', 'key', 'expiredKey', 'revokedKey', 'partnerKey', 'checkKey']),
+    );
+    for (const name of secrets) {
+      expect(flagOf(name), name).toBeUndefined();
+      expect(envOf(name), name).toMatch(/^CATALOG_[A-Z_]+$/);
+    }
+  });
+});
+
 describe('a URL setting', () => {
   it('is echoed through the one URL redaction, whatever its name', () => {
     const urls = (Object.keys(SETTINGS) as SettingName[]).filter((name) =>

@@ -44,8 +44,8 @@ export function registerBuild(program: Command, io: CliIO): void {
     'Build one build flat into a directory (--out, else a new scratch directory, whose path it prints): the three catalogs, openapi.yaml, their br and gz variants, the manifest, the plan pages and errors/500.json. It never writes where a live build is served: an --out that holds builds, or the local stack origin, is refused. catalog publish puts a build live.';
   settingsCommand(program, 'build', description, io, async (settings) => {
     const started = performance.now();
-    const [{ build, writeFlatBuild }, { buildOutput }] = await Promise.all([
-      import('../../app/run.ts'),
+    const [{ build }, { buildOutput, writeFlatBuild }] = await Promise.all([
+      import('../../app/build.ts'),
       import('../../app/build-output.ts'),
     ]);
     // Refused before anything is read: never where a live build is served.

@@ -1,11 +1,13 @@
 /**
  * `catalog check --base-url URL [--cors-origin ORIGIN|off] [--max-age D] [--timeout D] [--deadline D] [--json]`,
- * the key from `CATALOG_CHECK_KEY`: checks a deployment from outside, row by row (app/check.ts), within the
+ * the key from `CATALOG_CHECK_KEY` (with `--deployment NAME` and no `--cors-origin`, CORS judged against the
+ * origin the deployment's store holds): checks a deployment from outside, row by row (app/check.ts), within the
  * deadline. Prints one line per row (or the whole report as JSON); exit 0 when every row passes (warnings
  * allowed), 1 when one fails or is not run, 2 when the service cannot be reached at all. Never prints the key.
  */
 import type { Command } from 'commander';
 import type { CheckReport } from '../../app/check.ts';
+import { CANARY_HEADER } from '../../contract/index.ts';
 import { type CliIO, CommandExit } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
@@ -19,10 +21,24 @@ export function registerCheck(program: Command, io: CliIO): void {
       import('../../app/settings/index.ts'),
       import('../../app/status.ts'),
     ]);
+    // Not told, and a deployment named: CORS is judged against the origin its store holds now, as its canary does.
+    let cors = settings.corsOrigin;
+    if (cors === undefined && settings.kvsArn !== undefined) {
+      const [{ CloudFrontKeyValueStore }, { createKvsClient }, { showCorsOrigin }] = await Promise.all([
+        import('../../keys/kvs-store.ts'),
+        import('../../app/clients.ts'),
+        import('../../keys/cors.ts'),
+      ]);
+      cors =
+        (await showCorsOrigin(new CloudFrontKeyValueStore(createKvsClient(settings), settings.kvsArn))) ??
+        null;
+    }
     const report = await check.checkDeployment({
       baseUrl: settings.baseUrl,
       key: settings.checkKey,
-      cors: settings.corsOrigin,
+      // Its requests marked as the deployment's own: with the monitoring key, reported apart from partners'.
+      alwaysHeaders: [[CANARY_HEADER, settings.checkKey]],
+      cors,
       maxAgeMs: settings.maxAge,
       timeoutMs: settings.checkTimeout,
       deadlineMs: settings.checkDeadline,

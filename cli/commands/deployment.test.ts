@@ -160,14 +160,23 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
       `cors set acts on deployment staging (store ${ARN}, in eu-west-1)`,
     );
     expect(kvs.entries.get('cors:origin')).toBe('https://app.example.com');
+    // catalog check, not told an origin, judges CORS against the one the deployment's store holds now (nothing
+    // answers at this address: the report still says what it was to be judged against).
+    const checked = await runCatalog(['check', '--json', '--base-url', 'http://127.0.0.1:9'], {
+      env: { ...deployment, CATALOG_CHECK_KEY: issued.stdout.trim() },
+    });
+    expect(checked.code, checked.stderr).toBe(2);
+    expect(JSON.parse(checked.stdout)).toMatchObject({ reachable: false, cors: 'https://app.example.com' });
     // The deployed canary's last report, as it stores it in the bucket: a failing row, a minute ago.
     const started = new Date(Date.now() - 61_000);
     const report: CanaryReport = {
+      beat: 'full',
+      trigger: 'schedule',
       baseUrl: API_URL,
       started: started.toISOString(),
       finished: new Date(started.getTime() + 1_000).toISOString(),
       durationMs: 1_000,
-      periodSeconds: 300,
+      periodSeconds: 3600,
       runner: { kind: 'lambda', name: 'staging-Canary' },
       cors: 'https://app.example.com',
       reachable: true,
@@ -175,6 +184,7 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
       deadlineReached: false,
       counts: { pass: 146, fail: 1, skip: 6, warn: 0, notRun: 0 },
       rows: 153,
+      requests: 139,
       failing: [
         { name: 'a plan page', request: 'GET /plans/{plan}', lines: ['status: expected 200, got 403'] },
       ],
@@ -186,18 +196,22 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     expect(JSON.parse(status.stdout)).toMatchObject({
       origin: `s3://${s3.bucket}`,
       store: ARN,
-      conformance: { report, silent: false, stopped: false },
+      conformance: { probe: null, full: { report, silent: false, stopped: false, problem: null } },
     });
     const shown = await runCatalog(['status'], { env: deployment });
-    expect(shown.stdout).toMatch(/146 of 147 rows pass, failing: "a plan page", 1m \d+s ago/);
-    expect(JSON.parse(status.stdout).conformanceProblem).toBeNull();
-    expect(JSON.stringify(JSON.parse(status.stdout).problems)).toContain('conformance: 146 of 147 rows pass');
+    expect(shown.stdout).toMatch(
+      /CONFORMANCE \(FULL\) +146 of 147 rows pass, failing: "a plan page", 1m \d+s ago/,
+    );
+    expect(shown.stdout).toMatch(/CONFORMANCE \(PROBE\) +no report of the probe beat yet/);
+    expect(JSON.stringify(JSON.parse(status.stdout).problems)).toContain(
+      'conformance (full): 146 of 147 rows pass',
+    );
     // The canary turned off in the deployment: its last report is shown, no longer judged.
     withCanary = false;
     try {
       const off = JSON.parse((await runCatalog(['status', '--json'], { env: deployment })).stdout);
-      expect(off.conformance).toMatchObject({ stopped: true, silent: false });
-      expect(off.conformance.line).toMatch(/\(the deployment has no canary now: its last report\)$/);
+      expect(off.conformance.full).toMatchObject({ stopped: true, silent: false });
+      expect(off.conformance.full.line).toMatch(/\(the deployment has no canary now: its last report\)$/);
       expect(JSON.stringify(off.problems)).not.toContain('conformance');
     } finally {
       withCanary = true;

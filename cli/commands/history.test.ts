@@ -1,12 +1,13 @@
 /** `catalog history`: its REASON column shows a move's reason whole, never cut inside a build id. */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BUILD_ID_PATTERN, unanchored } from '../../contract/index.ts';
 import { fewPlansFile } from '../../testing/aws.ts';
 import { makeStore, runCatalog } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { shownReason } from './publish.ts';
 
-const BUILD_ID = /\d{8}T\d{6}Z-[0-9a-f]{8}/g;
+const BUILD_ID = unanchored(BUILD_ID_PATTERN, 'g');
 
 describe('catalog history', () => {
   const scratch = useScratchDir({ prefix: 'catalog-history-' });
@@ -35,11 +36,13 @@ describe('catalog history', () => {
   });
 
   it('cuts a long reason after a build id, never inside one', () => {
-    const id = '20261129T051044Z-279d0b42';
-    const long = `${'x'.repeat(150)} ${id} and more ${'y'.repeat(100)}`;
-    const shown = shownReason(long);
-    expect(shown).toBe(`${'x'.repeat(150)} ${id}…`);
-    for (const found of shown.matchAll(BUILD_ID)) expect(found[0]).toBe(id);
+    // An id of this release, and one of an earlier release (8 hex digits).
+    for (const id of ['20261129T051044Z-279d0b42a1c3e5f7', '20261129T051044Z-279d0b42']) {
+      const long = `${'x'.repeat(150)} ${id} and more ${'y'.repeat(100)}`;
+      const shown = shownReason(long);
+      expect(shown).toBe(`${'x'.repeat(150)} ${id}…`);
+      for (const found of shown.matchAll(BUILD_ID)) expect(found[0]).toBe(id);
+    }
     expect(shownReason('two\nlines')).toBe('two\\nlines');
     expect(shownReason('short')).toBe('short');
   });

@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG_BIN, ROOT, runCatalog, runProcess, withoutTarget } from '../../testing/cli.ts';
 import { eventually, type LocalEdge, startLocalEdge, statusFor } from '../../testing/keys.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
+import { TMPFS_IN_NAMESPACE } from '../../testing/script.ts';
 
 const KEY_LINE = /^tpc_[A-Za-z0-9_-]{43}\n$/;
 
@@ -282,18 +282,10 @@ describe('a store file that does not exist', () => {
   });
 });
 
-/** Whether this machine lets a process mount a small tmpfs in a mount namespace of its own. */
-const TMPFS = spawnSync('unshare', [
-  '-rm',
-  'sh',
-  '-c',
-  'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d" && umount "$d" && rmdir "$d"',
-]);
-
 describe('keys issue on a full disk', () => {
   const scratch = useScratchDir({ prefix: 'catalog-keys-full-' });
 
-  it.skipIf(TMPFS.status !== 0)(
+  it.skipIf(!TMPFS_IN_NAMESPACE)(
     'fails in one line, leaves the store as it was and no lock or temporary file (a real 64 KiB tmpfs, filled)',
     async () => {
       const disk = join(scratch.dir, 'disk');

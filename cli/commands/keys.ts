@@ -211,8 +211,10 @@ export function registerKeys(program: Command, io: CliIO): void {
         stdin: io.stdin,
         logs: async () => (await import('../../app/clients.ts')).createLogsClient(settings),
       });
-      // Records name partners, never keys: a key shows when its partner was last seen.
-      const lastSeen = new Map(report.partners.map((partner) => [partner.partner, partner.lastSeen]));
+      // Records name partners, never keys: a key shows when its partner was last seen (the monitoring
+      // partner's, by the deployment's own checks).
+      const seen = report.monitoring ? [...report.partners, report.monitoring] : report.partners;
+      const lastSeen = new Map(seen.map((partner) => [partner.partner, partner.lastSeen]));
       rows = rows.map((row) => ({
         ...row,
         lastSeen: row.partner === null ? null : (lastSeen.get(row.partner) ?? null),

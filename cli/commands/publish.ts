@@ -7,13 +7,13 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { TargetNames, TargetSettings } from '../../app/target.ts';
-import { DISCIPLINES } from '../../contract/index.ts';
+import { BUILD_ID_PATTERN, DISCIPLINES, unanchored } from '../../contract/index.ts';
 import { type CliIO, CommandExit, noter, progressLine, sayTarget, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
 /** The longest REASON `catalog history` shows (the last column: a longer one ends in `…`). */
 const REASON_MAX = 160;
-const BUILD_ID = /\d{8}T\d{6}Z-[0-9a-f]{8}/g;
+const BUILD_ID = unanchored(BUILD_ID_PATTERN, 'g');
 
 /**
  * A move's reason as `catalog history` shows it: one line (control characters escaped), at most
@@ -111,8 +111,8 @@ export function registerPublish(program: Command, io: CliIO): void {
 
   settingsCommand(program, 'builds', HELP.builds, io, async (settings) => {
     const target = await targetOf(settings);
-    const run = await import('../../app/run.ts');
-    const rows = await run.builds(target);
+    const { builds } = await import('../../app/builds.ts');
+    const rows = await builds(target);
     if (rows.length === 0) note(`${target.origin.name} holds no build`);
     else {
       const notes = (row: (typeof rows)[number]) =>

@@ -1,10 +1,20 @@
+import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cannotListen } from '../../app/local.ts';
 import { renderMessage } from '../../app/settings/index.ts';
-import { EMPTY_STORE, httpRequest, ROOT, runCatalog, startCatalog, startServe } from '../../testing/cli.ts';
+import {
+  CATALOG_BIN,
+  cleanEnv,
+  EMPTY_STORE,
+  httpRequest,
+  ROOT,
+  runCatalog,
+  startCatalog,
+  startServe,
+} from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -87,28 +97,38 @@ describe('catalog start (npm start)', () => {
     await expect(stat(join(scratch.dir, '.catalog/stack.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('runs the canary against its own edge once it serves, and status shows its report, then that it stopped', async () => {
+  it('runs the canary against its own edge once it serves, one line on the terminal, its report in status, then that it stopped', async () => {
     const port = await freePort();
     const start = await startCatalog(['start', '--port', String(port)], { ready: READY, cwd: scratch.dir });
     let summary: string | undefined;
     try {
-      // The first run starts once the edge serves; its one line comes when its report is stored.
+      // The first run (the full table) starts once the edge serves; its one line comes when its report is stored.
       for (let waited = 0; summary === undefined && waited < 600; waited += 1) {
-        summary = start.lines.find((line) => line.startsWith('canary (partner monitoring): '));
+        summary = start.lines.find((line) => line.startsWith('canary ('));
         if (summary === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(summary).toMatch(/^canary \(partner monitoring\): (\d+) of \1 rows pass$/);
+      expect(summary).toMatch(/^canary \(full, at catalog start\): (\d+) of \1 rows pass$/);
+      // One line for the run on the terminal; its log line goes to the log file alone.
+      expect(start.lines.filter((line) => line.startsWith('canary') || line.includes('conformance'))).toEqual(
+        [summary],
+      );
+      const logged = (await readFile(join(scratch.dir, '.catalog/access.log'), 'utf8')).split('\n');
+      expect(
+        logged.filter((line) => line.includes('"message":"conformance (full, at catalog start)')),
+      ).toHaveLength(1);
       const status = await runCatalog(['status', '--json'], { cwd: scratch.dir });
       const report = JSON.parse(status.stdout);
-      expect(report.conformance).toMatchObject({ silent: false, stopped: false });
-      expect(report.conformance.report).toMatchObject({
+      expect(report.conformance.probe).toBeNull();
+      expect(report.conformance.full).toMatchObject({ silent: false, stopped: false, problem: null });
+      expect(report.conformance.full.report).toMatchObject({
+        beat: 'full',
+        trigger: 'start',
         baseUrl: `http://127.0.0.1:${port}`,
         runner: { kind: 'local', pid: start.pid },
-        periodSeconds: 300,
+        periodSeconds: 3600,
         counts: { fail: 0, notRun: 0 },
       });
-      expect(report.conformance.line).toMatch(/^(\d+) of \1 rows pass, /);
-      expect(report.conformanceProblem).toBeNull();
+      expect(report.conformance.full.line).toMatch(/^(\d+) of \1 rows pass, .* \(at catalog start\)$/);
       // Its key is the monitoring partner's, saved beside the dev key, never printed.
       const key = (await readFile(join(scratch.dir, '.catalog/monitoring-key'), 'utf8')).trim();
       expect(key).toMatch(/^tpc_/);
@@ -118,6 +138,72 @@ describe('catalog start (npm start)', () => {
     }
     const stopped = await runCatalog(['status'], { cwd: scratch.dir });
     expect(stopped.stdout).toMatch(/rows pass, .* ago \(the canary stopped with catalog start\)/);
+  });
+
+  it("keeps its terminal for the banner and the developer's requests: the canary's lines go to .catalog/access.log only", async () => {
+    const port = await freePort();
+    // The real process, as npm start runs it: both of its streams, as a terminal shows them.
+    const child = spawn(process.execPath, [CATALOG_BIN, 'start', '--port', String(port)], {
+      cwd: scratch.dir,
+      env: cleanEnv({}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const started = Date.now();
+    const shown: { at: number; line: string }[] = [];
+    for (const stream of [child.stdout, child.stderr]) {
+      let held = '';
+      stream.setEncoding('utf8').on('data', (text: string) => {
+        const lines = (held + text).split('\n');
+        held = lines.pop() ?? '';
+        for (const line of lines) shown.push({ at: Date.now() - started, line });
+      });
+    }
+    /** An access-log line: a JSON record of a request. */
+    const isRecord = (line: string) => {
+      try {
+        return typeof (JSON.parse(line) as { status?: unknown }).status === 'number';
+      } catch {
+        return false;
+      }
+    };
+    const until = async (found: () => boolean) => {
+      for (let waited = 0; !found() && waited < 6_000; waited += 1)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(found()).toBe(true);
+    };
+    try {
+      // The first 30 seconds, and at least until the canary's first run is over (its one line).
+      await until(() => shown.some(({ line }) => /^canary\b.*\d+ of \d+ rows pass/.test(line)));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 30_000 - (Date.now() - started))));
+      expect(shown.filter(({ line }) => isRecord(line))).toEqual([]);
+      const banner = shown.map(({ line }) => line).join('\n');
+      expect(banner).toMatch(/Local stack ready on http:\/\/127\.0\.0\.1:\d+/);
+      expect(banner).toMatch(/curl -i -H 'X-Api-Key: tpc_/);
+      const file = join(scratch.dir, '.catalog/access.log');
+      const kept = (await readFile(file, 'utf8')).trim().split('\n').filter(isRecord);
+      expect(kept.length).toBeGreaterThan(100);
+      // The file holds the canary's requests, each under the monitoring partner (its marker).
+      for (const line of kept) expect(JSON.parse(line).logData, line).toMatch(/^monitoring(\.|$)/);
+
+      // The developer's own request: on the terminal, and in the file.
+      const key = (await readFile(join(scratch.dir, '.catalog/dev-key'), 'utf8')).trim();
+      const answer = await httpRequest(`http://127.0.0.1:${port}`, {
+        method: 'GET',
+        target: '/api/plans',
+        headers: [['X-Api-Key', key]],
+      });
+      expect(answer.status).toBe(200);
+      await until(() => shown.some(({ line }) => isRecord(line)));
+      expect(shown.filter(({ line }) => isRecord(line)).map(({ line }) => JSON.parse(line).logData)).toEqual([
+        'dev',
+      ]);
+      const after = (await readFile(file, 'utf8')).trim().split('\n').filter(isRecord);
+      expect(JSON.parse(after.at(-1) ?? '{}').logData).toBe('dev');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('takes over the claim of a start that was killed (kill -9)', async () => {

@@ -10,34 +10,45 @@ import { settingsCommand } from '../options.ts';
 export interface JsonLines {
   (entry: object): void;
   flush(): void;
+  /** Writes one JSON log line to the copy file only (to the terminal when there is no file to write). */
+  toFile(entry: object): void;
 }
 
 /**
  * JSON log lines on stderr (the access log, and what the edge or the proxy says about itself), written once
  * per turn of the event loop: a busy edge answers several requests a turn, and one write for all their lines
  * costs about what one line did. A stop calls `flush` last, so the process exits with every line written.
- * With `copyTo`, each write is also appended to that file (until a write fails, which is said once).
+ * With `copyTo`, each line is also appended to that file (until a write fails, which is said once). A line
+ * `fileOnly` holds for, and a `toFile` line, goes to the file alone: to stderr too once there is no file to
+ * write, so that no line is lost.
  */
-export function jsonLines(io: CliIO, copyTo?: string): JsonLines {
-  let waiting = '';
+export function jsonLines(io: CliIO, copyTo?: string, fileOnly?: (entry: object) => boolean): JsonLines {
+  /** The lines waiting, in order; `terminal` false: the copy file's only. */
+  let waiting: { readonly text: string; readonly terminal: boolean }[] = [];
   let file = copyTo;
   const flush = () => {
-    if (waiting === '') return;
-    const text = waiting;
-    waiting = '';
-    io.stderr(text);
-    try {
-      if (file !== undefined) appendFileSync(file, text);
-    } catch (error) {
-      io.stderr(`catalog: the log is no longer copied to ${file}: ${describeCause(error)}\n`);
-      file = undefined;
-    }
+    if (waiting.length === 0) return;
+    const lines = waiting;
+    waiting = [];
+    let failure = '';
+    if (file !== undefined)
+      try {
+        appendFileSync(file, lines.map((line) => line.text).join(''));
+      } catch (error) {
+        failure = `catalog: the log is no longer copied to ${file}: ${describeCause(error)}\n`;
+        file = undefined;
+      }
+    const screen = lines.flatMap((line) => (line.terminal || file === undefined ? [line.text] : [])).join('');
+    if (screen !== '' || failure !== '') io.stderr(screen + failure);
   };
-  const log = (entry: object) => {
-    if (waiting === '') setImmediate(flush);
-    waiting += `${JSON.stringify(entry)}\n`;
+  const add = (entry: object, terminal: boolean) => {
+    if (waiting.length === 0) setImmediate(flush);
+    waiting.push({ text: `${JSON.stringify(entry)}\n`, terminal: terminal && !fileOnly?.(entry) });
   };
-  return Object.assign(log, { flush });
+  return Object.assign((entry: object) => add(entry, true), {
+    flush,
+    toFile: (entry: object) => add(entry, false),
+  });
 }
 
 /** A stop (SIGINT or SIGTERM in a process) shuts the server down gracefully, then writes the last log lines. */
@@ -75,11 +86,12 @@ export function registerStart(program: Command, io: CliIO): void {
     'start',
     HELP.start,
     io,
-    async ({ port, host, canaryRateMinutes }, command) => {
+    async ({ port, host, canaryRateMinutes, canaryFullRateMinutes }, command) => {
       if (command.args.length > 0) throw unexpectedArguments(command.args, io.env);
       const started = performance.now();
       const local = await import('../../app/local.ts');
-      const log = jsonLines(io, local.LOCAL_STACK.accessLog);
+      // The canary's requests go to the file alone: the terminal keeps the banner and the developer's own.
+      const log = jsonLines(io, local.LOCAL_STACK.accessLog, local.isOwnCheckEntry);
       const { edge, key, summary, samplePage } = await local
         .startLocalStack({
           host,
@@ -87,7 +99,8 @@ export function registerStart(program: Command, io: CliIO): void {
           now: new Date(),
           report: note,
           log,
-          canaryPeriodMs: canaryRateMinutes * 60_000,
+          canaryLog: log.toFile,
+          canaryPeriodsMs: { probe: canaryRateMinutes * 60_000, full: canaryFullRateMinutes * 60_000 },
         })
         .finally(log.flush);
       note(
@@ -100,7 +113,7 @@ export function registerStart(program: Command, io: CliIO): void {
       note(
         [
           '',
-          `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr (and in ${local.LOCAL_STACK.accessLog}).`,
+          `Local stack ready on ${edge.url} (Ctrl-C stops it). Access log lines follow on stderr and in ${local.LOCAL_STACK.accessLog} (the canary's in the file only; catalog usage counts them).`,
           `  dev key (partner "${local.DEV_PARTNER}", local only, saved in ${local.LOCAL_STACK.devKey}): ${key}`,
           `  curl -i -H 'X-Api-Key: ${key}' '${edge.url}${catalogTarget(DISCIPLINES[0])}'`,
           `  curl -i '${edge.url}/openapi.yaml'`,

@@ -4,7 +4,7 @@
  * real `catalog publish` runs; and the record those runs leave, which the edge never serves.
  */
 import { readFileSync } from 'node:fs';
-import { readdir, readFile, readlink, rm, unlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hostname } from 'node:os';
@@ -323,36 +323,38 @@ describe('catalog status', () => {
     );
   });
 
-  it('exits 2 when a page differs from the live build: its stored bytes edited, missing, or of a plan it does not hold', async () => {
+  it('exits 2 when a page differs from the live build: its bytes edited, missing, or of a plan it does not hold', async () => {
     const buildId = await publishPlans();
     const pages = join(scratch.dir, 'origin', 'plans');
     const [changed, missing] = (await readdir(pages)).sort();
-    // A live page is a link to the page's bytes, stored under their digest: an edit in place changes those.
-    const stored = await readlink(join(pages, changed as string));
     const page = await readFile(join(pages, changed as string), 'utf8');
     await writeFile(join(pages, changed as string), page.replace('<title>', '<titlE>'));
     await rm(join(pages, missing as string));
     await writeFile(join(pages, '00000000-0000-4000-8000-000000000000.html'), page);
     const { code, report, stderr } = await statusJson();
     expect(code).toBe(2);
-    // Each catalog and openapi.yaml with its two variants, and the stored bytes of a page per plan.
+    // Each catalog and openapi.yaml with its two variants, and the bytes of a page per plan.
     expect(report.live.objects?.expected).toBe(3 * (CATALOGS.length + 1) + 14);
-    // Only the bytes show an edit in place (a directory keeps no digest beside a file): checked by the name.
-    expect(report.live.objects?.damaged).toEqual([
-      expect.stringMatching(
-        new RegExp(`^${stored.replace('../', '')} has other bytes \\(MD5 [0-9a-f]{32}\\)$`),
-      ),
-    ]);
+    // A page never replaced is kept nowhere but live: the edited and the deleted ones' bytes are gone.
+    const lost = (file: string | undefined) =>
+      new RegExp(
+        `^the page of ${file?.replace('.html', '')} \\([0-9a-f]{32}\\) is neither live nor at pages/[0-9a-f]{32}\\.html$`,
+      );
+    expect(report.live.objects?.damaged).toEqual(
+      expect.arrayContaining([expect.stringMatching(lost(changed)), expect.stringMatching(lost(missing))]),
+    );
+    expect(report.live.objects?.damaged).toHaveLength(2);
     expect(report.live.pages).toEqual({
       expected: 14,
       damaged: [
+        `plans/${changed} is not the build’s page`,
         `plans/${missing} is missing`,
         'plans/00000000-0000-4000-8000-000000000000.html is not a page of the build',
       ],
     });
     expect(stderr).toMatch(
       new RegExp(
-        `^catalog: broken: live build ${buildId} at .* does not match its manifest: pages/\\S+ has other bytes .*; the live pages at .* are not build ${buildId}'s: plans/${missing} is missing; `,
+        `^catalog: broken: live build ${buildId} at .* does not match its manifest: the page of \\S+ \\([0-9a-f]{32}\\) is neither live nor at pages/\\S+; .*; the live pages at .* are not build ${buildId}'s: plans/${changed} is not the build’s page; `,
       ),
     );
     // The repairs it names put everything right: a forced publish writes every page again.

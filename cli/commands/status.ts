@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { formatSetting, type SettingName, type SettingsIn } from '../../app/settings/index.ts';
 import type { ADVICE_TARGET, AdviceTarget, StatusReport } from '../../app/status.ts';
-import { countsText } from '../../contract/index.ts';
+import { CANARY_BEATS, countsText } from '../../contract/index.ts';
 import { shownValue } from '../../publish/pointer.ts';
 import { type CliIO, CommandExit, shortTime as short, table } from '../io.ts';
 import { givenBy, settingsCommand } from '../options.ts';
@@ -79,13 +79,23 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
       : keys.expiringSoon.map((key) => `${key.partner} ${key.id} at ${short(key.expires)}`).join(', '),
   ]);
   rows.push(['cors origin', report.cors.origin ?? 'none (CORS off)']);
-  // The canary's last report: `146 of 147 rows pass, failing: "…", 3m ago`.
-  rows.push([
-    'conformance',
-    report.conformance?.line ??
-      report.conformanceProblem ??
-      'no canary report (catalog start, or the stack canary, writes one)',
-  ]);
+  // Each beat's last report: `146 of 147 rows pass, failing: "…", 3m ago`.
+  for (const beat of CANARY_BEATS)
+    rows.push([
+      `conformance (${beat})`,
+      report.conformance[beat]?.line ??
+        `no report of the ${beat} beat yet (catalog start, or the stack canary, writes one)`,
+    ]);
+  for (const fn of report.functions ?? [])
+    rows.push([
+      fn.kind,
+      fn.problem ??
+        {
+          same: `${fn.name}: LIVE runs DEVELOPMENT's code`,
+          differs: `${fn.name}: DEVELOPMENT differs from LIVE, held (catalog verify-function --stage DEVELOPMENT, then catalog publish-functions)`,
+          unpublished: `${fn.name}: no LIVE stage yet (catalog publish-functions)`,
+        }[fn.stages ?? 'same'],
+    ]);
   rows.push([
     'status',
     report.health === 'healthy' ? 'healthy' : `${report.health}: ${report.problems.length} problem(s)`,
@@ -123,13 +133,23 @@ export function registerStatus(program: Command, io: CliIO): void {
   settingsCommand(program, 'status', description, io, async (settings, command) => {
     const status = await import('../../app/status.ts');
     const target = await targetOf(settings);
-    const report = await status.catalogStatus(target, {
-      now: new Date(),
-      maxAgeMs: settings.maxAge,
-      // A deployment's outputs name its canary while it has one.
-      canaryDeployed: settings.deployment === undefined ? undefined : settings.canaryFunction !== undefined,
-      advice: adviceTarget(status.ADVICE_TARGET, settings, (name) => givenBy(command, name, io.env)),
-    });
+    // The deployment's functions (its outputs name them): one CloudFront client, for this command only.
+    const names = [
+      { name: settings.viewerRequestFunction, kind: 'viewer-request' },
+      { name: settings.viewerResponseFunction, kind: 'viewer-response' },
+    ].filter((fn): fn is { name: string; kind: string } => fn.name !== undefined);
+    const cloudfront =
+      names.length > 0 ? (await import('../../app/clients.ts')).createCloudFrontClient(settings) : undefined;
+    const report = await status
+      .catalogStatus(target, {
+        now: new Date(),
+        maxAgeMs: settings.maxAge,
+        // A deployment's outputs name its canary while it has one.
+        canaryDeployed: settings.deployment === undefined ? undefined : settings.canaryFunction !== undefined,
+        functions: cloudfront ? { client: cloudfront, names } : undefined,
+        advice: adviceTarget(status.ADVICE_TARGET, settings, (name) => givenBy(command, name, io.env)),
+      })
+      .finally(() => cloudfront?.destroy());
     io.stdout(settings.json ? `${JSON.stringify(report)}\n` : `${formatStatus(report, status.formatAge)}\n`);
     if (report.health !== 'healthy')
       io.stderr(

@@ -25,6 +25,7 @@ import {
 } from '../../testing/cli.ts';
 import { freePort } from '../../testing/postgres.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
+import { runLocalCanaryOnce, serveWorldLogged } from '../../testing/served-log.ts';
 import { createTestWorld, type TestWorld } from '../../testing/world.ts';
 
 const DAY_SECONDS = 86_400;
@@ -209,6 +210,8 @@ describe('catalog usage over a catalog serve access log', () => {
       umbrella: seen.umbrella,
       // Valid, never used: a candidate for revocation.
       initech: null,
+      // The deployment's own checks made no request in this log.
+      monitoring: null,
     });
     const table = (await runCatalog(['keys', 'list', ...store, '--usage', '--access-log', logFile])).stdout;
     const [header, ...lines] = table.trimEnd().split('\n');
@@ -228,9 +231,11 @@ describe('catalog usage over a catalog serve access log', () => {
     const missing = await runCatalog(['usage', '--access-log', join(world.dir, 'nope.log')]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^catalog: cannot read the access log .*nope\.log: .*ENOENT/);
-    const none = await runCatalog(['usage']);
+    // With no target, the local stack's access log, as every command acts on the local stack: here there is none.
+    const none = await runCatalog(['usage'], { cwd: world.dir });
+    expect(none.code).toBe(1);
     expect(none.stderr).toBe(
-      'catalog: nothing to read: give --access-log (a catalog serve access log, - for standard input) or --log-group (stack output UsageLogGroupName)\n',
+      "catalog: the local stack has no access log yet (.catalog/access.log): npm start writes one as it serves; or give --access-log FILE, or --deployment NAME for a deployment's usage log group\n",
     );
     const both = await runCatalog(['usage', '--access-log', logFile, '--log-group', 'g']);
     expect(both.code).toBe(1);
@@ -493,9 +498,19 @@ describe('catalog usage over what is not a clean access log', () => {
         },
       );
       expect(result.code, result.stderr).toBe(0);
-      expect((JSON.parse(result.stdout) as UsageReport).partners).toMatchObject([
+      const report = JSON.parse(result.stdout) as UsageReport;
+      expect(report.partners).toMatchObject([
         { partner: 'dev', requests: 1, ok: 1, bytes: answer.body.length },
       ]);
+      // With no target: the same log, the local stack's; its canary's run reported apart, nobody else's.
+      const local = await runCatalog(['usage', '--since', '7d', '--json'], { cwd: scratch.dir });
+      expect(local.code, local.stderr).toBe(0);
+      const window = { since: report.since, until: report.until };
+      expect({ ...(JSON.parse(local.stdout) as UsageReport), ...window }).toEqual(report);
+      expect(report.source).toBe('.catalog/access.log');
+      expect(report.monitoring?.requests).toBeGreaterThan(100);
+      expect(report.unnamed).toEqual([]);
+      expect(report.pages).toBe(0);
     } finally {
       if (!stopped) await started.stop();
     }
@@ -503,16 +518,10 @@ describe('catalog usage over what is not a clean access log', () => {
 });
 
 describe('catalog usage with the deployment’s own checks', () => {
-  it('reports the monitoring key’s requests (a whole catalog check, as the canary sends it) apart from the partners', async () => {
+  it('reports a whole catalog check with the monitoring key apart: its keyless, forged, wrong and page requests too', async () => {
     const world = await createTestWorld();
     const server = await startServe(['--origin', world.originDir, '--store', world.stores.plain]);
     try {
-      const { FileKeyValueStore } = await import('../../keys/file-store.ts');
-      const { issueKey } = await import('../../keys/manage.ts');
-      const monitoring = await issueKey(new FileKeyValueStore(world.stores.plain), {
-        partner: MONITORING_PARTNER,
-        now: new Date(),
-      });
       const acme = await httpRequest(server.url, {
         method: 'GET',
         target: '/api/plans',
@@ -520,7 +529,7 @@ describe('catalog usage with the deployment’s own checks', () => {
       });
       expect(acme.status).toBe(200);
       const check = await runCatalog(['check', '--base-url', server.url, '--cors-origin', 'off', '--json'], {
-        env: { CATALOG_CHECK_KEY: monitoring.key },
+        env: { CATALOG_CHECK_KEY: world.keys.monitoring },
       });
       expect(check.code).toBe(0);
       const rows = JSON.parse(check.stdout).rows as { requests?: unknown[] }[];
@@ -532,21 +541,68 @@ describe('catalog usage with the deployment’s own checks', () => {
       const report = JSON.parse(result.stdout) as UsageReport;
       // The partners are the partners: acme's one request, nothing of the check's.
       expect(report.partners.map((p) => [p.partner, p.requests])).toEqual([['acme', 1]]);
-      expect(report.monitoring?.partner).toBe(MONITORING_PARTNER);
-      // The check's bad disciplines are its own refusals, not a partner's.
-      expect(report.monitoring?.refused.discipline).toBeGreaterThan(0);
-      expect(report.monitoring?.ok).toBeGreaterThan(10);
+      // The check's refusals and page views are its own, under the monitoring partner: none is nobody's.
+      expect(report.unnamed).toEqual([]);
+      expect(report.pages).toBe(0);
+      expect(report.unreadable).toBe(0);
+      const own = report.monitoring;
+      expect(own?.partner).toBe(MONITORING_PARTNER);
+      expect(Object.keys(own?.refused ?? {})).toEqual(
+        expect.arrayContaining(['no-key', 'unknown-key', 'discipline', 'method', 'path']),
+      );
+      expect(own?.pages).toBeGreaterThan(5);
+      expect(own?.ok).toBeGreaterThan(10);
+      const refused = Object.values(own?.refused ?? {}).reduce((a, b) => a + b, 0);
+      expect(own?.requests).toBe(
+        (own?.ok ?? 0) + (own?.notModified ?? 0) + refused + (own?.pages ?? 0) + (own?.other ?? 0),
+      );
+      // Every request the check sent is there: the log's records less acme's one.
+      const records = server.lines.filter((line) => line.startsWith('{') && line.includes('"status"'));
+      expect(own?.requests).toBe(records.length - 1);
       const table = await runCatalog(['usage', '--access-log', logFile]);
       expect(table.stdout).not.toMatch(/^monitoring /m);
       expect(table.stdout).toMatch(
-        new RegExp(
-          `^apart, the monitoring key \\(the canary and the builder's propagation check\\): ${report.monitoring?.requests} requests, `,
-          'm',
-        ),
+        /^apart, the deployment's own checks \(partner monitoring: the canary, catalog check, the builder's propagation check\):\nREQUESTS +2XX +304 +REFUSED +PAGES +OTHER +BYTES +FIRST SEEN +LAST SEEN\n\d+ /m,
       );
+      expect(table.stdout).toMatch(/^no refusal named no partner$/m);
     } finally {
       await server.stop();
       await world.remove();
+    }
+  });
+
+  it('after three runs of the local canary and no partner traffic: the canary apart, no refusal and no page of nobody', async () => {
+    const served = await serveWorldLogged();
+    try {
+      const reports = [];
+      for (let run = 0; run < 3; run += 1) reports.push(await runLocalCanaryOnce(served));
+      const logFile = join(served.world.dir, 'access.log');
+      await writeFile(logFile, served.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+      const result = await runCatalog(['usage', '--access-log', logFile, '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      const report = JSON.parse(result.stdout) as UsageReport;
+      expect(report.partners).toEqual([]);
+      expect(report.unnamed).toEqual([]);
+      expect(report.pages).toBe(0);
+      expect(report.unreadable).toBe(0);
+      // Every request of the three runs, each run the same: refusals of every kind, pages, all the canary's.
+      expect(report.monitoring?.requests).toBe(served.entries.length);
+      expect(served.entries.length % 3).toBe(0);
+      expect(report.monitoring?.refused).toMatchObject({
+        'no-key': expect.any(Number),
+        'unknown-key': expect.any(Number),
+        discipline: expect.any(Number),
+        method: expect.any(Number),
+        path: expect.any(Number),
+      });
+      expect(report.monitoring?.pages).toBeGreaterThan(0);
+      const table = (await runCatalog(['usage', '--access-log', logFile])).stdout;
+      expect(table).toMatch(/^no partner made a request$/m);
+      expect(table).toMatch(/^no refusal named no partner$/m);
+      expect(table).toMatch(/^pages for people \(plan pages, the home page\): 0$/m);
+      expect(table).toMatch(new RegExp(`^${report.monitoring?.requests} +${report.monitoring?.ok} `, 'm'));
+    } finally {
+      await served.close();
     }
   });
 });

@@ -1,8 +1,10 @@
 /**
- * `catalog usage`: per partner, the requests, their answers (200, 304, refusals by reason, other), bytes and
- * when the partner was first and last seen; then the refusals that named no partner, by reason. From a
- * `catalog serve` access log (`--access-log FILE`, `-` for standard input) or, on AWS, from the usage log
- * group through Logs Insights (`--log-group`). The work is in app/usage.ts (docs/decisions.md#usage).
+ * `catalog usage`: per partner, the requests, their answers (2xx, 304, refusals by reason, other), bytes and
+ * when the partner was first and last seen; the deployment's own checks apart (the monitoring partner: the
+ * canary, `catalog check`, the builder's propagation check); then the refusals that named no partner, by reason,
+ * and the pages for people. From a `catalog serve` access log (`--access-log FILE`, `-` for standard input; with
+ * no target, the local stack's), or on AWS from the usage log group through Logs Insights (`--log-group`, or the
+ * deployment's). The work is in app/usage.ts (docs/decisions.md#usage).
  */
 import type { Command } from 'commander';
 import type { UsageReport } from '../../app/usage.ts';
@@ -10,22 +12,26 @@ import { MONITORING_PARTNER } from '../../contract/index.ts';
 import { type CliIO, shortTime as short, table } from '../io.ts';
 import { settingsCommand } from '../options.ts';
 
-/** The human form of a report: a table of partners, then the refusals that named no partner. */
+/** `no-key 2, path 1`, or `0`. */
+const refusals = (refused: Readonly<Record<string, number>>) =>
+  Object.entries(refused)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ') || '0';
+
+/** The human form of a report: a table of partners, the deployment's own checks, the refusals that named no partner. */
 export function formatUsage(report: UsageReport): string {
   const lines = [`usage from ${short(report.since)} to ${short(report.until)} (${report.source})`, ''];
   if (report.partners.length === 0) lines.push('no partner made a request');
   else
     lines.push(
       table([
-        ['PARTNER', 'REQUESTS', '200', '304', 'REFUSED', 'OTHER', 'BYTES', 'FIRST SEEN', 'LAST SEEN'],
+        ['PARTNER', 'REQUESTS', '2XX', '304', 'REFUSED', 'OTHER', 'BYTES', 'FIRST SEEN', 'LAST SEEN'],
         ...report.partners.map((p) => [
           p.partner,
           String(p.requests),
           String(p.ok),
           String(p.notModified),
-          Object.entries(p.refused)
-            .map(([reason, n]) => `${reason} ${n}`)
-            .join(', ') || '0',
+          refusals(p.refused),
           String(p.other),
           String(p.bytes),
           short(p.firstSeen),
@@ -34,18 +40,27 @@ export function formatUsage(report: UsageReport): string {
       ]),
     );
   const own = report.monitoring;
-  lines.push(
-    '',
-    own === null
-      ? `no request with the ${MONITORING_PARTNER} key (the canary and the builder's propagation check use it)`
-      : `apart, the ${MONITORING_PARTNER} key (the canary and the builder's propagation check): ${own.requests} requests, ${own.ok} answered 200${
-          Object.keys(own.refused).length > 0
-            ? `, refused ${Object.entries(own.refused)
-                .map(([reason, n]) => `${reason} ${n}`)
-                .join(', ')}`
-            : ''
-        }, last ${short(own.lastSeen)}`,
-  );
+  const whose = `partner ${MONITORING_PARTNER}: the canary, catalog check, the builder's propagation check`;
+  lines.push('');
+  if (own === null) lines.push(`no request from the deployment's own checks (${whose})`);
+  else
+    lines.push(
+      `apart, the deployment's own checks (${whose}):`,
+      table([
+        ['REQUESTS', '2XX', '304', 'REFUSED', 'PAGES', 'OTHER', 'BYTES', 'FIRST SEEN', 'LAST SEEN'],
+        [
+          String(own.requests),
+          String(own.ok),
+          String(own.notModified),
+          refusals(own.refused),
+          String(own.pages),
+          String(own.other),
+          String(own.bytes),
+          short(own.firstSeen),
+          short(own.lastSeen),
+        ],
+      ]),
+    );
   lines.push('');
   if (report.unnamed.length === 0) lines.push('no refusal named no partner');
   else
@@ -55,7 +70,7 @@ export function formatUsage(report: UsageReport): string {
         ...report.unnamed.map((u) => [u.reason, String(u.requests)]),
       ]),
     );
-  if (report.pages > 0) lines.push('', `plan pages: ${report.pages}`);
+  lines.push('', `pages for people (plan pages, the home page): ${report.pages}`);
   if (report.unreadable > 0)
     lines.push(
       '',
@@ -66,7 +81,7 @@ export function formatUsage(report: UsageReport): string {
 
 export function registerUsage(program: Command, io: CliIO): void {
   const description =
-    'Per partner: requests, answers (200, 304, refusals by reason), bytes, first and last seen; then refusals that named no partner. From a catalog serve access log or, on AWS, the usage log group (Logs Insights).';
+    "Per partner: requests, answers (2xx, 304, refusals by reason), bytes, first and last seen; the deployment's own checks apart; then refusals that named no partner, and pages. From a catalog serve access log (none given: the local stack's) or, on AWS, the usage log group (Logs Insights).";
   settingsCommand(program, 'usage', description, io, async (settings) => {
     const usage = await import('../../app/usage.ts');
     const report = await usage.usageReport(settings, {

@@ -17,14 +17,14 @@ export async function read(key: string): Promise<string | null> {
 }
 
 /**
- * Records `value` in this request's access-log record (`viewer-request-log-data`; docs/decisions.md#usage) and
+ * Records `value` (nothing for null) in this request's access-log record (`viewer-request-log-data`; docs/decisions.md#usage) and
  * returns `result`, so that a decision and its record are one expression. Recording never decides an answer:
  * on a runtime without `cf.logCustomData` (new in 2026), or one where it throws, the answer is the same and
  * nothing is recorded (an exception here would be CloudFront's 503 for every request).
  */
-export function logged<T>(value: string, result: T): T {
+export function logged<T>(value: string | null, result: T): T {
   try {
-    cf.logCustomData(value);
+    if (value) cf.logCustomData(value);
   } catch (_error) {}
   return result;
 }

@@ -10,6 +10,7 @@
 import crypto from 'crypto';
 import {
   BUILD_ID_PATTERN,
+  CANARY_HEADER,
   catalogFile,
   DISCIPLINES,
   type Discipline,
@@ -20,6 +21,7 @@ import {
   KVS_KEY_PREFIX,
   KVS_LIVE_BUILD,
   LogValue,
+  MONITORING_PARTNER,
   ORIGIN_FILES,
   PAGE_OBJECT_SUFFIX,
   PAGE_PATH_PREFIX,
@@ -89,25 +91,30 @@ function decode(text: string): string | null {
   }
 }
 
-/** The partner of a valid, unexpired key, else null with the reason recorded; only the key's SHA-256 is looked up. */
-async function partnerOf(request: CloudFrontRequest): Promise<string | null> {
-  const header = request.headers['x-api-key'];
-  if (!header || header.value === '') return logged(LogValue.NoKey, null);
-  if (header.multiValue && header.multiValue.length > 1) return logged(LogValue.ManyKeys, null);
-  const hash = crypto.createHash('sha256').update(header.value).digest('hex');
-  const stored = await read(KVS_KEY_PREFIX + hash);
+/** Records a request's partner (null: none) and reason (null: none), and returns `result` (docs/decisions.md#usage). */
+type Log = <T>(partner: string | null, reason: string | null, result: T) => T;
+
+/** A {@link Log} that records nothing. */
+function unrecorded<T>(_partner: string | null, _reason: string | null, result: T): T {
+  return result;
+}
+
+/**
+ * The partner of a valid, unexpired key, else null with why told to `log`; only the key's SHA-256 is looked up.
+ */
+async function partnerOf(key: string, log: Log): Promise<string | null> {
+  const stored = await read(KVS_KEY_PREFIX + crypto.createHash('sha256').update(key).digest('hex'));
   let record: { partner?: unknown; expires?: unknown } = {};
   try {
     // A missing key reads as null, which parses to null: the same unknown key.
     record = JSON.parse(stored as string) || record;
   } catch (_error) {}
   const partner = record.partner;
-  if (typeof partner !== 'string' || !partner) return logged(LogValue.UnknownKey, null);
+  if (typeof partner !== 'string' || !partner) return log(null, LogValue.UnknownKey, null);
   // An expiry that is not a time (or not a string) has passed.
   const expires = record.expires;
   if (expires !== undefined && !(Date.now() < (typeof expires === 'string' ? Date.parse(expires) : 0)))
-    // In brackets, the two constants are one string in the bundle.
-    return logged(partner + (LogValue.Separator + LogValue.ExpiredKey), null);
+    return log(partner, LogValue.ExpiredKey, null);
   return partner;
 }
 
@@ -163,49 +170,63 @@ function variant(request: CloudFrontRequest): string {
 
 /**
  * Each decision ends in one `return`: an answer made here ({@link problem}, {@link preflight}) or the request
- * sent on ({@link forward}), with what the access log records of it (docs/decisions.md#usage).
+ * sent on ({@link forward}), with what the access log records of it (docs/decisions.md#usage). A request
+ * marked by the deployment's own checks (`CANARY_HEADER` holding a valid key of the monitoring partner) is
+ * recorded under that partner, whatever it is; the marker decides nothing else, and a partner's request pays
+ * only the look for the header.
  */
 export async function handler(event: CloudFrontEvent): Promise<CloudFrontRequest | CloudFrontResponse> {
   const request = event.request;
   const method = request.method;
   const uri = request.uri;
+  const headers = request.headers;
+  const marker = headers[CANARY_HEADER];
+  delete headers[CANARY_HEADER];
+  const canary = marker ? (await partnerOf(marker.value, unrecorded)) === MONITORING_PARTNER : false;
+  const log: Log = (partner, reason, result) => {
+    const label = canary ? MONITORING_PARTNER : partner;
+    return logged(label ? (reason ? label + LogValue.Separator + reason : label) : reason, result);
+  };
   // A page for people: a plan page, or the home page; they take GET and HEAD, and no key.
   const page = uri.indexOf(PAGE_PATH_PREFIX) === 0 || uri === PATHS.home;
   if (!page && uri !== PATHS.plans && uri !== PATHS.openapi)
-    return logged(LogValue.Path, problem(PROBLEM_NOT_FOUND));
+    return log(null, LogValue.Path, problem(PROBLEM_NOT_FOUND));
   if (method !== 'GET' && (page ? method !== 'HEAD' : method !== 'OPTIONS')) {
-    return logged(
+    return log(
+      null,
       LogValue.Method,
       problem(PROBLEM_METHOD_NOT_ALLOWED, {
         allow: { value: page ? GENERATED_HEADERS.allowPage : GENERATED_HEADERS.allow },
       }),
     );
   }
-  if (uri === PATHS.home) return logged(LogValue.Page, home());
-  if (method === 'OPTIONS') return preflight();
+  if (uri === PATHS.home) return log(null, LogValue.Page, home());
+  if (method === 'OPTIONS') return log(null, null, preflight());
   // Always the whole document: CloudFront would answer a Range with 206 and a slice of the JSON.
-  const headers = request.headers;
   delete headers.range;
   delete headers['if-range'];
   if (page) {
     // The live page, shared by every build (no store read); sent as it is stored, and compressed by CloudFront
     // (the pages' behaviour in gateway/distribution.ts).
-    const id = uri.slice(PAGE_PATH_PREFIX.length);
+    const id = uri.slice(PAGE_PATH_PREFIX.length).toLowerCase();
     // A path that names no plan goes to `/plans/-.html`, never an object: the origin's miss is the not-found page.
-    request.uri = PAGE_PATH_PREFIX + (PLAN_ID_PATTERN.test(id) ? id.toLowerCase() : '-') + PAGE_OBJECT_SUFFIX;
+    request.uri = PAGE_PATH_PREFIX + (PLAN_ID_PATTERN.test(id) ? id : '-') + PAGE_OBJECT_SUFFIX;
     request.querystring = {};
-    return logged(LogValue.Page, request);
+    return log(null, LogValue.Page, request);
   }
-  if (uri === PATHS.openapi) return forward(request, ORIGIN_FILES.openapi, variant(request));
-  const partner = await partnerOf(request);
+  if (uri === PATHS.openapi) return log(null, null, forward(request, ORIGIN_FILES.openapi, variant(request)));
+  const key = headers['x-api-key'];
+  let partner: string | null = null;
+  if (!key || key.value === '') log(null, LogValue.NoKey, 0);
+  else if (key.multiValue && key.multiValue.length > 1) log(null, LogValue.ManyKeys, 0);
+  else partner = await partnerOf(key.value, log);
   if (partner === null) {
     return problem(PROBLEM_UNAUTHORIZED, {
       'www-authenticate': { value: GENERATED_HEADERS.wwwAuthenticate },
     });
   }
   const file = requestedCatalog(request.querystring);
-  if (!file)
-    return logged(partner + (LogValue.Separator + LogValue.Discipline), problem(PROBLEM_INVALID_DISCIPLINE));
+  if (!file) return log(partner, LogValue.Discipline, problem(PROBLEM_INVALID_DISCIPLINE));
   delete headers['x-api-key'];
-  return logged(partner, forward(request, file, variant(request)));
+  return log(partner, null, forward(request, file, variant(request)));
 }

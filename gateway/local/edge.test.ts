@@ -124,3 +124,42 @@ describe('Range at the local edge', () => {
     expect(Object.keys(request.headers)).not.toContain('if-range');
   });
 });
+
+describe("the canary's marker at the local edge", () => {
+  let world: TestWorld;
+  beforeAll(async () => {
+    world = await createTestWorld();
+  });
+  afterAll(() => world.remove());
+
+  it('never goes on with the request it marks, nor does the key, whichever request is passed on', async () => {
+    const kvs = new WatchedKeyValueStore(world.stores.plain);
+    await kvs.load();
+    const viewerRequest = loadFunction(await builtFunctionCode('viewer-request'), { kvs });
+    const passedOn = [];
+    for (const [target, headers] of [
+      ['/api/plans', ['X-Api-Key', world.keys.monitoring]],
+      ['/openapi.yaml', []],
+      ['/plans/920c4400-79a6-5b26-9ac7-4c18aea7632c', []],
+    ] as const) {
+      const { result, logData } = await viewerRequest.runLogged(
+        viewerRequestEvent(
+          {
+            method: 'GET',
+            target,
+            rawHeaders: [...headers, 'X-Catalog-Canary', world.keys.monitoring, 'Accept', '*/*'],
+            remoteAddress: '127.0.0.1',
+          },
+          'marker',
+        ),
+      );
+      expect('uri' in result, target).toBe(true);
+      passedOn.push({ headers: Object.keys(result.headers).sort(), logData });
+    }
+    expect(passedOn).toEqual([
+      { headers: ['accept'], logData: 'monitoring' },
+      { headers: ['accept'], logData: 'monitoring' },
+      { headers: ['accept'], logData: 'monitoring.page' },
+    ]);
+  });
+});

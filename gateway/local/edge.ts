@@ -164,8 +164,10 @@ export class Edge {
         logData,
       };
     }
-    // A request let through names its partner alone (a page records `page`; openapi.yaml nothing).
-    const partner = logData !== null && logData !== LogValue.Page ? logData : null;
+    // A request let through names its partner alone (a page records `page`, or the canary's `monitoring.page`;
+    // openapi.yaml nothing, or the canary's `monitoring`).
+    const partner =
+      logData !== null && logData !== LogValue.Page && !logData.includes(LogValue.Separator) ? logData : null;
     const origin = this.#options.origin;
     let object: OriginObject | null = null;
     let failure: string | undefined;

@@ -4,11 +4,11 @@
  * CDK's CloudFormation validation, the builder not bundled), one after the other in this one process (the
  * validation's rule engine starts once), and writes `DIR/<name>.done.json` after each.
  */
-import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CfnDeliveryDestination } from 'aws-cdk-lib/aws-logs';
 import { App, Stack, Validations } from 'aws-cdk-lib/core';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { writeFileAtomic } from '../../files/atomic-write.ts';
 import { CatalogStack } from '../../infra/stack.ts';
 import { CDK_CONTEXT, SHARED, type SharedConfiguration, type SynthDone, withContact } from './stacks.ts';
 
@@ -47,7 +47,6 @@ for (const [name, configuration] of Object.entries(SHARED) as [string, SharedCon
   } catch (error) {
     done = { code: 1, output: (error as Error).stack ?? String(error) };
   }
-  // Written whole, then renamed: a test never reads half of it.
-  await writeFile(join(dir, `${name}.done.json.tmp`), JSON.stringify(done));
-  await rename(join(dir, `${name}.done.json.tmp`), join(dir, `${name}.done.json`));
+  // Written whole: a test never reads half of it.
+  await writeFileAtomic(join(dir, `${name}.done.json`), JSON.stringify(done));
 }

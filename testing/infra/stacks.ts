@@ -97,7 +97,6 @@ export const SHARED = {
       subnetIds: ['subnet-0123456789abcdef0'],
       sourceSecretArn: `arn:aws:secretsmanager:eu-west-1:${ACCOUNT}:secret:catalog/source-AbCdEf`,
       monitoringKeySecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:TrainingPlanCatalog/monitoring-key-AbCdEf`,
-      corsOrigin: 'https://app.example.com',
       rateLimitPerKey: 500,
     },
   },

@@ -4,11 +4,11 @@
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
+import type { LastRun } from '../app/last-run.ts';
 import { DISCIPLINES, perDiscipline } from '../contract/index.ts';
 import { METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../contract/metrics.ts';
 import { planCounts } from '../testing/counts.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
-import type { LastRun } from './last-run.ts';
 import { emitRunMetrics, runFigures } from './run-metrics.ts';
 
 /** Each discipline's metric name (`PlansRunning`…), and its figure in {@link published}: none of a discipline it does not name. */

@@ -2,14 +2,16 @@
  * The builder's metrics of one run (docs/decisions.md#operations) under contract/metrics.ts's names: figures from
  * a run's record (pure), handed to a sink (the Lambda: Powertools' `Metrics`, one EMF line).
  */
-import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { LastRun } from '../app/last-run.ts';
 import { DISCIPLINES } from '../contract/index.ts';
-import { isFailedOutcome, isSuccessfulOutcome, METRICS, plansMetric } from '../contract/metrics.ts';
-import type { LastRun } from './last-run.ts';
+import {
+  isFailedOutcome,
+  isSuccessfulOutcome,
+  METRICS,
+  type MetricsSink,
+  plansMetric,
+} from '../contract/metrics.ts';
 import type { PropagationResult } from './propagation.ts';
-
-/** Where the figures go: the part of Powertools' `Metrics` a run uses. */
-export type MetricsSink = Pick<Metrics, 'addMetric' | 'addMetadata' | 'publishStoredMetrics'>;
 
 type MetricKey = keyof typeof METRICS;
 
