@@ -44,7 +44,7 @@ describe('--deployment NAME', () => {
       env: { ...TEST_AWS_ENV, AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url },
     });
     expect(result.stderr).toBe(
-      'catalog: --deployment "CatalogWest": there is no stack CatalogWest in eu-west-1 (a stack in another region: give --region)\n',
+      'catalog: --deployment "CatalogWest": there is no stack CatalogWest in eu-west-1 (the region infra/deployments/CatalogWest.json declares: not deployed yet, or destroyed)\n',
     );
     const asked = cloudFormation.requests.slice(before);
     expect(asked).toHaveLength(1);

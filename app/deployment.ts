@@ -5,10 +5,10 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
 import { EDGE_REGION } from '../contract/index.ts';
-import { readDeploymentFile } from './deployments.ts';
+import { declaredDeployment, listDeployments } from './deployments.ts';
 import { localStackUrl } from './local.ts';
-import { checkoutRoot, LOCAL_STACK, localStackPath } from './paths.ts';
-import { type Context, modeIn, namesIn, type SettingName, specFor } from './settings/index.ts';
+import { checkoutRoot, LOCAL_FILLS, LOCAL_STACK, localStackPath } from './paths.ts';
+import { type Context, envOf, modeIn, namesIn, type SettingName, specFor } from './settings/index.ts';
 
 /** The settings that name where a command acts: any of them given means no local default. */
 const TARGETS: readonly SettingName[] = ['bucket', 'kvsArn', 'origin', 'store', 'deployment'];
@@ -61,6 +61,16 @@ export async function deploymentValues(
   const name = first.values.deployment as string | undefined;
   if (name === undefined) {
     if (TARGETS.some(first.given)) return values;
+    // A command that acts on a deployment only (the builder function, the deployed viewer-request function):
+    // no local stack stands in, and the deployment is what to name first.
+    const deployed = namesIn(context).filter(
+      (setting) =>
+        modeIn(setting, context) === 'required' &&
+        specFor(setting).output !== undefined &&
+        !LOCAL_FILLS.includes(setting) &&
+        !first.given(setting),
+    );
+    if (deployed.length > 0) throw noDeployment(context, deployed);
     // The checkout's one local stack, from whichever of its folders the command is typed in.
     if (wanted('origin')) values.set('origin', localStackPath(LOCAL_STACK.origin));
     if (wanted('store')) values.set('store', localStackPath(LOCAL_STACK.store));
@@ -72,7 +82,8 @@ export async function deploymentValues(
   }
   // The deployment's region is its file's, in a checkout that declares it (one word for one thing).
   const root = checkoutRoot();
-  const file = root === undefined ? null : readDeploymentFile(root, name);
+  // In a checkout, a deployment is one it declares: a name it does not is a slip, said before AWS is asked.
+  const file = root === undefined ? null : declaredDeployment(root, name, settingRef('deployment'));
   const given = first.values.region as string | undefined;
   if (file !== null && given !== undefined && first.given('region') && given !== file.region)
     throw new ConfigError(
@@ -87,7 +98,7 @@ export async function deploymentValues(
   const outputs = await outputsOf(client, name);
   if (outputs === null)
     throw new ConfigError(
-      `${settingRef('deployment')} ${JSON.stringify(name)}: there is no stack ${name} in ${region} (a stack in another region: give ${settingRef('region')})`,
+      `${settingRef('deployment')} ${JSON.stringify(name)}: there is no stack ${name} in ${region} (${file === null ? `a stack in another region: give ${settingRef('region')}` : `the region ${file.file} declares: not deployed yet, or destroyed`})`,
     );
   for (const setting of namesIn(context)) {
     const output = specFor(setting).output;
@@ -96,4 +107,16 @@ export async function deploymentValues(
   // The usage log group is in us-east-1 wherever the stack is (infra/usage-logs.ts): its queries go there.
   if (wanted('region')) values.set('region', values.has('usageLogGroup') ? EDGE_REGION : region);
   return values;
+}
+
+/**
+ * The refusal of a command that acts on a deployment only (`rebuild`, `verify-function`) when none is named:
+ * name the deployment first (the declared ones, in a checkout), or else give the settings it would have given.
+ */
+function noDeployment(context: Context, settings: readonly SettingName[]): ConfigError {
+  const root = checkoutRoot();
+  const declared = root === undefined ? '' : ` (${listDeployments(root)})`;
+  return new ConfigError(
+    `${context} acts on a deployment, and none is named: give ${settingRef('deployment')} NAME or ${envOf('deployment')}${declared}, or else ${settings.map((setting) => settingRef(setting)).join(' and ')}`,
+  );
 }

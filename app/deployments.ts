@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import leven from 'leven';
 import { ConfigError } from '../contract/errors.ts';
-import { namesIn, readSettings, type SettingName, type SettingsIn } from './settings/index.ts';
+import { namesIn, readSettings, type SettingName, type SettingsIn, specFor } from './settings/index.ts';
 
 /** Where the deployment files are, relative to the checkout's root. */
 export const DEPLOYMENTS_DIR = 'infra/deployments';
@@ -37,12 +37,10 @@ export interface DeploymentFile {
 const RENAMED: Readonly<Record<string, SettingName>> = { stackName: 'deployment', stackname: 'deployment' };
 
 /**
- * The setting `word` was probably meant to be: a renamed setting's new name, or the nearest of `names` by edit
- * distance (case aside) when it is close enough to be a slip; undefined otherwise.
+ * The one of `names` nearest to `word` by edit distance (case aside), when it is close enough to be a slip;
+ * undefined otherwise.
  */
-export function nearestSetting(word: string, names: readonly string[]): string | undefined {
-  const renamed = RENAMED[word];
-  if (renamed !== undefined) return renamed;
+export function nearestName(word: string, names: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const name of names) {
     const distance = leven(word.toLowerCase(), name.toLowerCase());
@@ -53,24 +51,67 @@ export function nearestSetting(word: string, names: readonly string[]): string |
     : undefined;
 }
 
-/** The names of the deployments the checkout at `root` declares, sorted. */
-export function deploymentNames(root: string): string[] {
-  try {
-    return readdirSync(join(root, DEPLOYMENTS_DIR))
-      .filter((file) => file.endsWith('.json'))
-      .map((file) => file.slice(0, -'.json'.length))
-      .sort();
-  } catch {
-    return [];
-  }
+/** The setting `word` was probably meant to be: a renamed setting's new name, or the nearest of `names`. */
+export function nearestSetting(word: string, names: readonly string[]): string | undefined {
+  return RENAMED[word] ?? nearestName(word, names);
 }
 
-/** How a message lists the declared deployments. */
+/** What `infra/deployments/` holds: the deployments it declares, and the files whose name is no deployment's. */
+export interface DeclaredDeployments {
+  /** The deployments' names, sorted. */
+  readonly names: readonly string[];
+  /** Each `.json` file whose name breaks the rule of a deployment's name, with that rule (sorted by file). */
+  readonly invalid: readonly { readonly file: string; readonly why: string }[];
+}
+
+/** The deployments the checkout at `root` declares, and the files there that cannot be one. */
+export function declaredDeployments(root: string): DeclaredDeployments {
+  let files: string[];
+  try {
+    files = readdirSync(join(root, DEPLOYMENTS_DIR)).filter((file) => file.endsWith('.json'));
+  } catch {
+    files = [];
+  }
+  const names: string[] = [];
+  const invalid: { file: string; why: string }[] = [];
+  for (const file of files.sort()) {
+    const name = file.slice(0, -'.json'.length);
+    const checked = specFor('deployment').kind.schema.safeParse(name);
+    if (checked.success) names.push(name);
+    else invalid.push({ file, why: checked.error.issues[0]?.message ?? 'is invalid' });
+  }
+  return { names, invalid };
+}
+
+/**
+ * How a message lists the declared deployments: their names, then each file there whose name cannot be a
+ * deployment's, named as such (it is no choice: neither `catalog` nor the CDK app can name it).
+ */
 export function listDeployments(root: string): string {
-  const names = deploymentNames(root);
-  return names.length === 0
-    ? `no deployment is declared in ${DEPLOYMENTS_DIR}/`
-    : `declared in ${DEPLOYMENTS_DIR}/: ${names.join(', ')}`;
+  const { names, invalid } = declaredDeployments(root);
+  const declared =
+    names.length === 0
+      ? `no deployment is declared in ${DEPLOYMENTS_DIR}/`
+      : `declared in ${DEPLOYMENTS_DIR}/: ${names.join(', ')}`;
+  if (invalid.length === 0) return declared;
+  const files = invalid.map(({ file, why }) => `${JSON.stringify(file)} is not one: its name ${why}`);
+  return `${declared}; ${files.join('; ')}`;
+}
+
+/**
+ * The file of deployment `name` in the checkout at `root`, read and checked ({@link readDeploymentFile}). Throws
+ * a {@link ConfigError} when the checkout declares no such deployment: the one probably meant (a slip of the
+ * keyboard, or of case), and the ones declared. The command line (`--deployment NAME`, app/deployment.ts) and
+ * the CDK app (`-c deployment=NAME`, infra/config.ts) both call it, so both say the same; `label` is how the
+ * entry point names the setting.
+ */
+export function declaredDeployment(root: string, name: string, label: string): DeploymentFile {
+  const file = readDeploymentFile(root, name);
+  if (file !== null) return file;
+  const meant = nearestName(name, declaredDeployments(root).names);
+  throw new ConfigError(
+    `${label} ${JSON.stringify(name)}: there is no ${DEPLOYMENTS_DIR}/${name}.json${meant ? `; did you mean ${meant}?` : ''} (${listDeployments(root)}; a new deployment is a new file there)`,
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The last run's record, from how a run ended: pure, no I/O. */
 
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InvalidRow } from '../builder/errors.ts';
 import { InvalidRowsError } from '../builder/errors.ts';
@@ -16,6 +17,7 @@ import {
   parseLastRun,
   type RunEnd,
   type RunProgress,
+  runSettings,
 } from './last-run.ts';
 import type { PublishSummary } from './run.ts';
 import { renderMessage } from './settings/index.ts';
@@ -59,6 +61,26 @@ function record(end: RunEnd, progress: RunProgress = built, previous: LastRun | 
     present: cli,
   });
 }
+
+/** The record of a run a second after FINISHED that found another holding the run lock. */
+const busyAfter = (previous: LastRun) =>
+  lastRunOf({
+    started: FINISHED,
+    finished: new Date(FINISHED.getTime() + 1000),
+    durationMs: 5,
+    progress: {},
+    end: {
+      summary: {
+        command: 'publish',
+        result: 'busy',
+        reason: 'busy: another run holds the run lock',
+        holder: { by: 'catalog publish', host: 'h', pid: 1, since: '', expires: '' },
+        durationsMs: { total: 5 },
+      },
+    },
+    previous,
+    present: cli,
+  });
 
 describe('the record of a run', () => {
   it('of a publish: outcome, build, counts, and it confirms the new live build', () => {
@@ -156,32 +178,14 @@ describe('the record of a run', () => {
 
   it('keeps the failure before a busy run, and forgets it only when a run succeeds', () => {
     const failed = record({ error: new SourceError('plans.json', 'cannot be read (no such file)') }, {});
-    const busy = (previous: LastRun) =>
-      lastRunOf({
-        started: FINISHED,
-        finished: new Date(FINISHED.getTime() + 1000),
-        durationMs: 5,
-        progress: {},
-        end: {
-          summary: {
-            command: 'publish',
-            result: 'busy',
-            reason: 'busy: another run holds the run lock',
-            holder: { by: 'catalog publish', host: 'h', pid: 1, since: '', expires: '' },
-            durationsMs: { total: 5 },
-          },
-        },
-        previous,
-        present: cli,
-      });
     const remembered = { finished: FINISHED.toISOString(), outcome: 'failed', reason: failed.reason };
-    expect(busy(failed)).toMatchObject({ outcome: 'busy', failure: remembered });
-    expect(busy(busy(failed)).failure).toEqual(remembered);
+    expect(busyAfter(failed)).toMatchObject({ outcome: 'busy', failure: remembered });
+    expect(busyAfter(busyAfter(failed)).failure).toEqual(remembered);
     // A record from before the field: a failed one is its own failure.
     const { failure: _, ...older } = failed;
-    expect(busy(older).failure).toEqual(remembered);
-    expect(record({ summary: summary('skipped-identical') }, built, busy(failed)).failure).toBeNull();
-    expect(record({ summary: summary('skipped-pinned') }, built, busy(failed)).failure).toBeNull();
+    expect(busyAfter(older).failure).toEqual(remembered);
+    expect(record({ summary: summary('skipped-identical') }, built, busyAfter(failed)).failure).toBeNull();
+    expect(record({ summary: summary('skipped-pinned') }, built, busyAfter(failed)).failure).toBeNull();
     const refused = record({ error: new PublishRefusedError('empty', 'refused: 0 plans') }, built, failed);
     expect(refused.failure).toEqual({
       finished: FINISHED.toISOString(),
@@ -246,6 +250,49 @@ describe('the record of a run', () => {
     const long = oneLine('x'.repeat(5000));
     expect(long).toHaveLength(2000);
     expect(long.endsWith('…')).toBe(true);
+  });
+});
+
+describe('what a record keeps of the run’s source, to run it again', () => {
+  it('a file by its absolute path, a URL with no password nor secret query value, whether a token went with it', () => {
+    expect(runSettings('fixtures/plans.json', undefined, 'https://catalog.example.com')).toEqual({
+      source: resolve('fixtures/plans.json'),
+      withToken: false,
+      baseUrl: 'https://catalog.example.com',
+    });
+    const url = runSettings(
+      'postgres://reader:s3cret@db:5432/plans?sslmode=require',
+      undefined,
+      'https://c.example',
+    );
+    expect(url.source).toBe('postgres://reader:***@db:5432/plans?sslmode=require');
+    const http = runSettings('https://cms.example/plans?api_key=k3y', 'tok3n', 'https://c.example');
+    expect(http).toEqual({
+      source: 'https://cms.example/plans?api_key=***',
+      withToken: true,
+      baseUrl: 'https://c.example',
+    });
+    expect(JSON.stringify([url, http])).not.toMatch(/s3cret|k3y|tok3n/);
+  });
+
+  it('is the run’s own, or, for a run that never came to its source (busy), the previous record’s', () => {
+    const first = runSettings('/srv/plans.json', undefined, 'https://c.example');
+    const mine = lastRunOf({
+      started: STARTED,
+      finished: FINISHED,
+      durationMs: 1,
+      progress: built,
+      end: { summary: summary('published') },
+      previous: null,
+      present: cli,
+      settings: first,
+    });
+    expect(mine.settings).toEqual(first);
+    expect(parseLastRun(Buffer.concat(lastRunObject(mine).chunks))).toEqual({ record: mine });
+    expect(busyAfter(mine).settings).toEqual(first);
+    // A record written before the field was kept still reads.
+    const { settings: _, ...older } = mine;
+    expect(parseLastRun(Buffer.from(JSON.stringify(older)))).toEqual({ record: older });
   });
 });
 

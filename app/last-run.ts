@@ -2,8 +2,11 @@
  * What a publish run reports and leaves behind: its summary (`catalog publish` prints it, the Lambda logs it) and
  * its record at the origin, `state/last-run.json`, which `catalog status` reads.
  */
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { InvalidRow } from '../builder/errors.ts';
+import { sourceKind } from '../builder/sources/index.ts';
+import { redactUrl } from '../builder/sources/redact.ts';
 import { CatalogError, describeCause, SourceNotConfiguredError } from '../contract/errors.ts';
 import {
   DISCIPLINES,
@@ -47,7 +50,38 @@ const RunFields = z.object({
    * identical to it — and that build: carried over from the previous record by a run that did neither.
    */
   confirmed: z.object({ at: z.iso.datetime(), buildId: z.string() }).nullable(),
+  /**
+   * What the run was given, as a command that runs it again needs it ({@link runSettings}); carried over from
+   * the previous record by a run that never came to its source (busy). Absent in records written before it
+   * was kept.
+   */
+  settings: z
+    .object({
+      /** The source, its secrets redacted (redact.ts); a file as an absolute path. */
+      source: z.string(),
+      /** Whether a bearer token went with it (never the token). */
+      withToken: z.boolean(),
+      /** The base URL the build linked to. */
+      baseUrl: z.string(),
+    })
+    .optional(),
 });
+
+/** What a run was given, as its record keeps it. */
+export type RunSettings = NonNullable<z.output<typeof RunFields>['settings']>;
+
+/**
+ * What a record keeps of a run's source and base URL: a URL with its password and secret query values replaced
+ * by `***` (builder/sources/redact.ts), a file path made absolute (its run's working directory is not the
+ * reader's), whether a token went with it.
+ */
+export function runSettings(source: string, sourceToken: string | undefined, baseUrl: string): RunSettings {
+  return {
+    source: sourceKind(source) === 'file' ? resolve(source) : redactUrl(source),
+    withToken: sourceToken !== undefined,
+    baseUrl: redactUrl(baseUrl),
+  };
+}
 
 /** A run that did not succeed, as a later record remembers it. */
 const Failure = RunFields.pick({ finished: true, outcome: true, guard: true, reason: true });
@@ -153,9 +187,12 @@ export function lastRunOf(run: {
   readonly end: RunEnd;
   readonly previous: LastRun | null;
   readonly present: (message: string) => string;
+  /** What the run was given ({@link runSettings}); undefined when it never came to its source. */
+  readonly settings?: RunSettings | undefined;
 }): LastRun {
   const { built } = run.progress;
   const invalid = built?.warnings ?? run.progress.invalid;
+  const settings = run.settings ?? run.previous?.settings;
   const common = {
     started: run.started.toISOString(),
     finished: run.finished.toISOString(),
@@ -166,6 +203,7 @@ export function lastRunOf(run: {
     invalidRows: invalid ? new Set(invalid.map((problem) => problem.row)).size : null,
     durationMs: Math.max(0, Math.round(run.durationMs)),
     ...(run.durationsMs ? { durationsMs: { ...run.durationsMs } } : {}),
+    ...(settings ? { settings } : {}),
   };
   if ('error' in run.end) {
     const { error } = run.end;

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { Catalog } from '../builder/model.ts';
 import { DEFAULT_LINKS } from '../builder/model.ts';
-import { CatalogError, ConfigError, settingRef } from '../contract/errors.ts';
+import { CatalogError, ConfigError, describeCause, settingRef } from '../contract/errors.ts';
 import {
   BUILDS_PREFIX,
   type CanaryBeat,
@@ -60,6 +60,48 @@ export function isOwnCheckEntry(entry: LogEntry): boolean {
 const ANOTHER_PORT = 'npm start -- --port 8790';
 
 /**
+ * Why the local edge cannot listen on `host`:`port`, said as what happened (the error a listen failed with):
+ * the address is not one of this machine's, the host is neither an IP address nor a name the resolver knows,
+ * or the port is one this process may not bind. `inUse` says it for a port another program holds. `names` are
+ * the settings that chose the host and port (the local edge's `host` and `port`, the proxy's `proxyHost`…).
+ */
+export function cannotListen(
+  host: string,
+  port: number,
+  error: NodeJS.ErrnoException,
+  inUse: string,
+  names: { readonly host: string; readonly port: string } = { host: 'host', port: 'port' },
+): ConfigError {
+  const where = `cannot listen on ${host}:${port}`;
+  const other = `give a ${settingRef(names.host)} this machine has, such as 127.0.0.1 (0.0.0.0: all of them)`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new ConfigError(inUse, { cause: error });
+    case 'EADDRNOTAVAIL':
+      return new ConfigError(`${where}: ${host} is no address of this machine (EADDRNOTAVAIL); ${other}`, {
+        cause: error,
+      });
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+    case 'EAI_NONAME':
+      return new ConfigError(
+        `${where}: ${host} is not an IP address, and no host of that name is known (${error.code}); ${other}`,
+        { cause: error },
+      );
+    case 'EACCES':
+      if (port > 0 && port < 1024)
+        return new ConfigError(
+          `${where}: this process may not use port ${port} (EACCES: below 1024, a port needs privileges); give a ${settingRef(names.port)} from 1024`,
+          { cause: error },
+        );
+      return new ConfigError(`${where}: ${describeCause(error)}`, { cause: error });
+    default:
+      return new ConfigError(`${where}: ${describeCause(error)}`, { cause: error });
+  }
+}
+
+/**
  * Refuses a taken port before anything is built: a second `npm start` must not rebuild under a running one.
  * Called once the checkout's own stack is known not to be running: the port is another program's.
  */
@@ -69,11 +111,12 @@ async function checkPortFree(host: string, port: number): Promise<void> {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) => {
       reject(
-        error.code === 'EADDRINUSE'
-          ? new ConfigError(
-              `${host}:${port} is in use by another program (not this checkout's local stack); stop it, or start on another port: ${ANOTHER_PORT}`,
-            )
-          : new ConfigError(`cannot listen on ${host}:${port}: ${error.message}`),
+        cannotListen(
+          host,
+          port,
+          error,
+          `${host}:${port} is in use by another program (not this checkout's local stack); stop it, or start on another port: ${ANOTHER_PORT}`,
+        ),
       );
     });
     probe.listen(port, host, () => probe.close(() => resolve()));
@@ -253,16 +296,12 @@ export async function serveLocal(
   const edge = withFixtureCovers(new Edge({ viewerRequest, viewerResponse, origin }));
   const http = server.createEdgeServer({ edge, log });
   const address = await server.listen(http, settings.port, settings.host).catch((error: unknown) => {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE')
-      throw new ConfigError(
-        `${settings.host}:${settings.port} is in use (another catalog serve, npm start, or another program); stop it, or pass another ${settingRef('port')}`,
-      );
-    if (code === 'EADDRNOTAVAIL' || code === 'EACCES')
-      throw new ConfigError(
-        `cannot listen on ${settings.host}:${settings.port} (${code}): give another ${settingRef('host')} or ${settingRef('port')}`,
-      );
-    throw error;
+    throw cannotListen(
+      settings.host,
+      settings.port,
+      error as NodeJS.ErrnoException,
+      `${settings.host}:${settings.port} is in use (another catalog serve, npm start, or another program); stop it, or pass another ${settingRef('port')}`,
+    );
   });
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return { url: `http://${host}:${address.port}`, close: () => server.shutdown(http) };

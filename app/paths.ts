@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SettingName } from './settings/index.ts';
 
 /** The nearest folder above this module holding package.json and openapi.yaml (from sources or dist/ alike). */
 export function repoRoot(from: string = import.meta.url): string {
@@ -28,6 +29,12 @@ export const LOCAL_STACK = {
   /** Which `catalog start` serves the local stack now, and at which base URL (removed when it stops). */
   running: '.catalog/stack.json',
 } as const;
+
+/**
+ * The settings the local stack gives a command that names no target ({@link LOCAL_STACK}'s origin and store,
+ * and the address its `catalog start` serves): app/deployment.ts fills them, `--help` says so.
+ */
+export const LOCAL_FILLS: readonly SettingName[] = ['baseUrl', 'origin', 'store'];
 
 /**
  * The checkout a command runs in: the nearest folder at or above `cwd` holding package.json and openapi.yaml (a

@@ -20,7 +20,15 @@ import {
 } from '../publish/pointer.ts';
 import * as steps from '../publish/steps.ts';
 import { type BuildSettings, prepare, type Report, type RunSource } from './build.ts';
-import { type LastRun, type PublishSummary, type RunEnd, type RunSummary, writeLastRun } from './last-run.ts';
+import {
+  type LastRun,
+  type PublishSummary,
+  type RunEnd,
+  type RunSettings,
+  type RunSummary,
+  runSettings,
+  writeLastRun,
+} from './last-run.ts';
 import { renderMessage, type SettingsIn } from './settings/index.ts';
 
 export type { Progress, ProgressSink, PublishTarget } from '../publish/steps.ts';
@@ -120,6 +128,11 @@ export async function publish(
   );
   let candidate: PreparedBuild | undefined;
   let invalid: readonly InvalidRow[] | undefined;
+  // What the run's record keeps of its source, for the command that runs it again (the Lambda's: once read).
+  let given: RunSettings | undefined =
+    settings.source === undefined
+      ? undefined
+      : runSettings(settings.source, settings.sourceToken, settings.baseUrl);
   let ran: Ran | undefined;
   let end: RunEnd;
   /** The summary of a publish that ran its steps. */
@@ -152,7 +165,11 @@ export async function publish(
   } else {
     if (lock.held.tookOver) run.warn(tookOverWarning(lock.held.tookOver));
     try {
-      candidate = await timed('prepare', () => prepareRun(settings, options, run.progress));
+      candidate = await timed('prepare', () =>
+        prepareRun(settings, options, run.progress, (source) => {
+          given = runSettings(source.source, source.sourceToken, settings.baseUrl);
+        }),
+      );
       const { allowEmpty, minRatio } = settings;
       ran = await publishPrepared(run, candidate, proven, { ...options, allowEmpty, minRatio, timed });
       end = { summary: summary(candidate, ran) };
@@ -166,8 +183,10 @@ export async function publish(
     const progress = candidate ? { built: candidate } : invalid ? { invalid } : {};
     const present = options.present ?? ((message: string) => renderMessage(message, 'cli'));
     const times = { started: options.now, finished: new Date(), durationMs: performance.now() - started };
-    return writeLastRun(target.origin, { ...times, durationsMs, progress, end, present }, (line) =>
-      after.push(line),
+    return writeLastRun(
+      target.origin,
+      { ...times, durationsMs, progress, end, present, settings: given },
+      (line) => after.push(line),
     );
   });
   let pruned: string[] = [];
@@ -189,16 +208,18 @@ export async function publish(
   };
 }
 
-/** The run's build, its first step (builder/build.ts `prepareBuild`): the caller's, or from the run's source. */
+/** The run's build, its first step (builder/build.ts `prepareBuild`): the caller's, or from the run's source (told to `read`). */
 async function prepareRun(
   settings: Omit<BuildSettings, 'source'> & { readonly source?: string | undefined },
   options: PublishRunOptions,
   progress: steps.ProgressSink,
+  read: (source: { readonly source: string; readonly sourceToken?: string | undefined }) => void,
 ): Promise<PreparedBuild> {
   if (options.prepared) return options.prepared;
   const from = options.source ? await options.source() : settings;
   if (from.source === undefined) throw new ConfigError(`${settingRef('source')}: is required`);
   const source = { source: from.source, sourceToken: from.sourceToken };
+  read(source);
   return prepare({ ...settings, ...source }, options.now, options.report, progress);
 }
 

@@ -17,7 +17,14 @@ import type { CanaryBeat, CanaryReport } from './canary.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';
 import { defaultOf, parseSettings, renderMessage } from './settings/index.ts';
-import { catalogStatus, evaluateStatus, formatAge, type StatusFacts, StatusReport } from './status.ts';
+import {
+  type AdviceTarget,
+  catalogStatus,
+  evaluateStatus,
+  formatAge,
+  type StatusFacts,
+  StatusReport,
+} from './status.ts';
 
 const NOW = new Date('2026-03-02T12:00:00.000Z');
 const HOUR = 3_600_000;
@@ -39,6 +46,9 @@ const manifest = (generatedAt: string): StoredManifest => ({
   root: {},
 });
 
+/** What the runs of these records were given. */
+const SETTINGS = { source: '/srv/plans.json', withToken: false, baseUrl: 'https://catalog.example.com' };
+
 const run = (extra: Partial<LastRun> = {}): LastRun => ({
   started: '2026-03-02T10:00:00.000Z',
   finished: '2026-03-02T10:00:05.000Z',
@@ -50,6 +60,7 @@ const run = (extra: Partial<LastRun> = {}): LastRun => ({
   invalidRows: 0,
   durationMs: 5000,
   confirmed: { at: '2026-03-02T10:00:05.000Z', buildId: LIVE },
+  settings: SETTINGS,
   ...extra,
 });
 
@@ -77,6 +88,9 @@ function facts(extra: Partial<StatusFacts> = {}): StatusFacts {
     ...extra,
   };
 }
+
+/** The local stack: no setting names the target. */
+const LOCAL: AdviceTarget = { kind: 'local-stack', flags: {} };
 
 const judge = (f: StatusFacts, maxAgeMs = MAX_AGE) => evaluateStatus(f, { now: NOW, maxAgeMs });
 const messages = (report: StatusReport) =>
@@ -294,7 +308,7 @@ describe('the judgement', () => {
     );
     expect(report).toMatchObject({ health: 'broken', exitCode: 2, live: { objects: { damaged: damage } } });
     expect(messages(report)[0]).toBe(
-      `broken: live build ${LIVE} at s3://catalog-origin does not match its manifest: catalog.json is missing; catalog.json.br has 3 bytes, not 5; catalog.json.gz has other bytes (MD5 00); and 1 more; run catalog publish --force (a fresh build, every page written again), or catalog rollback`,
+      `broken: live build ${LIVE} at s3://catalog-origin does not match its manifest: catalog.json is missing; catalog.json.br has 3 bytes, not 5; catalog.json.gz has other bytes (MD5 00); and 1 more; run catalog publish --source /srv/plans.json --force (a fresh build, every page written again), or catalog rollback`,
     );
     expect(report.problems.map((p) => p.level)).toEqual(['broken', 'degraded']);
   });
@@ -311,7 +325,7 @@ describe('the judgement', () => {
       }),
     );
     expect(messages(missing)).toEqual([
-      `broken: build:live names ${LIVE}, which the edge cannot serve (no readable builds/${LIVE}/manifest.json at s3://catalog-origin): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish --recover`,
+      `broken: build:live names ${LIVE}, which the edge cannot serve (no readable builds/${LIVE}/manifest.json at s3://catalog-origin): every catalog request gets 500; run catalog rollback (back to the build live before it, or --to another complete one), or catalog publish --source /srv/plans.json --recover`,
     ]);
     const garbage = judge(
       facts({
@@ -321,7 +335,7 @@ describe('the judgement', () => {
     );
     expect(garbage).toMatchObject({ health: 'broken', exitCode: 2, live: { buildId: '../..\nbuild' } });
     expect(messages(garbage)[0]).toBe(
-      'broken: build:live names "../..\\nbuild", which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish --recover',
+      'broken: build:live names "../..\\nbuild", which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback (back to the build live before it, or --to another complete one), or catalog publish --source /srv/plans.json --recover',
     );
     const pageDamage = ['plans/0a1b2c3d-0000-4000-8000-000000000001.html is not the build’s page'];
     const pages = judge(
@@ -337,7 +351,67 @@ describe('the judgement', () => {
     );
     expect(pages).toMatchObject({ health: 'broken', live: { pages: { expected: 0, damaged: pageDamage } } });
     expect(messages(pages)).toEqual([
-      `broken: the live pages at s3://catalog-origin are not build ${LIVE}'s: ${pageDamage[0]}; run catalog publish (every run puts the live pages right first)`,
+      `broken: the live pages at s3://catalog-origin are not build ${LIVE}'s: ${pageDamage[0]}; run catalog publish --source /srv/plans.json (every run puts the live pages right first)`,
+    ]);
+  });
+
+  it('advises each repair as a command that runs where status looked, with the source the last run read', () => {
+    const damaged = (extra: Partial<StatusFacts> = {}) =>
+      facts({
+        live: {
+          kind: 'build',
+          id: LIVE,
+          manifest: manifest('2026-03-02T10:00:00.000Z'),
+          damage: ['catalog.json is missing'],
+          pageDamage: [],
+        },
+        ...extra,
+      });
+    const advice = (f: StatusFacts, target: AdviceTarget) =>
+      renderMessage(
+        evaluateStatus(f, { now: NOW, maxAgeMs: MAX_AGE, target }).problems[0]?.message ?? '',
+        'cli',
+      )
+        .replace(/^.*?; run /, '')
+        .replace(' (a fresh build, every page written again)', '');
+    const deployment: AdviceTarget = { kind: 'deployment', flags: { deployment: 'Prod' } };
+    const pinned = new Map([
+      [KVS_LIVE_BUILD, LIVE],
+      ACME,
+      ['build:pin', JSON.stringify({ build: LIVE, at: '2026-03-02T11:00:00.000Z', by: 'x', reason: 'y' })],
+    ]);
+    // A deployment: its builder, with its own source, runs again; a pin is removed first.
+    expect(advice(damaged(), deployment)).toBe(
+      'catalog rebuild --force --deployment Prod, or catalog rollback --deployment Prod',
+    );
+    expect(advice(damaged({ entries: pinned }), deployment)).toBe(
+      'catalog unpin --deployment Prod, then catalog rebuild --force --deployment Prod, or catalog rollback --deployment Prod',
+    );
+    expect(advice(facts({ entries: new Map([ACME]), live: { kind: 'none' } }), deployment)).toBe(
+      'catalog rebuild --deployment Prod',
+    );
+    // Settings that name the target: repeated as given, quoted for the shell, with the base URL the run linked to.
+    const settingsTarget: AdviceTarget = {
+      kind: 'settings',
+      flags: { origin: "/srv/Bob's origin", store: 'kvs.json', s3PathStyle: true },
+    };
+    expect(advice(damaged({ entries: pinned }), settingsTarget)).toBe(
+      `catalog publish --source /srv/plans.json --base-url https://catalog.example.com --force --unpin --origin '/srv/Bob'\\''s origin' --store kvs.json --s3-path-style, or catalog rollback --origin '/srv/Bob'\\''s origin' --store kvs.json --s3-path-style`,
+    );
+    // What the record does not keep is said: a source's secrets, its token, a source never recorded.
+    const secret = { ...SETTINGS, source: 'postgres://catalog:***@db.internal:5432/plans', withToken: true };
+    expect(advice(damaged({ lastRun: { record: run({ settings: secret }) } }), LOCAL)).toBe(
+      `catalog publish --source 'postgres://catalog:***@db.internal:5432/plans' --force (with the secrets the record does not keep in place of ***; with the source's token in CATALOG_SOURCE_TOKEN), or catalog rollback`,
+    );
+    expect(advice(damaged({ lastRun: null }), settingsTarget)).toMatch(
+      /^catalog publish --source SOURCE --base-url URL --force --origin .* \(SOURCE and URL: the plans source and the base URL, which no run has recorded\), or catalog rollback/,
+    );
+    // A key is issued where the store is: keys issue takes no origin.
+    const keyless = facts({ entries: new Map([[KVS_LIVE_BUILD, LIVE]]) });
+    expect(
+      messages(evaluateStatus(keyless, { now: NOW, maxAgeMs: MAX_AGE, target: settingsTarget })),
+    ).toEqual([
+      'degraded: no usable API key in arn:aws:cloudfront::123456789012:key-value-store/x: every partner request gets 401; issue one: catalog keys issue --partner LABEL --store kvs.json',
     ]);
   });
 
@@ -631,7 +705,8 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
   it.each(['../..', 'x\ny', ''])(
     'is broken (exit 2), not a read failure, when build:live is %j: no build the edge can serve',
     async (value) => {
-      await publish(settings(await fewPlansFile()), under.target, {
+      const source = await fewPlansFile();
+      await publish(settings(source), under.target, {
         now: now(),
         force: false,
         report: () => {},
@@ -646,7 +721,7 @@ describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
         live: { state: 'unreadable', buildId: value },
       });
       expect(report.problems[0]?.message).toBe(
-        `build:live names ${JSON.stringify(value)}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish ${settingRef('recover')}`,
+        `build:live names ${JSON.stringify(value)}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback (back to the build live before it, or ${settingRef('to')} another complete one), or catalog publish ${settingRef('source')} ${source} ${settingRef('recover')}`,
       );
     },
   );

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import type { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { z } from 'zod';
+import { REDACTED } from '../builder/sources/redact.ts';
 import { describeCause, StoreError, settingRef } from '../contract/errors.ts';
 import {
   CANARY_BEATS,
@@ -159,6 +160,100 @@ export { formatAge };
 
 const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso)) / 1000;
 
+/** The settings that name where status looks: the commands it advises take them too. */
+export const ADVICE_TARGET = [
+  'deployment',
+  'region',
+  'bucket',
+  'kvsArn',
+  'origin',
+  'store',
+  's3PathStyle',
+] as const;
+type TargetSetting = (typeof ADVICE_TARGET)[number];
+
+/**
+ * Where status looked, so that each command its advice prints acts there too, as printed. `flags`: each target
+ * setting the user gave as a flag, as its text (`true`: a flag without a value); one given as a variable is not
+ * repeated, as it is still set where the advice is run. `kind`: a deployment, whose builder runs again with
+ * `catalog rebuild`; the local stack (no target at all), whose base URL `catalog publish` finds itself; or a
+ * target named by other settings, whose publish needs the base URL too.
+ */
+export interface AdviceTarget {
+  readonly kind: 'deployment' | 'local-stack' | 'settings';
+  readonly flags: Readonly<Partial<Record<TargetSetting, string | true>>>;
+}
+
+/** The local stack, named by no setting. */
+const LOCAL_STACK_ADVICE: AdviceTarget = { kind: 'local-stack', flags: {} };
+
+/** The target settings `catalog rebuild` and `catalog keys issue` take (the others take them all). */
+const REBUILD_TAKES: readonly TargetSetting[] = ['deployment', 'region'];
+const KEYS_TAKES: readonly TargetSetting[] = ['deployment', 'region', 'kvsArn', 'store'];
+
+/** A word as a POSIX shell reads it back: as it is when it has nothing the shell reads, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/** `catalog WORDS ARGS`, then the flags of `target` the command takes. */
+function catalogCommand(
+  target: AdviceTarget,
+  words: string,
+  args: readonly string[] = [],
+  takes: readonly TargetSetting[] = ADVICE_TARGET,
+): string {
+  const flags = takes.flatMap((name) => {
+    const value = target.flags[name];
+    return value === undefined
+      ? []
+      : value === true
+        ? [settingRef(name)]
+        : [settingRef(name), shellWord(value)];
+  });
+  return ['catalog', words, ...args, ...flags].join(' ');
+}
+
+/**
+ * The command that runs the builder again on `target`: `catalog rebuild` for a deployment (after `catalog
+ * unpin` when pinned), else `catalog publish` with the source (and, but for the local stack, the base URL)
+ * the last run's record keeps; then what the reader must add to it: the secrets the record does not keep
+ * (`***`), the token's variable, or the source no run recorded. `--recover` is the command line's alone.
+ */
+function runAgain(
+  target: AdviceTarget,
+  record: LastRun | null,
+  how: { readonly force?: boolean; readonly recover?: boolean; readonly unpin?: boolean },
+): string {
+  if (target.kind === 'deployment' && !how.recover) {
+    const rebuild = catalogCommand(target, 'rebuild', how.force ? [settingRef('force')] : [], REBUILD_TAKES);
+    return how.unpin ? `${catalogCommand(target, 'unpin')}, then ${rebuild}` : rebuild;
+  }
+  const given = record?.settings;
+  const baseUrl =
+    target.kind === 'settings' ? [settingRef('baseUrl'), given ? shellWord(given.baseUrl) : 'URL'] : [];
+  const args = [
+    settingRef('source'),
+    given ? shellWord(given.source) : 'SOURCE',
+    ...baseUrl,
+    ...(how.force ? [settingRef('force')] : []),
+    ...(how.recover ? [settingRef('recover')] : []),
+    ...(how.unpin ? [settingRef('unpin')] : []),
+  ];
+  const add: string[] = [];
+  if (given === undefined)
+    add.push(
+      `${baseUrl.length > 0 ? 'SOURCE and URL: the plans source and the base URL' : 'SOURCE: the plans source'}, which no run has recorded`,
+    );
+  else {
+    if (`${given.source} ${given.baseUrl}`.includes(REDACTED))
+      add.push(`with the secrets the record does not keep in place of ${REDACTED}`);
+    if (given.withToken) add.push(`with the source's token in ${settingRef('sourceToken')}`);
+  }
+  const command = catalogCommand(target, 'publish', args);
+  return add.length === 0 ? command : `${command} (${add.join('; ')})`;
+}
+
 /**
  * Judges the facts at `now` (docs/decisions.md#operations lists the findings). Broken (exit 2): nothing the
  * edge can serve, or a live object that differs from its manifest. Degraded (exit 1): older than `maxAgeMs`,
@@ -167,9 +262,15 @@ const secondsSince = (iso: string, now: Date) => (now.getTime() - Date.parse(iso
  */
 export function evaluateStatus(
   facts: StatusFacts,
-  options: { readonly now: Date; readonly maxAgeMs: number },
+  options: {
+    readonly now: Date;
+    readonly maxAgeMs: number;
+    /** Where status looked, for the commands its advice prints (default: the local stack). */
+    readonly target?: AdviceTarget | undefined;
+  },
 ): StatusReport {
   const { now } = options;
+  const target = options.target ?? LOCAL_STACK_ADVICE;
   const problems: Problem[] = [];
   const broken = (message: string) => problems.push({ level: 'broken', message });
   const degraded = (message: string) => problems.push({ level: 'degraded', message });
@@ -190,17 +291,17 @@ export function evaluateStatus(
     objects: null,
     pages: null,
   };
-  const pinned = pin ? ` ${settingRef('unpin')}` : '';
+  const unpin = Boolean(pin);
   if (facts.deployment !== null) broken(facts.deployment);
   else
     switch (live.kind) {
       case 'none':
-        broken(`no live build: build:live is not set in ${facts.store}; run catalog publish`);
+        broken(`no live build: build:live is not set in ${facts.store}; run ${runAgain(target, record, {})}`);
         break;
       case 'unreadable':
         summary = { ...summary, buildId: live.id };
         broken(
-          `build:live names ${shownValue(live.id)}, which the edge cannot serve (${live.reason}): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish ${settingRef('recover')}${pinned}`,
+          `build:live names ${shownValue(live.id)}, which the edge cannot serve (${live.reason}): every catalog request gets 500; run ${catalogCommand(target, 'rollback')} (back to the build live before it, or ${settingRef('to')} another complete one), or ${runAgain(target, record, { recover: true, unpin })}`,
         );
         break;
       case 'build': {
@@ -228,11 +329,11 @@ export function evaluateStatus(
           `${lines.slice(0, NAMED_DAMAGE).join('; ')}${lines.length > NAMED_DAMAGE ? `; and ${lines.length - NAMED_DAMAGE} more` : ''}`;
         if (damage.length > 0)
           broken(
-            `live build ${live.id} at ${facts.origin} does not match its manifest: ${named(damage)}; run catalog publish ${settingRef('force')}${pinned} (a fresh build, every page written again), or catalog rollback`,
+            `live build ${live.id} at ${facts.origin} does not match its manifest: ${named(damage)}; run ${runAgain(target, record, { force: true, unpin })} (a fresh build, every page written again), or ${catalogCommand(target, 'rollback')}`,
           );
         if (pageDamage.length > 0)
           broken(
-            `the live pages at ${facts.origin} are not build ${live.id}'s: ${named(pageDamage)}; run catalog publish (every run puts the live pages right first)`,
+            `the live pages at ${facts.origin} are not build ${live.id}'s: ${named(pageDamage)}; run ${runAgain(target, record, {})} (every run puts the live pages right first)`,
           );
         if (age * 1000 > options.maxAgeMs) {
           const held = pin ? `; pinned to ${shownValue(pin.build)} since ${pin.at} by ${pin.by}` : '';
@@ -334,7 +435,7 @@ export function evaluateStatus(
       .filter(Boolean)
       .join(', ');
     degraded(
-      `no usable API key in ${facts.store}${unusable ? ` (${unusable})` : ''}: every partner request gets 401; issue one: catalog keys issue --partner LABEL`,
+      `no usable API key in ${facts.store}${unusable ? ` (${unusable})` : ''}: every partner request gets 401; issue one: ${catalogCommand(target, 'keys issue', [settingRef('partner'), 'LABEL'], KEYS_TAKES)}`,
     );
   }
 
@@ -475,11 +576,13 @@ export async function catalogStatus(
     readonly maxAgeMs: number;
     readonly canaryDeployed?: boolean | undefined;
     readonly functions?: FunctionsToRead | undefined;
+    /** Where status looked, as its advice names it (default: the local stack). */
+    readonly advice?: AdviceTarget | undefined;
   },
 ): Promise<StatusReport> {
   const facts = await readStatusFacts(target, {
     canaryDeployed: options.canaryDeployed,
     functions: options.functions,
   });
-  return evaluateStatus(facts, options);
+  return evaluateStatus(facts, { now: options.now, maxAgeMs: options.maxAgeMs, target: options.advice });
 }

@@ -167,18 +167,18 @@ describe('AWS credentials that cannot be found', () => {
       AWS_SHARED_CREDENTIALS_FILE: credentials,
       AWS_EC2_METADATA_DISABLED: 'true',
     });
-    const missing = await printed(['status', '--deployment', 'prod', '--region', 'eu-west-1'], env('prodd'));
+    const missing = await printed(['status', '--deployment', 'TrainingPlanCatalog'], env('prodd'));
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(
-      `catalog: reading the outputs of stack prod failed (no AWS credentials: AWS_PROFILE names the profile "prodd", which neither ${config} nor ${credentials} holds (aws configure list-profiles lists those that exist) (Could not load credentials from any providers)); nothing was done\n`,
+      `catalog: reading the outputs of stack TrainingPlanCatalog failed (no AWS credentials: AWS_PROFILE names the profile "prodd", which neither ${config} nor ${credentials} holds (aws configure list-profiles lists those that exist) (Could not load credentials from any providers)); nothing was done\n`,
     );
     // A profile that exists (here without keys, or an SSO session's name, which is no profile) is not called missing.
     for (const profile of ['staging', 'other']) {
-      const found = await printed(['status', '--deployment', 'prod', '--region', 'eu-west-1'], env(profile));
+      const found = await printed(['status', '--deployment', 'TrainingPlanCatalog'], env(profile));
       expect(found.code).toBe(1);
       expect(found.stderr, profile).not.toContain('names the profile');
     }
-    const session = await printed(['status', '--deployment', 'prod', '--region', 'eu-west-1'], env('corp'));
+    const session = await printed(['status', '--deployment', 'TrainingPlanCatalog'], env('corp'));
     expect(session.stderr).toContain('names the profile "corp"');
   });
 });

@@ -5,6 +5,7 @@
  * flag or the variable the user typed.
  */
 import { type Command, Option } from 'commander';
+import { LOCAL_FILLS } from '../app/paths.ts';
 import {
   type CommandName,
   envOf,
@@ -66,9 +67,6 @@ export function requiredText(name: SettingName, context: CommandName): string {
   ];
   return `${from.join('; ')}; else required`;
 }
-
-/** The required settings the local stack fills when a command names no target (app/deployment.ts). */
-const LOCAL_FILLS: readonly SettingName[] = ['baseUrl', 'origin', 'store'];
 
 /** The environment a command reads its settings' variables from (the process's, or a test's). */
 export type Environment = Readonly<Record<string, string | undefined>>;

@@ -12,7 +12,7 @@ import { fillContactAddress } from '../gateway/functions/contact.ts';
 import { ROOT } from '../testing/cli.ts';
 import { runCdk, type ScratchCheckout, scratchCheckout } from '../testing/infra/checkout.ts';
 import { CDK_CONTEXT, SYNTH_V8_FLAGS, sharedAssembly } from '../testing/infra/stacks.ts';
-import { configFromContext } from './config.ts';
+import { accountProblem, cdkCommand, configFromContext } from './config.ts';
 
 /** The repository's default deployment (package.json's `npm run synth` names it). */
 const DEFAULT_DEPLOYMENT = 'TrainingPlanCatalog';
@@ -104,9 +104,12 @@ describe('configFromContext', () => {
     );
   });
 
-  it('fails a deployment that has no file', () => {
+  it('fails a deployment that has no file, naming the one probably meant', () => {
+    expect(failure({ deployment: 'CatalogStagng' })).toBe(
+      'context deployment "CatalogStagng": there is no infra/deployments/CatalogStagng.json; did you mean CatalogStaging? (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog; a new deployment is a new file there)',
+    );
     expect(failure({ deployment: 'CatalogProd' })).toBe(
-      'context deployment "CatalogProd": there is no infra/deployments/CatalogProd.json (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog); a new deployment is a new file there',
+      'context deployment "CatalogProd": there is no infra/deployments/CatalogProd.json (declared in infra/deployments/: CatalogBroken, CatalogLab, CatalogStaging, CatalogWest, TrainingPlanCatalog; a new deployment is a new file there)',
     );
   });
 
@@ -152,6 +155,19 @@ describe('configFromContext', () => {
     } finally {
       await bad.remove();
     }
+  });
+
+  it('lets a command that needs no AWS account go on offline, and refuses one that does without credentials', () => {
+    const deployment = { name: 'CatalogStaging', region: 'us-east-1' };
+    expect(cdkCommand(['-c', 'deployment=CatalogStaging', 'diff', '--exclusively'])).toBe('diff');
+    expect(cdkCommand(['--version'])).toBeUndefined();
+    for (const command of [undefined, 'synth', 'ls', 'context'])
+      expect(accountProblem({ command, account: undefined }, deployment), command).toBeUndefined();
+    for (const command of ['diff', 'deploy', 'destroy', 'bootstrap', 'watch', 'import'])
+      expect(accountProblem({ command, account: undefined }, deployment), command).toMatch(
+        new RegExp(`^cdk ${command} acts on the AWS account of deployment CatalogStaging \\(in us-east-1\\)`),
+      );
+    expect(accountProblem({ command: 'deploy', account: '123456789012' }, deployment)).toBeUndefined();
   });
 
   it('is what the repository declares for its default deployment: us-east-1, and a contact address', () => {
@@ -273,6 +289,23 @@ describe('the app as the CDK CLI runs it (npm run cdk -- …, the pinned CLI, in
     expect(differs.stderr).toContain(
       `infra: context scheduleEnabled "true" differs from infra/deployments/CatalogStaging.json, which says "false": a deployment's settings live in its file; change it there\n`,
     );
+  });
+
+  it.concurrent('fails a command that acts on the AWS account at once when the CLI found no credentials, before bundling anything', async ({
+    expect,
+  }) => {
+    const [diff, deploy] = await Promise.all([
+      cdk(['diff', '-c', 'deployment=CatalogStaging']),
+      cdk(['deploy', '--all', '-c', 'deployment=CatalogWest'], { AWS_PROFILE: 'prodd' }),
+    ]);
+    expect(diff.code).not.toBe(0);
+    expect(diff.stderr).toContain(
+      'infra: cdk diff acts on the AWS account of deployment CatalogStaging (in us-east-1), and the CDK CLI found no AWS credentials that work: set AWS_PROFILE (after aws sso login, for an SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; nothing was built (npm run synth needs no credentials)\n',
+    );
+    expect(deploy.stderr).toContain(
+      `infra: cdk deploy acts on the AWS account of deployment CatalogWest (in eu-west-1), and the CDK CLI found no AWS credentials that work: AWS_PROFILE names the profile "prodd", which neither ${join(checkout.scratch, 'home', '.aws', 'config')} nor ${join(checkout.scratch, 'home', '.aws', 'credentials')} holds`,
+    );
+    for (const run of [diff, deploy]) expect(`${run.stdout}${run.stderr}`).not.toMatch(/Bundling/);
   });
 
   it.concurrent('fails with one line naming the bad setting of the file', async ({ expect }) => {

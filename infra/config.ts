@@ -3,14 +3,15 @@
  * (app/deployments.ts, infra/deployments/NAME.json), and nothing else. Every other context key is CDK's own (the
  * feature flags of cdk.json, `aws:cdk:*`…) or refused: a key that is no setting names the one probably meant, and
  * a setting given as context must say what the file says (a runbook changes the file, reviewed like code, not a
- * flag that the next deploy forgets). This file needs no CDK.
+ * flag that the next deploy forgets). And whether the CLI's command may go on: one that acts on the account
+ * needs the credentials the CLI found ({@link accountProblem}). This file needs no CDK.
  */
 import { isDeepStrictEqual } from 'node:util';
 import {
   type DeploymentFile,
+  declaredDeployment,
   listDeployments,
   nearestSetting,
-  readDeploymentFile,
 } from '../app/deployments.ts';
 import {
   formatSetting,
@@ -44,6 +45,43 @@ export function isCdkContextKey(key: string): boolean {
   return key.includes(':') || key.startsWith('@') || CDK_PLAIN_KEYS.has(key);
 }
 
+/** The CDK CLI's commands (aws-cdk's own list): the first argument that is one is the command a run runs. */
+const CDK_COMMANDS = new Set(
+  (
+    'ls list diff bootstrap deploy destroy synthesize synth metadata init version watch gc flags rollback ' +
+    'publish-assets import acknowledge ack notices migrate context docs doc doctor explore lsp orphan refactor ' +
+    'drift cli-telemetry diagnose validate'
+  ).split(' '),
+);
+
+/** Those that act on an AWS account: they read or change its stacks, so the CLI needs credentials for them. */
+const ACCOUNT_COMMANDS = new Set(
+  'diff bootstrap deploy destroy watch gc rollback publish-assets import migrate refactor drift orphan'.split(
+    ' ',
+  ),
+);
+
+/** The command of a CDK CLI run from its arguments (`diff` in `diff -c deployment=X`), or undefined. */
+export function cdkCommand(args: readonly string[]): string | undefined {
+  return args.find((arg) => CDK_COMMANDS.has(arg));
+}
+
+/**
+ * Why the app must not go on: the CDK CLI runs `command`, which acts on the deployment's AWS account, and found
+ * no credentials to give the app one (it sets `CDK_DEFAULT_ACCOUNT` when it did); undefined when it may. A
+ * command that needs none (`synth`, `ls`) goes on offline. Said before anything is bundled: the CLI itself would
+ * say so only after the app had built the whole assembly. `why` says what the environment can tell of it (a
+ * profile `AWS_PROFILE` names that does not exist, app/aws-profile.ts).
+ */
+export function accountProblem(
+  env: { readonly command: string | undefined; readonly account: string | undefined },
+  deployment: { readonly name: string; readonly region: string },
+  why?: string,
+): string | undefined {
+  if (env.command === undefined || !ACCOUNT_COMMANDS.has(env.command) || env.account) return undefined;
+  return `cdk ${env.command} acts on the AWS account of deployment ${deployment.name} (in ${deployment.region}), and the CDK CLI found no AWS credentials that work: ${why ?? 'set AWS_PROFILE (after aws sso login, for an SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY'}; nothing was built (npm run synth needs no credentials)`;
+}
+
 /** The text of a setting's value as a message shows it (canonical, as a flag would hold it). */
 const shownValue = (name: SettingName, value: unknown) =>
   value === undefined ? 'not set' : JSON.stringify(formatSetting(name, value as never));
@@ -74,11 +112,7 @@ export function configFromContext(context: Readonly<Record<string, unknown>>, ro
   }
   if (problems.length > 0 || !named.success) throw new ConfigError(problems.join('; '));
   const name = named.data as string;
-  const deployment = readDeploymentFile(root, name);
-  if (deployment === null)
-    throw new ConfigError(
-      `context deployment ${JSON.stringify(name)}: there is no infra/deployments/${name}.json (${listDeployments(root)}); a new deployment is a new file there`,
-    );
+  const deployment = declaredDeployment(root, name, 'context deployment');
 
   // A setting given as context as well: accepted only when it says what the file says.
   for (const key of keys) {

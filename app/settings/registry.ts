@@ -2,6 +2,7 @@
  * Every setting declared once ({@link SETTINGS}), and what each command, the builder Lambda and the CDK app read
  * ({@link READS}); every entry point is generated from or checked against these (docs/settings.md).
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { AppScheme, BaseUrl, DEFAULT_LINKS, WebBaseUrl } from '../../builder/model.ts';
 import { ByteSize, formatBytes, RelationNameText, SOURCE_DEFAULTS } from '../../builder/sources/options.ts';
@@ -117,6 +118,17 @@ function corsOriginKind(
 ): Kind<string, string | null> {
   return { ...text(valueName, inner), format: (value) => value ?? 'off' };
 }
+/**
+ * An interface to listen on: an IP address or a host name. Digits and dots alone must make an IPv4 address:
+ * `999.1.1.1` is none, and a host name lookup would only say it found no such host.
+ */
+const listenHost = text(
+  'host',
+  z.string().refine((host) => !/^[\d.]+$/.test(host) || isIP(host) === 4, {
+    error:
+      'cannot be listened on: it is not an IP address (an IPv4 address is four numbers from 0 to 255), nor a host name; give an address of this machine, such as 127.0.0.1 (0.0.0.0: all of them)',
+  }),
+);
 /** A deadline, at most a day. */
 const timeout = parsed('duration', duration(86_400_000), formatDuration);
 /** A span of time such as a key's grace or how far back to look, at most 100 years. */
@@ -359,7 +371,7 @@ export const SETTINGS = {
     { output: 'KeyValueStoreArn' },
   ),
   port: setting(integer(0, 65535, 'n'), 'port (0 picks a free one)', { default: 8787 }),
-  host: setting(text('host'), 'interface to listen on', { default: '127.0.0.1' }),
+  host: setting(listenHost, 'interface to listen on', { default: '127.0.0.1' }),
 
   // Keys.
   partner: setting(text('label', PartnerLabel), 'partner label: a-z, 0-9 and -, up to 64'),
@@ -556,7 +568,7 @@ export const SETTINGS = {
     default: 8788,
     flag: '--port',
   }),
-  proxyHost: setting(text('host'), 'interface the proxy listens on', {
+  proxyHost: setting(listenHost, 'interface the proxy listens on', {
     default: '127.0.0.1',
     flag: '--host',
   }),

@@ -22,6 +22,7 @@ import {
   type TestS3,
 } from '../../testing/aws.ts';
 import { makeStore, runCatalog, withoutTarget } from '../../testing/cli.ts';
+import { type ScratchCheckout, scratchCheckout } from '../../testing/infra/checkout.ts';
 import { FakeKvs, resolveKvsTestHost } from '../../testing/kvs.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 
@@ -43,7 +44,15 @@ const described = (request: RecordedRequest) => ({
   )?.[1],
 });
 
+/** The deployments the scratch checkout the commands run in declares besides the repository's. */
+const DECLARED = {
+  staging: { deployment: 'staging', region: 'eu-west-1', contactAddress: 'api-keys@trainingplans.app' },
+  retired: { deployment: 'retired', region: 'eu-west-1', contactAddress: 'api-keys@trainingplans.app' },
+};
+
 describe('--deployment NAME: every target from the stack outputs (CloudFormation stand-in, s3rver, the KVS stand-in)', () => {
+  let checkout: ScratchCheckout;
+  let cwd: string;
   let s3: TestS3;
   let cloudFormation: Recorder;
   let aws: Recorder;
@@ -52,6 +61,10 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
   /** Whether the stack has a canary (its output CanaryFunctionName). */
   let withCanary = true;
   beforeAll(async () => {
+    // A checkout that declares the deployments named here, as the commands' working directory.
+    checkout = await scratchCheckout(DECLARED);
+    cwd = process.cwd();
+    process.chdir(checkout.dir);
     undoDns = resolveKvsTestHost();
     [s3, cloudFormation, aws] = await Promise.all([
       startS3('staging-origin'),
@@ -91,9 +104,10 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     });
   });
   afterAll(async () => {
+    process.chdir(cwd);
     undoDns();
     await new Promise<void>((resolve) => kvs.server.close(() => resolve()));
-    await Promise.all([s3.stop(), cloudFormation.close(), aws.close()]);
+    await Promise.all([s3.stop(), cloudFormation.close(), aws.close(), checkout.remove()]);
   });
   beforeEach(() => {
     cloudFormation.requests.length = 0;
@@ -241,12 +255,47 @@ describe('--deployment NAME: every target from the stack outputs (CloudFormation
     expect(kvs.entries.get(KVS_LIVE_BUILD)).toBe(live);
   });
 
-  it('names a deployment that has no stack in the region, in one line', async () => {
-    const result = await runCatalog(['status', '--deployment', 'nope'], { env: env() });
+  it('names a declared deployment that has no stack in its region, in one line', async () => {
+    const result = await runCatalog(['status', '--deployment', 'retired'], { env: env() });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      'catalog: --deployment "nope": there is no stack nope in eu-west-1 (a stack in another region: give --region)\n',
+      'catalog: --deployment "retired": there is no stack retired in eu-west-1 (the region infra/deployments/retired.json declares: not deployed yet, or destroyed)\n',
     );
+  });
+
+  it('status advises the deployment’s own builder, by its name, to repair a live build', async () => {
+    const published = await runCatalog(
+      ['publish', '--deployment', 'staging', '--source', SOURCE, '--force'],
+      {
+        env: env(),
+      },
+    );
+    expect(published.code, published.stderr).toBe(0);
+    const live = kvs.entries.get(KVS_LIVE_BUILD);
+    const key = `builds/${live}/catalog.json`;
+    const body = String(await s3.body(key));
+    await s3.seed({ [key]: `${body} ` });
+    try {
+      const result = await runCatalog(['status', '--deployment', 'staging'], { env: env() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        '; run catalog rebuild --force --deployment staging (a fresh build, every page written again), or catalog rollback --deployment staging',
+      );
+    } finally {
+      await s3.seed({ [key]: body });
+    }
+  });
+
+  it('refuses a deployment the checkout does not declare, naming the one probably meant, before asking AWS', async () => {
+    const before = cloudFormation.requests.length;
+    for (const name of ['stagign', 'Staging']) {
+      const result = await runCatalog(['builds', '--deployment', name], { env: env() });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `catalog: --deployment "${name}": there is no infra/deployments/${name}.json; did you mean staging? (declared in infra/deployments/: TrainingPlanCatalog, retired, staging; a new deployment is a new file there)\n`,
+      );
+    }
+    expect(cloudFormation.requests.length).toBe(before);
   });
 });
 
@@ -332,5 +381,23 @@ describe('no deployment and no target: the local stack of the working directory'
       'catalog: warning: AWS settings are in the environment (AWS_PROFILE, AWS_SECRET_ACCESS_KEY, CATALOG_FUNCTION_NAME), but this acts on the local stack in .catalog/, not on AWS; to act on a deployment, give --deployment NAME (or CATALOG_DEPLOYMENT)',
     ]);
     expect(result.stderr).not.toContain('not-shown');
+  });
+});
+
+describe('a command that acts on a deployment only, given no target', () => {
+  it('rebuild and verify-function say first to name the deployment, listing those the checkout declares', async () => {
+    const said = async (args: string[]) => {
+      const result = await runCatalog(args, { env: {} });
+      expect(result.code).toBe(1);
+      return result.stderr;
+    };
+    const name =
+      '--deployment NAME or CATALOG_DEPLOYMENT (declared in infra/deployments/: TrainingPlanCatalog)';
+    expect(await said(['rebuild'])).toBe(
+      `catalog: rebuild acts on a deployment, and none is named: give ${name}, or else --function\n`,
+    );
+    expect(await said(['verify-function'])).toBe(
+      `catalog: verify-function acts on a deployment, and none is named: give ${name}, or else --name\n`,
+    );
   });
 });

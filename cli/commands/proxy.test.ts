@@ -207,4 +207,28 @@ describe('catalog proxy', () => {
     );
     expect(refused.stderr).not.toContain('s3cretPW');
   });
+
+  it('fails to listen as the local edge does: a port another program holds and a host this machine lacks are named, with the setting to change', async () => {
+    const holder = createServer();
+    holder.listen(0, '127.0.0.1');
+    await new Promise((resolve) => holder.once('listening', resolve));
+    const { port } = holder.address() as AddressInfo;
+    try {
+      const env = { CATALOG_PARTNER_KEY: world.keys.valid };
+      const upstream = ['--upstream', 'http://127.0.0.1:9', '--cache-file', join(scratch.dir, 'unused.json')];
+      const taken = await runCatalog(['proxy', ...upstream, '--port', String(port)], { env });
+      expect([taken.code, taken.stderr]).toEqual([
+        1,
+        `catalog: 127.0.0.1:${port} is in use by another program; stop it, or pass another --port (0 picks a free one)\n`,
+      ]);
+      // 192.0.2.1 is TEST-NET-1 (documentation only): no machine's own address.
+      const foreign = await runCatalog(['proxy', ...upstream, '--host', '192.0.2.1', '--port', '0'], { env });
+      expect([foreign.code, foreign.stderr]).toEqual([
+        1,
+        'catalog: cannot listen on 192.0.2.1:0: 192.0.2.1 is no address of this machine (EADDRNOTAVAIL); give a --host this machine has, such as 127.0.0.1 (0.0.0.0: all of them)\n',
+      ]);
+    } finally {
+      holder.close();
+    }
+  });
 });

@@ -4,6 +4,8 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cannotListen } from '../../app/local.ts';
+import { renderMessage } from '../../app/settings/index.ts';
 import {
   CATALOG_BIN,
   cleanEnv,
@@ -376,6 +378,36 @@ describe('catalog serve refuses, before it listens, what it could not serve', ()
     } finally {
       await served.stop();
     }
+  });
+
+  it('a host it cannot listen on, saying why: not an IP address, or no address of this machine', async () => {
+    const origin = join(scratch.dir, 'origin');
+    await mkdir(origin, { recursive: true });
+    const store = await storeIn(scratch.dir);
+    const serve = (host: string) =>
+      runCatalog(['serve', '--origin', origin, '--store', store, '--port', '0', '--host', host]);
+    const machine = 'give an address of this machine, such as 127.0.0.1 (0.0.0.0: all of them)';
+    expect(await serve('999.1.1.1')).toMatchObject({
+      code: 1,
+      stderr: `catalog: --host "999.1.1.1": cannot be listened on: it is not an IP address (an IPv4 address is four numbers from 0 to 255), nor a host name; ${machine}\n`,
+    });
+    // 192.0.2.1 is reserved for documentation (RFC 5737): no machine has it.
+    expect((await serve('192.0.2.1')).stderr).toMatch(
+      /^catalog: cannot listen on 192\.0\.2\.1:0: 192\.0\.2\.1 is no address of this machine \(EADDRNOTAVAIL\); give a --host this machine has, such as 127\.0\.0\.1 \(0\.0\.0\.0: all of them\)\n$/m,
+    );
+    // What a host name no resolver knows, or a port this process may not bind, is said as (no lookup, no bind here).
+    const failed = (code: string, port = 8787) =>
+      renderMessage(
+        cannotListen('catalog.internal', port, Object.assign(new Error(code), { code }), 'in use').message,
+        'cli',
+      );
+    expect(failed('ENOTFOUND')).toBe(
+      'cannot listen on catalog.internal:8787: catalog.internal is not an IP address, and no host of that name is known (ENOTFOUND); give a --host this machine has, such as 127.0.0.1 (0.0.0.0: all of them)',
+    );
+    expect(failed('EACCES', 80)).toBe(
+      'cannot listen on catalog.internal:80: this process may not use port 80 (EACCES: below 1024, a port needs privileges); give a --port from 1024',
+    );
+    expect(failed('EADDRINUSE')).toBe('in use');
   });
 
   it('a port in use, in one line', async () => {

@@ -3,11 +3,12 @@
  * (the same code as S3 and KeyValueStore, which app/status.test.ts runs on s3rver and the KVS stand-in), after
  * real `catalog publish` runs; and the record those runs leave, which the edge never serves.
  */
+import { readFileSync } from 'node:fs';
 import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StatusReport } from '../../app/status.ts';
 import { CATALOGS } from '../../contract/index.ts';
@@ -15,6 +16,7 @@ import { fewPlansFile } from '../../testing/aws.ts';
 import {
   httpRequest,
   localTargetEnv,
+  makeStore,
   runCatalog,
   spawnCatalog,
   startServe,
@@ -50,6 +52,13 @@ async function statusJson(
   const result = await runCatalog(['status', '--json', ...args], { env: env() });
   expect(result.stdout.trim().split('\n'), result.stderr).toHaveLength(1);
   return { code: result.code, report: StatusReport.parse(JSON.parse(result.stdout)), stderr: result.stderr };
+}
+
+/** The words of a command line as a POSIX shell splits them, for the quoting status writes ('…', '\\''). */
+function shellWords(line: string): string[] {
+  return [...line.matchAll(/(?:[^\s']+|'[^']*')+/g)].map((match) =>
+    match[0].replace(/'([^']*)'/g, '$1').replace(/\\'/g, "'"),
+  );
 }
 
 describe('catalog status', () => {
@@ -194,8 +203,72 @@ describe('catalog status', () => {
     expect(code).toBe(2);
     expect(report.live.objects?.damaged).toEqual(['catalog-running.json.gz is missing']);
     expect(stderr).toBe(
-      `catalog: broken: live build ${buildId} at ${join(scratch.dir, 'origin')} does not match its manifest: catalog-running.json.gz is missing; run catalog publish --force (a fresh build, every page written again), or catalog rollback\n`,
+      `catalog: broken: live build ${buildId} at ${join(scratch.dir, 'origin')} does not match its manifest: catalog-running.json.gz is missing; run catalog publish --source ${PLANS} --base-url https://plans.example.com --force (a fresh build, every page written again), or catalog rollback\n`,
     );
+  });
+
+  it('advises a repair that runs as printed: with the source the last run read, and the target as given', async () => {
+    const origin = join(scratch.dir, 'my origin');
+    const store = join(scratch.dir, 'kvs.json');
+    makeStore(store);
+    const target = ['--origin', origin, '--store', store];
+    // Given as flags, in another working directory than the commands' (the source as a relative path).
+    const published = await runCatalog(
+      [
+        'publish',
+        ...target,
+        '--source',
+        relative(process.cwd(), PLANS),
+        '--base-url',
+        'http://127.0.0.1:8791',
+      ],
+      { env: {} },
+    );
+    expect(published.code, published.stderr).toBe(0);
+    const { buildId } = JSON.parse(published.stdout) as { buildId: string };
+    await unlink(join(origin, 'builds', buildId, 'catalog-running.json.gz'));
+    const status = await runCatalog(['status', ...target], { env: {} });
+    expect(status.code).toBe(2);
+    const advice = /; run (catalog publish .*?) \(a fresh build/.exec(status.stderr)?.[1] ?? '';
+    expect(advice).toBe(
+      `catalog publish --source ${PLANS} --base-url http://127.0.0.1:8791 --force --origin '${origin}' --store ${store}`,
+    );
+    const repaired = await runCatalog(shellWords(advice).slice(1), { env: {} });
+    expect(repaired.code, repaired.stderr).toBe(0);
+    // Whole again, but with no key: that advice runs too, once the reader names the partner.
+    const keyless = await runCatalog(['status', ...target], { env: {} });
+    expect(keyless.code).toBe(1);
+    const issue = /; issue one: (catalog keys issue .*)$/m.exec(keyless.stderr)?.[1] ?? '';
+    expect(issue).toBe(`catalog keys issue --partner LABEL --store ${store}`);
+    const issued = await runCatalog(shellWords(issue.replace('LABEL', 'acme')).slice(1), { env: {} });
+    expect(issued.code, issued.stderr).toBe(0);
+    expect(await runCatalog(['status', ...target], { env: {} })).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('says what to add to a source whose secrets the record does not keep: a secret query value, its token', async () => {
+    const server = createServer((request, response) => {
+      const allowed = request.headers.authorization === 'Bearer tok-s3cret';
+      response.writeHead(allowed ? 200 : 401, { 'content-type': 'application/json' });
+      response.end(allowed ? readFileSync(PLANS) : '{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const source = `http://127.0.0.1:${port}/plans.json?sig=abc123`;
+      const withToken = env({ CATALOG_SOURCE: source, CATALOG_SOURCE_TOKEN: 'tok-s3cret' });
+      const published = await runCatalog(['publish'], { env: withToken });
+      expect(published.code, published.stderr).toBe(0);
+      const { buildId } = JSON.parse(published.stdout) as { buildId: string };
+      await unlink(join(scratch.dir, 'origin', 'builds', buildId, 'catalog-running.json.gz'));
+      const { stderr } = await statusJson();
+      expect(stderr).toContain(
+        `; run catalog publish --source 'http://127.0.0.1:${port}/plans.json?sig=***' --base-url https://plans.example.com --force (with the secrets the record does not keep in place of ***; with the source's token in CATALOG_SOURCE_TOKEN) (a fresh build`,
+      );
+      const record = await readFile(join(scratch.dir, 'origin', 'state', 'last-run.json'), 'utf8');
+      expect(`${stderr}${record}`).not.toMatch(/s3cret|abc123/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it.each([
@@ -221,7 +294,7 @@ describe('catalog status', () => {
       await server.stop();
     }
 
-    const message = `broken: build:live names ${shown}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback --to a good build, or catalog publish --recover`;
+    const message = `broken: build:live names ${shown}, which the edge cannot serve (not a build id): every catalog request gets 500; run catalog rollback (back to the build live before it, or --to another complete one), or catalog publish --source ${PLANS} --base-url https://plans.example.com --recover`;
     const human = await runCatalog(['status'], { env: env() });
     expect(human.code).toBe(2);
     expect(human.stderr).toBe(`catalog: ${message}\n`);

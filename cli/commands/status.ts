@@ -5,11 +5,12 @@
  * non-healthy exit says why in one line on stderr. The checks run in app/status.ts.
  */
 import type { Command } from 'commander';
-import type { StatusReport } from '../../app/status.ts';
+import { formatSetting, type SettingName, type SettingsIn } from '../../app/settings/index.ts';
+import type { ADVICE_TARGET, AdviceTarget, StatusReport } from '../../app/status.ts';
 import { CANARY_BEATS, countsText } from '../../contract/index.ts';
 import { shownValue } from '../../publish/pointer.ts';
 import { type CliIO, CommandExit, shortTime as short, table } from '../io.ts';
-import { settingsCommand } from '../options.ts';
+import { givenBy, settingsCommand } from '../options.ts';
 import { targetOf } from './publish.ts';
 
 /**
@@ -102,10 +103,34 @@ export function formatStatus(report: StatusReport, age: (seconds: number) => str
   return table(rows.map(([label, value]) => [(label ?? '').toUpperCase(), oneLine(value ?? '')]));
 }
 
+/**
+ * Where status looked, as the commands it advises must name it (app/status.ts `AdviceTarget`): the target
+ * settings given as flags, and whether that is a deployment, the local stack (nothing given) or other settings.
+ */
+function adviceTarget(
+  names: typeof ADVICE_TARGET,
+  settings: SettingsIn<'status'>,
+  given: (name: SettingName) => 'flag' | 'env' | undefined,
+): AdviceTarget {
+  const flags: Partial<Record<(typeof ADVICE_TARGET)[number], string | true>> = {};
+  for (const name of names) {
+    const value = settings[name];
+    if (given(name) !== 'flag' || value === undefined) continue;
+    flags[name] = typeof value === 'boolean' ? true : formatSetting(name, value as never);
+  }
+  const kind =
+    settings.deployment !== undefined
+      ? 'deployment'
+      : names.some((name) => name !== 's3PathStyle' && given(name) !== undefined)
+        ? 'settings'
+        : 'local-stack';
+  return { kind, flags };
+}
+
 export function registerStatus(program: Command, io: CliIO): void {
   const description =
     'Check the live catalog: its build and age, the pin, the last run, its objects against the manifest, keys and CORS. Exit 0 healthy, 1 degraded, 2 broken.';
-  settingsCommand(program, 'status', description, io, async (settings) => {
+  settingsCommand(program, 'status', description, io, async (settings, command) => {
     const status = await import('../../app/status.ts');
     const target = await targetOf(settings);
     // The deployment's functions (its outputs name them): one CloudFront client, for this command only.
@@ -122,6 +147,7 @@ export function registerStatus(program: Command, io: CliIO): void {
         // A deployment's outputs name its canary while it has one.
         canaryDeployed: settings.deployment === undefined ? undefined : settings.canaryFunction !== undefined,
         functions: cloudfront ? { client: cloudfront, names } : undefined,
+        advice: adviceTarget(status.ADVICE_TARGET, settings, (name) => givenBy(command, name, io.env)),
       })
       .finally(() => cloudfront?.destroy());
     io.stdout(settings.json ? `${JSON.stringify(report)}\n` : `${formatStatus(report, status.formatAge)}\n`);

@@ -305,7 +305,10 @@ describe('catalog verify-function against a local TestFunction API', () => {
     expect(stage.stderr).toBe('catalog: --stage "prod": must be DEVELOPMENT or LIVE\n');
     const name = await runCatalog(['verify-function'], { env });
     expect(name.code).toBe(1);
-    expect(name.stderr).toBe('catalog: --name: is required\n');
+    // With no target either: the deployment is what to name first.
+    expect(name.stderr).toBe(
+      'catalog: verify-function acts on a deployment, and none is named: give --deployment NAME or CATALOG_DEPLOYMENT (declared in infra/deployments/: TrainingPlanCatalog), or else --name\n',
+    );
   });
 });
 

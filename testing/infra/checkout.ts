@@ -1,6 +1,6 @@
 /**
- * The CDK app as its operator runs it: the pinned CDK CLI (node_modules/.bin/cdk, `npm run cdk`'s), in `infra/` of
- * a checkout. A scratch checkout links every entry of the repository but holds `infra/deployments/` of its own,
+ * The CDK app as its operator runs it: the pinned CDK CLI (node_modules/.bin/cdk) through infra/run-cdk.ts, as
+ * `npm run cdk` runs it, in `infra/` of a checkout. A scratch checkout links every entry of the repository but holds `infra/deployments/` of its own,
  * so a test declares the deployments it needs (the app reads the deployments of the checkout it runs in, found
  * from its working directory) without touching the repository's. Test support only.
  */
@@ -56,15 +56,16 @@ export interface CdkResult {
 }
 
 /**
- * Runs `npm run cdk -- …args` as package.json's script does (the pinned CLI in `infra/`, telemetry off), in the
- * checkout, on a machine with no AWS configuration (HOME is scratch) unless `env` gives some.
+ * Runs `npm run cdk -- …args` as package.json's script does (infra/run-cdk.ts, which runs the pinned CLI, in
+ * `infra/`, telemetry off), in the checkout, on a machine with no AWS configuration (HOME is scratch) unless
+ * `env` gives some.
  */
 export function runCdk(
   checkout: Pick<ScratchCheckout, 'dir' | 'scratch'>,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
 ): Promise<CdkResult> {
-  const child = spawn(join(ROOT, 'node_modules', '.bin', 'cdk'), args, {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'run-cdk.ts', ...args], {
     cwd: join(checkout.dir, 'infra'),
     env: {
       PATH: [join(ROOT, 'node_modules', '.bin'), process.env.PATH ?? ''].join(delimiter),
