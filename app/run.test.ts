@@ -13,10 +13,15 @@ import type { PublishTarget } from '../publish/steps.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
 import { refusedPort } from '../testing/postgres.ts';
-import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import {
+  publishSummaryOf,
+  runClock,
+  TARGET_KINDS,
+  testPublishSettings,
+  usePublishTarget,
+} from '../testing/targets.ts';
 import { type LastRun, parseLastRun } from './last-run.ts';
-import { type PublishRunOptions, type PublishSettings, publish } from './run.ts';
-import { defaultOf, parseSettings } from './settings/index.ts';
+import { type PublishSettings, publish } from './run.ts';
 
 /**
  * How many variants a build compressed, how often it rendered a plan page and the catalogs, counted through the
@@ -54,27 +59,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** Publish settings: the defaults, a few plans, an https base URL. */
-function settings(extra: Partial<PublishSettings> = {}): PublishSettings {
-  return {
-    ...parseSettings('build', () => undefined, String),
-    source: PLANS,
-    baseUrl: 'https://plans.example.com',
-    allowEmpty: defaultOf('allowEmpty'),
-    minRatio: defaultOf('minRatio'),
-    keepBuilds: defaultOf('keepBuilds'),
-    sourceRetries: 0,
-    sourceConnectTimeout: 2_000,
-    ...extra,
-  };
-}
-
-let clock = Date.parse('2026-03-01T10:00:00.000Z');
-/** Run options at a new time (a minute after the previous run, so build ids sort). */
-function runOptions(extra: Partial<PublishRunOptions> = {}): PublishRunOptions {
-  clock += 60_000;
-  return { now: new Date(clock), force: false, report: () => {}, ...extra };
-}
+/** Publish settings: the defaults, a few plans, an https base URL; a source that fails, fails at once. */
+const settings = (extra: Partial<PublishSettings> = {}) =>
+  testPublishSettings(PLANS, { sourceRetries: 0, sourceConnectTimeout: 2_000, ...extra });
+const runOptions = runClock();
 
 /** The record the last run left at the origin. */
 async function lastRun(origin: OriginStore): Promise<LastRun> {

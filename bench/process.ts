@@ -15,6 +15,8 @@ export interface MeasuredProcess {
   readonly wallMs: number;
   readonly rssBytes: number;
   readonly cpuMs: number;
+  readonly userMs: number;
+  readonly systemMs: number;
 }
 
 /** Runs `node …args` in `cwd` with exactly `env` (and `PATH`), its usage written to `usageFile`, then removed. */
@@ -53,5 +55,6 @@ export async function measuredProcess(
     systemMs: number;
   };
   await rm(options.usageFile, { force: true });
-  return { code, stdout, stderr, wallMs, rssBytes: usage.maxRssBytes, cpuMs: usage.userMs + usage.systemMs };
+  const { maxRssBytes: rssBytes, userMs, systemMs } = usage;
+  return { code, stdout, stderr, wallMs, rssBytes, cpuMs: userMs + systemMs, userMs, systemMs };
 }

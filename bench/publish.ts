@@ -1,24 +1,11 @@
-/**
- * npm run bench:publish — what a publish costs, at 30,000 plans: the `catalog` command (bin/catalog.js, which runs
- * the bundle `npm run build` writes; `--bin` another checkout's, for a before and after) publishing to s3rver (a
- * real S3-protocol server) and the KeyValueStore stand-in (testing/kvs.ts), each command its own process: a first
- * publish, the same source again (unchanged), one changed title, 1 % of the plans changed, and a rollback to the
- * build before. For each: the objects written (PutObject and CopyObject; the run's own records under `state/`
- * apart), the bytes uploaded, the S3 requests by kind, the wall and CPU time of the command's process (s3rver
- * runs in this one) and its peak RSS, and the CPU time s3rver spent serving it. Prints the figures; asserts nothing.
- *
- *   npm run bench:publish [-- --rows 30000] [-- --bin ../other-checkout/bin/catalog.js] [-- --first]
- *
- * `--first` runs the first publish alone: a whole-process timer then pairs two checkouts' first publishes.
- */
-import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateRows } from '../fixtures/generate.ts';
 import { type S3Request, startS3, TEST_AWS_ENV } from '../testing/aws.ts';
 import { CATALOG_BIN, ROOT, scratchDir } from '../testing/cli.ts';
 import { FakeKvs, RESOLVE_KVS_TEST_HOST } from '../testing/kvs.ts';
+import { measuredProcess } from './process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -76,37 +63,15 @@ const target = ['--bucket', s3.bucket, '--kvs-arn', KVS_ARN];
 
 /** Runs one `catalog` command in its own process; returns its stdout, CPU and wall time, and peak RSS. */
 async function catalog(args: readonly string[]) {
-  const usageFile = join(dir, 'usage.json');
-  const started = performance.now();
   const serverCpu = process.cpuUsage();
-  const stdout = await new Promise<string>((done, fail) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', join(ROOT, 'bench/rss.mjs'), '--import', RESOLVE_KVS_TEST_HOST, bin, ...args],
-      { cwd: ROOT, env: { ...env, BENCH_RSS_FILE: usageFile }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-    });
-    child.on('error', fail);
-    child.on('close', (code) =>
-      code === 0 ? done(out) : fail(new Error(`catalog ${args[0]} exited ${code}: ${err}`)),
-    );
+  const run = await measuredProcess(['--import', RESOLVE_KVS_TEST_HOST, bin, ...args], {
+    env,
+    cwd: ROOT,
+    usageFile: join(dir, 'usage.json'),
   });
-  const wallMs = performance.now() - started;
+  if (run.code !== 0) throw new Error(`catalog ${args[0]} exited ${run.code}: ${run.stderr}`);
   const { user, system } = process.cpuUsage(serverCpu);
-  const serverCpuMs = (user + system) / 1000;
-  const usage = JSON.parse(await readFile(usageFile, 'utf8')) as {
-    maxRssBytes: number;
-    userMs: number;
-    systemMs: number;
-  };
-  return { stdout, wallMs, usage, serverCpuMs };
+  return { ...run, serverCpuMs: (user + system) / 1000 };
 }
 
 try {
@@ -145,7 +110,7 @@ try {
   if (values.first) runs.splice(1);
   for (const [label, args] of runs) {
     s3.requests.length = 0;
-    const { stdout, wallMs, usage, serverCpuMs } = await catalog(args);
+    const { stdout, wallMs, cpuMs, userMs, systemMs, rssBytes, serverCpuMs } = await catalog(args);
     const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
       result?: string;
       buildId?: string;
@@ -167,7 +132,6 @@ try {
     const pageBytes = uploaded
       .filter(({ key }) => pagesAt.test(key))
       .reduce((sum, { bytes: size }) => sum + size, 0);
-    const cpuMs = usage.userMs + usage.systemMs;
     figures.push({
       label,
       written: writes.length - state,
@@ -184,7 +148,7 @@ try {
     );
     console.log(`  S3      : ${[...kinds].map(([kind, n]) => `${kind} ${count(n)}`).join(', ')}`);
     console.log(
-      `  process : ${s(wallMs)} s wall, ${s(cpuMs)} CPU-s (user ${s(usage.userMs)}, system ${s(usage.systemMs)}), peak RSS ${mb(usage.maxRssBytes)} MB; s3rver ${s(serverCpuMs)} CPU-s`,
+      `  process : ${s(wallMs)} s wall, ${s(cpuMs)} CPU-s (user ${s(userMs)}, system ${s(systemMs)}), peak RSS ${mb(rssBytes)} MB; s3rver ${s(serverCpuMs)} CPU-s`,
     );
     const d = summary.durationsMs;
     if (d)

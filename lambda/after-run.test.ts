@@ -11,7 +11,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveLocal } from '../app/local.ts';
 import { type PublishRunOptions, type PublishSettings, publish } from '../app/run.ts';
-import { defaultOf, parseSettings, renderMessage } from '../app/settings/index.ts';
+import { renderMessage } from '../app/settings/index.ts';
 import { SourceError } from '../contract/errors.ts';
 import { DISCIPLINES } from '../contract/index.ts';
 import {
@@ -30,7 +30,13 @@ import { fewPlansFile } from '../testing/aws.ts';
 import { ROOT } from '../testing/cli.ts';
 import { captureEmf, parseEmf } from '../testing/emf.ts';
 import { useScratchDir } from '../testing/scratch.ts';
-import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import {
+  publishSummaryOf,
+  runClock,
+  TARGET_KINDS,
+  testPublishSettings,
+  usePublishTarget,
+} from '../testing/targets.ts';
 import { afterRun } from './after-run.ts';
 import type { PropagationCheck, PropagationResult } from './propagation.ts';
 
@@ -45,24 +51,8 @@ afterEach(() => {
 });
 
 /** Publish settings: the defaults, a few plans, an https base URL. */
-function settings(extra: Partial<PublishSettings> = {}): PublishSettings {
-  return {
-    ...parseSettings('build', () => undefined, String),
-    source: PLANS,
-    baseUrl: 'https://plans.example.com',
-    allowEmpty: defaultOf('allowEmpty'),
-    minRatio: defaultOf('minRatio'),
-    keepBuilds: defaultOf('keepBuilds'),
-    ...extra,
-  };
-}
-
-let clock = Date.parse('2026-03-01T10:00:00.000Z');
-/** Run options at a new time (a minute after the previous run, so build ids sort). */
-function runOptions(extra: Partial<PublishRunOptions> = {}): PublishRunOptions {
-  clock += 60_000;
-  return { now: new Date(clock), force: false, report: () => {}, ...extra };
-}
+const settings = (extra: Partial<PublishSettings> = {}) => testPublishSettings(PLANS, extra);
+const runOptions = runClock();
 
 /** A publish whose end runs {@link afterRun} as the Lambda handler's does: its outcome and what the check found. */
 async function publishThen(

@@ -5,7 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { NotConfiguredSummary, RunSummary } from '../app/last-run.ts';
-import type { PublishSummary } from '../app/run.ts';
+import type { PublishRunOptions, PublishSettings, PublishSummary } from '../app/run.ts';
+import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import { STATE_RUN_LOCK } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
 import { CloudFrontKeyValueStore } from '../keys/kvs-store.ts';
@@ -102,4 +103,26 @@ export async function expireRunLock(originDir: string): Promise<boolean> {
     ),
     held.md5,
   );
+}
+
+/** Publish settings for a test's runs: the defaults, the given source, an https base URL, then `extra`. */
+export function testPublishSettings(source: string, extra: Partial<PublishSettings> = {}): PublishSettings {
+  return {
+    ...parseSettings('build', () => undefined, String),
+    source,
+    baseUrl: 'https://plans.example.com',
+    allowEmpty: defaultOf('allowEmpty'),
+    minRatio: defaultOf('minRatio'),
+    keepBuilds: defaultOf('keepBuilds'),
+    ...extra,
+  };
+}
+
+/** Run options at a new time each call: a minute after the previous run's, so build ids sort. */
+export function runClock(): (extra?: Partial<PublishRunOptions>) => PublishRunOptions {
+  let clock = Date.parse('2026-03-01T10:00:00.000Z');
+  return (extra = {}) => {
+    clock += 60_000;
+    return { now: new Date(clock), force: false, report: () => {}, ...extra };
+  };
 }
