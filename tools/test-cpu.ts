@@ -5,8 +5,8 @@
  * (`--pairs N`, default 2). For each run: the whole machine's CPU time (from /proc/stat), wall time, the peak of
  * the memory in use on the machine (MemTotal − MemAvailable, sampled every 200 ms) and the test counts vitest
  * prints; then the ratio B/A of each pair. Whole-machine figures include everything else the machine does, so it
- * refuses to start when the load average is above `--max-load` (default 1), unless `--busy-ok`. Run it alone
- * (on a shared machine: `flock /tmp/heavy.lock npm run test:cpu`); a full comparison takes about 25 minutes.
+ * refuses to start when the load average is above `--max-load` (default 1), unless `--busy-ok`. Run it alone: a
+ * full comparison takes about 25 minutes.
  *
  *   npm run test:cpu [-- [--pairs 2] [--max-load 1] [--busy-ok] [--keep] [REF_A [REF_B]]]
  *
@@ -15,7 +15,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -124,6 +124,9 @@ async function measure(side: 'A' | 'B', pair: number, dir: string): Promise<Run>
 
 const commits = { A: git(['rev-parse', `${refs.A}^{commit}`]), B: git(['rev-parse', `${refs.B}^{commit}`]) };
 const scratch = await mkdtemp(join(tmpdir(), 'catalog-test-cpu-'));
+// mkdtemp makes the directory 0700; as root, the source tests' PostgreSQL runs as the postgres user
+// (testing/postgres.ts), which must reach its binaries inside the clones.
+await chmod(scratch, 0o755);
 const dirs = { A: join(scratch, 'a'), B: join(scratch, 'b') };
 const runs: Run[] = [];
 try {
