@@ -1,17 +1,17 @@
-/**
- * The S3 origin against s3rver (a real S3-protocol server): removing a whole build in bulk, whatever its size; and
- * a bucket whose answers show another encryption than SSE-S3 (s3rver's answers amended by a proxy, as a bucket
- * with SSE-KMS by default answers): its ETags are no MD5s, so a publish stops before anything goes live.
- */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publish } from '../app/run.ts';
 import { defaultOf, parseSettings } from '../app/settings/index.ts';
 import { STATE_LAST_RUN } from '../contract/index.ts';
 import { FileKeyValueStore } from '../keys/file-store.ts';
-import { fewRows, prepareRows, startS3, type TestS3, testS3Client } from '../testing/aws.ts';
+import {
+  fewRows,
+  prepareRows,
+  startHoldingProxy,
+  startS3,
+  type TestS3,
+  testS3Client,
+} from '../testing/aws.ts';
 import { useScratchDir } from '../testing/scratch.ts';
 import { publishSummaryOf } from '../testing/targets.ts';
 import { EncryptionError } from './errors.ts';
@@ -46,41 +46,12 @@ describe('an S3 origin', () => {
 });
 
 /** A proxy to `target` that amends the headers of the answers to the uploads (PUT, not a copy) of `prefix`. */
-async function amendingProxy(
-  target: string,
-  prefix: string,
-  amend: (headers: http.IncomingHttpHeaders) => void,
-) {
-  const upstream = new URL(target);
-  const server = http.createServer((req, res) => {
-    const forward = http.request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        const upload =
-          req.method === 'PUT' && req.url?.startsWith(prefix) && !req.headers['x-amz-copy-source'];
-        if (upload && (answer.statusCode ?? 500) < 300) amend(answer.headers);
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => req.socket.destroy());
-    req.pipe(forward);
+function amendingProxy(target: string, prefix: string, amend: (headers: http.IncomingHttpHeaders) => void) {
+  const never = () => false;
+  return startHoldingProxy(target, never, (req, answer) => {
+    const upload = req.method === 'PUT' && req.url?.startsWith(prefix) && !req.headers['x-amz-copy-source'];
+    if (upload && (answer.statusCode ?? 500) < 300) amend(answer.headers);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 describe('a bucket whose encryption is not SSE-S3', () => {

@@ -392,6 +392,25 @@ export async function startRecorder(): Promise<Recorder> {
   };
 }
 
+/** Forwards `req` to `upstream` and its answer (amended by `amend`, if given) to `res`; a failure drops it. */
+function relay(
+  upstream: URL,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  amend?: (request: http.IncomingMessage, answer: http.IncomingMessage) => void,
+): void {
+  const forward = http.request(
+    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+    (answer) => {
+      amend?.(req, answer);
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  forward.on('error', () => req.socket.destroy());
+  req.pipe(forward);
+}
+
 export interface CutProxy {
   readonly url: string;
   /** Whether the proxy has stopped. */
@@ -414,21 +433,7 @@ export async function startCutProxy(
       req.socket.destroy();
       return;
     }
-    const forward = http.request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => req.socket.destroy());
-    req.pipe(forward);
+    relay(upstream, req, res);
     res.on('finish', () => {
       if (cut || !stopAfter(req) || (res.statusCode ?? 0) >= 300) return;
       cut = true;
@@ -461,11 +466,12 @@ export interface HoldingProxy {
 
 /**
  * A proxy to `target` that forwards every request until `holds` picks one: that one and every one after it
- * are held unanswered, and `held` resolves.
+ * are held unanswered, and `held` resolves. `amend` may change an answer's headers before they are sent on.
  */
 export async function startHoldingProxy(
   target: string,
   holds: (request: http.IncomingMessage) => boolean,
+  amend?: (request: http.IncomingMessage, answer: http.IncomingMessage) => void,
 ): Promise<HoldingProxy> {
   const upstream = new URL(target);
   let hold: ((line: string) => void) | undefined;
@@ -479,21 +485,7 @@ export async function startHoldingProxy(
       hold?.(`${req.method} ${req.url}`);
       return;
     }
-    const forward = http.request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => req.socket.destroy());
-    req.pipe(forward);
+    relay(upstream, req, res, amend);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
