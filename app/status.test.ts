@@ -12,11 +12,11 @@ import type { StoredManifest } from '../publish/core.ts';
 import { acquireRunLock } from '../publish/lock.ts';
 import { fewPlansFile } from '../testing/aws.ts';
 import { planCounts } from '../testing/counts.ts';
-import { publishSummaryOf, TARGET_KINDS, usePublishTarget } from '../testing/targets.ts';
+import { publishSummaryOf, TARGET_KINDS, testPublishSettings, usePublishTarget } from '../testing/targets.ts';
 import type { CanaryBeat, CanaryReport } from './canary.ts';
 import type { LastRun } from './last-run.ts';
 import { publish } from './run.ts';
-import { defaultOf, parseSettings, renderMessage } from './settings/index.ts';
+import { renderMessage } from './settings/index.ts';
 import {
   type AdviceTarget,
   catalogStatus,
@@ -585,14 +585,7 @@ describe("the canary's conformance, each beat judged against its own period", ()
 describe.each(TARGET_KINDS)('status after real runs, on %s', (kind) => {
   const under = usePublishTarget(kind, 'catalog-status-');
 
-  const settings = (source: string) => ({
-    ...parseSettings('build', () => undefined, String),
-    source,
-    baseUrl: 'https://plans.example.com',
-    allowEmpty: defaultOf('allowEmpty'),
-    minRatio: defaultOf('minRatio'),
-    keepBuilds: defaultOf('keepBuilds'),
-  });
+  const settings = (source: string) => testPublishSettings(source);
   const now = () => new Date();
 
   it('is healthy after a publish, degraded after a failed run saying why, broken without a live object', async () => {

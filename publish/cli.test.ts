@@ -17,6 +17,7 @@ import {
   type CliResult,
   httpRequest,
   localTargetEnv,
+  outputOf,
   ROOT,
   runCatalog,
   startCatalog,
@@ -335,16 +336,9 @@ function publishProcess(extra: Record<string, string>) {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  const output = outputOf(child);
   const done = new Promise<CliResult>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
+    child.on('close', (code) => resolve({ code, stdout: output.stdout(), stderr: output.stderr() })),
   );
   return { child, done };
 }
