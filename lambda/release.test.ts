@@ -56,27 +56,35 @@ function broken(
   return { run: async (event) => (await runLogged(event)).result, runLogged };
 }
 
-/** Both functions, their DEVELOPMENT stage the built bundles (or `development`), LIVE as `live` says. */
+/** What a function's LIVE stage runs: nothing yet (a first create), DEVELOPMENT's code, or older code. */
+type Live = 'none' | 'same' | 'older';
+
+/**
+ * Both functions, their DEVELOPMENT stage the built bundles (or `development`), LIVE as `live` says (for both,
+ * or for each: a test of one function leaves the other's LIVE as DEVELOPMENT, so its table is not run).
+ */
 function deploy(options: {
-  live: 'none' | 'same' | 'older';
+  live: Live | { request: Live; response: Live };
   development?: { request?: SandboxedFunction; response?: SandboxedFunction };
 }) {
+  const modes =
+    typeof options.live === 'string' ? { request: options.live, response: options.live } : options.live;
   const stage = (source: string, fn: SandboxedFunction) => ({ code: source, fn });
   const request = stage(code.request, options.development?.request ?? load(code.request));
   const response = stage(code.response, options.development?.response ?? load(code.response, true));
-  const live = (current: typeof request, older: string, response_ = false) =>
-    options.live === 'none'
+  const live = (mode: Live, current: typeof request, older: string, response_ = false) =>
+    mode === 'none'
       ? null
-      : options.live === 'same'
+      : mode === 'same'
         ? { ...current, fn: load(current.code, response_) }
         : stage(older, load(current.code, response_));
   cloudfront.define(REQUEST, {
     development: request,
-    live: live(request, `${code.request}\n// the code partners are served`),
+    live: live(modes.request, request, `${code.request}\n// the code partners are served`),
   });
   cloudfront.define(RESPONSE, {
     development: response,
-    live: live(response, `${code.response}\n// the code partners are served`, true),
+    live: live(modes.response, response, `${code.response}\n// the code partners are served`, true),
   });
 }
 
@@ -222,7 +230,8 @@ describe('the release step of a deploy', () => {
       if ('uri' in result && withinBuild(result.uri) === '/catalog.json' && headers.join() === 'x-api-key')
         result.uri = '/api/plans';
     });
-    deploy({ live: 'older', development: { request } });
+    // The viewer-response function unchanged: its table is not what this test is about.
+    deploy({ live: { request: 'older', response: 'same' }, development: { request } });
     const live = {
       request: cloudfront.functions.get(REQUEST)?.live,
       response: cloudfront.functions.get(RESPONSE)?.live,
@@ -262,7 +271,8 @@ describe('the release step of a deploy', () => {
     const response = broken(load(code.response, true), (_event, result) => {
       if ('statusCode' in result) result.headers.server = { value: 'AmazonS3' };
     });
-    deploy({ live: 'older', development: { response } });
+    // The viewer-request function unchanged: only the viewer-response's table runs.
+    deploy({ live: { request: 'same', response: 'older' }, development: { response } });
     const error = await handler()('Update').catch((e: Error) => e);
     expect((error as Error).message).toMatch(
       new RegExp(
@@ -273,17 +283,19 @@ describe('the release step of a deploy', () => {
   });
 
   it('retries TestFunction when CloudFront throttles it, and still runs each case once', async () => {
-    deploy({ live: 'older' });
+    // The viewer-request function changed (its probe and its table), the viewer-response's not.
+    deploy({ live: { request: 'older', response: 'same' } });
     cloudfront.throttle = 1;
     await handler()('Update');
     const tests = cloudfront.calls('TestFunction');
-    // One answered with the throttling error, then every call once: the probe and each case of both functions.
-    expect(tests).toHaveLength(1 + 1 + REQUEST_CASES.length + SERVED);
-    expect(cloudfront.calls('PublishFunction')).toHaveLength(2);
+    // One answered with the throttling error, then every call once: the probe and each case of the table.
+    expect(tests).toHaveLength(1 + 1 + REQUEST_CASES.length);
+    expect(tests.every((call) => call.name === REQUEST)).toBe(true);
+    expect(cloudfront.calls('PublishFunction').map((call) => call.name)).toEqual([REQUEST]);
   });
 
   it('asks again until TestFunction sees the keys it added to the store, then runs the table', async () => {
-    deploy({ live: 'older' });
+    deploy({ live: { request: 'older', response: 'same' } });
     // The store's write reaches TestFunction after its third call.
     visible = (key) => (cloudfront.calls('TestFunction').length > 3 ? kvs.entries.get(key) : undefined);
     await handler()('Update');
@@ -298,11 +310,13 @@ describe('the release step of a deploy', () => {
     expect((await handler(false)('Update')).Data).toEqual({ ViewerRequest: 'held', ViewerResponse: 'held' });
     expect(cloudfront.calls('TestFunction')).toEqual([]);
     expect(cloudfront.calls('PublishFunction')).toEqual([]);
-    deploy({ live: 'none' });
+    // A function never published (the viewer-response's here; the viewer-request's LIVE runs its code).
+    deploy({ live: { request: 'same', response: 'none' } });
     expect((await handler(false)('Create')).Data).toEqual({
-      ViewerRequest: 'published',
+      ViewerRequest: 'unchanged',
       ViewerResponse: 'published',
     });
+    expect(cloudfront.calls('PublishFunction').map((call) => call.name)).toEqual([RESPONSE]);
   });
 
   it('does nothing on delete, and refuses properties that are not the stack’s', async () => {
