@@ -32,6 +32,13 @@ export interface CdkAws {
   readonly requests: CdkAwsRequest[];
   /** The stacks that exist, by name: their status. */
   readonly stacks: Map<string, string>;
+  /**
+   * What the stand-in holds (its stacks, change sets, deleted stacks and the bootstrap bucket's objects) as one
+   * string: two commands that start from equal states are answered alike.
+   */
+  state(): string;
+  /** Sets what the stand-in holds to a {@link CdkAws.state} it had. */
+  restore(state: string): void;
   close(): Promise<void>;
 }
 
@@ -210,6 +217,29 @@ export async function startCdkAws(): Promise<CdkAws> {
     url: `http://127.0.0.1:${port}`,
     requests,
     stacks,
+    state: () =>
+      JSON.stringify({
+        stacks: [...stacks].sort(),
+        changeSets: [...changeSets].sort(),
+        deleted: [...deleted].sort(),
+        objects: [...objects].sort(),
+      }),
+    restore(state) {
+      const held = JSON.parse(state) as {
+        stacks: [string, string][];
+        changeSets: string[];
+        deleted: string[];
+        objects: [string, number][];
+      };
+      stacks.clear();
+      for (const [name, status] of held.stacks) stacks.set(name, status);
+      changeSets.clear();
+      for (const name of held.changeSets) changeSets.add(name);
+      deleted.clear();
+      for (const name of held.deleted) deleted.add(name);
+      objects.clear();
+      for (const [name, size] of held.objects) objects.set(name, size);
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
