@@ -28,7 +28,7 @@ describe('progress on a terminal', () => {
   it('publish, as a process on a terminal, shows its stages and the objects uploaded of the total', async () => {
     const source = join(scratch.dir, 'plans.json');
     // Each stage is drawn when it starts, so a small catalog shows every one of them.
-    await writeRows(source, 100, 7);
+    await writeRows(source, 12, 7);
     const target = [
       '--origin',
       join(scratch.dir, 'origin'),
@@ -54,7 +54,7 @@ describe('progress on a terminal', () => {
   // as on a terminal (testing/cli.ts runCatalog `terminal`), stderr being what the terminal shows of progress.
   it('publish --json shows no progress on a terminal; rollback and build show their stages', async () => {
     const source = join(scratch.dir, 'plans.json');
-    await writeRows(source, 100, 7);
+    await writeRows(source, 12, 7);
     const target = [
       '--origin',
       join(scratch.dir, 'origin'),
