@@ -187,22 +187,10 @@ describe('a reader that stops early (`catalog build --json | head`)', () => {
   const out = useScratchDir({ prefix: 'catalog-epipe-' });
 
   it('drops the rest of stdout without a stack trace, and the command runs to its end and exit code', async () => {
-    // A few plans of the fixtures: the build's size has nothing to do with the closed pipe.
-    const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as {
-      published: boolean;
-      approved: boolean;
-    }[];
-    const few = rows.slice(0, 6);
-    const source = join(out.dir, 'few.json');
-    await writeFile(source, JSON.stringify(few));
-    const child = spawn(
-      process.execPath,
-      [CATALOG_BIN, 'build', '--json', '--source', source, '--out', out.dir],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [CATALOG_BIN, 'build', '--json', '--out', out.dir], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // Closed before the process has written a byte: its every write to stdout fails with EPIPE.
     child.stdout.destroy();
     let stderr = '';
@@ -212,9 +200,6 @@ describe('a reader that stops early (`catalog build --json | head`)', () => {
     const [code] = (await once(child, 'close')) as [number | null];
     expect(stderr).not.toMatch(/EPIPE|Error/);
     expect(code, stderr).toBe(0);
-    const plans = few.filter((row) => row.published && row.approved).length;
-    expect(plans).toBeGreaterThan(0);
-    expect(plans).toBeGreaterThan(0);
-    expect(JSON.parse(await readFile(join(out.dir, 'manifest.json'), 'utf8'))).toMatchObject({ plans });
+    expect(JSON.parse(await readFile(join(out.dir, 'manifest.json'), 'utf8'))).toMatchObject({ plans: 44 });
   });
 });
