@@ -56,6 +56,7 @@ useInProcessCatalog(async (argv, options) => {
   const stops: ((signal: string) => Promise<void>)[] = [];
   const io: CliIO = {
     env: options.env,
+    ...(options.terminal ? { terminal: true } : {}),
     stdout: (text) => {
       stdout += text;
     },

@@ -117,6 +117,8 @@ export type InProcessCatalog = (
     readonly env: NodeJS.ProcessEnv;
     readonly input?: string;
     readonly checkOnly?: boolean;
+    /** Runs as on a terminal (stdout and stderr a TTY, cli/io.ts processIO): long commands show their progress. */
+    readonly terminal?: boolean;
     /**
      * Keeps a long-running command (serve) running once its action has returned, as its process would, and
      * hands each write to stderr over at once: the run's `stop` stops it as SIGTERM stops the process.
@@ -139,7 +141,9 @@ let inProcess: { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; runs: number 
  * Runs `catalog …args` to completion — in this process when the test setup registered the command line (the
  * same program, exit code and output as the `catalog` process, with its own stdout, stderr, stdin, environment
  * and working directory), else as a process. With `checkOnly` the real program parses the arguments and
- * settings with the command's action replaced (cli/vitest.setup.ts, in-process only). While an in-process run
+ * settings with the command's action replaced (cli/vitest.setup.ts, in-process only); with `terminal` it runs as
+ * on a terminal (in-process only; its stderr as the terminal shows it, and a process under `script` proves that
+ * a terminal is seen as one: cli/commands/progress.test.ts). While an in-process run
  * goes on, `process.env` is its environment too, because the AWS SDK reads credentials, region and endpoints
  * from there, and the process's working directory is `cwd` (when given), because the command resolves its paths
  * and finds its checkout from there; runs at the same time must share one environment and one directory. A test
@@ -147,11 +151,19 @@ let inProcess: { env: NodeJS.ProcessEnv; saved: NodeJS.ProcessEnv; runs: number 
  */
 export async function runCatalog(
   args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string; input?: string; checkOnly?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    cwd?: string;
+    input?: string;
+    checkOnly?: boolean;
+    terminal?: boolean;
+  } = {},
 ): Promise<CliResult> {
   const run = inProcessCatalog;
   if (options.checkOnly && (!run || options.cwd !== undefined))
     throw new Error('runCatalog: checkOnly needs the in-process command line (cli/vitest.setup.ts), no cwd');
+  if (options.terminal && !run)
+    throw new Error('runCatalog: terminal needs the in-process command line (cli/vitest.setup.ts)');
   if (!run) return runCatalogProcess(args, options);
   const leave = enterDirectory(options.cwd);
   try {
@@ -160,6 +172,7 @@ export async function runCatalog(
         env,
         ...(options.input !== undefined ? { input: options.input } : {}),
         ...(options.checkOnly ? { checkOnly: true } : {}),
+        ...(options.terminal ? { terminal: true } : {}),
       }),
     );
   } finally {

@@ -1,8 +1,8 @@
 /**
  * Progress on long work: `publish`, `build` and `rollback` show their stage, the objects uploaded of the total
  * and the time since they started on one line of stderr when a person watches (stdout and stderr a terminal:
- * the real command under `script`, which gives it a pseudo-terminal), and nothing but their output otherwise
- * or with `--json`. The line's clock (cli/io.ts `progressLine`) is run on vitest's fake timers.
+ * once the real command under `script`, which gives it a pseudo-terminal, then in this process as on a terminal),
+ * and nothing but their output otherwise or with `--json`. The line's clock (cli/io.ts `progressLine`) is run on vitest's fake timers.
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -25,10 +25,36 @@ function onTerminal(args: readonly string[]): Promise<CliResult> {
 }
 
 describe('progress on a terminal', () => {
-  it('publish shows its stages and the objects uploaded of the total; rollback and build their stages', async () => {
+  it('publish, as a process on a terminal, shows its stages and the objects uploaded of the total', async () => {
     const source = join(scratch.dir, 'plans.json');
     // Each stage is drawn when it starts, so a small catalog shows every one of them.
-    await writeRows(source, 100, 7);
+    await writeRows(source, 12, 7);
+    const target = [
+      '--origin',
+      join(scratch.dir, 'origin'),
+      '--store',
+      makeStore(join(scratch.dir, 'kvs.json')),
+    ];
+    const published = await onTerminal([
+      'publish',
+      '--source',
+      source,
+      '--base-url',
+      'https://plans.example.com',
+      ...target,
+    ]);
+    expect(published.code, published.stdout).toBe(0);
+    expect(published.stdout).toContain('\r\x1b[Kpublish: reading the source, ');
+    expect(published.stdout).toMatch(new RegExp(`${REDRAW}publish: uploading \\d+/\\d+, \\d+ s`));
+    expect(published.stdout).toContain('\r\x1b[Kpublish: moving the live pointer, ');
+    expect(published.stdout).toMatch(/"result":"published"/);
+  });
+
+  // The process above proves that a terminal is seen as one (cli/io.ts processIO); these run in this process
+  // as on a terminal (testing/cli.ts runCatalog `terminal`), stderr being what the terminal shows of progress.
+  it('publish --json shows no progress on a terminal; rollback and build show their stages', async () => {
+    const source = join(scratch.dir, 'plans.json');
+    await writeRows(source, 12, 7);
     const target = [
       '--origin',
       join(scratch.dir, 'origin'),
@@ -36,30 +62,26 @@ describe('progress on a terminal', () => {
       makeStore(join(scratch.dir, 'kvs.json')),
     ];
     const base = ['--source', source, '--base-url', 'https://plans.example.com', ...target];
-    const published = await onTerminal(['publish', ...base]);
-    expect(published.code, published.stdout).toBe(0);
-    expect(published.stdout).toContain('\r\x1b[Kpublish: reading the source, ');
-    expect(published.stdout).toMatch(new RegExp(`${REDRAW}publish: uploading \\d+/\\d+, \\d+ s`));
-    expect(published.stdout).toContain('\r\x1b[Kpublish: moving the live pointer, ');
-    expect(published.stdout).toMatch(/"result":"published"/);
+    expect((await runCatalog(['publish', ...base], { terminal: true })).code).toBe(0);
 
     // With --json: the line naming the target (stderr, shown on the terminal too), then the JSON; no progress.
-    const quiet = await onTerminal(['publish', ...base, '--force', '--json']);
-    expect(quiet.code, quiet.stdout).toBe(0);
-    expect(quiet.stdout).not.toContain('publish: ');
-    const [said, json, ...more] = quiet.stdout.trim().split(/\r?\n/);
-    expect(said).toBe(`publish acts on the local origin ${target[1]} and store ${target[3]}`);
+    const quiet = await runCatalog(['publish', ...base, '--force', '--json'], { terminal: true });
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stderr).toBe(`publish acts on the local origin ${target[1]} and store ${target[3]}\n`);
+    const [json, ...more] = quiet.stdout.trim().split('\n');
     expect(more).toEqual([]);
     expect(JSON.parse(json ?? '')).toMatchObject({ command: 'publish', result: 'published' });
 
-    const rolled = await onTerminal(['rollback', ...target]);
-    expect(rolled.code, rolled.stdout).toBe(0);
-    expect(rolled.stdout).toContain('\r\x1b[Krollback: moving the live pointer, ');
+    const rolled = await runCatalog(['rollback', ...target], { terminal: true });
+    expect(rolled.code, rolled.stderr).toBe(0);
+    expect(rolled.stderr).toContain('\r\x1b[Krollback: moving the live pointer, ');
 
-    const built = await onTerminal(['build', '--source', source, '--out', join(scratch.dir, 'flat')]);
-    expect(built.code, built.stdout).toBe(0);
-    expect(built.stdout).toContain('\r\x1b[Kbuild: compressing and rendering pages, ');
-    expect(built.stdout).toMatch(new RegExp(`${REDRAW}build: writing \\d+ objects, `));
+    const built = await runCatalog(['build', '--source', source, '--out', join(scratch.dir, 'flat')], {
+      terminal: true,
+    });
+    expect(built.code, built.stderr).toBe(0);
+    expect(built.stderr).toContain('\r\x1b[Kbuild: compressing and rendering pages, ');
+    expect(built.stderr).toMatch(new RegExp(`${REDRAW}build: writing \\d+ objects, `));
   });
 
   it('is not shown when stdout is not a terminal: only the summary', async () => {

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -106,10 +106,23 @@ describe('catalog proxy', () => {
 
   it('refreshes every --refresh-seconds and POSTs the change set of a real publish to --notify', async () => {
     const dir = join(scratch.dir, 'notify');
-    const env = (source?: string) =>
-      localTargetEnv(dir, source === undefined ? {} : { CATALOG_SOURCE: source });
-    expect((await runCatalog(['publish'], { env: env() })).code).toBe(0);
-    const key = (await runCatalog(['keys', 'issue', '--partner', 'cli-proxy'], { env: env() })).stdout.trim();
+    const env = (source: string) => localTargetEnv(dir, { CATALOG_SOURCE: source });
+    // A few of the fixtures' rows: the change set is one plan removed, whatever the others.
+    const rows = (
+      JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as {
+        id: string;
+        title: string;
+        published: boolean;
+        approved: boolean;
+      }[]
+    ).slice(0, 10);
+    await mkdir(dir, { recursive: true });
+    const first = join(dir, 'few.json');
+    await writeFile(first, JSON.stringify(rows));
+    expect((await runCatalog(['publish'], { env: env(first) })).code).toBe(0);
+    const key = (
+      await runCatalog(['keys', 'issue', '--partner', 'cli-proxy'], { env: env(first) })
+    ).stdout.trim();
     const serve = await startServe(['--origin', join(dir, 'origin'), '--store', join(dir, 'kvs.json')]);
     const bodies: string[] = [];
     const receiver = createServer((request, response) => {
@@ -139,12 +152,6 @@ describe('catalog proxy', () => {
         await new Promise((r) => setTimeout(r, 20));
       expect(refreshes()[0]).toMatchObject({ outcome: 'fetched', nextRefreshInSeconds: 5 });
 
-      const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as {
-        id: string;
-        title: string;
-        published: boolean;
-        approved: boolean;
-      }[];
       const gone = rows.filter((row) => row.published && row.approved)[3];
       const source = join(dir, 'fewer.json');
       await writeFile(source, JSON.stringify(rows.filter((row) => row.id !== gone?.id)));

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../builder/model.ts';
 import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../../contract/index.ts';
 import { useServedWorld } from '../../testing/cases.suite.ts';
-import { EMPTY_STORE, httpRequest, runCatalog, startServe } from '../../testing/cli.ts';
+import { EMPTY_STORE, httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { MISSING_PLAN_ID } from '../cases.ts';
 
@@ -80,13 +80,22 @@ describe('plan pages through catalog serve', () => {
 describe('plan pages in other layouts', () => {
   const scratch = useScratchDir();
 
-  /** Publishes the fixtures (with `args`) into a new local deployment in the scratch directory; its origin. */
+  /**
+   * Publishes a few of the fixtures' rows (with `args`: the layout is what is tested, whatever the plans) into a
+   * new local deployment in the scratch directory; its origin.
+   */
   async function deployment(...args: string[]): Promise<{ origin: string; store: string }> {
-    const [origin, store] = [`${scratch.dir}/origin`, `${scratch.dir}/kvs.json`];
+    const [origin, store, source] = [
+      `${scratch.dir}/origin`,
+      `${scratch.dir}/kvs.json`,
+      `${scratch.dir}/few.json`,
+    ];
     await writeFile(store, EMPTY_STORE);
+    const rows = JSON.parse(await readFile(`${ROOT}/fixtures/plans.json`, 'utf8')) as unknown[];
+    await writeFile(source, JSON.stringify(rows.slice(0, 6)));
     const published = await runCatalog([
       'publish',
-      ...['--origin', origin, '--store', store, '--source', 'fixtures/plans.json'],
+      ...['--origin', origin, '--store', store, '--source', source],
       ...['--base-url', 'http://127.0.0.1:8790', ...args],
     ]);
     expect(published.code, published.stderr).toBe(0);
