@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { brotliCompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { OPENAPI_TEMPLATE } from '../builder/openapi-template.generated.ts';
 import { ANSWER_HEADERS, DISCIPLINES } from '../contract/index.ts';
 import {
   forOrigin,
@@ -412,5 +413,37 @@ describe("the probe's judgement", () => {
       lines: [expect.stringMatching(/^generatedAt 2026-11-24T11:00:00.000Z is 1h 0m old, more than /)],
     });
     expect(judgeProbeFreshness({}, SETTINGS)).toMatchObject({ verdict: 'skip' });
+  });
+});
+
+describe('the openapi.yaml row', () => {
+  const row = checkSteps().flatMap((step) =>
+    step.kind === 'catalog' && step.row.needs.includes('openapi') ? [step.row] : [],
+  )[0];
+  const judged = (text: string) => {
+    const learned = newLearned();
+    learned.bodies.openapi = Buffer.from(text);
+    return row?.judge(SETTINGS, learned, []);
+  };
+
+  it('passes the document the repository ships; fails one that is no YAML, not 3.1, or has other operations, naming each', () => {
+    expect(row?.name).toBe("openapi.yaml: OpenAPI 3.1 with exactly the contract's operations");
+    expect(judged(OPENAPI_TEMPLATE)).toEqual({ verdict: 'pass', lines: [] });
+    expect(judged('openapi: [3.1.0')).toMatchObject({
+      verdict: 'fail',
+      lines: [expect.stringMatching(/^not YAML: /)],
+    });
+    expect(judged(OPENAPI_TEMPLATE.replace('openapi: 3.1.0', 'openapi: 3.0.3'))).toEqual({
+      verdict: 'fail',
+      lines: ['openapi: expected 3.1.x, got "3.0.3"'],
+    });
+    const changed = judged(OPENAPI_TEMPLATE.replace('\n  /api/plans:\n', '\n  /api/plan:\n'));
+    expect(changed).toEqual({
+      verdict: 'fail',
+      lines: ['paths: /api/plans is missing', "paths: /api/plan is not the contract's"],
+    });
+    // The same text judged again (the verdict is kept for it), then the shipped one: judged anew each time.
+    expect(judged(OPENAPI_TEMPLATE.replace('\n  /api/plans:\n', '\n  /api/plan:\n'))).toEqual(changed);
+    expect(judged(OPENAPI_TEMPLATE)).toEqual({ verdict: 'pass', lines: [] });
   });
 });

@@ -617,28 +617,40 @@ const openapiRow: CatalogRow = {
   request: `GET ${PATHS.openapi}`,
   needs: ['openapi'],
   judge: (_settings, learned) => {
-    let document: unknown;
-    try {
-      document = parse((learned.bodies.openapi as Buffer).toString('utf8'), { maxAliasCount: -1 });
-    } catch (error) {
-      return outcome([`not YAML: ${(error as Error).message.split('\n')[0]}`]);
-    }
-    const lines: string[] = [];
-    const version = (document as { openapi?: unknown } | null)?.openapi;
-    if (typeof version !== 'string' || !version.startsWith('3.1'))
-      lines.push(`openapi: expected 3.1.x, got ${shown(String(version))}`);
-    const served = operationsOf(document);
-    for (const [path, expected] of CONTRACT_OPERATIONS) {
-      const got = served.get(path);
-      if (got === undefined) lines.push(`paths: ${path} is missing`);
-      else if (got.join(',') !== expected.join(','))
-        lines.push(`paths.${path}: expected ${expected.join(', ')}, got ${got.join(', ') || 'none'}`);
-    }
-    for (const path of served.keys())
-      if (!CONTRACT_OPERATIONS.has(path)) lines.push(`paths: ${path} is not the contract's`);
-    return outcome(lines);
+    const text = (learned.bodies.openapi as Buffer).toString('utf8');
+    // The verdict depends on the text alone: a run against an unchanged deployment (the canary's every run)
+    // parses nothing again.
+    if (lastOpenapi?.text !== text) lastOpenapi = { text, lines: openapiLines(text) };
+    return outcome(lastOpenapi.lines);
   },
 };
+
+/** The last openapi.yaml judged, and what was found wrong with it. */
+let lastOpenapi: { readonly text: string; readonly lines: readonly string[] } | undefined;
+
+/** What is wrong with a served openapi.yaml: not YAML, not 3.1, or operations other than the contract's. */
+function openapiLines(text: string): string[] {
+  let document: unknown;
+  try {
+    document = parse(text, { maxAliasCount: -1 });
+  } catch (error) {
+    return [`not YAML: ${(error as Error).message.split('\n')[0]}`];
+  }
+  const lines: string[] = [];
+  const version = (document as { openapi?: unknown } | null)?.openapi;
+  if (typeof version !== 'string' || !version.startsWith('3.1'))
+    lines.push(`openapi: expected 3.1.x, got ${shown(String(version))}`);
+  const served = operationsOf(document);
+  for (const [path, expected] of CONTRACT_OPERATIONS) {
+    const got = served.get(path);
+    if (got === undefined) lines.push(`paths: ${path} is missing`);
+    else if (got.join(',') !== expected.join(','))
+      lines.push(`paths.${path}: expected ${expected.join(', ')}, got ${got.join(', ') || 'none'}`);
+  }
+  for (const path of served.keys())
+    if (!CONTRACT_OPERATIONS.has(path)) lines.push(`paths: ${path} is not the contract's`);
+  return lines;
+}
 
 /** The catalog rows, by the case they follow (the case whose answer they judge). */
 const CATALOG_ROWS: Readonly<Record<CatalogName | 'openapi', readonly CatalogRow[]>> = {
