@@ -25,9 +25,12 @@ function onTerminal(args: readonly string[]): Promise<CliResult> {
 }
 
 describe('progress on a terminal', () => {
-  it('publish, as a process on a terminal, shows its stages and the objects uploaded of the total', async () => {
+  /**
+   * A source of twelve generated rows (each stage is drawn when it starts, so a small catalog shows every one)
+   * and a local target in the scratch folder: the publish arguments of both.
+   */
+  const smallPublish = async () => {
     const source = join(scratch.dir, 'plans.json');
-    // Each stage is drawn when it starts, so a small catalog shows every one of them.
     await writeRows(source, 12, 7);
     const target = [
       '--origin',
@@ -35,14 +38,16 @@ describe('progress on a terminal', () => {
       '--store',
       makeStore(join(scratch.dir, 'kvs.json')),
     ];
-    const published = await onTerminal([
-      'publish',
-      '--source',
+    return {
       source,
-      '--base-url',
-      'https://plans.example.com',
-      ...target,
-    ]);
+      target,
+      base: ['--source', source, '--base-url', 'https://plans.example.com', ...target],
+    };
+  };
+
+  it('publish, as a process on a terminal, shows its stages and the objects uploaded of the total', async () => {
+    const { base } = await smallPublish();
+    const published = await onTerminal(['publish', ...base]);
     expect(published.code, published.stdout).toBe(0);
     expect(published.stdout).toContain('\r\x1b[Kpublish: reading the source, ');
     expect(published.stdout).toMatch(new RegExp(`${REDRAW}publish: uploading \\d+/\\d+, \\d+ s`));
@@ -53,15 +58,7 @@ describe('progress on a terminal', () => {
   // The process above proves that a terminal is seen as one (cli/io.ts processIO); these run in this process
   // as on a terminal (testing/cli.ts runCatalog `terminal`), stderr being what the terminal shows of progress.
   it('publish --json shows no progress on a terminal; rollback and build show their stages', async () => {
-    const source = join(scratch.dir, 'plans.json');
-    await writeRows(source, 12, 7);
-    const target = [
-      '--origin',
-      join(scratch.dir, 'origin'),
-      '--store',
-      makeStore(join(scratch.dir, 'kvs.json')),
-    ];
-    const base = ['--source', source, '--base-url', 'https://plans.example.com', ...target];
+    const { source, target, base } = await smallPublish();
     expect((await runCatalog(['publish', ...base], { terminal: true })).code).toBe(0);
 
     // With --json: the line naming the target (stderr, shown on the terminal too), then the JSON; no progress.
