@@ -11,8 +11,6 @@ import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CANARY_HEADER } from '../contract/index.ts';
-import { REQUEST_CASES } from '../gateway/cases.ts';
 import { ROOT, repositoryFiles, runCatalog } from '../testing/cli.ts';
 import { type DocStep, docSteps, fileWrites, literalOf } from '../testing/doc-commands.ts';
 import { CHECK_ONLY, contextOf, DocShell, type DocWorld, startDocWorld } from '../testing/doc-world.ts';
@@ -59,24 +57,6 @@ describe('the commands of the docs', () => {
       'publish/README.md',
     ])
       expect(files, file).toContain(file);
-  });
-});
-
-describe('the figures the docs give', () => {
-  it('count the request-case table as it is: its cases, and those with the canary’s marker', () => {
-    const marked = REQUEST_CASES.filter((c) => c.headers?.some(([name]) => name === CANARY_HEADER)).length;
-    const figures = documents.flatMap(({ file }) =>
-      [
-        ...readFileSync(join(ROOT, file), 'utf8').matchAll(
-          /\b(\d+)\s+cases\b|marker\s+on\s+(\d+)\s+of\s+them/g,
-        ),
-      ].map((match) => ({ file, text: match[0].replace(/\s+/g, ' '), figure: Number(match[1] ?? match[2]) })),
-    );
-    // The docs give both figures: a test that finds neither would pass whatever they said.
-    expect(figures.some(({ text }) => text.endsWith('cases'))).toBe(true);
-    expect(figures.some(({ text }) => text.startsWith('marker'))).toBe(true);
-    for (const { file, text, figure } of figures)
-      expect(figure, `${file}: ${text}`).toBe(text.endsWith('cases') ? REQUEST_CASES.length : marked);
   });
 });
 

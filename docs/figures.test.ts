@@ -11,7 +11,7 @@ import { PROBE_CASES, plannedRequests } from '../app/check-rows.ts';
 import { planResponseCases, TEST_CONCURRENCY } from '../app/verify-function.ts';
 import { DISCIPLINES } from '../contract/index.ts';
 import { MARKED_SUFFIX, PARTNER_ORIGIN, REQUEST_CASES } from '../gateway/cases.ts';
-import { ROOT } from '../testing/cli.ts';
+import { ROOT, repositoryFiles } from '../testing/cli.ts';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8').replace(/\s*\n\s*/g, ' ');
 
@@ -27,25 +27,18 @@ function stated(file: string, pattern: RegExp): number[][] {
 const WORDS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
 const wordOf = (n: number) => WORDS[n] ?? String(n);
 
-/** The full table's requests in a run of the canary (a schedule: no key in a URL) against a store with CORS. */
-const canaryPlan = plannedRequests({
+/** `catalog check`'s requests, by hand (a key in a URL is one of its rows), against a store with CORS. */
+const CHECK_SETTINGS = {
   baseUrl: 'https://plans.example.com',
   key: 'k',
   forged: 'f',
   cors: PARTNER_ORIGIN,
   maxAgeMs: 1,
   now: new Date(0),
-  keyInUrl: false,
-});
-/** `catalog check`'s, by hand (a key in a URL is one of its rows). */
-const checkPlan = plannedRequests({
-  baseUrl: 'https://plans.example.com',
-  key: 'k',
-  forged: 'f',
-  cors: PARTNER_ORIGIN,
-  maxAgeMs: 1,
-  now: new Date(0),
-});
+};
+const checkPlan = plannedRequests(CHECK_SETTINGS);
+/** The full table's requests in a run of the canary: the same, on a schedule (no key in a URL). */
+const canaryPlan = plannedRequests({ ...CHECK_SETTINGS, keyInUrl: false });
 /** The probe's requests: a catalog read per discipline, and its cases of the table. */
 const probeRequests = DISCIPLINES.length + PROBE_CASES.length;
 
@@ -61,6 +54,21 @@ describe('the request-case table, as the documents count it', () => {
       ),
     ).toEqual([[REQUEST_CASES.length, marked]]);
     expect(stated('docs/decisions.md', /`gateway\/cases\.ts`, (\d+) of them/)).toEqual([[marked]]);
+  });
+
+  it('are counted alike wherever a document says "N cases" or "the marker on N of them"', async () => {
+    const documents = (await repositoryFiles()).filter((file) => file.endsWith('.md'));
+    const figures = documents.flatMap((file) =>
+      [...read(file).matchAll(/\b(\d+) cases\b|marker on (\d+) of them/g)].map((match) => ({
+        text: `${file}: ${match[0]}`,
+        stated: Number(match[1] ?? match[2]),
+        counted: match[1] === undefined ? marked : REQUEST_CASES.length,
+      })),
+    );
+    // The docs give both figures: a test that found neither would pass whatever they said.
+    expect(figures.some(({ text }) => text.endsWith('cases'))).toBe(true);
+    expect(figures.some(({ text }) => text.endsWith('of them'))).toBe(true);
+    for (const { text, stated: figure, counted } of figures) expect(figure, text).toBe(counted);
   });
 
   it('states the cases the release runs through TestFunction as app/verify-function.ts plans them', () => {
