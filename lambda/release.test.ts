@@ -310,13 +310,18 @@ describe('the release step of a deploy', () => {
     expect((await handler(false)('Update')).Data).toEqual({ ViewerRequest: 'held', ViewerResponse: 'held' });
     expect(cloudfront.calls('TestFunction')).toEqual([]);
     expect(cloudfront.calls('PublishFunction')).toEqual([]);
-    // A function never published (the viewer-response's here; the viewer-request's LIVE runs its code).
-    deploy({ live: { request: 'same', response: 'none' } });
+    // A stack's first create: neither function was ever published.
+    deploy({ live: 'none' });
     expect((await handler(false)('Create')).Data).toEqual({
-      ViewerRequest: 'unchanged',
+      ViewerRequest: 'published',
       ViewerResponse: 'published',
     });
-    expect(cloudfront.calls('PublishFunction').map((call) => call.name)).toEqual([RESPONSE]);
+    expect(
+      cloudfront
+        .calls('PublishFunction')
+        .map((call) => call.name)
+        .sort(),
+    ).toEqual([REQUEST, RESPONSE].sort());
   });
 
   it('does nothing on delete, and refuses properties that are not the stack’s', async () => {
