@@ -1,12 +1,12 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fewPlansFile, fewRows } from '../../testing/aws.ts';
 import {
   httpRequest,
   localTargetEnv,
-  ROOT,
   runCatalog,
   scratchDir,
   startCatalog,
@@ -108,17 +108,8 @@ describe('catalog proxy', () => {
     const dir = join(scratch.dir, 'notify');
     const env = (source: string) => localTargetEnv(dir, { CATALOG_SOURCE: source });
     // A few of the fixtures' rows: the change set is one plan removed, whatever the others.
-    const rows = (
-      JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as {
-        id: string;
-        title: string;
-        published: boolean;
-        approved: boolean;
-      }[]
-    ).slice(0, 10);
-    await mkdir(dir, { recursive: true });
-    const first = join(dir, 'few.json');
-    await writeFile(first, JSON.stringify(rows));
+    const rows = (await fewRows()) as { id: string; title: string; published: boolean; approved: boolean }[];
+    const first = await fewPlansFile();
     expect((await runCatalog(['publish'], { env: env(first) })).code).toBe(0);
     const key = (
       await runCatalog(['keys', 'issue', '--partner', 'cli-proxy'], { env: env(first) })

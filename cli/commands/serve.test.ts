@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cannotListen } from '../../app/local.ts';
 import { renderMessage } from '../../app/settings/index.ts';
+import { fewPlansFile } from '../../testing/aws.ts';
 import {
   CATALOG_BIN,
   cleanEnv,
@@ -325,9 +326,7 @@ describe('catalog serve refuses, before it listens, what it could not serve', ()
 
   it('a flat catalog build --out directory, whatever its store names, saying how to serve a build', async () => {
     // A few of the fixtures' rows: what is refused or served is the layout, whatever the plans.
-    const rows = JSON.parse(await readFile(join(ROOT, 'fixtures', 'plans.json'), 'utf8')) as unknown[];
-    const source = join(scratch.dir, 'few.json');
-    await writeFile(source, JSON.stringify(rows.slice(0, 6)));
+    const source = await fewPlansFile();
     const flat = join(scratch.dir, 'flat');
     expect((await runCatalog(['build', '--out', flat, '--source', source])).code).toBe(0);
     const deployment = join(scratch.dir, 'new');

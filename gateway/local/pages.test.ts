@@ -8,8 +8,9 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { Catalog } from '../../builder/model.ts';
 import { PAGE_HEADERS, PAGE_SECURITY_HEADERS } from '../../contract/index.ts';
+import { fewPlansFile } from '../../testing/aws.ts';
 import { useServedWorld } from '../../testing/cases.suite.ts';
-import { EMPTY_STORE, httpRequest, ROOT, runCatalog, startServe } from '../../testing/cli.ts';
+import { EMPTY_STORE, httpRequest, runCatalog, startServe } from '../../testing/cli.ts';
 import { useScratchDir } from '../../testing/scratch.ts';
 import { MISSING_PLAN_ID } from '../cases.ts';
 
@@ -85,14 +86,9 @@ describe('plan pages in other layouts', () => {
    * new local deployment in the scratch directory; its origin.
    */
   async function deployment(...args: string[]): Promise<{ origin: string; store: string }> {
-    const [origin, store, source] = [
-      `${scratch.dir}/origin`,
-      `${scratch.dir}/kvs.json`,
-      `${scratch.dir}/few.json`,
-    ];
+    const [origin, store] = [`${scratch.dir}/origin`, `${scratch.dir}/kvs.json`];
     await writeFile(store, EMPTY_STORE);
-    const rows = JSON.parse(await readFile(`${ROOT}/fixtures/plans.json`, 'utf8')) as unknown[];
-    await writeFile(source, JSON.stringify(rows.slice(0, 6)));
+    const source = await fewPlansFile();
     const published = await runCatalog([
       'publish',
       ...['--origin', origin, '--store', store, '--source', source],
